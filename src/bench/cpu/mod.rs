@@ -1,0 +1,478 @@
+//! The CPU benchmark: arithmetic throughput per data type in GOPS (one FMA = 2 operations).
+//!
+//! Each workload declares its work model: the kernel for an ISA states how many operations one
+//! loop iteration performs (chains × lanes × operations per lane), and the rate is computed here,
+//! once, from that and the measured time.
+
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+pub use crate::sysinfo::peak::OpClass as Op;
+
+use crate::measure::Summary;
+use crate::results::ResultRecord;
+use crate::runner::{self, Repetition, affinity};
+use crate::sysinfo::peak::{CpuPeakOverrides, cpu_peak};
+use crate::sysinfo::{Isa, SystemInfo, clock};
+use serde_json::json;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// A CPU workload, as users type it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CpuWorkload {
+    /// 8-bit integer adds.
+    Qp,
+    /// 16-bit integer adds.
+    Hp,
+    /// fp32 FMA.
+    Sp,
+    /// fp64 FMA.
+    Dp,
+    /// 32-bit integer adds.
+    Int32,
+    /// 64-bit integer adds.
+    Int64,
+    /// No work: measures the harness's overhead per repetition.
+    Null,
+}
+
+impl CpuWorkload {
+    pub const ALL: [CpuWorkload; 7] = [
+        CpuWorkload::Qp,
+        CpuWorkload::Hp,
+        CpuWorkload::Sp,
+        CpuWorkload::Dp,
+        CpuWorkload::Int32,
+        CpuWorkload::Int64,
+        CpuWorkload::Null,
+    ];
+    /// The workloads run when none is named.
+    pub const DEFAULT: [CpuWorkload; 6] = [
+        CpuWorkload::Qp,
+        CpuWorkload::Hp,
+        CpuWorkload::Sp,
+        CpuWorkload::Dp,
+        CpuWorkload::Int32,
+        CpuWorkload::Int64,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CpuWorkload::Qp => "QP",
+            CpuWorkload::Hp => "HP",
+            CpuWorkload::Sp => "SP",
+            CpuWorkload::Dp => "DP",
+            CpuWorkload::Int32 => "INT32",
+            CpuWorkload::Int64 => "INT64",
+            CpuWorkload::Null => "NULL",
+        }
+    }
+
+    /// The operation the workload performs; `None` for NULL.
+    pub fn op(self) -> Option<Op> {
+        Some(match self {
+            CpuWorkload::Qp => Op::IntAdd { element_bits: 8 },
+            CpuWorkload::Hp => Op::IntAdd { element_bits: 16 },
+            CpuWorkload::Sp => Op::Fma { element_bits: 32 },
+            CpuWorkload::Dp => Op::Fma { element_bits: 64 },
+            CpuWorkload::Int32 => Op::IntAdd { element_bits: 32 },
+            CpuWorkload::Int64 => Op::IntAdd { element_bits: 64 },
+            CpuWorkload::Null => return None,
+        })
+    }
+}
+
+impl fmt::Display for CpuWorkload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for CpuWorkload {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        CpuWorkload::ALL
+            .into_iter()
+            .find(|w| w.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| {
+                format!("unknown CPU workload '{s}'; use QP, HP, SP, DP, INT32, INT64 or NULL")
+            })
+    }
+}
+
+/// Strong scaling splits a fixed total amount of work across the threads; weak scaling gives
+/// every thread the same amount.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scaling {
+    Strong,
+    Weak,
+}
+
+impl Scaling {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scaling::Strong => "strong",
+            Scaling::Weak => "weak",
+        }
+    }
+}
+
+/// A compiled kernel and its work model.
+#[derive(Debug, Clone, Copy)]
+pub struct Kernel {
+    /// Runs the given number of loop iterations.
+    pub run: fn(u64),
+    /// Operations per loop iteration (chains × lanes × operations per lane).
+    pub ops_per_iteration: u64,
+    /// The instruction timed, for the report.
+    pub instruction: &'static str,
+}
+
+/// The kernel for `op` in `isa`, where this build has one.
+pub fn kernel(op: Op, isa: Isa) -> Option<Kernel> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86::kernel(op, isa)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (op, isa);
+        None
+    }
+}
+
+/// What the user asked for.
+#[derive(Debug, Clone)]
+pub struct CpuOptions {
+    pub workloads: Vec<CpuWorkload>,
+    pub threads: Vec<usize>,
+    pub scaling: Scaling,
+    /// Forced ISA; `None` picks the widest the machine supports.
+    pub isa: Option<Isa>,
+    /// Target time of one repetition.
+    pub duration: Duration,
+    pub reps: Repetition,
+    pub clock_ghz: Option<f64>,
+    pub ops_per_cycle: BTreeMap<CpuWorkload, f64>,
+    pub peak_per_core: BTreeMap<CpuWorkload, f64>,
+}
+
+/// Why a CPU run cannot start.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum CpuError {
+    #[error("--isa {isa} is not available on this CPU ({arch}); available: {available}")]
+    IsaUnavailable {
+        isa: Isa,
+        arch: String,
+        available: String,
+    },
+    #[error(
+        "peakbench has no CPU kernels for {0} yet; run `peakbench sysinfo` for what it can detect"
+    )]
+    NoKernels(String),
+    #[error("could not pin a thread: {0}")]
+    Pin(String),
+}
+
+/// The ISA a run uses: the forced one if the machine supports it, else the widest.
+pub fn choose_isa(sys: &SystemInfo, forced: Option<Isa>) -> Result<Isa, CpuError> {
+    let available = || {
+        sys.cpu
+            .isas
+            .iter()
+            .map(|i| i.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let isa = match forced {
+        Some(isa) if !sys.cpu.isas.contains(&isa) => {
+            return Err(CpuError::IsaUnavailable {
+                isa,
+                arch: sys.cpu.arch.clone(),
+                available: available(),
+            });
+        }
+        Some(isa) => isa,
+        None => sys.cpu.isas[0],
+    };
+    if kernel(Op::Fma { element_bits: 64 }, isa).is_none() {
+        return Err(CpuError::NoKernels(sys.cpu.arch.clone()));
+    }
+    Ok(isa)
+}
+
+/// One point of the sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuPoint {
+    pub workload: CpuWorkload,
+    pub threads: usize,
+}
+
+/// The sweep: every workload at every thread count.
+pub fn points(opts: &CpuOptions) -> Vec<CpuPoint> {
+    crate::sweep::product(&opts.workloads, &opts.threads)
+        .into_iter()
+        .map(|(workload, threads)| CpuPoint { workload, threads })
+        .collect()
+}
+
+/// State kept across the points of one run: calibrations and clocks per concurrency.
+pub struct CpuSession<'a> {
+    sys: &'a SystemInfo,
+    opts: &'a CpuOptions,
+    isa: Isa,
+    allowed: Vec<usize>,
+    iterations: HashMap<CpuWorkload, u64>,
+    clocks: HashMap<usize, Option<f64>>,
+}
+
+impl<'a> CpuSession<'a> {
+    pub fn new(sys: &'a SystemInfo, opts: &'a CpuOptions) -> Result<Self, CpuError> {
+        Ok(CpuSession {
+            sys,
+            opts,
+            isa: choose_isa(sys, opts.isa)?,
+            allowed: affinity::allowed_cpus(),
+            iterations: HashMap::new(),
+            clocks: HashMap::new(),
+        })
+    }
+
+    pub fn isa(&self) -> Isa {
+        self.isa
+    }
+
+    /// The core clock under load on `cpus`, measured on all of them at once (mean of threads).
+    fn clock_ghz(&mut self, cpus: &[usize]) -> Result<Option<f64>, CpuError> {
+        if let Some(c) = self.clocks.get(&cpus.len()) {
+            return Ok(*c);
+        }
+        let ghz = Mutex::new(Vec::new());
+        runner::run_rounds(
+            cpus,
+            Repetition {
+                warmup: 0,
+                repeat: 1,
+            },
+            |_| {
+                let budget = crate::sysinfo::ClockBudget::default();
+                let g = clock::measure_ghz(budget.warmup, budget.sample, budget.samples);
+                ghz.lock().expect("clock results").push(g);
+            },
+            |_| {},
+        )
+        .map_err(|e| CpuError::Pin(e.to_string()))?;
+        let all: Vec<f64> = ghz
+            .into_inner()
+            .expect("clock results")
+            .into_iter()
+            .flatten()
+            .collect();
+        let mean = (!all.is_empty()).then(|| all.iter().sum::<f64>() / all.len() as f64);
+        self.clocks.insert(cpus.len(), mean);
+        Ok(mean)
+    }
+
+    /// Runs one point; `tick` is called after each round (outside the timed region).
+    pub fn run(
+        &mut self,
+        point: CpuPoint,
+        tick: &mut dyn FnMut(),
+    ) -> Result<ResultRecord, CpuError> {
+        let placement = affinity::place(point.threads, &self.allowed, &self.sys.cpu.logical);
+        let mut params: BTreeMap<String, serde_json::Value> = BTreeMap::new();
+        params.insert("threads".into(), json!(point.threads));
+        params.insert("cpus".into(), json!(placement.cpus));
+        params.insert("cores".into(), json!(placement.cores));
+        if placement.oversubscribed {
+            params.insert("oversubscribed".into(), json!(true));
+        }
+        let reps = self.opts.reps;
+        let Some(op) = point.workload.op() else {
+            // NULL: the harness alone, an empty timed region per thread.
+            let times = runner::run_rounds(&placement.cpus, reps, |_| {}, |_| tick())
+                .map_err(|e| CpuError::Pin(e.to_string()))?;
+            let samples: Vec<f64> = times.iter().map(|t| t.as_secs_f64() * 1e9).collect();
+            return Ok(record(
+                point.workload,
+                params,
+                "latency",
+                "ns",
+                samples,
+                None,
+                Some("the NULL workload measures harness overhead and has no peak".into()),
+            ));
+        };
+        let kernel =
+            kernel(op, self.isa).ok_or_else(|| CpuError::NoKernels(self.sys.cpu.arch.clone()))?;
+        let duration = self.opts.duration;
+        let single = *self.iterations.entry(point.workload).or_insert_with(|| {
+            let pin = placement.cpus[0];
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    let _ = affinity::pin_current_thread(pin);
+                    runner::calibrate(duration, kernel.run)
+                })
+                .join()
+                .expect("calibration thread")
+            })
+        });
+        let per_thread = match self.opts.scaling {
+            Scaling::Weak => single,
+            Scaling::Strong => (single / point.threads as u64).max(1),
+        };
+        let clock = self.clock_ghz(&placement.cpus)?;
+        let run = kernel.run;
+        let times = runner::run_rounds(&placement.cpus, reps, |_| run(per_thread), |_| tick())
+            .map_err(|e| CpuError::Pin(e.to_string()))?;
+        let total_ops = kernel.ops_per_iteration as f64 * per_thread as f64 * point.threads as f64;
+        let samples: Vec<f64> = times
+            .iter()
+            .map(|t| total_ops / t.as_secs_f64() / 1e9)
+            .collect();
+        params.insert("scaling".into(), json!(self.opts.scaling.name()));
+        params.insert("isa".into(), json!(self.isa.name()));
+        params.insert("instruction".into(), json!(kernel.instruction));
+        params.insert("ops_per_iteration".into(), json!(kernel.ops_per_iteration));
+        params.insert("iterations_per_thread".into(), json!(per_thread));
+        params.insert("clock_ghz".into(), json!(clock));
+        let user = CpuPeakOverrides {
+            clock_ghz: self.opts.clock_ghz,
+            ops_per_cycle: self.opts.ops_per_cycle.get(&point.workload).copied(),
+            gops_per_core: self.opts.peak_per_core.get(&point.workload).copied(),
+        };
+        let peak = cpu_peak(
+            op,
+            placement.cores,
+            clock,
+            self.sys.uarch(),
+            &self.sys.cpu.isas,
+            &user,
+        );
+        let (peak, reason) = match peak {
+            Ok(p) => (Some(p), None),
+            Err(r) => (None, Some(r)),
+        };
+        let mut rec = record(
+            point.workload,
+            params,
+            "throughput",
+            "GOPS",
+            samples,
+            peak,
+            reason,
+        );
+        rec.efficiency = rec.peak.as_ref().map(|p| rec.summary.mean / p.value);
+        Ok(rec)
+    }
+}
+
+fn record(
+    workload: CpuWorkload,
+    params: BTreeMap<String, serde_json::Value>,
+    metric: &str,
+    unit: &str,
+    samples: Vec<f64>,
+    peak: Option<crate::sysinfo::peak::Peak>,
+    peak_unknown_reason: Option<String>,
+) -> ResultRecord {
+    let summary = Summary::of(&samples).unwrap_or(Summary {
+        mean: f64::NAN,
+        stddev: f64::NAN,
+        min: f64::NAN,
+        max: f64::NAN,
+        median: f64::NAN,
+        cv: f64::NAN,
+        noisy: true,
+    });
+    ResultRecord {
+        subsystem: "cpu".into(),
+        workload: workload.name().into(),
+        params,
+        metric: metric.into(),
+        unit: unit.into(),
+        summary,
+        samples,
+        percentiles: None,
+        peak,
+        peak_unknown_reason,
+        efficiency: None,
+        reference: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workload_names_round_trip() {
+        for w in CpuWorkload::ALL {
+            assert_eq!(w.name().parse::<CpuWorkload>(), Ok(w));
+        }
+        assert_eq!("dp".parse::<CpuWorkload>(), Ok(CpuWorkload::Dp));
+        assert!("FP8".parse::<CpuWorkload>().is_err());
+    }
+
+    /// Every registered workload runs in every ISA this machine supports, at a tiny size, and
+    /// gives a positive finite rate.
+    #[test]
+    fn conformance_every_workload_every_isa() {
+        let sys = crate::sysinfo::collect(crate::sysinfo::ClockBudget {
+            warmup: Duration::from_millis(1),
+            sample: Duration::from_millis(1),
+            samples: 1,
+        });
+        for &isa in &sys.cpu.isas {
+            let opts = CpuOptions {
+                workloads: CpuWorkload::ALL.to_vec(),
+                threads: vec![1],
+                scaling: Scaling::Weak,
+                isa: Some(isa),
+                duration: Duration::from_millis(2),
+                reps: Repetition {
+                    warmup: 0,
+                    repeat: 2,
+                },
+                clock_ghz: None,
+                ops_per_cycle: BTreeMap::new(),
+                peak_per_core: BTreeMap::new(),
+            };
+            let Ok(mut session) = CpuSession::new(&sys, &opts) else {
+                eprintln!("skipped: no kernels for {isa} on {}", sys.cpu.arch);
+                continue;
+            };
+            for point in points(&opts) {
+                let mut ticks = 0;
+                let rec = session.run(point, &mut || ticks += 1).unwrap();
+                assert_eq!(ticks, 2);
+                assert_eq!(rec.samples.len(), 2);
+                assert!(
+                    rec.samples.iter().all(|s| s.is_finite() && *s > 0.0),
+                    "{isa} {point:?}: {:?}",
+                    rec.samples
+                );
+                if point.workload != CpuWorkload::Null {
+                    assert_eq!(rec.unit, "GOPS");
+                    assert_eq!(rec.param("isa"), isa.name());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn forced_isa_must_exist() {
+        let mut sys = crate::sysinfo::collect(crate::sysinfo::ClockBudget {
+            warmup: Duration::from_millis(1),
+            sample: Duration::from_millis(1),
+            samples: 1,
+        });
+        sys.cpu.isas = vec![Isa::Scalar];
+        let err = choose_isa(&sys, Some(Isa::Avx512)).unwrap_err();
+        assert!(err.to_string().contains("not available"), "{err}");
+    }
+}

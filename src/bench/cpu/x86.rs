@@ -1,0 +1,320 @@
+//! x86_64 CPU kernels in inline assembly, so that the instructions timed are exactly the ones
+//! counted: the compiler can neither fold repeated integer adds into one multiply nor drop
+//! "useless" arithmetic.
+//!
+//! Every kernel runs `iterations` passes of a loop body with independent dependency chains, one
+//! per register, enough to cover the instruction's latency × throughput (FMA: 4 cycles × 2 per
+//! cycle = 8 in flight; 12 chains in 16 registers, 24 in the 32 of AVX-512). The loop counter
+//! (`dec`/`jnz`, one fused op) runs beside them. Floating-point chains compute
+//! `acc = acc × m + a` with m = 1 − 1e-6 and a = 1e-6 (1e-4 for fp32), which converges to 1:
+//! no overflow, no denormals, no slow paths.
+
+use super::{Kernel, Op};
+use crate::sysinfo::Isa;
+use core::arch::asm;
+
+/// Constants the kernels load: fp64 m and a, fp32 m and a, then 64 bytes of ones, each 64 bytes.
+#[repr(C, align(64))]
+struct Consts {
+    f64_m: [f64; 8],
+    f64_a: [f64; 8],
+    f32_m: [f32; 16],
+    f32_a: [f32; 16],
+    ones: [u8; 64],
+}
+
+static CONSTS: Consts = Consts {
+    f64_m: [1.0 - 1e-6; 8],
+    f64_a: [1e-6; 8],
+    f32_m: [1.0 - 1e-4; 16],
+    f32_a: [1e-4; 16],
+    ones: [1; 64],
+};
+
+/// Repeats `$a R $b` (one register number R) for each listed register, one line each.
+macro_rules! each1 {
+    ($a:expr, $b:expr; $($r:literal)*) => { concat!($($a, $r, $b, "\n"),*) };
+}
+/// Repeats `$a R $b R $c` (the register number twice) for each listed register.
+macro_rules! each2 {
+    ($a:expr, $b:expr, $c:expr; $($r:literal)*) => { concat!($($a, $r, $b, $r, $c, "\n"),*) };
+}
+macro_rules! r12 {
+    ($m:ident!($($t:expr),*)) => { $m!($($t),*; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11") };
+}
+macro_rules! r24 {
+    ($m:ident!($($t:expr),*)) => {
+        $m!($($t),*; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"
+            "12" "13" "14" "15" "16" "17" "18" "19" "20" "21" "22" "23")
+    };
+}
+
+/// Defines a kernel: `$setup` once, then `iterations` × `$body`.
+macro_rules! kernel {
+    ($name:ident, $feature:literal, $setup:expr, $body:expr, $tail:literal) => {
+        #[target_feature(enable = $feature)]
+        #[inline(never)]
+        unsafe fn $name(iterations: u64) {
+            let consts: *const Consts = &CONSTS;
+            // SAFETY: reads only the static CONSTS (64-byte aligned, 256 bytes); every vector
+            // register it writes is caller-saved and declared by clobber_abi("C").
+            unsafe {
+                asm!(
+                    $setup,
+                    "2:",
+                    $body,
+                    "dec rdi",
+                    "jnz 2b",
+                    $tail,
+                    inout("rdi") iterations.max(1) => _,
+                    in("rsi") consts,
+                    clobber_abi("C"),
+                    options(nostack, readonly),
+                );
+            }
+        }
+    };
+}
+
+// ---- floating point: fp64 at [p], [p+64]; fp32 at [p+128], [p+192] ----
+kernel!(
+    dp_avx512,
+    "avx512f",
+    concat!(
+        "vmovupd zmm30, [rsi]\n",
+        "vmovupd zmm31, [rsi+64]\n",
+        r24!(each1!("vmovapd zmm", ", zmm31"))
+    ),
+    r24!(each1!("vfmadd213pd zmm", ", zmm30, zmm31")),
+    "vzeroupper"
+);
+kernel!(
+    sp_avx512,
+    "avx512f",
+    concat!(
+        "vmovups zmm30, [rsi+128]\n",
+        "vmovups zmm31, [rsi+192]\n",
+        r24!(each1!("vmovaps zmm", ", zmm31"))
+    ),
+    r24!(each1!("vfmadd213ps zmm", ", zmm30, zmm31")),
+    "vzeroupper"
+);
+kernel!(
+    dp_avx2,
+    "avx2,fma",
+    concat!(
+        "vmovupd ymm12, [rsi]\n",
+        "vmovupd ymm13, [rsi+64]\n",
+        r12!(each1!("vmovapd ymm", ", ymm13"))
+    ),
+    r12!(each1!("vfmadd213pd ymm", ", ymm12, ymm13")),
+    "vzeroupper"
+);
+kernel!(
+    sp_avx2,
+    "avx2,fma",
+    concat!(
+        "vmovups ymm12, [rsi+128]\n",
+        "vmovups ymm13, [rsi+192]\n",
+        r12!(each1!("vmovaps ymm", ", ymm13"))
+    ),
+    r12!(each1!("vfmadd213ps ymm", ", ymm12, ymm13")),
+    "vzeroupper"
+);
+kernel!(
+    dp_sse2,
+    "sse2",
+    concat!(
+        "movupd xmm12, [rsi]\n",
+        "movupd xmm13, [rsi+64]\n",
+        r12!(each1!("movapd xmm", ", xmm13"))
+    ),
+    r12!(each2!("mulpd xmm", ", xmm12\naddpd xmm", ", xmm13")),
+    ""
+);
+kernel!(
+    sp_sse2,
+    "sse2",
+    concat!(
+        "movups xmm12, [rsi+128]\n",
+        "movups xmm13, [rsi+192]\n",
+        r12!(each1!("movaps xmm", ", xmm13"))
+    ),
+    r12!(each2!("mulps xmm", ", xmm12\naddps xmm", ", xmm13")),
+    ""
+);
+kernel!(
+    dp_scalar,
+    "sse2",
+    concat!(
+        "movsd xmm12, [rsi]\n",
+        "movsd xmm13, [rsi+64]\n",
+        r12!(each1!("movapd xmm", ", xmm13"))
+    ),
+    r12!(each2!("mulsd xmm", ", xmm12\naddsd xmm", ", xmm13")),
+    ""
+);
+kernel!(
+    sp_scalar,
+    "sse2",
+    concat!(
+        "movss xmm12, [rsi+128]\n",
+        "movss xmm13, [rsi+192]\n",
+        r12!(each1!("movaps xmm", ", xmm13"))
+    ),
+    r12!(each2!("mulss xmm", ", xmm12\naddss xmm", ", xmm13")),
+    ""
+);
+
+// ---- vector integer adds: increments of ones at [p+256]; the accumulators start from whatever
+// the registers hold (integer adds wrap and never fault, so the start value does not matter) ----
+macro_rules! int_kernels {
+    ($avx512:ident, $avx2:ident, $sse2:ident, $vop:literal, $sop:literal) => {
+        kernel!(
+            $avx512,
+            "avx512f,avx512bw",
+            "vmovdqu64 zmm31, [rsi+256]",
+            r24!(each2!(concat!($vop, " zmm"), ", zmm", ", zmm31")),
+            "vzeroupper"
+        );
+        kernel!(
+            $avx2,
+            "avx2",
+            "vmovdqu ymm13, [rsi+256]",
+            r12!(each2!(concat!($vop, " ymm"), ", ymm", ", ymm13")),
+            "vzeroupper"
+        );
+        kernel!(
+            $sse2,
+            "sse2",
+            "movdqu xmm13, [rsi+256]",
+            r12!(each1!(concat!($sop, " xmm"), ", xmm13")),
+            ""
+        );
+    };
+}
+int_kernels!(qp_avx512, qp_avx2, qp_sse2, "vpaddb", "paddb");
+int_kernels!(hp_avx512, hp_avx2, hp_sse2, "vpaddw", "paddw");
+int_kernels!(i32_avx512, i32_avx2, i32_sse2, "vpaddd", "paddd");
+int_kernels!(i64_avx512, i64_avx2, i64_sse2, "vpaddq", "paddq");
+
+/// Scalar integer adds: eight chains in general-purpose registers at the element's width.
+macro_rules! scalar_int {
+    ($name:ident, $w:literal) => {
+        #[inline(never)]
+        fn $name(iterations: u64) {
+            // SAFETY: register-only arithmetic and a counted loop; no memory is touched.
+            unsafe {
+                asm!(
+                    "2:",
+                    concat!(
+                        "add {a0", $w, "}, {i", $w, "}\n", "add {a1", $w, "}, {i", $w, "}\n",
+                        "add {a2", $w, "}, {i", $w, "}\n", "add {a3", $w, "}, {i", $w, "}\n",
+                        "add {a4", $w, "}, {i", $w, "}\n", "add {a5", $w, "}, {i", $w, "}\n",
+                        "add {a6", $w, "}, {i", $w, "}\n", "add {a7", $w, "}, {i", $w, "}\n",
+                    ),
+                    "dec {n}",
+                    "jnz 2b",
+                    n = inout(reg) iterations.max(1) => _,
+                    i = in(reg) 1u64,
+                    a0 = inout(reg) 0u64 => _, a1 = inout(reg) 0u64 => _,
+                    a2 = inout(reg) 0u64 => _, a3 = inout(reg) 0u64 => _,
+                    a4 = inout(reg) 0u64 => _, a5 = inout(reg) 0u64 => _,
+                    a6 = inout(reg) 0u64 => _, a7 = inout(reg) 0u64 => _,
+                    options(nomem, nostack),
+                );
+            }
+        }
+    };
+}
+scalar_int!(qp_scalar, ":l");
+scalar_int!(hp_scalar, ":x");
+scalar_int!(i32_scalar, ":e");
+scalar_int!(i64_scalar, "");
+
+macro_rules! safe_wrapper {
+    ($($f:ident),*) => {
+        /// Safe entry points: each is only handed out by `kernel()` when its ISA was detected.
+        mod checked {
+            $(
+                pub fn $f(iterations: u64) {
+                    // SAFETY: `kernel()` returns this function only for an ISA in the machine's
+                    // detected list (CPUID features and XCR0 state both checked).
+                    unsafe { super::$f(iterations) }
+                }
+            )*
+        }
+    };
+}
+safe_wrapper!(
+    dp_avx512, sp_avx512, dp_avx2, sp_avx2, dp_sse2, sp_sse2, dp_scalar, sp_scalar, qp_avx512,
+    qp_avx2, qp_sse2, hp_avx512, hp_avx2, hp_sse2, i32_avx512, i32_avx2, i32_sse2, i64_avx512,
+    i64_avx2, i64_sse2
+);
+
+/// Independent chains in each kernel.
+fn chains(isa: Isa, op: Op) -> u64 {
+    match (isa, op) {
+        (Isa::Avx512, _) => 24,
+        (Isa::Scalar, Op::IntAdd { .. }) => 8,
+        _ => 12,
+    }
+}
+
+/// The kernel for `op` in `isa`; the caller guarantees `isa` is supported by this machine.
+pub fn kernel(op: Op, isa: Isa) -> Option<Kernel> {
+    let run: fn(u64) = match (op, isa) {
+        (Op::Fma { element_bits: 64 }, Isa::Avx512) => checked::dp_avx512,
+        (Op::Fma { element_bits: 32 }, Isa::Avx512) => checked::sp_avx512,
+        (Op::Fma { element_bits: 64 }, Isa::Avx2) => checked::dp_avx2,
+        (Op::Fma { element_bits: 32 }, Isa::Avx2) => checked::sp_avx2,
+        (Op::Fma { element_bits: 64 }, Isa::Sse2) => checked::dp_sse2,
+        (Op::Fma { element_bits: 32 }, Isa::Sse2) => checked::sp_sse2,
+        (Op::Fma { element_bits: 64 }, Isa::Scalar) => checked::dp_scalar,
+        (Op::Fma { element_bits: 32 }, Isa::Scalar) => checked::sp_scalar,
+        (Op::IntAdd { element_bits: 8 }, Isa::Avx512) => checked::qp_avx512,
+        (Op::IntAdd { element_bits: 8 }, Isa::Avx2) => checked::qp_avx2,
+        (Op::IntAdd { element_bits: 8 }, Isa::Sse2) => checked::qp_sse2,
+        (Op::IntAdd { element_bits: 8 }, Isa::Scalar) => qp_scalar,
+        (Op::IntAdd { element_bits: 16 }, Isa::Avx512) => checked::hp_avx512,
+        (Op::IntAdd { element_bits: 16 }, Isa::Avx2) => checked::hp_avx2,
+        (Op::IntAdd { element_bits: 16 }, Isa::Sse2) => checked::hp_sse2,
+        (Op::IntAdd { element_bits: 16 }, Isa::Scalar) => hp_scalar,
+        (Op::IntAdd { element_bits: 32 }, Isa::Avx512) => checked::i32_avx512,
+        (Op::IntAdd { element_bits: 32 }, Isa::Avx2) => checked::i32_avx2,
+        (Op::IntAdd { element_bits: 32 }, Isa::Sse2) => checked::i32_sse2,
+        (Op::IntAdd { element_bits: 32 }, Isa::Scalar) => i32_scalar,
+        (Op::IntAdd { element_bits: 64 }, Isa::Avx512) => checked::i64_avx512,
+        (Op::IntAdd { element_bits: 64 }, Isa::Avx2) => checked::i64_avx2,
+        (Op::IntAdd { element_bits: 64 }, Isa::Sse2) => checked::i64_sse2,
+        (Op::IntAdd { element_bits: 64 }, Isa::Scalar) => i64_scalar,
+        _ => return None,
+    };
+    let (element_bits, ops_per_lane) = match op {
+        // An FMA, or a multiply and an add, is two operations per lane.
+        Op::Fma { element_bits } => (element_bits, 2),
+        Op::IntAdd { element_bits } => (element_bits, 1),
+    };
+    Some(Kernel {
+        run,
+        ops_per_iteration: chains(isa, op) * isa.lanes(element_bits) as u64 * ops_per_lane,
+        instruction: instruction(op, isa),
+    })
+}
+
+fn instruction(op: Op, isa: Isa) -> &'static str {
+    match (op, isa) {
+        (Op::Fma { element_bits: 64 }, Isa::Avx512) => "vfmadd213pd zmm",
+        (Op::Fma { element_bits: 32 }, Isa::Avx512) => "vfmadd213ps zmm",
+        (Op::Fma { element_bits: 64 }, Isa::Avx2) => "vfmadd213pd ymm",
+        (Op::Fma { element_bits: 32 }, Isa::Avx2) => "vfmadd213ps ymm",
+        (Op::Fma { element_bits: 64 }, Isa::Sse2) => "mulpd+addpd xmm",
+        (Op::Fma { element_bits: 32 }, Isa::Sse2) => "mulps+addps xmm",
+        (Op::Fma { element_bits: 64 }, _) => "mulsd+addsd",
+        (Op::Fma { .. }, _) => "mulss+addss",
+        (Op::IntAdd { .. }, Isa::Avx512) => "vpadd zmm",
+        (Op::IntAdd { .. }, Isa::Avx2) => "vpadd ymm",
+        (Op::IntAdd { .. }, Isa::Sse2) => "padd xmm",
+        (Op::IntAdd { .. }, _) => "add r64",
+    }
+}

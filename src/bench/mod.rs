@@ -1,0 +1,3 @@
+//! The benchmarks, one folder per subsystem.
+
+pub mod cpu;

@@ -1,0 +1,161 @@
+//! Options shared by the benchmark subcommands, their parsers, and the outputs they write.
+
+use crate::report;
+use crate::results::Report;
+use crate::units;
+use anyhow::Context;
+use clap::Args;
+use std::path::PathBuf;
+
+/// A user error: bad input that the user can fix; exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Timed repetitions of every point (after the warm-up).
+    #[arg(long, default_value = "3", value_parser = parse_repeat)]
+    pub repeat: usize,
+    /// Untimed warm-up rounds before the repetitions.
+    #[arg(long, default_value = "1", value_parser = parse_warmup)]
+    pub warmup: usize,
+    /// Target time of one repetition, e.g. 200ms or 1s.
+    #[arg(long, default_value = "250ms", value_parser = parse_duration)]
+    pub duration: std::time::Duration,
+}
+
+/// An exporter: a pure function from a report to bytes.
+type Exporter = fn(&Report) -> Vec<u8>;
+
+#[derive(Debug, Clone, Args)]
+pub struct OutputArgs {
+    /// Write the results as JSON (schema: docs/json-schema.md) to FILE, or `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the results as CSV to FILE, or `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Write the results as Markdown to FILE, or `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// No progress bar and no table on the terminal.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl OutputArgs {
+    /// True when some output goes to standard output, so the table must not.
+    pub fn stdout_taken(&self) -> bool {
+        [&self.json, &self.csv, &self.markdown]
+            .into_iter()
+            .flatten()
+            .any(|p| p.as_os_str() == "-")
+    }
+
+    /// Checks that each output file can be created before any benchmark runs.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        for path in [&self.json, &self.csv, &self.markdown]
+            .into_iter()
+            .flatten()
+        {
+            if path.as_os_str() == "-" {
+                continue;
+            }
+            let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
+            if let Some(dir) = dir
+                && !dir.is_dir()
+            {
+                return Err(UsageError(format!(
+                    "cannot write {}: directory {} does not exist; create it or choose another path",
+                    path.display(),
+                    dir.display()
+                ))
+                .into());
+            }
+            if path.is_dir() {
+                return Err(UsageError(format!(
+                    "cannot write {}: it is a directory; give a file name",
+                    path.display()
+                ))
+                .into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Each output option with its exporter.
+    fn outputs(&self) -> [(&Option<PathBuf>, Exporter); 3] {
+        [
+            (&self.json, report::json::render),
+            (&self.csv, report::csv::render),
+            (&self.markdown, report::markdown::render),
+        ]
+    }
+
+    /// Writes every requested file from the report as it stands (called after every point).
+    pub fn write_files(&self, report: &Report) -> anyhow::Result<()> {
+        for (path, render) in self.outputs() {
+            if let Some(path) = path.as_ref().filter(|p| p.as_os_str() != "-") {
+                report::write_output(path, &render(report))
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the outputs that go to standard output (once, at the end).
+    pub fn write_stdout(&self, report: &Report) -> anyhow::Result<()> {
+        for (path, render) in self.outputs() {
+            if path.as_ref().is_some_and(|p| p.as_os_str() == "-") {
+                report::write_output(std::path::Path::new("-"), &render(report))
+                    .context("cannot write to standard output")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn parse_repeat(s: &str) -> Result<usize, String> {
+    units::parse_count(s, 1, 1000)
+        .map(|n| n as usize)
+        .map_err(|e| e.to_string())
+}
+
+pub fn parse_warmup(s: &str) -> Result<usize, String> {
+    units::parse_count(s, 0, 100)
+        .map(|n| n as usize)
+        .map_err(|e| e.to_string())
+}
+
+pub fn parse_threads(s: &str) -> Result<usize, String> {
+    units::parse_count(s, 1, 4096)
+        .map(|n| n as usize)
+        .map_err(|e| e.to_string())
+}
+
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let d = units::parse_duration(s).map_err(|e| e.to_string())?;
+    if d > std::time::Duration::from_secs(600) {
+        return Err(format!(
+            "'{s}' is out of range: at most 600s per repetition"
+        ));
+    }
+    Ok(d)
+}
+
+/// Parses a positive finite number.
+pub fn parse_positive(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("'{s}' is not a positive number")),
+    }
+}
+
+/// Parses `NAME=VALUE` where NAME parses as `T` and VALUE is a positive number.
+pub fn parse_assignment<T: std::str::FromStr<Err = String>>(s: &str) -> Result<(T, f64), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}' is not WORKLOAD=VALUE, e.g. DP=16"))?;
+    Ok((name.parse()?, parse_positive(value)?))
+}

@@ -1,0 +1,144 @@
+//! `peakbench cpu`.
+
+use super::common::{
+    OutputArgs, RunArgs, UsageError, parse_assignment, parse_positive, parse_threads,
+};
+use crate::bench::cpu::{CpuOptions, CpuSession, CpuWorkload, Scaling, points};
+use crate::report;
+use crate::results::Report;
+use crate::runner::Repetition;
+use crate::sysinfo::{ClockBudget, Isa, collect};
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ScalingArg {
+    /// Fixed total work split across the threads.
+    Strong,
+    /// Fixed work per thread.
+    Weak,
+}
+
+#[derive(Debug, Args)]
+pub struct CpuArgs {
+    /// Workloads: QP (int8), HP (int16), SP (fp32 FMA), DP (fp64 FMA), INT32, INT64, NULL
+    /// (harness overhead). Default: all but NULL.
+    #[arg(long, value_delimiter = ',', value_parser = parse_workload)]
+    pub workload: Vec<CpuWorkload>,
+    /// Thread counts to sweep, e.g. 1,2,4. Default: 1, 2, 4 … up to the hardware threads.
+    #[arg(long, value_delimiter = ',', value_parser = parse_threads)]
+    pub threads: Vec<usize>,
+    /// Strong (fixed total work) or weak (fixed work per thread) scaling.
+    #[arg(long, value_enum, default_value = "weak")]
+    pub scaling: ScalingArg,
+    /// Force an instruction set: avx512, avx2, sse2, neon or scalar. Default: the widest.
+    #[arg(long, value_parser = parse_isa)]
+    pub isa: Option<Isa>,
+    /// Core clock in GHz for the peak, instead of the measured one.
+    #[arg(long, value_name = "GHZ", value_parser = parse_positive)]
+    pub clock_ghz: Option<f64>,
+    /// Operations per cycle per core for the peak, e.g. DP=16,SP=32 (overrides the table).
+    #[arg(long, value_name = "WORKLOAD=N", value_delimiter = ',', value_parser = parse_assignment::<CpuWorkload>)]
+    pub ops_per_cycle: Vec<(CpuWorkload, f64)>,
+    /// Theoretical peak in GOPS per core, e.g. DP=57.6 (overrides clock and table).
+    #[arg(long, value_name = "WORKLOAD=GOPS", value_delimiter = ',', value_parser = parse_assignment::<CpuWorkload>)]
+    pub peak: Vec<(CpuWorkload, f64)>,
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+fn parse_workload(s: &str) -> Result<CpuWorkload, String> {
+    s.parse()
+}
+
+fn parse_isa(s: &str) -> Result<Isa, String> {
+    s.parse()
+}
+
+pub fn run(args: CpuArgs, argv: Vec<String>) -> anyhow::Result<()> {
+    args.output.validate()?;
+    let sys = collect(ClockBudget::default());
+    let opts = CpuOptions {
+        workloads: if args.workload.is_empty() {
+            CpuWorkload::DEFAULT.to_vec()
+        } else {
+            args.workload.clone()
+        },
+        threads: if args.threads.is_empty() {
+            crate::sweep::powers_of_two_up_to(sys.cpu.threads as usize)
+        } else {
+            args.threads.clone()
+        },
+        scaling: match args.scaling {
+            ScalingArg::Strong => Scaling::Strong,
+            ScalingArg::Weak => Scaling::Weak,
+        },
+        isa: args.isa,
+        duration: args.run.duration,
+        reps: Repetition {
+            warmup: args.run.warmup,
+            repeat: args.run.repeat,
+        },
+        clock_ghz: args.clock_ghz,
+        ops_per_cycle: args.ops_per_cycle.iter().copied().collect(),
+        peak_per_core: args.peak.iter().copied().collect(),
+    };
+    let mut session = CpuSession::new(&sys, &opts).map_err(|e| UsageError(e.to_string()))?;
+    let quiet = args.output.quiet;
+    let table_to_stderr = args.output.stdout_taken();
+    if !quiet {
+        eprintln!(
+            "peakbench cpu: {} — ISA {}, {} scaling, {} repetitions of ~{:?} after {} warm-up",
+            report::table::machine_line(&sys),
+            session.isa(),
+            opts.scaling.name(),
+            opts.reps.repeat,
+            opts.duration,
+            opts.reps.warmup
+        );
+    }
+    let mut report = Report::new(sys.clone(), argv);
+    let points = points(&opts);
+    let rounds = (opts.reps.warmup + opts.reps.repeat) as u64;
+    let bar = if quiet {
+        ProgressBar::hidden()
+    } else {
+        let b = ProgressBar::with_draw_target(
+            Some(points.len() as u64 * rounds),
+            ProgressDrawTarget::stderr(),
+        );
+        if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} rounds  {msg}") {
+            b.set_style(style);
+        }
+        b
+    };
+    for point in points {
+        bar.set_message(format!("{} ×{}", point.workload, point.threads));
+        let rec = session
+            .run(point, &mut || bar.inc(1))
+            .map_err(|e| anyhow::anyhow!("{} with {} threads: {e}", point.workload, point.threads));
+        match rec {
+            Ok(rec) => report.results.push(rec),
+            Err(e) => {
+                bar.finish_and_clear();
+                // Keep what was measured before the failure.
+                args.output.write_files(&report)?;
+                return Err(e);
+            }
+        }
+        args.output.write_files(&report)?;
+    }
+    bar.finish_and_clear();
+    args.output.write_stdout(&report)?;
+    if !quiet {
+        let table = report::table::render(&report);
+        if table_to_stderr {
+            eprint!("{table}");
+        } else {
+            print!("{table}");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,76 @@
+//! The command line: clap derive structs, one per subcommand, and `run()`.
+
+mod common;
+mod cpu;
+mod sysinfo;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+pub use common::UsageError;
+
+/// peakbench: how fast is this machine, and how close to its peak?
+#[derive(Debug, Parser)]
+#[command(name = "peakbench", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show what the machine is: CPU, microarchitecture, caches, ISA, clocks, memory.
+    Sysinfo(sysinfo::SysinfoArgs),
+    /// CPU arithmetic throughput (GOPS) per data type against the theoretical peak.
+    Cpu(Box<cpu::CpuArgs>),
+}
+
+/// Runs a parsed command line; `argv` is recorded in the results.
+pub fn run(cli: Cli, argv: Vec<String>) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Sysinfo(args) => sysinfo::run(args, argv),
+        Command::Cpu(args) => cpu::run(*args, argv),
+    }
+}
+
+/// Exit code for user errors (bad input), as clap uses.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code for failures while running.
+pub const EXIT_FAILURE: u8 = 1;
+
+/// Parses `argv`, runs it and maps the outcome to an exit code; every error is one line on
+/// standard error.
+pub fn main_with(argv: Vec<String>) -> ExitCode {
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                let _ = e.print();
+                return ExitCode::from(EXIT_USAGE);
+            }
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("error: invalid command line");
+            eprintln!(
+                "peakbench: {} (see --help)",
+                first.trim_start_matches("error: ")
+            );
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    match run(cli, argv) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("peakbench: {e:#}");
+            if e.downcast_ref::<UsageError>().is_some() {
+                ExitCode::from(EXIT_USAGE)
+            } else {
+                ExitCode::from(EXIT_FAILURE)
+            }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! `peakbench sysinfo`.
+
+use super::common::UsageError;
+use crate::report;
+use crate::results::Report;
+use crate::sysinfo::{ClockBudget, collect};
+use anyhow::Context;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct SysinfoArgs {
+    /// Write the system information as a JSON document (the results schema with no results) to
+    /// FILE, or `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+pub fn run(args: SysinfoArgs, argv: Vec<String>) -> anyhow::Result<()> {
+    if let Some(dir) = args
+        .json
+        .as_ref()
+        .and_then(|p| p.parent())
+        .filter(|d| !d.as_os_str().is_empty() && !d.is_dir())
+    {
+        return Err(UsageError(format!(
+            "cannot write the JSON file: directory {} does not exist",
+            dir.display()
+        ))
+        .into());
+    }
+    let sys = collect(ClockBudget::default());
+    let report = Report::new(sys, argv);
+    match &args.json {
+        Some(path) => report::write_output(path, &report::json::render(&report))
+            .with_context(|| format!("cannot write {}", path.display()))?,
+        None => print!("{}", report::table::render_system(&report.system)),
+    }
+    if args.json.as_ref().is_some_and(|p| p.as_os_str() != "-") {
+        print!("{}", report::table::render_system(&report.system));
+    }
+    Ok(())
+}

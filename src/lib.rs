@@ -1,0 +1,12 @@
+//! peakbench: measures a machine's CPU, memory, disk and network performance and says, for every
+//! figure, how close it is to the hardware's theoretical peak.
+
+pub mod bench;
+pub mod cli;
+pub mod measure;
+pub mod report;
+pub mod results;
+pub mod runner;
+pub mod sweep;
+pub mod sysinfo;
+pub mod units;

@@ -1,0 +1,5 @@
+//! Measurements: raw samples and the statistics computed from them, in one place.
+
+pub mod stats;
+
+pub use stats::Summary;

@@ -1,0 +1,95 @@
+//! Summary statistics of repeated samples.
+//!
+//! The standard deviation is the sample standard deviation (n − 1 in the denominator), as a
+//! reader comparing repetitions of one experiment expects; with one sample it is 0. The
+//! coefficient of variation is stddev / mean. The median is the middle sample, or the mean of the
+//! two middle samples for an even count.
+
+use serde::{Deserialize, Serialize};
+
+/// A point is flagged noisy when its coefficient of variation exceeds this (5 %).
+pub const NOISY_CV: f64 = 0.05;
+
+/// Statistics of one point's repetitions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub mean: f64,
+    pub stddev: f64,
+    pub min: f64,
+    pub max: f64,
+    pub median: f64,
+    /// Coefficient of variation, stddev / mean (0 when the mean is 0).
+    pub cv: f64,
+    /// True when `cv` exceeds [`NOISY_CV`].
+    pub noisy: bool,
+}
+
+impl Summary {
+    /// Summarises `samples`; `None` when there are none or one is not finite.
+    pub fn of(samples: &[f64]) -> Option<Summary> {
+        if samples.is_empty() || samples.iter().any(|s| !s.is_finite()) {
+            return None;
+        }
+        let n = samples.len() as f64;
+        let mean = samples.iter().sum::<f64>() / n;
+        let var = if samples.len() > 1 {
+            samples.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (n - 1.0)
+        } else {
+            0.0
+        };
+        let stddev = var.sqrt();
+        let mut sorted = samples.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let mid = sorted.len() / 2;
+        let median = if sorted.len().is_multiple_of(2) {
+            (sorted[mid - 1] + sorted[mid]) / 2.0
+        } else {
+            sorted[mid]
+        };
+        let cv = if mean != 0.0 {
+            stddev / mean.abs()
+        } else {
+            0.0
+        };
+        Some(Summary {
+            mean,
+            stddev,
+            min: sorted[0],
+            max: sorted[sorted.len() - 1],
+            median,
+            cv,
+            noisy: cv > NOISY_CV,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_values() {
+        let s = Summary::of(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).unwrap();
+        assert_eq!(s.mean, 5.0);
+        assert!((s.stddev - 2.138_089_935).abs() < 1e-6);
+        assert_eq!(s.min, 2.0);
+        assert_eq!(s.max, 9.0);
+        assert_eq!(s.median, 4.5);
+        assert!(s.noisy);
+    }
+
+    #[test]
+    fn single_and_steady() {
+        let s = Summary::of(&[3.0]).unwrap();
+        assert_eq!((s.stddev, s.median, s.noisy), (0.0, 3.0, false));
+        let s = Summary::of(&[100.0, 101.0, 99.0]).unwrap();
+        assert!(!s.noisy);
+        assert!((s.cv - 0.01).abs() < 1e-9);
+    }
+
+    #[test]
+    fn empty_or_nan() {
+        assert!(Summary::of(&[]).is_none());
+        assert!(Summary::of(&[1.0, f64::NAN]).is_none());
+    }
+}

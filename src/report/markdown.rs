@@ -1,0 +1,46 @@
+//! The Markdown exporter: the tables of SPEC §4, one per subsystem and unit, and the peaks.
+
+use super::{groups, has_reference, headers, peak_notes, row, variant_header};
+use crate::results::Report;
+
+fn line(cells: &[String]) -> String {
+    format!(
+        "| {} |\n",
+        cells
+            .iter()
+            .map(|c| c.replace('|', "\\|"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    )
+}
+
+/// The report as Markdown.
+pub fn render(report: &Report) -> Vec<u8> {
+    let mut out = format!(
+        "# peakbench {} — {}\n\nStarted {} on {}.\n",
+        report.tool.version,
+        report.command_line.join(" "),
+        report.started_at,
+        super::table::machine_line(&report.system),
+    );
+    for ((subsystem, unit), records) in groups(&report.results) {
+        out.push_str(&format!("\n## {subsystem} ({unit})\n\n"));
+        let head = headers(&unit, variant_header(&subsystem), has_reference(&records));
+        out.push_str(&line(&head));
+        out.push_str(&line(&vec!["---".to_string(); head.len()]));
+        for rec in &records {
+            out.push_str(&line(&row(rec).cells(has_reference(&records))));
+        }
+        if records.iter().any(|r| r.summary.noisy) {
+            out.push_str("\n`!` noisy: coefficient of variation above 5 %.\n");
+        }
+    }
+    let notes = peak_notes(&report.results);
+    if !notes.is_empty() {
+        out.push_str("\n## Theoretical peaks\n\n");
+        for n in notes {
+            out.push_str(&format!("- {n}\n"));
+        }
+    }
+    out.into_bytes()
+}

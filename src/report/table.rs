@@ -1,0 +1,171 @@
+//! The terminal exporter: the SPEC §4 tables with comfy-table, and the system information.
+
+use super::{groups, has_reference, headers, peak_notes, row, variant_header};
+use crate::results::Report;
+use crate::sysinfo::{Fact, SystemInfo};
+use crate::units::format_bytes_binary;
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, Table};
+
+fn new_table() -> Table {
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED);
+    t
+}
+
+/// A one-line description of the machine.
+pub fn machine_line(sys: &SystemInfo) -> String {
+    let uarch = sys
+        .cpu
+        .microarchitecture
+        .get()
+        .cloned()
+        .unwrap_or_else(|| "unknown microarchitecture".into());
+    let brand = sys
+        .cpu
+        .brand
+        .get()
+        .cloned()
+        .unwrap_or_else(|| "unknown CPU".into());
+    let clock = sys.cpu.measured_clock_ghz.get().map_or_else(
+        || "clock unknown".into(),
+        |g| format!("measured clock {g:.2} GHz"),
+    );
+    let cores = sys
+        .cpu
+        .cores
+        .get()
+        .map_or_else(|| "?".into(), |c| c.to_string());
+    format!(
+        "{uarch} ({brand}), {cores} cores / {} threads, {clock}, {}",
+        sys.cpu.threads,
+        sys.os.virtualization.display()
+    )
+}
+
+/// The results as one table per subsystem and unit, then the peaks.
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    for ((subsystem, unit), records) in groups(&report.results) {
+        let mut t = new_table();
+        t.set_header(headers(
+            &unit,
+            variant_header(&subsystem),
+            has_reference(&records),
+        ));
+        for rec in &records {
+            t.add_row(row(rec).cells(has_reference(&records)));
+        }
+        for col in 3..t.column_count() {
+            if let Some(c) = t.column_mut(col) {
+                c.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        out.push_str(&format!("{subsystem} ({unit})\n{t}\n"));
+        if records.iter().any(|r| r.summary.noisy) {
+            out.push_str("! noisy: coefficient of variation above 5 %\n");
+        }
+    }
+    let notes = peak_notes(&report.results);
+    if !notes.is_empty() {
+        out.push_str("Theoretical peaks:\n");
+        for n in notes {
+            out.push_str(&format!("  {n}\n"));
+        }
+    }
+    out
+}
+
+fn fact<T: std::fmt::Display>(f: &Fact<T>) -> String {
+    match f.source {
+        Some(s) => format!(
+            "{} [{}]",
+            f.display(),
+            serde_json::to_value(s)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default()
+        ),
+        None => f.display(),
+    }
+}
+
+/// The system information as a two-column table.
+pub fn render_system(sys: &SystemInfo) -> String {
+    let c = &sys.cpu;
+    let ghz = |f: &Fact<f64>| Fact {
+        value: f.value.map(|v| format!("{v:.3} GHz")),
+        source: f.source,
+        unknown_reason: f.unknown_reason.clone(),
+    };
+    let hex = |f: &Fact<u32>| Fact {
+        value: f.value.map(|v| format!("{v:#x} ({v})")),
+        source: f.source,
+        unknown_reason: f.unknown_reason.clone(),
+    };
+    let bytes = |f: &Fact<u64>| Fact {
+        value: f.value.map(format_bytes_binary),
+        source: f.source,
+        unknown_reason: f.unknown_reason.clone(),
+    };
+    let mut rows: Vec<(String, String)> = vec![
+        ("Architecture".into(), c.arch.clone()),
+        ("Vendor".into(), fact(&c.vendor)),
+        ("Brand string".into(), fact(&c.brand)),
+        ("Family".into(), fact(&hex(&c.family))),
+        ("Model".into(), fact(&hex(&c.model))),
+        ("Stepping".into(), fact(&c.stepping)),
+        ("Microarchitecture".into(), fact(&c.microarchitecture)),
+        ("Sockets".into(), fact(&c.sockets)),
+        ("Cores".into(), fact(&c.cores)),
+        ("Hardware threads".into(), c.threads.to_string()),
+        ("Threads per core".into(), fact(&c.threads_per_core)),
+        (
+            "Instruction sets".into(),
+            c.isas
+                .iter()
+                .map(|i| i.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        ("Features".into(), c.features.join(" ")),
+        ("XCR0".into(), fact(&c.xcr0)),
+        (
+            "Measured core clock".into(),
+            fact(&ghz(&c.measured_clock_ghz)),
+        ),
+        ("TSC rate".into(), fact(&ghz(&c.tsc_ghz))),
+        ("/proc/cpuinfo cpu MHz".into(), fact(&c.cpuinfo_mhz)),
+        ("cpufreq maximum".into(), fact(&ghz(&c.max_freq_ghz))),
+    ];
+    for cache in &sys.caches {
+        rows.push((
+            format!("L{} {} cache", cache.level, cache.kind.to_lowercase()),
+            format!(
+                "{} × {} (shared by {} CPU{})",
+                cache.instances,
+                format_bytes_binary(cache.size_bytes),
+                cache.shared_by_cpus,
+                if cache.shared_by_cpus == 1 { "" } else { "s" }
+            ),
+        ));
+    }
+    rows.extend([
+        ("Memory".into(), fact(&bytes(&sys.memory.total_bytes))),
+        (
+            "Memory available".into(),
+            fact(&bytes(&sys.memory.available_bytes)),
+        ),
+        ("NUMA nodes".into(), fact(&sys.memory.numa_nodes)),
+        ("Hostname".into(), fact(&sys.os.hostname)),
+        ("Kernel".into(), fact(&sys.os.kernel)),
+        ("Distribution".into(), fact(&sys.os.distribution)),
+        ("Virtualization".into(), fact(&sys.os.virtualization)),
+    ]);
+    let mut t = new_table();
+    t.set_header(["Property", "Value [source]"]);
+    for (k, v) in rows {
+        t.add_row([k, v]);
+    }
+    format!("{t}\n")
+}

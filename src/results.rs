@@ -1,0 +1,94 @@
+//! The result data every benchmark produces and every exporter reads: the JSON contract of
+//! SPEC §6, documented in docs/json-schema.md and checked against docs/results.schema.json.
+
+use crate::measure::Summary;
+use crate::sysinfo::SystemInfo;
+use crate::sysinfo::peak::Peak;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Bumped whenever a field changes meaning or disappears.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The tool that produced a document.
+#[derive(Debug, Clone, Serialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+impl Default for Tool {
+    fn default() -> Self {
+        Tool {
+            name: "peakbench".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+/// The reference tool's figure for the same point.
+#[derive(Debug, Clone, Serialize)]
+pub struct Reference {
+    pub tool: String,
+    pub version: String,
+    pub mean: f64,
+    pub efficiency: Option<f64>,
+}
+
+/// One measured point.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResultRecord {
+    /// "cpu", "mem", "disk" or "net".
+    pub subsystem: String,
+    pub workload: String,
+    /// The point's parameters (threads, isa, scaling, …) and what the harness chose (iterations).
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// "throughput", "iops" or "latency".
+    pub metric: String,
+    pub unit: String,
+    #[serde(flatten)]
+    pub summary: Summary,
+    pub samples: Vec<f64>,
+    pub percentiles: Option<BTreeMap<String, f64>>,
+    pub peak: Option<Peak>,
+    /// Why `peak` is null.
+    pub peak_unknown_reason: Option<String>,
+    /// mean / peak, 0–1 (may exceed 1 when a peak input is wrong).
+    pub efficiency: Option<f64>,
+    pub reference: Option<Reference>,
+}
+
+impl ResultRecord {
+    /// Formats a parameter for display ("" when absent).
+    pub fn param(&self, key: &str) -> String {
+        match self.params.get(key) {
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+            None => String::new(),
+        }
+    }
+}
+
+/// A whole run: where it came from and every point measured so far.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub tool: Tool,
+    pub started_at: String,
+    pub command_line: Vec<String>,
+    pub system: SystemInfo,
+    pub results: Vec<ResultRecord>,
+}
+
+impl Report {
+    pub fn new(system: SystemInfo, command_line: Vec<String>) -> Report {
+        Report {
+            schema_version: SCHEMA_VERSION,
+            tool: Tool::default(),
+            started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+            command_line,
+            system,
+            results: Vec::new(),
+        }
+    }
+}

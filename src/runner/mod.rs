@@ -1,0 +1,135 @@
+//! Running a point: threads pinned one per CPU, started together on a barrier, a warm-up round
+//! then the timed repetitions. A round's time is from the earliest thread's start to the latest
+//! thread's end, so a straggler counts against the rate.
+
+pub mod affinity;
+
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+/// How a point is repeated.
+#[derive(Debug, Clone, Copy)]
+pub struct Repetition {
+    pub warmup: usize,
+    pub repeat: usize,
+}
+
+/// Runs `work(thread_index)` on one thread per entry of `cpus`, each pinned to its CPU, for
+/// `warmup + repeat` rounds; returns the wall time of each timed round. `between` is called on
+/// the coordinating thread after every round, outside the timed region (for progress).
+pub fn run_rounds<W, B>(
+    cpus: &[usize],
+    reps: Repetition,
+    work: W,
+    mut between: B,
+) -> std::io::Result<Vec<Duration>>
+where
+    W: Fn(usize) + Sync,
+    B: FnMut(usize),
+{
+    let threads = cpus.len();
+    let rounds = reps.warmup + reps.repeat;
+    let barrier = Barrier::new(threads + 1);
+    let spans: Vec<Vec<(Instant, Instant)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = cpus
+            .iter()
+            .enumerate()
+            .map(|(index, &cpu)| {
+                let (barrier, work) = (&barrier, &work);
+                scope.spawn(move || {
+                    let pinned = affinity::pin_current_thread(cpu);
+                    let mut spans = Vec::with_capacity(rounds);
+                    for _ in 0..rounds {
+                        barrier.wait();
+                        let start = Instant::now();
+                        work(index);
+                        let end = Instant::now();
+                        spans.push((start, end));
+                        barrier.wait();
+                    }
+                    pinned.map(|_| spans)
+                })
+            })
+            .collect();
+        for round in 0..rounds {
+            barrier.wait();
+            barrier.wait();
+            between(round);
+        }
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("benchmark thread panicked"))
+            .collect::<std::io::Result<Vec<_>>>()
+    })?;
+    Ok((reps.warmup..rounds)
+        .map(|round| {
+            let start = spans
+                .iter()
+                .map(|s| s[round].0)
+                .min()
+                .expect("at least one thread");
+            let end = spans
+                .iter()
+                .map(|s| s[round].1)
+                .max()
+                .expect("at least one thread");
+            end - start
+        })
+        .collect())
+}
+
+/// Finds how many iterations of `kernel` take about `target` on the calling thread: doubles from
+/// one until a run lasts at least `target / 20` (and 1 ms), then scales.
+pub fn calibrate(target: Duration, kernel: impl Fn(u64)) -> u64 {
+    let floor = (target / 20).max(Duration::from_millis(1));
+    let mut iterations: u64 = 1;
+    loop {
+        let t = Instant::now();
+        kernel(iterations);
+        let elapsed = t.elapsed();
+        if elapsed >= floor || iterations >= 1 << 50 {
+            let scale = target.as_secs_f64() / elapsed.as_secs_f64().max(1e-9);
+            return ((iterations as f64 * scale) as u64).max(1);
+        }
+        iterations *= 2;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn rounds_run_every_thread_every_time() {
+        let count = AtomicUsize::new(0);
+        let mut ticks = 0;
+        let cpus = vec![affinity::allowed_cpus()[0]; 3];
+        let times = run_rounds(
+            &cpus,
+            Repetition {
+                warmup: 1,
+                repeat: 4,
+            },
+            |_| {
+                count.fetch_add(1, Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(2));
+            },
+            |_| ticks += 1,
+        )
+        .unwrap();
+        assert_eq!(times.len(), 4);
+        assert_eq!(count.load(Ordering::Relaxed), 3 * 5);
+        assert_eq!(ticks, 5);
+        assert!(times.iter().all(|t| *t >= Duration::from_millis(2)));
+    }
+
+    #[test]
+    fn calibration_scales_to_target() {
+        let n = calibrate(Duration::from_millis(20), |n| {
+            std::thread::sleep(Duration::from_micros(n.min(1 << 20)))
+        });
+        // About 20 ms of 1 µs-per-iteration sleeps (sleep overshoot makes it fewer).
+        assert!((100..=40_000).contains(&n), "{n}");
+    }
+}

@@ -1,0 +1,429 @@
+//! What the machine is: CPU identity and microarchitecture, topology, caches, instruction sets,
+//! clocks, memory, operating system and virtualization. Every figure is a [`Fact`]: a value with
+//! its source, or unknown with the reason.
+
+pub mod clock;
+pub mod fact;
+pub mod isa;
+pub mod peak;
+pub mod sysfs;
+pub mod uarch;
+
+#[cfg(target_arch = "aarch64")]
+mod arm;
+#[cfg(target_arch = "x86_64")]
+pub mod x86;
+
+pub use fact::{Fact, Source};
+pub use isa::Isa;
+
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+use sysfs::{parse_cache_size, parse_cpu_list, proc_field, read_trimmed};
+
+/// One logical CPU's place in the topology.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LogicalCpu {
+    pub cpu: usize,
+    pub package: i64,
+    pub core: i64,
+}
+
+/// The CPU: identity, topology, features and clocks.
+#[derive(Debug, Clone, Serialize)]
+pub struct CpuInfo {
+    pub arch: String,
+    pub vendor: Fact<String>,
+    pub brand: Fact<String>,
+    /// Display family (x86) or MIDR implementer (Arm).
+    pub family: Fact<u32>,
+    /// Display model (x86) or MIDR part number (Arm).
+    pub model: Fact<u32>,
+    pub stepping: Fact<u32>,
+    pub microarchitecture: Fact<String>,
+    pub sockets: Fact<u32>,
+    pub cores: Fact<u32>,
+    pub threads: u32,
+    pub threads_per_core: Fact<u32>,
+    /// CPUID or HWCAP features relevant to the kernels.
+    pub features: Vec<String>,
+    /// XCR0 in hex (x86): the vector state the OS saves.
+    pub xcr0: Fact<String>,
+    /// Instruction sets both the CPU and OS support, widest first.
+    pub isas: Vec<Isa>,
+    /// "cpu MHz" of /proc/cpuinfo: in a VM this is the TSC rate, not the core clock.
+    pub cpuinfo_mhz: Fact<f64>,
+    /// cpufreq's maximum frequency.
+    pub max_freq_ghz: Fact<f64>,
+    pub tsc_ghz: Fact<f64>,
+    /// The core clock measured by a dependent-add chain on one core.
+    pub measured_clock_ghz: Fact<f64>,
+    #[serde(skip)]
+    pub logical: Vec<LogicalCpu>,
+}
+
+/// One cache level as sysfs describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Cache {
+    pub level: u32,
+    /// "Data", "Instruction" or "Unified".
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub size_bytes: u64,
+    pub line_bytes: Option<u32>,
+    /// Logical CPUs sharing one instance.
+    pub shared_by_cpus: u32,
+    /// Number of instances in the machine.
+    pub instances: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MemoryInfo {
+    pub total_bytes: Fact<u64>,
+    pub available_bytes: Fact<u64>,
+    pub numa_nodes: Fact<u32>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OsInfo {
+    pub hostname: Fact<String>,
+    pub kernel: Fact<String>,
+    pub distribution: Fact<String>,
+    pub virtualization: Fact<String>,
+}
+
+/// Everything peakbench knows about the machine.
+#[derive(Debug, Clone, Serialize)]
+pub struct SystemInfo {
+    pub cpu: CpuInfo,
+    pub caches: Vec<Cache>,
+    pub memory: MemoryInfo,
+    pub os: OsInfo,
+}
+
+const SYS_CPU: &str = "/sys/devices/system/cpu";
+
+fn topology() -> Vec<LogicalCpu> {
+    let online = read_trimmed(format!("{SYS_CPU}/online"))
+        .and_then(|s| parse_cpu_list(&s))
+        .unwrap_or_else(|| {
+            (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect()
+        });
+    online
+        .into_iter()
+        .map(|cpu| {
+            let read = |f: &str| {
+                read_trimmed(format!("{SYS_CPU}/cpu{cpu}/topology/{f}"))
+                    .and_then(|s| s.parse::<i64>().ok())
+            };
+            LogicalCpu {
+                cpu,
+                package: read("physical_package_id").unwrap_or(-1),
+                core: read("core_id").unwrap_or(cpu as i64),
+            }
+        })
+        .collect()
+}
+
+fn caches(logical: &[LogicalCpu]) -> Vec<Cache> {
+    // (level, type) -> set of distinct sharing lists, to count instances.
+    let mut out: Vec<(Cache, BTreeSet<String>)> = Vec::new();
+    for lc in logical {
+        for index in 0..16 {
+            let dir = format!("{SYS_CPU}/cpu{}/cache/index{index}", lc.cpu);
+            let Some(level) = read_trimmed(format!("{dir}/level")).and_then(|s| s.parse().ok())
+            else {
+                break;
+            };
+            let kind = read_trimmed(format!("{dir}/type")).unwrap_or_else(|| "Unknown".into());
+            let Some(size) = read_trimmed(format!("{dir}/size")).and_then(|s| parse_cache_size(&s))
+            else {
+                continue;
+            };
+            let shared = read_trimmed(format!("{dir}/shared_cpu_list")).unwrap_or_default();
+            let shared_by = parse_cpu_list(&shared).map_or(1, |l| l.len().max(1) as u32);
+            let line =
+                read_trimmed(format!("{dir}/coherency_line_size")).and_then(|s| s.parse().ok());
+            match out
+                .iter_mut()
+                .find(|(c, _)| c.level == level && c.kind == kind)
+            {
+                Some((_, sets)) => {
+                    sets.insert(shared);
+                }
+                None => out.push((
+                    Cache {
+                        level,
+                        kind,
+                        size_bytes: size,
+                        line_bytes: line,
+                        shared_by_cpus: shared_by,
+                        instances: 0,
+                    },
+                    BTreeSet::from([shared]),
+                )),
+            }
+        }
+    }
+    out.into_iter()
+        .map(|(mut c, sets)| {
+            c.instances = sets.len() as u32;
+            c
+        })
+        .collect()
+}
+
+fn count_distinct<T: Ord>(items: impl Iterator<Item = T>) -> usize {
+    items.collect::<BTreeSet<_>>().len()
+}
+
+/// Measures the TSC rate against the monotonic clock over `window`.
+#[cfg(target_arch = "x86_64")]
+fn measure_tsc_ghz(window: Duration) -> Option<f64> {
+    let t0 = Instant::now();
+    let c0 = x86::rdtsc();
+    while t0.elapsed() < window {
+        std::hint::spin_loop();
+    }
+    let c1 = x86::rdtsc();
+    let secs = t0.elapsed().as_secs_f64();
+    (c1 > c0).then(|| (c1 - c0) as f64 / secs / 1e9)
+}
+
+fn meminfo_bytes(meminfo: &str, key: &str) -> Fact<u64> {
+    proc_field(meminfo, key)
+        .and_then(|v| v.trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or_else(
+            || Fact::unknown(format!("no {key} in /proc/meminfo")),
+            |kb| Fact::known(kb * 1024, Source::Detected),
+        )
+}
+
+fn detected<T>(value: Option<T>, reason: &str) -> Fact<T> {
+    value.map_or_else(
+        || Fact::unknown(reason),
+        |v| Fact::known(v, Source::Detected),
+    )
+}
+
+/// How long sysinfo spends measuring the clock.
+#[derive(Debug, Clone, Copy)]
+pub struct ClockBudget {
+    pub warmup: Duration,
+    pub sample: Duration,
+    pub samples: usize,
+}
+
+impl Default for ClockBudget {
+    fn default() -> Self {
+        ClockBudget {
+            warmup: Duration::from_millis(100),
+            sample: Duration::from_millis(10),
+            samples: 10,
+        }
+    }
+}
+
+/// Collects the system information, measuring the clock with `budget`.
+pub fn collect(budget: ClockBudget) -> SystemInfo {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let logical = topology();
+    let threads = logical.len() as u32;
+    let topo_known = logical.iter().all(|l| l.package >= 0);
+    let sockets = count_distinct(logical.iter().map(|l| l.package)) as u32;
+    let cores = count_distinct(logical.iter().map(|l| (l.package, l.core))) as u32;
+    let topo_reason = "no topology in /sys/devices/system/cpu/cpu*/topology";
+    let mut cpu = CpuInfo {
+        arch: std::env::consts::ARCH.to_string(),
+        vendor: Fact::unknown("not identified on this architecture"),
+        brand: detected(
+            proc_field(&cpuinfo, "model name"),
+            "no model name in /proc/cpuinfo",
+        ),
+        family: Fact::unknown("not identified on this architecture"),
+        model: Fact::unknown("not identified on this architecture"),
+        stepping: Fact::unknown("not identified on this architecture"),
+        microarchitecture: Fact::unknown("not identified on this architecture"),
+        sockets: detected(topo_known.then_some(sockets), topo_reason),
+        cores: detected(topo_known.then_some(cores), topo_reason),
+        threads,
+        threads_per_core: detected(
+            (topo_known && cores > 0).then(|| threads / cores),
+            topo_reason,
+        ),
+        features: Vec::new(),
+        xcr0: Fact::unknown("XCR0 exists only on x86"),
+        isas: vec![Isa::Scalar],
+        cpuinfo_mhz: detected(
+            proc_field(&cpuinfo, "cpu MHz").and_then(|v| v.parse().ok()),
+            "no 'cpu MHz' in /proc/cpuinfo",
+        ),
+        max_freq_ghz: read_trimmed(format!("{SYS_CPU}/cpu0/cpufreq/cpuinfo_max_freq"))
+            .and_then(|s| s.parse::<f64>().ok())
+            .map_or_else(
+                || Fact::unknown("no cpufreq in sysfs (a VM, or no cpufreq driver loaded)"),
+                |khz| Fact::known(khz / 1e6, Source::Detected),
+            ),
+        tsc_ghz: Fact::unknown("no time-stamp counter on this architecture"),
+        measured_clock_ghz: Fact::unknown("no add-chain kernel for this architecture"),
+        logical,
+    };
+    #[allow(unused_mut)]
+    let mut virtualization = read_trimmed("/sys/hypervisor/type").map_or_else(
+        || Fact::unknown("no /sys/hypervisor/type"),
+        |t| Fact::known(t, Source::Detected),
+    );
+
+    #[cfg(target_arch = "x86_64")]
+    {
+        let id = x86::identify();
+        cpu.vendor = Fact::known(id.vendor.clone(), Source::Detected);
+        if let Some(b) = id.brand {
+            cpu.brand = Fact::known(b, Source::Detected);
+        }
+        cpu.family = Fact::known(id.family, Source::Detected);
+        cpu.model = Fact::known(id.model, Source::Detected);
+        cpu.stepping = Fact::known(id.stepping, Source::Detected);
+        cpu.microarchitecture = match uarch::lookup_x86(&id.vendor, id.family, id.model) {
+            Some(u) => Fact::known(u.name.to_string(), Source::Table),
+            None => Fact::unknown(format!(
+                "{} family {:#x} model {:#x} is not in peakbench's table",
+                id.vendor, id.family, id.model
+            )),
+        };
+        cpu.features = id.flags;
+        cpu.xcr0 = id.xcr0.map_or_else(
+            || Fact::unknown("OSXSAVE is clear: the OS does not enable XSAVE"),
+            |x| Fact::known(format!("{x:#x}"), Source::Detected),
+        );
+        cpu.isas = id.isas;
+        cpu.tsc_ghz = match (id.tsc_hz_cpuid, measure_tsc_ghz(Duration::from_millis(20))) {
+            (Some(hz), _) => Fact::known(hz as f64 / 1e9, Source::Detected),
+            (None, Some(ghz)) => Fact::known(ghz, Source::Measured),
+            (None, None) => Fact::unknown("the TSC did not advance"),
+        };
+        virtualization = match (id.hypervisor, virtualization.value.is_some()) {
+            (Some(h), _) => Fact::known(h, Source::Detected),
+            (None, true) => virtualization,
+            (None, false) => {
+                Fact::known("none (CPUID hypervisor bit clear)".into(), Source::Detected)
+            }
+        };
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        let id = arm::identify(&cpuinfo);
+        let reason = "no 'CPU implementer'/'CPU part' in /proc/cpuinfo";
+        cpu.vendor = detected(id.implementer.map(|i| format!("{i:#x}")), reason);
+        cpu.family = detected(id.implementer, reason);
+        cpu.model = detected(id.part, reason);
+        cpu.microarchitecture = match (id.implementer, id.part) {
+            (Some(i), Some(p)) => match uarch::lookup_arm(i, p) {
+                Some(u) => Fact::known(u.name.to_string(), Source::Table),
+                None => Fact::unknown(format!(
+                    "implementer {i:#x} part {p:#x} is not in peakbench's table"
+                )),
+            },
+            _ => Fact::unknown(reason),
+        };
+        cpu.features = id.flags;
+        cpu.isas = id.isas;
+    }
+
+    cpu.measured_clock_ghz = match clock::measure_ghz(budget.warmup, budget.sample, budget.samples)
+    {
+        Some(ghz) => Fact::known(ghz, Source::Measured),
+        None => Fact::unknown("no add-chain kernel for this architecture"),
+    };
+
+    let numa = std::fs::read_dir("/sys/devices/system/node")
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| {
+                    let n = e.file_name();
+                    let n = n.to_string_lossy();
+                    n.starts_with("node") && n[4..].parse::<u32>().is_ok()
+                })
+                .count() as u32
+        })
+        .ok()
+        .filter(|n| *n > 0);
+    let os_release = std::fs::read_to_string("/etc/os-release").unwrap_or_default();
+    let distro = os_release.lines().find_map(|l| {
+        l.strip_prefix("PRETTY_NAME=")
+            .map(|v| v.trim_matches('"').to_string())
+    });
+    let caches = caches(&cpu.logical);
+    SystemInfo {
+        cpu,
+        caches,
+        memory: MemoryInfo {
+            total_bytes: meminfo_bytes(&meminfo, "MemTotal"),
+            available_bytes: meminfo_bytes(&meminfo, "MemAvailable"),
+            numa_nodes: detected(numa, "no /sys/devices/system/node (kernel without NUMA)"),
+        },
+        os: OsInfo {
+            hostname: detected(
+                read_trimmed("/proc/sys/kernel/hostname"),
+                "no /proc/sys/kernel/hostname",
+            ),
+            kernel: detected(
+                read_trimmed("/proc/sys/kernel/osrelease"),
+                "no /proc/sys/kernel/osrelease",
+            ),
+            distribution: detected(distro, "no PRETTY_NAME in /etc/os-release"),
+            virtualization,
+        },
+    }
+}
+
+impl SystemInfo {
+    /// The microarchitecture table entry for this machine, if any.
+    pub fn uarch(&self) -> Option<&'static uarch::Uarch> {
+        let (family, model) = (*self.cpu.family.get()?, *self.cpu.model.get()?);
+        match self.cpu.arch.as_str() {
+            "x86_64" => uarch::lookup_x86(self.cpu.vendor.get()?, family, model),
+            "aarch64" => uarch::lookup_arm(family, model),
+            _ => None,
+        }
+    }
+
+    /// The last-level cache's size, if sysfs gives it.
+    pub fn llc_bytes(&self) -> Option<u64> {
+        self.caches
+            .iter()
+            .filter(|c| c.kind != "Instruction")
+            .max_by_key(|c| c.level)
+            .map(|c| c.size_bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collects_this_machine() {
+        let info = collect(ClockBudget {
+            warmup: Duration::from_millis(1),
+            sample: Duration::from_millis(1),
+            samples: 1,
+        });
+        assert!(info.cpu.threads >= 1);
+        assert!(info.cpu.isas.contains(&Isa::Scalar));
+        assert!(info.memory.total_bytes.get().is_some_and(|b| *b > 0));
+        // Every unknown carries a reason.
+        let json = serde_json::to_value(&info).unwrap();
+        fn check(v: &serde_json::Value) {
+            if let Some(o) = v.as_object() {
+                if o.contains_key("value") && o["value"].is_null() {
+                    assert!(o["unknown_reason"].is_string(), "{v}");
+                }
+                o.values().for_each(check);
+            }
+        }
+        check(&json);
+    }
+}

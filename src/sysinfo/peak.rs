@@ -1,0 +1,257 @@
+//! The theoretical peak of the CPU: a value with its formula and every input's source.
+//!
+//! Per data type, per core and per cycle (from the microarchitecture table, `uarch.rs`):
+//! * floating point: FMA instructions per cycle × lanes (vector width / element width) × 2,
+//!   since one FMA is two operations (a multiply and an add);
+//! * integers: vector integer add instructions per cycle × lanes, one operation per lane.
+//!
+//! The peak of a point is then `cores × clock (GHz) × operations per cycle per core` in GOPS,
+//! where `cores` counts the distinct physical cores the point's threads are pinned to (two
+//! hyper-threads of one core share its execution units) and the clock is the one measured by
+//! the add chain (`clock.rs`), or given by the user. The best vector width that the CPU and OS
+//! support is used: the peak is the hardware's, whatever ISA a kernel was forced to.
+
+use super::fact::Source;
+use super::isa::Isa;
+use super::uarch::{Rate, Uarch};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The kind of operation a CPU workload performs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum OpClass {
+    /// Floating-point fused multiply-add on elements of this many bits.
+    Fma { element_bits: u32 },
+    /// Integer add on elements of this many bits.
+    IntAdd { element_bits: u32 },
+}
+
+/// One input of a peak formula.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PeakInput {
+    pub value: f64,
+    pub unit: String,
+    pub source: Source,
+}
+
+/// A theoretical peak: value, unit, formula and inputs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Peak {
+    pub value: f64,
+    pub unit: String,
+    pub formula: String,
+    pub inputs: BTreeMap<String, PeakInput>,
+}
+
+/// Where the per-core figures come from and what the user overrode.
+#[derive(Debug, Clone, Default)]
+pub struct CpuPeakOverrides {
+    /// Core clock in GHz given by the user.
+    pub clock_ghz: Option<f64>,
+    /// Operations per cycle per core given by the user for this workload.
+    pub ops_per_cycle: Option<f64>,
+    /// Peak GOPS per core given by the user for this workload.
+    pub gops_per_core: Option<f64>,
+}
+
+fn input(value: f64, unit: &str, source: Source) -> PeakInput {
+    PeakInput {
+        value,
+        unit: unit.to_string(),
+        source,
+    }
+}
+
+/// Computes the CPU peak of a point, or the reason it is unknown.
+///
+/// `cores` is the number of physical cores the point runs on; `measured_clock_ghz` the clock
+/// measured under the same load; `isas` what the machine supports.
+pub fn cpu_peak(
+    op: OpClass,
+    cores: u32,
+    measured_clock_ghz: Option<f64>,
+    uarch: Option<&Uarch>,
+    isas: &[Isa],
+    user: &CpuPeakOverrides,
+) -> Result<Peak, String> {
+    let mut inputs = BTreeMap::new();
+    inputs.insert(
+        "cores".into(),
+        input(cores as f64, "cores", Source::Detected),
+    );
+    if let Some(gops) = user.gops_per_core {
+        inputs.insert("peak_per_core".into(), input(gops, "GOPS", Source::User));
+        return Ok(Peak {
+            value: cores as f64 * gops,
+            unit: "GOPS".into(),
+            formula: "cores × peak_per_core".into(),
+            inputs,
+        });
+    }
+    let clock = match (user.clock_ghz, measured_clock_ghz) {
+        (Some(c), _) => input(c, "GHz", Source::User),
+        (None, Some(c)) => input(c, "GHz", Source::Measured),
+        (None, None) => {
+            return Err("the core clock could not be measured; give it with --clock-ghz".into());
+        }
+    };
+    inputs.insert("clock".into(), clock.clone());
+    let (ops_per_cycle, derivation) = match user.ops_per_cycle {
+        Some(ops) => (ops, None),
+        None => {
+            let uarch = uarch.ok_or_else(|| {
+                "the microarchitecture is not in peakbench's table, so its operations per cycle are unknown; give them with --ops-per-cycle WORKLOAD=N".to_string()
+            })?;
+            let (rates, element_bits, ops_per_lane, what, usable): (
+                &[Rate],
+                u32,
+                f64,
+                &str,
+                Vec<Isa>,
+            ) = match op {
+                OpClass::Fma { element_bits } => (
+                    uarch.fma,
+                    element_bits,
+                    2.0,
+                    "fma_per_cycle",
+                    isas.iter().copied().filter(|i| i.has_fma()).collect(),
+                ),
+                OpClass::IntAdd { element_bits } => (
+                    uarch.int_add,
+                    element_bits,
+                    1.0,
+                    "int_add_per_cycle",
+                    isas.to_vec(),
+                ),
+            };
+            let best = Uarch::best(rates, &usable).ok_or_else(|| {
+                format!(
+                    "no vector instruction set of the {} entry is usable on this machine (ISAs: {})",
+                    uarch.name,
+                    isas.iter().map(|i| i.name()).collect::<Vec<_>>().join(", ")
+                )
+            })?;
+            let lanes = (best.width_bits / element_bits) as f64;
+            inputs.insert(
+                what.into(),
+                input(best.per_cycle, "instructions/cycle/core", Source::Table),
+            );
+            inputs.insert(
+                "vector_width".into(),
+                input(best.width_bits as f64, "bits", Source::Table),
+            );
+            inputs.insert(
+                "element_width".into(),
+                input(element_bits as f64, "bits", Source::Detected),
+            );
+            let ops = best.per_cycle * lanes * ops_per_lane;
+            let derivation = if ops_per_lane == 2.0 {
+                format!("{what} × (vector_width / element_width) × 2")
+            } else {
+                format!("{what} × (vector_width / element_width)")
+            };
+            (ops, Some(derivation))
+        }
+    };
+    let formula = match derivation {
+        Some(d) => format!("cores × clock × {d}"),
+        None => {
+            inputs.insert(
+                "ops_per_cycle".into(),
+                input(ops_per_cycle, "ops/cycle/core", Source::User),
+            );
+            "cores × clock × ops_per_cycle".into()
+        }
+    };
+    Ok(Peak {
+        value: cores as f64 * clock.value * ops_per_cycle,
+        unit: "GOPS".into(),
+        formula,
+        inputs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sysinfo::uarch::lookup_x86;
+
+    const X86: [Isa; 4] = [Isa::Avx512, Isa::Avx2, Isa::Sse2, Isa::Scalar];
+
+    #[test]
+    fn zen4_dp_is_16_flops_per_cycle() {
+        let zen4 = lookup_x86("AuthenticAMD", 25, 17);
+        let p = cpu_peak(
+            OpClass::Fma { element_bits: 64 },
+            2,
+            Some(3.6),
+            zen4,
+            &X86,
+            &Default::default(),
+        )
+        .unwrap();
+        assert!((p.value - 2.0 * 3.6 * 16.0).abs() < 1e-9);
+        assert_eq!(p.inputs["clock"].source, Source::Measured);
+        assert_eq!(p.inputs["fma_per_cycle"].source, Source::Table);
+        assert!(p.formula.contains("× 2"));
+        let sp = cpu_peak(
+            OpClass::Fma { element_bits: 32 },
+            1,
+            Some(3.6),
+            zen4,
+            &X86,
+            &Default::default(),
+        )
+        .unwrap();
+        assert!((sp.value - 3.6 * 32.0).abs() < 1e-9);
+        let i8 = cpu_peak(
+            OpClass::IntAdd { element_bits: 8 },
+            1,
+            Some(1.0),
+            zen4,
+            &X86,
+            &Default::default(),
+        )
+        .unwrap();
+        assert_eq!(i8.value, 128.0); // 4 × 256-bit adds = 2 × 512-bit adds = 128 bytes/cycle
+    }
+
+    #[test]
+    fn unknown_uarch_gives_reason_and_overrides_work() {
+        let op = OpClass::Fma { element_bits: 64 };
+        let err = cpu_peak(op, 1, Some(3.0), None, &X86, &Default::default()).unwrap_err();
+        assert!(err.contains("--ops-per-cycle"));
+        let user = CpuPeakOverrides {
+            ops_per_cycle: Some(8.0),
+            clock_ghz: Some(2.0),
+            ..Default::default()
+        };
+        let p = cpu_peak(op, 2, Some(3.0), None, &X86, &user).unwrap();
+        assert_eq!(p.value, 32.0);
+        assert_eq!(p.inputs["clock"].source, Source::User);
+        let err = cpu_peak(op, 1, None, None, &X86, &Default::default()).unwrap_err();
+        assert!(err.contains("--clock-ghz"));
+        let user = CpuPeakOverrides {
+            gops_per_core: Some(50.0),
+            ..Default::default()
+        };
+        assert_eq!(
+            cpu_peak(op, 2, None, None, &X86, &user).unwrap().value,
+            100.0
+        );
+    }
+
+    #[test]
+    fn fp_peak_needs_an_fma_isa() {
+        let zen4 = lookup_x86("AuthenticAMD", 25, 17);
+        let err = cpu_peak(
+            OpClass::Fma { element_bits: 64 },
+            1,
+            Some(3.0),
+            zen4,
+            &[Isa::Sse2, Isa::Scalar],
+            &Default::default(),
+        );
+        assert!(err.is_err());
+    }
+}

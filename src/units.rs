@@ -1,0 +1,195 @@
+//! Units: parsing of the sizes, durations and counts users type, and their human formatting.
+//!
+//! Decimal and binary prefixes are kept apart: `1K` and `1KB` are 1000 bytes, `1Ki` and `1KiB`
+//! are 1024 bytes, as fio and STREAM users expect to see them stated.
+
+use std::time::Duration;
+
+/// Why a value typed by the user could not be read.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ParseError {
+    #[error(
+        "'{0}' is not a size; use a number with an optional suffix K, M, G, T (decimal) or Ki, Mi, Gi, Ti (binary), e.g. 4K or 1MiB"
+    )]
+    Size(String),
+    #[error("'{0}' is not a duration; use a number with a unit, e.g. 500ms, 2s or 1m")]
+    Duration(String),
+    #[error("'{0}' is not a whole number")]
+    Count(String),
+    #[error("'{0}' is out of range: {1}")]
+    Range(String, String),
+}
+
+/// Parses a byte size such as `4K` (4000), `4KiB` (4096), `1G`, `512` (bytes).
+pub fn parse_size(text: &str) -> Result<u64, ParseError> {
+    let t = text.trim();
+    let err = || ParseError::Size(text.to_string());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    let value: f64 = num.parse().map_err(|_| err())?;
+    let suffix = suffix.trim();
+    let (body, binary) = match suffix
+        .strip_suffix('B')
+        .or_else(|| suffix.strip_suffix('b'))
+    {
+        Some(b) => (b, false),
+        None => (suffix, false),
+    };
+    let (body, binary) = match body.strip_suffix('i') {
+        Some(b) => (b, true),
+        None => (body, binary),
+    };
+    let power = match body.to_ascii_uppercase().as_str() {
+        "" => 0,
+        "K" => 1,
+        "M" => 2,
+        "G" => 3,
+        "T" => 4,
+        _ => return Err(err()),
+    };
+    if binary && power == 0 {
+        return Err(err());
+    }
+    let base: f64 = if binary { 1024.0 } else { 1000.0 };
+    let bytes = value * base.powi(power);
+    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 || bytes.fract() != 0.0 {
+        return Err(err());
+    }
+    Ok(bytes as u64)
+}
+
+/// Parses a duration such as `500ms`, `2s`, `1.5s`, `1m`, `100us`; a bare number is seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, ParseError> {
+    let t = text.trim();
+    let err = || ParseError::Duration(text.to_string());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().map_err(|_| err())?;
+    let seconds = match unit.trim() {
+        "" | "s" => value,
+        "ms" => value / 1e3,
+        "us" | "µs" => value / 1e6,
+        "ns" => value / 1e9,
+        "m" | "min" => value * 60.0,
+        _ => return Err(err()),
+    };
+    if !seconds.is_finite() || seconds <= 0.0 || seconds > 86_400.0 {
+        return Err(err());
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// Parses a positive whole number bounded by `max`.
+pub fn parse_count(text: &str, min: u64, max: u64) -> Result<u64, ParseError> {
+    let n: u64 = text
+        .trim()
+        .parse()
+        .map_err(|_| ParseError::Count(text.to_string()))?;
+    if n < min || n > max {
+        return Err(ParseError::Range(
+            text.to_string(),
+            format!("must be between {min} and {max}"),
+        ));
+    }
+    Ok(n)
+}
+
+/// Formats a byte count with binary prefixes, e.g. `32 KiB`, as sysfs reports caches.
+pub fn format_bytes_binary(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 && (value / 1024.0).fract() == 0.0 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 && bytes >= 1024 {
+        // Not an exact multiple: show one decimal in the largest fitting unit.
+        let mut v = bytes as f64;
+        let mut u = 0;
+        while v >= 1024.0 && u < UNITS.len() - 1 {
+            v /= 1024.0;
+            u += 1;
+        }
+        return format!("{v:.1} {}", UNITS[u]);
+    }
+    format!("{value} {}", UNITS[unit])
+}
+
+/// Formats a value with a fixed number of significant digits suited to tables.
+pub fn format_sig(value: f64) -> String {
+    let a = value.abs();
+    if a == 0.0 {
+        "0".to_string()
+    } else if a >= 1000.0 || (value.fract() == 0.0 && a < 1e15) {
+        format!("{value:.0}")
+    } else if a >= 100.0 {
+        format!("{value:.1}")
+    } else if a >= 1.0 {
+        format!("{value:.2}")
+    } else {
+        format!("{value:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_decimal_and_binary() {
+        assert_eq!(parse_size("512"), Ok(512));
+        assert_eq!(parse_size("4K"), Ok(4000));
+        assert_eq!(parse_size("4KB"), Ok(4000));
+        assert_eq!(parse_size("4Ki"), Ok(4096));
+        assert_eq!(parse_size("4KiB"), Ok(4096));
+        assert_eq!(parse_size("1G"), Ok(1_000_000_000));
+        assert_eq!(parse_size("1.5M"), Ok(1_500_000));
+        assert!(parse_size("abc").is_err());
+        assert!(parse_size("4X").is_err());
+        assert!(parse_size("").is_err());
+        assert!(parse_size("0.5").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("fast").is_err());
+    }
+
+    #[test]
+    fn counts_bounded() {
+        assert_eq!(parse_count("3", 1, 10), Ok(3));
+        assert!(matches!(
+            parse_count("0", 1, 10),
+            Err(ParseError::Range(..))
+        ));
+        assert!(matches!(parse_count("x", 1, 10), Err(ParseError::Count(_))));
+    }
+
+    #[test]
+    fn binary_formatting() {
+        assert_eq!(format_bytes_binary(32 * 1024), "32 KiB");
+        assert_eq!(format_bytes_binary(32 * 1024 * 1024), "32 MiB");
+        assert_eq!(format_bytes_binary(100), "100 B");
+        assert_eq!(format_bytes_binary(1536), "1.5 KiB");
+    }
+
+    #[test]
+    fn significant_digits() {
+        assert_eq!(format_sig(16.0), "16");
+        assert_eq!(format_sig(57.644), "57.64");
+        assert_eq!(format_sig(116.33), "116.3");
+        assert_eq!(format_sig(1234.4), "1234");
+        assert_eq!(format_sig(0.1874), "0.187");
+        assert_eq!(format_sig(f64::NAN), "NaN");
+    }
+}
