@@ -125,7 +125,7 @@ pub fn format_sig(value: f64) -> String {
     let a = value.abs();
     if a == 0.0 {
         "0".to_string()
-    } else if a >= 1000.0 || (value.fract() == 0.0 && a < 1e15) {
+    } else if a >= 1000.0 {
         format!("{value:.0}")
     } else if a >= 100.0 {
         format!("{value:.1}")
@@ -185,7 +185,7 @@ mod tests {
 
     #[test]
     fn significant_digits() {
-        assert_eq!(format_sig(16.0), "16");
+        assert_eq!(format_sig(16.0), "16.00");
         assert_eq!(format_sig(57.644), "57.64");
         assert_eq!(format_sig(116.33), "116.3");
         assert_eq!(format_sig(1234.4), "1234");

@@ -148,12 +148,19 @@ pub fn peak_notes(results: &[ResultRecord]) -> Vec<String> {
                         .inputs
                         .iter()
                         .map(|(k, i)| {
-                            format!(
-                                "{k} = {} {} ({})",
-                                format_sig(i.value),
-                                i.unit,
-                                source_name(i.source)
-                            )
+                            // Whole inputs (cores, widths, rates) print as whole numbers; a
+                            // unit that repeats the input's name is left out.
+                            let value = if i.value.fract() == 0.0 && i.value.abs() < 1e15 {
+                                format!("{}", i.value)
+                            } else {
+                                format_sig(i.value)
+                            };
+                            let unit = if i.unit == *k {
+                                String::new()
+                            } else {
+                                format!(" {}", i.unit)
+                            };
+                            format!("{k} = {value}{unit} ({})", source_name(i.source))
                         })
                         .collect::<Vec<_>>()
                         .join(", ");

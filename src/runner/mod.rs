@@ -15,16 +15,20 @@ pub struct Repetition {
 }
 
 /// Runs `work(thread_index)` on one thread per entry of `cpus`, each pinned to its CPU, for
-/// `warmup + repeat` rounds; returns the wall time of each timed round. `between` is called on
-/// the coordinating thread after every round, outside the timed region (for progress).
-pub fn run_rounds<W, B>(
+/// `warmup + repeat` rounds; returns the wall time of each timed round. `after(thread_index)`
+/// runs on each thread right after its timed region (for a side measurement under the same
+/// conditions, such as the clock); `between` is called on the coordinating thread after every
+/// round, outside the timed region (for progress).
+pub fn run_rounds<W, A, B>(
     cpus: &[usize],
     reps: Repetition,
     work: W,
+    after: A,
     mut between: B,
 ) -> std::io::Result<Vec<Duration>>
 where
     W: Fn(usize) + Sync,
+    A: Fn(usize) + Sync,
     B: FnMut(usize),
 {
     let threads = cpus.len();
@@ -35,7 +39,7 @@ where
             .iter()
             .enumerate()
             .map(|(index, &cpu)| {
-                let (barrier, work) = (&barrier, &work);
+                let (barrier, work, after) = (&barrier, &work, &after);
                 scope.spawn(move || {
                     let pinned = affinity::pin_current_thread(cpu);
                     let mut spans = Vec::with_capacity(rounds);
@@ -45,6 +49,7 @@ where
                         work(index);
                         let end = Instant::now();
                         spans.push((start, end));
+                        after(index);
                         barrier.wait();
                     }
                     pinned.map(|_| spans)
@@ -115,11 +120,14 @@ mod tests {
                 count.fetch_add(1, Ordering::Relaxed);
                 std::thread::sleep(Duration::from_millis(2));
             },
+            |_| {
+                count.fetch_add(100, Ordering::Relaxed);
+            },
             |_| ticks += 1,
         )
         .unwrap();
         assert_eq!(times.len(), 4);
-        assert_eq!(count.load(Ordering::Relaxed), 3 * 5);
+        assert_eq!(count.load(Ordering::Relaxed), 3 * 5 * 101);
         assert_eq!(ticks, 5);
         assert!(times.iter().all(|t| *t >= Duration::from_millis(2)));
     }

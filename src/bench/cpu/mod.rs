@@ -220,14 +220,17 @@ pub fn points(opts: &CpuOptions) -> Vec<CpuPoint> {
         .collect()
 }
 
-/// State kept across the points of one run: calibrations and clocks per concurrency.
+/// Each round of a point is followed by this many clock samples of this length on every thread.
+const CLOCK_SAMPLE: Duration = Duration::from_millis(3);
+const CLOCK_SAMPLES: usize = 3;
+
+/// State kept across the points of one run: the ISA and the calibrations.
 pub struct CpuSession<'a> {
     sys: &'a SystemInfo,
     opts: &'a CpuOptions,
     isa: Isa,
     allowed: Vec<usize>,
     iterations: HashMap<CpuWorkload, u64>,
-    clocks: HashMap<usize, Option<f64>>,
 }
 
 impl<'a> CpuSession<'a> {
@@ -238,43 +241,11 @@ impl<'a> CpuSession<'a> {
             isa: choose_isa(sys, opts.isa)?,
             allowed: affinity::allowed_cpus(),
             iterations: HashMap::new(),
-            clocks: HashMap::new(),
         })
     }
 
     pub fn isa(&self) -> Isa {
         self.isa
-    }
-
-    /// The core clock under load on `cpus`, measured on all of them at once (mean of threads).
-    fn clock_ghz(&mut self, cpus: &[usize]) -> Result<Option<f64>, CpuError> {
-        if let Some(c) = self.clocks.get(&cpus.len()) {
-            return Ok(*c);
-        }
-        let ghz = Mutex::new(Vec::new());
-        runner::run_rounds(
-            cpus,
-            Repetition {
-                warmup: 0,
-                repeat: 1,
-            },
-            |_| {
-                let budget = crate::sysinfo::ClockBudget::default();
-                let g = clock::measure_ghz(budget.warmup, budget.sample, budget.samples);
-                ghz.lock().expect("clock results").push(g);
-            },
-            |_| {},
-        )
-        .map_err(|e| CpuError::Pin(e.to_string()))?;
-        let all: Vec<f64> = ghz
-            .into_inner()
-            .expect("clock results")
-            .into_iter()
-            .flatten()
-            .collect();
-        let mean = (!all.is_empty()).then(|| all.iter().sum::<f64>() / all.len() as f64);
-        self.clocks.insert(cpus.len(), mean);
-        Ok(mean)
     }
 
     /// Runs one point; `tick` is called after each round (outside the timed region).
@@ -294,7 +265,7 @@ impl<'a> CpuSession<'a> {
         let reps = self.opts.reps;
         let Some(op) = point.workload.op() else {
             // NULL: the harness alone, an empty timed region per thread.
-            let times = runner::run_rounds(&placement.cpus, reps, |_| {}, |_| tick())
+            let times = runner::run_rounds(&placement.cpus, reps, |_| {}, |_| {}, |_| tick())
                 .map_err(|e| CpuError::Pin(e.to_string()))?;
             let samples: Vec<f64> = times.iter().map(|t| t.as_secs_f64() * 1e9).collect();
             return Ok(record(
@@ -325,10 +296,25 @@ impl<'a> CpuSession<'a> {
             Scaling::Weak => single,
             Scaling::Strong => (single / point.threads as u64).max(1),
         };
-        let clock = self.clock_ghz(&placement.cpus)?;
         let run = kernel.run;
-        let times = runner::run_rounds(&placement.cpus, reps, |_| run(per_thread), |_| tick())
-            .map_err(|e| CpuError::Pin(e.to_string()))?;
+        // The clock of each thread's core, sampled right after every round of the kernel: the
+        // same cores, the same load, the same moment. Highest per thread, then averaged.
+        let clocks = Mutex::new(vec![0.0f64; point.threads]);
+        let times = runner::run_rounds(
+            &placement.cpus,
+            reps,
+            |_| run(per_thread),
+            |i| {
+                let ghz = clock::measure_ghz(Duration::ZERO, CLOCK_SAMPLE, CLOCK_SAMPLES);
+                let mut all = clocks.lock().expect("clock samples");
+                all[i] = all[i].max(ghz.unwrap_or(0.0));
+            },
+            |_| tick(),
+        )
+        .map_err(|e| CpuError::Pin(e.to_string()))?;
+        let clocks = clocks.into_inner().expect("clock samples");
+        let clock = (clock::SUPPORTED && clocks.iter().all(|c| *c > 0.0))
+            .then(|| clocks.iter().sum::<f64>() / clocks.len() as f64);
         let total_ops = kernel.ops_per_iteration as f64 * per_thread as f64 * point.threads as f64;
         let samples: Vec<f64> = times
             .iter()

@@ -1,0 +1,289 @@
+//! CLI tests against the real binary. The NULL workload makes them exact: its points have a
+//! known shape whatever the machine.
+
+mod common;
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+fn peakbench() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_peakbench"))
+}
+
+fn read_json(path: &std::path::Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn null_workload_writes_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv, md) = (
+        dir.path().join("r.json"),
+        dir.path().join("r.csv"),
+        dir.path().join("r.md"),
+    );
+    peakbench()
+        .args([
+            "cpu",
+            "--workload",
+            "NULL",
+            "--threads",
+            "1,2",
+            "--repeat",
+            "4",
+            "--warmup",
+            "0",
+            "--quiet",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .arg("--csv")
+        .arg(&csv)
+        .arg("--markdown")
+        .arg(&md)
+        .assert()
+        .success()
+        .stdout("");
+    let doc = read_json(&json);
+    assert_eq!(common::schema_errors(&doc), Vec::<String>::new());
+    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["command_line"][1], "cpu");
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for (rec, threads) in results.iter().zip([1, 2]) {
+        assert_eq!(rec["subsystem"], "cpu");
+        assert_eq!(rec["workload"], "NULL");
+        assert_eq!(rec["unit"], "ns");
+        assert_eq!(rec["metric"], "latency");
+        assert_eq!(rec["params"]["threads"], threads);
+        assert_eq!(rec["samples"].as_array().unwrap().len(), 4);
+        assert!(rec["peak"].is_null());
+        assert!(
+            rec["peak_unknown_reason"]
+                .as_str()
+                .unwrap()
+                .contains("no peak")
+        );
+    }
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(csv.lines().count(), 3);
+    assert!(csv.lines().nth(1).unwrap().starts_with("cpu,NULL,1,"));
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(md.contains("| NULL | 2 |"), "{md}");
+}
+
+#[test]
+fn table_on_stdout_and_json_on_stdout() {
+    let out = peakbench()
+        .args([
+            "cpu",
+            "--workload",
+            "NULL",
+            "--threads",
+            "1",
+            "--repeat",
+            "2",
+        ])
+        .assert()
+        .success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(stdout.contains("peakbench measured (ns)"), "{stdout}");
+    assert!(stdout.contains("NULL"));
+
+    let out = peakbench()
+        .args([
+            "cpu",
+            "--workload",
+            "NULL",
+            "--threads",
+            "1",
+            "--repeat",
+            "2",
+            "--json",
+            "-",
+        ])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(doc["results"].as_array().unwrap().len(), 1);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        stderr.contains("peakbench measured (ns)"),
+        "the table moves to stderr: {stderr}"
+    );
+}
+
+#[test]
+fn user_overrides_make_the_peak_exact() {
+    let out = peakbench()
+        .args([
+            "cpu",
+            "--workload",
+            "DP,SP",
+            "--threads",
+            "1",
+            "--repeat",
+            "1",
+            "--warmup",
+            "0",
+        ])
+        .args([
+            "--duration",
+            "5ms",
+            "--clock-ghz",
+            "2",
+            "--ops-per-cycle",
+            "DP=10",
+            "--peak",
+            "SP=50",
+        ])
+        .args(["--quiet", "--json", "-"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(common::schema_errors(&doc), Vec::<String>::new());
+    let dp = &doc["results"][0];
+    assert_eq!(dp["workload"], "DP");
+    assert_eq!(dp["unit"], "GOPS");
+    assert_eq!(dp["peak"]["value"], 20.0);
+    assert_eq!(dp["peak"]["inputs"]["clock"]["source"], "user");
+    assert_eq!(dp["peak"]["inputs"]["ops_per_cycle"]["source"], "user");
+    let eff = dp["efficiency"].as_f64().unwrap();
+    let mean = dp["mean"].as_f64().unwrap();
+    assert!((eff - mean / 20.0).abs() < 1e-12);
+    let sp = &doc["results"][1];
+    assert_eq!(sp["peak"]["value"], 50.0);
+    assert_eq!(sp["peak"]["inputs"]["peak_per_core"]["source"], "user");
+}
+
+#[test]
+fn real_workload_reports_isa_and_work_model() {
+    let out = peakbench()
+        .args([
+            "cpu",
+            "--workload",
+            "INT32",
+            "--threads",
+            "1",
+            "--repeat",
+            "1",
+            "--warmup",
+            "0",
+        ])
+        .args(["--duration", "5ms", "--quiet", "--json", "-"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let rec = &doc["results"][0];
+    assert_eq!(rec["params"]["isa"], doc["system"]["cpu"]["isas"][0]);
+    assert!(rec["params"]["ops_per_iteration"].as_u64().unwrap() > 0);
+    assert!(rec["mean"].as_f64().unwrap() > 0.0);
+    // Either a peak with its formula, or the reason there is none.
+    assert!(rec["peak"]["formula"].is_string() || rec["peak_unknown_reason"].is_string());
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let absent_isa = if cfg!(target_arch = "x86_64") {
+        "neon"
+    } else {
+        "avx512"
+    };
+    let cases: &[(&[&str], &str)] = &[
+        (&["cpu", "--threads", "0"], "between 1 and 4096"),
+        (&["cpu", "--threads", "abc"], "'abc' is not a whole number"),
+        (&["cpu", "--threads", "1,,2"], "is not a whole number"),
+        (&["cpu", "--repeat", "0"], "between 1 and 1000"),
+        (&["cpu", "--workload", "FOO"], "unknown CPU workload 'FOO'"),
+        (&["cpu", "--isa", "mmx"], "unknown ISA 'mmx'"),
+        (
+            &["cpu", "--workload", "NULL", "--isa", absent_isa],
+            "is not available on this CPU",
+        ),
+        (&["cpu", "--duration", "fast"], "not a duration"),
+        (&["cpu", "--clock-ghz", "0"], "not a positive number"),
+        (&["cpu", "--clock-ghz=-1"], "not a positive number"),
+        (&["cpu", "--ops-per-cycle", "DP"], "WORKLOAD=VALUE"),
+        (
+            &[
+                "cpu",
+                "--workload",
+                "NULL",
+                "--json",
+                "/nonexistent-dir/x.json",
+            ],
+            "does not exist",
+        ),
+        (&["frobnicate"], "unrecognized subcommand"),
+    ];
+    for (args, expected) in cases {
+        let out = peakbench().args(*args).assert().code(2);
+        let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(expected),
+            "{args:?}: expected '{expected}' in: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn sysinfo_json_follows_the_schema() {
+    let out = peakbench()
+        .args(["sysinfo", "--json", "-"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(common::schema_errors(&doc), Vec::<String>::new());
+    assert_eq!(doc["results"].as_array().unwrap().len(), 0);
+    assert!(doc["system"]["cpu"]["threads"].as_u64().unwrap() >= 1);
+    let table = peakbench().arg("sysinfo").assert().success();
+    let text = String::from_utf8(table.get_output().stdout.clone()).unwrap();
+    assert!(text.contains("Measured core clock"), "{text}");
+}
+
+/// A run killed midway leaves a valid JSON file with the points measured before the kill.
+#[test]
+fn killed_run_keeps_finished_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("partial.json");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .args([
+            "cpu",
+            "--workload",
+            "NULL,DP",
+            "--threads",
+            "1",
+            "--repeat",
+            "50",
+            "--duration",
+            "1s",
+            "--quiet",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !json.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let doc = read_json(&json);
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "only the NULL point finished");
+    assert_eq!(results[0]["workload"], "NULL");
+    assert_eq!(common::schema_errors(&doc), Vec::<String>::new());
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        leftovers.len(),
+        1,
+        "no temporary file left behind: {leftovers:?}"
+    );
+}
