@@ -59,6 +59,48 @@ pub struct ResultRecord {
 }
 
 impl ResultRecord {
+    /// A point from its raw samples: statistics, and efficiency against `peak` (or the reason
+    /// there is no peak). Samples that cannot be summarised (none, or not finite) give NaN
+    /// statistics flagged noisy.
+    pub fn new(
+        subsystem: &str,
+        workload: &str,
+        params: BTreeMap<String, serde_json::Value>,
+        metric: &str,
+        unit: &str,
+        samples: Vec<f64>,
+        peak: Result<Peak, String>,
+    ) -> ResultRecord {
+        let summary = Summary::of(&samples).unwrap_or(Summary {
+            mean: f64::NAN,
+            stddev: f64::NAN,
+            min: f64::NAN,
+            max: f64::NAN,
+            median: f64::NAN,
+            cv: f64::NAN,
+            noisy: true,
+        });
+        let (peak, peak_unknown_reason) = match peak {
+            Ok(p) => (Some(p), None),
+            Err(r) => (None, Some(r)),
+        };
+        let efficiency = peak.as_ref().map(|p| summary.mean / p.value);
+        ResultRecord {
+            subsystem: subsystem.into(),
+            workload: workload.into(),
+            params,
+            metric: metric.into(),
+            unit: unit.into(),
+            summary,
+            samples,
+            percentiles: None,
+            peak,
+            peak_unknown_reason,
+            efficiency,
+            reference: None,
+        }
+    }
+
     /// Formats a parameter for display ("" when absent).
     pub fn param(&self, key: &str) -> String {
         match self.params.get(key) {

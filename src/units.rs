@@ -120,6 +120,18 @@ pub fn format_bytes_binary(bytes: u64) -> String {
     format!("{value} {}", UNITS[unit])
 }
 
+/// Formats a byte count the way it was most likely typed: decimal when it is a whole number of
+/// KB/MB/GB (`1 KB`, `10 MB`), binary when a whole number of KiB/MiB/GiB (`4 KiB`), else binary
+/// with one decimal.
+pub fn format_size(bytes: u64) -> String {
+    for (unit, size) in [("GB", 1_000_000_000u64), ("MB", 1_000_000), ("KB", 1000)] {
+        if bytes >= size && bytes.is_multiple_of(size) {
+            return format!("{} {unit}", bytes / size);
+        }
+    }
+    format_bytes_binary(bytes)
+}
+
 /// Formats a value with a fixed number of significant digits suited to tables.
 pub fn format_sig(value: f64) -> String {
     let a = value.abs();
@@ -181,6 +193,15 @@ mod tests {
         assert_eq!(format_bytes_binary(32 * 1024 * 1024), "32 MiB");
         assert_eq!(format_bytes_binary(100), "100 B");
         assert_eq!(format_bytes_binary(1536), "1.5 KiB");
+    }
+
+    #[test]
+    fn sizes_as_typed() {
+        assert_eq!(format_size(1000), "1 KB");
+        assert_eq!(format_size(10_000_000), "10 MB");
+        assert_eq!(format_size(4096), "4 KiB");
+        assert_eq!(format_size(1 << 30), "1 GiB");
+        assert_eq!(format_size(64), "64 B");
     }
 
     #[test]

@@ -287,3 +287,145 @@ fn killed_run_keeps_finished_points() {
         "no temporary file left behind: {leftovers:?}"
     );
 }
+
+#[test]
+fn mem_null_and_tiny_points_follow_the_schema() {
+    let out = peakbench()
+        .args([
+            "mem",
+            "--workload",
+            "NULL,COPY,RWR,LATENCY",
+            "--threads",
+            "1,2",
+            "--repeat",
+            "2",
+        ])
+        .args([
+            "--warmup",
+            "0",
+            "--duration",
+            "2ms",
+            "--array-size",
+            "1Mi",
+            "--block-size",
+            "1K,64Ki",
+        ])
+        .args([
+            "--latency-max",
+            "32Ki",
+            "--huge-pages",
+            "off",
+            "--quiet",
+            "--json",
+            "-",
+        ])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(common::schema_errors(&doc), Vec::<String>::new());
+    let results = doc["results"].as_array().unwrap();
+    let of = |w: &str| {
+        results
+            .iter()
+            .filter(|r| r["workload"] == w)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(of("NULL").len(), 2);
+    assert_eq!(of("COPY").len(), 2);
+    assert_eq!(of("RWR").len(), 4, "2 block sizes × 2 thread counts");
+    for r in of("COPY").iter().chain(of("RWR").iter()) {
+        assert_eq!(r["unit"], "GB/s");
+        assert_eq!(r["samples"].as_array().unwrap().len(), 2);
+        // No SMBIOS here or there: unknown with the reason, unless the machine has one.
+        assert!(r["peak"].is_object() || r["peak_unknown_reason"].is_string());
+    }
+    assert_eq!(of("RWR")[0]["params"]["block_size_bytes"], 1000);
+    assert_eq!(of("RWR")[0]["params"]["order"], "random");
+    let chase = of("LATENCY")
+        .into_iter()
+        .filter(|r| r["params"]["probe"] == "chase")
+        .count();
+    assert_eq!(chase, 7, "4, 5.6, 8, 11.3, 16, 22.6 and 32 KiB");
+}
+
+#[test]
+fn mem_user_peak_gives_efficiency() {
+    let out = peakbench()
+        .args([
+            "mem",
+            "--workload",
+            "TRIAD",
+            "--threads",
+            "1",
+            "--repeat",
+            "1",
+            "--warmup",
+            "0",
+        ])
+        .args([
+            "--duration",
+            "2ms",
+            "--array-size",
+            "1Mi",
+            "--mem-channels",
+            "2",
+            "--mem-mts",
+            "4800",
+        ])
+        .args(["--quiet", "--json", "-"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let r = &doc["results"][0];
+    assert_eq!(r["peak"]["value"], 76.8);
+    assert_eq!(r["peak"]["inputs"]["channels"]["source"], "user");
+    let eff = r["efficiency"].as_f64().unwrap();
+    assert!((eff - r["mean"].as_f64().unwrap() / 76.8).abs() < 1e-12);
+}
+
+#[test]
+fn mem_bad_input_is_one_line_and_exit_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["mem", "--block-size", "0"],
+            "--block-size 0 is out of range",
+        ),
+        (&["mem", "--block-size", "1001"], "not a multiple of 8"),
+        (&["mem", "--block-size", "1X"], "'1X' is not a size"),
+        (
+            &[
+                "mem",
+                "--workload",
+                "RWS",
+                "--array-size",
+                "1Mi",
+                "--block-size",
+                "10M",
+            ],
+            "larger than each thread's array",
+        ),
+        (
+            &["mem", "--array-size", "1000T"],
+            "more than 90 % of the available memory",
+        ),
+        (
+            &["mem", "--workload", "LATENCY", "--latency-max", "1000T"],
+            "more than 90 % of the available memory",
+        ),
+        (
+            &["mem", "--workload", "STREAM"],
+            "unknown memory workload 'STREAM'",
+        ),
+        (&["mem", "--mem-channels", "2"], "--mem-mts"),
+        (&["mem", "--threads", "0"], "between 1 and 4096"),
+    ];
+    for (args, expected) in cases {
+        let out = peakbench().args(*args).assert().code(2);
+        let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(expected),
+            "{args:?}: expected '{expected}' in: {stderr}"
+        );
+    }
+}

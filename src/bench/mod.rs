@@ -1,3 +1,4 @@
 //! The benchmarks, one folder per subsystem.
 
 pub mod cpu;
+pub mod mem;

@@ -1,7 +1,7 @@
 //! `peakbench cpu`.
 
 use super::common::{
-    OutputArgs, RunArgs, UsageError, parse_assignment, parse_positive, parse_threads,
+    OutputArgs, RunArgs, UsageError, drive, parse_assignment, parse_positive, parse_threads,
 };
 use crate::bench::cpu::{CpuOptions, CpuSession, CpuWorkload, Scaling, points};
 use crate::report;
@@ -9,7 +9,6 @@ use crate::results::Report;
 use crate::runner::Repetition;
 use crate::sysinfo::{ClockBudget, Isa, collect};
 use clap::{Args, ValueEnum};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum ScalingArg {
@@ -86,9 +85,7 @@ pub fn run(args: CpuArgs, argv: Vec<String>) -> anyhow::Result<()> {
         peak_per_core: args.peak.iter().copied().collect(),
     };
     let mut session = CpuSession::new(&sys, &opts).map_err(|e| UsageError(e.to_string()))?;
-    let quiet = args.output.quiet;
-    let table_to_stderr = args.output.stdout_taken();
-    if !quiet {
+    if !args.output.quiet {
         eprintln!(
             "peakbench cpu: {} — ISA {}, {} scaling, {} repetitions of ~{:?} after {} warm-up",
             report::table::machine_line(&sys),
@@ -100,45 +97,17 @@ pub fn run(args: CpuArgs, argv: Vec<String>) -> anyhow::Result<()> {
         );
     }
     let mut report = Report::new(sys.clone(), argv);
-    let points = points(&opts);
     let rounds = (opts.reps.warmup + opts.reps.repeat) as u64;
-    let bar = if quiet {
-        ProgressBar::hidden()
-    } else {
-        let b = ProgressBar::with_draw_target(
-            Some(points.len() as u64 * rounds),
-            ProgressDrawTarget::stderr(),
-        );
-        if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} rounds  {msg}") {
-            b.set_style(style);
-        }
-        b
-    };
-    for point in points {
-        bar.set_message(format!("{} ×{}", point.workload, point.threads));
-        let rec = session
-            .run(point, &mut || bar.inc(1))
-            .map_err(|e| anyhow::anyhow!("{} with {} threads: {e}", point.workload, point.threads));
-        match rec {
-            Ok(rec) => report.results.push(rec),
-            Err(e) => {
-                bar.finish_and_clear();
-                // Keep what was measured before the failure.
-                args.output.write_files(&report)?;
-                return Err(e);
-            }
-        }
-        args.output.write_files(&report)?;
-    }
-    bar.finish_and_clear();
-    args.output.write_stdout(&report)?;
-    if !quiet {
-        let table = report::table::render(&report);
-        if table_to_stderr {
-            eprint!("{table}");
-        } else {
-            print!("{table}");
-        }
-    }
-    Ok(())
+    drive(
+        &mut report,
+        &args.output,
+        &points(&opts),
+        |_| rounds,
+        |p| format!("{} ×{}", p.workload, p.threads),
+        |point, tick| {
+            session.run(point, tick).map(|r| vec![r]).map_err(|e| {
+                anyhow::anyhow!("{} with {} threads: {e}", point.workload, point.threads)
+            })
+        },
+    )
 }

@@ -2,6 +2,7 @@
 
 mod common;
 mod cpu;
+mod mem;
 mod sysinfo;
 
 use clap::{Parser, Subcommand};
@@ -23,6 +24,8 @@ pub enum Command {
     Sysinfo(sysinfo::SysinfoArgs),
     /// CPU arithmetic throughput (GOPS) per data type against the theoretical peak.
     Cpu(Box<cpu::CpuArgs>),
+    /// Memory bandwidth (GB/s, STREAM-counted) and latency (pointer-chasing staircase).
+    Mem(Box<mem::MemArgs>),
 }
 
 /// Runs a parsed command line; `argv` is recorded in the results.
@@ -30,6 +33,7 @@ pub fn run(cli: Cli, argv: Vec<String>) -> anyhow::Result<()> {
     match cli.command {
         Command::Sysinfo(args) => sysinfo::run(args, argv),
         Command::Cpu(args) => cpu::run(*args, argv),
+        Command::Mem(args) => mem::run(*args, argv),
     }
 }
 
@@ -53,11 +57,18 @@ pub fn main_with(argv: Vec<String>) -> ExitCode {
                 let _ = e.print();
                 return ExitCode::from(EXIT_USAGE);
             }
+            // clap's message, without its usage and help lines, on one line.
             let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("error: invalid command line");
+            let message = text
+                .lines()
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ");
             eprintln!(
                 "peakbench: {} (see --help)",
-                first.trim_start_matches("error: ")
+                message.trim_start_matches("error: ")
             );
             return ExitCode::from(EXIT_USAGE);
         }

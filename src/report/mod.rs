@@ -7,7 +7,7 @@ pub mod markdown;
 pub mod table;
 
 use crate::results::ResultRecord;
-use crate::units::format_sig;
+use crate::units::{format_sig, format_size};
 use std::io::Write;
 use std::path::Path;
 
@@ -29,13 +29,36 @@ fn percent(fraction: Option<f64>) -> String {
     fraction.map_or_else(|| "—".to_string(), |f| format!("{:.1}", f * 100.0))
 }
 
+/// The "variant" column: the ISA for CPU points; for memory, the block size, or for latency the
+/// working set and page size, the probe, or the cache level found.
+fn variant(rec: &ResultRecord) -> String {
+    let size = |key: &str| {
+        rec.params
+            .get(key)
+            .and_then(|v| v.as_u64())
+            .map(format_size)
+    };
+    if rec.subsystem == "cpu" {
+        return rec.param("isa");
+    }
+    if let Some(b) = size("block_size_bytes") {
+        return b;
+    }
+    match rec.param("probe").as_str() {
+        "chase" => format!(
+            "{} {}",
+            size("working_set_bytes").unwrap_or_default(),
+            rec.param("pages")
+        ),
+        "level" => format!("{} ({})", rec.param("level"), rec.param("pages")),
+        "" => String::new(),
+        probe => probe.to_string(),
+    }
+}
+
 /// Formats one record for a table.
 pub fn row(rec: &ResultRecord) -> Row {
-    let variant = [rec.param("isa"), rec.param("block_size")]
-        .into_iter()
-        .filter(|s| !s.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
+    let variant = variant(rec);
     Row {
         workload: rec.workload.clone(),
         concurrency: rec.param("threads"),
@@ -138,44 +161,57 @@ pub fn variant_header(subsystem: &str) -> &'static str {
 /// One line per record explaining its peak: the formula with every input and its source, or
 /// why it is unknown.
 pub fn peak_notes(results: &[ResultRecord]) -> Vec<String> {
-    results
-        .iter()
-        .map(|rec| {
-            let what = format!("{} ×{}", rec.workload, rec.param("threads"));
-            match (&rec.peak, &rec.peak_unknown_reason) {
-                (Some(p), _) => {
-                    let inputs = p
-                        .inputs
-                        .iter()
-                        .map(|(k, i)| {
-                            // Whole inputs (cores, widths, rates) print as whole numbers; a
-                            // unit that repeats the input's name is left out.
-                            let value = if i.value.fract() == 0.0 && i.value.abs() < 1e15 {
-                                format!("{}", i.value)
-                            } else {
-                                format_sig(i.value)
-                            };
-                            let unit = if i.unit == *k {
-                                String::new()
-                            } else {
-                                format!(" {}", i.unit)
-                            };
-                            format!("{k} = {value}{unit} ({})", source_name(i.source))
-                        })
-                        .collect::<Vec<_>>()
-                        .join(", ");
-                    format!(
-                        "{what}: {} {} = {}; {inputs}",
-                        format_sig(p.value),
-                        p.unit,
-                        p.formula
-                    )
+    let mut known = Vec::new();
+    // Unknown peaks share their reason: one line per reason, naming the workloads.
+    let mut unknown: Vec<(String, Vec<String>)> = Vec::new();
+    for rec in results {
+        let what = format!("{} ×{}", rec.workload, rec.param("threads"));
+        match &rec.peak {
+            Some(p) => known.push(format!(
+                "{what}: {} {} = {}; {}",
+                format_sig(p.value),
+                p.unit,
+                p.formula,
+                peak_inputs(p)
+            )),
+            None => {
+                let reason = rec.peak_unknown_reason.clone().unwrap_or_default();
+                match unknown.iter_mut().find(|(r, _)| *r == reason) {
+                    Some((_, names)) if names.contains(&rec.workload) => {}
+                    Some((_, names)) => names.push(rec.workload.clone()),
+                    None => unknown.push((reason, vec![rec.workload.clone()])),
                 }
-                (None, Some(reason)) => format!("{what}: peak unknown: {reason}"),
-                (None, None) => format!("{what}: peak unknown"),
             }
+        }
+    }
+    known.extend(
+        unknown
+            .into_iter()
+            .map(|(reason, names)| format!("{}: peak unknown: {reason}", names.join(", "))),
+    );
+    known
+}
+
+/// A peak's inputs with their units and sources. Whole inputs (cores, widths, rates) print as
+/// whole numbers; a unit that repeats the input's name is left out.
+fn peak_inputs(p: &crate::sysinfo::peak::Peak) -> String {
+    p.inputs
+        .iter()
+        .map(|(k, i)| {
+            let value = if i.value.fract() == 0.0 && i.value.abs() < 1e15 {
+                format!("{}", i.value)
+            } else {
+                format_sig(i.value)
+            };
+            let unit = if i.unit == *k {
+                String::new()
+            } else {
+                format!(" {}", i.unit)
+            };
+            format!("{k} = {value}{unit} ({})", source_name(i.source))
         })
-        .collect()
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn source_name(s: crate::sysinfo::Source) -> &'static str {

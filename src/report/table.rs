@@ -157,6 +157,26 @@ pub fn render_system(sys: &SystemInfo) -> String {
             fact(&bytes(&sys.memory.available_bytes)),
         ),
         ("NUMA nodes".into(), fact(&sys.memory.numa_nodes)),
+        (
+            "Memory devices (SMBIOS)".into(),
+            fact(&Fact {
+                value: sys.memory.devices.value.as_ref().map(|d| {
+                    d.iter()
+                        .map(|m| {
+                            format!(
+                                "{} {} @ {} MT/s",
+                                m.locator,
+                                format_bytes_binary(m.size_bytes),
+                                m.rate_mts().map_or_else(|| "?".into(), |r| r.to_string())
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }),
+                source: sys.memory.devices.source,
+                unknown_reason: sys.memory.devices.unknown_reason.clone(),
+            }),
+        ),
         ("Hostname".into(), fact(&sys.os.hostname)),
         ("Kernel".into(), fact(&sys.os.kernel)),
         ("Distribution".into(), fact(&sys.os.distribution)),

@@ -6,6 +6,7 @@ pub mod clock;
 pub mod fact;
 pub mod isa;
 pub mod peak;
+pub mod smbios;
 pub mod sysfs;
 pub mod uarch;
 
@@ -83,6 +84,26 @@ pub struct MemoryInfo {
     pub total_bytes: Fact<u64>,
     pub available_bytes: Fact<u64>,
     pub numa_nodes: Fact<u32>,
+    /// Populated DIMMs from SMBIOS type 17.
+    pub devices: Fact<Vec<smbios::MemoryDevice>>,
+}
+
+/// The DIMMs the firmware describes, or why they are unknown.
+fn memory_devices() -> Fact<Vec<smbios::MemoryDevice>> {
+    match std::fs::read(smbios::DMI_TABLE) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Fact::unknown(format!(
+            "no SMBIOS table ({} is missing: a VM or firmware without SMBIOS)",
+            smbios::DMI_TABLE
+        )),
+        Err(e) => Fact::unknown(format!(
+            "cannot read {}: {e} (run as root)",
+            smbios::DMI_TABLE
+        )),
+        Ok(table) => match smbios::memory_devices(&table) {
+            d if d.is_empty() => Fact::unknown("the SMBIOS table lists no populated memory device"),
+            d => Fact::known(d, Source::Detected),
+        },
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -363,6 +384,7 @@ pub fn collect(budget: ClockBudget) -> SystemInfo {
             total_bytes: meminfo_bytes(&meminfo, "MemTotal"),
             available_bytes: meminfo_bytes(&meminfo, "MemAvailable"),
             numa_nodes: detected(numa, "no /sys/devices/system/node (kernel without NUMA)"),
+            devices: memory_devices(),
         },
         os: OsInfo {
             hostname: detected(

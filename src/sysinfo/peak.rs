@@ -255,3 +255,138 @@ mod tests {
         assert!(err.is_err());
     }
 }
+
+/// What the user said about the memory's peak.
+#[derive(Debug, Clone, Default)]
+pub struct MemPeakOverrides {
+    /// The peak itself, GB/s.
+    pub gbs: Option<f64>,
+    /// Memory channels and their transfer rate (MT/s), given together.
+    pub channels: Option<u32>,
+    pub mts: Option<f64>,
+}
+
+/// The DRAM bandwidth peak: Σ over populated DIMMs of transfer rate × data width / 8 — that is
+/// channels × MT/s × 8 bytes with one 64-bit DIMM per channel (two DIMMs on one channel share
+/// it: give `--mem-channels` then). Decimal GB/s, reads and writes together.
+pub fn mem_peak(
+    devices: &super::Fact<Vec<super::smbios::MemoryDevice>>,
+    user: &MemPeakOverrides,
+) -> Result<Peak, String> {
+    let mut inputs = BTreeMap::new();
+    if let Some(gbs) = user.gbs {
+        inputs.insert("peak".into(), input(gbs, "GB/s", Source::User));
+        return Ok(Peak {
+            value: gbs,
+            unit: "GB/s".into(),
+            formula: "peak".into(),
+            inputs,
+        });
+    }
+    if let (Some(ch), Some(mts)) = (user.channels, user.mts) {
+        inputs.insert(
+            "channels".into(),
+            input(ch as f64, "channels", Source::User),
+        );
+        inputs.insert("transfer_rate".into(), input(mts, "MT/s", Source::User));
+        inputs.insert("bus_width".into(), input(8.0, "bytes", Source::Table));
+        return Ok(Peak {
+            value: ch as f64 * mts * 8.0 / 1000.0,
+            unit: "GB/s".into(),
+            formula: "channels × transfer_rate × bus_width".into(),
+            inputs,
+        });
+    }
+    let devices = devices.get().ok_or_else(|| {
+        format!(
+            "{}; give --mem-peak-gbs, or --mem-channels with --mem-mts",
+            devices
+                .unknown_reason
+                .as_deref()
+                .unwrap_or("no memory devices known")
+        )
+    })?;
+    let rates: Vec<(f64, f64)> = devices
+        .iter()
+        .filter_map(|d| {
+            d.rate_mts()
+                .map(|r| (r as f64, d.data_width_bits as f64 / 8.0))
+        })
+        .collect();
+    if rates.is_empty() {
+        return Err(
+            "SMBIOS gives no speed for the memory devices; give --mem-mts with --mem-channels"
+                .into(),
+        );
+    }
+    let mb_per_s: f64 = rates.iter().map(|(r, w)| r * w).sum();
+    inputs.insert(
+        "dimms".into(),
+        input(rates.len() as f64, "DIMMs", Source::Detected),
+    );
+    inputs.insert(
+        "transfer_rate".into(),
+        input(
+            rates.iter().map(|r| r.0).sum::<f64>() / rates.len() as f64,
+            "MT/s (mean)",
+            Source::Detected,
+        ),
+    );
+    inputs.insert(
+        "data_width".into(),
+        input(
+            rates.iter().map(|r| r.1).sum::<f64>() / rates.len() as f64,
+            "bytes (mean)",
+            Source::Detected,
+        ),
+    );
+    Ok(Peak {
+        value: mb_per_s / 1000.0,
+        unit: "GB/s".into(),
+        formula: "Σ over DIMMs of transfer_rate × data_width (one DIMM per channel)".into(),
+        inputs,
+    })
+}
+
+#[cfg(test)]
+mod mem_tests {
+    use super::*;
+    use crate::sysinfo::Fact;
+    use crate::sysinfo::smbios::MemoryDevice;
+
+    #[test]
+    fn dimms_give_channels_times_rate() {
+        let dimm = |r| MemoryDevice {
+            locator: "A".into(),
+            size_bytes: 1 << 34,
+            data_width_bits: 64,
+            speed_mts: Some(4800),
+            configured_mts: r,
+        };
+        let devs = Fact::known(vec![dimm(Some(4400)); 12], Source::Detected);
+        let p = mem_peak(&devs, &Default::default()).unwrap();
+        assert!((p.value - 12.0 * 4400.0 * 8.0 / 1000.0).abs() < 1e-9);
+        assert_eq!(p.inputs["dimms"].value, 12.0);
+    }
+
+    #[test]
+    fn unknown_without_smbios_unless_user_says() {
+        let none: Fact<Vec<MemoryDevice>> = Fact::unknown("no SMBIOS table");
+        let err = mem_peak(&none, &Default::default()).unwrap_err();
+        assert!(
+            err.contains("no SMBIOS table") && err.contains("--mem-peak-gbs"),
+            "{err}"
+        );
+        let user = MemPeakOverrides {
+            channels: Some(2),
+            mts: Some(4800.0),
+            gbs: None,
+        };
+        assert_eq!(mem_peak(&none, &user).unwrap().value, 76.8);
+        let user = MemPeakOverrides {
+            gbs: Some(50.0),
+            ..Default::default()
+        };
+        assert_eq!(mem_peak(&none, &user).unwrap().value, 50.0);
+    }
+}

@@ -61,6 +61,9 @@ pub fn fixed_system() -> SystemInfo {
             total_bytes: d(24 << 30),
             available_bytes: d(23 << 30),
             numa_nodes: d(1),
+            devices: Fact::unknown(
+                "no SMBIOS table (/sys/firmware/dmi/tables/DMI is missing: a VM or firmware without SMBIOS)",
+            ),
         },
         os: OsInfo {
             hostname: d("vm".into()),
@@ -127,7 +130,7 @@ fn record(workload: &str, threads: u32, samples: Vec<f64>, peak: Option<f64>) ->
 }
 
 /// A fixed report: two DP points with peaks, one SP point without, one noisy, one with a
-/// reference figure, and a NULL point in ns.
+/// reference figure, a NULL point in ns, a memory block point and a latency point.
 pub fn fixed_report() -> Report {
     let mut dp2 = record("DP", 2, vec![114.0, 115.0, 116.0], Some(115.2));
     dp2.reference = Some(Reference {
@@ -142,6 +145,22 @@ pub fn fixed_report() -> Report {
     null.params.remove("isa");
     null.peak_unknown_reason =
         Some("the NULL workload measures harness overhead and has no peak".into());
+    let mut rws = record("RWS", 2, vec![40.0, 41.0, 42.0], None);
+    rws.subsystem = "mem".into();
+    rws.unit = "GB/s".into();
+    rws.params.insert("block_size_bytes".into(), json!(1000));
+    rws.peak_unknown_reason = Some("no SMBIOS table; give --mem-peak-gbs".into());
+    let mut chase = record("LATENCY", 1, vec![1.1, 1.1, 1.2], None);
+    chase.subsystem = "mem".into();
+    chase.metric = "latency".into();
+    chase.unit = "ns".into();
+    chase.params.remove("isa");
+    chase.params.insert("probe".into(), json!("chase"));
+    chase
+        .params
+        .insert("working_set_bytes".into(), json!(32768));
+    chase.params.insert("pages".into(), json!("thp"));
+    chase.peak_unknown_reason = Some("latency has no theoretical peak".into());
     Report {
         schema_version: 1,
         tool: Tool {
@@ -161,6 +180,8 @@ pub fn fixed_report() -> Report {
             dp2,
             record("SP", 1, vec![100.0, 115.0, 120.0], None),
             null,
+            rws,
+            chase,
         ],
     }
 }

@@ -9,7 +9,6 @@ mod x86;
 
 pub use crate::sysinfo::peak::OpClass as Op;
 
-use crate::measure::Summary;
 use crate::results::ResultRecord;
 use crate::runner::{self, Repetition, affinity};
 use crate::sysinfo::peak::{CpuPeakOverrides, cpu_peak};
@@ -274,8 +273,7 @@ impl<'a> CpuSession<'a> {
                 "latency",
                 "ns",
                 samples,
-                None,
-                Some("the NULL workload measures harness overhead and has no peak".into()),
+                Err("the NULL workload measures harness overhead and has no peak".into()),
             ));
         };
         let kernel =
@@ -339,21 +337,14 @@ impl<'a> CpuSession<'a> {
             &self.sys.cpu.isas,
             &user,
         );
-        let (peak, reason) = match peak {
-            Ok(p) => (Some(p), None),
-            Err(r) => (None, Some(r)),
-        };
-        let mut rec = record(
+        Ok(record(
             point.workload,
             params,
             "throughput",
             "GOPS",
             samples,
             peak,
-            reason,
-        );
-        rec.efficiency = rec.peak.as_ref().map(|p| rec.summary.mean / p.value);
-        Ok(rec)
+        ))
     }
 }
 
@@ -363,32 +354,9 @@ fn record(
     metric: &str,
     unit: &str,
     samples: Vec<f64>,
-    peak: Option<crate::sysinfo::peak::Peak>,
-    peak_unknown_reason: Option<String>,
+    peak: Result<crate::sysinfo::peak::Peak, String>,
 ) -> ResultRecord {
-    let summary = Summary::of(&samples).unwrap_or(Summary {
-        mean: f64::NAN,
-        stddev: f64::NAN,
-        min: f64::NAN,
-        max: f64::NAN,
-        median: f64::NAN,
-        cv: f64::NAN,
-        noisy: true,
-    });
-    ResultRecord {
-        subsystem: "cpu".into(),
-        workload: workload.name().into(),
-        params,
-        metric: metric.into(),
-        unit: unit.into(),
-        summary,
-        samples,
-        percentiles: None,
-        peak,
-        peak_unknown_reason,
-        efficiency: None,
-        reference: None,
-    }
+    ResultRecord::new("cpu", workload.name(), params, metric, unit, samples, peak)
 }
 
 #[cfg(test)]

@@ -1,0 +1,340 @@
+//! Memory latency: dependent loads through a random cyclic permutation of cache lines (pointer
+//! chasing), so that every load waits for the previous one and no prefetcher can guess the next
+//! address; swept over working sets from a few KiB to DRAM sizes, the latency rises in steps at
+//! each cache level's capacity (the staircase). Also the time per operation of independent 1- and
+//! 8-byte loads, sequential and random.
+
+use super::buffer::{Buffer, HugePages};
+use super::order::{SplitMix64, single_cycle};
+
+/// Bytes between two chased pointers: one cache line, so each load touches a new line.
+pub const LINE: usize = 64;
+
+/// A pointer-chasing ring in its own buffer.
+pub struct Chase {
+    buffer: Buffer,
+    lines: usize,
+}
+
+impl Chase {
+    /// Builds a ring over `working_set` bytes (rounded down to whole lines, at least 2), each
+    /// line holding the address of the next line of one random cycle.
+    pub fn new(working_set: usize, huge: HugePages, seed: u64) -> std::io::Result<Chase> {
+        let lines = (working_set / LINE).max(2);
+        let buffer = Buffer::new(lines * LINE, huge)?;
+        let base = buffer.as_ptr();
+        let next = single_cycle(lines, seed);
+        for (i, &n) in next.iter().enumerate() {
+            // SAFETY: i and n are below `lines`; each line is 64-byte aligned within the buffer.
+            unsafe {
+                *(base.add(i * LINE) as *mut usize) = base.add(n as usize * LINE) as usize;
+            }
+        }
+        Ok(Chase { buffer, lines })
+    }
+
+    pub fn lines(&self) -> usize {
+        self.lines
+    }
+
+    /// Follows the ring for `loads` dependent loads (rounded up to 16); returns where it ended,
+    /// which the caller must use (black_box) so that the loads are not removed.
+    pub fn run(&self, loads: u64) -> usize {
+        let mut p = self.buffer.as_ptr() as usize;
+        for _ in 0..loads.div_ceil(16) {
+            for _ in 0..16 {
+                // SAFETY: every line holds the address of a line of this buffer, which lives as
+                // long as `self`.
+                p = unsafe { *(p as *const usize) };
+            }
+        }
+        p
+    }
+
+    /// Bytes of the ring backed by huge pages.
+    pub fn huge_page_bytes(&self) -> Option<u64> {
+        self.buffer.huge_page_bytes()
+    }
+}
+
+/// Working sets from `min` to `max` bytes, spaced by √2 (powers of two and their √2 multiples),
+/// rounded to whole cache lines.
+pub fn staircase_sizes(min: u64, max: u64) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut k = 0.0f64;
+    loop {
+        let size = ((4096.0 * 2f64.powf(k / 2.0)) as u64) / LINE as u64 * LINE as u64;
+        k += 1.0;
+        if size > max {
+            break;
+        }
+        if size >= min {
+            out.push(size);
+        }
+    }
+    out
+}
+
+/// One plateau of the staircase.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Level {
+    /// Median latency of the plateau's points, ns.
+    pub latency_ns: f64,
+    /// Smallest and largest working sets on the plateau.
+    pub from_bytes: u64,
+    pub to_bytes: u64,
+    /// Where the level ends: the working set at which the latency crosses the geometric mean of
+    /// this plateau and the next (interpolated in log size); None for the last plateau.
+    pub capacity_bytes: Option<u64>,
+}
+
+/// A point is flat when it is within this factor of each neighbour.
+const FLAT: f64 = 1.15;
+/// Neighbouring plateaus closer than this factor are one level (drift, not a step: cache
+/// levels differ by 3× or more in latency).
+const SAME_LEVEL: f64 = 1.5;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Finds the plateaus of a staircase given as (working set, latency) sorted by size.
+///
+/// A point is flat when its latency is within 15 % of each neighbour's; runs of flat points are
+/// plateaus, and neighbouring plateaus within 1.5× of each other are merged. A level's capacity
+/// is where the curve between it and the next plateau crosses their geometric mean.
+pub fn detect_levels(points: &[(u64, f64)]) -> Vec<Level> {
+    let n = points.len();
+    let within = |a: f64, b: f64| a.max(b) <= a.min(b) * FLAT;
+    let flat: Vec<bool> = (0..n)
+        .map(|i| {
+            (i == 0 || within(points[i - 1].1, points[i].1))
+                && (i + 1 == n || within(points[i].1, points[i + 1].1))
+        })
+        .collect();
+    // Runs of flat points: (first index, last index).
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for i in (0..n).filter(|&i| flat[i]) {
+        match runs.last_mut() {
+            Some((_, last)) if *last + 1 == i => *last = i,
+            _ => runs.push((i, i)),
+        }
+    }
+    let latency = |(a, b): (usize, usize)| {
+        median((a..=b).filter(|i| flat[*i]).map(|i| points[i].1).collect())
+    };
+    let mut merged: Vec<(usize, usize)> = Vec::new();
+    for run in runs {
+        match merged.last_mut() {
+            Some(prev) if latency(run) < latency(*prev) * SAME_LEVEL => prev.1 = run.1,
+            _ => merged.push(run),
+        }
+    }
+    merged
+        .iter()
+        .enumerate()
+        .map(|(k, &run)| {
+            let capacity_bytes = merged.get(k + 1).map(|&next| {
+                let target = (latency(run) * latency(next)).sqrt();
+                let (lo, hi) = (run.1, next.0);
+                let i = (lo..hi)
+                    .find(|&i| points[i + 1].1 >= target)
+                    .unwrap_or(hi - 1);
+                let ((s0, l0), (s1, l1)) = (points[i], points[i + 1]);
+                let t = ((target.ln() - l0.ln()) / (l1.ln() - l0.ln())).clamp(0.0, 1.0);
+                ((s0 as f64).ln() + t * ((s1 as f64).ln() - (s0 as f64).ln())).exp() as u64
+            });
+            Level {
+                latency_ns: latency(run),
+                from_bytes: points[run.0].0,
+                to_bytes: points[run.1].0,
+                capacity_bytes,
+            }
+        })
+        .collect()
+}
+
+/// Kinds of per-operation probes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Probe {
+    pub random: bool,
+    pub op_bytes: usize,
+}
+
+impl Probe {
+    pub const ALL: [Probe; 4] = [
+        Probe {
+            random: false,
+            op_bytes: 1,
+        },
+        Probe {
+            random: false,
+            op_bytes: 8,
+        },
+        Probe {
+            random: true,
+            op_bytes: 1,
+        },
+        Probe {
+            random: true,
+            op_bytes: 8,
+        },
+    ];
+
+    pub fn name(self) -> String {
+        format!(
+            "{}-{}B",
+            if self.random { "random" } else { "seq" },
+            self.op_bytes
+        )
+    }
+
+    /// Performs `ops` independent loads of `op_bytes` over the first `span` bytes of `buf`
+    /// (`span` a power of two): sequential, or at random aligned offsets. Volatile loads, so each
+    /// is one real load of that width, never merged or vectorised. Returns their sum.
+    pub fn run(self, buf: &Buffer, span: usize, ops: u64) -> u64 {
+        let base = buf.as_ptr();
+        let mask = (span - 1) & !(self.op_bytes - 1);
+        let mut rng = SplitMix64(ops);
+        let mut x = rng.next_u64();
+        let (a, c) = (6364136223846793005u64, 1442695040888963407u64);
+        let mut sum = 0u64;
+        let mut off = 0usize;
+        for _ in 0..ops {
+            let at = if self.random {
+                x = x.wrapping_mul(a).wrapping_add(c);
+                (x >> 16) as usize & mask
+            } else {
+                off = (off + self.op_bytes) & mask;
+                off
+            };
+            // SAFETY: `at` is below span ≤ the buffer's length and aligned to op_bytes.
+            let v = unsafe {
+                if self.op_bytes == 1 {
+                    std::ptr::read_volatile(base.add(at)) as u64
+                } else {
+                    std::ptr::read_volatile(base.add(at) as *const u64)
+                }
+            };
+            sum = sum.wrapping_add(v);
+        }
+        sum
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chase_walks_the_whole_ring() {
+        let c = Chase::new(64 * 100, HugePages::Off, 9).unwrap();
+        assert_eq!(c.lines(), 100);
+        let start = c.buffer.as_ptr() as usize;
+        // 1600 loads = 16 full laps: back at the start.
+        assert_eq!(c.run(1600), start);
+    }
+
+    #[test]
+    fn sizes_are_root_two_spaced() {
+        let s = staircase_sizes(4096, 65536);
+        assert_eq!(s.first(), Some(&4096));
+        assert_eq!(s.last(), Some(&65536));
+        assert_eq!(s.len(), 9);
+        assert!(s.iter().all(|x| x % 64 == 0));
+    }
+
+    /// The staircase measured on the 2-vCPU Zen 4 VM (THP), rounded: L1, L2, a short L3, then
+    /// DRAM whose latency drifts up with the working set (page walks).
+    pub const MEASURED: [(u64, f64); 37] = [
+        (4096, 1.11),
+        (5792, 1.12),
+        (8192, 1.10),
+        (11585, 1.10),
+        (16384, 1.10),
+        (23170, 1.11),
+        (32768, 1.30),
+        (46340, 3.84),
+        (65536, 3.87),
+        (92681, 3.87),
+        (131072, 3.91),
+        (185363, 3.91),
+        (262144, 3.87),
+        (370727, 4.54),
+        (524288, 4.98),
+        (741455, 6.32),
+        (1048576, 9.37),
+        (1482910, 12.1),
+        (2097152, 13.5),
+        (2965820, 15.5),
+        (4194304, 36.3),
+        (5931641, 108.8),
+        (8388608, 122.5),
+        (11863283, 125.5),
+        (16777216, 140.9),
+        (23726566, 155.5),
+        (33554432, 155.7),
+        (47453132, 157.6),
+        (67108864, 160.0),
+        (94906265, 168.6),
+        (134217728, 176.0),
+        (189812531, 192.5),
+        (268435456, 176.2),
+        (379625062, 172.6),
+        (536870912, 208.8),
+        (759250124, 246.0),
+        (1073741824, 257.3),
+    ];
+
+    #[test]
+    fn levels_of_the_measured_staircase() {
+        let levels = detect_levels(&MEASURED);
+        let lat: Vec<f64> = levels.iter().map(|l| l.latency_ns).collect();
+        assert_eq!(lat.len(), 5, "{levels:?}");
+        assert_eq!(&lat[..3], &[1.1, 3.91, 13.5], "{levels:?}");
+        assert!((140.0..=160.0).contains(&lat[3]), "{levels:?}");
+        // L1 ends near 32 KiB, L2 near 1 MiB (between the plateaus' geometric mean crossings).
+        let cap = |k: usize| levels[k].capacity_bytes.unwrap() as f64;
+        assert!((24_000.0..48_000.0).contains(&cap(0)), "{}", cap(0));
+        assert!((600_000.0..1_100_000.0).contains(&cap(1)), "{}", cap(1));
+        assert!(levels.last().unwrap().capacity_bytes.is_none());
+    }
+
+    #[test]
+    fn levels_of_a_synthetic_staircase() {
+        let sizes = staircase_sizes(4096, 1 << 30);
+        let pts: Vec<(u64, f64)> = sizes
+            .iter()
+            .map(|&s| {
+                let lat = match s {
+                    s if s <= 32 << 10 => 1.0,
+                    s if s <= 1 << 20 => 4.0,
+                    s if s <= 32 << 20 => 14.0,
+                    _ => 160.0,
+                };
+                (s, lat)
+            })
+            .collect();
+        let levels = detect_levels(&pts);
+        let lat: Vec<f64> = levels.iter().map(|l| l.latency_ns).collect();
+        assert_eq!(lat, vec![1.0, 4.0, 14.0, 160.0]);
+        // Each capacity lies between the last size of a level and the first of the next.
+        for (level, (lo, hi)) in
+            levels
+                .iter()
+                .zip([(32 << 10, 46341), (1 << 20, 1482911), (32 << 20, 47453133)])
+        {
+            let cap = level.capacity_bytes.unwrap();
+            assert!((lo..=hi).contains(&cap), "{cap} not in {lo}..={hi}");
+        }
+    }
+
+    #[test]
+    fn probes_read_what_is_there() {
+        let b = Buffer::new(1 << 20, HugePages::Off).unwrap();
+        for p in Probe::ALL {
+            assert_eq!(p.run(&b, 1 << 20, 1000), 0, "{}", p.name());
+        }
+    }
+}

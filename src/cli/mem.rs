@@ -1,0 +1,167 @@
+//! `peakbench mem`.
+
+use super::common::{OutputArgs, RunArgs, UsageError, drive, parse_positive, parse_threads};
+use crate::bench::mem::buffer::HugePages;
+use crate::bench::mem::{MemOptions, MemSession, MemWorkload, Stores, points, rounds};
+use crate::report;
+use crate::results::Report;
+use crate::runner::Repetition;
+use crate::sysinfo::peak::MemPeakOverrides;
+use crate::sysinfo::{ClockBudget, Isa, collect};
+use crate::units::{format_size, parse_size};
+use clap::{Args, ValueEnum};
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum StoresArg {
+    /// Non-temporal (streaming) stores that bypass the caches.
+    Nt,
+    /// Ordinary stores.
+    Regular,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum HugeArg {
+    /// Transparent huge pages (madvise MADV_HUGEPAGE).
+    On,
+    /// 4 KiB pages (MADV_NOHUGEPAGE).
+    Off,
+    /// Both, one staircase each.
+    Both,
+}
+
+#[derive(Debug, Args)]
+pub struct MemArgs {
+    /// Workloads: RWS, RWR, WS, WR, RS, RR (blocks, sequential or random), COPY, SCALE, ADD,
+    /// TRIAD (STREAM), LATENCY (staircase and per-operation), NULL. Default: all but NULL.
+    #[arg(long, value_delimiter = ',', value_parser = parse_workload)]
+    pub workload: Vec<MemWorkload>,
+    /// Block sizes of RWS…RR, 8 B to 1 GiB, multiples of 8: K, M, G are decimal (1K = 1000 B),
+    /// Ki, Mi, Gi binary.
+    #[arg(long, value_delimiter = ',', value_parser = parse_bytes, default_value = "1K,1M,10M")]
+    pub block_size: Vec<u64>,
+    /// Thread counts to sweep, e.g. 1,2. Default: 1, 2, 4 … up to the hardware threads.
+    #[arg(long, value_delimiter = ',', value_parser = parse_threads)]
+    pub threads: Vec<usize>,
+    /// Size of each array, all threads together (split between them). Default: 4 × the
+    /// last-level cache, at least 64 MiB, so that it lives in DRAM.
+    #[arg(long, value_parser = parse_bytes)]
+    pub array_size: Option<u64>,
+    /// Store instructions of the writing kernels.
+    #[arg(long, value_enum, default_value = "nt")]
+    pub stores: StoresArg,
+    /// Force an instruction set: avx512, avx2 or scalar (portable code). Default: the widest.
+    #[arg(long, value_parser = parse_isa)]
+    pub isa: Option<Isa>,
+    /// Page size of the latency staircase.
+    #[arg(long, value_enum, default_value = "both")]
+    pub huge_pages: HugeArg,
+    /// Largest working set of the latency staircase (from 4 KiB, √2 steps).
+    #[arg(long, value_parser = parse_bytes, default_value = "1Gi")]
+    pub latency_max: u64,
+    /// The memory's theoretical peak in GB/s (instead of SMBIOS).
+    #[arg(long, value_name = "GBS", value_parser = parse_positive)]
+    pub mem_peak_gbs: Option<f64>,
+    /// Memory channels, for the peak (with --mem-mts).
+    #[arg(long, value_name = "N", requires = "mem_mts", value_parser = parse_channels)]
+    pub mem_channels: Option<u32>,
+    /// Memory transfer rate in MT/s, for the peak (with --mem-channels).
+    #[arg(long, value_name = "MTS", requires = "mem_channels", value_parser = parse_positive)]
+    pub mem_mts: Option<f64>,
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+fn parse_workload(s: &str) -> Result<MemWorkload, String> {
+    s.parse()
+}
+
+fn parse_isa(s: &str) -> Result<Isa, String> {
+    s.parse()
+}
+
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    parse_size(s).map_err(|e| e.to_string())
+}
+
+fn parse_channels(s: &str) -> Result<u32, String> {
+    crate::units::parse_count(s, 1, 64)
+        .map(|n| n as u32)
+        .map_err(|e| e.to_string())
+}
+
+pub fn run(args: MemArgs, argv: Vec<String>) -> anyhow::Result<()> {
+    args.output.validate()?;
+    let sys = collect(ClockBudget::default());
+    let opts = MemOptions {
+        workloads: if args.workload.is_empty() {
+            MemWorkload::ALL[..11].to_vec()
+        } else {
+            args.workload.clone()
+        },
+        block_sizes: args.block_size.clone(),
+        threads: if args.threads.is_empty() {
+            crate::sweep::powers_of_two_up_to(sys.cpu.threads as usize)
+        } else {
+            args.threads.clone()
+        },
+        array_bytes: args.array_size,
+        stores: match args.stores {
+            StoresArg::Nt => Stores::Nt,
+            StoresArg::Regular => Stores::Regular,
+        },
+        isa: args.isa,
+        huge_pages: match args.huge_pages {
+            HugeArg::On => vec![HugePages::On],
+            HugeArg::Off => vec![HugePages::Off],
+            HugeArg::Both => vec![HugePages::On, HugePages::Off],
+        },
+        latency_max_bytes: args.latency_max,
+        duration: args.run.duration,
+        reps: Repetition {
+            warmup: args.run.warmup,
+            repeat: args.run.repeat,
+        },
+        peak: MemPeakOverrides {
+            gbs: args.mem_peak_gbs,
+            channels: args.mem_channels,
+            mts: args.mem_mts,
+        },
+    };
+    let session = MemSession::new(&sys, &opts).map_err(|e| {
+        if e.is_usage() {
+            anyhow::Error::new(UsageError(e.to_string()))
+        } else {
+            anyhow::Error::new(e)
+        }
+    })?;
+    if !args.output.quiet {
+        eprintln!(
+            "peakbench mem: {} — ISA {}, {} stores, arrays of {} each, {} repetitions of ~{:?} after {} warm-up; GB/s counted as STREAM does (bytes read + written)",
+            report::table::machine_line(&sys),
+            session.isa(),
+            session.stores(),
+            format_size(crate::bench::mem::array_bytes(&opts, &sys)),
+            opts.reps.repeat,
+            opts.duration,
+            opts.reps.warmup
+        );
+    }
+    let mut report = Report::new(sys.clone(), argv);
+    drive(
+        &mut report,
+        &args.output,
+        &points(&opts),
+        |p| rounds(p, &opts),
+        |p| match p.block {
+            Some(b) => format!("{} {} ×{}", p.workload, format_size(b), p.threads),
+            None => format!("{} ×{}", p.workload, p.threads),
+        },
+        |point, tick| {
+            session.run(point, tick).map_err(|e| {
+                anyhow::anyhow!("{} with {} threads: {e}", point.workload, point.threads)
+            })
+        },
+    )
+}
