@@ -13,6 +13,8 @@ use clap::{Args, ValueEnum};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum StoresArg {
+    /// Non-temporal where they help: whole arrays and blocks of whole cache lines ≥ 1 KiB.
+    Auto,
     /// Non-temporal (streaming) stores that bypass the caches.
     Nt,
     /// Ordinary stores.
@@ -47,7 +49,7 @@ pub struct MemArgs {
     #[arg(long, value_parser = parse_bytes)]
     pub array_size: Option<u64>,
     /// Store instructions of the writing kernels.
-    #[arg(long, value_enum, default_value = "nt")]
+    #[arg(long, value_enum, default_value = "auto")]
     pub stores: StoresArg,
     /// Force an instruction set: avx512, avx2 or scalar (portable code). Default: the widest.
     #[arg(long, value_parser = parse_isa)]
@@ -108,6 +110,7 @@ pub fn run(args: MemArgs, argv: Vec<String>) -> anyhow::Result<()> {
         },
         array_bytes: args.array_size,
         stores: match args.stores {
+            StoresArg::Auto => Stores::Auto,
             StoresArg::Nt => Stores::Nt,
             StoresArg::Regular => Stores::Regular,
         },
