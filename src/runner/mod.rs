@@ -93,11 +93,16 @@ pub fn calibrate(target: Duration, kernel: impl Fn(u64)) -> u64 {
         kernel(iterations);
         let elapsed = t.elapsed();
         if elapsed >= floor || iterations >= 1 << 50 {
-            let scale = target.as_secs_f64() / elapsed.as_secs_f64().max(1e-9);
-            return ((iterations as f64 * scale) as u64).max(1);
+            return scale(iterations, elapsed, target);
         }
         iterations *= 2;
     }
+}
+
+/// The iteration count that takes `target` if `iterations` took `elapsed` (at least 1).
+fn scale(iterations: u64, elapsed: Duration, target: Duration) -> u64 {
+    let factor = target.as_secs_f64() / elapsed.as_secs_f64().max(1e-9);
+    ((iterations as f64 * factor) as u64).max(1)
 }
 
 #[cfg(test)]
@@ -133,11 +138,24 @@ mod tests {
     }
 
     #[test]
-    fn calibration_scales_to_target() {
-        let n = calibrate(Duration::from_millis(20), |n| {
-            std::thread::sleep(Duration::from_micros(n.min(1 << 20)))
+    fn calibration_scales_and_stops() {
+        assert_eq!(
+            scale(1000, Duration::from_millis(10), Duration::from_millis(250)),
+            25_000
+        );
+        assert_eq!(
+            scale(10, Duration::from_secs(1), Duration::from_millis(1)),
+            1
+        );
+        // Doubling stops once a run reaches the floor (here: 1 ms of sleep at most per call).
+        let calls = AtomicUsize::new(0);
+        let n = calibrate(Duration::from_millis(2), |n| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            if n >= 8 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
         });
-        // About 20 ms of 1 µs-per-iteration sleeps (sleep overshoot makes it fewer).
-        assert!((100..=40_000).contains(&n), "{n}");
+        assert!(n >= 1);
+        assert_eq!(calls.load(Ordering::Relaxed), 4, "1, 2, 4, then 8 sleeps");
     }
 }
