@@ -60,6 +60,18 @@ pub fn parse_size(text: &str) -> Result<u64, ParseError> {
     Ok(bytes as u64)
 }
 
+/// Parses a size the way fio does: K, M, G, T are binary (4K = 4096), with or without `i`/`B`.
+pub fn parse_size_binary(text: &str) -> Result<u64, ParseError> {
+    let t = text.trim();
+    let body = t.trim_end_matches(['B', 'b']);
+    let body = body.strip_suffix('i').unwrap_or(body);
+    let binary = match body.chars().last() {
+        Some(c) if c.is_ascii_alphabetic() => format!("{body}i"),
+        _ => body.to_string(),
+    };
+    parse_size(&binary).map_err(|_| ParseError::Size(text.to_string()))
+}
+
 /// Parses a duration such as `500ms`, `2s`, `1.5s`, `1m`, `100us`; a bare number is seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, ParseError> {
     let t = text.trim();
@@ -165,6 +177,17 @@ mod tests {
         assert!(parse_size("4X").is_err());
         assert!(parse_size("").is_err());
         assert!(parse_size("0.5").is_err());
+    }
+
+    #[test]
+    fn fio_sizes_are_binary() {
+        assert_eq!(parse_size_binary("4K"), Ok(4096));
+        assert_eq!(parse_size_binary("4k"), Ok(4096));
+        assert_eq!(parse_size_binary("4KiB"), Ok(4096));
+        assert_eq!(parse_size_binary("16M"), Ok(16 << 20));
+        assert_eq!(parse_size_binary("1G"), Ok(1 << 30));
+        assert_eq!(parse_size_binary("512"), Ok(512));
+        assert!(parse_size_binary("4X").is_err());
     }
 
     #[test]

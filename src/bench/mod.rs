@@ -1,4 +1,6 @@
 //! The benchmarks, one folder per subsystem.
 
 pub mod cpu;
+pub mod disk;
 pub mod mem;
+pub mod rng;

@@ -2,6 +2,7 @@
 
 mod common;
 mod cpu;
+mod disk;
 mod mem;
 mod sysinfo;
 
@@ -9,6 +10,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 pub use common::UsageError;
+
+/// A run stopped by SIGINT/SIGTERM; what was measured is kept. Exit code 130.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted: the points measured before the signal are kept")]
+pub struct Interrupted;
 
 /// peakbench: how fast is this machine, and how close to its peak?
 #[derive(Debug, Parser)]
@@ -26,6 +32,8 @@ pub enum Command {
     Cpu(Box<cpu::CpuArgs>),
     /// Memory bandwidth (GB/s, STREAM-counted) and latency (pointer-chasing staircase).
     Mem(Box<mem::MemArgs>),
+    /// Disk throughput (MB/s), IOPS and latency percentiles, O_DIRECT, psync or io_uring.
+    Disk(Box<disk::DiskArgs>),
 }
 
 /// Runs a parsed command line; `argv` is recorded in the results.
@@ -34,6 +42,7 @@ pub fn run(cli: Cli, argv: Vec<String>) -> anyhow::Result<()> {
         Command::Sysinfo(args) => sysinfo::run(args, argv),
         Command::Cpu(args) => cpu::run(*args, argv),
         Command::Mem(args) => mem::run(*args, argv),
+        Command::Disk(args) => disk::run(*args, argv),
     }
 }
 
@@ -79,6 +88,8 @@ pub fn main_with(argv: Vec<String>) -> ExitCode {
             eprintln!("peakbench: {e:#}");
             if e.downcast_ref::<UsageError>().is_some() {
                 ExitCode::from(EXIT_USAGE)
+            } else if e.downcast_ref::<Interrupted>().is_some() {
+                ExitCode::from(130)
             } else {
                 ExitCode::from(EXIT_FAILURE)
             }

@@ -1,6 +1,9 @@
 //! The Markdown exporter: the tables of SPEC §4, one per subsystem and unit, and the peaks.
 
-use super::{groups, has_reference, headers, peak_notes, row, variant_header};
+use super::{
+    groups, has_reference, headers, littles_law_notes, peak_notes, percentile_notes, row,
+    variant_header,
+};
 use crate::results::Report;
 
 fn line(cells: &[String]) -> String {
@@ -35,11 +38,16 @@ pub fn render(report: &Report) -> Vec<u8> {
             out.push_str("\n`!` noisy: coefficient of variation above 5 %.\n");
         }
     }
-    let notes = peak_notes(&report.results);
-    if !notes.is_empty() {
-        out.push_str("\n## Theoretical peaks\n\n");
-        for n in notes {
-            out.push_str(&format!("- {n}\n"));
+    for (title, notes) in [
+        ("Latency percentiles", percentile_notes(&report.results)),
+        ("Little's law", littles_law_notes(&report.results)),
+        ("Theoretical peaks", peak_notes(&report.results)),
+    ] {
+        if !notes.is_empty() {
+            out.push_str(&format!("\n## {title}\n\n"));
+            for n in notes {
+                out.push_str(&format!("- {n}\n"));
+            }
         }
     }
     out.into_bytes()

@@ -41,6 +41,21 @@ fn variant(rec: &ResultRecord) -> String {
     if rec.subsystem == "cpu" {
         return rec.param("isa");
     }
+    if rec.subsystem == "disk" {
+        let mut v = format!(
+            "{} QD{}",
+            rec.params
+                .get("block_size_bytes")
+                .and_then(|v| v.as_u64())
+                .map(crate::units::format_bytes_binary)
+                .unwrap_or_default(),
+            rec.param("iodepth")
+        );
+        if rec.param("io_mode") == "buffered" {
+            v.push_str(" buffered");
+        }
+        return v;
+    }
     if let Some(b) = size("block_size_bytes") {
         return b;
     }
@@ -222,6 +237,52 @@ fn source_name(s: crate::sysinfo::Source) -> &'static str {
         Source::Measured => "measured",
         Source::User => "user",
     }
+}
+
+/// One line per latency point with percentiles: p50, p99, p99.9 and max.
+pub fn percentile_notes(results: &[ResultRecord]) -> Vec<String> {
+    results
+        .iter()
+        .filter_map(|r| {
+            let p = r.percentiles.as_ref()?;
+            let get = |k: &str| p.get(k).map_or_else(|| "—".into(), |v| format_sig(*v));
+            Some(format!(
+                "{} {} ×{}: p50 {} {u}, p99 {} {u}, p99.9 {} {u}, max {} {u}",
+                r.workload,
+                variant(r),
+                r.param("threads"),
+                get("p50"),
+                get("p99"),
+                get("p99.9"),
+                get("max"),
+                u = r.unit
+            ))
+        })
+        .collect()
+}
+
+/// One line per point that carries a Little's-law check (IOPS ≈ outstanding I/Os ÷ mean
+/// latency), a mismatch above 5 % flagged.
+pub fn littles_law_notes(results: &[ResultRecord]) -> Vec<String> {
+    results
+        .iter()
+        .filter(|r| r.metric == "iops")
+        .filter_map(|r| {
+            let l = r.params.get("littles_law")?;
+            let ok = l["within_5_percent"].as_bool().unwrap_or(false);
+            Some(format!(
+                "{} {} ×{}: {} IOPS measured, {} expected from {} outstanding ÷ mean latency (ratio {:.3}){}",
+                r.workload,
+                variant(r),
+                r.param("threads"),
+                format_sig(r.summary.mean),
+                format_sig(l["expected_iops"].as_f64().unwrap_or(f64::NAN)),
+                l["outstanding"],
+                l["ratio"].as_f64().unwrap_or(f64::NAN),
+                if ok { "" } else { "  ! MISMATCH over 5 %" }
+            ))
+        })
+        .collect()
 }
 
 /// Writes `bytes` to `path` atomically (a temporary file in the same directory, then rename),

@@ -1,6 +1,9 @@
 //! The terminal exporter: the SPEC §4 tables with comfy-table, and the system information.
 
-use super::{groups, has_reference, headers, peak_notes, row, variant_header};
+use super::{
+    groups, has_reference, headers, littles_law_notes, peak_notes, percentile_notes, row,
+    variant_header,
+};
 use crate::results::Report;
 use crate::sysinfo::{Fact, SystemInfo};
 use crate::units::format_bytes_binary;
@@ -66,11 +69,16 @@ pub fn render(report: &Report) -> String {
             out.push_str("! noisy: coefficient of variation above 5 %\n");
         }
     }
-    let notes = peak_notes(&report.results);
-    if !notes.is_empty() {
-        out.push_str("Theoretical peaks:\n");
-        for n in notes {
-            out.push_str(&format!("  {n}\n"));
+    for (title, notes) in [
+        ("Latency percentiles", percentile_notes(&report.results)),
+        ("Little's law", littles_law_notes(&report.results)),
+        ("Theoretical peaks", peak_notes(&report.results)),
+    ] {
+        if !notes.is_empty() {
+            out.push_str(&format!("{title}:\n"));
+            for n in notes {
+                out.push_str(&format!("  {n}\n"));
+            }
         }
     }
     out

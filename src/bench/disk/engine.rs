@@ -1,0 +1,145 @@
+//! I/O engines behind one small interface, as fio's ioengines: queue an I/O, then complete at
+//! least some. Each engine states its capabilities; the benchmark loop asks them, never the
+//! engine's name. The loop is generic over the engine, so no call in it is dynamic.
+
+use crate::bench::mem::buffer::{Buffer, HugePages};
+use std::io;
+use std::os::unix::io::RawFd;
+
+/// Direction of one I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dir {
+    Read,
+    Write,
+}
+
+/// What an engine can do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
+    pub name: &'static str,
+    /// One I/O at a time per thread: the queue depth is 1.
+    pub synchronous: bool,
+    /// Touches the file: needs it open, aligned buffers under O_DIRECT.
+    pub does_io: bool,
+}
+
+/// A completed I/O: its buffer slot and the bytes moved, or the error.
+pub type Completion = (usize, io::Result<usize>);
+
+/// An I/O engine bound to one file and one set of buffers (one per queue slot).
+pub trait Engine {
+    fn caps(&self) -> Caps;
+    /// Queues one I/O of the block size at `offset`, using buffer `slot`.
+    fn queue(&mut self, slot: usize, dir: Dir, offset: u64) -> io::Result<()>;
+    /// Submits what is queued and waits until at least `min` I/Os completed; appends them.
+    fn complete(&mut self, min: usize, out: &mut Vec<Completion>) -> io::Result<()>;
+}
+
+/// The buffers of one thread: `depth` blocks of `block` bytes, page-aligned (which satisfies any
+/// logical block size up to 4 KiB), filled with incompressible data.
+pub struct Buffers {
+    buf: Buffer,
+    pub block: usize,
+    pub depth: usize,
+}
+
+impl Buffers {
+    pub fn new(block: usize, depth: usize, seed: u64) -> io::Result<Buffers> {
+        let buf = Buffer::new(block * depth, HugePages::Off)?;
+        // SAFETY: the buffer holds block × depth bytes, owned here.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(buf.as_ptr(), block * depth) };
+        crate::bench::rng::SplitMix64(seed).fill(bytes);
+        Ok(Buffers { buf, block, depth })
+    }
+
+    pub fn slot(&self, slot: usize) -> *mut u8 {
+        debug_assert!(slot < self.depth);
+        // SAFETY: slot < depth, so the pointer stays inside the buffer.
+        unsafe { self.buf.as_ptr().add(slot * self.block) }
+    }
+}
+
+/// pread/pwrite: one synchronous I/O per call.
+pub struct Psync {
+    fd: RawFd,
+    bufs: Buffers,
+    done: Vec<Completion>,
+}
+
+impl Psync {
+    pub fn new(fd: RawFd, bufs: Buffers) -> Psync {
+        Psync {
+            fd,
+            bufs,
+            done: Vec::with_capacity(1),
+        }
+    }
+}
+
+impl Engine for Psync {
+    fn caps(&self) -> Caps {
+        Caps {
+            name: "psync",
+            synchronous: true,
+            does_io: true,
+        }
+    }
+
+    fn queue(&mut self, slot: usize, dir: Dir, offset: u64) -> io::Result<()> {
+        let (p, len) = (self.bufs.slot(slot), self.bufs.block);
+        // SAFETY: p points to `len` bytes of this engine's buffers; fd is open for the run.
+        let n = unsafe {
+            match dir {
+                Dir::Read => libc::pread(self.fd, p as *mut libc::c_void, len, offset as i64),
+                Dir::Write => libc::pwrite(self.fd, p as *const libc::c_void, len, offset as i64),
+            }
+        };
+        let result = if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        };
+        self.done.push((slot, result));
+        Ok(())
+    }
+
+    fn complete(&mut self, _min: usize, out: &mut Vec<Completion>) -> io::Result<()> {
+        out.append(&mut self.done);
+        Ok(())
+    }
+}
+
+/// No I/O at all: every I/O completes at once. Measures the harness's own cost per I/O.
+pub struct NullEngine {
+    block: usize,
+    done: Vec<Completion>,
+}
+
+impl NullEngine {
+    pub fn new(block: usize, depth: usize) -> NullEngine {
+        NullEngine {
+            block,
+            done: Vec::with_capacity(depth),
+        }
+    }
+}
+
+impl Engine for NullEngine {
+    fn caps(&self) -> Caps {
+        Caps {
+            name: "null",
+            synchronous: false,
+            does_io: false,
+        }
+    }
+
+    fn queue(&mut self, slot: usize, _dir: Dir, _offset: u64) -> io::Result<()> {
+        self.done.push((slot, Ok(self.block)));
+        Ok(())
+    }
+
+    fn complete(&mut self, _min: usize, out: &mut Vec<Completion>) -> io::Result<()> {
+        out.append(&mut self.done);
+        Ok(())
+    }
+}

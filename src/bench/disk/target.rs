@@ -1,0 +1,263 @@
+//! The file (or device) a disk benchmark reads and writes, and the rules that keep other data
+//! safe: peakbench writes only files it creates (a temporary file in `--dir`, or a `--file` that
+//! did not exist), an existing file only with `--allow-overwrite`, a block device only with
+//! `--destructive`; what it created is removed when the run ends, fails or is interrupted.
+
+use super::DiskError;
+use super::stop;
+use crate::bench::mem::buffer::{Buffer, HugePages};
+use crate::bench::rng::SplitMix64;
+use crate::sysinfo::blockdev::{BlockDevice, describe};
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+/// Where to benchmark.
+#[derive(Debug, Clone)]
+pub enum Place {
+    /// A new temporary file in this directory.
+    Dir(PathBuf),
+    /// This path: a new file, or an existing file/device with the matching flag.
+    File {
+        path: PathBuf,
+        allow_overwrite: bool,
+        destructive: bool,
+    },
+}
+
+/// The open target.
+pub struct Target {
+    pub path: PathBuf,
+    pub file: File,
+    pub size: u64,
+    pub direct: bool,
+    /// O_DIRECT alignment: the device's logical block size (512 when sysfs does not say).
+    pub align: u64,
+    pub device: Option<BlockDevice>,
+    pub is_block_device: bool,
+    /// Removed on drop: peakbench created it.
+    created: bool,
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        if self.created {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+fn io_error(path: &Path, e: std::io::Error, what: &str) -> DiskError {
+    match e.raw_os_error() {
+        Some(libc::EROFS) => DiskError::ReadOnly(path.display().to_string()),
+        Some(libc::ENOSPC) => DiskError::NoSpace {
+            path: path.display().to_string(),
+            need: 0,
+            free: 0,
+        },
+        Some(libc::EACCES) | Some(libc::EPERM) => DiskError::Permission(path.display().to_string()),
+        _ => DiskError::Io(format!("{what} {}: {e}", path.display())),
+    }
+}
+
+/// Free bytes for an unprivileged writer in the file system holding `dir`.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: statvfs fills the zeroed struct; c is a valid NUL-terminated path.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+    (rc == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+fn open_flags(direct: bool) -> i32 {
+    if direct { libc::O_DIRECT } else { 0 }
+}
+
+/// Opens (creating where allowed) the target of `size` bytes.
+pub fn open(place: &Place, size: u64, direct: bool) -> Result<Target, DiskError> {
+    let (path, created, is_block_device) = match place {
+        Place::Dir(dir) => {
+            if !dir.exists() {
+                return Err(DiskError::DirMissing(dir.display().to_string()));
+            }
+            if !dir.is_dir() {
+                return Err(DiskError::NotADir(dir.display().to_string()));
+            }
+            let name = format!(".peakbench-disk-{}.tmp", std::process::id());
+            (dir.join(name), true, false)
+        }
+        Place::File {
+            path,
+            allow_overwrite,
+            destructive,
+        } => match std::fs::metadata(path) {
+            Ok(m) if m.file_type().is_block_device() => {
+                if !destructive {
+                    return Err(DiskError::BlockDeviceNeedsDestructive(
+                        path.display().to_string(),
+                    ));
+                }
+                (path.clone(), false, true)
+            }
+            Ok(m) if m.is_dir() => return Err(DiskError::NotAFile(path.display().to_string())),
+            Ok(_) if !allow_overwrite => {
+                return Err(DiskError::FileExists(path.display().to_string()));
+            }
+            Ok(_) => (path.clone(), false, false),
+            Err(_) => {
+                let dir = path
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."));
+                if !dir.is_dir() {
+                    return Err(DiskError::DirMissing(dir.display().to_string()));
+                }
+                (path.clone(), true, false)
+            }
+        },
+    };
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    if created
+        && let Some(free) = free_bytes(&dir)
+        && free < size + size / 20
+    {
+        return Err(DiskError::NoSpace {
+            path: dir.display().to_string(),
+            need: size,
+            free,
+        });
+    }
+    let mut opts = OpenOptions::new();
+    opts.read(true).write(true).custom_flags(open_flags(direct));
+    if created {
+        opts.create_new(true);
+    }
+    let file = match opts.open(&path) {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && direct => {
+            if created {
+                let _ = std::fs::remove_file(&path);
+            }
+            return Err(DiskError::DirectUnsupported(path.display().to_string()));
+        }
+        Err(e) => return Err(io_error(&path, e, "cannot open")),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| io_error(&path, e, "cannot stat"))?;
+    let dev = if is_block_device {
+        meta.rdev()
+    } else {
+        meta.dev()
+    };
+    let device = describe(libc::major(dev), libc::minor(dev));
+    let align = device
+        .as_ref()
+        .and_then(|d| d.logical_block_bytes)
+        .unwrap_or(512) as u64;
+    let size = if is_block_device {
+        let mut bytes: u64 = 0;
+        // SAFETY: BLKGETSIZE64 writes one u64 to the pointer given.
+        let rc = unsafe { libc::ioctl(file.as_raw_fd(), 0x8008_1272, &mut bytes) };
+        if rc != 0 {
+            return Err(DiskError::Io(format!(
+                "cannot read the size of {}",
+                path.display()
+            )));
+        }
+        size.min(bytes)
+    } else {
+        size
+    };
+    Ok(Target {
+        path,
+        file,
+        size,
+        direct,
+        align,
+        device,
+        is_block_device,
+        created,
+    })
+}
+
+impl Target {
+    /// Lays the file out: every byte written with incompressible data (never sparse), synced,
+    /// and checked with st_blocks. Stops on Ctrl-C.
+    pub fn precondition(&mut self) -> Result<(), DiskError> {
+        if !self.is_block_device
+            && let Ok(m) = self.file.metadata()
+            && m.len() >= self.size
+            && m.blocks() * 512 >= self.size
+        {
+            return Ok(());
+        }
+        const CHUNK: usize = 1 << 20;
+        let buf = Buffer::new(CHUNK, HugePages::Off).map_err(|e| DiskError::Io(e.to_string()))?;
+        // SAFETY: the buffer holds CHUNK bytes and is only used here.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(buf.as_ptr(), CHUNK) };
+        let mut rng = SplitMix64(0x5eed);
+        let mut off = 0u64;
+        while off < self.size {
+            if stop::requested() {
+                return Err(DiskError::Interrupted);
+            }
+            rng.fill(bytes);
+            let len = (CHUNK as u64).min(self.size - off) as usize;
+            let len = len.div_ceil(self.align as usize) * self.align as usize;
+            // SAFETY: bytes[..len] lies in the 2 MiB-rounded buffer; fd is open for writing.
+            let n = unsafe {
+                libc::pwrite(
+                    self.file.as_raw_fd(),
+                    bytes.as_ptr() as *const libc::c_void,
+                    len,
+                    off as i64,
+                )
+            };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                return Err(match e.raw_os_error() {
+                    Some(libc::ENOSPC) => DiskError::NoSpace {
+                        path: self.path.display().to_string(),
+                        need: self.size,
+                        free: off,
+                    },
+                    Some(libc::EINVAL) if self.direct => {
+                        DiskError::DirectUnsupported(self.path.display().to_string())
+                    }
+                    _ => io_error(&self.path, e, "cannot write"),
+                });
+            }
+            off += n as u64;
+        }
+        self.file
+            .sync_all()
+            .map_err(|e| io_error(&self.path, e, "cannot sync"))?;
+        if !self.is_block_device {
+            let m = self
+                .file
+                .metadata()
+                .map_err(|e| io_error(&self.path, e, "cannot stat"))?;
+            if m.blocks() * 512 < self.size {
+                return Err(DiskError::Io(format!(
+                    "{} is still sparse after layout ({} of {} bytes allocated)",
+                    self.path.display(),
+                    m.blocks() * 512,
+                    self.size
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether peakbench created the file (and will remove it).
+    pub fn created(&self) -> bool {
+        self.created
+    }
+}

@@ -1,0 +1,238 @@
+//! `peakbench disk`.
+
+use super::common::{
+    OutputArgs, UsageError, drive, parse_duration, parse_positive, parse_repeat, parse_threads,
+};
+use crate::bench::disk::target::Place;
+use crate::bench::disk::{
+    DiskError, DiskOptions, DiskPeaks, DiskSession, DiskWorkload, EngineKind, points, uring,
+};
+use crate::results::Report;
+use crate::runner::Repetition;
+use crate::sysinfo::{ClockBudget, collect};
+use crate::units::{format_bytes_binary, parse_count};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EngineArg {
+    /// psync when every --iodepth is 1, io_uring otherwise.
+    Auto,
+    /// pread/pwrite, one I/O at a time per thread.
+    Psync,
+    /// io_uring with registered file and buffers, up to 256 in flight per thread.
+    #[value(name = "io_uring")]
+    IoUring,
+    /// No I/O: the harness's own cost per I/O.
+    Null,
+}
+
+#[derive(Debug, Args)]
+pub struct DiskArgs {
+    /// Workloads: RS, WS (sequential read/write), RR, WR (random), RW (random mix, --read-percent).
+    #[arg(long, value_delimiter = ',', value_parser = parse_workload, default_value = "RS,WS,RR,WR")]
+    pub workload: Vec<DiskWorkload>,
+    /// Record sizes. K, M, G are binary here, as in fio (4K = 4096 B).
+    #[arg(long, value_delimiter = ',', value_parser = parse_binary, default_value = "4K,64K,1M,16M")]
+    pub block_size: Vec<u64>,
+    /// Threads (jobs), 1…128; a list sweeps.
+    #[arg(long, value_delimiter = ',', value_parser = parse_jobs, default_value = "1")]
+    pub threads: Vec<usize>,
+    /// I/Os in flight per thread, 1…256; a list sweeps.
+    #[arg(long, value_delimiter = ',', value_parser = parse_depth, default_value = "1")]
+    pub iodepth: Vec<usize>,
+    /// I/O engine.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub engine: EngineArg,
+    /// Benchmark this file: it must not exist (peakbench creates and removes it), unless
+    /// --allow-overwrite; a block device needs --destructive.
+    #[arg(long, value_name = "PATH", conflicts_with = "dir")]
+    pub file: Option<PathBuf>,
+    /// Create a temporary file in this directory (removed afterwards).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+    /// Let --file name an existing file, whose contents are destroyed.
+    #[arg(long)]
+    pub allow_overwrite: bool,
+    /// Let --file name a block device, whose data are destroyed.
+    #[arg(long)]
+    pub destructive: bool,
+    /// File size (binary: 1G = 1 GiB).
+    #[arg(long, value_parser = parse_binary, default_value = "1G")]
+    pub size: u64,
+    /// Measured time of one repetition.
+    #[arg(long, value_parser = parse_duration, default_value = "5s")]
+    pub runtime: std::time::Duration,
+    /// Time at the start of each repetition that is not measured.
+    #[arg(long, value_parser = parse_ramp, default_value = "1s")]
+    pub ramp: std::time::Duration,
+    /// Percent of reads in RW.
+    #[arg(long, value_parser = parse_percent, default_value = "70")]
+    pub read_percent: u32,
+    /// Go through the page cache (no O_DIRECT); labelled "buffered" in every output.
+    #[arg(long)]
+    pub buffered: bool,
+    /// Report MiB/s instead of MB/s.
+    #[arg(long)]
+    pub mib: bool,
+    /// Repetitions of every point.
+    #[arg(long, default_value = "3", value_parser = parse_repeat)]
+    pub repeat: usize,
+    /// The device's rated sequential read throughput, MB/s.
+    #[arg(long, value_name = "MBPS", value_parser = parse_positive)]
+    pub disk_peak_read_mbps: Option<f64>,
+    /// The device's rated sequential write throughput, MB/s.
+    #[arg(long, value_name = "MBPS", value_parser = parse_positive)]
+    pub disk_peak_write_mbps: Option<f64>,
+    /// The device's rated random read IOPS.
+    #[arg(long, value_name = "IOPS", value_parser = parse_positive)]
+    pub disk_peak_read_iops: Option<f64>,
+    /// The device's rated random write IOPS.
+    #[arg(long, value_name = "IOPS", value_parser = parse_positive)]
+    pub disk_peak_write_iops: Option<f64>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+fn parse_workload(s: &str) -> Result<DiskWorkload, String> {
+    s.parse()
+}
+
+fn parse_binary(s: &str) -> Result<u64, String> {
+    crate::units::parse_size_binary(s).map_err(|e| e.to_string())
+}
+
+fn parse_jobs(s: &str) -> Result<usize, String> {
+    parse_threads(s).and_then(|n| {
+        if n > 128 {
+            Err(format!("'{s}' is out of range: must be between 1 and 128"))
+        } else {
+            Ok(n)
+        }
+    })
+}
+
+fn parse_depth(s: &str) -> Result<usize, String> {
+    parse_count(s, 1, 256)
+        .map(|n| n as usize)
+        .map_err(|e| e.to_string())
+}
+
+fn parse_percent(s: &str) -> Result<u32, String> {
+    parse_count(s, 0, 100)
+        .map(|n| n as u32)
+        .map_err(|e| e.to_string())
+}
+
+fn parse_ramp(s: &str) -> Result<std::time::Duration, String> {
+    if s.trim()
+        .trim_end_matches(|c: char| c.is_ascii_alphabetic())
+        .parse::<f64>()
+        == Ok(0.0)
+    {
+        return Ok(std::time::Duration::ZERO);
+    }
+    parse_duration(s)
+}
+
+/// A user error (2), an interruption (130) or a failure (1).
+fn classify(e: DiskError) -> anyhow::Error {
+    match e {
+        DiskError::Interrupted => anyhow::Error::new(super::Interrupted),
+        e if e.is_usage() => anyhow::Error::new(UsageError(e.to_string())),
+        e => anyhow::Error::new(e),
+    }
+}
+
+pub fn run(args: DiskArgs, argv: Vec<String>) -> anyhow::Result<()> {
+    args.output.validate()?;
+    let engine = match args.engine {
+        EngineArg::Psync => EngineKind::Psync,
+        EngineArg::IoUring => EngineKind::IoUring,
+        EngineArg::Null => EngineKind::Null,
+        EngineArg::Auto if args.iodepth.iter().all(|d| *d == 1) => EngineKind::Psync,
+        EngineArg::Auto => match uring::probe() {
+            Ok(()) => EngineKind::IoUring,
+            Err(why) => {
+                return Err(UsageError(format!(
+                    "--iodepth above 1 needs io_uring, which is not available: {why}"
+                ))
+                .into());
+            }
+        },
+    };
+    let sys = collect(ClockBudget::default());
+    let opts = DiskOptions {
+        workloads: args.workload.clone(),
+        block_sizes: args.block_size.clone(),
+        threads: args.threads.clone(),
+        iodepths: args.iodepth.clone(),
+        engine,
+        place: match &args.file {
+            Some(path) => Place::File {
+                path: path.clone(),
+                allow_overwrite: args.allow_overwrite,
+                destructive: args.destructive,
+            },
+            None => Place::Dir(args.dir.clone()),
+        },
+        size: args.size,
+        runtime: args.runtime,
+        ramp: args.ramp,
+        read_percent: args.read_percent,
+        direct: !args.buffered,
+        mib: args.mib,
+        reps: Repetition {
+            warmup: 0,
+            repeat: args.repeat,
+        },
+        peaks: DiskPeaks {
+            read_mbps: args.disk_peak_read_mbps,
+            write_mbps: args.disk_peak_write_mbps,
+            read_iops: args.disk_peak_read_iops,
+            write_iops: args.disk_peak_write_iops,
+        },
+    };
+    let session = DiskSession::new(&sys, &opts).map_err(classify)?;
+    if !args.output.quiet {
+        let t = session.target();
+        eprintln!(
+            "peakbench disk: {} on {} ({}), engine {}, {} I/O, {} repetitions of {:?} after a {:?} ramp",
+            format_bytes_binary(t.size),
+            t.path.display(),
+            t.device
+                .as_ref()
+                .map_or("unknown device".to_string(), |d| format!(
+                    "{}, {}-byte logical blocks",
+                    d.name, t.align
+                )),
+            opts.engine.name(),
+            if opts.direct {
+                "O_DIRECT"
+            } else {
+                "buffered (page cache)"
+            },
+            opts.reps.repeat,
+            opts.runtime,
+            opts.ramp
+        );
+    }
+    let mut report = Report::new(sys.clone(), argv);
+    let rounds = opts.reps.repeat as u64;
+    drive(
+        &mut report,
+        &args.output,
+        &points(&opts),
+        |_| rounds,
+        |p| {
+            format!(
+                "{} {} ×{} QD{}",
+                p.workload,
+                format_bytes_binary(p.block),
+                p.threads,
+                p.iodepth
+            )
+        },
+        |point, tick| session.run(point, tick).map_err(classify),
+    )
+}

@@ -1,0 +1,346 @@
+//! Disk CLI tests: safety rules, errors, signals, and the page cache bypass. Tests that need
+//! root (mounting a small or read-only tmpfs) say so and are skipped with a printed reason.
+
+mod common;
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn peakbench() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_peakbench"))
+}
+
+fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".peakbench"))
+        .collect()
+}
+
+fn one_line_exit_2(args: &[&str], expected: &str) {
+    let out = peakbench().args(args).assert().code(2);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    assert!(
+        stderr.contains(expected),
+        "{args:?}: expected '{expected}' in: {stderr}"
+    );
+}
+
+#[test]
+fn null_engine_gives_exact_records_and_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = peakbench()
+        .args([
+            "disk",
+            "--engine",
+            "null",
+            "--size",
+            "1M",
+            "--runtime",
+            "20ms",
+            "--ramp",
+            "0",
+        ])
+        .args([
+            "--repeat",
+            "2",
+            "--workload",
+            "RR,WS",
+            "--block-size",
+            "4K",
+            "--iodepth",
+            "1,8",
+        ])
+        .arg("--dir")
+        .arg(dir.path())
+        .args(["--quiet", "--json", "-"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(common::schema_errors(&doc), Vec::<String>::new());
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(
+        results.len(),
+        2 * 2 * 3,
+        "2 workloads × 2 depths × (MB/s, IOPS, us)"
+    );
+    let units: Vec<&str> = results[..3]
+        .iter()
+        .map(|r| r["unit"].as_str().unwrap())
+        .collect();
+    assert_eq!(units, ["MB/s", "IOPS", "us"]);
+    for r in results {
+        assert_eq!(r["samples"].as_array().unwrap().len(), 2);
+        assert_eq!(r["params"]["engine"], "null");
+        assert_eq!(r["params"]["io_mode"], "direct");
+    }
+    let lat = &results[2];
+    for p in ["p50", "p99", "p99.9", "max"] {
+        assert!(lat["percentiles"][p].as_f64().unwrap() > 0.0);
+    }
+    assert!(
+        results[1]["params"]["littles_law"]["ratio"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+}
+
+#[test]
+fn bad_input_and_unsafe_targets_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let existing = dir.path().join("precious.dat");
+    std::fs::write(&existing, b"user data").unwrap();
+    let e = existing.to_str().unwrap();
+    one_line_exit_2(
+        &["disk", "--file", e],
+        "exists; peakbench only writes files it creates",
+    );
+    assert_eq!(
+        std::fs::read(&existing).unwrap(),
+        b"user data",
+        "the file is untouched"
+    );
+    one_line_exit_2(
+        &["disk", "--dir", "/nonexistent-peakbench-dir"],
+        "does not exist",
+    );
+    one_line_exit_2(
+        &["disk", "--dir", d, "--size", "8M", "--block-size", "1000"],
+        "not a multiple of the device's",
+    );
+    one_line_exit_2(&["disk", "--dir", d, "--block-size", "100"], "out of range");
+    one_line_exit_2(
+        &["disk", "--dir", d, "--engine", "psync", "--iodepth", "4"],
+        "one I/O at a time",
+    );
+    one_line_exit_2(&["disk", "--dir", d, "--iodepth", "0"], "between 1 and 256");
+    one_line_exit_2(
+        &["disk", "--dir", d, "--threads", "129"],
+        "between 1 and 128",
+    );
+    one_line_exit_2(
+        &["disk", "--dir", d, "--workload", "SEQ"],
+        "unknown disk workload 'SEQ'",
+    );
+    one_line_exit_2(
+        &["disk", "--dir", d, "--size", "1000T"],
+        "not enough free space",
+    );
+    assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+}
+
+/// Mounts a tmpfs with `options` on a new directory; None (and the reason printed) when not
+/// root or mount fails.
+fn tmpfs(options: &str) -> Option<(tempfile::TempDir, Unmount)> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ok = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", options, "peakbench-test"])
+        .arg(dir.path())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: mount -t tmpfs -o {options} failed");
+        return None;
+    }
+    let unmount = Unmount(dir.path().to_path_buf());
+    Some((dir, unmount))
+}
+
+struct Unmount(std::path::PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn full_file_system_is_refused_before_layout() {
+    let Some((dir, _unmount)) = tmpfs("size=4m") else {
+        return;
+    };
+    let d = dir.path().to_str().unwrap();
+    one_line_exit_2(
+        &["disk", "--dir", d, "--buffered", "--size", "64M"],
+        "not enough free space",
+    );
+    assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+}
+
+#[test]
+fn read_only_file_system_is_refused() {
+    let Some((dir, _unmount)) = tmpfs("ro,size=4m") else {
+        return;
+    };
+    let d = dir.path().to_str().unwrap();
+    one_line_exit_2(
+        &[
+            "disk",
+            "--dir",
+            d,
+            "--buffered",
+            "--size",
+            "1M",
+            "--block-size",
+            "4K",
+        ],
+        "read-only file system",
+    );
+}
+
+#[test]
+fn sigint_mid_run_removes_the_file_and_keeps_the_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .args([
+            "disk",
+            "--size",
+            "16M",
+            "--runtime",
+            "1s",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+        ])
+        .args([
+            "--workload",
+            "RR",
+            "--block-size",
+            "4K,8K,16K,32K",
+            "--quiet",
+            "--dir",
+        ])
+        .arg(dir.path())
+        .arg("--json")
+        .arg(&json)
+        .spawn()
+        .unwrap();
+    // Wait (bounded) until the first point is written, then interrupt the second.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !json.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(json.exists(), "the first point was not written within 60 s");
+    // SAFETY: kill sends a signal to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "peakbench did not stop within 30 s of SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(
+        leftovers(dir.path()),
+        Vec::<String>::new(),
+        "the temporary file is removed"
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(!doc["results"].as_array().unwrap().is_empty());
+}
+
+/// Pages of `path` resident in the page cache (mincore).
+fn cached_pages(path: &Path) -> usize {
+    let file = std::fs::File::open(path).unwrap();
+    let len = file.metadata().unwrap().len() as usize;
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: a shared read-only mapping of a regular file, unmapped below; the vector holds one
+    // byte per page as mincore requires.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            file.as_raw_fd(),
+            0,
+        );
+        assert_ne!(p, libc::MAP_FAILED);
+        let pages = len.div_ceil(4096);
+        let mut vec = vec![0u8; pages];
+        assert_eq!(libc::mincore(p, len, vec.as_mut_ptr()), 0);
+        libc::munmap(p, len);
+        vec.iter().filter(|b| **b & 1 == 1).count()
+    }
+}
+
+#[test]
+fn direct_reads_bypass_the_page_cache_and_buffered_ones_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data.bin");
+    std::fs::write(&path, vec![7u8; 8 << 20]).unwrap();
+    let f = std::fs::File::open(&path).unwrap();
+    f.sync_all().unwrap();
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: advice on an open file descriptor.
+    unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if cached_pages(&path) != 0 {
+        eprintln!("skipped: the page cache kept the file after POSIX_FADV_DONTNEED");
+        return;
+    }
+    let run = |extra: &[&str]| {
+        let result = peakbench()
+            .args([
+                "disk",
+                "--size",
+                "8M",
+                "--runtime",
+                "200ms",
+                "--ramp",
+                "0",
+                "--repeat",
+                "1",
+            ])
+            .args([
+                "--workload",
+                "RS",
+                "--block-size",
+                "64K",
+                "--allow-overwrite",
+                "--quiet",
+                "--file",
+            ])
+            .arg(&path)
+            .args(extra)
+            .assert();
+        let stderr = String::from_utf8(result.get_output().stderr.clone()).unwrap();
+        if stderr.contains("does not support O_DIRECT") {
+            return false;
+        }
+        result.success();
+        true
+    };
+    if !run(&[]) {
+        eprintln!("skipped: the temporary directory's file system has no O_DIRECT");
+        return;
+    }
+    assert_eq!(
+        cached_pages(&path),
+        0,
+        "O_DIRECT reads left the file out of the page cache"
+    );
+    assert!(run(&["--buffered"]));
+    assert!(
+        cached_pages(&path) > 0,
+        "buffered reads go through the page cache"
+    );
+}
