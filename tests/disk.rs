@@ -344,3 +344,54 @@ fn direct_reads_bypass_the_page_cache_and_buffered_ones_do_not() {
         "buffered reads go through the page cache"
     );
 }
+
+/// Every engine runs every workload at a tiny size; io_uring is skipped with the reason where
+/// the kernel refuses it.
+#[test]
+fn conformance_every_engine_every_workload() {
+    let dir = tempfile::tempdir().unwrap();
+    let uring = peakbench::bench::disk::uring::probe();
+    if let Err(why) = &uring {
+        eprintln!("skipped io_uring: {why}");
+    }
+    for (engine, depths) in [("psync", "1"), ("io_uring", "1,4"), ("null", "1,4")] {
+        if engine == "io_uring" && uring.is_err() {
+            continue;
+        }
+        let out = peakbench()
+            .args([
+                "disk",
+                "--engine",
+                engine,
+                "--iodepth",
+                depths,
+                "--size",
+                "4M",
+                "--runtime",
+                "30ms",
+            ])
+            .args([
+                "--ramp",
+                "0",
+                "--repeat",
+                "1",
+                "--workload",
+                "RS,WS,RR,WR,RW",
+                "--block-size",
+                "4K,64K",
+            ])
+            .args(["--buffered", "--quiet", "--json", "-", "--dir"])
+            .arg(dir.path())
+            .assert()
+            .success();
+        let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        let results = doc["results"].as_array().unwrap();
+        let depths = depths.split(',').count();
+        assert_eq!(results.len(), 5 * 2 * depths * 3, "{engine}");
+        for r in results {
+            assert!(r["mean"].as_f64().unwrap() > 0.0, "{engine}: {r}");
+            assert_eq!(r["params"]["io_mode"], "buffered");
+        }
+    }
+    assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+}

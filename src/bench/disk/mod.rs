@@ -237,6 +237,8 @@ struct ThreadStats {
     written_bytes: u64,
     ios: u64,
     window: Duration,
+    /// Time of the final fdatasync (inside `window`).
+    sync: Duration,
     hist: Histogram<u64>,
 }
 
@@ -360,12 +362,14 @@ fn run_thread<E: Engine>(
     if let Some(f) = failure {
         return Err(f);
     }
+    let sync_start = Instant::now();
     if sync && written_bytes > 0 {
         // SAFETY: fd is the open target.
         if unsafe { libc::fdatasync(fd) } != 0 {
             return Err(io_err(std::io::Error::last_os_error()));
         }
     }
+    let sync_time = sync_start.elapsed();
     if stop::requested() {
         return Err(DiskError::Interrupted);
     }
@@ -374,6 +378,7 @@ fn run_thread<E: Engine>(
         written_bytes,
         ios,
         window: Instant::now().saturating_duration_since(ramp_end),
+        sync: sync_time,
         hist,
     })
 }
@@ -568,6 +573,11 @@ impl<'a> DiskSession<'a> {
             mean_us.push(h.mean() / 1000.0);
             let _ = all.add(&h);
         }
+        let sync_s = stats
+            .iter()
+            .flatten()
+            .map(|s| s.sync.as_secs_f64())
+            .fold(0.0, f64::max);
         let read_share = if read_total + written_total > 0 {
             read_total as f64 / (read_total + written_total) as f64
         } else {
@@ -597,6 +607,7 @@ impl<'a> DiskSession<'a> {
         params.insert("file_size_bytes".into(), json!(self.target.size));
         params.insert("runtime_s".into(), json!(opts.runtime.as_secs_f64()));
         params.insert("ramp_s".into(), json!(opts.ramp.as_secs_f64()));
+        params.insert("final_sync_s".into(), json!(sync_s));
         params.insert("cpus".into(), json!(cpus));
         params.insert(
             "target".into(),

@@ -10,7 +10,6 @@ use std::os::unix::io::RawFd;
 pub struct Uring {
     ring: IoUring,
     bufs: Buffers,
-    queued: usize,
 }
 
 /// Whether io_uring can be used here, or why not (kernel too old, disabled by the
@@ -49,11 +48,7 @@ impl Uring {
         // is not moved in memory (mmap-backed).
         unsafe { ring.submitter().register_buffers(&iovecs)? };
         ring.submitter().register_files(&[fd])?;
-        Ok(Uring {
-            ring,
-            bufs,
-            queued: 0,
-        })
+        Ok(Uring { ring, bufs })
     }
 }
 
@@ -82,14 +77,18 @@ impl Engine for Uring {
         // is reaped; at most `depth` entries are queued, which the ring holds.
         unsafe { self.ring.submission().push(&entry) }
             .map_err(|_| io::Error::other("io_uring submission queue full"))?;
-        self.queued += 1;
+        // Hand it to the kernel now, one I/O per enter, as fio does: batching the resubmissions
+        // of a burst of completions leaves the device's queue emptier meanwhile, which cost 8 %
+        // of 4k IOPS at QD8 and 15 % at QD32 on this VM's virtio disk.
+        self.ring.submit()?;
         Ok(())
     }
 
     fn complete(&mut self, min: usize, out: &mut Vec<Completion>) -> io::Result<()> {
-        loop {
+        // Completions already posted are reaped without entering the kernel.
+        while self.ring.completion().len() < min {
             match self.ring.submit_and_wait(min) {
-                Ok(_) => break,
+                Ok(_) => {}
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => {
                     if super::stop::requested() {
                         break;
@@ -98,7 +97,6 @@ impl Engine for Uring {
                 Err(e) => return Err(e),
             }
         }
-        self.queued = 0;
         for cqe in self.ring.completion() {
             let r = cqe.result();
             let result = if r < 0 {
