@@ -9,6 +9,7 @@ mod x86;
 
 pub use crate::sysinfo::peak::OpClass as Op;
 
+use crate::measure::Summary;
 use crate::results::ResultRecord;
 use crate::runner::{self, Repetition, affinity};
 use crate::sysinfo::peak::{CpuPeakOverrides, cpu_peak};
@@ -296,21 +297,28 @@ impl<'a> CpuSession<'a> {
         };
         let run = kernel.run;
         // The clock of each thread's core, sampled right after every round of the kernel: the
-        // same cores, the same load, the same moment. Highest per thread, then averaged.
-        let clocks = Mutex::new(vec![0.0f64; point.threads]);
+        // same cores, the same load, the same moment.
+        let clocks: Mutex<Vec<Vec<f64>>> = Mutex::new(vec![Vec::new(); point.threads]);
         let times = runner::run_rounds(
             &placement.cpus,
             reps,
             |_| run(per_thread),
             |i| {
                 let ghz = clock::measure_ghz(Duration::ZERO, CLOCK_SAMPLE, CLOCK_SAMPLES);
-                let mut all = clocks.lock().expect("clock samples");
-                all[i] = all[i].max(ghz.unwrap_or(0.0));
+                clocks.lock().expect("clock samples")[i].push(ghz.unwrap_or(0.0));
             },
             |_| tick(),
         )
         .map_err(|e| CpuError::Pin(e.to_string()))?;
-        let clocks = clocks.into_inner().expect("clock samples");
+        // Per thread, the median over rounds (the clock drifts between rounds; a round's value
+        // is already the best of its samples, so interruptions do not pull it down); then the
+        // mean over threads.
+        let clocks: Vec<f64> = clocks
+            .into_inner()
+            .expect("clock samples")
+            .into_iter()
+            .map(|per_round| Summary::of(&per_round).map_or(0.0, |s| s.median))
+            .collect();
         let clock = (clock::SUPPORTED && clocks.iter().all(|c| *c > 0.0))
             .then(|| clocks.iter().sum::<f64>() / clocks.len() as f64);
         let total_ops = kernel.ops_per_iteration as f64 * per_thread as f64 * point.threads as f64;
