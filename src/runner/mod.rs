@@ -83,6 +83,16 @@ where
         .collect())
 }
 
+/// Runs `f` on a thread pinned to `cpu` and returns its result: for work that must happen where
+/// it will be measured (first-touch allocation, calibration, a clock reading).
+pub fn on_cpu<T: Send>(cpu: usize, f: impl FnOnce() -> T + Send) -> std::io::Result<T> {
+    std::thread::scope(|s| {
+        s.spawn(|| affinity::pin_current_thread(cpu).map(|_| f()))
+            .join()
+            .expect("pinned thread panicked")
+    })
+}
+
 /// Finds how many iterations of `kernel` take about `target` on the calling thread: doubles from
 /// one until a run lasts at least `target / 20` (and 1 ms), then scales.
 pub fn calibrate(target: Duration, kernel: impl Fn(u64)) -> u64 {

@@ -281,15 +281,11 @@ impl<'a> CpuSession<'a> {
             kernel(op, self.isa).ok_or_else(|| CpuError::NoKernels(self.sys.cpu.arch.clone()))?;
         let duration = self.opts.duration;
         let single = *self.iterations.entry(point.workload).or_insert_with(|| {
-            let pin = placement.cpus[0];
-            std::thread::scope(|s| {
-                s.spawn(|| {
-                    let _ = affinity::pin_current_thread(pin);
-                    runner::calibrate(duration, kernel.run)
-                })
-                .join()
-                .expect("calibration thread")
+            // Unpinned if pinning fails: the rounds that follow report that error.
+            runner::on_cpu(placement.cpus[0], || {
+                runner::calibrate(duration, kernel.run)
             })
+            .unwrap_or_else(|_| runner::calibrate(duration, kernel.run))
         });
         let per_thread = match self.opts.scaling {
             Scaling::Weak => single,

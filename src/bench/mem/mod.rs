@@ -450,12 +450,12 @@ impl<'a> MemSession<'a> {
         let pass_bytes = (reads + writes) * touched;
 
         // Allocate on each pinned thread: first touch places the pages on its node.
-        let slots: Mutex<Vec<Option<std::io::Result<Arrays>>>> =
-            Mutex::new((0..cpus.len()).map(|_| None).collect());
         let once = Repetition {
             warmup: 0,
             repeat: 1,
         };
+        let slots: Mutex<Vec<Option<std::io::Result<Arrays>>>> =
+            Mutex::new((0..cpus.len()).map(|_| None).collect());
         runner::run_rounds(
             cpus,
             once,
@@ -595,45 +595,19 @@ impl<'a> MemSession<'a> {
     fn latency(&self, tick: &mut dyn FnMut()) -> Result<Vec<ResultRecord>, MemError> {
         let cpu = affinity::place(1, &self.allowed, &self.sys.cpu.logical).cpus;
         let reps = self.opts.reps;
-        let once = Repetition {
-            warmup: 0,
-            repeat: 1,
-        };
         // Each sample chases for about this long.
         let sample = self.opts.duration.min(Duration::from_millis(25));
         let budget = crate::sysinfo::ClockBudget::default();
-        let clock = Mutex::new(None);
-        runner::run_rounds(
-            &cpu,
-            once,
-            |_| {
-                *clock.lock().expect("clock") =
-                    clock::measure_ghz(budget.warmup, budget.sample, budget.samples);
-            },
-            |_| {},
-            |_| {},
-        )
+        let clock = runner::on_cpu(cpu[0], || {
+            clock::measure_ghz(budget.warmup, budget.sample, budget.samples)
+        })
         .map_err(|e| MemError::Pin(e.to_string()))?;
-        let clock = clock.into_inner().expect("clock");
         let mut out = Vec::new();
         for &huge in &self.opts.huge_pages {
             let mut stair = Vec::new();
             for size in staircase_sizes(4096, self.opts.latency_max_bytes) {
-                let ring: Mutex<Option<std::io::Result<Chase>>> = Mutex::new(None);
-                runner::run_rounds(
-                    &cpu,
-                    once,
-                    |_| {
-                        *ring.lock().expect("ring") = Some(Chase::new(size as usize, huge, size));
-                    },
-                    |_| {},
-                    |_| {},
-                )
-                .map_err(|e| MemError::Pin(e.to_string()))?;
-                let ring = ring
-                    .into_inner()
-                    .expect("ring")
-                    .expect("built")
+                let ring = runner::on_cpu(cpu[0], || Chase::new(size as usize, huge, size))
+                    .map_err(|e| MemError::Pin(e.to_string()))?
                     .map_err(|e| MemError::Alloc {
                         bytes: size,
                         reason: e.to_string(),
@@ -756,23 +730,8 @@ impl<'a> MemSession<'a> {
         tick: &mut dyn FnMut(),
     ) -> Result<Vec<ResultRecord>, MemError> {
         let span = 1usize << (63 - array_bytes(self.opts, self.sys).leading_zeros());
-        let once = Repetition {
-            warmup: 0,
-            repeat: 1,
-        };
-        let buf: Mutex<Option<std::io::Result<Buffer>>> = Mutex::new(None);
-        runner::run_rounds(
-            cpu,
-            once,
-            |_| *buf.lock().expect("buffer") = Some(Buffer::new(span, HugePages::On)),
-            |_| {},
-            |_| {},
-        )
-        .map_err(|e| MemError::Pin(e.to_string()))?;
-        let buf = buf
-            .into_inner()
-            .expect("buffer")
-            .expect("allocated")
+        let buf = runner::on_cpu(cpu[0], || Buffer::new(span, HugePages::On))
+            .map_err(|e| MemError::Pin(e.to_string()))?
             .map_err(|e| MemError::Alloc {
                 bytes: span as u64,
                 reason: e.to_string(),
