@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Disk acceptance benchmark: peakbench and fio (apt-get install fio; 3.33 on Debian 12) with the
-# same parameters on the same file, in one run, interleaved ROUNDS times; the median run of each
-# tool is compared (a shared virtio disk swings by 2x between runs, so one run proves nothing):
+# same parameters on the same file, in one run, interleaved ROUNDS times with the order
+# alternating; the median run of each tool is compared (a shared virtio disk swings by 2x
+# between runs, so one run proves nothing):
 #   4k random read and write, QD1 psync and QD32 io_uring: IOPS >= 0.95x fio;
 #   1M sequential read and write, QD1 psync and QD32 io_uring: MB/s >= 0.95x fio;
 #   4k random read QD1: p50 and p99 latency within 10 % of fio's clat percentiles.
@@ -9,10 +10,10 @@
 # I/O thread on the CPU that takes the disk's interrupts; fio is pinned there with
 # --cpus_allowed); writes end with a sync (fio end_fsync=1). The file (SIZE, default 1G) is
 # created here by fio, used by both, and removed.
-# Usage: [DIR=.] [SIZE=1G] [RUNTIME=5] [ROUNDS=5] bench/disk-vs-fio.sh
+# Usage: [DIR=.] [SIZE=1G] [RUNTIME=5] [ROUNDS=7] bench/disk-vs-fio.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dir=${DIR:-.}; size=${SIZE:-1G}; runtime=${RUNTIME:-5}; rounds=${ROUNDS:-5}
+dir=${DIR:-.}; size=${SIZE:-1G}; runtime=${RUNTIME:-5}; rounds=${ROUNDS:-7}
 command -v fio >/dev/null || { echo "fio not found: apt-get install fio" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "python3 not found: apt-get install python3" >&2; exit 2; }
 cargo build --release --quiet
@@ -28,15 +29,22 @@ printf '%-28s %12s %12s %7s\n' point peakbench fio ratio
 run() { # label rw pbworkload bs engine depth metric
   local label=$1 rw=$2 wl=$3 bs=$4 engine=$5 depth=$6 metric=$7
   : > "$tmp/rounds.jsonl"
-  for _ in $(seq "$rounds"); do
-    "$pb" disk --file "$file" --allow-overwrite --size "$size" --workload "$wl" --block-size "$bs" \
-      --engine "$engine" --iodepth "$depth" --runtime "${runtime}s" --ramp 1s --repeat 1 --quiet \
-      --json "$tmp/pb.json"
-    # fio runs on the CPU peakbench chose (the one taking the disk's interrupts).
-    cpus=$(python3 -c "import json,sys; print(','.join(map(str, json.load(open(sys.argv[1]))['results'][0]['params']['cpus'])))" "$tmp/pb.json")
-    fio --name=cmp --filename="$file" --size="$size" --rw="$rw" --bs="$bs" --ioengine="$engine" --cpus_allowed="$cpus" \
-      --iodepth="$depth" --direct=1 --time_based --runtime="$runtime" --ramp_time=1 \
-      --end_fsync=1 --output-format=json --output="$tmp/fio.json"
+  local cpus=""
+  for r in $(seq "$rounds"); do
+    run_pb() {
+      "$pb" disk --file "$file" --allow-overwrite --size "$size" --workload "$wl" --block-size "$bs" \
+        --engine "$engine" --iodepth "$depth" --runtime "${runtime}s" --ramp 1s --repeat 1 --quiet \
+        --json "$tmp/pb.json"
+      # fio runs on the CPU peakbench chose (the one taking the disk's interrupts).
+      cpus=$(python3 -c "import json,sys; print(','.join(map(str, json.load(open(sys.argv[1]))['results'][0]['params']['cpus'])))" "$tmp/pb.json")
+    }
+    run_fio() {
+      fio --name=cmp --filename="$file" --size="$size" --rw="$rw" --bs="$bs" --ioengine="$engine" --cpus_allowed="$cpus" \
+        --iodepth="$depth" --direct=1 --time_based --runtime="$runtime" --ramp_time=1 \
+        --end_fsync=1 --output-format=json --output="$tmp/fio.json"
+    }
+    # Alternate which tool goes first, so that a drift of the shared disk favours neither.
+    if [ $((r % 2)) = 1 ] || [ -z "$cpus" ]; then run_pb; run_fio; else run_fio; run_pb; fi
     python3 - "$tmp/pb.json" "$tmp/fio.json" >> "$tmp/rounds.jsonl" <<'PY'
 import json, sys
 pb, fio = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
