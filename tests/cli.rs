@@ -218,14 +218,7 @@ fn bad_input_is_one_line_and_exit_2() {
         (&["frobnicate"], "unrecognized subcommand"),
     ];
     for (args, expected) in cases {
-        let out = peakbench().args(*args).assert().code(2);
-        let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-        assert!(
-            stderr.contains(expected),
-            "{args:?}: expected '{expected}' in: {stderr}"
-        );
-        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        common::one_line_exit_2(args, expected);
     }
 }
 
@@ -420,12 +413,6 @@ fn mem_bad_input_is_one_line_and_exit_2() {
         (&["mem", "--threads", "0"], "between 1 and 4096"),
     ];
     for (args, expected) in cases {
-        let out = peakbench().args(*args).assert().code(2);
-        let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-        assert!(
-            stderr.contains(expected),
-            "{args:?}: expected '{expected}' in: {stderr}"
-        );
+        common::one_line_exit_2(args, expected);
     }
 }

@@ -20,16 +20,6 @@ fn leftovers(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-fn one_line_exit_2(args: &[&str], expected: &str) {
-    let out = peakbench().args(args).assert().code(2);
-    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
-    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-    assert!(
-        stderr.contains(expected),
-        "{args:?}: expected '{expected}' in: {stderr}"
-    );
-}
-
 #[test]
 fn null_engine_gives_exact_records_and_leaves_no_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -98,7 +88,7 @@ fn bad_input_and_unsafe_targets_are_refused() {
     let existing = dir.path().join("precious.dat");
     std::fs::write(&existing, b"user data").unwrap();
     let e = existing.to_str().unwrap();
-    one_line_exit_2(
+    common::one_line_exit_2(
         &["disk", "--file", e],
         "exists; peakbench only writes files it creates",
     );
@@ -107,29 +97,29 @@ fn bad_input_and_unsafe_targets_are_refused() {
         b"user data",
         "the file is untouched"
     );
-    one_line_exit_2(
+    common::one_line_exit_2(
         &["disk", "--dir", "/nonexistent-peakbench-dir"],
         "does not exist",
     );
-    one_line_exit_2(
+    common::one_line_exit_2(
         &["disk", "--dir", d, "--size", "8M", "--block-size", "1000"],
         "not a multiple of the device's",
     );
-    one_line_exit_2(&["disk", "--dir", d, "--block-size", "100"], "out of range");
-    one_line_exit_2(
+    common::one_line_exit_2(&["disk", "--dir", d, "--block-size", "100"], "out of range");
+    common::one_line_exit_2(
         &["disk", "--dir", d, "--engine", "psync", "--iodepth", "4"],
         "one I/O at a time",
     );
-    one_line_exit_2(&["disk", "--dir", d, "--iodepth", "0"], "between 1 and 256");
-    one_line_exit_2(
+    common::one_line_exit_2(&["disk", "--dir", d, "--iodepth", "0"], "between 1 and 256");
+    common::one_line_exit_2(
         &["disk", "--dir", d, "--threads", "129"],
         "between 1 and 128",
     );
-    one_line_exit_2(
+    common::one_line_exit_2(
         &["disk", "--dir", d, "--workload", "SEQ"],
         "unknown disk workload 'SEQ'",
     );
-    one_line_exit_2(
+    common::one_line_exit_2(
         &["disk", "--dir", d, "--size", "1000T"],
         "not enough free space",
     );
@@ -172,7 +162,7 @@ fn full_file_system_is_refused_before_layout() {
         return;
     };
     let d = dir.path().to_str().unwrap();
-    one_line_exit_2(
+    common::one_line_exit_2(
         &["disk", "--dir", d, "--buffered", "--size", "64M"],
         "not enough free space",
     );
@@ -185,7 +175,7 @@ fn read_only_file_system_is_refused() {
         return;
     };
     let d = dir.path().to_str().unwrap();
-    one_line_exit_2(
+    common::one_line_exit_2(
         &[
             "disk",
             "--dir",

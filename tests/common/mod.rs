@@ -202,3 +202,19 @@ pub fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect()
 }
+
+/// Runs the real binary with `args` and checks the user-error contract: exit code 2, one line
+/// on stderr containing `expected`, no panic.
+pub fn one_line_exit_2(args: &[&str], expected: &str) {
+    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .args(args)
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    assert!(
+        stderr.contains(expected),
+        "{args:?}: expected '{expected}' in: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+}

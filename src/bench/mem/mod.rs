@@ -638,14 +638,7 @@ impl<'a> MemSession<'a> {
                 params.insert("huge_page_bytes".into(), json!(ring.huge_page_bytes()));
                 params.insert("loads".into(), json!(loads));
                 params.insert("clock_ghz".into(), json!(clock));
-                let mut rec = record(
-                    MemWorkload::Latency,
-                    params,
-                    "latency",
-                    "ns",
-                    samples,
-                    Err("latency has no theoretical peak".into()),
-                );
+                let mut rec = latency_record(params, samples);
                 if let Some(c) = clock {
                     rec.params
                         .insert("latency_cycles".into(), json!(rec.summary.mean * c));
@@ -709,14 +702,7 @@ impl<'a> MemSession<'a> {
                 if let Some(c) = clock {
                     params.insert("latency_cycles".into(), json!(l.latency_ns * c));
                 }
-                record(
-                    MemWorkload::Latency,
-                    params,
-                    "latency",
-                    "ns",
-                    vec![l.latency_ns],
-                    Err("latency has no theoretical peak".into()),
-                )
+                latency_record(params, vec![l.latency_ns])
             })
             .collect()
     }
@@ -765,17 +751,22 @@ impl<'a> MemSession<'a> {
             );
             params.insert("working_set_bytes".into(), json!(span));
             params.insert("ops".into(), json!(ops));
-            out.push(record(
-                MemWorkload::Latency,
-                params,
-                "latency",
-                "ns",
-                samples,
-                Err("latency has no theoretical peak".into()),
-            ));
+            out.push(latency_record(params, samples));
         }
         Ok(out)
     }
+}
+
+/// A latency point (ns): latency has no theoretical peak.
+fn latency_record(params: BTreeMap<String, serde_json::Value>, samples: Vec<f64>) -> ResultRecord {
+    record(
+        MemWorkload::Latency,
+        params,
+        "latency",
+        "ns",
+        samples,
+        Err("latency has no theoretical peak".into()),
+    )
 }
 
 fn record(
