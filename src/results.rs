@@ -8,7 +8,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Bumped whenever a field changes meaning or disappears.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The tool that produced a document.
 #[derive(Debug, Clone, Serialize)]
@@ -43,7 +43,7 @@ pub struct ResultRecord {
     pub workload: String,
     /// The point's parameters (threads, isa, scaling, …) and what the harness chose (iterations).
     pub params: BTreeMap<String, serde_json::Value>,
-    /// "throughput", "iops" or "latency".
+    /// "throughput", "iops", "latency"; for the network also "loss", "jitter" and "rate".
     pub metric: String,
     pub unit: String,
     #[serde(flatten)]

@@ -119,8 +119,9 @@ pub fn format_bytes_binary(bytes: u64) -> String {
         value /= 1024.0;
         unit += 1;
     }
-    if unit == 0 && bytes >= 1024 {
-        // Not an exact multiple: show one decimal in the largest fitting unit.
+    if unit == 0 && bytes >= 1 << 20 {
+        // Not an exact multiple: show one decimal in the largest fitting unit (below 1 MiB,
+        // the exact count, e.g. a 1400-byte datagram).
         let mut v = bytes as f64;
         let mut u = 0;
         while v >= 1024.0 && u < UNITS.len() - 1 {
@@ -215,7 +216,9 @@ mod tests {
         assert_eq!(format_bytes_binary(32 * 1024), "32 KiB");
         assert_eq!(format_bytes_binary(32 * 1024 * 1024), "32 MiB");
         assert_eq!(format_bytes_binary(100), "100 B");
-        assert_eq!(format_bytes_binary(1536), "1.5 KiB");
+        assert_eq!(format_bytes_binary(1536), "1536 B");
+        assert_eq!(format_bytes_binary(1400), "1400 B");
+        assert_eq!(format_bytes_binary(1_500_000), "1.4 MiB");
     }
 
     #[test]

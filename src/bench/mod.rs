@@ -3,4 +3,5 @@
 pub mod cpu;
 pub mod disk;
 pub mod mem;
+pub mod net;
 pub mod rng;

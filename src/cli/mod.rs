@@ -4,6 +4,7 @@ mod common;
 mod cpu;
 mod disk;
 mod mem;
+mod net;
 mod sysinfo;
 
 use clap::{Parser, Subcommand};
@@ -34,6 +35,9 @@ pub enum Command {
     Mem(Box<mem::MemArgs>),
     /// Disk throughput (MB/s), IOPS and latency percentiles, O_DIRECT, psync or io_uring.
     Disk(Box<disk::DiskArgs>),
+    /// Network goodput (Mbit/s), UDP loss and jitter, ping-pong round trips (µs); `net serve`
+    /// is the server.
+    Net(Box<net::NetArgs>),
 }
 
 /// Runs a parsed command line; `argv` is recorded in the results.
@@ -43,6 +47,7 @@ pub fn run(cli: Cli, argv: Vec<String>) -> anyhow::Result<()> {
         Command::Cpu(args) => cpu::run(*args, argv),
         Command::Mem(args) => mem::run(*args, argv),
         Command::Disk(args) => disk::run(*args, argv),
+        Command::Net(args) => net::run(*args, argv),
     }
 }
 

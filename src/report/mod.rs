@@ -56,6 +56,26 @@ fn variant(rec: &ResultRecord) -> String {
         }
         return v;
     }
+    if rec.subsystem == "net" {
+        let mut v = format!(
+            "{} {}",
+            rec.param("protocol"),
+            rec.params
+                .get("message_size_bytes")
+                .and_then(|v| v.as_u64())
+                .map(crate::units::format_bytes_binary)
+                .unwrap_or_default()
+        );
+        match rec.metric.as_str() {
+            "throughput" => v.push_str(&format!(" {}", rec.param("side"))),
+            "loss" | "jitter" => v.push_str(&format!(" {}", rec.metric)),
+            _ => {}
+        }
+        if rec.param("direction").contains("reverse") {
+            v.push_str(" reverse");
+        }
+        return v;
+    }
     if let Some(b) = size("block_size_bytes") {
         return b;
     }
@@ -169,6 +189,7 @@ pub fn groups(results: &[ResultRecord]) -> Vec<((String, String), Vec<&ResultRec
 pub fn variant_header(subsystem: &str) -> &'static str {
     match subsystem {
         "cpu" => "ISA",
+        "net" => "Message",
         _ => "Block size",
     }
 }

@@ -3,6 +3,7 @@
 //! thread's end, so a straggler counts against the rate.
 
 pub mod affinity;
+pub mod stop;
 
 use std::sync::Barrier;
 use std::time::{Duration, Instant};

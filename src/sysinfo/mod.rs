@@ -6,6 +6,7 @@ pub mod blockdev;
 pub mod clock;
 pub mod fact;
 pub mod isa;
+pub mod netif;
 pub mod peak;
 pub mod smbios;
 pub mod sysfs;

@@ -162,7 +162,7 @@ pub fn fixed_report() -> Report {
     chase.params.insert("pages".into(), json!("thp"));
     chase.peak_unknown_reason = Some("latency has no theoretical peak".into());
     Report {
-        schema_version: 1,
+        schema_version: peakbench::results::SCHEMA_VERSION,
         tool: Tool {
             name: "peakbench".into(),
             version: "0.1.0".into(),

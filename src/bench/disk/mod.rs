@@ -8,12 +8,12 @@
 //! fdatasync inside the timed window. A ramp at the start of each repetition is excluded.
 
 pub mod engine;
-pub mod stop;
 pub mod target;
 pub mod uring;
 
 use crate::bench::rng::SplitMix64;
 use crate::results::ResultRecord;
+use crate::runner::stop;
 use crate::runner::{self, Repetition, affinity};
 use crate::sysinfo::Source;
 use crate::sysinfo::peak::{Peak, PeakInput};

@@ -4,9 +4,9 @@
 //! `--destructive`; what it created is removed when the run ends, fails or is interrupted.
 
 use super::DiskError;
-use super::stop;
 use crate::bench::mem::buffer::{Buffer, HugePages};
 use crate::bench::rng::SplitMix64;
+use crate::runner::stop;
 use crate::sysinfo::blockdev::{BlockDevice, describe};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};

@@ -85,7 +85,7 @@ impl Engine for Uring {
             match self.ring.submit_and_wait(min) {
                 Ok(_) => {}
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => {
-                    if super::stop::requested() {
+                    if crate::runner::stop::requested() {
                         break;
                     }
                 }

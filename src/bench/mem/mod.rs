@@ -854,7 +854,12 @@ mod tests {
         let recs = session.run(points(&opts)[0], &mut || {}).unwrap();
         let probe = |p: &str| recs.iter().filter(|r| r.param("probe") == p).count();
         assert_eq!(probe("chase"), staircase_sizes(4096, 64 << 10).len());
-        assert!(probe("level") >= 1);
+        // Whether a plateau is found depends on timings (machines are shared and noisy; the
+        // detection itself is tested on a recorded staircase): only its records' shape here.
+        for level in recs.iter().filter(|r| r.param("probe") == "level") {
+            assert!(!level.param("level").is_empty());
+            assert!(level.summary.mean > 0.0);
+        }
         assert_eq!(
             probe("seq-1B") + probe("seq-8B") + probe("random-1B") + probe("random-8B"),
             4

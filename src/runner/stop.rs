@@ -1,6 +1,6 @@
-//! Ctrl-C and SIGTERM during a disk benchmark: the handler only raises a flag; the I/O loops and
-//! the file layout check it, stop, and unwind, so that the temporary file is removed and the
-//! points already measured are written.
+//! Ctrl-C and SIGTERM: the handler only raises a flag; the disk benchmark's I/O loops and file
+//! layout check it, stop and unwind (the temporary file is removed, the points already
+//! measured are written), and `net serve` stops accepting and exits.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -28,4 +28,9 @@ pub fn install() {
 /// True once SIGINT or SIGTERM arrived.
 pub fn requested() -> bool {
     STOP.load(Ordering::Relaxed)
+}
+
+/// The flag itself, for loops that take an `&AtomicBool`.
+pub fn flag() -> &'static AtomicBool {
+    &STOP
 }

@@ -1,0 +1,164 @@
+//! The client's side of one test: the control conversation (see `protocol.rs`) around the
+//! client's streams, and both sides' figures at the end.
+
+use super::protocol::{self, FrameError, Msg, PROTOCOL_VERSION, SideStats, TestKind, TestParams};
+use super::roles::{self, Role, SideResult};
+use super::streams::{UDP_GRACE, Window};
+use super::transport;
+use std::io;
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// How long the client waits for each reply of the server outside the measured window.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where the server is and how to prove we may use it.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub addr: SocketAddr,
+    pub token: Option<String>,
+}
+
+/// Why a test could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    #[error(
+        "cannot connect to {addr}: {source}; is `peakbench net serve` running there (and the port open)?"
+    )]
+    Connect { addr: SocketAddr, source: io::Error },
+    #[error("the server at {0} is busy: {1}")]
+    Busy(SocketAddr, String),
+    #[error("the server refused: {0}")]
+    Refused(String),
+    #[error("the server requires a token: pass the same --token as `peakbench net serve`")]
+    NeedsToken,
+    #[error("control connection: {0}")]
+    Frame(#[from] FrameError),
+    #[error("unexpected {got} message from the server, expected {expected}")]
+    Unexpected {
+        got: &'static str,
+        expected: &'static str,
+    },
+    #[error("data streams: {0}")]
+    Io(#[from] io::Error),
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl NetError {
+    /// Errors the user fixes by changing the command line (exit code 2).
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            NetError::NeedsToken | NetError::Usage(_) | NetError::Refused(_)
+        )
+    }
+}
+
+/// Both sides' figures of one test.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub client: SideResult,
+    pub server: SideStats,
+}
+
+fn expect(msg: Msg, expected: &'static str) -> NetError {
+    match msg {
+        Msg::Error { message } => NetError::Refused(message),
+        other => NetError::Unexpected {
+            got: other.name(),
+            expected,
+        },
+    }
+}
+
+fn reply(ctl: &TcpStream) -> Result<Msg, NetError> {
+    Ok(protocol::recv_until(ctl, Instant::now() + REPLY_TIMEOUT)?)
+}
+
+/// Runs one test against the server at `target`.
+pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetError> {
+    let ctl = TcpStream::connect_timeout(&target.addr, Duration::from_secs(5)).map_err(|e| {
+        NetError::Connect {
+            addr: target.addr,
+            source: e,
+        }
+    })?;
+    ctl.set_nodelay(true)?;
+    ctl.set_write_timeout(Some(REPLY_TIMEOUT))?;
+    let mut out = &ctl;
+    protocol::send(
+        &mut out,
+        &Msg::Hello {
+            version: PROTOCOL_VERSION,
+        },
+    )?;
+    match reply(&ctl)? {
+        Msg::Welcome { .. } => {}
+        Msg::Challenge { nonce } => {
+            let token = target.token.as_deref().ok_or(NetError::NeedsToken)?;
+            protocol::send(
+                &mut out,
+                &Msg::Auth {
+                    mac: protocol::auth_mac(token, &nonce),
+                },
+            )?;
+            match reply(&ctl)? {
+                Msg::Welcome { .. } => {}
+                other => return Err(expect(other, "welcome")),
+            }
+        }
+        Msg::Busy { reason } => return Err(NetError::Busy(target.addr, reason)),
+        other => return Err(expect(other, "welcome")),
+    }
+    protocol::send(&mut out, &Msg::Setup { params: *params })?;
+    let ports = match reply(&ctl)? {
+        Msg::Ready { data_ports } => data_ports,
+        other => return Err(expect(other, "ready")),
+    };
+    let attached = transport::connect(
+        params.proto,
+        target.addr.ip(),
+        &ports,
+        params.streams as usize,
+        params.kind == TestKind::Latency,
+    )?;
+    protocol::send(&mut out, &Msg::Connected)?;
+    // UDP hellos can be lost: resend them until the server has seen every stream.
+    let until = Instant::now() + REPLY_TIMEOUT;
+    loop {
+        attached.hello();
+        if protocol::readable(&ctl, Duration::from_millis(50)) {
+            match reply(&ctl)? {
+                Msg::Go => break,
+                other => return Err(expect(other, "go")),
+            }
+        }
+        if Instant::now() >= until {
+            return Err(FrameError::Timeout.into());
+        }
+    }
+    let w = Window {
+        start: Instant::now(),
+        omit: Duration::from_millis(params.omit_ms),
+        duration: Duration::from_millis(params.duration_ms),
+    };
+    protocol::send(&mut out, &Msg::Start)?;
+    let stop = AtomicBool::new(false);
+    let client = roles::run(attached, params, Role::of(params, false), w, &stop)?;
+    protocol::send(
+        &mut out,
+        &Msg::Done {
+            stats: client.stats.clone(),
+        },
+    )?;
+    let results = protocol::recv_until(&ctl, Instant::now() + UDP_GRACE + REPLY_TIMEOUT)?;
+    match results {
+        Msg::Results { stats } => Ok(Outcome {
+            client,
+            server: stats,
+        }),
+        other => Err(expect(other, "results")),
+    }
+}

@@ -1,0 +1,471 @@
+//! Network benchmarks: TCP and UDP throughput (goodput, and for UDP loss, reordering and
+//! jitter) and ping-pong round-trip latency, between this client and a `peakbench net serve`
+//! server (or one started in this process on 127.0.0.1 with `--loopback`).
+//!
+//! Every repetition is one test on its own control connection; both sides count and the
+//! server returns its figures, so each throughput point is reported by the sender and by the
+//! receiver, as iperf3 does. Goodput counts payload bytes only, in decimal units
+//! (1 Mbit/s = 10^6 bit/s).
+
+pub mod client;
+pub mod protocol;
+pub mod roles;
+pub mod server;
+pub mod streams;
+pub mod transport;
+
+use crate::results::ResultRecord;
+use crate::sysinfo::fact::Source;
+use crate::sysinfo::netif::{self, Link};
+use crate::sysinfo::peak::Peak;
+use client::{NetError, Outcome, Target};
+pub use protocol::{Proto, TestKind, TestParams};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Default message sizes: iperf3's (128 KiB TCP writes, 1400-byte UDP datagrams that fit an
+/// Ethernet MTU) and the assignment's 1-byte ping-pong.
+pub const DEFAULT_TCP_MESSAGE: u32 = 128 * 1024;
+pub const DEFAULT_UDP_MESSAGE: u32 = 1400;
+pub const DEFAULT_PING_MESSAGE: u32 = 1;
+
+/// A network workload as users type it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetWorkload {
+    Throughput,
+    Latency,
+}
+
+impl NetWorkload {
+    pub fn name(self) -> &'static str {
+        match self {
+            NetWorkload::Throughput => "THROUGHPUT",
+            NetWorkload::Latency => "LATENCY",
+        }
+    }
+}
+
+impl std::str::FromStr for NetWorkload {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_uppercase().as_str() {
+            "THROUGHPUT" => Ok(NetWorkload::Throughput),
+            "LATENCY" => Ok(NetWorkload::Latency),
+            _ => Err(format!(
+                "unknown network workload '{s}': use THROUGHPUT or LATENCY"
+            )),
+        }
+    }
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct NetOptions {
+    pub workloads: Vec<NetWorkload>,
+    pub protocols: Vec<Proto>,
+    pub streams: Vec<u32>,
+    /// None: the defaults per protocol and workload.
+    pub message_sizes: Option<Vec<u32>>,
+    pub duration: Duration,
+    pub omit: Duration,
+    pub reverse: bool,
+    /// UDP target rate per stream, bit/s; 0 = as fast as possible.
+    pub rate_bps: u64,
+    pub repeat: usize,
+    /// Link speed given by the user, Gbit/s.
+    pub link_gbps: Option<f64>,
+    /// Report Gbit/s instead of Mbit/s.
+    pub gbit: bool,
+}
+
+/// One point of the sweep.
+#[derive(Debug, Clone, Copy)]
+pub struct NetPoint {
+    pub workload: NetWorkload,
+    pub params: TestParams,
+}
+
+/// The sweep: workload × protocol × message size × streams (latency: one stream).
+pub fn points(opts: &NetOptions) -> Vec<NetPoint> {
+    let mut out = Vec::new();
+    for &workload in &opts.workloads {
+        for &proto in &opts.protocols {
+            let sizes = opts.message_sizes.clone().unwrap_or_else(|| {
+                vec![match (workload, proto) {
+                    (NetWorkload::Latency, _) => DEFAULT_PING_MESSAGE,
+                    (_, Proto::Tcp) => DEFAULT_TCP_MESSAGE,
+                    (_, Proto::Udp) => DEFAULT_UDP_MESSAGE,
+                }]
+            });
+            let streams = match workload {
+                NetWorkload::Latency => vec![1],
+                NetWorkload::Throughput => opts.streams.clone(),
+            };
+            for &message_bytes in &sizes {
+                for &n in &streams {
+                    out.push(NetPoint {
+                        workload,
+                        params: TestParams {
+                            kind: match workload {
+                                NetWorkload::Throughput => TestKind::Throughput,
+                                NetWorkload::Latency => TestKind::Latency,
+                            },
+                            proto,
+                            streams: n,
+                            message_bytes,
+                            duration_ms: opts.duration.as_millis() as u64,
+                            omit_ms: opts.omit.as_millis() as u64,
+                            reverse: opts.reverse && workload == NetWorkload::Throughput,
+                            rate_bps: if proto == Proto::Udp {
+                                opts.rate_bps
+                            } else {
+                                0
+                            },
+                        },
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Parses HOST, HOST:PORT, IPv6, [IPv6]:PORT into an address (the default port when none).
+pub fn resolve(server: &str) -> Result<SocketAddr, NetError> {
+    if let Ok(a) = server.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    if let Ok(ip) = server.trim_matches(['[', ']']).parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, protocol::DEFAULT_PORT));
+    }
+    let (host, port) = match server.rsplit_once(':') {
+        Some((h, p)) => (
+            h,
+            p.parse::<u16>().map_err(|_| {
+                NetError::Usage(format!(
+                    "--server {server}: '{p}' is not a port number (1-65535)"
+                ))
+            })?,
+        ),
+        None => (server, protocol::DEFAULT_PORT),
+    };
+    (host, port)
+        .to_socket_addrs()
+        .map_err(|e| NetError::Usage(format!("cannot resolve --server {host}: {e}")))?
+        .next()
+        .ok_or_else(|| NetError::Usage(format!("--server {host} has no address")))
+}
+
+/// A server running in this process for `--loopback`, stopped when dropped.
+struct LocalServer {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for LocalServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A client session: where the server is, the link to it, and how to turn tests into records.
+pub struct NetSession {
+    opts: NetOptions,
+    target: Target,
+    link: Result<Link, String>,
+    _local: Option<LocalServer>,
+}
+
+impl NetSession {
+    /// Against a remote server.
+    pub fn remote(opts: NetOptions, target: Target) -> NetSession {
+        let link = netif::link_to(target.addr.ip());
+        NetSession {
+            opts,
+            target,
+            link,
+            _local: None,
+        }
+    }
+
+    /// Starts a server on 127.0.0.1 (an ephemeral port) in this process and measures against
+    /// it.
+    pub fn loopback(opts: NetOptions) -> std::io::Result<NetSession> {
+        let server = server::Server::bind(
+            "127.0.0.1:0".parse().expect("valid address"),
+            server::ServerConfig {
+                log: false,
+                ..Default::default()
+            },
+        )?;
+        let addr = server.local_addr()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("loopback-server".into())
+            .spawn(move || {
+                let _ = server.serve(&flag);
+            })?;
+        let mut s = NetSession::remote(opts, Target { addr, token: None });
+        s._local = Some(LocalServer {
+            stop,
+            thread: Some(thread),
+        });
+        Ok(s)
+    }
+
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    pub fn link(&self) -> &Result<Link, String> {
+        &self.link
+    }
+
+    /// Runs one point's repetitions (`tick` after each) and returns its records.
+    pub fn run(
+        &self,
+        point: NetPoint,
+        tick: &mut dyn FnMut(),
+    ) -> Result<Vec<ResultRecord>, NetError> {
+        let mut outcomes = Vec::with_capacity(self.opts.repeat);
+        for _ in 0..self.opts.repeat {
+            outcomes.push(client::run_test(&self.target, &point.params)?);
+            tick();
+        }
+        Ok(self.records(point, &outcomes))
+    }
+
+    fn base_params(&self, p: &TestParams) -> BTreeMap<String, serde_json::Value> {
+        let mut m = BTreeMap::new();
+        m.insert("threads".into(), json!(p.streams));
+        m.insert("streams".into(), json!(p.streams));
+        m.insert("protocol".into(), json!(p.proto.name()));
+        m.insert("message_size_bytes".into(), json!(p.message_bytes));
+        m.insert("duration_s".into(), json!(p.duration_ms as f64 / 1000.0));
+        m.insert("omit_s".into(), json!(p.omit_ms as f64 / 1000.0));
+        m.insert("server".into(), json!(self.target.addr.to_string()));
+        if let Ok(link) = &self.link {
+            m.insert("interface".into(), json!(link.interface));
+            m.insert("mtu_bytes".into(), json!(link.mtu));
+        }
+        m
+    }
+
+    fn records(&self, point: NetPoint, outcomes: &[Outcome]) -> Vec<ResultRecord> {
+        let p = point.params;
+        let name = point.workload.name();
+        let base = self.base_params(&p);
+        match point.workload {
+            NetWorkload::Throughput => self.throughput_records(name, p, base, outcomes),
+            NetWorkload::Latency => latency_records(name, p, base, outcomes),
+        }
+    }
+
+    fn throughput_records(
+        &self,
+        name: &str,
+        p: TestParams,
+        base: BTreeMap<String, serde_json::Value>,
+        outcomes: &[Outcome],
+    ) -> Vec<ResultRecord> {
+        let (unit, unit_bits) = if self.opts.gbit {
+            ("Gbit/s", 1e9)
+        } else {
+            ("Mbit/s", 1e6)
+        };
+        // (sender, receiver) of each repetition.
+        let sides: Vec<(&protocol::SideStats, &protocol::SideStats)> = outcomes
+            .iter()
+            .map(|o| {
+                if p.reverse {
+                    (&o.server, &o.client.stats)
+                } else {
+                    (&o.client.stats, &o.server)
+                }
+            })
+            .collect();
+        let rate = |bytes: u64, ns: u64| bytes as f64 * 8.0 / (ns.max(1) as f64 / 1e9) / unit_bits;
+        let mut base = base;
+        base.insert(
+            "direction".into(),
+            json!(if p.reverse {
+                "server to client (--reverse)"
+            } else {
+                "client to server"
+            }),
+        );
+        if p.proto == Proto::Udp {
+            base.insert("target_rate_bps".into(), json!(p.rate_bps));
+        }
+        let with_side = |side: &str| {
+            let mut m = base.clone();
+            m.insert("side".into(), json!(side));
+            m
+        };
+        let mut out = vec![
+            ResultRecord::new(
+                "net",
+                name,
+                with_side("receiver"),
+                "throughput",
+                unit,
+                sides
+                    .iter()
+                    .map(|(_, r)| rate(r.bytes_received, r.window_ns))
+                    .collect(),
+                self.peak(&p, unit, unit_bits),
+            ),
+            ResultRecord::new(
+                "net",
+                name,
+                with_side("sender"),
+                "throughput",
+                unit,
+                sides
+                    .iter()
+                    .map(|(s, _)| rate(s.bytes_sent, s.window_ns))
+                    .collect(),
+                self.peak(&p, unit, unit_bits),
+            ),
+        ];
+        if p.proto == Proto::Udp {
+            let sent: u64 = sides.iter().map(|(s, _)| s.messages_sent).sum();
+            let received: u64 = sides.iter().map(|(_, r)| r.messages_received).sum();
+            let ooo: u64 = sides.iter().map(|(_, r)| r.out_of_order).sum();
+            let mut m = with_side("receiver");
+            m.insert("datagrams_sent".into(), json!(sent));
+            m.insert("datagrams_received".into(), json!(received));
+            m.insert("out_of_order".into(), json!(ooo));
+            m.insert(
+                "loss_definition".into(),
+                json!("datagrams the sender sent inside its measured window that the receiver never got, % of those sent"),
+            );
+            let exact = p.message_bytes as usize >= streams::HEADER_BYTES;
+            if !exact {
+                m.insert(
+                    "loss_note".into(),
+                    json!("datagrams shorter than the 24-byte header: received counts what arrived in the receiver's window, loss is approximate, jitter and reordering unknown"),
+                );
+            }
+            out.push(ResultRecord::new(
+                "net",
+                name,
+                m.clone(),
+                "loss",
+                "%",
+                sides
+                    .iter()
+                    .map(|(s, r)| {
+                        100.0 * s.messages_sent.saturating_sub(r.messages_received) as f64
+                            / s.messages_sent.max(1) as f64
+                    })
+                    .collect(),
+                Err("loss has no theoretical peak".into()),
+            ));
+            if exact {
+                m.insert(
+                    "jitter_definition".into(),
+                    json!(
+                        "RFC 3550 interarrival jitter of the measured datagrams, mean over streams"
+                    ),
+                );
+                out.push(ResultRecord::new(
+                    "net",
+                    name,
+                    m,
+                    "jitter",
+                    "us",
+                    sides.iter().map(|(_, r)| r.jitter_ns / 1000.0).collect(),
+                    Err("jitter has no theoretical peak".into()),
+                ));
+            }
+        }
+        out
+    }
+
+    /// The goodput ceiling of the link to the server, or why it is unknown.
+    fn peak(&self, p: &TestParams, unit: &str, unit_bits: f64) -> Result<Peak, String> {
+        let link = self.link.as_ref().map_err(Clone::clone)?;
+        let speed = match (self.opts.link_gbps, &link.speed_mbps) {
+            (Some(g), _) => (g * 1000.0, Source::User),
+            (None, Ok(m)) => (*m, Source::Detected),
+            (None, Err(why)) => return Err(why.clone()),
+        };
+        let mtu = link
+            .mtu
+            .ok_or_else(|| format!("{} reports no MTU", link.interface))?;
+        Ok(netif::goodput_peak(
+            speed,
+            mtu,
+            p.proto == Proto::Tcp,
+            self.target.addr.is_ipv6(),
+            p.message_bytes,
+            unit,
+            unit_bits,
+        ))
+    }
+}
+
+fn latency_records(
+    name: &str,
+    p: TestParams,
+    base: BTreeMap<String, serde_json::Value>,
+    outcomes: &[Outcome],
+) -> Vec<ResultRecord> {
+    let mut m = base;
+    let lost: u64 = outcomes.iter().map(|o| o.client.lost).sum();
+    m.insert("side".into(), json!("client"));
+    m.insert("tcp_nodelay".into(), json!(p.proto == Proto::Tcp));
+    m.insert("lost".into(), json!(lost));
+    m.insert(
+        "latency_definition".into(),
+        json!("round-trip time of one message to the server and back, from before the send to after the whole reply is read (client clock); samples are per-repetition means, percentiles over all repetitions"),
+    );
+    let mut all = streams::new_hist();
+    let mut means = Vec::new();
+    let mut rates = Vec::new();
+    for o in outcomes {
+        if let Some(h) = &o.client.rtt {
+            means.push(h.mean() / 1000.0);
+            let _ = all.add(h);
+        }
+        let st = &o.client.stats;
+        rates.push(st.messages_received as f64 / (st.window_ns.max(1) as f64 / 1e9));
+    }
+    let mut lat = ResultRecord::new(
+        "net",
+        name,
+        m.clone(),
+        "latency",
+        "us",
+        means,
+        Err("round-trip time has no theoretical peak".into()),
+    );
+    if !all.is_empty() {
+        let q = |x: f64| all.value_at_quantile(x) as f64 / 1000.0;
+        lat.percentiles = Some(BTreeMap::from([
+            ("p50".to_string(), q(0.5)),
+            ("p99".to_string(), q(0.99)),
+            ("p99.9".to_string(), q(0.999)),
+            ("max".to_string(), all.max() as f64 / 1000.0),
+        ]));
+    }
+    let rate = ResultRecord::new(
+        "net",
+        name,
+        m,
+        "rate",
+        "trans/s",
+        rates,
+        Err("a transaction rate has no theoretical peak".into()),
+    );
+    vec![lat, rate]
+}

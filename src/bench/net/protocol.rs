@@ -1,0 +1,627 @@
+//! The control connection's protocol: versioned, length-prefixed JSON messages.
+//!
+//! Every message is one frame: a 4-byte big-endian length, then that many bytes of UTF-8 JSON
+//! that parse into [`Msg`] (an object with a `"type"` field). Frames longer than
+//! [`MAX_FRAME_BYTES`] are refused before anything is allocated, so a peer that announces 2 GB
+//! costs nothing. One control connection carries one test (one repetition):
+//!
+//! ```text
+//! client                                   server
+//! Hello {version}                  ->
+//!                                  <-      Challenge {nonce}      (only with --token)
+//! Auth {mac}                       ->
+//!                                  <-      Welcome {version} | Busy {reason} | Error {message}
+//! Setup {TestParams}               ->
+//!                                  <-      Ready {data_ports}      (data sockets are open)
+//! (client opens the data connections; UDP streams send Datagram hellos)
+//! Connected                        ->
+//!                                  <-      Go                      (every stream is attached)
+//! Start                            ->      (both sides start their streams together)
+//! Done {SideStats}                 ->      (the client's side has finished)
+//!                                  <-      Results {SideStats}     (the server's view)
+//! ```
+//!
+//! Authentication is challenge-response: the server sends 32 random bytes, the client answers
+//! HMAC-SHA256(token, "peakbench-net-v1" ‖ nonce); the token never crosses the wire.
+
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+/// The protocol version sent in `Hello` and `Welcome`; a peer with another version is refused.
+pub const PROTOCOL_VERSION: u32 = 1;
+/// The largest frame either side accepts (the length prefix is checked before allocation).
+pub const MAX_FRAME_BYTES: u32 = 64 * 1024;
+/// The default TCP port of `peakbench net serve`.
+pub const DEFAULT_PORT: u16 = 5301;
+
+/// Limits on what a client may ask for, checked by the server and by the client's parser.
+pub mod limits {
+    /// Parallel streams (each one a thread on both sides).
+    pub const MAX_STREAMS: u32 = 128;
+    /// The largest TCP message (one write).
+    pub const MAX_TCP_MESSAGE: u32 = 16 * 1024 * 1024;
+    /// The largest UDP payload over IPv4 (65 535 − 20 IP − 8 UDP).
+    pub const MAX_UDP_MESSAGE: u32 = 65_507;
+    /// Buffers of all streams together: streams × message size.
+    pub const MAX_BUFFER_BYTES: u64 = 256 * 1024 * 1024;
+    /// One test's measured time plus its omitted warm-up.
+    pub const MAX_TEST_MS: u64 = 600_000;
+}
+
+/// What is measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TestKind {
+    /// Streams of messages one way: goodput, and for UDP loss and jitter.
+    Throughput,
+    /// Ping-pong of one message at a time: round-trip time.
+    Latency,
+}
+
+/// The transport of the data streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Proto {
+    Tcp,
+    Udp,
+}
+
+impl Proto {
+    pub fn name(self) -> &'static str {
+        match self {
+            Proto::Tcp => "TCP",
+            Proto::Udp => "UDP",
+        }
+    }
+}
+
+/// One test's parameters, chosen by the client and validated by the server.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestParams {
+    pub kind: TestKind,
+    pub proto: Proto,
+    pub streams: u32,
+    pub message_bytes: u32,
+    /// Measured time.
+    pub duration_ms: u64,
+    /// Warm-up before the measured time, not counted.
+    pub omit_ms: u64,
+    /// The server sends (throughput only).
+    pub reverse: bool,
+    /// UDP target rate per stream in bits per second; 0 = as fast as possible.
+    pub rate_bps: u64,
+}
+
+impl TestParams {
+    /// Checks every field against [`limits`]; the message says what is wrong and the bound.
+    pub fn validate(&self) -> Result<(), String> {
+        use limits::*;
+        if self.streams == 0 || self.streams > MAX_STREAMS {
+            return Err(format!(
+                "{} streams is out of range: 1 to {MAX_STREAMS}",
+                self.streams
+            ));
+        }
+        let max_message = match self.proto {
+            Proto::Tcp => MAX_TCP_MESSAGE,
+            Proto::Udp => MAX_UDP_MESSAGE,
+        };
+        if self.message_bytes == 0 || self.message_bytes > max_message {
+            return Err(format!(
+                "a {}-byte {} message is out of range: 1 to {max_message} bytes",
+                self.message_bytes,
+                self.proto.name()
+            ));
+        }
+        if self.streams as u64 * self.message_bytes as u64 > MAX_BUFFER_BYTES {
+            return Err(format!(
+                "{} streams × {} bytes exceeds the server's {} MiB of buffers; use fewer streams or smaller messages",
+                self.streams,
+                self.message_bytes,
+                MAX_BUFFER_BYTES >> 20
+            ));
+        }
+        if self.duration_ms == 0 || self.duration_ms + self.omit_ms > MAX_TEST_MS {
+            return Err(format!(
+                "duration {} ms + omit {} ms is out of range: at most {} s in all, duration above 0",
+                self.duration_ms,
+                self.omit_ms,
+                MAX_TEST_MS / 1000
+            ));
+        }
+        if self.kind == TestKind::Latency && (self.streams != 1 || self.reverse) {
+            return Err("a latency test has one stream and no --reverse".into());
+        }
+        if self.proto == Proto::Tcp && self.rate_bps != 0 {
+            return Err("--rate applies to UDP only".into());
+        }
+        Ok(())
+    }
+}
+
+/// What one side measured in one test.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SideStats {
+    /// Payload bytes sent and received in the measured window.
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    /// Messages (writes, datagrams or round trips) sent and received in the measured window.
+    pub messages_sent: u64,
+    pub messages_received: u64,
+    /// Length of the measured window by this side's clock.
+    pub window_ns: u64,
+    /// UDP receiver: datagrams that arrived with a lower sequence number than one before them.
+    pub out_of_order: u64,
+    /// UDP receiver: RFC 3550 interarrival jitter at the end of the window, nanoseconds.
+    pub jitter_ns: f64,
+}
+
+/// One control message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Msg {
+    Hello { version: u32 },
+    Challenge { nonce: String },
+    Auth { mac: String },
+    Welcome { version: u32 },
+    Busy { reason: String },
+    Error { message: String },
+    Setup { params: TestParams },
+    Ready { data_ports: Vec<u16> },
+    Connected,
+    Go,
+    Start,
+    Done { stats: SideStats },
+    Results { stats: SideStats },
+}
+
+impl Msg {
+    /// The message's type name, for "unexpected X" errors.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Msg::Hello { .. } => "hello",
+            Msg::Challenge { .. } => "challenge",
+            Msg::Auth { .. } => "auth",
+            Msg::Welcome { .. } => "welcome",
+            Msg::Busy { .. } => "busy",
+            Msg::Error { .. } => "error",
+            Msg::Setup { .. } => "setup",
+            Msg::Ready { .. } => "ready",
+            Msg::Connected => "connected",
+            Msg::Go => "go",
+            Msg::Start => "start",
+            Msg::Done { .. } => "done",
+            Msg::Results { .. } => "results",
+        }
+    }
+}
+
+/// Why a frame could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    #[error("the peer closed the connection")]
+    Closed,
+    #[error("the peer sent nothing for too long")]
+    Timeout,
+    #[error("a {0}-byte control message exceeds the {MAX_FRAME_BYTES}-byte limit")]
+    TooLong(u32),
+    #[error("malformed control message: {0}")]
+    Malformed(String),
+    #[error("{0}")]
+    Io(io::Error),
+}
+
+impl From<io::Error> for FrameError {
+    fn from(e: io::Error) -> Self {
+        match e.kind() {
+            io::ErrorKind::UnexpectedEof
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::BrokenPipe => FrameError::Closed,
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => FrameError::Timeout,
+            _ => FrameError::Io(e),
+        }
+    }
+}
+
+/// Encodes a message as one frame.
+pub fn encode(msg: &Msg) -> Vec<u8> {
+    let body = serde_json::to_vec(msg).expect("control messages serialise");
+    let mut frame = Vec::with_capacity(4 + body.len());
+    frame.extend_from_slice(&(body.len() as u32).to_be_bytes());
+    frame.extend_from_slice(&body);
+    frame
+}
+
+/// Decodes one frame's body.
+pub fn decode(body: &[u8]) -> Result<Msg, FrameError> {
+    serde_json::from_slice(body).map_err(|e| FrameError::Malformed(e.to_string()))
+}
+
+/// Parses as many whole frames as `buf` holds: the messages, and the bytes consumed. A frame
+/// that is too long or malformed is an error (the connection is then closed).
+pub fn decode_frames(buf: &[u8]) -> Result<(Vec<Msg>, usize), FrameError> {
+    let mut msgs = Vec::new();
+    let mut at = 0;
+    while buf.len() - at >= 4 {
+        let len = u32::from_be_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]]);
+        if len > MAX_FRAME_BYTES {
+            return Err(FrameError::TooLong(len));
+        }
+        let end = at + 4 + len as usize;
+        if buf.len() < end {
+            break;
+        }
+        msgs.push(decode(&buf[at + 4..end])?);
+        at = end;
+    }
+    Ok((msgs, at))
+}
+
+/// Writes one message.
+pub fn send(w: &mut impl Write, msg: &Msg) -> io::Result<()> {
+    w.write_all(&encode(msg))?;
+    w.flush()
+}
+
+/// Reads one message; the stream's read timeout bounds the wait.
+pub fn recv(r: &mut impl Read) -> Result<Msg, FrameError> {
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len)?;
+    let len = u32::from_be_bytes(len);
+    if len > MAX_FRAME_BYTES {
+        return Err(FrameError::TooLong(len));
+    }
+    let mut body = vec![0u8; len as usize];
+    r.read_exact(&mut body)?;
+    decode(&body)
+}
+
+/// Reads from a stream with a deadline for the whole message, not for each read.
+struct Deadline<'a> {
+    stream: &'a TcpStream,
+    until: Instant,
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self
+            .until
+            .checked_duration_since(Instant::now())
+            .filter(|d| !d.is_zero())
+            .ok_or(io::ErrorKind::TimedOut)?;
+        self.stream.set_read_timeout(Some(left))?;
+        let mut s = self.stream;
+        s.read(buf)
+    }
+}
+
+/// Reads one message that must be complete by `until` (a peer that trickles bytes is cut off
+/// as surely as a silent one).
+pub fn recv_until(stream: &TcpStream, until: Instant) -> Result<Msg, FrameError> {
+    recv(&mut Deadline { stream, until })
+}
+
+/// Waits up to `timeout` for `stream` to have something to read, without reading it.
+pub fn readable(stream: &TcpStream, timeout: Duration) -> bool {
+    let mut pfd = libc::pollfd {
+        fd: stream.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for a socket that outlives the call.
+    unsafe { libc::poll(&mut pfd, 1, timeout.as_millis().min(60_000) as i32) > 0 }
+}
+
+/// The response to a challenge: HMAC-SHA256(token, "peakbench-net-v1" ‖ nonce), in hex.
+pub fn auth_mac(token: &str, nonce: &str) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(token.as_bytes()).expect("HMAC takes any key");
+    mac.update(b"peakbench-net-v1");
+    mac.update(nonce.as_bytes());
+    hex(&mac.finalize().into_bytes())
+}
+
+/// Checks a response in constant time.
+pub fn auth_ok(token: &str, nonce: &str, answer: &str) -> bool {
+    let Some(answer) = unhex(answer) else {
+        return false;
+    };
+    let mut mac = Hmac::<Sha256>::new_from_slice(token.as_bytes()).expect("HMAC takes any key");
+    mac.update(b"peakbench-net-v1");
+    mac.update(nonce.as_bytes());
+    mac.verify_slice(&answer).is_ok()
+}
+
+/// 32 random bytes from the kernel, in hex.
+pub fn new_nonce() -> io::Result<String> {
+    let mut bytes = [0u8; 32];
+    let mut got = 0;
+    while got < bytes.len() {
+        // SAFETY: the pointer and length describe the unfilled tail of `bytes`.
+        let n = unsafe { libc::getrandom(bytes[got..].as_mut_ptr().cast(), bytes.len() - got, 0) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        } else {
+            got += n as usize;
+        }
+    }
+    Ok(hex(&bytes))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) || s.len() > 128 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn params() -> TestParams {
+        TestParams {
+            kind: TestKind::Throughput,
+            proto: Proto::Udp,
+            streams: 2,
+            message_bytes: 1400,
+            duration_ms: 1000,
+            omit_ms: 100,
+            reverse: true,
+            rate_bps: 1_000_000,
+        }
+    }
+
+    fn every_message() -> Vec<Msg> {
+        let stats = SideStats {
+            bytes_sent: 1,
+            bytes_received: 2,
+            messages_sent: 3,
+            messages_received: 4,
+            window_ns: 5,
+            out_of_order: 6,
+            jitter_ns: 7.5,
+        };
+        vec![
+            Msg::Hello { version: 1 },
+            Msg::Challenge { nonce: "ab".into() },
+            Msg::Auth { mac: "cd".into() },
+            Msg::Welcome { version: 1 },
+            Msg::Busy {
+                reason: "a test is running".into(),
+            },
+            Msg::Error {
+                message: "no".into(),
+            },
+            Msg::Setup { params: params() },
+            Msg::Ready {
+                data_ports: vec![1, 65535],
+            },
+            Msg::Connected,
+            Msg::Go,
+            Msg::Start,
+            Msg::Done {
+                stats: stats.clone(),
+            },
+            Msg::Results { stats },
+        ]
+    }
+
+    #[test]
+    fn every_message_round_trips() {
+        let all = every_message();
+        let mut wire = Vec::new();
+        for m in &all {
+            send(&mut wire, m).unwrap();
+        }
+        let mut r = &wire[..];
+        for m in &all {
+            assert_eq!(&recv(&mut r).unwrap(), m, "{}", m.name());
+        }
+        assert!(matches!(recv(&mut r), Err(FrameError::Closed)));
+        let (msgs, used) = decode_frames(&wire).unwrap();
+        assert_eq!(msgs, all);
+        assert_eq!(used, wire.len());
+    }
+
+    #[test]
+    fn oversized_and_malformed_frames_are_refused() {
+        let huge = 2_000_000_000u32.to_be_bytes();
+        assert!(matches!(
+            recv(&mut &huge[..]),
+            Err(FrameError::TooLong(2_000_000_000))
+        ));
+        assert!(matches!(decode_frames(&huge), Err(FrameError::TooLong(_))));
+        let mut junk = 5u32.to_be_bytes().to_vec();
+        junk.extend_from_slice(b"{\"ty");
+        assert!(matches!(recv(&mut &junk[..]), Err(FrameError::Closed)));
+        junk.push(b'x');
+        assert!(matches!(
+            recv(&mut &junk[..]),
+            Err(FrameError::Malformed(_))
+        ));
+        let unknown = encode(&Msg::Go);
+        let mut bad = unknown.clone();
+        bad[6] = b'X';
+        assert!(recv(&mut &bad[..]).is_err());
+        let extra = br#"{"type":"hello","version":1,"extra":1}"#;
+        assert!(decode(extra).is_err(), "unknown fields are refused");
+    }
+
+    #[test]
+    fn validation_bounds_every_field() {
+        assert!(params().validate().is_ok());
+        let bad = [
+            TestParams {
+                streams: 0,
+                ..params()
+            },
+            TestParams {
+                streams: 10_000,
+                ..params()
+            },
+            TestParams {
+                message_bytes: 0,
+                ..params()
+            },
+            TestParams {
+                message_bytes: 70_000,
+                ..params()
+            },
+            TestParams {
+                proto: Proto::Tcp,
+                message_bytes: u32::MAX,
+                rate_bps: 0,
+                ..params()
+            },
+            TestParams {
+                proto: Proto::Tcp,
+                streams: 128,
+                message_bytes: 16 << 20,
+                rate_bps: 0,
+                ..params()
+            },
+            TestParams {
+                duration_ms: 0,
+                ..params()
+            },
+            TestParams {
+                duration_ms: u64::MAX / 2,
+                ..params()
+            },
+            TestParams {
+                proto: Proto::Tcp,
+                ..params()
+            },
+            TestParams {
+                kind: TestKind::Latency,
+                ..params()
+            },
+        ];
+        for p in bad {
+            assert!(p.validate().is_err(), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn the_token_is_checked_and_never_sent() {
+        let nonce = new_nonce().unwrap();
+        assert_eq!(nonce.len(), 64);
+        assert_ne!(nonce, new_nonce().unwrap());
+        let mac = auth_mac("secret", &nonce);
+        assert!(!mac.contains("secret"));
+        assert!(auth_ok("secret", &nonce, &mac));
+        assert!(!auth_ok("other", &nonce, &mac));
+        assert!(!auth_ok("secret", &new_nonce().unwrap(), &mac));
+        assert!(!auth_ok("secret", &nonce, "zz"));
+        assert!(!auth_ok("secret", &nonce, ""));
+    }
+
+    fn arb_msg() -> impl Strategy<Value = Msg> {
+        let stats =
+            (any::<u64>(), any::<u64>(), any::<u32>(), 0.0f64..1e12).prop_map(|(a, b, c, j)| {
+                SideStats {
+                    bytes_sent: a,
+                    bytes_received: b,
+                    messages_sent: c as u64,
+                    messages_received: a / 2,
+                    window_ns: b / 3,
+                    out_of_order: c as u64 / 5,
+                    jitter_ns: j,
+                }
+            });
+        let params = (
+            any::<bool>(),
+            any::<bool>(),
+            any::<u32>(),
+            any::<u32>(),
+            any::<u64>(),
+            any::<u64>(),
+            any::<bool>(),
+            any::<u64>(),
+        )
+            .prop_map(|(k, p, s, m, d, o, r, b)| TestParams {
+                kind: if k {
+                    TestKind::Latency
+                } else {
+                    TestKind::Throughput
+                },
+                proto: if p { Proto::Udp } else { Proto::Tcp },
+                streams: s,
+                message_bytes: m,
+                duration_ms: d,
+                omit_ms: o,
+                reverse: r,
+                rate_bps: b,
+            });
+        prop_oneof![
+            any::<u32>().prop_map(|version| Msg::Hello { version }),
+            ".{0,40}".prop_map(|nonce| Msg::Challenge { nonce }),
+            ".{0,40}".prop_map(|mac| Msg::Auth { mac }),
+            ".{0,40}".prop_map(|reason| Msg::Busy { reason }),
+            ".{0,200}".prop_map(|message| Msg::Error { message }),
+            params.prop_map(|params| Msg::Setup { params }),
+            proptest::collection::vec(any::<u16>(), 0..130)
+                .prop_map(|data_ports| Msg::Ready { data_ports }),
+            Just(Msg::Connected),
+            Just(Msg::Go),
+            Just(Msg::Start),
+            stats.clone().prop_map(|stats| Msg::Done { stats }),
+            stats.prop_map(|stats| Msg::Results { stats }),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn any_message_round_trips(msgs in proptest::collection::vec(arb_msg(), 1..8)) {
+            let mut wire = Vec::new();
+            for m in &msgs {
+                wire.extend(encode(m));
+            }
+            let (back, used) = decode_frames(&wire).unwrap();
+            prop_assert_eq!(used, wire.len());
+            prop_assert_eq!(back, msgs);
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let _ = decode_frames(&bytes);
+            let _ = recv(&mut &bytes[..]);
+            let _ = decode(&bytes);
+        }
+
+        #[test]
+        fn a_frame_cut_anywhere_waits_for_the_rest(msg in arb_msg(), cut in 0usize..64) {
+            let wire = encode(&msg);
+            let cut = cut.min(wire.len() - 1);
+            let (msgs, used) = decode_frames(&wire[..cut]).unwrap();
+            prop_assert!(msgs.is_empty());
+            prop_assert_eq!(used, 0);
+        }
+
+        #[test]
+        fn mutated_frames_never_panic(msg in arb_msg(), at in any::<usize>(), byte in any::<u8>()) {
+            let mut wire = encode(&msg);
+            let i = at % wire.len();
+            wire[i] = byte;
+            let _ = decode_frames(&wire);
+        }
+    }
+}

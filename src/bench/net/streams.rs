@@ -1,0 +1,463 @@
+//! The data loops that run on every stream's thread: send, receive, ping and echo. Generic over
+//! the transport (no dynamic dispatch in the hot loop, no allocation, no logging).
+//!
+//! Timing. Each side starts its window when the test starts (`Start` for the server, just
+//! before sending it for the client); the first `omit` is a warm-up that is not counted, the
+//! next `duration` is measured. A sender counts what it wrote inside its window; a TCP receiver
+//! counts what it read inside its own window; a UDP receiver counts the datagrams that the
+//! sender flagged as measured (so that loss is exact), or, for datagrams too short to carry the
+//! header, what arrived inside its own window.
+//!
+//! UDP datagrams start with a 24-byte header (big-endian): sequence number (8), send time in ns
+//! since the sender's start (8), flags (4; bit 0: sent inside the measured window) and a magic
+//! (4). Jitter is RFC 3550's interarrival jitter: for consecutive measured datagrams i, j,
+//! D = (Rj − Ri) − (Sj − Si) and J += (|D| − J) / 16; the clocks' offset cancels in D.
+
+use super::transport::Channel;
+use hdrhistogram::Histogram;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Bytes of the UDP data header.
+pub const HEADER_BYTES: usize = 24;
+const MAGIC: u32 = 0x5042_4e31; // "PBN1"
+const MEASURED: u32 = 1;
+/// How long a UDP receiver keeps listening after its window for datagrams still in flight.
+pub const UDP_GRACE: Duration = Duration::from_millis(250);
+/// How long a UDP ping waits for its pong before counting it lost.
+pub const PING_TIMEOUT: Duration = Duration::from_millis(200);
+/// How long a TCP receive may block before the loop checks for a stop or a vanished peer.
+const POLL: Duration = Duration::from_millis(100);
+/// A TCP peer silent this long after the window's end has vanished.
+const DRAIN: Duration = Duration::from_secs(10);
+
+/// One side's time window.
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    pub start: Instant,
+    pub omit: Duration,
+    pub duration: Duration,
+}
+
+impl Window {
+    pub fn measure_from(&self) -> Instant {
+        self.start + self.omit
+    }
+    pub fn end(&self) -> Instant {
+        self.start + self.omit + self.duration
+    }
+}
+
+/// What one stream counted.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StreamStats {
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    pub messages_sent: u64,
+    pub messages_received: u64,
+    pub window_ns: u64,
+    pub out_of_order: u64,
+    pub jitter_ns: f64,
+    /// UDP pings that got no pong in time.
+    pub lost: u64,
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+    )
+}
+
+fn is_gone(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionReset
+            | io::ErrorKind::BrokenPipe
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionRefused
+    )
+}
+
+/// Sends `buf` until the window ends (or `stop`), paced to `rate_bps` when above 0.
+pub fn send_loop<C: Channel>(
+    ch: &mut C,
+    buf: &mut [u8],
+    w: Window,
+    rate_bps: u64,
+    stop: &AtomicBool,
+) -> io::Result<StreamStats> {
+    let (from, end) = (w.measure_from(), w.end());
+    let header = !C::CAPS.reliable && buf.len() >= HEADER_BYTES;
+    if header {
+        buf[20..24].copy_from_slice(&MAGIC.to_be_bytes());
+    }
+    // Pacing: datagram k is due at start + k × (bits per datagram / rate).
+    let gap = (rate_bps > 0)
+        .then(|| Duration::from_secs_f64((buf.len() as f64 * 8.0 / rate_bps as f64).min(1.0)));
+    let mut due = w.start;
+    let mut st = StreamStats::default();
+    let mut seq = 0u64;
+    let mut now = Instant::now();
+    while now < end && !stop.load(Ordering::Relaxed) {
+        if let Some(gap) = gap {
+            if due > now {
+                let ahead = due - now;
+                if ahead > Duration::from_micros(50) {
+                    std::thread::sleep(ahead.min(end - now));
+                }
+                now = Instant::now();
+                continue;
+            }
+            due += gap;
+        }
+        let measured = now >= from;
+        if header {
+            buf[0..8].copy_from_slice(&seq.to_be_bytes());
+            let sent_ns = now.duration_since(w.start).as_nanos() as u64;
+            buf[8..16].copy_from_slice(&sent_ns.to_be_bytes());
+            let flags = if measured { MEASURED } else { 0 };
+            buf[16..20].copy_from_slice(&flags.to_be_bytes());
+        }
+        match ch.send(buf) {
+            Ok(n) => {
+                if measured {
+                    st.bytes_sent += n as u64;
+                    st.messages_sent += 1;
+                }
+                seq += 1;
+            }
+            // A full socket buffer (ENOBUFS): the datagram was not sent; try again.
+            Err(e) if !C::CAPS.reliable && e.raw_os_error() == Some(libc::ENOBUFS) => {}
+            Err(e) if is_timeout(&e) => {}
+            Err(e) => return Err(e),
+        }
+        now = Instant::now();
+    }
+    st.window_ns = now.saturating_duration_since(from).as_nanos() as u64;
+    ch.finish();
+    Ok(st)
+}
+
+/// Receives until the sender has finished: EOF on a reliable transport, the window's end plus
+/// [`UDP_GRACE`] on a datagram one; or `stop`.
+pub fn recv_loop<C: Channel>(
+    ch: &mut C,
+    buf: &mut [u8],
+    w: Window,
+    stop: &AtomicBool,
+) -> io::Result<StreamStats> {
+    let (from, end) = (w.measure_from(), w.end());
+    let header = !C::CAPS.reliable && buf.len() >= HEADER_BYTES;
+    let give_up = if C::CAPS.reliable {
+        end + DRAIN
+    } else {
+        end + UDP_GRACE
+    };
+    ch.set_recv_timeout(Some(if C::CAPS.reliable {
+        POLL
+    } else {
+        Duration::from_millis(20)
+    }))?;
+    let mut st = StreamStats {
+        window_ns: w.duration.as_nanos() as u64,
+        ..Default::default()
+    };
+    let mut next_seq = 0u64;
+    let mut last_transit: Option<i128> = None;
+    loop {
+        match ch.recv(buf) {
+            Ok(0) if C::CAPS.reliable => break,
+            Ok(n) => {
+                let now = Instant::now();
+                if header {
+                    if n < HEADER_BYTES || buf[20..24] != MAGIC.to_be_bytes() {
+                        continue;
+                    }
+                    let word = |a: usize| u64::from_be_bytes(buf[a..a + 8].try_into().unwrap());
+                    let flags = u32::from_be_bytes(buf[16..20].try_into().unwrap());
+                    if flags & MEASURED == 0 {
+                        continue;
+                    }
+                    let seq = word(0);
+                    if seq < next_seq {
+                        st.out_of_order += 1;
+                    } else {
+                        next_seq = seq + 1;
+                    }
+                    // Transit time up to the (constant) offset between the two clocks.
+                    let transit = now.duration_since(w.start).as_nanos() as i128 - word(8) as i128;
+                    if let Some(last) = last_transit {
+                        let d = (transit - last).abs() as f64;
+                        st.jitter_ns += (d - st.jitter_ns) / 16.0;
+                    }
+                    last_transit = Some(transit);
+                    st.bytes_received += n as u64;
+                    st.messages_received += 1;
+                } else if now >= from && now < end {
+                    st.bytes_received += n as u64;
+                    st.messages_received += 1;
+                }
+                if !C::CAPS.reliable && now >= give_up {
+                    break;
+                }
+            }
+            Err(e) if is_timeout(&e) => {
+                if stop.load(Ordering::Relaxed) || Instant::now() >= give_up {
+                    break;
+                }
+            }
+            Err(e) if C::CAPS.reliable && is_gone(&e) => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(st)
+}
+
+/// Sends all of `buf`, however the transport splits it.
+fn send_all<C: Channel>(ch: &mut C, buf: &[u8]) -> io::Result<()> {
+    let mut at = 0;
+    while at < buf.len() {
+        match ch.send(&buf[at..]) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => at += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Ping-pong client: one message out, the same size back, timed; round trips started inside
+/// the window are recorded (ns) in `hist`. A UDP ping carries its sequence number in its first
+/// 8 bytes (when it has them); a pong that does not match is stale and skipped, one that does
+/// not come within [`PING_TIMEOUT`] is counted lost.
+pub fn ping_loop<C: Channel>(
+    ch: &mut C,
+    buf: &mut [u8],
+    reply: &mut [u8],
+    w: Window,
+    hist: &mut Histogram<u64>,
+    stop: &AtomicBool,
+) -> io::Result<StreamStats> {
+    let (from, end) = (w.measure_from(), w.end());
+    let tagged = !C::CAPS.reliable && buf.len() >= 8;
+    ch.set_recv_timeout(Some(if C::CAPS.reliable {
+        Duration::from_secs(5)
+    } else {
+        PING_TIMEOUT
+    }))?;
+    let mut st = StreamStats::default();
+    let mut seq = 0u64;
+    let mut t = Instant::now();
+    while t < end && !stop.load(Ordering::Relaxed) {
+        if tagged {
+            buf[..8].copy_from_slice(&seq.to_be_bytes());
+        }
+        send_all(ch, buf)?;
+        let answered = if C::CAPS.keeps_boundaries {
+            loop {
+                match ch.recv(reply) {
+                    Ok(n) if n == buf.len() && (!tagged || reply[..8] == buf[..8]) => break true,
+                    Ok(_) => {}
+                    Err(e) if is_timeout(&e) => break false,
+                    Err(e) => return Err(e),
+                }
+            }
+        } else {
+            let mut got = 0;
+            while got < buf.len() {
+                match ch.recv(&mut reply[got..buf.len()]) {
+                    Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                    Ok(n) => got += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            true
+        };
+        let now = Instant::now();
+        if t >= from {
+            if answered {
+                let _ = hist.record((now - t).as_nanos().max(1) as u64);
+                st.messages_received += 1;
+                st.bytes_received += buf.len() as u64;
+            } else {
+                st.lost += 1;
+            }
+            st.messages_sent += 1;
+            st.bytes_sent += buf.len() as u64;
+        }
+        seq += 1;
+        t = now;
+    }
+    st.window_ns = t.saturating_duration_since(from).as_nanos() as u64;
+    ch.finish();
+    Ok(st)
+}
+
+/// Ping-pong server: returns every message to its sender until EOF (TCP), `stop`, or
+/// `deadline`.
+pub fn echo_loop<C: Channel>(
+    ch: &mut C,
+    buf: &mut [u8],
+    deadline: Instant,
+    stop: &AtomicBool,
+) -> io::Result<StreamStats> {
+    ch.set_recv_timeout(Some(Duration::from_millis(50)))?;
+    let mut st = StreamStats::default();
+    loop {
+        let n = if C::CAPS.keeps_boundaries {
+            match ch.recv(buf) {
+                Ok(n) => n,
+                Err(e) if is_timeout(&e) => 0,
+                Err(e) => return Err(e),
+            }
+        } else {
+            // A whole message, then back: the peer waits for all of it.
+            let mut got = 0;
+            while got < buf.len() {
+                match ch.recv(&mut buf[got..]) {
+                    Ok(0) => return Ok(st),
+                    Ok(n) => got += n,
+                    Err(e) if is_timeout(&e) => {
+                        if stop.load(Ordering::Relaxed) || Instant::now() >= deadline {
+                            return Ok(st);
+                        }
+                    }
+                    Err(e) if is_gone(&e) => return Ok(st),
+                    Err(e) => return Err(e),
+                }
+            }
+            got
+        };
+        if n > 0 {
+            send_all(ch, &buf[..n])?;
+            st.messages_received += 1;
+            st.messages_sent += 1;
+            st.bytes_received += n as u64;
+            st.bytes_sent += n as u64;
+        } else if stop.load(Ordering::Relaxed) || Instant::now() >= deadline {
+            return Ok(st);
+        }
+    }
+}
+
+/// A latency histogram: 1 ns to 100 s at 3 significant digits (values within 0.1 %).
+pub fn new_hist() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid histogram bounds")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{TcpListener, TcpStream, UdpSocket};
+
+    fn window(ms: u64) -> Window {
+        Window {
+            start: Instant::now(),
+            omit: Duration::from_millis(ms / 4),
+            duration: Duration::from_millis(ms),
+        }
+    }
+
+    #[test]
+    fn udp_receiver_counts_flagged_datagrams_and_orders() {
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+        a.connect(b.local_addr().unwrap()).unwrap();
+        b.connect(a.local_addr().unwrap()).unwrap();
+        let stop = AtomicBool::new(false);
+        let w = window(200);
+        let mut rx = b.try_clone().unwrap();
+        let recv = std::thread::spawn(move || {
+            let mut buf = vec![0u8; 1400];
+            recv_loop(&mut rx, &mut buf, w, &AtomicBool::new(false)).unwrap()
+        });
+        let mut tx = a.try_clone().unwrap();
+        let mut buf = vec![0u8; 1400];
+        // 10 Mbit/s: light enough that nothing is lost on loopback.
+        let sent = send_loop(&mut tx, &mut buf, w, 10_000_000, &stop).unwrap();
+        let got = recv.join().unwrap();
+        assert!(sent.messages_sent > 50, "{sent:?}");
+        assert_eq!(
+            got.messages_received, sent.messages_sent,
+            "{got:?} {sent:?}"
+        );
+        assert_eq!(got.bytes_received, sent.bytes_sent);
+        assert_eq!(got.out_of_order, 0);
+        assert!(got.jitter_ns >= 0.0 && got.jitter_ns < 50e6);
+        // ~10 Mbit/s over the measured window.
+        let rate = sent.bytes_sent as f64 * 8.0 / (sent.window_ns as f64 / 1e9);
+        assert!((5e6..12e6).contains(&rate), "{rate}");
+    }
+
+    #[test]
+    fn udp_receiver_sees_reordering_and_jitter() {
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+        a.connect(b.local_addr().unwrap()).unwrap();
+        let w = Window {
+            start: Instant::now() - Duration::from_millis(1),
+            omit: Duration::ZERO,
+            duration: Duration::from_millis(100),
+        };
+        let datagram = |seq: u64, sent_ns: u64| {
+            let mut d = vec![0u8; 100];
+            d[0..8].copy_from_slice(&seq.to_be_bytes());
+            d[8..16].copy_from_slice(&sent_ns.to_be_bytes());
+            d[16..20].copy_from_slice(&MEASURED.to_be_bytes());
+            d[20..24].copy_from_slice(&MAGIC.to_be_bytes());
+            d
+        };
+        // 0, 2, 1, 3: one datagram late; send times far apart so that transit varies.
+        for (seq, ns) in [(0, 0), (2, 2_000_000), (1, 1_000_000), (3, 3_000_000)] {
+            a.send(&datagram(seq, ns)).unwrap();
+        }
+        a.send(b"not a datagram of ours").unwrap();
+        let mut rx = b;
+        let mut buf = vec![0u8; 100];
+        let st = recv_loop(&mut rx, &mut buf, w, &AtomicBool::new(false)).unwrap();
+        assert_eq!(st.messages_received, 4);
+        assert_eq!(st.out_of_order, 1);
+        assert!(st.jitter_ns > 0.0);
+    }
+
+    #[test]
+    fn tcp_ping_pong_records_every_round_trip() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut buf = vec![0u8; 64];
+            echo_loop(
+                &mut s,
+                &mut buf,
+                Instant::now() + Duration::from_secs(5),
+                &AtomicBool::new(false),
+            )
+            .unwrap()
+        });
+        let mut c = TcpStream::connect(addr).unwrap();
+        c.set_nodelay(true).unwrap();
+        let mut hist = new_hist();
+        let (mut buf, mut reply) = (vec![7u8; 64], vec![0u8; 64]);
+        let st = ping_loop(
+            &mut c,
+            &mut buf,
+            &mut reply,
+            window(100),
+            &mut hist,
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        drop(c);
+        let echoed = server.join().unwrap();
+        assert!(st.messages_received > 10, "{st:?}");
+        assert_eq!(hist.len(), st.messages_received);
+        assert!(echoed.messages_sent >= st.messages_received);
+        assert_eq!(reply, buf);
+        assert!(hist.value_at_quantile(0.5) > 0);
+    }
+}

@@ -1,0 +1,242 @@
+//! The data transports, TCP and UDP, behind one small interface with capability flags (as
+//! iperf3's protocol table): the stream loops ask the flags, never the protocol's name.
+//!
+//! Data sockets exist only during a test: the server opens them on ephemeral ports of the
+//! address the control connection arrived on and announces the ports in `Ready` (as netperf
+//! does); it attaches only peers from the control connection's address. A UDP stream is
+//! attached when its first datagram (a hello) arrives; the server then `connect`s its socket to
+//! that source, so that nothing else can feed the test.
+
+use super::protocol::Proto;
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::time::{Duration, Instant};
+
+/// What a transport guarantees; the stream loops decide by these.
+#[derive(Debug, Clone, Copy)]
+pub struct Caps {
+    /// Delivery is reliable and ordered (end of data is seen as EOF); otherwise datagrams carry
+    /// sequence numbers and the receiver stops at a deadline.
+    pub reliable: bool,
+    /// Each send is delivered as one unit of the same size (datagrams).
+    pub keeps_boundaries: bool,
+}
+
+/// One attached data socket: a connected TCP stream or a connected UDP socket.
+pub trait Channel: Send {
+    const CAPS: Caps;
+    fn send(&mut self, buf: &[u8]) -> io::Result<usize>;
+    fn recv(&mut self, buf: &mut [u8]) -> io::Result<usize>;
+    /// Bounds every following `recv` (None: wait forever).
+    fn set_recv_timeout(&mut self, t: Option<Duration>) -> io::Result<()>;
+    /// Tells the peer that no more data follows (TCP: shutdown of the write side).
+    fn finish(&mut self);
+}
+
+impl Channel for TcpStream {
+    const CAPS: Caps = Caps {
+        reliable: true,
+        keeps_boundaries: false,
+    };
+    fn send(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.write(buf)
+    }
+    fn recv(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.read(buf)
+    }
+    fn set_recv_timeout(&mut self, t: Option<Duration>) -> io::Result<()> {
+        self.set_read_timeout(t)
+    }
+    fn finish(&mut self) {
+        let _ = self.shutdown(Shutdown::Write);
+    }
+}
+
+impl Channel for UdpSocket {
+    const CAPS: Caps = Caps {
+        reliable: false,
+        keeps_boundaries: true,
+    };
+    fn send(&mut self, buf: &[u8]) -> io::Result<usize> {
+        UdpSocket::send(self, buf)
+    }
+    fn recv(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        UdpSocket::recv(self, buf)
+    }
+    fn set_recv_timeout(&mut self, t: Option<Duration>) -> io::Result<()> {
+        self.set_read_timeout(t)
+    }
+    fn finish(&mut self) {}
+}
+
+/// The first datagram of every UDP stream, sent by the client until the server says `Go`.
+pub const UDP_HELLO: &[u8] = b"peakbench-udp-hello";
+
+/// The server's data sockets of one test, before the client has attached.
+pub enum Pending {
+    Tcp(TcpListener),
+    Udp(Vec<UdpSocket>),
+}
+
+/// The attached data sockets of one test.
+pub enum Attached {
+    Tcp(Vec<TcpStream>),
+    Udp(Vec<UdpSocket>),
+}
+
+impl Pending {
+    /// Opens the data sockets of a test on `ip` (the control connection's local address).
+    pub fn open(proto: Proto, ip: IpAddr, streams: usize) -> io::Result<Pending> {
+        let any = SocketAddr::new(ip, 0);
+        Ok(match proto {
+            Proto::Tcp => Pending::Tcp(TcpListener::bind(any)?),
+            Proto::Udp => Pending::Udp(
+                (0..streams)
+                    .map(|_| UdpSocket::bind(any))
+                    .collect::<io::Result<_>>()?,
+            ),
+        })
+    }
+
+    /// The ports to announce in `Ready`.
+    pub fn ports(&self) -> io::Result<Vec<u16>> {
+        Ok(match self {
+            Pending::Tcp(l) => vec![l.local_addr()?.port()],
+            Pending::Udp(s) => s
+                .iter()
+                .map(|s| s.local_addr().map(|a| a.port()))
+                .collect::<io::Result<_>>()?,
+        })
+    }
+
+    /// Waits until `streams` peers from `peer` have attached, or `deadline`; strangers are
+    /// turned away and do not count. `nodelay` turns Nagle's algorithm off (ping-pong).
+    pub fn attach(
+        self,
+        peer: IpAddr,
+        streams: usize,
+        deadline: Instant,
+        nodelay: bool,
+    ) -> io::Result<Attached> {
+        let left = || {
+            deadline
+                .checked_duration_since(Instant::now())
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "the client did not open its data connections in time",
+                    )
+                })
+        };
+        match self {
+            Pending::Tcp(listener) => {
+                listener.set_nonblocking(true)?;
+                let mut out = Vec::with_capacity(streams);
+                while out.len() < streams {
+                    left()?;
+                    match listener.accept() {
+                        Ok((s, from)) if from.ip() == peer => {
+                            s.set_nonblocking(false)?;
+                            s.set_nodelay(nodelay)?;
+                            out.push(s);
+                        }
+                        Ok(_) => {}
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                            std::thread::sleep(Duration::from_millis(2));
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                Ok(Attached::Tcp(out))
+            }
+            Pending::Udp(sockets) => {
+                let mut buf = [0u8; 64];
+                for s in &sockets {
+                    loop {
+                        s.set_read_timeout(Some(left()?.min(Duration::from_millis(100))))?;
+                        match s.recv_from(&mut buf) {
+                            Ok((n, from)) if from.ip() == peer && &buf[..n] == UDP_HELLO => {
+                                s.connect(from)?;
+                                break;
+                            }
+                            Ok(_) => {}
+                            Err(e)
+                                if matches!(
+                                    e.kind(),
+                                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                                ) => {}
+                            Err(e) => return Err(e),
+                        }
+                    }
+                }
+                Ok(Attached::Udp(sockets))
+            }
+        }
+    }
+}
+
+/// The client's side: connects one data socket per stream to the announced ports.
+pub fn connect(
+    proto: Proto,
+    server: IpAddr,
+    ports: &[u16],
+    streams: usize,
+    nodelay: bool,
+) -> io::Result<Attached> {
+    let bad = || {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "the server announced the wrong number of data ports",
+        )
+    };
+    Ok(match proto {
+        Proto::Tcp => {
+            let [port] = ports else { return Err(bad()) };
+            let to = SocketAddr::new(server, *port);
+            Attached::Tcp(
+                (0..streams)
+                    .map(|_| {
+                        let s = TcpStream::connect_timeout(&to, Duration::from_secs(5))?;
+                        s.set_nodelay(nodelay)?;
+                        Ok(s)
+                    })
+                    .collect::<io::Result<_>>()?,
+            )
+        }
+        Proto::Udp => {
+            if ports.len() != streams {
+                return Err(bad());
+            }
+            let local = SocketAddr::new(
+                if server.is_ipv4() {
+                    IpAddr::from([0, 0, 0, 0])
+                } else {
+                    IpAddr::from([0u16; 8])
+                },
+                0,
+            );
+            Attached::Udp(
+                ports
+                    .iter()
+                    .map(|p| {
+                        let s = UdpSocket::bind(local)?;
+                        s.connect(SocketAddr::new(server, *p))?;
+                        Ok(s)
+                    })
+                    .collect::<io::Result<_>>()?,
+            )
+        }
+    })
+}
+
+impl Attached {
+    /// Client, UDP: (re)sends the hello on every stream so that the server can attach them.
+    pub fn hello(&self) {
+        if let Attached::Udp(sockets) = self {
+            for s in sockets {
+                let _ = s.send(UDP_HELLO);
+            }
+        }
+    }
+}

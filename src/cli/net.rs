@@ -1,0 +1,296 @@
+//! `peakbench net` (the client) and `peakbench net serve`.
+
+use super::common::{OutputArgs, UsageError, drive, parse_duration, parse_positive, parse_repeat};
+use crate::bench::net::client::{NetError, Target};
+use crate::bench::net::protocol::{DEFAULT_PORT, limits};
+use crate::bench::net::server::{Server, ServerConfig};
+use crate::bench::net::{NetOptions, NetSession, NetWorkload, Proto, points, resolve};
+use crate::results::Report;
+use crate::runner::stop;
+use crate::sysinfo::{ClockBudget, collect};
+use crate::units::{format_bytes_binary, parse_count};
+use clap::{Args, Subcommand, ValueEnum};
+use std::net::{IpAddr, SocketAddr};
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct NetArgs {
+    #[command(subcommand)]
+    pub command: Option<NetCommand>,
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum NetCommand {
+    /// Serve clients until Ctrl-C: one test at a time, bounded in every way.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProtoArg {
+    Tcp,
+    Udp,
+}
+
+#[derive(Debug, Args)]
+pub struct ClientArgs {
+    /// The server, HOST[:PORT] (default port 5301); without it, --loopback.
+    #[arg(long, value_name = "HOST[:PORT]", conflicts_with = "loopback")]
+    pub server: Option<String>,
+    /// Start a server in this process on 127.0.0.1 and measure the local stack (the default).
+    #[arg(long)]
+    pub loopback: bool,
+    /// Shared secret of a server started with --token.
+    #[arg(long, env = "PEAKBENCH_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Workloads: THROUGHPUT (goodput, UDP loss and jitter), LATENCY (ping-pong round trips).
+    #[arg(long, value_delimiter = ',', value_parser = parse_workload, default_value = "THROUGHPUT,LATENCY")]
+    pub workload: Vec<NetWorkload>,
+    /// Transports.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "tcp,udp")]
+    pub protocol: Vec<ProtoArg>,
+    /// Parallel streams, each on its own thread on both sides; a list sweeps.
+    #[arg(long, value_delimiter = ',', value_parser = parse_streams, default_value = "1")]
+    pub streams: Vec<u32>,
+    /// Bytes per write or datagram (binary, as iperf3: 128K = 131072). Default: 128K for TCP,
+    /// 1400 for UDP, 1 for LATENCY.
+    #[arg(long, value_delimiter = ',', value_parser = parse_message)]
+    pub message_size: Option<Vec<u32>>,
+    /// Measured time of one repetition.
+    #[arg(long, value_parser = parse_duration, default_value = "5s")]
+    pub duration: std::time::Duration,
+    /// Warm-up at the start of each repetition that is not counted (iperf3 --omit).
+    #[arg(long, value_parser = parse_omit, default_value = "1s")]
+    pub omit: std::time::Duration,
+    /// The server sends, the client receives (throughput).
+    #[arg(long)]
+    pub reverse: bool,
+    /// UDP target rate per stream, bit/s with k, M, G (decimal, as iperf3 -b); 0 = unlimited.
+    #[arg(long, value_parser = parse_rate, default_value = "0")]
+    pub rate: u64,
+    /// Repetitions of every point (each its own test).
+    #[arg(long, default_value = "3", value_parser = parse_repeat)]
+    pub repeat: usize,
+    /// The link speed in Gbit/s, when sysfs cannot tell (virtio, veth) or is wrong.
+    #[arg(long, value_name = "GBPS", value_parser = parse_positive)]
+    pub link_gbps: Option<f64>,
+    /// Report Gbit/s instead of Mbit/s.
+    #[arg(long)]
+    pub gbit: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (:: for every IPv4 and IPv6 address).
+    #[arg(long, default_value = "0.0.0.0")]
+    pub bind: IpAddr,
+    /// TCP port of the control connection; data use ephemeral ports announced over it.
+    #[arg(long, default_value_t = DEFAULT_PORT)]
+    pub port: u16,
+    /// Shared secret clients must prove they know (challenge-response; never sent).
+    #[arg(long, env = "PEAKBENCH_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Seconds a client may stay silent before it is dropped.
+    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    pub idle_timeout: std::time::Duration,
+    /// Tests that may run at once; other clients are told the server is busy.
+    #[arg(long, default_value = "1", value_parser = parse_max_tests)]
+    pub max_tests: usize,
+}
+
+fn parse_workload(s: &str) -> Result<NetWorkload, String> {
+    s.parse()
+}
+
+fn parse_streams(s: &str) -> Result<u32, String> {
+    parse_count(s, 1, limits::MAX_STREAMS as u64)
+        .map(|n| n as u32)
+        .map_err(|e| e.to_string())
+}
+
+fn parse_max_tests(s: &str) -> Result<usize, String> {
+    parse_count(s, 1, 64)
+        .map(|n| n as usize)
+        .map_err(|e| e.to_string())
+}
+
+fn parse_message(s: &str) -> Result<u32, String> {
+    let n = crate::units::parse_size_binary(s).map_err(|e| e.to_string())?;
+    if n == 0 || n > limits::MAX_TCP_MESSAGE as u64 {
+        return Err(format!(
+            "'{s}' is out of range: 1 byte to {}",
+            format_bytes_binary(limits::MAX_TCP_MESSAGE as u64)
+        ));
+    }
+    Ok(n as u32)
+}
+
+fn parse_omit(s: &str) -> Result<std::time::Duration, String> {
+    if s.trim().trim_end_matches(|c: char| c.is_ascii_alphabetic()) == "0" {
+        return Ok(std::time::Duration::ZERO);
+    }
+    parse_duration(s)
+}
+
+/// Bits per second with decimal k, M, G (iperf3's -b), e.g. 100M; 0 = unlimited.
+fn parse_rate(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (
+            &t[..i],
+            match c.to_ascii_uppercase() {
+                'K' => 1e3,
+                'M' => 1e6,
+                'G' => 1e9,
+                _ => return Err(format!("'{s}' is not a rate: use e.g. 100M or 1G (bit/s)")),
+            },
+        ),
+        _ => (t, 1.0),
+    };
+    match num.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 && v * mult <= 1e12 => Ok((v * mult) as u64),
+        _ => Err(format!(
+            "'{s}' is not a rate between 0 and 1000G bit/s: use e.g. 100M"
+        )),
+    }
+}
+
+/// A user error (2) or a failure (1).
+fn classify(e: NetError) -> anyhow::Error {
+    if e.is_usage() {
+        anyhow::Error::new(UsageError(e.to_string()))
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+pub fn run(args: NetArgs, argv: Vec<String>) -> anyhow::Result<()> {
+    match args.command {
+        Some(NetCommand::Serve(s)) => serve(s),
+        None => client(args.client, argv),
+    }
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let addr = SocketAddr::new(args.bind, args.port);
+    let server = Server::bind(
+        addr,
+        ServerConfig {
+            token: args.token,
+            idle_timeout: args.idle_timeout,
+            max_tests: args.max_tests,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| {
+        UsageError(format!(
+            "cannot listen on {addr}: {e}; choose another --port or --bind"
+        ))
+    })?;
+    stop::install();
+    eprintln!(
+        "peakbench net serve: listening on {} (protocol version {}); Ctrl-C stops",
+        server.local_addr()?,
+        crate::bench::net::protocol::PROTOCOL_VERSION
+    );
+    server.serve(stop::flag())?;
+    eprintln!("peakbench net serve: stopped");
+    Ok(())
+}
+
+fn client(args: ClientArgs, argv: Vec<String>) -> anyhow::Result<()> {
+    args.output.validate()?;
+    let protocols: Vec<Proto> = args
+        .protocol
+        .iter()
+        .map(|p| match p {
+            ProtoArg::Tcp => Proto::Tcp,
+            ProtoArg::Udp => Proto::Udp,
+        })
+        .collect();
+    if let Some(sizes) = &args.message_size
+        && protocols.contains(&Proto::Udp)
+        && let Some(big) = sizes.iter().find(|&&s| s > limits::MAX_UDP_MESSAGE)
+    {
+        return Err(UsageError(format!(
+            "--message-size {big} is too large for UDP (at most {} bytes); use --protocol tcp or a smaller size",
+            limits::MAX_UDP_MESSAGE
+        ))
+        .into());
+    }
+    if args.rate > 0 && !protocols.contains(&Proto::Udp) {
+        return Err(UsageError("--rate applies to UDP only; add --protocol udp".into()).into());
+    }
+    let opts = NetOptions {
+        workloads: args.workload.clone(),
+        protocols,
+        streams: args.streams.clone(),
+        message_sizes: args.message_size.clone(),
+        duration: args.duration,
+        omit: args.omit,
+        reverse: args.reverse,
+        rate_bps: args.rate,
+        repeat: args.repeat,
+        link_gbps: args.link_gbps,
+        gbit: args.gbit,
+    };
+    let pts = points(&opts);
+    for p in &pts {
+        p.params.validate().map_err(UsageError)?;
+    }
+    let session = match &args.server {
+        Some(s) => NetSession::remote(
+            opts.clone(),
+            Target {
+                addr: resolve(s).map_err(classify)?,
+                token: args.token.clone(),
+            },
+        ),
+        None => NetSession::loopback(opts.clone())
+            .map_err(|e| anyhow::anyhow!("cannot start the loopback server: {e}"))?,
+    };
+    if !args.output.quiet {
+        eprintln!(
+            "peakbench net: server {}{}, link {}, {} repetitions of {:?} after a {:?} warm-up",
+            session.target().addr,
+            if args.server.is_none() {
+                " (in this process)"
+            } else {
+                ""
+            },
+            match session.link() {
+                Ok(l) => format!(
+                    "{} (MTU {})",
+                    l.interface,
+                    l.mtu.map_or("unknown".into(), |m| m.to_string())
+                ),
+                Err(e) => format!("unknown ({e})"),
+            },
+            opts.repeat,
+            opts.duration,
+            opts.omit
+        );
+    }
+    let sys = collect(ClockBudget::default());
+    let mut report = Report::new(sys, argv);
+    let rounds = opts.repeat as u64;
+    drive(
+        &mut report,
+        &args.output,
+        &pts,
+        |_| rounds,
+        |p| {
+            format!(
+                "{} {} {} ×{}",
+                p.workload.name(),
+                p.params.proto.name(),
+                format_bytes_binary(p.params.message_bytes as u64),
+                p.params.streams
+            )
+        },
+        |point, tick| session.run(point, tick).map_err(classify),
+    )
+}

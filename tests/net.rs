@@ -1,0 +1,544 @@
+//! Network tests: the server survives abuse (garbage, a 2 GB length prefix, silent and vanishing
+//! clients, wrong tokens, out-of-order messages) and keeps serving; the CLI over loopback gives
+//! every record; across a veth pair between two network namespaces (root and `ip` needed,
+//! skipped with a printed reason otherwise). Every test is tiny and bounded in time.
+
+mod common;
+
+use assert_cmd::Command;
+use peakbench::bench::net::client::{self, NetError, Target};
+use peakbench::bench::net::protocol::{self, Msg, Proto, TestKind, TestParams};
+use peakbench::bench::net::server::{Server, ServerConfig};
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// A server on 127.0.0.1 in a thread, stopped when dropped.
+struct Running {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+    }
+}
+
+fn start(token: Option<&str>) -> Running {
+    let server = Server::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        ServerConfig {
+            token: token.map(str::to_string),
+            idle_timeout: Duration::from_millis(500),
+            log: false,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let addr = server.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let thread = std::thread::spawn(move || server.serve(&flag).unwrap());
+    Running {
+        addr,
+        stop,
+        thread: Some(thread),
+    }
+}
+
+fn params(proto: Proto, kind: TestKind, ms: u64) -> TestParams {
+    TestParams {
+        kind,
+        proto,
+        streams: 1,
+        message_bytes: if kind == TestKind::Latency {
+            64
+        } else {
+            16 * 1024
+        },
+        duration_ms: ms,
+        omit_ms: 0,
+        reverse: false,
+        rate_bps: 0,
+    }
+}
+
+/// A short TCP test must succeed: the server is still serving.
+fn still_serves(s: &Running) {
+    let t = Target {
+        addr: s.addr,
+        token: None,
+    };
+    let out = client::run_test(&t, &params(Proto::Tcp, TestKind::Throughput, 50))
+        .expect("the server serves the next client");
+    assert!(out.server.bytes_received > 0);
+    assert!(out.client.stats.bytes_sent >= out.server.bytes_received / 2);
+}
+
+fn raw(addr: SocketAddr) -> TcpStream {
+    let s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    s
+}
+
+/// Reads until the server closes the connection (bounded by the read timeout).
+fn closed_by_server(mut s: TcpStream) -> bool {
+    let mut buf = [0u8; 4096];
+    let until = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < until {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
+#[test]
+fn every_transport_and_workload_round_trips() {
+    let s = start(None);
+    let t = Target {
+        addr: s.addr,
+        token: None,
+    };
+    for proto in [Proto::Tcp, Proto::Udp] {
+        for reverse in [false, true] {
+            let mut p = params(proto, TestKind::Throughput, 100);
+            p.reverse = reverse;
+            p.streams = 2;
+            p.message_bytes = if proto == Proto::Udp { 1400 } else { 65536 };
+            if proto == Proto::Udp {
+                // 50 Mbit/s per stream: nothing should be lost on loopback.
+                p.rate_bps = 50_000_000;
+            }
+            let o = client::run_test(&t, &p).unwrap();
+            let (tx, rx) = if reverse {
+                (&o.server, &o.client.stats)
+            } else {
+                (&o.client.stats, &o.server)
+            };
+            assert!(tx.bytes_sent > 0, "{proto:?} reverse={reverse}: {o:?}");
+            assert!(rx.bytes_received > 0, "{proto:?} reverse={reverse}: {o:?}");
+            if proto == Proto::Udp {
+                assert!(rx.messages_received <= tx.messages_sent);
+                assert!(
+                    rx.messages_received as f64 >= 0.9 * tx.messages_sent as f64,
+                    "{o:?}"
+                );
+            }
+        }
+        let o = client::run_test(&t, &params(proto, TestKind::Latency, 100)).unwrap();
+        let rtt = o.client.rtt.unwrap();
+        assert!(rtt.len() > 10);
+        assert_eq!(o.server.messages_sent, o.server.messages_received);
+        assert!(o.server.messages_sent >= rtt.len());
+    }
+}
+
+#[test]
+fn garbage_and_a_2gb_length_prefix_leave_the_server_serving() {
+    let s = start(None);
+    let mut g = raw(s.addr);
+    g.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    assert!(closed_by_server(g));
+    let mut big = raw(s.addr);
+    big.write_all(&2_000_000_000u32.to_be_bytes()).unwrap();
+    assert!(closed_by_server(big));
+    let mut bad_json = raw(s.addr);
+    bad_json.write_all(&5u32.to_be_bytes()).unwrap();
+    bad_json.write_all(b"{\"a\":").unwrap();
+    assert!(closed_by_server(bad_json));
+    still_serves(&s);
+}
+
+#[test]
+fn silent_and_trickling_clients_are_dropped_without_blocking_others() {
+    let s = start(None);
+    let silent = raw(s.addr);
+    // A client that sends one byte of a frame and then nothing.
+    let mut trickle = raw(s.addr);
+    trickle.write_all(&[0]).unwrap();
+    // Others are served while they hang around…
+    still_serves(&s);
+    // …and both are dropped once the idle timeout (500 ms) has passed.
+    let t0 = Instant::now();
+    assert!(closed_by_server(silent));
+    assert!(closed_by_server(trickle));
+    assert!(t0.elapsed() < Duration::from_secs(3));
+    still_serves(&s);
+}
+
+#[test]
+fn out_of_order_and_oversized_requests_are_refused() {
+    let s = start(None);
+    let mut c = raw(s.addr);
+    protocol::send(&mut c, &Msg::Start).unwrap();
+    match protocol::recv(&mut c).unwrap() {
+        Msg::Error { message } => assert!(message.contains("unexpected start"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+    let t = Target {
+        addr: s.addr,
+        token: None,
+    };
+    let mut p = params(Proto::Tcp, TestKind::Throughput, 50);
+    p.streams = 10_000;
+    let e = client::run_test(&t, &p).unwrap_err();
+    assert!(matches!(e, NetError::Refused(_)), "{e}");
+    assert!(e.to_string().contains("streams"), "{e}");
+    p.streams = 1;
+    p.message_bytes = u32::MAX;
+    assert!(client::run_test(&t, &p).is_err());
+    let mut v = raw(s.addr);
+    protocol::send(&mut v, &Msg::Hello { version: 99 }).unwrap();
+    match protocol::recv(&mut v).unwrap() {
+        Msg::Error { message } => assert!(message.contains("version 99"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+    still_serves(&s);
+}
+
+#[test]
+fn a_client_that_vanishes_mid_test_frees_the_server() {
+    let s = start(None);
+    let mut c = raw(s.addr);
+    protocol::send(&mut c, &Msg::Hello { version: 1 }).unwrap();
+    assert!(matches!(
+        protocol::recv(&mut c).unwrap(),
+        Msg::Welcome { .. }
+    ));
+    let p = params(Proto::Tcp, TestKind::Throughput, 60_000);
+    protocol::send(&mut c, &Msg::Setup { params: p }).unwrap();
+    let Msg::Ready { data_ports } = protocol::recv(&mut c).unwrap() else {
+        panic!("no ready")
+    };
+    let mut data = TcpStream::connect(SocketAddr::new(s.addr.ip(), data_ports[0])).unwrap();
+    protocol::send(&mut c, &Msg::Connected).unwrap();
+    assert!(matches!(protocol::recv(&mut c).unwrap(), Msg::Go));
+    protocol::send(&mut c, &Msg::Start).unwrap();
+    data.write_all(&[1u8; 65536]).unwrap();
+    // While the test runs, a second client is told the server is busy.
+    let t = Target {
+        addr: s.addr,
+        token: None,
+    };
+    let e = client::run_test(&t, &params(Proto::Tcp, TestKind::Throughput, 50)).unwrap_err();
+    assert!(matches!(e, NetError::Busy(..)), "{e}");
+    // The client dies: its sockets close. The 60 s test ends at once.
+    drop(data);
+    drop(c);
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        match client::run_test(&t, &params(Proto::Tcp, TestKind::Throughput, 50)) {
+            Ok(_) => break,
+            Err(NetError::Busy(..)) if Instant::now() < until => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+#[test]
+fn the_token_is_required_and_checked() {
+    let s = start(Some("s3cret"));
+    let p = params(Proto::Tcp, TestKind::Throughput, 50);
+    let none = Target {
+        addr: s.addr,
+        token: None,
+    };
+    assert!(matches!(
+        client::run_test(&none, &p),
+        Err(NetError::NeedsToken)
+    ));
+    let wrong = Target {
+        addr: s.addr,
+        token: Some("guess".into()),
+    };
+    let e = client::run_test(&wrong, &p).unwrap_err();
+    assert!(e.to_string().contains("authentication failed"), "{e}");
+    let right = Target {
+        addr: s.addr,
+        token: Some("s3cret".into()),
+    };
+    assert!(client::run_test(&right, &p).is_ok());
+}
+
+fn peakbench() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_peakbench"))
+}
+
+#[test]
+fn loopback_cli_reports_every_record_in_the_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("net.json");
+    peakbench()
+        .args([
+            "net",
+            "--loopback",
+            "--duration",
+            "100ms",
+            "--omit",
+            "0",
+            "--repeat",
+            "2",
+            "--message-size",
+            "1K",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&json)
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(common::schema_errors(&doc), Vec::<String>::new());
+    let recs = doc["results"].as_array().unwrap();
+    let find = |wl: &str, proto: &str, metric: &str, side: Option<&str>| {
+        recs.iter()
+            .find(|r| {
+                r["workload"] == wl
+                    && r["params"]["protocol"] == proto
+                    && r["metric"] == metric
+                    && side.is_none_or(|s| r["params"]["side"] == s)
+            })
+            .unwrap_or_else(|| panic!("no {wl} {proto} {metric} {side:?}"))
+    };
+    for proto in ["TCP", "UDP"] {
+        for side in ["sender", "receiver"] {
+            let r = find("THROUGHPUT", proto, "throughput", Some(side));
+            assert_eq!(r["unit"], "Mbit/s");
+            assert_eq!(r["samples"].as_array().unwrap().len(), 2);
+            assert!(r["mean"].as_f64().unwrap() > 0.0, "{r}");
+            assert_eq!(r["params"]["message_size_bytes"], 1024);
+            assert!(
+                r["peak_unknown_reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("loopback")
+            );
+        }
+        let lat = find("LATENCY", proto, "latency", None);
+        assert_eq!(lat["unit"], "us");
+        let p = &lat["percentiles"];
+        assert!(p["p50"].as_f64().unwrap() > 0.0);
+        assert!(p["p50"].as_f64() <= p["p99"].as_f64());
+        assert!(p["p99"].as_f64() <= p["max"].as_f64());
+        assert!(
+            find("LATENCY", proto, "rate", None)["mean"]
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
+    }
+    let loss = find("THROUGHPUT", "UDP", "loss", None);
+    assert_eq!(loss["unit"], "%");
+    assert!(loss["params"]["datagrams_sent"].as_u64().unwrap() > 0);
+    assert_eq!(find("THROUGHPUT", "UDP", "jitter", None)["unit"], "us");
+}
+
+#[test]
+fn net_bad_input_is_one_line_and_exit_2() {
+    for (args, expected) in [
+        (&["net", "--streams", "0"][..], "--streams"),
+        (&["net", "--streams", "1000"], "--streams"),
+        (&["net", "--message-size", "0"], "--message-size"),
+        (&["net", "--message-size", "1T"], "--message-size"),
+        (&["net", "--message-size", "100K"], "UDP"),
+        (&["net", "--protocol", "sctp"], "--protocol"),
+        (&["net", "--workload", "BANDWIDTH"], "THROUGHPUT"),
+        (&["net", "--rate", "fast"], "--rate"),
+        (&["net", "--protocol", "tcp", "--rate", "1G"], "UDP only"),
+        (&["net", "--server", "localhost:99999"], "port"),
+        (&["net", "--server", "x", "--loopback"], "--loopback"),
+        (&["net", "serve", "--port", "70000"], "--port"),
+        (&["net", "serve", "--bind", "nowhere"], "--bind"),
+    ] {
+        common::one_line_exit_2(args, expected);
+    }
+}
+
+#[test]
+fn a_server_that_is_not_there_is_a_one_line_failure() {
+    // Port 1 on loopback: nothing listens there.
+    let out = peakbench()
+        .args([
+            "net",
+            "--server",
+            "127.0.0.1:1",
+            "--duration",
+            "100ms",
+            "--quiet",
+        ])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("is `peakbench net serve` running"), "{err}");
+}
+
+/// Two network namespaces joined by a veth pair, removed when dropped.
+struct Namespaces {
+    names: [String; 2],
+}
+
+impl Namespaces {
+    fn create() -> Result<Namespaces, String> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err("needs root to create network namespaces".into());
+        }
+        if std::process::Command::new("ip").arg("-V").output().is_err() {
+            return Err("needs the `ip` command (apt-get install iproute2)".into());
+        }
+        let id = std::process::id() % 10_000;
+        let ns = Namespaces {
+            names: [format!("pbtest{id}a"), format!("pbtest{id}b")],
+        };
+        let (a, b) = (&ns.names[0], &ns.names[1]);
+        let veth = (format!("pb{id}a"), format!("pb{id}b"));
+        let steps: Vec<Vec<String>> = vec![
+            vec!["netns".into(), "add".into(), a.clone()],
+            vec!["netns".into(), "add".into(), b.clone()],
+            vec![
+                "link".into(),
+                "add".into(),
+                veth.0.clone(),
+                "netns".into(),
+                a.clone(),
+                "type".into(),
+                "veth".into(),
+                "peer".into(),
+                "name".into(),
+                veth.1.clone(),
+                "netns".into(),
+                b.clone(),
+            ],
+        ];
+        for step in steps {
+            run_ip(&step)?;
+        }
+        for (n, dev, addr) in [(a, &veth.0, "10.231.0.1/24"), (b, &veth.1, "10.231.0.2/24")] {
+            for cmd in [
+                vec!["addr", "add", addr, "dev", dev.as_str()],
+                vec!["link", "set", dev.as_str(), "up"],
+                vec!["link", "set", "lo", "up"],
+            ] {
+                let mut full = vec!["-n".to_string(), n.clone()];
+                full.extend(cmd.iter().map(|s| s.to_string()));
+                run_ip(&full)?;
+            }
+        }
+        Ok(ns)
+    }
+}
+
+fn run_ip(args: &[String]) -> Result<(), String> {
+    let out = std::process::Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for n in &self.names {
+            let _ = std::process::Command::new("ip")
+                .args(["netns", "del", n])
+                .output();
+        }
+    }
+}
+
+#[test]
+fn across_a_veth_pair_between_two_namespaces() {
+    let ns = match Namespaces::create() {
+        Ok(ns) => ns,
+        Err(why) => {
+            eprintln!("SKIPPED across_a_veth_pair_between_two_namespaces: {why}");
+            return;
+        }
+    };
+    let bin = env!("CARGO_BIN_EXE_peakbench");
+    let mut server = std::process::Command::new("ip")
+        .args(["netns", "exec", &ns.names[0], bin, "net", "serve"])
+        .args(["--bind", "10.231.0.1", "--idle-timeout", "2s"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("veth.json");
+    // The server needs a moment to listen: retry a bounded number of times.
+    let mut ok = false;
+    for _ in 0..20 {
+        let status = std::process::Command::new("ip")
+            .args(["netns", "exec", &ns.names[1], bin, "net"])
+            .args([
+                "--server",
+                "10.231.0.1",
+                "--duration",
+                "200ms",
+                "--omit",
+                "0",
+            ])
+            .args(["--repeat", "1", "--streams", "2", "--quiet", "--json"])
+            .arg(&json)
+            .status()
+            .unwrap();
+        if status.success() {
+            ok = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(ok, "the client never completed across the veth pair");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let recs = doc["results"].as_array().unwrap();
+    let tcp = recs
+        .iter()
+        .find(|r| {
+            r["params"]["protocol"] == "TCP"
+                && r["metric"] == "throughput"
+                && r["params"]["side"] == "receiver"
+        })
+        .unwrap();
+    assert!(tcp["mean"].as_f64().unwrap() > 0.0);
+    assert!(
+        tcp["params"]["interface"]
+            .as_str()
+            .unwrap()
+            .starts_with("pb")
+    );
+    assert!(
+        tcp["peak_unknown_reason"]
+            .as_str()
+            .unwrap()
+            .contains("virtual"),
+        "{tcp}"
+    );
+    assert_eq!(tcp["params"]["streams"], 2);
+    drop(ns);
+}
