@@ -9,7 +9,10 @@
 #   TCP 1 and 2 streams, 128 KiB writes: receiver goodput >= 0.95x iperf3 (-l 128K -P N);
 #   UDP 1400 B at full rate: receiver goodput >= 0.95x iperf3 -u -b 0 -l 1400, loss of both shown;
 #   ping-pong 64 B, TCP and UDP: p50 round trip <= 1.1x sockperf ping-pong --full-rtt.
-# Servers run in the first namespace, clients in the second (on loopback both in this one).
+# Servers run in the first namespace, clients in the second (on loopback both in this one);
+# every server is pinned to CPU 0 and every client to CPU 1 (taskset), the same for all tools:
+# on a VM a cross-CPU wake-up costs ~60 us more than one on the same CPU, so unpinned
+# round trips measure where the scheduler happened to put the two processes.
 # Usage: [DURATION=5] [ROUNDS=5] [MODES="loopback veth"] bench/net-vs-iperf3-sockperf.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -111,7 +114,7 @@ PY
 }
 
 for mode in $modes; do
-  cli=""; srv=""; ip=127.0.0.1
+  cli="taskset -c 1"; srv="taskset -c 0"; ip=127.0.0.1
   if [ "$mode" = veth ]; then
     if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
       echo "SKIPPED veth: needs root and ip (apt-get install iproute2)"; continue
@@ -120,7 +123,7 @@ for mode in $modes; do
     ip link add pbvA netns $nsa type veth peer name pbvB netns $nsb
     ip -n $nsa addr add 10.232.0.1/24 dev pbvA; ip -n $nsa link set pbvA up; ip -n $nsa link set lo up
     ip -n $nsb addr add 10.232.0.2/24 dev pbvB; ip -n $nsb link set pbvB up; ip -n $nsb link set lo up
-    srv="ip netns exec $nsa"; cli="ip netns exec $nsb"; ip=10.232.0.1
+    srv="ip netns exec $nsa taskset -c 0"; cli="ip netns exec $nsb taskset -c 1"; ip=10.232.0.1
   fi
   start $srv "$pb" net serve --bind "$ip"
   start $srv iperf3 -s -B "$ip"

@@ -250,6 +250,55 @@ fn a_client_that_vanishes_mid_test_frees_the_server() {
 }
 
 #[test]
+fn a_client_process_killed_mid_test_leaves_the_server_serving() {
+    let s = start(None);
+    for proto in ["tcp", "udp"] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+            .args(["net", "--server", &s.addr.to_string(), "--protocol", proto])
+            .args(["--workload", "THROUGHPUT", "--duration", "60s"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Its banner comes right before its first test; give the test 500 ms to get going,
+        // then kill it (SIGKILL: no goodbye of any kind).
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stderr), &mut line);
+            let _ = tx.send(line);
+        });
+        let banner = rx.recv_timeout(Duration::from_secs(20)).unwrap();
+        assert!(banner.contains("peakbench net: server"), "{banner}");
+        std::thread::sleep(Duration::from_millis(500));
+        let t = Target {
+            addr: s.addr,
+            token: None,
+        };
+        assert!(
+            matches!(
+                client::run_test(&t, &params(Proto::Tcp, TestKind::Throughput, 20)),
+                Err(NetError::Busy(..))
+            ),
+            "{proto}: the client's test is running"
+        );
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let until = Instant::now() + Duration::from_secs(5);
+        loop {
+            match client::run_test(&t, &params(Proto::Tcp, TestKind::Throughput, 50)) {
+                Ok(_) => break,
+                Err(NetError::Busy(..)) if Instant::now() < until => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                Err(e) => panic!("{proto}: {e}"),
+            }
+        }
+    }
+}
+
+#[test]
 fn the_token_is_required_and_checked() {
     let s = start(Some("s3cret"));
     let p = params(Proto::Tcp, TestKind::Throughput, 50);

@@ -252,6 +252,7 @@ fn client(args: ClientArgs, argv: Vec<String>) -> anyhow::Result<()> {
         None => NetSession::loopback(opts.clone())
             .map_err(|e| anyhow::anyhow!("cannot start the loopback server: {e}"))?,
     };
+    let sys = collect(ClockBudget::default());
     if !args.output.quiet {
         eprintln!(
             "peakbench net: server {}{}, link {}, {} repetitions of {:?} after a {:?} warm-up",
@@ -274,7 +275,6 @@ fn client(args: ClientArgs, argv: Vec<String>) -> anyhow::Result<()> {
             opts.omit
         );
     }
-    let sys = collect(ClockBudget::default());
     let mut report = Report::new(sys, argv);
     let rounds = opts.repeat as u64;
     drive(
