@@ -1,5 +1,6 @@
 //! Measurements: raw samples and the statistics computed from them, in one place.
 
+pub mod latency;
 pub mod stats;
 
 pub use stats::Summary;

@@ -12,6 +12,7 @@ pub mod target;
 pub mod uring;
 
 use crate::bench::rng::SplitMix64;
+use crate::measure::latency::histogram as new_hist;
 use crate::results::ResultRecord;
 use crate::runner::stop;
 use crate::runner::{self, Repetition, affinity};
@@ -240,11 +241,6 @@ struct ThreadStats {
     /// Time of the final fdatasync (inside `window`).
     sync: Duration,
     hist: Histogram<u64>,
-}
-
-fn new_hist() -> Histogram<u64> {
-    // 1 ns to 100 s at 3 significant digits: a recorded value is within 0.1 % of the truth.
-    Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid histogram bounds")
 }
 
 /// The per-thread plan of one repetition.
@@ -665,15 +661,7 @@ impl<'a> DiskSession<'a> {
             mean_us,
             Err("latency has no theoretical peak".into()),
         );
-        if !all.is_empty() {
-            let q = |p: f64| all.value_at_quantile(p) as f64 / 1000.0;
-            lat.percentiles = Some(BTreeMap::from([
-                ("p50".to_string(), q(0.5)),
-                ("p99".to_string(), q(0.99)),
-                ("p99.9".to_string(), q(0.999)),
-                ("max".to_string(), all.max() as f64 / 1000.0),
-            ]));
-        }
+        lat.percentiles = crate::measure::latency::percentiles_us(&all);
         out.push(lat);
         out
     }

@@ -429,7 +429,7 @@ fn latency_records(
         "latency_definition".into(),
         json!("round-trip time of one message to the server and back, from before the send to after the whole reply is read (client clock); samples are per-repetition means, percentiles over all repetitions"),
     );
-    let mut all = streams::new_hist();
+    let mut all = crate::measure::latency::histogram();
     let mut means = Vec::new();
     let mut rates = Vec::new();
     for o in outcomes {
@@ -449,15 +449,7 @@ fn latency_records(
         means,
         Err("round-trip time has no theoretical peak".into()),
     );
-    if !all.is_empty() {
-        let q = |x: f64| all.value_at_quantile(x) as f64 / 1000.0;
-        lat.percentiles = Some(BTreeMap::from([
-            ("p50".to_string(), q(0.5)),
-            ("p99".to_string(), q(0.99)),
-            ("p99.9".to_string(), q(0.999)),
-            ("max".to_string(), all.max() as f64 / 1000.0),
-        ]));
-    }
+    lat.percentiles = crate::measure::latency::percentiles_us(&all);
     let rate = ResultRecord::new(
         "net",
         name,

@@ -83,7 +83,7 @@ fn run_on<C: Channel>(
                             }
                             Role::Ping => {
                                 let mut reply = vec![0u8; size];
-                                let mut hist = streams::new_hist();
+                                let mut hist = crate::measure::latency::histogram();
                                 streams::ping_loop(
                                     &mut ch, &mut buf, &mut reply, w, &mut hist, stop,
                                 )

@@ -207,6 +207,15 @@ impl Server {
     }
 }
 
+fn welcome(out: &mut &TcpStream) -> io::Result<()> {
+    protocol::send(
+        out,
+        &Msg::Welcome {
+            version: PROTOCOL_VERSION,
+        },
+    )
+}
+
 /// One control connection, from hello to results.
 fn session(
     stream: &TcpStream,
@@ -252,12 +261,7 @@ fn session(
                         State::AwaitAuth { nonce }
                     }
                     None => {
-                        protocol::send(
-                            &mut out,
-                            &Msg::Welcome {
-                                version: PROTOCOL_VERSION,
-                            },
-                        )?;
+                        welcome(&mut out)?;
                         State::AwaitSetup
                     }
                 }
@@ -270,12 +274,7 @@ fn session(
                             .into(),
                     ));
                 }
-                protocol::send(
-                    &mut out,
-                    &Msg::Welcome {
-                        version: PROTOCOL_VERSION,
-                    },
-                )?;
+                welcome(&mut out)?;
                 State::AwaitSetup
             }
             (State::AwaitSetup, Msg::Setup { params }) => {

@@ -344,11 +344,6 @@ pub fn echo_loop<C: Channel>(
     }
 }
 
-/// A latency histogram: 1 ns to 100 s at 3 significant digits (values within 0.1 %).
-pub fn new_hist() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid histogram bounds")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -441,7 +436,7 @@ mod tests {
         });
         let mut c = TcpStream::connect(addr).unwrap();
         c.set_nodelay(true).unwrap();
-        let mut hist = new_hist();
+        let mut hist = crate::measure::latency::histogram();
         let (mut buf, mut reply) = (vec![7u8; 64], vec![0u8; 64]);
         let st = ping_loop(
             &mut c,
