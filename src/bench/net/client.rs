@@ -150,7 +150,7 @@ pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetErro
     protocol::send(
         &mut out,
         &Msg::Done {
-            stats: client.stats.clone(),
+            stats: client.stats,
         },
     )?;
     let results = protocol::recv_until(&ctl, Instant::now() + UDP_GRACE + REPLY_TIMEOUT)?;

@@ -421,7 +421,7 @@ fn latency_records(
     outcomes: &[Outcome],
 ) -> Vec<ResultRecord> {
     let mut m = base;
-    let lost: u64 = outcomes.iter().map(|o| o.client.lost).sum();
+    let lost: u64 = outcomes.iter().map(|o| o.client.stats.lost).sum();
     m.insert("side".into(), json!("client"));
     m.insert("tcp_nodelay".into(), json!(p.proto == Proto::Tcp));
     m.insert("lost".into(), json!(lost));

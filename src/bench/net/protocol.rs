@@ -146,7 +146,7 @@ impl TestParams {
 }
 
 /// What one side measured in one test.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SideStats {
     /// Payload bytes sent and received in the measured window.
@@ -161,6 +161,9 @@ pub struct SideStats {
     pub out_of_order: u64,
     /// UDP receiver: RFC 3550 interarrival jitter at the end of the window, nanoseconds.
     pub jitter_ns: f64,
+    /// UDP pings that got no pong in time.
+    #[serde(default)]
+    pub lost: u64,
 }
 
 /// One control message.
@@ -398,6 +401,7 @@ mod tests {
             window_ns: 5,
             out_of_order: 6,
             jitter_ns: 7.5,
+            lost: 8,
         };
         vec![
             Msg::Hello { version: 1 },
@@ -417,9 +421,7 @@ mod tests {
             Msg::Connected,
             Msg::Go,
             Msg::Start,
-            Msg::Done {
-                stats: stats.clone(),
-            },
+            Msg::Done { stats },
             Msg::Results { stats },
         ]
     }
@@ -545,6 +547,7 @@ mod tests {
                     window_ns: b / 3,
                     out_of_order: c as u64 / 5,
                     jitter_ns: j,
+                    lost: c as u64 / 7,
                 }
             });
         let params = (

@@ -2,7 +2,7 @@
 //! echo), and what they counted merged into the side's figures.
 
 use super::protocol::{SideStats, TestKind, TestParams};
-use super::streams::{self, StreamStats, Window};
+use super::streams::{self, Window};
 use super::transport::{Attached, Channel};
 use hdrhistogram::Histogram;
 use std::io;
@@ -36,8 +36,6 @@ pub struct SideResult {
     pub stats: SideStats,
     /// Round-trip times (ns) of a pinging side.
     pub rtt: Option<Histogram<u64>>,
-    /// Pings without a pong.
-    pub lost: u64,
 }
 
 /// Runs every stream of `attached` in `role` for the window; a stream that fails stops the
@@ -64,53 +62,49 @@ fn run_on<C: Channel>(
 ) -> io::Result<SideResult> {
     let size = params.message_bytes as usize;
     let deadline = w.end() + streams::UDP_GRACE + Duration::from_secs(10);
-    let outcomes: Vec<io::Result<(StreamStats, Option<Histogram<u64>>)>> =
-        std::thread::scope(|s| {
-            let handles: Vec<_> = channels
-                .into_iter()
-                .map(|mut ch| {
-                    s.spawn(move || {
-                        // Incompressible-looking, non-zero payload (a NIC offload or a
-                        // compressing tunnel would flatter zeros).
-                        let mut buf: Vec<u8> = (0..size).map(|i| (i * 131 + 7) as u8).collect();
-                        let out = match role {
-                            Role::Send => {
-                                streams::send_loop(&mut ch, &mut buf, w, params.rate_bps, stop)
-                                    .map(|st| (st, None))
-                            }
-                            Role::Receive => {
-                                streams::recv_loop(&mut ch, &mut buf, w, stop).map(|st| (st, None))
-                            }
-                            Role::Ping => {
-                                let mut reply = vec![0u8; size];
-                                let mut hist = crate::measure::latency::histogram();
-                                streams::ping_loop(
-                                    &mut ch, &mut buf, &mut reply, w, &mut hist, stop,
-                                )
-                                .map(|st| (st, Some(hist)))
-                            }
-                            Role::Echo => streams::echo_loop(&mut ch, &mut buf, deadline, stop)
-                                .map(|st| (st, None)),
-                        };
-                        if out.is_err() {
-                            stop.store(true, Ordering::Relaxed);
+    let outcomes: Vec<io::Result<(SideStats, Option<Histogram<u64>>)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = channels
+            .into_iter()
+            .map(|mut ch| {
+                s.spawn(move || {
+                    // Incompressible-looking, non-zero payload (a NIC offload or a
+                    // compressing tunnel would flatter zeros).
+                    let mut buf: Vec<u8> = (0..size).map(|i| (i * 131 + 7) as u8).collect();
+                    let out = match role {
+                        Role::Send => {
+                            streams::send_loop(&mut ch, &mut buf, w, params.rate_bps, stop)
+                                .map(|st| (st, None))
                         }
-                        out
-                    })
+                        Role::Receive => {
+                            streams::recv_loop(&mut ch, &mut buf, w, stop).map(|st| (st, None))
+                        }
+                        Role::Ping => {
+                            let mut reply = vec![0u8; size];
+                            let mut hist = crate::measure::latency::histogram();
+                            streams::ping_loop(&mut ch, &mut buf, &mut reply, w, &mut hist, stop)
+                                .map(|st| (st, Some(hist)))
+                        }
+                        Role::Echo => streams::echo_loop(&mut ch, &mut buf, deadline, stop)
+                            .map(|st| (st, None)),
+                    };
+                    if out.is_err() {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    out
                 })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(io::Error::other("a stream thread panicked")))
-                })
-                .collect()
-        });
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(io::Error::other("a stream thread panicked")))
+            })
+            .collect()
+    });
     let mut merged = SideResult {
         stats: SideStats::default(),
         rtt: None,
-        lost: 0,
     };
     let n = outcomes.len().max(1) as f64;
     for o in outcomes {
@@ -124,7 +118,7 @@ fn run_on<C: Channel>(
         m.out_of_order += st.out_of_order;
         // Jitter: the mean of the streams' (iperf3 reports the same for its sum).
         m.jitter_ns += st.jitter_ns / n;
-        merged.lost += st.lost;
+        m.lost += st.lost;
         if let Some(h) = hist {
             match &mut merged.rtt {
                 Some(all) => {

@@ -13,6 +13,7 @@
 //! (4). Jitter is RFC 3550's interarrival jitter: for consecutive measured datagrams i, j,
 //! D = (Rj − Ri) − (Sj − Si) and J += (|D| − J) / 16; the clocks' offset cancels in D.
 
+use super::protocol::SideStats;
 use super::transport::Channel;
 use hdrhistogram::Histogram;
 use std::io;
@@ -49,20 +50,6 @@ impl Window {
     }
 }
 
-/// What one stream counted.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct StreamStats {
-    pub bytes_sent: u64,
-    pub bytes_received: u64,
-    pub messages_sent: u64,
-    pub messages_received: u64,
-    pub window_ns: u64,
-    pub out_of_order: u64,
-    pub jitter_ns: f64,
-    /// UDP pings that got no pong in time.
-    pub lost: u64,
-}
-
 fn is_timeout(e: &io::Error) -> bool {
     matches!(
         e.kind(),
@@ -87,7 +74,7 @@ pub fn send_loop<C: Channel>(
     w: Window,
     rate_bps: u64,
     stop: &AtomicBool,
-) -> io::Result<StreamStats> {
+) -> io::Result<SideStats> {
     let (from, end) = (w.measure_from(), w.end());
     let header = !C::CAPS.reliable && buf.len() >= HEADER_BYTES;
     if header {
@@ -97,7 +84,7 @@ pub fn send_loop<C: Channel>(
     let gap = (rate_bps > 0)
         .then(|| Duration::from_secs_f64((buf.len() as f64 * 8.0 / rate_bps as f64).min(1.0)));
     let mut due = w.start;
-    let mut st = StreamStats::default();
+    let mut st = SideStats::default();
     let mut seq = 0u64;
     let mut now = Instant::now();
     while now < end && !stop.load(Ordering::Relaxed) {
@@ -147,7 +134,7 @@ pub fn recv_loop<C: Channel>(
     buf: &mut [u8],
     w: Window,
     stop: &AtomicBool,
-) -> io::Result<StreamStats> {
+) -> io::Result<SideStats> {
     let (from, end) = (w.measure_from(), w.end());
     let header = !C::CAPS.reliable && buf.len() >= HEADER_BYTES;
     let give_up = if C::CAPS.reliable {
@@ -160,7 +147,7 @@ pub fn recv_loop<C: Channel>(
     } else {
         Duration::from_millis(20)
     }))?;
-    let mut st = StreamStats {
+    let mut st = SideStats {
         window_ns: w.duration.as_nanos() as u64,
         ..Default::default()
     };
@@ -240,7 +227,7 @@ pub fn ping_loop<C: Channel>(
     w: Window,
     hist: &mut Histogram<u64>,
     stop: &AtomicBool,
-) -> io::Result<StreamStats> {
+) -> io::Result<SideStats> {
     let (from, end) = (w.measure_from(), w.end());
     let tagged = !C::CAPS.reliable && buf.len() >= 8;
     ch.set_recv_timeout(Some(if C::CAPS.reliable {
@@ -248,7 +235,7 @@ pub fn ping_loop<C: Channel>(
     } else {
         PING_TIMEOUT
     }))?;
-    let mut st = StreamStats::default();
+    let mut st = SideStats::default();
     let mut seq = 0u64;
     let mut t = Instant::now();
     while t < end && !stop.load(Ordering::Relaxed) {
@@ -304,9 +291,9 @@ pub fn echo_loop<C: Channel>(
     buf: &mut [u8],
     deadline: Instant,
     stop: &AtomicBool,
-) -> io::Result<StreamStats> {
+) -> io::Result<SideStats> {
     ch.set_recv_timeout(Some(Duration::from_millis(50)))?;
-    let mut st = StreamStats::default();
+    let mut st = SideStats::default();
     loop {
         let n = if C::CAPS.keeps_boundaries {
             match ch.recv(buf) {
