@@ -252,6 +252,14 @@ impl NetSession {
         m.insert("duration_s".into(), json!(p.duration_ms as f64 / 1000.0));
         m.insert("omit_s".into(), json!(p.omit_ms as f64 / 1000.0));
         m.insert("server".into(), json!(self.target.addr.to_string()));
+        if p.kind == TestKind::Throughput && !p.reverse {
+            // Threads of this (sending) side: one per stream up to the CPUs it may use.
+            let reliable = p.proto == Proto::Tcp;
+            m.insert(
+                "sender_threads".into(),
+                json!(roles::sender_threads(p.streams as usize, reliable)),
+            );
+        }
         if let Ok(link) = &self.link {
             m.insert("interface".into(), json!(link.interface));
             m.insert("mtu_bytes".into(), json!(link.mtu));

@@ -1,5 +1,6 @@
-//! One side of a test: its streams, each on its own thread, in one role (send, receive, ping or
-//! echo), and what they counted merged into the side's figures.
+//! One side of a test: its streams, each on its own thread (TCP senders beyond the CPUs share
+//! one thread per CPU), in one role (send, receive, ping or echo), and what they counted merged
+//! into the side's figures.
 
 use super::protocol::{SideStats, TestKind, TestParams};
 use super::streams::{self, Window};
@@ -53,6 +54,18 @@ pub fn run(
     }
 }
 
+/// How many threads send `streams` streams: one per stream while there are CPUs for them
+/// (those this process may run on), one per CPU beyond that, each serving several streams
+/// ([`streams::send_many`]). Datagram streams keep one thread each (their pacing is per
+/// stream).
+pub fn sender_threads(streams: usize, reliable: bool) -> usize {
+    if !reliable {
+        return streams;
+    }
+    let cpus = crate::runner::affinity::allowed_cpus().len().max(1);
+    streams.min(cpus).max(1)
+}
+
 fn run_on<C: Channel>(
     channels: Vec<C>,
     params: &TestParams,
@@ -62,30 +75,46 @@ fn run_on<C: Channel>(
 ) -> io::Result<SideResult> {
     let size = params.message_bytes as usize;
     let deadline = w.end() + streams::UDP_GRACE + Duration::from_secs(10);
+    // The streams each thread serves: one each, except senders beyond the CPUs.
+    let workers = if role == Role::Send {
+        sender_threads(channels.len(), C::CAPS.reliable)
+    } else {
+        channels.len()
+    };
+    let mut groups: Vec<Vec<C>> = (0..workers).map(|_| Vec::new()).collect();
+    for (i, ch) in channels.into_iter().enumerate() {
+        groups[i % workers.max(1)].push(ch);
+    }
     let outcomes: Vec<io::Result<(SideStats, Option<Histogram<u64>>)>> = std::thread::scope(|s| {
-        let handles: Vec<_> = channels
+        let handles: Vec<_> = groups
             .into_iter()
-            .map(|mut ch| {
+            .map(|mut group| {
                 s.spawn(move || {
                     // Incompressible-looking, non-zero payload (a NIC offload or a
                     // compressing tunnel would flatter zeros).
                     let mut buf: Vec<u8> = (0..size).map(|i| (i * 131 + 7) as u8).collect();
-                    let out = match role {
-                        Role::Send => {
-                            streams::send_loop(&mut ch, &mut buf, w, params.rate_bps, stop)
-                                .map(|st| (st, None))
+                    let out = if group.len() > 1 {
+                        streams::send_many(&mut group, &buf, w, stop).map(|st| (st, None))
+                    } else if let Some(ch) = group.first_mut() {
+                        match role {
+                            Role::Send => {
+                                streams::send_loop(ch, &mut buf, w, params.rate_bps, stop)
+                                    .map(|st| (st, None))
+                            }
+                            Role::Receive => {
+                                streams::recv_loop(ch, &mut buf, w, stop).map(|st| (st, None))
+                            }
+                            Role::Ping => {
+                                let mut reply = vec![0u8; size];
+                                let mut hist = crate::measure::latency::histogram();
+                                streams::ping_loop(ch, &mut buf, &mut reply, w, &mut hist, stop)
+                                    .map(|st| (st, Some(hist)))
+                            }
+                            Role::Echo => streams::echo_loop(ch, &mut buf, deadline, stop)
+                                .map(|st| (st, None)),
                         }
-                        Role::Receive => {
-                            streams::recv_loop(&mut ch, &mut buf, w, stop).map(|st| (st, None))
-                        }
-                        Role::Ping => {
-                            let mut reply = vec![0u8; size];
-                            let mut hist = crate::measure::latency::histogram();
-                            streams::ping_loop(&mut ch, &mut buf, &mut reply, w, &mut hist, stop)
-                                .map(|st| (st, Some(hist)))
-                        }
-                        Role::Echo => streams::echo_loop(&mut ch, &mut buf, deadline, stop)
-                            .map(|st| (st, None)),
+                    } else {
+                        Ok((SideStats::default(), None))
                     };
                     if out.is_err() {
                         stop.store(true, Ordering::Relaxed);

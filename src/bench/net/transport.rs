@@ -10,6 +10,7 @@
 use super::protocol::Proto;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
 /// What a transport guarantees; the stream loops decide by these.
@@ -31,6 +32,10 @@ pub trait Channel: Send {
     fn set_recv_timeout(&mut self, t: Option<Duration>) -> io::Result<()>;
     /// Tells the peer that no more data follows (TCP: shutdown of the write side).
     fn finish(&mut self);
+    /// Makes `send` and `recv` return WouldBlock instead of waiting.
+    fn set_nonblocking(&mut self, on: bool) -> io::Result<()>;
+    /// The socket, for poll().
+    fn fd(&self) -> RawFd;
 }
 
 impl Channel for TcpStream {
@@ -50,6 +55,12 @@ impl Channel for TcpStream {
     fn finish(&mut self) {
         let _ = self.shutdown(Shutdown::Write);
     }
+    fn set_nonblocking(&mut self, on: bool) -> io::Result<()> {
+        TcpStream::set_nonblocking(self, on)
+    }
+    fn fd(&self) -> RawFd {
+        self.as_raw_fd()
+    }
 }
 
 impl Channel for UdpSocket {
@@ -67,6 +78,12 @@ impl Channel for UdpSocket {
         self.set_read_timeout(t)
     }
     fn finish(&mut self) {}
+    fn set_nonblocking(&mut self, on: bool) -> io::Result<()> {
+        UdpSocket::set_nonblocking(self, on)
+    }
+    fn fd(&self) -> RawFd {
+        self.as_raw_fd()
+    }
 }
 
 /// The first datagram of every UDP stream, sent by the client until the server says `Go`.
