@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod cli;
 pub mod measure;
+pub mod reference;
 pub mod report;
 pub mod results;
 pub mod runner;

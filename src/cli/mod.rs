@@ -5,6 +5,7 @@ mod cpu;
 mod disk;
 mod mem;
 mod net;
+mod reference;
 mod sysinfo;
 
 use clap::{Parser, Subcommand};
@@ -38,6 +39,8 @@ pub enum Command {
     /// Network goodput (Mbit/s), UDP loss and jitter, ping-pong round trips (µs); `net serve`
     /// is the server.
     Net(Box<net::NetArgs>),
+    /// The reference tools (likwid-bench, STREAM, fio, iperf3, sockperf): `reference check`.
+    Reference(reference::ReferenceArgs),
 }
 
 /// Runs a parsed command line; `argv` is recorded in the results.
@@ -48,6 +51,7 @@ pub fn run(cli: Cli, argv: Vec<String>) -> anyhow::Result<()> {
         Command::Mem(args) => mem::run(*args, argv),
         Command::Disk(args) => disk::run(*args, argv),
         Command::Net(args) => net::run(*args, argv),
+        Command::Reference(args) => reference::run(args),
     }
 }
 

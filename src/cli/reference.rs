@@ -1,0 +1,51 @@
+//! `peakbench reference check`: which reference tools are installed, what they cover, and how
+//! to install the missing ones.
+
+use crate::reference::{self, Availability, ToolStatus};
+use clap::{Args, Subcommand};
+use comfy_table::Table;
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+
+#[derive(Debug, Args)]
+pub struct ReferenceArgs {
+    #[command(subcommand)]
+    pub command: ReferenceCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReferenceCommand {
+    /// List the reference tools: found (version and path) or missing (and the install command).
+    Check,
+}
+
+/// The status column: "found VERSION at PATH", "missing", or why a named tool cannot be used.
+pub fn status(s: &ToolStatus) -> String {
+    match &s.availability {
+        Availability::Found(f) => format!("found {} at {}", f.version, f.path.display()),
+        Availability::Missing => "missing".into(),
+        Availability::Unusable { reason, .. } => format!("unusable: {reason}"),
+    }
+}
+
+/// The table of `reference check`.
+pub fn render(statuses: &[ToolStatus]) -> String {
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED);
+    t.set_header(["Tool", "Status", "Covers", "Install"]);
+    for s in statuses {
+        t.add_row([
+            s.name.to_string(),
+            status(s),
+            s.covers.to_string(),
+            s.install.to_string(),
+        ]);
+    }
+    format!("{t}\n")
+}
+
+pub fn run(args: ReferenceArgs) -> anyhow::Result<()> {
+    match args.command {
+        ReferenceCommand::Check => print!("{}", render(&reference::check())),
+    }
+    Ok(())
+}

@@ -1,0 +1,417 @@
+//! fio (3.x) with `--output-format=json`: disk RS, WS, RR, WR and RW.
+//!
+//! The job mirrors the point: the same block size, queue depth, jobs (threads, `--thread` so
+//! that killing fio kills them all), engine, O_DIRECT or buffered, read share, file size, ramp
+//! and runtime, on the same CPUs, writes ending with a sync (`end_fsync`) as peakbench's end
+//! with fdatasync. The file is fio's own, laid out by fio in the context's directory under a
+//! fresh name, and removed after the run whatever its outcome.
+//!
+//! Units: fio's `bw_bytes` is bytes per second (its `bw` is KiB/s: not used); MB/s = bw_bytes ÷
+//! 10⁶, MiB/s = bw_bytes ÷ 2²⁰. Latency is fio's `lat_ns` (submission to completion), which is
+//! what peakbench times per I/O; percentiles are fio's `clat_ns` ones.
+
+use super::process::{TempPath, run_bounded};
+use super::{RefContext, RefError, Tool, param_f64, param_str, param_u64, unit_error};
+use crate::results::ResultRecord;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+const TOOL: Tool = Tool::Fio;
+
+/// One fio run.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Job {
+    /// `read`, `write`, `randread`, `randwrite`, `rw` or `randrw`.
+    pub rw: String,
+    /// Percent of reads, for `rw` and `randrw`.
+    pub rwmixread: Option<u64>,
+    pub block_bytes: u64,
+    pub iodepth: u64,
+    pub jobs: u64,
+    /// `psync`, `io_uring` or `null`.
+    pub engine: String,
+    pub direct: bool,
+    pub size_bytes: u64,
+    pub runtime_ms: u64,
+    pub ramp_ms: u64,
+    /// `--cpus_allowed`, e.g. "1" or "0,1".
+    pub cpus: Option<String>,
+}
+
+/// The run for a disk throughput, IOPS or latency record.
+pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
+    if !matches!(rec.metric.as_str(), "throughput" | "iops" | "latency") {
+        return None;
+    }
+    Some(build(rec, ctx))
+}
+
+fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
+    let read_percent = param_u64(rec, "read_percent", TOOL)?.min(100);
+    let random = match param_str(rec, "pattern") {
+        Some("random") => true,
+        Some("sequential") => false,
+        _ => {
+            return Err(RefError::unsupported(
+                TOOL,
+                "the record has no access pattern",
+            ));
+        }
+    };
+    let (rw, rwmixread) = match (read_percent, random) {
+        (100, false) => ("read", None),
+        (100, true) => ("randread", None),
+        (0, false) => ("write", None),
+        (0, true) => ("randwrite", None),
+        (p, false) => ("rw", Some(p)),
+        (p, true) => ("randrw", Some(p)),
+    };
+    let engine = param_str(rec, "engine").unwrap_or("psync");
+    if !matches!(engine, "psync" | "io_uring" | "null") {
+        return Err(RefError::unsupported(
+            TOOL,
+            format!("no fio engine for '{engine}'"),
+        ));
+    }
+    let seconds = ctx.seconds(param_f64(rec, "runtime_s")).unwrap_or(1.0);
+    let cpus = rec.params.get("cpus").and_then(|v| v.as_array()).map(|a| {
+        a.iter()
+            .filter_map(|c| c.as_u64())
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    });
+    Ok(Job {
+        rw: rw.into(),
+        rwmixread,
+        block_bytes: param_u64(rec, "block_size_bytes", TOOL)?,
+        iodepth: param_u64(rec, "iodepth", TOOL)?,
+        jobs: param_u64(rec, "threads", TOOL)?,
+        engine: engine.into(),
+        direct: param_str(rec, "io_mode") != Some("buffered"),
+        size_bytes: param_u64(rec, "file_size_bytes", TOOL)?,
+        runtime_ms: (seconds * 1000.0).round().max(1.0) as u64,
+        ramp_ms: (param_f64(rec, "ramp_s").unwrap_or(0.0) * 1000.0).round() as u64,
+        cpus: cpus.filter(|c| !c.is_empty()),
+    })
+}
+
+/// fio's arguments for `job` on `file`.
+pub fn argv(job: &Job, file: &Path) -> Vec<String> {
+    let mut a = vec![
+        "--name=peakbench-reference".to_string(),
+        format!("--filename={}", file.display()),
+        format!("--size={}", job.size_bytes),
+        format!("--rw={}", job.rw),
+    ];
+    if let Some(p) = job.rwmixread {
+        a.push(format!("--rwmixread={p}"));
+    }
+    a.extend([
+        format!("--bs={}", job.block_bytes),
+        format!("--ioengine={}", job.engine),
+        format!("--iodepth={}", job.iodepth),
+        format!("--numjobs={}", job.jobs),
+        "--thread".into(),
+        "--group_reporting".into(),
+        format!("--direct={}", u8::from(job.direct)),
+        "--time_based".into(),
+        format!("--runtime={}ms", job.runtime_ms),
+        format!("--ramp_time={}ms", job.ramp_ms),
+    ]);
+    if job.rw != "read" && job.rw != "randread" {
+        a.push("--end_fsync=1".into());
+    }
+    if let Some(c) = &job.cpus {
+        a.push(format!("--cpus_allowed={c}"));
+    }
+    a.push("--output-format=json".into());
+    a
+}
+
+/// Runs `job` on a fresh file in `dir`, removed afterwards even when fio fails or overruns.
+pub fn run(program: &Path, job: &Job, dir: &Path) -> Result<FioResult, RefError> {
+    // fio would create a missing directory; the reference writes only where it is told to.
+    if !dir.is_dir() {
+        return Err(RefError::failed(
+            TOOL,
+            format!("{} is not a directory; give an existing one", dir.display()),
+        ));
+    }
+    let file = TempPath::new(dir, "peakbench-ref-fio");
+    let mut cmd = Command::new(program);
+    cmd.args(argv(job, &file.0));
+    // Laying the file out at 20 MB/s or faster, then ramp and runtime, then slack.
+    let layout_s = job.size_bytes / 20_000_000;
+    let timeout =
+        Duration::from_millis(job.runtime_ms + job.ramp_ms) + Duration::from_secs(60 + layout_s);
+    let out = run_bounded(TOOL, cmd, timeout)?;
+    drop(file);
+    let parsed = parse_json(&out.stdout);
+    match parsed {
+        Ok(r) if out.status.success() => Ok(r),
+        Ok(_) => Err(out.failure(TOOL)),
+        Err(m) if out.status.success() => Err(RefError::parse(TOOL, m)),
+        Err(_) => Err(out.failure(TOOL)),
+    }
+}
+
+/// One direction of a fio job.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FioSide {
+    pub io_bytes: u64,
+    pub total_ios: u64,
+    pub iops: f64,
+    pub bw_bytes_per_s: f64,
+    pub lat_mean_ns: f64,
+    /// clat percentiles by fio's key ("50.000000", "99.000000", "99.900000"), in ns.
+    pub clat_percentiles_ns: BTreeMap<String, f64>,
+}
+
+impl FioSide {
+    /// A clat percentile in µs, e.g. `percentile_us(99.9)`.
+    pub fn percentile_us(&self, p: f64) -> Option<f64> {
+        self.clat_percentiles_ns
+            .get(&format!("{p:.6}"))
+            .map(|ns| ns / 1000.0)
+    }
+}
+
+/// What one fio run reports (its single, group-reported job).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FioResult {
+    pub version: String,
+    pub read: FioSide,
+    pub write: FioSide,
+}
+
+fn get<'a>(v: &'a Value, path: &[&str]) -> Result<&'a Value, String> {
+    path.iter().try_fold(v, |v, k| {
+        v.get(k)
+            .ok_or_else(|| format!("no '{}' in fio's JSON", path.join(".")))
+    })
+}
+
+fn num(v: &Value, path: &[&str]) -> Result<f64, String> {
+    get(v, path)?
+        .as_f64()
+        .filter(|x| x.is_finite() && *x >= 0.0)
+        .ok_or_else(|| format!("'{}' in fio's JSON is not a number", path.join(".")))
+}
+
+fn side(job: &Value, name: &str) -> Result<FioSide, String> {
+    let s = get(job, &[name])?;
+    let clat_percentiles_ns = match s.get("clat_ns").and_then(|c| c.get("percentile")) {
+        Some(Value::Object(m)) => m
+            .iter()
+            .filter_map(|(k, v)| v.as_f64().map(|x| (k.clone(), x)))
+            .collect(),
+        _ => BTreeMap::new(),
+    };
+    Ok(FioSide {
+        io_bytes: num(s, &["io_bytes"])? as u64,
+        total_ios: num(s, &["total_ios"])? as u64,
+        iops: num(s, &["iops"])?,
+        bw_bytes_per_s: num(s, &["bw_bytes"])?,
+        lat_mean_ns: num(s, &["lat_ns", "mean"])?,
+        clat_percentiles_ns,
+    })
+}
+
+/// Parses fio's JSON report; text before the document (fio's notes) is skipped.
+pub fn parse_json(text: &str) -> Result<FioResult, String> {
+    let start = text
+        .find("\n{")
+        .map(|i| i + 1)
+        .or_else(|| text.starts_with('{').then_some(0))
+        .ok_or_else(|| "no JSON document in fio's output".to_string())?;
+    let doc: Value = serde_json::Deserializer::from_str(&text[start..])
+        .into_iter::<Value>()
+        .next()
+        .ok_or_else(|| "empty JSON document".to_string())?
+        .map_err(|e| format!("fio's JSON is not valid: {e}"))?;
+    let version = get(&doc, &["fio version"])?
+        .as_str()
+        .unwrap_or("")
+        .trim_start_matches("fio-")
+        .to_string();
+    let job = get(&doc, &["jobs"])?
+        .as_array()
+        .and_then(|j| j.first())
+        .ok_or_else(|| "fio's JSON has no job".to_string())?;
+    let error = job.get("error").and_then(|e| e.as_i64()).unwrap_or(0);
+    if error != 0 {
+        return Err(format!("fio's job ended with error {error}"));
+    }
+    Ok(FioResult {
+        version,
+        read: side(job, "read")?,
+        write: side(job, "write")?,
+    })
+}
+
+/// The version from `fio --version` ("fio-3.33").
+pub fn parse_version(text: &str) -> Option<String> {
+    super::version_after(text, "fio-")
+}
+
+/// The figure for `rec`: MB/s (or MiB/s) and IOPS of reads and writes together, or the mean
+/// latency over both, weighted by their I/O counts.
+pub fn figure(r: &FioResult, rec: &ResultRecord) -> Result<f64, RefError> {
+    let sides = [&r.read, &r.write];
+    let bw: f64 = sides.iter().map(|s| s.bw_bytes_per_s).sum();
+    match (rec.metric.as_str(), rec.unit.as_str()) {
+        ("throughput", "MB/s") => Ok(bw / 1e6),
+        ("throughput", "MiB/s") => Ok(bw / 1048576.0),
+        ("iops", "IOPS") => Ok(sides.iter().map(|s| s.iops).sum()),
+        ("latency", "us") => {
+            let ios: u64 = sides.iter().map(|s| s.total_ios).sum();
+            if ios == 0 {
+                return Err(RefError::parse(TOOL, "fio completed no I/O"));
+            }
+            let ns: f64 = sides
+                .iter()
+                .map(|s| s.lat_mean_ns * s.total_ios as f64)
+                .sum();
+            Ok(ns / ios as f64 / 1000.0)
+        }
+        _ => Err(unit_error(TOOL, rec)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{fixture, record};
+    use super::*;
+    use serde_json::json;
+
+    fn disk(
+        metric: &str,
+        unit: &str,
+        workload: &str,
+        read_percent: u64,
+        pattern: &str,
+    ) -> ResultRecord {
+        record(
+            "disk",
+            workload,
+            metric,
+            unit,
+            json!({
+                "threads": 1, "iodepth": 32, "block_size_bytes": 4096, "engine": "io_uring",
+                "io_mode": "direct", "pattern": pattern, "read_percent": read_percent,
+                "file_size_bytes": 1_073_741_824u64, "runtime_s": 5.0, "ramp_s": 1.0, "cpus": [1]
+            }),
+            None,
+        )
+    }
+
+    #[test]
+    fn commands() {
+        let ctx = RefContext::new("/tmp");
+        let rec = disk("iops", "IOPS", "RR", 100, "random");
+        let job = job(&rec, &ctx).unwrap().unwrap();
+        assert_eq!(
+            argv(&job, Path::new("/tmp/f")),
+            [
+                "--name=peakbench-reference",
+                "--filename=/tmp/f",
+                "--size=1073741824",
+                "--rw=randread",
+                "--bs=4096",
+                "--ioengine=io_uring",
+                "--iodepth=32",
+                "--numjobs=1",
+                "--thread",
+                "--group_reporting",
+                "--direct=1",
+                "--time_based",
+                "--runtime=5000ms",
+                "--ramp_time=1000ms",
+                "--cpus_allowed=1",
+                "--output-format=json"
+            ]
+        );
+        let mut ctx = RefContext::new("/tmp");
+        ctx.duration = Some(Duration::from_millis(1500));
+        let rw = super::job(&disk("throughput", "MB/s", "RW", 70, "random"), &ctx)
+            .unwrap()
+            .unwrap();
+        let a = argv(&rw, Path::new("/tmp/f"));
+        assert!(a.contains(&"--rw=randrw".to_string()));
+        assert!(a.contains(&"--rwmixread=70".to_string()));
+        assert!(a.contains(&"--runtime=1500ms".to_string()));
+        assert!(a.contains(&"--end_fsync=1".to_string()));
+        let ws = super::job(&disk("throughput", "MB/s", "WS", 0, "sequential"), &ctx)
+            .unwrap()
+            .unwrap();
+        assert_eq!(ws.rw, "write");
+        let other = disk("loss", "%", "RR", 100, "random");
+        assert!(super::job(&other, &ctx).is_none());
+    }
+
+    #[test]
+    fn parses_recorded_randread() {
+        let r = parse_json(&fixture("fio-randread.json")).unwrap();
+        assert_eq!(r.version, "3.33");
+        assert_eq!(r.read.iops, 15719.280719);
+        assert_eq!(r.read.bw_bytes_per_s, 64386173.0);
+        assert_eq!(r.read.io_bytes, 64450560);
+        assert_eq!(r.read.total_ios, 15735);
+        assert_eq!(r.read.lat_mean_ns, 62925.231014);
+        assert_eq!(r.read.percentile_us(50.0), Some(53504.0 / 1000.0));
+        assert_eq!(r.read.percentile_us(99.0), Some(132096.0 / 1000.0));
+        assert_eq!(r.read.percentile_us(99.9), Some(2506752.0 / 1000.0));
+        assert_eq!(r.write.total_ios, 0);
+        assert_eq!(r.write.iops, 0.0);
+        let iops = disk("iops", "IOPS", "RR", 100, "random");
+        assert_eq!(figure(&r, &iops).unwrap(), 15719.280719);
+        let mbps = disk("throughput", "MB/s", "RR", 100, "random");
+        assert_eq!(figure(&r, &mbps).unwrap(), 64386173.0 / 1e6);
+        let mib = disk("throughput", "MiB/s", "RR", 100, "random");
+        assert_eq!(figure(&r, &mib).unwrap(), 64386173.0 / 1048576.0);
+        let lat = disk("latency", "us", "RR", 100, "random");
+        assert_eq!(
+            figure(&r, &lat).unwrap(),
+            62925.231014 * 15735.0 / 15735.0 / 1000.0
+        );
+    }
+
+    #[test]
+    fn parses_the_version() {
+        assert_eq!(parse_version("fio-3.33\n").as_deref(), Some("3.33"));
+        assert_eq!(parse_version("fio version unknown"), None);
+    }
+
+    #[test]
+    fn rejects_garbage_truncated_and_failed_output() {
+        assert!(parse_json("").is_err());
+        assert!(parse_json("fio: unrecognized option '--bogus'").is_err());
+        let text = fixture("fio-randread.json");
+        assert!(parse_json(&text[..text.len() / 2]).is_err());
+        let failed = text.replacen("\"error\" : 0", "\"error\" : 5", 1);
+        assert_eq!(
+            parse_json(&failed).unwrap_err(),
+            "fio's job ended with error 5"
+        );
+        let err = run(
+            Path::new("/nonexistent/fio"),
+            &job(
+                &disk("iops", "IOPS", "RR", 100, "random"),
+                &RefContext::new("/"),
+            )
+            .unwrap()
+            .unwrap(),
+            Path::new("/nonexistent-peakbench-dir"),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("is not a directory"), "{err}");
+        assert!(!Path::new("/nonexistent-peakbench-dir").exists());
+        let noted = format!("note: both iodepth >= 1 and synchronous I/O engine\n{text}");
+        assert!(parse_json(&noted).is_ok());
+        assert!(parse_json("{\"fio version\": \"fio-3.33\", \"jobs\": []}").is_err());
+    }
+}

@@ -1,0 +1,413 @@
+//! iperf3 (3.x) with `-J`: network THROUGHPUT over loopback — goodput of the receiver and the
+//! sender, and UDP loss and jitter.
+//!
+//! The adapter starts `iperf3 -s -1` on a free port of 127.0.0.1 and kills it after the client's
+//! run; it never talks to another address. The client mirrors the point: `-P` streams, `-l`
+//! bytes per write or datagram, `-t` seconds after `-O` omitted ones (iperf3 takes whole
+//! seconds: rounded up, at least 1), `-R` for a reverse point, and for UDP `-u -b RATE` with
+//! peakbench's per-stream target rate (0 = unlimited, as in iperf3).
+//!
+//! Units: iperf3's `bits_per_second` is bits of payload per second; Mbit/s = ÷ 10⁶.
+
+use super::process::{LOOPBACK, Server, Transport, run_bounded, whole_seconds};
+use super::{RefContext, RefError, Tool, param_f64, param_str, param_u64, unit_error};
+use crate::results::ResultRecord;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+const TOOL: Tool = Tool::Iperf3;
+
+/// One iperf3 client run.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Job {
+    pub udp: bool,
+    pub streams: u64,
+    pub length_bytes: u64,
+    pub seconds: u64,
+    pub omit_seconds: u64,
+    pub reverse: bool,
+    /// UDP target rate per stream in bit/s; 0 = unlimited.
+    pub rate_bps: u64,
+}
+
+/// Refuses a point measured against another host: the reference runs on loopback only.
+pub(super) fn require_loopback(rec: &ResultRecord, tool: Tool) -> Result<(), RefError> {
+    match param_str(rec, "server").map(|s| s.parse::<std::net::SocketAddr>()) {
+        None => Ok(()),
+        Some(Ok(addr)) if addr.ip().is_loopback() => Ok(()),
+        Some(_) => Err(RefError::unsupported(
+            tool,
+            format!(
+                "the reference runs over loopback only, and this point measured {}",
+                rec.param("server")
+            ),
+        )),
+    }
+}
+
+/// Whether the record is UDP (else TCP).
+pub(super) fn is_udp(rec: &ResultRecord, tool: Tool) -> Result<bool, RefError> {
+    match param_str(rec, "protocol")
+        .map(str::to_ascii_uppercase)
+        .as_deref()
+    {
+        Some("TCP") => Ok(false),
+        Some("UDP") => Ok(true),
+        _ => Err(RefError::unsupported(tool, "the record has no protocol")),
+    }
+}
+
+/// The run for a THROUGHPUT record (goodput, loss or jitter).
+pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
+    if rec.workload != "THROUGHPUT"
+        || !matches!(rec.metric.as_str(), "throughput" | "loss" | "jitter")
+    {
+        return None;
+    }
+    Some(build(rec, ctx))
+}
+
+fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
+    require_loopback(rec, TOOL)?;
+    let udp = is_udp(rec, TOOL)?;
+    let seconds = ctx.seconds(param_f64(rec, "duration_s")).unwrap_or(1.0);
+    Ok(Job {
+        udp,
+        streams: param_u64(rec, "streams", TOOL)?,
+        length_bytes: param_u64(rec, "message_size_bytes", TOOL)?,
+        seconds: whole_seconds(seconds, 1),
+        // iperf3 3.12 counts UDP datagrams of the omitted seconds as lost (esnet/iperf#1489:
+        // loss above 100 %), so UDP runs omit nothing and their warm-up is measured.
+        omit_seconds: if udp {
+            0
+        } else {
+            whole_seconds(param_f64(rec, "omit_s").unwrap_or(0.0), 0)
+        },
+        reverse: rec.param("direction").contains("reverse"),
+        rate_bps: if udp {
+            param_f64(rec, "target_rate_bps").unwrap_or(0.0) as u64
+        } else {
+            0
+        },
+    })
+}
+
+/// The server's arguments: one test on 127.0.0.1:`port`, then exit.
+pub fn server_argv(port: u16) -> Vec<String> {
+    vec![
+        "-s".into(),
+        "-1".into(),
+        "-B".into(),
+        LOOPBACK.to_string(),
+        "-p".into(),
+        port.to_string(),
+    ]
+}
+
+/// The client's arguments for `job` against 127.0.0.1:`port`.
+pub fn argv(job: &Job, port: u16) -> Vec<String> {
+    let mut a: Vec<String> = vec![
+        "-c".into(),
+        LOOPBACK.to_string(),
+        "-p".into(),
+        port.to_string(),
+        "-J".into(),
+        "-t".into(),
+        job.seconds.to_string(),
+        "-O".into(),
+        job.omit_seconds.to_string(),
+        "-P".into(),
+        job.streams.to_string(),
+        "-l".into(),
+        job.length_bytes.to_string(),
+    ];
+    if job.udp {
+        a.extend(["-u".into(), "-b".into(), job.rate_bps.to_string()]);
+    }
+    if job.reverse {
+        a.push("-R".into());
+    }
+    a
+}
+
+/// Runs `job` against a loopback server started for it and killed afterwards.
+pub fn run(program: &Path, job: &Job) -> Result<Iperf3Result, RefError> {
+    let server = |port| {
+        let mut cmd = Command::new(program);
+        cmd.args(server_argv(port));
+        cmd
+    };
+    let (_server, port) = Server::start_on_free_port(TOOL, server, Transport::Tcp)?;
+    let mut cmd = Command::new(program);
+    cmd.args(argv(job, port));
+    let timeout = Duration::from_secs(job.seconds + job.omit_seconds + 20);
+    let out = run_bounded(TOOL, cmd, timeout)?;
+    match parse_json(&out.stdout) {
+        Ok(r) if out.status.success() => Ok(r),
+        Ok(_) => Err(out.failure(TOOL)),
+        Err(m) if out.status.success() => Err(RefError::parse(TOOL, m)),
+        // iperf3 -J reports its errors inside the JSON document.
+        Err(m) if m.starts_with("iperf3: ") => Err(RefError::failed(TOOL, &m["iperf3: ".len()..])),
+        Err(_) => Err(out.failure(TOOL)),
+    }
+}
+
+/// UDP's datagram accounting, from the receiver.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UdpSummary {
+    pub jitter_ms: f64,
+    pub lost_packets: u64,
+    pub packets: u64,
+    pub lost_percent: f64,
+}
+
+/// What one iperf3 client run reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Iperf3Result {
+    pub version: Option<String>,
+    pub sent_bits_per_s: f64,
+    pub received_bits_per_s: f64,
+    pub udp: Option<UdpSummary>,
+}
+
+fn num(v: &Value, section: &str, key: &str) -> Result<f64, String> {
+    v.get(key)
+        .and_then(Value::as_f64)
+        .filter(|x| x.is_finite() && *x >= 0.0)
+        .ok_or_else(|| format!("no number end.{section}.{key} in iperf3's JSON"))
+}
+
+/// Parses iperf3's `-J` document. An `error` member (iperf3's own failure) is an error that
+/// starts with "iperf3: ".
+pub fn parse_json(text: &str) -> Result<Iperf3Result, String> {
+    let start = text
+        .find('{')
+        .ok_or_else(|| "no JSON document in iperf3's output".to_string())?;
+    let doc: Value = serde_json::Deserializer::from_str(&text[start..])
+        .into_iter::<Value>()
+        .next()
+        .ok_or_else(|| "empty JSON document".to_string())?
+        .map_err(|e| format!("iperf3's JSON is not valid: {e}"))?;
+    if let Some(e) = doc.get("error").and_then(Value::as_str) {
+        return Err(format!("iperf3: {e}"));
+    }
+    let version = doc
+        .get("start")
+        .and_then(|s| s.get("version"))
+        .and_then(Value::as_str)
+        .and_then(parse_version);
+    let end = doc
+        .get("end")
+        .ok_or_else(|| "no 'end' in iperf3's JSON: the test did not finish".to_string())?;
+    let section = |name: &str| {
+        end.get(name)
+            .ok_or_else(|| format!("no end.{name} in iperf3's JSON"))
+    };
+    let sent = section("sum_sent")?;
+    let received = section("sum_received")?;
+    // UDP: the receiver's accounting (3.12 puts it in sum_received; older versions in sum).
+    let udp_section = ["sum_received", "sum"].into_iter().find_map(|name| {
+        end.get(name)
+            .filter(|s| s.get("lost_percent").is_some())
+            .map(|s| (name, s))
+    });
+    let udp = match udp_section {
+        Some((name, s)) => {
+            let u = UdpSummary {
+                jitter_ms: num(s, name, "jitter_ms")?,
+                lost_packets: num(s, name, "lost_packets")? as u64,
+                packets: num(s, name, "packets")? as u64,
+                lost_percent: num(s, name, "lost_percent")?,
+            };
+            if u.lost_percent > 100.0 || u.lost_packets > u.packets {
+                return Err(format!(
+                    "iperf3 reported an impossible UDP loss ({} of {} datagrams, {} %); was it run with --omit (esnet/iperf#1489)?",
+                    u.lost_packets, u.packets, u.lost_percent
+                ));
+            }
+            Some(u)
+        }
+        None => None,
+    };
+    Ok(Iperf3Result {
+        version,
+        sent_bits_per_s: num(sent, "sum_sent", "bits_per_second")?,
+        received_bits_per_s: num(received, "sum_received", "bits_per_second")?,
+        udp,
+    })
+}
+
+/// The version from `iperf3 --version` ("iperf 3.12 (cJSON 1.7.15)").
+pub fn parse_version(text: &str) -> Option<String> {
+    super::version_after(text, "iperf ")
+}
+
+/// The figure for `rec`: goodput of its side, or UDP loss in % or jitter in µs.
+pub fn figure(r: &Iperf3Result, rec: &ResultRecord) -> Result<f64, RefError> {
+    let udp = || {
+        r.udp
+            .as_ref()
+            .ok_or_else(|| RefError::parse(TOOL, "iperf3 reported no UDP loss or jitter"))
+    };
+    match (rec.metric.as_str(), rec.unit.as_str()) {
+        ("throughput", unit @ ("Mbit/s" | "Gbit/s")) => {
+            let bps = if rec.param("side") == "sender" {
+                r.sent_bits_per_s
+            } else {
+                r.received_bits_per_s
+            };
+            Ok(bps / if unit == "Gbit/s" { 1e9 } else { 1e6 })
+        }
+        ("loss", "%") => Ok(udp()?.lost_percent),
+        ("jitter", "us") => Ok(udp()?.jitter_ms * 1000.0),
+        _ => Err(unit_error(TOOL, rec)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{fixture, record};
+    use super::*;
+    use serde_json::json;
+
+    fn net(metric: &str, unit: &str, protocol: &str, side: &str, server: &str) -> ResultRecord {
+        record(
+            "net",
+            "THROUGHPUT",
+            metric,
+            unit,
+            json!({
+                "threads": 2, "streams": 2, "protocol": protocol, "message_size_bytes": 131072,
+                "duration_s": 0.25, "omit_s": 0.1, "server": server, "side": side,
+                "direction": "client to server", "target_rate_bps": 0
+            }),
+            None,
+        )
+    }
+
+    #[test]
+    fn commands() {
+        let ctx = RefContext::new("/tmp");
+        let tcp = job(
+            &net("throughput", "Mbit/s", "TCP", "receiver", "127.0.0.1:5301"),
+            &ctx,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            argv(&tcp, 40000),
+            [
+                "-c",
+                "127.0.0.1",
+                "-p",
+                "40000",
+                "-J",
+                "-t",
+                "1",
+                "-O",
+                "1",
+                "-P",
+                "2",
+                "-l",
+                "131072"
+            ]
+        );
+        assert_eq!(
+            server_argv(40000),
+            ["-s", "-1", "-B", "127.0.0.1", "-p", "40000"]
+        );
+        let mut ctx = RefContext::new("/tmp");
+        ctx.duration = Some(Duration::from_secs(3));
+        let mut rec = net("loss", "%", "UDP", "receiver", "[::1]:5301");
+        rec.params.insert("message_size_bytes".into(), json!(1400));
+        rec.params
+            .insert("direction".into(), json!("server to client (--reverse)"));
+        let udp = job(&rec, &ctx).unwrap().unwrap();
+        assert_eq!(
+            argv(&udp, 40000)[5..],
+            [
+                "-t", "3", "-O", "0", "-P", "2", "-l", "1400", "-u", "-b", "0", "-R"
+            ]
+        );
+    }
+
+    #[test]
+    fn only_loopback_points() {
+        let ctx = RefContext::new("/tmp");
+        let remote = net("throughput", "Mbit/s", "TCP", "receiver", "10.0.0.2:5301");
+        let err = job(&remote, &ctx).unwrap().unwrap_err();
+        assert!(err.to_string().contains("loopback only"), "{err}");
+        let mut lat = remote.clone();
+        lat.workload = "LATENCY".into();
+        assert!(job(&lat, &ctx).is_none());
+    }
+
+    #[test]
+    fn parses_recorded_tcp() {
+        let r = parse_json(&fixture("iperf3-tcp.json")).unwrap();
+        assert_eq!(r.version.as_deref(), Some("3.12"));
+        assert_eq!(r.received_bits_per_s, 21560977224.04984);
+        assert_eq!(r.sent_bits_per_s, 21661195687.187008);
+        assert_eq!(r.udp, None);
+        let rx = net("throughput", "Mbit/s", "TCP", "receiver", "127.0.0.1:1");
+        assert_eq!(figure(&r, &rx).unwrap(), 21560977224.04984 / 1e6);
+        let tx = net("throughput", "Gbit/s", "TCP", "sender", "127.0.0.1:1");
+        assert_eq!(figure(&r, &tx).unwrap(), 21661195687.187008 / 1e9);
+        let loss = net("loss", "%", "TCP", "receiver", "127.0.0.1:1");
+        assert!(figure(&r, &loss).is_err());
+    }
+
+    #[test]
+    fn parses_recorded_udp() {
+        let r = parse_json(&fixture("iperf3-udp.json")).unwrap();
+        assert_eq!(
+            r.udp,
+            Some(UdpSummary {
+                jitter_ms: 0.001858654566131514,
+                lost_packets: 112947,
+                packets: 191823,
+                lost_percent: 58.73478939157566,
+            })
+        );
+        assert_eq!(r.sent_bits_per_s, 2152774029.4944916);
+        assert_eq!(r.received_bits_per_s, 882902648.074709);
+        let jitter = net("jitter", "us", "UDP", "receiver", "127.0.0.1:1");
+        assert_eq!(figure(&r, &jitter).unwrap(), 0.001858654566131514 * 1000.0);
+        let loss = net("loss", "%", "UDP", "receiver", "127.0.0.1:1");
+        assert_eq!(figure(&r, &loss).unwrap(), 58.73478939157566);
+        let rx = net("throughput", "Mbit/s", "UDP", "receiver", "127.0.0.1:1");
+        assert_eq!(figure(&r, &rx).unwrap(), 882902648.074709 / 1e6);
+    }
+
+    #[test]
+    fn rejects_the_impossible_loss_of_udp_with_omit() {
+        // iperf3 3.12 with -O on UDP counts the omitted datagrams as lost (esnet/iperf#1489):
+        // this recorded run says 123 % lost.
+        let err = parse_json(&fixture("iperf3-udp-omit.json")).unwrap_err();
+        assert!(err.contains("123.045"), "{err}");
+    }
+
+    #[test]
+    fn rejects_garbage_truncated_and_failed_output() {
+        assert!(parse_json("").is_err());
+        assert!(parse_json("iperf3: error - unable to connect").is_err());
+        let text = fixture("iperf3-tcp.json");
+        assert!(parse_json(&text[..text.len() / 2]).is_err());
+        let failed = r#"{"start": {}, "intervals": [], "end": {}, "error": "unable to connect to server: Connection refused"}"#;
+        assert_eq!(
+            parse_json(failed).unwrap_err(),
+            "iperf3: unable to connect to server: Connection refused"
+        );
+        assert!(parse_json(r#"{"start": {}, "end": {}}"#).is_err());
+    }
+
+    #[test]
+    fn parses_the_version() {
+        assert_eq!(
+            parse_version("iperf 3.12 (cJSON 1.7.15)\nLinux host 6.1.0 #1 SMP").as_deref(),
+            Some("3.12")
+        );
+    }
+}

@@ -1,0 +1,733 @@
+//! The reference tools: for a point peakbench measured, run the standard tool of its subsystem
+//! with equivalent parameters and read its figure in peakbench's unit, so that a report can show
+//! both side by side (SPEC §1, §4).
+//!
+//! One module per tool, each with the same parts: the job a record asks for (`job`; likwid's
+//! `cpu_job` and `mem_job`), the command line (`argv`), the run (`run`, bounded in time, its
+//! temporary files and servers removed whatever happens), pure parsers of what the tool prints
+//! (`parse_*`, tested on recorded outputs in `tests/fixtures/reference/`) and the figure for
+//! one record (`figure`).
+//!
+//! | tool         | records                                   | figure                          |
+//! |--------------|-------------------------------------------|---------------------------------|
+//! | likwid-bench | cpu DP, SP; mem COPY, TRIAD               | MFlops/s ÷ 1000, MByte/s ÷ 1000 |
+//! | STREAM       | mem COPY, SCALE, ADD, TRIAD               | Best Rate MB/s ÷ 1000           |
+//! | fio          | disk RS, WS, RR, WR, RW                   | bw_bytes, iops, lat_ns          |
+//! | iperf3       | net THROUGHPUT (goodput, UDP loss/jitter) | bits_per_second, lost_percent   |
+//! | sockperf     | net LATENCY (round trip, rate)            | avg-rtt, messages ÷ run time    |
+//!
+//! A tool that is not installed is an error that names the package to install; a tool that
+//! fails, hangs or prints something unreadable is an error with its message — never a panic.
+
+pub mod fio;
+pub mod iperf3;
+pub mod likwid;
+mod process;
+pub mod sockperf;
+pub mod stream;
+
+use crate::results::{Reference, ResultRecord};
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The environment variable naming a STREAM binary (a path, or a name looked up on PATH).
+pub const STREAM_ENV: &str = "PEAKBENCH_STREAM";
+
+/// A reference tool peakbench knows how to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Tool {
+    LikwidBench,
+    Stream,
+    Fio,
+    Iperf3,
+    Sockperf,
+}
+
+impl Tool {
+    /// Every tool, in the order `reference check` lists them.
+    pub const ALL: [Tool; 5] = [
+        Tool::LikwidBench,
+        Tool::Stream,
+        Tool::Fio,
+        Tool::Iperf3,
+        Tool::Sockperf,
+    ];
+
+    /// The name shown in reports (and in `Reference::tool`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::LikwidBench => "likwid-bench",
+            Tool::Stream => "STREAM",
+            Tool::Fio => "fio",
+            Tool::Iperf3 => "iperf3",
+            Tool::Sockperf => "sockperf",
+        }
+    }
+
+    /// The executable looked up on PATH.
+    pub fn program(self) -> &'static str {
+        match self {
+            Tool::LikwidBench => "likwid-bench",
+            Tool::Stream => "stream",
+            Tool::Fio => "fio",
+            Tool::Iperf3 => "iperf3",
+            Tool::Sockperf => "sockperf",
+        }
+    }
+
+    /// How to get the tool on Debian.
+    pub fn install(self) -> &'static str {
+        match self {
+            Tool::LikwidBench => "apt-get install likwid",
+            Tool::Stream => {
+                "build stream.c from https://www.cs.virginia.edu/stream/ with -fopenmp; \
+                 put it on PATH as `stream` or set PEAKBENCH_STREAM"
+            }
+            Tool::Fio => "apt-get install fio",
+            Tool::Iperf3 => "apt-get install iperf3",
+            Tool::Sockperf => "apt-get install sockperf",
+        }
+    }
+
+    /// The records the tool gives a reference figure for.
+    pub fn covers(self) -> &'static str {
+        match self {
+            Tool::LikwidBench => "cpu DP, SP (peakflops); mem COPY, TRIAD (copy, stream kernels)",
+            Tool::Stream => "mem COPY, SCALE, ADD, TRIAD",
+            Tool::Fio => "disk RS, WS, RR, WR, RW (MB/s, IOPS, latency)",
+            Tool::Iperf3 => "net THROUGHPUT TCP/UDP (goodput, UDP loss and jitter)",
+            Tool::Sockperf => "net LATENCY TCP/UDP (round trip, transactions/s)",
+        }
+    }
+}
+
+impl fmt::Display for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An installed tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub path: PathBuf,
+    /// As the tool states it ("3.33" for fio-3.33), or "unknown" when it would not say.
+    pub version: String,
+}
+
+/// Whether a tool can be run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Availability {
+    Found(Found),
+    /// Not on PATH (nor named by PEAKBENCH_STREAM, for STREAM).
+    Missing,
+    /// Named explicitly (PEAKBENCH_STREAM) but not runnable.
+    Unusable {
+        path: PathBuf,
+        reason: String,
+    },
+}
+
+/// One line of `peakbench reference check`.
+#[derive(Debug, Clone)]
+pub struct ToolStatus {
+    pub tool: Tool,
+    pub name: &'static str,
+    pub availability: Availability,
+    pub covers: &'static str,
+    pub install: &'static str,
+}
+
+/// Why a reference figure could not be had.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RefError {
+    #[error("{tools} not found: {install}")]
+    Missing { tools: String, install: String },
+    #[error("{tool} cannot be used: {reason}")]
+    Unusable { tool: String, reason: String },
+    #[error("{tool} cannot run this point: {reason}")]
+    Unsupported { tool: String, reason: String },
+    #[error("{tool} did not finish within {seconds:.0} s and was killed")]
+    Timeout { tool: String, seconds: f64 },
+    #[error("{tool} failed: {message}")]
+    Failed { tool: String, message: String },
+    #[error("cannot read {tool}'s output: {message}")]
+    Parse { tool: String, message: String },
+}
+
+impl RefError {
+    fn unsupported(tool: Tool, reason: impl Into<String>) -> RefError {
+        RefError::Unsupported {
+            tool: tool.name().into(),
+            reason: reason.into(),
+        }
+    }
+
+    fn failed(tool: Tool, message: impl Into<String>) -> RefError {
+        RefError::Failed {
+            tool: tool.name().into(),
+            message: message.into(),
+        }
+    }
+
+    fn parse(tool: Tool, message: impl Into<String>) -> RefError {
+        RefError::Parse {
+            tool: tool.name().into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Where tools are looked up: a PATH-like list of directories and the STREAM binary's name.
+#[derive(Debug, Clone, Default)]
+pub struct Locator {
+    /// Directories separated by `:`, as in PATH.
+    pub path: OsString,
+    /// PEAKBENCH_STREAM: a path, or a name looked up in `path`.
+    pub stream: Option<OsString>,
+}
+
+impl Locator {
+    /// This process's PATH and PEAKBENCH_STREAM.
+    pub fn from_env() -> Locator {
+        Locator {
+            path: std::env::var_os("PATH").unwrap_or_default(),
+            stream: std::env::var_os(STREAM_ENV).filter(|s| !s.is_empty()),
+        }
+    }
+
+    /// Finds `tool` and asks its version.
+    pub fn availability(&self, tool: Tool) -> Availability {
+        let path = match (tool, &self.stream) {
+            (Tool::Stream, Some(named)) => {
+                let named = Path::new(named);
+                let path = if named.components().count() > 1 {
+                    Some(named.to_path_buf())
+                } else {
+                    process::find_in_path(named.as_os_str(), &self.path)
+                };
+                match path {
+                    Some(p) if process::is_executable(&p) => p,
+                    Some(p) => {
+                        return Availability::Unusable {
+                            reason: format!(
+                                "{STREAM_ENV}={} is not an executable file",
+                                p.display()
+                            ),
+                            path: p,
+                        };
+                    }
+                    None => {
+                        return Availability::Unusable {
+                            path: named.to_path_buf(),
+                            reason: format!("{STREAM_ENV}={} is not on PATH", named.display()),
+                        };
+                    }
+                }
+            }
+            _ => match process::find_in_path(tool.program().as_ref(), &self.path) {
+                Some(p) => p,
+                None => return Availability::Missing,
+            },
+        };
+        let version = version_of(tool, &path);
+        if tool == Tool::Stream && version.is_none() {
+            // Another program of that name: ImageMagick installs a `stream` too.
+            return Availability::Unusable {
+                reason: format!(
+                    "{} is not McCalpin's STREAM (no 'STREAM version' in it); build stream.c and set {STREAM_ENV}",
+                    path.display()
+                ),
+                path,
+            };
+        }
+        let version = version.unwrap_or_else(|| "unknown".into());
+        Availability::Found(Found { path, version })
+    }
+}
+
+/// Asks a tool its version (STREAM's is read from its binary: run, it would benchmark).
+fn version_of(tool: Tool, path: &Path) -> Option<String> {
+    let flag = match tool {
+        Tool::Stream => return stream::version_in_binary(&std::fs::read(path).ok()?),
+        Tool::LikwidBench => "-v",
+        Tool::Fio | Tool::Iperf3 | Tool::Sockperf => "--version",
+    };
+    let mut cmd = std::process::Command::new(path);
+    cmd.arg(flag);
+    let out = process::run_bounded(tool, cmd, Duration::from_secs(5)).ok()?;
+    let text = format!("{}\n{}", out.stdout, out.stderr);
+    match tool {
+        Tool::LikwidBench => likwid::parse_version(&text),
+        Tool::Fio => fio::parse_version(&text),
+        Tool::Iperf3 => iperf3::parse_version(&text),
+        Tool::Sockperf => sockperf::parse_version(&text),
+        Tool::Stream => None,
+    }
+}
+
+/// Every tool: found (with version and path) or missing (with the install command).
+pub fn check() -> Vec<ToolStatus> {
+    check_with(&Locator::from_env())
+}
+
+/// [`check`] with an explicit PATH and STREAM name.
+pub fn check_with(locator: &Locator) -> Vec<ToolStatus> {
+    Tool::ALL
+        .iter()
+        .map(|&tool| ToolStatus {
+            tool,
+            name: tool.name(),
+            availability: locator.availability(tool),
+            covers: tool.covers(),
+            install: tool.install(),
+        })
+        .collect()
+}
+
+/// What the reference runs need, and what they share: the tools found and each run's outcome,
+/// so that the records of one point (disk MB/s, IOPS and latency; net receiver, sender, loss
+/// and jitter) cost the tool one run, not one each.
+#[derive(Debug)]
+pub struct RefContext {
+    /// Where fio's temporary file goes: the file system peakbench measured (its `--dir`).
+    pub dir: PathBuf,
+    /// Measured time of one reference run where the tool takes one (fio, iperf3, sockperf,
+    /// likwid-bench's minimum run time); `None`: the record's own (runtime_s, duration_s), and
+    /// likwid-bench's default of 1 s.
+    pub duration: Option<Duration>,
+    /// For COPY and TRIAD, STREAM before likwid-bench when both are installed. likwid-bench is
+    /// the default because it takes the record's array size; STREAM's is fixed when it is
+    /// compiled.
+    pub prefer_stream: bool,
+    /// Where the tools are looked up.
+    pub locator: Locator,
+    tools: Mutex<HashMap<Tool, Availability>>,
+    runs: Mutex<HashMap<Job, Result<Outcome, RefError>>>,
+}
+
+impl RefContext {
+    /// A context with temporary files in `dir`, the records' own durations and the tools on
+    /// this process's PATH.
+    pub fn new(dir: impl Into<PathBuf>) -> RefContext {
+        RefContext {
+            dir: dir.into(),
+            duration: None,
+            prefer_stream: false,
+            locator: Locator::from_env(),
+            tools: Mutex::new(HashMap::new()),
+            runs: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The tool's availability, looked up once per context.
+    pub fn availability(&self, tool: Tool) -> Availability {
+        let mut tools = self.tools.lock().unwrap_or_else(|e| e.into_inner());
+        tools
+            .entry(tool)
+            .or_insert_with(|| self.locator.availability(tool))
+            .clone()
+    }
+
+    /// The run's duration in seconds: the context's, else the record's.
+    fn seconds(&self, record_s: Option<f64>) -> Option<f64> {
+        self.duration.map(|d| d.as_secs_f64()).or(record_s)
+    }
+}
+
+/// One run of one tool, as parameters: equal jobs give equal outcomes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Job {
+    Likwid(likwid::Job),
+    Stream(stream::Job),
+    Fio(fio::Job),
+    Iperf3(iperf3::Job),
+    Sockperf(sockperf::Job),
+}
+
+impl Job {
+    pub fn tool(&self) -> Tool {
+        match self {
+            Job::Likwid(_) => Tool::LikwidBench,
+            Job::Stream(_) => Tool::Stream,
+            Job::Fio(_) => Tool::Fio,
+            Job::Iperf3(_) => Tool::Iperf3,
+            Job::Sockperf(_) => Tool::Sockperf,
+        }
+    }
+
+    fn run(&self, program: &Path, ctx: &RefContext) -> Result<Outcome, RefError> {
+        Ok(match self {
+            Job::Likwid(j) => Outcome::Likwid(likwid::run(program, j)?),
+            Job::Stream(j) => Outcome::Stream(stream::run(program, j)?),
+            Job::Fio(j) => Outcome::Fio(fio::run(program, j, &ctx.dir)?),
+            Job::Iperf3(j) => Outcome::Iperf3(iperf3::run(program, j)?),
+            Job::Sockperf(j) => Outcome::Sockperf(sockperf::run(program, j)?),
+        })
+    }
+}
+
+/// What one run printed, parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Likwid(likwid::LikwidResult),
+    Stream(stream::StreamResult),
+    Fio(fio::FioResult),
+    Iperf3(iperf3::Iperf3Result),
+    Sockperf(sockperf::SockperfResult),
+}
+
+impl Outcome {
+    /// The figure for `rec`, in its unit.
+    pub fn figure(&self, rec: &ResultRecord) -> Result<f64, RefError> {
+        match self {
+            Outcome::Likwid(r) => likwid::figure(r, rec),
+            Outcome::Stream(r) => stream::figure(r, rec),
+            Outcome::Fio(r) => fio::figure(r, rec),
+            Outcome::Iperf3(r) => iperf3::figure(r, rec),
+            Outcome::Sockperf(r) => sockperf::figure(r, rec),
+        }
+    }
+}
+
+/// The jobs that could give `rec` a reference figure, best first; `None` when no tool applies
+/// to its subsystem, workload and metric.
+pub fn jobs(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Vec<Job>, RefError>> {
+    let all = |r: Option<Result<Job, RefError>>| r.map(|r| r.map(|j| vec![j]));
+    match rec.subsystem.as_str() {
+        "cpu" => all(likwid::cpu_job(rec, ctx).map(|r| r.map(Job::Likwid))),
+        "mem" => {
+            let lk = likwid::mem_job(rec, ctx).map(|r| r.map(Job::Likwid));
+            let st = stream::job(rec).map(|r| r.map(Job::Stream));
+            let mut jobs = Vec::new();
+            let (first, second) = if ctx.prefer_stream {
+                (st, lk)
+            } else {
+                (lk, st)
+            };
+            let mut error = None;
+            for j in [first, second].into_iter().flatten() {
+                match j {
+                    Ok(j) => jobs.push(j),
+                    Err(e) => error = error.or(Some(e)),
+                }
+            }
+            match (jobs.is_empty(), error) {
+                (true, None) => None,
+                (true, Some(e)) => Some(Err(e)),
+                (false, _) => Some(Ok(jobs)),
+            }
+        }
+        "disk" => all(fio::job(rec, ctx).map(|r| r.map(Job::Fio))),
+        "net" => match rec.workload.as_str() {
+            "THROUGHPUT" => all(iperf3::job(rec, ctx).map(|r| r.map(Job::Iperf3))),
+            "LATENCY" => all(sockperf::job(rec, ctx).map(|r| r.map(Job::Sockperf))),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The reference figure for `rec`: `None` when no tool applies to it; an error (a message for
+/// the report) when the tool is missing or fails.
+pub fn measure(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Reference, String>> {
+    measure_typed(rec, ctx).map(|r| r.map_err(|e| e.to_string()))
+}
+
+/// [`measure`] with the error's kind kept.
+pub fn measure_typed(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Reference, RefError>> {
+    let jobs = match jobs(rec, ctx)? {
+        Ok(jobs) => jobs,
+        Err(e) => return Some(Err(e)),
+    };
+    Some(measure_first_found(rec, ctx, &jobs))
+}
+
+fn measure_first_found(
+    rec: &ResultRecord,
+    ctx: &RefContext,
+    jobs: &[Job],
+) -> Result<Reference, RefError> {
+    let mut unusable = None;
+    for job in jobs {
+        let tool = job.tool();
+        let found = match ctx.availability(tool) {
+            Availability::Found(f) => f,
+            Availability::Missing => continue,
+            Availability::Unusable { reason, .. } => {
+                unusable.get_or_insert(RefError::Unusable {
+                    tool: tool.name().into(),
+                    reason,
+                });
+                continue;
+            }
+        };
+        let outcome = {
+            let cached = ctx
+                .runs
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(job)
+                .cloned();
+            match cached {
+                Some(o) => o,
+                None => {
+                    let o = job.run(&found.path, ctx);
+                    ctx.runs
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(job.clone(), o.clone());
+                    o
+                }
+            }
+        }?;
+        let mean = outcome.figure(rec)?;
+        return Ok(Reference {
+            tool: tool.name().into(),
+            version: found.version,
+            mean,
+            efficiency: rec.peak.as_ref().map(|p| mean / p.value),
+        });
+    }
+    if let Some(e) = unusable {
+        return Err(e);
+    }
+    let tools: Vec<Tool> = jobs.iter().map(Job::tool).collect();
+    Err(RefError::Missing {
+        tools: tools
+            .iter()
+            .map(|t| t.name())
+            .collect::<Vec<_>>()
+            .join(" or "),
+        install: tools
+            .iter()
+            .map(|t| t.install())
+            .collect::<Vec<_>>()
+            .join("; or "),
+    })
+}
+
+/// Parameter readers shared by the adapters: a missing or ill-typed parameter is an error that
+/// names it, never a panic.
+fn param_u64(rec: &ResultRecord, key: &str, tool: Tool) -> Result<u64, RefError> {
+    rec.params.get(key).and_then(|v| v.as_u64()).ok_or_else(|| {
+        RefError::unsupported(
+            tool,
+            format!("the record has no whole-number parameter '{key}'"),
+        )
+    })
+}
+
+fn param_f64(rec: &ResultRecord, key: &str) -> Option<f64> {
+    rec.params.get(key).and_then(|v| v.as_f64())
+}
+
+fn param_str<'a>(rec: &'a ResultRecord, key: &str) -> Option<&'a str> {
+    rec.params.get(key).and_then(|v| v.as_str())
+}
+
+/// The version number that follows `marker` in `text` ("Version 5.2.2" → "5.2.2").
+fn version_after(text: &str, marker: &str) -> Option<String> {
+    text.match_indices(marker).find_map(|(i, _)| {
+        let v: String = text[i + marker.len()..]
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        let v = v.trim_end_matches('.');
+        (v.starts_with(|c: char| c.is_ascii_digit())).then(|| v.to_string())
+    })
+}
+
+/// An error for a record whose unit the adapter does not produce.
+fn unit_error(tool: Tool, rec: &ResultRecord) -> RefError {
+    RefError::unsupported(
+        tool,
+        format!(
+            "no figure for {} {} in {}",
+            rec.workload, rec.metric, rec.unit
+        ),
+    )
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Records shaped like the benchmarks' own, for the adapters' tests.
+    use crate::results::ResultRecord;
+    use crate::sysinfo::peak::Peak;
+    use std::collections::BTreeMap;
+
+    pub fn record(
+        subsystem: &str,
+        workload: &str,
+        metric: &str,
+        unit: &str,
+        params: serde_json::Value,
+        peak: Option<f64>,
+    ) -> ResultRecord {
+        let params: BTreeMap<String, serde_json::Value> = match params {
+            serde_json::Value::Object(m) => m.into_iter().collect(),
+            _ => BTreeMap::new(),
+        };
+        let peak = peak.map_or_else(
+            || Err("no peak".to_string()),
+            |value| {
+                Ok(Peak {
+                    value,
+                    unit: unit.into(),
+                    formula: "test".into(),
+                    inputs: BTreeMap::new(),
+                })
+            },
+        );
+        ResultRecord::new(subsystem, workload, params, metric, unit, vec![1.0], peak)
+    }
+
+    pub fn fixture(name: &str) -> String {
+        let path = format!(
+            "{}/tests/fixtures/reference/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::record;
+    use super::*;
+    use serde_json::json;
+
+    fn empty_path_ctx() -> RefContext {
+        let mut ctx = RefContext::new(std::env::temp_dir());
+        ctx.locator = Locator {
+            path: OsString::new(),
+            stream: None,
+        };
+        ctx
+    }
+
+    #[test]
+    fn every_tool_is_missing_on_an_empty_path() {
+        let statuses = check_with(&Locator::default());
+        assert_eq!(statuses.len(), Tool::ALL.len());
+        for s in statuses {
+            assert_eq!(s.availability, Availability::Missing, "{}", s.name);
+            assert!(!s.install.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_missing_tool_is_an_error_naming_the_package() {
+        let ctx = empty_path_ctx();
+        let dp = record(
+            "cpu",
+            "DP",
+            "throughput",
+            "GOPS",
+            json!({"threads": 1, "isa": "avx2"}),
+            Some(50.0),
+        );
+        let err = measure(&dp, &ctx).unwrap().unwrap_err();
+        assert_eq!(err, "likwid-bench not found: apt-get install likwid");
+        let copy = record(
+            "mem",
+            "COPY",
+            "throughput",
+            "GB/s",
+            json!({"threads": 1, "isa": "avx2", "stores": "nt", "working_set_bytes": 64_000_000}),
+            None,
+        );
+        let err = measure_typed(&copy, &ctx).unwrap().unwrap_err();
+        match err {
+            RefError::Missing { tools, install } => {
+                assert_eq!(tools, "likwid-bench or STREAM");
+                assert!(install.starts_with("apt-get install likwid; or build stream.c"));
+            }
+            e => panic!("{e}"),
+        }
+        let lat = record(
+            "net",
+            "LATENCY",
+            "latency",
+            "us",
+            json!({"protocol": "TCP", "message_size_bytes": 64, "server": "127.0.0.1:5301", "duration_s": 1.0}),
+            None,
+        );
+        assert_eq!(
+            measure(&lat, &ctx).unwrap().unwrap_err(),
+            "sockperf not found: apt-get install sockperf"
+        );
+    }
+
+    #[test]
+    fn records_without_a_tool_get_none() {
+        let ctx = empty_path_ctx();
+        for (sub, wl, metric, unit) in [
+            ("cpu", "INT32", "throughput", "GOPS"),
+            ("cpu", "NULL", "latency", "ns"),
+            ("mem", "LATENCY", "latency", "ns"),
+            ("mem", "RWS", "throughput", "GB/s"),
+            ("sysinfo", "X", "x", "x"),
+        ] {
+            let rec = record(sub, wl, metric, unit, json!({"threads": 1}), None);
+            assert!(measure(&rec, &ctx).is_none(), "{sub} {wl}");
+        }
+    }
+
+    #[test]
+    fn stream_named_by_env_but_absent_is_unusable() {
+        let loc = Locator {
+            path: OsString::new(),
+            stream: Some("/nonexistent/stream".into()),
+        };
+        match loc.availability(Tool::Stream) {
+            Availability::Unusable { reason, .. } => {
+                assert!(reason.contains("PEAKBENCH_STREAM=/nonexistent/stream"))
+            }
+            a => panic!("{a:?}"),
+        }
+    }
+
+    #[test]
+    fn another_program_named_stream_is_unusable() {
+        let dir =
+            std::env::temp_dir().join(format!("peakbench-stream-test.{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fake = dir.join("stream");
+        std::fs::write(&fake, "#!/bin/sh\necho ImageMagick\n").unwrap();
+        std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let loc = Locator {
+            path: dir.clone().into_os_string(),
+            stream: None,
+        };
+        let a = loc.availability(Tool::Stream);
+        std::fs::remove_dir_all(&dir).unwrap();
+        match a {
+            Availability::Unusable { reason, path } => {
+                assert_eq!(path, fake);
+                assert!(reason.contains("is not McCalpin's STREAM"), "{reason}");
+            }
+            a => panic!("{a:?}"),
+        }
+    }
+
+    #[test]
+    fn a_found_tool_has_a_path_and_version() {
+        let loc = Locator::from_env();
+        for tool in [Tool::Fio, Tool::Iperf3, Tool::Sockperf, Tool::LikwidBench] {
+            match loc.availability(tool) {
+                Availability::Found(f) => {
+                    assert!(f.path.is_absolute() || f.path.components().count() > 1);
+                    assert_ne!(f.version, "unknown", "{tool}");
+                }
+                _ => eprintln!("skipped {tool}: not installed ({})", tool.install()),
+            }
+        }
+    }
+}

@@ -1,0 +1,342 @@
+//! Running the tools: PATH lookup, a run bounded in time (killed when it overruns), loopback
+//! servers that are killed when dropped, free ports, and temporary files removed when dropped.
+
+use super::{RefError, Tool};
+use std::ffi::OsStr;
+use std::io::Read;
+use std::net::{Ipv4Addr, TcpListener, UdpSocket};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// The loopback address every server binds and every client talks to; no other is ever used.
+pub const LOOPBACK: Ipv4Addr = Ipv4Addr::LOCALHOST;
+
+/// A regular file with an execute bit.
+pub fn is_executable(path: &Path) -> bool {
+    path.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The first executable `name` in the directories of `path` (PATH syntax); empty entries are
+/// skipped (they would mean the current directory).
+pub fn find_in_path(name: &OsStr, path: &OsStr) -> Option<PathBuf> {
+    std::env::split_paths(path)
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .map(|dir| dir.join(name))
+        .find(|p| is_executable(p))
+}
+
+/// What a finished run printed.
+#[derive(Debug)]
+pub struct Output {
+    pub stdout: String,
+    pub stderr: String,
+    pub status: ExitStatus,
+}
+
+impl Output {
+    /// The last lines of standard error (or output), for an error message.
+    pub fn tail(&self) -> String {
+        let text = if self.stderr.trim().is_empty() {
+            &self.stdout
+        } else {
+            &self.stderr
+        };
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        lines[lines.len().saturating_sub(3)..].join(" / ")
+    }
+
+    /// An error for a run that exited unsuccessfully.
+    pub fn failure(&self, tool: Tool) -> RefError {
+        RefError::failed(tool, format!("{} ({})", self.tail(), self.status))
+    }
+}
+
+fn reader(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+/// Runs `cmd` to completion, its standard input empty and its output captured; kills it when
+/// it runs past `timeout`.
+pub fn run_bounded(tool: Tool, mut cmd: Command, timeout: Duration) -> Result<Output, RefError> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| RefError::failed(tool, format!("cannot start: {e}")))?;
+    let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(RefError::failed(tool, "its output could not be captured"));
+    };
+    let (out, err) = (reader(out), reader(err));
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() >= timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(RefError::Timeout {
+                    tool: tool.name().into(),
+                    seconds: timeout.as_secs_f64(),
+                });
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(RefError::failed(tool, format!("cannot wait for it: {e}")));
+            }
+        }
+    };
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    Ok(Output {
+        stdout,
+        stderr,
+        status,
+    })
+}
+
+/// The transport a server listens on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Tcp,
+    Udp,
+}
+
+/// A server process on loopback, killed and reaped when dropped.
+#[derive(Debug)]
+pub struct Server {
+    child: Child,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Starts the server `command(port)` makes on a free port of 127.0.0.1; another port is
+    /// tried when the one found free was taken before the server could bind it.
+    pub fn start_on_free_port(
+        tool: Tool,
+        command: impl Fn(u16) -> Command,
+        transport: Transport,
+    ) -> Result<(Server, u16), RefError> {
+        let mut last = None;
+        for _ in 0..3 {
+            let port = free_port(tool)?;
+            match Server::start(tool, command(port), port, transport) {
+                Ok(server) => return Ok((server, port)),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| RefError::failed(tool, "its server did not start")))
+    }
+
+    /// Starts `cmd` and waits (at most 5 s) until a socket is bound to 127.0.0.1:`port` in
+    /// /proc/net (listening, for TCP). Reading /proc rather than connecting keeps the probe
+    /// from counting as a client.
+    pub fn start(
+        tool: Tool,
+        mut cmd: Command,
+        port: u16,
+        transport: Transport,
+    ) -> Result<Server, RefError> {
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let child = cmd
+            .spawn()
+            .map_err(|e| RefError::failed(tool, format!("cannot start its server: {e}")))?;
+        let mut server = Server { child };
+        let table = match transport {
+            Transport::Tcp => "/proc/net/tcp",
+            Transport::Udp => "/proc/net/udp",
+        };
+        let start = Instant::now();
+        loop {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                return Err(RefError::failed(
+                    tool,
+                    format!("its server on 127.0.0.1:{port} exited at once ({status})"),
+                ));
+            }
+            let bound = std::fs::read_to_string(table)
+                .is_ok_and(|t| proc_net_bound(&t, port, transport == Transport::Tcp));
+            if bound {
+                return Ok(server);
+            }
+            if start.elapsed() > Duration::from_secs(5) {
+                return Err(RefError::failed(
+                    tool,
+                    format!("its server did not bind 127.0.0.1:{port} within 5 s"),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// Whether a /proc/net/tcp or /proc/net/udp table has a socket bound to 127.0.0.1:`port`
+/// (or the wildcard address), in LISTEN state (0A) when `listening`.
+pub fn proc_net_bound(table: &str, port: u16, listening: bool) -> bool {
+    let want = [
+        format!("0100007F:{port:04X}"),
+        format!("00000000:{port:04X}"),
+    ];
+    table.lines().skip(1).any(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        fields.len() > 3 && want.iter().any(|w| w == fields[1]) && (!listening || fields[3] == "0A")
+    })
+}
+
+/// A port free on 127.0.0.1 for both TCP and UDP (iperf3 uses the same number for both).
+pub fn free_port(tool: Tool) -> Result<u16, RefError> {
+    for _ in 0..50 {
+        let tcp = TcpListener::bind((LOOPBACK, 0))
+            .map_err(|e| RefError::failed(tool, format!("no free port on 127.0.0.1: {e}")))?;
+        let port = tcp
+            .local_addr()
+            .map_err(|e| RefError::failed(tool, e.to_string()))?
+            .port();
+        if UdpSocket::bind((LOOPBACK, port)).is_ok() {
+            return Ok(port);
+        }
+    }
+    Err(RefError::failed(
+        tool,
+        "no port free for both TCP and UDP on 127.0.0.1",
+    ))
+}
+
+/// A path for a temporary file, removed (if it exists) when dropped.
+#[derive(Debug)]
+pub struct TempPath(pub PathBuf);
+
+impl TempPath {
+    /// A fresh name in `dir`, `prefix.PID.N`; the file itself is not created.
+    pub fn new(dir: &Path, prefix: &str) -> TempPath {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        loop {
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let p = dir.join(format!("{prefix}.{}.{n}", std::process::id()));
+            if !p.exists() {
+                return TempPath(p);
+            }
+        }
+    }
+}
+
+impl Drop for TempPath {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Whole seconds for a tool that takes only whole seconds: at least `min`, rounded up.
+pub fn whole_seconds(seconds: f64, min: u64) -> u64 {
+    if seconds.is_finite() && seconds > 0.0 {
+        (seconds.ceil() as u64).max(min)
+    } else {
+        min
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_lookup_skips_missing_and_empty_entries() {
+        assert_eq!(find_in_path("sh".as_ref(), "".as_ref()), None);
+        assert_eq!(find_in_path("sh".as_ref(), "/nonexistent::".as_ref()), None);
+        let found = find_in_path("sh".as_ref(), "/nonexistent:/bin:/usr/bin".as_ref());
+        assert!(found.is_some_and(|p| p.ends_with("sh")));
+    }
+
+    #[test]
+    fn proc_net_tables() {
+        let tcp = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n   0: 0100007F:14B5 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 1 1 0 100 0 0 10 0\n   1: 0100007F:9C40 0100007F:14B5 01 00000000:00000000 00:00000000 00000000  1000        0 2 1 0 20 4 30 10 -1\n";
+        assert!(proc_net_bound(tcp, 5301, true));
+        assert!(!proc_net_bound(tcp, 40000, true));
+        assert!(proc_net_bound(tcp, 40000, false));
+        assert!(!proc_net_bound("garbage\nmore garbage", 5301, false));
+        assert!(!proc_net_bound("", 5301, false));
+    }
+
+    #[test]
+    fn a_run_past_its_timeout_is_killed() {
+        let mut cmd = Command::new("sleep");
+        cmd.arg("30");
+        let start = Instant::now();
+        let err = run_bounded(Tool::Fio, cmd, Duration::from_millis(200)).unwrap_err();
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert!(matches!(err, RefError::Timeout { .. }), "{err}");
+    }
+
+    #[test]
+    fn output_and_status_are_kept() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "echo out; echo err >&2; exit 3"]);
+        let out = run_bounded(Tool::Fio, cmd, Duration::from_secs(10)).unwrap();
+        assert_eq!(out.stdout, "out\n");
+        assert_eq!(out.stderr, "err\n");
+        assert_eq!(out.status.code(), Some(3));
+        assert_eq!(out.tail(), "err");
+        let cmd = Command::new("/nonexistent/tool");
+        let err = run_bounded(Tool::Fio, cmd, Duration::from_secs(1)).unwrap_err();
+        assert!(
+            err.to_string().starts_with("fio failed: cannot start"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn whole_seconds_round_up() {
+        assert_eq!(whole_seconds(0.25, 1), 1);
+        assert_eq!(whole_seconds(2.1, 1), 3);
+        assert_eq!(whole_seconds(0.0, 0), 0);
+        assert_eq!(whole_seconds(f64::NAN, 1), 1);
+    }
+
+    #[test]
+    fn temp_paths_are_removed() {
+        let dir = std::env::temp_dir();
+        let path = {
+            let t = TempPath::new(&dir, "peakbench-test");
+            std::fs::write(&t.0, b"x").unwrap();
+            t.0.clone()
+        };
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_free_port_is_found() {
+        // Whether it is still free a moment later depends on the rest of the machine.
+        assert_ne!(free_port(Tool::Iperf3).unwrap(), 0);
+    }
+
+    #[test]
+    fn a_server_that_exits_at_once_is_an_error() {
+        let err =
+            Server::start_on_free_port(Tool::Sockperf, |_| Command::new("true"), Transport::Tcp)
+                .unwrap_err();
+        assert!(err.to_string().contains("exited at once"), "{err}");
+    }
+}

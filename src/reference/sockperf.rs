@@ -1,0 +1,321 @@
+//! sockperf (3.x) `ping-pong --full-rtt`: network LATENCY over loopback — round-trip time and
+//! transactions per second, TCP or UDP.
+//!
+//! The adapter starts `sockperf server` on a free port of 127.0.0.1 and kills it after the
+//! client's run; it never talks to another address. The client sends messages of the point's
+//! size for `-t` whole seconds (rounded up, at least 1); sockperf warms up by itself first.
+//! `--full-rtt` makes it report round trips, as peakbench does, not half of them.
+//!
+//! Figures: latency (µs) is sockperf's `avg-rtt`, in µs; the rate is the messages received in
+//! its valid duration ÷ that duration.
+
+use super::iperf3::{is_udp, require_loopback};
+use super::process::{LOOPBACK, Server, Transport, run_bounded, whole_seconds};
+use super::{RefContext, RefError, Tool, param_f64, param_u64, unit_error};
+use crate::results::ResultRecord;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+const TOOL: Tool = Tool::Sockperf;
+
+/// sockperf's smallest message: its header (sequence number and flags) is 14 bytes.
+pub const MIN_MESSAGE_BYTES: u64 = 14;
+
+/// One sockperf ping-pong run.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Job {
+    pub udp: bool,
+    pub message_bytes: u64,
+    pub seconds: u64,
+}
+
+/// The run for a LATENCY record (round trip or rate).
+pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
+    if rec.workload != "LATENCY" || !matches!(rec.metric.as_str(), "latency" | "rate") {
+        return None;
+    }
+    Some(build(rec, ctx))
+}
+
+fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
+    require_loopback(rec, TOOL)?;
+    let udp = is_udp(rec, TOOL)?;
+    let message_bytes = param_u64(rec, "message_size_bytes", TOOL)?;
+    if message_bytes < MIN_MESSAGE_BYTES {
+        return Err(RefError::unsupported(
+            TOOL,
+            format!(
+                "its messages are at least {MIN_MESSAGE_BYTES} bytes and this point's are {message_bytes}; measure with --message-size {MIN_MESSAGE_BYTES} or more (64 is usual) to compare"
+            ),
+        ));
+    }
+    let seconds = ctx.seconds(param_f64(rec, "duration_s")).unwrap_or(1.0);
+    Ok(Job {
+        udp,
+        message_bytes,
+        seconds: whole_seconds(seconds, 1),
+    })
+}
+
+fn endpoint(udp: bool, port: u16) -> Vec<String> {
+    let mut a = Vec::new();
+    if !udp {
+        a.push("--tcp".to_string());
+    }
+    a.extend([
+        "-i".into(),
+        LOOPBACK.to_string(),
+        "-p".into(),
+        port.to_string(),
+    ]);
+    a
+}
+
+/// The server's arguments on 127.0.0.1:`port`.
+pub fn server_argv(udp: bool, port: u16) -> Vec<String> {
+    let mut a = vec!["server".to_string()];
+    a.extend(endpoint(udp, port));
+    a
+}
+
+/// The client's arguments for `job` against 127.0.0.1:`port`.
+pub fn argv(job: &Job, port: u16) -> Vec<String> {
+    let mut a = vec!["ping-pong".to_string()];
+    a.extend(endpoint(job.udp, port));
+    a.extend([
+        "-m".into(),
+        job.message_bytes.to_string(),
+        "-t".into(),
+        job.seconds.to_string(),
+        "--full-rtt".into(),
+    ]);
+    a
+}
+
+/// Runs `job` against a loopback server started for it and killed afterwards.
+pub fn run(program: &Path, job: &Job) -> Result<SockperfResult, RefError> {
+    let server = |port| {
+        let mut cmd = Command::new(program);
+        cmd.args(server_argv(job.udp, port));
+        cmd
+    };
+    let transport = if job.udp {
+        Transport::Udp
+    } else {
+        Transport::Tcp
+    };
+    let (_server, port) = Server::start_on_free_port(TOOL, server, transport)?;
+    let mut cmd = Command::new(program);
+    cmd.args(argv(job, port));
+    let out = run_bounded(TOOL, cmd, Duration::from_secs(job.seconds + 20))?;
+    if !out.status.success() {
+        return Err(out.failure(TOOL));
+    }
+    // sockperf writes its report to standard output and some lines to standard error.
+    parse_output(&format!("{}\n{}", out.stdout, out.stderr)).map_err(|m| RefError::parse(TOOL, m))
+}
+
+/// What one ping-pong run reports; times in µs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SockperfResult {
+    pub version: Option<String>,
+    pub avg_rtt_us: f64,
+    pub std_dev_us: Option<f64>,
+    pub p50_us: f64,
+    pub p99_us: Option<f64>,
+    pub p999_us: Option<f64>,
+    pub max_us: Option<f64>,
+    pub min_us: Option<f64>,
+    /// The valid duration (after the warm-up), in s.
+    pub valid_seconds: Option<f64>,
+    pub received_messages: Option<u64>,
+}
+
+/// The number after `key` in `line` (`key` included, e.g. "avg-rtt="), up to the next
+/// character that cannot be part of it.
+fn after(line: &str, key: &str) -> Option<f64> {
+    let i = line.find(key)? + key.len();
+    let v: String = line[i..]
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    v.parse().ok().filter(|x: &f64| x.is_finite())
+}
+
+/// Parses `sockperf ping-pong --full-rtt`'s report.
+pub fn parse_output(text: &str) -> Result<SockperfResult, String> {
+    let mut avg = None;
+    let mut r = SockperfResult {
+        version: super::version_after(text, "version #"),
+        avg_rtt_us: 0.0,
+        std_dev_us: None,
+        p50_us: 0.0,
+        p99_us: None,
+        p999_us: None,
+        max_us: None,
+        min_us: None,
+        valid_seconds: None,
+        received_messages: None,
+    };
+    let mut p50 = None;
+    for line in text.lines() {
+        if line.contains("avg-rtt=") {
+            avg = after(line, "avg-rtt=");
+            r.std_dev_us = after(line, "std-dev=");
+        } else if line.contains("[Valid Duration]") {
+            r.valid_seconds = after(line, "RunTime=");
+            r.received_messages = after(line, "ReceivedMessages=").map(|m| m as u64);
+        } else if line.contains("<MAX> observation =") {
+            r.max_us = after(line, "=");
+        } else if line.contains("<MIN> observation =") {
+            r.min_us = after(line, "=");
+        } else if line.contains("percentile 50.000 =") {
+            p50 = after(line, "=");
+        } else if line.contains("percentile 99.000 =") {
+            r.p99_us = after(line, "=");
+        } else if line.contains("percentile 99.900 =") {
+            r.p999_us = after(line, "=");
+        }
+    }
+    if avg.is_none() && text.contains("avg-lat=") {
+        return Err("sockperf reported half round trips (avg-lat); run it with --full-rtt".into());
+    }
+    r.avg_rtt_us = avg.ok_or_else(|| {
+        let last = text.lines().map(str::trim).rfind(|l| !l.is_empty());
+        format!(
+            "no 'avg-rtt=' in sockperf's report (it ends: {:?})",
+            last.unwrap_or("")
+        )
+    })?;
+    r.p50_us = p50.ok_or_else(|| "no 'percentile 50.000' in sockperf's report".to_string())?;
+    Ok(r)
+}
+
+/// The version from `sockperf --version` ("sockperf, version 3.7-no.git") or from a report
+/// ("== version #3.7-no.git ==").
+pub fn parse_version(text: &str) -> Option<String> {
+    super::version_after(text, "version #").or_else(|| super::version_after(text, "version "))
+}
+
+/// The figure for `rec`: mean round trip in µs, or transactions per second.
+pub fn figure(r: &SockperfResult, rec: &ResultRecord) -> Result<f64, RefError> {
+    match (rec.metric.as_str(), rec.unit.as_str()) {
+        ("latency", "us") => Ok(r.avg_rtt_us),
+        ("rate", "trans/s") => match (r.received_messages, r.valid_seconds) {
+            (Some(m), Some(s)) if s > 0.0 => Ok(m as f64 / s),
+            _ => Err(RefError::parse(
+                TOOL,
+                "no [Valid Duration] line with RunTime and ReceivedMessages",
+            )),
+        },
+        _ => Err(unit_error(TOOL, rec)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{fixture, record};
+    use super::*;
+    use serde_json::json;
+
+    fn lat(metric: &str, unit: &str, protocol: &str, size: u64) -> ResultRecord {
+        record(
+            "net",
+            "LATENCY",
+            metric,
+            unit,
+            json!({
+                "threads": 1, "streams": 1, "protocol": protocol, "message_size_bytes": size,
+                "duration_s": 0.25, "omit_s": 0.1, "server": "127.0.0.1:5301", "side": "client"
+            }),
+            None,
+        )
+    }
+
+    #[test]
+    fn commands() {
+        let ctx = RefContext::new("/tmp");
+        let tcp = job(&lat("latency", "us", "TCP", 64), &ctx)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            argv(&tcp, 40000),
+            [
+                "ping-pong",
+                "--tcp",
+                "-i",
+                "127.0.0.1",
+                "-p",
+                "40000",
+                "-m",
+                "64",
+                "-t",
+                "1",
+                "--full-rtt"
+            ]
+        );
+        assert_eq!(
+            server_argv(true, 40000),
+            ["server", "-i", "127.0.0.1", "-p", "40000"]
+        );
+        let udp = job(&lat("rate", "trans/s", "UDP", 14), &ctx)
+            .unwrap()
+            .unwrap();
+        assert_eq!(argv(&udp, 1)[1..5], ["-i", "127.0.0.1", "-p", "1"]);
+        let tiny = job(&lat("latency", "us", "TCP", 1), &ctx)
+            .unwrap()
+            .unwrap_err();
+        assert!(tiny.to_string().contains("at least 14 bytes"), "{tiny}");
+    }
+
+    #[test]
+    fn parses_recorded_tcp() {
+        let r = parse_output(&fixture("sockperf-tcp.txt")).unwrap();
+        assert_eq!(
+            r,
+            SockperfResult {
+                version: Some("3.7".into()),
+                avg_rtt_us: 71.801,
+                std_dev_us: Some(337.532),
+                p50_us: 31.085,
+                p99_us: Some(1989.123),
+                p999_us: Some(3861.413),
+                max_us: Some(4276.747),
+                min_us: Some(23.534),
+                valid_seconds: Some(0.552),
+                received_messages: Some(7679),
+            }
+        );
+        assert_eq!(
+            figure(&r, &lat("latency", "us", "TCP", 64)).unwrap(),
+            71.801
+        );
+        assert_eq!(
+            figure(&r, &lat("rate", "trans/s", "TCP", 64)).unwrap(),
+            7679.0 / 0.552
+        );
+    }
+
+    #[test]
+    fn parses_recorded_udp() {
+        let r = parse_output(&fixture("sockperf-udp.txt")).unwrap();
+        assert_eq!(r.avg_rtt_us, 63.348);
+        assert_eq!(r.std_dev_us, Some(33.735));
+        assert_eq!(r.p50_us, 62.191);
+        assert_eq!(r.received_messages, Some(8683));
+        assert_eq!(r.valid_seconds, Some(0.550));
+    }
+
+    #[test]
+    fn rejects_garbage_truncated_and_half_rtt_output() {
+        assert!(parse_output("").is_err());
+        assert!(parse_output("sockperf: ERROR: connect failed").is_err());
+        let text = fixture("sockperf-tcp.txt");
+        let cut = &text[..text.find("percentile 50.000").unwrap()];
+        assert!(parse_output(cut).is_err());
+        let half = text.replace("avg-rtt=", "avg-lat=");
+        assert!(parse_output(&half).unwrap_err().contains("--full-rtt"));
+    }
+}

@@ -1,0 +1,251 @@
+//! `peakbench reference check` against the real binary: with nothing on PATH every tool is
+//! missing with its install command; with this machine's PATH the installed ones show their
+//! versions.
+
+use assert_cmd::Command;
+use peakbench::reference::{Availability, RefContext, Tool, measure};
+use serde_json::json;
+use std::time::Duration;
+
+/// (name in the table, program on PATH, install command).
+const TOOLS: [(&str, &str, &str); 5] = [
+    ("likwid-bench", "likwid-bench", "apt-get install likwid"),
+    (
+        "STREAM",
+        "stream",
+        "build stream.c from https://www.cs.virginia.edu/stream/",
+    ),
+    ("fio", "fio", "apt-get install fio"),
+    ("iperf3", "iperf3", "apt-get install iperf3"),
+    ("sockperf", "sockperf", "apt-get install sockperf"),
+];
+
+/// The table's cells, row by row (the header included).
+fn rows(table: &str) -> Vec<Vec<String>> {
+    table
+        .lines()
+        .filter(|l| l.starts_with('│'))
+        .map(|l| {
+            l.trim_matches('│')
+                .split('┆')
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+fn check(path: &std::ffi::OsStr) -> Vec<Vec<String>> {
+    let out = Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .args(["reference", "check"])
+        .env("PATH", path)
+        .env_remove("PEAKBENCH_STREAM")
+        .env("COLUMNS", "400")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let rows = rows(&text);
+    assert_eq!(rows.len(), TOOLS.len() + 1, "{text}");
+    assert_eq!(rows[0], ["Tool", "Status", "Covers", "Install"]);
+    rows
+}
+
+fn row<'a>(rows: &'a [Vec<String>], name: &str) -> &'a [String] {
+    rows.iter()
+        .find(|r| r[0] == name)
+        .unwrap_or_else(|| panic!("no row for {name}: {rows:?}"))
+}
+
+#[test]
+fn every_tool_is_missing_with_an_empty_path() {
+    let rows = check("".as_ref());
+    for (name, _, install) in TOOLS {
+        let r = row(&rows, name);
+        assert_eq!(r[1], "missing", "{name}");
+        assert!(r[3].starts_with(install), "{name}: {}", r[3]);
+        assert!(!r[2].is_empty());
+    }
+}
+
+#[test]
+fn installed_tools_show_their_version_and_path() {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let rows = check(&path);
+    for (name, program, _) in TOOLS {
+        let Some(dir) = std::env::split_paths(&path).find(|d| d.join(program).is_file()) else {
+            eprintln!("skipped {name}: not installed");
+            continue;
+        };
+        let r = row(&rows, name);
+        let at = format!(" at {}", dir.join(program).display());
+        assert!(
+            r[1].starts_with("found ") && r[1].ends_with(&at),
+            "{name}: {}",
+            r[1]
+        );
+        let version = &r[1]["found ".len()..r[1].len() - at.len()];
+        assert!(
+            version.starts_with(|c: char| c.is_ascii_digit()),
+            "{name}: version {version:?}"
+        );
+    }
+}
+
+/// A record as the benchmarks write it, with the parameters the adapters read.
+fn record(
+    subsystem: &str,
+    workload: &str,
+    metric: &str,
+    unit: &str,
+    params: serde_json::Value,
+    mean: f64,
+    peak: Option<f64>,
+) -> peakbench::results::ResultRecord {
+    let params = params
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let peak = peak.map_or_else(
+        || Err("no peak".to_string()),
+        |value| {
+            Ok(peakbench::sysinfo::peak::Peak {
+                value,
+                unit: unit.into(),
+                formula: "test".into(),
+                inputs: Default::default(),
+            })
+        },
+    );
+    peakbench::results::ResultRecord::new(
+        subsystem,
+        workload,
+        params,
+        metric,
+        unit,
+        vec![mean],
+        peak,
+    )
+}
+
+/// Whether `tool` is installed; when not, the reason the test is skipped is printed.
+fn installed(tool: Tool) -> bool {
+    match peakbench::reference::Locator::from_env().availability(tool) {
+        Availability::Found(_) => true,
+        _ => {
+            eprintln!(
+                "skipped: {} is not installed ({})",
+                tool.name(),
+                tool.install()
+            );
+            false
+        }
+    }
+}
+
+/// A context whose temporary files live on the build directory's file system (O_DIRECT works
+/// there; /tmp may be tmpfs) and whose runs last about a second.
+fn context() -> (tempfile::TempDir, RefContext) {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let mut ctx = RefContext::new(dir.path());
+    ctx.duration = Some(Duration::from_millis(500));
+    (dir, ctx)
+}
+
+#[test]
+fn fio_measures_a_disk_point_and_removes_its_file() {
+    if !installed(Tool::Fio) {
+        return;
+    }
+    let (dir, ctx) = context();
+    let params = json!({
+        "threads": 1, "iodepth": 1, "block_size_bytes": 4096, "engine": "psync",
+        "io_mode": "direct", "pattern": "random", "read_percent": 100,
+        "file_size_bytes": 4_194_304, "runtime_s": 5.0, "ramp_s": 0.0, "cpus": [0]
+    });
+    let iops = record(
+        "disk",
+        "RR",
+        "iops",
+        "IOPS",
+        params.clone(),
+        1000.0,
+        Some(1e9),
+    );
+    let r = measure(&iops, &ctx).unwrap().unwrap();
+    assert_eq!(r.tool, "fio");
+    assert!(r.mean > 0.0, "{r:?}");
+    assert_eq!(r.efficiency, Some(r.mean / 1e9));
+    // The same point's latency comes from the same run.
+    let lat = record("disk", "RR", "latency", "us", params, 100.0, None);
+    let l = measure(&lat, &ctx).unwrap().unwrap();
+    assert!(l.mean > 0.0 && l.efficiency.is_none(), "{l:?}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn iperf3_and_sockperf_measure_loopback_points() {
+    let (_dir, ctx) = context();
+    if installed(Tool::Iperf3) {
+        let tcp = record(
+            "net",
+            "THROUGHPUT",
+            "throughput",
+            "Mbit/s",
+            json!({"streams": 1, "protocol": "TCP", "message_size_bytes": 131072,
+                   "duration_s": 0.25, "omit_s": 0.0, "server": "127.0.0.1:5301",
+                   "side": "receiver", "direction": "client to server"}),
+            1000.0,
+            None,
+        );
+        let r = measure(&tcp, &ctx).unwrap().unwrap();
+        assert_eq!(r.tool, "iperf3");
+        assert!(r.mean > 0.0, "{r:?}");
+    }
+    if installed(Tool::Sockperf) {
+        let lat = record(
+            "net",
+            "LATENCY",
+            "latency",
+            "us",
+            json!({"streams": 1, "protocol": "UDP", "message_size_bytes": 64,
+                   "duration_s": 0.25, "server": "127.0.0.1:5301", "side": "client"}),
+            50.0,
+            None,
+        );
+        let r = measure(&lat, &ctx).unwrap().unwrap();
+        assert_eq!(r.tool, "sockperf");
+        assert!(r.mean > 0.0, "{r:?}");
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn likwid_measures_a_cpu_point() {
+    if !installed(Tool::LikwidBench) {
+        return;
+    }
+    let (_dir, ctx) = context();
+    let isa = if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        "avx2"
+    } else {
+        "sse2"
+    };
+    let dp = record(
+        "cpu",
+        "DP",
+        "throughput",
+        "GOPS",
+        json!({"threads": 1, "isa": isa}),
+        30.0,
+        Some(1000.0),
+    );
+    // Sized from the record's 30 GOPS to last about half a second.
+    let r = measure(&dp, &ctx).unwrap().unwrap();
+    assert_eq!(r.tool, "likwid-bench");
+    assert!(r.mean > 0.1, "{r:?}");
+    assert_eq!(r.efficiency, Some(r.mean / 1000.0));
+}
