@@ -2,16 +2,17 @@
 //! SPEC §6, documented in docs/json-schema.md and checked against docs/results.schema.json.
 
 use crate::measure::Summary;
+use crate::measure::stats::nan_as_null;
 use crate::sysinfo::SystemInfo;
 use crate::sysinfo::peak::Peak;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Bumped whenever a field changes meaning or disappears.
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// The tool that produced a document.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Tool {
     pub name: String,
     pub version: String,
@@ -27,16 +28,18 @@ impl Default for Tool {
 }
 
 /// The reference tool's figure for the same point.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Reference {
     pub tool: String,
     pub version: String,
+    #[serde(deserialize_with = "nan_as_null::number")]
     pub mean: f64,
     pub efficiency: Option<f64>,
 }
 
-/// One measured point.
-#[derive(Debug, Clone, Serialize)]
+/// One measured point. A non-finite statistic or sample is written as `null` and read back as
+/// NaN.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ResultRecord {
     /// "cpu", "mem", "disk" or "net".
     pub subsystem: String,
@@ -48,7 +51,9 @@ pub struct ResultRecord {
     pub unit: String,
     #[serde(flatten)]
     pub summary: Summary,
+    #[serde(deserialize_with = "nan_as_null::numbers")]
     pub samples: Vec<f64>,
+    #[serde(default, deserialize_with = "nan_as_null::number_map")]
     pub percentiles: Option<BTreeMap<String, f64>>,
     pub peak: Option<Peak>,
     /// Why `peak` is null.
@@ -111,8 +116,9 @@ impl ResultRecord {
     }
 }
 
-/// A whole run: where it came from and every point measured so far.
-#[derive(Debug, Clone, Serialize)]
+/// A whole run: where it came from and every point measured so far. It reads back from the
+/// JSON document that `--json` writes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     pub schema_version: u32,
     pub tool: Tool,
@@ -122,7 +128,36 @@ pub struct Report {
     pub results: Vec<ResultRecord>,
 }
 
+/// Why a document could not be read back as a [`Report`].
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("not a JSON document ({0})")]
+    Json(serde_json::Error),
+    #[error("no schema_version: not a peakbench results document")]
+    NoVersion,
+    #[error(
+        "schema_version {0} is not one this peakbench reads (1 to {SCHEMA_VERSION}); read it with the peakbench that wrote it"
+    )]
+    Version(u64),
+    #[error("not a peakbench results document ({0})")]
+    Shape(serde_json::Error),
+}
+
 impl Report {
+    /// Reads a document written by `--json` (any schema version up to this one: later versions
+    /// only added fields and values).
+    pub fn from_json(bytes: &[u8]) -> Result<Report, ReadError> {
+        let doc: serde_json::Value = serde_json::from_slice(bytes).map_err(ReadError::Json)?;
+        let version = doc
+            .get("schema_version")
+            .and_then(|v| v.as_u64())
+            .ok_or(ReadError::NoVersion)?;
+        if version == 0 || version > SCHEMA_VERSION as u64 {
+            return Err(ReadError::Version(version));
+        }
+        serde_json::from_value(doc).map_err(ReadError::Shape)
+    }
+
     pub fn new(system: SystemInfo, command_line: Vec<String>) -> Report {
         Report {
             schema_version: SCHEMA_VERSION,

@@ -40,6 +40,9 @@ pub struct OutputArgs {
     /// Write the results as Markdown to FILE, or `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// Write a self-contained HTML report with charts to FILE, or `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// No progress bar and no table on the terminal.
     #[arg(long)]
     pub quiet: bool,
@@ -48,7 +51,7 @@ pub struct OutputArgs {
 impl OutputArgs {
     /// True when some output goes to standard output, so the table must not.
     pub fn stdout_taken(&self) -> bool {
-        [&self.json, &self.csv, &self.markdown]
+        [&self.json, &self.csv, &self.markdown, &self.html]
             .into_iter()
             .flatten()
             .any(|p| p.as_os_str() == "-")
@@ -56,41 +59,22 @@ impl OutputArgs {
 
     /// Checks that each output file can be created before any benchmark runs.
     pub fn validate(&self) -> anyhow::Result<()> {
-        for path in [&self.json, &self.csv, &self.markdown]
+        for path in [&self.json, &self.csv, &self.markdown, &self.html]
             .into_iter()
             .flatten()
         {
-            if path.as_os_str() == "-" {
-                continue;
-            }
-            let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
-            if let Some(dir) = dir
-                && !dir.is_dir()
-            {
-                return Err(UsageError(format!(
-                    "cannot write {}: directory {} does not exist; create it or choose another path",
-                    path.display(),
-                    dir.display()
-                ))
-                .into());
-            }
-            if path.is_dir() {
-                return Err(UsageError(format!(
-                    "cannot write {}: it is a directory; give a file name",
-                    path.display()
-                ))
-                .into());
-            }
+            check_output_file(path)?;
         }
         Ok(())
     }
 
     /// Each output option with its exporter.
-    fn outputs(&self) -> [(&Option<PathBuf>, Exporter); 3] {
+    fn outputs(&self) -> [(&Option<PathBuf>, Exporter); 4] {
         [
             (&self.json, report::json::render),
             (&self.csv, report::csv::render),
             (&self.markdown, report::markdown::render),
+            (&self.html, report::html::render),
         ]
     }
 
@@ -115,6 +99,33 @@ impl OutputArgs {
         }
         Ok(())
     }
+}
+
+/// Checks that an output file can be created (`-`, standard output, always can): its
+/// directory exists and it is not itself a directory.
+pub fn check_output_file(path: &std::path::Path) -> anyhow::Result<()> {
+    if path.as_os_str() == "-" {
+        return Ok(());
+    }
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(dir) = dir
+        && !dir.is_dir()
+    {
+        return Err(UsageError(format!(
+            "cannot write {}: directory {} does not exist; create it or choose another path",
+            path.display(),
+            dir.display()
+        ))
+        .into());
+    }
+    if path.is_dir() {
+        return Err(UsageError(format!(
+            "cannot write {}: it is a directory; give a file name",
+            path.display()
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// Runs `points` one after the other with a progress bar on stderr (ticked between rounds, never

@@ -6,6 +6,7 @@ mod disk;
 mod mem;
 mod net;
 mod reference;
+mod report;
 mod sysinfo;
 
 use clap::{Parser, Subcommand};
@@ -39,6 +40,8 @@ pub enum Command {
     /// Network goodput (Mbit/s), UDP loss and jitter, ping-pong round trips (µs); `net serve`
     /// is the server.
     Net(Box<net::NetArgs>),
+    /// Turn a run's JSON (written by --json) into a self-contained HTML report and PNG charts.
+    Report(report::ReportArgs),
     /// The reference tools (likwid-bench, STREAM, fio, iperf3, sockperf): `reference check`.
     Reference(reference::ReferenceArgs),
 }
@@ -51,6 +54,7 @@ pub fn run(cli: Cli, argv: Vec<String>) -> anyhow::Result<()> {
         Command::Mem(args) => mem::run(*args, argv),
         Command::Disk(args) => disk::run(*args, argv),
         Command::Net(args) => net::run(*args, argv),
+        Command::Report(args) => report::run(args),
         Command::Reference(args) => reference::run(args),
     }
 }

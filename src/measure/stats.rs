@@ -13,12 +13,18 @@ pub const NOISY_CV: f64 = 0.05;
 /// Statistics of one point's repetitions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
+    #[serde(deserialize_with = "nan_as_null::number")]
     pub mean: f64,
+    #[serde(deserialize_with = "nan_as_null::number")]
     pub stddev: f64,
+    #[serde(deserialize_with = "nan_as_null::number")]
     pub min: f64,
+    #[serde(deserialize_with = "nan_as_null::number")]
     pub max: f64,
+    #[serde(deserialize_with = "nan_as_null::number")]
     pub median: f64,
     /// Coefficient of variation, stddev / mean (0 when the mean is 0).
+    #[serde(deserialize_with = "nan_as_null::number")]
     pub cv: f64,
     /// True when `cv` exceeds [`NOISY_CV`].
     pub noisy: bool,
@@ -63,6 +69,40 @@ impl Summary {
     }
 }
 
+/// Reading back numbers that were not finite. serde_json writes NaN and ±∞ as `null` (JSON has
+/// no such numbers), so a document read back has `null` where a statistic could not be
+/// computed; these read `null` as NaN, so that writing the value again gives `null` again.
+pub mod nan_as_null {
+    use serde::{Deserialize, Deserializer};
+    use std::collections::BTreeMap;
+
+    /// A number, `null` read as NaN.
+    pub fn number<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+    }
+
+    /// A list of numbers, each `null` read as NaN.
+    pub fn numbers<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+        Ok(Vec::<Option<f64>>::deserialize(d)?
+            .into_iter()
+            .map(|v| v.unwrap_or(f64::NAN))
+            .collect())
+    }
+
+    /// An optional map of numbers (percentiles), each `null` value read as NaN.
+    pub fn number_map<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<BTreeMap<String, f64>>, D::Error> {
+        Ok(
+            Option::<BTreeMap<String, Option<f64>>>::deserialize(d)?.map(|m| {
+                m.into_iter()
+                    .map(|(k, v)| (k, v.unwrap_or(f64::NAN)))
+                    .collect()
+            }),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,5 +131,24 @@ mod tests {
     fn empty_or_nan() {
         assert!(Summary::of(&[]).is_none());
         assert!(Summary::of(&[1.0, f64::NAN]).is_none());
+    }
+
+    #[test]
+    fn nan_statistics_read_back_as_nan() {
+        let s = Summary {
+            mean: f64::NAN,
+            stddev: f64::INFINITY,
+            min: 1.0,
+            max: 2.0,
+            median: 1.5,
+            cv: f64::NAN,
+            noisy: true,
+        };
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(json.contains("\"mean\":null"), "{json}");
+        let back: Summary = serde_json::from_str(&json).unwrap();
+        assert!(back.mean.is_nan() && back.stddev.is_nan() && back.cv.is_nan());
+        assert_eq!((back.min, back.max, back.median), (1.0, 2.0, 1.5));
+        assert_eq!(serde_json::to_string(&back).unwrap(), json);
     }
 }

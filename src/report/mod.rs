@@ -1,7 +1,10 @@
-//! Exporters: pure functions from a [`Report`](crate::results::Report) to text, one file per
-//! format, and the atomic file writing that lets a run be interrupted without losing a point.
+//! Exporters: pure functions from a [`Report`](crate::results::Report) to bytes, one file per
+//! format (and the charts the HTML page and the PNG export share), and the atomic file writing
+//! that lets a run be interrupted without losing a point.
 
+pub mod charts;
 pub mod csv;
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod table;
@@ -191,6 +194,17 @@ pub fn variant_header(subsystem: &str) -> &'static str {
         "cpu" => "ISA",
         "net" => "Message",
         _ => "Block size",
+    }
+}
+
+/// A subsystem's name for headings: "CPU", "Memory", "Disk", "Network".
+pub fn subsystem_name(subsystem: &str) -> String {
+    match subsystem {
+        "cpu" => "CPU".into(),
+        "mem" => "Memory".into(),
+        "disk" => "Disk".into(),
+        "net" => "Network".into(),
+        other => other.to_string(),
     }
 }
 

@@ -98,8 +98,9 @@ fn fact<T: std::fmt::Display>(f: &Fact<T>) -> String {
     }
 }
 
-/// The system information as a two-column table.
-pub fn render_system(sys: &SystemInfo) -> String {
+/// The system information as (property, value [source]) pairs: the rows of
+/// [`render_system`] and of the HTML report's system table.
+pub fn system_rows(sys: &SystemInfo) -> Vec<(String, String)> {
     let c = &sys.cpu;
     let ghz = |f: &Fact<f64>| Fact {
         value: f.value.map(|v| format!("{v:.3} GHz")),
@@ -190,9 +191,14 @@ pub fn render_system(sys: &SystemInfo) -> String {
         ("Distribution".into(), fact(&sys.os.distribution)),
         ("Virtualization".into(), fact(&sys.os.virtualization)),
     ]);
+    rows
+}
+
+/// The system information as a two-column table.
+pub fn render_system(sys: &SystemInfo) -> String {
     let mut t = new_table();
     t.set_header(["Property", "Value [source]"]);
-    for (k, v) in rows {
+    for (k, v) in system_rows(sys) {
         t.add_row([k, v]);
     }
     format!("{t}\n")

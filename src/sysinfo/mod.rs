@@ -20,13 +20,13 @@ pub mod x86;
 pub use fact::{Fact, Source};
 pub use isa::Isa;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 use sysfs::{parse_cache_size, parse_cpu_list, proc_field, read_trimmed};
 
 /// One logical CPU's place in the topology.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogicalCpu {
     pub cpu: usize,
     pub package: i64,
@@ -34,7 +34,7 @@ pub struct LogicalCpu {
 }
 
 /// The CPU: identity, topology, features and clocks.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CpuInfo {
     pub arch: String,
     pub vendor: Fact<String>,
@@ -67,7 +67,7 @@ pub struct CpuInfo {
 }
 
 /// One cache level as sysfs describes it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cache {
     pub level: u32,
     /// "Data", "Instruction" or "Unified".
@@ -81,7 +81,7 @@ pub struct Cache {
     pub instances: u32,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MemoryInfo {
     pub total_bytes: Fact<u64>,
     pub available_bytes: Fact<u64>,
@@ -108,7 +108,7 @@ fn memory_devices() -> Fact<Vec<smbios::MemoryDevice>> {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OsInfo {
     pub hostname: Fact<String>,
     pub kernel: Fact<String>,
@@ -117,7 +117,7 @@ pub struct OsInfo {
 }
 
 /// Everything peakbench knows about the machine.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SystemInfo {
     pub cpu: CpuInfo,
     pub caches: Vec<Cache>,

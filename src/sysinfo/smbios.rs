@@ -2,10 +2,10 @@
 //! /sys/firmware/dmi/tables/DMI (no dmidecode needed). Offsets follow DMTF DSP0134 (SMBIOS 3.x),
 //! §7.18 "Memory Device (Type 17)".
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One populated memory device (DIMM).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoryDevice {
     pub locator: String,
     pub size_bytes: u64,

@@ -218,3 +218,284 @@ pub fn one_line_exit_2(args: &[&str], expected: &str) {
     );
     assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
 }
+
+fn params(pairs: &[(&str, serde_json::Value)]) -> BTreeMap<String, serde_json::Value> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+}
+
+fn cpu_peak(value: f64, cores: u32) -> Peak {
+    let input = |value: f64, unit: &str, source| PeakInput {
+        value,
+        unit: unit.into(),
+        source,
+    };
+    Peak {
+        value,
+        unit: "GOPS".into(),
+        formula: "cores × clock × fma_per_cycle × (vector_width / element_width) × 2".into(),
+        inputs: BTreeMap::from([
+            (
+                "cores".into(),
+                input(cores as f64, "cores", Source::Detected),
+            ),
+            ("clock".into(), input(3.6, "GHz", Source::Measured)),
+            (
+                "fma_per_cycle".into(),
+                input(2.0, "instructions/cycle/core", Source::Table),
+            ),
+        ]),
+    }
+}
+
+/// Three samples around `mean`, ±1 %.
+fn around(mean: f64) -> Vec<f64> {
+    vec![mean * 0.99, mean, mean * 1.01]
+}
+
+/// A report with data for every chart: CPU DP and SP at 1 and 2 threads with peaks (DP with a
+/// likwid-bench figure), an INT64 point whose statistics are NaN; memory COPY and RWS (two block
+/// sizes) at 1 and 2 threads, a latency staircase from 4 KiB to 64 MiB with huge pages and
+/// without, a level and a probe record; disk RR 4 KiB at queue depths 1, 4 and 32; network TCP
+/// and UDP goodput at 1, 2 and 4 streams and a ping-pong. Its charts: CPU DP, SP and efficiency;
+/// memory COPY, RWS and the staircase; disk IOPS and latency; network goodput — nine.
+pub fn chart_report() -> Report {
+    let mut system = fixed_system();
+    let cache = |level, kind: &str, size_bytes, shared_by_cpus, instances| Cache {
+        level,
+        kind: kind.into(),
+        size_bytes,
+        line_bytes: Some(64),
+        shared_by_cpus,
+        instances,
+    };
+    system.caches = vec![
+        cache(1, "Data", 48 << 10, 1, 2),
+        cache(1, "Instruction", 32 << 10, 1, 2),
+        cache(2, "Unified", 1 << 20, 1, 2),
+        cache(3, "Unified", 32 << 20, 2, 1),
+    ];
+    let mut results = Vec::new();
+    for (workload, per_core) in [("DP", 57.6), ("SP", 115.2)] {
+        for threads in [1u32, 2] {
+            let peak = per_core * threads as f64;
+            let mean = peak * (0.99 - 0.03 * threads as f64);
+            let mut rec = ResultRecord::new(
+                "cpu",
+                workload,
+                params(&[("threads", json!(threads)), ("isa", json!("avx512"))]),
+                "throughput",
+                "GOPS",
+                around(mean),
+                Ok(cpu_peak(peak, threads)),
+            );
+            if workload == "DP" {
+                rec.reference = Some(Reference {
+                    tool: "likwid-bench".into(),
+                    version: "5.2.2".into(),
+                    mean: mean * 1.01,
+                    efficiency: Some(mean * 1.01 / peak),
+                });
+            }
+            results.push(rec);
+        }
+    }
+    results.push(ResultRecord::new(
+        "cpu",
+        "INT64",
+        params(&[("threads", json!(1)), ("isa", json!("avx512"))]),
+        "throughput",
+        "GOPS",
+        vec![f64::NAN],
+        Ok(cpu_peak(57.6, 1)),
+    ));
+    let no_mem_peak = || Err("no SMBIOS table; give --mem-peak-gbs".to_string());
+    for threads in [1u32, 2] {
+        let t = threads as f64;
+        results.push(ResultRecord::new(
+            "mem",
+            "COPY",
+            params(&[("threads", json!(threads)), ("isa", json!("avx512"))]),
+            "throughput",
+            "GB/s",
+            around(21.0 * t.powf(0.8)),
+            no_mem_peak(),
+        ));
+        for (block, gbs) in [(1000u64, 14.0), (1_000_000, 19.0)] {
+            results.push(ResultRecord::new(
+                "mem",
+                "RWS",
+                params(&[
+                    ("threads", json!(threads)),
+                    ("block_size_bytes", json!(block)),
+                ]),
+                "throughput",
+                "GB/s",
+                around(gbs * t.powf(0.7)),
+                no_mem_peak(),
+            ));
+        }
+    }
+    let latency = |p: BTreeMap<String, serde_json::Value>, ns: f64| {
+        ResultRecord::new(
+            "mem",
+            "LATENCY",
+            p,
+            "latency",
+            "ns",
+            around(ns),
+            Err("latency has no theoretical peak".into()),
+        )
+    };
+    for (pages, dram_ns) in [("thp", 92.0), ("4k", 118.0)] {
+        for k in 0..=28 {
+            let bytes = (4096.0 * 2f64.powf(k as f64 / 2.0)).round() as u64;
+            let ns = match bytes {
+                b if b <= 48 << 10 => 1.1,
+                b if b <= 1 << 20 => 3.6,
+                b if b <= 32 << 20 => 13.0,
+                _ => dram_ns,
+            };
+            results.push(latency(
+                params(&[
+                    ("threads", json!(1)),
+                    ("probe", json!("chase")),
+                    ("working_set_bytes", json!(bytes)),
+                    ("pages", json!(pages)),
+                ]),
+                ns,
+            ));
+        }
+    }
+    results.push(latency(
+        params(&[
+            ("threads", json!(1)),
+            ("probe", json!("level")),
+            ("level", json!("L1")),
+            ("pages", json!("thp")),
+        ]),
+        1.1,
+    ));
+    results.push(latency(
+        params(&[
+            ("threads", json!(1)),
+            ("probe", json!("seq-8B")),
+            ("working_set_bytes", json!(1 << 26)),
+        ]),
+        0.3,
+    ));
+    let no_disk_peak = || Err("a virtio disk has no link and no rated figures".to_string());
+    for qd in [1u32, 4, 32] {
+        let iops = 9000.0 * (qd as f64).powf(0.8);
+        let disk = params(&[
+            ("threads", json!(1)),
+            ("iodepth", json!(qd)),
+            ("block_size_bytes", json!(4096)),
+            ("engine", json!(if qd == 1 { "psync" } else { "io_uring" })),
+            ("io_mode", json!("direct")),
+            ("pattern", json!("random")),
+            ("read_percent", json!(100)),
+        ]);
+        results.push(ResultRecord::new(
+            "disk",
+            "RR",
+            disk.clone(),
+            "throughput",
+            "MB/s",
+            around(iops * 4096.0 / 1e6),
+            no_disk_peak(),
+        ));
+        results.push(ResultRecord::new(
+            "disk",
+            "RR",
+            disk.clone(),
+            "iops",
+            "IOPS",
+            around(iops),
+            no_disk_peak(),
+        ));
+        let mut lat = ResultRecord::new(
+            "disk",
+            "RR",
+            disk,
+            "latency",
+            "us",
+            around(qd as f64 / iops * 1e6),
+            Err("latency has no theoretical peak".into()),
+        );
+        let mean = lat.summary.mean;
+        lat.percentiles = Some(BTreeMap::from([
+            ("p50".into(), mean * 0.9),
+            ("p99".into(), mean * 2.5),
+            ("p99.9".into(), mean * 4.0),
+            ("max".into(), mean * 9.0),
+        ]));
+        results.push(lat);
+    }
+    let no_link = || Err("loopback has no link speed; give --link-gbps".to_string());
+    for (protocol, message, streams_list, mbps) in [
+        ("TCP", 131072u64, vec![1u32, 2, 4], 38000.0),
+        ("UDP", 1400, vec![1, 2], 3100.0),
+    ] {
+        for streams in streams_list {
+            for side in ["receiver", "sender"] {
+                results.push(ResultRecord::new(
+                    "net",
+                    "THROUGHPUT",
+                    params(&[
+                        ("threads", json!(streams)),
+                        ("streams", json!(streams)),
+                        ("protocol", json!(protocol)),
+                        ("message_size_bytes", json!(message)),
+                        ("side", json!(side)),
+                        ("direction", json!("client to server")),
+                    ]),
+                    "throughput",
+                    "Mbit/s",
+                    around(mbps * (streams as f64).powf(0.6)),
+                    no_link(),
+                ));
+            }
+        }
+    }
+    let mut rtt = ResultRecord::new(
+        "net",
+        "LATENCY",
+        params(&[
+            ("threads", json!(1)),
+            ("streams", json!(1)),
+            ("protocol", json!("TCP")),
+            ("message_size_bytes", json!(1)),
+            ("side", json!("client")),
+        ]),
+        "latency",
+        "us",
+        around(24.0),
+        Err("round-trip time has no theoretical peak".into()),
+    );
+    rtt.percentiles = Some(BTreeMap::from([
+        ("p50".into(), 23.0),
+        ("p99".into(), 41.0),
+        ("p99.9".into(), 80.0),
+        ("max".into(), 400.0),
+    ]));
+    results.push(rtt);
+    Report {
+        schema_version: peakbench::results::SCHEMA_VERSION,
+        tool: Tool {
+            name: "peakbench".into(),
+            version: "0.1.0".into(),
+        },
+        started_at: "2026-11-21T12:00:00Z".into(),
+        command_line: vec![
+            "peakbench".into(),
+            "run".into(),
+            "--profile".into(),
+            "quick".into(),
+        ],
+        system,
+        results,
+    }
+}

@@ -1,0 +1,73 @@
+//! `peakbench report INPUT --html FILE [--png DIR]`: the self-contained HTML report of a run and
+//! its charts as PNG files, from the JSON document the run wrote.
+
+use super::common::{UsageError, check_output_file};
+use crate::report;
+use crate::results::Report;
+use anyhow::Context;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+#[command(group(
+    clap::ArgGroup::new("output")
+        .args(["html", "png"])
+        .required(true)
+        .multiple(true)
+))]
+pub struct ReportArgs {
+    /// The run: a JSON document written by `--json`.
+    #[arg(value_name = "INPUT")]
+    pub input: String,
+    /// Write the HTML report (inline SVG charts, no script, nothing fetched) to FILE, or `-` for
+    /// stdout.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write every chart as a PNG file (1440 × 840 for a line chart, for slides) into DIR,
+    /// created if missing.
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<PathBuf>,
+}
+
+/// Reads the run that INPUT names: a JSON document written by `--json`. Anything that is not
+/// such a document is the user's error (exit 2), said in one line.
+pub fn load_report(input: &str) -> anyhow::Result<Report> {
+    let bytes = std::fs::read(input).map_err(|e| {
+        UsageError(format!(
+            "cannot read {input}: {e}; give a JSON file written by --json"
+        ))
+    })?;
+    Report::from_json(&bytes).map_err(|e| UsageError(format!("{input}: {e}")).into())
+}
+
+pub fn run(args: ReportArgs) -> anyhow::Result<()> {
+    if let Some(path) = &args.html {
+        check_output_file(path)?;
+    }
+    if let Some(dir) = &args.png
+        && dir.exists()
+        && !dir.is_dir()
+    {
+        return Err(UsageError(format!(
+            "cannot write PNG files into {}: it is not a directory",
+            dir.display()
+        ))
+        .into());
+    }
+    let report = load_report(&args.input)?;
+    if let Some(dir) = &args.png {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create directory {}", dir.display()))?;
+        for (name, png) in report::charts::pngs(&report) {
+            let bytes = png.with_context(|| format!("cannot draw {name}"))?;
+            let path = dir.join(&name);
+            report::write_output(&path, &bytes)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+    }
+    if let Some(path) = &args.html {
+        report::write_output(path, &report::html::render(&report))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}

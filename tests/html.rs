@@ -1,0 +1,421 @@
+//! The HTML report and the charts: a `--json` document reads back into the same report; the
+//! page is self-contained and survives odd reports; headless Chromium renders it with every
+//! chart drawn and no console error; `peakbench report` and `--html` write it, and PNGs.
+
+mod common;
+
+use peakbench::report;
+use peakbench::results::{ReadError, Report};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Charts in [`common::chart_report`]: CPU DP, SP, efficiency; memory COPY, RWS, staircase;
+/// disk IOPS, latency; network goodput.
+const CHARTS: usize = 9;
+
+fn html_of(r: &Report) -> String {
+    String::from_utf8(report::html::render(r)).unwrap()
+}
+
+#[test]
+fn json_reads_back_into_the_same_report() {
+    let mut odd = common::fixed_report();
+    odd.results[0].summary.mean = f64::NAN;
+    odd.results[0].samples.push(f64::INFINITY);
+    odd.results[1].efficiency = Some(f64::NAN);
+    for r in [common::fixed_report(), common::chart_report(), odd] {
+        let first = report::json::render(&r);
+        let back = Report::from_json(&first).unwrap();
+        assert_eq!(
+            String::from_utf8(report::json::render(&back)).unwrap(),
+            String::from_utf8(first).unwrap()
+        );
+    }
+}
+
+#[test]
+fn reading_refuses_what_is_not_a_report() {
+    assert!(matches!(
+        Report::from_json(b"not json"),
+        Err(ReadError::Json(_))
+    ));
+    assert!(matches!(
+        Report::from_json(b"{}"),
+        Err(ReadError::NoVersion)
+    ));
+    let good: Value =
+        serde_json::from_slice(&report::json::render(&common::fixed_report())).unwrap();
+    let mut newer = good.clone();
+    newer["schema_version"] = json!(99);
+    let e = Report::from_json(&serde_json::to_vec(&newer).unwrap()).unwrap_err();
+    assert!(e.to_string().contains("schema_version 99"), "{e}");
+    let mut broken = good.clone();
+    broken.as_object_mut().unwrap().remove("system");
+    assert!(matches!(
+        Report::from_json(&serde_json::to_vec(&broken).unwrap()),
+        Err(ReadError::Shape(_))
+    ));
+    // Version 1 documents (before the network subsystem) are a subset: they read.
+    let mut v1 = good;
+    v1["schema_version"] = json!(1);
+    assert_eq!(
+        Report::from_json(&serde_json::to_vec(&v1).unwrap())
+            .unwrap()
+            .schema_version,
+        1
+    );
+}
+
+/// The `<svg>…</svg>` elements of a page.
+fn svgs(html: &str) -> Vec<&str> {
+    html.split("<svg")
+        .skip(1)
+        .map(|s| s.split("</svg>").next().unwrap_or(""))
+        .collect()
+}
+
+#[test]
+fn the_page_is_self_contained_and_complete() {
+    let html = html_of(&common::chart_report());
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert_eq!(svgs(&html).len(), CHARTS);
+    for svg in svgs(&html) {
+        assert!(
+            svg.contains("<circle") || svg.matches("<rect").count() > 4,
+            "a chart without data: {svg}"
+        );
+    }
+    // Nothing to run and nothing to fetch: the only URL is the SVG namespace.
+    for banned in [
+        "<script", "<link", "<img", "<iframe", "src=", "url(", "@import",
+    ] {
+        assert!(!html.contains(banned), "{banned} in the page");
+    }
+    assert_eq!(
+        html.matches("http").count(),
+        html.matches("http://www.w3.org/2000/svg").count()
+    );
+    for expected in [
+        "peakbench run --profile quick",
+        "2026-11-21T12:00:00Z",
+        "AMD Zen 4",
+        "Microarchitecture",
+        "L2 unified cache",
+        "peakbench measured (GOPS)",
+        "reference measured (GOPS)",
+        "likwid-bench",
+        "cores × clock × fma_per_cycle",
+        "clock = 3.60 GHz (measured)",
+        "no SMBIOS table; give --mem-peak-gbs",
+        "Latency percentiles",
+        "id=\"chart-mem-latency-staircase\"",
+        "id=\"chart-cpu-efficiency\"",
+        "L1d 48 KiB",
+        "Network THROUGHPUT: goodput vs streams",
+    ] {
+        assert!(html.contains(expected), "{expected} missing");
+    }
+}
+
+#[test]
+fn odd_reports_give_a_page_not_a_panic() {
+    let mut empty = common::fixed_report();
+    empty.results.clear();
+    let html = html_of(&empty);
+    assert!(html.contains("no results") && svgs(&html).is_empty());
+    assert!(report::charts::pngs(&empty).is_empty());
+
+    let mut odd = common::chart_report();
+    for (i, rec) in odd.results.iter_mut().enumerate() {
+        match i % 5 {
+            0 => {
+                rec.summary.mean = f64::NAN;
+                rec.efficiency = Some(f64::INFINITY);
+            }
+            1 => {
+                rec.params.clear();
+                rec.peak = None;
+                rec.peak_unknown_reason = None;
+            }
+            2 => rec.summary.mean = -1e308,
+            3 => {
+                rec.summary.mean = 0.0;
+                rec.workload = "<script>alert('x')</script> & \"q\"".into();
+                rec.subsystem = "gpu".into();
+            }
+            _ => rec.summary.mean = 1e308,
+        }
+    }
+    odd.system.caches.clear();
+    odd.command_line.push("it's <b>".into());
+    let html = html_of(&odd);
+    assert!(!html.contains("<script") && !html.contains("<b>"));
+    assert!(html.contains("&lt;script&gt;"));
+    for (name, png) in report::charts::pngs(&odd) {
+        png.unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+#[test]
+fn every_chart_exports_as_png() {
+    let files = report::charts::pngs(&common::chart_report());
+    let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+    assert_eq!(names.len(), CHARTS);
+    assert_eq!(names[0], "01-cpu-dp-throughput.png");
+    assert!(names.contains(&"06-mem-latency-staircase.png"), "{names:?}");
+    for (_, png) in files {
+        let png = png.unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    }
+}
+
+fn peakbench() -> assert_cmd::Command {
+    assert_cmd::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+}
+
+#[test]
+fn report_command_writes_the_page_and_the_pngs() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("run.json");
+    std::fs::write(&input, report::json::render(&common::chart_report())).unwrap();
+    let (html, png) = (dir.path().join("run.html"), dir.path().join("slides"));
+    peakbench()
+        .arg("report")
+        .arg(&input)
+        .arg("--html")
+        .arg(&html)
+        .arg("--png")
+        .arg(&png)
+        .assert()
+        .success()
+        .stdout("")
+        .stderr("");
+    let page = std::fs::read_to_string(&html).unwrap();
+    let expected = html_of(&Report::from_json(&std::fs::read(&input).unwrap()).unwrap());
+    let differs = page.lines().zip(expected.lines()).find(|(a, b)| a != b);
+    assert_eq!(
+        differs, None,
+        "the page from the JSON differs from the report's"
+    );
+    assert_eq!(page.len(), expected.len());
+    assert_eq!(std::fs::read_dir(&png).unwrap().count(), CHARTS);
+}
+
+#[test]
+fn report_command_bad_input_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.html");
+    let out = out.to_str().unwrap();
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "hello").unwrap();
+    let mut doc: Value =
+        serde_json::from_slice(&report::json::render(&common::fixed_report())).unwrap();
+    doc["schema_version"] = json!(7);
+    let newer = dir.path().join("newer.json");
+    std::fs::write(&newer, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let missing = dir.path().join("missing.json");
+    for (args, expected) in [
+        (
+            vec!["report", missing.to_str().unwrap(), "--html", out],
+            "cannot read",
+        ),
+        (
+            vec!["report", text.to_str().unwrap(), "--html", out],
+            "not a JSON document",
+        ),
+        (
+            vec!["report", newer.to_str().unwrap(), "--html", out],
+            "schema_version 7",
+        ),
+        (vec!["report", newer.to_str().unwrap()], "--html"),
+        (
+            vec![
+                "report",
+                text.to_str().unwrap(),
+                "--png",
+                text.to_str().unwrap(),
+            ],
+            "not a directory",
+        ),
+    ] {
+        common::one_line_exit_2(&args, expected);
+    }
+    assert!(!Path::new(out).exists());
+}
+
+#[test]
+fn benchmark_commands_write_the_page_after_every_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let (html, json) = (dir.path().join("mem.html"), dir.path().join("mem.json"));
+    peakbench()
+        .args(["mem", "--workload", "COPY,LATENCY", "--threads", "1"])
+        .args(["--repeat", "1", "--warmup", "0", "--duration", "2ms"])
+        .args(["--array-size", "1Mi", "--latency-max", "32Ki"])
+        .args(["--huge-pages", "off", "--quiet", "--html"])
+        .arg(&html)
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("id=\"chart-mem-copy-throughput\""));
+    assert!(page.contains("id=\"chart-mem-latency-staircase\""));
+    assert!(page.contains("peakbench mem --workload COPY,LATENCY"));
+    // The same page again from the run's JSON document.
+    let again = dir.path().join("again.html");
+    peakbench()
+        .arg("report")
+        .arg(&json)
+        .arg("--html")
+        .arg(&again)
+        .assert()
+        .success();
+    assert!(std::fs::read_to_string(&again).unwrap() == page);
+}
+
+/// Chromium on PATH, as Debian names it or as others do.
+fn find_chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    ["chromium", "chromium-browser"]
+        .into_iter()
+        .find_map(|name| {
+            std::env::split_paths(&path)
+                .map(|d| d.join(name))
+                .find(|p| p.is_file())
+        })
+}
+
+/// Runs headless Chromium on `page` with `args`, at most 90 s; returns (stdout, stderr).
+fn chromium(bin: &Path, work: &Path, args: &[String], page: &Path) -> (String, String) {
+    let profile = tempfile::tempdir_in(work).unwrap();
+    let (out, err) = (work.join("stdout"), work.join("stderr"));
+    let mut child = Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-extensions",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--force-device-scale-factor=1",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .expect("chromium starts");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        match child.try_wait().unwrap() {
+            Some(_) => break,
+            None if Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("chromium did not finish within 90 s: {args:?}");
+            }
+            None => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+    (
+        std::fs::read_to_string(out).unwrap_or_default(),
+        std::fs::read_to_string(err).unwrap_or_default(),
+    )
+}
+
+/// Lines of Chromium's log that are messages of the page's console.
+fn console_lines(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.contains("CONSOLE")).collect()
+}
+
+#[test]
+fn chromium_renders_every_chart() {
+    let Some(bin) = find_chromium() else {
+        println!("skipped: chromium not found (apt-get install chromium)");
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let logging = ["--enable-logging=stderr".to_string(), "--v=0".to_string()];
+
+    // The console check sees a page's errors: a page that logs one shows it.
+    let control = work.path().join("control.html");
+    std::fs::write(
+        &control,
+        "<!DOCTYPE html><title>c</title><script>console.error('peakbench-control')</script>",
+    )
+    .unwrap();
+    let mut args = logging.to_vec();
+    args.push("--dump-dom".into());
+    let (_, stderr) = chromium(&bin, work.path(), &args, &control);
+    assert!(
+        console_lines(&stderr)
+            .iter()
+            .any(|l| l.contains("peakbench-control")),
+        "Chromium's log does not show console messages, so the check below would prove nothing:\n{stderr}"
+    );
+
+    let page = work.path().join("report.html");
+    std::fs::write(&page, report::html::render(&common::chart_report())).unwrap();
+    let (dom, stderr) = chromium(&bin, work.path(), &args, &page);
+    assert_eq!(console_lines(&stderr), Vec::<&str>::new(), "{stderr}");
+    let charts = svgs(&dom);
+    assert_eq!(charts.len(), CHARTS, "{dom}");
+    for svg in &charts {
+        let drawn = ["<path", "<polyline", "<circle", "<rect", "<line"]
+            .iter()
+            .map(|e| svg.matches(e).count())
+            .sum::<usize>();
+        assert!(drawn > 10, "a chart with {drawn} drawn elements: {svg}");
+        assert!(svg.contains("<text"), "a chart without text: {svg}");
+    }
+
+    let shot = work.path().join("report.png");
+    let args = [
+        format!("--screenshot={}", shot.display()),
+        "--window-size=1280,2400".to_string(),
+    ];
+    chromium(&bin, work.path(), &args, &page);
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(&shot).expect("chromium wrote the screenshot"),
+    ));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    assert!(channels >= 3, "{:?}", info.color_type);
+    let pixels: Vec<[u8; 3]> = buf[..info.buffer_size()]
+        .chunks(channels)
+        .map(|p| [p[0], p[1], p[2]])
+        .collect();
+    let non_white = pixels.iter().filter(|p| p.iter().any(|c| *c < 240)).count();
+    let share = non_white as f64 / pixels.len() as f64;
+    assert!(
+        share > 0.03,
+        "only {:.1} % of the screenshot is not white",
+        share * 100.0
+    );
+    let colours: std::collections::HashSet<[u8; 3]> = pixels.iter().copied().collect();
+    assert!(colours.len() > 64, "{} colours", colours.len());
+    let series = report::charts::PALETTE[0];
+    let drawn = pixels
+        .iter()
+        .filter(|p| {
+            p.iter()
+                .zip([series.0, series.1, series.2])
+                .all(|(a, b)| a.abs_diff(b) <= 8)
+        })
+        .count();
+    assert!(drawn > 300, "{drawn} pixels in the first series' colour");
+    if let Some(keep) = std::env::var_os("PEAKBENCH_KEEP_SCREENSHOT") {
+        std::fs::copy(&shot, keep).unwrap();
+    }
+}
