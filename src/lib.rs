@@ -3,7 +3,9 @@
 
 pub mod bench;
 pub mod cli;
+pub mod history;
 pub mod measure;
+pub mod profile;
 pub mod reference;
 pub mod report;
 pub mod results;

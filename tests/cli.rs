@@ -8,7 +8,9 @@ use serde_json::Value;
 use std::time::{Duration, Instant};
 
 fn peakbench() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_peakbench"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_peakbench"));
+    c.env("PEAKBENCH_DB", common::test_db());
+    c
 }
 
 fn read_json(path: &std::path::Path) -> Value {
@@ -243,6 +245,7 @@ fn killed_run_keeps_finished_points() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("partial.json");
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .env("PEAKBENCH_DB", common::test_db())
         .args([
             "cpu",
             "--workload",

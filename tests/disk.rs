@@ -9,7 +9,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 fn peakbench() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_peakbench"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_peakbench"));
+    c.env("PEAKBENCH_DB", common::test_db());
+    c
 }
 
 fn leftovers(dir: &Path) -> Vec<String> {
@@ -195,6 +197,7 @@ fn sigint_mid_run_removes_the_file_and_keeps_the_points() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .env("PEAKBENCH_DB", common::test_db())
         .args([
             "disk",
             "--size",

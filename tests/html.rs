@@ -172,7 +172,9 @@ fn every_chart_exports_as_png() {
 }
 
 fn peakbench() -> assert_cmd::Command {
-    assert_cmd::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+    let mut c = assert_cmd::Command::new(env!("CARGO_BIN_EXE_peakbench"));
+    c.env("PEAKBENCH_DB", common::test_db());
+    c
 }
 
 #[test]

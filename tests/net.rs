@@ -266,6 +266,7 @@ fn a_client_process_killed_mid_test_leaves_the_server_serving() {
     let s = start(None);
     for proto in ["tcp", "udp"] {
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+            .env("PEAKBENCH_DB", common::test_db())
             .args(["net", "--server", &s.addr.to_string(), "--protocol", proto])
             .args(["--workload", "THROUGHPUT", "--duration", "60s"])
             .stdout(std::process::Stdio::null())
@@ -327,7 +328,9 @@ fn the_token_is_required_and_checked() {
 }
 
 fn peakbench() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_peakbench"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_peakbench"));
+    c.env("PEAKBENCH_DB", common::test_db());
+    c
 }
 
 #[test]
@@ -545,6 +548,7 @@ fn across_a_veth_pair_between_two_namespaces() {
     let mut ok = false;
     for _ in 0..20 {
         let status = std::process::Command::new("ip")
+            .env("PEAKBENCH_DB", common::test_db())
             .args(["netns", "exec", &ns.names[1], bin, "net"])
             .args([
                 "--server",

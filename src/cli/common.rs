@@ -1,11 +1,10 @@
 //! Options shared by the benchmark subcommands, their parsers, and the outputs they write.
 
 use crate::report;
-use crate::results::{Report, ResultRecord};
+use crate::results::Report;
 use crate::units;
 use anyhow::Context;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::PathBuf;
 
 /// A user error: bad input that the user can fix; exit code 2.
@@ -46,6 +45,15 @@ pub struct OutputArgs {
     /// No progress bar and no table on the terminal.
     #[arg(long)]
     pub quiet: bool,
+    /// Also run the standard tool of each point where one applies (likwid-bench, STREAM, fio,
+    /// iperf3, sockperf; `peakbench reference check` lists them) and show its figure beside.
+    #[arg(long)]
+    pub reference: bool,
+    /// Do not store the run in the results database.
+    #[arg(long)]
+    pub no_history: bool,
+    #[command(flatten)]
+    pub db: super::history::DbArgs,
 }
 
 impl OutputArgs {
@@ -124,53 +132,6 @@ pub fn check_output_file(path: &std::path::Path) -> anyhow::Result<()> {
             path.display()
         ))
         .into());
-    }
-    Ok(())
-}
-
-/// Runs `points` one after the other with a progress bar on stderr (ticked between rounds, never
-/// inside a timed region), writes the output files after every point so that an interrupted
-/// run keeps what it measured, and prints the table at the end. A point that fails stops the
-/// run; the points before it stay in the files.
-pub fn drive<P: Copy>(
-    report: &mut Report,
-    output: &OutputArgs,
-    points: &[P],
-    rounds: impl Fn(&P) -> u64,
-    label: impl Fn(&P) -> String,
-    mut run: impl FnMut(P, &mut dyn FnMut()) -> anyhow::Result<Vec<ResultRecord>>,
-) -> anyhow::Result<()> {
-    let bar = if output.quiet {
-        ProgressBar::hidden()
-    } else {
-        let total = points.iter().map(&rounds).sum();
-        let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-        if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} rounds  {msg}") {
-            b.set_style(style);
-        }
-        b
-    };
-    for &point in points {
-        bar.set_message(label(&point));
-        match run(point, &mut || bar.inc(1)) {
-            Ok(records) => report.results.extend(records),
-            Err(e) => {
-                bar.finish_and_clear();
-                output.write_files(report)?;
-                return Err(e);
-            }
-        }
-        output.write_files(report)?;
-    }
-    bar.finish_and_clear();
-    output.write_stdout(report)?;
-    if !output.quiet {
-        let table = report::table::render(report);
-        if output.stdout_taken() {
-            eprint!("{table}");
-        } else {
-            print!("{table}");
-        }
     }
     Ok(())
 }

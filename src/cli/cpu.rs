@@ -1,13 +1,13 @@
 //! `peakbench cpu`.
 
 use super::common::{
-    OutputArgs, RunArgs, UsageError, drive, parse_assignment, parse_positive, parse_threads,
+    OutputArgs, RunArgs, UsageError, parse_assignment, parse_positive, parse_threads,
 };
+use super::recorder::Recorder;
 use crate::bench::cpu::{CpuOptions, CpuSession, CpuWorkload, Scaling, points};
 use crate::report;
-use crate::results::Report;
 use crate::runner::Repetition;
-use crate::sysinfo::{ClockBudget, Isa, collect};
+use crate::sysinfo::Isa;
 use clap::{Args, ValueEnum};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -58,7 +58,14 @@ fn parse_isa(s: &str) -> Result<Isa, String> {
 
 pub fn run(args: CpuArgs, argv: Vec<String>) -> anyhow::Result<()> {
     args.output.validate()?;
-    let sys = collect(ClockBudget::default());
+    let mut rec = Recorder::new(argv, &args.output);
+    let outcome = run_into(args, &mut rec);
+    rec.finish(outcome)
+}
+
+/// Measures the points of `args` into `rec` (one command, or one job of a suite).
+pub fn run_into(args: CpuArgs, rec: &mut Recorder) -> anyhow::Result<()> {
+    let sys = rec.system();
     let opts = CpuOptions {
         workloads: if args.workload.is_empty() {
             CpuWorkload::DEFAULT.to_vec()
@@ -85,7 +92,7 @@ pub fn run(args: CpuArgs, argv: Vec<String>) -> anyhow::Result<()> {
         peak_per_core: args.peak.iter().copied().collect(),
     };
     let mut session = CpuSession::new(&sys, &opts).map_err(|e| UsageError(e.to_string()))?;
-    if !args.output.quiet {
+    if !rec.quiet() {
         eprintln!(
             "peakbench cpu: {} — ISA {}, {} scaling, {} repetitions of ~{:?} after {} warm-up",
             report::table::machine_line(&sys),
@@ -96,11 +103,8 @@ pub fn run(args: CpuArgs, argv: Vec<String>) -> anyhow::Result<()> {
             opts.reps.warmup
         );
     }
-    let mut report = Report::new(sys.clone(), argv);
     let rounds = (opts.reps.warmup + opts.reps.repeat) as u64;
-    drive(
-        &mut report,
-        &args.output,
+    rec.drive(
         &points(&opts),
         |_| rounds,
         |p| format!("{} ×{}", p.workload, p.threads),

@@ -1,15 +1,14 @@
 //! `peakbench disk`.
 
 use super::common::{
-    OutputArgs, UsageError, drive, parse_duration, parse_positive, parse_repeat, parse_threads,
+    OutputArgs, UsageError, parse_duration, parse_positive, parse_repeat, parse_threads,
 };
+use super::recorder::Recorder;
 use crate::bench::disk::target::Place;
 use crate::bench::disk::{
     DiskError, DiskOptions, DiskPeaks, DiskSession, DiskWorkload, EngineKind, points, uring,
 };
-use crate::results::Report;
 use crate::runner::Repetition;
-use crate::sysinfo::{ClockBudget, collect};
 use crate::units::{format_bytes_binary, parse_count};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -146,6 +145,13 @@ fn classify(e: DiskError) -> anyhow::Error {
 
 pub fn run(args: DiskArgs, argv: Vec<String>) -> anyhow::Result<()> {
     args.output.validate()?;
+    let mut rec = Recorder::new(argv, &args.output);
+    let outcome = run_into(args, &mut rec);
+    rec.finish(outcome)
+}
+
+/// Measures the points of `args` into `rec` (one command, or one job of a suite).
+pub fn run_into(args: DiskArgs, rec: &mut Recorder) -> anyhow::Result<()> {
     let engine = match args.engine {
         EngineArg::Psync => EngineKind::Psync,
         EngineArg::IoUring => EngineKind::IoUring,
@@ -161,7 +167,7 @@ pub fn run(args: DiskArgs, argv: Vec<String>) -> anyhow::Result<()> {
             }
         },
     };
-    let sys = collect(ClockBudget::default());
+    let sys = rec.system();
     let opts = DiskOptions {
         workloads: args.workload.clone(),
         block_sizes: args.block_size.clone(),
@@ -194,7 +200,7 @@ pub fn run(args: DiskArgs, argv: Vec<String>) -> anyhow::Result<()> {
         },
     };
     let session = DiskSession::new(&sys, &opts).map_err(classify)?;
-    if !args.output.quiet {
+    if !rec.quiet() {
         let t = session.target();
         eprintln!(
             "peakbench disk: {} on {} ({}), engine {}, {} I/O, {} repetitions of {:?} after a {:?} ramp",
@@ -217,11 +223,8 @@ pub fn run(args: DiskArgs, argv: Vec<String>) -> anyhow::Result<()> {
             opts.ramp
         );
     }
-    let mut report = Report::new(sys.clone(), argv);
     let rounds = opts.reps.repeat as u64;
-    drive(
-        &mut report,
-        &args.output,
+    rec.drive(
         &points(&opts),
         |_| rounds,
         |p| {

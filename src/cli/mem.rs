@@ -1,13 +1,13 @@
 //! `peakbench mem`.
 
-use super::common::{OutputArgs, RunArgs, UsageError, drive, parse_positive, parse_threads};
+use super::common::{OutputArgs, RunArgs, UsageError, parse_positive, parse_threads};
+use super::recorder::Recorder;
 use crate::bench::mem::buffer::HugePages;
 use crate::bench::mem::{MemOptions, MemSession, MemWorkload, Stores, points, rounds};
 use crate::report;
-use crate::results::Report;
 use crate::runner::Repetition;
+use crate::sysinfo::Isa;
 use crate::sysinfo::peak::MemPeakOverrides;
-use crate::sysinfo::{ClockBudget, Isa, collect};
 use crate::units::{format_size, parse_size};
 use clap::{Args, ValueEnum};
 
@@ -95,7 +95,14 @@ fn parse_channels(s: &str) -> Result<u32, String> {
 
 pub fn run(args: MemArgs, argv: Vec<String>) -> anyhow::Result<()> {
     args.output.validate()?;
-    let sys = collect(ClockBudget::default());
+    let mut rec = Recorder::new(argv, &args.output);
+    let outcome = run_into(args, &mut rec);
+    rec.finish(outcome)
+}
+
+/// Measures the points of `args` into `rec` (one command, or one job of a suite).
+pub fn run_into(args: MemArgs, rec: &mut Recorder) -> anyhow::Result<()> {
+    let sys = rec.system();
     let opts = MemOptions {
         workloads: if args.workload.is_empty() {
             MemWorkload::ALL[..11].to_vec()
@@ -139,7 +146,7 @@ pub fn run(args: MemArgs, argv: Vec<String>) -> anyhow::Result<()> {
             anyhow::Error::new(e)
         }
     })?;
-    if !args.output.quiet {
+    if !rec.quiet() {
         eprintln!(
             "peakbench mem: {} — ISA {}, {} stores, arrays of {} each, {} repetitions of ~{:?} after {} warm-up; GB/s counted as STREAM does (bytes read + written)",
             report::table::machine_line(&sys),
@@ -151,10 +158,7 @@ pub fn run(args: MemArgs, argv: Vec<String>) -> anyhow::Result<()> {
             opts.reps.warmup
         );
     }
-    let mut report = Report::new(sys.clone(), argv);
-    drive(
-        &mut report,
-        &args.output,
+    rec.drive(
         &points(&opts),
         |p| rounds(p, &opts),
         |p| match p.block {

@@ -3,10 +3,13 @@
 mod common;
 mod cpu;
 mod disk;
+mod history;
 mod mem;
 mod net;
+mod recorder;
 mod reference;
 mod report;
+mod run;
 mod sysinfo;
 
 use clap::{Parser, Subcommand};
@@ -44,6 +47,13 @@ pub enum Command {
     Report(report::ReportArgs),
     /// The reference tools (likwid-bench, STREAM, fio, iperf3, sockperf): `reference check`.
     Reference(reference::ReferenceArgs),
+    /// A whole suite in one run: `--profile quick` (under a minute), `assignment` (SPEC §1's
+    /// matrix) or a profile file (TOML).
+    Run(Box<run::SuiteArgs>),
+    /// List the runs stored in the results database (and import JSON documents into it).
+    History(history::HistoryArgs),
+    /// Compare two runs point by point (Welch's t-test); exit code 3 on a significant regression.
+    Compare(history::CompareArgs),
 }
 
 /// Runs a parsed command line; `argv` is recorded in the results.
@@ -56,6 +66,9 @@ pub fn run(cli: Cli, argv: Vec<String>) -> anyhow::Result<()> {
         Command::Net(args) => net::run(*args, argv),
         Command::Report(args) => report::run(args),
         Command::Reference(args) => reference::run(args),
+        Command::Run(args) => run::run(*args, argv),
+        Command::History(args) => history::run_history(args),
+        Command::Compare(args) => history::run_compare(args),
     }
 }
 
@@ -63,6 +76,21 @@ pub fn run(cli: Cli, argv: Vec<String>) -> anyhow::Result<()> {
 pub const EXIT_USAGE: u8 = 2;
 /// Exit code for failures while running.
 pub const EXIT_FAILURE: u8 = 1;
+/// Exit code of `compare` when it finds a significant regression.
+pub const EXIT_REGRESSION: u8 = 3;
+
+/// clap's message, without its usage and help lines, on one line.
+pub(crate) fn clap_message(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let message = text
+        .lines()
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    message.trim_start_matches("error: ").to_string()
+}
 
 /// Parses `argv`, runs it and maps the outcome to an exit code; every error is one line on
 /// standard error.
@@ -79,19 +107,7 @@ pub fn main_with(argv: Vec<String>) -> ExitCode {
                 let _ = e.print();
                 return ExitCode::from(EXIT_USAGE);
             }
-            // clap's message, without its usage and help lines, on one line.
-            let text = e.render().to_string();
-            let message = text
-                .lines()
-                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .collect::<Vec<_>>()
-                .join(" ");
-            eprintln!(
-                "peakbench: {} (see --help)",
-                message.trim_start_matches("error: ")
-            );
+            eprintln!("peakbench: {} (see --help)", clap_message(&e));
             return ExitCode::from(EXIT_USAGE);
         }
     };
@@ -103,6 +119,8 @@ pub fn main_with(argv: Vec<String>) -> ExitCode {
                 ExitCode::from(EXIT_USAGE)
             } else if e.downcast_ref::<Interrupted>().is_some() {
                 ExitCode::from(130)
+            } else if e.downcast_ref::<history::Regression>().is_some() {
+                ExitCode::from(EXIT_REGRESSION)
             } else {
                 ExitCode::from(EXIT_FAILURE)
             }

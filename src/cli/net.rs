@@ -1,13 +1,12 @@
 //! `peakbench net` (the client) and `peakbench net serve`.
 
-use super::common::{OutputArgs, UsageError, drive, parse_duration, parse_positive, parse_repeat};
+use super::common::{OutputArgs, UsageError, parse_duration, parse_positive, parse_repeat};
+use super::recorder::Recorder;
 use crate::bench::net::client::{NetError, Target};
 use crate::bench::net::protocol::{DEFAULT_PORT, limits};
 use crate::bench::net::server::{Server, ServerConfig};
 use crate::bench::net::{NetOptions, NetSession, NetWorkload, Proto, points, resolve};
-use crate::results::Report;
 use crate::runner::stop;
-use crate::sysinfo::{ClockBudget, collect};
 use crate::units::{format_bytes_binary, parse_count};
 use clap::{Args, Subcommand, ValueEnum};
 use std::net::{IpAddr, SocketAddr};
@@ -170,7 +169,23 @@ fn classify(e: NetError) -> anyhow::Error {
 pub fn run(args: NetArgs, argv: Vec<String>) -> anyhow::Result<()> {
     match args.command {
         Some(NetCommand::Serve(s)) => serve(s),
-        None => client(args.client, argv),
+        None => {
+            args.client.output.validate()?;
+            let mut rec = Recorder::new(argv, &args.client.output);
+            let outcome = client(args.client, &mut rec);
+            rec.finish(outcome)
+        }
+    }
+}
+
+/// Measures the client points of `args` into `rec` (one command, or one job of a suite).
+pub fn run_into(args: NetArgs, rec: &mut Recorder) -> anyhow::Result<()> {
+    match args.command {
+        Some(NetCommand::Serve(_)) => Err(UsageError(
+            "`net serve` cannot be a job of a suite; run it on the server host".into(),
+        )
+        .into()),
+        None => client(args.client, rec),
     }
 }
 
@@ -201,8 +216,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn client(args: ClientArgs, argv: Vec<String>) -> anyhow::Result<()> {
-    args.output.validate()?;
+fn client(args: ClientArgs, rec: &mut Recorder) -> anyhow::Result<()> {
     let protocols: Vec<Proto> = args
         .protocol
         .iter()
@@ -252,8 +266,8 @@ fn client(args: ClientArgs, argv: Vec<String>) -> anyhow::Result<()> {
         None => NetSession::loopback(opts.clone())
             .map_err(|e| anyhow::anyhow!("cannot start the loopback server: {e}"))?,
     };
-    let sys = collect(ClockBudget::default());
-    if !args.output.quiet {
+    rec.system();
+    if !rec.quiet() {
         eprintln!(
             "peakbench net: server {}{}, link {}, {} repetitions of {:?} after a {:?} warm-up",
             session.target().addr,
@@ -275,11 +289,8 @@ fn client(args: ClientArgs, argv: Vec<String>) -> anyhow::Result<()> {
             opts.omit
         );
     }
-    let mut report = Report::new(sys, argv);
     let rounds = opts.repeat as u64;
-    drive(
-        &mut report,
-        &args.output,
+    rec.drive(
         &pts,
         |_| rounds,
         |p| {

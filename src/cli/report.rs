@@ -3,7 +3,6 @@
 
 use super::common::{UsageError, check_output_file};
 use crate::report;
-use crate::results::Report;
 use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
@@ -16,7 +15,8 @@ use std::path::PathBuf;
         .multiple(true)
 ))]
 pub struct ReportArgs {
-    /// The run: a JSON document written by `--json`.
+    /// The run: a run of the results database (an id from `peakbench history`, latest,
+    /// latest~N) or a JSON document written by `--json`.
     #[arg(value_name = "INPUT")]
     pub input: String,
     /// Write the HTML report (inline SVG charts, no script, nothing fetched) to FILE, or `-` for
@@ -27,17 +27,8 @@ pub struct ReportArgs {
     /// created if missing.
     #[arg(long, value_name = "DIR")]
     pub png: Option<PathBuf>,
-}
-
-/// Reads the run that INPUT names: a JSON document written by `--json`. Anything that is not
-/// such a document is the user's error (exit 2), said in one line.
-pub fn load_report(input: &str) -> anyhow::Result<Report> {
-    let bytes = std::fs::read(input).map_err(|e| {
-        UsageError(format!(
-            "cannot read {input}: {e}; give a JSON file written by --json"
-        ))
-    })?;
-    Report::from_json(&bytes).map_err(|e| UsageError(format!("{input}: {e}")).into())
+    #[command(flatten)]
+    pub db: super::history::DbArgs,
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<()> {
@@ -54,7 +45,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
         ))
         .into());
     }
-    let report = load_report(&args.input)?;
+    let report = super::history::load_run(&args.input, &args.db)?;
     if let Some(dir) = &args.png {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create directory {}", dir.display()))?;

@@ -2,5 +2,6 @@
 
 pub mod latency;
 pub mod stats;
+pub mod welch;
 
 pub use stats::Summary;

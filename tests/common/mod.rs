@@ -499,3 +499,8 @@ pub fn chart_report() -> Report {
         results,
     }
 }
+
+/// The results database the CLI tests write to (under the target directory, never the user's).
+pub fn test_db() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("history.db")
+}

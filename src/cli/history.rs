@@ -1,0 +1,226 @@
+//! `peakbench history` and `peakbench compare`: the results database on the command line.
+
+use super::common::{UsageError, parse_positive};
+use crate::history::compare::{Change, Criteria, compare};
+use crate::history::{self, Store};
+use crate::results::Report;
+use crate::units::format_sig;
+use clap::Args;
+use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use std::path::{Path, PathBuf};
+
+/// Where the database is: `--db` (or PEAKBENCH_DB), else the user's data directory.
+#[derive(Debug, Clone, Args)]
+pub struct DbArgs {
+    /// The results database (SQLite). Default: $XDG_DATA_HOME/peakbench/history.db or
+    /// ~/.local/share/peakbench/history.db.
+    #[arg(long, value_name = "FILE", env = "PEAKBENCH_DB")]
+    pub db: Option<PathBuf>,
+}
+
+impl DbArgs {
+    pub fn path(&self) -> anyhow::Result<PathBuf> {
+        match &self.db {
+            Some(p) => Ok(p.clone()),
+            None => history::default_path().map_err(|e| UsageError(e).into()),
+        }
+    }
+
+    pub fn open(&self) -> anyhow::Result<Store> {
+        Store::open(&self.path()?)
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Store these JSON documents (written by --json) as runs first, e.g. from other machines.
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub import: Vec<PathBuf>,
+    /// Print the runs as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline: a run id from `peakbench history`, latest, latest~N, or a JSON file.
+    pub a: String,
+    /// The run compared with the baseline (same forms).
+    pub b: String,
+    /// A significant change counts as a regression only beyond this many percent.
+    #[arg(long, value_name = "PERCENT", default_value = "5", value_parser = parse_positive)]
+    pub threshold: f64,
+    /// Significance level of Welch's t-test on the repetitions.
+    #[arg(long, default_value = "0.05", value_parser = parse_alpha)]
+    pub alpha: f64,
+    /// Print the comparison as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+fn parse_alpha(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not a significance level between 0 and 1, e.g. 0.05"
+        )),
+    }
+}
+
+/// A comparison found a significant regression beyond the threshold. Exit code 3.
+#[derive(Debug, thiserror::Error)]
+#[error("{0} significant regression(s) beyond the threshold")]
+pub struct Regression(pub usize);
+
+/// Reads a JSON document written by `--json` (any schema version this peakbench reads).
+pub fn read_json(path: &Path) -> anyhow::Result<Report> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        UsageError(format!(
+            "cannot read {}: {e}; give a JSON file written by --json",
+            path.display()
+        ))
+    })?;
+    Report::from_json(&bytes).map_err(|e| UsageError(format!("{}: {e}", path.display())).into())
+}
+
+/// Whether `input` names a run of the database (`12`, `latest`, `latest~2`) rather than a file.
+fn is_run_id(input: &str) -> bool {
+    let s = input.trim();
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    digits(s) || s == "latest" || s.strip_prefix("latest~").is_some_and(digits)
+}
+
+/// A run named on the command line: a run of the database (id, latest, latest~N), or a JSON
+/// document written by `--json`.
+pub fn load_run(input: &str, db: &DbArgs) -> anyhow::Result<Report> {
+    if !is_run_id(input) || Path::new(input).is_file() {
+        return read_json(Path::new(input));
+    }
+    let store = db.open()?;
+    let id = store.resolve(input)?;
+    store.load(id)
+}
+
+pub fn run_history(args: HistoryArgs) -> anyhow::Result<()> {
+    let mut store = args.db.open()?;
+    for path in &args.import {
+        let report = read_json(path)?;
+        let id = store.import(&report)?;
+        eprintln!("imported {} as run {id}", path.display());
+    }
+    let runs = store.runs()?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&runs)?);
+        return Ok(());
+    }
+    if runs.is_empty() {
+        println!(
+            "no runs in {} yet: every benchmark command stores its run there",
+            args.db.path()?.display()
+        );
+        return Ok(());
+    }
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED);
+    table.set_header(["Run", "Started", "Status", "Host", "Points", "Command"]);
+    for r in &runs {
+        let status = if r.status == "running" {
+            "incomplete (running or killed)".to_string()
+        } else {
+            r.status.clone()
+        };
+        let command = r
+            .command_line
+            .iter()
+            .skip(1)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(" ");
+        table.add_row([
+            r.id.to_string(),
+            r.started_at.clone(),
+            status,
+            r.hostname.clone(),
+            r.points.to_string(),
+            command,
+        ]);
+    }
+    println!("{table}");
+    Ok(())
+}
+
+fn table_of(changes: &[Change]) -> Table {
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED);
+    table.set_header([
+        "Workload",
+        "Metric",
+        "Point",
+        "A",
+        "B",
+        "Unit",
+        "Change %",
+        "p (Welch)",
+        "Verdict",
+    ]);
+    for c in changes {
+        let verdict = if c.regression {
+            "REGRESSION"
+        } else if c.improvement {
+            "improvement"
+        } else if c.significant {
+            "significant, within threshold"
+        } else if c.p.is_none() {
+            "not tested (< 2 repetitions)"
+        } else {
+            "no significant change"
+        };
+        table.add_row([
+            format!("{} {}", c.subsystem, c.workload),
+            c.metric.clone(),
+            c.point.clone(),
+            format_sig(c.mean_a),
+            format_sig(c.mean_b),
+            c.unit.clone(),
+            format!("{:+.1}", c.change * 100.0),
+            c.p.map_or_else(|| "—".into(), |p| format!("{p:.3}")),
+            verdict.into(),
+        ]);
+    }
+    table
+}
+
+pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
+    let a = load_run(&args.a, &args.db)?;
+    let b = load_run(&args.b, &args.db)?;
+    let criteria = Criteria {
+        alpha: args.alpha,
+        threshold: args.threshold / 100.0,
+    };
+    let changes = compare(&a.results, &b.results, criteria);
+    if changes.is_empty() {
+        return Err(UsageError(format!(
+            "runs {} and {} have no point in common (same workload, metric and parameters)",
+            args.a, args.b
+        ))
+        .into());
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&changes)?);
+    } else {
+        println!(
+            "A: {} ({}), B: {} ({}); significance: Welch's t-test, p < {}; regression: worse by more than {} %",
+            args.a, a.started_at, args.b, b.started_at, args.alpha, args.threshold
+        );
+        println!("{}", table_of(&changes));
+    }
+    let regressions = changes.iter().filter(|c| c.regression).count();
+    if regressions > 0 {
+        return Err(Regression(regressions).into());
+    }
+    Ok(())
+}

@@ -1,0 +1,199 @@
+//! Where a run's results go while it runs: the report, the output files (rewritten after every
+//! point) and the results database (one transaction per point). One recorder serves a single
+//! benchmark command or a whole suite of them (`peakbench run`).
+
+use super::Interrupted;
+use super::common::OutputArgs;
+use crate::history::Store;
+use crate::reference::RefContext;
+use crate::report;
+use crate::results::{Report, ResultRecord};
+use crate::sysinfo::{ClockBudget, SystemInfo, collect};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// The results database of a run: not wanted, not opened yet, open with the run's id, or given
+/// up after an error (reported once; the run goes on).
+enum History {
+    Off,
+    Pending,
+    On(Store, i64),
+    Failed,
+}
+
+pub struct Recorder {
+    argv: Vec<String>,
+    output: OutputArgs,
+    report: Option<Report>,
+    history: History,
+    /// The reference tools' context when `--reference` asked for them.
+    reference: Option<RefContext>,
+    /// Reference errors already reported (each once).
+    reference_notes: std::collections::BTreeSet<String>,
+}
+
+impl Recorder {
+    /// A recorder writing to `output`'s files and, unless `--no-history`, the database.
+    pub fn new(argv: Vec<String>, output: &OutputArgs) -> Recorder {
+        Recorder {
+            argv,
+            output: output.clone(),
+            report: None,
+            history: if output.no_history {
+                History::Off
+            } else {
+                History::Pending
+            },
+            reference: output.reference.then(|| RefContext::new(".")),
+            reference_notes: Default::default(),
+        }
+    }
+
+    pub fn quiet(&self) -> bool {
+        self.output.quiet
+    }
+
+    /// The machine the run measures (collected once, on first use; the run starts then).
+    pub fn system(&mut self) -> SystemInfo {
+        let report = match self.report.take() {
+            Some(r) => r,
+            None => {
+                let r = Report::new(collect(ClockBudget::default()), self.argv.clone());
+                if matches!(self.history, History::Pending) {
+                    self.history = match self.open_history(&r) {
+                        Ok((store, run)) => History::On(store, run),
+                        Err(e) => {
+                            eprintln!(
+                                "peakbench: warning: the run is not stored in the history: {e:#}"
+                            );
+                            History::Failed
+                        }
+                    };
+                }
+                r
+            }
+        };
+        let sys = report.system.clone();
+        self.report = Some(report);
+        sys
+    }
+
+    fn open_history(&self, report: &Report) -> anyhow::Result<(Store, i64)> {
+        let mut store = self.output.db.open()?;
+        let run = store.begin_run(report)?;
+        Ok((store, run))
+    }
+
+    /// Runs the reference tool of every record where one applies (one run per point: the
+    /// context shares it between the point's records) and puts its figure in the record.
+    fn add_references(&mut self, records: &mut [ResultRecord]) {
+        let Some(ctx) = &self.reference else {
+            return;
+        };
+        for r in records.iter_mut() {
+            match crate::reference::measure(r, ctx) {
+                None => {}
+                Some(Ok(reference)) => r.reference = Some(reference),
+                Some(Err(e)) if self.reference_notes.insert(e.clone()) => {
+                    eprintln!("peakbench: reference: {e}");
+                }
+                Some(Err(_)) => {}
+            }
+        }
+    }
+
+    fn add(&mut self, mut records: Vec<ResultRecord>) -> anyhow::Result<()> {
+        self.add_references(&mut records);
+        let Some(report) = self.report.as_mut() else {
+            return Ok(());
+        };
+        if let History::On(store, run) = &mut self.history
+            && let Err(e) = store.add_records(*run, report.results.len(), &records)
+        {
+            eprintln!("peakbench: warning: the history stops here: {e:#}");
+            self.history = History::Failed;
+        }
+        report.results.extend(records);
+        self.output.write_files(report)
+    }
+
+    /// Runs `points` one after the other with a progress bar on stderr (ticked between rounds,
+    /// never inside a timed region), recording every point as soon as it is measured so that an
+    /// interrupted run keeps it. A point that fails stops the run; the points before it stay.
+    pub fn drive<P: Copy>(
+        &mut self,
+        points: &[P],
+        rounds: impl Fn(&P) -> u64,
+        label: impl Fn(&P) -> String,
+        mut run: impl FnMut(P, &mut dyn FnMut()) -> anyhow::Result<Vec<ResultRecord>>,
+    ) -> anyhow::Result<()> {
+        self.system();
+        let bar = if self.output.quiet {
+            ProgressBar::hidden()
+        } else {
+            let total = points.iter().map(&rounds).sum();
+            let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+            if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} rounds  {msg}") {
+                b.set_style(style);
+            }
+            b
+        };
+        for &point in points {
+            bar.set_message(label(&point));
+            let outcome = run(point, &mut || bar.inc(1));
+            match outcome {
+                Ok(records) => {
+                    bar.suspend(|| self.add(records))?;
+                }
+                Err(e) => {
+                    bar.finish_and_clear();
+                    return Err(e);
+                }
+            }
+        }
+        bar.finish_and_clear();
+        Ok(())
+    }
+
+    /// Ends the run: its status in the history, the outputs that go to standard output and the
+    /// table (when `outcome` is Ok); returns `outcome`.
+    pub fn finish(mut self, outcome: anyhow::Result<()>) -> anyhow::Result<()> {
+        let status = match &outcome {
+            Ok(()) => "complete",
+            Err(e) if e.downcast_ref::<Interrupted>().is_some() => "interrupted",
+            Err(_) => "failed",
+        };
+        let stored = match &mut self.history {
+            History::On(store, run) => match store.finish_run(*run, status) {
+                Ok(()) => Some(*run),
+                Err(e) => {
+                    eprintln!("peakbench: warning: {e:#}");
+                    None
+                }
+            },
+            _ => None,
+        };
+        let Some(report) = self.report.as_ref() else {
+            return outcome;
+        };
+        if let Err(e) = self.output.write_files(report) {
+            return outcome.and(Err(e));
+        }
+        outcome?;
+        self.output.write_stdout(report)?;
+        if !self.output.quiet {
+            let table = report::table::render(report);
+            if self.output.stdout_taken() {
+                eprint!("{table}");
+            } else {
+                print!("{table}");
+            }
+            if let (Some(run), Ok(path)) = (stored, self.output.db.path()) {
+                eprintln!(
+                    "stored as run {run} in {} (peakbench history, peakbench compare)",
+                    path.display()
+                );
+            }
+        }
+        Ok(())
+    }
+}

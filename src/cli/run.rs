@@ -1,0 +1,149 @@
+//! `peakbench run --profile quick|assignment|FILE`: a whole suite in one run, one report.
+
+use super::common::{OutputArgs, UsageError};
+use super::recorder::Recorder;
+use super::{Cli, Command, clap_message};
+use crate::profile::{BUILT_IN, Profile};
+use clap::{Args, CommandFactory, Parser};
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct SuiteArgs {
+    /// A built-in profile (quick: every subsystem's headline points in under a minute;
+    /// assignment: SPEC §1's whole matrix) or a profile file (TOML, see profiles/quick.toml).
+    #[arg(long, default_value = "quick")]
+    pub profile: String,
+    /// List the jobs, their command lines and the estimated time; measure nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+fn load(name: &str) -> anyhow::Result<Profile> {
+    if let Some((n, text)) = BUILT_IN.iter().find(|(n, _)| *n == name) {
+        return Profile::parse(n, text).map_err(|e| anyhow::anyhow!(e));
+    }
+    let path = std::path::Path::new(name);
+    if !path.is_file() {
+        let names: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
+        return Err(UsageError(format!(
+            "no profile '{name}': give {} or a profile file (TOML)",
+            names.join(", ")
+        ))
+        .into());
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| UsageError(format!("cannot read the profile {name}: {e}")))?;
+    Profile::parse(name, &text).map_err(|e| UsageError(e).into())
+}
+
+/// Whether subcommand `sub` has the long option `key`.
+fn accepts(sub: &str, key: &str) -> bool {
+    Cli::command()
+        .find_subcommand(sub)
+        .is_some_and(|c| c.get_arguments().any(|a| a.get_long() == Some(key)))
+}
+
+fn format_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
+    } else if s >= 60 {
+        format!("{} min {:02} s", s / 60, s % 60)
+    } else {
+        format!("{s} s")
+    }
+}
+
+pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
+    args.output.validate()?;
+    let profile = load(&args.profile)?;
+    let hw = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Every job is parsed before anything runs: a typo in the last job fails at once.
+    let mut jobs = Vec::new();
+    for (i, job) in profile.jobs.iter().enumerate() {
+        let line = job.argv(&profile.defaults, |k| accepts(&job.subsystem, k), hw);
+        let command = parse_job(&line).map_err(|e| {
+            UsageError(format!(
+                "profile {}, job {} ({}): {e}",
+                profile.name,
+                i + 1,
+                job.subsystem
+            ))
+        })?;
+        jobs.push((line, job.estimate(&profile.defaults, hw), command));
+    }
+    let total: Duration = jobs.iter().map(|(_, t, _)| *t).sum();
+    if !args.output.quiet || args.dry_run {
+        eprintln!(
+            "peakbench run: profile {} — {}; {} jobs, estimated {}",
+            profile.name,
+            profile.description,
+            jobs.len(),
+            format_duration(total)
+        );
+    }
+    if args.dry_run {
+        for (i, (line, t, _)) in jobs.iter().enumerate() {
+            println!(
+                "job {}: peakbench {}  (about {})",
+                i + 1,
+                line.join(" "),
+                format_duration(*t)
+            );
+        }
+        return Ok(());
+    }
+    let mut rec = Recorder::new(argv, &args.output);
+    let n = jobs.len();
+    let outcome = jobs
+        .into_iter()
+        .enumerate()
+        .try_for_each(|(i, (line, _, command))| {
+            if !rec.quiet() {
+                eprintln!("job {}/{n}: peakbench {}", i + 1, line.join(" "));
+            }
+            let result = match command {
+                Command::Cpu(a) => super::cpu::run_into(*a, &mut rec),
+                Command::Mem(a) => super::mem::run_into(*a, &mut rec),
+                Command::Disk(a) => super::disk::run_into(*a, &mut rec),
+                Command::Net(a) => super::net::run_into(*a, &mut rec),
+                _ => Err(UsageError(format!("job {}: not a benchmark", i + 1)).into()),
+            };
+            result.map_err(|e| e.context(format!("job {}/{n} ({})", i + 1, line[0])))
+        });
+    rec.finish(outcome)
+}
+
+/// Parses one job's command line (without the program name).
+fn parse_job(line: &[String]) -> Result<Command, String> {
+    let full = std::iter::once("peakbench".to_string()).chain(line.iter().cloned());
+    Cli::try_parse_from(full)
+        .map(|c| c.command)
+        .map_err(|e| clap_message(&e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_built_in_job_is_a_valid_command_line() {
+        for (name, _) in BUILT_IN {
+            let p = Profile::built_in(name).unwrap();
+            for (i, job) in p.jobs.iter().enumerate() {
+                let line = job.argv(&p.defaults, |k| accepts(&job.subsystem, k), 2);
+                if let Err(e) = parse_job(&line) {
+                    panic!("profile {name} job {}: {line:?}: {e}", i + 1);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn defaults_go_only_where_accepted() {
+        assert!(accepts("cpu", "repeat") && accepts("disk", "iodepth"));
+        assert!(!accepts("cpu", "iodepth") && !accepts("nope", "repeat"));
+    }
+}

@@ -1,0 +1,400 @@
+//! The results database: every run, its system information, every point and its samples, in a
+//! local SQLite file, so that runs can be listed and compared between dates and machines.
+//!
+//! Writes are transactional per point: a run is inserted when it starts (status `running`),
+//! each point with its samples in one transaction as soon as it is measured, and the status set
+//! at the end (`complete`, `failed`, `interrupted`). A run killed outright stays `running` (shown
+//! as incomplete) with every point measured before the kill. The database is in WAL mode, so
+//! that a reader never sees half a transaction and two runs can write at once (they wait up to
+//! [`BUSY_TIMEOUT`] for each other).
+//!
+//! Tables (documented in docs/history.md): `meta(key, value)` — `db_version`;
+//! `runs(id, started_at, finished_at, status, tool_version, schema_version, hostname,
+//! command_line, system)`; `points(id, run_id, seq, subsystem, workload, metric, unit, key,
+//! mean, stddev, n, record)`; `samples(point_id, idx, value)`. JSON columns hold the same
+//! objects as the JSON document of the run (docs/json-schema.md).
+
+pub mod compare;
+
+use crate::results::{Report, ResultRecord, Tool};
+use rusqlite::{Connection, OptionalExtension, params};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The database layout's version, stored in `meta`.
+pub const DB_VERSION: u32 = 1;
+/// How long a write waits for another process's transaction.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    status TEXT NOT NULL,
+    tool_version TEXT NOT NULL,
+    schema_version INTEGER NOT NULL,
+    hostname TEXT NOT NULL,
+    command_line TEXT NOT NULL,
+    system TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS points (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    subsystem TEXT NOT NULL,
+    workload TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    unit TEXT NOT NULL,
+    key TEXT NOT NULL,
+    mean REAL,
+    stddev REAL,
+    n INTEGER NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS points_run ON points(run_id, seq);
+CREATE TABLE IF NOT EXISTS samples (
+    point_id INTEGER NOT NULL REFERENCES points(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    value REAL
+);
+CREATE INDEX IF NOT EXISTS samples_point ON samples(point_id);
+";
+
+/// The parameters that say which point a record is (not what the harness chose or measured
+/// along the way); two runs' records with the same workload, metric and these are the same
+/// point.
+const IDENTITY: &[&str] = &[
+    "threads",
+    "isa",
+    "scaling",
+    "block_size_bytes",
+    "working_set_bytes",
+    "pages",
+    "probe",
+    "op_bytes",
+    "stores",
+    "level",
+    "iodepth",
+    "engine",
+    "io_mode",
+    "read_percent",
+    "protocol",
+    "streams",
+    "message_size_bytes",
+    "side",
+    "direction",
+    "target_rate_bps",
+    "server",
+];
+
+/// The identity of a record's point: subsystem, workload, metric and the identity parameters.
+pub fn point_key(rec: &ResultRecord) -> String {
+    let ident: serde_json::Map<String, serde_json::Value> = rec
+        .params
+        .iter()
+        .filter(|(k, _)| IDENTITY.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    format!(
+        "{}/{}/{} {}",
+        rec.subsystem,
+        rec.workload,
+        rec.metric,
+        serde_json::Value::Object(ident)
+    )
+}
+
+/// The database's default place: `$XDG_DATA_HOME/peakbench/history.db`, else
+/// `$HOME/.local/share/peakbench/history.db`.
+pub fn default_path() -> Result<PathBuf, String> {
+    let non_empty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    if let Some(d) = non_empty("XDG_DATA_HOME") {
+        return Ok(PathBuf::from(d).join("peakbench/history.db"));
+    }
+    if let Some(h) = non_empty("HOME") {
+        return Ok(PathBuf::from(h).join(".local/share/peakbench/history.db"));
+    }
+    Err("neither XDG_DATA_HOME nor HOME is set; give the database with --db FILE".into())
+}
+
+/// A run as `history` lists it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunSummary {
+    pub id: i64,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub status: String,
+    pub hostname: String,
+    pub tool_version: String,
+    pub command_line: Vec<String>,
+    pub points: i64,
+}
+
+/// An open results database.
+pub struct Store {
+    conn: Connection,
+}
+
+fn sql_err(what: &str) -> impl Fn(rusqlite::Error) -> anyhow::Error + '_ {
+    move |e| anyhow::anyhow!("{what}: {e}")
+}
+
+impl Store {
+    /// Opens (creating it and its directory if needed) the database at `path`.
+    pub fn open(path: &Path) -> anyhow::Result<Store> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                anyhow::anyhow!("cannot create the directory of {}: {e}", path.display())
+            })?;
+        }
+        let what = format!("cannot open the results database {}", path.display());
+        let conn = Connection::open(path).map_err(sql_err(&what))?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(sql_err(&what))?;
+        // WAL: readers see whole transactions only; a killed writer leaves a readable file.
+        let _: String = conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .map_err(sql_err(&what))?;
+        conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")
+            .map_err(sql_err(&what))?;
+        conn.execute_batch(SCHEMA).map_err(sql_err(&what))?;
+        let version: Option<String> = conn
+            .query_row("SELECT value FROM meta WHERE key = 'db_version'", [], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(sql_err(&what))?;
+        match version {
+            None => {
+                conn.execute(
+                    "INSERT OR IGNORE INTO meta(key, value) VALUES ('db_version', ?1)",
+                    [DB_VERSION.to_string()],
+                )
+                .map_err(sql_err(&what))?;
+            }
+            Some(v) if v == DB_VERSION.to_string() => {}
+            Some(v) => anyhow::bail!(
+                "{what}: it has layout version {v}, this peakbench reads version {DB_VERSION}; use --db to choose another file"
+            ),
+        }
+        Ok(Store { conn })
+    }
+
+    /// Records the start of a run (status `running`); returns its id.
+    pub fn begin_run(&mut self, report: &Report) -> anyhow::Result<i64> {
+        let host = report.system.os.hostname.value.clone().unwrap_or_default();
+        self.conn
+            .execute(
+                "INSERT INTO runs(started_at, status, tool_version, schema_version, hostname, command_line, system)
+                 VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    report.started_at,
+                    report.tool.version,
+                    report.schema_version,
+                    host,
+                    serde_json::to_string(&report.command_line)?,
+                    serde_json::to_string(&report.system)?,
+                ],
+            )
+            .map_err(sql_err("cannot store the run"))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Stores records of `run` (numbered from `first_seq`) with their samples, all or nothing.
+    pub fn add_records(
+        &mut self,
+        run: i64,
+        first_seq: usize,
+        records: &[ResultRecord],
+    ) -> anyhow::Result<()> {
+        let what = "cannot store the points";
+        let tx = self.conn.transaction().map_err(sql_err(what))?;
+        for (i, rec) in records.iter().enumerate() {
+            let finite = |v: f64| v.is_finite().then_some(v);
+            tx.execute(
+                "INSERT INTO points(run_id, seq, subsystem, workload, metric, unit, key, mean, stddev, n, record)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                params![
+                    run,
+                    (first_seq + i) as i64,
+                    rec.subsystem,
+                    rec.workload,
+                    rec.metric,
+                    rec.unit,
+                    point_key(rec),
+                    finite(rec.summary.mean),
+                    finite(rec.summary.stddev),
+                    rec.samples.len() as i64,
+                    serde_json::to_string(rec)?,
+                ],
+            )
+            .map_err(sql_err(what))?;
+            let point = tx.last_insert_rowid();
+            let mut stmt = tx
+                .prepare_cached("INSERT INTO samples(point_id, idx, value) VALUES (?1, ?2, ?3)")
+                .map_err(sql_err(what))?;
+            for (j, s) in rec.samples.iter().enumerate() {
+                stmt.execute(params![point, j as i64, finite(*s)])
+                    .map_err(sql_err(what))?;
+            }
+        }
+        tx.commit().map_err(sql_err(what))
+    }
+
+    /// Records how a run ended.
+    pub fn finish_run(&mut self, run: i64, status: &str) -> anyhow::Result<()> {
+        let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+        self.conn
+            .execute(
+                "UPDATE runs SET status = ?1, finished_at = ?2 WHERE id = ?3",
+                params![status, now, run],
+            )
+            .map_err(sql_err("cannot store the end of the run"))?;
+        Ok(())
+    }
+
+    /// Stores a whole report (from a JSON document) as a complete run; returns its id.
+    pub fn import(&mut self, report: &Report) -> anyhow::Result<i64> {
+        let run = self.begin_run(report)?;
+        self.add_records(run, 0, &report.results)?;
+        self.finish_run(run, "complete")?;
+        Ok(run)
+    }
+
+    /// Every run, oldest first.
+    pub fn runs(&self) -> anyhow::Result<Vec<RunSummary>> {
+        let what = "cannot read the runs";
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT r.id, r.started_at, r.finished_at, r.status, r.hostname, r.tool_version, r.command_line,
+                        (SELECT COUNT(*) FROM points p WHERE p.run_id = r.id)
+                 FROM runs r ORDER BY r.id",
+            )
+            .map_err(sql_err(what))?;
+        let rows = stmt
+            .query_map([], |r| {
+                let cmd: String = r.get(6)?;
+                Ok(RunSummary {
+                    id: r.get(0)?,
+                    started_at: r.get(1)?,
+                    finished_at: r.get(2)?,
+                    status: r.get(3)?,
+                    hostname: r.get(4)?,
+                    tool_version: r.get(5)?,
+                    command_line: serde_json::from_str(&cmd).unwrap_or_default(),
+                    points: r.get(7)?,
+                })
+            })
+            .map_err(sql_err(what))?;
+        rows.collect::<Result<_, _>>().map_err(sql_err(what))
+    }
+
+    /// Resolves `latest`, `latest~N` or a number to a run id that exists.
+    pub fn resolve(&self, run: &str) -> anyhow::Result<i64> {
+        let what = "cannot read the runs";
+        let back = match run.trim() {
+            "latest" => Some(0),
+            s => s
+                .strip_prefix("latest~")
+                .and_then(|n| n.parse::<i64>().ok()),
+        };
+        let id: Option<i64> = if let Some(back) = back {
+            self.conn
+                .query_row(
+                    "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1",
+                    [back],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(sql_err(what))?
+        } else {
+            let n: i64 = run.trim().parse().map_err(|_| {
+                crate::cli::UsageError(format!(
+                    "'{run}' is not a run: give a run id from `peakbench history`, latest, latest~N, or a JSON file"
+                ))
+            })?;
+            self.conn
+                .query_row("SELECT id FROM runs WHERE id = ?1", [n], |r| r.get(0))
+                .optional()
+                .map_err(sql_err(what))?
+        };
+        id.ok_or_else(|| {
+            crate::cli::UsageError(format!(
+                "no run '{run}' in the database; `peakbench history` lists the runs"
+            ))
+            .into()
+        })
+    }
+
+    /// A stored run as the report its JSON document was.
+    pub fn load(&self, run: i64) -> anyhow::Result<Report> {
+        let what = "cannot read the run";
+        let (started_at, version, schema, command, system): (String, String, u32, String, String) =
+            self.conn
+                .query_row(
+                    "SELECT started_at, tool_version, schema_version, command_line, system FROM runs WHERE id = ?1",
+                    [run],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+                )
+                .map_err(sql_err(what))?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT record FROM points WHERE run_id = ?1 ORDER BY seq, id")
+            .map_err(sql_err(what))?;
+        let records = stmt
+            .query_map([run], |r| r.get::<_, String>(0))
+            .map_err(sql_err(what))?
+            .map(|r| {
+                let text = r.map_err(sql_err(what))?;
+                serde_json::from_str::<ResultRecord>(&text)
+                    .map_err(|e| anyhow::anyhow!("{what}: a stored point is unreadable: {e}"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(Report {
+            schema_version: schema,
+            tool: Tool {
+                name: "peakbench".into(),
+                version,
+            },
+            started_at,
+            command_line: serde_json::from_str(&command)?,
+            system: serde_json::from_str(&system).map_err(|e| {
+                anyhow::anyhow!("{what}: its system information is unreadable: {e}")
+            })?,
+            results: records,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn record(workload: &str, threads: u64, samples: Vec<f64>) -> ResultRecord {
+        let mut params = BTreeMap::new();
+        params.insert("threads".into(), serde_json::json!(threads));
+        params.insert("iterations".into(), serde_json::json!(12345));
+        ResultRecord::new(
+            "cpu",
+            workload,
+            params,
+            "throughput",
+            "GOPS",
+            samples,
+            Err("unknown".into()),
+        )
+    }
+
+    #[test]
+    fn key_ignores_what_the_harness_chose() {
+        let a = record("DP", 2, vec![1.0]);
+        let mut b = record("DP", 2, vec![2.0]);
+        b.params.insert("iterations".into(), serde_json::json!(99));
+        assert_eq!(point_key(&a), point_key(&b));
+        assert_ne!(point_key(&a), point_key(&record("DP", 1, vec![1.0])));
+        assert_ne!(point_key(&a), point_key(&record("SP", 2, vec![1.0])));
+    }
+}

@@ -1,0 +1,227 @@
+//! The results database: runs stored point by point, listed, imported, compared; a killed run
+//! stays readable; `run --profile` jobs land in one run.
+
+mod common;
+
+use assert_cmd::Command;
+use peakbench::history::Store;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn peakbench(db: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_peakbench"));
+    c.env("PEAKBENCH_DB", db);
+    c
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/history")
+        .join(name)
+}
+
+#[test]
+fn store_round_trips_a_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sub/history.db");
+    let report = common::fixed_report();
+    let mut store = Store::open(&path).unwrap();
+    let run = store.begin_run(&report).unwrap();
+    store.add_records(run, 0, &report.results[..2]).unwrap();
+    store.add_records(run, 2, &report.results[2..]).unwrap();
+    assert_eq!(store.runs().unwrap()[0].status, "running");
+    store.finish_run(run, "complete").unwrap();
+    drop(store);
+    let store = Store::open(&path).unwrap();
+    let runs = store.runs().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!((runs[0].status.as_str(), runs[0].points), ("complete", 6));
+    let back = store.load(run).unwrap();
+    assert_eq!(
+        serde_json::to_value(&back).unwrap(),
+        serde_json::to_value(&report).unwrap(),
+        "a stored run reads back as the same JSON document"
+    );
+    assert_eq!(store.resolve("latest").unwrap(), run);
+    assert!(store.resolve("latest~1").is_err());
+    assert!(store.resolve("9").is_err());
+    assert!(store.resolve("abc").is_err());
+}
+
+#[test]
+fn compare_flags_a_20_percent_regression_and_not_a_repeat() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    peakbench(&db)
+        .args(["history", "--import"])
+        .arg(fixture("base.json"))
+        .arg(fixture("regressed.json"))
+        .arg(fixture("repeat.json"))
+        .assert()
+        .success();
+    let listed = peakbench(&db).args(["history", "--json"]).output().unwrap();
+    let runs: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 3);
+
+    // base → regressed: DP lost 20 % in every repetition.
+    let out = peakbench(&db)
+        .args(["compare", "1", "2", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let changes: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let dp = changes
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["workload"] == "DP")
+        .unwrap();
+    assert!(dp["significant"].as_bool().unwrap() && dp["regression"].as_bool().unwrap());
+    assert!((dp["change"].as_f64().unwrap() + 0.2).abs() < 0.01);
+    let sp = changes
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["workload"] == "SP")
+        .unwrap();
+    assert!(!sp["regression"].as_bool().unwrap(), "SP was not touched");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("1 significant regression"),
+        "one line saying why the exit code is 3"
+    );
+
+    // base → a real repeat of the same command: nothing significant.
+    let out = peakbench(&db).args(["compare", "1", "3"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(!text.contains("REGRESSION"), "{text}");
+    assert!(text.contains("no significant change"), "{text}");
+
+    // A stored run makes the same HTML report as its JSON document.
+    let html = dir.path().join("r.html");
+    peakbench(&db)
+        .args(["report", "1", "--html"])
+        .arg(&html)
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<svg") && page.contains("DP"));
+    peakbench(&db)
+        .args(["report", "9", "--html"])
+        .arg(&html)
+        .assert()
+        .code(2);
+
+    // JSON files compare directly too, and the table shows the p-value.
+    peakbench(&db)
+        .arg("compare")
+        .arg(fixture("base.json"))
+        .arg(fixture("regressed.json"))
+        .assert()
+        .code(3)
+        .stdout(predicates::str::contains("REGRESSION"));
+}
+
+#[test]
+fn compare_and_history_refuse_bad_input_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let not_json = dir.path().join("x.json");
+    std::fs::write(&not_json, "not json").unwrap();
+    for args in [
+        vec!["compare", "1", "2"],
+        vec!["compare", "latest", "abc"],
+        vec!["compare", "1", "2", "--threshold", "-1"],
+        vec!["compare", "1", "2", "--alpha", "2"],
+        vec!["history", "--import", not_json.to_str().unwrap()],
+        vec!["history", "--import", "/nonexistent/r.json"],
+    ] {
+        let out = peakbench(&db).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn every_run_is_stored_and_a_killed_run_stays_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    peakbench(&db)
+        .args([
+            "cpu",
+            "--workload",
+            "NULL",
+            "--threads",
+            "1",
+            "--repeat",
+            "2",
+        ])
+        .args(["--warmup", "0", "--duration", "10ms", "--quiet"])
+        .assert()
+        .success();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .env("PEAKBENCH_DB", &db)
+        .args(["cpu", "--workload", "NULL,DP", "--threads", "1"])
+        .args(["--repeat", "50", "--duration", "1s", "--quiet"])
+        .spawn()
+        .unwrap();
+    // Wait for the NULL point to be committed, then SIGKILL in the middle of DP.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let killed_run = loop {
+        let runs = Store::open(&db).unwrap().runs().unwrap();
+        if let Some(r) = runs.iter().find(|r| r.id == 2 && r.points >= 1) {
+            break r.id;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the first point never reached the database"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let store = Store::open(&db).unwrap();
+    let runs = store.runs().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!((runs[0].status.as_str(), runs[0].points), ("complete", 1));
+    assert_eq!(runs[1].status, "running", "killed: never marked complete");
+    let report = store.load(killed_run).unwrap();
+    assert_eq!(report.results.len(), 1);
+    assert_eq!(report.results[0].workload, "NULL");
+    assert_eq!(report.results[0].samples.len(), 50);
+    let listed = peakbench(&db).arg("history").output().unwrap();
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("incomplete"));
+}
+
+#[test]
+fn no_history_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    peakbench(&db)
+        .args([
+            "cpu",
+            "--workload",
+            "NULL",
+            "--threads",
+            "1",
+            "--repeat",
+            "1",
+        ])
+        .args([
+            "--warmup",
+            "0",
+            "--duration",
+            "10ms",
+            "--quiet",
+            "--no-history",
+        ])
+        .assert()
+        .success();
+    assert!(!db.exists());
+}
