@@ -165,10 +165,19 @@ fn every_run_is_stored_and_a_killed_run_stays_readable() {
         .args(["--warmup", "0", "--duration", "10ms", "--quiet"])
         .assert()
         .success();
+    // A suite: a NULL job, then a DP job that takes 50 s; killed in the middle of the second.
+    let profile = dir.path().join("p.toml");
+    std::fs::write(
+        &profile,
+        "[defaults]\nthreads = 1\nrepeat = 50\nquiet = true\n\
+         [[job]]\nsubsystem = 'cpu'\nworkload = ['NULL']\n\
+         [[job]]\nsubsystem = 'cpu'\nworkload = ['DP']\nduration = '1s'\n",
+    )
+    .unwrap();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"))
         .env("PEAKBENCH_DB", &db)
-        .args(["cpu", "--workload", "NULL,DP", "--threads", "1"])
-        .args(["--repeat", "50", "--duration", "1s", "--quiet"])
+        .args(["run", "--quiet", "--profile"])
+        .arg(&profile)
         .spawn()
         .unwrap();
     // Wait for the NULL point to be committed, then SIGKILL in the middle of DP.
