@@ -7,7 +7,7 @@ mod common;
 
 use assert_cmd::Command;
 use peakbench::bench::net::client::{self, NetError, Target};
-use peakbench::bench::net::protocol::{self, Msg, Proto, TestKind, TestParams};
+use peakbench::bench::net::protocol::{self, Msg, PROTOCOL_VERSION, Proto, TestKind, TestParams};
 use peakbench::bench::net::server::{Server, ServerConfig};
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -68,6 +68,7 @@ fn params(proto: Proto, kind: TestKind, ms: u64) -> TestParams {
         omit_ms: 0,
         reverse: false,
         rate_bps: 0,
+        busy_poll_us: 50,
     }
 }
 
@@ -233,7 +234,13 @@ fn out_of_order_and_oversized_requests_are_refused() {
 fn a_client_that_vanishes_mid_test_frees_the_server() {
     let s = start(None);
     let mut c = raw(s.addr);
-    protocol::send(&mut c, &Msg::Hello { version: 1 }).unwrap();
+    protocol::send(
+        &mut c,
+        &Msg::Hello {
+            version: PROTOCOL_VERSION,
+        },
+    )
+    .unwrap();
     assert!(matches!(
         protocol::recv(&mut c).unwrap(),
         Msg::Welcome { .. }

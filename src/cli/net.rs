@@ -68,6 +68,11 @@ pub struct ClientArgs {
     /// UDP target rate per stream, bit/s with k, M, G (decimal, as iperf3 -b); 0 = unlimited.
     #[arg(long, value_parser = parse_rate, default_value = "0")]
     pub rate: u64,
+    /// How long a receiver keeps polling an empty socket before it sleeps (e.g. 50us); 0 sleeps
+    /// at once, as iperf3 does. A sleeping receiver must be woken for every burst of data, which
+    /// on a VM costs the sender's CPU an interrupt.
+    #[arg(long, value_parser = parse_busy_poll, default_value = "50us")]
+    pub busy_poll: std::time::Duration,
     /// Repetitions of every point (each its own test).
     #[arg(long, default_value = "3", value_parser = parse_repeat)]
     pub repeat: usize,
@@ -132,6 +137,17 @@ fn parse_omit(s: &str) -> Result<std::time::Duration, String> {
         return Ok(std::time::Duration::ZERO);
     }
     parse_duration(s)
+}
+
+fn parse_busy_poll(s: &str) -> Result<std::time::Duration, String> {
+    let d = parse_omit(s)?;
+    if d > std::time::Duration::from_micros(limits::MAX_BUSY_POLL_US as u64) {
+        return Err(format!(
+            "'{s}' is out of range: at most {} ms",
+            limits::MAX_BUSY_POLL_US / 1000
+        ));
+    }
+    Ok(d)
 }
 
 /// Bits per second with decimal k, M, G (iperf3's -b), e.g. 100M; 0 = unlimited.
@@ -247,6 +263,7 @@ fn client(args: ClientArgs, rec: &mut Recorder) -> anyhow::Result<()> {
         omit: args.omit,
         reverse: args.reverse,
         rate_bps: args.rate,
+        busy_poll: args.busy_poll,
         repeat: args.repeat,
         link_gbps: args.link_gbps,
         gbit: args.gbit,

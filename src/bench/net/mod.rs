@@ -75,6 +75,8 @@ pub struct NetOptions {
     pub reverse: bool,
     /// UDP target rate per stream, bit/s; 0 = as fast as possible.
     pub rate_bps: u64,
+    /// The receivers' busy-poll window (see [`TestParams::busy_poll_us`]).
+    pub busy_poll: Duration,
     pub repeat: usize,
     /// Link speed given by the user, Gbit/s.
     pub link_gbps: Option<f64>,
@@ -125,6 +127,7 @@ pub fn points(opts: &NetOptions) -> Vec<NetPoint> {
                             } else {
                                 0
                             },
+                            busy_poll_us: opts.busy_poll.as_micros() as u32,
                         },
                     });
                 }
@@ -313,6 +316,7 @@ impl NetSession {
         if p.proto == Proto::Udp {
             base.insert("target_rate_bps".into(), json!(p.rate_bps));
         }
+        base.insert("busy_poll_us".into(), json!(p.busy_poll_us));
         let with_side = |side: &str| {
             let mut m = base.clone();
             m.insert("side".into(), json!(side));

@@ -33,7 +33,7 @@ use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 /// The protocol version sent in `Hello` and `Welcome`; a peer with another version is refused.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 /// The largest frame either side accepts (the length prefix is checked before allocation).
 pub const MAX_FRAME_BYTES: u32 = 64 * 1024;
 /// The default TCP port of `peakbench net serve`.
@@ -51,6 +51,8 @@ pub mod limits {
     pub const MAX_BUFFER_BYTES: u64 = 256 * 1024 * 1024;
     /// One test's measured time plus its omitted warm-up.
     pub const MAX_TEST_MS: u64 = 600_000;
+    /// A receiver's busy-poll window.
+    pub const MAX_BUSY_POLL_US: u32 = 10_000;
 }
 
 /// What is measured.
@@ -96,6 +98,9 @@ pub struct TestParams {
     pub reverse: bool,
     /// UDP target rate per stream in bits per second; 0 = as fast as possible.
     pub rate_bps: u64,
+    /// How long a receiving stream keeps polling its socket after finding it empty before it
+    /// sleeps until data arrives (µs; 0: sleep at once). Since version 2.
+    pub busy_poll_us: u32,
 }
 
 impl TestParams {
@@ -137,6 +142,13 @@ impl TestParams {
         }
         if self.kind == TestKind::Latency && (self.streams != 1 || self.reverse) {
             return Err("a latency test has one stream and no --reverse".into());
+        }
+        if self.busy_poll_us > MAX_BUSY_POLL_US {
+            return Err(format!(
+                "a busy-poll window of {} µs is out of range: at most {} ms",
+                self.busy_poll_us,
+                MAX_BUSY_POLL_US / 1000
+            ));
         }
         if self.proto == Proto::Tcp && self.rate_bps != 0 {
             return Err("--rate applies to UDP only".into());
@@ -389,6 +401,7 @@ mod tests {
             omit_ms: 100,
             reverse: true,
             rate_bps: 1_000_000,
+            busy_poll_us: 50,
         }
     }
 
@@ -516,6 +529,10 @@ mod tests {
                 kind: TestKind::Latency,
                 ..params()
             },
+            TestParams {
+                busy_poll_us: 1_000_000,
+                ..params()
+            },
         ];
         for p in bad {
             assert!(p.validate().is_err(), "{p:?}");
@@ -559,8 +576,9 @@ mod tests {
             any::<u64>(),
             any::<bool>(),
             any::<u64>(),
+            any::<u32>(),
         )
-            .prop_map(|(k, p, s, m, d, o, r, b)| TestParams {
+            .prop_map(|(k, p, s, m, d, o, r, b, bp)| TestParams {
                 kind: if k {
                     TestKind::Latency
                 } else {
@@ -573,6 +591,7 @@ mod tests {
                 omit_ms: o,
                 reverse: r,
                 rate_bps: b,
+                busy_poll_us: bp,
             });
         prop_oneof![
             any::<u32>().prop_map(|version| Msg::Hello { version }),

@@ -102,7 +102,8 @@ fn run_on<C: Channel>(
                                     .map(|st| (st, None))
                             }
                             Role::Receive => {
-                                streams::recv_loop(ch, &mut buf, w, stop).map(|st| (st, None))
+                                let poll = Duration::from_micros(params.busy_poll_us as u64);
+                                streams::recv_loop(ch, &mut buf, w, poll, stop).map(|st| (st, None))
                             }
                             Role::Ping => {
                                 let mut reply = vec![0u8; size];
