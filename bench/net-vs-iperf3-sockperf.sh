@@ -9,6 +9,8 @@
 #   TCP 1 and 2 streams, 128 KiB writes: receiver goodput >= 0.95x iperf3 (-l 128K -P N);
 #   UDP 1400 B at full rate: receiver goodput >= 0.95x iperf3 -u -b 0 -l 1400, loss of both shown;
 #   ping-pong 64 B, TCP and UDP: p50 round trip <= 1.1x sockperf ping-pong --full-rtt.
+# Throughput rows also show peakbench with --busy-poll 0 (receivers that sleep at once, as
+# iperf3's does), for comparison only.
 # Servers run in the first namespace, clients in the second (on loopback both in this one);
 # every server is pinned to CPU 0 and every client to CPU 1 (taskset), the same for all tools:
 # on a VM a cross-CPU wake-up costs ~60 us more than one on the same CPU, so unpinned
@@ -49,8 +51,10 @@ rows = [json.loads(l) for l in open(path)]
 med = lambda k: statistics.median(r[k] for r in rows)
 a, b = med(kp), med(kr)
 extra = ""
+if "pb_busy0" in rows[0]:
+    extra += f"  (peakbench --busy-poll 0: {med('pb_busy0'):.1f}, ratio {med('pb_busy0') / b:.3f})"
 if "pb_loss" in rows[0]:
-    extra = f"  loss: peakbench {med('pb_loss'):.2f} %, iperf3 {med('ref_loss'):.2f} %"
+    extra += f"  loss: peakbench {med('pb_loss'):.2f} %, iperf3 {med('ref_loss'):.2f} %"
 ratio = a / b
 ok = ratio >= 0.95 if rule == "ge95" else ratio <= 1.10
 want = ">= 0.95x" if rule == "ge95" else "<= 1.10x"
@@ -65,18 +69,23 @@ throughput() { # mode label proto streams size ref-args...
   for r in $(seq "$rounds"); do
     run_pb() {
       $cli "$pb" net --server "$ip" --workload THROUGHPUT --protocol "$proto" --streams "$streams" \
-        --message-size "$size" --duration "${dur}s" --omit 1s --repeat 1 --quiet --json "$tmp/pb.json"
+        --message-size "$size" --duration "${dur}s" --omit 1s --repeat 1 --quiet --no-history --json "$tmp/pb.json"
+      # The same with receivers that sleep at once, as iperf3's does (shown, not judged).
+      $cli "$pb" net --server "$ip" --workload THROUGHPUT --protocol "$proto" --streams "$streams" \
+        --message-size "$size" --duration "${dur}s" --omit 1s --repeat 1 --quiet --no-history \
+        --busy-poll 0 --json "$tmp/pb0.json"
     }
     run_ref() {
       $cli iperf3 -c "$ip" -t "$dur" -O 1 -l "$size" -P "$streams" -J "$@" > "$tmp/ref.json"
     }
     if [ $((r % 2)) = 1 ]; then run_pb; run_ref "$@"; else run_ref "$@"; run_pb; fi
-    python3 - "$tmp/pb.json" "$tmp/ref.json" >> "$tmp/rounds.jsonl" <<'PY'
+    python3 - "$tmp/pb.json" "$tmp/ref.json" "$tmp/pb0.json" >> "$tmp/rounds.jsonl" <<'PY'
 import json, sys
-pb, ref = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-rec = lambda m, side=None: next(r for r in pb["results"] if r["metric"] == m and (side is None or r["params"].get("side") == side))
+pb, ref, pb0 = (json.load(open(p)) for p in sys.argv[1:4])
+rec = lambda m, side=None, doc=pb: next(r for r in doc["results"] if r["metric"] == m and (side is None or r["params"].get("side") == side))
 end = ref["end"]
-row = {"pb": rec("throughput", "receiver")["mean"], "ref": end["sum_received"]["bits_per_second"] / 1e6}
+row = {"pb": rec("throughput", "receiver")["mean"], "ref": end["sum_received"]["bits_per_second"] / 1e6,
+       "pb_busy0": rec("throughput", "receiver", pb0)["mean"]}
 if "lost_percent" in end.get("sum", {}):
     row["pb_loss"] = rec("loss")["mean"]
     row["ref_loss"] = end["sum"]["lost_percent"]
@@ -93,7 +102,7 @@ latency() { # label proto
   for r in $(seq "$rounds"); do
     run_pb() {
       $cli "$pb" net --server "$ip" --workload LATENCY --protocol "$proto" --message-size 64 \
-        --duration "${dur}s" --omit 1s --repeat 1 --quiet --json "$tmp/pb.json"
+        --duration "${dur}s" --omit 1s --repeat 1 --quiet --no-history --json "$tmp/pb.json"
     }
     run_ref() {
       $cli sockperf ping-pong $flag -i "$ip" -p $port -m 64 -t "$dur" --full-rtt > "$tmp/ref.txt" 2>&1
