@@ -15,10 +15,10 @@
 # every server is pinned to CPU 0 and every client to CPU 1 (taskset), the same for all tools:
 # on a VM a cross-CPU wake-up costs ~60 us more than one on the same CPU, so unpinned
 # round trips measure where the scheduler happened to put the two processes.
-# Usage: [DURATION=5] [ROUNDS=5] [MODES="loopback veth"] bench/net-vs-iperf3-sockperf.sh
+# Usage: [DURATION=5] [ROUNDS=5] [MODES="loopback veth"] [ONLY=throughput|latency] bench/net-vs-iperf3-sockperf.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dur=${DURATION:-5}; rounds=${ROUNDS:-5}; modes=${MODES:-loopback veth}
+dur=${DURATION:-5}; rounds=${ROUNDS:-5}; modes=${MODES:-loopback veth}; only=${ONLY:-}
 for tool in iperf3 sockperf python3; do
   command -v $tool >/dev/null || { echo "$tool not found: apt-get install iperf3 sockperf python3" >&2; exit 2; }
 done
@@ -139,11 +139,15 @@ for mode in $modes; do
   start $srv sockperf server --tcp -i "$ip" -p 11111
   start $srv sockperf server -i "$ip" -p 11112
   sleep 1
-  throughput "TCP 1 stream 128K" tcp 1 128K
-  throughput "TCP 2 streams 128K" tcp 2 128K
-  throughput "UDP 1400 B full rate" udp 1 1400 -u -b 0
-  latency "TCP ping-pong 64 B p50" tcp
-  latency "UDP ping-pong 64 B p50" udp
+  if [ "$only" != latency ]; then
+    throughput "TCP 1 stream 128K" tcp 1 128K
+    throughput "TCP 2 streams 128K" tcp 2 128K
+    throughput "UDP 1400 B full rate" udp 1 1400 -u -b 0
+  fi
+  if [ "$only" != throughput ]; then
+    latency "TCP ping-pong 64 B p50" tcp
+    latency "UDP ping-pong 64 B p50" udp
+  fi
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   pids=()
