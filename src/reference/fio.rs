@@ -39,6 +39,9 @@ pub struct Job {
     pub ramp_ms: u64,
     /// `--cpus_allowed`, e.g. "1" or "0,1".
     pub cpus: Option<String>,
+    /// Where fio's file goes: the directory of the file peakbench measured (same file system,
+    /// same device), or the context's directory when the record does not say.
+    pub dir: std::path::PathBuf,
 }
 
 /// The run for a disk throughput, IOPS or latency record.
@@ -76,6 +79,21 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
             format!("no fio engine for '{engine}'"),
         ));
     }
+    // The same file system as the point: the directory of peakbench's target file. A block
+    // device is never handed to fio (its run would write over it).
+    let dir = match param_str(rec, "target").map(Path::new) {
+        Some(t) if t.starts_with("/dev") => {
+            return Err(RefError::unsupported(
+                TOOL,
+                "the point measured a block device; the reference runs on files only",
+            ));
+        }
+        Some(t) => match t.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        },
+        None => ctx.dir.clone(),
+    };
     let seconds = ctx.seconds(param_f64(rec, "runtime_s")).unwrap_or(1.0);
     let cpus = rec.params.get("cpus").and_then(|v| v.as_array()).map(|a| {
         a.iter()
@@ -96,6 +114,7 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
         runtime_ms: (seconds * 1000.0).round().max(1.0) as u64,
         ramp_ms: (param_f64(rec, "ramp_s").unwrap_or(0.0) * 1000.0).round() as u64,
         cpus: cpus.filter(|c| !c.is_empty()),
+        dir,
     })
 }
 
@@ -132,8 +151,10 @@ pub fn argv(job: &Job, file: &Path) -> Vec<String> {
     a
 }
 
-/// Runs `job` on a fresh file in `dir`, removed afterwards even when fio fails or overruns.
-pub fn run(program: &Path, job: &Job, dir: &Path) -> Result<FioResult, RefError> {
+/// Runs `job` on a fresh file in its directory, removed afterwards even when fio fails or
+/// overruns.
+pub fn run(program: &Path, job: &Job) -> Result<FioResult, RefError> {
+    let dir = job.dir.as_path();
     // fio would create a missing directory; the reference writes only where it is told to.
     if !dir.is_dir() {
         return Err(RefError::failed(
@@ -381,6 +402,25 @@ mod tests {
     }
 
     #[test]
+    fn runs_beside_the_measured_file_and_never_on_a_device() {
+        let ctx = RefContext::new("/ctx");
+        let mut rec = disk("iops", "IOPS", "RR", 100, "random");
+        assert_eq!(job(&rec, &ctx).unwrap().unwrap().dir, Path::new("/ctx"));
+        rec.params
+            .insert("target".into(), json!("/mnt/nvme/.peakbench-disk-1.tmp"));
+        assert_eq!(
+            job(&rec, &ctx).unwrap().unwrap().dir,
+            Path::new("/mnt/nvme")
+        );
+        rec.params
+            .insert("target".into(), json!(".peakbench-disk-1.tmp"));
+        assert_eq!(job(&rec, &ctx).unwrap().unwrap().dir, Path::new("."));
+        rec.params.insert("target".into(), json!("/dev/nvme0n1"));
+        let err = job(&rec, &ctx).unwrap().unwrap_err().to_string();
+        assert!(err.contains("block device"), "{err}");
+    }
+
+    #[test]
     fn parses_the_version() {
         assert_eq!(parse_version("fio-3.33\n").as_deref(), Some("3.33"));
         assert_eq!(parse_version("fio version unknown"), None);
@@ -397,17 +437,14 @@ mod tests {
             parse_json(&failed).unwrap_err(),
             "fio's job ended with error 5"
         );
-        let err = run(
-            Path::new("/nonexistent/fio"),
-            &job(
-                &disk("iops", "IOPS", "RR", 100, "random"),
-                &RefContext::new("/"),
-            )
-            .unwrap()
-            .unwrap(),
-            Path::new("/nonexistent-peakbench-dir"),
+        let mut j = job(
+            &disk("iops", "IOPS", "RR", 100, "random"),
+            &RefContext::new("/"),
         )
-        .unwrap_err();
+        .unwrap()
+        .unwrap();
+        j.dir = "/nonexistent-peakbench-dir".into();
+        let err = run(Path::new("/nonexistent/fio"), &j).unwrap_err();
         assert!(err.to_string().contains("is not a directory"), "{err}");
         assert!(!Path::new("/nonexistent-peakbench-dir").exists());
         let noted = format!("note: both iodepth >= 1 and synchronous I/O engine\n{text}");

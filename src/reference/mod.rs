@@ -360,11 +360,11 @@ impl Job {
         }
     }
 
-    fn run(&self, program: &Path, ctx: &RefContext) -> Result<Outcome, RefError> {
+    fn run(&self, program: &Path) -> Result<Outcome, RefError> {
         Ok(match self {
             Job::Likwid(j) => Outcome::Likwid(likwid::run(program, j)?),
             Job::Stream(j) => Outcome::Stream(stream::run(program, j)?),
-            Job::Fio(j) => Outcome::Fio(fio::run(program, j, &ctx.dir)?),
+            Job::Fio(j) => Outcome::Fio(fio::run(program, j)?),
             Job::Iperf3(j) => Outcome::Iperf3(iperf3::run(program, j)?),
             Job::Sockperf(j) => Outcome::Sockperf(sockperf::run(program, j)?),
         })
@@ -476,7 +476,7 @@ fn measure_first_found(
             match cached {
                 Some(o) => o,
                 None => {
-                    let o = job.run(&found.path, ctx);
+                    let o = job.run(&found.path);
                     ctx.runs
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
