@@ -325,13 +325,19 @@ pub fn recv_until(stream: &TcpStream, until: Instant) -> Result<Msg, FrameError>
 
 /// Waits up to `timeout` for `stream` to have something to read, without reading it.
 pub fn readable(stream: &TcpStream, timeout: Duration) -> bool {
+    fd_readable(stream.as_raw_fd(), timeout)
+}
+
+/// Waits up to `timeout` (at least 1 ms, at most 60 s) for the socket `fd` to be readable.
+pub fn fd_readable(fd: std::os::fd::RawFd, timeout: Duration) -> bool {
     let mut pfd = libc::pollfd {
-        fd: stream.as_raw_fd(),
+        fd,
         events: libc::POLLIN,
         revents: 0,
     };
+    let ms = timeout.as_millis().clamp(1, 60_000) as libc::c_int;
     // SAFETY: one valid pollfd for a socket that outlives the call.
-    unsafe { libc::poll(&mut pfd, 1, timeout.as_millis().min(60_000) as i32) > 0 }
+    unsafe { libc::poll(&mut pfd, 1, ms) > 0 }
 }
 
 /// The response to a challenge: HMAC-SHA256(token, "peakbench-net-v1" ‖ nonce), in hex.

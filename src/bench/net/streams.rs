@@ -275,7 +275,7 @@ pub fn recv_loop<C: Channel>(
                     if now - since < busy_poll {
                         std::thread::yield_now();
                     } else {
-                        wait_readable(ch.fd(), wait);
+                        super::protocol::fd_readable(ch.fd(), wait);
                         empty_since = None;
                     }
                 }
@@ -288,17 +288,6 @@ pub fn recv_loop<C: Channel>(
         let _ = ch.set_nonblocking(false);
     }
     Ok(st)
-}
-
-/// Sleeps until `fd` is readable or `timeout` has passed.
-fn wait_readable(fd: std::os::fd::RawFd, timeout: Duration) {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd for a socket that outlives the call.
-    unsafe { libc::poll(&mut pfd, 1, timeout.as_millis().max(1) as libc::c_int) };
 }
 
 /// Sends all of `buf`, however the transport splits it.
