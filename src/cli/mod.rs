@@ -1,5 +1,6 @@
 //! The command line: clap derive structs, one per subcommand, and `run()`.
 
+mod cluster;
 mod common;
 mod cpu;
 mod disk;
@@ -54,6 +55,8 @@ pub enum Command {
     History(history::HistoryArgs),
     /// Compare two runs point by point (Welch's t-test); exit code 3 on a significant regression.
     Compare(history::CompareArgs),
+    /// Many machines: `cluster identity` shows the rank this process gets from its launcher.
+    Cluster(cluster::ClusterArgs),
 }
 
 /// Runs a parsed command line; `argv` is recorded in the results.
@@ -69,6 +72,7 @@ pub fn run(cli: Cli, argv: Vec<String>) -> anyhow::Result<()> {
         Command::Run(args) => run::run(*args, argv),
         Command::History(args) => history::run_history(args),
         Command::Compare(args) => history::run_compare(args),
+        Command::Cluster(args) => cluster::run(args),
     }
 }
 
