@@ -28,7 +28,7 @@ likwid() { # kernel threads
 }
 
 # peakbench (mean of $repeats repetitions per point; isa pinned to AVX2 and AVX-512 both run).
-"$pb" cpu --workload DP,SP --threads 1,2 --repeat "$repeats" --quiet --csv "$tmp/pb.csv"
+"$pb" cpu --workload DP,SP --threads 1,2 --repeat "$repeats" --quiet --no-history --csv "$tmp/pb.csv"
 "$pb" sysinfo --json "$tmp/sys.json" >/dev/null
 clock=$(awk '/"measured_clock_ghz"/ {getline; gsub(/[^0-9.]/, ""); print; exit}' "$tmp/sys.json")
 

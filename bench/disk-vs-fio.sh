@@ -33,7 +33,7 @@ run() { # label rw pbworkload bs engine depth metric
   for r in $(seq "$rounds"); do
     run_pb() {
       "$pb" disk --file "$file" --allow-overwrite --size "$size" --workload "$wl" --block-size "$bs" \
-        --engine "$engine" --iodepth "$depth" --runtime "${runtime}s" --ramp 1s --repeat 1 --quiet \
+        --engine "$engine" --iodepth "$depth" --runtime "${runtime}s" --ramp 1s --repeat 1 --quiet --no-history \
         --json "$tmp/pb.json"
       # fio runs on the CPU peakbench chose (the one taking the disk's interrupts).
       cpus=$(python3 -c "import json,sys; print(','.join(map(str, json.load(open(sys.argv[1]))['results'][0]['params']['cpus'])))" "$tmp/pb.json")

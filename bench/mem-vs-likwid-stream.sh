@@ -31,7 +31,7 @@ for w in COPY TRIAD; do
   for t in 1 2; do
     best_pb=0; best_lk=0; best_st=0
     for _ in $(seq "$rounds"); do
-      v=$("$pb" mem --workload "$w" --threads "$t" --repeat 3 --quiet --csv - | awk -F, 'NR == 2 {print $7}')
+      v=$("$pb" mem --workload "$w" --threads "$t" --repeat 3 --quiet --no-history --csv - | awk -F, 'NR == 2 {print $7}')
       best_pb=$(python3 -c "print(max($best_pb, $v))")
       v=$(likwid-bench -t "$lk" -W "N:2GB:$t" 2>/dev/null | awk '/^MByte\/s:/ {print $2 / 1000}')
       best_lk=$(python3 -c "print(max($best_lk, ${v:-0}))")
@@ -48,7 +48,7 @@ for w in COPY TRIAD; do
   done
 done
 
-"$pb" mem --workload LATENCY --huge-pages on --quiet --json "$tmp/lat.json"
+"$pb" mem --workload LATENCY --huge-pages on --quiet --no-history --json "$tmp/lat.json"
 python3 - "$tmp/lat.json" <<'PY' || status=1
 import json, sys
 doc = json.load(open(sys.argv[1]))
