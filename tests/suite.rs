@@ -165,3 +165,53 @@ fn bad_profiles_are_one_line_and_exit_2() {
         assert_eq!(err.trim().lines().count(), 1, "{name}: {err}");
     }
 }
+
+#[test]
+fn a_failing_job_does_not_stop_the_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    let (profile, json, db) = (
+        dir.path().join("p.toml"),
+        dir.path().join("r.json"),
+        dir.path().join("h.db"),
+    );
+    // Job 2 names a directory that does not exist: it fails when it runs, not when parsed.
+    std::fs::write(
+        &profile,
+        "[defaults]\nrepeat = 1\n\
+         [[job]]\nsubsystem = 'cpu'\nworkload = ['NULL']\nthreads = 1\nwarmup = 0\nduration = '10ms'\n\
+         [[job]]\nsubsystem = 'disk'\nengine = 'null'\nworkload = ['RR']\nblock_size = '4K'\n\
+         size = '4M'\nruntime = '50ms'\nramp = '0s'\ndir = '/nonexistent-peakbench-dir'\n\
+         [[job]]\nsubsystem = 'mem'\nworkload = ['NULL']\nthreads = 1\nwarmup = 0\nduration = '10ms'\n",
+    )
+    .unwrap();
+    let out = peakbench(&db)
+        .args(["run", "--profile"])
+        .arg(&profile)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("job 2/3 (disk) failed"), "{err}");
+    assert!(err.contains("1 of 3 jobs failed: job 2 (disk)"), "{err}");
+    assert!(!std::path::Path::new("/nonexistent-peakbench-dir").exists());
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let subsystems: Vec<&str> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["subsystem"].as_str().unwrap())
+        .collect();
+    assert!(
+        subsystems.contains(&"cpu") && subsystems.contains(&"mem"),
+        "{subsystems:?}"
+    );
+    // The measured points are shown, and the run is stored as failed.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("mem ("));
+    let runs = peakbench::history::Store::open(&db)
+        .unwrap()
+        .runs()
+        .unwrap();
+    assert_eq!(runs[0].status, "failed");
+}

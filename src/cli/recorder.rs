@@ -155,7 +155,8 @@ impl Recorder {
     }
 
     /// Ends the run: its status in the history, the outputs that go to standard output and the
-    /// table (when `outcome` is Ok); returns `outcome`.
+    /// table (also after a failure, for the points measured; not after an interruption);
+    /// returns `outcome`.
     pub fn finish(mut self, outcome: anyhow::Result<()>) -> anyhow::Result<()> {
         let status = match &outcome {
             Ok(()) => "complete",
@@ -178,7 +179,11 @@ impl Recorder {
         if let Err(e) = self.output.write_files(report) {
             return outcome.and(Err(e));
         }
-        outcome?;
+        // A failed run still shows what it measured; an interrupted one stops at once.
+        let interrupted = matches!(&outcome, Err(e) if e.downcast_ref::<Interrupted>().is_some());
+        if interrupted || (outcome.is_err() && report.results.is_empty()) {
+            return outcome;
+        }
         self.output.write_stdout(report)?;
         if !self.output.quiet {
             let table = report::table::render(report);
@@ -194,6 +199,6 @@ impl Recorder {
                 );
             }
         }
-        Ok(())
+        outcome
     }
 }

@@ -97,22 +97,45 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
     }
     let mut rec = Recorder::new(argv, &args.output);
     let n = jobs.len();
-    let outcome = jobs
-        .into_iter()
-        .enumerate()
-        .try_for_each(|(i, (line, _, command))| {
-            if !rec.quiet() {
-                eprintln!("job {}/{n}: peakbench {}", i + 1, line.join(" "));
+    // A job that fails (io_uring disabled, a missing directory, an absent server) is reported
+    // and the suite goes on with the next one; the run then ends as failed, exit code 1. An
+    // interruption stops the suite at once.
+    let mut failed = Vec::new();
+    let mut outcome = Ok(());
+    for (i, (line, _, command)) in jobs.into_iter().enumerate() {
+        if !rec.quiet() {
+            eprintln!("job {}/{n}: peakbench {}", i + 1, line.join(" "));
+        }
+        let result = match command {
+            Command::Cpu(a) => super::cpu::run_into(*a, &mut rec),
+            Command::Mem(a) => super::mem::run_into(*a, &mut rec),
+            Command::Disk(a) => super::disk::run_into(*a, &mut rec),
+            Command::Net(a) => super::net::run_into(*a, &mut rec),
+            _ => Err(UsageError(format!("job {}: not a benchmark", i + 1)).into()),
+        };
+        match result {
+            Ok(()) => {}
+            Err(e) if e.downcast_ref::<super::Interrupted>().is_some() => {
+                outcome = Err(e);
+                break;
             }
-            let result = match command {
-                Command::Cpu(a) => super::cpu::run_into(*a, &mut rec),
-                Command::Mem(a) => super::mem::run_into(*a, &mut rec),
-                Command::Disk(a) => super::disk::run_into(*a, &mut rec),
-                Command::Net(a) => super::net::run_into(*a, &mut rec),
-                _ => Err(UsageError(format!("job {}: not a benchmark", i + 1)).into()),
-            };
-            result.map_err(|e| e.context(format!("job {}/{n} ({})", i + 1, line[0])))
-        });
+            Err(e) => {
+                eprintln!(
+                    "peakbench: job {}/{n} ({}) failed: {e:#}; going on with the next job",
+                    i + 1,
+                    line[0]
+                );
+                failed.push(format!("{} ({})", i + 1, line[0]));
+            }
+        }
+    }
+    if outcome.is_ok() && !failed.is_empty() {
+        outcome = Err(anyhow::anyhow!(
+            "{} of {n} jobs failed: job {}; the other jobs' points are kept",
+            failed.len(),
+            failed.join(", job ")
+        ));
+    }
     rec.finish(outcome)
 }
 
