@@ -136,22 +136,23 @@ pub fn check_output_file(path: &std::path::Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A count within `lo..=hi` as the integer type a value parser returns (the range keeps it in
+/// that type); the message says what is wrong.
+pub fn count_in<T: TryFrom<u64>>(s: &str, lo: u64, hi: u64) -> Result<T, String> {
+    let n = units::parse_count(s, lo, hi).map_err(|e| e.to_string())?;
+    T::try_from(n).map_err(|_| format!("'{s}' is out of range: {lo} to {hi}"))
+}
+
 pub fn parse_repeat(s: &str) -> Result<usize, String> {
-    units::parse_count(s, 1, 1000)
-        .map(|n| n as usize)
-        .map_err(|e| e.to_string())
+    count_in(s, 1, 1000)
 }
 
 pub fn parse_warmup(s: &str) -> Result<usize, String> {
-    units::parse_count(s, 0, 100)
-        .map(|n| n as usize)
-        .map_err(|e| e.to_string())
+    count_in(s, 0, 100)
 }
 
 pub fn parse_threads(s: &str) -> Result<usize, String> {
-    units::parse_count(s, 1, 4096)
-        .map(|n| n as usize)
-        .map_err(|e| e.to_string())
+    count_in(s, 1, 4096)
 }
 
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {

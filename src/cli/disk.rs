@@ -9,7 +9,7 @@ use crate::bench::disk::{
     DiskError, DiskOptions, DiskPeaks, DiskSession, DiskWorkload, EngineKind, points, uring,
 };
 use crate::runner::Repetition;
-use crate::units::{format_bytes_binary, parse_count};
+use crate::units::format_bytes_binary;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -112,15 +112,11 @@ fn parse_jobs(s: &str) -> Result<usize, String> {
 }
 
 fn parse_depth(s: &str) -> Result<usize, String> {
-    parse_count(s, 1, 256)
-        .map(|n| n as usize)
-        .map_err(|e| e.to_string())
+    super::common::count_in(s, 1, 256)
 }
 
 fn parse_percent(s: &str) -> Result<u32, String> {
-    parse_count(s, 0, 100)
-        .map(|n| n as u32)
-        .map_err(|e| e.to_string())
+    super::common::count_in(s, 0, 100)
 }
 
 fn parse_ramp(s: &str) -> Result<std::time::Duration, String> {

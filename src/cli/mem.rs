@@ -88,9 +88,7 @@ fn parse_bytes(s: &str) -> Result<u64, String> {
 }
 
 fn parse_channels(s: &str) -> Result<u32, String> {
-    crate::units::parse_count(s, 1, 64)
-        .map(|n| n as u32)
-        .map_err(|e| e.to_string())
+    super::common::count_in(s, 1, 64)
 }
 
 pub fn run(args: MemArgs, argv: Vec<String>) -> anyhow::Result<()> {

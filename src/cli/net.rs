@@ -7,7 +7,7 @@ use crate::bench::net::protocol::{DEFAULT_PORT, limits};
 use crate::bench::net::server::{Server, ServerConfig};
 use crate::bench::net::{NetOptions, NetSession, NetWorkload, Proto, points, resolve};
 use crate::runner::stop;
-use crate::units::{format_bytes_binary, parse_count};
+use crate::units::format_bytes_binary;
 use clap::{Args, Subcommand, ValueEnum};
 use std::net::{IpAddr, SocketAddr};
 
@@ -110,15 +110,11 @@ fn parse_workload(s: &str) -> Result<NetWorkload, String> {
 }
 
 fn parse_streams(s: &str) -> Result<u32, String> {
-    parse_count(s, 1, limits::MAX_STREAMS as u64)
-        .map(|n| n as u32)
-        .map_err(|e| e.to_string())
+    super::common::count_in(s, 1, limits::MAX_STREAMS as u64)
 }
 
 fn parse_max_tests(s: &str) -> Result<usize, String> {
-    parse_count(s, 1, 64)
-        .map(|n| n as usize)
-        .map_err(|e| e.to_string())
+    super::common::count_in(s, 1, 64)
 }
 
 fn parse_message(s: &str) -> Result<u32, String> {

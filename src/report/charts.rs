@@ -906,6 +906,17 @@ pub fn for_report(report: &Report) -> Vec<Chart> {
     out
 }
 
+/// Lines of a figure (linear y) against a count (threads, queue depth, streams; log x).
+fn against_count(x: &str, y: String, series: Vec<Series>) -> Plot {
+    Plot::Lines {
+        x: Axis::new(x, Scale::Log, Ticks::Count),
+        y: Axis::new(y, Scale::Linear, Ticks::Number),
+        series,
+        markers: Vec::new(),
+        legend: Legend::UpperLeft,
+    }
+}
+
 /// Throughput against threads, one chart per workload, one line per variant (ISA, block size).
 fn throughput_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
     let throughput: Vec<&ResultRecord> = records
@@ -937,17 +948,11 @@ fn throughput_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
                     super::subsystem_name(subsystem)
                 ),
                 note: String::new(),
-                plot: Plot::Lines {
-                    x: Axis::new("threads", Scale::Log, Ticks::Count),
-                    y: Axis::new(
-                        format!("throughput ({})", unit_name(&unit)),
-                        Scale::Linear,
-                        Ticks::Number,
-                    ),
+                plot: against_count(
+                    "threads",
+                    format!("throughput ({})", unit_name(&unit)),
                     series,
-                    markers: Vec::new(),
-                    legend: Legend::UpperLeft,
-                },
+                ),
             }
         })
         .collect()
@@ -1036,21 +1041,15 @@ fn disk_charts(records: &[&ResultRecord]) -> Vec<Chart> {
                 subsystem: "disk".into(),
                 title: format!("Disk {workload}: {what} vs queue depth"),
                 note: String::new(),
-                plot: Plot::Lines {
-                    x: Axis::new("queue depth (per thread)", Scale::Log, Ticks::Count),
-                    y: Axis::new(
-                        if metric == "iops" {
-                            "IOPS".to_string()
-                        } else {
-                            format!("{what} ({})", unit_name(&first.unit))
-                        },
-                        Scale::Linear,
-                        Ticks::Number,
-                    ),
-                    series: series_of(&of, "iodepth", name),
-                    markers: Vec::new(),
-                    legend: Legend::UpperLeft,
-                },
+                plot: against_count(
+                    "queue depth (per thread)",
+                    if metric == "iops" {
+                        "IOPS".to_string()
+                    } else {
+                        format!("{what} ({})", unit_name(&first.unit))
+                    },
+                    series_of(&of, "iodepth", name),
+                ),
             });
         }
     }
@@ -1091,17 +1090,11 @@ fn net_charts(records: &[&ResultRecord]) -> Vec<Chart> {
                 subsystem: "net".into(),
                 title: format!("Network {workload}: goodput vs streams"),
                 note: "Payload bit rate measured at the receiver.".into(),
-                plot: Plot::Lines {
-                    x: Axis::new("parallel streams", Scale::Log, Ticks::Count),
-                    y: Axis::new(
-                        format!("goodput ({})", unit_name(&unit)),
-                        Scale::Linear,
-                        Ticks::Number,
-                    ),
+                plot: against_count(
+                    "parallel streams",
+                    format!("goodput ({})", unit_name(&unit)),
                     series,
-                    markers: Vec::new(),
-                    legend: Legend::UpperLeft,
-                },
+                ),
             }
         })
         .collect()
