@@ -1,6 +1,8 @@
 //! The result data every benchmark produces and every exporter reads: the JSON contract of
 //! SPEC §6, documented in docs/json-schema.md and checked against docs/results.schema.json.
 
+pub mod fleet;
+
 use crate::measure::Summary;
 use crate::measure::stats::nan_as_null;
 use crate::sysinfo::SystemInfo;
@@ -9,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Bumped whenever a field changes meaning or disappears.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The tool that produced a document.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -126,6 +128,10 @@ pub struct Report {
     pub command_line: Vec<String>,
     pub system: SystemInfo,
     pub results: Vec<ResultRecord>,
+    /// A multi-node run's nodes, outliers and network matrices (since version 3; absent for
+    /// one machine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<fleet::Fleet>,
 }
 
 /// Why a document could not be read back as a [`Report`].
@@ -166,6 +172,7 @@ impl Report {
             command_line,
             system,
             results: Vec::new(),
+            fleet: None,
         }
     }
 }

@@ -49,7 +49,7 @@ fn null_workload_writes_every_format() {
         .stdout("");
     let doc = read_json(&json);
     assert_eq!(common::schema_errors(&doc), Vec::<String>::new());
-    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["schema_version"], 3);
     assert_eq!(doc["command_line"][1], "cpu");
     let results = doc["results"].as_array().unwrap();
     assert_eq!(results.len(), 2);

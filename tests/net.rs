@@ -6,6 +6,7 @@
 mod common;
 
 use assert_cmd::Command;
+use common::{Namespaces, run_ip};
 use peakbench::bench::net::client::{self, NetError, Target};
 use peakbench::bench::net::protocol::{self, Msg, PROTOCOL_VERSION, Proto, TestKind, TestParams};
 use peakbench::bench::net::server::{Server, ServerConfig};
@@ -452,90 +453,26 @@ fn a_server_that_is_not_there_is_a_one_line_failure() {
 }
 
 /// Two network namespaces joined by a veth pair, removed when dropped.
-struct Namespaces {
-    names: [String; 2],
-}
-
-impl Namespaces {
-    fn create() -> Result<Namespaces, String> {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            return Err("needs root to create network namespaces".into());
-        }
-        if std::process::Command::new("ip").arg("-V").output().is_err() {
-            return Err("needs the `ip` command (apt-get install iproute2)".into());
-        }
-        let id = std::process::id() % 10_000;
-        let ns = Namespaces {
-            names: [format!("pbtest{id}a"), format!("pbtest{id}b")],
-        };
-        let (a, b) = (&ns.names[0], &ns.names[1]);
-        let veth = (format!("pb{id}a"), format!("pb{id}b"));
-        let steps: Vec<Vec<String>> = vec![
-            vec!["netns".into(), "add".into(), a.clone()],
-            vec!["netns".into(), "add".into(), b.clone()],
-            vec![
-                "link".into(),
-                "add".into(),
-                veth.0.clone(),
-                "netns".into(),
-                a.clone(),
-                "type".into(),
-                "veth".into(),
-                "peer".into(),
-                "name".into(),
-                veth.1.clone(),
-                "netns".into(),
-                b.clone(),
-            ],
-        ];
-        for step in steps {
-            run_ip(&step)?;
-        }
-        for (n, dev, addr) in [(a, &veth.0, "10.231.0.1/24"), (b, &veth.1, "10.231.0.2/24")] {
-            for cmd in [
-                vec!["addr", "add", addr, "dev", dev.as_str()],
-                vec!["link", "set", dev.as_str(), "up"],
-                vec!["link", "set", "lo", "up"],
-            ] {
-                let mut full = vec!["-n".to_string(), n.clone()];
-                full.extend(cmd.iter().map(|s| s.to_string()));
-                run_ip(&full)?;
-            }
-        }
-        Ok(ns)
+/// Two namespaces joined by a veth pair, 10.231.0.1 and .2.
+fn veth_pair() -> Result<Namespaces, String> {
+    let id = std::process::id() % 10_000;
+    let ns = Namespaces::new(vec![format!("pbtest{id}a"), format!("pbtest{id}b")])?;
+    let (a, b) = (&ns.names[0], &ns.names[1]);
+    let veth = (format!("pb{id}a"), format!("pb{id}b"));
+    run_ip(&[
+        "link", "add", &veth.0, "netns", a, "type", "veth", "peer", "name", &veth.1, "netns", b,
+    ])?;
+    for (n, dev, addr) in [(a, &veth.0, "10.231.0.1/24"), (b, &veth.1, "10.231.0.2/24")] {
+        run_ip(&["-n", n, "addr", "add", addr, "dev", dev])?;
+        run_ip(&["-n", n, "link", "set", dev, "up"])?;
+        run_ip(&["-n", n, "link", "set", "lo", "up"])?;
     }
-}
-
-fn run_ip(args: &[String]) -> Result<(), String> {
-    let out = std::process::Command::new("ip")
-        .args(args)
-        .output()
-        .map_err(|e| e.to_string())?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "ip {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
-}
-
-impl Drop for Namespaces {
-    fn drop(&mut self) {
-        for n in &self.names {
-            let _ = std::process::Command::new("ip")
-                .args(["netns", "del", n])
-                .output();
-        }
-    }
+    Ok(ns)
 }
 
 #[test]
 fn across_a_veth_pair_between_two_namespaces() {
-    let ns = match Namespaces::create() {
+    let ns = match veth_pair() {
         Ok(ns) => ns,
         Err(why) => {
             eprintln!("SKIPPED across_a_veth_pair_between_two_namespaces: {why}");

@@ -57,6 +57,21 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
+    /// No files, no terminal output, no database: a run whose report is used elsewhere (a
+    /// cluster rank's node-local profile).
+    pub fn silent() -> OutputArgs {
+        OutputArgs {
+            json: None,
+            csv: None,
+            markdown: None,
+            html: None,
+            quiet: true,
+            reference: false,
+            no_history: true,
+            db: super::history::DbArgs { db: None },
+        }
+    }
+
     /// True when some output goes to standard output, so the table must not.
     pub fn stdout_taken(&self) -> bool {
         [&self.json, &self.csv, &self.markdown, &self.html]

@@ -55,7 +55,8 @@ pub enum Command {
     History(history::HistoryArgs),
     /// Compare two runs point by point (Welch's t-test); exit code 3 on a significant regression.
     Compare(history::CompareArgs),
-    /// Many machines: `cluster identity` shows the rank this process gets from its launcher.
+    /// Many machines: `cluster run` under mpirun, srun, SSH or Kubernetes (one merged report);
+    /// `cluster identity` shows the rank this process gets from its launcher.
     Cluster(cluster::ClusterArgs),
 }
 
@@ -72,7 +73,7 @@ pub fn run(cli: Cli, argv: Vec<String>) -> anyhow::Result<()> {
         Command::Run(args) => run::run(*args, argv),
         Command::History(args) => history::run_history(args),
         Command::Compare(args) => history::run_compare(args),
-        Command::Cluster(args) => cluster::run(args),
+        Command::Cluster(args) => cluster::run(args, argv),
     }
 }
 

@@ -58,17 +58,7 @@ impl Recorder {
             Some(r) => r,
             None => {
                 let r = Report::new(collect(ClockBudget::default()), self.argv.clone());
-                if matches!(self.history, History::Pending) {
-                    self.history = match self.open_history(&r) {
-                        Ok((store, run)) => History::On(store, run),
-                        Err(e) => {
-                            eprintln!(
-                                "peakbench: warning: the run is not stored in the history: {e:#}"
-                            );
-                            History::Failed
-                        }
-                    };
-                }
+                self.start_history(&r);
                 r
             }
         };
@@ -77,10 +67,38 @@ impl Recorder {
         sys
     }
 
-    fn open_history(&self, report: &Report) -> anyhow::Result<(Store, i64)> {
-        let mut store = self.output.db.open()?;
-        let run = store.begin_run(report)?;
-        Ok((store, run))
+    /// Takes a report measured elsewhere (a cluster run's merge) as this run's: it is stored
+    /// and written like a measured one. No reference tool runs for it.
+    pub fn adopt(&mut self, mut report: Report) -> anyhow::Result<()> {
+        let records = std::mem::take(&mut report.results);
+        self.start_history(&report);
+        self.reference = None;
+        self.report = Some(report);
+        self.add(records)
+    }
+
+    /// The report measured so far (none when nothing started).
+    pub fn into_report(self) -> Option<Report> {
+        self.report
+    }
+
+    /// Opens the database and starts the run in it, unless that is not wanted or done.
+    fn start_history(&mut self, report: &Report) {
+        if !matches!(self.history, History::Pending) {
+            return;
+        }
+        let opened = self
+            .output
+            .db
+            .open()
+            .and_then(|mut store| store.begin_run(report).map(|run| (store, run)));
+        self.history = match opened {
+            Ok((store, run)) => History::On(store, run),
+            Err(e) => {
+                eprintln!("peakbench: warning: the run is not stored in the history: {e:#}");
+                History::Failed
+            }
+        };
     }
 
     /// Runs the reference tool of every record where one applies (one run per point: the

@@ -45,7 +45,7 @@ fn accepts(sub: &str, key: &str) -> bool {
         .is_some_and(|c| c.get_arguments().any(|a| a.get_long() == Some(key)))
 }
 
-fn format_duration(d: Duration) -> String {
+pub(super) fn format_duration(d: Duration) -> String {
     let s = d.as_secs();
     if s >= 3600 {
         format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
@@ -56,11 +56,18 @@ fn format_duration(d: Duration) -> String {
     }
 }
 
-pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
-    args.output.validate()?;
-    let profile = load(&args.profile)?;
+/// One job of a profile: its command line, estimated time and parsed command.
+pub(super) struct Job {
+    pub line: Vec<String>,
+    pub estimate: Duration,
+    pub command: Command,
+}
+
+/// Loads a profile and parses every job before anything runs: a typo in the last job fails at
+/// once.
+pub(super) fn plan(name: &str) -> anyhow::Result<(Profile, Vec<Job>)> {
+    let profile = load(name)?;
     let hw = std::thread::available_parallelism().map_or(1, |n| n.get());
-    // Every job is parsed before anything runs: a typo in the last job fails at once.
     let mut jobs = Vec::new();
     for (i, job) in profile.jobs.iter().enumerate() {
         let line = job.argv(&profile.defaults, |k| accepts(&job.subsystem, k), hw);
@@ -72,71 +79,94 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
                 job.subsystem
             ))
         })?;
-        jobs.push((line, job.estimate(&profile.defaults, hw), command));
+        jobs.push(Job {
+            estimate: job.estimate(&profile.defaults, hw),
+            line,
+            command,
+        });
     }
-    let total: Duration = jobs.iter().map(|(_, t, _)| *t).sum();
+    Ok((profile, jobs))
+}
+
+pub(super) fn total(jobs: &[Job]) -> Duration {
+    jobs.iter().map(|j| j.estimate).sum()
+}
+
+pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
+    args.output.validate()?;
+    let (profile, jobs) = plan(&args.profile)?;
     if !args.output.quiet || args.dry_run {
         eprintln!(
             "peakbench run: profile {} — {}; {} jobs, estimated {}",
             profile.name,
             profile.description,
             jobs.len(),
-            format_duration(total)
+            format_duration(total(&jobs))
         );
     }
     if args.dry_run {
-        for (i, (line, t, _)) in jobs.iter().enumerate() {
+        for (i, job) in jobs.iter().enumerate() {
             println!(
                 "job {}: peakbench {}  (about {})",
                 i + 1,
-                line.join(" "),
-                format_duration(*t)
+                job.line.join(" "),
+                format_duration(job.estimate)
             );
         }
         return Ok(());
     }
     let mut rec = Recorder::new(argv, &args.output);
     let n = jobs.len();
-    // A job that fails (io_uring disabled, a missing directory, an absent server) is reported
-    // and the suite goes on with the next one; the run then ends as failed, exit code 1. An
-    // interruption stops the suite at once.
-    let mut failed = Vec::new();
-    let mut outcome = Ok(());
-    for (i, (line, _, command)) in jobs.into_iter().enumerate() {
-        if !rec.quiet() {
-            eprintln!("job {}/{n}: peakbench {}", i + 1, line.join(" "));
+    let outcome = run_jobs(jobs, &mut rec).and_then(|failed| {
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            let which: Vec<&str> = failed.iter().map(|(job, _)| job.as_str()).collect();
+            Err(anyhow::anyhow!(
+                "{} of {n} jobs failed: job {}; the other jobs' points are kept",
+                failed.len(),
+                which.join(", job ")
+            ))
         }
-        let result = match command {
-            Command::Cpu(a) => super::cpu::run_into(*a, &mut rec),
-            Command::Mem(a) => super::mem::run_into(*a, &mut rec),
-            Command::Disk(a) => super::disk::run_into(*a, &mut rec),
-            Command::Net(a) => super::net::run_into(*a, &mut rec),
+    });
+    rec.finish(outcome)
+}
+
+/// Runs the jobs one after the other into `rec`. A job that fails (io_uring disabled, a
+/// missing directory, an absent server) is reported and the suite goes on with the next one;
+/// the failed jobs are returned ("3 (disk)" and the error). An interruption stops the suite at
+/// once (Err).
+pub(super) fn run_jobs(
+    jobs: Vec<Job>,
+    rec: &mut Recorder,
+) -> anyhow::Result<Vec<(String, String)>> {
+    let n = jobs.len();
+    let mut failed = Vec::new();
+    for (i, job) in jobs.into_iter().enumerate() {
+        if !rec.quiet() {
+            eprintln!("job {}/{n}: peakbench {}", i + 1, job.line.join(" "));
+        }
+        let result = match job.command {
+            Command::Cpu(a) => super::cpu::run_into(*a, rec),
+            Command::Mem(a) => super::mem::run_into(*a, rec),
+            Command::Disk(a) => super::disk::run_into(*a, rec),
+            Command::Net(a) => super::net::run_into(*a, rec),
             _ => Err(UsageError(format!("job {}: not a benchmark", i + 1)).into()),
         };
         match result {
             Ok(()) => {}
-            Err(e) if e.downcast_ref::<super::Interrupted>().is_some() => {
-                outcome = Err(e);
-                break;
-            }
+            Err(e) if e.downcast_ref::<super::Interrupted>().is_some() => return Err(e),
             Err(e) => {
                 eprintln!(
                     "peakbench: job {}/{n} ({}) failed: {e:#}; going on with the next job",
                     i + 1,
-                    line[0]
+                    job.line[0]
                 );
-                failed.push(format!("{} ({})", i + 1, line[0]));
+                failed.push((format!("{} ({})", i + 1, job.line[0]), format!("{e:#}")));
             }
         }
     }
-    if outcome.is_ok() && !failed.is_empty() {
-        outcome = Err(anyhow::anyhow!(
-            "{} of {n} jobs failed: job {}; the other jobs' points are kept",
-            failed.len(),
-            failed.join(", job ")
-        ));
-    }
-    rec.finish(outcome)
+    Ok(failed)
 }
 
 /// Parses one job's command line (without the program name).

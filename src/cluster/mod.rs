@@ -1,4 +1,13 @@
 //! Many machines (SPEC §5): peakbench under the launchers a cluster already has (mpirun, srun,
-//! SSH host lists, Kubernetes indexed Jobs). So far: each process's identity from its launcher.
+//! SSH host lists, Kubernetes indexed Jobs). Each process learns its rank from its launcher
+//! ([`identity`]), finds rank 0's coordinator ([`rendezvous`]), runs the node-local profile when
+//! told to and the network tests between nodes in rounds ([`schedule`]); rank 0 merges
+//! everything into one report ([`fleet`]).
 
+pub mod coordinator;
+pub mod fleet;
 pub mod identity;
+pub mod messages;
+pub mod rendezvous;
+pub mod schedule;
+pub mod worker;

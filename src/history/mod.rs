@@ -60,6 +60,10 @@ CREATE TABLE IF NOT EXISTS samples (
     value REAL
 );
 CREATE INDEX IF NOT EXISTS samples_point ON samples(point_id);
+CREATE TABLE IF NOT EXISTS fleets (
+    run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+    fleet TEXT NOT NULL
+);
 ";
 
 /// The parameters that say which point a record is (not what the harness chose or measured
@@ -87,6 +91,10 @@ const IDENTITY: &[&str] = &[
     "direction",
     "target_rate_bps",
     "server",
+    "node",
+    "pattern",
+    "src_node",
+    "dst_node",
 ];
 
 /// The identity of a record's point: subsystem, workload, metric and the identity parameters.
@@ -198,7 +206,16 @@ impl Store {
                 ],
             )
             .map_err(sql_err("cannot store the run"))?;
-        Ok(self.conn.last_insert_rowid())
+        let run = self.conn.last_insert_rowid();
+        if let Some(fleet) = &report.fleet {
+            self.conn
+                .execute(
+                    "INSERT INTO fleets(run_id, fleet) VALUES (?1, ?2)",
+                    params![run, serde_json::to_string(fleet)?],
+                )
+                .map_err(sql_err("cannot store the run's nodes"))?;
+        }
+        Ok(run)
     }
 
     /// Stores records of `run` (numbered from `first_seq`) with their samples, all or nothing.
@@ -352,6 +369,17 @@ impl Store {
                     .map_err(|e| anyhow::anyhow!("{what}: a stored point is unreadable: {e}"))
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
+        let fleet: Option<String> = self
+            .conn
+            .query_row("SELECT fleet FROM fleets WHERE run_id = ?1", [run], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(sql_err(what))?;
+        let fleet = fleet
+            .map(|f| serde_json::from_str(&f))
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("{what}: its node list is unreadable: {e}"))?;
         Ok(Report {
             schema_version: schema,
             tool: Tool {
@@ -364,6 +392,7 @@ impl Store {
                 anyhow::anyhow!("{what}: its system information is unreadable: {e}")
             })?,
             results: records,
+            fleet,
         })
     }
 }

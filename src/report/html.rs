@@ -3,11 +3,13 @@
 //! the SPEC §4 tables, every peak's formula and inputs, and the latency and Little's-law notes.
 
 use super::charts::{self, Chart};
+use super::fleet;
 use super::{
     groups, has_reference, headers, littles_law_notes, peak_notes, percentile_notes, row,
     subsystem_name, variant_header,
 };
 use crate::results::Report;
+use crate::results::fleet::{Fleet, Matrix};
 
 const STYLE: &str = r#"
 :root { color-scheme: light; }
@@ -134,6 +136,69 @@ fn notes(title: &str, lines: Vec<String>) -> String {
     out
 }
 
+/// A node-pair matrix as a heatmap: a table whose cells are coloured from red (the worst link)
+/// to green (the best).
+fn heatmap(f: &Fleet, m: &Matrix) -> String {
+    let (head, rows) = fleet::matrix_table(f, m);
+    let mut out = format!(
+        "<h3>{}</h3>\n<div class=\"scroll\"><table class=\"heatmap\">\n<thead><tr>",
+        esc(&fleet::matrix_title(m))
+    );
+    for h in &head {
+        out.push_str(&format!("<th>{}</th>", esc(h)));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for (src, cells) in rows.iter().enumerate() {
+        out.push_str(&format!("<tr><th>{}</th>", esc(&cells[0])));
+        for (dst, c) in cells[1..].iter().enumerate() {
+            let style = fleet::heat(m, m.values[src][dst])
+                .map(|bg| format!(" style=\"background:{bg}\""))
+                .unwrap_or_default();
+            out.push_str(&format!("<td class=\"num\"{style}>{}</td>", esc(c)));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table></div>\n");
+    out
+}
+
+/// A multi-node run: the nodes (each one's system information folded), the heatmaps and the
+/// outliers.
+fn fleet_section(f: &Fleet) -> String {
+    let mut out = String::from("<section id=\"nodes\">\n<h2>Nodes</h2>\n");
+    out.push_str(&format!("<p>{}</p>\n", esc(&fleet::summary(f))));
+    let (head, rows) = fleet::node_table(f);
+    out.push_str(&table("nodes", &head, rows, usize::MAX));
+    out.push_str(&notes(
+        "Outliers",
+        f.outliers.iter().map(fleet::outlier_line).collect(),
+    ));
+    for m in &f.matrices {
+        out.push_str(&heatmap(f, m));
+    }
+    out.push_str(&notes("Notes", f.notes.clone()));
+    for n in &f.nodes {
+        if let Some(sys) = &n.system {
+            out.push_str(&format!(
+                "<details><summary>System of rank {} ({})</summary>\n{}</details>\n",
+                n.rank,
+                esc(&n.hostname),
+                table(
+                    "system",
+                    &["Property".to_string(), "Value [source]".to_string()],
+                    super::table::system_rows(sys)
+                        .into_iter()
+                        .map(|(k, v)| vec![k, v])
+                        .collect(),
+                    usize::MAX,
+                )
+            ));
+        }
+    }
+    out.push_str("</section>\n");
+    out
+}
+
 /// The report as one self-contained HTML page.
 pub fn render(report: &Report) -> Vec<u8> {
     let charts = charts::for_report(report);
@@ -166,6 +231,9 @@ pub fn render(report: &Report) -> Vec<u8> {
         esc(&super::table::machine_line(&report.system)),
     ));
     out.push_str("<nav>");
+    if report.fleet.is_some() {
+        out.push_str("<a href=\"#nodes\">Nodes</a>");
+    }
     for s in &subsystems {
         out.push_str(&format!(
             "<a href=\"#{}\">{}</a>",
@@ -180,6 +248,9 @@ pub fn render(report: &Report) -> Vec<u8> {
 
     if report.results.is_empty() {
         out.push_str("<p>This report has no results.</p>\n");
+    }
+    if let Some(f) = &report.fleet {
+        out.push_str(&fleet_section(f));
     }
     for subsystem in &subsystems {
         out.push_str(&format!(

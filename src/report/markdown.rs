@@ -50,5 +50,35 @@ pub fn render(report: &Report) -> Vec<u8> {
             }
         }
     }
+    if let Some(f) = &report.fleet {
+        use super::fleet::{matrix_table, matrix_title, node_table, outlier_line, summary};
+        out.push_str(&format!("\n## Nodes\n\n{}\n\n", summary(f)));
+        let grid = |(head, rows): (Vec<String>, Vec<Vec<String>>)| {
+            let mut g = line(&head) + &line(&vec!["---".to_string(); head.len()]);
+            for r in rows {
+                g.push_str(&line(&r));
+            }
+            g
+        };
+        out.push_str(&grid(node_table(f)));
+        for m in &f.matrices {
+            out.push_str(&format!("\n### {}\n\n", matrix_title(m)));
+            out.push_str(&grid(matrix_table(f, m)));
+        }
+        for (title, lines) in [
+            (
+                "Outliers",
+                f.outliers.iter().map(outlier_line).collect::<Vec<_>>(),
+            ),
+            ("Notes", f.notes.clone()),
+        ] {
+            if !lines.is_empty() {
+                out.push_str(&format!("\n### {title}\n\n"));
+                for l in lines {
+                    out.push_str(&format!("- {l}\n"));
+                }
+            }
+        }
+    }
     out.into_bytes()
 }

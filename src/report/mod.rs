@@ -4,6 +4,7 @@
 
 pub mod charts;
 pub mod csv;
+pub mod fleet;
 pub mod html;
 pub mod json;
 pub mod markdown;
@@ -32,9 +33,26 @@ fn percent(fraction: Option<f64>) -> String {
     fraction.map_or_else(|| "—".to_string(), |f| format!("{:.1}", f * 100.0))
 }
 
-/// The "variant" column: the ISA for CPU points; for memory, the block size, or for latency the
-/// working set and page size, the probe, or the cache level found.
+/// The "variant" column, and where the point ran in a multi-node run: "node 2", or the link
+/// "pairs 0→1".
 fn variant(rec: &ResultRecord) -> String {
+    let v = base_variant(rec);
+    let num = |k: &str| rec.params.get(k).and_then(|v| v.as_u64());
+    let place = match (num("src_node"), num("dst_node"), num("node")) {
+        (Some(s), Some(d), _) => format!("{} {s}→{d}", rec.param("pattern")),
+        (_, _, Some(n)) => format!("node {n}"),
+        _ => return v,
+    };
+    if v.is_empty() {
+        place
+    } else {
+        format!("{v} {place}")
+    }
+}
+
+/// The ISA for CPU points; for memory, the block size, or for latency the working set and page
+/// size, the probe, or the cache level found.
+fn base_variant(rec: &ResultRecord) -> String {
     let size = |key: &str| {
         rec.params
             .get(key)

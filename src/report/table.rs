@@ -81,6 +81,45 @@ pub fn render(report: &Report) -> String {
             }
         }
     }
+    if let Some(f) = &report.fleet {
+        out.push_str(&render_fleet(f));
+    }
+    out
+}
+
+/// A multi-node run's nodes, matrices, outliers and notes.
+fn render_fleet(f: &crate::results::fleet::Fleet) -> String {
+    use super::fleet::{matrix_table, matrix_title, node_table, outlier_line, summary};
+    let grid = |(head, rows): (Vec<String>, Vec<Vec<String>>)| {
+        let mut t = new_table();
+        t.set_header(head);
+        for r in rows {
+            t.add_row(r);
+        }
+        t
+    };
+    let mut out = format!("Nodes: {}\n{}\n", summary(f), grid(node_table(f)));
+    for m in &f.matrices {
+        out.push_str(&format!(
+            "{}\n{}\n",
+            matrix_title(m),
+            grid(matrix_table(f, m))
+        ));
+    }
+    for (title, lines) in [
+        (
+            "Outliers",
+            f.outliers.iter().map(outlier_line).collect::<Vec<_>>(),
+        ),
+        ("Notes", f.notes.clone()),
+    ] {
+        if !lines.is_empty() {
+            out.push_str(&format!("{title}:\n"));
+            for l in lines {
+                out.push_str(&format!("  {l}\n"));
+            }
+        }
+    }
     out
 }
 

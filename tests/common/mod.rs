@@ -183,6 +183,7 @@ pub fn fixed_report() -> Report {
             rws,
             chase,
         ],
+        fleet: None,
     }
 }
 
@@ -497,10 +498,62 @@ pub fn chart_report() -> Report {
         ],
         system,
         results,
+        fleet: None,
     }
 }
 
 /// The results database the CLI tests write to (under the target directory, never the user's).
 pub fn test_db() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("history.db")
+}
+
+/// Network namespaces this test created, deleted (with their interfaces) when dropped.
+pub struct Namespaces {
+    pub names: Vec<String>,
+}
+
+impl Namespaces {
+    /// Creates the namespaces `names`; an error says what is missing (root, `ip`).
+    pub fn new(names: Vec<String>) -> Result<Namespaces, String> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err("needs root to create network namespaces".into());
+        }
+        if std::process::Command::new("ip").arg("-V").output().is_err() {
+            return Err("needs the `ip` command (apt-get install iproute2)".into());
+        }
+        let mut ns = Namespaces { names: Vec::new() };
+        for n in names {
+            run_ip(&["netns", "add", &n])?;
+            ns.names.push(n);
+        }
+        Ok(ns)
+    }
+}
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for n in &self.names {
+            let _ = std::process::Command::new("ip")
+                .args(["netns", "del", n])
+                .output();
+        }
+    }
+}
+
+/// Runs `ip ARGS`; the error holds its message.
+pub fn run_ip(args: &[&str]) -> Result<(), String> {
+    let out = std::process::Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
 }

@@ -25,6 +25,7 @@
 //! HMAC-SHA256(token, "peakbench-net-v1" ‖ nonce); the token never crosses the wire.
 
 use hmac::{Hmac, Mac};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 use std::io::{self, Read, Write};
@@ -225,8 +226,8 @@ pub enum FrameError {
     Closed,
     #[error("the peer sent nothing for too long")]
     Timeout,
-    #[error("a {0}-byte control message exceeds the {MAX_FRAME_BYTES}-byte limit")]
-    TooLong(u32),
+    #[error("a {0}-byte control message exceeds the {1}-byte limit")]
+    TooLong(u32, u32),
     #[error("malformed control message: {0}")]
     Malformed(String),
     #[error("{0}")]
@@ -247,6 +248,12 @@ impl From<io::Error> for FrameError {
 
 /// Encodes a message as one frame.
 pub fn encode(msg: &Msg) -> Vec<u8> {
+    encode_frame(msg)
+}
+
+/// Encodes any message type as one frame (the cluster coordinator's messages use the same
+/// framing with a larger limit).
+pub fn encode_frame<T: Serialize>(msg: &T) -> Vec<u8> {
     let body = serde_json::to_vec(msg).expect("control messages serialise");
     let mut frame = Vec::with_capacity(4 + body.len());
     frame.extend_from_slice(&(body.len() as u32).to_be_bytes());
@@ -267,7 +274,7 @@ pub fn decode_frames(buf: &[u8]) -> Result<(Vec<Msg>, usize), FrameError> {
     while buf.len() - at >= 4 {
         let len = u32::from_be_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]]);
         if len > MAX_FRAME_BYTES {
-            return Err(FrameError::TooLong(len));
+            return Err(FrameError::TooLong(len, MAX_FRAME_BYTES));
         }
         let end = at + 4 + len as usize;
         if buf.len() < end {
@@ -281,21 +288,40 @@ pub fn decode_frames(buf: &[u8]) -> Result<(Vec<Msg>, usize), FrameError> {
 
 /// Writes one message.
 pub fn send(w: &mut impl Write, msg: &Msg) -> io::Result<()> {
-    w.write_all(&encode(msg))?;
-    w.flush()
+    write_frame(w, msg)
 }
 
 /// Reads one message; the stream's read timeout bounds the wait.
 pub fn recv(r: &mut impl Read) -> Result<Msg, FrameError> {
+    read_frame(r, MAX_FRAME_BYTES)
+}
+
+/// Reads one frame of at most `max` bytes (checked before allocation) as a `T`.
+pub fn read_frame<T: DeserializeOwned>(r: &mut impl Read, max: u32) -> Result<T, FrameError> {
     let mut len = [0u8; 4];
     r.read_exact(&mut len)?;
     let len = u32::from_be_bytes(len);
-    if len > MAX_FRAME_BYTES {
-        return Err(FrameError::TooLong(len));
+    if len > max {
+        return Err(FrameError::TooLong(len, max));
     }
     let mut body = vec![0u8; len as usize];
     r.read_exact(&mut body)?;
-    decode(&body)
+    serde_json::from_slice(&body).map_err(|e| FrameError::Malformed(e.to_string()))
+}
+
+/// Writes any message type as one frame.
+pub fn write_frame<T: Serialize>(w: &mut impl Write, msg: &T) -> io::Result<()> {
+    w.write_all(&encode_frame(msg))?;
+    w.flush()
+}
+
+/// Reads one frame of at most `max` bytes that must be complete by `until`.
+pub fn read_frame_until<T: DeserializeOwned>(
+    stream: &TcpStream,
+    until: Instant,
+    max: u32,
+) -> Result<T, FrameError> {
+    read_frame(&mut Deadline { stream, until }, max)
 }
 
 /// Reads from a stream with a deadline for the whole message, not for each read.
@@ -320,7 +346,7 @@ impl Read for Deadline<'_> {
 /// Reads one message that must be complete by `until` (a peer that trickles bytes is cut off
 /// as surely as a silent one).
 pub fn recv_until(stream: &TcpStream, until: Instant) -> Result<Msg, FrameError> {
-    recv(&mut Deadline { stream, until })
+    read_frame_until(stream, until, MAX_FRAME_BYTES)
 }
 
 /// Waits up to `timeout` for `stream` to have something to read, without reading it.
@@ -467,9 +493,9 @@ mod tests {
         let huge = 2_000_000_000u32.to_be_bytes();
         assert!(matches!(
             recv(&mut &huge[..]),
-            Err(FrameError::TooLong(2_000_000_000))
+            Err(FrameError::TooLong(2_000_000_000, MAX_FRAME_BYTES))
         ));
-        assert!(matches!(decode_frames(&huge), Err(FrameError::TooLong(_))));
+        assert!(matches!(decode_frames(&huge), Err(FrameError::TooLong(..))));
         let mut junk = 5u32.to_be_bytes().to_vec();
         junk.extend_from_slice(b"{\"ty");
         assert!(matches!(recv(&mut &junk[..]), Err(FrameError::Closed)));

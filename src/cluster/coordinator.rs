@@ -1,0 +1,511 @@
+//! Rank 0's coordinator: it waits for every rank to join, then drives the run step by step —
+//! the node-local profile in turns, then the link tests pattern by pattern — sending each rank
+//! of a step its command and waiting for every reply before the next step (the barrier).
+//! A rank that fails or vanishes is noted and left out of later steps; the run goes on with
+//! the others, and what they measured is kept.
+
+use super::fleet::{self, NodeOutcome};
+use super::messages::{self, LinkTest, Msg, NodeHello};
+use super::schedule::{self, Link};
+use crate::bench::net::TestParams;
+use crate::bench::net::protocol::{self, FrameError};
+use crate::results::fleet::OutlierRule;
+use crate::results::{Report, ResultRecord};
+use crate::sysinfo::SystemInfo;
+use std::io;
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+/// A pattern of link tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pattern {
+    /// Every ordered pair, in rounds of disjoint pairs, and every node to itself.
+    Pairs,
+    Ring,
+    Bisection,
+}
+
+impl Pattern {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::Pairs => "pairs",
+            Pattern::Ring => "ring",
+            Pattern::Bisection => "bisection",
+        }
+    }
+}
+
+impl std::str::FromStr for Pattern {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "pairs" => Ok(Pattern::Pairs),
+            "ring" => Ok(Pattern::Ring),
+            "bisection" => Ok(Pattern::Bisection),
+            _ => Err(format!(
+                "unknown pattern '{s}': use pairs, ring or bisection"
+            )),
+        }
+    }
+}
+
+/// What the run does and how long each part may take.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub world_size: u32,
+    /// Run the node-local profile.
+    pub local: bool,
+    pub patterns: Vec<Pattern>,
+    pub throughput: Option<TestParams>,
+    pub latency: Option<TestParams>,
+    pub repeat: u32,
+    pub join_timeout: Duration,
+    /// The longest one rank's node-local profile may take.
+    pub local_timeout: Duration,
+    pub rule: OutlierRule,
+    /// Print a line per step on stderr.
+    pub log: bool,
+}
+
+impl Plan {
+    /// The longest one link step may take: its tests and their set-up, with room to spare.
+    pub fn test_timeout(&self) -> Duration {
+        let one = |p: &Option<TestParams>| {
+            p.map_or(Duration::ZERO, |p| {
+                Duration::from_millis(p.duration_ms + p.omit_ms) + Duration::from_secs(3)
+            })
+        };
+        (one(&self.throughput) + one(&self.latency)) * self.repeat.max(1) * 2
+            + Duration::from_secs(30)
+    }
+
+    /// The steps of the link tests, each with its pattern's name.
+    pub fn link_steps(&self, machines: &[String]) -> Vec<(&'static str, Vec<Link>)> {
+        let n = self.world_size;
+        let mut steps = Vec::new();
+        for p in &self.patterns {
+            match p {
+                Pattern::Pairs => {
+                    steps.extend(schedule::all_pairs(n).into_iter().map(|s| ("pairs", s)));
+                    steps.extend(schedule::selves(machines).into_iter().map(|s| ("self", s)));
+                }
+                Pattern::Ring => steps.extend(schedule::ring(n).into_iter().map(|s| ("ring", s))),
+                Pattern::Bisection => {
+                    steps.extend(schedule::bisection(n).into_iter().map(|s| ("bisection", s)))
+                }
+            }
+        }
+        steps
+    }
+
+    /// An upper bound of the whole run, for the ranks' own deadline: joining, every rank's
+    /// profile one after the other (the worst case: all on one machine) and every link step.
+    pub fn total_timeout(&self) -> Duration {
+        let steps = self
+            .link_steps(&vec![String::new(); self.world_size as usize])
+            .len() as u32;
+        self.join_timeout
+            + if self.local {
+                self.local_timeout * self.world_size
+            } else {
+                Duration::ZERO
+            }
+            + self.test_timeout() * steps
+            + Duration::from_secs(60)
+    }
+}
+
+/// One joined rank.
+struct Member {
+    stream: TcpStream,
+    hello: NodeHello,
+    /// The rank's address as the coordinator sees it, and the coordinator's own address on
+    /// that connection (how this rank reaches rank 0's machine).
+    peer: IpAddr,
+    local: IpAddr,
+    /// Set when the rank failed; it takes no further part.
+    gone: Option<String>,
+    report: Option<Report>,
+    failed_jobs: Vec<String>,
+}
+
+impl Member {
+    fn send(&mut self, m: &Msg) -> io::Result<()> {
+        protocol::write_frame(&mut self.stream, m)
+    }
+
+    fn recv(&mut self, until: Instant) -> Result<Msg, FrameError> {
+        protocol::read_frame_until(&self.stream, until, messages::MAX_FRAME_BYTES)
+    }
+
+    /// The address others reach this rank at.
+    fn address(&self) -> IpAddr {
+        self.hello.advertise.unwrap_or(self.peer)
+    }
+}
+
+/// The bound coordinator.
+pub struct Coordinator {
+    listener: TcpListener,
+}
+
+impl Coordinator {
+    pub fn bind(addr: SocketAddr) -> io::Result<Coordinator> {
+        Ok(Coordinator {
+            listener: TcpListener::bind(addr)?,
+        })
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Runs the whole plan; returns the merged report (built with `argv` and, when rank 0 has
+    /// no report of its own, `fallback_system`), or why the run could not happen.
+    pub fn run(
+        self,
+        plan: &Plan,
+        argv: Vec<String>,
+        fallback_system: impl FnOnce() -> SystemInfo,
+    ) -> Result<Report, String> {
+        let log = |s: String| {
+            if plan.log {
+                eprintln!("peakbench cluster: {s}");
+            }
+        };
+        let mut members = self.join(plan, &log)?;
+        let machines: Vec<String> = members.iter().map(|m| m.hello.machine_id.clone()).collect();
+        let mut notes = Vec::new();
+        if plan.local {
+            let turns = schedule::turns(&machines);
+            for (t, turn) in turns.iter().enumerate() {
+                log(format!(
+                    "node-local profile, turn {}/{}: rank {}",
+                    t + 1,
+                    turns.len(),
+                    join_ranks(turn)
+                ));
+                self.local_turn(&mut members, turn, plan.local_timeout, &mut notes);
+            }
+        }
+        let mut links = Vec::new();
+        let steps = plan.link_steps(&machines);
+        for (i, (pattern, step)) in steps.iter().enumerate() {
+            log(format!(
+                "network step {}/{}: {pattern} {}",
+                i + 1,
+                steps.len(),
+                step.iter()
+                    .map(|l| format!("{}→{}", l.src, l.dst))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ));
+            links.extend(Self::link_step(
+                &mut members,
+                pattern,
+                step,
+                plan,
+                &mut notes,
+            ));
+        }
+        let rank0_system = members
+            .first()
+            .and_then(|m| m.report.as_ref())
+            .map(|r| r.system.clone())
+            .unwrap_or_else(fallback_system);
+        let outcomes: Vec<NodeOutcome> = members
+            .iter_mut()
+            .map(|m| NodeOutcome {
+                hello: m.hello.clone(),
+                address: m.address().to_string(),
+                report: m.report.take(),
+                failed_jobs: m.failed_jobs.clone(),
+                status: m.gone.clone().unwrap_or_else(|| "complete".into()),
+            })
+            .collect();
+        let report = fleet::merge(
+            argv,
+            rank0_system,
+            plan.world_size,
+            outcomes,
+            links,
+            notes,
+            plan.rule,
+        );
+        let summary = format!(
+            "{} points from {} ranks, {} outliers",
+            report.results.len(),
+            plan.world_size,
+            report.fleet.as_ref().map_or(0, |f| f.outliers.len())
+        );
+        for m in members.iter_mut().filter(|m| m.gone.is_none()) {
+            let _ = m.send(&Msg::Finish {
+                ok: true,
+                message: summary.clone(),
+            });
+        }
+        Ok(report)
+    }
+
+    /// Accepts ranks until all `world_size` have joined or the join timeout passes. A
+    /// connection that is not a valid, new rank of this run is refused and closed.
+    fn join(&self, plan: &Plan, log: &dyn Fn(String)) -> Result<Vec<Member>, String> {
+        let n = plan.world_size as usize;
+        let until = Instant::now() + plan.join_timeout;
+        let mut members: Vec<Option<Member>> = (0..n).map(|_| None).collect();
+        self.listener
+            .set_nonblocking(true)
+            .map_err(|e| format!("coordinator: {e}"))?;
+        while members.iter().any(Option::is_none) {
+            if Instant::now() >= until || crate::runner::stop::requested() {
+                let missing: Vec<String> = members
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, m)| m.is_none())
+                    .map(|(r, _)| r.to_string())
+                    .collect();
+                let why = format!(
+                    "rank {} of {n} did not join within {:?}; check that every rank runs `peakbench cluster run` with the same world size and can reach {}",
+                    missing.join(", "),
+                    plan.join_timeout,
+                    self.listener
+                        .local_addr()
+                        .map_or("the coordinator".into(), |a| a.to_string())
+                );
+                for m in members.iter_mut().flatten() {
+                    let _ = m.send(&Msg::Finish {
+                        ok: false,
+                        message: why.clone(),
+                    });
+                }
+                return Err(why);
+            }
+            let (stream, peer) = match self.listener.accept() {
+                Ok(c) => c,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(Duration::from_millis(20));
+                    continue;
+                }
+                Err(e) => return Err(format!("coordinator: accept failed: {e}")),
+            };
+            match Self::admit(stream, peer, plan, &members) {
+                Ok(m) => {
+                    log(format!(
+                        "rank {} joined from {} ({}, {})",
+                        m.hello.rank, m.peer, m.hello.hostname, m.hello.identity_source
+                    ));
+                    let r = m.hello.rank as usize;
+                    members[r] = Some(m);
+                }
+                Err(e) => log(format!("refused a connection from {peer}: {e}")),
+            }
+        }
+        Ok(members.into_iter().flatten().collect())
+    }
+
+    /// Reads one connection's `Join` (10 s at most) and checks it.
+    fn admit(
+        stream: TcpStream,
+        peer: SocketAddr,
+        plan: &Plan,
+        members: &[Option<Member>],
+    ) -> Result<Member, String> {
+        let _ = stream.set_nonblocking(false);
+        let _ = stream.set_nodelay(true);
+        let _ = stream.set_write_timeout(Some(Duration::from_secs(60)));
+        let local = stream.local_addr().map_err(|e| e.to_string())?.ip();
+        let msg: Msg = protocol::read_frame_until(
+            &stream,
+            Instant::now() + Duration::from_secs(10),
+            messages::MAX_FRAME_BYTES,
+        )
+        .map_err(|e| e.to_string())?;
+        let refuse = |mut s: &TcpStream, reason: String| {
+            let _ = protocol::write_frame(
+                &mut s,
+                &Msg::Refused {
+                    reason: reason.clone(),
+                },
+            );
+            reason
+        };
+        let hello = match msg {
+            Msg::Join { version, node } if version == messages::VERSION => node,
+            Msg::Join { version, .. } => {
+                return Err(refuse(
+                    &stream,
+                    format!(
+                        "protocol version {version}, the coordinator speaks {}; run the same peakbench on every node",
+                        messages::VERSION
+                    ),
+                ));
+            }
+            other => return Err(format!("expected join, got {}", other.name())),
+        };
+        if hello.world_size != plan.world_size || hello.rank >= plan.world_size {
+            return Err(refuse(
+                &stream,
+                format!(
+                    "rank {} of {} does not fit this run of {} ranks",
+                    hello.rank, hello.world_size, plan.world_size
+                ),
+            ));
+        }
+        if members[hello.rank as usize].is_some() {
+            return Err(refuse(
+                &stream,
+                format!("rank {} has already joined", hello.rank),
+            ));
+        }
+        let mut m = Member {
+            stream,
+            hello,
+            peer: peer.ip(),
+            local,
+            gone: None,
+            report: None,
+            failed_jobs: Vec::new(),
+        };
+        m.send(&Msg::Welcome {
+            version: messages::VERSION,
+        })
+        .map_err(|e| e.to_string())?;
+        Ok(m)
+    }
+
+    /// One turn of the node-local profile.
+    fn local_turn(
+        &self,
+        members: &mut [Member],
+        turn: &[u32],
+        timeout: Duration,
+        notes: &mut Vec<String>,
+    ) {
+        let live: Vec<usize> = turn
+            .iter()
+            .map(|&r| r as usize)
+            .filter(|&r| members[r].gone.is_none())
+            .collect();
+        for &r in &live {
+            if let Err(e) = members[r].send(&Msg::RunLocal) {
+                fail(
+                    &mut members[r],
+                    format!("could not be told to run: {e}"),
+                    notes,
+                );
+            }
+        }
+        let until = Instant::now() + timeout;
+        for &r in &live {
+            if members[r].gone.is_some() {
+                continue;
+            }
+            match members[r].recv(until) {
+                Ok(Msg::LocalDone {
+                    report,
+                    failed_jobs,
+                }) => {
+                    for j in &failed_jobs {
+                        notes.push(format!("rank {r}: {j}"));
+                    }
+                    members[r].report = report.map(|b| *b);
+                    members[r].failed_jobs = failed_jobs;
+                }
+                Ok(other) => fail(
+                    &mut members[r],
+                    format!("answered {} to run_local", other.name()),
+                    notes,
+                ),
+                Err(e) => fail(
+                    &mut members[r],
+                    format!("left during its node-local profile: {e}"),
+                    notes,
+                ),
+            }
+        }
+    }
+
+    /// One step of link tests, all at once; returns their records.
+    fn link_step(
+        members: &mut [Member],
+        pattern: &str,
+        step: &[Link],
+        plan: &Plan,
+        notes: &mut Vec<String>,
+    ) -> Vec<ResultRecord> {
+        let mut running = Vec::new();
+        for l in step {
+            let (s, d) = (l.src as usize, l.dst as usize);
+            if let Some(why) = members[s].gone.as_ref().or(members[d].gone.as_ref()) {
+                notes.push(format!(
+                    "{pattern} {}→{} not measured: a rank had failed ({why})",
+                    l.src, l.dst
+                ));
+                continue;
+            }
+            // The server's address as the client reaches it: a rank on rank 0's machine
+            // connected over loopback, so the client uses the address it reached rank 0 at.
+            let mut ip = members[d].address();
+            if ip.is_loopback() {
+                ip = members[s].local;
+            }
+            let test = LinkTest {
+                pattern: pattern.to_string(),
+                src: l.src,
+                dst: l.dst,
+                server: SocketAddr::new(ip, members[d].hello.net_port),
+                throughput: plan.throughput,
+                // Ring and bisection load every link at once: their figure is throughput.
+                latency: if pattern == "pairs" || pattern == "self" {
+                    plan.latency
+                } else {
+                    None
+                },
+                repeat: plan.repeat,
+            };
+            match members[s].send(&Msg::RunTest { test }) {
+                Ok(()) => running.push(s),
+                Err(e) => fail(
+                    &mut members[s],
+                    format!("could not be told to test: {e}"),
+                    notes,
+                ),
+            }
+        }
+        let until = Instant::now() + plan.test_timeout();
+        let mut out = Vec::new();
+        for s in running {
+            match members[s].recv(until) {
+                Ok(Msg::TestDone { records, error }) => {
+                    out.extend(records);
+                    if let Some(e) = error {
+                        notes.push(format!("rank {s}: {e}"));
+                    }
+                }
+                Ok(other) => fail(
+                    &mut members[s],
+                    format!("answered {} to run_test", other.name()),
+                    notes,
+                ),
+                Err(e) => fail(
+                    &mut members[s],
+                    format!("left during a {pattern} test: {e}"),
+                    notes,
+                ),
+            }
+        }
+        out
+    }
+}
+
+fn fail(m: &mut Member, why: String, notes: &mut Vec<String>) {
+    notes.push(format!(
+        "rank {} ({}) {why}",
+        m.hello.rank, m.hello.hostname
+    ));
+    m.gone = Some(why);
+}
+
+fn join_ranks(r: &[u32]) -> String {
+    r.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+}

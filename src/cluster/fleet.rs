@@ -1,0 +1,364 @@
+//! Rank 0's merge: every node's records in one report, tagged with their node, the node-pair
+//! matrices, and the values that deviate from their peers (median absolute deviation).
+
+use super::messages::NodeHello;
+use crate::history::point_key;
+use crate::results::fleet::{Fleet, Matrix, Node, Outlier, OutlierRule};
+use crate::results::{Report, ResultRecord};
+use crate::sysinfo::SystemInfo;
+use serde_json::json;
+
+/// What rank 0 knows of one node at the end.
+#[derive(Debug, Clone)]
+pub struct NodeOutcome {
+    pub hello: NodeHello,
+    /// The address the others reached it at.
+    pub address: String,
+    /// Its node-local run, when it reported one.
+    pub report: Option<Report>,
+    pub failed_jobs: Vec<String>,
+    /// "complete" or what went wrong.
+    pub status: String,
+}
+
+/// Adds the node's identity to a record's parameters.
+pub fn tag(rec: &mut ResultRecord, rank: u32, hostname: &str) {
+    rec.params.insert("node".into(), json!(rank));
+    rec.params.insert("host".into(), json!(hostname));
+}
+
+/// The merged report: `system` is rank 0's machine (every node's is in `fleet.nodes`); node
+/// records first, in rank order, then the link records.
+pub fn merge(
+    argv: Vec<String>,
+    rank0_system: SystemInfo,
+    world_size: u32,
+    nodes: Vec<NodeOutcome>,
+    links: Vec<ResultRecord>,
+    notes: Vec<String>,
+    rule: OutlierRule,
+) -> Report {
+    let mut report = Report::new(rank0_system, argv);
+    let mut fleet_nodes = Vec::new();
+    for n in nodes {
+        let system = n.report.as_ref().map(|r| r.system.clone());
+        if let Some(r) = n.report {
+            for mut rec in r.results {
+                tag(&mut rec, n.hello.rank, &n.hello.hostname);
+                report.results.push(rec);
+            }
+        }
+        fleet_nodes.push(Node {
+            rank: n.hello.rank,
+            hostname: n.hello.hostname,
+            machine_id: n.hello.machine_id,
+            identity_source: n.hello.identity_source,
+            address: n.address,
+            status: n.status,
+            failed_jobs: n.failed_jobs,
+            system,
+        });
+    }
+    report.results.extend(links);
+    let hosts: Vec<String> = fleet_nodes.iter().map(|n| n.hostname.clone()).collect();
+    let mut outliers = node_outliers(&report.results, &hosts, rule);
+    outliers.extend(link_outliers(&report.results, &hosts, rule));
+    let matrices = matrices(&report.results, world_size);
+    report.fleet = Some(Fleet {
+        world_size,
+        nodes: fleet_nodes,
+        outliers,
+        outlier_rule: rule,
+        matrices,
+        notes,
+    });
+    report
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The values of `values` that `rule` calls outliers: (index, median, MAD, deviation).
+pub fn judge(values: &[f64], rule: OutlierRule) -> Vec<(usize, f64, f64, f64)> {
+    if values.len() < rule.min_peers as usize || values.iter().any(|v| !v.is_finite()) {
+        return Vec::new();
+    }
+    let med = median(&mut values.to_vec());
+    let mad = median(&mut values.iter().map(|v| (v - med).abs()).collect::<Vec<_>>());
+    if med == 0.0 {
+        return Vec::new();
+    }
+    values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &v)| {
+            let d = (v - med).abs();
+            let dev = (v - med) / med.abs();
+            (d > rule.mad_factor * 1.4826 * mad && dev.abs() > rule.min_deviation)
+                .then_some((i, med, mad, dev))
+        })
+        .collect()
+}
+
+/// A point's typical value: the median of its repetitions (one disturbed repetition does not
+/// make a node look slow), the mean when there is no median.
+fn typical(r: &ResultRecord) -> f64 {
+    if r.summary.median.is_finite() {
+        r.summary.median
+    } else {
+        r.summary.mean
+    }
+}
+
+/// True when a lower value is worse (throughput, IOPS, rates).
+fn higher_is_better(metric: &str) -> bool {
+    matches!(metric, "throughput" | "iops" | "rate")
+}
+
+/// Groups records by `key` (None: not judged) and flags each group's outliers.
+fn flag(
+    results: &[ResultRecord],
+    kind: &str,
+    hosts: &[String],
+    rule: OutlierRule,
+    key: impl Fn(&ResultRecord) -> Option<String>,
+) -> Vec<Outlier> {
+    let mut groups: Vec<(String, Vec<&ResultRecord>)> = Vec::new();
+    for rec in results {
+        let Some(k) = key(rec) else { continue };
+        match groups.iter_mut().find(|(g, _)| *g == k) {
+            Some((_, v)) => v.push(rec),
+            None => groups.push((k, vec![rec])),
+        }
+    }
+    let num =
+        |r: &ResultRecord, k: &str| r.params.get(k).and_then(|v| v.as_u64()).map(|v| v as u32);
+    let mut out = Vec::new();
+    for (point, recs) in groups {
+        let values: Vec<f64> = recs.iter().map(|r| typical(r)).collect();
+        for (i, median, mad, deviation) in judge(&values, rule) {
+            let r = recs[i];
+            let node = num(r, "src_node").or(num(r, "node")).unwrap_or(0);
+            out.push(Outlier {
+                kind: kind.into(),
+                node,
+                dst_node: num(r, "dst_node"),
+                hostname: hosts.get(node as usize).cloned().unwrap_or_default(),
+                subsystem: r.subsystem.clone(),
+                workload: r.workload.clone(),
+                metric: r.metric.clone(),
+                unit: r.unit.clone(),
+                point: point.clone(),
+                value: values[i],
+                median,
+                mad,
+                deviation,
+                worse: (deviation < 0.0) == higher_is_better(&r.metric),
+                peers: values.len() as u32,
+            });
+        }
+    }
+    out
+}
+
+/// A record's point without the parameters that say where it ran.
+fn peer_key(rec: &ResultRecord) -> String {
+    let mut r = rec.clone();
+    r.samples.clear();
+    for k in ["node", "host", "src_node", "dst_node", "server"] {
+        r.params.remove(k);
+    }
+    point_key(&r)
+}
+
+/// Node-local points compared across nodes.
+fn node_outliers(results: &[ResultRecord], hosts: &[String], rule: OutlierRule) -> Vec<Outlier> {
+    flag(results, "node", hosts, rule, |r| {
+        (r.params.contains_key("node") && !r.params.contains_key("pattern")).then(|| peer_key(r))
+    })
+}
+
+/// The all-pairs links compared with each other (the diagonal, a node measuring itself, is
+/// not a link).
+fn link_outliers(results: &[ResultRecord], hosts: &[String], rule: OutlierRule) -> Vec<Outlier> {
+    flag(results, "link", hosts, rule, |r| {
+        (matrix_cell(r).is_some_and(|(s, d)| s != d)).then(|| peer_key(r))
+    })
+}
+
+/// (src, dst) of a record that goes in a matrix: an all-pairs or self test's receiver goodput
+/// or round-trip time.
+fn matrix_cell(r: &ResultRecord) -> Option<(u32, u32)> {
+    let pattern = r.params.get("pattern")?.as_str()?;
+    if pattern != "pairs" && pattern != "self" {
+        return None;
+    }
+    let wanted =
+        (r.metric == "throughput" && r.param("side") == "receiver") || r.metric == "latency";
+    if !wanted {
+        return None;
+    }
+    let src = r.params.get("src_node")?.as_u64()? as u32;
+    let dst = r.params.get("dst_node")?.as_u64()? as u32;
+    Some((src, dst))
+}
+
+/// One N × N matrix per (metric, protocol) of the all-pairs and self tests.
+pub fn matrices(results: &[ResultRecord], n: u32) -> Vec<Matrix> {
+    let mut out: Vec<Matrix> = Vec::new();
+    for r in results {
+        let Some((src, dst)) = matrix_cell(r) else {
+            continue;
+        };
+        if src >= n || dst >= n {
+            continue;
+        }
+        let protocol = r.param("protocol");
+        let m = match out
+            .iter_mut()
+            .position(|m| m.metric == r.metric && m.protocol == protocol && m.unit == r.unit)
+        {
+            Some(i) => &mut out[i],
+            None => {
+                out.push(Matrix {
+                    pattern: "pairs".into(),
+                    metric: r.metric.clone(),
+                    unit: r.unit.clone(),
+                    protocol,
+                    values: vec![vec![None; n as usize]; n as usize],
+                });
+                out.last_mut().expect("just pushed")
+            }
+        };
+        if r.summary.mean.is_finite() {
+            m.values[src as usize][dst as usize] = Some(r.summary.mean);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn rec(metric: &str, mean: f64, params: &[(&str, serde_json::Value)]) -> ResultRecord {
+        let p: BTreeMap<String, serde_json::Value> = params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        ResultRecord::new(
+            "cpu",
+            "DP",
+            p,
+            metric,
+            "GOPS",
+            vec![mean, mean],
+            Err("x".into()),
+        )
+    }
+
+    #[test]
+    fn the_slow_node_is_flagged_and_noise_is_not() {
+        let rule = OutlierRule::default();
+        let hits = judge(&[114.2, 112.0, 28.3], rule);
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].0, 2);
+        assert!((hits[0].1 - 112.0).abs() < 1e-9);
+        assert!(hits[0].3 < -0.7);
+        // Two identical nodes (MAD 0) and a third 3 % away: within the 10 % floor.
+        assert!(judge(&[100.0, 100.0, 97.0], rule).is_empty());
+        // Too few peers, or a value that is not a number: not judged.
+        assert!(judge(&[100.0, 10.0], rule).is_empty());
+        assert!(judge(&[100.0, 100.0, f64::NAN], rule).is_empty());
+        // Spread-out peers: a value inside their spread is not an outlier.
+        assert!(judge(&[50.0, 100.0, 150.0, 75.0, 125.0], rule).is_empty());
+    }
+
+    #[test]
+    fn node_outliers_compare_the_same_point_on_every_node() {
+        let mut results = Vec::new();
+        for (node, dp, lat) in [(0, 114.0, 100.0), (1, 113.0, 101.0), (2, 30.0, 180.0)] {
+            results.push(rec(
+                "throughput",
+                dp,
+                &[
+                    ("threads", json!(2)),
+                    ("node", json!(node)),
+                    ("iterations", json!(node * 7)),
+                ],
+            ));
+            results.push(rec(
+                "latency",
+                lat,
+                &[("threads", json!(1)), ("node", json!(node))],
+            ));
+        }
+        // One disturbed repetition on node 1 (the median is used): node 2 is still the one.
+        results[2].samples = vec![113.9, 110.3, 63.8];
+        results[2].summary = crate::measure::Summary::of(&results[2].samples).unwrap();
+        // A different point on one node only: not compared with anything.
+        results.push(rec(
+            "throughput",
+            1.0,
+            &[("threads", json!(1)), ("node", json!(0))],
+        ));
+        let hosts = vec!["a".to_string(), "b".into(), "c".into()];
+        let out = node_outliers(&results, &hosts, OutlierRule::default());
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert!(
+            out.iter()
+                .all(|o| o.node == 2 && o.hostname == "c" && o.worse && o.peers == 3)
+        );
+        assert!(
+            out.iter()
+                .any(|o| o.metric == "latency" && o.deviation > 0.7)
+        );
+    }
+
+    #[test]
+    fn matrices_and_link_outliers() {
+        let mut results = Vec::new();
+        for src in 0..3u32 {
+            for dst in 0..3u32 {
+                let pattern = if src == dst { "self" } else { "pairs" };
+                let gbit = if (src, dst) == (1, 2) {
+                    2000.0
+                } else {
+                    20000.0
+                };
+                let common = [
+                    ("pattern", json!(pattern)),
+                    ("src_node", json!(src)),
+                    ("dst_node", json!(dst)),
+                    ("node", json!(src)),
+                    ("protocol", json!("TCP")),
+                ];
+                let mut t = common.to_vec();
+                t.push(("side", json!("receiver")));
+                results.push(rec("throughput", gbit, &t));
+                let mut s = common.to_vec();
+                s.push(("side", json!("sender")));
+                results.push(rec("throughput", gbit, &s));
+                results.push(rec("latency", 60.0, &common));
+            }
+        }
+        let m = matrices(&results, 3);
+        assert_eq!(m.len(), 2);
+        let t = m.iter().find(|m| m.metric == "throughput").unwrap();
+        assert!(t.values.iter().flatten().all(|v| v.is_some()));
+        assert_eq!(t.values[1][2], Some(2000.0));
+        let hosts = vec!["a".to_string(), "b".into(), "c".into()];
+        let out = link_outliers(&results, &hosts, OutlierRule::default());
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!((out[0].node, out[0].dst_node), (1, Some(2)));
+        assert_eq!(out[0].peers, 6);
+    }
+}

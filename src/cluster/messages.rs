@@ -1,0 +1,144 @@
+//! The coordinator's protocol: the network benchmark's framing (a 4-byte big-endian length,
+//! then JSON with a `"type"` field), versioned, with a larger frame limit because a node's
+//! results travel in one message.
+//!
+//! ```text
+//! rank                                     coordinator (rank 0)
+//! Join {version, node}             ->
+//!                                  <-      Welcome {version} | Refused {reason}
+//!                                  <-      RunLocal                (your turn: the profile)
+//! LocalDone {report, failed_jobs}  ->
+//!                                  <-      RunTest {test}          (be the client of a link)
+//! TestDone {records, error}        ->
+//!                                  <-      Finish {ok, message}
+//! ```
+//!
+//! The coordinator sends one command to each rank of a step and waits for every reply before
+//! the next step: that wait is the barrier between phases and between rounds.
+
+use crate::bench::net::TestParams;
+use crate::results::{Report, ResultRecord};
+use serde::{Deserialize, Serialize};
+use std::net::{IpAddr, SocketAddr};
+
+/// Sent in `Join` and `Welcome` (and in the rendezvous file); another version is refused.
+pub const VERSION: u32 = 1;
+/// The largest message (a node's whole report).
+pub const MAX_FRAME_BYTES: u32 = 64 * 1024 * 1024;
+
+/// Who a rank is, as it tells the coordinator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeHello {
+    pub rank: u32,
+    pub world_size: u32,
+    pub local_rank: Option<u32>,
+    pub identity_source: String,
+    pub hostname: String,
+    pub machine_id: String,
+    /// The port of this rank's network server.
+    pub net_port: u16,
+    /// The address the others should use for this rank (`--advertise`); else the address its
+    /// connection to the coordinator came from.
+    pub advertise: Option<IpAddr>,
+}
+
+/// One link test: the receiving rank is the client, `server` is the other rank's network
+/// server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkTest {
+    /// "pairs", "self", "ring" or "bisection".
+    pub pattern: String,
+    pub src: u32,
+    pub dst: u32,
+    pub server: SocketAddr,
+    pub throughput: Option<TestParams>,
+    pub latency: Option<TestParams>,
+    pub repeat: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Msg {
+    Join {
+        version: u32,
+        node: NodeHello,
+    },
+    Welcome {
+        version: u32,
+    },
+    Refused {
+        reason: String,
+    },
+    RunLocal,
+    LocalDone {
+        /// None when nothing could be measured (the reason is in `failed_jobs`).
+        report: Option<Box<Report>>,
+        failed_jobs: Vec<String>,
+    },
+    RunTest {
+        test: LinkTest,
+    },
+    TestDone {
+        records: Vec<ResultRecord>,
+        error: Option<String>,
+    },
+    Finish {
+        ok: bool,
+        message: String,
+    },
+}
+
+impl Msg {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Msg::Join { .. } => "join",
+            Msg::Welcome { .. } => "welcome",
+            Msg::Refused { .. } => "refused",
+            Msg::RunLocal => "run_local",
+            Msg::LocalDone { .. } => "local_done",
+            Msg::RunTest { .. } => "run_test",
+            Msg::TestDone { .. } => "test_done",
+            Msg::Finish { .. } => "finish",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::net::protocol::{self, FrameError};
+
+    #[test]
+    fn messages_round_trip_and_unknown_fields_are_refused() {
+        let m = Msg::Join {
+            version: VERSION,
+            node: NodeHello {
+                rank: 2,
+                world_size: 3,
+                local_rank: Some(0),
+                identity_source: "open_mpi".into(),
+                hostname: "n2".into(),
+                machine_id: "abc".into(),
+                net_port: 40000,
+                advertise: None,
+            },
+        };
+        let wire = protocol::encode_frame(&m);
+        let back: Msg = protocol::read_frame(&mut &wire[..], MAX_FRAME_BYTES).unwrap();
+        assert!(matches!(back, Msg::Join { node, .. } if node.rank == 2 && node.net_port == 40000));
+        let bad = br#"{"type":"welcome","version":1,"extra":1}"#;
+        let mut framed = (bad.len() as u32).to_be_bytes().to_vec();
+        framed.extend_from_slice(bad);
+        assert!(matches!(
+            protocol::read_frame::<Msg>(&mut &framed[..], MAX_FRAME_BYTES),
+            Err(FrameError::Malformed(_))
+        ));
+        let huge = (MAX_FRAME_BYTES + 1).to_be_bytes();
+        assert!(matches!(
+            protocol::read_frame::<Msg>(&mut &huge[..], MAX_FRAME_BYTES),
+            Err(FrameError::TooLong(..))
+        ));
+    }
+}

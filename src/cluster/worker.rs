@@ -1,0 +1,259 @@
+//! What every rank (rank 0 included) does: serve the network tests of the others, join the
+//! coordinator, and carry out its commands — the node-local profile, a link test as the client
+//! — until it says the run is over.
+
+use super::fleet::tag;
+use super::messages::{self, LinkTest, Msg, NodeHello};
+use super::rendezvous::{self, Locator};
+use crate::bench::net::client::Target;
+use crate::bench::net::protocol::{self, FrameError};
+use crate::bench::net::server::{Server, ServerConfig};
+use crate::bench::net::{NetOptions, NetPoint, NetSession, NetWorkload};
+use crate::results::{Report, ResultRecord};
+use serde_json::json;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// This rank's network server, stopped when dropped.
+pub struct NetServer {
+    port: u16,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl NetServer {
+    /// Serves on an ephemeral port of every address of `family`'s kind.
+    pub fn start(ipv6: bool, token: Option<String>) -> std::io::Result<NetServer> {
+        let any: IpAddr = if ipv6 {
+            IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED)
+        } else {
+            IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+        };
+        let server = Server::bind(
+            SocketAddr::new(any, 0),
+            ServerConfig {
+                token,
+                log: false,
+                ..Default::default()
+            },
+        )?;
+        let port = server.local_addr()?.port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("cluster-net-server".into())
+            .spawn(move || {
+                let _ = server.serve(&flag);
+            })?;
+        Ok(NetServer {
+            port,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+}
+
+impl Drop for NetServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Why a rank's run ended badly.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    #[error("cannot reach the coordinator ({0})")]
+    Unreachable(String),
+    #[error("the coordinator refused this rank: {0}")]
+    Refused(String),
+    #[error("the coordinator connection failed: {0}")]
+    Frame(#[from] FrameError),
+    #[error("the coordinator sent {0}, which a rank does not expect")]
+    Unexpected(&'static str),
+    #[error("the run failed: {0}")]
+    Failed(String),
+    #[error("no command from the coordinator before the run's time limit")]
+    TimedOut,
+    #[error("interrupted")]
+    Interrupted,
+}
+
+/// How a rank reaches the coordinator and how long it tries.
+pub struct Joining<'a> {
+    pub locator: &'a Locator,
+    /// The coordinator's port when the locator names none.
+    pub default_port: u16,
+    pub timeout: Duration,
+}
+
+/// Tries to connect until `timeout`: a rank may start before rank 0 is listening, and a
+/// rendezvous file appears only once it is.
+fn connect(j: &Joining) -> Result<TcpStream, WorkerError> {
+    let until = Instant::now() + j.timeout;
+    let mut last = String::from("nothing tried yet");
+    loop {
+        let addrs = match j.locator {
+            Locator::Address { addr, .. } => rendezvous::resolve(addr, j.default_port),
+            Locator::File(path) => rendezvous::read(path)
+                .ok_or_else(|| format!("{} does not exist yet", path.display())),
+        };
+        match addrs {
+            Ok(addrs) => {
+                for a in addrs {
+                    match TcpStream::connect_timeout(&a, Duration::from_secs(2)) {
+                        Ok(s) => return Ok(s),
+                        Err(e) => last = format!("{a}: {e}"),
+                    }
+                }
+            }
+            Err(e) => last = e,
+        }
+        if Instant::now() >= until || crate::runner::stop::requested() {
+            return Err(WorkerError::Unreachable(format!(
+                "{} within {:?}; last: {last}; is rank 0 running, and its port open?",
+                j.locator.describe(),
+                j.timeout
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// What a rank measures on its own: the node-local profile (its report, the jobs that
+/// failed), or why it could not.
+pub type LocalRun<'a> = dyn FnMut() -> (Option<Report>, Vec<String>) + 'a;
+
+/// Joins the coordinator as `hello` and obeys it until `Finish`; `deadline` bounds the whole
+/// run. Returns the coordinator's closing message.
+pub fn run(
+    joining: &Joining,
+    hello: NodeHello,
+    token: Option<String>,
+    deadline: Instant,
+    local: &mut LocalRun,
+) -> Result<String, WorkerError> {
+    let stream = connect(joining)?;
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(60)));
+    let mut out = &stream;
+    let send = |out: &mut &TcpStream, m: &Msg| {
+        protocol::write_frame(out, m).map_err(|e| WorkerError::Frame(e.into()))
+    };
+    send(
+        &mut out,
+        &Msg::Join {
+            version: messages::VERSION,
+            node: hello.clone(),
+        },
+    )?;
+    loop {
+        // Wait in short slices so that Ctrl-C and the deadline are noticed; then the whole
+        // message must arrive within a minute.
+        while !protocol::readable(&stream, Duration::from_millis(500)) {
+            if crate::runner::stop::requested() {
+                return Err(WorkerError::Interrupted);
+            }
+            if Instant::now() >= deadline {
+                return Err(WorkerError::TimedOut);
+            }
+        }
+        let msg: Msg = protocol::read_frame_until(
+            &stream,
+            Instant::now() + Duration::from_secs(60),
+            messages::MAX_FRAME_BYTES,
+        )?;
+        match msg {
+            Msg::Welcome { .. } => {}
+            Msg::Refused { reason } => return Err(WorkerError::Refused(reason)),
+            Msg::RunLocal => {
+                let (report, failed_jobs) = local();
+                send(
+                    &mut out,
+                    &Msg::LocalDone {
+                        report: report.map(Box::new),
+                        failed_jobs,
+                    },
+                )?;
+            }
+            Msg::RunTest { test } => {
+                let (records, error) = link_test(&test, &hello, token.clone());
+                send(&mut out, &Msg::TestDone { records, error })?;
+            }
+            Msg::Finish { ok: true, message } => return Ok(message),
+            Msg::Finish { ok: false, message } => return Err(WorkerError::Failed(message)),
+            other => return Err(WorkerError::Unexpected(other.name())),
+        }
+    }
+}
+
+/// Runs one link test as its client: throughput (this rank sends) and latency (this rank
+/// pings), each record tagged with the pattern and both ends. A test that fails gives its
+/// error and the records measured before it.
+pub fn link_test(
+    t: &LinkTest,
+    me: &NodeHello,
+    token: Option<String>,
+) -> (Vec<ResultRecord>, Option<String>) {
+    let proto = t
+        .throughput
+        .or(t.latency)
+        .map_or(crate::bench::net::Proto::Tcp, |p| p.proto);
+    let opts = NetOptions {
+        workloads: Vec::new(),
+        protocols: vec![proto],
+        streams: vec![1],
+        message_sizes: None,
+        duration: Duration::ZERO,
+        omit: Duration::ZERO,
+        reverse: false,
+        rate_bps: 0,
+        busy_poll: Duration::ZERO,
+        repeat: t.repeat.max(1) as usize,
+        link_gbps: None,
+        gbit: false,
+    };
+    let session = NetSession::remote(
+        opts,
+        Target {
+            addr: t.server,
+            token,
+        },
+    );
+    let mut records = Vec::new();
+    let mut error = None;
+    for (workload, params) in [
+        (NetWorkload::Throughput, t.throughput),
+        (NetWorkload::Latency, t.latency),
+    ] {
+        let Some(params) = params else { continue };
+        match session.run(NetPoint { workload, params }, &mut || {}) {
+            Ok(recs) => records.extend(recs),
+            Err(e) => {
+                error = Some(format!(
+                    "{} {}→{} {}: {e}",
+                    t.pattern,
+                    t.src,
+                    t.dst,
+                    workload.name()
+                ));
+                break;
+            }
+        }
+    }
+    for r in &mut records {
+        r.params.insert("pattern".into(), json!(t.pattern));
+        r.params.insert("src_node".into(), json!(t.src));
+        r.params.insert("dst_node".into(), json!(t.dst));
+        tag(r, me.rank, &me.hostname);
+    }
+    (records, error)
+}

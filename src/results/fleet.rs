@@ -1,0 +1,109 @@
+//! The part of a document that only a multi-node run has (`peakbench cluster run`): the nodes
+//! and their system information, the outliers among them, and the node-pair network matrices.
+//! Every node's points are ordinary records in `results`, told apart by their `node` parameter
+//! (and `src_node`, `dst_node`, `pattern` for the network between nodes).
+
+use crate::sysinfo::SystemInfo;
+use serde::{Deserialize, Serialize};
+
+/// A merged run of `world_size` processes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Fleet {
+    pub world_size: u32,
+    /// One entry per rank, in rank order.
+    pub nodes: Vec<Node>,
+    /// Points where a node (or a link) deviates from its peers.
+    pub outliers: Vec<Outlier>,
+    /// How outliers were decided.
+    pub outlier_rule: OutlierRule,
+    /// The node-pair network: one matrix per metric of the all-pairs pattern.
+    pub matrices: Vec<Matrix>,
+    /// What did not go to plan (a node that left, a test that failed), one line each.
+    pub notes: Vec<String>,
+}
+
+/// One rank of the run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Node {
+    pub rank: u32,
+    pub hostname: String,
+    /// /etc/machine-id (ranks with the same one share a machine and take turns).
+    pub machine_id: String,
+    /// Where the rank came from ("open_mpi", "slurm", "flags", …).
+    pub identity_source: String,
+    /// The address the other ranks reach this one at.
+    pub address: String,
+    /// "complete", or why this node's points are missing.
+    pub status: String,
+    /// Jobs of the profile that failed on this node.
+    pub failed_jobs: Vec<String>,
+    /// Null when the node never reported.
+    pub system: Option<SystemInfo>,
+}
+
+/// The rule: a value is an outlier when it is more than `mad_factor` scaled median absolute
+/// deviations (1.4826 × MAD, which estimates the standard deviation of normal data) from the
+/// median of its peers AND more than `min_deviation` (a fraction of the median) away from it;
+/// groups of fewer than `min_peers` values are not judged.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct OutlierRule {
+    pub mad_factor: f64,
+    pub min_deviation: f64,
+    pub min_peers: u32,
+}
+
+impl Default for OutlierRule {
+    /// 3.5 scaled MADs is Iglewicz and Hoaglin's cut-off for the modified z-score; 10 % keeps
+    /// nodes that agree to within noise (where the MAD is nearly zero) from being flagged.
+    fn default() -> Self {
+        OutlierRule {
+            mad_factor: 3.5,
+            min_deviation: 0.10,
+            min_peers: 3,
+        }
+    }
+}
+
+/// One deviating value.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Outlier {
+    /// "node" (a node's own point) or "link" (a node pair's network figure).
+    pub kind: String,
+    /// The node, or the link's source (sender, pinging side).
+    pub node: u32,
+    /// The link's destination.
+    pub dst_node: Option<u32>,
+    pub hostname: String,
+    pub subsystem: String,
+    pub workload: String,
+    pub metric: String,
+    pub unit: String,
+    /// What identifies the point (the record's identity parameters).
+    pub point: String,
+    /// The point's median over its repetitions.
+    pub value: f64,
+    /// The median of the peers' values (this one included) and their MAD.
+    pub median: f64,
+    pub mad: f64,
+    /// (value − median) / median.
+    pub deviation: f64,
+    /// True when the deviation is in the bad direction (lower throughput, higher latency).
+    pub worse: bool,
+    /// How many values were compared.
+    pub peers: u32,
+}
+
+/// An N × N matrix of a node-pair figure: `values[src][dst]`, the sender (or the pinging side)
+/// in the row; the diagonal is the node's own stack (it measures itself through its address).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Matrix {
+    /// "pairs" (all pairs, in rounds of disjoint pairs).
+    pub pattern: String,
+    /// "throughput" (receiver's goodput) or "latency" (mean round trip).
+    pub metric: String,
+    pub unit: String,
+    /// "TCP" or "UDP".
+    pub protocol: String,
+    /// Null where the link was not measured.
+    pub values: Vec<Vec<Option<f64>>>,
+}
