@@ -9,6 +9,14 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// The tests of this file run one at a time: the three-node test compares CPU figures between
+/// ranks, and another test's work on these two CPUs would make a healthy rank look slow.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn identity(out: &[u8]) -> Vec<Value> {
     let mut ids: Vec<Value> = String::from_utf8_lossy(out)
         .lines()
@@ -21,6 +29,7 @@ fn identity(out: &[u8]) -> Vec<Value> {
 
 #[test]
 fn identity_from_the_environment_and_bad_values() {
+    let _serial = serial();
     let out = Command::new(env!("CARGO_BIN_EXE_peakbench"))
         .args(["cluster", "identity"])
         .env("SLURM_STEP_ID", "0")
@@ -49,6 +58,7 @@ fn identity_from_the_environment_and_bad_values() {
 
 #[test]
 fn three_ranks_under_open_mpi() {
+    let _serial = serial();
     let has_mpirun = std::process::Command::new("mpirun")
         .arg("--version")
         .output()
@@ -158,6 +168,7 @@ impl Drop for SlowCgroup {
 
 #[test]
 fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
+    let _serial = serial();
     let skip = |why: &str| {
         eprintln!("SKIPPED three_namespace_nodes_under_mpirun_merge_into_one_fleet: {why}");
     };
@@ -305,5 +316,145 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
     );
     drop(ns);
     drop(slow);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `peakbench cluster run ARGS` with no launcher or coordinator hints from the environment.
+fn cluster_run(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_peakbench"));
+    c.args(["cluster", "run"]).args(args);
+    for var in [
+        "PEAKBENCH_COORDINATOR",
+        "PEAKBENCH_RENDEZVOUS",
+        "SLURM_STEP_NODELIST",
+        "SLURM_JOB_NODELIST",
+        "SLURM_NODELIST",
+    ] {
+        c.env_remove(var);
+    }
+    c.env("PEAKBENCH_DB", common::test_db())
+        .timeout(Duration::from_secs(120));
+    c
+}
+
+fn one_line(out: &std::process::Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+#[test]
+fn a_rank_without_a_coordinator_or_a_bad_option_is_a_one_line_error() {
+    let _serial = serial();
+    let out = cluster_run(&["--rank", "1", "--world-size", "3"])
+        .output()
+        .unwrap();
+    let err = one_line(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("cannot tell where rank 0 is"), "{err}");
+    for (args, expected) in [
+        (vec!["--patterns", "star"], "unknown pattern 'star'"),
+        (vec!["--net-only", "--no-net"], "cannot be used with"),
+        (vec!["--net-repeat", "0"], "out of range"),
+        (vec!["--profile", "nope"], "no profile 'nope'"),
+    ] {
+        let mut full = vec!["cluster", "run", "--rank", "0", "--world-size", "1"];
+        full.extend(args);
+        common::one_line_exit_2(&full, expected);
+    }
+}
+
+#[test]
+fn missing_and_mismatched_ranks_end_the_run_with_a_reason() {
+    let _serial = serial();
+    let dir = std::env::temp_dir().join(format!("pb-cluster-join-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rdv = dir.to_str().unwrap();
+    let common_args = ["--rendezvous", rdv, "--join-timeout", "3s", "--no-net"];
+    let mut rank0 = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"));
+    rank0
+        .args(["cluster", "run", "--rank", "0", "--world-size", "2"])
+        .args(common_args)
+        .env("PEAKBENCH_DB", common::test_db())
+        .stderr(std::process::Stdio::piped());
+    let rank0 = rank0.spawn().unwrap();
+    // A rank of another run (3 ranks) is refused with the reason; rank 1 of 2 never comes.
+    let out = cluster_run(&["--rank", "1", "--world-size", "3"])
+        .args(common_args)
+        .output()
+        .unwrap();
+    let err = one_line(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("does not fit this run of 2 ranks"), "{err}");
+    let out = rank0.wait_with_output().unwrap();
+    let err = one_line(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("rank 1 of 2 did not join within 3s"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "rendezvous file left"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn one_rank_measures_itself_and_writes_a_fleet_document() {
+    let _serial = serial();
+    let dir = std::env::temp_dir().join(format!("pb-cluster-one-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("one.json");
+    let html = dir.join("one.html");
+    let out = cluster_run(&[
+        "--rank",
+        "0",
+        "--world-size",
+        "1",
+        "--net-only",
+        "--net-duration",
+        "100ms",
+        "--net-repeat",
+        "1",
+        "--port",
+        "0",
+        "--quiet",
+    ])
+    .arg("--json")
+    .arg(&json)
+    .arg("--html")
+    .arg(&html)
+    .env("PEAKBENCH_DB", dir.join("history.db"))
+    .output()
+    .unwrap();
+    let err = one_line(&out);
+    assert!(out.status.success(), "{err}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(
+        common::schema_errors(&doc).is_empty(),
+        "{:?}",
+        common::schema_errors(&doc)
+    );
+    let fleet = &doc["fleet"];
+    assert_eq!(fleet["nodes"][0]["identity_source"], "flags");
+    for m in fleet["matrices"].as_array().unwrap() {
+        assert!(m["values"][0][0].as_f64().is_some_and(|v| v > 0.0), "{m}");
+    }
+    assert_eq!(fleet["matrices"].as_array().unwrap().len(), 2);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<section id=\"nodes\">") && page.contains("class=\"heatmap\""));
+    // One database entry, and it keeps the nodes and matrices.
+    let store = peakbench::history::Store::open(&dir.join("history.db")).unwrap();
+    let runs = store.runs().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].status, "complete");
+    let stored = store.load(runs[0].id).unwrap();
+    let f = stored.fleet.expect("the stored run has its fleet");
+    assert_eq!(f.nodes.len(), 1);
+    assert_eq!(f.matrices.len(), 2);
+    assert_eq!(
+        stored.results.len(),
+        doc["results"].as_array().unwrap().len()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

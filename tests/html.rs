@@ -421,3 +421,105 @@ fn chromium_renders_every_chart() {
         std::fs::copy(&shot, keep).unwrap();
     }
 }
+
+/// A report of three nodes with both node-pair matrices and one outlier.
+fn fleet_report() -> Report {
+    use peakbench::results::fleet::{Fleet, Matrix, Node, Outlier, OutlierRule};
+    let mut r = common::chart_report();
+    let node = |rank: u32| Node {
+        rank,
+        hostname: format!("node{rank}"),
+        machine_id: format!("m{rank}"),
+        identity_source: "open_mpi".into(),
+        address: format!("10.0.0.{}", rank + 1),
+        status: "complete".into(),
+        failed_jobs: Vec::new(),
+        system: Some(common::fixed_system()),
+    };
+    let matrix = |metric: &str, unit: &str, base: f64| Matrix {
+        pattern: "pairs".into(),
+        metric: metric.into(),
+        unit: unit.into(),
+        protocol: "TCP".into(),
+        values: (0..3)
+            .map(|s| {
+                (0..3)
+                    .map(|d| Some(base * (1.0 + (s * 3 + d) as f64 / 10.0)))
+                    .collect()
+            })
+            .collect(),
+    };
+    r.fleet = Some(Fleet {
+        world_size: 3,
+        nodes: (0..3).map(node).collect(),
+        outliers: vec![Outlier {
+            kind: "node".into(),
+            node: 2,
+            dst_node: None,
+            hostname: "node2".into(),
+            subsystem: "cpu".into(),
+            workload: "DP".into(),
+            metric: "throughput".into(),
+            unit: "GOPS".into(),
+            point: "cpu/DP/throughput {\"threads\":2}".into(),
+            value: 28.0,
+            median: 112.0,
+            mad: 2.0,
+            deviation: -0.75,
+            worse: true,
+            peers: 3,
+        }],
+        outlier_rule: OutlierRule::default(),
+        matrices: vec![
+            matrix("throughput", "Mbit/s", 20000.0),
+            matrix("latency", "us", 60.0),
+        ],
+        notes: vec!["rank 1: a note".into()],
+    });
+    r
+}
+
+#[test]
+fn chromium_renders_the_node_pair_heatmaps() {
+    let Some(bin) = find_chromium() else {
+        println!("skipped: chromium not found (apt-get install chromium)");
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let page = work.path().join("fleet.html");
+    let report = fleet_report();
+    let doc: serde_json::Value = serde_json::from_slice(&report::json::render(&report)).unwrap();
+    assert!(
+        common::schema_errors(&doc).is_empty(),
+        "{:?}",
+        common::schema_errors(&doc)
+    );
+    std::fs::write(&page, report::html::render(&report)).unwrap();
+    let args = [
+        "--enable-logging=stderr".to_string(),
+        "--v=0".to_string(),
+        "--dump-dom".to_string(),
+    ];
+    let (dom, stderr) = chromium(&bin, work.path(), &args, &page);
+    assert_eq!(console_lines(&stderr), Vec::<&str>::new(), "{stderr}");
+    let heatmaps: Vec<&str> = dom
+        .split("<table class=\"heatmap\">")
+        .skip(1)
+        .map(|t| t.split("</table>").next().unwrap_or(""))
+        .collect();
+    assert_eq!(heatmaps.len(), 2, "{dom}");
+    for h in heatmaps {
+        // 3 × 3 coloured cells, from red (hue 0) to green (hue 120).
+        assert_eq!(h.matches("style=\"background:hsl(").count(), 9, "{h}");
+        assert!(
+            h.contains("hsl(0, 70%, 78%)") && h.contains("hsl(120, 70%, 78%)"),
+            "{h}"
+        );
+        assert_eq!(h.matches("<th>").count(), 4 + 3, "{h}");
+    }
+    assert!(
+        dom.contains("node 2 (node2): cpu DP throughput = 28"),
+        "{dom}"
+    );
+    assert_eq!(dom.matches("<summary>System of rank").count(), 3);
+}

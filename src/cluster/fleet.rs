@@ -237,8 +237,9 @@ pub fn matrices(results: &[ResultRecord], n: u32) -> Vec<Matrix> {
                 out.last_mut().expect("just pushed")
             }
         };
-        if r.summary.mean.is_finite() {
-            m.values[src as usize][dst as usize] = Some(r.summary.mean);
+        let v = typical(r);
+        if v.is_finite() {
+            m.values[src as usize][dst as usize] = Some(v);
         }
     }
     out

@@ -29,7 +29,7 @@ pub fn node_table(f: &Fleet) -> (Vec<String>, Vec<Vec<String>>) {
                 n.identity_source.clone(),
                 n.system
                     .as_ref()
-                    .map_or_else(|| "—".into(), |s| s.cpu.model.display()),
+                    .map_or_else(|| "—".into(), |s| s.cpu.brand.display()),
                 n.status.clone(),
             ]
         })
@@ -48,9 +48,9 @@ fn who(f: &Fleet, rank: usize) -> String {
 /// A matrix's title: "TCP throughput (Mbit/s), sender in the row".
 pub fn matrix_title(m: &Matrix) -> String {
     let role = if m.metric == "latency" {
-        "round trip, the pinging node in the row"
+        "round trip, the pinging node in the row; medians of the repetitions"
     } else {
-        "receiver's goodput, the sender in the row"
+        "receiver's goodput, the sender in the row; medians of the repetitions"
     };
     format!(
         "{} {} ({}) — {role}; the diagonal is a node to itself",

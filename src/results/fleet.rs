@@ -99,7 +99,8 @@ pub struct Outlier {
 pub struct Matrix {
     /// "pairs" (all pairs, in rounds of disjoint pairs).
     pub pattern: String,
-    /// "throughput" (receiver's goodput) or "latency" (mean round trip).
+    /// "throughput" (receiver's goodput) or "latency" (round trip); each cell is the median
+    /// of the test's repetitions, as the outliers use.
     pub metric: String,
     pub unit: String,
     /// "TCP" or "UDP".
