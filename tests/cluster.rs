@@ -458,3 +458,45 @@ fn one_rank_measures_itself_and_writes_a_fleet_document() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_job_that_fails_on_a_node_is_noted_and_the_run_exits_1() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let (profile, json) = (dir.path().join("p.toml"), dir.path().join("r.json"));
+    // Job 2 names a directory that does not exist: it fails when it runs.
+    std::fs::write(
+        &profile,
+        "[defaults]\nrepeat = 1\n\
+         [[job]]\nsubsystem = 'cpu'\nworkload = ['NULL']\nthreads = 1\nwarmup = 0\nduration = '10ms'\n\
+         [[job]]\nsubsystem = 'disk'\nengine = 'null'\nworkload = ['RR']\nblock_size = '4K'\n\
+         size = '4M'\nruntime = '50ms'\nramp = '0s'\ndir = '/nonexistent-peakbench-dir'\n",
+    )
+    .unwrap();
+    let out = cluster_run(&[
+        "--rank",
+        "0",
+        "--world-size",
+        "1",
+        "--no-net",
+        "--port",
+        "0",
+    ])
+    .arg("--profile")
+    .arg(&profile)
+    .arg("--json")
+    .arg(&json)
+    .output()
+    .unwrap();
+    let err = one_line(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the run is incomplete: rank 0: job 2 (disk) failed"),
+        "{err}"
+    );
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let node = &doc["fleet"]["nodes"][0];
+    assert_eq!(node["failed_jobs"].as_array().unwrap().len(), 1, "{node}");
+    assert_eq!(doc["results"][0]["workload"], "NULL");
+    assert_eq!(doc["results"][0]["params"]["node"], 0);
+}

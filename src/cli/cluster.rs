@@ -417,23 +417,25 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
     remove(&file);
     let report = merged.map_err(|e| anyhow::anyhow!("the cluster run failed: {e}"))?;
     drop(net);
-    let failed: Vec<String> = report
-        .fleet
-        .iter()
-        .flat_map(|f| &f.nodes)
-        .filter(|n| n.status != "complete")
-        .map(|n| format!("rank {} ({}): {}", n.rank, n.hostname, n.status))
-        .collect();
+    // A rank that failed, a profile job or a link test that failed: exit code 1 (as a failed
+    // job of `peakbench run`), with what was measured kept.
+    let notes: Vec<String> = report.fleet.iter().flat_map(|f| f.notes.clone()).collect();
     let mut rec = Recorder::new(argv, &a.output);
     let outcome = rec.adopt(report).and_then(|()| {
-        if failed.is_empty() {
-            Ok(())
-        } else {
-            Err(anyhow::anyhow!(
-                "{}; the other ranks' points are kept",
-                failed.join("; ")
-            ))
+        if notes.is_empty() {
+            return Ok(());
         }
+        let shown: Vec<&str> = notes.iter().take(3).map(String::as_str).collect();
+        let more = notes.len().saturating_sub(shown.len());
+        Err(anyhow::anyhow!(
+            "the run is incomplete: {}{}; the points measured are kept",
+            shown.join("; "),
+            if more > 0 {
+                format!(" (and {more} more in the report's notes)")
+            } else {
+                String::new()
+            }
+        ))
     });
     rec.finish(outcome)
 }
