@@ -11,7 +11,7 @@ use crate::cluster::coordinator::{Coordinator, Pattern, Plan};
 use crate::cluster::identity::{self, Flags, Identity};
 use crate::cluster::messages::NodeHello;
 use crate::cluster::rendezvous::{self, Locator};
-use crate::cluster::worker::{self, Joining, NetServer};
+use crate::cluster::worker::{self, Joining};
 use crate::results::fleet::OutlierRule;
 use crate::sysinfo::{ClockBudget, collect};
 use clap::{Args, Subcommand};
@@ -277,7 +277,7 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
     crate::runner::stop::install();
     let env = |k: &str| std::env::var(k).ok();
     let run_id = rendezvous::run_id(a.run_id.as_deref(), env);
-    let net = NetServer::start(matches!(a.advertise, Some(IpAddr::V6(_))), a.token.clone())
+    let net = worker::net_server(matches!(a.advertise, Some(IpAddr::V6(_))), a.token.clone())
         .map_err(|e| anyhow::anyhow!("cannot start this rank's network server: {e}"))?;
     let hello = NodeHello {
         rank: id.rank,
@@ -289,7 +289,7 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
             .to_string(),
         hostname: hostname(),
         machine_id: machine_id(),
-        net_port: net.port(),
+        net_port: net.addr().port(),
         advertise: a.advertise,
     };
     let deadline = Instant::now() + plan.total_timeout();

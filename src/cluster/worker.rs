@@ -7,65 +7,29 @@ use super::messages::{self, LinkTest, Msg, NodeHello};
 use super::rendezvous::{self, Locator};
 use crate::bench::net::client::Target;
 use crate::bench::net::protocol::{self, FrameError};
-use crate::bench::net::server::{Server, ServerConfig};
-use crate::bench::net::{NetOptions, NetPoint, NetSession, NetWorkload};
+use crate::bench::net::server::ServerConfig;
+use crate::bench::net::{BackgroundServer, NetOptions, NetPoint, NetSession, NetWorkload};
 use crate::results::{Report, ResultRecord};
 use serde_json::json;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// This rank's network server, stopped when dropped.
-pub struct NetServer {
-    port: u16,
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl NetServer {
-    /// Serves on an ephemeral port of every address of `family`'s kind.
-    pub fn start(ipv6: bool, token: Option<String>) -> std::io::Result<NetServer> {
-        let any: IpAddr = if ipv6 {
-            IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED)
-        } else {
-            IpAddr::V4(Ipv4Addr::UNSPECIFIED)
-        };
-        let server = Server::bind(
-            SocketAddr::new(any, 0),
-            ServerConfig {
-                token,
-                log: false,
-                ..Default::default()
-            },
-        )?;
-        let port = server.local_addr()?.port();
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = std::thread::Builder::new()
-            .name("cluster-net-server".into())
-            .spawn(move || {
-                let _ = server.serve(&flag);
-            })?;
-        Ok(NetServer {
-            port,
-            stop,
-            thread: Some(thread),
-        })
-    }
-
-    pub fn port(&self) -> u16 {
-        self.port
-    }
-}
-
-impl Drop for NetServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
+/// This rank's network server on an ephemeral port of every IPv4 (or, with `ipv6`, IPv6)
+/// address, stopped when dropped.
+pub fn net_server(ipv6: bool, token: Option<String>) -> std::io::Result<BackgroundServer> {
+    let any: IpAddr = if ipv6 {
+        IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED)
+    } else {
+        IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+    };
+    BackgroundServer::start(
+        SocketAddr::new(any, 0),
+        ServerConfig {
+            token,
+            log: false,
+            ..Default::default()
+        },
+    )
 }
 
 /// Why a rank's run ended badly.

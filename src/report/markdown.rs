@@ -51,7 +51,7 @@ pub fn render(report: &Report) -> Vec<u8> {
         }
     }
     if let Some(f) = &report.fleet {
-        use super::fleet::{matrix_table, matrix_title, node_table, outlier_line, summary};
+        use super::fleet::{line_sections, matrix_table, matrix_title, node_table, summary};
         out.push_str(&format!("\n## Nodes\n\n{}\n\n", summary(f)));
         let grid = |(head, rows): (Vec<String>, Vec<Vec<String>>)| {
             let mut g = line(&head) + &line(&vec!["---".to_string(); head.len()]);
@@ -65,18 +65,10 @@ pub fn render(report: &Report) -> Vec<u8> {
             out.push_str(&format!("\n### {}\n\n", matrix_title(m)));
             out.push_str(&grid(matrix_table(f, m)));
         }
-        for (title, lines) in [
-            (
-                "Outliers",
-                f.outliers.iter().map(outlier_line).collect::<Vec<_>>(),
-            ),
-            ("Notes", f.notes.clone()),
-        ] {
-            if !lines.is_empty() {
-                out.push_str(&format!("\n### {title}\n\n"));
-                for l in lines {
-                    out.push_str(&format!("- {l}\n"));
-                }
+        for (title, lines) in line_sections(f) {
+            out.push_str(&format!("\n### {title}\n\n"));
+            for l in lines {
+                out.push_str(&format!("- {l}\n"));
             }
         }
     }

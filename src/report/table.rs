@@ -89,7 +89,7 @@ pub fn render(report: &Report) -> String {
 
 /// A multi-node run's nodes, matrices, outliers and notes.
 fn render_fleet(f: &crate::results::fleet::Fleet) -> String {
-    use super::fleet::{matrix_table, matrix_title, node_table, outlier_line, summary};
+    use super::fleet::{line_sections, matrix_table, matrix_title, node_table, summary};
     let grid = |(head, rows): (Vec<String>, Vec<Vec<String>>)| {
         let mut t = new_table();
         t.set_header(head);
@@ -106,18 +106,10 @@ fn render_fleet(f: &crate::results::fleet::Fleet) -> String {
             grid(matrix_table(f, m))
         ));
     }
-    for (title, lines) in [
-        (
-            "Outliers",
-            f.outliers.iter().map(outlier_line).collect::<Vec<_>>(),
-        ),
-        ("Notes", f.notes.clone()),
-    ] {
-        if !lines.is_empty() {
-            out.push_str(&format!("{title}:\n"));
-            for l in lines {
-                out.push_str(&format!("  {l}\n"));
-            }
+    for (title, lines) in line_sections(f) {
+        out.push_str(&format!("{title}:\n"));
+        for l in lines {
+            out.push_str(&format!("  {l}\n"));
         }
     }
     out

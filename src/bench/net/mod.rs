@@ -163,13 +163,40 @@ pub fn resolve(server: &str) -> Result<SocketAddr, NetError> {
         .ok_or_else(|| NetError::Usage(format!("--server {host} has no address")))
 }
 
-/// A server running in this process for `--loopback`, stopped when dropped.
-struct LocalServer {
+/// A server running on a thread of this process (for `--loopback`, and each rank's server in
+/// a cluster run), stopped when dropped.
+pub struct BackgroundServer {
+    addr: SocketAddr,
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
-impl Drop for LocalServer {
+impl BackgroundServer {
+    /// Binds `addr` (port 0: any free port) and serves on a thread.
+    pub fn start(addr: SocketAddr, cfg: server::ServerConfig) -> std::io::Result<BackgroundServer> {
+        let server = server::Server::bind(addr, cfg)?;
+        let addr = server.local_addr()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("net-server".into())
+            .spawn(move || {
+                let _ = server.serve(&flag);
+            })?;
+        Ok(BackgroundServer {
+            addr,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+impl Drop for BackgroundServer {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
@@ -183,7 +210,7 @@ pub struct NetSession {
     opts: NetOptions,
     target: Target,
     link: Result<Link, String>,
-    _local: Option<LocalServer>,
+    _local: Option<BackgroundServer>,
 }
 
 impl NetSession {
@@ -201,26 +228,21 @@ impl NetSession {
     /// Starts a server on 127.0.0.1 (an ephemeral port) in this process and measures against
     /// it.
     pub fn loopback(opts: NetOptions) -> std::io::Result<NetSession> {
-        let server = server::Server::bind(
+        let server = BackgroundServer::start(
             "127.0.0.1:0".parse().expect("valid address"),
             server::ServerConfig {
                 log: false,
                 ..Default::default()
             },
         )?;
-        let addr = server.local_addr()?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = std::thread::Builder::new()
-            .name("loopback-server".into())
-            .spawn(move || {
-                let _ = server.serve(&flag);
-            })?;
-        let mut s = NetSession::remote(opts, Target { addr, token: None });
-        s._local = Some(LocalServer {
-            stop,
-            thread: Some(thread),
-        });
+        let mut s = NetSession::remote(
+            opts,
+            Target {
+                addr: server.addr(),
+                token: None,
+            },
+        );
+        s._local = Some(server);
         Ok(s)
     }
 
