@@ -314,6 +314,7 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
             a.coordinator.as_deref(),
             a.rendezvous.as_deref(),
             &run_id,
+            id.world_size,
             env,
         )
         .ok_or_else(|| {

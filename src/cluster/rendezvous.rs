@@ -1,7 +1,7 @@
 //! How the ranks find rank 0's coordinator, in order: an explicit address (`--coordinator`),
 //! the `PEAKBENCH_COORDINATOR` variable, a rendezvous file that rank 0 writes in a directory
-//! every rank sees (`--rendezvous DIR`), or the first host of the Slurm node list (where srun
-//! starts rank 0).
+//! every rank sees (`--rendezvous DIR`), the first host of the Slurm node list (where srun
+//! starts rank 0), or this machine when the launcher says that every rank runs on it.
 
 use std::io;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
@@ -70,6 +70,7 @@ pub fn locate(
     flag: Option<&str>,
     dir: Option<&Path>,
     run_id: &str,
+    world_size: u32,
     env: impl Fn(&str) -> Option<String>,
 ) -> Option<Locator> {
     if let Some(a) = flag {
@@ -96,6 +97,15 @@ pub fn locate(
             return Some(Locator::Address {
                 addr: host,
                 source: "the first host of the Slurm node list",
+            });
+        }
+    }
+    // Open MPI and MPICH say how many ranks share this node: all of them means rank 0 is here.
+    for var in ["OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"] {
+        if env(var).and_then(|v| v.trim().parse::<u32>().ok()) == Some(world_size) {
+            return Some(Locator::Address {
+                addr: "127.0.0.1".into(),
+                source: "this machine: the launcher runs every rank here",
             });
         }
     }
@@ -253,19 +263,24 @@ mod tests {
             _ => None,
         };
         let dir = Path::new("/shared");
-        let got = locate(Some("x:1"), Some(dir), "r", env).unwrap();
+        let got = locate(Some("x:1"), Some(dir), "r", 3, env).unwrap();
         assert_eq!(got.describe(), "x:1 (from --coordinator)");
-        let got = locate(None, Some(dir), "r", env).unwrap();
+        let got = locate(None, Some(dir), "r", 3, env).unwrap();
         assert!(matches!(got, Locator::Address { ref addr, .. } if addr == "h0:7000"));
         let no_var = |k: &str| env(k).filter(|_| k != "PEAKBENCH_COORDINATOR");
-        let got = locate(None, Some(dir), "r", no_var).unwrap();
+        let got = locate(None, Some(dir), "r", 3, no_var).unwrap();
         assert_eq!(
             got,
             Locator::File(PathBuf::from("/shared/peakbench-coordinator-r.json"))
         );
-        let got = locate(None, None, "r", no_var).unwrap();
+        let got = locate(None, None, "r", 3, no_var).unwrap();
         assert!(matches!(got, Locator::Address { ref addr, .. } if addr == "n1"));
-        assert_eq!(locate(None, None, "r", |_| None), None);
+        assert_eq!(locate(None, None, "r", 3, |_| None), None);
+        let one_node = |k: &str| (k == "OMPI_COMM_WORLD_LOCAL_SIZE").then(|| "3".to_string());
+        let got = locate(None, None, "r", 3, one_node).unwrap();
+        assert!(matches!(got, Locator::Address { ref addr, .. } if addr == "127.0.0.1"));
+        // Ranks spread over nodes: no guess.
+        assert_eq!(locate(None, None, "r", 6, one_node), None);
     }
 
     #[test]
