@@ -154,6 +154,39 @@ impl SlowCgroup {
     }
 }
 
+impl SlowCgroup {
+    /// How many periods the group has been throttled in so far.
+    fn throttled(&self) -> u64 {
+        std::fs::read_to_string(self.dir.join("cpu.stat"))
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("nr_throttled "))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Runs a busy process in the group until the quota throttles it (some kernels — and this
+    /// sandbox — enforce a fresh group's quota only after a while), at most 5 × 1 s.
+    fn prime(&self) -> Result<(), String> {
+        for _ in 0..5 {
+            let mut busy = std::process::Command::new("sh")
+                .arg("-c")
+                .arg("echo $$ > \"$1\" && exec yes > /dev/null")
+                .arg("sh")
+                .arg(&self.procs)
+                .spawn()
+                .map_err(|e| e.to_string())?;
+            std::thread::sleep(Duration::from_secs(1));
+            let _ = busy.kill();
+            let _ = busy.wait();
+            if self.throttled() > 0 {
+                return Ok(());
+            }
+        }
+        Err("the cgroup's CPU quota throttles nothing here".into())
+    }
+}
+
 impl Drop for SlowCgroup {
     fn drop(&mut self) {
         // The processes in it have exited; an empty cgroup is removed with rmdir.
@@ -188,6 +221,8 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
         Ok(g) => g,
         Err(why) => return skip(&why),
     };
+    slow.prime().unwrap();
+    let throttled_before = slow.throttled();
     let dir = std::env::temp_dir().join(format!("pb-cluster-{id}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("rendezvous")).unwrap();
@@ -306,7 +341,8 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
         .collect();
     assert!(
         cpu.iter().any(|o| o["node"] == 2 && o["worse"] == true),
-        "rank 2 not flagged: {outliers:?}"
+        "rank 2 not flagged ({} periods throttled during the run): {outliers:?}",
+        slow.throttled() - throttled_before
     );
     assert!(cpu.iter().all(|o| o["node"] == 2), "{cpu:?}");
     // Rank 0 removed its rendezvous file.
@@ -499,4 +535,88 @@ fn a_job_that_fails_on_a_node_is_noted_and_the_run_exits_1() {
     assert_eq!(node["failed_jobs"].as_array().unwrap().len(), 1, "{node}");
     assert_eq!(doc["results"][0]["workload"], "NULL");
     assert_eq!(doc["results"][0]["params"]["node"], 0);
+}
+
+#[test]
+fn a_rank_that_answers_wrongly_is_told_and_left_out() {
+    use peakbench::bench::net::protocol;
+    use peakbench::cluster::messages::{self, Msg, NodeHello};
+    use peakbench::cluster::rendezvous;
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("p.toml");
+    std::fs::write(
+        &profile,
+        "[[job]]\nsubsystem = 'cpu'\nworkload = ['NULL']\nthreads = 1\nwarmup = 0\nduration = '10ms'\nrepeat = 1\n",
+    )
+    .unwrap();
+    let rank0 = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .args([
+            "cluster",
+            "run",
+            "--rank",
+            "0",
+            "--world-size",
+            "2",
+            "--no-net",
+        ])
+        .args(["--run-id", "t", "--join-timeout", "20s", "--profile"])
+        .arg(&profile)
+        .arg("--rendezvous")
+        .arg(dir.path())
+        .env("PEAKBENCH_DB", common::test_db())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A hand-made rank 1 on another "machine": it joins, then answers the profile with a
+    // message of the wrong kind.
+    let file = rendezvous::file_in(dir.path(), "t");
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    let addrs = loop {
+        if let Some(a) = rendezvous::read(&file) {
+            break a;
+        }
+        assert!(std::time::Instant::now() < until, "no rendezvous file");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut s = std::net::TcpStream::connect(addrs[0]).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let hello = NodeHello {
+        rank: 1,
+        world_size: 2,
+        local_rank: None,
+        identity_source: "flags".into(),
+        hostname: "fake".into(),
+        machine_id: "another machine".into(),
+        net_port: 9,
+        advertise: None,
+    };
+    let join = Msg::Join {
+        version: messages::VERSION,
+        node: hello,
+    };
+    protocol::write_frame(&mut s, &join).unwrap();
+    let read = |s: &mut std::net::TcpStream| -> Msg {
+        protocol::read_frame(s, messages::MAX_FRAME_BYTES).unwrap()
+    };
+    assert!(matches!(read(&mut s), Msg::Welcome { .. }));
+    assert!(matches!(read(&mut s), Msg::RunLocal));
+    protocol::write_frame(&mut s, &Msg::Welcome { version: 1 }).unwrap();
+    match read(&mut s) {
+        Msg::Finish { ok, message } => {
+            assert!(!ok);
+            assert!(
+                message.contains("answered welcome to run_local"),
+                "{message}"
+            );
+        }
+        other => panic!("expected finish, got {}", other.name()),
+    }
+    let out = rank0.wait_with_output().unwrap();
+    let err = one_line(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the run is incomplete: rank 1 (fake) answered welcome"),
+        "{err}"
+    );
 }

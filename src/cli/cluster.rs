@@ -5,7 +5,6 @@
 use super::common::{OutputArgs, UsageError, count_in, parse_duration};
 use super::recorder::Recorder;
 use super::run::{self, format_duration};
-use crate::bench::net::protocol::limits;
 use crate::bench::net::{Proto, TestKind, TestParams};
 use crate::cluster::coordinator::{Coordinator, Pattern, Plan};
 use crate::cluster::identity::{self, Flags, Identity};
@@ -13,9 +12,10 @@ use crate::cluster::messages::NodeHello;
 use crate::cluster::rendezvous::{self, Locator};
 use crate::cluster::worker::{self, Joining};
 use crate::results::fleet::OutlierRule;
+use crate::sysinfo::sysfs::read_trimmed;
 use crate::sysinfo::{ClockBudget, collect};
 use clap::{Args, Subcommand};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -108,13 +108,13 @@ pub struct RunArgs {
     #[arg(long, default_value = "3", value_parser = parse_net_repeat)]
     pub net_repeat: u32,
     /// Bytes per message of the throughput tests (128K for TCP, 1400 for UDP by default).
-    #[arg(long, value_parser = parse_bytes)]
+    #[arg(long, value_parser = super::net::parse_message)]
     pub net_message_size: Option<u32>,
     /// Bytes per ping of the latency tests.
-    #[arg(long, value_parser = parse_bytes, default_value = "64")]
+    #[arg(long, value_parser = super::net::parse_message, default_value = "64")]
     pub ping_size: u32,
     /// How long the ranks wait for each other to join.
-    #[arg(long, value_parser = parse_duration, default_value = "60s")]
+    #[arg(long, value_parser = parse_join_timeout, default_value = "60s")]
     pub join_timeout: Duration,
     /// A node's value is an outlier when it is more than this many scaled median absolute
     /// deviations from its peers' median ...
@@ -132,15 +132,17 @@ pub struct RunArgs {
 }
 
 fn parse_net_repeat(s: &str) -> Result<u32, String> {
-    count_in(s, 1, 100)
+    count_in(s, 1, worker::MAX_REPEAT as u64)
 }
 
-fn parse_bytes(s: &str) -> Result<u32, String> {
-    let n = crate::units::parse_size_binary(s).map_err(|e| e.to_string())?;
-    if n == 0 || n > limits::MAX_UDP_MESSAGE as u64 * 256 {
-        return Err(format!("'{s}' is out of range: 1 byte to 16 MiB"));
+/// Up to an hour: ranks may wait for nodes to boot or container images to be pulled.
+fn parse_join_timeout(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s.trim())
+        .map_err(|_| format!("'{s}' is not a duration: use e.g. 60s or 10min"))?;
+    if d < Duration::from_secs(1) || d > Duration::from_secs(3600) {
+        return Err(format!("'{s}' is out of range: 1s to 1h"));
     }
-    Ok(n as u32)
+    Ok(d)
 }
 
 pub fn run(args: ClusterArgs, argv: Vec<String>) -> anyhow::Result<()> {
@@ -202,19 +204,12 @@ fn net_params(a: &RunArgs) -> anyhow::Result<(Option<TestParams>, Option<TestPar
 fn machine_id() -> String {
     ["/etc/machine-id", "/var/lib/dbus/machine-id"]
         .iter()
-        .find_map(|p| {
-            std::fs::read_to_string(p)
-                .ok()
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-        })
+        .find_map(|p| read_trimmed(p).filter(|s| !s.is_empty()))
         .unwrap_or_else(|| format!("host:{}", hostname()))
 }
 
 fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "unknown".into())
+    read_trimmed("/proc/sys/kernel/hostname").unwrap_or_else(|| "unknown".into())
 }
 
 fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
@@ -379,21 +374,24 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
     }
     let thread_plan = plan.clone();
     let thread_argv = argv.clone();
-    let thread = std::thread::Builder::new()
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
         .name("cluster-coordinator".into())
         .spawn(move || {
-            coordinator.run(
-                &thread_plan,
-                thread_argv,
-                || collect(ClockBudget::default()),
-            )
+            let merged =
+                coordinator.run(
+                    &thread_plan,
+                    thread_argv,
+                    || collect(ClockBudget::default()),
+                );
+            let _ = tx.send(merged);
         })?;
     let own = Locator::Address {
         addr: SocketAddr::new(
-            if a.bind.is_unspecified() {
-                IpAddr::V4(Ipv4Addr::LOCALHOST)
-            } else {
-                a.bind
+            match a.bind {
+                IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+                IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+                ip => ip,
             },
             listening.port(),
         )
@@ -406,18 +404,35 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
         timeout: a.join_timeout,
     };
     let mine = worker::run(&joining, hello, a.token.clone(), deadline, &mut local);
-    let merged = match mine {
-        Err(worker::WorkerError::Interrupted) => {
-            remove(&file);
-            return Err(super::Interrupted.into());
-        }
-        _ => thread
-            .join()
-            .map_err(|_| anyhow::anyhow!("the coordinator stopped unexpectedly"))?,
+    let interrupted = crate::runner::stop::requested();
+    if let Err(e) = &mine
+        && !interrupted
+        && log
+    {
+        eprintln!("peakbench cluster: rank 0's own part ended early: {e}");
+    }
+    // After Ctrl-C the coordinator ends the step it is in and merges what was measured; it is
+    // waited for a little only.
+    let merged = if interrupted {
+        rx.recv_timeout(Duration::from_secs(15)).ok()
+    } else {
+        rx.recv().ok()
     };
     remove(&file);
-    let report = merged.map_err(|e| anyhow::anyhow!("the cluster run failed: {e}"))?;
     drop(net);
+    let Some(merged) = merged else {
+        return Err(if interrupted {
+            super::Interrupted.into()
+        } else {
+            anyhow::anyhow!("the coordinator stopped unexpectedly")
+        });
+    };
+    let report = merged.map_err(|e| anyhow::anyhow!("the cluster run failed: {e}"))?;
+    if interrupted {
+        let mut rec = Recorder::new(argv, &a.output);
+        let outcome = rec.adopt(report).and(Err(super::Interrupted.into()));
+        return rec.finish(outcome);
+    }
     // A rank that failed, a profile job or a link test that failed: exit code 1 (as a failed
     // job of `peakbench run`), with what was measured kept.
     let notes: Vec<String> = report.fleet.iter().flat_map(|f| f.notes.clone()).collect();

@@ -117,7 +117,7 @@ fn parse_max_tests(s: &str) -> Result<usize, String> {
     super::common::count_in(s, 1, 64)
 }
 
-fn parse_message(s: &str) -> Result<u32, String> {
+pub(super) fn parse_message(s: &str) -> Result<u32, String> {
     let n = crate::units::parse_size_binary(s).map_err(|e| e.to_string())?;
     if n == 0 || n > limits::MAX_TCP_MESSAGE as u64 {
         return Err(format!(

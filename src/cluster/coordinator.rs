@@ -176,9 +176,20 @@ impl Coordinator {
         let mut members = self.join(plan, &log)?;
         let machines: Vec<String> = members.iter().map(|m| m.hello.machine_id.clone()).collect();
         let mut notes = Vec::new();
+        // Ctrl-C: no further step starts; what was measured is merged and kept.
+        let stopped = |notes: &mut Vec<String>| {
+            let stop = crate::runner::stop::requested();
+            if stop && !notes.iter().any(|n| n == INTERRUPTED) {
+                notes.push(INTERRUPTED.to_string());
+            }
+            stop
+        };
         if plan.local {
             let turns = schedule::turns(&machines);
             for (t, turn) in turns.iter().enumerate() {
+                if stopped(&mut notes) {
+                    break;
+                }
                 log(format!(
                     "node-local profile, turn {}/{}: rank {}",
                     t + 1,
@@ -191,6 +202,9 @@ impl Coordinator {
         let mut links = Vec::new();
         let steps = plan.link_steps(&machines);
         for (i, (pattern, step)) in steps.iter().enumerate() {
+            if stopped(&mut notes) {
+                break;
+            }
             log(format!(
                 "network step {}/{}: {pattern} {}",
                 i + 1,
@@ -238,10 +252,15 @@ impl Coordinator {
             plan.world_size,
             report.fleet.as_ref().map_or(0, |f| f.outliers.len())
         );
+        let interrupted = notes_of(&report).iter().any(|n| n == INTERRUPTED);
         for m in members.iter_mut().filter(|m| m.gone.is_none()) {
             let _ = m.send(&Msg::Finish {
-                ok: true,
-                message: summary.clone(),
+                ok: !interrupted,
+                message: if interrupted {
+                    INTERRUPTED.to_string()
+                } else {
+                    summary.clone()
+                },
             });
         }
         Ok(report)
@@ -286,9 +305,14 @@ impl Coordinator {
                     std::thread::sleep(Duration::from_millis(20));
                     continue;
                 }
-                Err(e) => return Err(format!("coordinator: accept failed: {e}")),
+                Err(e) => {
+                    // Out of descriptors, a connection reset before accept: try again.
+                    log(format!("accept failed: {e}"));
+                    std::thread::sleep(Duration::from_millis(100));
+                    continue;
+                }
             };
-            match Self::admit(stream, peer, plan, &members) {
+            match Self::admit(stream, peer, plan, &members, until) {
                 Ok(m) => {
                     log(format!(
                         "rank {} joined from {} ({}, {})",
@@ -309,15 +333,19 @@ impl Coordinator {
         peer: SocketAddr,
         plan: &Plan,
         members: &[Option<Member>],
+        until: Instant,
     ) -> Result<Member, String> {
         let _ = stream.set_nonblocking(false);
         let _ = stream.set_nodelay(true);
         let _ = stream.set_write_timeout(Some(Duration::from_secs(60)));
         let local = stream.local_addr().map_err(|e| e.to_string())?.ip();
+        // A join is small: the network benchmark's frame limit, and at most 10 s (not past the
+        // join deadline by more than a second).
+        let by = until.max(Instant::now() + Duration::from_secs(1));
         let msg: Msg = protocol::read_frame_until(
             &stream,
-            Instant::now() + Duration::from_secs(10),
-            messages::MAX_FRAME_BYTES,
+            by.min(Instant::now() + Duration::from_secs(10)),
+            protocol::MAX_FRAME_BYTES,
         )
         .map_err(|e| e.to_string())?;
         let refuse = |mut s: &TcpStream, reason: String| {
@@ -360,8 +388,8 @@ impl Coordinator {
         let mut m = Member {
             stream,
             hello,
-            peer: peer.ip(),
-            local,
+            peer: peer.ip().to_canonical(),
+            local: local.to_canonical(),
             gone: None,
             report: None,
             failed_jobs: Vec::new(),
@@ -445,10 +473,16 @@ impl Coordinator {
             }
             // The server's address as the client reaches it: a rank on rank 0's machine
             // connected over loopback, so the client uses the address it reached rank 0 at.
-            let mut ip = members[d].address();
-            if ip.is_loopback() {
-                ip = members[s].local;
-            }
+            // A rank on rank 0's machine reached the coordinator through a local address (both
+            // ends of its connection are the same address) that other machines may not reach:
+            // the client then uses the address it reached rank 0's machine at.
+            let ip = match members[d].hello.advertise {
+                Some(ip) => ip,
+                None if members[d].peer == members[d].local || members[d].peer.is_loopback() => {
+                    members[s].local
+                }
+                None => members[d].peer,
+            };
             let test = LinkTest {
                 pattern: pattern.to_string(),
                 src: l.src,
@@ -464,7 +498,7 @@ impl Coordinator {
                 repeat: plan.repeat,
             };
             match members[s].send(&Msg::RunTest { test }) {
-                Ok(()) => running.push(s),
+                Ok(()) => running.push((s, *l)),
                 Err(e) => fail(
                     &mut members[s],
                     format!("could not be told to test: {e}"),
@@ -474,10 +508,15 @@ impl Coordinator {
         }
         let until = Instant::now() + plan.test_timeout();
         let mut out = Vec::new();
-        for s in running {
+        for (s, link) in running {
             match members[s].recv(until) {
                 Ok(Msg::TestDone { records, error }) => {
-                    out.extend(records);
+                    // Only records of the link this rank was asked to measure.
+                    let num = |r: &ResultRecord, k: &str| r.params.get(k).and_then(|v| v.as_u64());
+                    out.extend(records.into_iter().filter(|r| {
+                        num(r, "src_node") == Some(link.src as u64)
+                            && num(r, "dst_node") == Some(link.dst as u64)
+                    }));
                     if let Some(e) = error {
                         notes.push(format!("rank {s}: {e}"));
                     }
@@ -497,13 +536,26 @@ impl Coordinator {
         out
     }
 }
-
+/// Leaves a rank out of the rest of the run: noted, told (when it still listens) and
+/// disconnected, so that it stops instead of waiting for its own deadline.
 fn fail(m: &mut Member, why: String, notes: &mut Vec<String>) {
     notes.push(format!(
         "rank {} ({}) {why}",
         m.hello.rank, m.hello.hostname
     ));
+    let _ = m.send(&Msg::Finish {
+        ok: false,
+        message: format!("the coordinator left this rank out: it {why}"),
+    });
+    let _ = m.stream.shutdown(std::net::Shutdown::Both);
     m.gone = Some(why);
+}
+
+/// The note of a run stopped by Ctrl-C.
+pub const INTERRUPTED: &str = "interrupted: the steps after it did not run";
+
+fn notes_of(report: &Report) -> &[String] {
+    report.fleet.as_ref().map_or(&[], |f| &f.notes)
 }
 
 fn join_ranks(r: &[u32]) -> String {

@@ -2,7 +2,9 @@
 //! matrices, and the values that deviate from their peers (median absolute deviation).
 
 use super::messages::NodeHello;
-use crate::history::point_key;
+use crate::history::compare::{Better, better};
+use crate::history::point_key_except;
+use crate::measure::stats::median;
 use crate::results::fleet::{Fleet, Matrix, Node, Outlier, OutlierRule};
 use crate::results::{Report, ResultRecord};
 use crate::sysinfo::SystemInfo;
@@ -75,16 +77,6 @@ pub fn merge(
     report
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// The values of `values` that `rule` calls outliers: (index, median, MAD, deviation).
 pub fn judge(values: &[f64], rule: OutlierRule) -> Vec<(usize, f64, f64, f64)> {
     if values.len() < rule.min_peers as usize || values.iter().any(|v| !v.is_finite()) {
@@ -115,11 +107,6 @@ fn typical(r: &ResultRecord) -> f64 {
     } else {
         r.summary.mean
     }
-}
-
-/// True when a lower value is worse (throughput, IOPS, rates).
-fn higher_is_better(metric: &str) -> bool {
-    matches!(metric, "throughput" | "iops" | "rate")
 }
 
 /// Groups records by `key` (None: not judged) and flags each group's outliers.
@@ -160,7 +147,7 @@ fn flag(
                 median,
                 mad,
                 deviation,
-                worse: (deviation < 0.0) == higher_is_better(&r.metric),
+                worse: (deviation < 0.0) == matches!(better(&r.metric), Better::Higher),
                 peers: values.len() as u32,
             });
         }
@@ -170,12 +157,7 @@ fn flag(
 
 /// A record's point without the parameters that say where it ran.
 fn peer_key(rec: &ResultRecord) -> String {
-    let mut r = rec.clone();
-    r.samples.clear();
-    for k in ["node", "host", "src_node", "dst_node", "server"] {
-        r.params.remove(k);
-    }
-    point_key(&r)
+    point_key_except(rec, &["node", "src_node", "dst_node", "server"])
 }
 
 /// Node-local points compared across nodes.

@@ -18,6 +18,10 @@
 
 use serde::Serialize;
 
+/// The most ranks a run may have (the coordinator holds one connection per rank, and all pairs
+/// grow with its square).
+pub const MAX_WORLD_SIZE: u32 = 4096;
+
 /// Where the identity came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -140,10 +144,10 @@ pub fn detect(flags: Flags, env: impl Fn(&str) -> Option<String>) -> Result<Iden
         local_rank: flags.local_rank,
         source: Source::Single,
     });
-    if id.world_size == 0 {
+    if id.world_size == 0 || id.world_size > MAX_WORLD_SIZE {
         return Err(format!(
-            "the world size from {:?} is 0; it must be at least 1",
-            id.source
+            "the world size {} (from {:?}) is out of range: 1 to {MAX_WORLD_SIZE}",
+            id.world_size, id.source
         ));
     }
     if id.rank >= id.world_size {
@@ -303,7 +307,7 @@ mod tests {
             (
                 &[("PMI_RANK", "0"), ("PMI_SIZE", "0")],
                 Flags::default(),
-                "is 0",
+                "world size 0 (from Pmi) is out of range",
             ),
             (
                 &[],
@@ -319,5 +323,13 @@ mod tests {
             let err = detect(flags, env(vars)).unwrap_err();
             assert!(err.contains(want), "{vars:?}: {err}");
         }
+    }
+
+    #[test]
+    fn a_huge_world_is_refused() {
+        let env = |k: &str| (k == "PMI_SIZE").then(|| "100000".to_string());
+        let env = |k: &str| env(k).or_else(|| (k == "PMI_RANK").then(|| "0".to_string()));
+        let e = detect(Flags::default(), env).unwrap_err();
+        assert!(e.contains("out of range: 1 to 4096"), "{e}");
     }
 }

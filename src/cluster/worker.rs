@@ -149,7 +149,10 @@ pub fn run(
                 )?;
             }
             Msg::RunTest { test } => {
-                let (records, error) = link_test(&test, &hello, token.clone());
+                let (records, error) = match check(&test) {
+                    Ok(()) => link_test(&test, &hello, token.clone()),
+                    Err(e) => (Vec::new(), Some(e)),
+                };
                 send(&mut out, &Msg::TestDone { records, error })?;
             }
             Msg::Finish { ok: true, message } => return Ok(message),
@@ -157,6 +160,25 @@ pub fn run(
             other => return Err(WorkerError::Unexpected(other.name())),
         }
     }
+}
+
+/// The most repetitions of a link test a coordinator may ask for (as `--net-repeat`).
+pub const MAX_REPEAT: u32 = 100;
+
+/// Checks a link test from the coordinator before running it: its parameters within the
+/// network benchmark's limits, its repetitions within [`MAX_REPEAT`].
+fn check(t: &LinkTest) -> Result<(), String> {
+    if t.repeat == 0 || t.repeat > MAX_REPEAT {
+        return Err(format!(
+            "refused a link test of {} repetitions: 1 to {MAX_REPEAT}",
+            t.repeat
+        ));
+    }
+    for p in [t.throughput, t.latency].into_iter().flatten() {
+        p.validate()
+            .map_err(|e| format!("refused a link test: {e}"))?;
+    }
+    Ok(())
 }
 
 /// Runs one link test as its client: throughput (this rank sends) and latency (this rank
@@ -214,10 +236,50 @@ pub fn link_test(
         }
     }
     for r in &mut records {
+        // The server's ephemeral port changes every run; the nodes say which link it is.
+        r.params.remove("server");
         r.params.insert("pattern".into(), json!(t.pattern));
         r.params.insert("src_node".into(), json!(t.src));
         r.params.insert("dst_node".into(), json!(t.dst));
         tag(r, me.rank, &me.hostname);
     }
     (records, error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::net::{Proto, TestKind, TestParams};
+
+    #[test]
+    fn link_tests_from_the_network_are_checked() {
+        let p = TestParams {
+            kind: TestKind::Throughput,
+            proto: Proto::Tcp,
+            streams: 1,
+            message_bytes: 131072,
+            duration_ms: 100,
+            omit_ms: 0,
+            reverse: false,
+            rate_bps: 0,
+            busy_poll_us: 0,
+        };
+        let t = |repeat: u32, message_bytes: u32| LinkTest {
+            pattern: "pairs".into(),
+            src: 0,
+            dst: 1,
+            server: "127.0.0.1:1".parse().unwrap(),
+            throughput: Some(TestParams { message_bytes, ..p }),
+            latency: None,
+            repeat,
+        };
+        assert!(check(&t(3, 131072)).is_ok());
+        assert!(check(&t(0, 131072)).unwrap_err().contains("repetitions"));
+        assert!(
+            check(&t(u32::MAX, 131072))
+                .unwrap_err()
+                .contains("repetitions")
+        );
+        assert!(check(&t(3, u32::MAX)).unwrap_err().contains("refused"));
+    }
 }

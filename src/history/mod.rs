@@ -99,10 +99,16 @@ const IDENTITY: &[&str] = &[
 
 /// The identity of a record's point: subsystem, workload, metric and the identity parameters.
 pub fn point_key(rec: &ResultRecord) -> String {
+    point_key_except(rec, &[])
+}
+
+/// [`point_key`] without the identity parameters in `except` (a multi-node run compares the
+/// same point across nodes: without `node`).
+pub fn point_key_except(rec: &ResultRecord, except: &[&str]) -> String {
     let ident: serde_json::Map<String, serde_json::Value> = rec
         .params
         .iter()
-        .filter(|(k, _)| IDENTITY.contains(&k.as_str()))
+        .filter(|(k, _)| IDENTITY.contains(&k.as_str()) && !except.contains(&k.as_str()))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     format!(

@@ -45,13 +45,7 @@ impl Summary {
         };
         let stddev = var.sqrt();
         let mut sorted = samples.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        let mid = sorted.len() / 2;
-        let median = if sorted.len().is_multiple_of(2) {
-            (sorted[mid - 1] + sorted[mid]) / 2.0
-        } else {
-            sorted[mid]
-        };
+        let median = median(&mut sorted);
         let cv = if mean != 0.0 {
             stddev / mean.abs()
         } else {
@@ -100,6 +94,21 @@ pub mod nan_as_null {
                     .collect()
             }),
         )
+    }
+}
+
+/// The middle value of `v` (the mean of the two middle ones for an even count), sorting `v`;
+/// NaN for an empty slice.
+pub fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    if v.len().is_multiple_of(2) {
+        (v[mid - 1] + v[mid]) / 2.0
+    } else {
+        v[mid]
     }
 }
 

@@ -135,19 +135,21 @@ pub fn summary(f: &Fleet) -> String {
     )
 }
 
-/// A cell's background for a heatmap: green for the best value of the matrix, red for the
-/// worst (for latency, lower is better). None where not measured or all equal.
-pub fn heat(m: &Matrix, v: Option<f64>) -> Option<String> {
-    let v = v?;
-    let all: Vec<f64> = m.values.iter().flatten().flatten().copied().collect();
-    let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
-        return None;
+/// The background of a heatmap's cells: green for the best value of the matrix, red for the
+/// worst (for latency, lower is better); None where not measured or all equal.
+pub fn heat(m: &Matrix) -> impl Fn(Option<f64>) -> Option<String> + '_ {
+    let all = m.values.iter().flatten().flatten().copied();
+    let lo = all.clone().fold(f64::INFINITY, f64::min);
+    let hi = all.fold(f64::NEG_INFINITY, f64::max);
+    move |v| {
+        let v = v?;
+        if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
+            return None;
+        }
+        let mut good = (v - lo) / (hi - lo);
+        if m.metric == "latency" {
+            good = 1.0 - good;
+        }
+        Some(format!("hsl({:.0}, 70%, 78%)", good * 120.0))
     }
-    let mut good = (v - lo) / (hi - lo);
-    if m.metric == "latency" {
-        good = 1.0 - good;
-    }
-    Some(format!("hsl({:.0}, 70%, 78%)", good * 120.0))
 }

@@ -148,10 +148,11 @@ fn heatmap(f: &Fleet, m: &Matrix) -> String {
         out.push_str(&format!("<th>{}</th>", esc(h)));
     }
     out.push_str("</tr></thead>\n<tbody>\n");
+    let heat = fleet::heat(m);
     for (src, cells) in rows.iter().enumerate() {
         out.push_str(&format!("<tr><th>{}</th>", esc(&cells[0])));
         for (dst, c) in cells[1..].iter().enumerate() {
-            let style = fleet::heat(m, m.values[src][dst])
+            let style = heat(m.values[src][dst])
                 .map(|bg| format!(" style=\"background:{bg}\""))
                 .unwrap_or_default();
             out.push_str(&format!("<td class=\"num\"{style}>{}</td>", esc(c)));
