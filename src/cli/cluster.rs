@@ -246,20 +246,20 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
     };
     let log = rank0 && !a.output.quiet;
     if log || a.dry_run {
-        let steps = plan.link_steps(&vec![String::new(); id.world_size as usize]);
         eprintln!(
-            "peakbench cluster run: rank {} of {} ({}); profile {} without its net jobs: {} jobs, about {} per node; {} network steps; at most {}",
+            "peakbench cluster run: rank {} of {} ({}); profile {} without its net jobs: {} jobs, about {} per node; at most {} network steps; at most {}",
             id.rank,
             id.world_size,
             serde_json::to_value(id.source)?.as_str().unwrap_or("?"),
             profile.name,
             jobs.len(),
             format_duration(run::total(&jobs)),
-            steps.len(),
+            plan.max_link_steps(),
             format_duration(plan.total_timeout())
         );
         if a.dry_run {
-            for (pattern, step) in steps {
+            let same_machine = vec![String::new(); id.world_size as usize];
+            for (pattern, step) in plan.link_steps(&same_machine) {
                 let links: Vec<String> = step
                     .iter()
                     .map(|l| format!("{}→{}", l.src, l.dst))

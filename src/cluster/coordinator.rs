@@ -98,12 +98,26 @@ impl Plan {
         steps
     }
 
+    /// How many link steps there are at most (when every rank shares one machine), counted
+    /// without building them.
+    pub fn max_link_steps(&self) -> u32 {
+        let n = self.world_size;
+        self.patterns
+            .iter()
+            .map(|p| match p {
+                // Both directions of each round, then one self step per rank.
+                Pattern::Pairs if n >= 2 => 2 * (n - 1 + n % 2) + n,
+                Pattern::Pairs => n,
+                Pattern::Ring => u32::from(n >= 3),
+                Pattern::Bisection => 2 * u32::from(n >= 2),
+            })
+            .sum()
+    }
+
     /// An upper bound of the whole run, for the ranks' own deadline: joining, every rank's
     /// profile one after the other (the worst case: all on one machine) and every link step.
     pub fn total_timeout(&self) -> Duration {
-        let steps = self
-            .link_steps(&vec![String::new(); self.world_size as usize])
-            .len() as u32;
+        let steps = self.max_link_steps();
         self.join_timeout
             + if self.local {
                 self.local_timeout * self.world_size
@@ -560,4 +574,33 @@ fn notes_of(report: &Report) -> &[String] {
 
 fn join_ranks(r: &[u32]) -> String {
     r.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_step_count_matches_the_steps() {
+        for n in 1..=9 {
+            let plan = Plan {
+                world_size: n,
+                local: true,
+                patterns: vec![Pattern::Pairs, Pattern::Ring, Pattern::Bisection],
+                throughput: None,
+                latency: None,
+                repeat: 1,
+                join_timeout: Duration::from_secs(1),
+                local_timeout: Duration::from_secs(1),
+                rule: OutlierRule::default(),
+                log: false,
+            };
+            let same = vec![String::new(); n as usize];
+            assert_eq!(
+                plan.link_steps(&same).len() as u32,
+                plan.max_link_steps(),
+                "n={n}"
+            );
+        }
+    }
 }
