@@ -63,6 +63,10 @@ pub struct ResultRecord {
     /// mean / peak, 0–1 (may exceed 1 when a peak input is wrong).
     pub efficiency: Option<f64>,
     pub reference: Option<Reference>,
+    /// What a reader must not miss about this point (an efficiency above 100 % under a
+    /// user-given peak input); absent when there is nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl ResultRecord {
@@ -92,6 +96,24 @@ impl ResultRecord {
             Err(r) => (None, Some(r)),
         };
         let efficiency = peak.as_ref().map(|p| summary.mean / p.value);
+        let mut warnings = Vec::new();
+        if let (Some(p), Some(e)) = (&peak, efficiency)
+            && e > 1.0
+        {
+            let user: Vec<&str> = p
+                .inputs
+                .iter()
+                .filter(|(_, i)| i.source == crate::sysinfo::Source::User)
+                .map(|(k, _)| k.as_str())
+                .collect();
+            if !user.is_empty() {
+                warnings.push(format!(
+                    "efficiency {:.1} % is above 100 % with user-given {}: that input is too low for this machine",
+                    e * 100.0,
+                    user.join(", ")
+                ));
+            }
+        }
         ResultRecord {
             subsystem: subsystem.into(),
             workload: workload.into(),
@@ -105,6 +127,7 @@ impl ResultRecord {
             peak_unknown_reason,
             efficiency,
             reference: None,
+            warnings,
         }
     }
 

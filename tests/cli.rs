@@ -236,7 +236,15 @@ fn sysinfo_json_follows_the_schema() {
     assert!(doc["system"]["cpu"]["threads"].as_u64().unwrap() >= 1);
     let table = peakbench().arg("sysinfo").assert().success();
     let text = String::from_utf8(table.get_output().stdout.clone()).unwrap();
-    assert!(text.contains("Measured core clock"), "{text}");
+    assert!(text.contains("Core clock, 1 thread"), "{text}");
+    assert!(text.contains("Core clock, all"), "{text}");
+    assert!(text.contains("imul r64 chain × 3 cycles"), "{text}");
+    let cpu = &doc["system"]["cpu"];
+    assert!(cpu["clock_probes"].as_array().unwrap().len() >= 2, "{cpu}");
+    assert!(
+        cpu["all_core_clock_ghz"]["value"].is_number()
+            || cpu["all_core_clock_ghz"]["unknown_reason"].is_string()
+    );
 }
 
 /// A run killed midway leaves a valid JSON file with the points measured before the kill.

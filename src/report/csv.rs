@@ -2,7 +2,7 @@
 
 use crate::results::Report;
 
-const HEADER: &str = "subsystem,workload,threads,variant,metric,unit,mean,stddev,min,max,median,cv,noisy,samples,peak,peak_unit,efficiency,reference_tool,reference_mean,reference_efficiency,peak_formula,peak_unknown_reason";
+const HEADER: &str = "subsystem,workload,threads,variant,metric,unit,mean,stddev,min,max,median,cv,noisy,samples,peak,peak_unit,efficiency,reference_tool,reference_mean,reference_efficiency,peak_formula,peak_unknown_reason,warnings";
 
 fn field(text: &str) -> String {
     if text.contains([',', '"', '\n']) {
@@ -60,6 +60,7 @@ pub fn render(report: &Report) -> Vec<u8> {
             opt(rec.reference.as_ref().and_then(|r| r.efficiency)),
             field(rec.peak.as_ref().map_or("", |p| p.formula.as_str())),
             field(rec.peak_unknown_reason.as_deref().unwrap_or("")),
+            field(&rec.warnings.join("; ")),
         ];
         out.push_str(&cells.join(","));
         out.push('\n');

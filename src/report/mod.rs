@@ -132,13 +132,27 @@ pub fn row(rec: &ResultRecord) -> Row {
             .peak
             .as_ref()
             .map_or_else(|| "unknown".into(), |p| format_sig(p.value)),
-        efficiency: percent(rec.efficiency),
+        efficiency: efficiency_cell(rec),
         reference_efficiency: percent(rec.reference.as_ref().and_then(|r| r.efficiency)),
         stddev: format!(
             "{}{}",
             format_sig(rec.summary.stddev),
             if rec.summary.noisy { " !" } else { "" }
         ),
+    }
+}
+
+/// The efficiency, "unknown (clock)" where the peak needs a clock that is unknown, and flagged
+/// where a user-given input made it exceed 100 %.
+fn efficiency_cell(rec: &ResultRecord) -> String {
+    let clock_unknown = rec
+        .peak_unknown_reason
+        .as_deref()
+        .is_some_and(|r| r.starts_with(crate::sysinfo::peak::CLOCK_UNKNOWN));
+    match rec.efficiency {
+        None if clock_unknown => "unknown (clock)".into(),
+        e if rec.warnings.is_empty() => percent(e),
+        e => format!("{} (! above peak: user input)", percent(e)),
     }
 }
 
@@ -235,13 +249,16 @@ pub fn peak_notes(results: &[ResultRecord]) -> Vec<String> {
     for rec in results {
         let what = format!("{} ×{}", rec.workload, rec.param("threads"));
         match &rec.peak {
-            Some(p) => known.push(format!(
-                "{what}: {} {} = {}; {}",
-                format_sig(p.value),
-                p.unit,
-                p.formula,
-                peak_inputs(p)
-            )),
+            Some(p) => {
+                known.push(format!(
+                    "{what}: {} {} = {}; {}",
+                    format_sig(p.value),
+                    p.unit,
+                    p.formula,
+                    peak_inputs(p)
+                ));
+                known.extend(rec.warnings.iter().map(|w| format!("{what}: ! {w}")));
+            }
             None => {
                 let reason = rec.peak_unknown_reason.clone().unwrap_or_default();
                 match unknown.iter_mut().find(|(r, _)| *r == reason) {
@@ -359,4 +376,66 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sysinfo::peak::{CpuPeakOverrides, OpClass, cpu_peak};
+    use crate::sysinfo::uarch::lookup_x86;
+    use crate::sysinfo::{Isa, Source};
+    use std::collections::BTreeMap;
+
+    fn dp(mean: f64, clock: Result<f64, String>, user_clock: Option<f64>) -> ResultRecord {
+        let peak = cpu_peak(
+            OpClass::Fma { element_bits: 64 },
+            1,
+            clock,
+            lookup_x86("AuthenticAMD", 0x19, 0x11),
+            &[Isa::Avx512, Isa::Avx2],
+            &CpuPeakOverrides {
+                clock_ghz: user_clock,
+                ..Default::default()
+            },
+        );
+        let params = BTreeMap::from([("threads".to_string(), serde_json::json!(1))]);
+        ResultRecord::new("cpu", "DP", params, "throughput", "GOPS", vec![mean], peak)
+    }
+
+    #[test]
+    fn unknown_clock_says_so_in_the_efficiency_column() {
+        let rec = dp(60.0, Err("the probes disagree".into()), None);
+        assert_eq!(rec.efficiency, None);
+        assert_eq!(row(&rec).efficiency, "unknown (clock)");
+        assert!(rec.warnings.is_empty());
+        let notes = peak_notes(std::slice::from_ref(&rec));
+        assert!(notes[0].contains("the probes disagree"), "{notes:?}");
+    }
+
+    #[test]
+    fn efficiency_above_peak_under_a_user_clock_is_flagged() {
+        // Zen 4 DP: 16 FLOP/cycle; a user clock of 2 GHz gives 32 GOPS, below the 60 measured.
+        let rec = dp(60.0, Ok(3.7), Some(2.0));
+        assert_eq!(
+            rec.peak.as_ref().unwrap().inputs["clock"].source,
+            Source::User
+        );
+        assert!(rec.efficiency.unwrap() > 1.0);
+        assert!(
+            rec.warnings[0].contains("user-given clock"),
+            "{:?}",
+            rec.warnings
+        );
+        assert!(row(&rec).efficiency.contains("above peak"));
+        let notes = peak_notes(std::slice::from_ref(&rec));
+        assert!(
+            notes.iter().any(|n| n.contains("! efficiency 187.5 %")),
+            "{notes:?}"
+        );
+        let json = serde_json::to_value(&rec).unwrap();
+        assert!(json["warnings"][0].is_string());
+        // A measured clock never warns, and a user clock below 100 % does not either.
+        assert!(dp(60.0, Ok(1.0), None).warnings.is_empty());
+        assert!(dp(30.0, Ok(3.7), Some(2.0)).warnings.is_empty());
+    }
 }

@@ -30,10 +30,16 @@ pub fn machine_line(sys: &SystemInfo) -> String {
         .get()
         .cloned()
         .unwrap_or_else(|| "unknown CPU".into());
-    let clock = sys.cpu.measured_clock_ghz.get().map_or_else(
-        || "clock unknown".into(),
-        |g| format!("measured clock {g:.2} GHz"),
-    );
+    let clock = match (
+        sys.cpu.measured_clock_ghz.get(),
+        sys.cpu.all_core_clock_ghz.get(),
+    ) {
+        (Some(one), Some(all)) => {
+            format!("measured clock {one:.2} GHz (1 thread), {all:.2} GHz (all)")
+        }
+        (Some(one), None) => format!("measured clock {one:.2} GHz (1 thread)"),
+        _ => "clock unknown".into(),
+    };
     let cores = sys
         .cpu
         .cores
@@ -171,8 +177,25 @@ pub fn system_rows(sys: &SystemInfo) -> Vec<(String, String)> {
         ("Features".into(), c.features.join(" ")),
         ("XCR0".into(), fact(&c.xcr0)),
         (
-            "Measured core clock".into(),
+            "Core clock, 1 thread".into(),
             fact(&ghz(&c.measured_clock_ghz)),
+        ),
+        (
+            "Clock probes, 1 thread".into(),
+            c.clock_probes
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{} chain × {} cycles: {:.3} GHz",
+                        r.probe, r.latency_cycles, r.ghz
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+        ),
+        (
+            format!("Core clock, all {} threads", c.threads),
+            fact(&ghz(&c.all_core_clock_ghz)),
         ),
         ("TSC rate".into(), fact(&ghz(&c.tsc_ghz))),
         ("/proc/cpuinfo cpu MHz".into(), fact(&c.cpuinfo_mhz)),

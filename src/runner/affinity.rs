@@ -4,40 +4,7 @@
 use crate::sysinfo::LogicalCpu;
 use std::collections::BTreeMap;
 
-/// The CPUs this process may run on (sched_getaffinity), in ascending order.
-pub fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: cpu_set_t is plain data; zeroed is a valid empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: pid 0 is the calling thread; the size matches the set passed.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    if rc != 0 {
-        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-        return (0..n).collect();
-    }
-    (0..libc::CPU_SETSIZE as usize)
-        // SAFETY: c is below CPU_SETSIZE, the set's capacity.
-        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-        .collect()
-}
-
-/// Pins the calling thread to `cpu`.
-pub fn pin_current_thread(cpu: usize) -> std::io::Result<()> {
-    // SAFETY: cpu_set_t is plain data; zeroed is a valid empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    if cpu >= libc::CPU_SETSIZE as usize {
-        return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
-    }
-    // SAFETY: cpu is below CPU_SETSIZE, the set's capacity.
-    unsafe { libc::CPU_SET(cpu, &mut set) };
-    // SAFETY: pid 0 is the calling thread; the size matches the set passed.
-    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
+pub use crate::sysinfo::cpuset::{allowed_cpus, pin_current_thread};
 
 /// Where a point's threads run.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,6 +4,7 @@
 
 pub mod blockdev;
 pub mod clock;
+pub mod cpuset;
 pub mod fact;
 pub mod isa;
 pub mod netif;
@@ -22,7 +23,7 @@ pub use isa::Isa;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use sysfs::{parse_cache_size, parse_cpu_list, proc_field, read_trimmed};
 
 /// One logical CPU's place in the topology.
@@ -60,8 +61,14 @@ pub struct CpuInfo {
     /// cpufreq's maximum frequency.
     pub max_freq_ghz: Fact<f64>,
     pub tsc_ghz: Fact<f64>,
-    /// The core clock measured by a dependent-add chain on one core.
+    /// The core clock with one busy thread: probes of different kinds that agree (`clock.rs`).
     pub measured_clock_ghz: Fact<f64>,
+    /// The readings behind `measured_clock_ghz`, whether or not they agreed.
+    #[serde(default)]
+    pub clock_probes: Vec<clock::ProbeReading>,
+    /// The core clock with every allowed CPU busy at once (mean of each CPU's agreed clock).
+    #[serde(default = "not_measured")]
+    pub all_core_clock_ghz: Fact<f64>,
     #[serde(skip)]
     pub logical: Vec<LogicalCpu>,
 }
@@ -197,6 +204,10 @@ fn caches(logical: &[LogicalCpu]) -> Vec<Cache> {
         .collect()
 }
 
+fn not_measured() -> Fact<f64> {
+    Fact::unknown("not measured by the peakbench that wrote this document")
+}
+
 fn count_distinct<T: Ord>(items: impl Iterator<Item = T>) -> usize {
     items.collect::<BTreeSet<_>>().len()
 }
@@ -204,7 +215,7 @@ fn count_distinct<T: Ord>(items: impl Iterator<Item = T>) -> usize {
 /// Measures the TSC rate against the monotonic clock over `window`.
 #[cfg(target_arch = "x86_64")]
 fn measure_tsc_ghz(window: Duration) -> Option<f64> {
-    let t0 = Instant::now();
+    let t0 = std::time::Instant::now();
     let c0 = x86::rdtsc();
     while t0.elapsed() < window {
         std::hint::spin_loop();
@@ -230,23 +241,8 @@ fn detected<T>(value: Option<T>, reason: &str) -> Fact<T> {
     )
 }
 
-/// How long sysinfo spends measuring the clock.
-#[derive(Debug, Clone, Copy)]
-pub struct ClockBudget {
-    pub warmup: Duration,
-    pub sample: Duration,
-    pub samples: usize,
-}
-
-impl Default for ClockBudget {
-    fn default() -> Self {
-        ClockBudget {
-            warmup: Duration::from_millis(100),
-            sample: Duration::from_millis(10),
-            samples: 10,
-        }
-    }
-}
+/// How long sysinfo spends measuring the clock (each of its probes, interleaved).
+pub use clock::ProbeBudget as ClockBudget;
 
 /// Collects the system information, measuring the clock with `budget`.
 pub fn collect(budget: ClockBudget) -> SystemInfo {
@@ -290,7 +286,9 @@ pub fn collect(budget: ClockBudget) -> SystemInfo {
                 |khz| Fact::known(khz / 1e6, Source::Detected),
             ),
         tsc_ghz: Fact::unknown("no time-stamp counter on this architecture"),
-        measured_clock_ghz: Fact::unknown("no add-chain kernel for this architecture"),
+        measured_clock_ghz: Fact::unknown("not measured yet"),
+        clock_probes: Vec::new(),
+        all_core_clock_ghz: Fact::unknown("not measured yet"),
         logical,
     };
     #[allow(unused_mut)]
@@ -355,12 +353,6 @@ pub fn collect(budget: ClockBudget) -> SystemInfo {
         cpu.isas = id.isas;
     }
 
-    cpu.measured_clock_ghz = match clock::measure_ghz(budget.warmup, budget.sample, budget.samples)
-    {
-        Some(ghz) => Fact::known(ghz, Source::Measured),
-        None => Fact::unknown("no add-chain kernel for this architecture"),
-    };
-
     let numa = std::fs::read_dir("/sys/devices/system/node")
         .map(|d| {
             d.filter_map(Result::ok)
@@ -379,7 +371,7 @@ pub fn collect(budget: ClockBudget) -> SystemInfo {
             .map(|v| v.trim_matches('"').to_string())
     });
     let caches = caches(&cpu.logical);
-    SystemInfo {
+    let mut sys = SystemInfo {
         cpu,
         caches,
         memory: MemoryInfo {
@@ -400,15 +392,146 @@ pub fn collect(budget: ClockBudget) -> SystemInfo {
             distribution: detected(distro, "no PRETTY_NAME in /etc/os-release"),
             virtualization,
         },
+    };
+    sys.measure_clocks(budget);
+    sys
+}
+
+impl ClockBudget {
+    /// sysinfo's default: 100 ms of warm-up, then the best of 10 samples of 10 ms per probe.
+    pub const DEFAULT: ClockBudget = ClockBudget {
+        warmup: Duration::from_millis(100),
+        sample: Duration::from_millis(10),
+        samples: 10,
+    };
+}
+
+impl Default for ClockBudget {
+    fn default() -> Self {
+        ClockBudget::DEFAULT
+    }
+}
+
+fn decision_fact(d: &clock::ClockDecision) -> Fact<f64> {
+    match (d.ghz, &d.unknown_reason) {
+        (Some(ghz), _) => Fact::known(ghz, Source::Measured),
+        (None, reason) => Fact::unknown(reason.clone().unwrap_or_default()),
     }
 }
 
 impl SystemInfo {
+    /// The probe latencies: the table's for this core, else the architecture's usual ones.
+    pub fn clock_latencies(&self) -> uarch::Latencies {
+        self.uarch()
+            .map_or(uarch::Latencies::native_default(), |u| u.latency)
+    }
+
+    /// What a measured clock is checked against: the TSC rate (else cpufreq's maximum, else
+    /// /proc/cpuinfo's MHz) and the table's highest turbo.
+    pub fn clock_limits(&self) -> clock::Plausibility {
+        let c = &self.cpu;
+        let nominal = c
+            .tsc_ghz
+            .get()
+            .map(|g| (*g, "TSC".to_string()))
+            .or_else(|| c.max_freq_ghz.get().map(|g| (*g, "cpufreq maximum".into())))
+            .or_else(|| {
+                c.cpuinfo_mhz
+                    .get()
+                    .map(|m| (m / 1000.0, "/proc/cpuinfo".into()))
+            });
+        clock::Plausibility {
+            nominal,
+            max_turbo: self
+                .uarch()
+                .and_then(|u| u.max_turbo_ghz.map(|t| (t, u.name.to_string()))),
+        }
+    }
+
+    /// The probes for the machine's clock: imul and the scalar FMA (or, without FMA, the
+    /// 128-bit vector add): both scalar-width, so no vector frequency licence applies.
+    pub fn clock_probes(&self) -> Vec<clock::Probe> {
+        let all = clock::available(&self.cpu.isas);
+        let second = all
+            .iter()
+            .copied()
+            .find(|p| matches!(p, clock::Probe::Fma { width_bits: 64 }))
+            .or_else(|| {
+                all.iter()
+                    .copied()
+                    .find(|p| matches!(p, clock::Probe::VecAdd { .. }))
+            });
+        all.first().copied().into_iter().chain(second).collect()
+    }
+
+    /// Measures `probes` on the calling thread and decides the clock.
+    pub fn measure_clock(
+        &self,
+        probes: &[clock::Probe],
+        budget: ClockBudget,
+    ) -> clock::ClockDecision {
+        clock::decide(
+            clock::measure(probes, &self.clock_latencies(), budget),
+            &self.clock_limits(),
+        )
+    }
+
+    /// The 1-thread clock (on the first allowed CPU) and the all-core clock (every allowed CPU
+    /// busy at once, started on a barrier).
+    fn measure_clocks(&mut self, budget: ClockBudget) {
+        let probes = self.clock_probes();
+        let cpus = cpuset::allowed_cpus();
+        let on = |cpu: usize| {
+            let _ = cpuset::pin_current_thread(cpu);
+        };
+        let one = std::thread::scope(|s| {
+            s.spawn(|| {
+                on(cpus[0]);
+                self.measure_clock(&probes, budget)
+            })
+            .join()
+            .expect("clock probe thread panicked")
+        });
+        self.cpu.measured_clock_ghz = decision_fact(&one);
+        self.cpu.clock_probes = one.readings;
+        let barrier = std::sync::Barrier::new(cpus.len());
+        let all: Vec<clock::ClockDecision> = std::thread::scope(|s| {
+            let handles: Vec<_> = cpus
+                .iter()
+                .map(|&cpu| {
+                    let (barrier, probes, this) = (&barrier, &probes, &*self);
+                    s.spawn(move || {
+                        on(cpu);
+                        barrier.wait();
+                        this.measure_clock(probes, budget)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("clock probe thread panicked"))
+                .collect()
+        });
+        self.cpu.all_core_clock_ghz = match all.iter().position(|d| d.ghz.is_none()) {
+            Some(i) => Fact::unknown(format!(
+                "on CPU {} of {} busy: {}",
+                cpus[i],
+                cpus.len(),
+                all[i].unknown_reason.clone().unwrap_or_default()
+            )),
+            None => Fact::known(
+                all.iter().filter_map(|d| d.ghz).sum::<f64>() / all.len() as f64,
+                Source::Measured,
+            ),
+        };
+    }
+
     /// The microarchitecture table entry for this machine, if any.
     pub fn uarch(&self) -> Option<&'static uarch::Uarch> {
         let (family, model) = (*self.cpu.family.get()?, *self.cpu.model.get()?);
         match self.cpu.arch.as_str() {
-            "x86_64" => uarch::lookup_x86(self.cpu.vendor.get()?, family, model),
+            "x86_64" => uarch::lookup_x86(self.cpu.vendor.get()?, family, model)
+                .map(|u| uarch::refine_by_brand(u, self.cpu.brand.get().map(String::as_str))),
             "aarch64" => uarch::lookup_arm(family, model),
             _ => None,
         }

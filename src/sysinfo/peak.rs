@@ -26,6 +26,10 @@ pub enum OpClass {
     IntAdd { element_bits: u32 },
 }
 
+/// How every peak that needs the clock begins its reason when the clock is unknown; the tables
+/// then say "unknown (clock)" in the efficiency column.
+pub const CLOCK_UNKNOWN: &str = "the core clock is unknown";
+
 /// One input of a peak formula.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PeakInput {
@@ -65,11 +69,11 @@ fn input(value: f64, unit: &str, source: Source) -> PeakInput {
 /// Computes the CPU peak of a point, or the reason it is unknown.
 ///
 /// `cores` is the number of physical cores the point runs on; `measured_clock_ghz` the clock
-/// measured under the same load; `isas` what the machine supports.
+/// measured under the same load, or why it is unknown; `isas` what the machine supports.
 pub fn cpu_peak(
     op: OpClass,
     cores: u32,
-    measured_clock_ghz: Option<f64>,
+    measured_clock_ghz: Result<f64, String>,
     uarch: Option<&Uarch>,
     isas: &[Isa],
     user: &CpuPeakOverrides,
@@ -90,9 +94,9 @@ pub fn cpu_peak(
     }
     let clock = match (user.clock_ghz, measured_clock_ghz) {
         (Some(c), _) => input(c, "GHz", Source::User),
-        (None, Some(c)) => input(c, "GHz", Source::Measured),
-        (None, None) => {
-            return Err("the core clock could not be measured; give it with --clock-ghz".into());
+        (None, Ok(c)) => input(c, "GHz", Source::Measured),
+        (None, Err(why)) => {
+            return Err(format!("{CLOCK_UNKNOWN} ({why}); give it with --clock-ghz"));
         }
     };
     inputs.insert("clock".into(), clock.clone());
@@ -184,7 +188,7 @@ mod tests {
         let p = cpu_peak(
             OpClass::Fma { element_bits: 64 },
             2,
-            Some(3.6),
+            Ok(3.6),
             zen4,
             &X86,
             &Default::default(),
@@ -197,7 +201,7 @@ mod tests {
         let sp = cpu_peak(
             OpClass::Fma { element_bits: 32 },
             1,
-            Some(3.6),
+            Ok(3.6),
             zen4,
             &X86,
             &Default::default(),
@@ -207,7 +211,7 @@ mod tests {
         let i8 = cpu_peak(
             OpClass::IntAdd { element_bits: 8 },
             1,
-            Some(1.0),
+            Ok(1.0),
             zen4,
             &X86,
             &Default::default(),
@@ -219,24 +223,38 @@ mod tests {
     #[test]
     fn unknown_uarch_gives_reason_and_overrides_work() {
         let op = OpClass::Fma { element_bits: 64 };
-        let err = cpu_peak(op, 1, Some(3.0), None, &X86, &Default::default()).unwrap_err();
+        let err = cpu_peak(op, 1, Ok(3.0), None, &X86, &Default::default()).unwrap_err();
         assert!(err.contains("--ops-per-cycle"));
         let user = CpuPeakOverrides {
             ops_per_cycle: Some(8.0),
             clock_ghz: Some(2.0),
             ..Default::default()
         };
-        let p = cpu_peak(op, 2, Some(3.0), None, &X86, &user).unwrap();
+        let p = cpu_peak(op, 2, Ok(3.0), None, &X86, &user).unwrap();
         assert_eq!(p.value, 32.0);
         assert_eq!(p.inputs["clock"].source, Source::User);
-        let err = cpu_peak(op, 1, None, None, &X86, &Default::default()).unwrap_err();
+        let err = cpu_peak(
+            op,
+            1,
+            Err("probes disagree".into()),
+            None,
+            &X86,
+            &Default::default(),
+        )
+        .unwrap_err();
+        assert!(
+            err.starts_with(CLOCK_UNKNOWN) && err.contains("probes disagree"),
+            "{err}"
+        );
         assert!(err.contains("--clock-ghz"));
         let user = CpuPeakOverrides {
             gops_per_core: Some(50.0),
             ..Default::default()
         };
         assert_eq!(
-            cpu_peak(op, 2, None, None, &X86, &user).unwrap().value,
+            cpu_peak(op, 2, Err(String::new()), None, &X86, &user)
+                .unwrap()
+                .value,
             100.0
         );
     }
@@ -247,7 +265,7 @@ mod tests {
         let err = cpu_peak(
             OpClass::Fma { element_bits: 64 },
             1,
-            Some(3.0),
+            Ok(3.0),
             zen4,
             &[Isa::Sse2, Isa::Scalar],
             &Default::default(),

@@ -28,120 +28,300 @@ const fn r(width_bits: u32, per_cycle: f64) -> Rate {
     }
 }
 
+/// Latencies in cycles of the dependent chains that measure the clock (`clock.rs`): one result
+/// per latency, never folded or eliminated by the core.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Latencies {
+    /// 64-bit integer multiply (`imul r64, r64`; Arm `mul x`).
+    pub imul: f64,
+    /// fp64 FMA, scalar and vector alike (`vfmadd213sd/pd`; Arm `fmadd d`, `fmla v.2d`).
+    pub fma: f64,
+    /// 32-bit vector integer add (`vpaddd`; Arm `add v.4s`).
+    pub vec_add: f64,
+}
+
+impl Latencies {
+    /// For an x86 core not in the table: imul is 3 cycles on every x86-64 core since Nehalem and
+    /// Zen 1, FMA 4 since Skylake and Zen 3 (5 before), a vector add 1. Where the FMA guess is
+    /// wrong, the probes disagree and the clock is unknown rather than wrong.
+    pub const DEFAULT_X86: Latencies = Latencies {
+        imul: 3.0,
+        fma: 4.0,
+        vec_add: 1.0,
+    };
+    /// For an Arm core not in the table: the Neoverse figures (mul 2, FMA 4, vector add 2).
+    pub const DEFAULT_ARM: Latencies = Latencies {
+        imul: 2.0,
+        fma: 4.0,
+        vec_add: 2.0,
+    };
+    /// The default for the architecture this build runs on.
+    pub const fn native_default() -> Latencies {
+        if cfg!(target_arch = "aarch64") {
+            Latencies::DEFAULT_ARM
+        } else {
+            Latencies::DEFAULT_X86
+        }
+    }
+}
+
+const fn lat(imul: f64, fma: f64, vec_add: f64) -> Latencies {
+    Latencies { imul, fma, vec_add }
+}
+
 /// One microarchitecture's entry.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Uarch {
+    /// The short name `peakbench peak --uarch` takes ("sapphirerapids"); `aliases` are others.
+    pub key: &'static str,
+    pub aliases: &'static [&'static str],
     pub name: &'static str,
     /// FMA instructions per cycle per core, by vector width.
     pub fma: &'static [Rate],
     /// Vector integer add instructions per cycle per core, by vector width.
     pub int_add: &'static [Rate],
+    /// Latencies of the clock probes' chains.
+    pub latency: Latencies,
+    /// The highest maximum turbo of any part sold with this core, GHz: a measured clock above it
+    /// is implausible.
+    pub max_turbo_ghz: Option<f64>,
     /// What a reader should know about the entry (SKU variation, hybrid cores).
     pub note: &'static str,
+    /// Where the per-cycle figures and latencies come from.
+    pub source: &'static str,
 }
 
+const INTEL_ORM: &str = "Intel 64 and IA-32 Architectures Optimization Reference Manual; uops.info";
+const AMD_SOG: &str = "AMD Software Optimization Guide for the family (Zen 5: pub. 58455); uops.info; Agner Fog's instruction tables; LLVM's X86ScheduleZnver*.td";
+
 const HASWELL: Uarch = Uarch {
+    key: "haswell",
+    aliases: &["broadwell"],
     name: "Intel Haswell/Broadwell",
     fma: &[r(256, 2.0), r(128, 2.0)],
     int_add: &[r(256, 2.0), r(128, 2.0)],
+    latency: lat(3.0, 5.0, 1.0),
+    max_turbo_ghz: Some(4.4),
     note: "FMA on ports 0 and 1; vector integer add on ports 1 and 5",
+    source: INTEL_ORM,
 };
 const SKYLAKE: Uarch = Uarch {
+    key: "skylake",
+    aliases: &["kabylake", "coffeelake", "cometlake"],
     name: "Intel Skylake (client: Kaby/Coffee/Comet Lake)",
     fma: &[r(256, 2.0), r(128, 2.0)],
     int_add: &[r(256, 3.0), r(128, 3.0)],
+    latency: lat(3.0, 4.0, 1.0),
+    max_turbo_ghz: Some(5.3),
     note: "FMA on ports 0 and 1; vector integer add on ports 0, 1 and 5",
+    source: INTEL_ORM,
 };
 const SKYLAKE_SP: Uarch = Uarch {
+    key: "skylake-sp",
+    aliases: &[
+        "cascadelake",
+        "cascadelake-sp",
+        "cooperlake",
+        "skylake-x",
+        "skx",
+        "clx",
+    ],
     name: "Intel Skylake-SP/Cascade Lake/Cooper Lake",
     fma: &[r(512, 2.0), r(256, 2.0), r(128, 2.0)],
     int_add: &[r(512, 2.0), r(256, 3.0), r(128, 3.0)],
-    note: "two 512-bit FMA units (Xeon Gold 6xxx/Platinum); Silver, Bronze and some Gold 5xxx have one: override with --ops-per-cycle",
+    latency: lat(3.0, 4.0, 1.0),
+    max_turbo_ghz: Some(4.8),
+    note: "two 512-bit FMA units (port 0+1 fused and port 5: Xeon Platinum, Gold 6xxx, Xeon W, Core X); Silver, Bronze and Gold 5xxx have one (skylake-sp-1fma)",
+    source: INTEL_ORM,
+};
+const SKYLAKE_SP_1FMA: Uarch = Uarch {
+    key: "skylake-sp-1fma",
+    aliases: &["cascadelake-1fma"],
+    name: "Intel Skylake-SP/Cascade Lake with one 512-bit FMA unit",
+    fma: &[r(512, 1.0), r(256, 2.0), r(128, 2.0)],
+    int_add: &[r(512, 2.0), r(256, 3.0), r(128, 3.0)],
+    latency: lat(3.0, 4.0, 1.0),
+    max_turbo_ghz: Some(4.8),
+    note: "Xeon Silver, Bronze and Gold 5xxx (except 5122): port 5 has no 512-bit FMA",
+    source: INTEL_ORM,
 };
 const ICELAKE_SP: Uarch = Uarch {
+    key: "icelake-sp",
+    aliases: &["icx", "icelake-server"],
     name: "Intel Ice Lake-SP",
     fma: &[r(512, 2.0), r(256, 2.0), r(128, 2.0)],
     int_add: &[r(512, 2.0), r(256, 3.0), r(128, 3.0)],
-    note: "two 512-bit FMA units",
+    latency: lat(3.0, 4.0, 1.0),
+    max_turbo_ghz: Some(4.0),
+    note: "two 512-bit FMA units (Sunny Cove server core)",
+    source: INTEL_ORM,
 };
 const ICELAKE_CLIENT: Uarch = Uarch {
+    key: "icelake",
+    aliases: &["icelake-client", "tigerlake", "rocketlake"],
     name: "Intel Ice Lake/Tiger Lake/Rocket Lake (client)",
     fma: &[r(512, 1.0), r(256, 2.0), r(128, 2.0)],
     int_add: &[r(512, 2.0), r(256, 3.0), r(128, 3.0)],
+    latency: lat(3.0, 4.0, 1.0),
+    max_turbo_ghz: Some(5.3),
     note: "one 512-bit FMA (ports 0+1 fused), two 256-bit",
+    source: INTEL_ORM,
 };
 const ALDER_LAKE: Uarch = Uarch {
+    key: "alderlake",
+    aliases: &["raptorlake", "goldencove"],
     name: "Intel Alder Lake/Raptor Lake (Golden/Raptor Cove P-core)",
     fma: &[r(256, 2.0), r(128, 2.0)],
     int_add: &[r(256, 3.0), r(128, 3.0)],
+    latency: lat(3.0, 4.0, 1.0),
+    max_turbo_ghz: Some(6.2),
     note: "P-core figures; E-cores (Gracemont) have lower rates and the table does not split hybrid CPUs",
+    source: INTEL_ORM,
 };
 const SAPPHIRE_RAPIDS: Uarch = Uarch {
+    key: "sapphirerapids",
+    aliases: &["spr", "emeraldrapids", "emr"],
     name: "Intel Sapphire Rapids/Emerald Rapids",
     fma: &[r(512, 2.0), r(256, 2.0), r(128, 2.0)],
     int_add: &[r(512, 2.0), r(256, 3.0), r(128, 3.0)],
-    note: "two 512-bit FMA units (Golden/Raptor Cove server core)",
+    latency: lat(3.0, 4.0, 1.0),
+    max_turbo_ghz: Some(4.8),
+    note: "two 512-bit FMA units (Golden/Raptor Cove server core); Golden Cove folds add-immediate chains, so only multiply/FMA chains time its clock",
+    source: INTEL_ORM,
 };
 const GRANITE_RAPIDS: Uarch = Uarch {
+    key: "graniterapids",
+    aliases: &["gnr"],
     name: "Intel Granite Rapids",
     fma: &[r(512, 2.0), r(256, 2.0), r(128, 2.0)],
     int_add: &[r(512, 2.0), r(256, 3.0), r(128, 3.0)],
+    latency: lat(3.0, 4.0, 1.0),
+    max_turbo_ghz: Some(4.8),
     note: "two 512-bit FMA units (Redwood Cove core)",
+    source: INTEL_ORM,
 };
 const ZEN1: Uarch = Uarch {
+    key: "zen",
+    aliases: &["zen1", "zen+", "zenplus", "naples"],
     name: "AMD Zen/Zen+",
     fma: &[r(256, 1.0), r(128, 2.0)],
     int_add: &[r(256, 1.5), r(128, 3.0)],
+    latency: lat(3.0, 5.0, 1.0),
+    max_turbo_ghz: Some(4.4),
     note: "128-bit datapath: a 256-bit instruction is split in two",
+    source: AMD_SOG,
 };
 const ZEN2: Uarch = Uarch {
+    key: "zen2",
+    aliases: &["rome"],
     name: "AMD Zen 2",
     fma: &[r(256, 2.0), r(128, 2.0)],
     int_add: &[r(256, 3.0), r(128, 3.0)],
+    latency: lat(3.0, 5.0, 1.0),
+    max_turbo_ghz: Some(4.7),
     note: "FMA on pipes FP0 and FP1; vector integer add on three pipes",
+    source: AMD_SOG,
 };
 const ZEN3: Uarch = Uarch {
+    key: "zen3",
+    aliases: &["milan"],
     name: "AMD Zen 3",
     fma: &[r(256, 2.0), r(128, 2.0)],
     int_add: &[r(256, 4.0), r(128, 4.0)],
+    latency: lat(3.0, 4.0, 1.0),
+    max_turbo_ghz: Some(5.0),
     note: "FMA on pipes FP0 and FP1; vector integer add on four pipes",
+    source: AMD_SOG,
 };
 const ZEN4: Uarch = Uarch {
+    key: "zen4",
+    aliases: &["genoa", "bergamo"],
     name: "AMD Zen 4",
     fma: &[r(512, 1.0), r(256, 2.0), r(128, 2.0)],
     int_add: &[r(512, 2.0), r(256, 4.0), r(128, 4.0)],
+    latency: lat(3.0, 4.0, 1.0),
+    max_turbo_ghz: Some(5.7),
     note: "256-bit datapath: AVX-512 instructions execute as two 256-bit halves",
+    source: AMD_SOG,
 };
 const ZEN5: Uarch = Uarch {
+    key: "zen5",
+    aliases: &["turin"],
     name: "AMD Zen 5",
     fma: &[r(512, 2.0), r(256, 2.0), r(128, 2.0)],
     int_add: &[r(512, 4.0), r(256, 4.0), r(128, 4.0)],
-    note: "full 512-bit datapath on desktop and server parts; mobile parts (Strix) execute AVX-512 as two halves",
+    latency: lat(3.0, 4.0, 2.0),
+    max_turbo_ghz: Some(5.7),
+    note: "full 512-bit datapath on desktop and server parts; mobile parts (Strix) execute AVX-512 as two halves; simple vector integer ops have a 2-cycle latency (1 on Zen 4)",
+    source: AMD_SOG,
 };
+const ARM_SOG: &str = "Arm Neoverse Software Optimization Guide for the core; LLVM's AArch64SchedNeoverse*.td (latencies: the chains run through a multiplicand, since N2/V1/V2 forward an FMA accumulator after 2 cycles)";
 const NEOVERSE_N1: Uarch = Uarch {
+    key: "neoverse-n1",
+    aliases: &["n1", "graviton2", "altra"],
     name: "Arm Neoverse N1",
     fma: &[r(128, 2.0)],
     int_add: &[r(128, 2.0)],
-    note: "two 128-bit ASIMD pipes",
+    latency: lat(4.0, 4.0, 2.0),
+    max_turbo_ghz: Some(3.3),
+    note: "two 128-bit ASIMD pipes; a 64-bit multiply (X-form MADD) has a 4-cycle latency",
+    source: ARM_SOG,
 };
 const NEOVERSE_N2: Uarch = Uarch {
+    key: "neoverse-n2",
+    aliases: &["n2", "cobalt100", "yitian710"],
     name: "Arm Neoverse N2",
     fma: &[r(128, 2.0)],
     int_add: &[r(128, 2.0)],
+    latency: lat(2.0, 4.0, 2.0),
+    max_turbo_ghz: None,
     note: "two 128-bit SVE2/ASIMD pipes",
+    source: ARM_SOG,
 };
 const NEOVERSE_V1: Uarch = Uarch {
+    key: "neoverse-v1",
+    aliases: &["v1", "graviton3"],
     name: "Arm Neoverse V1",
     fma: &[r(128, 4.0)],
     int_add: &[r(128, 4.0)],
+    latency: lat(2.0, 4.0, 2.0),
+    max_turbo_ghz: Some(3.0),
     note: "four 128-bit ASIMD pipes (two 256-bit SVE)",
+    source: ARM_SOG,
 };
 const NEOVERSE_V2: Uarch = Uarch {
+    key: "neoverse-v2",
+    aliases: &["v2", "grace", "graviton4", "axion"],
     name: "Arm Neoverse V2",
     fma: &[r(128, 4.0)],
     int_add: &[r(128, 4.0)],
+    latency: lat(2.0, 4.0, 2.0),
+    max_turbo_ghz: None,
     note: "four 128-bit SVE2/ASIMD pipes",
+    source: ARM_SOG,
 };
+
+/// Every entry, for `peakbench peak --uarch` and the tests.
+pub const ALL: &[&Uarch] = &[
+    &HASWELL,
+    &SKYLAKE,
+    &SKYLAKE_SP,
+    &SKYLAKE_SP_1FMA,
+    &ICELAKE_SP,
+    &ICELAKE_CLIENT,
+    &ALDER_LAKE,
+    &SAPPHIRE_RAPIDS,
+    &GRANITE_RAPIDS,
+    &ZEN1,
+    &ZEN2,
+    &ZEN3,
+    &ZEN4,
+    &ZEN5,
+    &NEOVERSE_N1,
+    &NEOVERSE_N2,
+    &NEOVERSE_V1,
+    &NEOVERSE_V2,
+];
 
 /// Looks up an x86 CPU by vendor string and display family/model.
 pub fn lookup_x86(vendor: &str, family: u32, model: u32) -> Option<&'static Uarch> {
@@ -186,7 +366,73 @@ pub fn lookup_arm(implementer: u32, part: u32) -> Option<&'static Uarch> {
     }
 }
 
+/// Skylake-SP and Cascade Lake parts differ in their count of 512-bit FMA units, which CPUID does
+/// not tell: Xeon Silver, Bronze and Gold 5xxx (but the 5122) have one. The brand string says
+/// which where the hypervisor has not masked it.
+pub fn refine_by_brand(uarch: &'static Uarch, brand: Option<&str>) -> &'static Uarch {
+    let Some(brand) = brand else { return uarch };
+    let one_fma = brand.contains("Silver")
+        || brand.contains("Bronze")
+        || (brand.contains("Gold 5") && !brand.contains("Gold 5122"));
+    if std::ptr::eq(uarch, &SKYLAKE_SP) && one_fma {
+        &SKYLAKE_SP_1FMA
+    } else {
+        uarch
+    }
+}
+
+/// Finds an entry by its key or an alias (case and `-`/`_`/space ignored), or by a CPUID
+/// signature: `FAMILY:MODEL` or `VENDOR:FAMILY:MODEL` for x86 (decimal or 0x hex; family 6 is
+/// Intel, 0x17 and above AMD), `IMPLEMENTER:PART` with 0x41 for Arm.
+pub fn lookup(spec: &str) -> Result<&'static Uarch, String> {
+    let norm = |s: &str| {
+        s.chars()
+            .filter(|c| !matches!(c, '-' | '_' | ' '))
+            .collect::<String>()
+            .to_ascii_lowercase()
+    };
+    let want = norm(spec);
+    if let Some(u) = ALL
+        .iter()
+        .find(|u| norm(u.key) == want || u.aliases.iter().any(|a| norm(a) == want))
+    {
+        return Ok(u);
+    }
+    let num = |s: &str| {
+        let s = s.trim();
+        match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+            Some(h) => u32::from_str_radix(h, 16).ok(),
+            None => s.parse().ok(),
+        }
+    };
+    let parts: Vec<&str> = spec.split([':', '/']).collect();
+    let found = match parts.as_slice() {
+        [vendor, f, m] => num(f)
+            .zip(num(m))
+            .and_then(|(f, m)| lookup_x86(vendor.trim(), f, m)),
+        [f, m] => match (num(f), num(m)) {
+            (Some(0x41), Some(part)) => lookup_arm(0x41, part),
+            (Some(6), Some(m)) => lookup_x86("GenuineIntel", 6, m),
+            (Some(f), Some(m)) => lookup_x86("AuthenticAMD", f, m),
+            _ => None,
+        },
+        _ => None,
+    };
+    found.ok_or_else(|| {
+        let keys: Vec<&str> = ALL.iter().map(|u| u.key).collect();
+        format!(
+            "--uarch {spec}: not in peakbench's table; use one of {}, or a signature FAMILY:MODEL (x86) or 0x41:PART (Arm)",
+            keys.join(", ")
+        )
+    })
+}
+
 impl Uarch {
+    /// Whether the entry is an Arm core (else x86).
+    pub fn is_arm(&self) -> bool {
+        self.key.starts_with("neoverse")
+    }
+
     /// The best rate (bits per cycle) among the widths that some ISA in `isas` can issue.
     pub fn best(rates: &[Rate], isas: &[Isa]) -> Option<Rate> {
         rates

@@ -3,6 +3,7 @@
 
 use peakbench::measure::Summary;
 use peakbench::results::{Reference, Report, ResultRecord, Tool};
+use peakbench::sysinfo::clock::ProbeReading;
 use peakbench::sysinfo::peak::{Peak, PeakInput};
 use peakbench::sysinfo::{
     Cache, CpuInfo, Fact, Isa, LogicalCpu, MemoryInfo, OsInfo, Source, SystemInfo,
@@ -36,6 +37,19 @@ pub fn fixed_system() -> SystemInfo {
             max_freq_ghz: Fact::unknown("no cpufreq in sysfs (a VM, or no cpufreq driver loaded)"),
             tsc_ghz: Fact::known(2.596, Source::Measured),
             measured_clock_ghz: Fact::known(3.6, Source::Measured),
+            clock_probes: vec![
+                ProbeReading {
+                    probe: "imul r64".into(),
+                    latency_cycles: 3.0,
+                    ghz: 3.61,
+                },
+                ProbeReading {
+                    probe: "vfmadd213sd".into(),
+                    latency_cycles: 4.0,
+                    ghz: 3.59,
+                },
+            ],
+            all_core_clock_ghz: Fact::known(3.55, Source::Measured),
             logical: vec![
                 LogicalCpu {
                     cpu: 0,
@@ -126,6 +140,7 @@ fn record(workload: &str, threads: u32, samples: Vec<f64>, peak: Option<f64>) ->
         peak,
         efficiency,
         reference: None,
+        warnings: Vec::new(),
     }
 }
 

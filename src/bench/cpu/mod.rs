@@ -12,8 +12,9 @@ pub use crate::sysinfo::peak::OpClass as Op;
 use crate::measure::Summary;
 use crate::results::ResultRecord;
 use crate::runner::{self, Repetition, affinity};
+use crate::sysinfo::clock::{self, ClockDecision, Probe, ProbeReading};
 use crate::sysinfo::peak::{CpuPeakOverrides, cpu_peak};
-use crate::sysinfo::{Isa, SystemInfo, clock};
+use crate::sysinfo::{ClockBudget, Isa, SystemInfo};
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -220,9 +221,79 @@ pub fn points(opts: &CpuOptions) -> Vec<CpuPoint> {
         .collect()
 }
 
-/// Each round of a point is followed by this many clock samples of this length on every thread.
-const CLOCK_SAMPLE: Duration = Duration::from_millis(3);
-const CLOCK_SAMPLES: usize = 3;
+/// Each round of a point is followed, on every thread, by this clock measurement: short samples,
+/// so that they finish while the core still runs at the frequency the kernel ran at (a vector
+/// frequency licence outlasts its last wide instruction by about 2 ms).
+const POINT_CLOCK: ClockBudget = ClockBudget {
+    warmup: Duration::ZERO,
+    sample: Duration::from_micros(500),
+    samples: 4,
+};
+
+/// The clock probes of a point: a chain of the kernel's own instruction class at its vector width
+/// (the FMA for FMA kernels, the vector add for integer kernels), then imul; scalar kernels use
+/// the machine's scalar probes.
+pub fn point_probes(sys: &SystemInfo, op: Op, isa: Isa) -> Vec<Probe> {
+    let available = clock::available(&sys.cpu.isas);
+    let width_bits = isa.width_bits();
+    let own = match op {
+        _ if isa == Isa::Scalar => None,
+        Op::Fma { .. } if isa.has_fma() => Some(Probe::Fma { width_bits }),
+        _ => Some(Probe::VecAdd { width_bits }),
+    };
+    let mut probes: Vec<Probe> = own.into_iter().filter(|p| available.contains(p)).collect();
+    for p in sys.clock_probes() {
+        if probes.len() < 2 && !probes.contains(&p) {
+            probes.push(p);
+        }
+    }
+    probes.sort_by_key(|p| *p == Probe::Imul);
+    probes
+}
+
+/// The clock of a point from each thread's decision after each round: per thread, the median of
+/// its rounds' agreed clocks; then the mean over threads. Unknown, with the first reason, when a
+/// thread never got an agreed clock. The readings are each probe's mean over threads and rounds.
+fn point_clock(per_thread: &[Vec<ClockDecision>]) -> ClockDecision {
+    let mut clocks = Vec::new();
+    for rounds in per_thread {
+        let known: Vec<f64> = rounds.iter().filter_map(|d| d.ghz).collect();
+        match Summary::of(&known) {
+            Some(s) => clocks.push(s.median),
+            None => {
+                let last = rounds.last();
+                return ClockDecision {
+                    ghz: None,
+                    unknown_reason: Some(
+                        last.and_then(|d| d.unknown_reason.clone())
+                            .unwrap_or_else(|| "no clock reading was taken".into()),
+                    ),
+                    readings: last.map(|d| d.readings.clone()).unwrap_or_default(),
+                };
+            }
+        }
+    }
+    let all: Vec<&ClockDecision> = per_thread.iter().flatten().collect();
+    let readings = all.first().map_or_else(Vec::new, |first| {
+        (0..first.readings.len())
+            .map(|k| {
+                let ghz: Vec<f64> = all
+                    .iter()
+                    .filter_map(|d| d.readings.get(k).map(|r| r.ghz))
+                    .collect();
+                ProbeReading {
+                    ghz: ghz.iter().sum::<f64>() / ghz.len() as f64,
+                    ..first.readings[k].clone()
+                }
+            })
+            .collect()
+    });
+    ClockDecision {
+        ghz: Some(clocks.iter().sum::<f64>() / clocks.len().max(1) as f64),
+        unknown_reason: None,
+        readings,
+    }
+}
 
 /// State kept across the points of one run: the ISA and the calibrations.
 pub struct CpuSession<'a> {
@@ -292,31 +363,22 @@ impl<'a> CpuSession<'a> {
             Scaling::Strong => (single / point.threads as u64).max(1),
         };
         let run = kernel.run;
-        // The clock of each thread's core, sampled right after every round of the kernel: the
-        // same cores, the same load, the same moment.
-        let clocks: Mutex<Vec<Vec<f64>>> = Mutex::new(vec![Vec::new(); point.threads]);
+        // The clock of each thread's core, measured right after every round of the kernel with
+        // the kernel's own instruction class: the same cores, the same load, the same moment.
+        let probes = point_probes(self.sys, op, self.isa);
+        let decisions: Mutex<Vec<Vec<ClockDecision>>> = Mutex::new(vec![Vec::new(); point.threads]);
         let times = runner::run_rounds(
             &placement.cpus,
             reps,
             |_| run(per_thread),
             |i| {
-                let ghz = clock::measure_ghz(Duration::ZERO, CLOCK_SAMPLE, CLOCK_SAMPLES);
-                clocks.lock().expect("clock samples")[i].push(ghz.unwrap_or(0.0));
+                let d = self.sys.measure_clock(&probes, POINT_CLOCK);
+                decisions.lock().expect("clock decisions")[i].push(d);
             },
             |_| tick(),
         )
         .map_err(|e| CpuError::Pin(e.to_string()))?;
-        // Per thread, the median over rounds (the clock drifts between rounds; a round's value
-        // is already the best of its samples, so interruptions do not pull it down); then the
-        // mean over threads.
-        let clocks: Vec<f64> = clocks
-            .into_inner()
-            .expect("clock samples")
-            .into_iter()
-            .map(|per_round| Summary::of(&per_round).map_or(0.0, |s| s.median))
-            .collect();
-        let clock = (clock::SUPPORTED && clocks.iter().all(|c| *c > 0.0))
-            .then(|| clocks.iter().sum::<f64>() / clocks.len() as f64);
+        let clock = point_clock(&decisions.into_inner().expect("clock decisions"));
         let total_ops = kernel.ops_per_iteration as f64 * per_thread as f64 * point.threads as f64;
         let samples: Vec<f64> = times
             .iter()
@@ -327,7 +389,11 @@ impl<'a> CpuSession<'a> {
         params.insert("instruction".into(), json!(kernel.instruction));
         params.insert("ops_per_iteration".into(), json!(kernel.ops_per_iteration));
         params.insert("iterations_per_thread".into(), json!(per_thread));
-        params.insert("clock_ghz".into(), json!(clock));
+        params.insert("clock_ghz".into(), json!(clock.ghz));
+        params.insert("clock_probes".into(), json!(clock.readings));
+        if let Some(why) = &clock.unknown_reason {
+            params.insert("clock_unknown_reason".into(), json!(why));
+        }
         let user = CpuPeakOverrides {
             clock_ghz: self.opts.clock_ghz,
             ops_per_cycle: self.opts.ops_per_cycle.get(&point.workload).copied(),
@@ -336,7 +402,9 @@ impl<'a> CpuSession<'a> {
         let peak = cpu_peak(
             op,
             placement.cores,
-            clock,
+            clock
+                .ghz
+                .ok_or_else(|| clock.unknown_reason.clone().unwrap_or_default()),
             self.sys.uarch(),
             &self.sys.cpu.isas,
             &user,

@@ -293,16 +293,15 @@ macro_rules! table {
 /// The kernels for `isa` (AVX-512 and AVX2 have their own; others use portable code, which has
 /// no non-temporal stores) and whether they use non-temporal stores.
 pub fn kernels(isa: crate::sysinfo::Isa, nt: bool) -> (Kernels, bool) {
-    use crate::sysinfo::Isa;
     match (isa, nt) {
         #[cfg(target_arch = "x86_64")]
-        (Isa::Avx512, true) => (table!(avx512, true), true),
+        (crate::sysinfo::Isa::Avx512, true) => (table!(avx512, true), true),
         #[cfg(target_arch = "x86_64")]
-        (Isa::Avx512, false) => (table!(avx512, false), false),
+        (crate::sysinfo::Isa::Avx512, false) => (table!(avx512, false), false),
         #[cfg(target_arch = "x86_64")]
-        (Isa::Avx2, true) => (table!(avx2, true), true),
+        (crate::sysinfo::Isa::Avx2, true) => (table!(avx2, true), true),
         #[cfg(target_arch = "x86_64")]
-        (Isa::Avx2, false) => (table!(avx2, false), false),
+        (crate::sysinfo::Isa::Avx2, false) => (table!(avx2, false), false),
         _ => (PORTABLE, false),
     }
 }

@@ -14,7 +14,7 @@ pub mod order;
 use crate::results::ResultRecord;
 use crate::runner::{self, Repetition, affinity};
 use crate::sysinfo::peak::{MemPeakOverrides, Peak, mem_peak};
-use crate::sysinfo::{Isa, SystemInfo, clock};
+use crate::sysinfo::{Isa, SystemInfo};
 use buffer::{Buffer, HugePages};
 use kernels::Kernels;
 use latency::{Chase, Probe, detect_levels, staircase_sizes};
@@ -599,7 +599,7 @@ impl<'a> MemSession<'a> {
         let sample = self.opts.duration.min(Duration::from_millis(25));
         let budget = crate::sysinfo::ClockBudget::default();
         let clock = runner::on_cpu(cpu[0], || {
-            clock::measure_ghz(budget.warmup, budget.sample, budget.samples)
+            self.sys.measure_clock(&self.sys.clock_probes(), budget).ghz
         })
         .map_err(|e| MemError::Pin(e.to_string()))?;
         let mut out = Vec::new();
