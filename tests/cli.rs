@@ -427,3 +427,51 @@ fn mem_bad_input_is_one_line_and_exit_2() {
         common::one_line_exit_2(args, expected);
     }
 }
+
+/// `peak` computes another machine's theoretical peak without measuring: the example.
+#[test]
+fn peak_for_another_machine() {
+    let out = peakbench()
+        .args([
+            "peak", "--uarch", "haswell", "--cores", "24", "--ghz", "2.3",
+        ])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let dp = text.lines().find(|l| l.contains(" DP ")).unwrap();
+    assert!(dp.contains("883.2") && dp.contains("× 2"), "{text}");
+    let out = peakbench()
+        .args([
+            "peak",
+            "--uarch",
+            "6:0xcf",
+            "--cores",
+            "56",
+            "--sockets",
+            "2",
+        ])
+        .args(["--ghz", "2", "--json", "-"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(
+        doc["microarchitecture"],
+        "Intel Sapphire Rapids/Emerald Rapids"
+    );
+    let dp = doc["peaks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["workload"] == "DP")
+        .unwrap();
+    assert_eq!(dp["peak"]["value"], 7168.0);
+    for bad in [
+        vec!["--uarch", "pentium4", "--cores", "4", "--ghz", "3"],
+        vec!["--uarch", "zen4", "--cores", "0", "--ghz", "3"],
+        vec!["--uarch", "zen4", "--cores", "4", "--ghz", "-1"],
+    ] {
+        let out = peakbench().arg("peak").args(&bad).assert().code(2);
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert_eq!(err.lines().count(), 1, "{bad:?}: {err}");
+    }
+}

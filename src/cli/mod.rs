@@ -7,6 +7,7 @@ mod disk;
 mod history;
 mod mem;
 mod net;
+mod peak;
 mod recorder;
 mod reference;
 mod report;
@@ -44,6 +45,9 @@ pub enum Command {
     /// Network goodput (Mbit/s), UDP loss and jitter, ping-pong round trips (µs); `net serve`
     /// is the server.
     Net(Box<net::NetArgs>),
+    /// The theoretical CPU peak of a machine described by its microarchitecture, cores and
+    /// clock, with each formula; nothing is measured.
+    Peak(peak::PeakArgs),
     /// Turn a run's JSON (written by --json) into a self-contained HTML report and PNG charts.
     Report(report::ReportArgs),
     /// The reference tools (likwid-bench, STREAM, fio, iperf3, sockperf): `reference check`.
@@ -68,6 +72,7 @@ pub fn run(cli: Cli, argv: Vec<String>) -> anyhow::Result<()> {
         Command::Mem(args) => mem::run(*args, argv),
         Command::Disk(args) => disk::run(*args, argv),
         Command::Net(args) => net::run(*args, argv),
+        Command::Peak(args) => peak::run(args),
         Command::Report(args) => report::run(args),
         Command::Reference(args) => reference::run(args),
         Command::Run(args) => run::run(*args, argv),

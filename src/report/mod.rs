@@ -279,7 +279,7 @@ pub fn peak_notes(results: &[ResultRecord]) -> Vec<String> {
 
 /// A peak's inputs with their units and sources. Whole inputs (cores, widths, rates) print as
 /// whole numbers; a unit that repeats the input's name is left out.
-fn peak_inputs(p: &crate::sysinfo::peak::Peak) -> String {
+pub(crate) fn peak_inputs(p: &crate::sysinfo::peak::Peak) -> String {
     p.inputs
         .iter()
         .map(|(k, i)| {

@@ -248,6 +248,32 @@ pub fn system_rows(sys: &SystemInfo) -> Vec<(String, String)> {
     rows
 }
 
+/// Theoretical peaks, one row per workload: value, formula and inputs, or why there is none.
+pub fn render_peaks(rows: &[(String, Result<crate::sysinfo::peak::Peak, String>)]) -> String {
+    let mut t = new_table();
+    t.set_header(["Workload", "theoretical", "unit", "formula and inputs"]);
+    for (workload, peak) in rows {
+        match peak {
+            Ok(p) => t.add_row([
+                workload.clone(),
+                crate::units::format_sig(p.value),
+                p.unit.clone(),
+                format!("{}; {}", p.formula, super::peak_inputs(p)),
+            ]),
+            Err(why) => t.add_row([
+                workload.clone(),
+                "unknown".into(),
+                String::new(),
+                why.clone(),
+            ]),
+        };
+    }
+    if let Some(c) = t.column_mut(1) {
+        c.set_cell_alignment(CellAlignment::Right);
+    }
+    format!("{t}\n")
+}
+
 /// The system information as a two-column table.
 pub fn render_system(sys: &SystemInfo) -> String {
     let mut t = new_table();

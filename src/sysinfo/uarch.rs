@@ -496,6 +496,69 @@ mod tests {
         assert!(lookup_x86("CentaurHauls", 6, 0x0F).is_none());
     }
 
+    /// DP FLOP/cycle/core and int32 adds/cycle/core at the best width, as published (vendor
+    /// optimisation manuals; the Sapphire Rapids record in ../shared/hardware: two 512-bit FMA
+    /// ports, three 256-bit or two 512-bit integer adds), and the probe latencies.
+    #[test]
+    fn entries_match_published_per_cycle_figures() {
+        let x86 = [Isa::Avx512, Isa::Avx2, Isa::Sse2];
+        let arm = [Isa::Neon];
+        let per_cycle = |u: &Uarch, rates: &[Rate], element: u32| {
+            let isas: &[Isa] = if u.is_arm() { &arm } else { &x86 };
+            let b = Uarch::best(rates, isas).unwrap();
+            b.per_cycle * (b.width_bits / element) as f64
+        };
+        // (key, DP FLOP/cycle, int32 adds/cycle, imul, FMA, vector add latency)
+        let published = [
+            ("haswell", 16.0, 16.0, 3.0, 5.0, 1.0),
+            ("skylake", 16.0, 24.0, 3.0, 4.0, 1.0),
+            ("skylake-sp", 32.0, 32.0, 3.0, 4.0, 1.0),
+            ("skylake-sp-1fma", 16.0, 32.0, 3.0, 4.0, 1.0),
+            ("icelake-sp", 32.0, 32.0, 3.0, 4.0, 1.0),
+            ("icelake", 16.0, 32.0, 3.0, 4.0, 1.0),
+            ("alderlake", 16.0, 24.0, 3.0, 4.0, 1.0),
+            ("sapphirerapids", 32.0, 32.0, 3.0, 4.0, 1.0),
+            ("graniterapids", 32.0, 32.0, 3.0, 4.0, 1.0),
+            ("zen", 8.0, 12.0, 3.0, 5.0, 1.0),
+            ("zen2", 16.0, 24.0, 3.0, 5.0, 1.0),
+            ("zen3", 16.0, 32.0, 3.0, 4.0, 1.0),
+            ("zen4", 16.0, 32.0, 3.0, 4.0, 1.0),
+            ("zen5", 32.0, 64.0, 3.0, 4.0, 2.0),
+            ("neoverse-n1", 8.0, 8.0, 4.0, 4.0, 2.0),
+            ("neoverse-n2", 8.0, 8.0, 2.0, 4.0, 2.0),
+            ("neoverse-v1", 16.0, 16.0, 2.0, 4.0, 2.0),
+            ("neoverse-v2", 16.0, 16.0, 2.0, 4.0, 2.0),
+        ];
+        assert_eq!(published.len(), ALL.len());
+        for (key, dp, int32, imul, fma, add) in published {
+            let u = lookup(key).unwrap();
+            assert_eq!(per_cycle(u, u.fma, 64) * 2.0, dp, "{key} DP");
+            assert_eq!(per_cycle(u, u.int_add, 32), int32, "{key} INT32");
+            assert_eq!(u.latency, lat(imul, fma, add), "{key} latencies");
+            assert!(!u.source.is_empty(), "{key}");
+        }
+        assert!(
+            ALL.iter()
+                .all(|u| u.max_turbo_ghz.is_none_or(|t| (2.0..7.0).contains(&t)))
+        );
+    }
+
+    #[test]
+    fn brand_string_picks_the_one_fma_skylake() {
+        let sp = lookup_x86("GenuineIntel", 6, 0x55).unwrap();
+        let silver = refine_by_brand(sp, Some("Intel(R) Xeon(R) Silver 4114 CPU @ 2.20GHz"));
+        assert_eq!(silver.key, "skylake-sp-1fma");
+        assert_eq!(
+            refine_by_brand(sp, Some("Intel(R) Xeon(R) Gold 5122")).key,
+            "skylake-sp"
+        );
+        assert_eq!(
+            refine_by_brand(sp, Some("Intel(R) Xeon(R) Gold 6148")).key,
+            "skylake-sp"
+        );
+        assert_eq!(refine_by_brand(sp, None).key, "skylake-sp");
+    }
+
     #[test]
     fn best_rate_respects_isa() {
         // Skylake-SP without AVX-512 enabled by the OS: 2 x 256-bit FMA.

@@ -1,0 +1,218 @@
+//! `peakbench peak`: the theoretical CPU peak of a machine described on the command line, for
+//! the "theoretical" column of machines not at hand. Nothing is measured.
+
+use super::common::{UsageError, check_output_file, count_in, parse_positive};
+use crate::bench::cpu::CpuWorkload;
+use crate::report;
+use crate::sysinfo::peak::{CpuPeakOverrides, Peak, cpu_peak};
+use crate::sysinfo::uarch::{self, Uarch};
+use crate::sysinfo::{Isa, Source};
+use anyhow::Context;
+use clap::Args;
+use serde::Serialize;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct PeakArgs {
+    /// Microarchitecture: a name from the table (haswell, skylake-sp, sapphirerapids, zen4,
+    /// neoverse-v2, …) or a CPUID signature FAMILY:MODEL (x86, e.g. 6:0xCF) or 0x41:PART (Arm).
+    #[arg(long)]
+    pub uarch: String,
+    /// Physical cores per socket.
+    #[arg(long, value_parser = parse_cores)]
+    pub cores: u32,
+    /// Core clock in GHz (all-core, under the workload's load).
+    #[arg(long, value_name = "GHZ", value_parser = parse_ghz)]
+    pub ghz: f64,
+    /// Sockets.
+    #[arg(long, default_value = "1", value_parser = parse_sockets)]
+    pub sockets: u32,
+    /// Write the peaks as JSON to FILE, or `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+fn parse_cores(s: &str) -> Result<u32, String> {
+    count_in(s, 1, 4096)
+}
+
+fn parse_sockets(s: &str) -> Result<u32, String> {
+    count_in(s, 1, 64)
+}
+
+fn parse_ghz(s: &str) -> Result<f64, String> {
+    match parse_positive(s)? {
+        g if g <= 20.0 => Ok(g),
+        _ => Err(format!("'{s}' GHz is out of range: at most 20")),
+    }
+}
+
+/// One workload's peak, or why it has none on this core.
+#[derive(Debug, Serialize)]
+pub struct WorkloadPeak {
+    pub workload: String,
+    pub peak: Option<Peak>,
+    pub unknown_reason: Option<String>,
+}
+
+/// What `peak --json` writes.
+#[derive(Debug, Serialize)]
+pub struct PeakSheet {
+    pub microarchitecture: &'static str,
+    pub table_source: &'static str,
+    pub note: &'static str,
+    pub sockets: u32,
+    pub cores_per_socket: u32,
+    pub clock_ghz: f64,
+    pub peaks: Vec<WorkloadPeak>,
+}
+
+/// The instruction sets a core of `u` runs: every vector width in its entry.
+fn isas_of(u: &Uarch) -> Vec<Isa> {
+    let widths: Vec<u32> = u
+        .fma
+        .iter()
+        .chain(u.int_add)
+        .map(|r| r.width_bits)
+        .collect();
+    let mut isas: Vec<Isa> = if u.is_arm() {
+        vec![Isa::Neon]
+    } else {
+        [(512, Isa::Avx512), (256, Isa::Avx2), (128, Isa::Sse2)]
+            .into_iter()
+            .filter(|(w, _)| widths.contains(w))
+            .map(|(_, i)| i)
+            .collect()
+    };
+    isas.push(Isa::Scalar);
+    isas
+}
+
+/// Every CPU workload's peak on `sockets` × `cores` cores of `u` at `ghz`.
+pub fn sheet(u: &'static Uarch, cores: u32, sockets: u32, ghz: f64) -> PeakSheet {
+    let isas = isas_of(u);
+    let total = cores.saturating_mul(sockets);
+    let user = CpuPeakOverrides {
+        clock_ghz: Some(ghz),
+        ..Default::default()
+    };
+    let peaks = CpuWorkload::DEFAULT
+        .iter()
+        .filter_map(|w| w.op().map(|op| (w, op)))
+        .map(|(w, op)| {
+            let peak = cpu_peak(op, total, Ok(ghz), Some(u), &isas, &user).map(|mut p| {
+                if let Some(c) = p.inputs.get_mut("cores") {
+                    c.source = Source::User;
+                }
+                p
+            });
+            WorkloadPeak {
+                workload: w.name().into(),
+                unknown_reason: peak.as_ref().err().cloned(),
+                peak: peak.ok(),
+            }
+        })
+        .collect();
+    PeakSheet {
+        microarchitecture: u.name,
+        table_source: u.source,
+        note: u.note,
+        sockets,
+        cores_per_socket: cores,
+        clock_ghz: ghz,
+        peaks,
+    }
+}
+
+pub fn run(args: PeakArgs) -> anyhow::Result<()> {
+    let u = uarch::lookup(&args.uarch).map_err(UsageError)?;
+    if let Some(path) = &args.json {
+        check_output_file(path)?;
+    }
+    let sheet = sheet(u, args.cores, args.sockets, args.ghz);
+    if let Some(path) = &args.json {
+        let mut text = serde_json::to_string_pretty(&sheet)?;
+        text.push('\n');
+        report::write_output(path, text.as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        if path.as_os_str() == "-" {
+            return Ok(());
+        }
+    }
+    let rows: Vec<(String, Result<Peak, String>)> = sheet
+        .peaks
+        .iter()
+        .map(|p| {
+            let r = p
+                .peak
+                .clone()
+                .ok_or_else(|| p.unknown_reason.clone().unwrap_or_default());
+            (p.workload.clone(), r)
+        })
+        .collect();
+    print!(
+        "{}: {} socket{} × {} cores at {} GHz (nothing measured; table: {})\n{}",
+        sheet.microarchitecture,
+        sheet.sockets,
+        if sheet.sockets == 1 { "" } else { "s" },
+        sheet.cores_per_socket,
+        sheet.clock_ghz,
+        sheet.table_source,
+        report::table::render_peaks(&rows)
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(s: &PeakSheet, w: &str) -> f64 {
+        s.peaks
+            .iter()
+            .find(|p| p.workload == w)
+            .and_then(|p| p.peak.as_ref())
+            .map(|p| p.value)
+            .unwrap()
+    }
+
+    /// Hand-computed: cores × GHz × per-cycle operations of the table's best width.
+    #[test]
+    fn peaks_match_hand_computed_values() {
+        let haswell = sheet(uarch::lookup("haswell").unwrap(), 24, 1, 2.3);
+        // 2 FMA × 4 fp64 lanes × 2 = 16 FLOP/cycle.
+        assert!((value(&haswell, "DP") - 883.2).abs() < 1e-9);
+        assert!((value(&haswell, "SP") - 1766.4).abs() < 1e-9);
+        // 2 × 256-bit vpaddd = 16 int32/cycle.
+        assert!((value(&haswell, "INT32") - 24.0 * 2.3 * 16.0).abs() < 1e-9);
+        // Sapphire Rapids, 2 sockets × 56 cores at 2.0 GHz: 2 × 8 × 2 = 32 DP FLOP/cycle.
+        let spr = sheet(uarch::lookup("6:0xCF").unwrap(), 56, 2, 2.0);
+        assert!((value(&spr, "DP") - 112.0 * 2.0 * 32.0).abs() < 1e-9);
+        // 2 × 512-bit vpaddb = 128 int8/cycle (beats 3 × 256-bit = 96).
+        assert!((value(&spr, "QP") - 112.0 * 2.0 * 128.0).abs() < 1e-9);
+        // Skylake-SP with one FMA unit: 512-bit at 1/cycle = 256-bit at 2/cycle = 16 DP.
+        let silver = sheet(uarch::lookup("skylake-sp-1fma").unwrap(), 10, 1, 2.0);
+        assert!((value(&silver, "DP") - 10.0 * 2.0 * 16.0).abs() < 1e-9);
+        // Neoverse V1: 4 × 128-bit FMA = 16 DP FLOP/cycle.
+        let v1 = sheet(uarch::lookup("graviton3").unwrap(), 64, 1, 2.6);
+        assert!((value(&v1, "DP") - 64.0 * 2.6 * 16.0).abs() < 1e-9);
+        let clock = &haswell.peaks[0].peak.as_ref().unwrap().inputs["clock"];
+        assert_eq!(clock.source, Source::User);
+    }
+
+    #[test]
+    fn unknown_uarch_names_the_choices() {
+        let err = uarch::lookup("pentium4").unwrap_err();
+        assert!(
+            err.contains("haswell") && err.contains("FAMILY:MODEL"),
+            "{err}"
+        );
+        assert!(uarch::lookup("6:0x01").is_err());
+        assert_eq!(
+            uarch::lookup("Sapphire Rapids").unwrap().key,
+            "sapphirerapids"
+        );
+        assert_eq!(uarch::lookup("AuthenticAMD:0x19:0x11").unwrap().key, "zen4");
+        assert_eq!(uarch::lookup("0x41:0xd0c").unwrap().key, "neoverse-n1");
+    }
+}
