@@ -25,8 +25,33 @@ pub fn run_rounds<W, A, B>(
     reps: Repetition,
     work: W,
     after: A,
-    mut between: B,
+    between: B,
 ) -> std::io::Result<Vec<Duration>>
+where
+    W: Fn(usize) + Sync,
+    A: Fn(usize) + Sync,
+    B: FnMut(usize),
+{
+    run_rounds_per_thread(cpus, reps, work, after, between).map(|r| r.wall)
+}
+
+/// The timed rounds of [`run_rounds_per_thread`]: each round's wall time (earliest start to
+/// latest end) and each thread's own time in each round.
+#[derive(Debug, Clone)]
+pub struct Rounds {
+    pub wall: Vec<Duration>,
+    /// `threads[i][round]`: thread `i`'s time in that timed round.
+    pub threads: Vec<Vec<Duration>>,
+}
+
+/// [`run_rounds`], keeping each thread's own time too (for per-thread rates).
+pub fn run_rounds_per_thread<W, A, B>(
+    cpus: &[usize],
+    reps: Repetition,
+    work: W,
+    after: A,
+    mut between: B,
+) -> std::io::Result<Rounds>
 where
     W: Fn(usize) + Sync,
     A: Fn(usize) + Sync,
@@ -67,7 +92,11 @@ where
             .map(|h| h.join().expect("benchmark thread panicked"))
             .collect::<std::io::Result<Vec<_>>>()
     })?;
-    Ok((reps.warmup..rounds)
+    let threads = spans
+        .iter()
+        .map(|s| s[reps.warmup..].iter().map(|(a, b)| *b - *a).collect())
+        .collect();
+    let wall = (reps.warmup..rounds)
         .map(|round| {
             let start = spans
                 .iter()
@@ -81,7 +110,8 @@ where
                 .expect("at least one thread");
             end - start
         })
-        .collect())
+        .collect();
+    Ok(Rounds { wall, threads })
 }
 
 /// Runs `f` on a thread pinned to `cpu` and returns its result: for work that must happen where

@@ -367,7 +367,7 @@ impl<'a> CpuSession<'a> {
         // the kernel's own instruction class: the same cores, the same load, the same moment.
         let probes = point_probes(self.sys, op, self.isa);
         let decisions: Mutex<Vec<Vec<ClockDecision>>> = Mutex::new(vec![Vec::new(); point.threads]);
-        let times = runner::run_rounds(
+        let rounds = runner::run_rounds_per_thread(
             &placement.cpus,
             reps,
             |_| run(per_thread),
@@ -379,8 +379,23 @@ impl<'a> CpuSession<'a> {
         )
         .map_err(|e| CpuError::Pin(e.to_string()))?;
         let clock = point_clock(&decisions.into_inner().expect("clock decisions"));
-        let total_ops = kernel.ops_per_iteration as f64 * per_thread as f64 * point.threads as f64;
-        let samples: Vec<f64> = times
+        let thread_ops = kernel.ops_per_iteration as f64 * per_thread as f64;
+        let total_ops = thread_ops * point.threads as f64;
+        // Each thread's own rate, mean over the timed rounds: a slow core or a thread that
+        // started late shows here, while the point's rate counts the whole span.
+        let thread_gops: Vec<f64> = rounds
+            .threads
+            .iter()
+            .map(|t| {
+                t.iter()
+                    .map(|d| thread_ops / d.as_secs_f64() / 1e9)
+                    .sum::<f64>()
+                    / t.len().max(1) as f64
+            })
+            .collect();
+        params.insert("thread_gops".into(), json!(thread_gops));
+        let samples: Vec<f64> = rounds
+            .wall
             .iter()
             .map(|t| total_ops / t.as_secs_f64() / 1e9)
             .collect();
@@ -485,6 +500,12 @@ mod tests {
                 if point.workload != CpuWorkload::Null {
                     assert_eq!(rec.unit, "GOPS");
                     assert_eq!(rec.param("isa"), isa.name());
+                    let per_thread = rec.params["thread_gops"].as_array().unwrap();
+                    assert_eq!(per_thread.len(), point.threads);
+                    // One thread: its own rate is the point's, within the timer's resolution.
+                    let own = per_thread[0].as_f64().unwrap();
+                    assert!(own >= rec.summary.min * 0.999, "{own} vs {:?}", rec.samples);
+                    assert_eq!(rec.params["clock_probes"].as_array().unwrap().len(), 2);
                 }
             }
         }
