@@ -30,7 +30,7 @@ pub struct CpuArgs {
     /// Strong (fixed total work) or weak (fixed work per thread) scaling.
     #[arg(long, value_enum, default_value = "weak")]
     pub scaling: ScalingArg,
-    /// Force an instruction set: avx512, avx2, sse2, neon or scalar. Default: the widest.
+    /// Force an instruction set: avx512, avx2, sse2 (x86), sve, neon (aarch64) or scalar. Default: the widest.
     #[arg(long, value_parser = parse_isa)]
     pub isa: Option<Isa>,
     /// Core clock in GHz for the peak, instead of the measured one.

@@ -16,13 +16,17 @@ fn hex(text: Option<String>) -> Option<u32> {
 }
 
 pub fn identify(cpuinfo: &str) -> ArmId {
-    // HWCAP bits (arch/arm64/include/uapi/asm/hwcap.h): 0 FP, 1 ASIMD.
+    // HWCAP bits (arch/arm64/include/uapi/asm/hwcap.h): 0 FP, 1 ASIMD, 22 SVE.
     // SAFETY: getauxval reads the process's auxiliary vector and has no preconditions.
     let hwcap = unsafe { libc::getauxval(libc::AT_HWCAP) };
     let mut flags = Vec::new();
     let mut isas = Vec::new();
     if hwcap & 1 != 0 {
         flags.push("fp".to_string());
+    }
+    if hwcap & (1 << 22) != 0 {
+        flags.push("sve".to_string());
+        isas.push(Isa::Sve);
     }
     if hwcap & 2 != 0 {
         flags.push("asimd".to_string());

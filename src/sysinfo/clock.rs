@@ -385,6 +385,12 @@ pub fn available(isas: &[super::Isa]) -> Vec<Probe> {
         }
         out.push(Probe::VecAdd { width_bits });
     }
+    let mut seen = Vec::new();
+    out.retain(|p| {
+        let new = !seen.contains(p);
+        seen.push(*p);
+        new
+    });
     out
 }
 

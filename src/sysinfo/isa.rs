@@ -14,6 +14,8 @@ pub enum Isa {
     Sse2,
     /// Arm Advanced SIMD, 128-bit, with FMA.
     Neon,
+    /// Arm SVE, with the vector length this process runs at (128 to 2048 bits, read at run time).
+    Sve,
     /// x86 AVX2 with FMA3, 256-bit.
     Avx2,
     /// x86 AVX-512 F+BW, 512-bit.
@@ -21,7 +23,14 @@ pub enum Isa {
 }
 
 impl Isa {
-    pub const ALL: [Isa; 5] = [Isa::Avx512, Isa::Avx2, Isa::Neon, Isa::Sse2, Isa::Scalar];
+    pub const ALL: [Isa; 6] = [
+        Isa::Avx512,
+        Isa::Avx2,
+        Isa::Sve,
+        Isa::Neon,
+        Isa::Sse2,
+        Isa::Scalar,
+    ];
 
     /// Width of one vector register in bits (64 for scalar: one 64-bit element at most).
     pub fn width_bits(self) -> u32 {
@@ -29,6 +38,7 @@ impl Isa {
             Isa::Avx512 => 512,
             Isa::Avx2 => 256,
             Isa::Sse2 | Isa::Neon => 128,
+            Isa::Sve => sve_vector_bits(),
             Isa::Scalar => 64,
         }
     }
@@ -43,7 +53,7 @@ impl Isa {
 
     /// Whether floating-point multiply-add is one fused instruction in this ISA's kernels.
     pub fn has_fma(self) -> bool {
-        matches!(self, Isa::Avx512 | Isa::Avx2 | Isa::Neon)
+        matches!(self, Isa::Avx512 | Isa::Avx2 | Isa::Neon | Isa::Sve)
     }
 
     pub fn name(self) -> &'static str {
@@ -52,8 +62,34 @@ impl Isa {
             Isa::Avx2 => "avx2",
             Isa::Sse2 => "sse2",
             Isa::Neon => "neon",
+            Isa::Sve => "sve",
             Isa::Scalar => "scalar",
         }
+    }
+}
+
+/// The SVE vector length of this process in bits (the kernel's `PR_SVE_GET_VL`), 128 where SVE
+/// is absent or the length cannot be read (the architectural minimum).
+pub fn sve_vector_bits() -> u32 {
+    #[cfg(target_arch = "aarch64")]
+    {
+        static BITS: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+        *BITS.get_or_init(|| {
+            // PR_SVE_GET_VL (linux/prctl.h): the vector length in bytes in the low 16 bits.
+            const PR_SVE_GET_VL: libc::c_int = 51;
+            // SAFETY: prctl with PR_SVE_GET_VL reads the calling thread's SVE configuration and
+            // takes no pointer; it fails with EINVAL where SVE is absent.
+            let rc = unsafe { libc::prctl(PR_SVE_GET_VL, 0, 0, 0, 0) };
+            if rc > 0 {
+                ((rc as u32 & 0xffff) * 8).clamp(128, 2048)
+            } else {
+                128
+            }
+        })
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    {
+        128
     }
 }
 
@@ -70,7 +106,7 @@ impl FromStr for Isa {
             .into_iter()
             .find(|i| i.name().eq_ignore_ascii_case(s.trim()))
             .ok_or_else(|| {
-                format!("unknown ISA '{s}'; use one of avx512, avx2, sse2, neon, scalar")
+                format!("unknown ISA '{s}'; use one of avx512, avx2, sse2, sve, neon, scalar")
             })
     }
 }

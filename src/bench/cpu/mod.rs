@@ -4,6 +4,10 @@
 //! loop iteration performs (chains × lanes × operations per lane), and the rate is computed here,
 //! once, from that and the measured time.
 
+#[macro_use]
+mod regs;
+#[cfg(target_arch = "aarch64")]
+mod arm;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
@@ -139,7 +143,11 @@ pub fn kernel(op: Op, isa: Isa) -> Option<Kernel> {
     {
         x86::kernel(op, isa)
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    {
+        arm::kernel(op, isa)
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
         let _ = (op, isa);
         None

@@ -9,45 +9,10 @@
 //! `acc = acc × m + a` with m = 1 − 1e-6 and a = 1e-6 (1e-4 for fp32), which converges to 1:
 //! no overflow, no denormals, no slow paths.
 
+use super::regs::{CONSTS, Consts};
 use super::{Kernel, Op};
 use crate::sysinfo::Isa;
 use core::arch::asm;
-
-/// Constants the kernels load: fp64 m and a, fp32 m and a, then 64 bytes of ones, each 64 bytes.
-#[repr(C, align(64))]
-struct Consts {
-    f64_m: [f64; 8],
-    f64_a: [f64; 8],
-    f32_m: [f32; 16],
-    f32_a: [f32; 16],
-    ones: [u8; 64],
-}
-
-static CONSTS: Consts = Consts {
-    f64_m: [1.0 - 1e-6; 8],
-    f64_a: [1e-6; 8],
-    f32_m: [1.0 - 1e-4; 16],
-    f32_a: [1e-4; 16],
-    ones: [1; 64],
-};
-
-/// Repeats `$a R $b` (one register number R) for each listed register, one line each.
-macro_rules! each1 {
-    ($a:expr, $b:expr; $($r:literal)*) => { concat!($($a, $r, $b, "\n"),*) };
-}
-/// Repeats `$a R $b R $c` (the register number twice) for each listed register.
-macro_rules! each2 {
-    ($a:expr, $b:expr, $c:expr; $($r:literal)*) => { concat!($($a, $r, $b, $r, $c, "\n"),*) };
-}
-macro_rules! r12 {
-    ($m:ident!($($t:expr),*)) => { $m!($($t),*; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11") };
-}
-macro_rules! r24 {
-    ($m:ident!($($t:expr),*)) => {
-        $m!($($t),*; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"
-            "12" "13" "14" "15" "16" "17" "18" "19" "20" "21" "22" "23")
-    };
-}
 
 /// Defines a kernel: `$setup` once, then `iterations` × `$body`.
 macro_rules! kernel {

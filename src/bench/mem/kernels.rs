@@ -315,6 +315,7 @@ mod tests {
     /// offsets that exercise head, body and tail.
     #[test]
     fn kernels_are_correct() {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
         let mut isas = vec![Isa::Scalar];
         #[cfg(target_arch = "x86_64")]
         {

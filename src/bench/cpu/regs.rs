@@ -1,0 +1,39 @@
+//! What the assembly kernels of every architecture share: the constants they load, and macros
+//! that repeat one instruction over a list of registers (one independent chain each).
+
+/// Constants the kernels load: fp64 m and a, fp32 m and a, then 64 bytes of ones, each 64 bytes.
+#[repr(C, align(64))]
+pub struct Consts {
+    pub f64_m: [f64; 8],
+    pub f64_a: [f64; 8],
+    pub f32_m: [f32; 16],
+    pub f32_a: [f32; 16],
+    pub ones: [u8; 64],
+}
+
+pub static CONSTS: Consts = Consts {
+    f64_m: [1.0 - 1e-6; 8],
+    f64_a: [1e-6; 8],
+    f32_m: [1.0 - 1e-4; 16],
+    f32_a: [1e-4; 16],
+    ones: [1; 64],
+};
+
+/// Repeats `$a R $b` (one register number R) for each listed register, one line each.
+macro_rules! each1 {
+    ($a:expr, $b:expr; $($r:literal)*) => { concat!($($a, $r, $b, "\n"),*) };
+}
+/// Repeats `$a R $b R $c` (the register number twice) for each listed register.
+macro_rules! each2 {
+    ($a:expr, $b:expr, $c:expr; $($r:literal)*) => { concat!($($a, $r, $b, $r, $c, "\n"),*) };
+}
+#[allow(unused_macros)] // only the x86 kernels use 12 chains
+macro_rules! r12 {
+    ($m:ident!($($t:expr),*)) => { $m!($($t),*; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11") };
+}
+macro_rules! r24 {
+    ($m:ident!($($t:expr),*)) => {
+        $m!($($t),*; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"
+            "12" "13" "14" "15" "16" "17" "18" "19" "20" "21" "22" "23")
+    };
+}
