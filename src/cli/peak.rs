@@ -2,7 +2,7 @@
 //! the "theoretical" column of machines not at hand. Nothing is measured.
 
 use super::common::{UsageError, check_output_file, count_in, parse_positive};
-use crate::bench::cpu::CpuWorkload;
+use crate::bench::cpu::{CpuWorkload, Op, operation};
 use crate::report;
 use crate::sysinfo::peak::{CpuPeakOverrides, Peak, cpu_peak};
 use crate::sysinfo::uarch::{self, Uarch};
@@ -51,6 +51,8 @@ fn parse_ghz(s: &str) -> Result<f64, String> {
 #[derive(Debug, Serialize)]
 pub struct WorkloadPeak {
     pub workload: String,
+    /// What the peak counts ("fp64 FMA", "int8 dot product").
+    pub operation: String,
     pub peak: Option<Peak>,
     pub unknown_reason: Option<String>,
 }
@@ -96,10 +98,16 @@ pub fn sheet(u: &'static Uarch, cores: u32, sockets: u32, ghz: f64) -> PeakSheet
         clock_ghz: Some(ghz),
         ..Default::default()
     };
-    let peaks = CpuWorkload::DEFAULT
+    let workloads = CpuWorkload::DEFAULT
         .iter()
-        .filter_map(|w| w.op().map(|op| (w, op)))
-        .map(|(w, op)| {
+        .filter_map(|w| w.op_with_fp16(u.fp16).map(|op| (w.name().to_string(), op)));
+    let dots = [
+        ("INT8-DOT".to_string(), Op::Dot { element_bits: 8 }),
+        ("BF16-DOT".to_string(), Op::Dot { element_bits: 16 }),
+    ];
+    let peaks = workloads
+        .chain(dots)
+        .map(|(name, op)| {
             let peak = cpu_peak(op, total, Ok(ghz), Some(u), &isas, &user).map(|mut p| {
                 if let Some(c) = p.inputs.get_mut("cores") {
                     c.source = Source::User;
@@ -107,7 +115,8 @@ pub fn sheet(u: &'static Uarch, cores: u32, sockets: u32, ghz: f64) -> PeakSheet
                 p
             });
             WorkloadPeak {
-                workload: w.name().into(),
+                workload: name,
+                operation: operation(op),
                 unknown_reason: peak.as_ref().err().cloned(),
                 peak: peak.ok(),
             }
@@ -147,7 +156,7 @@ pub fn run(args: PeakArgs) -> anyhow::Result<()> {
                 .peak
                 .clone()
                 .ok_or_else(|| p.unknown_reason.clone().unwrap_or_default());
-            (p.workload.clone(), r)
+            (format!("{} ({})", p.workload, p.operation), r)
         })
         .collect();
     print!(
@@ -196,6 +205,30 @@ mod tests {
         // Neoverse V1: 4 × 128-bit FMA = 16 DP FLOP/cycle.
         let v1 = sheet(uarch::lookup("graviton3").unwrap(), 64, 1, 2.6);
         assert!((value(&v1, "DP") - 64.0 * 2.6 * 16.0).abs() < 1e-9);
+        // Native fp16: HP is an fp16 FMA, 2 × 32 lanes × 2 = 128 per cycle; Haswell adds int16.
+        assert!((value(&spr, "HP") - 112.0 * 2.0 * 128.0).abs() < 1e-9);
+        assert_eq!(spr.peaks[1].operation, "fp16 FMA");
+        assert_eq!(haswell.peaks[1].operation, "int16 add");
+        // VNNI: 2 × vpdpbusd zmm × 16 lanes × 8 = 256 int8 ops per cycle.
+        assert!((value(&spr, "INT8-DOT") - 112.0 * 2.0 * 256.0).abs() < 1e-9);
+        // Zen 4: 1 × 512-bit = 2 × 256-bit vdpbf16ps: 16 lanes × 4 = 64 per cycle.
+        let zen4 = sheet(uarch::lookup("zen4").unwrap(), 1, 1, 1.0);
+        assert!((value(&zen4, "BF16-DOT") - 64.0).abs() < 1e-9);
+        // No figure: unknown, with the reason.
+        let bf16 = spr.peaks.iter().find(|p| p.workload == "BF16-DOT").unwrap();
+        assert!(bf16.peak.is_none());
+        assert!(
+            bf16.unknown_reason
+                .as_ref()
+                .unwrap()
+                .contains("bf16_dot_per_cycle")
+        );
+        let none = haswell
+            .peaks
+            .iter()
+            .find(|p| p.workload == "INT8-DOT")
+            .unwrap();
+        assert!(none.peak.is_none());
         let clock = &haswell.peaks[0].peak.as_ref().unwrap().inputs["clock"];
         assert_eq!(clock.source, Source::User);
     }

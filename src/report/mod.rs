@@ -60,7 +60,11 @@ fn base_variant(rec: &ResultRecord) -> String {
             .map(format_size)
     };
     if rec.subsystem == "cpu" {
-        return rec.param("isa");
+        // HP on a core with native fp16 arithmetic is an fp16 FMA: say so beside the ISA.
+        return match rec.param("operation").as_str() {
+            op @ "fp16 FMA" => format!("{} {op}", rec.param("isa")),
+            _ => rec.param("isa"),
+        };
     }
     if rec.subsystem == "disk" {
         let mut v = format!(

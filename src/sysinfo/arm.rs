@@ -16,13 +16,24 @@ fn hex(text: Option<String>) -> Option<u32> {
 }
 
 pub fn identify(cpuinfo: &str) -> ArmId {
-    // HWCAP bits (arch/arm64/include/uapi/asm/hwcap.h): 0 FP, 1 ASIMD, 22 SVE.
+    // HWCAP bits (arch/arm64/include/uapi/asm/hwcap.h): 0 FP, 1 ASIMD, 9 FPHP, 10 ASIMDHP
+    // (fp16 arithmetic), 20 ASIMDDP (sdot), 22 SVE; HWCAP2 bit 14 BF16.
     // SAFETY: getauxval reads the process's auxiliary vector and has no preconditions.
     let hwcap = unsafe { libc::getauxval(libc::AT_HWCAP) };
     let mut flags = Vec::new();
     let mut isas = Vec::new();
     if hwcap & 1 != 0 {
         flags.push("fp".to_string());
+    }
+    // SAFETY: as above.
+    let hwcap2 = unsafe { libc::getauxval(libc::AT_HWCAP2) };
+    for (bit, name) in [(9, "fphp"), (10, "asimdhp"), (20, "asimddp")] {
+        if hwcap & (1 << bit) != 0 {
+            flags.push(name.to_string());
+        }
+    }
+    if hwcap2 & (1 << 14) != 0 {
+        flags.push("bf16".to_string());
     }
     if hwcap & (1 << 22) != 0 {
         flags.push("sve".to_string());

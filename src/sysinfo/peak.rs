@@ -24,6 +24,21 @@ pub enum OpClass {
     Fma { element_bits: u32 },
     /// Integer add on elements of this many bits.
     IntAdd { element_bits: u32 },
+    /// Dot product of 8-bit integers (VNNI, `sdot`) or bf16 values into 32-bit lanes: each lane
+    /// does 32 / element_bits multiplies and as many adds.
+    Dot { element_bits: u32 },
+}
+
+impl OpClass {
+    /// The bits of one lane and the operations one instruction performs per lane (an FMA: 2; an
+    /// add: 1; a dot product into 32-bit lanes: 2 × 32 / element_bits).
+    pub fn lane_bits_and_ops(self) -> (u32, u64) {
+        match self {
+            OpClass::Fma { element_bits } => (element_bits, 2),
+            OpClass::IntAdd { element_bits } => (element_bits, 1),
+            OpClass::Dot { element_bits } => (32, 2 * 32 / element_bits.clamp(1, 32) as u64),
+        }
+    }
 }
 
 /// How every peak that needs the clock begins its reason when the clock is unknown; the tables
@@ -106,7 +121,9 @@ pub fn cpu_peak(
             let uarch = uarch.ok_or_else(|| {
                 "the microarchitecture is not in peakbench's table, so its operations per cycle are unknown; give them with --ops-per-cycle WORKLOAD=N".to_string()
             })?;
-            let (rates, element_bits, ops_per_lane, what, usable): (
+            let vector: Vec<Isa> = isas.iter().copied().filter(|i| *i != Isa::Scalar).collect();
+            // (rates, bits per lane, operations per lane, the rate's name, usable ISAs)
+            let (rates, lane_bits, ops_per_lane, what, usable): (
                 &[Rate],
                 u32,
                 f64,
@@ -127,7 +144,17 @@ pub fn cpu_peak(
                     "int_add_per_cycle",
                     isas.to_vec(),
                 ),
+                OpClass::Dot { element_bits: 8 } => {
+                    (uarch.int8_dot, 32, 8.0, "int8_dot_per_cycle", vector)
+                }
+                OpClass::Dot { .. } => (uarch.bf16_dot, 32, 4.0, "bf16_dot_per_cycle", vector),
             };
+            if rates.is_empty() {
+                return Err(format!(
+                    "the {} entry has no {what} (the core has no such instruction, or no published rate was confirmed)",
+                    uarch.name
+                ));
+            }
             let best = Uarch::best(rates, &usable).ok_or_else(|| {
                 format!(
                     "no vector instruction set of the {} entry is usable on this machine (ISAs: {})",
@@ -135,7 +162,7 @@ pub fn cpu_peak(
                     isas.iter().map(|i| i.name()).collect::<Vec<_>>().join(", ")
                 )
             })?;
-            let lanes = (best.width_bits / element_bits) as f64;
+            let lanes = (best.width_bits / lane_bits) as f64;
             inputs.insert(
                 what.into(),
                 input(best.per_cycle, "instructions/cycle/core", Source::Table),
@@ -146,13 +173,15 @@ pub fn cpu_peak(
             );
             inputs.insert(
                 "element_width".into(),
-                input(element_bits as f64, "bits", Source::Detected),
+                input(lane_bits as f64, "bits", Source::Detected),
             );
             let ops = best.per_cycle * lanes * ops_per_lane;
-            let derivation = if ops_per_lane == 2.0 {
-                format!("{what} × (vector_width / element_width) × 2")
-            } else {
-                format!("{what} × (vector_width / element_width)")
+            let derivation = match op {
+                OpClass::Dot { .. } => format!(
+                    "{what} × (vector_width / element_width) × {ops_per_lane} (multiplies and adds per 32-bit lane)"
+                ),
+                _ if ops_per_lane == 2.0 => format!("{what} × (vector_width / element_width) × 2"),
+                _ => format!("{what} × (vector_width / element_width)"),
             };
             (ops, Some(derivation))
         }

@@ -77,7 +77,16 @@ impl CpuWorkload {
         }
     }
 
-    /// The operation the workload performs; `None` for NULL.
+    /// The operation the workload performs on a core that has native fp16 arithmetic (`fp16`)
+    /// or not: HP is an fp16 FMA there, a 16-bit integer add elsewhere. `None` for NULL.
+    pub fn op_with_fp16(self, fp16: bool) -> Option<Op> {
+        match self {
+            CpuWorkload::Hp if fp16 => Some(Op::Fma { element_bits: 16 }),
+            _ => self.op(),
+        }
+    }
+
+    /// The operation the workload performs without fp16 arithmetic; `None` for NULL.
     pub fn op(self) -> Option<Op> {
         Some(match self {
             CpuWorkload::Qp => Op::IntAdd { element_bits: 8 },
@@ -327,6 +336,12 @@ impl<'a> CpuSession<'a> {
         self.isa
     }
 
+    /// Whether the chosen ISA has native fp16 arithmetic with a kernel here (AVX512-FP16; Arm
+    /// FEAT_FP16 for NEON; SVE always): then HP measures fp16 FMAs.
+    pub fn native_fp16(&self) -> bool {
+        kernel(Op::Fma { element_bits: 16 }, self.isa).is_some()
+    }
+
     /// Runs one point; `tick` is called after each round (outside the timed region).
     pub fn run(
         &mut self,
@@ -342,7 +357,7 @@ impl<'a> CpuSession<'a> {
             params.insert("oversubscribed".into(), json!(true));
         }
         let reps = self.opts.reps;
-        let Some(op) = point.workload.op() else {
+        let Some(op) = point.workload.op_with_fp16(self.native_fp16()) else {
             // NULL: the harness alone, an empty timed region per thread.
             let times = runner::run_rounds(&placement.cpus, reps, |_| {}, |_| {}, |_| tick())
                 .map_err(|e| CpuError::Pin(e.to_string()))?;
@@ -410,6 +425,7 @@ impl<'a> CpuSession<'a> {
         params.insert("scaling".into(), json!(self.opts.scaling.name()));
         params.insert("isa".into(), json!(self.isa.name()));
         params.insert("instruction".into(), json!(kernel.instruction));
+        params.insert("operation".into(), json!(operation(op)));
         params.insert("ops_per_iteration".into(), json!(kernel.ops_per_iteration));
         params.insert("iterations_per_thread".into(), json!(per_thread));
         params.insert("clock_ghz".into(), json!(clock.ghz));
@@ -440,6 +456,16 @@ impl<'a> CpuSession<'a> {
             samples,
             peak,
         ))
+    }
+}
+
+/// What a point's instructions compute, for the record and the report ("fp16 FMA").
+pub fn operation(op: Op) -> String {
+    match op {
+        Op::Fma { element_bits } => format!("fp{element_bits} FMA"),
+        Op::IntAdd { element_bits } => format!("int{element_bits} add"),
+        Op::Dot { element_bits: 8 } => "int8 dot product".into(),
+        Op::Dot { element_bits } => format!("bf{element_bits} dot product"),
     }
 }
 

@@ -1,7 +1,9 @@
 //! What the assembly kernels of every architecture share: the constants they load, and macros
 //! that repeat one instruction over a list of registers (one independent chain each).
 
-/// Constants the kernels load: fp64 m and a, fp32 m and a, then 64 bytes of ones, each 64 bytes.
+/// Constants the kernels load, 64 bytes each: fp64 m and a (offsets 0, 64), fp32 m and a (128,
+/// 192), 64 bytes of ones (256), fp16 m and a as bit patterns (320, 384: m = 1 − 2⁻¹⁰,
+/// a = 2⁻¹⁰, both normal in fp16).
 #[repr(C, align(64))]
 pub struct Consts {
     pub f64_m: [f64; 8],
@@ -9,6 +11,8 @@ pub struct Consts {
     pub f32_m: [f32; 16],
     pub f32_a: [f32; 16],
     pub ones: [u8; 64],
+    pub f16_m: [u16; 32],
+    pub f16_a: [u16; 32],
 }
 
 pub static CONSTS: Consts = Consts {
@@ -17,6 +21,8 @@ pub static CONSTS: Consts = Consts {
     f32_m: [1.0 - 1e-4; 16],
     f32_a: [1e-4; 16],
     ones: [1; 64],
+    f16_m: [0x3BFF; 32],
+    f16_a: [0x1400; 32],
 };
 
 /// Repeats `$a R $b` (one register number R) for each listed register, one line each.
