@@ -198,6 +198,7 @@ pub fn system_rows(sys: &SystemInfo) -> Vec<(String, String)> {
             fact(&ghz(&c.all_core_clock_ghz)),
         ),
         ("TSC rate".into(), fact(&ghz(&c.tsc_ghz))),
+        ("512-bit FMA units per core".into(), fact(&c.fma512_units)),
         ("/proc/cpuinfo cpu MHz".into(), fact(&c.cpuinfo_mhz)),
         ("cpufreq maximum".into(), fact(&ghz(&c.max_freq_ghz))),
     ];

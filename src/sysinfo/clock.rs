@@ -395,7 +395,7 @@ pub fn available(isas: &[super::Isa]) -> Vec<Probe> {
 }
 
 /// The chain for `probe`, if this build and machine have it. `available` guards the ISA.
-fn chain(probe: Probe) -> Option<fn(u64)> {
+pub(super) fn chain(probe: Probe) -> Option<fn(u64)> {
     #[cfg(target_arch = "x86_64")]
     {
         macro_rules! checked {

@@ -6,6 +6,7 @@ pub mod blockdev;
 pub mod clock;
 pub mod cpuset;
 pub mod fact;
+pub mod fma_units;
 pub mod isa;
 pub mod netif;
 pub mod peak;
@@ -69,6 +70,10 @@ pub struct CpuInfo {
     /// The core clock with every allowed CPU busy at once (mean of each CPU's agreed clock).
     #[serde(default = "not_measured")]
     pub all_core_clock_ghz: Fact<f64>,
+    /// 512-bit FMA units per core, measured on Skylake-SP/Cascade Lake (whose parts have one or
+    /// two); unknown, with the reason, elsewhere.
+    #[serde(default = "not_measured_units")]
+    pub fma512_units: Fact<u32>,
     #[serde(skip)]
     pub logical: Vec<LogicalCpu>,
 }
@@ -204,6 +209,10 @@ fn caches(logical: &[LogicalCpu]) -> Vec<Cache> {
         .collect()
 }
 
+fn not_measured_units() -> Fact<u32> {
+    Fact::unknown("not measured by the peakbench that wrote this document")
+}
+
 fn not_measured() -> Fact<f64> {
     Fact::unknown("not measured by the peakbench that wrote this document")
 }
@@ -289,6 +298,9 @@ pub fn collect(budget: ClockBudget) -> SystemInfo {
         measured_clock_ghz: Fact::unknown("not measured yet"),
         clock_probes: Vec::new(),
         all_core_clock_ghz: Fact::unknown("not measured yet"),
+        fma512_units: Fact::unknown(
+            "measured only on Skylake-SP/Cascade Lake, whose parts have one or two 512-bit FMA units",
+        ),
         logical,
     };
     #[allow(unused_mut)]
@@ -394,6 +406,7 @@ pub fn collect(budget: ClockBudget) -> SystemInfo {
         },
     };
     sys.measure_clocks(budget);
+    sys.measure_fma_units();
     sys
 }
 
@@ -526,15 +539,49 @@ impl SystemInfo {
         };
     }
 
-    /// The microarchitecture table entry for this machine, if any.
-    pub fn uarch(&self) -> Option<&'static uarch::Uarch> {
+    /// On a Skylake-SP/Cascade Lake entry with AVX-512 usable, measures its 512-bit FMA units
+    /// (on the first allowed CPU), which then choose the table entry.
+    fn measure_fma_units(&mut self) {
+        let signature = self.signature_uarch();
+        if signature.is_none_or(|u| u.key != "skylake-sp") || !self.cpu.isas.contains(&Isa::Avx512)
+        {
+            return;
+        }
+        let latency = self.clock_latencies().fma;
+        let cpu = cpuset::allowed_cpus()[0];
+        let measured = std::thread::scope(|s| {
+            s.spawn(|| {
+                let _ = cpuset::pin_current_thread(cpu);
+                fma_units::measure(latency)
+            })
+            .join()
+            .expect("FMA unit probe panicked")
+        });
+        self.cpu.fma512_units = match measured.map(fma_units::decide) {
+            Some(Ok(units)) => Fact::known(units, Source::Measured),
+            Some(Err(why)) => Fact::unknown(why),
+            None => Fact::unknown("AVX-512 could not be run"),
+        };
+    }
+
+    /// The table entry by CPUID signature alone.
+    fn signature_uarch(&self) -> Option<&'static uarch::Uarch> {
         let (family, model) = (*self.cpu.family.get()?, *self.cpu.model.get()?);
         match self.cpu.arch.as_str() {
-            "x86_64" => uarch::lookup_x86(self.cpu.vendor.get()?, family, model)
-                .map(|u| uarch::refine_by_brand(u, self.cpu.brand.get().map(String::as_str))),
+            "x86_64" => uarch::lookup_x86(self.cpu.vendor.get()?, family, model),
             "aarch64" => uarch::lookup_arm(family, model),
             _ => None,
         }
+    }
+
+    /// The microarchitecture table entry for this machine, if any: by CPUID signature, then for
+    /// Skylake-SP/Cascade Lake by its measured 512-bit FMA units or else its brand string.
+    pub fn uarch(&self) -> Option<&'static uarch::Uarch> {
+        let u = self.signature_uarch()?;
+        Some(match self.cpu.fma512_units.get() {
+            Some(&units) => uarch::with_fma512_units(u, units),
+            None => uarch::refine_by_brand(u, self.cpu.brand.get().map(String::as_str)),
+        })
     }
 
     /// The last-level cache's size, if sysfs gives it.

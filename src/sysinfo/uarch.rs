@@ -446,6 +446,16 @@ pub fn refine_by_brand(uarch: &'static Uarch, brand: Option<&str>) -> &'static U
     }
 }
 
+/// The Skylake-SP entry for a measured count of 512-bit FMA units (other entries unchanged).
+pub fn with_fma512_units(uarch: &'static Uarch, units: u32) -> &'static Uarch {
+    let skx = std::ptr::eq(uarch, &SKYLAKE_SP) || std::ptr::eq(uarch, &SKYLAKE_SP_1FMA);
+    match units {
+        1 if skx => &SKYLAKE_SP_1FMA,
+        2 if skx => &SKYLAKE_SP,
+        _ => uarch,
+    }
+}
+
 /// Finds an entry by its key or an alias (case and `-`/`_`/space ignored), or by a CPUID
 /// signature: `FAMILY:MODEL` or `VENDOR:FAMILY:MODEL` for x86 (decimal or 0x hex; family 6 is
 /// Intel, 0x17 and above AMD), `IMPLEMENTER:PART` with 0x41 for Arm.
@@ -622,6 +632,10 @@ mod tests {
             "skylake-sp"
         );
         assert_eq!(refine_by_brand(sp, None).key, "skylake-sp");
+        // A measured count wins over the brand, and leaves other entries alone.
+        assert_eq!(with_fma512_units(sp, 1).key, "skylake-sp-1fma");
+        assert_eq!(with_fma512_units(silver, 2).key, "skylake-sp");
+        assert_eq!(with_fma512_units(&ZEN4, 1).key, "zen4");
     }
 
     #[test]

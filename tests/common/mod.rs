@@ -50,6 +50,9 @@ pub fn fixed_system() -> SystemInfo {
                 },
             ],
             all_core_clock_ghz: Fact::known(3.55, Source::Measured),
+            fma512_units: Fact::unknown(
+                "measured only on Skylake-SP/Cascade Lake, whose parts have one or two 512-bit FMA units",
+            ),
             logical: vec![
                 LogicalCpu {
                     cpu: 0,
