@@ -460,10 +460,11 @@ pub fn measure(probes: &[Probe], lat: &Latencies, budget: ProbeBudget) -> Vec<Pr
         .iter()
         .filter_map(|&p| chain(p).map(|run| (p, run)))
         .map(|(p, run)| {
-            // Calibrate: double until one run lasts at least 200 µs, then scale to a sample.
+            // Calibrate: double until one run lasts at least 20 µs, then scale to a sample
+            // (short, so that the samples follow the benchmark kernel before the clock can move).
             let mut iters: u64 = 64;
             let mut elapsed = time(run, iters);
-            while elapsed < Duration::from_micros(200) && iters < 1 << 40 {
+            while elapsed < Duration::from_micros(20) && iters < 1 << 40 {
                 iters *= 2;
                 elapsed = time(run, iters);
             }
