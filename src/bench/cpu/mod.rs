@@ -305,8 +305,15 @@ fn point_clock(per_thread: &[Vec<ClockDecision>]) -> ClockDecision {
             })
             .collect()
     });
+    if clocks.is_empty() {
+        return ClockDecision {
+            ghz: None,
+            unknown_reason: Some("no clock reading was taken".into()),
+            readings,
+        };
+    }
     ClockDecision {
-        ghz: Some(clocks.iter().sum::<f64>() / clocks.len().max(1) as f64),
+        ghz: Some(clocks.iter().sum::<f64>() / clocks.len() as f64),
         unknown_reason: None,
         readings,
     }
@@ -543,6 +550,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn point_clock_is_the_mean_of_each_threads_median_or_unknown() {
+        let d = |ghz: Option<f64>| ClockDecision {
+            ghz,
+            unknown_reason: ghz.is_none().then(|| "the probes disagree".to_string()),
+            readings: vec![ProbeReading {
+                probe: "imul r64".into(),
+                latency_cycles: 3.0,
+                ghz: ghz.unwrap_or(1.0),
+            }],
+        };
+        // Thread 0: median 3.0 of (2.0, 3.0, 3.1); thread 1: 3.4, its unknown round left out.
+        let c = point_clock(&[
+            vec![d(Some(2.0)), d(Some(3.0)), d(Some(3.1))],
+            vec![d(None), d(Some(3.4))],
+        ]);
+        assert!((c.ghz.unwrap() - 3.2).abs() < 1e-9, "{c:?}");
+        assert_eq!(c.readings.len(), 1);
+        // A thread that never agreed makes the point's clock unknown, with its reason.
+        let c = point_clock(&[vec![d(Some(3.0))], vec![d(None), d(None)]]);
+        assert_eq!(c.ghz, None);
+        assert_eq!(c.unknown_reason.as_deref(), Some("the probes disagree"));
+        assert_eq!(point_clock(&[]).ghz, None);
     }
 
     #[test]
