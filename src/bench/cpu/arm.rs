@@ -211,20 +211,6 @@ macro_rules! scalar_int {
 scalar_int!(i32_scalar, ":w");
 scalar_int!(i64_scalar, ":x");
 
-macro_rules! safe_wrapper {
-    ($($f:ident),*) => {
-        /// Safe entry points: each is only handed out by `kernel()` when its ISA was detected.
-        mod checked {
-            $(
-                pub fn $f(iterations: u64) {
-                    // SAFETY: `kernel()` returns this function only for an ISA in the machine's
-                    // detected list (HWCAP ASIMD or SVE).
-                    unsafe { super::$f(iterations) }
-                }
-            )*
-        }
-    };
-}
 safe_wrapper!(
     hp_fp16_neon,
     hp_fp16_sve,

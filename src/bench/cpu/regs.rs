@@ -43,3 +43,20 @@ macro_rules! r24 {
             "12" "13" "14" "15" "16" "17" "18" "19" "20" "21" "22" "23")
     };
 }
+
+/// Safe entry points (`mod checked`) for the `unsafe` `#[target_feature]` kernels listed.
+macro_rules! safe_wrapper {
+    ($($f:ident),*) => {
+        /// Safe entry points: each is only handed out by `kernel()` when its ISA was detected.
+        mod checked {
+            $(
+                pub fn $f(iterations: u64) {
+                    // SAFETY: `kernel()` returns this function only for an ISA in the machine's
+                    // detected list (x86: CPUID features and XCR0 state; aarch64: HWCAP ASIMD or
+                    // SVE), and the fp16 kernels only where fp16 arithmetic was detected too.
+                    unsafe { super::$f(iterations) }
+                }
+            )*
+        }
+    };
+}

@@ -210,20 +210,6 @@ scalar_int!(hp_scalar, ":x");
 scalar_int!(i32_scalar, ":e");
 scalar_int!(i64_scalar, "");
 
-macro_rules! safe_wrapper {
-    ($($f:ident),*) => {
-        /// Safe entry points: each is only handed out by `kernel()` when its ISA was detected.
-        mod checked {
-            $(
-                pub fn $f(iterations: u64) {
-                    // SAFETY: `kernel()` returns this function only for an ISA in the machine's
-                    // detected list (CPUID features and XCR0 state both checked).
-                    unsafe { super::$f(iterations) }
-                }
-            )*
-        }
-    };
-}
 safe_wrapper!(
     hp_fp16_avx512,
     dp_avx512,
