@@ -60,7 +60,7 @@ for m in fleet["matrices"]:
     assert len(m["values"]) == 3 and all(v is not None for v in cells), m
     print(f"{m['protocol']} {m['metric']} ({m['unit']}), sender/pinger in the row:")
     for row in m["values"]:
-        print("   " + "  ".join(f"{v:10.1f}" for v in row))
+        print("   " + "  ".join(f"{v:10.4g}" for v in row))
 assert {m["metric"] for m in fleet["matrices"]} == {"throughput", "latency"}
 print(f"cluster-slurm: PASS — 3 nodes from Slurm, per-node CPU and memory points, "
       f"complete 3x3 matrices; {len(fleet['outliers'])} outlier values")

@@ -63,9 +63,10 @@ best = {}   # (workload, threads) -> (best repetition GOPS, its efficiency, the 
 for r in range(1, int(rounds) + 1):
     for rec in json.load(open(f"{tmp}/pb{r}.json"))["results"]:
         key = (rec["workload"], rec["params"]["threads"])
-        top = max((s for s in rec["samples"] if s is not None), default=None)
+        # The document stores op/s; GOPS here, as likwid-bench's MFlops/s / 1000.
+        top = max((s / 1e9 for s in rec["samples"] if s is not None), default=None)
         if top is not None and (key not in best or top > best[key][0]):
-            peak = rec["peak"]["value"] if rec["peak"] else None
+            peak = rec["peak"]["value"] / 1e9 if rec["peak"] else None
             best[key] = (top, peak and top / peak, rec["params"].get("clock_ghz"))
 lk = {}
 for line in open(f"{tmp}/likwid.txt"):

@@ -54,9 +54,9 @@ side = job["read"] if job["read"]["io_bytes"] > 0 else job["write"]
 clat = side["clat_ns"]["percentile"]
 print(json.dumps({
     "pb_iops": rec["iops"]["mean"], "fio_iops": side["iops"],
-    "pb_mbps": rec["throughput"]["mean"], "fio_mbps": side["bw_bytes"] / 1e6,
-    "pb_p50": rec["latency"]["percentiles"]["p50"], "fio_p50": clat["50.000000"] / 1000,
-    "pb_p99": rec["latency"]["percentiles"]["p99"], "fio_p99": clat["99.000000"] / 1000,
+    "pb_mbps": rec["throughput"]["mean"] / 1e6, "fio_mbps": side["bw_bytes"] / 1e6,
+    "pb_p50": rec["latency"]["percentiles"]["p50"] * 1e6, "fio_p50": clat["50.000000"] / 1000,
+    "pb_p99": rec["latency"]["percentiles"]["p99"] * 1e6, "fio_p99": clat["99.000000"] / 1000,
 }))
 PY
   done

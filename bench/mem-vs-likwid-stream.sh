@@ -57,6 +57,7 @@ expect = {"L1": (1.1, 1.1), "L2": (4.0, 4.0), "L3": (13.0, 16.0), "memory": (150
 ok = True
 print(f"{'level':8} {'latency ns':>10} {'cycles':>7} {'capacity':>12} {'sysfs':>12}")
 for r in levels:
+    r["mean"] *= 1e9  # stored in seconds
     p = r["params"]
     cap, sysfs = p.get("capacity_bytes"), p.get("sysfs_size_bytes")
     print(f"{p['level']:8} {r['mean']:10.2f} {p.get('latency_cycles', 0):7.1f} {cap or '-':>12} {sysfs or '-':>12}")

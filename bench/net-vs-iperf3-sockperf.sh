@@ -84,8 +84,8 @@ import json, sys
 pb, ref, pb0 = (json.load(open(p)) for p in sys.argv[1:4])
 rec = lambda m, side=None, doc=pb: next(r for r in doc["results"] if r["metric"] == m and (side is None or r["params"].get("side") == side))
 end = ref["end"]
-row = {"pb": rec("throughput", "receiver")["mean"], "ref": end["sum_received"]["bits_per_second"] / 1e6,
-       "pb_busy0": rec("throughput", "receiver", pb0)["mean"]}
+row = {"pb": rec("throughput", "receiver")["mean"] / 1e6, "ref": end["sum_received"]["bits_per_second"] / 1e6,
+       "pb_busy0": rec("throughput", "receiver", pb0)["mean"] / 1e6}
 if "lost_percent" in end.get("sum", {}):
     row["pb_loss"] = rec("loss")["mean"]
     row["ref_loss"] = end["sum"]["lost_percent"]
@@ -116,7 +116,7 @@ text = open(sys.argv[2]).read()
 m = re.search(r"percentile 50\.000 =\s*([0-9.]+)", text)
 if not m:
     sys.exit("sockperf printed no p50:\n" + text)
-print(json.dumps({"pb": lat["percentiles"]["p50"], "ref": float(m.group(1))}))
+print(json.dumps({"pb": lat["percentiles"]["p50"] * 1e6, "ref": float(m.group(1))}))
 PY
   done
   median_compare "$mode $label" "$tmp/rounds.jsonl" pb ref le110 us

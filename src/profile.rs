@@ -58,11 +58,23 @@ fn value(key: &str, v: &toml::Value) -> Result<Value, String> {
     }
 }
 
+/// Options of the whole run (where it is written and how it is printed), which a job cannot
+/// set: `peakbench run` takes them.
+const RUN_OPTIONS: &[&str] = &["json", "csv", "markdown", "html", "mib", "gbit"];
+
 fn options(table: &toml::Table, skip: &str) -> Result<Vec<(String, Value)>, String> {
     table
         .iter()
         .filter(|(k, _)| k.as_str() != skip)
-        .map(|(k, v)| Ok((k.replace('_', "-"), value(k, v)?)))
+        .map(|(k, v)| {
+            let key = k.replace('_', "-");
+            if RUN_OPTIONS.contains(&key.as_str()) {
+                return Err(format!(
+                    "'{key}' sets how the whole run is written or printed, not a job; give --{key} to peakbench run"
+                ));
+            }
+            Ok((key, value(k, v)?))
+        })
         .collect()
 }
 
@@ -261,6 +273,18 @@ mod tests {
             let p = Profile::built_in(name).unwrap_or_else(|| panic!("{name} parses"));
             assert!(!p.jobs.is_empty() && !p.description.is_empty());
         }
+    }
+
+    #[test]
+    fn run_options_are_refused_in_jobs() {
+        let e = Profile::parse("t", "[[job]]\nsubsystem = \"net\"\ngbit = true\n").unwrap_err();
+        assert!(e.contains("'gbit'") && e.contains("peakbench run"), "{e}");
+        let e = Profile::parse(
+            "t",
+            "[defaults]\nmib = true\n[[job]]\nsubsystem = \"disk\"\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("'mib'"), "{e}");
     }
 
     #[test]

@@ -7,11 +7,20 @@ use crate::measure::Summary;
 use crate::measure::stats::nan_as_null;
 use crate::sysinfo::SystemInfo;
 use crate::sysinfo::peak::Peak;
+use crate::units;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Bumped whenever a field changes meaning or disappears.
-pub const SCHEMA_VERSION: u32 = 3;
+/// Bumped whenever a field changes meaning or disappears. Version 4 stores every figure in a
+/// base unit (op/s, B/s, bit/s, s); earlier versions stored the unit the benchmark or the
+/// display options chose, and are converted when read.
+pub const SCHEMA_VERSION: u32 = 4;
+
+/// The first schema version whose figures are in base units.
+const BASE_UNITS_SINCE: u32 = 4;
+
+/// Which unit a figure of `subsystem` in `unit` goes to, and how (`None`: it stays).
+pub type UnitMap<'a> = &'a dyn Fn(&str, &str) -> Option<units::Conversion>;
 
 /// The tool that produced a document.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -72,7 +81,8 @@ pub struct ResultRecord {
 impl ResultRecord {
     /// A point from its raw samples: statistics, and efficiency against `peak` (or the reason
     /// there is no peak). Samples that cannot be summarised (none, or not finite) give NaN
-    /// statistics flagged noisy.
+    /// statistics flagged noisy. `unit` is the benchmark's own (GOPS, MB/s, us, …); the record
+    /// stores its figures, and the peak's, in the base unit ([`units::to_base`]).
     pub fn new(
         subsystem: &str,
         workload: &str,
@@ -129,6 +139,41 @@ impl ResultRecord {
             reference: None,
             warnings,
         }
+        .converted(&|_, unit| units::Conversion::to_base(unit))
+    }
+
+    /// The record with its figures, and its peak's, converted by `map` (given the subsystem
+    /// and the unit). Efficiencies, coefficients of variation and parameters do not change.
+    pub fn converted(mut self, map: UnitMap) -> ResultRecord {
+        if let Some(c) = map(&self.subsystem, &self.unit) {
+            let s = &mut self.summary;
+            for v in [
+                &mut s.mean,
+                &mut s.stddev,
+                &mut s.min,
+                &mut s.max,
+                &mut s.median,
+            ] {
+                *v = c.apply(*v);
+            }
+            for v in self.samples.iter_mut() {
+                *v = c.apply(*v);
+            }
+            for v in self.percentiles.iter_mut().flat_map(|p| p.values_mut()) {
+                *v = c.apply(*v);
+            }
+            if let Some(r) = self.reference.as_mut() {
+                r.mean = c.apply(r.mean);
+            }
+            self.unit = c.unit.into();
+        }
+        if let Some(p) = self.peak.as_mut()
+            && let Some(c) = map(&self.subsystem, &p.unit)
+        {
+            p.value = c.apply(p.value);
+            p.unit = c.unit.into();
+        }
+        self
     }
 
     /// Formats a parameter for display ("" when absent).
@@ -184,7 +229,37 @@ impl Report {
         if version == 0 || version > SCHEMA_VERSION as u64 {
             return Err(ReadError::Version(version));
         }
-        serde_json::from_value(doc).map_err(ReadError::Shape)
+        let report: Report = serde_json::from_value(doc).map_err(ReadError::Shape)?;
+        Ok(report.upgraded())
+    }
+
+    /// A report read back from an earlier schema version in this version's form: figures in
+    /// base units.
+    pub fn upgraded(self) -> Report {
+        if self.schema_version >= BASE_UNITS_SINCE {
+            return self;
+        }
+        let mut r = self.converted(&|_, unit| units::Conversion::to_base(unit));
+        r.schema_version = SCHEMA_VERSION;
+        r
+    }
+
+    /// The report with its figures in the units `display` shows (for the exporters that
+    /// print; the JSON document keeps base units).
+    pub fn displayed(&self, display: &units::Display) -> Report {
+        self.clone()
+            .converted(&|subsystem, unit| display.conversion(subsystem, unit))
+    }
+
+    fn converted(mut self, map: UnitMap) -> Report {
+        self.results = std::mem::take(&mut self.results)
+            .into_iter()
+            .map(|r| r.converted(map))
+            .collect();
+        if let Some(f) = self.fleet.as_mut() {
+            f.convert(map);
+        }
+        self
     }
 
     pub fn new(system: SystemInfo, command_line: Vec<String>) -> Report {

@@ -145,6 +145,114 @@ pub fn format_size(bytes: u64) -> String {
     format_bytes_binary(bytes)
 }
 
+/// The units records are stored in: SI base units without a prefix, so that a figure means the
+/// same whatever display options the run was made with.
+pub mod base {
+    /// Operations (FLOP, integer operations) per second.
+    pub const OPS: &str = "op/s";
+    /// Bytes per second.
+    pub const BYTES: &str = "B/s";
+    /// Bits per second (network goodput).
+    pub const BITS: &str = "bit/s";
+    /// Seconds (latency, jitter).
+    pub const SECONDS: &str = "s";
+}
+
+/// The base unit of a prefixed unit and the factor from one to the other (value in base =
+/// value × factor); `None` for units that are already base units ("IOPS", "trans/s", "%").
+/// Benchmarks state their figures in the unit natural to them; records convert with this.
+pub fn to_base(unit: &str) -> Option<(&'static str, f64)> {
+    Some(match unit {
+        "GOPS" => (base::OPS, 1e9),
+        "GB/s" => (base::BYTES, 1e9),
+        "MB/s" => (base::BYTES, 1e6),
+        "MiB/s" => (base::BYTES, 1_048_576.0),
+        "GiB/s" => (base::BYTES, 1_073_741_824.0),
+        "Mbit/s" => (base::BITS, 1e6),
+        "Gbit/s" => (base::BITS, 1e9),
+        "ns" => (base::SECONDS, 1e-9),
+        "us" => (base::SECONDS, 1e-6),
+        "ms" => (base::SECONDS, 1e-3),
+        _ => return None,
+    })
+}
+
+/// How figures are shown: the choices of `--mib` and `--gbit`. They change only what exporters
+/// print, never what is stored.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Display {
+    /// Disk throughput in MiB/s (else MB/s).
+    pub mib: bool,
+    /// Network goodput in Gbit/s (else Mbit/s).
+    pub gbit: bool,
+}
+
+/// A change of unit: the unit a value gets and how it converts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Conversion {
+    pub unit: &'static str,
+    factor: f64,
+    divide: bool,
+}
+
+impl Conversion {
+    /// The value in the new unit. Factors below one are applied as divisions by their exact
+    /// inverse (10⁹ rather than 10⁻⁹, which binary cannot hold); a value converted for display
+    /// is rounded to 15 significant digits, so that what was stored as 30 ns prints as 30, not
+    /// 30.000000000000004.
+    pub fn apply(&self, value: f64) -> f64 {
+        let (big, up) = if self.factor >= 1.0 {
+            (self.factor, !self.divide)
+        } else {
+            ((1.0 / self.factor).round(), self.divide)
+        };
+        let v = if up { value * big } else { value / big };
+        if self.divide && v.is_finite() && v != 0.0 {
+            format!("{v:.14e}").parse().unwrap_or(v)
+        } else {
+            v
+        }
+    }
+
+    /// From `unit` to its base unit ([`to_base`]).
+    pub fn to_base(unit: &str) -> Option<Conversion> {
+        to_base(unit).map(|(unit, factor)| Conversion {
+            unit,
+            factor,
+            divide: false,
+        })
+    }
+}
+
+impl Display {
+    /// From the base unit a figure of `subsystem` is stored in to the unit it is shown in.
+    pub fn conversion(&self, subsystem: &str, base_unit: &str) -> Option<Conversion> {
+        self.unit(subsystem, base_unit)
+            .map(|(unit, factor)| Conversion {
+                unit,
+                factor,
+                divide: true,
+            })
+    }
+
+    /// The unit a figure of `subsystem` stored in `base_unit` is shown in, and the factor
+    /// (shown = stored / factor); `None` for a unit shown as stored.
+    pub fn unit(&self, subsystem: &str, base_unit: &str) -> Option<(&'static str, f64)> {
+        let shown = match (base_unit, subsystem) {
+            (base::OPS, _) => "GOPS",
+            (base::BYTES, "disk") if self.mib => "MiB/s",
+            (base::BYTES, "disk") => "MB/s",
+            (base::BYTES, _) => "GB/s",
+            (base::BITS, _) if self.gbit => "Gbit/s",
+            (base::BITS, _) => "Mbit/s",
+            (base::SECONDS, "cpu" | "mem") => "ns",
+            (base::SECONDS, _) => "us",
+            _ => return None,
+        };
+        to_base(shown).map(|(_, factor)| (shown, factor))
+    }
+}
+
 /// Formats a value with a fixed number of significant digits suited to tables.
 pub fn format_sig(value: f64) -> String {
     let a = value.abs();
@@ -238,5 +346,46 @@ mod tests {
         assert_eq!(format_sig(1234.4), "1234");
         assert_eq!(format_sig(0.1874), "0.187");
         assert_eq!(format_sig(f64::NAN), "NaN");
+    }
+    #[test]
+    fn stored_units_are_base_units_and_display_converts_back() {
+        assert_eq!(to_base("Gbit/s"), Some((base::BITS, 1e9)));
+        assert_eq!(to_base("us"), Some((base::SECONDS, 1e-6)));
+        assert_eq!(to_base("IOPS"), None);
+        let plain = Display::default();
+        let both = Display {
+            mib: true,
+            gbit: true,
+        };
+        assert_eq!(plain.unit("net", base::BITS), Some(("Mbit/s", 1e6)));
+        assert_eq!(both.unit("net", base::BITS), Some(("Gbit/s", 1e9)));
+        assert_eq!(plain.unit("disk", base::BYTES), Some(("MB/s", 1e6)));
+        assert_eq!(both.unit("disk", base::BYTES), Some(("MiB/s", 1_048_576.0)));
+        assert_eq!(both.unit("mem", base::BYTES), Some(("GB/s", 1e9)));
+        assert_eq!(plain.unit("cpu", base::OPS), Some(("GOPS", 1e9)));
+        assert_eq!(plain.unit("mem", base::SECONDS), Some(("ns", 1e-9)));
+        assert_eq!(plain.unit("disk", base::SECONDS), Some(("us", 1e-6)));
+        assert_eq!(plain.unit("disk", "IOPS"), None);
+        // Stored and shown again: the number the benchmark stated.
+        for (unit, v) in [("ns", 30.0), ("us", 0.1), ("GB/s", 41.3), ("MiB/s", 7.7)] {
+            let stored = Conversion::to_base(unit).unwrap().apply(v);
+            let sub = if matches!(unit, "us" | "MiB/s") {
+                "disk"
+            } else {
+                "mem"
+            };
+            let d = if unit == "MiB/s" { both } else { plain };
+            let shown = d.conversion(sub, to_base(unit).unwrap().0).unwrap();
+            assert_eq!((shown.unit, shown.apply(stored)), (unit, v));
+        }
+        // Every unit shown converts to the base it is shown for.
+        for d in [plain, both] {
+            for sub in ["cpu", "mem", "disk", "net"] {
+                for b in [base::OPS, base::BYTES, base::BITS, base::SECONDS] {
+                    let (shown, f) = d.unit(sub, b).unwrap();
+                    assert_eq!(to_base(shown), Some((b, f)));
+                }
+            }
+        }
     }
 }

@@ -49,14 +49,14 @@ fn null_workload_writes_every_format() {
         .stdout("");
     let doc = read_json(&json);
     assert_eq!(common::schema_errors(&doc), Vec::<String>::new());
-    assert_eq!(doc["schema_version"], 3);
+    assert_eq!(doc["schema_version"], 4);
     assert_eq!(doc["command_line"][1], "cpu");
     let results = doc["results"].as_array().unwrap();
     assert_eq!(results.len(), 2);
     for (rec, threads) in results.iter().zip([1, 2]) {
         assert_eq!(rec["subsystem"], "cpu");
         assert_eq!(rec["workload"], "NULL");
-        assert_eq!(rec["unit"], "ns");
+        assert_eq!(rec["unit"], "s");
         assert_eq!(rec["metric"], "latency");
         assert_eq!(rec["params"]["threads"], threads);
         assert_eq!(rec["samples"].as_array().unwrap().len(), 4);
@@ -147,15 +147,15 @@ fn user_overrides_make_the_peak_exact() {
     assert_eq!(common::schema_errors(&doc), Vec::<String>::new());
     let dp = &doc["results"][0];
     assert_eq!(dp["workload"], "DP");
-    assert_eq!(dp["unit"], "GOPS");
-    assert_eq!(dp["peak"]["value"], 20.0);
+    assert_eq!(dp["unit"], "op/s");
+    assert_eq!(dp["peak"]["value"], 20e9);
     assert_eq!(dp["peak"]["inputs"]["clock"]["source"], "user");
     assert_eq!(dp["peak"]["inputs"]["ops_per_cycle"]["source"], "user");
     let eff = dp["efficiency"].as_f64().unwrap();
     let mean = dp["mean"].as_f64().unwrap();
-    assert!((eff - mean / 20.0).abs() < 1e-12);
+    assert!((eff - mean / 20e9).abs() < 1e-12);
     let sp = &doc["results"][1];
-    assert_eq!(sp["peak"]["value"], 50.0);
+    assert_eq!(sp["peak"]["value"], 50e9);
     assert_eq!(sp["peak"]["inputs"]["peak_per_core"]["source"], "user");
 }
 
@@ -338,7 +338,7 @@ fn mem_null_and_tiny_points_follow_the_schema() {
     assert_eq!(of("COPY").len(), 2);
     assert_eq!(of("RWR").len(), 4, "2 block sizes × 2 thread counts");
     for r in of("COPY").iter().chain(of("RWR").iter()) {
-        assert_eq!(r["unit"], "GB/s");
+        assert_eq!(r["unit"], "B/s");
         assert_eq!(r["samples"].as_array().unwrap().len(), 2);
         // No SMBIOS here or there: unknown with the reason, unless the machine has one.
         assert!(r["peak"].is_object() || r["peak_unknown_reason"].is_string());
@@ -381,10 +381,10 @@ fn mem_user_peak_gives_efficiency() {
         .success();
     let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     let r = &doc["results"][0];
-    assert_eq!(r["peak"]["value"], 76.8);
+    assert_eq!(r["peak"]["value"], 76.8e9);
     assert_eq!(r["peak"]["inputs"]["channels"]["source"], "user");
     let eff = r["efficiency"].as_f64().unwrap();
-    assert!((eff - r["mean"].as_f64().unwrap() / 76.8).abs() < 1e-12);
+    assert!((eff - r["mean"].as_f64().unwrap() / 76.8e9).abs() < 1e-12);
 }
 
 #[test]

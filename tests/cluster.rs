@@ -274,7 +274,7 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let doc: Value = serde_json::from_slice(&std::fs::read(&out_json).unwrap()).unwrap();
-    assert_eq!(doc["schema_version"], 3);
+    assert_eq!(doc["schema_version"], 4);
     assert!(
         common::schema_errors(&doc).is_empty(),
         "{:?}",

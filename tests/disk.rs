@@ -58,13 +58,13 @@ fn null_engine_gives_exact_records_and_leaves_no_file() {
     assert_eq!(
         results.len(),
         2 * 2 * 3,
-        "2 workloads × 2 depths × (MB/s, IOPS, us)"
+        "2 workloads × 2 depths × (throughput, IOPS, latency)"
     );
     let units: Vec<&str> = results[..3]
         .iter()
         .map(|r| r["unit"].as_str().unwrap())
         .collect();
-    assert_eq!(units, ["MB/s", "IOPS", "us"]);
+    assert_eq!(units, ["B/s", "IOPS", "s"], "stored in base units");
     for r in results {
         assert_eq!(r["samples"].as_array().unwrap().len(), 2);
         assert_eq!(r["params"]["engine"], "null");
@@ -74,6 +74,12 @@ fn null_engine_gives_exact_records_and_leaves_no_file() {
     for p in ["p50", "p99", "p99.9", "max"] {
         assert!(lat["percentiles"][p].as_f64().unwrap() > 0.0);
     }
+    // Percentiles in the record's unit, seconds, like its mean.
+    let max = lat["percentiles"]["max"].as_f64().unwrap();
+    assert!(
+        max < 1.0 && lat["mean"].as_f64().unwrap() <= max * 1.001,
+        "{lat}"
+    );
     assert!(
         results[1]["params"]["littles_law"]["ratio"]
             .as_f64()

@@ -6,7 +6,9 @@ use peakbench::report;
 
 #[test]
 fn table_snapshot() {
-    insta::assert_snapshot!(report::table::render(&common::fixed_report()));
+    insta::assert_snapshot!(report::table::render(&common::shown(
+        &common::fixed_report()
+    )));
 }
 
 #[test]
@@ -16,13 +18,17 @@ fn system_table_snapshot() {
 
 #[test]
 fn markdown_snapshot() {
-    let md = String::from_utf8(report::markdown::render(&common::fixed_report())).unwrap();
+    let md = String::from_utf8(report::markdown::render(&common::shown(
+        &common::fixed_report(),
+    )))
+    .unwrap();
     insta::assert_snapshot!(md);
 }
 
 #[test]
 fn csv_snapshot() {
-    let csv = String::from_utf8(report::csv::render(&common::fixed_report())).unwrap();
+    let csv =
+        String::from_utf8(report::csv::render(&common::shown(&common::fixed_report()))).unwrap();
     insta::assert_snapshot!(csv);
 }
 

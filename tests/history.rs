@@ -234,3 +234,91 @@ fn no_history_stores_nothing() {
         .success();
     assert!(!db.exists());
 }
+
+/// `--gbit` changes what is printed, never what is stored: runs of the same figures compare
+/// equal whatever display options made them. This holds for documents of this version and for
+/// documents of schema version 3, which stored the printed unit (Gbit/s with `--gbit`, Mbit/s
+/// without) and which `compare` once took for a 1000-fold regression.
+#[test]
+fn compare_is_blind_to_display_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let (a, csv) = (dir.path().join("a.json"), dir.path().join("a.csv"));
+    peakbench(&db)
+        .args([
+            "net",
+            "--loopback",
+            "--workload",
+            "THROUGHPUT",
+            "--protocol",
+            "tcp",
+        ])
+        .args([
+            "--duration",
+            "100ms",
+            "--omit",
+            "0",
+            "--repeat",
+            "2",
+            "--gbit",
+        ])
+        .args(["--quiet", "--no-history", "--json"])
+        .arg(&a)
+        .arg("--csv")
+        .arg(&csv)
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success();
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&a).unwrap()).unwrap();
+    let recs = doc["results"].as_array().unwrap();
+    assert!(
+        !recs.is_empty() && recs.iter().all(|r| r["unit"] == "bit/s"),
+        "{doc}"
+    );
+    let printed = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        printed.contains(",Gbit/s,") && !printed.contains(",bit/s,"),
+        "{printed}"
+    );
+    // The same figures from a run without --gbit.
+    let mut plain = doc.clone();
+    plain["command_line"] = serde_json::json!(["peakbench", "net", "--loopback"]);
+    let b = dir.path().join("b.json");
+    std::fs::write(&b, serde_json::to_vec(&plain).unwrap()).unwrap();
+    // The same figures as schema version 3 stored them: Gbit/s with --gbit, Mbit/s without.
+    let v3 = |unit: &str, per: f64, name: &str| {
+        let mut d = doc.clone();
+        d["schema_version"] = serde_json::json!(3);
+        for r in d["results"].as_array_mut().unwrap() {
+            let scale = |v: &serde_json::Value| serde_json::json!(v.as_f64().unwrap() / per);
+            for k in ["mean", "stddev", "min", "max", "median"] {
+                r[k] = scale(&r[k]);
+            }
+            let samples: Vec<_> = r["samples"].as_array().unwrap().iter().map(scale).collect();
+            r["samples"] = serde_json::json!(samples);
+            r["unit"] = serde_json::json!(unit);
+        }
+        let path = dir.path().join(name);
+        std::fs::write(&path, serde_json::to_vec(&d).unwrap()).unwrap();
+        path
+    };
+    let a3 = v3("Gbit/s", 1e9, "a3.json");
+    let b3 = v3("Mbit/s", 1e6, "b3.json");
+    for (x, y) in [(&a, &b), (&a3, &b3), (&a3, &b), (&a, &b3)] {
+        let out = peakbench(&db)
+            .arg("compare")
+            .arg(x)
+            .arg(y)
+            .arg("--json")
+            .assert()
+            .success();
+        let changes: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        let changes = changes.as_array().unwrap();
+        assert_eq!(changes.len(), recs.len(), "every point is matched");
+        for c in changes {
+            assert_eq!(c["unit"], "bit/s", "{c}");
+            assert!(c["change"].as_f64().unwrap().abs() < 1e-9, "{c}");
+            assert_eq!(c["regression"], false, "{c}");
+        }
+    }
+}

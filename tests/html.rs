@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 const CHARTS: usize = 9;
 
 fn html_of(r: &Report) -> String {
-    String::from_utf8(report::html::render(r)).unwrap()
+    String::from_utf8(report::html::render(&common::shown(r))).unwrap()
 }
 
 #[test]
@@ -57,14 +57,15 @@ fn reading_refuses_what_is_not_a_report() {
         Report::from_json(&serde_json::to_vec(&broken).unwrap()),
         Err(ReadError::Shape(_))
     ));
-    // Version 1 documents (before the network subsystem) are a subset: they read.
+    // Version 1 documents (before the network subsystem) are a subset: they read, in this
+    // version's form (figures in base units).
     let mut v1 = good;
     v1["schema_version"] = json!(1);
     assert_eq!(
         Report::from_json(&serde_json::to_vec(&v1).unwrap())
             .unwrap()
             .schema_version,
-        1
+        peakbench::results::SCHEMA_VERSION
     );
 }
 
@@ -125,7 +126,7 @@ fn odd_reports_give_a_page_not_a_panic() {
     empty.results.clear();
     let html = html_of(&empty);
     assert!(html.contains("no results") && svgs(&html).is_empty());
-    assert!(report::charts::pngs(&empty).is_empty());
+    assert!(report::charts::pngs(&common::shown(&empty)).is_empty());
 
     let mut odd = common::chart_report();
     for (i, rec) in odd.results.iter_mut().enumerate() {
@@ -153,14 +154,14 @@ fn odd_reports_give_a_page_not_a_panic() {
     let html = html_of(&odd);
     assert!(!html.contains("<script") && !html.contains("<b>"));
     assert!(html.contains("&lt;script&gt;"));
-    for (name, png) in report::charts::pngs(&odd) {
+    for (name, png) in report::charts::pngs(&common::shown(&odd)) {
         png.unwrap_or_else(|e| panic!("{name}: {e}"));
     }
 }
 
 #[test]
 fn every_chart_exports_as_png() {
-    let files = report::charts::pngs(&common::chart_report());
+    let files = report::charts::pngs(&common::shown(&common::chart_report()));
     let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
     assert_eq!(names.len(), CHARTS);
     assert_eq!(names[0], "01-cpu-dp-throughput.png");
@@ -366,7 +367,11 @@ fn chromium_renders_every_chart() {
     );
 
     let page = work.path().join("report.html");
-    std::fs::write(&page, report::html::render(&common::chart_report())).unwrap();
+    std::fs::write(
+        &page,
+        report::html::render(&common::shown(&common::chart_report())),
+    )
+    .unwrap();
     let (dom, stderr) = chromium(&bin, work.path(), &args, &page);
     assert_eq!(console_lines(&stderr), Vec::<&str>::new(), "{stderr}");
     let charts = svgs(&dom);
@@ -494,7 +499,7 @@ fn chromium_renders_the_node_pair_heatmaps() {
         "{:?}",
         common::schema_errors(&doc)
     );
-    std::fs::write(&page, report::html::render(&report)).unwrap();
+    std::fs::write(&page, report::html::render(&common::shown(&report))).unwrap();
     let args = [
         "--enable-logging=stderr".to_string(),
         "--v=0".to_string(),

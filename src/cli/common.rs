@@ -28,6 +28,27 @@ pub struct RunArgs {
 /// An exporter: a pure function from a report to bytes.
 type Exporter = fn(&Report) -> Vec<u8>;
 
+/// How figures are printed. Records always store base units (op/s, B/s, bit/s, s); these
+/// options change only the tables, CSV, Markdown, HTML and charts.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct DisplayArgs {
+    /// Print disk throughput in MiB/s instead of MB/s.
+    #[arg(long)]
+    pub mib: bool,
+    /// Print network goodput in Gbit/s instead of Mbit/s.
+    #[arg(long)]
+    pub gbit: bool,
+}
+
+impl DisplayArgs {
+    pub fn display(&self) -> units::Display {
+        units::Display {
+            mib: self.mib,
+            gbit: self.gbit,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct OutputArgs {
     /// Write the results as JSON (schema: docs/json-schema.md) to FILE, or `-` for stdout.
@@ -54,6 +75,8 @@ pub struct OutputArgs {
     pub no_history: bool,
     #[command(flatten)]
     pub db: super::history::DbArgs,
+    #[command(flatten)]
+    pub display: DisplayArgs,
 }
 
 impl OutputArgs {
@@ -69,6 +92,7 @@ impl OutputArgs {
             reference: false,
             no_history: true,
             db: super::history::DbArgs { db: None },
+            display: DisplayArgs::default(),
         }
     }
 
@@ -91,21 +115,31 @@ impl OutputArgs {
         Ok(())
     }
 
-    /// Each output option with its exporter.
-    fn outputs(&self) -> [(&Option<PathBuf>, Exporter); 4] {
+    /// Each output option with its exporter, and whether it prints in display units (the
+    /// JSON document keeps the stored base units).
+    fn outputs(&self) -> [(&Option<PathBuf>, Exporter, bool); 4] {
         [
-            (&self.json, report::json::render),
-            (&self.csv, report::csv::render),
-            (&self.markdown, report::markdown::render),
-            (&self.html, report::html::render),
+            (&self.json, report::json::render, false),
+            (&self.csv, report::csv::render, true),
+            (&self.markdown, report::markdown::render, true),
+            (&self.html, report::html::render, true),
         ]
+    }
+
+    /// Renders `report` for one output: in display units where the exporter prints.
+    fn render(&self, report: &Report, render: Exporter, displayed: bool) -> Vec<u8> {
+        if displayed {
+            render(&report.displayed(&self.display.display()))
+        } else {
+            render(report)
+        }
     }
 
     /// Writes every requested file from the report as it stands (called after every point).
     pub fn write_files(&self, report: &Report) -> anyhow::Result<()> {
-        for (path, render) in self.outputs() {
+        for (path, render, displayed) in self.outputs() {
             if let Some(path) = path.as_ref().filter(|p| p.as_os_str() != "-") {
-                report::write_output(path, &render(report))
+                report::write_output(path, &self.render(report, render, displayed))
                     .with_context(|| format!("cannot write {}", path.display()))?;
             }
         }
@@ -114,13 +148,21 @@ impl OutputArgs {
 
     /// Writes the outputs that go to standard output (once, at the end).
     pub fn write_stdout(&self, report: &Report) -> anyhow::Result<()> {
-        for (path, render) in self.outputs() {
+        for (path, render, displayed) in self.outputs() {
             if path.as_ref().is_some_and(|p| p.as_os_str() == "-") {
-                report::write_output(std::path::Path::new("-"), &render(report))
-                    .context("cannot write to standard output")?;
+                report::write_output(
+                    std::path::Path::new("-"),
+                    &self.render(report, render, displayed),
+                )
+                .context("cannot write to standard output")?;
             }
         }
         Ok(())
+    }
+
+    /// The terminal table of `report`, in display units.
+    pub fn table(&self, report: &Report) -> String {
+        report::table::render(&report.displayed(&self.display.display()))
     }
 }
 

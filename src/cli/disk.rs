@@ -71,9 +71,6 @@ pub struct DiskArgs {
     /// Go through the page cache (no O_DIRECT); labelled "buffered" in every output.
     #[arg(long)]
     pub buffered: bool,
-    /// Report MiB/s instead of MB/s.
-    #[arg(long)]
-    pub mib: bool,
     /// Repetitions of every point.
     #[arg(long, default_value = "3", value_parser = parse_repeat)]
     pub repeat: usize,
@@ -183,7 +180,6 @@ pub fn run_into(args: DiskArgs, rec: &mut Recorder) -> anyhow::Result<()> {
         ramp: args.ramp,
         read_percent: args.read_percent,
         direct: !args.buffered,
-        mib: args.mib,
         reps: Repetition {
             warmup: 0,
             repeat: args.repeat,

@@ -4,7 +4,7 @@ use super::common::{UsageError, parse_positive};
 use crate::history::compare::{Change, Criteria, compare};
 use crate::history::{self, Store};
 use crate::results::Report;
-use crate::units::format_sig;
+use crate::units::{self, format_sig};
 use clap::Args;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use std::path::{Path, PathBuf};
@@ -55,11 +55,13 @@ pub struct CompareArgs {
     /// Significance level of Welch's t-test on the repetitions.
     #[arg(long, default_value = "0.05", value_parser = parse_alpha)]
     pub alpha: f64,
-    /// Print the comparison as JSON instead of a table.
+    /// Print the comparison as JSON (base units) instead of a table.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
     pub db: DbArgs,
+    #[command(flatten)]
+    pub display: super::common::DisplayArgs,
 }
 
 fn parse_alpha(s: &str) -> Result<f64, String> {
@@ -153,7 +155,7 @@ pub fn run_history(args: HistoryArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn table_of(changes: &[Change]) -> Table {
+fn table_of(changes: &[Change], display: &units::Display) -> Table {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED);
     table.set_header([
@@ -179,13 +181,17 @@ fn table_of(changes: &[Change]) -> Table {
         } else {
             "no significant change"
         };
+        let (a, b, unit) = match display.conversion(&c.subsystem, &c.unit) {
+            Some(d) => (d.apply(c.mean_a), d.apply(c.mean_b), d.unit.to_string()),
+            None => (c.mean_a, c.mean_b, c.unit.clone()),
+        };
         table.add_row([
             format!("{} {}", c.subsystem, c.workload),
             c.metric.clone(),
             c.point.clone(),
-            format_sig(c.mean_a),
-            format_sig(c.mean_b),
-            c.unit.clone(),
+            format_sig(a),
+            format_sig(b),
+            unit,
             format!("{:+.1}", c.change * 100.0),
             c.p.map_or_else(|| "—".into(), |p| format!("{p:.3}")),
             verdict.into(),
@@ -216,7 +222,7 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
             "A: {} ({}), B: {} ({}); significance: Welch's t-test, p < {}; regression: worse by more than {} %",
             args.a, a.started_at, args.b, b.started_at, args.alpha, args.threshold
         );
-        println!("{}", table_of(&changes));
+        println!("{}", table_of(&changes, &args.display.display()));
     }
     let regressions = changes.iter().filter(|c| c.regression).count();
     if regressions > 0 {

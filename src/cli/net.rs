@@ -79,9 +79,6 @@ pub struct ClientArgs {
     /// The link speed in Gbit/s, when sysfs cannot tell (virtio, veth) or is wrong.
     #[arg(long, value_name = "GBPS", value_parser = parse_positive)]
     pub link_gbps: Option<f64>,
-    /// Report Gbit/s instead of Mbit/s.
-    #[arg(long)]
-    pub gbit: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -262,7 +259,6 @@ fn client(args: ClientArgs, rec: &mut Recorder) -> anyhow::Result<()> {
         busy_poll: args.busy_poll,
         repeat: args.repeat,
         link_gbps: args.link_gbps,
-        gbit: args.gbit,
     };
     let pts = points(&opts);
     for p in &pts {

@@ -6,7 +6,6 @@ use super::Interrupted;
 use super::common::OutputArgs;
 use crate::history::Store;
 use crate::reference::RefContext;
-use crate::report;
 use crate::results::{Report, ResultRecord};
 use crate::sysinfo::{ClockBudget, SystemInfo, collect};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -204,7 +203,7 @@ impl Recorder {
         }
         self.output.write_stdout(report)?;
         if !self.output.quiet {
-            let table = report::table::render(report);
+            let table = self.output.table(report);
             if self.output.stdout_taken() {
                 eprint!("{table}");
             } else {

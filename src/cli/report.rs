@@ -29,6 +29,8 @@ pub struct ReportArgs {
     pub png: Option<PathBuf>,
     #[command(flatten)]
     pub db: super::history::DbArgs,
+    #[command(flatten)]
+    pub display: super::common::DisplayArgs,
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<()> {
@@ -45,7 +47,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
         ))
         .into());
     }
-    let report = super::history::load_run(&args.input, &args.db)?;
+    let report =
+        super::history::load_run(&args.input, &args.db)?.displayed(&args.display.display());
     if let Some(dir) = &args.png {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create directory {}", dir.display()))?;

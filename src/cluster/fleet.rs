@@ -285,7 +285,8 @@ mod tests {
             ));
         }
         // One disturbed repetition on node 1 (the median is used): node 2 is still the one.
-        results[2].samples = vec![113.9, 110.3, 63.8];
+        // Records store op/s.
+        results[2].samples = vec![113.9e9, 110.3e9, 63.8e9];
         results[2].summary = crate::measure::Summary::of(&results[2].samples).unwrap();
         // A different point on one node only: not compared with anything.
         results.push(rec(
@@ -337,7 +338,7 @@ mod tests {
         assert_eq!(m.len(), 2);
         let t = m.iter().find(|m| m.metric == "throughput").unwrap();
         assert!(t.values.iter().flatten().all(|v| v.is_some()));
-        assert_eq!(t.values[1][2], Some(2000.0));
+        assert_eq!(t.values[1][2], Some(2000e9));
         let hosts = vec!["a".to_string(), "b".into(), "c".into()];
         let out = link_outliers(&results, &hosts, OutlierRule::default());
         assert_eq!(out.len(), 1, "{out:?}");

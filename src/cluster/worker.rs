@@ -205,7 +205,6 @@ pub fn link_test(
         busy_poll: Duration::ZERO,
         repeat: t.repeat.max(1) as usize,
         link_gbps: None,
-        gbit: false,
     };
     let session = NetSession::remote(
         opts,

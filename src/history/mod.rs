@@ -351,7 +351,8 @@ impl Store {
         })
     }
 
-    /// A stored run as the report its JSON document was.
+    /// A stored run as the report its JSON document was (in this schema version's form: a run
+    /// stored by an earlier version has its figures converted to base units).
     pub fn load(&self, run: i64) -> anyhow::Result<Report> {
         let what = "cannot read the run";
         let (started_at, version, schema, command, system): (String, String, u32, String, String) =
@@ -399,7 +400,8 @@ impl Store {
             })?,
             results: records,
             fleet,
-        })
+        }
+        .upgraded())
     }
 }
 

@@ -10,18 +10,18 @@ pub fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid histogram bounds")
 }
 
-/// `p50`, `p99`, `p99.9` and `max` of a histogram of nanoseconds, in microseconds; None when
-/// it is empty.
-pub fn percentiles_us(h: &Histogram<u64>) -> Option<BTreeMap<String, f64>> {
+/// `p50`, `p99`, `p99.9` and `max` of a histogram of nanoseconds, in seconds (the unit records
+/// store latencies in); None when it is empty.
+pub fn percentiles_s(h: &Histogram<u64>) -> Option<BTreeMap<String, f64>> {
     if h.is_empty() {
         return None;
     }
-    let q = |p: f64| h.value_at_quantile(p) as f64 / 1000.0;
+    let q = |p: f64| h.value_at_quantile(p) as f64 / 1e9;
     Some(BTreeMap::from([
         ("p50".to_string(), q(0.5)),
         ("p99".to_string(), q(0.99)),
         ("p99.9".to_string(), q(0.999)),
-        ("max".to_string(), h.max() as f64 / 1000.0),
+        ("max".to_string(), h.max() as f64 / 1e9),
     ]))
 }
 
@@ -30,15 +30,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn percentiles_in_microseconds() {
+    fn percentiles_in_seconds() {
         let mut h = histogram();
-        assert!(percentiles_us(&h).is_none());
-        for ns in 1..=1000u64 {
-            h.record(ns * 1000).unwrap();
+        assert!(percentiles_s(&h).is_none());
+        for us in 1..=1000u64 {
+            h.record(us * 1000).unwrap();
         }
-        let p = percentiles_us(&h).unwrap();
-        assert!((p["p50"] - 500.0).abs() <= 0.5, "{p:?}");
-        assert!((p["p99"] - 990.0).abs() <= 1.0, "{p:?}");
-        assert!((p["max"] - 1000.0).abs() <= 1.0, "{p:?}");
+        let p = percentiles_s(&h).unwrap();
+        assert!((p["p50"] - 500e-6).abs() <= 0.5e-6, "{p:?}");
+        assert!((p["p99"] - 990e-6).abs() <= 1e-6, "{p:?}");
+        assert!((p["max"] - 1000e-6).abs() <= 1e-6, "{p:?}");
     }
 }

@@ -279,16 +279,15 @@ pub fn parse_version(text: &str) -> Option<String> {
     super::version_after(text, "fio-")
 }
 
-/// The figure for `rec`: MB/s (or MiB/s) and IOPS of reads and writes together, or the mean
-/// latency over both, weighted by their I/O counts.
+/// The figure for `rec`, in its base unit: bytes/s and IOPS of reads and writes together, or
+/// the mean latency (s) over both, weighted by their I/O counts.
 pub fn figure(r: &FioResult, rec: &ResultRecord) -> Result<f64, RefError> {
     let sides = [&r.read, &r.write];
     let bw: f64 = sides.iter().map(|s| s.bw_bytes_per_s).sum();
     match (rec.metric.as_str(), rec.unit.as_str()) {
-        ("throughput", "MB/s") => Ok(bw / 1e6),
-        ("throughput", "MiB/s") => Ok(bw / 1048576.0),
+        ("throughput", "B/s") => Ok(bw),
         ("iops", "IOPS") => Ok(sides.iter().map(|s| s.iops).sum()),
-        ("latency", "us") => {
+        ("latency", "s") => {
             let ios: u64 = sides.iter().map(|s| s.total_ios).sum();
             if ios == 0 {
                 return Err(RefError::parse(TOOL, "fio completed no I/O"));
@@ -297,7 +296,7 @@ pub fn figure(r: &FioResult, rec: &ResultRecord) -> Result<f64, RefError> {
                 .iter()
                 .map(|s| s.lat_mean_ns * s.total_ios as f64)
                 .sum();
-            Ok(ns / ios as f64 / 1000.0)
+            Ok(ns / ios as f64 / 1e9)
         }
         _ => Err(unit_error(TOOL, rec)),
     }
@@ -390,14 +389,15 @@ mod tests {
         assert_eq!(r.write.iops, 0.0);
         let iops = disk("iops", "IOPS", "RR", 100, "random");
         assert_eq!(figure(&r, &iops).unwrap(), 15719.280719);
+        // Records store base units, whatever unit the benchmark stated.
         let mbps = disk("throughput", "MB/s", "RR", 100, "random");
-        assert_eq!(figure(&r, &mbps).unwrap(), 64386173.0 / 1e6);
+        assert_eq!(figure(&r, &mbps).unwrap(), 64386173.0);
         let mib = disk("throughput", "MiB/s", "RR", 100, "random");
-        assert_eq!(figure(&r, &mib).unwrap(), 64386173.0 / 1048576.0);
+        assert_eq!(figure(&r, &mib).unwrap(), 64386173.0);
         let lat = disk("latency", "us", "RR", 100, "random");
         assert_eq!(
             figure(&r, &lat).unwrap(),
-            62925.231014 * 15735.0 / 15735.0 / 1000.0
+            62925.231014 * 15735.0 / 15735.0 / 1e9
         );
     }
 

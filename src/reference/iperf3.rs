@@ -244,7 +244,7 @@ pub fn parse_version(text: &str) -> Option<String> {
     super::version_after(text, "iperf ")
 }
 
-/// The figure for `rec`: goodput of its side, or UDP loss in % or jitter in µs.
+/// The figure for `rec`: goodput of its side (bit/s), or UDP loss in % or jitter (s).
 pub fn figure(r: &Iperf3Result, rec: &ResultRecord) -> Result<f64, RefError> {
     let udp = || {
         r.udp
@@ -252,16 +252,13 @@ pub fn figure(r: &Iperf3Result, rec: &ResultRecord) -> Result<f64, RefError> {
             .ok_or_else(|| RefError::parse(TOOL, "iperf3 reported no UDP loss or jitter"))
     };
     match (rec.metric.as_str(), rec.unit.as_str()) {
-        ("throughput", unit @ ("Mbit/s" | "Gbit/s")) => {
-            let bps = if rec.param("side") == "sender" {
-                r.sent_bits_per_s
-            } else {
-                r.received_bits_per_s
-            };
-            Ok(bps / if unit == "Gbit/s" { 1e9 } else { 1e6 })
-        }
+        ("throughput", "bit/s") => Ok(if rec.param("side") == "sender" {
+            r.sent_bits_per_s
+        } else {
+            r.received_bits_per_s
+        }),
         ("loss", "%") => Ok(udp()?.lost_percent),
-        ("jitter", "us") => Ok(udp()?.jitter_ms * 1000.0),
+        ("jitter", "s") => Ok(udp()?.jitter_ms / 1000.0),
         _ => Err(unit_error(TOOL, rec)),
     }
 }
@@ -352,9 +349,9 @@ mod tests {
         assert_eq!(r.sent_bits_per_s, 21661195687.187008);
         assert_eq!(r.udp, None);
         let rx = net("throughput", "Mbit/s", "TCP", "receiver", "127.0.0.1:1");
-        assert_eq!(figure(&r, &rx).unwrap(), 21560977224.04984 / 1e6);
+        assert_eq!(figure(&r, &rx).unwrap(), 21560977224.04984);
         let tx = net("throughput", "Gbit/s", "TCP", "sender", "127.0.0.1:1");
-        assert_eq!(figure(&r, &tx).unwrap(), 21661195687.187008 / 1e9);
+        assert_eq!(figure(&r, &tx).unwrap(), 21661195687.187008);
         let loss = net("loss", "%", "TCP", "receiver", "127.0.0.1:1");
         assert!(figure(&r, &loss).is_err());
     }
@@ -374,11 +371,11 @@ mod tests {
         assert_eq!(r.sent_bits_per_s, 2152774029.4944916);
         assert_eq!(r.received_bits_per_s, 882902648.074709);
         let jitter = net("jitter", "us", "UDP", "receiver", "127.0.0.1:1");
-        assert_eq!(figure(&r, &jitter).unwrap(), 0.001858654566131514 * 1000.0);
+        assert_eq!(figure(&r, &jitter).unwrap(), 0.001858654566131514 / 1000.0);
         let loss = net("loss", "%", "UDP", "receiver", "127.0.0.1:1");
         assert_eq!(figure(&r, &loss).unwrap(), 58.73478939157566);
         let rx = net("throughput", "Mbit/s", "UDP", "receiver", "127.0.0.1:1");
-        assert_eq!(figure(&r, &rx).unwrap(), 882902648.074709 / 1e6);
+        assert_eq!(figure(&r, &rx).unwrap(), 882902648.074709);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //!
 //! likwid-bench counts a fused multiply-add as two flops and memory traffic as bytes read plus
 //! bytes written without write-allocate, both as peakbench does; its `MFlops/s` and `MByte/s`
-//! are decimal (10⁶), so GOPS = MFlops/s ÷ 1000 and GB/s = MByte/s ÷ 1000. Its `stream` kernel is
+//! are decimal (10⁶), so op/s = MFlops/s × 10⁶ and B/s = MByte/s × 10⁶. Its `stream` kernel is
 //! STREAM's triad (a = b + s·c); its `triad` is another kernel (a = b + c·d) and is not used.
 //!
 //! Threads: `-W N:SIZE:THREADS` runs THREADS threads on the first hardware threads of the node
@@ -89,8 +89,8 @@ fn target_ms(ctx: &RefContext) -> u64 {
 
 /// The record's rate per thread in units (flop/s or byte/s), when it is a usable figure.
 fn expected_per_thread(rec: &ResultRecord, threads: u64) -> Option<u64> {
-    let giga = rec.summary.mean;
-    (giga.is_finite() && giga > 0.0).then(|| (giga * 1e9 / threads as f64) as u64)
+    let rate = rec.summary.mean;
+    (rate.is_finite() && rate > 0.0).then(|| (rate / threads as f64) as u64)
 }
 
 /// The peakflops run for a CPU DP or SP throughput record.
@@ -313,15 +313,15 @@ pub fn parse_version(text: &str) -> Option<String> {
     super::version_after(text, "Version")
 }
 
-/// The figure for `rec`: GOPS from MFlops/s, GB/s from MByte/s.
+/// The figure for `rec`: op/s from MFlops/s, B/s from MByte/s.
 pub fn figure(r: &LikwidResult, rec: &ResultRecord) -> Result<f64, RefError> {
     let (value, what) = match (rec.subsystem.as_str(), rec.unit.as_str()) {
-        ("cpu", "GOPS") => (r.mflops_per_s, "MFlops/s"),
-        ("mem", "GB/s") => (r.mbytes_per_s, "MByte/s"),
+        ("cpu", "op/s") => (r.mflops_per_s, "MFlops/s"),
+        ("mem", "B/s") => (r.mbytes_per_s, "MByte/s"),
         _ => return Err(unit_error(TOOL, rec)),
     };
     value
-        .map(|v| v / 1000.0)
+        .map(|v| v * 1e6)
         .ok_or_else(|| RefError::parse(TOOL, format!("{} printed no {what}", r.test)))
 }
 
@@ -517,7 +517,7 @@ mod tests {
             json!({"threads": 1, "isa": "avx512"}),
             Some(100.0),
         );
-        assert_eq!(figure(&r, &dp).unwrap(), 54410.08 / 1000.0);
+        assert_eq!(figure(&r, &dp).unwrap(), 54410.08 * 1e6);
     }
 
     #[test]
@@ -534,7 +534,7 @@ mod tests {
             json!({"threads": 1, "isa": "avx512", "stores": "nt", "working_set_bytes": 64_000_000}),
             Some(80.0),
         );
-        assert_eq!(figure(&r, &copy).unwrap(), 40836.17 / 1000.0);
+        assert_eq!(figure(&r, &copy).unwrap(), 40836.17 * 1e6);
     }
 
     #[test]

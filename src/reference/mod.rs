@@ -10,8 +10,8 @@
 //!
 //! | tool         | records                                   | figure                          |
 //! |--------------|-------------------------------------------|---------------------------------|
-//! | likwid-bench | cpu DP, SP; mem COPY, TRIAD               | MFlops/s ÷ 1000, MByte/s ÷ 1000 |
-//! | STREAM       | mem COPY, SCALE, ADD, TRIAD               | Best Rate MB/s ÷ 1000           |
+//! | likwid-bench | cpu DP, SP; mem COPY, TRIAD               | MFlops/s × 10⁶, MByte/s × 10⁶   |
+//! | STREAM       | mem COPY, SCALE, ADD, TRIAD               | Best Rate MB/s × 10⁶            |
 //! | fio          | disk RS, WS, RR, WR, RW                   | bw_bytes, iops, lat_ns          |
 //! | iperf3       | net THROUGHPUT (goodput, UDP loss/jitter) | bits_per_second, lost_percent   |
 //! | sockperf     | net LATENCY (round trip, rate)            | avg-rtt, messages ÷ run time    |

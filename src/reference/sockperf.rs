@@ -199,10 +199,10 @@ pub fn parse_version(text: &str) -> Option<String> {
     super::version_after(text, "version #").or_else(|| super::version_after(text, "version "))
 }
 
-/// The figure for `rec`: mean round trip in µs, or transactions per second.
+/// The figure for `rec`: mean round trip (s), or transactions per second.
 pub fn figure(r: &SockperfResult, rec: &ResultRecord) -> Result<f64, RefError> {
     match (rec.metric.as_str(), rec.unit.as_str()) {
-        ("latency", "us") => Ok(r.avg_rtt_us),
+        ("latency", "s") => Ok(r.avg_rtt_us / 1e6),
         ("rate", "trans/s") => match (r.received_messages, r.valid_seconds) {
             (Some(m), Some(s)) if s > 0.0 => Ok(m as f64 / s),
             _ => Err(RefError::parse(
@@ -290,7 +290,7 @@ mod tests {
         );
         assert_eq!(
             figure(&r, &lat("latency", "us", "TCP", 64)).unwrap(),
-            71.801
+            71.801 / 1e6
         );
         assert_eq!(
             figure(&r, &lat("rate", "trans/s", "TCP", 64)).unwrap(),

@@ -139,9 +139,9 @@ pub fn version_in_binary(bytes: &[u8]) -> Option<String> {
     super::version_after(&String::from_utf8_lossy(tail), "$Revision:")
 }
 
-/// The figure for `rec`: its kernel's best rate in GB/s.
+/// The figure for `rec`: its kernel's best rate in B/s.
 pub fn figure(r: &StreamResult, rec: &ResultRecord) -> Result<f64, RefError> {
-    if rec.unit != "GB/s" {
+    if rec.unit != "B/s" {
         return Err(unit_error(TOOL, rec));
     }
     let mb_s = match rec.workload.as_str() {
@@ -151,7 +151,7 @@ pub fn figure(r: &StreamResult, rec: &ResultRecord) -> Result<f64, RefError> {
         "TRIAD" => r.triad_mb_s,
         _ => return Err(unit_error(TOOL, rec)),
     };
-    Ok(mb_s / 1000.0)
+    Ok(mb_s * 1e6)
 }
 
 #[cfg(test)]
@@ -203,7 +203,7 @@ mod tests {
             json!({"threads": 1}),
             None,
         );
-        assert_eq!(figure(&r, &triad).unwrap(), 22390.0 / 1000.0);
+        assert_eq!(figure(&r, &triad).unwrap(), 22390.0 * 1e6);
     }
 
     #[test]

@@ -22,6 +22,28 @@ pub struct Fleet {
     pub notes: Vec<String>,
 }
 
+impl Fleet {
+    /// Converts the figures of the outliers and matrices (see [`crate::results::UnitMap`]).
+    pub fn convert(&mut self, map: super::UnitMap) {
+        for o in self.outliers.iter_mut() {
+            if let Some(c) = map(&o.subsystem, &o.unit) {
+                o.value = c.apply(o.value);
+                o.median = c.apply(o.median);
+                o.mad = c.apply(o.mad);
+                o.unit = c.unit.into();
+            }
+        }
+        for m in self.matrices.iter_mut() {
+            if let Some(c) = map("net", &m.unit) {
+                for v in m.values.iter_mut().flatten().flatten() {
+                    *v = c.apply(*v);
+                }
+                m.unit = c.unit.into();
+            }
+        }
+    }
+}
+
 /// One rank of the run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Node {

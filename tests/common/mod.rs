@@ -148,7 +148,9 @@ fn record(workload: &str, threads: u32, samples: Vec<f64>, peak: Option<f64>) ->
 }
 
 /// A fixed report: two DP points with peaks, one SP point without, one noisy, one with a
-/// reference figure, a NULL point in ns, a memory block point and a latency point.
+/// reference figure, a NULL point in ns, a memory block point and a latency point. Written in
+/// the units of schema version 3 (GOPS, GB/s, ns) and read as peakbench reads such a report:
+/// in base units.
 pub fn fixed_report() -> Report {
     let mut dp2 = record("DP", 2, vec![114.0, 115.0, 116.0], Some(115.2));
     dp2.reference = Some(Reference {
@@ -180,7 +182,7 @@ pub fn fixed_report() -> Report {
     chase.params.insert("pages".into(), json!("thp"));
     chase.peak_unknown_reason = Some("latency has no theoretical peak".into());
     Report {
-        schema_version: peakbench::results::SCHEMA_VERSION,
+        schema_version: 3,
         tool: Tool {
             name: "peakbench".into(),
             version: "0.1.0".into(),
@@ -203,6 +205,12 @@ pub fn fixed_report() -> Report {
         ],
         fleet: None,
     }
+    .upgraded()
+}
+
+/// `report` as the text exporters get it: in the units peakbench prints by default.
+pub fn shown(report: &Report) -> Report {
+    report.displayed(&peakbench::units::Display::default())
 }
 
 /// Validates `doc` against docs/results.schema.json; returns every error.
@@ -311,10 +319,11 @@ pub fn chart_report() -> Report {
                 Ok(cpu_peak(peak, threads)),
             );
             if workload == "DP" {
+                // Set after construction: in the record's base unit, op/s.
                 rec.reference = Some(Reference {
                     tool: "likwid-bench".into(),
                     version: "5.2.2".into(),
-                    mean: mean * 1.01,
+                    mean: mean * 1.01 * 1e9,
                     efficiency: Some(mean * 1.01 / peak),
                 });
             }
@@ -494,11 +503,12 @@ pub fn chart_report() -> Report {
         around(24.0),
         Err("round-trip time has no theoretical peak".into()),
     );
+    // In the record's base unit, seconds.
     rtt.percentiles = Some(BTreeMap::from([
-        ("p50".into(), 23.0),
-        ("p99".into(), 41.0),
-        ("p99.9".into(), 80.0),
-        ("max".into(), 400.0),
+        ("p50".into(), 23e-6),
+        ("p99".into(), 41e-6),
+        ("p99.9".into(), 80e-6),
+        ("max".into(), 400e-6),
     ]));
     results.push(rtt);
     Report {

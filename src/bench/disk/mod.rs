@@ -134,8 +134,6 @@ pub struct DiskOptions {
     pub ramp: Duration,
     pub read_percent: u32,
     pub direct: bool,
-    /// Report MiB/s instead of MB/s.
-    pub mib: bool,
     pub reps: Repetition,
     pub peaks: DiskPeaks,
 }
@@ -543,7 +541,6 @@ impl<'a> DiskSession<'a> {
     ) -> Vec<ResultRecord> {
         let opts = self.opts;
         let reps = stats.iter().map(|s| s.len()).min().unwrap_or(0);
-        let unit_bytes = if opts.mib { 1024.0 * 1024.0 } else { 1e6 };
         let (mut mbps, mut iops, mut mean_us) = (Vec::new(), Vec::new(), Vec::new());
         let mut all = new_hist();
         let (mut read_total, mut written_total) = (0u64, 0u64);
@@ -560,7 +557,7 @@ impl<'a> DiskSession<'a> {
             let ios: u64 = round.iter().map(|s| s.ios).sum();
             read_total += round.iter().map(|s| s.read_bytes).sum::<u64>();
             written_total += round.iter().map(|s| s.written_bytes).sum::<u64>();
-            mbps.push(bytes as f64 / window / unit_bytes);
+            mbps.push(bytes as f64 / window / 1e6);
             iops.push(ios as f64 / window);
             let mut h = new_hist();
             for s in &round {
@@ -622,20 +619,15 @@ impl<'a> DiskSession<'a> {
             json!({"outstanding": point.threads * point.iodepth, "expected_iops": expected, "ratio": ratio, "within_5_percent": (ratio - 1.0).abs() <= 0.05}),
         );
         let label = point.workload.name();
-        let (tp_unit, tp_peak) = if opts.mib {
-            ("MiB/s", self.throughput_peak(read_share, unit_bytes))
-        } else {
-            ("MB/s", self.throughput_peak(read_share, unit_bytes))
-        };
         let mut out = vec![
             ResultRecord::new(
                 "disk",
                 label,
                 params.clone(),
                 "throughput",
-                tp_unit,
+                "MB/s",
                 mbps,
-                tp_peak,
+                self.throughput_peak(read_share),
             ),
             ResultRecord::new(
                 "disk",
@@ -661,14 +653,14 @@ impl<'a> DiskSession<'a> {
             mean_us,
             Err("latency has no theoretical peak".into()),
         );
-        lat.percentiles = crate::measure::latency::percentiles_us(&all);
+        lat.percentiles = crate::measure::latency::percentiles_s(&all);
         out.push(lat);
         out
     }
 
     /// The throughput peak: the device's rated figure (user) for the read/write mix, bounded by
     /// its link; or the link alone; or unknown with the reason.
-    fn throughput_peak(&self, read_share: f64, unit_bytes: f64) -> Result<Peak, String> {
+    fn throughput_peak(&self, read_share: f64) -> Result<Peak, String> {
         let p = &self.opts.peaks;
         let rated = match (p.read_mbps, p.write_mbps) {
             (Some(r), Some(w)) => Some(1.0 / (read_share / r + (1.0 - read_share) / w)),
@@ -687,7 +679,6 @@ impl<'a> DiskSession<'a> {
             unit: u.into(),
             source: s,
         };
-        let scale = 1e6 / unit_bytes;
         match (rated, link) {
             (Some(r), Some((l, desc))) => {
                 inputs.insert("rated".into(), input(r, "MB/s", Source::User));
@@ -696,8 +687,8 @@ impl<'a> DiskSession<'a> {
                     input(l, &format!("MB/s ({desc})"), Source::Detected),
                 );
                 Ok(Peak {
-                    value: r.min(l) * scale,
-                    unit: unit_name(unit_bytes),
+                    value: r.min(l),
+                    unit: "MB/s".into(),
                     formula: "min(rated, link)".into(),
                     inputs,
                 })
@@ -705,8 +696,8 @@ impl<'a> DiskSession<'a> {
             (Some(r), None) => {
                 inputs.insert("rated".into(), input(r, "MB/s", Source::User));
                 Ok(Peak {
-                    value: r * scale,
-                    unit: unit_name(unit_bytes),
+                    value: r,
+                    unit: "MB/s".into(),
                     formula: "rated".into(),
                     inputs,
                 })
@@ -716,7 +707,7 @@ impl<'a> DiskSession<'a> {
                     "link".into(),
                     input(l, &format!("MB/s ({desc})"), Source::Detected),
                 );
-                Ok(Peak { value: l * scale, unit: unit_name(unit_bytes), formula: "link (the device's rated figure is not known: give --disk-peak-read-mbps/--disk-peak-write-mbps)".into(), inputs })
+                Ok(Peak { value: l, unit: "MB/s".into(), formula: "link (the device's rated figure is not known: give --disk-peak-read-mbps/--disk-peak-write-mbps)".into(), inputs })
             }
             (None, None) => Err(format!(
                 "the device's rated throughput is not in sysfs and {}; give --disk-peak-read-mbps and --disk-peak-write-mbps",
@@ -744,13 +735,5 @@ impl<'a> DiskSession<'a> {
                 inputs: BTreeMap::from([("rated".to_string(), PeakInput { value: r, unit: "IOPS".into(), source: Source::User })]),
             })
             .ok_or_else(|| "a device's rated IOPS are not in sysfs; give --disk-peak-read-iops and --disk-peak-write-iops".to_string())
-    }
-}
-
-fn unit_name(unit_bytes: f64) -> String {
-    if unit_bytes == 1e6 {
-        "MB/s".into()
-    } else {
-        "MiB/s".into()
     }
 }
