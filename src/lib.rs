@@ -1,9 +1,12 @@
 //! peakbench: measures a machine's CPU, memory, disk and network performance and says, for every
 //! figure, how close it is to the hardware's theoretical peak.
 
+pub mod app;
 pub mod bench;
 pub mod cli;
 pub mod cluster;
+pub mod error;
+pub mod files;
 pub mod history;
 pub mod measure;
 pub mod profile;

@@ -253,6 +253,18 @@ impl Display {
     }
 }
 
+/// Formats an estimated time: "42 s", "3 min 05 s", "1 h 20 min".
+pub fn format_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
+    } else if s >= 60 {
+        format!("{} min {:02} s", s / 60, s % 60)
+    } else {
+        format!("{s} s")
+    }
+}
+
 /// Formats a value with a fixed number of significant digits suited to tables.
 pub fn format_sig(value: f64) -> String {
     let a = value.abs();

@@ -1,5 +1,6 @@
 //! The benchmarks, one folder per subsystem.
 
+pub mod buffer;
 pub mod cpu;
 pub mod disk;
 pub mod mem;

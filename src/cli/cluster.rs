@@ -3,21 +3,18 @@
 //! shows the rank each process gets from its launcher.
 
 use super::common::{OutputArgs, UsageError, count_in, parse_duration};
-use super::recorder::Recorder;
-use super::run::{self, format_duration};
+use super::run as suite_run;
+use crate::app::cluster::ClusterRun;
+use crate::app::suite::{self, Job};
 use crate::bench::net::{Proto, TestKind, TestParams};
-use crate::cluster::coordinator::{Coordinator, Pattern, Plan};
+use crate::cluster::coordinator::{Pattern, Plan};
 use crate::cluster::identity::{self, Flags, Identity};
-use crate::cluster::messages::NodeHello;
-use crate::cluster::rendezvous::{self, Locator};
-use crate::cluster::worker::{self, Joining};
+use crate::cluster::worker;
 use crate::results::fleet::OutlierRule;
-use crate::sysinfo::sysfs::read_trimmed;
-use crate::sysinfo::{ClockBudget, collect};
 use clap::{Args, Subcommand};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::IpAddr;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct ClusterArgs {
@@ -200,26 +197,14 @@ fn net_params(a: &RunArgs) -> anyhow::Result<(Option<TestParams>, Option<TestPar
     Ok((Some(base), Some(ping)))
 }
 
-/// This machine's id: ranks with the same one share the machine and take turns.
-fn machine_id() -> String {
-    ["/etc/machine-id", "/var/lib/dbus/machine-id"]
-        .iter()
-        .find_map(|p| read_trimmed(p).filter(|s| !s.is_empty()))
-        .unwrap_or_else(|| format!("host:{}", hostname()))
-}
-
-fn hostname() -> String {
-    read_trimmed("/proc/sys/kernel/hostname").unwrap_or_else(|| "unknown".into())
-}
-
 fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
     let id = detect(&a.id)?;
     let rank0 = id.rank == 0;
     if rank0 {
         a.output.validate()?;
     }
-    let (profile, jobs) = run::plan(&a.profile)?;
-    let jobs: Vec<run::Job> = jobs
+    let (profile, jobs) = suite_run::plan(&a.profile)?;
+    let jobs: Vec<Job> = jobs
         .into_iter()
         .filter(|j| j.line.first().map(String::as_str) != Some("net"))
         .collect();
@@ -236,7 +221,7 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
         latency,
         repeat: a.net_repeat,
         join_timeout: a.join_timeout,
-        local_timeout: run::total(&jobs) * 3 + Duration::from_secs(120),
+        local_timeout: suite::total(&jobs) * 3 + Duration::from_secs(120),
         rule: OutlierRule {
             mad_factor: a.outlier_mad,
             min_deviation: a.outlier_percent / 100.0,
@@ -244,227 +229,23 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
         },
         log: rank0 && !a.output.quiet,
     };
-    let log = rank0 && !a.output.quiet;
-    if log || a.dry_run {
-        eprintln!(
-            "peakbench cluster run: rank {} of {} ({}); profile {} without its net jobs: {} jobs, about {} per node; at most {} network steps; at most {}",
-            id.rank,
-            id.world_size,
-            serde_json::to_value(id.source)?.as_str().unwrap_or("?"),
-            profile.name,
-            jobs.len(),
-            format_duration(run::total(&jobs)),
-            plan.max_link_steps(),
-            format_duration(plan.total_timeout())
-        );
-        if a.dry_run {
-            let same_machine = vec![String::new(); id.world_size as usize];
-            for (pattern, step) in plan.link_steps(&same_machine) {
-                let links: Vec<String> = step
-                    .iter()
-                    .map(|l| format!("{}→{}", l.src, l.dst))
-                    .collect();
-                println!("{pattern}: {}", links.join(" "));
-            }
-            return Ok(());
-        }
-    }
-    crate::runner::stop::install();
-    let env = |k: &str| std::env::var(k).ok();
-    let run_id = rendezvous::run_id(a.run_id.as_deref(), env);
-    let net = worker::net_server(matches!(a.advertise, Some(IpAddr::V6(_))), a.token.clone())
-        .map_err(|e| anyhow::anyhow!("cannot start this rank's network server: {e}"))?;
-    let hello = NodeHello {
-        rank: id.rank,
-        world_size: id.world_size,
-        local_rank: id.local_rank,
-        identity_source: serde_json::to_value(id.source)?
-            .as_str()
-            .unwrap_or("unknown")
-            .to_string(),
-        hostname: hostname(),
-        machine_id: machine_id(),
-        net_port: net.addr().port(),
-        advertise: a.advertise,
-    };
-    let deadline = Instant::now() + plan.total_timeout();
-    let mut jobs = Some(jobs);
-    let local_argv = argv.clone();
-    let mut local = move || {
-        let Some(jobs) = jobs.take() else {
-            return (None, vec!["the profile was asked for twice".to_string()]);
-        };
-        let mut rec = Recorder::new(local_argv.clone(), &OutputArgs::silent());
-        let failed = match run::run_jobs(jobs, &mut rec) {
-            Ok(f) => f
-                .into_iter()
-                .map(|(job, e)| format!("job {job} failed: {e}"))
-                .collect(),
-            Err(e) => vec![format!("{e:#}")],
-        };
-        (rec.into_report(), failed)
-    };
-    if !rank0 {
-        let locator = rendezvous::locate(
-            a.coordinator.as_deref(),
-            a.rendezvous.as_deref(),
-            &run_id,
-            id.world_size,
-            env,
-        )
-        .ok_or_else(|| {
-            UsageError(format!(
-                "rank {} of {} cannot tell where rank 0 is: give --coordinator HOST[:PORT], set PEAKBENCH_COORDINATOR, or give every rank the same --rendezvous DIR",
-                id.rank, id.world_size
-            ))
-        })?;
-        let joining = Joining {
-            locator: &locator,
-            default_port: rendezvous::DEFAULT_PORT,
-            timeout: a.join_timeout,
-        };
-        let done = worker::run(&joining, hello, a.token.clone(), deadline, &mut local)
-            .map_err(|e| worker_error(e, id.rank))?;
-        if !a.output.quiet {
-            eprintln!("peakbench cluster: rank {} done: {done}", id.rank);
-        }
-        return Ok(());
-    }
-    // Rank 0: the coordinator in a thread, and a rank like the others.
-    let port = a.port.unwrap_or(if a.rendezvous.is_some() {
-        0
-    } else {
-        rendezvous::DEFAULT_PORT
-    });
-    let coordinator = Coordinator::bind(SocketAddr::new(a.bind, port)).map_err(|e| {
-        UsageError(format!(
-            "cannot listen on {}:{port} for the coordinator: {e}; choose another --port or --bind",
-            a.bind
-        ))
-    })?;
-    let listening = coordinator.local_addr()?;
-    let file = a
-        .rendezvous
-        .as_ref()
-        .map(|d| rendezvous::file_in(d, &run_id));
-    if let Some(path) = &file {
-        let ips = match a.advertise {
-            Some(ip) => vec![ip],
-            None if !a.bind.is_unspecified() => vec![a.bind],
-            None => rendezvous::local_addresses(),
-        };
-        let addrs: Vec<SocketAddr> = ips
-            .into_iter()
-            .map(|ip| SocketAddr::new(ip, listening.port()))
-            .collect();
-        rendezvous::write(path, &addrs).map_err(|e| {
-            UsageError(format!(
-                "cannot write the rendezvous file {}: {e}; give a directory every rank can write and read",
-                path.display()
-            ))
-        })?;
-    }
-    if log {
-        eprintln!(
-            "peakbench cluster: coordinator listening on {listening}{}",
-            file.as_ref()
-                .map(|p| format!(", address in {}", p.display()))
-                .unwrap_or_default()
-        );
-    }
-    let thread_plan = plan.clone();
-    let thread_argv = argv.clone();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("cluster-coordinator".into())
-        .spawn(move || {
-            let merged =
-                coordinator.run(
-                    &thread_plan,
-                    thread_argv,
-                    || collect(ClockBudget::default()),
-                );
-            let _ = tx.send(merged);
-        })?;
-    let own = Locator::Address {
-        addr: SocketAddr::new(
-            match a.bind {
-                IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
-                IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
-                ip => ip,
-            },
-            listening.port(),
-        )
-        .to_string(),
-        source: "rank 0",
-    };
-    let joining = Joining {
-        locator: &own,
-        default_port: listening.port(),
-        timeout: a.join_timeout,
-    };
-    let mine = worker::run(&joining, hello, a.token.clone(), deadline, &mut local);
-    let interrupted = crate::runner::stop::requested();
-    if let Err(e) = &mine
-        && !interrupted
-        && log
-    {
-        eprintln!("peakbench cluster: rank 0's own part ended early: {e}");
-    }
-    // After Ctrl-C the coordinator ends the step it is in and merges what was measured; it is
-    // waited for a little only.
-    let merged = if interrupted {
-        rx.recv_timeout(Duration::from_secs(15)).ok()
-    } else {
-        rx.recv().ok()
-    };
-    remove(&file);
-    drop(net);
-    let Some(merged) = merged else {
-        return Err(if interrupted {
-            super::Interrupted.into()
-        } else {
-            anyhow::anyhow!("the coordinator stopped unexpectedly")
-        });
-    };
-    let report = merged.map_err(|e| anyhow::anyhow!("the cluster run failed: {e}"))?;
-    if interrupted {
-        let mut rec = Recorder::new(argv, &a.output);
-        let outcome = rec.adopt(report).and(Err(super::Interrupted.into()));
-        return rec.finish(outcome);
-    }
-    // A rank that failed, a profile job or a link test that failed: exit code 1 (as a failed
-    // job of `peakbench run`), with what was measured kept.
-    let notes: Vec<String> = report.fleet.iter().flat_map(|f| f.notes.clone()).collect();
-    let mut rec = Recorder::new(argv, &a.output);
-    let outcome = rec.adopt(report).and_then(|()| {
-        if notes.is_empty() {
-            return Ok(());
-        }
-        let shown: Vec<&str> = notes.iter().take(3).map(String::as_str).collect();
-        let more = notes.len().saturating_sub(shown.len());
-        Err(anyhow::anyhow!(
-            "the run is incomplete: {}{}; the points measured are kept",
-            shown.join("; "),
-            if more > 0 {
-                format!(" (and {more} more in the report's notes)")
-            } else {
-                String::new()
-            }
-        ))
-    });
-    rec.finish(outcome)
-}
-
-fn remove(file: &Option<PathBuf>) {
-    if let Some(p) = file {
-        let _ = std::fs::remove_file(p);
-    }
-}
-
-fn worker_error(e: worker::WorkerError, rank: u32) -> anyhow::Error {
-    match e {
-        worker::WorkerError::Interrupted => super::Interrupted.into(),
-        e => anyhow::anyhow!("rank {rank}: {e}"),
-    }
+    crate::app::cluster::run(
+        ClusterRun {
+            identity: id,
+            profile: profile.name,
+            jobs,
+            plan,
+            coordinator: a.coordinator,
+            rendezvous: a.rendezvous,
+            run_id: a.run_id,
+            port: a.port,
+            bind: a.bind,
+            advertise: a.advertise,
+            token: a.token,
+            join_timeout: a.join_timeout,
+            dry_run: a.dry_run,
+            outputs: a.output.outputs(),
+        },
+        argv,
+    )
 }

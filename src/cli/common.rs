@@ -1,16 +1,11 @@
 //! Options shared by the benchmark subcommands, their parsers, and the outputs they write.
 
-use crate::report;
-use crate::results::Report;
+use crate::app::Outputs;
 use crate::units;
-use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 
-/// A user error: bad input that the user can fix; exit code 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
+pub use crate::error::UsageError;
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
@@ -24,9 +19,6 @@ pub struct RunArgs {
     #[arg(long, default_value = "250ms", value_parser = parse_duration)]
     pub duration: std::time::Duration,
 }
-
-/// An exporter: a pure function from a report to bytes.
-type Exporter = fn(&Report) -> Vec<u8>;
 
 /// How figures are printed. Records always store base units (op/s, B/s, bit/s, s); these
 /// options change only the tables, CSV, Markdown, HTML and charts.
@@ -80,117 +72,25 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
-    /// No files, no terminal output, no database: a run whose report is used elsewhere (a
-    /// cluster rank's node-local profile).
-    pub fn silent() -> OutputArgs {
-        OutputArgs {
-            json: None,
-            csv: None,
-            markdown: None,
-            html: None,
-            quiet: true,
-            reference: false,
-            no_history: true,
-            db: super::history::DbArgs { db: None },
-            display: DisplayArgs::default(),
+    /// The outputs these options choose.
+    pub fn outputs(&self) -> Outputs {
+        Outputs {
+            json: self.json.clone(),
+            csv: self.csv.clone(),
+            markdown: self.markdown.clone(),
+            html: self.html.clone(),
+            quiet: self.quiet,
+            reference: self.reference,
+            history: !self.no_history,
+            db: self.db.db.clone(),
+            display: self.display.display(),
         }
-    }
-
-    /// True when some output goes to standard output, so the table must not.
-    pub fn stdout_taken(&self) -> bool {
-        [&self.json, &self.csv, &self.markdown, &self.html]
-            .into_iter()
-            .flatten()
-            .any(|p| p.as_os_str() == "-")
     }
 
     /// Checks that each output file can be created before any benchmark runs.
     pub fn validate(&self) -> anyhow::Result<()> {
-        for path in [&self.json, &self.csv, &self.markdown, &self.html]
-            .into_iter()
-            .flatten()
-        {
-            check_output_file(path)?;
-        }
-        Ok(())
+        self.outputs().validate()
     }
-
-    /// Each output option with its exporter, and whether it prints in display units (the
-    /// JSON document keeps the stored base units).
-    fn outputs(&self) -> [(&Option<PathBuf>, Exporter, bool); 4] {
-        [
-            (&self.json, report::json::render, false),
-            (&self.csv, report::csv::render, true),
-            (&self.markdown, report::markdown::render, true),
-            (&self.html, report::html::render, true),
-        ]
-    }
-
-    /// Renders `report` for one output: in display units where the exporter prints.
-    fn render(&self, report: &Report, render: Exporter, displayed: bool) -> Vec<u8> {
-        if displayed {
-            render(&report.displayed(&self.display.display()))
-        } else {
-            render(report)
-        }
-    }
-
-    /// Writes every requested file from the report as it stands (called after every point).
-    pub fn write_files(&self, report: &Report) -> anyhow::Result<()> {
-        for (path, render, displayed) in self.outputs() {
-            if let Some(path) = path.as_ref().filter(|p| p.as_os_str() != "-") {
-                report::write_output(path, &self.render(report, render, displayed))
-                    .with_context(|| format!("cannot write {}", path.display()))?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Writes the outputs that go to standard output (once, at the end).
-    pub fn write_stdout(&self, report: &Report) -> anyhow::Result<()> {
-        for (path, render, displayed) in self.outputs() {
-            if path.as_ref().is_some_and(|p| p.as_os_str() == "-") {
-                report::write_output(
-                    std::path::Path::new("-"),
-                    &self.render(report, render, displayed),
-                )
-                .context("cannot write to standard output")?;
-            }
-        }
-        Ok(())
-    }
-
-    /// The terminal table of `report`, in display units.
-    pub fn table(&self, report: &Report) -> String {
-        report::table::render(&report.displayed(&self.display.display()))
-    }
-}
-
-/// Checks that an output file can be created (`-`, standard output, always can): its
-/// directory exists and it is not itself a directory.
-pub fn check_output_file(path: &std::path::Path) -> anyhow::Result<()> {
-    if path.as_os_str() == "-" {
-        return Ok(());
-    }
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
-    if let Some(dir) = dir
-        && !dir.is_dir()
-    {
-        return Err(UsageError(format!(
-            "cannot write {}: directory {} does not exist; create it or choose another path",
-            path.display(),
-            dir.display()
-        ))
-        .into());
-    }
-    if path.is_dir() {
-        return Err(UsageError(format!(
-            "cannot write {}: it is a directory; give a file name",
-            path.display()
-        ))
-        .into());
-    }
-    Ok(())
 }
 
 /// A count within `lo..=hi` as the integer type a value parser returns (the range keeps it in

@@ -3,7 +3,7 @@
 use super::common::{
     OutputArgs, RunArgs, UsageError, parse_assignment, parse_positive, parse_threads,
 };
-use super::recorder::Recorder;
+use crate::app::Recorder;
 use crate::bench::cpu::{CpuOptions, CpuSession, CpuWorkload, Scaling, points};
 use crate::report;
 use crate::runner::Repetition;
@@ -58,7 +58,7 @@ fn parse_isa(s: &str) -> Result<Isa, String> {
 
 pub fn run(args: CpuArgs, argv: Vec<String>) -> anyhow::Result<()> {
     args.output.validate()?;
-    let mut rec = Recorder::new(argv, &args.output);
+    let mut rec = Recorder::new(argv, args.output.outputs());
     let outcome = run_into(args, &mut rec);
     rec.finish(outcome)
 }

@@ -3,7 +3,7 @@
 use super::common::{
     OutputArgs, UsageError, parse_duration, parse_positive, parse_repeat, parse_threads,
 };
-use super::recorder::Recorder;
+use crate::app::Recorder;
 use crate::bench::disk::target::Place;
 use crate::bench::disk::{
     DiskError, DiskOptions, DiskPeaks, DiskSession, DiskWorkload, EngineKind, points, uring,
@@ -138,7 +138,7 @@ fn classify(e: DiskError) -> anyhow::Error {
 
 pub fn run(args: DiskArgs, argv: Vec<String>) -> anyhow::Result<()> {
     args.output.validate()?;
-    let mut rec = Recorder::new(argv, &args.output);
+    let mut rec = Recorder::new(argv, args.output.outputs());
     let outcome = run_into(args, &mut rec);
     rec.finish(outcome)
 }

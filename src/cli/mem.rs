@@ -1,8 +1,8 @@
 //! `peakbench mem`.
 
 use super::common::{OutputArgs, RunArgs, UsageError, parse_positive, parse_threads};
-use super::recorder::Recorder;
-use crate::bench::mem::buffer::HugePages;
+use crate::app::Recorder;
+use crate::bench::buffer::HugePages;
 use crate::bench::mem::{MemOptions, MemSession, MemWorkload, Stores, points, rounds};
 use crate::report;
 use crate::runner::Repetition;
@@ -93,7 +93,7 @@ fn parse_channels(s: &str) -> Result<u32, String> {
 
 pub fn run(args: MemArgs, argv: Vec<String>) -> anyhow::Result<()> {
     args.output.validate()?;
-    let mut rec = Recorder::new(argv, &args.output);
+    let mut rec = Recorder::new(argv, args.output.outputs());
     let outcome = run_into(args, &mut rec);
     rec.finish(outcome)
 }

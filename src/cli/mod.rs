@@ -8,7 +8,7 @@ mod history;
 mod mem;
 mod net;
 mod peak;
-mod recorder;
+
 mod reference;
 mod report;
 mod run;
@@ -17,12 +17,7 @@ mod sysinfo;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
-pub use common::UsageError;
-
-/// A run stopped by SIGINT/SIGTERM; what was measured is kept. Exit code 130.
-#[derive(Debug, thiserror::Error)]
-#[error("interrupted: the points measured before the signal are kept")]
-pub struct Interrupted;
+pub use crate::error::{Interrupted, UsageError};
 
 /// peakbench: how fast is this machine, and how close to its peak?
 #[derive(Debug, Parser)]

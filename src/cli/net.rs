@@ -1,7 +1,7 @@
 //! `peakbench net` (the client) and `peakbench net serve`.
 
 use super::common::{OutputArgs, UsageError, parse_duration, parse_positive, parse_repeat};
-use super::recorder::Recorder;
+use crate::app::Recorder;
 use crate::bench::net::client::{NetError, Target};
 use crate::bench::net::protocol::{DEFAULT_PORT, limits};
 use crate::bench::net::server::{Server, ServerConfig};
@@ -180,7 +180,7 @@ pub fn run(args: NetArgs, argv: Vec<String>) -> anyhow::Result<()> {
         Some(NetCommand::Serve(s)) => serve(s),
         None => {
             args.client.output.validate()?;
-            let mut rec = Recorder::new(argv, &args.client.output);
+            let mut rec = Recorder::new(argv, args.client.output.outputs());
             let outcome = client(args.client, &mut rec);
             rec.finish(outcome)
         }

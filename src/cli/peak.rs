@@ -1,7 +1,8 @@
 //! `peakbench peak`: the theoretical CPU peak of a machine described on the command line, for
 //! the "theoretical" column of machines not at hand. Nothing is measured.
 
-use super::common::{UsageError, check_output_file, count_in, parse_positive};
+use super::common::{UsageError, count_in, parse_positive};
+use crate::app::outputs::check_output_file;
 use crate::bench::cpu::{CpuWorkload, Op, operation};
 use crate::report;
 use crate::sysinfo::peak::{CpuPeakOverrides, Peak, cpu_peak};
@@ -142,7 +143,7 @@ pub fn run(args: PeakArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.json {
         let mut text = serde_json::to_string_pretty(&sheet)?;
         text.push('\n');
-        report::write_output(path, text.as_bytes())
+        crate::files::write_output(path, text.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
         if path.as_os_str() == "-" {
             return Ok(());

@@ -1,7 +1,8 @@
 //! `peakbench report INPUT --html FILE [--png DIR]`: the self-contained HTML report of a run and
 //! its charts as PNG files, from the JSON document the run wrote.
 
-use super::common::{UsageError, check_output_file};
+use super::common::UsageError;
+use crate::app::outputs::check_output_file;
 use crate::report;
 use anyhow::Context;
 use clap::Args;
@@ -55,12 +56,12 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
         for (name, png) in report::charts::pngs(&report) {
             let bytes = png.with_context(|| format!("cannot draw {name}"))?;
             let path = dir.join(&name);
-            report::write_output(&path, &bytes)
+            crate::files::write_output(&path, &bytes)
                 .with_context(|| format!("cannot write {}", path.display()))?;
         }
     }
     if let Some(path) = &args.html {
-        report::write_output(path, &report::html::render(&report))
+        crate::files::write_output(path, &report::html::render(&report))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())

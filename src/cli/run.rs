@@ -1,11 +1,12 @@
 //! `peakbench run --profile quick|assignment|FILE`: a whole suite in one run, one report.
 
 use super::common::{OutputArgs, UsageError};
-use super::recorder::Recorder;
 use super::{Cli, Command, clap_message};
+use crate::app::suite::{self, Job};
+use crate::app::{Recorder, suite::total};
 use crate::profile::{BUILT_IN, Profile};
+use crate::units::format_duration;
 use clap::{Args, CommandFactory, Parser};
-use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct SuiteArgs {
@@ -45,24 +46,6 @@ fn accepts(sub: &str, key: &str) -> bool {
         .is_some_and(|c| c.get_arguments().any(|a| a.get_long() == Some(key)))
 }
 
-pub(super) fn format_duration(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 3600 {
-        format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
-    } else if s >= 60 {
-        format!("{} min {:02} s", s / 60, s % 60)
-    } else {
-        format!("{s} s")
-    }
-}
-
-/// One job of a profile: its command line, estimated time and parsed command.
-pub(super) struct Job {
-    pub line: Vec<String>,
-    pub estimate: Duration,
-    pub command: Command,
-}
-
 /// Loads a profile and parses every job before anything runs: a typo in the last job fails at
 /// once.
 pub(super) fn plan(name: &str) -> anyhow::Result<(Profile, Vec<Job>)> {
@@ -82,14 +65,10 @@ pub(super) fn plan(name: &str) -> anyhow::Result<(Profile, Vec<Job>)> {
         jobs.push(Job {
             estimate: job.estimate(&profile.defaults, hw),
             line,
-            command,
+            measure: measure(command),
         });
     }
     Ok((profile, jobs))
-}
-
-pub(super) fn total(jobs: &[Job]) -> Duration {
-    jobs.iter().map(|j| j.estimate).sum()
 }
 
 pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
@@ -115,58 +94,22 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let mut rec = Recorder::new(argv, &args.output);
-    let n = jobs.len();
-    let outcome = run_jobs(jobs, &mut rec).and_then(|failed| {
-        if failed.is_empty() {
-            Ok(())
-        } else {
-            let which: Vec<&str> = failed.iter().map(|(job, _)| job.as_str()).collect();
-            Err(anyhow::anyhow!(
-                "{} of {n} jobs failed: job {}; the other jobs' points are kept",
-                failed.len(),
-                which.join(", job ")
-            ))
-        }
-    });
+    let mut rec = Recorder::new(argv, args.output.outputs());
+    let outcome = suite::run(jobs, &mut rec);
     rec.finish(outcome)
 }
 
-/// Runs the jobs one after the other into `rec`. A job that fails (io_uring disabled, a
-/// missing directory, an absent server) is reported and the suite goes on with the next one;
-/// the failed jobs are returned ("3 (disk)" and the error). An interruption stops the suite at
-/// once (Err).
-pub(super) fn run_jobs(
-    jobs: Vec<Job>,
-    rec: &mut Recorder,
-) -> anyhow::Result<Vec<(String, String)>> {
-    let n = jobs.len();
-    let mut failed = Vec::new();
-    for (i, job) in jobs.into_iter().enumerate() {
-        if !rec.quiet() {
-            eprintln!("job {}/{n}: peakbench {}", i + 1, job.line.join(" "));
+/// What a job's parsed command measures.
+fn measure(command: Command) -> suite::Measure {
+    Box::new(move |rec: &mut Recorder| match command {
+        Command::Cpu(a) => super::cpu::run_into(*a, rec),
+        Command::Mem(a) => super::mem::run_into(*a, rec),
+        Command::Disk(a) => super::disk::run_into(*a, rec),
+        Command::Net(a) => super::net::run_into(*a, rec),
+        _ => {
+            Err(UsageError("a profile job must be a benchmark (cpu, mem, disk, net)".into()).into())
         }
-        let result = match job.command {
-            Command::Cpu(a) => super::cpu::run_into(*a, rec),
-            Command::Mem(a) => super::mem::run_into(*a, rec),
-            Command::Disk(a) => super::disk::run_into(*a, rec),
-            Command::Net(a) => super::net::run_into(*a, rec),
-            _ => Err(UsageError(format!("job {}: not a benchmark", i + 1)).into()),
-        };
-        match result {
-            Ok(()) => {}
-            Err(e) if e.downcast_ref::<super::Interrupted>().is_some() => return Err(e),
-            Err(e) => {
-                eprintln!(
-                    "peakbench: job {}/{n} ({}) failed: {e:#}; going on with the next job",
-                    i + 1,
-                    job.line[0]
-                );
-                failed.push((format!("{} ({})", i + 1, job.line[0]), format!("{e:#}")));
-            }
-        }
-    }
-    Ok(failed)
+    })
 }
 
 /// Parses one job's command line (without the program name).

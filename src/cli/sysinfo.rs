@@ -32,7 +32,7 @@ pub fn run(args: SysinfoArgs, argv: Vec<String>) -> anyhow::Result<()> {
     let sys = collect(ClockBudget::default());
     let report = Report::new(sys, argv);
     match &args.json {
-        Some(path) => report::write_output(path, &report::json::render(&report))
+        Some(path) => crate::files::write_output(path, &report::json::render(&report))
             .with_context(|| format!("cannot write {}", path.display()))?,
         None => print!("{}", report::table::render_system(&report.system)),
     }

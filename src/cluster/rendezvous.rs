@@ -152,7 +152,7 @@ pub fn write(path: &Path, addresses: &[SocketAddr]) -> io::Result<()> {
         version: super::messages::VERSION,
         addresses: addresses.to_vec(),
     })?;
-    crate::report::write_output(path, &body)
+    crate::files::write_output(path, &body)
 }
 
 /// The addresses in a rendezvous file; None while it is absent or half-written.

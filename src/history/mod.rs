@@ -133,6 +133,20 @@ pub fn default_path() -> Result<PathBuf, String> {
     Err("neither XDG_DATA_HOME nor HOME is set; give the database with --db FILE".into())
 }
 
+/// The database at `db`, or at the default place when `None` (a usage error when there is
+/// none).
+pub fn db_path(db: Option<&Path>) -> anyhow::Result<PathBuf> {
+    match db {
+        Some(p) => Ok(p.to_path_buf()),
+        None => default_path().map_err(|e| crate::error::UsageError(e).into()),
+    }
+}
+
+/// Opens the database at `db` (see [`db_path`]).
+pub fn open(db: Option<&Path>) -> anyhow::Result<Store> {
+    Store::open(&db_path(db)?)
+}
+
 /// A run as `history` lists it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RunSummary {
@@ -334,7 +348,7 @@ impl Store {
                 .map_err(sql_err(what))?
         } else {
             let n: i64 = run.trim().parse().map_err(|_| {
-                crate::cli::UsageError(format!(
+                crate::error::UsageError(format!(
                     "'{run}' is not a run: give a run id from `peakbench history`, latest, latest~N, or a JSON file"
                 ))
             })?;
@@ -344,7 +358,7 @@ impl Store {
                 .map_err(sql_err(what))?
         };
         id.ok_or_else(|| {
-            crate::cli::UsageError(format!(
+            crate::error::UsageError(format!(
                 "no run '{run}' in the database; `peakbench history` lists the runs"
             ))
             .into()

@@ -2,7 +2,7 @@
 //! least some. Each engine states its capabilities; the benchmark loop asks them, never the
 //! engine's name. The loop is generic over the engine, so no call in it is dynamic.
 
-use crate::bench::mem::buffer::{Buffer, HugePages};
+use crate::bench::buffer::{Buffer, HugePages};
 use std::io;
 use std::os::unix::io::RawFd;
 

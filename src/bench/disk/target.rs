@@ -4,7 +4,7 @@
 //! `--destructive`; what it created is removed when the run ends, fails or is interrupted.
 
 use super::DiskError;
-use crate::bench::mem::buffer::{Buffer, HugePages};
+use crate::bench::buffer::{Buffer, HugePages};
 use crate::bench::rng::SplitMix64;
 use crate::runner::stop;
 use crate::sysinfo::blockdev::{BlockDevice, describe};

@@ -4,8 +4,8 @@
 //! each cache level's capacity (the staircase). Also the time per operation of independent 1- and
 //! 8-byte loads, sequential and random.
 
-use super::buffer::{Buffer, HugePages};
 use super::order::{SplitMix64, single_cycle};
+use crate::bench::buffer::{Buffer, HugePages};
 
 /// Bytes between two chased pointers: one cache line, so each load touches a new line.
 pub const LINE: usize = 64;

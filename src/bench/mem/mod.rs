@@ -6,16 +6,15 @@
 //! copy and scale move 16 bytes per element, add and triad 24. Each workload declares how many
 //! arrays it reads and writes ([`MemWorkload::traffic`]), and rates are computed here, once.
 
-pub mod buffer;
 pub mod kernels;
 pub mod latency;
 pub mod order;
 
+use crate::bench::buffer::{Buffer, HugePages};
 use crate::results::ResultRecord;
 use crate::runner::{self, Repetition, affinity};
 use crate::sysinfo::peak::{MemPeakOverrides, Peak, mem_peak};
 use crate::sysinfo::{Isa, SystemInfo};
-use buffer::{Buffer, HugePages};
 use kernels::Kernels;
 use latency::{Chase, Probe, detect_levels, staircase_sizes};
 use order::BlockOrder;

@@ -1,4 +1,4 @@
-//! Page-aligned anonymous memory for the memory benchmarks (mmap), with transparent huge pages
+//! Page-aligned anonymous memory for the memory and disk benchmarks (mmap), with transparent huge pages
 //! asked for or refused (madvise), and first touch by the thread that will measure it, so that
 //! the pages live on that thread's NUMA node.
 

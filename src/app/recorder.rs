@@ -2,8 +2,8 @@
 //! point) and the results database (one transaction per point). One recorder serves a single
 //! benchmark command or a whole suite of them (`peakbench run`).
 
-use super::Interrupted;
-use super::common::OutputArgs;
+use super::outputs::Outputs;
+use crate::error::Interrupted;
 use crate::history::Store;
 use crate::reference::RefContext;
 use crate::results::{Report, ResultRecord};
@@ -21,7 +21,7 @@ enum History {
 
 pub struct Recorder {
     argv: Vec<String>,
-    output: OutputArgs,
+    output: Outputs,
     report: Option<Report>,
     history: History,
     /// The reference tools' context when `--reference` asked for them.
@@ -31,19 +31,19 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// A recorder writing to `output`'s files and, unless `--no-history`, the database.
-    pub fn new(argv: Vec<String>, output: &OutputArgs) -> Recorder {
+    /// A recorder writing to `output`'s files and, where asked, the database.
+    pub fn new(argv: Vec<String>, output: Outputs) -> Recorder {
         Recorder {
             argv,
-            output: output.clone(),
             report: None,
-            history: if output.no_history {
-                History::Off
-            } else {
+            history: if output.history {
                 History::Pending
+            } else {
+                History::Off
             },
             reference: output.reference.then(|| RefContext::new(".")),
             reference_notes: Default::default(),
+            output,
         }
     }
 
@@ -86,10 +86,7 @@ impl Recorder {
         if !matches!(self.history, History::Pending) {
             return;
         }
-        let opened = self
-            .output
-            .db
-            .open()
+        let opened = crate::history::open(self.output.db.as_deref())
             .and_then(|mut store| store.begin_run(report).map(|run| (store, run)));
         self.history = match opened {
             Ok((store, run)) => History::On(store, run),
@@ -209,7 +206,7 @@ impl Recorder {
             } else {
                 print!("{table}");
             }
-            if let (Some(run), Ok(path)) = (stored, self.output.db.path()) {
+            if let (Some(run), Ok(path)) = (stored, self.output.db_path()) {
                 eprintln!(
                     "stored as run {run} in {} (peakbench history, peakbench compare)",
                     path.display()

@@ -1,0 +1,291 @@
+//! A multi-node run (`peakbench cluster run`), once its options are read: this rank joins the
+//! others (rank 0 also runs the coordinator), runs its share of the profile and of the network
+//! tests, and rank 0 records the merged report.
+
+use super::outputs::Outputs;
+use super::recorder::Recorder;
+use super::suite::{self, Job};
+use crate::cluster::coordinator::{Coordinator, Plan};
+use crate::cluster::identity::Identity;
+use crate::cluster::messages::NodeHello;
+use crate::cluster::rendezvous::{self, Locator};
+use crate::cluster::worker::{self, Joining};
+use crate::error::{Interrupted, UsageError};
+use crate::sysinfo::sysfs::read_trimmed;
+use crate::sysinfo::{ClockBudget, collect};
+use crate::units::format_duration;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// What one rank of a multi-node run does.
+pub struct ClusterRun {
+    /// This process's rank, world size and local rank.
+    pub identity: Identity,
+    /// The profile's name (for messages).
+    pub profile: String,
+    /// The profile's node-local jobs.
+    pub jobs: Vec<Job>,
+    /// The network tests between nodes, the time limits and the outlier rule.
+    pub plan: Plan,
+    /// Where rank 0's coordinator is (HOST[:PORT]), when given.
+    pub coordinator: Option<String>,
+    /// A directory every rank sees, for rank 0's address.
+    pub rendezvous: Option<PathBuf>,
+    /// Names the run in the rendezvous directory.
+    pub run_id: Option<String>,
+    /// Rank 0: the coordinator's port and address.
+    pub port: Option<u16>,
+    pub bind: IpAddr,
+    /// The address the other ranks use for this one.
+    pub advertise: Option<IpAddr>,
+    /// Shared secret of the network tests between ranks.
+    pub token: Option<String>,
+    pub join_timeout: Duration,
+    /// List the steps and the estimated time; measure nothing.
+    pub dry_run: bool,
+    /// Rank 0's outputs (the other ranks write none).
+    pub outputs: Outputs,
+}
+
+/// Runs this rank's part; on rank 0 the merged report is recorded to `c.outputs`.
+pub fn run(c: ClusterRun, argv: Vec<String>) -> anyhow::Result<()> {
+    let id = c.identity;
+    let plan = c.plan.clone();
+    let rank0 = id.rank == 0;
+    let log = rank0 && !c.outputs.quiet;
+    if log || c.dry_run {
+        eprintln!(
+            "peakbench cluster run: rank {} of {} ({}); profile {} without its net jobs: {} jobs, about {} per node; at most {} network steps; at most {}",
+            id.rank,
+            id.world_size,
+            serde_json::to_value(id.source)?.as_str().unwrap_or("?"),
+            c.profile,
+            c.jobs.len(),
+            format_duration(suite::total(&c.jobs)),
+            plan.max_link_steps(),
+            format_duration(plan.total_timeout())
+        );
+        if c.dry_run {
+            let same_machine = vec![String::new(); id.world_size as usize];
+            for (pattern, step) in plan.link_steps(&same_machine) {
+                let links: Vec<String> = step
+                    .iter()
+                    .map(|l| format!("{}→{}", l.src, l.dst))
+                    .collect();
+                println!("{pattern}: {}", links.join(" "));
+            }
+            return Ok(());
+        }
+    }
+    crate::runner::stop::install();
+    let env = |k: &str| std::env::var(k).ok();
+    let run_id = rendezvous::run_id(c.run_id.as_deref(), env);
+    let net = worker::net_server(matches!(c.advertise, Some(IpAddr::V6(_))), c.token.clone())
+        .map_err(|e| anyhow::anyhow!("cannot start this rank's network server: {e}"))?;
+    let hello = NodeHello {
+        rank: id.rank,
+        world_size: id.world_size,
+        local_rank: id.local_rank,
+        identity_source: serde_json::to_value(id.source)?
+            .as_str()
+            .unwrap_or("unknown")
+            .to_string(),
+        hostname: hostname(),
+        machine_id: machine_id(),
+        net_port: net.addr().port(),
+        advertise: c.advertise,
+    };
+    let deadline = Instant::now() + plan.total_timeout();
+    let mut jobs = Some(c.jobs);
+    let local_argv = argv.clone();
+    let mut local = move || {
+        let Some(jobs) = jobs.take() else {
+            return (None, vec!["the profile was asked for twice".to_string()]);
+        };
+        let mut rec = Recorder::new(local_argv.clone(), Outputs::silent());
+        let failed = match suite::run_jobs(jobs, &mut rec) {
+            Ok(f) => f
+                .into_iter()
+                .map(|(job, e)| format!("job {job} failed: {e}"))
+                .collect(),
+            Err(e) => vec![format!("{e:#}")],
+        };
+        (rec.into_report(), failed)
+    };
+    if !rank0 {
+        let locator = rendezvous::locate(
+            c.coordinator.as_deref(),
+            c.rendezvous.as_deref(),
+            &run_id,
+            id.world_size,
+            env,
+        )
+        .ok_or_else(|| {
+            UsageError(format!(
+                "rank {} of {} cannot tell where rank 0 is: give --coordinator HOST[:PORT], set PEAKBENCH_COORDINATOR, or give every rank the same --rendezvous DIR",
+                id.rank, id.world_size
+            ))
+        })?;
+        let joining = Joining {
+            locator: &locator,
+            default_port: rendezvous::DEFAULT_PORT,
+            timeout: c.join_timeout,
+        };
+        let done = worker::run(&joining, hello, c.token.clone(), deadline, &mut local)
+            .map_err(|e| worker_error(e, id.rank))?;
+        if !c.outputs.quiet {
+            eprintln!("peakbench cluster: rank {} done: {done}", id.rank);
+        }
+        return Ok(());
+    }
+    // Rank 0: the coordinator in a thread, and a rank like the others.
+    let port = c.port.unwrap_or(if c.rendezvous.is_some() {
+        0
+    } else {
+        rendezvous::DEFAULT_PORT
+    });
+    let coordinator = Coordinator::bind(SocketAddr::new(c.bind, port)).map_err(|e| {
+        UsageError(format!(
+            "cannot listen on {}:{port} for the coordinator: {e}; choose another --port or --bind",
+            c.bind
+        ))
+    })?;
+    let listening = coordinator.local_addr()?;
+    let file = c
+        .rendezvous
+        .as_ref()
+        .map(|d| rendezvous::file_in(d, &run_id));
+    if let Some(path) = &file {
+        let ips = match c.advertise {
+            Some(ip) => vec![ip],
+            None if !c.bind.is_unspecified() => vec![c.bind],
+            None => rendezvous::local_addresses(),
+        };
+        let addrs: Vec<SocketAddr> = ips
+            .into_iter()
+            .map(|ip| SocketAddr::new(ip, listening.port()))
+            .collect();
+        rendezvous::write(path, &addrs).map_err(|e| {
+            UsageError(format!(
+                "cannot write the rendezvous file {}: {e}; give a directory every rank can write and read",
+                path.display()
+            ))
+        })?;
+    }
+    if log {
+        eprintln!(
+            "peakbench cluster: coordinator listening on {listening}{}",
+            file.as_ref()
+                .map(|p| format!(", address in {}", p.display()))
+                .unwrap_or_default()
+        );
+    }
+    let thread_plan = plan.clone();
+    let thread_argv = argv.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("cluster-coordinator".into())
+        .spawn(move || {
+            let merged =
+                coordinator.run(
+                    &thread_plan,
+                    thread_argv,
+                    || collect(ClockBudget::default()),
+                );
+            let _ = tx.send(merged);
+        })?;
+    let own = Locator::Address {
+        addr: SocketAddr::new(
+            match c.bind {
+                IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+                IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+                ip => ip,
+            },
+            listening.port(),
+        )
+        .to_string(),
+        source: "rank 0",
+    };
+    let joining = Joining {
+        locator: &own,
+        default_port: listening.port(),
+        timeout: c.join_timeout,
+    };
+    let mine = worker::run(&joining, hello, c.token.clone(), deadline, &mut local);
+    let interrupted = crate::runner::stop::requested();
+    if let Err(e) = &mine
+        && !interrupted
+        && log
+    {
+        eprintln!("peakbench cluster: rank 0's own part ended early: {e}");
+    }
+    // After Ctrl-C the coordinator ends the step it is in and merges what was measured; it is
+    // waited for a little only.
+    let merged = if interrupted {
+        rx.recv_timeout(Duration::from_secs(15)).ok()
+    } else {
+        rx.recv().ok()
+    };
+    remove(&file);
+    drop(net);
+    let Some(merged) = merged else {
+        return Err(if interrupted {
+            Interrupted.into()
+        } else {
+            anyhow::anyhow!("the coordinator stopped unexpectedly")
+        });
+    };
+    let report = merged.map_err(|e| anyhow::anyhow!("the cluster run failed: {e}"))?;
+    if interrupted {
+        let mut rec = Recorder::new(argv, c.outputs.clone());
+        let outcome = rec.adopt(report).and(Err(Interrupted.into()));
+        return rec.finish(outcome);
+    }
+    // A rank that failed, a profile job or a link test that failed: exit code 1 (as a failed
+    // job of `peakbench run`), with what was measured kept.
+    let notes: Vec<String> = report.fleet.iter().flat_map(|f| f.notes.clone()).collect();
+    let mut rec = Recorder::new(argv, c.outputs.clone());
+    let outcome = rec.adopt(report).and_then(|()| {
+        if notes.is_empty() {
+            return Ok(());
+        }
+        let shown: Vec<&str> = notes.iter().take(3).map(String::as_str).collect();
+        let more = notes.len().saturating_sub(shown.len());
+        Err(anyhow::anyhow!(
+            "the run is incomplete: {}{}; the points measured are kept",
+            shown.join("; "),
+            if more > 0 {
+                format!(" (and {more} more in the report's notes)")
+            } else {
+                String::new()
+            }
+        ))
+    });
+    rec.finish(outcome)
+}
+
+/// This machine's id: ranks with the same one share the machine and take turns.
+fn machine_id() -> String {
+    ["/etc/machine-id", "/var/lib/dbus/machine-id"]
+        .iter()
+        .find_map(|p| read_trimmed(p).filter(|s| !s.is_empty()))
+        .unwrap_or_else(|| format!("host:{}", hostname()))
+}
+
+fn hostname() -> String {
+    read_trimmed("/proc/sys/kernel/hostname").unwrap_or_else(|| "unknown".into())
+}
+
+fn remove(file: &Option<PathBuf>) {
+    if let Some(p) = file {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+fn worker_error(e: worker::WorkerError, rank: u32) -> anyhow::Error {
+    match e {
+        worker::WorkerError::Interrupted => Interrupted.into(),
+        e => anyhow::anyhow!("rank {rank}: {e}"),
+    }
+}

@@ -1,0 +1,141 @@
+//! Where a run's results go: the files of each format, the terminal, the results database, and
+//! the units they are printed in.
+
+use crate::error::UsageError;
+use crate::report;
+use crate::results::Report;
+use crate::units::Display;
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+
+/// An exporter: a pure function from a report to bytes.
+type Exporter = fn(&Report) -> Vec<u8>;
+
+/// The outputs of a run, as the command line chose them.
+#[derive(Debug, Clone, Default)]
+pub struct Outputs {
+    /// Each format's file, or `-` for standard output.
+    pub json: Option<PathBuf>,
+    pub csv: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
+    pub html: Option<PathBuf>,
+    /// No progress bar and no table on the terminal.
+    pub quiet: bool,
+    /// Run the reference tool of each point as well.
+    pub reference: bool,
+    /// Store the run in the results database.
+    pub history: bool,
+    /// The results database; `None`: the default path.
+    pub db: Option<PathBuf>,
+    /// How figures are printed (never how they are stored).
+    pub display: Display,
+}
+
+impl Outputs {
+    /// No files, no terminal output, no database: a run whose report is used elsewhere (a
+    /// cluster rank's node-local profile).
+    pub fn silent() -> Outputs {
+        Outputs {
+            quiet: true,
+            ..Outputs::default()
+        }
+    }
+
+    /// True when some output goes to standard output, so the table must not.
+    pub fn stdout_taken(&self) -> bool {
+        [&self.json, &self.csv, &self.markdown, &self.html]
+            .into_iter()
+            .flatten()
+            .any(|p| p.as_os_str() == "-")
+    }
+
+    /// Checks that each output file can be created before any benchmark runs.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        for path in [&self.json, &self.csv, &self.markdown, &self.html]
+            .into_iter()
+            .flatten()
+        {
+            check_output_file(path)?;
+        }
+        Ok(())
+    }
+
+    /// Each output with its exporter, and whether it prints in display units (the JSON
+    /// document keeps the stored base units).
+    fn outputs(&self) -> [(&Option<PathBuf>, Exporter, bool); 4] {
+        [
+            (&self.json, report::json::render, false),
+            (&self.csv, report::csv::render, true),
+            (&self.markdown, report::markdown::render, true),
+            (&self.html, report::html::render, true),
+        ]
+    }
+
+    /// Renders `report` for one output: in display units where the exporter prints.
+    fn render(&self, report: &Report, render: Exporter, displayed: bool) -> Vec<u8> {
+        if displayed {
+            render(&report.displayed(&self.display))
+        } else {
+            render(report)
+        }
+    }
+
+    /// Writes every requested file from the report as it stands (called after every point).
+    pub fn write_files(&self, report: &Report) -> anyhow::Result<()> {
+        for (path, render, displayed) in self.outputs() {
+            if let Some(path) = path.as_ref().filter(|p| p.as_os_str() != "-") {
+                crate::files::write_output(path, &self.render(report, render, displayed))
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the outputs that go to standard output (once, at the end).
+    pub fn write_stdout(&self, report: &Report) -> anyhow::Result<()> {
+        for (path, render, displayed) in self.outputs() {
+            if path.as_ref().is_some_and(|p| p.as_os_str() == "-") {
+                crate::files::write_output(Path::new("-"), &self.render(report, render, displayed))
+                    .context("cannot write to standard output")?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The terminal table of `report`, in display units.
+    pub fn table(&self, report: &Report) -> String {
+        report::table::render(&report.displayed(&self.display))
+    }
+
+    /// The results database's path.
+    pub fn db_path(&self) -> anyhow::Result<PathBuf> {
+        crate::history::db_path(self.db.as_deref())
+    }
+}
+
+/// Checks that an output file can be created (`-`, standard output, always can): its
+/// directory exists and it is not itself a directory.
+pub fn check_output_file(path: &Path) -> anyhow::Result<()> {
+    if path.as_os_str() == "-" {
+        return Ok(());
+    }
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(dir) = dir
+        && !dir.is_dir()
+    {
+        return Err(UsageError(format!(
+            "cannot write {}: directory {} does not exist; create it or choose another path",
+            path.display(),
+            dir.display()
+        ))
+        .into());
+    }
+    if path.is_dir() {
+        return Err(UsageError(format!(
+            "cannot write {}: it is a directory; give a file name",
+            path.display()
+        ))
+        .into());
+    }
+    Ok(())
+}

@@ -1,0 +1,65 @@
+//! A list of jobs run one after the other into one recorder: `peakbench run --profile`, and a
+//! cluster rank's node-local profile.
+
+use super::recorder::Recorder;
+use crate::error::Interrupted;
+use std::time::Duration;
+
+/// What a job does: measures its points into the recorder.
+pub type Measure = Box<dyn FnOnce(&mut Recorder) -> anyhow::Result<()>>;
+
+/// One job: the command line it stands for (`line[0]` is its subsystem), its estimated time,
+/// and the measurement.
+pub struct Job {
+    pub line: Vec<String>,
+    pub estimate: Duration,
+    pub measure: Measure,
+}
+
+/// The estimated time of all the jobs.
+pub fn total(jobs: &[Job]) -> Duration {
+    jobs.iter().map(|j| j.estimate).sum()
+}
+
+/// Runs the jobs one after the other into `rec`. A job that fails (io_uring disabled, a
+/// missing directory, an absent server) is reported and the suite goes on with the next one;
+/// the failed jobs are returned ("3 (disk)" and the error). An interruption stops the suite at
+/// once (Err).
+pub fn run_jobs(jobs: Vec<Job>, rec: &mut Recorder) -> anyhow::Result<Vec<(String, String)>> {
+    let n = jobs.len();
+    let mut failed = Vec::new();
+    for (i, job) in jobs.into_iter().enumerate() {
+        if !rec.quiet() {
+            eprintln!("job {}/{n}: peakbench {}", i + 1, job.line.join(" "));
+        }
+        let subsystem = job.line.first().cloned().unwrap_or_default();
+        match (job.measure)(rec) {
+            Ok(()) => {}
+            Err(e) if e.downcast_ref::<Interrupted>().is_some() => return Err(e),
+            Err(e) => {
+                eprintln!(
+                    "peakbench: job {}/{n} ({subsystem}) failed: {e:#}; going on with the next job",
+                    i + 1,
+                );
+                failed.push((format!("{} ({subsystem})", i + 1), format!("{e:#}")));
+            }
+        }
+    }
+    Ok(failed)
+}
+
+/// Runs a whole suite and says whether every job succeeded: an error names the failed jobs
+/// (the other jobs' points are kept).
+pub fn run(jobs: Vec<Job>, rec: &mut Recorder) -> anyhow::Result<()> {
+    let n = jobs.len();
+    let failed = run_jobs(jobs, rec)?;
+    if failed.is_empty() {
+        return Ok(());
+    }
+    let which: Vec<&str> = failed.iter().map(|(job, _)| job.as_str()).collect();
+    Err(anyhow::anyhow!(
+        "{} of {n} jobs failed: job {}; the other jobs' points are kept",
+        failed.len(),
+        which.join(", job ")
+    ))
+}

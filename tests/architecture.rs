@@ -1,0 +1,182 @@
+//! The module structure, checked from the source: only the command line (and the binary) may
+//! import `cli`, and the top-level modules of the library import each other without a cycle.
+//! `cargo test --test architecture -- --nocapture` prints the module map.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every `.rs` file under `dir`.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The top-level modules: `src/NAME.rs` and `src/NAME/`.
+fn top_modules() -> BTreeSet<String> {
+    std::fs::read_dir(src())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter_map(|p| {
+            let name = p.file_stem()?.to_str()?.to_string();
+            (p.is_dir() || p.extension().is_some_and(|e| e == "rs")).then_some(name)
+        })
+        .filter(|n| n != "lib" && n != "main")
+        .collect()
+}
+
+/// The top-level module a file belongs to (`None` for lib.rs and main.rs).
+fn owner(file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(src()).unwrap();
+    let first = rel.components().next()?.as_os_str().to_str()?.to_string();
+    let name = first.strip_suffix(".rs").unwrap_or(&first).to_string();
+    (name != "lib" && name != "main").then_some(name)
+}
+
+/// Source text without `//` comments (doc comments name modules without importing them).
+fn code(file: &Path) -> String {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The top-level modules `text` refers to through `crate::`: paths (`crate::a::b`) and groups
+/// (`use crate::{a::b, c}`).
+fn referenced(text: &str) -> BTreeSet<String> {
+    let ident = |s: &str| {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect::<String>()
+    };
+    let mut out = BTreeSet::new();
+    for (i, _) in text.match_indices("crate::") {
+        let rest = &text[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let mut depth = 0;
+            let mut start = 0;
+            for (j, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        out.insert(ident(&group[start..j]));
+                        break;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        out.insert(ident(&group[start..j]));
+                        start = j + 1;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            out.insert(ident(rest));
+        }
+    }
+    out
+}
+
+/// Who imports whom among the top-level modules.
+fn module_map() -> BTreeMap<String, BTreeSet<String>> {
+    let tops = top_modules();
+    let mut map: BTreeMap<String, BTreeSet<String>> =
+        tops.iter().map(|t| (t.clone(), BTreeSet::new())).collect();
+    for file in rust_files(&src()) {
+        let Some(from) = owner(&file) else { continue };
+        for to in referenced(&code(&file)) {
+            if to != from && tops.contains(&to) {
+                map.get_mut(&from).unwrap().insert(to);
+            }
+        }
+    }
+    map
+}
+
+/// A cycle of the map, if there is one.
+fn find_cycle(map: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        map: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| p == node) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(node.to_string());
+            return Some(cycle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_string());
+        for next in map.get(node).into_iter().flatten() {
+            if let Some(c) = visit(next, map, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.insert(node.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    map.keys()
+        .find_map(|k| visit(k, map, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn the_reader_sees_paths_and_groups() {
+    let text = "use crate::app::Recorder;\nuse crate::{history::Store, units::{self, x}, error};\nlet y = crate::report::render(&r);";
+    let got: Vec<String> = referenced(text).into_iter().collect();
+    assert_eq!(got, ["app", "error", "history", "report", "units"]);
+    let map = BTreeMap::from([
+        ("a".to_string(), BTreeSet::from(["b".to_string()])),
+        ("b".to_string(), BTreeSet::from(["c".to_string()])),
+        ("c".to_string(), BTreeSet::from(["a".to_string()])),
+    ]);
+    assert_eq!(find_cycle(&map).unwrap(), ["a", "b", "c", "a"]);
+}
+
+#[test]
+fn only_the_command_line_imports_cli() {
+    let offenders: Vec<String> = rust_files(&src())
+        .into_iter()
+        .filter(|f| !matches!(owner(f).as_deref(), Some("cli") | None))
+        .filter(|f| referenced(&code(f)).contains("cli"))
+        .map(|f| f.display().to_string())
+        .collect();
+    assert_eq!(offenders, Vec::<String>::new(), "these files import cli");
+}
+
+#[test]
+fn top_level_modules_have_no_import_cycle() {
+    let map = module_map();
+    for (from, to) in &map {
+        let to: Vec<&str> = to.iter().map(String::as_str).collect();
+        println!("{from:10} -> {}", to.join(", "));
+    }
+    assert_eq!(
+        find_cycle(&map),
+        None,
+        "an import cycle between top-level modules"
+    );
+    assert!(
+        map.contains_key("cli") && map.contains_key("app"),
+        "{map:?}"
+    );
+}
