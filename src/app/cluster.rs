@@ -78,7 +78,7 @@ pub fn run(c: ClusterRun, argv: Vec<String>) -> anyhow::Result<()> {
             return Ok(());
         }
     }
-    crate::runner::stop::install();
+    crate::runner::stop::graceful();
     let env = |k: &str| std::env::var(k).ok();
     let run_id = rendezvous::run_id(c.run_id.as_deref(), env);
     let net = worker::net_server(matches!(c.advertise, Some(IpAddr::V6(_))), c.token.clone())

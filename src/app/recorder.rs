@@ -31,8 +31,10 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// A recorder writing to `output`'s files and, where asked, the database.
+    /// A recorder writing to `output`'s files and, where asked, the database. From now on
+    /// Ctrl-C stops the run after the current point (see [`crate::runner::stop`]).
     pub fn new(argv: Vec<String>, output: Outputs) -> Recorder {
+        crate::runner::stop::graceful();
         Recorder {
             argv,
             report: None,
@@ -152,6 +154,10 @@ impl Recorder {
             b
         };
         for &point in points {
+            if crate::runner::stop::requested() {
+                bar.finish_and_clear();
+                return Err(Interrupted.into());
+            }
             bar.set_message(label(&point));
             let outcome = run(point, &mut || bar.inc(1));
             match outcome {

@@ -29,6 +29,9 @@ pub fn run_jobs(jobs: Vec<Job>, rec: &mut Recorder) -> anyhow::Result<Vec<(Strin
     let n = jobs.len();
     let mut failed = Vec::new();
     for (i, job) in jobs.into_iter().enumerate() {
+        if crate::runner::stop::requested() {
+            return Err(Interrupted.into());
+        }
         if !rec.quiet() {
             eprintln!("job {}/{n}: peakbench {}", i + 1, job.line.join(" "));
         }

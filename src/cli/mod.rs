@@ -100,6 +100,7 @@ pub(crate) fn clap_message(e: &clap::Error) -> String {
 /// Parses `argv`, runs it and maps the outcome to an exit code; every error is one line on
 /// standard error.
 pub fn main_with(argv: Vec<String>) -> ExitCode {
+    crate::runner::stop::install();
     let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(e) => {
@@ -123,7 +124,7 @@ pub fn main_with(argv: Vec<String>) -> ExitCode {
             if e.downcast_ref::<UsageError>().is_some() {
                 ExitCode::from(EXIT_USAGE)
             } else if e.downcast_ref::<Interrupted>().is_some() {
-                ExitCode::from(130)
+                ExitCode::from(crate::runner::stop::EXIT_INTERRUPTED as u8)
             } else if e.downcast_ref::<history::Regression>().is_some() {
                 ExitCode::from(EXIT_REGRESSION)
             } else {

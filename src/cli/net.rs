@@ -214,7 +214,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             "cannot listen on {addr}: {e}; choose another --port or --bind"
         ))
     })?;
-    stop::install();
+    stop::graceful();
     eprintln!(
         "peakbench net serve: listening on {} (protocol version {}); Ctrl-C stops",
         server.local_addr()?,

@@ -412,7 +412,6 @@ impl<'a> DiskSession<'a> {
                 need: max_threads,
             });
         }
-        stop::install();
         let mut target = target::open(&opts.place, opts.size, opts.direct)?;
         if opts.direct
             && let Some(&b) = opts.block_sizes.iter().find(|b| *b % target.align != 0)
