@@ -47,8 +47,8 @@ pub enum Command {
     Report(report::ReportArgs),
     /// The reference tools (likwid-bench, STREAM, fio, iperf3, sockperf): `reference check`.
     Reference(reference::ReferenceArgs),
-    /// A whole suite in one run: `--profile quick` (under a minute), `assignment` (SPEC §1's
-    /// matrix) or a profile file (TOML).
+    /// A whole suite in one run: `--profile quick` (under a minute), `assignment` (every
+    /// workload of every subsystem at the assignment's sizes) or a profile file (TOML).
     Run(Box<run::SuiteArgs>),
     /// List the runs stored in the results database (and import JSON documents into it).
     History(history::HistoryArgs),

@@ -11,7 +11,8 @@ use clap::{Args, CommandFactory, Parser};
 #[derive(Debug, Args)]
 pub struct SuiteArgs {
     /// A built-in profile (quick: every subsystem's headline points in under a minute;
-    /// assignment: SPEC §1's whole matrix) or a profile file (TOML, see profiles/quick.toml).
+    /// assignment: every workload of every subsystem at the assignment's sizes) or a profile
+    /// file (TOML, see profiles/quick.toml).
     #[arg(long, default_value = "quick")]
     pub profile: String,
     /// List the jobs, their command lines and the estimated time; measure nothing.

@@ -4,7 +4,7 @@
 //! A rank that fails or vanishes is noted and left out of later steps; the run goes on with
 //! the others, and what they measured is kept.
 
-use super::fleet::{self, NodeOutcome};
+use super::merge::{self, NodeOutcome};
 use super::messages::{self, LinkTest, Msg, NodeHello};
 use super::schedule::{self, Link};
 use crate::bench::net::TestParams;
@@ -251,7 +251,7 @@ impl Coordinator {
                 status: m.gone.clone().unwrap_or_else(|| "complete".into()),
             })
             .collect();
-        let report = fleet::merge(
+        let report = merge::merge(
             argv,
             rank0_system,
             plan.world_size,

@@ -5,8 +5,8 @@
 //! everything into one report ([`fleet`]).
 
 pub mod coordinator;
-pub mod fleet;
 pub mod identity;
+pub mod merge;
 pub mod messages;
 pub mod rendezvous;
 pub mod schedule;

@@ -2,7 +2,7 @@
 //! coordinator, and carry out its commands — the node-local profile, a link test as the client
 //! — until it says the run is over.
 
-use super::fleet::tag;
+use super::merge::tag;
 use super::messages::{self, LinkTest, Msg, NodeHello};
 use super::rendezvous::{self, Locator};
 use crate::bench::net::client::Target;

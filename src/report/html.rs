@@ -3,7 +3,7 @@
 //! the SPEC §4 tables, every peak's formula and inputs, and the latency and Little's-law notes.
 
 use super::charts::{self, Chart};
-use super::fleet;
+use super::nodes;
 use super::{
     groups, has_reference, headers, littles_law_notes, peak_notes, percentile_notes, row,
     subsystem_name, variant_header,
@@ -139,16 +139,16 @@ fn notes(title: &str, lines: Vec<String>) -> String {
 /// A node-pair matrix as a heatmap: a table whose cells are coloured from red (the worst link)
 /// to green (the best).
 fn heatmap(f: &Fleet, m: &Matrix) -> String {
-    let (head, rows) = fleet::matrix_table(f, m);
+    let (head, rows) = nodes::matrix_table(f, m);
     let mut out = format!(
         "<h3>{}</h3>\n<div class=\"scroll\"><table class=\"heatmap\">\n<thead><tr>",
-        esc(&fleet::matrix_title(m))
+        esc(&nodes::matrix_title(m))
     );
     for h in &head {
         out.push_str(&format!("<th>{}</th>", esc(h)));
     }
     out.push_str("</tr></thead>\n<tbody>\n");
-    let heat = fleet::heat(m);
+    let heat = nodes::heat(m);
     for (src, cells) in rows.iter().enumerate() {
         out.push_str(&format!("<tr><th>{}</th>", esc(&cells[0])));
         for (dst, c) in cells[1..].iter().enumerate() {
@@ -167,12 +167,12 @@ fn heatmap(f: &Fleet, m: &Matrix) -> String {
 /// outliers.
 fn fleet_section(f: &Fleet) -> String {
     let mut out = String::from("<section id=\"nodes\">\n<h2>Nodes</h2>\n");
-    out.push_str(&format!("<p>{}</p>\n", esc(&fleet::summary(f))));
-    let (head, rows) = fleet::node_table(f);
+    out.push_str(&format!("<p>{}</p>\n", esc(&nodes::summary(f))));
+    let (head, rows) = nodes::node_table(f);
     out.push_str(&table("nodes", &head, rows, usize::MAX));
     out.push_str(&notes(
         "Outliers",
-        f.outliers.iter().map(fleet::outlier_line).collect(),
+        f.outliers.iter().map(nodes::outlier_line).collect(),
     ));
     for m in &f.matrices {
         out.push_str(&heatmap(f, m));

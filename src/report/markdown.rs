@@ -51,7 +51,7 @@ pub fn render(report: &Report) -> Vec<u8> {
         }
     }
     if let Some(f) = &report.fleet {
-        use super::fleet::{line_sections, matrix_table, matrix_title, node_table, summary};
+        use super::nodes::{line_sections, matrix_table, matrix_title, node_table, summary};
         out.push_str(&format!("\n## Nodes\n\n{}\n\n", summary(f)));
         let grid = |(head, rows): (Vec<String>, Vec<Vec<String>>)| {
             let mut g = line(&head) + &line(&vec!["---".to_string(); head.len()]);

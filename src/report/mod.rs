@@ -4,10 +4,10 @@
 
 pub mod charts;
 pub mod csv;
-pub mod fleet;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod nodes;
 pub mod table;
 
 use crate::results::ResultRecord;

@@ -95,7 +95,7 @@ pub fn render(report: &Report) -> String {
 
 /// A multi-node run's nodes, matrices, outliers and notes.
 fn render_fleet(f: &crate::results::fleet::Fleet) -> String {
-    use super::fleet::{line_sections, matrix_table, matrix_title, node_table, summary};
+    use super::nodes::{line_sections, matrix_table, matrix_title, node_table, summary};
     let grid = |(head, rows): (Vec<String>, Vec<Vec<String>>)| {
         let mut t = new_table();
         t.set_header(head);
