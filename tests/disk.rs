@@ -116,7 +116,7 @@ fn bad_input_and_unsafe_targets_are_refused() {
     common::one_line_exit_2(&["disk", "--dir", d, "--block-size", "100"], "out of range");
     common::one_line_exit_2(
         &["disk", "--dir", d, "--engine", "psync", "--iodepth", "4"],
-        "one I/O at a time",
+        "at most 1 I/O in flight",
     );
     common::one_line_exit_2(&["disk", "--dir", d, "--iodepth", "0"], "between 1 and 256");
     common::one_line_exit_2(

@@ -109,7 +109,7 @@ fn parse_jobs(s: &str) -> Result<usize, String> {
 }
 
 fn parse_depth(s: &str) -> Result<usize, String> {
-    super::common::count_in(s, 1, 256)
+    super::common::count_in(s, 1, crate::bench::disk::uring::MAX_DEPTH as u64)
 }
 
 fn parse_percent(s: &str) -> Result<u32, String> {

@@ -1,6 +1,7 @@
 //! I/O engines behind one small interface, as fio's ioengines: queue an I/O, then complete at
-//! least some. Each engine states its capabilities; the benchmark loop asks them, never the
-//! engine's name. The loop is generic over the engine, so no call in it is dynamic.
+//! least some. Each engine kind states its capabilities ([`EngineKind::caps`]); the benchmark
+//! asks them (queue depth, whether there is a file to lay out and to sync), never the engine's
+//! name. The loop is generic over the engine, so no call in it is dynamic.
 
 use crate::bench::buffer::{Buffer, HugePages};
 use std::io;
@@ -13,14 +14,55 @@ pub enum Dir {
     Write,
 }
 
+/// Which engine runs the I/Os.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineKind {
+    Psync,
+    IoUring,
+    Null,
+}
+
 /// What an engine can do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Caps {
     pub name: &'static str,
-    /// One I/O at a time per thread: the queue depth is 1.
-    pub synchronous: bool,
-    /// Touches the file: needs it open, aligned buffers under O_DIRECT.
+    /// The deepest queue per thread (1: one synchronous I/O at a time).
+    pub max_depth: usize,
+    /// Touches the file: it is laid out (preconditioned) first, and writes end with fdatasync.
     pub does_io: bool,
+}
+
+impl Caps {
+    /// One I/O at a time: its latency is the call's (fio's clat), not a queued I/O's.
+    pub fn synchronous(&self) -> bool {
+        self.max_depth == 1
+    }
+}
+
+impl EngineKind {
+    pub fn caps(self) -> Caps {
+        match self {
+            EngineKind::Psync => Caps {
+                name: "psync",
+                max_depth: 1,
+                does_io: true,
+            },
+            EngineKind::IoUring => Caps {
+                name: "io_uring",
+                max_depth: crate::bench::disk::uring::MAX_DEPTH,
+                does_io: true,
+            },
+            EngineKind::Null => Caps {
+                name: "null",
+                max_depth: usize::MAX,
+                does_io: false,
+            },
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        self.caps().name
+    }
 }
 
 /// A completed I/O: its buffer slot and the bytes moved, or the error.
@@ -28,7 +70,6 @@ pub type Completion = (usize, io::Result<usize>);
 
 /// An I/O engine bound to one file and one set of buffers (one per queue slot).
 pub trait Engine {
-    fn caps(&self) -> Caps;
     /// Queues one I/O of the block size at `offset`, using buffer `slot`.
     fn queue(&mut self, slot: usize, dir: Dir, offset: u64) -> io::Result<()>;
     /// Submits what is queued and waits until at least `min` I/Os completed; appends them.
@@ -82,14 +123,6 @@ impl Psync {
 }
 
 impl Engine for Psync {
-    fn caps(&self) -> Caps {
-        Caps {
-            name: "psync",
-            synchronous: true,
-            does_io: true,
-        }
-    }
-
     fn queue(&mut self, slot: usize, dir: Dir, offset: u64) -> io::Result<()> {
         let (p, len) = (self.bufs.slot(slot), self.bufs.block);
         // SAFETY: p points to `len` bytes of this engine's buffers; fd is open for the run.
@@ -130,14 +163,6 @@ impl NullEngine {
 }
 
 impl Engine for NullEngine {
-    fn caps(&self) -> Caps {
-        Caps {
-            name: "null",
-            synchronous: false,
-            does_io: false,
-        }
-    }
-
     fn queue(&mut self, slot: usize, _dir: Dir, _offset: u64) -> io::Result<()> {
         self.done.push((slot, Ok(self.block)));
         Ok(())

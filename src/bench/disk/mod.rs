@@ -18,6 +18,7 @@ use crate::runner::stop;
 use crate::runner::{self, Repetition, affinity};
 use crate::sysinfo::Source;
 use crate::sysinfo::peak::{Peak, PeakInput};
+pub use engine::EngineKind;
 use engine::{Buffers, Completion, Dir, Engine, NullEngine, Psync};
 use hdrhistogram::Histogram;
 use serde_json::json;
@@ -93,24 +94,6 @@ impl FromStr for DiskWorkload {
     }
 }
 
-/// Which engine runs the I/Os.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EngineKind {
-    Psync,
-    IoUring,
-    Null,
-}
-
-impl EngineKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Psync => "psync",
-            EngineKind::IoUring => "io_uring",
-            EngineKind::Null => "null",
-        }
-    }
-}
-
 /// The rated figures of the device, from the user.
 #[derive(Debug, Clone, Default)]
 pub struct DiskPeaks {
@@ -183,9 +166,9 @@ pub enum DiskError {
         need: u64,
     },
     #[error(
-        "--engine psync runs one I/O at a time per thread; use --iodepth 1, or --engine io_uring for deeper queues"
+        "--engine {engine} keeps at most {max} I/O in flight per thread; use --iodepth {max} or lower, or --engine io_uring for deeper queues"
     )]
-    PsyncDepth,
+    DepthAbove { engine: &'static str, max: usize },
     #[error("--engine io_uring is not available: {0}; use --engine psync")]
     UringUnavailable(String),
     #[error("interrupted: the points measured before the signal are kept")]
@@ -356,14 +339,15 @@ fn run_thread<E: Engine>(
     if let Some(f) = failure {
         return Err(f);
     }
-    let sync_start = Instant::now();
+    let mut sync_time = Duration::ZERO;
     if sync && written_bytes > 0 {
+        let sync_start = Instant::now();
         // SAFETY: fd is the open target.
         if unsafe { libc::fdatasync(fd) } != 0 {
             return Err(io_err(std::io::Error::last_os_error()));
         }
+        sync_time = sync_start.elapsed();
     }
-    let sync_time = sync_start.elapsed();
     if stop::requested() {
         return Err(DiskError::Interrupted);
     }
@@ -396,8 +380,12 @@ impl<'a> DiskSession<'a> {
                 return Err(DiskError::BlockRange(b));
             }
         }
-        if opts.engine == EngineKind::Psync && opts.iodepths.iter().any(|d| *d > 1) {
-            return Err(DiskError::PsyncDepth);
+        let caps = opts.engine.caps();
+        if opts.iodepths.iter().any(|d| *d > caps.max_depth) {
+            return Err(DiskError::DepthAbove {
+                engine: caps.name,
+                max: caps.max_depth,
+            });
         }
         if opts.engine == EngineKind::IoUring {
             uring::probe().map_err(DiskError::UringUnavailable)?;
@@ -421,7 +409,7 @@ impl<'a> DiskSession<'a> {
                 align: target.align,
             });
         }
-        if opts.engine != EngineKind::Null {
+        if caps.does_io {
             target.precondition()?;
         }
         Ok(DiskSession {
@@ -501,18 +489,19 @@ impl<'a> DiskSession<'a> {
                     seed: (i as u64) << 32
                         ^ round.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
                 };
+                let sync = opts.engine.caps().does_io;
                 let result = Buffers::new(point.block as usize, point.iodepth, plan.seed)
                     .map_err(|e| DiskError::Io(format!("cannot allocate I/O buffers: {e}")))
                     .and_then(|bufs| match opts.engine {
-                        EngineKind::Psync => run_thread(&mut Psync::new(fd, bufs), plan, fd, true),
+                        EngineKind::Psync => run_thread(&mut Psync::new(fd, bufs), plan, fd, sync),
                         EngineKind::IoUring => uring::Uring::new(fd, bufs)
                             .map_err(|e| DiskError::UringUnavailable(e.to_string()))
-                            .and_then(|mut u| run_thread(&mut u, plan, fd, true)),
+                            .and_then(|mut u| run_thread(&mut u, plan, fd, sync)),
                         EngineKind::Null => run_thread(
                             &mut NullEngine::new(point.block as usize, point.iodepth),
                             plan,
                             fd,
-                            false,
+                            sync,
                         ),
                     });
                 match result {
@@ -639,10 +628,12 @@ impl<'a> DiskSession<'a> {
             ),
         ];
         let mut lat_params = params;
-        lat_params.insert(
-            "latency_definition".into(),
-            json!("per I/O, from handing it to the engine to reaping its completion (fio's lat; clat for psync); samples are per-repetition means, percentiles over all repetitions"),
-        );
+        let definition = if opts.engine.caps().synchronous() {
+            "per I/O, the duration of its synchronous call (fio's clat); samples are per-repetition means, percentiles over all repetitions"
+        } else {
+            "per I/O, from handing it to the engine to reaping its completion (fio's lat); samples are per-repetition means, percentiles over all repetitions"
+        };
+        lat_params.insert("latency_definition".into(), json!(definition));
         let mut lat = ResultRecord::new(
             "disk",
             label,
@@ -734,5 +725,76 @@ impl<'a> DiskSession<'a> {
                 inputs: BTreeMap::from([("rated".to_string(), PeakInput { value: r, unit: "IOPS".into(), source: Source::User })]),
             })
             .ok_or_else(|| "a device's rated IOPS are not in sysfs; give --disk-peak-read-iops and --disk-peak-write-iops".to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    fn opts(engine: EngineKind, depth: usize, dir: &std::path::Path) -> DiskOptions {
+        DiskOptions {
+            workloads: vec![DiskWorkload::Ws],
+            block_sizes: vec![4096],
+            threads: vec![1],
+            iodepths: vec![depth],
+            engine,
+            place: Place::Dir(dir.to_path_buf()),
+            size: 4 << 20,
+            runtime: Duration::from_millis(50),
+            ramp: Duration::ZERO,
+            read_percent: 0,
+            direct: false,
+            reps: Repetition {
+                warmup: 0,
+                repeat: 1,
+            },
+            peaks: DiskPeaks::default(),
+        }
+    }
+
+    fn sys() -> crate::sysinfo::SystemInfo {
+        crate::sysinfo::collect(crate::sysinfo::ClockBudget {
+            warmup: Duration::from_millis(1),
+            sample: Duration::from_millis(1),
+            samples: 1,
+        })
+    }
+
+    /// The engines' capabilities, not their names, decide the queue depth allowed, whether the
+    /// file is laid out first and whether writes end with fdatasync.
+    #[test]
+    fn capabilities_decide_depth_layout_and_sync() {
+        let sys = sys();
+        let dir = tempfile::tempdir().unwrap();
+        // Depth: psync's is 1, the null engine's has no bound.
+        let psync2 = opts(EngineKind::Psync, 2, dir.path());
+        let err = DiskSession::new(&sys, &psync2).err().unwrap();
+        assert_eq!(
+            err,
+            DiskError::DepthAbove {
+                engine: "psync",
+                max: 1
+            }
+        );
+        assert!(
+            err.to_string()
+                .contains("--engine psync keeps at most 1 I/O in flight")
+        );
+        let deep = opts(EngineKind::Null, 4096, dir.path());
+        let session = DiskSession::new(&sys, &deep).unwrap();
+        // Layout: no I/O, so the file is not written (no block allocated) ...
+        let allocated = |s: &DiskSession| s.target().file.metadata().unwrap().blocks();
+        assert_eq!(allocated(&session), 0);
+        // ... and no final fdatasync.
+        let point = points(&deep)[0];
+        let recs = session.run(point, &mut || {}).unwrap();
+        assert_eq!(recs[0].params["final_sync_s"], serde_json::json!(0.0));
+        drop(session);
+        // An engine that does I/O has its file laid out.
+        let psync = opts(EngineKind::Psync, 1, dir.path());
+        let session = DiskSession::new(&sys, &psync).unwrap();
+        assert!(allocated(&session) * 512 >= psync.size);
     }
 }

@@ -2,10 +2,13 @@
 //! registered once (fixed file, READ_FIXED/WRITE_FIXED), so that no I/O pays for looking them up
 //! or pinning pages.
 
-use super::engine::{Buffers, Caps, Completion, Dir, Engine};
+use super::engine::{Buffers, Completion, Dir, Engine};
 use io_uring::{IoUring, opcode, types};
 use std::io;
 use std::os::unix::io::RawFd;
+
+/// The deepest queue per thread (the command line's --iodepth bound).
+pub const MAX_DEPTH: usize = 256;
 
 pub struct Uring {
     ring: IoUring,
@@ -48,14 +51,6 @@ impl Uring {
 }
 
 impl Engine for Uring {
-    fn caps(&self) -> Caps {
-        Caps {
-            name: "io_uring",
-            synchronous: false,
-            does_io: true,
-        }
-    }
-
     fn queue(&mut self, slot: usize, dir: Dir, offset: u64) -> io::Result<()> {
         let (p, len) = (self.bufs.slot(slot), self.bufs.block as u32);
         let fd = types::Fixed(0);
