@@ -637,12 +637,13 @@ impl<'a> MemSession<'a> {
                 params.insert("huge_page_bytes".into(), json!(ring.huge_page_bytes()));
                 params.insert("loads".into(), json!(loads));
                 params.insert("clock_ghz".into(), json!(clock));
-                let mut rec = latency_record(params, samples);
-                if let Some(c) = clock {
-                    rec.params
-                        .insert("latency_cycles".into(), json!(rec.summary.mean * c));
+                // In ns, as measured (the record stores seconds).
+                let ns = crate::measure::Summary::of(&samples);
+                if let (Some(c), Some(ns)) = (clock, &ns) {
+                    params.insert("latency_cycles".into(), json!(ns.mean * c));
                 }
-                stair.push((size, rec.summary.median));
+                stair.push((size, ns.map_or(f64::NAN, |s| s.median)));
+                let rec = latency_record(params, samples);
                 out.push(rec);
             }
             out.extend(self.levels(&stair, huge, clock));
@@ -864,6 +865,19 @@ mod tests {
             4
         );
         assert!(recs.iter().all(|r| r.unit == "s" && r.peak.is_none()));
+        // Cycles from the mean in ns, not from the stored seconds.
+        for r in recs.iter().filter(|r| r.param("probe") == "chase") {
+            if let (Some(cycles), Some(ghz)) = (
+                r.params.get("latency_cycles").and_then(|v| v.as_f64()),
+                r.params.get("clock_ghz").and_then(|v| v.as_f64()),
+            ) {
+                let ns = r.summary.mean * 1e9;
+                assert!(
+                    (cycles / ghz - ns).abs() <= ns * 1e-9,
+                    "{cycles} cycles, {ns} ns"
+                );
+            }
+        }
     }
 
     #[test]
