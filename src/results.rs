@@ -2,13 +2,15 @@
 //! SPEC §6, documented in docs/json-schema.md and checked against docs/results.schema.json.
 
 pub mod fleet;
+pub mod params;
 
 use crate::measure::Summary;
 use crate::measure::stats::nan_as_null;
 use crate::sysinfo::SystemInfo;
 use crate::sysinfo::peak::Peak;
 use crate::units;
-use serde::{Deserialize, Serialize};
+use params::Params;
+use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
 
 /// Bumped whenever a field changes meaning or disappears. Version 4 stores every figure in a
@@ -50,13 +52,13 @@ pub struct Reference {
 
 /// One measured point. A non-finite statistic or sample is written as `null` and read back as
 /// NaN.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct ResultRecord {
     /// "cpu", "mem", "disk" or "net".
     pub subsystem: String,
     pub workload: String,
     /// The point's parameters (threads, isa, scaling, …) and what the harness chose (iterations).
-    pub params: BTreeMap<String, serde_json::Value>,
+    pub params: Params,
     /// "throughput", "iops", "latency"; for the network also "loss", "jitter" and "rate".
     pub metric: String,
     pub unit: String,
@@ -86,7 +88,7 @@ impl ResultRecord {
     pub fn new(
         subsystem: &str,
         workload: &str,
-        params: BTreeMap<String, serde_json::Value>,
+        params: impl Into<Params>,
         metric: &str,
         unit: &str,
         samples: Vec<f64>,
@@ -127,7 +129,7 @@ impl ResultRecord {
         ResultRecord {
             subsystem: subsystem.into(),
             workload: workload.into(),
-            params,
+            params: params.into(),
             metric: metric.into(),
             unit: unit.into(),
             summary,
@@ -175,14 +177,51 @@ impl ResultRecord {
         }
         self
     }
+}
 
-    /// Formats a parameter for display ("" when absent).
-    pub fn param(&self, key: &str) -> String {
-        match self.params.get(key) {
-            Some(serde_json::Value::String(s)) => s.clone(),
-            Some(v) => v.to_string(),
-            None => String::new(),
-        }
+/// A record as the JSON document holds it: its parameters are decoded once the subsystem and
+/// workload are known.
+#[derive(Deserialize)]
+struct WireRecord {
+    subsystem: String,
+    workload: String,
+    params: serde_json::Value,
+    metric: String,
+    unit: String,
+    #[serde(flatten)]
+    summary: Summary,
+    #[serde(deserialize_with = "nan_as_null::numbers")]
+    samples: Vec<f64>,
+    #[serde(default, deserialize_with = "nan_as_null::number_map")]
+    percentiles: Option<BTreeMap<String, f64>>,
+    peak: Option<Peak>,
+    peak_unknown_reason: Option<String>,
+    efficiency: Option<f64>,
+    reference: Option<Reference>,
+    #[serde(default)]
+    warnings: Vec<String>,
+}
+
+impl<'de> Deserialize<'de> for ResultRecord {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let w = WireRecord::deserialize(d)?;
+        let params = Params::decode(&w.subsystem, &w.workload, w.params)
+            .map_err(serde::de::Error::custom)?;
+        Ok(ResultRecord {
+            subsystem: w.subsystem,
+            workload: w.workload,
+            params,
+            metric: w.metric,
+            unit: w.unit,
+            summary: w.summary,
+            samples: w.samples,
+            percentiles: w.percentiles,
+            peak: w.peak,
+            peak_unknown_reason: w.peak_unknown_reason,
+            efficiency: w.efficiency,
+            reference: w.reference,
+            warnings: w.warnings,
+        })
     }
 }
 

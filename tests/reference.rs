@@ -103,12 +103,8 @@ fn record(
     mean: f64,
     peak: Option<f64>,
 ) -> peakbench::results::ResultRecord {
-    let params = params
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let params =
+        peakbench::results::params::Params::with_defaults(subsystem, workload, params).unwrap();
     let peak = peak.map_or_else(
         || Err("no peak".to_string()),
         |value| {

@@ -526,10 +526,11 @@ impl Coordinator {
             match members[s].recv(until) {
                 Ok(Msg::TestDone { records, error }) => {
                     // Only records of the link this rank was asked to measure.
-                    let num = |r: &ResultRecord, k: &str| r.params.get(k).and_then(|v| v.as_u64());
-                    out.extend(records.into_iter().filter(|r| {
-                        num(r, "src_node") == Some(link.src as u64)
-                            && num(r, "dst_node") == Some(link.dst as u64)
+                    out.extend(records.into_iter().filter(|r: &ResultRecord| {
+                        r.params
+                            .net()
+                            .and_then(|n| n.between.as_ref())
+                            .is_some_and(|b| b.src_node == link.src && b.dst_node == link.dst)
                     }));
                     if let Some(e) = error {
                         notes.push(format!("rank {s}: {e}"));

@@ -6,9 +6,9 @@ use crate::history::compare::{Better, better};
 use crate::history::point_key_except;
 use crate::measure::stats::median;
 use crate::results::fleet::{Fleet, Matrix, Node, Outlier, OutlierRule};
+use crate::results::params::Link;
 use crate::results::{Report, ResultRecord};
 use crate::sysinfo::SystemInfo;
-use serde_json::json;
 
 /// What rank 0 knows of one node at the end.
 #[derive(Debug, Clone)]
@@ -25,8 +25,9 @@ pub struct NodeOutcome {
 
 /// Adds the node's identity to a record's parameters.
 pub fn tag(rec: &mut ResultRecord, rank: u32, hostname: &str) {
-    rec.params.insert("node".into(), json!(rank));
-    rec.params.insert("host".into(), json!(hostname));
+    let node = rec.params.node_mut();
+    node.node = Some(rank);
+    node.host = Some(hostname.into());
 }
 
 /// The merged report: `system` is rank 0's machine (every node's is in `fleet.nodes`); node
@@ -125,18 +126,20 @@ fn flag(
             None => groups.push((k, vec![rec])),
         }
     }
-    let num =
-        |r: &ResultRecord, k: &str| r.params.get(k).and_then(|v| v.as_u64()).map(|v| v as u32);
     let mut out = Vec::new();
     for (point, recs) in groups {
         let values: Vec<f64> = recs.iter().map(|r| typical(r)).collect();
         for (i, median, mad, deviation) in judge(&values, rule) {
             let r = recs[i];
-            let node = num(r, "src_node").or(num(r, "node")).unwrap_or(0);
+            let link = link_of(r);
+            let node = link
+                .map(|l| l.src_node)
+                .or(r.params.node().node)
+                .unwrap_or(0);
             out.push(Outlier {
                 kind: kind.into(),
                 node,
-                dst_node: num(r, "dst_node"),
+                dst_node: link.map(|l| l.dst_node),
                 hostname: hosts.get(node as usize).cloned().unwrap_or_default(),
                 subsystem: r.subsystem.clone(),
                 workload: r.workload.clone(),
@@ -155,6 +158,11 @@ fn flag(
     out
 }
 
+/// The nodes of a test between two nodes.
+fn link_of(r: &ResultRecord) -> Option<&Link> {
+    r.params.net().and_then(|n| n.between.as_ref())
+}
+
 /// A record's point without the parameters that say where it ran.
 fn peer_key(rec: &ResultRecord) -> String {
     point_key_except(rec, &["node", "src_node", "dst_node", "server"])
@@ -163,7 +171,7 @@ fn peer_key(rec: &ResultRecord) -> String {
 /// Node-local points compared across nodes.
 fn node_outliers(results: &[ResultRecord], hosts: &[String], rule: OutlierRule) -> Vec<Outlier> {
     flag(results, "node", hosts, rule, |r| {
-        (r.params.contains_key("node") && !r.params.contains_key("pattern")).then(|| peer_key(r))
+        (r.params.node().node.is_some() && link_of(r).is_none()).then(|| peer_key(r))
     })
 }
 
@@ -178,18 +186,14 @@ fn link_outliers(results: &[ResultRecord], hosts: &[String], rule: OutlierRule) 
 /// (src, dst) of a record that goes in a matrix: an all-pairs or self test's receiver goodput
 /// or round-trip time.
 fn matrix_cell(r: &ResultRecord) -> Option<(u32, u32)> {
-    let pattern = r.params.get("pattern")?.as_str()?;
-    if pattern != "pairs" && pattern != "self" {
+    let net = r.params.net()?;
+    let link = net.between.as_ref()?;
+    if link.pattern != "pairs" && link.pattern != "self" {
         return None;
     }
-    let wanted =
-        (r.metric == "throughput" && r.param("side") == "receiver") || r.metric == "latency";
-    if !wanted {
-        return None;
-    }
-    let src = r.params.get("src_node")?.as_u64()? as u32;
-    let dst = r.params.get("dst_node")?.as_u64()? as u32;
-    Some((src, dst))
+    let wanted = (r.metric == "throughput" && net.side.as_deref() == Some("receiver"))
+        || r.metric == "latency";
+    wanted.then_some((link.src_node, link.dst_node))
 }
 
 /// One N × N matrix per (metric, protocol) of the all-pairs and self tests.
@@ -202,7 +206,7 @@ pub fn matrices(results: &[ResultRecord], n: u32) -> Vec<Matrix> {
         if src >= n || dst >= n {
             continue;
         }
-        let protocol = r.param("protocol");
+        let protocol = r.params.net().map_or(String::new(), |n| n.protocol.clone());
         let m = match out
             .iter_mut()
             .position(|m| m.metric == r.metric && m.protocol == protocol && m.unit == r.unit)
@@ -230,17 +234,34 @@ pub fn matrices(results: &[ResultRecord], n: u32) -> Vec<Matrix> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
+    use crate::results::params::Params;
+    use serde_json::json;
 
+    /// A CPU DP record.
     fn rec(metric: &str, mean: f64, params: &[(&str, serde_json::Value)]) -> ResultRecord {
-        let p: BTreeMap<String, serde_json::Value> = params
+        record("cpu", "DP", metric, mean, params)
+    }
+
+    /// A network record of a link between nodes.
+    fn link(metric: &str, mean: f64, params: &[(&str, serde_json::Value)]) -> ResultRecord {
+        record("net", "THROUGHPUT", metric, mean, params)
+    }
+
+    fn record(
+        subsystem: &str,
+        workload: &str,
+        metric: &str,
+        mean: f64,
+        params: &[(&str, serde_json::Value)],
+    ) -> ResultRecord {
+        let p: serde_json::Map<String, serde_json::Value> = params
             .iter()
             .map(|(k, v)| (k.to_string(), v.clone()))
             .collect();
         ResultRecord::new(
-            "cpu",
-            "DP",
-            p,
+            subsystem,
+            workload,
+            Params::with_defaults(subsystem, workload, p.into()).unwrap(),
             metric,
             "GOPS",
             vec![mean, mean],
@@ -327,11 +348,11 @@ mod tests {
                 ];
                 let mut t = common.to_vec();
                 t.push(("side", json!("receiver")));
-                results.push(rec("throughput", gbit, &t));
+                results.push(link("throughput", gbit, &t));
                 let mut s = common.to_vec();
                 s.push(("side", json!("sender")));
-                results.push(rec("throughput", gbit, &s));
-                results.push(rec("latency", 60.0, &common));
+                results.push(link("throughput", gbit, &s));
+                results.push(link("latency", 60.0, &common));
             }
         }
         let m = matrices(&results, 3);

@@ -9,8 +9,8 @@ use crate::bench::net::client::Target;
 use crate::bench::net::protocol::{self, FrameError};
 use crate::bench::net::server::ServerConfig;
 use crate::bench::net::{BackgroundServer, NetOptions, NetPoint, NetSession, NetWorkload};
+use crate::results::params::Link;
 use crate::results::{Report, ResultRecord};
-use serde_json::json;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
@@ -236,10 +236,14 @@ pub fn link_test(
     }
     for r in &mut records {
         // The server's ephemeral port changes every run; the nodes say which link it is.
-        r.params.remove("server");
-        r.params.insert("pattern".into(), json!(t.pattern));
-        r.params.insert("src_node".into(), json!(t.src));
-        r.params.insert("dst_node".into(), json!(t.dst));
+        if let Some(p) = r.params.net_mut() {
+            p.server = None;
+            p.between = Some(Link {
+                pattern: t.pattern.clone(),
+                src_node: t.src,
+                dst_node: t.dst,
+            });
+        }
         tag(r, me.rank, &me.hostname);
     }
     (records, error)

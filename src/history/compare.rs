@@ -98,8 +98,12 @@ mod tests {
     use super::*;
 
     fn rec(metric: &str, samples: Vec<f64>) -> ResultRecord {
-        let mut params = BTreeMap::new();
-        params.insert("threads".into(), serde_json::json!(1));
+        let params = crate::results::params::Params::with_defaults(
+            "net",
+            "THROUGHPUT",
+            serde_json::json!({}),
+        )
+        .unwrap();
         ResultRecord::new(
             "net",
             "THROUGHPUT",

@@ -66,38 +66,8 @@ CREATE TABLE IF NOT EXISTS fleets (
 );
 ";
 
-/// The parameters that say which point a record is (not what the harness chose or measured
-/// along the way); two runs' records with the same workload, metric and these are the same
-/// point.
-const IDENTITY: &[&str] = &[
-    "threads",
-    "isa",
-    "scaling",
-    "block_size_bytes",
-    "working_set_bytes",
-    "pages",
-    "probe",
-    "op_bytes",
-    "stores",
-    "level",
-    "iodepth",
-    "engine",
-    "io_mode",
-    "read_percent",
-    "protocol",
-    "streams",
-    "message_size_bytes",
-    "side",
-    "direction",
-    "target_rate_bps",
-    "server",
-    "node",
-    "pattern",
-    "src_node",
-    "dst_node",
-];
-
-/// The identity of a record's point: subsystem, workload, metric and the identity parameters.
+/// The identity of a record's point: subsystem, workload, metric and the identity parameters
+/// ([`crate::results::params::IDENTITY`]).
 pub fn point_key(rec: &ResultRecord) -> String {
     point_key_except(rec, &[])
 }
@@ -105,12 +75,7 @@ pub fn point_key(rec: &ResultRecord) -> String {
 /// [`point_key`] without the identity parameters in `except` (a multi-node run compares the
 /// same point across nodes: without `node`).
 pub fn point_key_except(rec: &ResultRecord, except: &[&str]) -> String {
-    let ident: serde_json::Map<String, serde_json::Value> = rec
-        .params
-        .iter()
-        .filter(|(k, _)| IDENTITY.contains(&k.as_str()) && !except.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let ident = rec.params.identity(except);
     format!(
         "{}/{}/{} {}",
         rec.subsystem,
@@ -422,12 +387,16 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
+    use crate::results::params::Params;
 
+    /// A CPU throughput record: `iterations` is what the harness chose.
     fn record(workload: &str, threads: u64, samples: Vec<f64>) -> ResultRecord {
-        let mut params = BTreeMap::new();
-        params.insert("threads".into(), serde_json::json!(threads));
-        params.insert("iterations".into(), serde_json::json!(12345));
+        let params = Params::with_defaults(
+            "cpu",
+            workload,
+            serde_json::json!({"threads": threads, "isa": "avx2", "iterations_per_thread": 12345}),
+        )
+        .unwrap();
         ResultRecord::new(
             "cpu",
             workload,
@@ -443,7 +412,9 @@ mod tests {
     fn key_ignores_what_the_harness_chose() {
         let a = record("DP", 2, vec![1.0]);
         let mut b = record("DP", 2, vec![2.0]);
-        b.params.insert("iterations".into(), serde_json::json!(99));
+        if let Params::Cpu(p) = &mut b.params {
+            p.kernel.as_mut().unwrap().iterations_per_thread = 99;
+        }
         assert_eq!(point_key(&a), point_key(&b));
         assert_ne!(point_key(&a), point_key(&record("DP", 1, vec![1.0])));
         assert_ne!(point_key(&a), point_key(&record("SP", 2, vec![1.0])));

@@ -11,7 +11,7 @@
 //! what peakbench times per I/O; percentiles are fio's `clat_ns` ones.
 
 use super::process::{TempPath, run_bounded};
-use super::{RefContext, RefError, Tool, param_f64, param_str, param_u64, unit_error};
+use super::{RefContext, RefError, Tool, params_of, unit_error};
 use crate::results::ResultRecord;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -53,10 +53,11 @@ pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>
 }
 
 fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
-    let read_percent = param_u64(rec, "read_percent", TOOL)?.min(100);
-    let random = match param_str(rec, "pattern") {
-        Some("random") => true,
-        Some("sequential") => false,
+    let p = params_of(rec, TOOL, |p| p.disk())?;
+    let read_percent = p.read_percent.min(100) as u64;
+    let random = match p.pattern.as_str() {
+        "random" => true,
+        "sequential" => false,
         _ => {
             return Err(RefError::unsupported(
                 TOOL,
@@ -72,7 +73,7 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
         (p, false) => ("rw", Some(p)),
         (p, true) => ("randrw", Some(p)),
     };
-    let engine = param_str(rec, "engine").unwrap_or("psync");
+    let engine = p.engine.as_str();
     if !matches!(engine, "psync" | "io_uring" | "null") {
         return Err(RefError::unsupported(
             TOOL,
@@ -81,7 +82,7 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
     }
     // The same file system as the point: the directory of peakbench's target file. A block
     // device is never handed to fio (its run would write over it).
-    let dir = match param_str(rec, "target").map(Path::new) {
+    let dir = match Some(Path::new(&p.target)).filter(|t| !t.as_os_str().is_empty()) {
         Some(t) if t.starts_with("/dev") => {
             return Err(RefError::unsupported(
                 TOOL,
@@ -94,26 +95,25 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
         },
         None => ctx.dir.clone(),
     };
-    let seconds = ctx.seconds(param_f64(rec, "runtime_s")).unwrap_or(1.0);
-    let cpus = rec.params.get("cpus").and_then(|v| v.as_array()).map(|a| {
-        a.iter()
-            .filter_map(|c| c.as_u64())
-            .map(|c| c.to_string())
-            .collect::<Vec<_>>()
-            .join(",")
-    });
+    let seconds = ctx.seconds(Some(p.runtime_s)).unwrap_or(1.0);
+    let cpus = p
+        .cpus
+        .iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
     Ok(Job {
         rw: rw.into(),
         rwmixread,
-        block_bytes: param_u64(rec, "block_size_bytes", TOOL)?,
-        iodepth: param_u64(rec, "iodepth", TOOL)?,
-        jobs: param_u64(rec, "threads", TOOL)?,
+        block_bytes: p.block_size_bytes,
+        iodepth: p.iodepth as u64,
+        jobs: p.threads as u64,
         engine: engine.into(),
-        direct: param_str(rec, "io_mode") != Some("buffered"),
-        size_bytes: param_u64(rec, "file_size_bytes", TOOL)?,
+        direct: p.io_mode != "buffered",
+        size_bytes: p.file_size_bytes,
         runtime_ms: (seconds * 1000.0).round().max(1.0) as u64,
-        ramp_ms: (param_f64(rec, "ramp_s").unwrap_or(0.0) * 1000.0).round() as u64,
-        cpus: cpus.filter(|c| !c.is_empty()),
+        ramp_ms: (p.ramp_s * 1000.0).round() as u64,
+        cpus: Some(cpus).filter(|c| !c.is_empty()),
         dir,
     })
 }
@@ -306,6 +306,7 @@ pub fn figure(r: &FioResult, rec: &ResultRecord) -> Result<f64, RefError> {
 mod tests {
     use super::super::testing::{fixture, record};
     use super::*;
+    use crate::results::params::Params;
     use serde_json::json;
 
     fn disk(
@@ -405,18 +406,20 @@ mod tests {
     fn runs_beside_the_measured_file_and_never_on_a_device() {
         let ctx = RefContext::new("/ctx");
         let mut rec = disk("iops", "IOPS", "RR", 100, "random");
+        // No target (a record that does not say): the context's directory.
         assert_eq!(job(&rec, &ctx).unwrap().unwrap().dir, Path::new("/ctx"));
-        rec.params
-            .insert("target".into(), json!("/mnt/nvme/.peakbench-disk-1.tmp"));
+        let mut target = |t: &str| {
+            if let Params::Disk(d) = &mut rec.params {
+                d.target = t.into();
+            }
+            job(&rec, &ctx).unwrap()
+        };
         assert_eq!(
-            job(&rec, &ctx).unwrap().unwrap().dir,
+            target("/mnt/nvme/.peakbench-disk-1.tmp").unwrap().dir,
             Path::new("/mnt/nvme")
         );
-        rec.params
-            .insert("target".into(), json!(".peakbench-disk-1.tmp"));
-        assert_eq!(job(&rec, &ctx).unwrap().unwrap().dir, Path::new("."));
-        rec.params.insert("target".into(), json!("/dev/nvme0n1"));
-        let err = job(&rec, &ctx).unwrap().unwrap_err().to_string();
+        assert_eq!(target(".peakbench-disk-1.tmp").unwrap().dir, Path::new("."));
+        let err = target("/dev/nvme0n1").unwrap_err().to_string();
         assert!(err.contains("block device"), "{err}");
     }
 

@@ -10,8 +10,9 @@
 //! Units: iperf3's `bits_per_second` is bits of payload per second; Mbit/s = ÷ 10⁶.
 
 use super::process::{LOOPBACK, Server, Transport, run_bounded, whole_seconds};
-use super::{RefContext, RefError, Tool, param_f64, param_str, param_u64, unit_error};
+use super::{RefContext, RefError, Tool, params_of, unit_error};
 use crate::results::ResultRecord;
+use crate::results::params::NetParams;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -33,28 +34,26 @@ pub struct Job {
 }
 
 /// Refuses a point measured against another host: the reference runs on loopback only.
-pub(super) fn require_loopback(rec: &ResultRecord, tool: Tool) -> Result<(), RefError> {
-    match param_str(rec, "server").map(|s| s.parse::<std::net::SocketAddr>()) {
+pub(super) fn require_loopback(p: &NetParams, tool: Tool) -> Result<(), RefError> {
+    match p
+        .server
+        .as_deref()
+        .map(|s| (s, s.parse::<std::net::SocketAddr>()))
+    {
         None => Ok(()),
-        Some(Ok(addr)) if addr.ip().is_loopback() => Ok(()),
-        Some(_) => Err(RefError::unsupported(
+        Some((_, Ok(addr))) if addr.ip().is_loopback() => Ok(()),
+        Some((server, _)) => Err(RefError::unsupported(
             tool,
-            format!(
-                "the reference runs over loopback only, and this point measured {}",
-                rec.param("server")
-            ),
+            format!("the reference runs over loopback only, and this point measured {server}"),
         )),
     }
 }
 
 /// Whether the record is UDP (else TCP).
-pub(super) fn is_udp(rec: &ResultRecord, tool: Tool) -> Result<bool, RefError> {
-    match param_str(rec, "protocol")
-        .map(str::to_ascii_uppercase)
-        .as_deref()
-    {
-        Some("TCP") => Ok(false),
-        Some("UDP") => Ok(true),
+pub(super) fn is_udp(p: &NetParams, tool: Tool) -> Result<bool, RefError> {
+    match p.protocol.to_ascii_uppercase().as_str() {
+        "TCP" => Ok(false),
+        "UDP" => Ok(true),
         _ => Err(RefError::unsupported(tool, "the record has no protocol")),
     }
 }
@@ -70,24 +69,24 @@ pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>
 }
 
 fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
-    require_loopback(rec, TOOL)?;
-    let udp = is_udp(rec, TOOL)?;
-    let seconds = ctx.seconds(param_f64(rec, "duration_s")).unwrap_or(1.0);
+    let p = params_of(rec, TOOL, |p| p.net())?;
+    require_loopback(p, TOOL)?;
+    let udp = is_udp(p, TOOL)?;
+    let seconds = ctx.seconds(Some(p.duration_s)).unwrap_or(1.0);
     Ok(Job {
         udp,
-        streams: param_u64(rec, "streams", TOOL)?,
-        length_bytes: param_u64(rec, "message_size_bytes", TOOL)?,
+        streams: p.streams as u64,
+        length_bytes: p.message_size_bytes as u64,
         seconds: whole_seconds(seconds, 1),
         // iperf3 3.12 counts UDP datagrams of the omitted seconds as lost (esnet/iperf#1489:
         // loss above 100 %), so UDP runs omit nothing and their warm-up is measured.
-        omit_seconds: if udp {
-            0
-        } else {
-            whole_seconds(param_f64(rec, "omit_s").unwrap_or(0.0), 0)
-        },
-        reverse: rec.param("direction").contains("reverse"),
+        omit_seconds: if udp { 0 } else { whole_seconds(p.omit_s, 0) },
+        reverse: p
+            .direction
+            .as_deref()
+            .is_some_and(|d| d.contains("reverse")),
         rate_bps: if udp {
-            param_f64(rec, "target_rate_bps").unwrap_or(0.0) as u64
+            p.target_rate_bps.unwrap_or(0)
         } else {
             0
         },
@@ -252,11 +251,13 @@ pub fn figure(r: &Iperf3Result, rec: &ResultRecord) -> Result<f64, RefError> {
             .ok_or_else(|| RefError::parse(TOOL, "iperf3 reported no UDP loss or jitter"))
     };
     match (rec.metric.as_str(), rec.unit.as_str()) {
-        ("throughput", "bit/s") => Ok(if rec.param("side") == "sender" {
-            r.sent_bits_per_s
-        } else {
-            r.received_bits_per_s
-        }),
+        ("throughput", "bit/s") => Ok(
+            if rec.params.net().and_then(|p| p.side.as_deref()) == Some("sender") {
+                r.sent_bits_per_s
+            } else {
+                r.received_bits_per_s
+            },
+        ),
         ("loss", "%") => Ok(udp()?.lost_percent),
         ("jitter", "s") => Ok(udp()?.jitter_ms / 1000.0),
         _ => Err(unit_error(TOOL, rec)),
@@ -318,9 +319,10 @@ mod tests {
         let mut ctx = RefContext::new("/tmp");
         ctx.duration = Some(Duration::from_secs(3));
         let mut rec = net("loss", "%", "UDP", "receiver", "[::1]:5301");
-        rec.params.insert("message_size_bytes".into(), json!(1400));
-        rec.params
-            .insert("direction".into(), json!("server to client (--reverse)"));
+        if let Some(p) = rec.params.net_mut() {
+            p.message_size_bytes = 1400;
+            p.direction = Some("server to client (--reverse)".into());
+        }
         let udp = job(&rec, &ctx).unwrap().unwrap();
         assert_eq!(
             argv(&udp, 40000)[5..],

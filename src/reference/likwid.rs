@@ -16,7 +16,7 @@
 //! that rate (`-i`); otherwise it asks for a minimum time (`-s`, whole seconds).
 
 use super::process::{run_bounded, whole_seconds};
-use super::{RefContext, RefError, Tool, param_str, param_u64, unit_error};
+use super::{RefContext, RefError, Tool, params_of, unit_error};
 use crate::results::ResultRecord;
 use std::path::Path;
 use std::process::Command;
@@ -71,15 +71,15 @@ fn isa_suffix(isa: &str, fma: bool) -> Option<&'static str> {
     })
 }
 
-fn threads_and_isa(rec: &ResultRecord) -> Result<(u64, &str), RefError> {
-    let threads = param_u64(rec, "threads", TOOL)?.max(1);
-    let isa = param_str(rec, "isa").ok_or_else(|| {
+fn threads_and_isa(rec: &ResultRecord) -> Result<(u64, &'static str), RefError> {
+    let threads = (rec.params.threads() as u64).max(1);
+    let isa = rec.params.isa().ok_or_else(|| {
         RefError::unsupported(
             TOOL,
             "the record does not say which instruction set it used",
         )
     })?;
-    Ok((threads, isa))
+    Ok((threads, isa.name()))
 }
 
 fn target_ms(ctx: &RefContext) -> u64 {
@@ -132,8 +132,9 @@ pub fn mem_job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefEr
 
 fn bandwidth_job(rec: &ResultRecord, ctx: &RefContext, base: &str) -> Result<Job, RefError> {
     let (threads, isa) = threads_and_isa(rec)?;
-    let bytes = param_u64(rec, "working_set_bytes", TOOL)?;
-    let nt = param_str(rec, "stores") == Some("nt");
+    let kernel = params_of(rec, TOOL, |p| p.mem().and_then(|m| m.kernel.as_ref()))?;
+    let bytes = kernel.working_set_bytes;
+    let nt = kernel.stores == "nt";
     let suffix = isa_suffix(isa, false).ok_or_else(|| {
         RefError::unsupported(TOOL, format!("likwid-bench has no {isa} {base} kernel"))
     })?;
@@ -439,11 +440,12 @@ mod tests {
             "COPY",
             "throughput",
             "GB/s",
-            json!({"threads": 1, "isa": "avx2"}),
+            json!({"threads": 1}),
             None,
         );
+        // A memory record without its kernel's parameters (the NULL workload's shape).
         let err = mem_job(&no_size, &ctx()).unwrap().unwrap_err();
-        assert!(err.to_string().contains("working_set_bytes"), "{err}");
+        assert!(err.to_string().contains("instruction set"), "{err}");
         let scale = record("mem", "SCALE", "throughput", "GB/s", json!({}), None);
         assert!(mem_job(&scale, &ctx()).is_none());
     }

@@ -511,23 +511,22 @@ fn measure_first_found(
     })
 }
 
-/// Parameter readers shared by the adapters: a missing or ill-typed parameter is an error that
-/// names it, never a panic.
-fn param_u64(rec: &ResultRecord, key: &str, tool: Tool) -> Result<u64, RefError> {
-    rec.params.get(key).and_then(|v| v.as_u64()).ok_or_else(|| {
+/// The parameters an adapter reads, of the kind it needs: another kind is an error that says
+/// so, never a panic.
+fn params_of<'a, T>(
+    rec: &'a ResultRecord,
+    tool: Tool,
+    kind: impl Fn(&'a crate::results::params::Params) -> Option<&'a T>,
+) -> Result<&'a T, RefError> {
+    kind(&rec.params).ok_or_else(|| {
         RefError::unsupported(
             tool,
-            format!("the record has no whole-number parameter '{key}'"),
+            format!(
+                "a {} {} record is not one of its points",
+                rec.subsystem, rec.workload
+            ),
         )
     })
-}
-
-fn param_f64(rec: &ResultRecord, key: &str) -> Option<f64> {
-    rec.params.get(key).and_then(|v| v.as_f64())
-}
-
-fn param_str<'a>(rec: &'a ResultRecord, key: &str) -> Option<&'a str> {
-    rec.params.get(key).and_then(|v| v.as_str())
 }
 
 /// The version number that follows `marker` in `text` ("Version 5.2.2" → "5.2.2").
@@ -558,6 +557,7 @@ fn unit_error(tool: Tool, rec: &ResultRecord) -> RefError {
 pub(crate) mod testing {
     //! Records shaped like the benchmarks' own, for the adapters' tests.
     use crate::results::ResultRecord;
+    use crate::results::params::Params;
     use crate::sysinfo::peak::Peak;
     use std::collections::BTreeMap;
 
@@ -569,10 +569,8 @@ pub(crate) mod testing {
         params: serde_json::Value,
         peak: Option<f64>,
     ) -> ResultRecord {
-        let params: BTreeMap<String, serde_json::Value> = match params {
-            serde_json::Value::Object(m) => m.into_iter().collect(),
-            _ => BTreeMap::new(),
-        };
+        let params =
+            Params::with_defaults(subsystem, workload, params).expect("test parameters decode");
         let peak = peak.map_or_else(
             || Err("no peak".to_string()),
             |value| {
@@ -672,7 +670,6 @@ mod tests {
             ("cpu", "NULL", "latency", "ns"),
             ("mem", "LATENCY", "latency", "ns"),
             ("mem", "RWS", "throughput", "GB/s"),
-            ("sysinfo", "X", "x", "x"),
         ] {
             let rec = record(sub, wl, metric, unit, json!({"threads": 1}), None);
             assert!(measure(&rec, &ctx).is_none(), "{sub} {wl}");

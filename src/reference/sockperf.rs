@@ -11,7 +11,7 @@
 
 use super::iperf3::{is_udp, require_loopback};
 use super::process::{LOOPBACK, Server, Transport, run_bounded, whole_seconds};
-use super::{RefContext, RefError, Tool, param_f64, param_u64, unit_error};
+use super::{RefContext, RefError, Tool, params_of, unit_error};
 use crate::results::ResultRecord;
 use std::path::Path;
 use std::process::Command;
@@ -39,9 +39,10 @@ pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>
 }
 
 fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
-    require_loopback(rec, TOOL)?;
-    let udp = is_udp(rec, TOOL)?;
-    let message_bytes = param_u64(rec, "message_size_bytes", TOOL)?;
+    let p = params_of(rec, TOOL, |p| p.net())?;
+    require_loopback(p, TOOL)?;
+    let udp = is_udp(p, TOOL)?;
+    let message_bytes = p.message_size_bytes as u64;
     if message_bytes < MIN_MESSAGE_BYTES {
         return Err(RefError::unsupported(
             TOOL,
@@ -50,7 +51,7 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
             ),
         ));
     }
-    let seconds = ctx.seconds(param_f64(rec, "duration_s")).unwrap_or(1.0);
+    let seconds = ctx.seconds(Some(p.duration_s)).unwrap_or(1.0);
     Ok(Job {
         udp,
         message_bytes,

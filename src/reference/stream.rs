@@ -6,7 +6,7 @@
 //! compiled (STREAM_ARRAY_SIZE); the threads are OMP_NUM_THREADS, bound one per core.
 
 use super::process::run_bounded;
-use super::{RefError, Tool, param_u64, unit_error};
+use super::{RefError, Tool, unit_error};
 use crate::results::ResultRecord;
 use std::path::Path;
 use std::process::Command;
@@ -27,7 +27,9 @@ pub fn job(rec: &ResultRecord) -> Option<Result<Job, RefError>> {
     {
         return None;
     }
-    Some(param_u64(rec, "threads", TOOL).map(|threads| Job { threads }))
+    Some(Ok(Job {
+        threads: rec.params.threads() as u64,
+    }))
 }
 
 /// The environment of the run: OpenMP threads, one per core, spread as peakbench places its own.

@@ -817,9 +817,9 @@ fn draw<DB: DrawingBackend>(
     Ok(())
 }
 
-/// A parameter as a number.
-fn num(rec: &ResultRecord, key: &str) -> Option<f64> {
-    rec.params.get(key).and_then(|v| v.as_f64())
+/// The point's threads (network: streams), as an x value.
+fn threads(rec: &ResultRecord) -> Option<f64> {
+    Some(rec.params.threads() as f64)
 }
 
 /// Records grouped by `key`, in first-seen order.
@@ -838,10 +838,10 @@ fn group_by<'a, K: PartialEq>(
     out
 }
 
-/// One series per distinct `name` of the records: (the `x` parameter, the mean).
+/// One series per distinct `name` of the records: (`x` of the record, the mean).
 fn series_of(
     records: &[&ResultRecord],
-    x: &str,
+    x: impl Fn(&ResultRecord) -> Option<f64>,
     name: impl Fn(&ResultRecord) -> String,
 ) -> Vec<Series> {
     group_by(records, name)
@@ -850,7 +850,7 @@ fn series_of(
             name,
             points: recs
                 .iter()
-                .filter_map(|r| Some((num(r, x)?, r.summary.mean)))
+                .filter_map(|r| Some((x(r)?, r.summary.mean)))
                 .collect(),
         })
         .collect()
@@ -927,8 +927,14 @@ fn throughput_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
     group_by(&throughput, |r| (r.workload.clone(), r.unit.clone()))
         .into_iter()
         .map(|((workload, unit), recs)| {
-            let scalings = group_by(&recs, |r| r.param("scaling")).len();
-            let series = series_of(&recs, "threads", |r| {
+            let scaling = |r: &ResultRecord| {
+                r.params
+                    .cpu()
+                    .and_then(|c| c.kernel.as_ref())
+                    .map(|k| k.scaling.clone())
+            };
+            let scalings = group_by(&recs, scaling).len();
+            let series = series_of(&recs, threads, |r| {
                 let variant = super::row(r).variant;
                 let mut name = if variant == "—" {
                     r.workload.clone()
@@ -936,7 +942,7 @@ fn throughput_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
                     variant
                 };
                 if scalings > 1 {
-                    name = format!("{name}, {} scaling", r.param("scaling"));
+                    name = format!("{name}, {} scaling", scaling(r).unwrap_or_default());
                 }
                 name
             });
@@ -963,17 +969,20 @@ fn staircase(records: &[&ResultRecord], report: &Report) -> Option<Chart> {
     let chase: Vec<&ResultRecord> = records
         .iter()
         .copied()
-        .filter(|r| r.workload == "LATENCY" && r.param("probe") == "chase")
+        .filter(|r| r.params.latency().is_some_and(|l| l.chase.is_some()))
         .collect();
+    let step = |r: &ResultRecord| r.params.latency().and_then(|l| l.chase.clone());
     let unit = chase.first()?.unit.clone();
-    let series = series_of(&chase, "working_set_bytes", |r| {
-        match r.param("pages").as_str() {
-            "thp" => "transparent huge pages".to_string(),
-            "4k" => "4 KiB pages".to_string(),
-            "" => "latency".to_string(),
-            other => other.to_string(),
-        }
-    });
+    let series = series_of(
+        &chase,
+        |r| step(r).map(|c| c.working_set_bytes as f64),
+        |r| match step(r).map(|c| c.pages).as_deref() {
+            Some("thp") => "transparent huge pages".to_string(),
+            Some("4k") => "4 KiB pages".to_string(),
+            Some(other) => other.to_string(),
+            None => "latency".to_string(),
+        },
+    );
     let markers = report
         .system
         .caches
@@ -1016,15 +1025,16 @@ fn staircase(records: &[&ResultRecord], report: &Report) -> Option<Chart> {
 fn disk_charts(records: &[&ResultRecord]) -> Vec<Chart> {
     let mut out = Vec::new();
     for (workload, recs) in group_by(records, |r| r.workload.clone()) {
-        let threads = group_by(&recs, |r| r.param("threads")).len();
+        let counts = group_by(&recs, |r| r.params.threads()).len();
         let name = |r: &ResultRecord| {
-            let mut name = num(r, "block_size_bytes")
-                .map(|b| format_bytes_binary(b as u64))
+            let disk = r.params.disk();
+            let mut name = disk
+                .map(|d| format_bytes_binary(d.block_size_bytes))
                 .unwrap_or_else(|| r.workload.clone());
-            if threads > 1 {
-                name.push_str(&format!(" ×{} threads", r.param("threads")));
+            if counts > 1 {
+                name.push_str(&format!(" ×{} threads", r.params.threads()));
             }
-            if r.param("io_mode") == "buffered" {
+            if disk.is_some_and(|d| d.io_mode == "buffered") {
                 name.push_str(" buffered");
             }
             name
@@ -1048,7 +1058,7 @@ fn disk_charts(records: &[&ResultRecord]) -> Vec<Chart> {
                     } else {
                         format!("{what} ({})", unit_name(&first.unit))
                     },
-                    series_of(&of, "iodepth", name),
+                    series_of(&of, |r| r.params.disk().map(|d| d.iodepth as f64), name),
                 ),
             });
         }
@@ -1062,29 +1072,35 @@ fn net_charts(records: &[&ResultRecord]) -> Vec<Chart> {
     let goodput: Vec<&ResultRecord> = records
         .iter()
         .copied()
-        .filter(|r| r.metric == "throughput" && r.param("side") != "sender")
+        .filter(|r| {
+            r.metric == "throughput"
+                && r.params.net().and_then(|n| n.side.as_deref()) != Some("sender")
+        })
         .collect();
     group_by(&goodput, |r| (r.workload.clone(), r.unit.clone()))
         .into_iter()
         .map(|((workload, unit), recs)| {
-            let x = if recs.iter().all(|r| r.params.contains_key("streams")) {
-                "streams"
-            } else {
-                "threads"
-            };
-            let series = series_of(&recs, x, |r| {
-                let mut name = format!(
-                    "{} {}",
-                    r.param("protocol"),
-                    num(r, "message_size_bytes")
-                        .map(|b| format_bytes_binary(b as u64))
-                        .unwrap_or_default()
-                );
-                if r.param("direction").contains("reverse") {
-                    name.push_str(" reverse");
-                }
-                name.trim().to_string()
-            });
+            let series = series_of(
+                &recs,
+                |r| r.params.net().map(|n| n.streams as f64).or(threads(r)),
+                |r| {
+                    let Some(n) = r.params.net() else {
+                        return r.workload.clone();
+                    };
+                    let mut name = format!(
+                        "{} {}",
+                        n.protocol,
+                        format_bytes_binary(n.message_size_bytes as u64)
+                    );
+                    if n.direction
+                        .as_deref()
+                        .is_some_and(|d| d.contains("reverse"))
+                    {
+                        name.push_str(" reverse");
+                    }
+                    name.trim().to_string()
+                },
+            );
             Chart {
                 slug: slug(&["net", &workload, "streams"]),
                 subsystem: "net".into(),
@@ -1135,7 +1151,7 @@ fn efficiency_chart(subsystem: &str, records: &[&ResultRecord]) -> Option<Chart>
         .iter()
         .map(|r| {
             let variant = super::row(r).variant;
-            let mut label = format!("{} ×{}", r.workload, r.param("threads"));
+            let mut label = format!("{} ×{}", r.workload, r.params.threads());
             if variant != "—" {
                 label.push(' ');
                 label.push_str(&variant);

@@ -34,7 +34,7 @@ pub fn render(report: &Report) -> Vec<u8> {
         let cells = [
             field(&rec.subsystem),
             field(&rec.workload),
-            field(&rec.param("threads")),
+            field(&rec.params.threads().to_string()),
             field(if variant == "—" { "" } else { &variant }),
             field(&rec.metric),
             field(&rec.unit),

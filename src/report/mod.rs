@@ -11,6 +11,7 @@ pub mod nodes;
 pub mod table;
 
 use crate::results::ResultRecord;
+use crate::results::params::Params;
 use crate::units::{format_sig, format_size};
 
 /// The columns of SPEC §4 for one record, already formatted; shared by the terminal table,
@@ -34,11 +35,11 @@ fn percent(fraction: Option<f64>) -> String {
 /// The "variant" column, and where the point ran in a multi-node run: "node 2", or the link
 /// "pairs 0→1".
 fn variant(rec: &ResultRecord) -> String {
-    let v = base_variant(rec);
-    let num = |k: &str| rec.params.get(k).and_then(|v| v.as_u64());
-    let place = match (num("src_node"), num("dst_node"), num("node")) {
-        (Some(s), Some(d), _) => format!("{} {s}→{d}", rec.param("pattern")),
-        (_, _, Some(n)) => format!("node {n}"),
+    let v = base_variant(&rec.params, &rec.metric);
+    let link = rec.params.net().and_then(|n| n.between.as_ref());
+    let place = match (link, rec.params.node().node) {
+        (Some(l), _) => format!("{} {}→{}", l.pattern, l.src_node, l.dst_node),
+        (None, Some(n)) => format!("node {n}"),
         _ => return v,
     };
     if v.is_empty() {
@@ -50,67 +51,55 @@ fn variant(rec: &ResultRecord) -> String {
 
 /// The ISA for CPU points; for memory, the block size, or for latency the working set and page
 /// size, the probe, or the cache level found.
-fn base_variant(rec: &ResultRecord) -> String {
-    let size = |key: &str| {
-        rec.params
-            .get(key)
-            .and_then(|v| v.as_u64())
-            .map(format_size)
-    };
-    if rec.subsystem == "cpu" {
-        // HP on a core with native fp16 arithmetic is an fp16 FMA: say so beside the ISA.
-        return match rec.param("operation").as_str() {
-            op @ "fp16 FMA" => format!("{} {op}", rec.param("isa")),
-            _ => rec.param("isa"),
-        };
-    }
-    if rec.subsystem == "disk" {
-        let mut v = format!(
-            "{} QD{}",
-            rec.params
-                .get("block_size_bytes")
-                .and_then(|v| v.as_u64())
-                .map(crate::units::format_bytes_binary)
-                .unwrap_or_default(),
-            rec.param("iodepth")
-        );
-        if rec.param("io_mode") == "buffered" {
-            v.push_str(" buffered");
+fn base_variant(params: &Params, metric: &str) -> String {
+    match params {
+        Params::Cpu(p) => match &p.kernel {
+            // HP on a core with native fp16 arithmetic is an fp16 FMA: say so beside the ISA.
+            Some(k) if k.operation == "fp16 FMA" => format!("{} {}", k.isa.name(), k.operation),
+            Some(k) => k.isa.name().into(),
+            None => String::new(),
+        },
+        Params::Disk(p) => {
+            let mut v = format!(
+                "{} QD{}",
+                crate::units::format_bytes_binary(p.block_size_bytes),
+                p.iodepth
+            );
+            if p.io_mode == "buffered" {
+                v.push_str(" buffered");
+            }
+            v
         }
-        return v;
-    }
-    if rec.subsystem == "net" {
-        let mut v = format!(
-            "{} {}",
-            rec.param("protocol"),
-            rec.params
-                .get("message_size_bytes")
-                .and_then(|v| v.as_u64())
-                .map(crate::units::format_bytes_binary)
-                .unwrap_or_default()
-        );
-        match rec.metric.as_str() {
-            "throughput" => v.push_str(&format!(" {}", rec.param("side"))),
-            "loss" | "jitter" => v.push_str(&format!(" {}", rec.metric)),
-            _ => {}
+        Params::Net(p) => {
+            let mut v = format!(
+                "{} {}",
+                p.protocol,
+                crate::units::format_bytes_binary(p.message_size_bytes as u64)
+            );
+            match metric {
+                "throughput" => v.push_str(&format!(" {}", p.side.as_deref().unwrap_or(""))),
+                "loss" | "jitter" => v.push_str(&format!(" {metric}")),
+                _ => {}
+            }
+            if p.direction
+                .as_deref()
+                .is_some_and(|d| d.contains("reverse"))
+            {
+                v.push_str(" reverse");
+            }
+            v
         }
-        if rec.param("direction").contains("reverse") {
-            v.push_str(" reverse");
-        }
-        return v;
-    }
-    if let Some(b) = size("block_size_bytes") {
-        return b;
-    }
-    match rec.param("probe").as_str() {
-        "chase" => format!(
-            "{} {}",
-            size("working_set_bytes").unwrap_or_default(),
-            rec.param("pages")
-        ),
-        "level" => format!("{} ({})", rec.param("level"), rec.param("pages")),
-        "" => String::new(),
-        probe => probe.to_string(),
+        Params::Mem(p) => p
+            .kernel
+            .as_ref()
+            .and_then(|k| k.blocks.as_ref())
+            .map(|b| format_size(b.block_size_bytes))
+            .unwrap_or_default(),
+        Params::MemLatency(p) => match (&p.chase, &p.level) {
+            (Some(c), _) => format!("{} {}", format_size(c.working_set_bytes), c.pages),
+            (None, Some(l)) => format!("{} ({})", l.level, l.pages),
+            (None, None) => p.probe.clone(),
+        },
     }
 }
 
@@ -119,7 +108,7 @@ pub fn row(rec: &ResultRecord) -> Row {
     let variant = variant(rec);
     Row {
         workload: rec.workload.clone(),
-        concurrency: rec.param("threads"),
+        concurrency: rec.params.threads().to_string(),
         variant: if variant.is_empty() {
             "—".into()
         } else {
@@ -249,7 +238,7 @@ pub fn peak_notes(results: &[ResultRecord]) -> Vec<String> {
     // Unknown peaks share their reason: one line per reason, naming the workloads.
     let mut unknown: Vec<(String, Vec<String>)> = Vec::new();
     for rec in results {
-        let what = format!("{} ×{}", rec.workload, rec.param("threads"));
+        let what = format!("{} ×{}", rec.workload, rec.params.threads());
         match &rec.peak {
             Some(p) => {
                 known.push(format!(
@@ -322,7 +311,7 @@ pub fn percentile_notes(results: &[ResultRecord]) -> Vec<String> {
                 "{} {} ×{}: p50 {} {u}, p99 {} {u}, p99.9 {} {u}, max {} {u}",
                 r.workload,
                 variant(r),
-                r.param("threads"),
+                r.params.threads(),
                 get("p50"),
                 get("p99"),
                 get("p99.9"),
@@ -340,18 +329,21 @@ pub fn littles_law_notes(results: &[ResultRecord]) -> Vec<String> {
         .iter()
         .filter(|r| r.metric == "iops")
         .filter_map(|r| {
-            let l = r.params.get("littles_law")?;
-            let ok = l["within_5_percent"].as_bool().unwrap_or(false);
+            let l = &r.params.disk()?.littles_law;
             Some(format!(
                 "{} {} ×{}: {} IOPS measured, {} expected from {} outstanding ÷ mean latency (ratio {:.3}){}",
                 r.workload,
                 variant(r),
-                r.param("threads"),
+                r.params.threads(),
                 format_sig(r.summary.mean),
-                format_sig(l["expected_iops"].as_f64().unwrap_or(f64::NAN)),
-                l["outstanding"],
-                l["ratio"].as_f64().unwrap_or(f64::NAN),
-                if ok { "" } else { "  ! MISMATCH over 5 %" }
+                format_sig(l.expected_iops),
+                l.outstanding,
+                l.ratio,
+                if l.within_5_percent {
+                    ""
+                } else {
+                    "  ! MISMATCH over 5 %"
+                }
             ))
         })
         .collect()
@@ -363,7 +355,6 @@ mod tests {
     use crate::sysinfo::peak::{CpuPeakOverrides, OpClass, cpu_peak};
     use crate::sysinfo::uarch::lookup_x86;
     use crate::sysinfo::{Isa, Source};
-    use std::collections::BTreeMap;
 
     fn dp(mean: f64, clock: Result<f64, String>, user_clock: Option<f64>) -> ResultRecord {
         let peak = cpu_peak(
@@ -377,7 +368,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        let params = BTreeMap::from([("threads".to_string(), serde_json::json!(1))]);
+        let params = Params::with_defaults("cpu", "DP", serde_json::json!({})).unwrap();
         ResultRecord::new("cpu", "DP", params, "throughput", "GOPS", vec![mean], peak)
     }
 

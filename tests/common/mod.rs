@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use peakbench::measure::Summary;
+use peakbench::results::params::Params;
 use peakbench::results::{Reference, Report, ResultRecord, Tool};
 use peakbench::sysinfo::clock::ProbeReading;
 use peakbench::sysinfo::peak::{Peak, PeakInput};
@@ -128,10 +129,12 @@ fn record(workload: &str, threads: u32, samples: Vec<f64>, peak: Option<f64>) ->
     ResultRecord {
         subsystem: "cpu".into(),
         workload: workload.into(),
-        params: BTreeMap::from([
-            ("threads".into(), json!(threads)),
-            ("isa".into(), json!("avx512")),
-        ]),
+        params: Params::with_defaults(
+            "cpu",
+            workload,
+            json!({"threads": threads, "isa": "avx512"}),
+        )
+        .unwrap(),
         metric: "throughput".into(),
         unit: "GOPS".into(),
         summary,
@@ -162,24 +165,30 @@ pub fn fixed_report() -> Report {
     let mut null = record("NULL", 1, vec![20.0, 30.0, 25.0], None);
     null.metric = "latency".into();
     null.unit = "ns".into();
-    null.params.remove("isa");
+    null.params = Params::with_defaults("cpu", "NULL", json!({"threads": 1})).unwrap();
     null.peak_unknown_reason =
         Some("the NULL workload measures harness overhead and has no peak".into());
     let mut rws = record("RWS", 2, vec![40.0, 41.0, 42.0], None);
     rws.subsystem = "mem".into();
     rws.unit = "GB/s".into();
-    rws.params.insert("block_size_bytes".into(), json!(1000));
+    rws.params = Params::with_defaults(
+        "mem",
+        "RWS",
+        json!({"threads": 2, "isa": "avx512", "block_size_bytes": 1000,
+               "blocks_per_thread": 1, "order": "sequential"}),
+    )
+    .unwrap();
     rws.peak_unknown_reason = Some("no SMBIOS table; give --mem-peak-gbs".into());
     let mut chase = record("LATENCY", 1, vec![1.1, 1.1, 1.2], None);
     chase.subsystem = "mem".into();
     chase.metric = "latency".into();
     chase.unit = "ns".into();
-    chase.params.remove("isa");
-    chase.params.insert("probe".into(), json!("chase"));
-    chase
-        .params
-        .insert("working_set_bytes".into(), json!(32768));
-    chase.params.insert("pages".into(), json!("thp"));
+    chase.params = Params::with_defaults(
+        "mem",
+        "LATENCY",
+        json!({"probe": "chase", "working_set_bytes": 32768, "pages": "thp"}),
+    )
+    .unwrap();
     chase.peak_unknown_reason = Some("latency has no theoretical peak".into());
     Report {
         schema_version: 3,
@@ -246,11 +255,28 @@ pub fn one_line_exit_2(args: &[&str], expected: &str) {
     assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
 }
 
-fn params(pairs: &[(&str, serde_json::Value)]) -> BTreeMap<String, serde_json::Value> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
+/// A parameter object naming only what a fixture is about.
+fn params(pairs: &[(&str, serde_json::Value)]) -> serde_json::Value {
+    serde_json::Value::Object(
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect(),
+    )
+}
+
+/// A record from a fixture's parameters, completed as a benchmark would give them.
+fn rec_new(
+    subsystem: &str,
+    workload: &str,
+    params: serde_json::Value,
+    metric: &str,
+    unit: &str,
+    samples: Vec<f64>,
+    peak: Result<Peak, String>,
+) -> ResultRecord {
+    let params = Params::with_defaults(subsystem, workload, params).unwrap();
+    ResultRecord::new(subsystem, workload, params, metric, unit, samples, peak)
 }
 
 fn cpu_peak(value: f64, cores: u32) -> Peak {
@@ -309,7 +335,7 @@ pub fn chart_report() -> Report {
         for threads in [1u32, 2] {
             let peak = per_core * threads as f64;
             let mean = peak * (0.99 - 0.03 * threads as f64);
-            let mut rec = ResultRecord::new(
+            let mut rec = rec_new(
                 "cpu",
                 workload,
                 params(&[("threads", json!(threads)), ("isa", json!("avx512"))]),
@@ -330,7 +356,7 @@ pub fn chart_report() -> Report {
             results.push(rec);
         }
     }
-    results.push(ResultRecord::new(
+    results.push(rec_new(
         "cpu",
         "INT64",
         params(&[("threads", json!(1)), ("isa", json!("avx512"))]),
@@ -342,7 +368,7 @@ pub fn chart_report() -> Report {
     let no_mem_peak = || Err("no SMBIOS table; give --mem-peak-gbs".to_string());
     for threads in [1u32, 2] {
         let t = threads as f64;
-        results.push(ResultRecord::new(
+        results.push(rec_new(
             "mem",
             "COPY",
             params(&[("threads", json!(threads)), ("isa", json!("avx512"))]),
@@ -352,7 +378,7 @@ pub fn chart_report() -> Report {
             no_mem_peak(),
         ));
         for (block, gbs) in [(1000u64, 14.0), (1_000_000, 19.0)] {
-            results.push(ResultRecord::new(
+            results.push(rec_new(
                 "mem",
                 "RWS",
                 params(&[
@@ -366,8 +392,8 @@ pub fn chart_report() -> Report {
             ));
         }
     }
-    let latency = |p: BTreeMap<String, serde_json::Value>, ns: f64| {
-        ResultRecord::new(
+    let latency = |p: serde_json::Value, ns: f64| {
+        rec_new(
             "mem",
             "LATENCY",
             p,
@@ -426,7 +452,7 @@ pub fn chart_report() -> Report {
             ("pattern", json!("random")),
             ("read_percent", json!(100)),
         ]);
-        results.push(ResultRecord::new(
+        results.push(rec_new(
             "disk",
             "RR",
             disk.clone(),
@@ -435,7 +461,7 @@ pub fn chart_report() -> Report {
             around(iops * 4096.0 / 1e6),
             no_disk_peak(),
         ));
-        results.push(ResultRecord::new(
+        results.push(rec_new(
             "disk",
             "RR",
             disk.clone(),
@@ -444,7 +470,7 @@ pub fn chart_report() -> Report {
             around(iops),
             no_disk_peak(),
         ));
-        let mut lat = ResultRecord::new(
+        let mut lat = rec_new(
             "disk",
             "RR",
             disk,
@@ -469,7 +495,7 @@ pub fn chart_report() -> Report {
     ] {
         for streams in streams_list {
             for side in ["receiver", "sender"] {
-                results.push(ResultRecord::new(
+                results.push(rec_new(
                     "net",
                     "THROUGHPUT",
                     params(&[
@@ -488,7 +514,7 @@ pub fn chart_report() -> Report {
             }
         }
     }
-    let mut rtt = ResultRecord::new(
+    let mut rtt = rec_new(
         "net",
         "LATENCY",
         params(&[

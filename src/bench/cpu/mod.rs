@@ -15,11 +15,11 @@ pub use crate::sysinfo::peak::OpClass as Op;
 
 use crate::measure::Summary;
 use crate::results::ResultRecord;
+use crate::results::params::{CpuKernel, CpuParams, NodeTag, Params};
 use crate::runner::{self, Repetition, affinity};
 use crate::sysinfo::clock::{self, ClockDecision, Probe, ProbeReading};
 use crate::sysinfo::peak::{CpuPeakOverrides, cpu_peak};
 use crate::sysinfo::{ClockBudget, Isa, SystemInfo};
-use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::str::FromStr;
@@ -356,13 +356,14 @@ impl<'a> CpuSession<'a> {
         tick: &mut dyn FnMut(),
     ) -> Result<ResultRecord, CpuError> {
         let placement = affinity::place(point.threads, &self.allowed, &self.sys.cpu.logical);
-        let mut params: BTreeMap<String, serde_json::Value> = BTreeMap::new();
-        params.insert("threads".into(), json!(point.threads));
-        params.insert("cpus".into(), json!(placement.cpus));
-        params.insert("cores".into(), json!(placement.cores));
-        if placement.oversubscribed {
-            params.insert("oversubscribed".into(), json!(true));
-        }
+        let mut params = CpuParams {
+            threads: point.threads,
+            cpus: placement.cpus.clone(),
+            cores: placement.cores,
+            oversubscribed: placement.oversubscribed,
+            kernel: None,
+            node: NodeTag::default(),
+        };
         let reps = self.opts.reps;
         let Some(op) = point.workload.op_with_fp16(self.native_fp16()) else {
             // NULL: the harness alone, an empty timed region per thread.
@@ -423,23 +424,23 @@ impl<'a> CpuSession<'a> {
                     / t.len().max(1) as f64
             })
             .collect();
-        params.insert("thread_gops".into(), json!(thread_gops));
         let samples: Vec<f64> = rounds
             .wall
             .iter()
             .map(|t| total_ops / t.as_secs_f64() / 1e9)
             .collect();
-        params.insert("scaling".into(), json!(self.opts.scaling.name()));
-        params.insert("isa".into(), json!(self.isa.name()));
-        params.insert("instruction".into(), json!(kernel.instruction));
-        params.insert("operation".into(), json!(operation(op)));
-        params.insert("ops_per_iteration".into(), json!(kernel.ops_per_iteration));
-        params.insert("iterations_per_thread".into(), json!(per_thread));
-        params.insert("clock_ghz".into(), json!(clock.ghz));
-        params.insert("clock_probes".into(), json!(clock.readings));
-        if let Some(why) = &clock.unknown_reason {
-            params.insert("clock_unknown_reason".into(), json!(why));
-        }
+        params.kernel = Some(CpuKernel {
+            scaling: self.opts.scaling.name().into(),
+            isa: self.isa,
+            instruction: kernel.instruction.into(),
+            operation: operation(op),
+            ops_per_iteration: kernel.ops_per_iteration,
+            iterations_per_thread: per_thread,
+            thread_gops,
+            clock_ghz: clock.ghz,
+            clock_probes: clock.readings.clone(),
+            clock_unknown_reason: clock.unknown_reason.clone(),
+        });
         let user = CpuPeakOverrides {
             clock_ghz: self.opts.clock_ghz,
             ops_per_cycle: self.opts.ops_per_cycle.get(&point.workload).copied(),
@@ -478,13 +479,21 @@ pub fn operation(op: Op) -> String {
 
 fn record(
     workload: CpuWorkload,
-    params: BTreeMap<String, serde_json::Value>,
+    params: CpuParams,
     metric: &str,
     unit: &str,
     samples: Vec<f64>,
     peak: Result<crate::sysinfo::peak::Peak, String>,
 ) -> ResultRecord {
-    ResultRecord::new("cpu", workload.name(), params, metric, unit, samples, peak)
+    ResultRecord::new(
+        "cpu",
+        workload.name(),
+        Params::Cpu(params),
+        metric,
+        unit,
+        samples,
+        peak,
+    )
 }
 
 #[cfg(test)]
@@ -540,13 +549,14 @@ mod tests {
                 );
                 if point.workload != CpuWorkload::Null {
                     assert_eq!(rec.unit, "op/s");
-                    assert_eq!(rec.param("isa"), isa.name());
-                    let per_thread = rec.params["thread_gops"].as_array().unwrap();
+                    let k = rec.params.cpu().unwrap().kernel.as_ref().unwrap();
+                    assert_eq!(k.isa, isa);
+                    let per_thread = &k.thread_gops;
                     assert_eq!(per_thread.len(), point.threads);
                     // One thread: its own rate is the point's, within the timer's resolution.
-                    let own = per_thread[0].as_f64().unwrap() * 1e9;
+                    let own = per_thread[0] * 1e9;
                     assert!(own >= rec.summary.min * 0.999, "{own} vs {:?}", rec.samples);
-                    assert_eq!(rec.params["clock_probes"].as_array().unwrap().len(), 2);
+                    assert_eq!(k.clock_probes.len(), 2);
                 }
             }
         }

@@ -14,6 +14,7 @@ pub mod uring;
 use crate::bench::rng::SplitMix64;
 use crate::measure::latency::histogram as new_hist;
 use crate::results::ResultRecord;
+use crate::results::params::{DiskParams, LittlesLaw, NodeTag, Params};
 use crate::runner::stop;
 use crate::runner::{self, Repetition, affinity};
 use crate::sysinfo::Source;
@@ -21,7 +22,6 @@ use crate::sysinfo::peak::{Peak, PeakInput};
 pub use engine::EngineKind;
 use engine::{Buffers, Completion, Dir, Engine, NullEngine, Psync};
 use hdrhistogram::Histogram;
-use serde_json::json;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::os::unix::io::AsRawFd;
@@ -564,54 +564,46 @@ impl<'a> DiskSession<'a> {
         } else {
             1.0
         };
-        let mut params = BTreeMap::new();
-        params.insert("threads".into(), json!(point.threads));
-        params.insert("iodepth".into(), json!(point.iodepth));
-        params.insert("block_size_bytes".into(), json!(point.block));
-        params.insert("engine".into(), json!(opts.engine.name()));
-        params.insert(
-            "io_mode".into(),
-            json!(if opts.direct { "direct" } else { "buffered" }),
-        );
-        params.insert(
-            "pattern".into(),
-            json!(if point.workload.random() {
-                "random"
-            } else {
-                "sequential"
-            }),
-        );
-        params.insert(
-            "read_percent".into(),
-            json!(point.workload.read_percent(opts.read_percent)),
-        );
-        params.insert("file_size_bytes".into(), json!(self.target.size));
-        params.insert("runtime_s".into(), json!(opts.runtime.as_secs_f64()));
-        params.insert("ramp_s".into(), json!(opts.ramp.as_secs_f64()));
-        params.insert("final_sync_s".into(), json!(sync_s));
-        params.insert("cpus".into(), json!(cpus));
-        params.insert(
-            "target".into(),
-            json!(self.target.path.display().to_string()),
-        );
-        if let Some(d) = &self.target.device {
-            params.insert("device".into(), json!(d.name));
-        }
         // Little's law: outstanding I/Os = IOPS × mean latency.
         let iops_mean = iops.iter().sum::<f64>() / iops.len().max(1) as f64;
         let lat_mean_s = all.mean() / 1e9;
         let expected = (point.threads * point.iodepth) as f64 / lat_mean_s.max(1e-12);
         let ratio = iops_mean / expected;
-        params.insert(
-            "littles_law".into(),
-            json!({"outstanding": point.threads * point.iodepth, "expected_iops": expected, "ratio": ratio, "within_5_percent": (ratio - 1.0).abs() <= 0.05}),
-        );
+        let mut params = DiskParams {
+            threads: point.threads,
+            iodepth: point.iodepth,
+            block_size_bytes: point.block,
+            engine: opts.engine.name().into(),
+            io_mode: if opts.direct { "direct" } else { "buffered" }.into(),
+            pattern: if point.workload.random() {
+                "random"
+            } else {
+                "sequential"
+            }
+            .into(),
+            read_percent: point.workload.read_percent(opts.read_percent),
+            file_size_bytes: self.target.size,
+            runtime_s: opts.runtime.as_secs_f64(),
+            ramp_s: opts.ramp.as_secs_f64(),
+            final_sync_s: sync_s,
+            cpus: cpus.to_vec(),
+            target: self.target.path.display().to_string(),
+            device: self.target.device.as_ref().map(|d| d.name.clone()),
+            littles_law: LittlesLaw {
+                outstanding: point.threads * point.iodepth,
+                expected_iops: expected,
+                ratio,
+                within_5_percent: (ratio - 1.0).abs() <= 0.05,
+            },
+            latency_definition: None,
+            node: NodeTag::default(),
+        };
         let label = point.workload.name();
         let mut out = vec![
             ResultRecord::new(
                 "disk",
                 label,
-                params.clone(),
+                Params::Disk(params.clone()),
                 "throughput",
                 "MB/s",
                 mbps,
@@ -620,24 +612,23 @@ impl<'a> DiskSession<'a> {
             ResultRecord::new(
                 "disk",
                 label,
-                params.clone(),
+                Params::Disk(params.clone()),
                 "iops",
                 "IOPS",
                 iops,
                 self.iops_peak(read_share),
             ),
         ];
-        let mut lat_params = params;
         let definition = if opts.engine.caps().synchronous() {
             "per I/O, the duration of its synchronous call (fio's clat); samples are per-repetition means, percentiles over all repetitions"
         } else {
             "per I/O, from handing it to the engine to reaping its completion (fio's lat); samples are per-repetition means, percentiles over all repetitions"
         };
-        lat_params.insert("latency_definition".into(), json!(definition));
+        params.latency_definition = Some(definition.into());
         let mut lat = ResultRecord::new(
             "disk",
             label,
-            lat_params,
+            Params::Disk(params),
             "latency",
             "us",
             mean_us,
@@ -790,7 +781,7 @@ mod tests {
         // ... and no final fdatasync.
         let point = points(&deep)[0];
         let recs = session.run(point, &mut || {}).unwrap();
-        assert_eq!(recs[0].params["final_sync_s"], serde_json::json!(0.0));
+        assert_eq!(recs[0].params.disk().unwrap().final_sync_s, 0.0);
         drop(session);
         // An engine that does I/O has its file laid out.
         let psync = opts(EngineKind::Psync, 1, dir.path());

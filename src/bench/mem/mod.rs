@@ -12,14 +12,13 @@ pub mod order;
 
 use crate::bench::buffer::{Buffer, HugePages};
 use crate::results::ResultRecord;
+use crate::results::params::{self as rp, Params};
 use crate::runner::{self, Repetition, affinity};
 use crate::sysinfo::peak::{MemPeakOverrides, Peak, mem_peak};
 use crate::sysinfo::{Isa, SystemInfo};
 use kernels::Kernels;
 use latency::{Chase, Probe, detect_levels, staircase_sizes};
 use order::BlockOrder;
-use serde_json::json;
-use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Mutex;
@@ -413,8 +412,11 @@ impl<'a> MemSession<'a> {
                     runner::run_rounds(&placement.cpus, self.opts.reps, |_| {}, |_| {}, |_| tick())
                         .map_err(|e| MemError::Pin(e.to_string()))?;
                 let samples = times.iter().map(|t| t.as_secs_f64() * 1e9).collect();
-                let mut params = BTreeMap::new();
-                params.insert("threads".into(), json!(point.threads));
+                let params = Params::Mem(rp::MemParams {
+                    threads: point.threads,
+                    kernel: None,
+                    node: rp::NodeTag::default(),
+                });
                 Ok(vec![record(
                     MemWorkload::Null,
                     params,
@@ -543,43 +545,32 @@ impl<'a> MemSession<'a> {
             .iter()
             .map(|t| total / t.as_secs_f64() / 1e9)
             .collect();
-        let mut params = BTreeMap::new();
-        params.insert("threads".into(), json!(point.threads));
-        params.insert("cpus".into(), json!(placement.cpus));
-        params.insert("isa".into(), json!(self.isa.name()));
         let stores = match (writes, streams) {
             (0, _) => "none",
             (_, true) => "nt",
             (_, false) => "regular",
         };
-        params.insert("stores".into(), json!(stores));
-        if w.uses_blocks() {
-            params.insert("block_size_bytes".into(), json!(block));
-            params.insert("blocks_per_thread".into(), json!(blocks));
-            params.insert(
-                "order".into(),
-                json!(if w.random() { "random" } else { "sequential" }),
-            );
-        }
-        params.insert("array_bytes_per_thread".into(), json!(per_thread));
-        params.insert("pages".into(), json!(HugePages::On.name()));
-        params.insert(
-            "working_set_bytes".into(),
-            json!(w.arrays() * per_thread * point.threads as u64),
-        );
-        params.insert(
-            "bytes_read_per_pass".into(),
-            json!(reads * touched * point.threads as u64),
-        );
-        params.insert(
-            "bytes_written_per_pass".into(),
-            json!(writes * touched * point.threads as u64),
-        );
-        params.insert("passes".into(), json!(passes));
-        params.insert(
-            "byte_counting".into(),
-            json!("STREAM: bytes read + bytes written, no write-allocate"),
-        );
+        let params = Params::Mem(rp::MemParams {
+            threads: point.threads,
+            kernel: Some(rp::MemKernel {
+                cpus: placement.cpus.clone(),
+                isa: self.isa,
+                stores: stores.into(),
+                blocks: w.uses_blocks().then(|| rp::MemBlocks {
+                    block_size_bytes: block,
+                    blocks_per_thread: blocks,
+                    order: if w.random() { "random" } else { "sequential" }.into(),
+                }),
+                array_bytes_per_thread: per_thread,
+                pages: HugePages::On.name().into(),
+                working_set_bytes: w.arrays() * per_thread * point.threads as u64,
+                bytes_read_per_pass: reads * touched * point.threads as u64,
+                bytes_written_per_pass: writes * touched * point.threads as u64,
+                passes: passes as u64,
+                byte_counting: "STREAM: bytes read + bytes written, no write-allocate".into(),
+            }),
+            node: rp::NodeTag::default(),
+        });
         Ok(record(
             w,
             params,
@@ -629,21 +620,18 @@ impl<'a> MemSession<'a> {
                     .iter()
                     .map(|t| t.as_secs_f64() * 1e9 / loads as f64)
                     .collect();
-                let mut params = BTreeMap::new();
-                params.insert("threads".into(), json!(1));
-                params.insert("probe".into(), json!("chase"));
-                params.insert("working_set_bytes".into(), json!(size));
-                params.insert("pages".into(), json!(huge.name()));
-                params.insert("huge_page_bytes".into(), json!(ring.huge_page_bytes()));
-                params.insert("loads".into(), json!(loads));
-                params.insert("clock_ghz".into(), json!(clock));
                 // In ns, as measured (the record stores seconds).
                 let ns = crate::measure::Summary::of(&samples);
-                if let (Some(c), Some(ns)) = (clock, &ns) {
-                    params.insert("latency_cycles".into(), json!(ns.mean * c));
-                }
+                let chase = rp::Chase {
+                    working_set_bytes: size,
+                    pages: huge.name().into(),
+                    huge_page_bytes: ring.huge_page_bytes(),
+                    loads,
+                    clock_ghz: clock,
+                    latency_cycles: clock.zip(ns.as_ref()).map(|(c, ns)| ns.mean * c),
+                };
                 stair.push((size, ns.map_or(f64::NAN, |s| s.median)));
-                let rec = latency_record(params, samples);
+                let rec = latency_record(latency_params("chase", Some(chase), None, None), samples);
                 out.push(rec);
             }
             out.extend(self.levels(&stair, huge, clock));
@@ -684,25 +672,24 @@ impl<'a> MemSession<'a> {
                     n if n == cache_levels => "memory".to_string(),
                     n => format!("memory-{}", n - cache_levels + 1),
                 };
-                let mut params = BTreeMap::new();
-                params.insert("threads".into(), json!(1));
-                params.insert("probe".into(), json!("level"));
-                params.insert("level".into(), json!(name));
-                params.insert("pages".into(), json!(huge.name()));
-                params.insert("plateau_from_bytes".into(), json!(l.from_bytes));
-                params.insert("plateau_to_bytes".into(), json!(l.to_bytes));
-                if n < cache_levels {
-                    params.insert("capacity_bytes".into(), json!(l.capacity_bytes));
-                    let sysfs = caches
-                        .iter()
-                        .find(|c| c.level as usize == n + 1)
-                        .map(|c| c.size_bytes);
-                    params.insert("sysfs_size_bytes".into(), json!(sysfs));
-                }
-                if let Some(c) = clock {
-                    params.insert("latency_cycles".into(), json!(l.latency_ns * c));
-                }
-                latency_record(params, vec![l.latency_ns])
+                let level = rp::Level {
+                    level: name,
+                    pages: huge.name().into(),
+                    plateau_from_bytes: l.from_bytes,
+                    plateau_to_bytes: l.to_bytes,
+                    capacity_bytes: (n < cache_levels).then_some(l.capacity_bytes),
+                    sysfs_size_bytes: (n < cache_levels).then(|| {
+                        caches
+                            .iter()
+                            .find(|c| c.level as usize == n + 1)
+                            .map(|c| c.size_bytes)
+                    }),
+                    latency_cycles: clock.map(|c| l.latency_ns * c),
+                };
+                latency_record(
+                    latency_params("level", None, Some(level), None),
+                    vec![l.latency_ns],
+                )
             })
             .collect()
     }
@@ -741,24 +728,40 @@ impl<'a> MemSession<'a> {
                 .iter()
                 .map(|t| t.as_secs_f64() * 1e9 / ops as f64)
                 .collect();
-            let mut params = BTreeMap::new();
-            params.insert("threads".into(), json!(1));
-            params.insert("probe".into(), json!(probe.name()));
-            params.insert("op_bytes".into(), json!(probe.op_bytes));
-            params.insert(
-                "order".into(),
-                json!(if probe.random { "random" } else { "sequential" }),
-            );
-            params.insert("working_set_bytes".into(), json!(span));
-            params.insert("ops".into(), json!(ops));
-            out.push(latency_record(params, samples));
+            let op = rp::OpProbe {
+                op_bytes: probe.op_bytes as u64,
+                order: if probe.random { "random" } else { "sequential" }.into(),
+                working_set_bytes: span as u64,
+                ops,
+            };
+            out.push(latency_record(
+                latency_params(&probe.name(), None, None, Some(op)),
+                samples,
+            ));
         }
         Ok(out)
     }
 }
 
+/// The parameters of a one-thread latency point.
+fn latency_params(
+    probe: &str,
+    chase: Option<rp::Chase>,
+    level: Option<rp::Level>,
+    op: Option<rp::OpProbe>,
+) -> Params {
+    Params::MemLatency(rp::LatencyParams {
+        threads: 1,
+        probe: probe.into(),
+        chase,
+        level,
+        op,
+        node: rp::NodeTag::default(),
+    })
+}
+
 /// A latency point (ns): latency has no theoretical peak.
-fn latency_record(params: BTreeMap<String, serde_json::Value>, samples: Vec<f64>) -> ResultRecord {
+fn latency_record(params: Params, samples: Vec<f64>) -> ResultRecord {
     record(
         MemWorkload::Latency,
         params,
@@ -771,7 +774,7 @@ fn latency_record(params: BTreeMap<String, serde_json::Value>, samples: Vec<f64>
 
 fn record(
     workload: MemWorkload,
-    params: BTreeMap<String, serde_json::Value>,
+    params: Params,
     metric: &str,
     unit: &str,
     samples: Vec<f64>,
@@ -836,8 +839,8 @@ mod tests {
                 let r = &recs[0];
                 if r.unit == "B/s" {
                     let (reads, writes) = point.workload.traffic();
-                    let read = r.params["bytes_read_per_pass"].as_u64().unwrap();
-                    let written = r.params["bytes_written_per_pass"].as_u64().unwrap();
+                    let k = r.params.mem().unwrap().kernel.as_ref().unwrap();
+                    let (read, written) = (k.bytes_read_per_pass, k.bytes_written_per_pass);
                     assert_eq!(read * writes, written * reads, "{point:?}");
                     assert_eq!(r.peak.as_ref().unwrap().value, 100e9);
                     assert!(r.efficiency.is_some());
@@ -852,12 +855,23 @@ mod tests {
         let opts = tiny(vec![MemWorkload::Latency]);
         let session = MemSession::new(&sys, &opts).unwrap();
         let recs = session.run(points(&opts)[0], &mut || {}).unwrap();
-        let probe = |p: &str| recs.iter().filter(|r| r.param("probe") == p).count();
+        let probe_of = |r: &ResultRecord| r.params.latency().unwrap().probe.clone();
+        let probe = |p: &str| recs.iter().filter(|r| probe_of(r) == p).count();
         assert_eq!(probe("chase"), staircase_sizes(4096, 64 << 10).len());
         // Whether a plateau is found depends on timings (machines are shared and noisy; the
         // detection itself is tested on a recorded staircase): only its records' shape here.
-        for level in recs.iter().filter(|r| r.param("probe") == "level") {
-            assert!(!level.param("level").is_empty());
+        for level in recs.iter().filter(|r| probe_of(r) == "level") {
+            assert!(
+                !level
+                    .params
+                    .latency()
+                    .unwrap()
+                    .level
+                    .as_ref()
+                    .unwrap()
+                    .level
+                    .is_empty()
+            );
             assert!(level.summary.mean > 0.0);
         }
         assert_eq!(
@@ -866,11 +880,9 @@ mod tests {
         );
         assert!(recs.iter().all(|r| r.unit == "s" && r.peak.is_none()));
         // Cycles from the mean in ns, not from the stored seconds.
-        for r in recs.iter().filter(|r| r.param("probe") == "chase") {
-            if let (Some(cycles), Some(ghz)) = (
-                r.params.get("latency_cycles").and_then(|v| v.as_f64()),
-                r.params.get("clock_ghz").and_then(|v| v.as_f64()),
-            ) {
+        for r in recs.iter().filter(|r| probe_of(r) == "chase") {
+            let c = r.params.latency().unwrap().chase.clone().unwrap();
+            if let (Some(cycles), Some(ghz)) = (c.latency_cycles, c.clock_ghz) {
                 let ns = r.summary.mean * 1e9;
                 assert!(
                     (cycles / ghz - ns).abs() <= ns * 1e-9,

@@ -15,13 +15,12 @@ pub mod streams;
 pub mod transport;
 
 use crate::results::ResultRecord;
+use crate::results::params::{NetParams, NodeTag, Route};
 use crate::sysinfo::fact::Source;
 use crate::sysinfo::netif::{self, Link};
 use crate::sysinfo::peak::Peak;
 use client::{NetError, Outcome, Target};
 pub use protocol::{Proto, TestKind, TestParams};
-use serde_json::json;
-use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -266,28 +265,39 @@ impl NetSession {
         Ok(self.records(point, &outcomes))
     }
 
-    fn base_params(&self, p: &TestParams) -> BTreeMap<String, serde_json::Value> {
-        let mut m = BTreeMap::new();
-        m.insert("threads".into(), json!(p.streams));
-        m.insert("streams".into(), json!(p.streams));
-        m.insert("protocol".into(), json!(p.proto.name()));
-        m.insert("message_size_bytes".into(), json!(p.message_bytes));
-        m.insert("duration_s".into(), json!(p.duration_ms as f64 / 1000.0));
-        m.insert("omit_s".into(), json!(p.omit_ms as f64 / 1000.0));
-        m.insert("server".into(), json!(self.target.addr.to_string()));
-        if p.kind == TestKind::Throughput && !p.reverse {
-            // Threads of this (sending) side: one per stream up to the CPUs it may use.
-            let reliable = p.proto == Proto::Tcp;
-            m.insert(
-                "sender_threads".into(),
-                json!(roles::sender_threads(p.streams as usize, reliable)),
-            );
+    fn base_params(&self, p: &TestParams) -> NetParams {
+        // Threads of this (sending) side: one per stream up to the CPUs it may use.
+        let sender_threads = (p.kind == TestKind::Throughput && !p.reverse)
+            .then(|| roles::sender_threads(p.streams as usize, p.proto == Proto::Tcp));
+        NetParams {
+            threads: p.streams as usize,
+            streams: p.streams,
+            protocol: p.proto.name().into(),
+            message_size_bytes: p.message_bytes,
+            duration_s: p.duration_ms as f64 / 1000.0,
+            omit_s: p.omit_ms as f64 / 1000.0,
+            server: Some(self.target.addr.to_string()),
+            sender_threads,
+            link: self.link.as_ref().ok().map(|link| Route {
+                interface: link.interface.clone(),
+                mtu_bytes: link.mtu,
+            }),
+            side: None,
+            direction: None,
+            target_rate_bps: None,
+            busy_poll_us: None,
+            datagrams_sent: None,
+            datagrams_received: None,
+            out_of_order: None,
+            loss_definition: None,
+            loss_note: None,
+            jitter_definition: None,
+            tcp_nodelay: None,
+            lost: None,
+            latency_definition: None,
+            between: None,
+            node: NodeTag::default(),
         }
-        if let Ok(link) = &self.link {
-            m.insert("interface".into(), json!(link.interface));
-            m.insert("mtu_bytes".into(), json!(link.mtu));
-        }
-        m
     }
 
     fn records(&self, point: NetPoint, outcomes: &[Outcome]) -> Vec<ResultRecord> {
@@ -304,7 +314,7 @@ impl NetSession {
         &self,
         name: &str,
         p: TestParams,
-        base: BTreeMap<String, serde_json::Value>,
+        base: NetParams,
         outcomes: &[Outcome],
     ) -> Vec<ResultRecord> {
         // Benchmarks state goodput in Mbit/s; the record stores bit/s.
@@ -322,22 +332,21 @@ impl NetSession {
             .collect();
         let rate = |bytes: u64, ns: u64| bytes as f64 * 8.0 / (ns.max(1) as f64 / 1e9) / unit_bits;
         let mut base = base;
-        base.insert(
-            "direction".into(),
-            json!(if p.reverse {
+        base.direction = Some(
+            if p.reverse {
                 "server to client (--reverse)"
             } else {
                 "client to server"
-            }),
+            }
+            .into(),
         );
         if p.proto == Proto::Udp {
-            base.insert("target_rate_bps".into(), json!(p.rate_bps));
+            base.target_rate_bps = Some(p.rate_bps);
         }
-        base.insert("busy_poll_us".into(), json!(p.busy_poll_us));
-        let with_side = |side: &str| {
-            let mut m = base.clone();
-            m.insert("side".into(), json!(side));
-            m
+        base.busy_poll_us = Some(p.busy_poll_us as u64);
+        let with_side = |side: &str| NetParams {
+            side: Some(side.into()),
+            ..base.clone()
         };
         let mut out = vec![
             ResultRecord::new(
@@ -370,19 +379,13 @@ impl NetSession {
             let received: u64 = sides.iter().map(|(_, r)| r.messages_received).sum();
             let ooo: u64 = sides.iter().map(|(_, r)| r.out_of_order).sum();
             let mut m = with_side("receiver");
-            m.insert("datagrams_sent".into(), json!(sent));
-            m.insert("datagrams_received".into(), json!(received));
-            m.insert("out_of_order".into(), json!(ooo));
-            m.insert(
-                "loss_definition".into(),
-                json!("datagrams the sender sent inside its measured window that the receiver never got, % of those sent"),
-            );
+            m.datagrams_sent = Some(sent);
+            m.datagrams_received = Some(received);
+            m.out_of_order = Some(ooo);
+            m.loss_definition = Some("datagrams the sender sent inside its measured window that the receiver never got, % of those sent".into());
             let exact = p.message_bytes as usize >= streams::HEADER_BYTES;
             if !exact {
-                m.insert(
-                    "loss_note".into(),
-                    json!("datagrams shorter than the 24-byte header: received counts what arrived in the receiver's window, loss is approximate, jitter and reordering unknown"),
-                );
+                m.loss_note = Some("datagrams shorter than the 24-byte header: received counts what arrived in the receiver's window, loss is approximate, jitter and reordering unknown".into());
             }
             out.push(ResultRecord::new(
                 "net",
@@ -400,11 +403,9 @@ impl NetSession {
                 Err("loss has no theoretical peak".into()),
             ));
             if exact {
-                m.insert(
-                    "jitter_definition".into(),
-                    json!(
-                        "RFC 3550 interarrival jitter of the measured datagrams, mean over streams"
-                    ),
+                m.jitter_definition = Some(
+                    "RFC 3550 interarrival jitter of the measured datagrams, mean over streams"
+                        .into(),
                 );
                 out.push(ResultRecord::new(
                     "net",
@@ -446,18 +447,14 @@ impl NetSession {
 fn latency_records(
     name: &str,
     p: TestParams,
-    base: BTreeMap<String, serde_json::Value>,
+    base: NetParams,
     outcomes: &[Outcome],
 ) -> Vec<ResultRecord> {
     let mut m = base;
-    let lost: u64 = outcomes.iter().map(|o| o.client.stats.lost).sum();
-    m.insert("side".into(), json!("client"));
-    m.insert("tcp_nodelay".into(), json!(p.proto == Proto::Tcp));
-    m.insert("lost".into(), json!(lost));
-    m.insert(
-        "latency_definition".into(),
-        json!("round-trip time of one message to the server and back, from before the send to after the whole reply is read (client clock); samples are per-repetition means, percentiles over all repetitions"),
-    );
+    m.side = Some("client".into());
+    m.tcp_nodelay = Some(p.proto == Proto::Tcp);
+    m.lost = Some(outcomes.iter().map(|o| o.client.stats.lost).sum());
+    m.latency_definition = Some("round-trip time of one message to the server and back, from before the send to after the whole reply is read (client clock); samples are per-repetition means, percentiles over all repetitions".into());
     let mut all = crate::measure::latency::histogram();
     let mut means = Vec::new();
     let mut rates = Vec::new();

@@ -1,0 +1,656 @@
+//! A record's parameters: one type per kind of workload, which the benchmark fills, the record
+//! stores and every reader (exporters, charts, reference adapters, the history, the multi-node
+//! merge) reads by field. In the JSON document they are the flat `params` object
+//! (docs/json-schema.md); which type an object is follows from the record's subsystem and
+//! workload ([`Params::decode`]).
+
+use crate::sysinfo::Isa;
+use crate::sysinfo::clock::ProbeReading;
+use serde::{Deserialize, Serialize};
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// A field that may be absent, present and null, or present with a value:
+/// `Option<Option<T>>` with `#[serde(default, skip_serializing_if = "Option::is_none")]`.
+mod present {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer, T: Serialize>(
+        v: &Option<Option<T>>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(inner) => inner.serialize(s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+    ) -> Result<Option<Option<T>>, D::Error> {
+        Option::<T>::deserialize(d).map(Some)
+    }
+}
+
+/// The node of a multi-node run a record comes from (absent on one machine).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NodeTag {
+    /// The rank that measured the point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+}
+
+/// CPU points. The NULL workload (the harness alone) has no kernel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuParams {
+    pub threads: usize,
+    #[serde(default)]
+    pub cpus: Vec<usize>,
+    #[serde(default)]
+    pub cores: u32,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub oversubscribed: bool,
+    #[serde(flatten)]
+    pub kernel: Option<CpuKernel>,
+    #[serde(flatten)]
+    pub node: NodeTag,
+}
+
+/// What a CPU throughput point ran and the clock it ran at.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuKernel {
+    /// `weak` or `strong`.
+    pub scaling: String,
+    pub isa: Isa,
+    pub instruction: String,
+    /// `fp64 FMA`, `int16 add`, …
+    pub operation: String,
+    pub ops_per_iteration: u64,
+    pub iterations_per_thread: u64,
+    /// Each thread's own rate, GOPS.
+    #[serde(default)]
+    pub thread_gops: Vec<f64>,
+    /// Null when the probes did not agree.
+    pub clock_ghz: Option<f64>,
+    #[serde(default)]
+    pub clock_probes: Vec<ProbeReading>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_unknown_reason: Option<String>,
+}
+
+/// Memory bandwidth points (and the memory NULL workload, which has no kernel).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemParams {
+    pub threads: usize,
+    #[serde(flatten)]
+    pub kernel: Option<MemKernel>,
+    #[serde(flatten)]
+    pub node: NodeTag,
+}
+
+/// What a memory bandwidth point moved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemKernel {
+    pub cpus: Vec<usize>,
+    pub isa: Isa,
+    /// `nt`, `regular` or `none`.
+    pub stores: String,
+    #[serde(flatten)]
+    pub blocks: Option<MemBlocks>,
+    pub array_bytes_per_thread: u64,
+    pub pages: String,
+    pub working_set_bytes: u64,
+    pub bytes_read_per_pass: u64,
+    pub bytes_written_per_pass: u64,
+    pub passes: u64,
+    pub byte_counting: String,
+}
+
+/// The block workloads' blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemBlocks {
+    pub block_size_bytes: u64,
+    pub blocks_per_thread: u64,
+    /// `sequential` or `random`.
+    pub order: String,
+}
+
+/// Memory latency points: one staircase step (`chase`), a level found on it (`level`), or a
+/// per-operation probe (`seq-1B`, `random-8B`, …).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LatencyParams {
+    pub threads: usize,
+    pub probe: String,
+    #[serde(flatten)]
+    pub chase: Option<Chase>,
+    #[serde(flatten)]
+    pub level: Option<Level>,
+    #[serde(flatten)]
+    pub op: Option<OpProbe>,
+    #[serde(flatten)]
+    pub node: NodeTag,
+}
+
+/// The parts share keys (`pages`, `working_set_bytes`), which serde's flattening cannot read
+/// back (the first part takes the keys it knows): each part is read from the whole object.
+impl<'de> Deserialize<'de> for LatencyParams {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Head {
+            threads: usize,
+            probe: String,
+            #[serde(flatten)]
+            node: NodeTag,
+        }
+        let v = serde_json::Value::deserialize(d)?;
+        let head: Head = serde_json::from_value(v.clone()).map_err(serde::de::Error::custom)?;
+        Ok(LatencyParams {
+            threads: head.threads,
+            probe: head.probe,
+            chase: serde_json::from_value(v.clone()).ok(),
+            level: serde_json::from_value(v.clone()).ok(),
+            op: serde_json::from_value(v).ok(),
+            node: head.node,
+        })
+    }
+}
+
+/// One step of the pointer-chasing staircase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Chase {
+    pub working_set_bytes: u64,
+    /// `thp` or `4k`.
+    pub pages: String,
+    /// Null when the kernel gave no huge pages.
+    pub huge_page_bytes: Option<u64>,
+    pub loads: u64,
+    /// Null when the clock is unknown.
+    pub clock_ghz: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_cycles: Option<f64>,
+}
+
+/// A plateau of the staircase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Level {
+    /// `L1`…, `memory`, `memory-2`…
+    pub level: String,
+    pub pages: String,
+    pub plateau_from_bytes: u64,
+    pub plateau_to_bytes: u64,
+    /// Cache levels only: the detected capacity (null when the staircase does not show it)
+    /// and the size sysfs gives (null when it gives none).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "present")]
+    pub capacity_bytes: Option<Option<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "present")]
+    pub sysfs_size_bytes: Option<Option<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_cycles: Option<f64>,
+}
+
+/// Independent loads of one size over a DRAM-sized span.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpProbe {
+    pub op_bytes: u64,
+    /// `sequential` or `random`.
+    pub order: String,
+    pub working_set_bytes: u64,
+    pub ops: u64,
+}
+
+/// Disk points: the throughput, IOPS and latency records of one point share them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiskParams {
+    pub threads: usize,
+    pub iodepth: usize,
+    pub block_size_bytes: u64,
+    /// `psync`, `io_uring` or `null`.
+    pub engine: String,
+    /// `direct` or `buffered`.
+    pub io_mode: String,
+    /// `sequential` or `random`.
+    pub pattern: String,
+    pub read_percent: u32,
+    pub file_size_bytes: u64,
+    pub runtime_s: f64,
+    pub ramp_s: f64,
+    pub final_sync_s: f64,
+    #[serde(default)]
+    pub cpus: Vec<usize>,
+    pub target: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    pub littles_law: LittlesLaw,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_definition: Option<String>,
+    #[serde(flatten)]
+    pub node: NodeTag,
+}
+
+/// Little's law: outstanding I/Os = IOPS × mean latency.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LittlesLaw {
+    pub outstanding: usize,
+    pub expected_iops: f64,
+    pub ratio: f64,
+    pub within_5_percent: bool,
+}
+
+/// Network points (goodput, loss, jitter, round trips).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NetParams {
+    pub threads: usize,
+    pub streams: u32,
+    /// `TCP` or `UDP`.
+    pub protocol: String,
+    pub message_size_bytes: u32,
+    pub duration_s: f64,
+    pub omit_s: f64,
+    /// The server measured (absent between the nodes of a multi-node run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_threads: Option<usize>,
+    #[serde(flatten)]
+    pub link: Option<Route>,
+    /// `receiver`, `sender` (goodput) or `client` (round trips).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_rate_bps: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_poll_us: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datagrams_sent: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datagrams_received: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub out_of_order: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_definition: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_note: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter_definition: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_nodelay: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_definition: Option<String>,
+    #[serde(flatten)]
+    pub between: Option<Link>,
+    #[serde(flatten)]
+    pub node: NodeTag,
+}
+
+/// The route to the server: its interface and MTU (null when unknown).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Route {
+    pub interface: String,
+    pub mtu_bytes: Option<u32>,
+}
+
+/// A test between two nodes of a multi-node run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Link {
+    /// `pairs`, `self`, `ring` or `bisection`.
+    pub pattern: String,
+    /// The client: it sends and it pings.
+    pub src_node: u32,
+    /// The server.
+    pub dst_node: u32,
+}
+
+/// A record's parameters.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Params {
+    Cpu(CpuParams),
+    Mem(MemParams),
+    MemLatency(LatencyParams),
+    Disk(DiskParams),
+    Net(NetParams),
+}
+
+/// The parameters that say which point a record is (not what the harness chose or measured
+/// along the way): two runs' records with the same subsystem, workload, metric and these are
+/// the same point. Named by their JSON keys, which the schema fixes.
+pub const IDENTITY: &[&str] = &[
+    "threads",
+    "isa",
+    "scaling",
+    "block_size_bytes",
+    "working_set_bytes",
+    "pages",
+    "probe",
+    "op_bytes",
+    "stores",
+    "level",
+    "iodepth",
+    "engine",
+    "io_mode",
+    "read_percent",
+    "protocol",
+    "streams",
+    "message_size_bytes",
+    "side",
+    "direction",
+    "target_rate_bps",
+    "server",
+    "node",
+    "pattern",
+    "src_node",
+    "dst_node",
+];
+
+macro_rules! into_params {
+    ($($t:ty => $v:ident),*) => {$(
+        impl From<$t> for Params {
+            fn from(p: $t) -> Params {
+                Params::$v(p)
+            }
+        }
+    )*};
+}
+into_params!(CpuParams => Cpu, MemParams => Mem, LatencyParams => MemLatency, DiskParams => Disk, NetParams => Net);
+
+impl Params {
+    /// The parameters of a record of `subsystem` and `workload`, from the JSON object.
+    pub fn decode(
+        subsystem: &str,
+        workload: &str,
+        value: serde_json::Value,
+    ) -> Result<Params, String> {
+        let what = |e: serde_json::Error| format!("{subsystem} {workload} parameters: {e}");
+        Ok(match (subsystem, workload) {
+            ("cpu", _) => Params::Cpu(serde_json::from_value(value).map_err(what)?),
+            ("mem", "LATENCY") => Params::MemLatency(serde_json::from_value(value).map_err(what)?),
+            ("mem", _) => Params::Mem(serde_json::from_value(value).map_err(what)?),
+            ("disk", _) => Params::Disk(serde_json::from_value(value).map_err(what)?),
+            ("net", _) => Params::Net(serde_json::from_value(value).map_err(what)?),
+            _ => return Err(format!("unknown subsystem '{subsystem}'")),
+        })
+    }
+
+    /// The parameters of a record that gives only some of them (a test's, a hand-written
+    /// document's): the others take neutral values (one thread, a 4 KiB psync point, one TCP
+    /// stream, a staircase step; a CPU or memory kernel only where `isa` is given).
+    pub fn with_defaults(
+        subsystem: &str,
+        workload: &str,
+        given: serde_json::Value,
+    ) -> Result<Params, String> {
+        use serde_json::json;
+        let mut all = match (subsystem, workload) {
+            ("disk", _) => json!({
+                "threads": 1, "iodepth": 1, "block_size_bytes": 4096, "engine": "psync",
+                "io_mode": "direct", "pattern": "random", "read_percent": 100,
+                "file_size_bytes": 16_777_216, "runtime_s": 1.0, "ramp_s": 0.0,
+                "final_sync_s": 0.0, "cpus": [], "target": "",
+                "littles_law": {"outstanding": 1, "expected_iops": 1.0, "ratio": 1.0,
+                                "within_5_percent": true}
+            }),
+            ("net", _) => json!({
+                "threads": 1, "streams": 1, "protocol": "TCP", "message_size_bytes": 131072,
+                "duration_s": 1.0, "omit_s": 0.0
+            }),
+            ("mem", "LATENCY") => json!({"threads": 1, "probe": "chase"}),
+            _ => json!({"threads": 1}),
+        };
+        let kernel = match subsystem {
+            "cpu" if given.get("isa").is_some() => json!({
+                "scaling": "weak", "instruction": "", "operation": "",
+                "ops_per_iteration": 1, "iterations_per_thread": 1, "clock_ghz": null
+            }),
+            "mem" if given.get("isa").is_some() => json!({
+                "cpus": [0], "stores": "nt", "array_bytes_per_thread": 1, "pages": "thp",
+                "working_set_bytes": 1, "bytes_read_per_pass": 1, "bytes_written_per_pass": 1,
+                "passes": 1, "byte_counting": ""
+            }),
+            "mem" if workload == "LATENCY" => match given.get("probe").and_then(|p| p.as_str()) {
+                Some("chase") | None => json!({
+                    "working_set_bytes": 4096, "pages": "thp", "huge_page_bytes": null,
+                    "loads": 1, "clock_ghz": null
+                }),
+                Some("level") => json!({
+                    "level": "L1", "pages": "thp", "plateau_from_bytes": 0, "plateau_to_bytes": 0
+                }),
+                Some(_) => json!({
+                    "op_bytes": 8, "order": "sequential", "working_set_bytes": 0, "ops": 1
+                }),
+            },
+            _ => json!({}),
+        };
+        for source in [kernel, given] {
+            if let (Some(to), serde_json::Value::Object(from)) = (all.as_object_mut(), source) {
+                to.extend(from);
+            }
+        }
+        Params::decode(subsystem, workload, all)
+    }
+
+    /// Threads (network: streams) of the point.
+    pub fn threads(&self) -> usize {
+        match self {
+            Params::Cpu(p) => p.threads,
+            Params::Mem(p) => p.threads,
+            Params::MemLatency(p) => p.threads,
+            Params::Disk(p) => p.threads,
+            Params::Net(p) => p.threads,
+        }
+    }
+
+    pub fn node(&self) -> &NodeTag {
+        match self {
+            Params::Cpu(p) => &p.node,
+            Params::Mem(p) => &p.node,
+            Params::MemLatency(p) => &p.node,
+            Params::Disk(p) => &p.node,
+            Params::Net(p) => &p.node,
+        }
+    }
+
+    pub fn node_mut(&mut self) -> &mut NodeTag {
+        match self {
+            Params::Cpu(p) => &mut p.node,
+            Params::Mem(p) => &mut p.node,
+            Params::MemLatency(p) => &mut p.node,
+            Params::Disk(p) => &mut p.node,
+            Params::Net(p) => &mut p.node,
+        }
+    }
+
+    pub fn cpu(&self) -> Option<&CpuParams> {
+        match self {
+            Params::Cpu(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    pub fn mem(&self) -> Option<&MemParams> {
+        match self {
+            Params::Mem(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    pub fn latency(&self) -> Option<&LatencyParams> {
+        match self {
+            Params::MemLatency(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    pub fn disk(&self) -> Option<&DiskParams> {
+        match self {
+            Params::Disk(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    pub fn net(&self) -> Option<&NetParams> {
+        match self {
+            Params::Net(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    pub fn net_mut(&mut self) -> Option<&mut NetParams> {
+        match self {
+            Params::Net(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The ISA of a CPU or memory bandwidth point.
+    pub fn isa(&self) -> Option<Isa> {
+        match self {
+            Params::Cpu(p) => p.kernel.as_ref().map(|k| k.isa),
+            Params::Mem(p) => p.kernel.as_ref().map(|k| k.isa),
+            _ => None,
+        }
+    }
+
+    /// The CPUs the point's threads were pinned to.
+    pub fn cpus(&self) -> &[usize] {
+        match self {
+            Params::Cpu(p) => &p.cpus,
+            Params::Mem(p) => p.kernel.as_ref().map_or(&[], |k| &k.cpus),
+            Params::Disk(p) => &p.cpus,
+            _ => &[],
+        }
+    }
+
+    /// The identity parameters ([`IDENTITY`]) present, as a JSON object, without those in
+    /// `except`.
+    pub fn identity(&self, except: &[&str]) -> serde_json::Map<String, serde_json::Value> {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(m)) => m
+                .into_iter()
+                .filter(|(k, _)| IDENTITY.contains(&k.as_str()) && !except.contains(&k.as_str()))
+                .collect(),
+            _ => serde_json::Map::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Every kind reads back what it writes, key for key, including the keys written as null.
+    #[test]
+    fn each_kind_round_trips_its_json_object() {
+        let cases = [
+            (
+                "cpu",
+                "DP",
+                json!({"threads": 2, "cpus": [0, 1], "cores": 2, "scaling": "weak", "isa": "avx512",
+                       "instruction": "vfmadd213pd zmm", "operation": "fp64 FMA",
+                       "ops_per_iteration": 384, "iterations_per_thread": 1000,
+                       "thread_gops": [60.0, 61.0], "clock_ghz": null, "clock_probes": [],
+                       "clock_unknown_reason": "probes disagree", "node": 1, "host": "b"}),
+            ),
+            (
+                "cpu",
+                "NULL",
+                json!({"threads": 1, "cpus": [0], "cores": 1}),
+            ),
+            ("mem", "NULL", json!({"threads": 1})),
+            (
+                "mem",
+                "RWR",
+                json!({"threads": 1, "cpus": [0], "isa": "avx2", "stores": "regular",
+                       "block_size_bytes": 1000, "blocks_per_thread": 4, "order": "random",
+                       "array_bytes_per_thread": 4000, "pages": "thp", "working_set_bytes": 8000,
+                       "bytes_read_per_pass": 4000, "bytes_written_per_pass": 4000, "passes": 3,
+                       "byte_counting": "STREAM"}),
+            ),
+            (
+                "mem",
+                "LATENCY",
+                json!({"threads": 1, "probe": "chase", "working_set_bytes": 4096, "pages": "4k",
+                       "huge_page_bytes": null, "loads": 100, "clock_ghz": null}),
+            ),
+            (
+                "mem",
+                "LATENCY",
+                json!({"threads": 1, "probe": "level", "level": "L2", "pages": "thp",
+                       "plateau_from_bytes": 65536, "plateau_to_bytes": 524288,
+                       "capacity_bytes": 1048576, "sysfs_size_bytes": null,
+                       "latency_cycles": 14.0}),
+            ),
+            (
+                "mem",
+                "LATENCY",
+                json!({"threads": 1, "probe": "memory", "level": "memory", "pages": "thp",
+                       "plateau_from_bytes": 1, "plateau_to_bytes": 2}),
+            ),
+            (
+                "mem",
+                "LATENCY",
+                json!({"threads": 1, "probe": "seq-8B", "op_bytes": 8, "order": "sequential",
+                       "working_set_bytes": 67108864, "ops": 1000}),
+            ),
+            (
+                "disk",
+                "RR",
+                json!({"threads": 1, "iodepth": 32, "block_size_bytes": 4096, "engine": "io_uring",
+                       "io_mode": "direct", "pattern": "random", "read_percent": 100,
+                       "file_size_bytes": 1, "runtime_s": 1.0, "ramp_s": 0.25,
+                       "final_sync_s": 0.0, "cpus": [1], "target": "/tmp/x", "device": "vda",
+                       "littles_law": {"outstanding": 32, "expected_iops": 1.0, "ratio": 1.0,
+                                       "within_5_percent": true}}),
+            ),
+            (
+                "net",
+                "THROUGHPUT",
+                json!({"threads": 1, "streams": 1, "protocol": "TCP", "message_size_bytes": 131072,
+                       "duration_s": 1.0, "omit_s": 0.25, "interface": "lo", "mtu_bytes": null,
+                       "side": "receiver", "direction": "client to server", "busy_poll_us": 50,
+                       "pattern": "pairs", "src_node": 0, "dst_node": 2, "node": 0, "host": "a"}),
+            ),
+        ];
+        for (subsystem, workload, object) in cases {
+            let p = Params::decode(subsystem, workload, object.clone()).unwrap();
+            assert_eq!(
+                serde_json::to_value(&p).unwrap(),
+                object,
+                "{subsystem} {workload}"
+            );
+        }
+        let chase = Params::decode("mem", "LATENCY", cases_chase()).unwrap();
+        assert!(chase.latency().unwrap().chase.is_some());
+        assert!(Params::decode("disk", "RR", json!({"threads": 1})).is_err());
+    }
+
+    fn cases_chase() -> serde_json::Value {
+        json!({"threads": 1, "probe": "chase", "working_set_bytes": 4096, "pages": "4k",
+               "huge_page_bytes": 0, "loads": 100, "clock_ghz": 3.0, "latency_cycles": 4.0})
+    }
+
+    #[test]
+    fn identity_keeps_what_names_the_point() {
+        let p = Params::decode(
+            "cpu",
+            "DP",
+            json!({"threads": 2, "cpus": [0, 1], "cores": 2, "scaling": "weak", "isa": "avx2",
+                   "instruction": "x", "operation": "fp64 FMA", "ops_per_iteration": 1,
+                   "iterations_per_thread": 7, "clock_ghz": 3.0, "node": 4}),
+        )
+        .unwrap();
+        let id = p.identity(&["node"]);
+        assert_eq!(
+            serde_json::Value::Object(id),
+            json!({"threads": 2, "scaling": "weak", "isa": "avx2"})
+        );
+    }
+}
