@@ -7,6 +7,9 @@
 //! subcommand's own parser checks, so a profile accepts exactly what the command line does and
 //! reports the same errors.
 
+use crate::bench::mem::DEFAULT_LATENCY_MAX;
+use crate::bench::mem::latency::staircase_sizes;
+use crate::bench::registry;
 use std::time::Duration;
 
 /// The built-in profiles: name, TOML text.
@@ -210,14 +213,17 @@ impl Job {
         let warmup = count_number(self.get(defaults, "warmup")).unwrap_or(1) as f64;
         let secs = match self.subsystem.as_str() {
             "cpu" => {
-                let points = count("workload", 6) * count("threads", threads_default);
+                let points = count("workload", registry::defaults("cpu").count())
+                    * count("threads", threads_default);
                 points as f64 * (repeat + warmup) * seconds("duration", 0.25) + 1.0
             }
             "mem" => {
                 let workloads: Vec<String> = match self.get(defaults, "workload") {
                     Some(Value::List(l)) => l.clone(),
                     Some(Value::Text(s)) => s.split(',').map(str::to_string).collect(),
-                    _ => vec!["all".into(); 11],
+                    _ => registry::defaults("mem")
+                        .map(|w| w.name.to_string())
+                        .collect(),
                 };
                 let latency = workloads
                     .iter()
@@ -225,8 +231,8 @@ impl Job {
                     .count();
                 let blocks = count("block-size", 3);
                 let threads = count("threads", threads_default);
-                // The staircase: √2 steps from 4 KiB to the maximum (1 GiB: 37), ×2 page sizes.
-                let stairs = 37
+                // The staircase's working sets up to the default maximum, × 2 page sizes.
+                let stairs = staircase_sizes(4096, DEFAULT_LATENCY_MAX).len()
                     * if matches!(self.get(defaults, "huge-pages"), Some(Value::Text(s)) if s != "both")
                     {
                         1
@@ -237,7 +243,7 @@ impl Job {
                 points as f64 * (repeat + warmup) * seconds("duration", 0.25) + 2.0
             }
             "disk" => {
-                let points = count("workload", 4)
+                let points = count("workload", registry::defaults("disk").count())
                     * count("block-size", 4)
                     * count("threads", 1)
                     * count("iodepth", 1);
@@ -245,7 +251,7 @@ impl Job {
             }
             _ => {
                 let protocols = count("protocol", 2);
-                let points = count("workload", 2)
+                let points = count("workload", registry::defaults("net").count())
                     * protocols
                     * count("streams", 1)
                     * count("message-size", 1);

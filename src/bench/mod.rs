@@ -5,4 +5,5 @@ pub mod cpu;
 pub mod disk;
 pub mod mem;
 pub mod net;
+pub mod registry;
 pub mod rng;

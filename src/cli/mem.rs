@@ -103,7 +103,7 @@ pub fn run_into(args: MemArgs, rec: &mut Recorder) -> anyhow::Result<()> {
     let sys = rec.system();
     let opts = MemOptions {
         workloads: if args.workload.is_empty() {
-            MemWorkload::ALL[..11].to_vec()
+            MemWorkload::DEFAULT.to_vec()
         } else {
             args.workload.clone()
         },
@@ -169,4 +169,17 @@ pub fn run_into(args: MemArgs, rec: &mut Recorder) -> anyhow::Result<()> {
             })
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_staircase_default_is_the_library_s() {
+        assert_eq!(
+            parse_bytes("1Gi"),
+            Ok(crate::bench::mem::DEFAULT_LATENCY_MAX)
+        );
+    }
 }

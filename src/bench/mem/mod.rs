@@ -53,6 +53,9 @@ pub enum MemWorkload {
     Null,
 }
 
+/// The largest working set of the latency staircase when none is given (`--latency-max 1Gi`).
+pub const DEFAULT_LATENCY_MAX: u64 = 1 << 30;
+
 impl MemWorkload {
     pub const ALL: [MemWorkload; 12] = [
         MemWorkload::Rws,
@@ -67,6 +70,20 @@ impl MemWorkload {
         MemWorkload::Triad,
         MemWorkload::Latency,
         MemWorkload::Null,
+    ];
+    /// The workloads run when none is named: all but NULL.
+    pub const DEFAULT: [MemWorkload; 11] = [
+        MemWorkload::Rws,
+        MemWorkload::Rwr,
+        MemWorkload::Ws,
+        MemWorkload::Wr,
+        MemWorkload::Rs,
+        MemWorkload::Rr,
+        MemWorkload::Copy,
+        MemWorkload::Scale,
+        MemWorkload::Add,
+        MemWorkload::Triad,
+        MemWorkload::Latency,
     ];
 
     pub fn name(self) -> &'static str {
