@@ -46,12 +46,6 @@ pub struct IdentityArgs {
     pub local_rank: Option<u32>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum NetProto {
-    Tcp,
-    Udp,
-}
-
 #[derive(Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
@@ -97,7 +91,7 @@ pub struct RunArgs {
     pub no_net: bool,
     /// Transport of the tests between nodes.
     #[arg(long, value_enum, default_value = "tcp")]
-    pub net_protocol: NetProto,
+    pub net_protocol: Proto,
     /// Measured time of one network test.
     #[arg(long, value_parser = parse_duration, default_value = "2s")]
     pub net_duration: Duration,
@@ -167,10 +161,7 @@ fn net_params(a: &RunArgs) -> anyhow::Result<(Option<TestParams>, Option<TestPar
     if a.no_net {
         return Ok((None, None));
     }
-    let proto = match a.net_protocol {
-        NetProto::Tcp => Proto::Tcp,
-        NetProto::Udp => Proto::Udp,
-    };
+    let proto = a.net_protocol;
     let base = TestParams {
         kind: TestKind::Throughput,
         proto,

@@ -8,15 +8,7 @@ use crate::bench::cpu::{CpuOptions, CpuSession, CpuWorkload, Scaling, points};
 use crate::report;
 use crate::runner::Repetition;
 use crate::sysinfo::Isa;
-use clap::{Args, ValueEnum};
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ScalingArg {
-    /// Fixed total work split across the threads.
-    Strong,
-    /// Fixed work per thread.
-    Weak,
-}
+use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct CpuArgs {
@@ -29,7 +21,7 @@ pub struct CpuArgs {
     pub threads: Vec<usize>,
     /// Strong (fixed total work) or weak (fixed work per thread) scaling.
     #[arg(long, value_enum, default_value = "weak")]
-    pub scaling: ScalingArg,
+    pub scaling: Scaling,
     /// Force an instruction set: avx512, avx2, sse2 (x86), sve, neon (aarch64) or scalar. Default: the widest.
     #[arg(long, value_parser = parse_isa)]
     pub isa: Option<Isa>,
@@ -77,10 +69,7 @@ pub fn run_into(args: CpuArgs, rec: &mut Recorder) -> anyhow::Result<()> {
         } else {
             args.threads.clone()
         },
-        scaling: match args.scaling {
-            ScalingArg::Strong => Scaling::Strong,
-            ScalingArg::Weak => Scaling::Weak,
-        },
+        scaling: args.scaling,
         isa: args.isa,
         duration: args.run.duration,
         reps: Repetition {

@@ -13,17 +13,18 @@ use crate::units::format_bytes_binary;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum EngineArg {
-    /// psync when every --iodepth is 1, io_uring otherwise.
-    Auto,
-    /// pread/pwrite, one I/O at a time per thread.
-    Psync,
-    /// io_uring with registered file and buffers, up to 256 in flight per thread.
-    #[value(name = "io_uring")]
-    IoUring,
-    /// No I/O: the harness's own cost per I/O.
-    Null,
+/// `--engine`: an engine, or `auto` (None): psync when every --iodepth is 1, io_uring
+/// otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngineChoice(pub Option<EngineKind>);
+
+fn parse_engine(s: &str) -> Result<EngineChoice, String> {
+    if s.trim().eq_ignore_ascii_case("auto") {
+        return Ok(EngineChoice(None));
+    }
+    EngineKind::from_str(s.trim(), true)
+        .map(|k| EngineChoice(Some(k)))
+        .map_err(|_| format!("'{s}' is not an engine: use auto, psync, io_uring or null"))
 }
 
 #[derive(Debug, Args)]
@@ -40,9 +41,11 @@ pub struct DiskArgs {
     /// I/Os in flight per thread, 1…256; a list sweeps.
     #[arg(long, value_delimiter = ',', value_parser = parse_depth, default_value = "1")]
     pub iodepth: Vec<usize>,
-    /// I/O engine.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub engine: EngineArg,
+    /// I/O engine: auto (psync when every --iodepth is 1, io_uring otherwise), psync
+    /// (pread/pwrite, one I/O at a time per thread), io_uring (registered file and buffers, up
+    /// to 256 in flight per thread) or null (no I/O: the harness's own cost per I/O).
+    #[arg(long, value_parser = parse_engine, default_value = "auto")]
+    pub engine: EngineChoice,
     /// Benchmark this file: it must not exist (peakbench creates and removes it), unless
     /// --allow-overwrite; a block device needs --destructive.
     #[arg(long, value_name = "PATH", conflicts_with = "dir")]
@@ -145,12 +148,10 @@ pub fn run(args: DiskArgs, argv: Vec<String>) -> anyhow::Result<()> {
 
 /// Measures the points of `args` into `rec` (one command, or one job of a suite).
 pub fn run_into(args: DiskArgs, rec: &mut Recorder) -> anyhow::Result<()> {
-    let engine = match args.engine {
-        EngineArg::Psync => EngineKind::Psync,
-        EngineArg::IoUring => EngineKind::IoUring,
-        EngineArg::Null => EngineKind::Null,
-        EngineArg::Auto if args.iodepth.iter().all(|d| *d == 1) => EngineKind::Psync,
-        EngineArg::Auto => match uring::probe() {
+    let engine = match args.engine.0 {
+        Some(kind) => kind,
+        None if args.iodepth.iter().all(|d| *d == 1) => EngineKind::Psync,
+        None => match uring::probe() {
             Ok(()) => EngineKind::IoUring,
             Err(why) => {
                 return Err(UsageError(format!(

@@ -12,16 +12,6 @@ use crate::units::{format_size, parse_size};
 use clap::{Args, ValueEnum};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum StoresArg {
-    /// Non-temporal where they help: whole arrays and blocks of whole cache lines ≥ 1 KiB.
-    Auto,
-    /// Non-temporal (streaming) stores that bypass the caches.
-    Nt,
-    /// Ordinary stores.
-    Regular,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum HugeArg {
     /// Transparent huge pages (madvise MADV_HUGEPAGE).
     On,
@@ -50,7 +40,7 @@ pub struct MemArgs {
     pub array_size: Option<u64>,
     /// Store instructions of the writing kernels.
     #[arg(long, value_enum, default_value = "auto")]
-    pub stores: StoresArg,
+    pub stores: Stores,
     /// Force an instruction set: avx512, avx2 or scalar (portable code). Default: the widest.
     #[arg(long, value_parser = parse_isa)]
     pub isa: Option<Isa>,
@@ -114,11 +104,7 @@ pub fn run_into(args: MemArgs, rec: &mut Recorder) -> anyhow::Result<()> {
             args.threads.clone()
         },
         array_bytes: args.array_size,
-        stores: match args.stores {
-            StoresArg::Auto => Stores::Auto,
-            StoresArg::Nt => Stores::Nt,
-            StoresArg::Regular => Stores::Regular,
-        },
+        stores: args.stores,
         isa: args.isa,
         huge_pages: match args.huge_pages {
             HugeArg::On => vec![HugePages::On],

@@ -8,7 +8,7 @@ use crate::bench::net::server::{Server, ServerConfig};
 use crate::bench::net::{NetOptions, NetSession, NetWorkload, Proto, points, resolve};
 use crate::runner::stop;
 use crate::units::format_bytes_binary;
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use std::net::{IpAddr, SocketAddr};
 
 #[derive(Debug, Args)]
@@ -24,12 +24,6 @@ pub struct NetArgs {
 pub enum NetCommand {
     /// Serve clients until Ctrl-C: one test at a time, bounded in every way.
     Serve(ServeArgs),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ProtoArg {
-    Tcp,
-    Udp,
 }
 
 #[derive(Debug, Args)]
@@ -48,7 +42,7 @@ pub struct ClientArgs {
     pub workload: Vec<NetWorkload>,
     /// Transports.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "tcp,udp")]
-    pub protocol: Vec<ProtoArg>,
+    pub protocol: Vec<Proto>,
     /// Parallel streams, each on its own thread on both sides; a list sweeps.
     #[arg(long, value_delimiter = ',', value_parser = parse_streams, default_value = "1")]
     pub streams: Vec<u32>,
@@ -226,14 +220,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
 }
 
 fn client(args: ClientArgs, rec: &mut Recorder) -> anyhow::Result<()> {
-    let protocols: Vec<Proto> = args
-        .protocol
-        .iter()
-        .map(|p| match p {
-            ProtoArg::Tcp => Proto::Tcp,
-            ProtoArg::Udp => Proto::Udp,
-        })
-        .collect();
+    let protocols: Vec<Proto> = args.protocol.clone();
     if let Some(sizes) = &args.message_size
         && protocols.contains(&Proto::Udp)
         && let Some(big) = sizes.iter().find(|&&s| s > limits::MAX_UDP_MESSAGE)

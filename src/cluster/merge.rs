@@ -206,7 +206,10 @@ pub fn matrices(results: &[ResultRecord], n: u32) -> Vec<Matrix> {
         if src >= n || dst >= n {
             continue;
         }
-        let protocol = r.params.net().map_or(String::new(), |n| n.protocol.clone());
+        let protocol = r
+            .params
+            .net()
+            .map_or(String::new(), |n| n.protocol.name().to_string());
         let m = match out
             .iter_mut()
             .position(|m| m.metric == r.metric && m.protocol == protocol && m.unit == r.unit)

@@ -73,13 +73,8 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
         (p, false) => ("rw", Some(p)),
         (p, true) => ("randrw", Some(p)),
     };
-    let engine = p.engine.as_str();
-    if !matches!(engine, "psync" | "io_uring" | "null") {
-        return Err(RefError::unsupported(
-            TOOL,
-            format!("no fio engine for '{engine}'"),
-        ));
-    }
+    // fio's ioengines of the same names.
+    let engine = p.engine.name();
     // The same file system as the point: the directory of peakbench's target file. A block
     // device is never handed to fio (its run would write over it).
     let dir = match Some(Path::new(&p.target)).filter(|t| !t.as_os_str().is_empty()) {

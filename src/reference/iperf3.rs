@@ -12,7 +12,7 @@
 use super::process::{LOOPBACK, Server, Transport, run_bounded, whole_seconds};
 use super::{RefContext, RefError, Tool, params_of, unit_error};
 use crate::results::ResultRecord;
-use crate::results::params::NetParams;
+use crate::results::params::{NetParams, Proto};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -49,15 +49,6 @@ pub(super) fn require_loopback(p: &NetParams, tool: Tool) -> Result<(), RefError
     }
 }
 
-/// Whether the record is UDP (else TCP).
-pub(super) fn is_udp(p: &NetParams, tool: Tool) -> Result<bool, RefError> {
-    match p.protocol.to_ascii_uppercase().as_str() {
-        "TCP" => Ok(false),
-        "UDP" => Ok(true),
-        _ => Err(RefError::unsupported(tool, "the record has no protocol")),
-    }
-}
-
 /// The run for a THROUGHPUT record (goodput, loss or jitter).
 pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
     if rec.workload != "THROUGHPUT"
@@ -71,7 +62,7 @@ pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>
 fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
     let p = params_of(rec, TOOL, |p| p.net())?;
     require_loopback(p, TOOL)?;
-    let udp = is_udp(p, TOOL)?;
+    let udp = p.protocol == Proto::Udp;
     let seconds = ctx.seconds(Some(p.duration_s)).unwrap_or(1.0);
     Ok(Job {
         udp,

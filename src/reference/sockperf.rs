@@ -9,10 +9,11 @@
 //! Figures: latency (µs) is sockperf's `avg-rtt`, in µs; the rate is the messages received in
 //! its valid duration ÷ that duration.
 
-use super::iperf3::{is_udp, require_loopback};
+use super::iperf3::require_loopback;
 use super::process::{LOOPBACK, Server, Transport, run_bounded, whole_seconds};
 use super::{RefContext, RefError, Tool, params_of, unit_error};
 use crate::results::ResultRecord;
+use crate::results::params::Proto;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -41,7 +42,7 @@ pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>
 fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
     let p = params_of(rec, TOOL, |p| p.net())?;
     require_loopback(p, TOOL)?;
-    let udp = is_udp(p, TOOL)?;
+    let udp = p.protocol == Proto::Udp;
     let message_bytes = p.message_size_bytes as u64;
     if message_bytes < MIN_MESSAGE_BYTES {
         return Err(RefError::unsupported(

@@ -931,7 +931,7 @@ fn throughput_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
                 r.params
                     .cpu()
                     .and_then(|c| c.kernel.as_ref())
-                    .map(|k| k.scaling.clone())
+                    .map(|k| k.scaling)
             };
             let scalings = group_by(&recs, scaling).len();
             let series = series_of(&recs, threads, |r| {
@@ -942,7 +942,8 @@ fn throughput_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
                     variant
                 };
                 if scalings > 1 {
-                    name = format!("{name}, {} scaling", scaling(r).unwrap_or_default());
+                    let s = scaling(r).map_or("", |s| s.name());
+                    name = format!("{name}, {s} scaling");
                 }
                 name
             });
@@ -1089,7 +1090,7 @@ fn net_charts(records: &[&ResultRecord]) -> Vec<Chart> {
                     };
                     let mut name = format!(
                         "{} {}",
-                        n.protocol,
+                        n.protocol.name(),
                         format_bytes_binary(n.message_size_bytes as u64)
                     );
                     if n.direction

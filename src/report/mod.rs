@@ -73,7 +73,7 @@ fn base_variant(params: &Params, metric: &str) -> String {
         Params::Net(p) => {
             let mut v = format!(
                 "{} {}",
-                p.protocol,
+                p.protocol.name(),
                 crate::units::format_bytes_binary(p.message_size_bytes as u64)
             );
             match metric {

@@ -34,6 +34,78 @@ mod present {
     }
 }
 
+/// Strong scaling splits a fixed total amount of work across the threads; weak scaling gives
+/// every thread the same amount.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Scaling {
+    /// Fixed total work split across the threads.
+    Strong,
+    /// Fixed work per thread.
+    Weak,
+}
+
+impl Scaling {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scaling::Strong => "strong",
+            Scaling::Weak => "weak",
+        }
+    }
+}
+
+/// Which engine runs the disk I/Os (its capabilities: `bench::disk::engine`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// pread/pwrite, one I/O at a time per thread.
+    Psync,
+    /// io_uring with registered file and buffers, up to 256 in flight per thread.
+    #[value(name = "io_uring")]
+    IoUring,
+    /// No I/O: the harness's own cost per I/O.
+    Null,
+}
+
+/// The transport of a network test: `tcp`/`udp` on the command line and the wire, `TCP`/`UDP`
+/// in records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Proto {
+    Tcp,
+    Udp,
+}
+
+impl Proto {
+    pub fn name(self) -> &'static str {
+        match self {
+            Proto::Tcp => "TCP",
+            Proto::Udp => "UDP",
+        }
+    }
+}
+
+/// A protocol as records write it (`TCP`, `UDP`).
+mod proto_name {
+    use super::Proto;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(p: &Proto, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(p.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Proto, D::Error> {
+        let text = String::deserialize(d)?;
+        match text.to_ascii_uppercase().as_str() {
+            "TCP" => Ok(Proto::Tcp),
+            "UDP" => Ok(Proto::Udp),
+            _ => Err(serde::de::Error::custom(format!(
+                "unknown protocol '{text}'"
+            ))),
+        }
+    }
+}
+
 /// The node of a multi-node run a record comes from (absent on one machine).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct NodeTag {
@@ -63,8 +135,7 @@ pub struct CpuParams {
 /// What a CPU throughput point ran and the clock it ran at.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CpuKernel {
-    /// `weak` or `strong`.
-    pub scaling: String,
+    pub scaling: Scaling,
     pub isa: Isa,
     pub instruction: String,
     /// `fp64 FMA`, `int16 add`, …
@@ -208,8 +279,7 @@ pub struct DiskParams {
     pub threads: usize,
     pub iodepth: usize,
     pub block_size_bytes: u64,
-    /// `psync`, `io_uring` or `null`.
-    pub engine: String,
+    pub engine: EngineKind,
     /// `direct` or `buffered`.
     pub io_mode: String,
     /// `sequential` or `random`.
@@ -245,8 +315,8 @@ pub struct LittlesLaw {
 pub struct NetParams {
     pub threads: usize,
     pub streams: u32,
-    /// `TCP` or `UDP`.
-    pub protocol: String,
+    #[serde(with = "proto_name")]
+    pub protocol: Proto,
     pub message_size_bytes: u32,
     pub duration_s: f64,
     pub omit_s: f64,

@@ -118,22 +118,7 @@ impl FromStr for CpuWorkload {
     }
 }
 
-/// Strong scaling splits a fixed total amount of work across the threads; weak scaling gives
-/// every thread the same amount.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scaling {
-    Strong,
-    Weak,
-}
-
-impl Scaling {
-    pub fn name(self) -> &'static str {
-        match self {
-            Scaling::Strong => "strong",
-            Scaling::Weak => "weak",
-        }
-    }
-}
+pub use crate::results::params::Scaling;
 
 /// A compiled kernel and its work model.
 #[derive(Debug, Clone, Copy)]
@@ -430,7 +415,7 @@ impl<'a> CpuSession<'a> {
             .map(|t| total_ops / t.as_secs_f64() / 1e9)
             .collect();
         params.kernel = Some(CpuKernel {
-            scaling: self.opts.scaling.name().into(),
+            scaling: self.opts.scaling,
             isa: self.isa,
             instruction: kernel.instruction.into(),
             operation: operation(op),

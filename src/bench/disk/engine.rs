@@ -14,13 +14,7 @@ pub enum Dir {
     Write,
 }
 
-/// Which engine runs the I/Os.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EngineKind {
-    Psync,
-    IoUring,
-    Null,
-}
+pub use crate::results::params::EngineKind;
 
 /// What an engine can do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -573,7 +573,7 @@ impl<'a> DiskSession<'a> {
             threads: point.threads,
             iodepth: point.iodepth,
             block_size_bytes: point.block,
-            engine: opts.engine.name().into(),
+            engine: opts.engine,
             io_mode: if opts.direct { "direct" } else { "buffered" }.into(),
             pattern: if point.workload.random() {
                 "random"

@@ -159,7 +159,7 @@ impl FromStr for MemWorkload {
 }
 
 /// Store instructions for the kernels that write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Stores {
     /// Non-temporal where they help: whole arrays, and blocks that are whole cache lines of at
     /// least 1 KiB. Streaming a block that starts or ends inside a line flushes partial

@@ -272,7 +272,7 @@ impl NetSession {
         NetParams {
             threads: p.streams as usize,
             streams: p.streams,
-            protocol: p.proto.name().into(),
+            protocol: p.proto,
             message_size_bytes: p.message_bytes,
             duration_s: p.duration_ms as f64 / 1000.0,
             omit_s: p.omit_ms as f64 / 1000.0,

@@ -67,21 +67,7 @@ pub enum TestKind {
 }
 
 /// The transport of the data streams.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Proto {
-    Tcp,
-    Udp,
-}
-
-impl Proto {
-    pub fn name(self) -> &'static str {
-        match self {
-            Proto::Tcp => "TCP",
-            Proto::Udp => "UDP",
-        }
-    }
-}
+pub use crate::results::params::Proto;
 
 /// One test's parameters, chosen by the client and validated by the server.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
