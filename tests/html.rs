@@ -418,7 +418,7 @@ fn chromium_renders_every_chart() {
     );
     let colours: std::collections::HashSet<[u8; 3]> = pixels.iter().copied().collect();
     assert!(colours.len() > 64, "{} colours", colours.len());
-    let series = report::charts::PALETTE[0];
+    let series = report::plot::PALETTE[0];
     let drawn = pixels
         .iter()
         .filter(|p| {

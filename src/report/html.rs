@@ -2,8 +2,9 @@
 //! nothing fetched — with where the run came from, the machine, per subsystem its charts and
 //! the SPEC §4 tables, every peak's formula and inputs, and the latency and Little's-law notes.
 
-use super::charts::{self, Chart};
+use super::charts;
 use super::nodes;
+use super::plot::{self, Chart};
 use super::{
     groups, has_reference, headers, littles_law_notes, peak_notes, percentile_notes, row,
     subsystem_name, variant_header,
@@ -76,7 +77,7 @@ fn shell_line(argv: &[String]) -> String {
 /// A chart as a figure with its inline SVG, nothing when it has no data, or the reason it
 /// could not be drawn.
 fn figure(chart: &Chart) -> String {
-    match charts::svg(chart) {
+    match plot::svg(chart) {
         Ok(Some(svg)) => {
             let svg = svg.replacen(
                 "<svg ",

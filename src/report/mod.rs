@@ -8,6 +8,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod nodes;
+pub mod plot;
 pub mod table;
 
 use crate::results::ResultRecord;
