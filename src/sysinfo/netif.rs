@@ -10,9 +10,6 @@
 //! not fit one packet is split into IP fragments of at most MTU − 20 bytes (a multiple of 8),
 //! each with its own IP header and frame overhead.
 
-use super::fact::Source;
-use super::peak::{Peak, PeakInput};
-use std::collections::BTreeMap;
 use std::io;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::path::Path;
@@ -137,7 +134,7 @@ pub fn read_link(root: &Path, name: &str) -> Link {
 
 /// Payload bytes and wire bytes of one message of `message` bytes (UDP) or of one full
 /// segment (TCP), for the formula.
-fn shares(tcp: bool, ipv6: bool, mtu: u32, message: u32) -> (f64, f64, String) {
+pub fn shares(tcp: bool, ipv6: bool, mtu: u32, message: u32) -> (f64, f64, String) {
     let ip = if ipv6 { 40 } else { 20 };
     if tcp {
         let payload = mtu.saturating_sub(ip + 32);
@@ -163,88 +160,9 @@ fn shares(tcp: bool, ipv6: bool, mtu: u32, message: u32) -> (f64, f64, String) {
     )
 }
 
-/// The goodput ceiling in `unit_bits` (1e6 for Mbit/s) of a stream over a link of
-/// `link_mbps` with this MTU: the link rate times the payload share.
-pub fn goodput_peak(
-    link_mbps: (f64, Source),
-    mtu: u32,
-    tcp: bool,
-    ipv6: bool,
-    message: u32,
-    unit: &str,
-    unit_bits: f64,
-) -> Peak {
-    let (payload, wire, share) = shares(tcp, ipv6, mtu, message);
-    let value = link_mbps.0 * 1e6 * payload / wire / unit_bits;
-    let mut inputs = BTreeMap::new();
-    inputs.insert(
-        "link_speed".into(),
-        PeakInput {
-            value: link_mbps.0,
-            unit: "Mbit/s".into(),
-            source: link_mbps.1,
-        },
-    );
-    inputs.insert(
-        "mtu".into(),
-        PeakInput {
-            value: mtu as f64,
-            unit: "bytes".into(),
-            source: Source::Detected,
-        },
-    );
-    Peak {
-        value,
-        unit: unit.into(),
-        formula: format!("link speed × {share}"),
-        inputs,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tcp_and_udp_shares_at_mtu_1500() {
-        let p = goodput_peak(
-            (10_000.0, Source::User),
-            1500,
-            true,
-            false,
-            131072,
-            "Mbit/s",
-            1e6,
-        );
-        assert!((p.value - 10_000.0 * 1448.0 / 1538.0).abs() < 1e-6);
-        // 1400 B fits one packet: 1400 / (1408 + 58).
-        let u = goodput_peak(
-            (1000.0, Source::User),
-            1500,
-            false,
-            false,
-            1400,
-            "Mbit/s",
-            1e6,
-        );
-        assert!(
-            (u.value - 1000.0 * 1400.0 / 1466.0).abs() < 1e-9,
-            "{}",
-            u.value
-        );
-        // 8000 B: 8008 bytes in ceil(8008 / 1480) = 6 fragments.
-        let f = goodput_peak(
-            (1000.0, Source::User),
-            1500,
-            false,
-            false,
-            8000,
-            "Gbit/s",
-            1e9,
-        );
-        assert!((f.value - 8000.0 / (8008.0 + 6.0 * 58.0)).abs() < 1e-9);
-        assert!(f.formula.contains("6 ×"));
-    }
 
     #[test]
     fn loopback_is_unknown_with_a_reason() {

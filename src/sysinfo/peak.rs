@@ -1,15 +1,20 @@
-//! The theoretical peak of the CPU: a value with its formula and every input's source.
+//! The theoretical peaks, every subsystem's in this one place: a value with its formula and
+//! every input's source.
 //!
-//! Per data type, per core and per cycle (from the microarchitecture table, `uarch.rs`):
+//! CPU, per data type, per core and per cycle (from the microarchitecture table, `uarch.rs`):
 //! * floating point: FMA instructions per cycle × lanes (vector width / element width) × 2,
 //!   since one FMA is two operations (a multiply and an add);
 //! * integers: vector integer add instructions per cycle × lanes, one operation per lane.
 //!
 //! The peak of a point is then `cores × clock (GHz) × operations per cycle per core` in GOPS,
 //! where `cores` counts the distinct physical cores the point's threads are pinned to (two
-//! hyper-threads of one core share its execution units) and the clock is the one measured by
-//! the add chain (`clock.rs`), or given by the user. The best vector width that the CPU and OS
-//! support is used: the peak is the hardware's, whatever ISA a kernel was forced to.
+//! hyper-threads of one core share its execution units) and the clock is the one the point's
+//! own probes measured (`clock.rs`), or given by the user. The best vector width that the CPU
+//! and OS support is used: the peak is the hardware's, whatever ISA a kernel was forced to.
+//!
+//! Memory: channels × transfer rate × bus width (`mem_peak`). Disk: the rated figures for the
+//! read/write mix, bounded by the link (`disk_throughput`, `disk_iops`). Network: the link
+//! speed times the payload's share of the bytes on the wire (`goodput`).
 
 use super::fact::Source;
 use super::isa::Isa;
@@ -202,6 +207,142 @@ pub fn cpu_peak(
         formula,
         inputs,
     })
+}
+
+/// The rated figures of a disk, from the user.
+#[derive(Debug, Clone, Default)]
+pub struct DiskPeaks {
+    pub read_mbps: Option<f64>,
+    pub write_mbps: Option<f64>,
+    pub read_iops: Option<f64>,
+    pub write_iops: Option<f64>,
+}
+
+/// The rated figure for a mix with `read_share` of the bytes (or I/Os) read: the harmonic
+/// mean of the read and write figures, weighted by the mix.
+fn rated_mix(read: Option<f64>, write: Option<f64>, read_share: f64) -> Option<f64> {
+    match (read, write) {
+        (Some(r), Some(w)) => Some(1.0 / (read_share / r + (1.0 - read_share) / w)),
+        (Some(r), None) if read_share >= 1.0 => Some(r),
+        (None, Some(w)) if read_share <= 0.0 => Some(w),
+        _ => None,
+    }
+}
+
+/// A disk's throughput peak in MB/s: its rated figure (user) for the read/write mix, bounded
+/// by its link (`link`: MB/s and a description); or the link alone; or unknown with the reason
+/// (`no_link`: why there is no link bound).
+pub fn disk_throughput(
+    rated: &DiskPeaks,
+    read_share: f64,
+    link: Option<(f64, String)>,
+    no_link: &str,
+) -> Result<Peak, String> {
+    let rated = rated_mix(rated.read_mbps, rated.write_mbps, read_share);
+    let mut inputs = BTreeMap::new();
+    let input = |v: f64, u: &str, s: Source| PeakInput {
+        value: v,
+        unit: u.into(),
+        source: s,
+    };
+    match (rated, link) {
+        (Some(r), Some((l, desc))) => {
+            inputs.insert("rated".into(), input(r, "MB/s", Source::User));
+            inputs.insert(
+                "link".into(),
+                input(l, &format!("MB/s ({desc})"), Source::Detected),
+            );
+            Ok(Peak {
+                value: r.min(l),
+                unit: "MB/s".into(),
+                formula: "min(rated, link)".into(),
+                inputs,
+            })
+        }
+        (Some(r), None) => {
+            inputs.insert("rated".into(), input(r, "MB/s", Source::User));
+            Ok(Peak {
+                value: r,
+                unit: "MB/s".into(),
+                formula: "rated".into(),
+                inputs,
+            })
+        }
+        (None, Some((l, desc))) => {
+            inputs.insert(
+                "link".into(),
+                input(l, &format!("MB/s ({desc})"), Source::Detected),
+            );
+            Ok(Peak {
+                value: l,
+                unit: "MB/s".into(),
+                formula: "link (the device's rated figure is not known: give --disk-peak-read-mbps/--disk-peak-write-mbps)".into(),
+                inputs,
+            })
+        }
+        (None, None) => Err(format!(
+            "the device's rated throughput is not in sysfs and {no_link}; give --disk-peak-read-mbps and --disk-peak-write-mbps"
+        )),
+    }
+}
+
+/// A disk's IOPS peak: its rated figure (user) for the read/write mix, or unknown.
+pub fn disk_iops(rated: &DiskPeaks, read_share: f64) -> Result<Peak, String> {
+    rated_mix(rated.read_iops, rated.write_iops, read_share)
+        .map(|r| Peak {
+            value: r,
+            unit: "IOPS".into(),
+            formula: "rated".into(),
+            inputs: BTreeMap::from([(
+                "rated".to_string(),
+                PeakInput {
+                    value: r,
+                    unit: "IOPS".into(),
+                    source: Source::User,
+                },
+            )]),
+        })
+        .ok_or_else(|| {
+            "a device's rated IOPS are not in sysfs; give --disk-peak-read-iops and --disk-peak-write-iops".to_string()
+        })
+}
+
+/// The goodput ceiling in `unit_bits` (1e6 for Mbit/s) of a stream over a link of
+/// `link_mbps` with this MTU: the link rate times the payload share.
+pub fn goodput(
+    link_mbps: (f64, Source),
+    mtu: u32,
+    tcp: bool,
+    ipv6: bool,
+    message: u32,
+    unit: &str,
+    unit_bits: f64,
+) -> Peak {
+    let (payload, wire, share) = super::netif::shares(tcp, ipv6, mtu, message);
+    let value = link_mbps.0 * 1e6 * payload / wire / unit_bits;
+    let mut inputs = BTreeMap::new();
+    inputs.insert(
+        "link_speed".into(),
+        PeakInput {
+            value: link_mbps.0,
+            unit: "Mbit/s".into(),
+            source: link_mbps.1,
+        },
+    );
+    inputs.insert(
+        "mtu".into(),
+        PeakInput {
+            value: mtu as f64,
+            unit: "bytes".into(),
+            source: Source::Detected,
+        },
+    );
+    Peak {
+        value,
+        unit: unit.into(),
+        formula: format!("link speed × {share}"),
+        inputs,
+    }
 }
 
 #[cfg(test)]
@@ -435,5 +576,70 @@ mod mem_tests {
             ..Default::default()
         };
         assert_eq!(mem_peak(&none, &user).unwrap().value, 50.0);
+    }
+
+    #[test]
+    fn tcp_and_udp_shares_at_mtu_1500() {
+        let p = goodput(
+            (10_000.0, Source::User),
+            1500,
+            true,
+            false,
+            131072,
+            "Mbit/s",
+            1e6,
+        );
+        assert!((p.value - 10_000.0 * 1448.0 / 1538.0).abs() < 1e-6);
+        // 1400 B fits one packet: 1400 / (1408 + 58).
+        let u = goodput(
+            (1000.0, Source::User),
+            1500,
+            false,
+            false,
+            1400,
+            "Mbit/s",
+            1e6,
+        );
+        assert!(
+            (u.value - 1000.0 * 1400.0 / 1466.0).abs() < 1e-9,
+            "{}",
+            u.value
+        );
+        // 8000 B: 8008 bytes in ceil(8008 / 1480) = 6 fragments.
+        let f = goodput(
+            (1000.0, Source::User),
+            1500,
+            false,
+            false,
+            8000,
+            "Gbit/s",
+            1e9,
+        );
+        assert!((f.value - 8000.0 / (8008.0 + 6.0 * 58.0)).abs() < 1e-9);
+        assert!(f.formula.contains("6 ×"));
+    }
+
+    #[test]
+    fn disk_peaks_mix_the_rated_figures_and_bound_them_by_the_link() {
+        let rated = DiskPeaks {
+            read_mbps: Some(3000.0),
+            write_mbps: Some(1000.0),
+            read_iops: Some(500_000.0),
+            write_iops: None,
+        };
+        // 70 % of the bytes read: 1 / (0.7 / 3000 + 0.3 / 1000).
+        let p = disk_throughput(&rated, 0.7, None, "x").unwrap();
+        assert!((p.value - 1.0 / (0.7 / 3000.0 + 0.3 / 1000.0)).abs() < 1e-9);
+        let bound = disk_throughput(&rated, 1.0, Some((2000.0, "PCIe".into())), "x").unwrap();
+        assert_eq!(
+            (bound.value, bound.formula.as_str()),
+            (2000.0, "min(rated, link)")
+        );
+        let unknown =
+            disk_throughput(&DiskPeaks::default(), 1.0, None, "vda has no link").unwrap_err();
+        assert!(unknown.contains("vda has no link") && unknown.contains("--disk-peak-read-mbps"));
+        assert_eq!(disk_iops(&rated, 1.0).unwrap().value, 500_000.0);
+        // Writes with no rated write IOPS: unknown.
+        assert!(disk_iops(&rated, 0.5).is_err());
     }
 }

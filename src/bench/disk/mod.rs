@@ -17,12 +17,10 @@ use crate::results::ResultRecord;
 use crate::results::params::{DiskParams, LittlesLaw, NodeTag, Params};
 use crate::runner::stop;
 use crate::runner::{self, Repetition, affinity};
-use crate::sysinfo::Source;
-use crate::sysinfo::peak::{Peak, PeakInput};
+use crate::sysinfo::peak::{self, Peak};
 pub use engine::EngineKind;
 use engine::{Buffers, Completion, Dir, Engine, NullEngine, Psync};
 use hdrhistogram::Histogram;
-use std::collections::BTreeMap;
 use std::fmt;
 use std::os::unix::io::AsRawFd;
 use std::str::FromStr;
@@ -94,14 +92,7 @@ impl FromStr for DiskWorkload {
     }
 }
 
-/// The rated figures of the device, from the user.
-#[derive(Debug, Clone, Default)]
-pub struct DiskPeaks {
-    pub read_mbps: Option<f64>,
-    pub write_mbps: Option<f64>,
-    pub read_iops: Option<f64>,
-    pub write_iops: Option<f64>,
-}
+pub use crate::sysinfo::peak::DiskPeaks;
 
 /// What the user asked for.
 #[derive(Debug, Clone)]
@@ -616,7 +607,7 @@ impl<'a> DiskSession<'a> {
                 "iops",
                 "IOPS",
                 iops,
-                self.iops_peak(read_share),
+                peak::disk_iops(&self.opts.peaks, read_share),
             ),
         ];
         let definition = if opts.engine.caps().synchronous() {
@@ -639,83 +630,17 @@ impl<'a> DiskSession<'a> {
         out
     }
 
-    /// The throughput peak: the device's rated figure (user) for the read/write mix, bounded by
-    /// its link; or the link alone; or unknown with the reason.
+    /// The throughput peak of the point's read/write mix (see [`peak::disk_throughput`]).
     fn throughput_peak(&self, read_share: f64) -> Result<Peak, String> {
-        let p = &self.opts.peaks;
-        let rated = match (p.read_mbps, p.write_mbps) {
-            (Some(r), Some(w)) => Some(1.0 / (read_share / r + (1.0 - read_share) / w)),
-            (Some(r), None) if read_share >= 1.0 => Some(r),
-            (None, Some(w)) if read_share <= 0.0 => Some(w),
-            _ => None,
-        };
-        let link = self
-            .target
-            .device
-            .as_ref()
-            .and_then(|d| d.link_bytes_per_sec.map(|b| (b / 1e6, d.link.clone())));
-        let mut inputs = BTreeMap::new();
-        let input = |v: f64, u: &str, s: Source| PeakInput {
-            value: v,
-            unit: u.into(),
-            source: s,
-        };
-        match (rated, link) {
-            (Some(r), Some((l, desc))) => {
-                inputs.insert("rated".into(), input(r, "MB/s", Source::User));
-                inputs.insert(
-                    "link".into(),
-                    input(l, &format!("MB/s ({desc})"), Source::Detected),
-                );
-                Ok(Peak {
-                    value: r.min(l),
-                    unit: "MB/s".into(),
-                    formula: "min(rated, link)".into(),
-                    inputs,
-                })
-            }
-            (Some(r), None) => {
-                inputs.insert("rated".into(), input(r, "MB/s", Source::User));
-                Ok(Peak {
-                    value: r,
-                    unit: "MB/s".into(),
-                    formula: "rated".into(),
-                    inputs,
-                })
-            }
-            (None, Some((l, desc))) => {
-                inputs.insert(
-                    "link".into(),
-                    input(l, &format!("MB/s ({desc})"), Source::Detected),
-                );
-                Ok(Peak { value: l, unit: "MB/s".into(), formula: "link (the device's rated figure is not known: give --disk-peak-read-mbps/--disk-peak-write-mbps)".into(), inputs })
-            }
-            (None, None) => Err(format!(
-                "the device's rated throughput is not in sysfs and {}; give --disk-peak-read-mbps and --disk-peak-write-mbps",
-                self.target.device.as_ref().map_or(
-                    "its device is unknown".to_string(),
-                    |d| format!("{} has no link bound ({})", d.name, d.link)
-                )
-            )),
-        }
-    }
-
-    fn iops_peak(&self, read_share: f64) -> Result<Peak, String> {
-        let p = &self.opts.peaks;
-        let rated = match (p.read_iops, p.write_iops) {
-            (Some(r), Some(w)) => Some(1.0 / (read_share / r + (1.0 - read_share) / w)),
-            (Some(r), None) if read_share >= 1.0 => Some(r),
-            (None, Some(w)) if read_share <= 0.0 => Some(w),
-            _ => None,
-        };
-        rated
-            .map(|r| Peak {
-                value: r,
-                unit: "IOPS".into(),
-                formula: "rated".into(),
-                inputs: BTreeMap::from([("rated".to_string(), PeakInput { value: r, unit: "IOPS".into(), source: Source::User })]),
-            })
-            .ok_or_else(|| "a device's rated IOPS are not in sysfs; give --disk-peak-read-iops and --disk-peak-write-iops".to_string())
+        let device = self.target.device.as_ref();
+        peak::disk_throughput(
+            &self.opts.peaks,
+            read_share,
+            device.and_then(|d| d.link_bytes_per_sec.map(|b| (b / 1e6, d.link.clone()))),
+            &device.map_or("its device is unknown".to_string(), |d| {
+                format!("{} has no link bound ({})", d.name, d.link)
+            }),
+        )
     }
 }
 

@@ -432,7 +432,7 @@ impl NetSession {
         let mtu = link
             .mtu
             .ok_or_else(|| format!("{} reports no MTU", link.interface))?;
-        Ok(netif::goodput_peak(
+        Ok(crate::sysinfo::peak::goodput(
             speed,
             mtu,
             p.proto == Proto::Tcp,
