@@ -1,16 +1,11 @@
-//! The HTML exporter: one self-contained page — inline CSS and inline SVG charts, no script,
-//! nothing fetched — with where the run came from, the machine, per subsystem its charts and
-//! the SPEC §4 tables, every peak's formula and inputs, and the latency and Little's-law notes.
+//! The HTML exporter: the report's model ([`Document`]) as one self-contained page — inline CSS
+//! and inline SVG charts, no script, nothing fetched — with where the run came from, the
+//! machine, per subsystem its charts and tables, every peak's formula and inputs, and the
+//! latency and Little's-law notes.
 
-use super::charts;
-use super::nodes;
+use super::model::{Document, MatrixView, NodesView};
 use super::plot::{self, Chart};
-use super::{
-    groups, has_reference, headers, littles_law_notes, peak_notes, percentile_notes, row,
-    subsystem_name, variant_header,
-};
 use crate::results::Report;
-use crate::results::fleet::{Fleet, Matrix};
 
 const STYLE: &str = r#"
 :root { color-scheme: light; }
@@ -125,13 +120,13 @@ fn table(class: &str, head: &[String], body: Vec<Vec<String>>, numeric_from: usi
     out
 }
 
-fn notes(title: &str, lines: Vec<String>) -> String {
+fn notes(title: &str, lines: &[String]) -> String {
     if lines.is_empty() {
         return String::new();
     }
     let mut out = format!("<h3>{}</h3>\n<ul class=\"notes\">\n", esc(title));
     for l in lines {
-        out.push_str(&format!("<li>{}</li>\n", esc(&l)));
+        out.push_str(&format!("<li>{}</li>\n", esc(l)));
     }
     out.push_str("</ul>\n");
     out
@@ -139,21 +134,24 @@ fn notes(title: &str, lines: Vec<String>) -> String {
 
 /// A node-pair matrix as a heatmap: a table whose cells are coloured from red (the worst link)
 /// to green (the best).
-fn heatmap(f: &Fleet, m: &Matrix) -> String {
-    let (head, rows) = nodes::matrix_table(f, m);
+fn heatmap(m: &MatrixView) -> String {
     let mut out = format!(
         "<h3>{}</h3>\n<div class=\"scroll\"><table class=\"heatmap\">\n<thead><tr>",
-        esc(&nodes::matrix_title(m))
+        esc(&m.title)
     );
-    for h in &head {
+    for h in &m.headers {
         out.push_str(&format!("<th>{}</th>", esc(h)));
     }
     out.push_str("</tr></thead>\n<tbody>\n");
-    let heat = nodes::heat(m);
-    for (src, cells) in rows.iter().enumerate() {
+    for (src, cells) in m.rows.iter().enumerate() {
         out.push_str(&format!("<tr><th>{}</th>", esc(&cells[0])));
         for (dst, c) in cells[1..].iter().enumerate() {
-            let style = heat(m.values[src][dst])
+            let style = m
+                .heat
+                .get(src)
+                .and_then(|r| r.get(dst))
+                .cloned()
+                .flatten()
                 .map(|bg| format!(" style=\"background:{bg}\""))
                 .unwrap_or_default();
             out.push_str(&format!("<td class=\"num\"{style}>{}</td>", esc(c)));
@@ -164,38 +162,35 @@ fn heatmap(f: &Fleet, m: &Matrix) -> String {
     out
 }
 
+/// The system's properties as a table.
+fn system_table(rows: &[(String, String)]) -> String {
+    table(
+        "system",
+        &["Property".to_string(), "Value [source]".to_string()],
+        rows.iter()
+            .map(|(k, v)| vec![k.clone(), v.clone()])
+            .collect(),
+        usize::MAX,
+    )
+}
+
 /// A multi-node run: the nodes (each one's system information folded), the heatmaps and the
 /// outliers.
-fn fleet_section(f: &Fleet) -> String {
+fn nodes_section(n: &NodesView) -> String {
     let mut out = String::from("<section id=\"nodes\">\n<h2>Nodes</h2>\n");
-    out.push_str(&format!("<p>{}</p>\n", esc(&nodes::summary(f))));
-    let (head, rows) = nodes::node_table(f);
-    out.push_str(&table("nodes", &head, rows, usize::MAX));
-    out.push_str(&notes(
-        "Outliers",
-        f.outliers.iter().map(nodes::outlier_line).collect(),
-    ));
-    for m in &f.matrices {
-        out.push_str(&heatmap(f, m));
+    out.push_str(&format!("<p>{}</p>\n", esc(&n.summary)));
+    out.push_str(&table("nodes", &n.headers, n.rows.clone(), usize::MAX));
+    out.push_str(&notes("Outliers", &n.outliers));
+    for m in &n.matrices {
+        out.push_str(&heatmap(m));
     }
-    out.push_str(&notes("Notes", f.notes.clone()));
-    for n in &f.nodes {
-        if let Some(sys) = &n.system {
-            out.push_str(&format!(
-                "<details><summary>System of rank {} ({})</summary>\n{}</details>\n",
-                n.rank,
-                esc(&n.hostname),
-                table(
-                    "system",
-                    &["Property".to_string(), "Value [source]".to_string()],
-                    super::table::system_rows(sys)
-                        .into_iter()
-                        .map(|(k, v)| vec![k, v])
-                        .collect(),
-                    usize::MAX,
-                )
-            ));
-        }
+    out.push_str(&notes("Notes", &n.notes));
+    for (rank, host, rows) in &n.systems {
+        out.push_str(&format!(
+            "<details><summary>System of rank {rank} ({})</summary>\n{}</details>\n",
+            esc(host),
+            system_table(rows)
+        ));
     }
     out.push_str("</section>\n");
     out
@@ -203,88 +198,65 @@ fn fleet_section(f: &Fleet) -> String {
 
 /// The report as one self-contained HTML page.
 pub fn render(report: &Report) -> Vec<u8> {
-    let charts = charts::for_report(report);
-    let table_groups = groups(&report.results);
-    let mut subsystems: Vec<&str> = Vec::new();
-    for ((subsystem, _), _) in &table_groups {
-        if !subsystems.contains(&subsystem.as_str()) {
-            subsystems.push(subsystem);
-        }
-    }
-    let command = shell_line(&report.command_line);
+    let doc = Document::of(report);
+    let command = shell_line(&doc.command_line);
     let mut out = String::with_capacity(256 * 1024);
     out.push_str(&format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <meta name=\"generator\" content=\"peakbench {}\">\n\
          <title>peakbench report — {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
-        esc(&report.tool.version),
-        esc(&report.started_at)
+        esc(&doc.version),
+        esc(&doc.started_at)
     ));
     out.push_str(&format!(
         "<header>\n<h1>peakbench report</h1>\n\
          <p class=\"meta\">{} {} · started {} · JSON schema version {}</p>\n\
          <pre class=\"cmd\"><code>{}</code></pre>\n<p class=\"meta\">{}</p>\n</header>\n",
-        esc(&report.tool.name),
-        esc(&report.tool.version),
-        esc(&report.started_at),
-        report.schema_version,
+        esc(&doc.tool),
+        esc(&doc.version),
+        esc(&doc.started_at),
+        doc.schema_version,
         esc(&command),
-        esc(&super::table::machine_line(&report.system)),
+        esc(&doc.machine),
     ));
     out.push_str("<nav>");
-    if report.fleet.is_some() {
+    if doc.nodes.is_some() {
         out.push_str("<a href=\"#nodes\">Nodes</a>");
     }
-    for s in &subsystems {
-        out.push_str(&format!(
-            "<a href=\"#{}\">{}</a>",
-            esc(s),
-            esc(&subsystem_name(s))
-        ));
+    for (id, name) in &doc.subsystems {
+        out.push_str(&format!("<a href=\"#{}\">{}</a>", esc(id), esc(name)));
     }
-    if !report.results.is_empty() {
+    if doc.has_results {
         out.push_str("<a href=\"#peaks\">Theoretical peaks</a>");
     }
     out.push_str("<a href=\"#system\">System</a></nav>\n");
 
-    if report.results.is_empty() {
+    if !doc.has_results {
         out.push_str("<p>This report has no results.</p>\n");
     }
-    if let Some(f) = &report.fleet {
-        out.push_str(&fleet_section(f));
+    if let Some(n) = &doc.nodes {
+        out.push_str(&nodes_section(n));
     }
-    for subsystem in &subsystems {
+    for (id, name) in &doc.subsystems {
         out.push_str(&format!(
             "<section id=\"{}\">\n<h2>{}</h2>\n",
-            esc(subsystem),
-            esc(&subsystem_name(subsystem))
+            esc(id),
+            esc(name)
         ));
-        let figures: String = charts
+        let figures: String = doc
+            .charts
             .iter()
-            .filter(|c| c.subsystem == *subsystem)
+            .filter(|c| c.subsystem == *id)
             .map(figure)
             .collect();
         if !figures.is_empty() {
             out.push_str(&format!("<div class=\"charts\">\n{figures}</div>\n"));
         }
-        for ((_, unit), records) in table_groups.iter().filter(|((s, _), _)| s == subsystem) {
-            let with_reference = has_reference(records);
-            out.push_str(&format!(
-                "<h3>{} ({})</h3>\n",
-                esc(&subsystem_name(subsystem)),
-                esc(unit)
-            ));
-            out.push_str(&table(
-                "results",
-                &headers(unit, variant_header(subsystem), with_reference),
-                records
-                    .iter()
-                    .map(|r| row(r).cells(with_reference))
-                    .collect(),
-                3,
-            ));
-            if records.iter().any(|r| r.summary.noisy) {
+        for t in doc.tables.iter().filter(|t| t.subsystem == *id) {
+            out.push_str(&format!("<h3>{} ({})</h3>\n", esc(name), esc(&t.unit)));
+            out.push_str(&table("results", &t.headers, t.rows.clone(), 3));
+            if t.noisy {
                 out.push_str(
                     "<p class=\"note\">! noisy: coefficient of variation above 5 %.</p>\n",
                 );
@@ -292,35 +264,24 @@ pub fn render(report: &Report) -> Vec<u8> {
         }
         out.push_str("</section>\n");
     }
-    if !report.results.is_empty() {
+    if doc.has_results {
         out.push_str("<section id=\"peaks\">\n<h2>Theoretical peaks</h2>\n");
         out.push_str(&notes(
             "Every peak: its value, formula and inputs (with their sources), or why it is unknown",
-            peak_notes(&report.results),
+            &doc.peak_notes,
         ));
-        out.push_str(&notes(
-            "Latency percentiles",
-            percentile_notes(&report.results),
-        ));
-        out.push_str(&notes("Little's law", littles_law_notes(&report.results)));
+        out.push_str(&notes("Latency percentiles", &doc.percentile_notes));
+        out.push_str(&notes("Little's law", &doc.littles_law_notes));
         out.push_str("</section>\n");
     }
     out.push_str("<section id=\"system\">\n<h2>System</h2>\n");
-    out.push_str(&table(
-        "system",
-        &["Property".to_string(), "Value [source]".to_string()],
-        super::table::system_rows(&report.system)
-            .into_iter()
-            .map(|(k, v)| vec![k, v])
-            .collect(),
-        usize::MAX,
-    ));
+    out.push_str(&system_table(&doc.system));
     out.push_str("</section>\n");
     out.push_str(&format!(
         "<footer>Written by {} {}. The charts are inline SVG; the page needs no network and no \
          script.</footer>\n</body>\n</html>\n",
-        esc(&report.tool.name),
-        esc(&report.tool.version)
+        esc(&doc.tool),
+        esc(&doc.version)
     ));
     out.into_bytes()
 }

@@ -107,17 +107,6 @@ pub fn outlier_line(o: &Outlier) -> String {
     )
 }
 
-/// The titled lists after the tables: the outliers and the notes (empty ones left out).
-pub fn line_sections(f: &Fleet) -> Vec<(&'static str, Vec<String>)> {
-    [
-        ("Outliers", f.outliers.iter().map(outlier_line).collect()),
-        ("Notes", f.notes.clone()),
-    ]
-    .into_iter()
-    .filter(|(_, lines): &(&str, Vec<String>)| !lines.is_empty())
-    .collect()
-}
-
 /// The headline: ranks, machines, outliers.
 pub fn summary(f: &Fleet) -> String {
     let machines: std::collections::BTreeSet<&str> =

@@ -1,9 +1,7 @@
-//! The terminal exporter: the SPEC §4 tables with comfy-table, and the system information.
+//! The terminal exporter: the report's model ([`Document`]) with comfy-table, and the system
+//! information.
 
-use super::{
-    groups, has_reference, headers, littles_law_notes, peak_notes, percentile_notes, row,
-    variant_header,
-};
+use super::model::{Document, NodesView};
 use crate::results::Report;
 use crate::sysinfo::{Fact, SystemInfo};
 use crate::units::format_bytes_binary;
@@ -54,32 +52,25 @@ pub fn machine_line(sys: &SystemInfo) -> String {
 
 /// The results as one table per subsystem and unit, then the peaks.
 pub fn render(report: &Report) -> String {
+    let doc = Document::of(report);
     let mut out = String::new();
-    for ((subsystem, unit), records) in groups(&report.results) {
+    for table in &doc.tables {
         let mut t = new_table();
-        t.set_header(headers(
-            &unit,
-            variant_header(&subsystem),
-            has_reference(&records),
-        ));
-        for rec in &records {
-            t.add_row(row(rec).cells(has_reference(&records)));
+        t.set_header(table.headers.clone());
+        for r in &table.rows {
+            t.add_row(r.clone());
         }
         for col in 3..t.column_count() {
             if let Some(c) = t.column_mut(col) {
                 c.set_cell_alignment(CellAlignment::Right);
             }
         }
-        out.push_str(&format!("{subsystem} ({unit})\n{t}\n"));
-        if records.iter().any(|r| r.summary.noisy) {
+        out.push_str(&format!("{} ({})\n{t}\n", table.subsystem, table.unit));
+        if table.noisy {
             out.push_str("! noisy: coefficient of variation above 5 %\n");
         }
     }
-    for (title, notes) in [
-        ("Latency percentiles", percentile_notes(&report.results)),
-        ("Little's law", littles_law_notes(&report.results)),
-        ("Theoretical peaks", peak_notes(&report.results)),
-    ] {
+    for (title, notes) in doc.text_notes() {
         if !notes.is_empty() {
             out.push_str(&format!("{title}:\n"));
             for n in notes {
@@ -87,32 +78,27 @@ pub fn render(report: &Report) -> String {
             }
         }
     }
-    if let Some(f) = &report.fleet {
-        out.push_str(&render_fleet(f));
+    if let Some(n) = &doc.nodes {
+        out.push_str(&render_nodes(n));
     }
     out
 }
 
 /// A multi-node run's nodes, matrices, outliers and notes.
-fn render_fleet(f: &crate::results::fleet::Fleet) -> String {
-    use super::nodes::{line_sections, matrix_table, matrix_title, node_table, summary};
-    let grid = |(head, rows): (Vec<String>, Vec<Vec<String>>)| {
+fn render_nodes(n: &NodesView) -> String {
+    let grid = |head: &[String], rows: &[Vec<String>]| {
         let mut t = new_table();
-        t.set_header(head);
+        t.set_header(head.to_vec());
         for r in rows {
-            t.add_row(r);
+            t.add_row(r.clone());
         }
         t
     };
-    let mut out = format!("Nodes: {}\n{}\n", summary(f), grid(node_table(f)));
-    for m in &f.matrices {
-        out.push_str(&format!(
-            "{}\n{}\n",
-            matrix_title(m),
-            grid(matrix_table(f, m))
-        ));
+    let mut out = format!("Nodes: {}\n{}\n", n.summary, grid(&n.headers, &n.rows));
+    for m in &n.matrices {
+        out.push_str(&format!("{}\n{}\n", m.title, grid(&m.headers, &m.rows)));
     }
-    for (title, lines) in line_sections(f) {
+    for (title, lines) in n.line_sections() {
         out.push_str(&format!("{title}:\n"));
         for l in lines {
             out.push_str(&format!("  {l}\n"));

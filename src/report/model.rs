@@ -1,0 +1,174 @@
+//! What a report says, built once from a [`Report`]: its header, one table per subsystem and
+//! unit, the charts, the notes (peaks, percentiles, Little's law), a multi-node run's nodes
+//! and the system. The terminal, Markdown and HTML exporters only lay it out.
+
+use super::charts::for_report;
+use super::nodes;
+use super::plot::Chart;
+use super::{
+    groups, has_reference, headers, littles_law_notes, peak_notes, percentile_notes, row,
+    subsystem_name, variant_header,
+};
+use crate::results::Report;
+
+/// One table of results: a subsystem's records of one unit.
+#[derive(Debug, Clone)]
+pub struct ResultTable {
+    pub subsystem: String,
+    pub unit: String,
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// Some row is flagged noisy (its note is due).
+    pub noisy: bool,
+}
+
+/// A node-pair matrix: its title, its table and each cell's heat colour.
+#[derive(Debug, Clone)]
+pub struct MatrixView {
+    pub title: String,
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// `heat[src][dst]`: the cell's background, where it has one.
+    pub heat: Vec<Vec<Option<String>>>,
+}
+
+/// A system's properties: (name, value with its source).
+pub type SystemRows = Vec<(String, String)>;
+
+/// A multi-node run's part.
+#[derive(Debug, Clone)]
+pub struct NodesView {
+    pub summary: String,
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    pub matrices: Vec<MatrixView>,
+    pub outliers: Vec<String>,
+    pub notes: Vec<String>,
+    /// Each node's system: rank, host name, its rows.
+    pub systems: Vec<(u32, String, SystemRows)>,
+}
+
+/// The whole report's content.
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub tool: String,
+    pub version: String,
+    pub started_at: String,
+    pub schema_version: u32,
+    pub command_line: Vec<String>,
+    /// One line: CPU, cores, clocks, virtualization.
+    pub machine: String,
+    /// Subsystems in the order of their first record: (id, name).
+    pub subsystems: Vec<(String, String)>,
+    /// In the order of their first record.
+    pub tables: Vec<ResultTable>,
+    pub charts: Vec<Chart>,
+    pub peak_notes: Vec<String>,
+    pub percentile_notes: Vec<String>,
+    pub littles_law_notes: Vec<String>,
+    pub nodes: Option<NodesView>,
+    pub system: SystemRows,
+    pub has_results: bool,
+}
+
+impl Document {
+    pub fn of(report: &Report) -> Document {
+        let tables: Vec<ResultTable> = groups(&report.results)
+            .into_iter()
+            .map(|((subsystem, unit), records)| {
+                let with_reference = has_reference(&records);
+                ResultTable {
+                    headers: headers(&unit, variant_header(&subsystem), with_reference),
+                    rows: records
+                        .iter()
+                        .map(|r| row(r).cells(with_reference))
+                        .collect(),
+                    noisy: records.iter().any(|r| r.summary.noisy),
+                    subsystem,
+                    unit,
+                }
+            })
+            .collect();
+        let mut subsystems: Vec<(String, String)> = Vec::new();
+        for t in &tables {
+            if !subsystems.iter().any(|(id, _)| *id == t.subsystem) {
+                subsystems.push((t.subsystem.clone(), subsystem_name(&t.subsystem)));
+            }
+        }
+        Document {
+            tool: report.tool.name.clone(),
+            version: report.tool.version.clone(),
+            started_at: report.started_at.clone(),
+            schema_version: report.schema_version,
+            command_line: report.command_line.clone(),
+            machine: super::table::machine_line(&report.system),
+            subsystems,
+            tables,
+            charts: for_report(report),
+            peak_notes: peak_notes(&report.results),
+            percentile_notes: percentile_notes(&report.results),
+            littles_law_notes: littles_law_notes(&report.results),
+            nodes: report.fleet.as_ref().map(|f| {
+                let (headers, rows) = nodes::node_table(f);
+                NodesView {
+                    summary: nodes::summary(f),
+                    headers,
+                    rows,
+                    matrices: f
+                        .matrices
+                        .iter()
+                        .map(|m| {
+                            let (headers, rows) = nodes::matrix_table(f, m);
+                            let heat = nodes::heat(m);
+                            MatrixView {
+                                title: nodes::matrix_title(m),
+                                headers,
+                                rows,
+                                heat: m
+                                    .values
+                                    .iter()
+                                    .map(|r| r.iter().map(|v| heat(*v)).collect())
+                                    .collect(),
+                            }
+                        })
+                        .collect(),
+                    outliers: f.outliers.iter().map(nodes::outlier_line).collect(),
+                    notes: f.notes.clone(),
+                    systems: f
+                        .nodes
+                        .iter()
+                        .filter_map(|n| {
+                            let sys = n.system.as_ref()?;
+                            Some((n.rank, n.hostname.clone(), super::table::system_rows(sys)))
+                        })
+                        .collect(),
+                }
+            }),
+            system: super::table::system_rows(&report.system),
+            has_results: !report.results.is_empty(),
+        }
+    }
+
+    /// The notes after the tables, titled, in the order the text exporters print them (empty
+    /// ones included: each exporter leaves them out).
+    pub fn text_notes(&self) -> [(&'static str, &[String]); 3] {
+        [
+            ("Latency percentiles", &self.percentile_notes),
+            ("Little's law", &self.littles_law_notes),
+            ("Theoretical peaks", &self.peak_notes),
+        ]
+    }
+}
+
+impl NodesView {
+    /// The titled lists after the tables: the outliers and the notes (empty ones left out).
+    pub fn line_sections(&self) -> Vec<(&'static str, &[String])> {
+        [
+            ("Outliers", self.outliers.as_slice()),
+            ("Notes", self.notes.as_slice()),
+        ]
+        .into_iter()
+        .filter(|(_, lines)| !lines.is_empty())
+        .collect()
+    }
+}
