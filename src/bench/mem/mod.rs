@@ -71,20 +71,8 @@ impl MemWorkload {
         MemWorkload::Latency,
         MemWorkload::Null,
     ];
-    /// The workloads run when none is named: all but NULL.
-    pub const DEFAULT: [MemWorkload; 11] = [
-        MemWorkload::Rws,
-        MemWorkload::Rwr,
-        MemWorkload::Ws,
-        MemWorkload::Wr,
-        MemWorkload::Rs,
-        MemWorkload::Rr,
-        MemWorkload::Copy,
-        MemWorkload::Scale,
-        MemWorkload::Add,
-        MemWorkload::Triad,
-        MemWorkload::Latency,
-    ];
+    /// The workloads run when none is named: all but NULL (the last).
+    pub const DEFAULT: &[MemWorkload] = MemWorkload::ALL.split_at(MemWorkload::ALL.len() - 1).0;
 
     pub fn name(self) -> &'static str {
         match self {
