@@ -1,10 +1,15 @@
-//! The files peakbench writes: every output goes through here.
+//! The files peakbench writes and the files it reads from users: every output and every input
+//! document goes through here.
+//!
+//! An output is written to a new temporary file in the target's directory, created with
+//! O_CREAT|O_EXCL and an unpredictable name (a symlink planted there is never followed), then
+//! renamed over the target (a symlink at the target is replaced, never written through). An
+//! input must be a regular file of bounded size and is read through a bounded reader.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
 
-/// Writes `bytes` to `path` atomically (a temporary file in the same directory, then rename),
-/// or to standard output for `-`.
+/// Writes `bytes` to `path` atomically, or to standard output for `-`.
 pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if path == Path::new("-") {
         let mut out = std::io::stdout().lock();
@@ -18,10 +23,122 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = path
         .file_name()
         .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(".{name}.peakbench-tmp-{}", std::process::id()));
-    let result = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    // 0666 less the umask, as any file the user creates (tempfile's default is 0600).
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".peakbench-tmp")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    // On failure the temporary file is removed when `tmp` is dropped.
+    tmp.persist(path).map(|_| ()).map_err(|e| e.error)
+}
+
+/// The largest input document read by default, and the option that raises it.
+pub const DEFAULT_MAX_INPUT: u64 = 256 << 20;
+
+/// Why an input document cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a regular file; give a file written by --json")]
+    NotAFile { path: String },
+    #[error("{path} is larger than {limit} bytes, the most peakbench reads here; {raise}")]
+    TooLarge {
+        path: String,
+        limit: u64,
+        raise: &'static str,
+    },
+}
+
+/// Reads the file at `path`: a regular file of at most `limit` bytes (a device, a pipe or a
+/// larger file is refused before anything is read; `raise` says how to raise the limit).
+pub fn read_input(path: &Path, limit: u64, raise: &'static str) -> Result<Vec<u8>, InputError> {
+    let shown = path.display().to_string();
+    let io = |source| InputError::Io {
+        path: shown.clone(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(InputError::NotAFile { path: shown });
     }
-    result
+    if meta.len() > limit {
+        return Err(InputError::TooLarge {
+            path: shown,
+            limit,
+            raise,
+        });
+    }
+    // The file may grow while it is read: never past the limit.
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > limit {
+        return Err(InputError::TooLarge {
+            path: shown,
+            limit,
+            raise,
+        });
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// A symlink at the output or at any name its temporary file once had (the old
+    /// `.NAME.peakbench-tmp-PID`) is never written through.
+    #[test]
+    fn outputs_never_follow_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        let out = dir.path().join("out.json");
+        symlink(&victim, &out).unwrap();
+        symlink(
+            &victim,
+            dir.path()
+                .join(format!(".out.json.peakbench-tmp-{}", std::process::id())),
+        )
+        .unwrap();
+        write_output(&out, b"{}").unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        assert!(
+            !std::fs::symlink_metadata(&out)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(&out).unwrap(), b"{}");
+        // Nothing left behind but the planted link, the victim and the output.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
+        // Readable by others as any file the user creates (umask 022 here: 0644).
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode & 0o600, 0o600, "{mode:o}");
+    }
+
+    #[test]
+    fn inputs_are_bounded_regular_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let small = dir.path().join("small.json");
+        std::fs::write(&small, vec![b' '; 2048]).unwrap();
+        let raise = "raise it with --max-input SIZE";
+        assert_eq!(read_input(&small, 4096, raise).unwrap().len(), 2048);
+        let e = read_input(&small, 1024, raise).unwrap_err().to_string();
+        assert!(e.contains("1024 bytes") && e.contains("--max-input"), "{e}");
+        let e = read_input(Path::new("/dev/zero"), 1024, raise).unwrap_err();
+        assert!(matches!(e, InputError::NotAFile { .. }), "{e}");
+        assert!(read_input(dir.path(), 1024, raise).is_err());
+        assert!(read_input(&dir.path().join("absent"), 1024, raise).is_err());
+    }
 }

@@ -322,3 +322,41 @@ fn compare_is_blind_to_display_units() {
         }
     }
 }
+
+/// Inputs are bounded: a device or a file beyond `--max-input` is refused at once with one
+/// line that names the limit and the option, before anything is read (no growing to the size
+/// of /dev/zero).
+#[test]
+fn unbounded_or_oversized_inputs_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let started = Instant::now();
+    for args in [
+        vec!["compare", "/dev/zero", "/dev/zero"],
+        vec!["report", "/dev/zero", "--html", "-"],
+        vec!["history", "--import", "/dev/zero"],
+    ] {
+        let out = peakbench(&db)
+            .args(&args)
+            .timeout(Duration::from_secs(30))
+            .assert()
+            .code(2);
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("not a regular file"), "{args:?}: {err}");
+    }
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let big = dir.path().join("big.json");
+    std::fs::write(&big, vec![b' '; 4096]).unwrap();
+    let out = peakbench(&db)
+        .args(["compare", "--max-input", "1Ki"])
+        .arg(&big)
+        .arg(&big)
+        .assert()
+        .code(2);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains("1024 bytes") && err.contains("--max-input"),
+        "{err}"
+    );
+}

@@ -41,6 +41,8 @@ pub struct HistoryArgs {
     pub json: bool,
     #[command(flatten)]
     pub db: DbArgs,
+    #[command(flatten)]
+    pub input: InputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -62,6 +64,8 @@ pub struct CompareArgs {
     pub db: DbArgs,
     #[command(flatten)]
     pub display: super::common::DisplayArgs,
+    #[command(flatten)]
+    pub input: InputArgs,
 }
 
 fn parse_alpha(s: &str) -> Result<f64, String> {
@@ -78,14 +82,23 @@ fn parse_alpha(s: &str) -> Result<f64, String> {
 #[error("{0} significant regression(s) beyond the threshold")]
 pub struct Regression(pub usize);
 
-/// Reads a JSON document written by `--json` (any schema version this peakbench reads).
-pub fn read_json(path: &Path) -> anyhow::Result<Report> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        UsageError(format!(
-            "cannot read {}: {e}; give a JSON file written by --json",
-            path.display()
-        ))
-    })?;
+/// How large an input document may be.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct InputArgs {
+    /// The largest JSON document read (a regular file only), e.g. 1Gi.
+    #[arg(long, value_name = "SIZE", value_parser = parse_input_size, default_value = "256Mi")]
+    pub max_input: u64,
+}
+
+fn parse_input_size(s: &str) -> Result<u64, String> {
+    crate::units::parse_size(s).map_err(|e| e.to_string())
+}
+
+/// Reads a JSON document written by `--json` (any schema version this peakbench reads): a
+/// regular file of at most `limit` bytes.
+pub fn read_json(path: &Path, limit: u64) -> anyhow::Result<Report> {
+    let bytes = crate::files::read_input(path, limit, "raise the limit with --max-input SIZE")
+        .map_err(|e| UsageError(e.to_string()))?;
     Report::from_json(&bytes).map_err(|e| UsageError(format!("{}: {e}", path.display())).into())
 }
 
@@ -98,9 +111,9 @@ fn is_run_id(input: &str) -> bool {
 
 /// A run named on the command line: a run of the database (id, latest, latest~N), or a JSON
 /// document written by `--json`.
-pub fn load_run(input: &str, db: &DbArgs) -> anyhow::Result<Report> {
+pub fn load_run(input: &str, db: &DbArgs, limit: &InputArgs) -> anyhow::Result<Report> {
     if !is_run_id(input) || Path::new(input).is_file() {
-        return read_json(Path::new(input));
+        return read_json(Path::new(input), limit.max_input);
     }
     let store = db.open()?;
     let id = store.resolve(input)?;
@@ -110,7 +123,7 @@ pub fn load_run(input: &str, db: &DbArgs) -> anyhow::Result<Report> {
 pub fn run_history(args: HistoryArgs) -> anyhow::Result<()> {
     let mut store = args.db.open()?;
     for path in &args.import {
-        let report = read_json(path)?;
+        let report = read_json(path, args.input.max_input)?;
         let id = store.import(&report)?;
         eprintln!("imported {} as run {id}", path.display());
     }
@@ -201,8 +214,8 @@ fn table_of(changes: &[Change], display: &units::Display) -> Table {
 }
 
 pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
-    let a = load_run(&args.a, &args.db)?;
-    let b = load_run(&args.b, &args.db)?;
+    let a = load_run(&args.a, &args.db, &args.input)?;
+    let b = load_run(&args.b, &args.db, &args.input)?;
     let criteria = Criteria {
         alpha: args.alpha,
         threshold: args.threshold / 100.0,

@@ -32,6 +32,8 @@ pub struct ReportArgs {
     pub db: super::history::DbArgs,
     #[command(flatten)]
     pub display: super::common::DisplayArgs,
+    #[command(flatten)]
+    pub limit: super::history::InputArgs,
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<()> {
@@ -48,8 +50,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
         ))
         .into());
     }
-    let report =
-        super::history::load_run(&args.input, &args.db)?.displayed(&args.display.display());
+    let report = super::history::load_run(&args.input, &args.db, &args.limit)?
+        .displayed(&args.display.display());
     if let Some(dir) = &args.png {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create directory {}", dir.display()))?;

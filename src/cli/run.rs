@@ -35,8 +35,10 @@ fn load(name: &str) -> anyhow::Result<Profile> {
         ))
         .into());
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| UsageError(format!("cannot read the profile {name}: {e}")))?;
+    let bytes = crate::files::read_input(path, 1 << 20, "a profile is a short TOML file")
+        .map_err(|e| UsageError(format!("the profile: {e}")))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| UsageError(format!("the profile {name} is not UTF-8 text")))?;
     Profile::parse(name, &text).map_err(|e| UsageError(e).into())
 }
 
