@@ -72,11 +72,13 @@ impl Plan {
     pub fn test_timeout(&self) -> Duration {
         let one = |p: &Option<TestParams>| {
             p.map_or(Duration::ZERO, |p| {
-                Duration::from_millis(p.duration_ms + p.omit_ms) + Duration::from_secs(3)
+                Duration::from_millis(p.duration_ms.saturating_add(p.omit_ms))
+                    .saturating_add(Duration::from_secs(3))
             })
         };
-        (one(&self.throughput) + one(&self.latency)) * self.repeat.max(1) * 2
-            + Duration::from_secs(30)
+        (one(&self.throughput).saturating_add(one(&self.latency)))
+            .saturating_mul(self.repeat.max(1).saturating_mul(2))
+            .saturating_add(Duration::from_secs(30))
     }
 
     /// The steps of the link tests, each with its pattern's name.

@@ -125,7 +125,7 @@ pub fn open(place: &Place, size: u64, direct: bool) -> Result<Target, DiskError>
         .to_path_buf();
     if created
         && let Some(free) = free_bytes(&dir)
-        && free < size + size / 20
+        && free < need_with_margin(size)
     {
         return Err(DiskError::NoSpace {
             path: dir.display().to_string(),
@@ -259,5 +259,23 @@ impl Target {
     /// Whether peakbench created the file (and will remove it).
     pub fn created(&self) -> bool {
         self.created
+    }
+}
+/// The free space a file of `size` bytes needs: itself and 5 % (file system metadata); a size
+/// whose margin cannot be counted needs more than any file system has.
+fn need_with_margin(size: u64) -> u64 {
+    size.saturating_add(size / 20)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The free-space check cannot be bypassed by a size whose margin overflows.
+    #[test]
+    fn the_margin_of_a_huge_size_does_not_wrap() {
+        assert_eq!(need_with_margin(2000), 2100);
+        assert_eq!(need_with_margin(u64::MAX), u64::MAX);
+        assert_eq!(need_with_margin(u64::MAX - u64::MAX / 40), u64::MAX);
     }
 }

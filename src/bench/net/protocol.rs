@@ -119,7 +119,9 @@ impl TestParams {
                 MAX_BUFFER_BYTES >> 20
             ));
         }
-        if self.duration_ms == 0 || self.duration_ms + self.omit_ms > MAX_TEST_MS {
+        // Checked: a peer's u64s must not wrap past the limit.
+        let total = self.duration_ms.checked_add(self.omit_ms);
+        if self.duration_ms == 0 || total.is_none_or(|t| t > MAX_TEST_MS) {
             return Err(format!(
                 "duration {} ms + omit {} ms is out of range: at most {} s in all, duration above 0",
                 self.duration_ms,
@@ -421,6 +423,21 @@ mod tests {
             rate_bps: 1_000_000,
             busy_poll_us: 50,
         }
+    }
+
+    /// A peer's duration and omit that wrap around when added are refused, not let through
+    /// under the 600 s limit (or a panic in a debug build).
+    #[test]
+    fn durations_that_overflow_are_refused() {
+        for (duration_ms, omit_ms) in [(u64::MAX, 1), (1, u64::MAX), (u64::MAX - 5, 10)] {
+            let p = TestParams {
+                duration_ms,
+                omit_ms,
+                ..params()
+            };
+            assert!(p.validate().is_err(), "{duration_ms} + {omit_ms}");
+        }
+        assert!(params().validate().is_ok());
     }
 
     fn every_message() -> Vec<Msg> {
