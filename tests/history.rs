@@ -360,3 +360,66 @@ fn unbounded_or_oversized_inputs_are_refused() {
         "{err}"
     );
 }
+
+/// Listing, comparing and reporting only read the database: they work when it lies on a
+/// read-only file system (a shared, mounted-read-only history) and change nothing.
+#[test]
+fn a_read_only_database_can_be_read() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=8m", "peakbench-test"])
+        .arg(dir.path())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: mount -t tmpfs failed");
+        return;
+    }
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(dir.path().to_path_buf());
+    let db = dir.path().join("history.db");
+    peakbench(&db)
+        .args(["history", "--import"])
+        .arg(fixture("base.json"))
+        .assert()
+        .success();
+    let remount = std::process::Command::new("mount")
+        .args(["-o", "remount,ro"])
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(remount.success());
+    let before: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let listed = peakbench(&db)
+        .args(["history", "--json"])
+        .assert()
+        .success();
+    let runs: serde_json::Value = serde_json::from_slice(&listed.get_output().stdout).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 1);
+    peakbench(&db)
+        .args(["compare", "latest", "latest", "--json"])
+        .assert()
+        .success();
+    peakbench(&db)
+        .args(["report", "latest", "--html", "-"])
+        .assert()
+        .success();
+    let after: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(before, after);
+}

@@ -29,6 +29,11 @@ impl DbArgs {
     pub fn open(&self) -> anyhow::Result<Store> {
         Store::open(&self.path()?)
     }
+
+    /// The database for reading only (listing, comparing, reporting).
+    pub fn open_read_only(&self) -> anyhow::Result<Store> {
+        Store::open_read_only(&self.path()?)
+    }
 }
 
 #[derive(Debug, Args)]
@@ -115,19 +120,27 @@ pub fn load_run(input: &str, db: &DbArgs, limit: &InputArgs) -> anyhow::Result<R
     if !is_run_id(input) || Path::new(input).is_file() {
         return read_json(Path::new(input), limit.max_input);
     }
-    let store = db.open()?;
+    let store = db.open_read_only()?;
     let id = store.resolve(input)?;
     store.load(id)
 }
 
 pub fn run_history(args: HistoryArgs) -> anyhow::Result<()> {
-    let mut store = args.db.open()?;
-    for path in &args.import {
-        let report = read_json(path, args.input.max_input)?;
-        let id = store.import(&report)?;
-        eprintln!("imported {} as run {id}", path.display());
-    }
-    let runs = store.runs()?;
+    // Listing only reads: a read-only database (or file system) is fine, and a missing one is
+    // not created.
+    let runs = if !args.import.is_empty() {
+        let mut store = args.db.open()?;
+        for path in &args.import {
+            let report = read_json(path, args.input.max_input)?;
+            let id = store.import(&report)?;
+            eprintln!("imported {} as run {id}", path.display());
+        }
+        store.runs()?
+    } else if args.db.path()?.is_file() {
+        args.db.open_read_only()?.runs()?
+    } else {
+        Vec::new()
+    };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&runs)?);
         return Ok(());

@@ -135,6 +135,46 @@ fn sql_err(what: &str) -> impl Fn(rusqlite::Error) -> anyhow::Error + '_ {
 }
 
 impl Store {
+    /// Opens an existing database for reading only (listing, comparing, reporting): it works on
+    /// a read-only file or file system, and never creates or changes anything.
+    pub fn open_read_only(path: &Path) -> anyhow::Result<Store> {
+        use rusqlite::OpenFlags;
+        let what = format!("cannot read the results database {}", path.display());
+        if !path.is_file() {
+            return Err(crate::error::UsageError(format!(
+                "{what}: there is no such file; run a benchmark first, or give --db FILE"
+            ))
+            .into());
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
+        let uri = |extra: &str| {
+            let p = path
+                .to_string_lossy()
+                .replace('%', "%25")
+                .replace('?', "%3f");
+            format!("file:{p}?mode=ro{extra}")
+        };
+        let readable = |conn: &Connection| {
+            conn.query_row("SELECT value FROM meta WHERE key = 'db_version'", [], |r| {
+                r.get::<_, String>(0)
+            })
+        };
+        // A WAL database on read-only media has no -shm file to share: then read it as an
+        // immutable file (nothing else can be writing to it there).
+        let conn = match Connection::open_with_flags(uri(""), flags) {
+            Ok(c) if readable(&c).is_ok() => c,
+            _ => Connection::open_with_flags(uri("&immutable=1"), flags).map_err(sql_err(&what))?,
+        };
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(sql_err(&what))?;
+        match readable(&conn).optional().map_err(sql_err(&what))? {
+            Some(v) if v == DB_VERSION.to_string() => Ok(Store { conn }),
+            Some(v) => anyhow::bail!(
+                "{what}: it has layout version {v}, this peakbench reads version {DB_VERSION}; use --db to choose another file"
+            ),
+            None => anyhow::bail!("{what}: it is not a peakbench results database"),
+        }
+    }
+
     /// Opens (creating it and its directory if needed) the database at `path`.
     pub fn open(path: &Path) -> anyhow::Result<Store> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
