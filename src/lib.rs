@@ -16,4 +16,5 @@ pub mod results;
 pub mod runner;
 pub mod sweep;
 pub mod sysinfo;
+pub mod text;
 pub mod units;

@@ -475,3 +475,16 @@ fn peak_for_another_machine() {
         assert_eq!(err.lines().count(), 1, "{bad:?}: {err}");
     }
 }
+
+/// An error that quotes what the user typed prints it escaped: one line, no terminal control.
+#[test]
+fn errors_quoting_input_escape_its_control_characters() {
+    let out = Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .args(["disk", "--dir", "/nonexistent/x\u{1b}[2J\r\nFORGED\u{7}"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!err.trim_end().chars().any(char::is_control), "{err:?}");
+    assert!(err.contains("\\u{1b}"), "{err}");
+}

@@ -60,3 +60,44 @@ fn schema_rejects_broken_documents() {
     peak_without_efficiency["results"][0]["efficiency"] = serde_json::Value::Null;
     assert!(!common::schema_errors(&peak_without_efficiency).is_empty());
 }
+
+/// What came from another machine or a file (a host name, a workload name, a command line, a
+/// peer's note) cannot drive the terminal or forge a line in any text exporter: control
+/// characters are printed escaped.
+#[test]
+fn control_characters_from_outside_are_escaped() {
+    let evil = "x\u{1b}[2J\r\nFORGED line\u{7}";
+    let mut r = common::fixed_report();
+    r.system.os.hostname.value = Some(evil.into());
+    r.command_line.push(evil.into());
+    r.results[0].workload = evil.into();
+    r.results[0].peak_unknown_reason = Some(evil.into());
+    let shown = common::shown(&r);
+    for (name, text) in [
+        ("table", report::table::render(&shown)),
+        (
+            "csv",
+            String::from_utf8(report::csv::render(&shown)).unwrap(),
+        ),
+        (
+            "markdown",
+            String::from_utf8(report::markdown::render(&shown)).unwrap(),
+        ),
+        (
+            "html",
+            String::from_utf8(report::html::render(&shown)).unwrap(),
+        ),
+    ] {
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{name}: a raw control character"
+        );
+        assert!(
+            !text
+                .lines()
+                .any(|l| l.trim_start_matches(['|', ' ', '-']).starts_with("FORGED")),
+            "{name}: a forged line"
+        );
+        assert!(text.contains("\\u{1b}"), "{name}: the escape is shown");
+    }
+}

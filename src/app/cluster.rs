@@ -135,6 +135,7 @@ pub fn run(c: ClusterRun, argv: Vec<String>) -> anyhow::Result<()> {
         let done = worker::run(&joining, hello, c.token.clone(), deadline, &mut local)
             .map_err(|e| worker_error(e, id.rank))?;
         if !c.outputs.quiet {
+            let done = crate::text::printable(&done.to_string());
             eprintln!("peakbench cluster: rank {} done: {done}", id.rank);
         }
         return Ok(());
@@ -218,6 +219,7 @@ pub fn run(c: ClusterRun, argv: Vec<String>) -> anyhow::Result<()> {
         && !interrupted
         && log
     {
+        let e = crate::text::printable(&e.to_string());
         eprintln!("peakbench cluster: rank 0's own part ended early: {e}");
     }
     // After Ctrl-C the coordinator ends the step it is in and merges what was measured; it is

@@ -120,7 +120,8 @@ pub fn main_with(argv: Vec<String>) -> ExitCode {
     match run(cli, argv) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("peakbench: {e:#}");
+            // One line, whatever a peer or a file put in the message.
+            eprintln!("peakbench: {}", crate::text::printable(&format!("{e:#}")));
             if e.downcast_ref::<UsageError>().is_some() {
                 ExitCode::from(EXIT_USAGE)
             } else if e.downcast_ref::<Interrupted>().is_some() {

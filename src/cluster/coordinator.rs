@@ -186,7 +186,8 @@ impl Coordinator {
     ) -> Result<Report, String> {
         let log = |s: String| {
             if plan.log {
-                eprintln!("peakbench cluster: {s}");
+                // Host names and errors in it come from the ranks.
+                eprintln!("peakbench cluster: {}", crate::text::printable(&s));
             }
         };
         let mut members = self.join(plan, &log)?;

@@ -4,7 +4,10 @@ use crate::results::Report;
 
 const HEADER: &str = "subsystem,workload,threads,variant,metric,unit,mean,stddev,min,max,median,cv,noisy,samples,peak,peak_unit,efficiency,reference_tool,reference_mean,reference_efficiency,peak_formula,peak_unknown_reason,warnings";
 
+/// A field, quoted where it must be; control characters (from a peer's host name or message)
+/// escaped, so that a field never spans lines nor drives a terminal.
 fn field(text: &str) -> String {
+    let text = &crate::text::printable(text);
     if text.contains([',', '"', '\n']) {
         format!("\"{}\"", text.replace('"', "\"\""))
     } else {

@@ -147,6 +147,61 @@ impl Document {
             system: super::table::system_rows(&report.system),
             has_results: !report.results.is_empty(),
         }
+        .printable()
+    }
+
+    /// Every text with its control characters escaped: host names, messages and notes come
+    /// from other machines and from files, and are printed on terminals.
+    fn printable(mut self) -> Document {
+        let p = |s: &mut String| *s = crate::text::printable(s);
+        let rows = |r: &mut Vec<Vec<String>>| r.iter_mut().flatten().for_each(p);
+        let pairs = |r: &mut Vec<(String, String)>| {
+            r.iter_mut().for_each(|(k, v)| {
+                p(k);
+                p(v);
+            })
+        };
+        for s in [
+            &mut self.tool,
+            &mut self.version,
+            &mut self.started_at,
+            &mut self.machine,
+        ] {
+            p(s);
+        }
+        self.command_line.iter_mut().for_each(p);
+        for t in &mut self.tables {
+            t.headers.iter_mut().for_each(p);
+            rows(&mut t.rows);
+        }
+        for notes in [
+            &mut self.peak_notes,
+            &mut self.percentile_notes,
+            &mut self.littles_law_notes,
+        ] {
+            notes.iter_mut().for_each(p);
+        }
+        if let Some(n) = &mut self.nodes {
+            p(&mut n.summary);
+            n.headers.iter_mut().for_each(p);
+            rows(&mut n.rows);
+            for m in &mut n.matrices {
+                p(&mut m.title);
+                m.headers.iter_mut().for_each(p);
+                rows(&mut m.rows);
+            }
+            n.outliers.iter_mut().for_each(p);
+            n.notes.iter_mut().for_each(p);
+            for (_, host, sys) in &mut n.systems {
+                p(host);
+                pairs(sys);
+            }
+        }
+        pairs(&mut self.system);
+        for c in &mut self.charts {
+            c.map_text(p);
+        }
+        self
     }
 
     /// The notes after the tables, titled, in the order the text exporters print them (empty

@@ -114,6 +114,42 @@ pub struct Chart {
     pub plot: Plot,
 }
 
+impl Chart {
+    /// Applies `f` to every text of the chart: its title, note, axis labels, series and row
+    /// names and marker labels.
+    pub fn map_text(&mut self, f: impl Fn(&mut String)) {
+        f(&mut self.title);
+        f(&mut self.note);
+        match &mut self.plot {
+            Plot::Lines {
+                x,
+                y,
+                series,
+                markers,
+                ..
+            } => {
+                f(&mut x.label);
+                f(&mut y.label);
+                series.iter_mut().for_each(|s| f(&mut s.name));
+                markers.iter_mut().for_each(|m| f(&mut m.label));
+            }
+            Plot::Bars {
+                rows,
+                value,
+                series,
+                guide,
+            } => {
+                rows.iter_mut().for_each(&f);
+                f(&mut value.label);
+                series.iter_mut().for_each(|s| f(&mut s.name));
+                if let Some(g) = guide {
+                    f(&mut g.label);
+                }
+            }
+        }
+    }
+}
+
 /// A chart that plotters could not draw (a font or backend failure).
 #[derive(Debug, thiserror::Error)]
 #[error("the chart could not be drawn: {0}")]

@@ -195,7 +195,11 @@ impl Server {
                                 params.streams,
                                 params.message_bytes
                             ),
-                            Err(e) => eprintln!("peakbench net serve: {peer}: {e}"),
+                            // The error may quote what the peer sent.
+                            Err(e) => eprintln!(
+                                "peakbench net serve: {peer}: {}",
+                                crate::text::printable(&e.to_string())
+                            ),
                         }
                     }
                 });
