@@ -3,6 +3,7 @@
 //! its source, or unknown with the reason.
 
 pub mod blockdev;
+pub mod cgroup;
 pub mod clock;
 pub mod cpuset;
 pub mod fact;
@@ -96,7 +97,12 @@ pub struct Cache {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MemoryInfo {
     pub total_bytes: Fact<u64>,
+    /// What this process may still allocate: MemAvailable, or less where its control group
+    /// (a container, a batch job) has a tighter memory limit.
     pub available_bytes: Fact<u64>,
+    /// The memory limit of this process's control group; absent where there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup_limit_bytes: Option<u64>,
     pub numa_nodes: Fact<u32>,
     /// Populated DIMMs from SMBIOS type 17.
     pub devices: Fact<Vec<smbios::MemoryDevice>>,
@@ -243,6 +249,15 @@ fn meminfo_bytes(meminfo: &str, key: &str) -> Fact<u64> {
         )
 }
 
+/// MemAvailable, or the control group's headroom where that is smaller.
+fn available(meminfo: Fact<u64>, cgroup: Option<cgroup::MemoryLimit>) -> Fact<u64> {
+    match (meminfo.value, cgroup) {
+        (Some(m), Some(c)) if c.headroom < m => Fact::known(c.headroom, Source::Detected),
+        (None, Some(c)) => Fact::known(c.headroom, Source::Detected),
+        _ => meminfo,
+    }
+}
+
 fn detected<T>(value: Option<T>, reason: &str) -> Fact<T> {
     value.map_or_else(
         || Fact::unknown(reason),
@@ -382,13 +397,15 @@ pub fn collect(budget: ClockBudget) -> SystemInfo {
         l.strip_prefix("PRETTY_NAME=")
             .map(|v| v.trim_matches('"').to_string())
     });
+    let cgroup_limit = cgroup::own_memory_limit();
     let caches = caches(&cpu.logical);
     let mut sys = SystemInfo {
         cpu,
         caches,
         memory: MemoryInfo {
             total_bytes: meminfo_bytes(&meminfo, "MemTotal"),
-            available_bytes: meminfo_bytes(&meminfo, "MemAvailable"),
+            available_bytes: available(meminfo_bytes(&meminfo, "MemAvailable"), cgroup_limit),
+            cgroup_limit_bytes: cgroup_limit.map(|l| l.limit),
             numa_nodes: detected(numa, "no /sys/devices/system/node (kernel without NUMA)"),
             devices: memory_devices(),
         },

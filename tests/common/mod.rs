@@ -76,6 +76,7 @@ pub fn fixed_system() -> SystemInfo {
             instances: 1,
         }],
         memory: MemoryInfo {
+            cgroup_limit_bytes: None,
             total_bytes: d(24 << 30),
             available_bytes: d(23 << 30),
             numa_nodes: d(1),

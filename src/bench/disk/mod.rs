@@ -157,6 +157,10 @@ pub enum DiskError {
         need: u64,
     },
     #[error(
+        "the largest point needs {need} bytes of I/O buffers (threads × iodepth × block size) and {available} bytes are available to this process; use fewer threads, a lower --iodepth or smaller blocks"
+    )]
+    TooMuchMemory { need: u64, available: u64 },
+    #[error(
         "--engine {engine} keeps at most {max} I/O in flight per thread; use --iodepth {max} or lower, or --engine io_uring for deeper queues"
     )]
     DepthAbove { engine: &'static str, max: usize },
@@ -182,6 +186,17 @@ pub struct DiskPoint {
     pub block: u64,
     pub threads: usize,
     pub iodepth: usize,
+}
+
+/// The bytes of I/O buffers the largest point of `opts` allocates (threads × depth × block,
+/// every slot page-aligned); None when that does not even fit in 64 bits.
+fn buffer_bytes(opts: &DiskOptions) -> Option<u64> {
+    let max = |v: &[usize]| v.iter().copied().max().unwrap_or(1) as u64;
+    let block = opts.block_sizes.iter().copied().max().unwrap_or(4096);
+    let slot = block.checked_next_multiple_of(4096)?;
+    max(&opts.threads)
+        .checked_mul(max(&opts.iodepths))?
+        .checked_mul(slot)
 }
 
 /// Every workload × block size × thread count × queue depth.
@@ -390,6 +405,13 @@ impl<'a> DiskSession<'a> {
                 threads: max_threads as usize,
                 need: max_threads,
             });
+        }
+        // The buffers of the largest point, checked before anything is allocated or created.
+        let need = buffer_bytes(opts).unwrap_or(u64::MAX);
+        if let Some(&available) = sys.memory.available_bytes.get()
+            && need > available / 10 * 9
+        {
+            return Err(DiskError::TooMuchMemory { need, available });
         }
         let mut target = target::open(&opts.place, opts.size, opts.direct)?;
         if opts.direct
@@ -676,6 +698,24 @@ mod tests {
             sample: Duration::from_millis(1),
             samples: 1,
         })
+    }
+
+    /// The buffers of the largest point: threads × depth × page-aligned block, and no
+    /// wrap-around for absurd sizes (which are then refused as too large).
+    #[test]
+    fn buffer_memory_of_the_largest_point() {
+        let dir = std::path::Path::new("/nonexistent");
+        let mut o = opts(EngineKind::Null, 256, dir);
+        o.threads = vec![1, 16];
+        o.block_sizes = vec![4096, 64 << 20];
+        assert_eq!(buffer_bytes(&o), Some(16 * 256 * (64 << 20)));
+        o.block_sizes = vec![1000];
+        o.threads = vec![1];
+        o.iodepths = vec![2];
+        assert_eq!(buffer_bytes(&o), Some(2 * 4096));
+        o.threads = vec![usize::MAX];
+        o.iodepths = vec![usize::MAX];
+        assert_eq!(buffer_bytes(&o), None);
     }
 
     /// The engines' capabilities, not their names, decide the queue depth allowed, whether the

@@ -1,0 +1,120 @@
+//! Memory limits: inside a control group with a 256 MiB limit, peakbench sees the limit
+//! (`sysinfo`), and `mem` and `disk` refuse points that would not fit, with one line and exit
+//! code 2, instead of being killed by the OOM killer; nothing is left behind. The group is
+//! created by the test and removed afterwards (skipped where the cgroup file system is not
+//! writable).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const LIMIT: u64 = 256 << 20;
+
+/// A memory control group of its own (v1 or v2), removed when dropped.
+struct Group {
+    dir: PathBuf,
+}
+
+impl Group {
+    fn new() -> Option<Group> {
+        let name = format!("peakbench-test-{}", std::process::id());
+        for (root, file) in [
+            ("/sys/fs/cgroup/memory", "memory.limit_in_bytes"),
+            ("/sys/fs/cgroup", "memory.max"),
+        ] {
+            let root = Path::new(root);
+            if !root.join("cgroup.procs").exists() {
+                continue;
+            }
+            let dir = root.join(&name);
+            if std::fs::create_dir(&dir).is_err() {
+                continue;
+            }
+            let g = Group { dir };
+            if std::fs::write(g.dir.join(file), LIMIT.to_string()).is_ok() {
+                return Some(g);
+            }
+        }
+        eprintln!("skipped: no writable memory control group");
+        None
+    }
+
+    /// Runs peakbench with `args` inside the group; (exit code, stdout, stderr).
+    fn run(&self, args: &[&str]) -> (Option<i32>, String, String) {
+        let procs = self.dir.join("cgroup.procs");
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg("echo $$ > \"$0\" && exec \"$@\"")
+            .arg(&procs)
+            .arg(env!("CARGO_BIN_EXE_peakbench"))
+            .args(args)
+            .env("PEAKBENCH_DB", common::test_db())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+#[test]
+fn a_control_group_limit_is_seen_and_respected() {
+    let Some(group) = Group::new() else { return };
+    let (code, out, err) = group.run(&["sysinfo", "--json", "-"]);
+    assert_eq!(code, Some(0), "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let memory = &doc["system"]["memory"];
+    assert_eq!(memory["cgroup_limit_bytes"], LIMIT, "{memory}");
+    assert!(memory["available_bytes"]["value"].as_u64().unwrap() <= LIMIT);
+
+    let (code, _, err) = group.run(&[
+        "mem",
+        "--workload",
+        "COPY",
+        "--threads",
+        "1",
+        "--array-size",
+        "1Gi",
+        "--repeat",
+        "1",
+        "--no-history",
+        "--quiet",
+    ]);
+    assert_eq!(code, Some(2), "mem: {err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let (code, _, err) = group.run(&[
+        "disk",
+        "--engine",
+        "null",
+        "--block-size",
+        "64M",
+        "--iodepth",
+        "8",
+        "--dir",
+        d,
+        "--no-history",
+        "--quiet",
+    ]);
+    assert_eq!(code, Some(2), "disk: {err}");
+    assert!(
+        err.contains("I/O buffers") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no file left"
+    );
+}
