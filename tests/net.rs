@@ -547,3 +547,40 @@ fn across_a_veth_pair_between_two_namespaces() {
     assert_eq!(tcp["params"]["streams"], 2);
     drop(ns);
 }
+
+/// Something that is not a peakbench server (here an HTTP-speaking listener on loopback) gets
+/// a one-line error that says each thing once.
+#[test]
+fn a_foreign_server_is_one_clear_line() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        if let Ok((mut s, _)) = listener.accept() {
+            let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+        }
+    });
+    let out = peakbench()
+        .args(["net", "--server", &format!("127.0.0.1:{port}")])
+        .args([
+            "--workload",
+            "LATENCY",
+            "--protocol",
+            "tcp",
+            "--repeat",
+            "1",
+        ])
+        .args([
+            "--duration",
+            "100ms",
+            "--omit",
+            "0",
+            "--no-history",
+            "--quiet",
+        ])
+        .timeout(Duration::from_secs(30))
+        .assert()
+        .failure();
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(err.matches("exceeds").count(), 1, "said once: {err}");
+}

@@ -97,6 +97,21 @@ pub(crate) fn clap_message(e: &clap::Error) -> String {
     message.trim_start_matches("error: ").to_string()
 }
 
+/// An error and its causes on one line, each cause said once: a cause whose text the message
+/// already holds (an error that prints its source, such as "control connection: {0}") is not
+/// repeated.
+pub(crate) fn one_line(e: &anyhow::Error) -> String {
+    let mut line = e.to_string();
+    for cause in e.chain().skip(1) {
+        let text = cause.to_string();
+        if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+    }
+    line
+}
+
 /// Parses `argv`, runs it and maps the outcome to an exit code; every error is one line on
 /// standard error.
 pub fn main_with(argv: Vec<String>) -> ExitCode {
@@ -121,7 +136,7 @@ pub fn main_with(argv: Vec<String>) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // One line, whatever a peer or a file put in the message.
-            eprintln!("peakbench: {}", crate::text::printable(&format!("{e:#}")));
+            eprintln!("peakbench: {}", crate::text::printable(&one_line(&e)));
             if e.downcast_ref::<UsageError>().is_some() {
                 ExitCode::from(EXIT_USAGE)
             } else if e.downcast_ref::<Interrupted>().is_some() {
@@ -132,5 +147,34 @@ pub fn main_with(argv: Vec<String>) -> ExitCode {
                 ExitCode::from(EXIT_FAILURE)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    enum Outer {
+        #[error("control connection: {0}")]
+        Frame(#[from] Inner),
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("a 1213486160-byte control message exceeds the 65536-byte limit")]
+    struct Inner;
+
+    #[test]
+    fn each_cause_is_said_once() {
+        let e = anyhow::Error::from(Outer::from(Inner));
+        assert_eq!(
+            one_line(&e),
+            "control connection: a 1213486160-byte control message exceeds the 65536-byte limit"
+        );
+        let ctx = anyhow::Error::from(Inner).context("cannot start");
+        assert_eq!(
+            one_line(&ctx),
+            "cannot start: a 1213486160-byte control message exceeds the 65536-byte limit"
+        );
     }
 }
