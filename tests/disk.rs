@@ -134,39 +134,9 @@ fn bad_input_and_unsafe_targets_are_refused() {
     assert_eq!(leftovers(dir.path()), Vec::<String>::new());
 }
 
-/// Mounts a tmpfs with `options` on a new directory; None (and the reason printed) when not
-/// root or mount fails.
-fn tmpfs(options: &str) -> Option<(tempfile::TempDir, Unmount)> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: mounting a tmpfs needs root");
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let ok = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", options, "peakbench-test"])
-        .arg(dir.path())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("skipped: mount -t tmpfs -o {options} failed");
-        return None;
-    }
-    let unmount = Unmount(dir.path().to_path_buf());
-    Some((dir, unmount))
-}
-
-struct Unmount(std::path::PathBuf);
-
-impl Drop for Unmount {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.0).status();
-    }
-}
-
 #[test]
 fn full_file_system_is_refused_before_layout() {
-    let Some((dir, _unmount)) = tmpfs("size=4m") else {
+    let Some((dir, _unmount)) = common::tmpfs("size=4m") else {
         return;
     };
     let d = dir.path().to_str().unwrap();
@@ -179,7 +149,7 @@ fn full_file_system_is_refused_before_layout() {
 
 #[test]
 fn read_only_file_system_is_refused() {
-    let Some((dir, _unmount)) = tmpfs("ro,size=4m") else {
+    let Some((dir, _unmount)) = common::tmpfs("ro,size=4m") else {
         return;
     };
     let d = dir.path().to_str().unwrap();

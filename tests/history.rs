@@ -365,28 +365,9 @@ fn unbounded_or_oversized_inputs_are_refused() {
 /// read-only file system (a shared, mounted-read-only history) and change nothing.
 #[test]
 fn a_read_only_database_can_be_read() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: mounting a tmpfs needs root");
+    let Some((dir, _unmount)) = common::tmpfs("size=8m") else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let mounted = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=8m", "peakbench-test"])
-        .arg(dir.path())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !mounted {
-        eprintln!("skipped: mount -t tmpfs failed");
-        return;
-    }
-    struct Unmount(PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _unmount = Unmount(dir.path().to_path_buf());
+    };
     let db = dir.path().join("history.db");
     peakbench(&db)
         .args(["history", "--import"])

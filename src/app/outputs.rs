@@ -71,35 +71,38 @@ impl Outputs {
         ]
     }
 
-    /// Renders `report` for one output: in display units where the exporter prints.
-    fn render(&self, report: &Report, render: Exporter, displayed: bool) -> Vec<u8> {
-        if displayed {
-            render(&report.displayed(&self.display))
-        } else {
-            render(report)
+    /// Writes the requested outputs that go to files (`stdout` false: after every point) or
+    /// to standard output (`stdout` true: once, at the end). The copy in display units is made
+    /// once for all the exporters that print, and only when one is asked for.
+    fn write(&self, report: &Report, stdout: bool) -> anyhow::Result<()> {
+        let mut shown: Option<Report> = None;
+        for (path, render, displayed) in self.outputs() {
+            let Some(path) = path.as_ref().filter(|p| (p.as_os_str() == "-") == stdout) else {
+                continue;
+            };
+            let bytes = if displayed {
+                render(shown.get_or_insert_with(|| report.displayed(&self.display)))
+            } else {
+                render(report)
+            };
+            let written = crate::files::write_output(path, &bytes);
+            if stdout {
+                written.context("cannot write to standard output")?;
+            } else {
+                written.with_context(|| format!("cannot write {}", path.display()))?;
+            }
         }
+        Ok(())
     }
 
     /// Writes every requested file from the report as it stands (called after every point).
     pub fn write_files(&self, report: &Report) -> anyhow::Result<()> {
-        for (path, render, displayed) in self.outputs() {
-            if let Some(path) = path.as_ref().filter(|p| p.as_os_str() != "-") {
-                crate::files::write_output(path, &self.render(report, render, displayed))
-                    .with_context(|| format!("cannot write {}", path.display()))?;
-            }
-        }
-        Ok(())
+        self.write(report, false)
     }
 
     /// Writes the outputs that go to standard output (once, at the end).
     pub fn write_stdout(&self, report: &Report) -> anyhow::Result<()> {
-        for (path, render, displayed) in self.outputs() {
-            if path.as_ref().is_some_and(|p| p.as_os_str() == "-") {
-                crate::files::write_output(Path::new("-"), &self.render(report, render, displayed))
-                    .context("cannot write to standard output")?;
-            }
-        }
-        Ok(())
+        self.write(report, true)
     }
 
     /// The terminal table of `report`, in display units.

@@ -130,6 +130,23 @@ pub struct Store {
     conn: Connection,
 }
 
+/// The layout version a database records in `meta`.
+fn stored_version(conn: &Connection) -> rusqlite::Result<String> {
+    conn.query_row("SELECT value FROM meta WHERE key = 'db_version'", [], |r| {
+        r.get(0)
+    })
+}
+
+/// A database of another layout version is refused with what to do.
+fn check_version(version: &str, what: &str) -> anyhow::Result<()> {
+    if version == DB_VERSION.to_string() {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "{what}: it has layout version {version}, this peakbench reads version {DB_VERSION}; use --db to choose another file"
+    )
+}
+
 fn sql_err(what: &str) -> impl Fn(rusqlite::Error) -> anyhow::Error + '_ {
     move |e| anyhow::anyhow!("{what}: {e}")
 }
@@ -154,23 +171,15 @@ impl Store {
                 .replace('?', "%3f");
             format!("file:{p}?mode=ro{extra}")
         };
-        let readable = |conn: &Connection| {
-            conn.query_row("SELECT value FROM meta WHERE key = 'db_version'", [], |r| {
-                r.get::<_, String>(0)
-            })
-        };
         // A WAL database on read-only media has no -shm file to share: then read it as an
         // immutable file (nothing else can be writing to it there).
         let conn = match Connection::open_with_flags(uri(""), flags) {
-            Ok(c) if readable(&c).is_ok() => c,
+            Ok(c) if stored_version(&c).is_ok() => c,
             _ => Connection::open_with_flags(uri("&immutable=1"), flags).map_err(sql_err(&what))?,
         };
         conn.busy_timeout(BUSY_TIMEOUT).map_err(sql_err(&what))?;
-        match readable(&conn).optional().map_err(sql_err(&what))? {
-            Some(v) if v == DB_VERSION.to_string() => Ok(Store { conn }),
-            Some(v) => anyhow::bail!(
-                "{what}: it has layout version {v}, this peakbench reads version {DB_VERSION}; use --db to choose another file"
-            ),
+        match stored_version(&conn).optional().map_err(sql_err(&what))? {
+            Some(v) => check_version(&v, &what).map(|()| Store { conn }),
             None => anyhow::bail!("{what}: it is not a peakbench results database"),
         }
     }
@@ -192,12 +201,7 @@ impl Store {
         conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")
             .map_err(sql_err(&what))?;
         conn.execute_batch(SCHEMA).map_err(sql_err(&what))?;
-        let version: Option<String> = conn
-            .query_row("SELECT value FROM meta WHERE key = 'db_version'", [], |r| {
-                r.get(0)
-            })
-            .optional()
-            .map_err(sql_err(&what))?;
+        let version = stored_version(&conn).optional().map_err(sql_err(&what))?;
         match version {
             None => {
                 conn.execute(
@@ -206,10 +210,7 @@ impl Store {
                 )
                 .map_err(sql_err(&what))?;
             }
-            Some(v) if v == DB_VERSION.to_string() => {}
-            Some(v) => anyhow::bail!(
-                "{what}: it has layout version {v}, this peakbench reads version {DB_VERSION}; use --db to choose another file"
-            ),
+            Some(v) => check_version(&v, &what)?,
         }
         Ok(Store { conn })
     }

@@ -612,3 +612,33 @@ pub fn run_ip(args: &[&str]) -> Result<(), String> {
         ))
     }
 }
+
+/// A tmpfs of its own mounted with `options` (root only; None with the reason printed), unmounted
+/// when the returned guard is dropped.
+pub fn tmpfs(options: &str) -> Option<(tempfile::TempDir, Unmount)> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ok = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", options, "peakbench-test"])
+        .arg(dir.path())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: mount -t tmpfs -o {options} failed");
+        return None;
+    }
+    let unmount = Unmount(dir.path().to_path_buf());
+    Some((dir, unmount))
+}
+
+pub struct Unmount(std::path::PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
