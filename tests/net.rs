@@ -6,126 +6,16 @@
 mod common;
 
 use assert_cmd::Command;
+use common::net::{
+    closed_by_server, params, raw, run_unless_busy, serves_again, start, still_serves,
+};
 use common::{Namespaces, run_ip};
 use peakbench::bench::net::client::{self, NetError, Target};
-use peakbench::bench::net::protocol::{self, Msg, PROTOCOL_VERSION, Proto, TestKind, TestParams};
-use peakbench::bench::net::server::{Server, ServerConfig};
+use peakbench::bench::net::protocol::{self, Msg, PROTOCOL_VERSION, Proto, TestKind};
 use serde_json::Value;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-
-/// A server on 127.0.0.1 in a thread, stopped when dropped.
-struct Running {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            t.join().unwrap();
-        }
-    }
-}
-
-fn start(token: Option<&str>) -> Running {
-    let server = Server::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        ServerConfig {
-            token: token.map(str::to_string),
-            idle_timeout: Duration::from_millis(500),
-            log: false,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let addr = server.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    let thread = std::thread::spawn(move || server.serve(&flag).unwrap());
-    Running {
-        addr,
-        stop,
-        thread: Some(thread),
-    }
-}
-
-fn params(proto: Proto, kind: TestKind, ms: u64) -> TestParams {
-    TestParams {
-        kind,
-        proto,
-        streams: 1,
-        message_bytes: if kind == TestKind::Latency {
-            64
-        } else {
-            16 * 1024
-        },
-        duration_ms: ms,
-        omit_ms: 0,
-        reverse: false,
-        rate_bps: 0,
-        busy_poll_us: 50,
-    }
-}
-
-/// A short TCP test must succeed: the server is still serving.
-fn still_serves(s: &Running) {
-    let t = Target {
-        addr: s.addr,
-        token: None,
-    };
-    let out = client::run_test(&t, &params(Proto::Tcp, TestKind::Throughput, 50))
-        .expect("the server serves the next client");
-    assert!(out.server.bytes_received > 0);
-    assert!(out.client.stats.bytes_sent >= out.server.bytes_received / 2);
-}
-
-/// Runs a test, retrying for up to 5 s while the server is busy (it takes a moment to see
-/// that a client that gave up or vanished has gone).
-fn run_unless_busy(t: &Target, p: &TestParams) -> Result<client::Outcome, NetError> {
-    let until = Instant::now() + Duration::from_secs(5);
-    loop {
-        match client::run_test(t, p) {
-            Err(NetError::Busy(..)) if Instant::now() < until => {
-                std::thread::sleep(Duration::from_millis(20))
-            }
-            other => return other,
-        }
-    }
-}
-
-/// A test succeeds (within 5 s).
-fn serves_again(t: &Target) {
-    if let Err(e) = run_unless_busy(t, &params(Proto::Tcp, TestKind::Throughput, 50)) {
-        panic!("the server does not serve again: {e}");
-    }
-}
-
-fn raw(addr: SocketAddr) -> TcpStream {
-    let s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
-    s
-}
-
-/// Reads until the server closes the connection (bounded by the read timeout).
-fn closed_by_server(mut s: TcpStream) -> bool {
-    let mut buf = [0u8; 4096];
-    let until = Instant::now() + Duration::from_secs(3);
-    while Instant::now() < until {
-        match s.read(&mut buf) {
-            Ok(0) => return true,
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
-            Err(_) => return false,
-        }
-    }
-    false
-}
 
 #[test]
 fn every_transport_and_workload_round_trips() {
@@ -223,7 +113,14 @@ fn out_of_order_and_oversized_requests_are_refused() {
     p.message_bytes = u32::MAX;
     assert!(client::run_test(&t, &p).is_err());
     let mut v = raw(s.addr);
-    protocol::send(&mut v, &Msg::Hello { version: 99 }).unwrap();
+    protocol::send(
+        &mut v,
+        &Msg::Hello {
+            version: 99,
+            nonce: String::new(),
+        },
+    )
+    .unwrap();
     match protocol::recv(&mut v).unwrap() {
         Msg::Error { message } => assert!(message.contains("version 99"), "{message}"),
         other => panic!("{other:?}"),
@@ -239,6 +136,7 @@ fn a_client_that_vanishes_mid_test_frees_the_server() {
         &mut c,
         &Msg::Hello {
             version: PROTOCOL_VERSION,
+            nonce: String::new(),
         },
     )
     .unwrap();
@@ -248,10 +146,11 @@ fn a_client_that_vanishes_mid_test_frees_the_server() {
     ));
     let p = params(Proto::Tcp, TestKind::Throughput, 60_000);
     protocol::send(&mut c, &Msg::Setup { params: p }).unwrap();
-    let Msg::Ready { data_ports } = protocol::recv(&mut c).unwrap() else {
+    let Msg::Ready { data_ports, cookie } = protocol::recv(&mut c).unwrap() else {
         panic!("no ready")
     };
     let mut data = TcpStream::connect(SocketAddr::new(s.addr.ip(), data_ports[0])).unwrap();
+    data.write_all(&cookie.to_be_bytes()).unwrap();
     protocol::send(&mut c, &Msg::Connected).unwrap();
     assert!(matches!(protocol::recv(&mut c).unwrap(), Msg::Go));
     protocol::send(&mut c, &Msg::Start).unwrap();

@@ -345,6 +345,8 @@ pub struct NetParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss_definition: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Set by versions before protocol 3 for datagrams too short for the header (loss
+    /// approximate); kept so that their records still load.
     pub loss_note: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jitter_definition: Option<String>,

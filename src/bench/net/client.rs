@@ -1,7 +1,10 @@
 //! The client's side of one test: the control conversation (see `protocol.rs`) around the
 //! client's streams, and both sides' figures at the end.
 
-use super::protocol::{self, FrameError, Msg, PROTOCOL_VERSION, SideStats, TestKind, TestParams};
+use super::auth::{self, Speaker, Transcript};
+use super::protocol::{
+    self, AUTH_PROTOCOL, FrameError, Msg, PROTOCOL_VERSION, SideStats, TestKind, TestParams,
+};
 use super::roles::{self, Role, SideResult};
 use super::streams::{UDP_GRACE, Window};
 use super::transport;
@@ -33,6 +36,10 @@ pub enum NetError {
     Refused(String),
     #[error("the server requires a token: pass the same --token as `peakbench net serve`")]
     NeedsToken,
+    #[error(
+        "the server at {0} did not prove that it knows the token: it was started without --token or with another one, or it is not the server you meant"
+    )]
+    ServerNotAuthenticated(SocketAddr),
     #[error("control connection: {0}")]
     Frame(#[from] FrameError),
     #[error("unexpected {got} message from the server, expected {expected}")]
@@ -51,7 +58,10 @@ impl NetError {
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
-            NetError::NeedsToken | NetError::Usage(_) | NetError::Refused(_)
+            NetError::NeedsToken
+                | NetError::ServerNotAuthenticated(_)
+                | NetError::Usage(_)
+                | NetError::Refused(_)
         )
     }
 }
@@ -88,33 +98,10 @@ pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetErro
     ctl.set_nodelay(true)?;
     ctl.set_write_timeout(Some(REPLY_TIMEOUT))?;
     let mut out = &ctl;
-    protocol::send(
-        &mut out,
-        &Msg::Hello {
-            version: PROTOCOL_VERSION,
-        },
-    )?;
-    match reply(&ctl)? {
-        Msg::Welcome { .. } => {}
-        Msg::Challenge { nonce } => {
-            let token = target.token.as_deref().ok_or(NetError::NeedsToken)?;
-            protocol::send(
-                &mut out,
-                &Msg::Auth {
-                    mac: protocol::auth_mac(token, &nonce),
-                },
-            )?;
-            match reply(&ctl)? {
-                Msg::Welcome { .. } => {}
-                other => return Err(expect(other, "welcome")),
-            }
-        }
-        Msg::Busy { reason } => return Err(NetError::Busy(target.addr, reason)),
-        other => return Err(expect(other, "welcome")),
-    }
+    handshake(&ctl, target)?;
     protocol::send(&mut out, &Msg::Setup { params: *params })?;
-    let ports = match reply(&ctl)? {
-        Msg::Ready { data_ports } => data_ports,
+    let (ports, cookie) = match reply(&ctl)? {
+        Msg::Ready { data_ports, cookie } => (data_ports, cookie),
         other => return Err(expect(other, "ready")),
     };
     let attached = transport::connect(
@@ -123,12 +110,13 @@ pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetErro
         &ports,
         params.streams as usize,
         params.kind == TestKind::Latency,
+        cookie,
     )?;
     protocol::send(&mut out, &Msg::Connected)?;
     // UDP hellos can be lost: resend them until the server has seen every stream.
     let until = Instant::now() + REPLY_TIMEOUT;
     loop {
-        attached.hello();
+        attached.hello(cookie);
         if protocol::readable(&ctl, Duration::from_millis(50)) {
             match reply(&ctl)? {
                 Msg::Go => break,
@@ -146,7 +134,7 @@ pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetErro
     };
     protocol::send(&mut out, &Msg::Start)?;
     let stop = AtomicBool::new(false);
-    let client = roles::run(attached, params, Role::of(params, false), w, &stop)?;
+    let client = roles::run(attached, params, Role::of(params, false), w, cookie, &stop)?;
     protocol::send(
         &mut out,
         &Msg::Done {
@@ -160,5 +148,54 @@ pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetErro
             server: stats,
         }),
         other => Err(expect(other, "results")),
+    }
+}
+
+/// Hello to Welcome: with a token, both sides prove that they know it (the server second, so a
+/// server that cannot is left before any test).
+fn handshake(ctl: &TcpStream, target: &Target) -> Result<(), NetError> {
+    let mut out = ctl;
+    let nonce = auth::new_nonce()?;
+    protocol::send(
+        &mut out,
+        &Msg::Hello {
+            version: PROTOCOL_VERSION,
+            nonce: nonce.clone(),
+        },
+    )?;
+    let welcome = match reply(ctl)? {
+        Msg::Challenge {
+            nonce: server_nonce,
+        } => {
+            let token = target.token.as_deref().ok_or(NetError::NeedsToken)?;
+            let t = Transcript {
+                protocol: AUTH_PROTOCOL,
+                initiator_nonce: &nonce,
+                responder_nonce: &server_nonce,
+            };
+            protocol::send(
+                &mut out,
+                &Msg::Auth {
+                    proof: t.proof(token, Speaker::Initiator),
+                },
+            )?;
+            match reply(ctl)? {
+                Msg::Welcome {
+                    proof: Some(proof), ..
+                } if t.verify(token, Speaker::Responder, &proof) => return Ok(()),
+                Msg::Welcome { .. } => return Err(NetError::ServerNotAuthenticated(target.addr)),
+                other => other,
+            }
+        }
+        other => other,
+    };
+    match welcome {
+        // A server without a token cannot prove one: a client with a token does not trust it.
+        Msg::Welcome { .. } if target.token.is_some() => {
+            Err(NetError::ServerNotAuthenticated(target.addr))
+        }
+        Msg::Welcome { .. } => Ok(()),
+        Msg::Busy { reason } => Err(NetError::Busy(target.addr, reason)),
+        other => Err(expect(other, "welcome")),
     }
 }

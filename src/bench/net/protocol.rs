@@ -7,13 +7,13 @@
 //!
 //! ```text
 //! client                                   server
-//! Hello {version}                  ->
+//! Hello {version, nonce}           ->
 //!                                  <-      Challenge {nonce}      (only with --token)
-//! Auth {mac}                       ->
-//!                                  <-      Welcome {version} | Busy {reason} | Error {message}
+//! Auth {proof}                     ->
+//!                                  <-      Welcome {version, proof} | Busy {reason} | Error {message}
 //! Setup {TestParams}               ->
-//!                                  <-      Ready {data_ports}      (data sockets are open)
-//! (client opens the data connections; UDP streams send Datagram hellos)
+//!                                  <-      Ready {data_ports, cookie}  (data sockets are open)
+//! (client opens the data connections, each starting with the cookie; UDP streams send hellos)
 //! Connected                        ->
 //!                                  <-      Go                      (every stream is attached)
 //! Start                            ->      (both sides start their streams together)
@@ -21,20 +21,27 @@
 //!                                  <-      Results {SideStats}     (the server's view)
 //! ```
 //!
-//! Authentication is challenge-response: the server sends 32 random bytes, the client answers
-//! HMAC-SHA256(token, "peakbench-net-v1" ‖ nonce); the token never crosses the wire.
+//! With a token, authentication is mutual (see [`auth`](super::auth)): the client's `Hello` and
+//! the server's `Challenge` carry a nonce each; the client proves it knows the token in `Auth`,
+//! the server in `Welcome`, each proof bound to both nonces and its direction. The server takes
+//! a test slot only after the client's proof, and a client with a token goes on only after the
+//! server's.
+//!
+//! Every data stream is bound to its test by the 64-bit random `cookie` of `Ready`: the first 8
+//! bytes of each TCP data connection, and in every UDP datagram (hellos included), so that
+//! nothing but the client that set the test up can join or feed its streams.
 
-use hmac::{Hmac, Mac};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use sha2::Sha256;
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 /// The protocol version sent in `Hello` and `Welcome`; a peer with another version is refused.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
+/// What the proofs of this protocol are bound to (with both nonces and the direction).
+pub const AUTH_PROTOCOL: &str = "peakbench-net-v3";
 /// The largest frame either side accepts (the length prefix is checked before allocation).
 pub const MAX_FRAME_BYTES: u32 = 64 * 1024;
 /// The default TCP port of `peakbench net serve`.
@@ -48,6 +55,11 @@ pub mod limits {
     pub const MAX_TCP_MESSAGE: u32 = 16 * 1024 * 1024;
     /// The largest UDP payload over IPv4 (65 535 − 20 IP − 8 UDP).
     pub const MAX_UDP_MESSAGE: u32 = 65_507;
+    /// The smallest UDP throughput datagram: its header (sequence number, send time, flags,
+    /// magic and the test's cookie).
+    pub const MIN_UDP_MESSAGE: u32 = 32;
+    /// The smallest UDP ping: its sequence number and the test's cookie.
+    pub const MIN_UDP_PING: u32 = 16;
     /// Buffers of all streams together: streams × message size.
     pub const MAX_BUFFER_BYTES: u64 = 256 * 1024 * 1024;
     /// One test's measured time plus its omitted warm-up.
@@ -100,15 +112,17 @@ impl TestParams {
                 self.streams
             ));
         }
-        let max_message = match self.proto {
-            Proto::Tcp => MAX_TCP_MESSAGE,
-            Proto::Udp => MAX_UDP_MESSAGE,
-        };
-        if self.message_bytes == 0 || self.message_bytes > max_message {
+        let (min_message, max_message) = self.message_range();
+        if self.message_bytes < min_message || self.message_bytes > max_message {
             return Err(format!(
-                "a {}-byte {} message is out of range: 1 to {max_message} bytes",
+                "a {}-byte {} message is out of range: {min_message} to {max_message} bytes{}",
                 self.message_bytes,
-                self.proto.name()
+                self.proto.name(),
+                if self.proto == Proto::Udp {
+                    " (every datagram carries the test's cookie and its sequence number)"
+                } else {
+                    ""
+                }
             ));
         }
         if self.streams as u64 * self.message_bytes as u64 > MAX_BUFFER_BYTES {
@@ -144,6 +158,16 @@ impl TestParams {
         }
         Ok(())
     }
+
+    /// The smallest and largest message of this test's transport and kind.
+    pub fn message_range(&self) -> (u32, u32) {
+        use limits::*;
+        match (self.proto, self.kind) {
+            (Proto::Tcp, _) => (1, MAX_TCP_MESSAGE),
+            (Proto::Udp, TestKind::Throughput) => (MIN_UDP_MESSAGE, MAX_UDP_MESSAGE),
+            (Proto::Udp, TestKind::Latency) => (MIN_UDP_PING, MAX_UDP_MESSAGE),
+        }
+    }
 }
 
 /// What one side measured in one test.
@@ -171,19 +195,48 @@ pub struct SideStats {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Msg {
-    Hello { version: u32 },
-    Challenge { nonce: String },
-    Auth { mac: String },
-    Welcome { version: u32 },
-    Busy { reason: String },
-    Error { message: String },
-    Setup { params: TestParams },
-    Ready { data_ports: Vec<u16> },
+    Hello {
+        version: u32,
+        /// The client's nonce (checked only by a server with a token; absent before version 3,
+        /// so that an old client is told about versions, not about a missing field).
+        #[serde(default)]
+        nonce: String,
+    },
+    Challenge {
+        nonce: String,
+    },
+    Auth {
+        proof: String,
+    },
+    Welcome {
+        version: u32,
+        /// The server's proof that it knows the token (only with a token).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        proof: Option<String>,
+    },
+    Busy {
+        reason: String,
+    },
+    Error {
+        message: String,
+    },
+    Setup {
+        params: TestParams,
+    },
+    Ready {
+        data_ports: Vec<u16>,
+        /// Binds the data streams to this test.
+        cookie: u64,
+    },
     Connected,
     Go,
     Start,
-    Done { stats: SideStats },
-    Results { stats: SideStats },
+    Done {
+        stats: SideStats,
+    },
+    Results {
+        stats: SideStats,
+    },
 }
 
 impl Msg {
@@ -354,58 +407,6 @@ pub fn fd_readable(fd: std::os::fd::RawFd, timeout: Duration) -> bool {
     unsafe { libc::poll(&mut pfd, 1, ms) > 0 }
 }
 
-/// The response to a challenge: HMAC-SHA256(token, "peakbench-net-v1" ‖ nonce), in hex.
-pub fn auth_mac(token: &str, nonce: &str) -> String {
-    let mut mac = Hmac::<Sha256>::new_from_slice(token.as_bytes()).expect("HMAC takes any key");
-    mac.update(b"peakbench-net-v1");
-    mac.update(nonce.as_bytes());
-    hex(&mac.finalize().into_bytes())
-}
-
-/// Checks a response in constant time.
-pub fn auth_ok(token: &str, nonce: &str, answer: &str) -> bool {
-    let Some(answer) = unhex(answer) else {
-        return false;
-    };
-    let mut mac = Hmac::<Sha256>::new_from_slice(token.as_bytes()).expect("HMAC takes any key");
-    mac.update(b"peakbench-net-v1");
-    mac.update(nonce.as_bytes());
-    mac.verify_slice(&answer).is_ok()
-}
-
-/// 32 random bytes from the kernel, in hex.
-pub fn new_nonce() -> io::Result<String> {
-    let mut bytes = [0u8; 32];
-    let mut got = 0;
-    while got < bytes.len() {
-        // SAFETY: the pointer and length describe the unfilled tail of `bytes`.
-        let n = unsafe { libc::getrandom(bytes[got..].as_mut_ptr().cast(), bytes.len() - got, 0) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-        } else {
-            got += n as usize;
-        }
-    }
-    Ok(hex(&bytes))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) || s.len() > 128 {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -452,10 +453,20 @@ mod tests {
             lost: 8,
         };
         vec![
-            Msg::Hello { version: 1 },
+            Msg::Hello {
+                version: 1,
+                nonce: "ef".into(),
+            },
             Msg::Challenge { nonce: "ab".into() },
-            Msg::Auth { mac: "cd".into() },
-            Msg::Welcome { version: 1 },
+            Msg::Auth { proof: "cd".into() },
+            Msg::Welcome {
+                version: 1,
+                proof: None,
+            },
+            Msg::Welcome {
+                version: 1,
+                proof: Some("01".into()),
+            },
             Msg::Busy {
                 reason: "a test is running".into(),
             },
@@ -465,6 +476,7 @@ mod tests {
             Msg::Setup { params: params() },
             Msg::Ready {
                 data_ports: vec![1, 65535],
+                cookie: u64::MAX,
             },
             Msg::Connected,
             Msg::Go,
@@ -568,24 +580,36 @@ mod tests {
                 busy_poll_us: 1_000_000,
                 ..params()
             },
+            // Too short for the header and the cookie.
+            TestParams {
+                message_bytes: limits::MIN_UDP_MESSAGE - 1,
+                ..params()
+            },
+            TestParams {
+                kind: TestKind::Latency,
+                streams: 1,
+                reverse: false,
+                message_bytes: limits::MIN_UDP_PING - 1,
+                ..params()
+            },
         ];
         for p in bad {
             assert!(p.validate().is_err(), "{p:?}");
         }
     }
 
+    /// A version-2 client's hello (no nonce) is understood, so that it can be told about
+    /// versions.
     #[test]
-    fn the_token_is_checked_and_never_sent() {
-        let nonce = new_nonce().unwrap();
-        assert_eq!(nonce.len(), 64);
-        assert_ne!(nonce, new_nonce().unwrap());
-        let mac = auth_mac("secret", &nonce);
-        assert!(!mac.contains("secret"));
-        assert!(auth_ok("secret", &nonce, &mac));
-        assert!(!auth_ok("other", &nonce, &mac));
-        assert!(!auth_ok("secret", &new_nonce().unwrap(), &mac));
-        assert!(!auth_ok("secret", &nonce, "zz"));
-        assert!(!auth_ok("secret", &nonce, ""));
+    fn an_old_hello_parses() {
+        let old = br#"{"type":"hello","version":2}"#;
+        assert_eq!(
+            decode(old).unwrap(),
+            Msg::Hello {
+                version: 2,
+                nonce: String::new()
+            }
+        );
     }
 
     fn arb_msg() -> impl Strategy<Value = Msg> {
@@ -629,14 +653,19 @@ mod tests {
                 busy_poll_us: bp,
             });
         prop_oneof![
-            any::<u32>().prop_map(|version| Msg::Hello { version }),
+            (any::<u32>(), ".{0,70}").prop_map(|(version, nonce)| Msg::Hello { version, nonce }),
             ".{0,40}".prop_map(|nonce| Msg::Challenge { nonce }),
-            ".{0,40}".prop_map(|mac| Msg::Auth { mac }),
+            ".{0,40}".prop_map(|proof| Msg::Auth { proof }),
+            (any::<u32>(), proptest::option::of(".{0,70}"))
+                .prop_map(|(version, proof)| Msg::Welcome { version, proof }),
             ".{0,40}".prop_map(|reason| Msg::Busy { reason }),
             ".{0,200}".prop_map(|message| Msg::Error { message }),
             params.prop_map(|params| Msg::Setup { params }),
-            proptest::collection::vec(any::<u16>(), 0..130)
-                .prop_map(|data_ports| Msg::Ready { data_ports }),
+            (
+                proptest::collection::vec(any::<u16>(), 0..130),
+                any::<u64>()
+            )
+                .prop_map(|(data_ports, cookie)| Msg::Ready { data_ports, cookie }),
             Just(Msg::Connected),
             Just(Msg::Go),
             Just(Msg::Start),

@@ -39,18 +39,19 @@ pub struct SideResult {
     pub rtt: Option<Histogram<u64>>,
 }
 
-/// Runs every stream of `attached` in `role` for the window; a stream that fails stops the
-/// others and its error is returned.
+/// Runs every stream of `attached` (of the test with `cookie`) in `role` for the window; a
+/// stream that fails stops the others and its error is returned.
 pub fn run(
     attached: Attached,
     params: &TestParams,
     role: Role,
     w: Window,
+    cookie: u64,
     stop: &AtomicBool,
 ) -> io::Result<SideResult> {
     match attached {
-        Attached::Tcp(v) => run_on(v, params, role, w, stop),
-        Attached::Udp(v) => run_on(v, params, role, w, stop),
+        Attached::Tcp(v) => run_on(v, params, role, w, cookie, stop),
+        Attached::Udp(v) => run_on(v, params, role, w, cookie, stop),
     }
 }
 
@@ -71,6 +72,7 @@ fn run_on<C: Channel>(
     params: &TestParams,
     role: Role,
     w: Window,
+    cookie: u64,
     stop: &AtomicBool,
 ) -> io::Result<SideResult> {
     let size = params.message_bytes as usize;
@@ -98,20 +100,23 @@ fn run_on<C: Channel>(
                     } else if let Some(ch) = group.first_mut() {
                         match role {
                             Role::Send => {
-                                streams::send_loop(ch, &mut buf, w, params.rate_bps, stop)
+                                let rate = params.rate_bps;
+                                streams::send_loop(ch, &mut buf, w, rate, cookie, stop)
                                     .map(|st| (st, None))
                             }
                             Role::Receive => {
                                 let poll = Duration::from_micros(params.busy_poll_us as u64);
-                                streams::recv_loop(ch, &mut buf, w, poll, stop).map(|st| (st, None))
+                                streams::recv_loop(ch, &mut buf, w, poll, cookie, stop)
+                                    .map(|st| (st, None))
                             }
                             Role::Ping => {
                                 let mut reply = vec![0u8; size];
                                 let mut hist = crate::measure::latency::histogram();
-                                streams::ping_loop(ch, &mut buf, &mut reply, w, &mut hist, stop)
+                                let rtt = &mut hist;
+                                streams::ping_loop(ch, &mut buf, &mut reply, w, rtt, cookie, stop)
                                     .map(|st| (st, Some(hist)))
                             }
-                            Role::Echo => streams::echo_loop(ch, &mut buf, deadline, stop)
+                            Role::Echo => streams::echo_loop(ch, &mut buf, deadline, cookie, stop)
                                 .map(|st| (st, None)),
                         }
                     } else {

@@ -1,25 +1,35 @@
 //! `peakbench net serve`: the server, built not to be abused.
 //!
+//! * A connection is *unauthenticated* until it has proved it knows the token (or, without a
+//!   token, until its `Hello`): it must get there within `handshake_timeout` of being accepted,
+//!   and at most `max_pending` such connections are kept — when one more arrives, the oldest
+//!   is dropped (as sshd's MaxStartups does), so that silent or slow connections, however many,
+//!   cannot keep a real client out.
+//! * A test slot is taken only after authentication: at most `max_tests` tests run at once
+//!   (others get `Busy`).
 //! * Every control read has a deadline (a silent client is dropped after `idle_timeout`; the
-//!   deadline bounds the whole message, so a byte-a-second client is dropped too).
+//!   deadline bounds the whole message, so a byte-a-second client is dropped too), every
+//!   control write a timeout, and every data socket a send timeout: a client that stops
+//!   reading is given up at the end of its test's window.
 //! * Frames are bounded ([`MAX_FRAME_BYTES`](super::protocol::MAX_FRAME_BYTES)) and checked
 //!   before allocation; parameters are validated against
 //!   [`limits`](super::protocol::limits).
-//! * At most `max_tests` tests run at once (others get `Busy`), at most `max_connections`
-//!   control connections are open at once (others are closed at once), and every thread a
-//!   test starts ends with the test.
-//! * A client that vanishes mid-test ends its test: EOF on the control connection stops the
-//!   streams.
+//! * Every thread a test starts ends with the test, and a client that vanishes mid-test ends
+//!   its test: EOF on the control connection stops the streams.
 
-use super::protocol::{self, FrameError, Msg, PROTOCOL_VERSION, TestKind, TestParams};
+use super::auth::{self, Speaker, Transcript};
+use super::protocol::{
+    self, AUTH_PROTOCOL, FrameError, Msg, PROTOCOL_VERSION, TestKind, TestParams,
+};
 use super::roles::{self, Role};
 use super::streams::{UDP_GRACE, Window};
 use super::transport::{Attached, Pending};
+use std::collections::VecDeque;
 use std::io;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The server's settings.
@@ -29,10 +39,12 @@ pub struct ServerConfig {
     pub token: Option<String>,
     /// How long a client may stay silent while the server waits for its next message.
     pub idle_timeout: Duration,
+    /// How long after being accepted a connection has to authenticate.
+    pub handshake_timeout: Duration,
     /// Tests that may run at once.
     pub max_tests: usize,
-    /// Control connections that may be open at once.
-    pub max_connections: usize,
+    /// Unauthenticated connections kept at once; one more drops the oldest.
+    pub max_pending: usize,
     /// Print one line per test and per refused client on stderr.
     pub log: bool,
 }
@@ -42,8 +54,9 @@ impl Default for ServerConfig {
         ServerConfig {
             token: None,
             idle_timeout: Duration::from_secs(10),
+            handshake_timeout: Duration::from_secs(5),
             max_tests: 1,
-            max_connections: 16,
+            max_pending: 8,
             log: true,
         }
     }
@@ -54,7 +67,55 @@ pub struct Server {
     listener: TcpListener,
     cfg: Arc<ServerConfig>,
     tests: Arc<AtomicUsize>,
+    startups: Arc<Startups>,
+    /// Control threads alive (a backstop: unauthenticated ones are bounded by `startups`,
+    /// authenticated ones by the test slots).
     connections: Arc<AtomicUsize>,
+}
+
+/// The unauthenticated connections, oldest first.
+struct Startups {
+    max: usize,
+    next_id: AtomicU64,
+    queue: Mutex<VecDeque<(u64, SocketAddr, TcpStream)>>,
+}
+
+impl Startups {
+    /// Registers a new connection (a clone of its socket); when there are already `max`, the
+    /// oldest is shut down (its thread then ends) and its peer returned.
+    fn admit(&self, stream: &TcpStream, peer: SocketAddr) -> io::Result<(u64, Option<SocketAddr>)> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let clone = stream.try_clone()?;
+        let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        let dropped = if q.len() >= self.max.max(1) {
+            q.pop_front().map(|(_, from, s)| {
+                let _ = s.shutdown(Shutdown::Both);
+                from
+            })
+        } else {
+            None
+        };
+        q.push_back((id, peer, clone));
+        Ok((id, dropped))
+    }
+
+    /// The connection has authenticated, or ended: it no longer counts.
+    fn leave(&self, id: u64) {
+        let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        q.retain(|(i, _, _)| *i != id);
+    }
+}
+
+/// Removes a connection from the unauthenticated ones when its session ends.
+struct Startup<'a> {
+    startups: &'a Startups,
+    id: u64,
+}
+
+impl Drop for Startup<'_> {
+    fn drop(&mut self) {
+        self.startups.leave(self.id);
+    }
 }
 
 /// Why one control connection ended early (logged by the server, sent to the client when it
@@ -73,16 +134,19 @@ enum SessionError {
 enum State {
     AwaitHello,
     AwaitAuth {
-        nonce: String,
+        client_nonce: String,
+        server_nonce: String,
     },
     AwaitSetup,
     AwaitConnected {
         params: TestParams,
         pending: Pending,
+        cookie: u64,
     },
     AwaitStart {
         params: TestParams,
         attached: Attached,
+        cookie: u64,
     },
     Finished {
         params: TestParams,
@@ -131,6 +195,11 @@ impl Server {
     pub fn bind(addr: SocketAddr, cfg: ServerConfig) -> io::Result<Server> {
         Ok(Server {
             listener: TcpListener::bind(addr)?,
+            startups: Arc::new(Startups {
+                max: cfg.max_pending,
+                next_id: AtomicU64::new(0),
+                queue: Mutex::new(VecDeque::new()),
+            }),
             cfg: Arc::new(cfg),
             tests: Arc::new(AtomicUsize::new(0)),
             connections: Arc::new(AtomicUsize::new(0)),
@@ -165,19 +234,39 @@ impl Server {
                     continue;
                 }
             };
-            let Some(slot) = Slot::take(&self.connections, self.cfg.max_connections) else {
+            // A backstop far above what the limits below allow: the threads of dropped
+            // connections are still ending.
+            let backstop = (self.cfg.max_pending + self.cfg.max_tests).saturating_mul(4) + 16;
+            let Some(slot) = Slot::take(&self.connections, backstop) else {
                 if self.cfg.log {
                     eprintln!("peakbench net serve: {peer}: too many connections, closed");
                 }
                 continue;
             };
+            let (id, dropped) = match self.startups.admit(&stream, peer) {
+                Ok(x) => x,
+                Err(_) => continue,
+            };
+            if let Some(old) = dropped
+                && self.cfg.log
+            {
+                eprintln!(
+                    "peakbench net serve: {old}: dropped: the oldest of {} unauthenticated connections",
+                    self.cfg.max_pending
+                );
+            }
             let cfg = self.cfg.clone();
             let tests = self.tests.clone();
+            let startups = self.startups.clone();
             let spawned = std::thread::Builder::new()
                 .name("control".into())
                 .spawn(move || {
                     let _slot = slot;
-                    let result = session(&stream, peer, &cfg, &tests);
+                    let startup = Startup {
+                        startups: &startups,
+                        id,
+                    };
+                    let result = session(&stream, peer, &cfg, &tests, startup);
                     if let Err(e) = &result {
                         let _ = protocol::send(
                             &mut &stream,
@@ -204,6 +293,7 @@ impl Server {
                     }
                 });
             if spawned.is_err() {
+                self.startups.leave(id);
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
@@ -211,13 +301,31 @@ impl Server {
     }
 }
 
-fn welcome(out: &mut &TcpStream) -> io::Result<()> {
+/// After authentication: takes a test slot and welcomes the client (with the server's proof
+/// when there is a token), or tells it the server is busy.
+fn admit(
+    out: &mut &TcpStream,
+    cfg: &ServerConfig,
+    tests: &Arc<AtomicUsize>,
+    proof: Option<String>,
+) -> Result<Slot, SessionError> {
+    let Some(slot) = Slot::take(tests, cfg.max_tests) else {
+        protocol::send(
+            out,
+            &Msg::Busy {
+                reason: "the server is running another test; try again when it ends".into(),
+            },
+        )?;
+        return Err(SessionError::Refused("busy: refused a second test".into()));
+    };
     protocol::send(
         out,
         &Msg::Welcome {
             version: PROTOCOL_VERSION,
+            proof,
         },
-    )
+    )?;
+    Ok(slot)
 }
 
 /// One control connection, from hello to results.
@@ -226,59 +334,81 @@ fn session(
     peer: SocketAddr,
     cfg: &ServerConfig,
     tests: &Arc<AtomicUsize>,
+    startup: Startup,
 ) -> Result<TestParams, SessionError> {
     stream.set_nodelay(true)?;
-    stream.set_write_timeout(Some(cfg.idle_timeout))?;
+    stream.set_write_timeout(Some(cfg.idle_timeout.min(cfg.handshake_timeout)))?;
     let local = stream.local_addr()?.ip();
     let mut out = stream;
     let mut state = State::AwaitHello;
     let mut slot = None;
+    // Until it has authenticated, the whole handshake must be done by this deadline.
+    let handshake_by = Instant::now() + cfg.handshake_timeout.min(cfg.idle_timeout);
+    let mut startup = Some(startup);
     loop {
-        let msg = recv_by(stream, Instant::now() + cfg.idle_timeout)?;
+        let by = if startup.is_some() {
+            handshake_by
+        } else {
+            Instant::now() + cfg.idle_timeout
+        };
+        let msg = recv_by(stream, by)?;
         state = match (state, msg) {
-            (State::AwaitHello, Msg::Hello { version }) => {
+            (State::AwaitHello, Msg::Hello { version, nonce }) => {
                 if version != PROTOCOL_VERSION {
                     return Err(SessionError::Refused(format!(
                         "protocol version {version} is not supported: this server speaks version {PROTOCOL_VERSION}; use the same peakbench version on both sides"
                     )));
                 }
-                slot = Slot::take(tests, cfg.max_tests);
-                if slot.is_none() {
-                    protocol::send(
-                        &mut out,
-                        &Msg::Busy {
-                            reason: "the server is running another test; try again when it ends"
-                                .into(),
-                        },
-                    )?;
-                    return Err(SessionError::Refused("busy: refused a second test".into()));
-                }
                 match &cfg.token {
                     Some(_) => {
-                        let nonce = protocol::new_nonce()?;
+                        if !auth::is_nonce(&nonce) {
+                            return Err(SessionError::Refused(
+                                "the hello's nonce is not 64 hex digits".into(),
+                            ));
+                        }
+                        let server_nonce = auth::new_nonce()?;
                         protocol::send(
                             &mut out,
                             &Msg::Challenge {
-                                nonce: nonce.clone(),
+                                nonce: server_nonce.clone(),
                             },
                         )?;
-                        State::AwaitAuth { nonce }
+                        State::AwaitAuth {
+                            client_nonce: nonce,
+                            server_nonce,
+                        }
                     }
                     None => {
-                        welcome(&mut out)?;
+                        drop(startup.take());
+                        stream.set_write_timeout(Some(cfg.idle_timeout))?;
+                        slot = Some(admit(&mut out, cfg, tests, None)?);
                         State::AwaitSetup
                     }
                 }
             }
-            (State::AwaitAuth { nonce }, Msg::Auth { mac }) => {
+            (
+                State::AwaitAuth {
+                    client_nonce,
+                    server_nonce,
+                },
+                Msg::Auth { proof },
+            ) => {
                 let token = cfg.token.as_deref().unwrap_or_default();
-                if !protocol::auth_ok(token, &nonce, &mac) {
+                let t = Transcript {
+                    protocol: AUTH_PROTOCOL,
+                    initiator_nonce: &client_nonce,
+                    responder_nonce: &server_nonce,
+                };
+                if !t.verify(token, Speaker::Initiator, &proof) {
                     return Err(SessionError::Refused(
                         "authentication failed: the client's --token does not match the server's"
                             .into(),
                     ));
                 }
-                welcome(&mut out)?;
+                drop(startup.take());
+                stream.set_write_timeout(Some(cfg.idle_timeout))?;
+                let proof = t.proof(token, Speaker::Responder);
+                slot = Some(admit(&mut out, cfg, tests, Some(proof))?);
                 State::AwaitSetup
             }
             (State::AwaitSetup, Msg::Setup { params }) => {
@@ -286,26 +416,51 @@ fn session(
                     .validate()
                     .map_err(|e| SessionError::Refused(format!("refused parameters: {e}")))?;
                 let pending = Pending::open(params.proto, local, params.streams as usize)?;
+                let cookie = auth::random_u64()?;
                 protocol::send(
                     &mut out,
                     &Msg::Ready {
                         data_ports: pending.ports()?,
+                        cookie,
                     },
                 )?;
-                State::AwaitConnected { params, pending }
+                State::AwaitConnected {
+                    params,
+                    pending,
+                    cookie,
+                }
             }
-            (State::AwaitConnected { params, pending }, Msg::Connected) => {
+            (
+                State::AwaitConnected {
+                    params,
+                    pending,
+                    cookie,
+                },
+                Msg::Connected,
+            ) => {
                 let attached = pending.attach(
                     peer.ip(),
                     params.streams as usize,
                     Instant::now() + cfg.idle_timeout.min(Duration::from_secs(5)),
                     params.kind == TestKind::Latency,
+                    cookie,
                 )?;
                 protocol::send(&mut out, &Msg::Go)?;
-                State::AwaitStart { params, attached }
+                State::AwaitStart {
+                    params,
+                    attached,
+                    cookie,
+                }
             }
-            (State::AwaitStart { params, attached }, Msg::Start) => {
-                let stats = run_test(stream, cfg, params, attached)?;
+            (
+                State::AwaitStart {
+                    params,
+                    attached,
+                    cookie,
+                },
+                Msg::Start,
+            ) => {
+                let stats = run_test(stream, cfg, params, attached, cookie)?;
                 // Free the slot first: the client may start its next test at once.
                 drop(slot.take());
                 protocol::send(&mut out, &Msg::Results { stats })?;
@@ -332,6 +487,7 @@ fn run_test(
     cfg: &ServerConfig,
     params: TestParams,
     attached: Attached,
+    cookie: u64,
 ) -> Result<protocol::SideStats, SessionError> {
     let w = Window {
         start: Instant::now(),
@@ -341,7 +497,7 @@ fn run_test(
     let stop = AtomicBool::new(false);
     let role = Role::of(&params, true);
     let (side, done) = std::thread::scope(|s| {
-        let streams = s.spawn(|| roles::run(attached, &params, role, w, &stop));
+        let streams = s.spawn(|| roles::run(attached, &params, role, w, cookie, &stop));
         let until = w.end() + UDP_GRACE + cfg.idle_timeout;
         let done = recv_by(stream, until);
         if !matches!(done, Ok(Msg::Done { .. })) {

@@ -8,9 +8,10 @@
 //! sender flagged as measured (so that loss is exact), or, for datagrams too short to carry the
 //! header, what arrived inside its own window.
 //!
-//! UDP datagrams start with a 24-byte header (big-endian): sequence number (8), send time in ns
-//! since the sender's start (8), flags (4; bit 0: sent inside the measured window) and a magic
-//! (4). Jitter is RFC 3550's interarrival jitter: for consecutive measured datagrams i, j,
+//! UDP datagrams start with a 32-byte header (big-endian): sequence number (8), send time in ns
+//! since the sender's start (8), flags (4; bit 0: sent inside the measured window), a magic (4)
+//! and the test's cookie (8); a datagram without the cookie is not counted. A UDP ping carries
+//! its sequence number and the cookie in its first 16 bytes. Jitter is RFC 3550's interarrival jitter: for consecutive measured datagrams i, j,
 //! D = (Rj − Ri) − (Sj − Si) and J += (|D| − J) / 16; the clocks' offset cancels in D.
 
 use super::protocol::SideStats;
@@ -21,9 +22,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Bytes of the UDP data header.
-pub const HEADER_BYTES: usize = 24;
-const MAGIC: u32 = 0x5042_4e31; // "PBN1"
-const MEASURED: u32 = 1;
+pub const HEADER_BYTES: usize = 32;
+/// Bytes of a UDP ping's header: its sequence number and the cookie.
+pub const PING_HEADER_BYTES: usize = 16;
+/// The magic of a UDP data header ("PBN1").
+pub const MAGIC: u32 = 0x5042_4e31;
+/// The header flag of a datagram sent inside the measured window.
+pub const MEASURED: u32 = 1;
 /// How long a UDP receiver keeps listening after its window for datagrams still in flight.
 pub const UDP_GRACE: Duration = Duration::from_millis(250);
 /// How long a UDP ping waits for its pong before counting it lost.
@@ -32,6 +37,11 @@ pub const PING_TIMEOUT: Duration = Duration::from_millis(200);
 const POLL: Duration = Duration::from_millis(100);
 /// A TCP peer silent this long after the window's end has vanished.
 const DRAIN: Duration = Duration::from_secs(10);
+/// The longest a send may block before the loop looks at the clock and `stop` again.
+const SEND_SLICE: Duration = Duration::from_millis(100);
+/// How long after its window a ping-pong side goes on trying to send to a peer that does not
+/// read, before it gives up.
+pub const STUCK: Duration = Duration::from_secs(5);
 
 /// One side's time window.
 #[derive(Debug, Clone, Copy)]
@@ -67,18 +77,22 @@ fn is_gone(e: &io::Error) -> bool {
     )
 }
 
-/// Sends `buf` until the window ends (or `stop`), paced to `rate_bps` when above 0.
+/// Sends `buf` until the window ends (or `stop`), paced to `rate_bps` when above 0. A send
+/// that blocks (a peer that does not read) is retried until the window's end, never past it.
 pub fn send_loop<C: Channel>(
     ch: &mut C,
     buf: &mut [u8],
     w: Window,
     rate_bps: u64,
+    cookie: u64,
     stop: &AtomicBool,
 ) -> io::Result<SideStats> {
     let (from, end) = (w.measure_from(), w.end());
+    ch.set_send_timeout(Some(SEND_SLICE))?;
     let header = !C::CAPS.reliable && buf.len() >= HEADER_BYTES;
     if header {
         buf[20..24].copy_from_slice(&MAGIC.to_be_bytes());
+        buf[24..32].copy_from_slice(&cookie.to_be_bytes());
     }
     // Pacing: datagram k is due at start + k × (bits per datagram / rate).
     let gap = (rate_bps > 0)
@@ -199,6 +213,7 @@ pub fn recv_loop<C: Channel>(
     buf: &mut [u8],
     w: Window,
     busy_poll: Duration,
+    cookie: u64,
     stop: &AtomicBool,
 ) -> io::Result<SideStats> {
     let (from, end) = (w.measure_from(), w.end());
@@ -234,7 +249,10 @@ pub fn recv_loop<C: Channel>(
                 empty_since = None;
                 let now = Instant::now();
                 if header {
-                    if n < HEADER_BYTES || buf[20..24] != MAGIC.to_be_bytes() {
+                    if n < HEADER_BYTES
+                        || buf[20..24] != MAGIC.to_be_bytes()
+                        || buf[24..32] != cookie.to_be_bytes()
+                    {
                         continue;
                     }
                     let word = |a: usize| u64::from_be_bytes(buf[a..a + 8].try_into().unwrap());
@@ -290,14 +308,27 @@ pub fn recv_loop<C: Channel>(
     Ok(st)
 }
 
-/// Sends all of `buf`, however the transport splits it.
-fn send_all<C: Channel>(ch: &mut C, buf: &[u8]) -> io::Result<()> {
+/// Sends all of `buf`, however the transport splits it; a peer that stops reading is given up
+/// at `deadline` or `stop` (the channel's send timeout bounds each wait).
+fn send_all<C: Channel>(
+    ch: &mut C,
+    buf: &[u8],
+    deadline: Instant,
+    stop: &AtomicBool,
+) -> io::Result<()> {
     let mut at = 0;
     while at < buf.len() {
         match ch.send(&buf[at..]) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
             Ok(n) => at += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if is_timeout(&e) => {
+                if stop.load(Ordering::Relaxed) || Instant::now() >= deadline {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "the peer stopped reading",
+                    ));
+                }
+            }
             Err(e) => return Err(e),
         }
     }
@@ -305,24 +336,29 @@ fn send_all<C: Channel>(ch: &mut C, buf: &[u8]) -> io::Result<()> {
 }
 
 /// Ping-pong client: one message out, the same size back, timed; round trips started inside
-/// the window are recorded (ns) in `hist`. A UDP ping carries its sequence number in its first
-/// 8 bytes (when it has them); a pong that does not match is stale and skipped, one that does
-/// not come within [`PING_TIMEOUT`] is counted lost.
+/// the window are recorded (ns) in `hist`. A UDP ping carries its sequence number and the
+/// test's cookie in its first 16 bytes; a pong that does not match is stale or foreign and
+/// skipped, one that does not come within [`PING_TIMEOUT`] is counted lost.
 pub fn ping_loop<C: Channel>(
     ch: &mut C,
     buf: &mut [u8],
     reply: &mut [u8],
     w: Window,
     hist: &mut Histogram<u64>,
+    cookie: u64,
     stop: &AtomicBool,
 ) -> io::Result<SideStats> {
     let (from, end) = (w.measure_from(), w.end());
-    let tagged = !C::CAPS.reliable && buf.len() >= 8;
+    let tagged = !C::CAPS.reliable && buf.len() >= PING_HEADER_BYTES;
+    if tagged {
+        buf[8..16].copy_from_slice(&cookie.to_be_bytes());
+    }
     ch.set_recv_timeout(Some(if C::CAPS.reliable {
-        Duration::from_secs(5)
+        STUCK
     } else {
         PING_TIMEOUT
     }))?;
+    ch.set_send_timeout(Some(SEND_SLICE))?;
     let mut st = SideStats::default();
     let mut seq = 0u64;
     let mut t = Instant::now();
@@ -330,11 +366,11 @@ pub fn ping_loop<C: Channel>(
         if tagged {
             buf[..8].copy_from_slice(&seq.to_be_bytes());
         }
-        send_all(ch, buf)?;
+        send_all(ch, buf, end + STUCK, stop)?;
         let answered = if C::CAPS.keeps_boundaries {
             loop {
                 match ch.recv(reply) {
-                    Ok(n) if n == buf.len() && (!tagged || reply[..8] == buf[..8]) => break true,
+                    Ok(n) if n == buf.len() && (!tagged || reply[..16] == buf[..16]) => break true,
                     Ok(_) => {}
                     Err(e) if is_timeout(&e) => break false,
                     Err(e) => return Err(e),
@@ -373,19 +409,22 @@ pub fn ping_loop<C: Channel>(
 }
 
 /// Ping-pong server: returns every message to its sender until EOF (TCP), `stop`, or
-/// `deadline`.
+/// `deadline`. A UDP ping without the test's cookie is dropped, not echoed.
 pub fn echo_loop<C: Channel>(
     ch: &mut C,
     buf: &mut [u8],
     deadline: Instant,
+    cookie: u64,
     stop: &AtomicBool,
 ) -> io::Result<SideStats> {
     ch.set_recv_timeout(Some(Duration::from_millis(50)))?;
+    ch.set_send_timeout(Some(SEND_SLICE))?;
     let mut st = SideStats::default();
     loop {
         let n = if C::CAPS.keeps_boundaries {
             match ch.recv(buf) {
-                Ok(n) => n,
+                Ok(n) if n >= PING_HEADER_BYTES && buf[8..16] == cookie.to_be_bytes() => n,
+                Ok(_) => 0,
                 Err(e) if is_timeout(&e) => 0,
                 Err(e) => return Err(e),
             }
@@ -408,7 +447,7 @@ pub fn echo_loop<C: Channel>(
             got
         };
         if n > 0 {
-            send_all(ch, &buf[..n])?;
+            send_all(ch, &buf[..n], deadline, stop)?;
             st.messages_received += 1;
             st.messages_sent += 1;
             st.bytes_received += n as u64;
@@ -423,6 +462,8 @@ pub fn echo_loop<C: Channel>(
 mod tests {
     use super::*;
     use std::net::{TcpListener, TcpStream, UdpSocket};
+
+    const COOKIE: u64 = 0x0123_4567_89ab_cdef;
 
     fn window(ms: u64) -> Window {
         Window {
@@ -444,12 +485,12 @@ mod tests {
         let recv = std::thread::spawn(move || {
             let mut buf = vec![0u8; 1400];
             let poll = Duration::from_micros(50);
-            recv_loop(&mut rx, &mut buf, w, poll, &AtomicBool::new(false)).unwrap()
+            recv_loop(&mut rx, &mut buf, w, poll, COOKIE, &AtomicBool::new(false)).unwrap()
         });
         let mut tx = a.try_clone().unwrap();
         let mut buf = vec![0u8; 1400];
         // 10 Mbit/s: light enough that nothing is lost on loopback.
-        let sent = send_loop(&mut tx, &mut buf, w, 10_000_000, &stop).unwrap();
+        let sent = send_loop(&mut tx, &mut buf, w, 10_000_000, COOKIE, &stop).unwrap();
         let got = recv.join().unwrap();
         assert!(sent.messages_sent > 50, "{sent:?}");
         assert_eq!(
@@ -474,19 +515,24 @@ mod tests {
             omit: Duration::ZERO,
             duration: Duration::from_millis(100),
         };
-        let datagram = |seq: u64, sent_ns: u64| {
+        let datagram = |seq: u64, sent_ns: u64, cookie: u64| {
             let mut d = vec![0u8; 100];
             d[0..8].copy_from_slice(&seq.to_be_bytes());
             d[8..16].copy_from_slice(&sent_ns.to_be_bytes());
             d[16..20].copy_from_slice(&MEASURED.to_be_bytes());
             d[20..24].copy_from_slice(&MAGIC.to_be_bytes());
+            d[24..32].copy_from_slice(&cookie.to_be_bytes());
             d
         };
         // 0, 2, 1, 3: one datagram late; send times far apart so that transit varies.
         for (seq, ns) in [(0, 0), (2, 2_000_000), (1, 1_000_000), (3, 3_000_000)] {
-            a.send(&datagram(seq, ns)).unwrap();
+            a.send(&datagram(seq, ns, COOKIE)).unwrap();
         }
         a.send(b"not a datagram of ours").unwrap();
+        // Well-formed but without this test's cookie: injected by someone else.
+        for seq in 4..20 {
+            a.send(&datagram(seq, 4_000_000, COOKIE ^ 1)).unwrap();
+        }
         let mut rx = b;
         let mut buf = vec![0u8; 100];
         let st = recv_loop(
@@ -494,6 +540,7 @@ mod tests {
             &mut buf,
             w,
             Duration::ZERO,
+            COOKIE,
             &AtomicBool::new(false),
         )
         .unwrap();
@@ -560,7 +607,8 @@ mod tests {
                 tx.finish();
             });
             let mut buf = vec![0u8; 64 * 1024];
-            let st = recv_loop(&mut rx, &mut buf, w, poll, &AtomicBool::new(false)).unwrap();
+            let st =
+                recv_loop(&mut rx, &mut buf, w, poll, COOKIE, &AtomicBool::new(false)).unwrap();
             sender.join().unwrap();
             assert_eq!(st.bytes_received, 1_000_000, "busy poll {poll:?}");
         }
@@ -577,6 +625,7 @@ mod tests {
                 &mut s,
                 &mut buf,
                 Instant::now() + Duration::from_secs(5),
+                COOKIE,
                 &AtomicBool::new(false),
             )
             .unwrap()
@@ -591,6 +640,7 @@ mod tests {
             &mut reply,
             window(100),
             &mut hist,
+            COOKIE,
             &AtomicBool::new(false),
         )
         .unwrap();
@@ -601,5 +651,64 @@ mod tests {
         assert!(echoed.messages_sent >= st.messages_received);
         assert_eq!(reply, buf);
         assert!(hist.value_at_quantile(0.5) > 0);
+    }
+
+    /// A UDP echo returns only pings of its own test: a stranger's pings (without the cookie)
+    /// get no answer.
+    #[test]
+    fn a_udp_echo_ignores_pings_without_the_cookie() {
+        let server = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+        client.connect(server.local_addr().unwrap()).unwrap();
+        server.connect(client.local_addr().unwrap()).unwrap();
+        let mut ping = vec![0u8; 64];
+        ping[8..16].copy_from_slice(&(COOKIE ^ 0xff).to_be_bytes());
+        client.send(&ping).unwrap();
+        ping[8..16].copy_from_slice(&COOKIE.to_be_bytes());
+        client.send(&ping).unwrap();
+        let mut rx = server;
+        let mut buf = vec![0u8; 64];
+        let deadline = Instant::now() + Duration::from_millis(300);
+        let st = echo_loop(&mut rx, &mut buf, deadline, COOKIE, &AtomicBool::new(false)).unwrap();
+        assert_eq!(st.messages_sent, 1, "{st:?}");
+    }
+
+    /// A sender and an echo whose peer never reads give up at their deadlines instead of
+    /// blocking forever in a full socket buffer (issue 16, item 7).
+    #[test]
+    fn a_peer_that_never_reads_cannot_hold_a_stream() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        // The peer connects and never reads (kept open to the end of the test).
+        let _peer = TcpStream::connect(addr).unwrap();
+        let (mut tx, _) = l.accept().unwrap();
+        let t0 = Instant::now();
+        let w = window(200);
+        let mut buf = vec![1u8; 1 << 20];
+        let st = send_loop(&mut tx, &mut buf, w, 0, COOKIE, &AtomicBool::new(false)).unwrap();
+        assert!(st.bytes_sent > 0);
+        assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+        // An echo of 16 MiB messages to a pinger that does not read its pongs.
+        let pinger = std::thread::spawn(move || {
+            let mut p = TcpStream::connect(addr).unwrap();
+            let _ = std::io::Write::write_all(&mut p, &vec![2u8; 16 << 20]);
+            // Holds the connection open without reading.
+            std::thread::sleep(Duration::from_secs(3));
+        });
+        let (mut echo, _) = l.accept().unwrap();
+        let mut big = vec![0u8; 16 << 20];
+        let t0 = Instant::now();
+        let deadline = Instant::now() + Duration::from_millis(500);
+        let e = echo_loop(
+            &mut echo,
+            &mut big,
+            deadline,
+            COOKIE,
+            &AtomicBool::new(false),
+        );
+        assert!(e.is_err(), "{e:?}");
+        assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+        drop(echo);
+        pinger.join().unwrap();
     }
 }

@@ -3,9 +3,10 @@
 //!
 //! Data sockets exist only during a test: the server opens them on ephemeral ports of the
 //! address the control connection arrived on and announces the ports in `Ready` (as netperf
-//! does); it attaches only peers from the control connection's address. A UDP stream is
-//! attached when its first datagram (a hello) arrives; the server then `connect`s its socket to
-//! that source, so that nothing else can feed the test.
+//! does); it attaches only peers from the control connection's address that show the test's
+//! cookie: the first 8 bytes of a TCP data connection, or a UDP hello (`UDP_HELLO` then the
+//! cookie). The server then `connect`s a UDP socket to the hello's source, and the stream loops
+//! drop every datagram without the cookie, so that nothing else can join or feed the test.
 
 use super::protocol::Proto;
 use std::io::{self, Read, Write};
@@ -30,6 +31,9 @@ pub trait Channel: Send {
     fn recv(&mut self, buf: &mut [u8]) -> io::Result<usize>;
     /// Bounds every following `recv` (None: wait forever).
     fn set_recv_timeout(&mut self, t: Option<Duration>) -> io::Result<()>;
+    /// Bounds every following `send`: a send that could not go on for this long returns what
+    /// it sent, or WouldBlock (so that a peer that stops reading cannot hold a loop forever).
+    fn set_send_timeout(&mut self, t: Option<Duration>) -> io::Result<()>;
     /// Tells the peer that no more data follows (TCP: shutdown of the write side).
     fn finish(&mut self);
     /// Makes `send` and `recv` return WouldBlock instead of waiting.
@@ -51,6 +55,9 @@ impl Channel for TcpStream {
     }
     fn set_recv_timeout(&mut self, t: Option<Duration>) -> io::Result<()> {
         self.set_read_timeout(t)
+    }
+    fn set_send_timeout(&mut self, t: Option<Duration>) -> io::Result<()> {
+        self.set_write_timeout(t)
     }
     fn finish(&mut self) {
         let _ = self.shutdown(Shutdown::Write);
@@ -77,6 +84,9 @@ impl Channel for UdpSocket {
     fn set_recv_timeout(&mut self, t: Option<Duration>) -> io::Result<()> {
         self.set_read_timeout(t)
     }
+    fn set_send_timeout(&mut self, t: Option<Duration>) -> io::Result<()> {
+        self.set_write_timeout(t)
+    }
     fn finish(&mut self) {}
     fn set_nonblocking(&mut self, on: bool) -> io::Result<()> {
         UdpSocket::set_nonblocking(self, on)
@@ -86,8 +96,19 @@ impl Channel for UdpSocket {
     }
 }
 
-/// The first datagram of every UDP stream, sent by the client until the server says `Go`.
+/// The first datagram of every UDP stream, followed by the test's cookie (big-endian), sent by
+/// the client until the server says `Go`.
 pub const UDP_HELLO: &[u8] = b"peakbench-udp-hello";
+
+/// The hello of a UDP stream of the test with `cookie`.
+fn udp_hello(cookie: u64) -> Vec<u8> {
+    let mut h = UDP_HELLO.to_vec();
+    h.extend_from_slice(&cookie.to_be_bytes());
+    h
+}
+
+/// How long the server waits for a new TCP data connection's cookie.
+const COOKIE_WAIT: Duration = Duration::from_millis(500);
 
 /// The server's data sockets of one test, before the client has attached.
 pub enum Pending {
@@ -126,14 +147,16 @@ impl Pending {
         })
     }
 
-    /// Waits until `streams` peers from `peer` have attached, or `deadline`; strangers are
-    /// turned away and do not count. `nodelay` turns Nagle's algorithm off (ping-pong).
+    /// Waits until `streams` peers from `peer` that show `cookie` have attached, or
+    /// `deadline`; strangers are turned away and do not count. `nodelay` turns Nagle's
+    /// algorithm off (ping-pong).
     pub fn attach(
         self,
         peer: IpAddr,
         streams: usize,
         deadline: Instant,
         nodelay: bool,
+        cookie: u64,
     ) -> io::Result<Attached> {
         let left = || {
             deadline
@@ -156,7 +179,12 @@ impl Pending {
                         Ok((s, from)) if from.ip() == peer => {
                             s.set_nonblocking(false)?;
                             s.set_nodelay(nodelay)?;
-                            out.push(s);
+                            s.set_read_timeout(Some(left()?.min(COOKIE_WAIT)))?;
+                            let mut got = [0u8; 8];
+                            if (&s).read_exact(&mut got).is_ok() && got == cookie.to_be_bytes() {
+                                s.set_read_timeout(None)?;
+                                out.push(s);
+                            }
                         }
                         Ok(_) => {}
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -168,12 +196,13 @@ impl Pending {
                 Ok(Attached::Tcp(out))
             }
             Pending::Udp(sockets) => {
+                let hello = udp_hello(cookie);
                 let mut buf = [0u8; 64];
                 for s in &sockets {
                     loop {
                         s.set_read_timeout(Some(left()?.min(Duration::from_millis(100))))?;
                         match s.recv_from(&mut buf) {
-                            Ok((n, from)) if from.ip() == peer && &buf[..n] == UDP_HELLO => {
+                            Ok((n, from)) if from.ip() == peer && buf[..n] == hello[..] => {
                                 s.connect(from)?;
                                 break;
                             }
@@ -193,13 +222,15 @@ impl Pending {
     }
 }
 
-/// The client's side: connects one data socket per stream to the announced ports.
+/// The client's side: connects one data socket per stream to the announced ports (a TCP
+/// connection starts with the test's `cookie`).
 pub fn connect(
     proto: Proto,
     server: IpAddr,
     ports: &[u16],
     streams: usize,
     nodelay: bool,
+    cookie: u64,
 ) -> io::Result<Attached> {
     let bad = || {
         io::Error::new(
@@ -214,8 +245,10 @@ pub fn connect(
             Attached::Tcp(
                 (0..streams)
                     .map(|_| {
-                        let s = TcpStream::connect_timeout(&to, Duration::from_secs(5))?;
+                        let mut s = TcpStream::connect_timeout(&to, Duration::from_secs(5))?;
                         s.set_nodelay(nodelay)?;
+                        s.set_write_timeout(Some(Duration::from_secs(5)))?;
+                        s.write_all(&cookie.to_be_bytes())?;
                         Ok(s)
                     })
                     .collect::<io::Result<_>>()?,
@@ -248,11 +281,13 @@ pub fn connect(
 }
 
 impl Attached {
-    /// Client, UDP: (re)sends the hello on every stream so that the server can attach them.
-    pub fn hello(&self) {
+    /// Client, UDP: (re)sends the hello of the test with `cookie` on every stream so that the
+    /// server can attach them.
+    pub fn hello(&self, cookie: u64) {
         if let Attached::Udp(sockets) = self {
+            let hello = udp_hello(cookie);
             for s in sockets {
-                let _ = s.send(UDP_HELLO);
+                let _ = s.send(&hello);
             }
         }
     }

@@ -1,0 +1,297 @@
+//! The network server under attack (issue 16, items 7, 8, 9 and 12): a client that never reads,
+//! crowds of silent or unauthenticated connections, a server that cannot prove the token, and
+//! strangers that try to claim or feed a test's data streams. Everything on 127.0.0.1, every
+//! wait bounded.
+
+mod common;
+
+use common::net::{params, raw, serves_again, start, start_with};
+use peakbench::bench::net::auth::{self, Speaker, Transcript};
+use peakbench::bench::net::client::{self, NetError, Target};
+use peakbench::bench::net::protocol::{
+    self, AUTH_PROTOCOL, Msg, PROTOCOL_VERSION, Proto, TestKind, TestParams,
+};
+use peakbench::bench::net::server::ServerConfig;
+use peakbench::bench::net::streams::{HEADER_BYTES, MAGIC, MEASURED};
+use peakbench::bench::net::transport::UDP_HELLO;
+use std::io::Write;
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::time::{Duration, Instant};
+
+/// Hello to Welcome on a raw connection to a server without a token.
+fn welcomed(addr: SocketAddr) -> TcpStream {
+    let mut c = raw(addr);
+    protocol::send(
+        &mut c,
+        &Msg::Hello {
+            version: PROTOCOL_VERSION,
+            nonce: auth::new_nonce().unwrap(),
+        },
+    )
+    .unwrap();
+    assert!(matches!(
+        protocol::recv(&mut c).unwrap(),
+        Msg::Welcome { .. }
+    ));
+    c
+}
+
+/// Setup to Ready: the data ports and the test's cookie.
+fn set_up(c: &mut TcpStream, p: TestParams) -> (Vec<u16>, u64) {
+    protocol::send(c, &Msg::Setup { params: p }).unwrap();
+    match protocol::recv(c).unwrap() {
+        Msg::Ready { data_ports, cookie } => (data_ports, cookie),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn go(c: &mut TcpStream) {
+    protocol::send(c, &Msg::Connected).unwrap();
+    assert!(matches!(protocol::recv(c).unwrap(), Msg::Go));
+    protocol::send(c, &Msg::Start).unwrap();
+}
+
+fn target(addr: SocketAddr, token: Option<&str>) -> Target {
+    Target {
+        addr,
+        token: token.map(str::to_string),
+    }
+}
+
+/// Item 7: a client that sets up a reverse TCP test (or 16 MiB pings) and then never reads
+/// anything must not hold the server: its test ends with its window, and the next client is
+/// served.
+#[test]
+fn a_client_that_never_reads_does_not_block_the_server() {
+    let s = start(None);
+    for kind in [TestKind::Throughput, TestKind::Latency] {
+        let mut c = welcomed(s.addr);
+        let mut p = params(Proto::Tcp, kind, 300);
+        p.message_bytes = 16 << 20;
+        p.reverse = kind == TestKind::Throughput;
+        let (ports, cookie) = set_up(&mut c, p);
+        let mut data = TcpStream::connect(SocketAddr::new(s.addr.ip(), ports[0])).unwrap();
+        data.write_all(&cookie.to_be_bytes()).unwrap();
+        go(&mut c);
+        // A ping the echo will try to return to a client that does not read.
+        let ping = if kind == TestKind::Latency {
+            let mut d = data.try_clone().unwrap();
+            Some(std::thread::spawn(move || {
+                let _ = d.write_all(&vec![3u8; 16 << 20]);
+            }))
+        } else {
+            None
+        };
+        // Neither the data nor the control connection is read or closed while the next
+        // client is served.
+        serves_again(&target(s.addr, None));
+        drop(data);
+        drop(c);
+        if let Some(t) = ping {
+            t.join().unwrap();
+        }
+    }
+}
+
+/// Item 8: dozens of connections that stay silent, or that say hello and never prove the
+/// token, neither take the test slot nor keep a real client out: it is served at once, with or
+/// without a token.
+#[test]
+fn silent_and_unauthenticated_crowds_do_not_keep_a_client_out() {
+    for token in [Some("s3cret"), None] {
+        let s = start_with(ServerConfig {
+            token: token.map(str::to_string),
+            log: false,
+            ..Default::default()
+        });
+        let mut crowd: Vec<TcpStream> = (0..40).map(|_| raw(s.addr)).collect();
+        if token.is_some() {
+            for _ in 0..10 {
+                let mut c = raw(s.addr);
+                protocol::send(
+                    &mut c,
+                    &Msg::Hello {
+                        version: PROTOCOL_VERSION,
+                        nonce: auth::new_nonce().unwrap(),
+                    },
+                )
+                .unwrap();
+                crowd.push(c);
+            }
+        }
+        // Give the server the time to accept them all.
+        std::thread::sleep(Duration::from_millis(200));
+        let t0 = Instant::now();
+        let out = client::run_test(
+            &target(s.addr, token),
+            &params(Proto::Tcp, TestKind::Throughput, 50),
+        );
+        assert!(out.is_ok(), "token {token:?}: {:?}", out.err());
+        assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+        drop(crowd);
+    }
+}
+
+/// A fake server on 127.0.0.1 that speaks the protocol but does not know the token: it
+/// challenges (or not) and then welcomes without a valid proof. Returns its address and what
+/// it received after its welcome.
+fn fake_server(challenge: bool) -> (SocketAddr, std::thread::JoinHandle<Option<Msg>>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let t = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(3))).ok()?;
+        let Msg::Hello { .. } = protocol::recv(&mut s).ok()? else {
+            return None;
+        };
+        if challenge {
+            let nonce = auth::new_nonce().ok()?;
+            protocol::send(&mut s, &Msg::Challenge { nonce }).ok()?;
+            let Msg::Auth { .. } = protocol::recv(&mut s).ok()? else {
+                return None;
+            };
+        }
+        let proof = challenge.then(|| "00".repeat(32));
+        protocol::send(
+            &mut s,
+            &Msg::Welcome {
+                version: PROTOCOL_VERSION,
+                proof,
+            },
+        )
+        .ok()?;
+        protocol::recv(&mut s).ok()
+    });
+    (addr, t)
+}
+
+/// Item 9: the handshake is mutual: a client with a token goes no further with a server that
+/// cannot prove it knows the token (it sends no `Setup`), and a proof is good for one
+/// connection only.
+#[test]
+fn the_token_handshake_is_mutual_and_bound_to_its_connection() {
+    for challenge in [true, false] {
+        let (addr, fake) = fake_server(challenge);
+        let e = client::run_test(
+            &target(addr, Some("s3cret")),
+            &params(Proto::Tcp, TestKind::Throughput, 50),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(e, NetError::ServerNotAuthenticated(_)),
+            "challenge {challenge}: {e}"
+        );
+        assert!(e.to_string().contains("did not prove"), "{e}");
+        let after = fake.join().unwrap();
+        assert!(
+            !matches!(after, Some(Msg::Setup { .. })),
+            "the client set a test up: {after:?}"
+        );
+    }
+    // A proof made for one connection's nonces is refused on another.
+    let s = start(Some("s3cret"));
+    let nonce = auth::new_nonce().unwrap();
+    let challenge = |c: &mut TcpStream| {
+        protocol::send(
+            c,
+            &Msg::Hello {
+                version: PROTOCOL_VERSION,
+                nonce: nonce.clone(),
+            },
+        )
+        .unwrap();
+        match protocol::recv(c).unwrap() {
+            Msg::Challenge { nonce } => nonce,
+            other => panic!("{other:?}"),
+        }
+    };
+    let mut first = raw(s.addr);
+    let server_nonce = challenge(&mut first);
+    let proof = Transcript {
+        protocol: AUTH_PROTOCOL,
+        initiator_nonce: &nonce,
+        responder_nonce: &server_nonce,
+    }
+    .proof("s3cret", Speaker::Initiator);
+    let mut second = raw(s.addr);
+    challenge(&mut second);
+    protocol::send(&mut second, &Msg::Auth { proof }).unwrap();
+    match protocol::recv(&mut second).unwrap() {
+        Msg::Error { message } => assert!(message.contains("authentication failed"), "{message}"),
+        other => panic!("a replayed proof was accepted: {other:?}"),
+    }
+}
+
+/// A UDP data datagram of the test with `cookie`, sequence number `seq`, flagged as measured.
+fn datagram(seq: u64, cookie: u64) -> Vec<u8> {
+    let mut d = vec![0u8; 1400];
+    d[0..8].copy_from_slice(&seq.to_be_bytes());
+    d[16..20].copy_from_slice(&MEASURED.to_be_bytes());
+    d[20..24].copy_from_slice(&MAGIC.to_be_bytes());
+    d[24..HEADER_BYTES].copy_from_slice(&cookie.to_be_bytes());
+    d
+}
+
+fn results(c: &mut TcpStream) -> protocol::SideStats {
+    protocol::send(
+        c,
+        &Msg::Done {
+            stats: Default::default(),
+        },
+    )
+    .unwrap();
+    match protocol::recv(c).unwrap() {
+        Msg::Results { stats } => stats,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Item 12: a stranger on the same address that knows the data ports but not the test's cookie
+/// can neither claim a stream (a hello before the client's) nor feed one (well-formed
+/// datagrams, or a TCP connection of its own): the server counts exactly what the client sent.
+#[test]
+fn strangers_can_neither_claim_nor_feed_a_tests_streams() {
+    let s = start(None);
+    // UDP.
+    let mut c = welcomed(s.addr);
+    let p = TestParams {
+        message_bytes: 1400,
+        ..params(Proto::Udp, TestKind::Throughput, 300)
+    };
+    let (ports, cookie) = set_up(&mut c, p);
+    let to = SocketAddr::new(s.addr.ip(), ports[0]);
+    let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
+    stranger.send_to(UDP_HELLO, to).unwrap();
+    let mut forged_hello = UDP_HELLO.to_vec();
+    forged_hello.extend_from_slice(&(cookie ^ 1).to_be_bytes());
+    stranger.send_to(&forged_hello, to).unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+    client.connect(to).unwrap();
+    let mut hello = UDP_HELLO.to_vec();
+    hello.extend_from_slice(&cookie.to_be_bytes());
+    client.send(&hello).unwrap();
+    go(&mut c);
+    for seq in 0..100 {
+        stranger.send_to(&datagram(seq, cookie ^ 1), to).unwrap();
+        if seq < 10 {
+            client.send(&datagram(seq, cookie)).unwrap();
+        }
+    }
+    let server = results(&mut c);
+    assert_eq!(server.messages_received, 10, "{server:?}");
+    // TCP: a stranger connects first, without the cookie.
+    let mut c = welcomed(s.addr);
+    let (ports, cookie) = set_up(&mut c, params(Proto::Tcp, TestKind::Throughput, 300));
+    let to = SocketAddr::new(s.addr.ip(), ports[0]);
+    let mut stranger = TcpStream::connect(to).unwrap();
+    stranger.write_all(&0u64.to_be_bytes()).unwrap();
+    let mut data = TcpStream::connect(to).unwrap();
+    data.write_all(&cookie.to_be_bytes()).unwrap();
+    go(&mut c);
+    let _ = stranger.write_all(&[9u8; 1 << 20]);
+    data.write_all(&[1u8; 100_000]).unwrap();
+    data.shutdown(std::net::Shutdown::Write).unwrap();
+    let server = results(&mut c);
+    assert_eq!(server.bytes_received, 100_000, "{server:?}");
+}
