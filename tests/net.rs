@@ -330,6 +330,20 @@ fn net_bad_input_is_one_line_and_exit_2() {
         (&["net", "--server", "x", "--loopback"], "--loopback"),
         (&["net", "serve", "--port", "70000"], "--port"),
         (&["net", "serve", "--bind", "nowhere"], "--bind"),
+        (&["net", "--token", ""], "the token is empty"),
+        (
+            &["net", "serve", "--token-file", "/nonexistent/token"],
+            "--token-file",
+        ),
+        (&["net", "--token-file", "/dev/zero"], "not a regular file"),
+        (
+            &["net", "--token", "a", "--token-file", "f"],
+            "cannot be used with",
+        ),
+        (
+            &["net", "--protocol", "udp", "--message-size", "8"],
+            "out of range: 32",
+        ),
     ] {
         common::one_line_exit_2(args, expected);
     }

@@ -295,3 +295,45 @@ fn strangers_can_neither_claim_nor_feed_a_tests_streams() {
     let server = results(&mut c);
     assert_eq!(server.bytes_received, 100_000, "{server:?}");
 }
+
+/// `--token-file` gives the token out of sight of `ps`: the right one is let in, a wrong one
+/// is one line and exit code 2.
+#[test]
+fn a_token_file_is_read_and_checked() {
+    let s = start(Some("s3cret"));
+    let dir = tempfile::tempdir().unwrap();
+    for (token, ok) in [("s3cret\n", true), ("guess\n", false)] {
+        let file = dir.path().join("token");
+        std::fs::write(&file, token).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+            .args(["net", "--server", &s.addr.to_string(), "--token-file"])
+            .arg(&file)
+            .args([
+                "--workload",
+                "THROUGHPUT",
+                "--protocol",
+                "tcp",
+                "--repeat",
+                "1",
+            ])
+            .args([
+                "--duration",
+                "100ms",
+                "--omit",
+                "0",
+                "--no-history",
+                "--quiet",
+            ])
+            .env_remove("PEAKBENCH_TOKEN")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        if ok {
+            assert!(out.status.success(), "{err}");
+        } else {
+            assert_eq!(out.status.code(), Some(2), "{err}");
+            assert_eq!(err.trim().lines().count(), 1, "{err}");
+            assert!(err.contains("authentication failed"), "{err}");
+        }
+    }
+}

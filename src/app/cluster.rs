@@ -146,7 +146,7 @@ pub fn run(c: ClusterRun, argv: Vec<String>) -> anyhow::Result<()> {
     } else {
         rendezvous::DEFAULT_PORT
     });
-    let coordinator = Coordinator::bind(SocketAddr::new(c.bind, port)).map_err(|e| {
+    let coordinator = Coordinator::bind(SocketAddr::new(c.bind, port), c.token.clone()).map_err(|e| {
         UsageError(format!(
             "cannot listen on {}:{port} for the coordinator: {e}; choose another --port or --bind",
             c.bind

@@ -76,9 +76,10 @@ pub struct RunArgs {
     /// to the coordinator comes from).
     #[arg(long)]
     pub advertise: Option<IpAddr>,
-    /// Shared secret for the network tests between ranks (as `net serve --token`).
-    #[arg(long, env = "PEAKBENCH_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
+    // Every rank proves the same token to the coordinator and to the others' network servers,
+    // and every cluster message is sealed with it.
+    #[command(flatten)]
+    pub token: super::token::TokenArgs,
     /// Patterns of network tests between nodes: pairs (every ordered pair in rounds of
     /// disjoint pairs, and every node to itself), ring, bisection.
     #[arg(long, value_delimiter = ',', default_value = "pairs,ring,bisection")]
@@ -232,7 +233,7 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
             port: a.port,
             bind: a.bind,
             advertise: a.advertise,
-            token: a.token,
+            token: a.token.token()?,
             join_timeout: a.join_timeout,
             dry_run: a.dry_run,
             outputs: a.output.outputs(),

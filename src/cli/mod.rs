@@ -13,6 +13,7 @@ mod reference;
 mod report;
 mod run;
 mod sysinfo;
+mod token;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -34,9 +34,8 @@ pub struct ClientArgs {
     /// Start a server in this process on 127.0.0.1 and measure the local stack (the default).
     #[arg(long)]
     pub loopback: bool,
-    /// Shared secret of a server started with --token.
-    #[arg(long, env = "PEAKBENCH_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
+    #[command(flatten)]
+    pub token: super::token::TokenArgs,
     /// Workloads: THROUGHPUT (goodput, UDP loss and jitter), LATENCY (ping-pong round trips).
     #[arg(long, value_delimiter = ',', value_parser = parse_workload, default_value = "THROUGHPUT,LATENCY")]
     pub workload: Vec<NetWorkload>,
@@ -85,9 +84,8 @@ pub struct ServeArgs {
     /// TCP port of the control connection; data use ephemeral ports announced over it.
     #[arg(long, default_value_t = DEFAULT_PORT)]
     pub port: u16,
-    /// Shared secret clients must prove they know (challenge-response; never sent).
-    #[arg(long, env = "PEAKBENCH_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
+    #[command(flatten)]
+    pub token: super::token::TokenArgs,
     /// Seconds a client may stay silent before it is dropped.
     #[arg(long, value_parser = parse_duration, default_value = "10s")]
     pub idle_timeout: std::time::Duration,
@@ -197,7 +195,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let server = Server::bind(
         addr,
         ServerConfig {
-            token: args.token,
+            token: args.token.token()?,
             idle_timeout: args.idle_timeout,
             max_tests: args.max_tests,
             ..Default::default()
@@ -220,6 +218,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
 }
 
 fn client(args: ClientArgs, rec: &mut Recorder) -> anyhow::Result<()> {
+    let token = args.token.token()?;
     let protocols: Vec<Proto> = args.protocol.clone();
     if let Some(sizes) = &args.message_size
         && protocols.contains(&Proto::Udp)
@@ -256,7 +255,7 @@ fn client(args: ClientArgs, rec: &mut Recorder) -> anyhow::Result<()> {
             opts.clone(),
             Target {
                 addr: resolve(s).map_err(classify)?,
-                token: args.token.clone(),
+                token,
             },
         ),
         None => NetSession::loopback(opts.clone())

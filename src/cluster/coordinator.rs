@@ -3,18 +3,32 @@
 //! of a step its command and waiting for every reply before the next step (the barrier).
 //! A rank that fails or vanishes is noted and left out of later steps; the run goes on with
 //! the others, and what they measured is kept.
+//!
+//! Joins are accepted concurrently, each connection on its own thread with its own deadline
+//! (10 s, and not past the join deadline), so that silent connections cannot hold the join
+//! up. With a token every rank proves it and every message is sealed; a message that fails
+//! its check fails its rank, and the run (exit code 1).
 
+use super::channel::{self, Candidate, Channel};
 use super::merge::{self, NodeOutcome};
-use super::messages::{self, LinkTest, Msg, NodeHello};
+use super::messages::{LinkTest, Msg, NodeHello};
 use super::schedule::{self, Link};
 use crate::bench::net::TestParams;
-use crate::bench::net::protocol::{self, FrameError};
+use crate::bench::net::protocol::FrameError;
 use crate::results::fleet::OutlierRule;
 use crate::results::{Report, ResultRecord};
 use crate::sysinfo::SystemInfo;
 use std::io;
-use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+/// Connections that may be joining at once; more are closed at once.
+const MAX_JOINING: usize = 128;
+/// The longest one connection may take to join.
+const JOIN_READ: Duration = Duration::from_secs(10);
 
 /// A pattern of link tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,7 +147,7 @@ impl Plan {
 
 /// One joined rank.
 struct Member {
-    stream: TcpStream,
+    ch: Channel,
     hello: NodeHello,
     /// The rank's address as the coordinator sees it, and the coordinator's own address on
     /// that connection (how this rank reaches rank 0's machine).
@@ -147,11 +161,11 @@ struct Member {
 
 impl Member {
     fn send(&mut self, m: &Msg) -> io::Result<()> {
-        protocol::write_frame(&mut self.stream, m)
+        self.ch.send(m)
     }
 
     fn recv(&mut self, until: Instant) -> Result<Msg, FrameError> {
-        protocol::read_frame_until(&self.stream, until, messages::MAX_FRAME_BYTES)
+        self.ch.recv(until)
     }
 
     /// The address others reach this rank at.
@@ -163,12 +177,15 @@ impl Member {
 /// The bound coordinator.
 pub struct Coordinator {
     listener: TcpListener,
+    /// The run's shared secret: every rank must prove it, and every message is sealed.
+    token: Option<String>,
 }
 
 impl Coordinator {
-    pub fn bind(addr: SocketAddr) -> io::Result<Coordinator> {
+    pub fn bind(addr: SocketAddr, token: Option<String>) -> io::Result<Coordinator> {
         Ok(Coordinator {
             listener: TcpListener::bind(addr)?,
+            token,
         })
     }
 
@@ -190,6 +207,14 @@ impl Coordinator {
                 eprintln!("peakbench cluster: {}", crate::text::printable(&s));
             }
         };
+        if self.token.is_none() {
+            log(format!(
+                "no --token: anyone who can reach {} can join this run as a rank and send it results; give every rank the same --token (or PEAKBENCH_TOKEN) to authenticate them",
+                self.listener
+                    .local_addr()
+                    .map_or("the coordinator".into(), |a| a.to_string())
+            ));
+        }
         let mut members = self.join(plan, &log)?;
         let machines: Vec<String> = members.iter().map(|m| m.hello.machine_id.clone()).collect();
         let mut notes = Vec::new();
@@ -283,8 +308,9 @@ impl Coordinator {
         Ok(report)
     }
 
-    /// Accepts ranks until all `world_size` have joined or the join timeout passes. A
-    /// connection that is not a valid, new rank of this run is refused and closed.
+    /// Accepts ranks until all `world_size` have joined or the join timeout passes. Each
+    /// connection joins on its own thread ([`channel::accept`]); one that is not a valid, new
+    /// rank of this run is refused and closed.
     fn join(&self, plan: &Plan, log: &dyn Fn(String)) -> Result<Vec<Member>, String> {
         let n = plan.world_size as usize;
         let until = Instant::now() + plan.join_timeout;
@@ -292,6 +318,8 @@ impl Coordinator {
         self.listener
             .set_nonblocking(true)
             .map_err(|e| format!("coordinator: {e}"))?;
+        let (tx, rx) = mpsc::channel::<(SocketAddr, Result<Candidate, String>)>();
+        let joining = Arc::new(AtomicUsize::new(0));
         while members.iter().any(Option::is_none) {
             if Instant::now() >= until || crate::runner::stop::requested() {
                 let missing: Vec<String> = members
@@ -316,106 +344,93 @@ impl Coordinator {
                 }
                 return Err(why);
             }
-            let (stream, peer) = match self.listener.accept() {
-                Ok(c) => c,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    std::thread::sleep(Duration::from_millis(20));
-                    continue;
+            match self.listener.accept() {
+                Ok((stream, peer)) => {
+                    if joining.load(Ordering::Acquire) >= MAX_JOINING {
+                        log(format!(
+                            "closed a connection from {peer}: {MAX_JOINING} connections are joining already"
+                        ));
+                        continue;
+                    }
+                    let _ = stream.set_nonblocking(false);
+                    // Not past the join deadline by more than a second.
+                    let by = until
+                        .max(Instant::now() + Duration::from_secs(1))
+                        .min(Instant::now() + JOIN_READ);
+                    let token = self.token.clone();
+                    let (tx, count) = (tx.clone(), joining.clone());
+                    count.fetch_add(1, Ordering::AcqRel);
+                    let spawned = std::thread::Builder::new()
+                        .name("cluster-join".into())
+                        .spawn(move || {
+                            let c = channel::accept(stream, peer, token.as_deref(), by);
+                            count.fetch_sub(1, Ordering::AcqRel);
+                            let _ = tx.send((peer, c));
+                        });
+                    if spawned.is_err() {
+                        joining.fetch_sub(1, Ordering::AcqRel);
+                    }
                 }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) => {
                     // Out of descriptors, a connection reset before accept: try again.
                     log(format!("accept failed: {e}"));
                     std::thread::sleep(Duration::from_millis(100));
-                    continue;
                 }
-            };
-            match Self::admit(stream, peer, plan, &members, until) {
-                Ok(m) => {
-                    log(format!(
-                        "rank {} joined from {} ({}, {})",
-                        m.hello.rank, m.peer, m.hello.hostname, m.hello.identity_source
-                    ));
-                    let r = m.hello.rank as usize;
-                    members[r] = Some(m);
-                }
-                Err(e) => log(format!("refused a connection from {peer}: {e}")),
+            }
+            match rx.recv_timeout(Duration::from_millis(20)) {
+                Ok((peer, Ok(c))) => match Self::admit(c, plan, &members) {
+                    Ok(m) => {
+                        log(format!(
+                            "rank {} joined from {} ({}, {}{})",
+                            m.hello.rank,
+                            m.peer,
+                            m.hello.hostname,
+                            m.hello.identity_source,
+                            if m.ch.sealed() { ", authenticated" } else { "" }
+                        ));
+                        let r = m.hello.rank as usize;
+                        members[r] = Some(m);
+                    }
+                    Err(e) => log(format!("refused a connection from {peer}: {e}")),
+                },
+                Ok((peer, Err(e))) => log(format!("refused a connection from {peer}: {e}")),
+                Err(_) => {}
             }
         }
         Ok(members.into_iter().flatten().collect())
     }
 
-    /// Reads one connection's `Join` (10 s at most) and checks it.
-    fn admit(
-        stream: TcpStream,
-        peer: SocketAddr,
-        plan: &Plan,
-        members: &[Option<Member>],
-        until: Instant,
-    ) -> Result<Member, String> {
-        let _ = stream.set_nonblocking(false);
-        let _ = stream.set_nodelay(true);
-        let _ = stream.set_write_timeout(Some(Duration::from_secs(60)));
-        let local = stream.local_addr().map_err(|e| e.to_string())?.ip();
-        // A join is small: the network benchmark's frame limit, and at most 10 s (not past the
-        // join deadline by more than a second).
-        let by = until.max(Instant::now() + Duration::from_secs(1));
-        let msg: Msg = protocol::read_frame_until(
-            &stream,
-            by.min(Instant::now() + Duration::from_secs(10)),
-            protocol::MAX_FRAME_BYTES,
-        )
-        .map_err(|e| e.to_string())?;
-        let refuse = |mut s: &TcpStream, reason: String| {
-            let _ = protocol::write_frame(
-                &mut s,
-                &Msg::Refused {
-                    reason: reason.clone(),
-                },
-            );
-            reason
-        };
-        let hello = match msg {
-            Msg::Join { version, node } if version == messages::VERSION => node,
-            Msg::Join { version, .. } => {
-                return Err(refuse(
-                    &stream,
-                    format!(
-                        "protocol version {version}, the coordinator speaks {}; run the same peakbench on every node",
-                        messages::VERSION
-                    ),
-                ));
-            }
-            other => return Err(format!("expected join, got {}", other.name())),
-        };
+    /// Checks that a joined connection is a new rank of this run, and welcomes it.
+    fn admit(c: Candidate, plan: &Plan, members: &[Option<Member>]) -> Result<Member, String> {
+        let hello = c.node.clone();
         if hello.world_size != plan.world_size || hello.rank >= plan.world_size {
-            return Err(refuse(
-                &stream,
-                format!(
-                    "rank {} of {} does not fit this run of {} ranks",
-                    hello.rank, hello.world_size, plan.world_size
-                ),
-            ));
+            return Err(c.refuse(format!(
+                "rank {} of {} does not fit this run of {} ranks",
+                hello.rank, hello.world_size, plan.world_size
+            )));
         }
         if members[hello.rank as usize].is_some() {
-            return Err(refuse(
-                &stream,
-                format!("rank {} has already joined", hello.rank),
-            ));
+            return Err(c.refuse(format!("rank {} has already joined", hello.rank)));
         }
-        let mut m = Member {
-            stream,
+        let peer = c.peer.ip().to_canonical();
+        let local =
+            c.ch.stream()
+                .local_addr()
+                .map_err(|e| e.to_string())?
+                .ip()
+                .to_canonical();
+        let ch = c.welcome().map_err(|e| e.to_string())?;
+        let _ = ch.stream().set_write_timeout(Some(Duration::from_secs(60)));
+        Ok(Member {
+            ch,
             hello,
-            peer: peer.ip().to_canonical(),
-            local: local.to_canonical(),
+            peer,
+            local,
             gone: None,
             report: None,
             failed_jobs: Vec::new(),
-        };
-        m.send(&Msg::Welcome {
-            version: messages::VERSION,
         })
-        .map_err(|e| e.to_string())?;
-        Ok(m)
     }
 
     /// One turn of the node-local profile.
@@ -565,7 +580,7 @@ fn fail(m: &mut Member, why: String, notes: &mut Vec<String>) {
         ok: false,
         message: format!("the coordinator left this rank out: it {why}"),
     });
-    let _ = m.stream.shutdown(std::net::Shutdown::Both);
+    let _ = m.ch.stream().shutdown(std::net::Shutdown::Both);
     m.gone = Some(why);
 }
 

@@ -4,8 +4,10 @@
 //!
 //! ```text
 //! rank                                     coordinator (rank 0)
-//! Join {version, node}             ->
-//!                                  <-      Welcome {version} | Refused {reason}
+//! Join {version, node, nonce}      ->
+//!                                  <-      Challenge {nonce}       (only with --token)
+//! Auth {proof}                     ->
+//!                                  <-      Welcome {version, proof} | Refused {reason}
 //!                                  <-      RunLocal                (your turn: the profile)
 //! LocalDone {report, failed_jobs}  ->
 //!                                  <-      RunTest {test}          (be the client of a link)
@@ -14,7 +16,9 @@
 //! ```
 //!
 //! The coordinator sends one command to each rank of a step and waits for every reply before
-//! the next step: that wait is the barrier between phases and between rounds.
+//! the next step: that wait is the barrier between phases and between rounds. With a token,
+//! the join is a mutual proof of it and every message after `Welcome` is sealed
+//! ([`channel`](super::channel)).
 
 use crate::bench::net::TestParams;
 use crate::results::{Report, ResultRecord};
@@ -22,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use std::net::{IpAddr, SocketAddr};
 
 /// Sent in `Join` and `Welcome` (and in the rendezvous file); another version is refused.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// The largest message (a node's whole report).
 pub const MAX_FRAME_BYTES: u32 = 64 * 1024 * 1024;
 
@@ -64,9 +68,22 @@ pub enum Msg {
     Join {
         version: u32,
         node: NodeHello,
+        /// The rank's nonce (absent before version 2, so that an old rank is told about
+        /// versions).
+        #[serde(default)]
+        nonce: String,
+    },
+    Challenge {
+        nonce: String,
+    },
+    Auth {
+        proof: String,
     },
     Welcome {
         version: u32,
+        /// The coordinator's proof that it knows the token (only with a token).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        proof: Option<String>,
     },
     Refused {
         reason: String,
@@ -94,6 +111,8 @@ impl Msg {
     pub fn name(&self) -> &'static str {
         match self {
             Msg::Join { .. } => "join",
+            Msg::Challenge { .. } => "challenge",
+            Msg::Auth { .. } => "auth",
             Msg::Welcome { .. } => "welcome",
             Msg::Refused { .. } => "refused",
             Msg::RunLocal => "run_local",
@@ -124,11 +143,12 @@ mod tests {
                 net_port: 40000,
                 advertise: None,
             },
+            nonce: String::new(),
         };
         let wire = protocol::encode_frame(&m);
         let back: Msg = protocol::read_frame(&mut &wire[..], MAX_FRAME_BYTES).unwrap();
         assert!(matches!(back, Msg::Join { node, .. } if node.rank == 2 && node.net_port == 40000));
-        let bad = br#"{"type":"welcome","version":1,"extra":1}"#;
+        let bad = br#"{"type":"welcome","version":2,"extra":1}"#;
         let mut framed = (bad.len() as u32).to_be_bytes().to_vec();
         framed.extend_from_slice(bad);
         assert!(matches!(

@@ -4,6 +4,7 @@
 //! told to and the network tests between nodes in rounds ([`schedule`]); rank 0 merges
 //! everything into one report ([`fleet`]).
 
+pub mod channel;
 pub mod coordinator;
 pub mod identity;
 pub mod merge;

@@ -2,8 +2,9 @@
 //! coordinator, and carry out its commands — the node-local profile, a link test as the client
 //! — until it says the run is over.
 
+use super::channel::{self, JoinError};
 use super::merge::tag;
-use super::messages::{self, LinkTest, Msg, NodeHello};
+use super::messages::{LinkTest, Msg, NodeHello};
 use super::rendezvous::{self, Locator};
 use crate::bench::net::client::Target;
 use crate::bench::net::protocol::{self, FrameError};
@@ -37,8 +38,8 @@ pub fn net_server(ipv6: bool, token: Option<String>) -> std::io::Result<Backgrou
 pub enum WorkerError {
     #[error("cannot reach the coordinator ({0})")]
     Unreachable(String),
-    #[error("the coordinator refused this rank: {0}")]
-    Refused(String),
+    #[error("{0}")]
+    Join(#[from] JoinError),
     #[error("the coordinator connection failed: {0}")]
     Frame(#[from] FrameError),
     #[error("the coordinator sent {0}, which a rank does not expect")]
@@ -108,21 +109,14 @@ pub fn run(
     let stream = connect(joining)?;
     let _ = stream.set_nodelay(true);
     let _ = stream.set_write_timeout(Some(Duration::from_secs(60)));
-    let mut out = &stream;
-    let send = |out: &mut &TcpStream, m: &Msg| {
-        protocol::write_frame(out, m).map_err(|e| WorkerError::Frame(e.into()))
-    };
-    send(
-        &mut out,
-        &Msg::Join {
-            version: messages::VERSION,
-            node: hello.clone(),
-        },
-    )?;
+    let joined_by = deadline.min(Instant::now() + Duration::from_secs(30));
+    let mut ch = channel::join(stream, hello.clone(), token.as_deref(), joined_by)?;
+    let send =
+        |ch: &mut channel::Channel, m: &Msg| ch.send(m).map_err(|e| WorkerError::Frame(e.into()));
     loop {
         // Wait in short slices so that Ctrl-C and the deadline are noticed; then the whole
         // message must arrive within a minute.
-        while !protocol::readable(&stream, Duration::from_millis(500)) {
+        while !protocol::readable(ch.stream(), Duration::from_millis(500)) {
             if crate::runner::stop::requested() {
                 return Err(WorkerError::Interrupted);
             }
@@ -130,18 +124,12 @@ pub fn run(
                 return Err(WorkerError::TimedOut);
             }
         }
-        let msg: Msg = protocol::read_frame_until(
-            &stream,
-            Instant::now() + Duration::from_secs(60),
-            messages::MAX_FRAME_BYTES,
-        )?;
+        let msg = ch.recv(Instant::now() + Duration::from_secs(60))?;
         match msg {
-            Msg::Welcome { .. } => {}
-            Msg::Refused { reason } => return Err(WorkerError::Refused(reason)),
             Msg::RunLocal => {
                 let (report, failed_jobs) = local();
                 send(
-                    &mut out,
+                    &mut ch,
                     &Msg::LocalDone {
                         report: report.map(Box::new),
                         failed_jobs,
@@ -153,7 +141,7 @@ pub fn run(
                     Ok(()) => link_test(&test, &hello, token.clone()),
                     Err(e) => (Vec::new(), Some(e)),
                 };
-                send(&mut out, &Msg::TestDone { records, error })?;
+                send(&mut ch, &Msg::TestDone { records, error })?;
             }
             Msg::Finish { ok: true, message } => return Ok(message),
             Msg::Finish { ok: false, message } => return Err(WorkerError::Failed(message)),

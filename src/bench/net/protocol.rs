@@ -271,6 +271,10 @@ pub enum FrameError {
     TooLong(u32, u32),
     #[error("malformed control message: {0}")]
     Malformed(String),
+    #[error(
+        "a message failed authentication: forged, altered or replayed, or sent without the run's --token"
+    )]
+    Forged,
     #[error("{0}")]
     Io(io::Error),
 }
@@ -339,6 +343,16 @@ pub fn recv(r: &mut impl Read) -> Result<Msg, FrameError> {
 
 /// Reads one frame of at most `max` bytes (checked before allocation) as a `T`.
 pub fn read_frame<T: DeserializeOwned>(r: &mut impl Read, max: u32) -> Result<T, FrameError> {
+    parse(&read_raw(r, max)?)
+}
+
+/// Parses a frame's body.
+pub fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, FrameError> {
+    serde_json::from_slice(body).map_err(|e| FrameError::Malformed(e.to_string()))
+}
+
+/// Reads one frame's body, of at most `max` bytes (checked before allocation).
+pub fn read_raw(r: &mut impl Read, max: u32) -> Result<Vec<u8>, FrameError> {
     let mut len = [0u8; 4];
     r.read_exact(&mut len)?;
     let len = u32::from_be_bytes(len);
@@ -347,12 +361,28 @@ pub fn read_frame<T: DeserializeOwned>(r: &mut impl Read, max: u32) -> Result<T,
     }
     let mut body = vec![0u8; len as usize];
     r.read_exact(&mut body)?;
-    serde_json::from_slice(&body).map_err(|e| FrameError::Malformed(e.to_string()))
+    Ok(body)
+}
+
+/// Reads one frame's body of at most `max` bytes that must be complete by `until`.
+pub fn read_raw_until(stream: &TcpStream, until: Instant, max: u32) -> Result<Vec<u8>, FrameError> {
+    read_raw(&mut Deadline { stream, until }, max)
 }
 
 /// Writes any message type as one frame.
 pub fn write_frame<T: Serialize>(w: &mut impl Write, msg: &T) -> io::Result<()> {
     w.write_all(&encode_frame(msg))?;
+    w.flush()
+}
+
+/// Writes `body` as one frame.
+pub fn write_raw(w: &mut impl Write, body: &[u8]) -> io::Result<()> {
+    let len = u32::try_from(body.len())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a frame of 4 GiB or more"))?;
+    let mut frame = Vec::with_capacity(4 + body.len());
+    frame.extend_from_slice(&len.to_be_bytes());
+    frame.extend_from_slice(body);
+    w.write_all(&frame)?;
     w.flush()
 }
 
