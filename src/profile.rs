@@ -368,4 +368,15 @@ mod tests {
         );
         assert!(total(&full) > total(&quick) * 10);
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// A profile file is read from outside: any text is a profile or a message, never a
+        /// panic.
+        #[test]
+        fn any_profile_text_parses_or_is_refused(text in "(\\[\\[job\\]\\]\n|[a-z_]{1,10} = [0-9a-z'\\[\\],. ]{0,12}\n|.{0,20}\n){0,8}") {
+            let _ = Profile::parse("fuzz", &text);
+        }
+    }
 }

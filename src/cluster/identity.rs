@@ -332,4 +332,26 @@ mod tests {
         let e = detect(Flags::default(), env).unwrap_err();
         assert!(e.contains("out of range: 1 to 4096"), "{e}");
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// The launcher's variables are read from outside: any values give an identity or a
+        /// message, never a panic, and an identity's rank is inside its world.
+        #[test]
+        fn any_launcher_values_give_an_identity_or_a_message(
+            values in proptest::collection::vec(proptest::option::of("[0-9]{0,12}|-?[0-9]{1,3}|.{0,8}"), 8),
+        ) {
+            let names = [
+                "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE",
+                "PMIX_RANK", "SLURM_PROCID", "SLURM_NTASKS", "JOB_COMPLETION_INDEX",
+            ];
+            let lookup = |k: &str| {
+                names.iter().position(|n| *n == k).and_then(|i| values[i].clone())
+            };
+            if let Ok(id) = detect(Flags::default(), lookup) {
+                proptest::prop_assert!(id.rank < id.world_size, "{id:?}");
+            }
+        }
+    }
 }

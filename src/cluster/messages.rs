@@ -128,6 +128,7 @@ impl Msg {
 mod tests {
     use super::*;
     use crate::bench::net::protocol::{self, FrameError};
+    use proptest::prelude::*;
 
     #[test]
     fn messages_round_trip_and_unknown_fields_are_refused() {
@@ -160,5 +161,83 @@ mod tests {
             protocol::read_frame::<Msg>(&mut &huge[..], MAX_FRAME_BYTES),
             Err(FrameError::TooLong(..))
         ));
+    }
+
+    fn arb_node() -> impl Strategy<Value = NodeHello> {
+        (
+            any::<u32>(),
+            any::<u32>(),
+            proptest::option::of(any::<u32>()),
+            ".{0,20}",
+            ".{0,40}",
+            any::<u16>(),
+            proptest::option::of(any::<[u8; 4]>()),
+        )
+            .prop_map(
+                |(rank, world_size, local_rank, host, id, port, adv)| NodeHello {
+                    rank,
+                    world_size,
+                    local_rank,
+                    identity_source: "flags".into(),
+                    hostname: host,
+                    machine_id: id,
+                    net_port: port,
+                    advertise: adv.map(IpAddr::from),
+                },
+            )
+    }
+
+    fn arb_msg() -> impl Strategy<Value = Msg> {
+        prop_oneof![
+            (any::<u32>(), arb_node(), ".{0,70}").prop_map(|(version, node, nonce)| Msg::Join {
+                version,
+                node,
+                nonce
+            }),
+            ".{0,70}".prop_map(|nonce| Msg::Challenge { nonce }),
+            ".{0,70}".prop_map(|proof| Msg::Auth { proof }),
+            (any::<u32>(), proptest::option::of(".{0,70}"))
+                .prop_map(|(version, proof)| Msg::Welcome { version, proof }),
+            ".{0,100}".prop_map(|reason| Msg::Refused { reason }),
+            Just(Msg::RunLocal),
+            proptest::collection::vec(".{0,30}", 0..4).prop_map(|failed_jobs| Msg::LocalDone {
+                report: None,
+                failed_jobs
+            }),
+            proptest::option::of(".{0,50}").prop_map(|error| Msg::TestDone {
+                records: Vec::new(),
+                error
+            }),
+            (any::<bool>(), ".{0,100}").prop_map(|(ok, message)| Msg::Finish { ok, message }),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Every message survives the wire (compared through its JSON: a report has no `Eq`).
+        #[test]
+        fn any_message_round_trips(m in arb_msg()) {
+            let wire = protocol::encode_frame(&m);
+            let back: Msg = protocol::read_frame(&mut &wire[..], MAX_FRAME_BYTES).unwrap();
+            prop_assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&m).unwrap());
+        }
+
+        /// Bytes from a stranger, or a message with one byte changed, give an error, never a
+        /// panic.
+        #[test]
+        fn arbitrary_and_mutated_frames_never_panic(
+            bytes in proptest::collection::vec(any::<u8>(), 0..512),
+            m in arb_msg(),
+            at in any::<usize>(),
+            byte in any::<u8>(),
+        ) {
+            let _ = protocol::read_frame::<Msg>(&mut &bytes[..], MAX_FRAME_BYTES);
+            let _ = protocol::parse::<Msg>(&bytes);
+            let mut wire = protocol::encode_frame(&m);
+            let i = at % wire.len();
+            wire[i] = byte;
+            let _ = protocol::read_frame::<Msg>(&mut &wire[..], MAX_FRAME_BYTES);
+        }
     }
 }

@@ -328,4 +328,25 @@ mod tests {
         assert!(resolve("localhost:x", 5302).unwrap_err().contains("port"));
         assert!(!local_addresses().is_empty());
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+        /// A node list from the launcher and a rendezvous file from the shared directory are
+        /// read from outside: whatever they hold, no panic, and a file is addresses or nothing.
+        #[test]
+        fn node_lists_and_rendezvous_files_from_outside_never_panic(
+            list in ".{0,80}",
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..256),
+        ) {
+            let _ = slurm_first_host(&list);
+            let _ = resolve(&list, 1);
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("r.json");
+            std::fs::write(&path, &bytes).unwrap();
+            if let Some(addrs) = read(&path) {
+                proptest::prop_assert!(serde_json::from_slice::<serde_json::Value>(&bytes).is_ok(), "{addrs:?}");
+            }
+        }
+    }
 }
