@@ -223,8 +223,11 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
     };
     slow.prime().unwrap();
     let throttled_before = slow.throttled();
-    let dir = std::env::temp_dir().join(format!("pb-cluster-{id}"));
-    let _ = std::fs::remove_dir_all(&dir);
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!("pb-cluster-{id}"))
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path().to_path_buf();
     std::fs::create_dir_all(dir.join("rendezvous")).unwrap();
     let profile = dir.join("tiny.toml");
     std::fs::write(
@@ -248,6 +251,10 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
     let out = Command::new("mpirun")
         .args(["--allow-run-as-root", "--oversubscribe", "-n", "3"])
         .args(["-x", "SLOW_PROCS", "-x", "NS_PREFIX", "-x", "PEAKBENCH_DB"])
+        // Authenticated: the ranks prove the token to the coordinator and to each other's
+        // network servers, and every cluster message is sealed.
+        .args(["-x", "PEAKBENCH_TOKEN"])
+        .env("PEAKBENCH_TOKEN", "three-node-secret")
         .env("SLOW_PROCS", &slow.procs)
         .env("NS_PREFIX", format!("pbc{id}n"))
         .env("PEAKBENCH_DB", common::test_db())
@@ -273,6 +280,10 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
+    assert!(
+        !stderr.contains("no --token") && stderr.contains("authenticated"),
+        "{stderr}"
+    );
     let doc: Value = serde_json::from_slice(&std::fs::read(&out_json).unwrap()).unwrap();
     assert_eq!(doc["schema_version"], 4);
     assert!(
@@ -352,7 +363,6 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
     );
     drop(ns);
     drop(slow);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `peakbench cluster run ARGS` with no launcher or coordinator hints from the environment.
@@ -404,8 +414,8 @@ fn a_rank_without_a_coordinator_or_a_bad_option_is_a_one_line_error() {
 #[test]
 fn missing_and_mismatched_ranks_end_the_run_with_a_reason() {
     let _serial = serial();
-    let dir = std::env::temp_dir().join(format!("pb-cluster-join-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let rdv = dir.to_str().unwrap();
     let common_args = ["--rendezvous", rdv, "--join-timeout", "3s", "--no-net"];
     let mut rank0 = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"));
@@ -428,18 +438,17 @@ fn missing_and_mismatched_ranks_end_the_run_with_a_reason() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("rank 1 of 2 did not join within 3s"), "{err}");
     assert_eq!(
-        std::fs::read_dir(&dir).unwrap().count(),
+        std::fs::read_dir(dir).unwrap().count(),
         0,
         "rendezvous file left"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn one_rank_measures_itself_and_writes_a_fleet_document() {
     let _serial = serial();
-    let dir = std::env::temp_dir().join(format!("pb-cluster-one-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let json = dir.join("one.json");
     let html = dir.join("one.html");
     let out = cluster_run(&[
@@ -492,7 +501,6 @@ fn one_rank_measures_itself_and_writes_a_fleet_document() {
         stored.results.len(),
         doc["results"].as_array().unwrap().len()
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

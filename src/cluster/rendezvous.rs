@@ -303,16 +303,15 @@ mod tests {
 
     #[test]
     fn rendezvous_file_round_trip() {
-        let dir = std::env::temp_dir().join(format!("pb-rdv-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = file_in(&dir, "t");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let path = file_in(dir, "t");
         assert_eq!(read(&path), None);
         let addrs: Vec<SocketAddr> = vec!["10.0.0.1:5302".parse().unwrap()];
         write(&path, &addrs).unwrap();
         assert_eq!(read(&path), Some(addrs));
         std::fs::write(&path, b"{\"half").unwrap();
         assert_eq!(read(&path), None);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

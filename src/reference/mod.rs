@@ -692,19 +692,17 @@ mod tests {
 
     #[test]
     fn another_program_named_stream_is_unusable() {
-        let dir =
-            std::env::temp_dir().join(format!("peakbench-stream-test.{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let fake = dir.join("stream");
         std::fs::write(&fake, "#!/bin/sh\necho ImageMagick\n").unwrap();
         std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
         let loc = Locator {
-            path: dir.clone().into_os_string(),
+            path: dir.as_os_str().to_owned(),
             stream: None,
         };
         let a = loc.availability(Tool::Stream);
-        std::fs::remove_dir_all(&dir).unwrap();
         match a {
             Availability::Unusable { reason, path } => {
                 assert_eq!(path, fake);
