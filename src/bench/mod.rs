@@ -3,6 +3,7 @@
 pub mod buffer;
 pub mod cpu;
 pub mod disk;
+pub mod linalg;
 pub mod mem;
 pub mod net;
 pub mod registry;

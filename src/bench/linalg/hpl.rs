@@ -1,0 +1,182 @@
+//! The HPL problem: a random dense system A·x = b (elements uniform in [−0.5, 0.5), each a hash
+//! of its seed and position, so that A can be generated in parallel and generated again for the
+//! residual instead of kept), HPL's operation count, and HPL's scaled residual check.
+
+/// HPL's threshold for the scaled residual.
+pub const THRESHOLD: f64 = 16.0;
+
+/// Element (i, j) of the system of size `n` with `seed`; column `n` is b.
+pub fn element(seed: u64, n: usize, i: usize, j: usize) -> f64 {
+    // splitmix64 of the position: independent of the order elements are made in.
+    let mut z = seed
+        .wrapping_add((j as u64).wrapping_mul(n as u64 + 1).wrapping_add(i as u64))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+}
+
+/// A as an `n × n` column-major matrix with leading dimension `ld`, made on `threads` threads.
+pub fn matrix(seed: u64, n: usize, ld: usize, threads: usize) -> Vec<f64> {
+    let mut a = vec![0.0; ld * n];
+    let per = n.div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|s| {
+        for (t, chunk) in a.chunks_mut(per * ld).enumerate() {
+            s.spawn(move || {
+                for (c, col) in chunk.chunks_mut(ld).enumerate() {
+                    let j = t * per + c;
+                    for (i, x) in col.iter_mut().take(n).enumerate() {
+                        *x = element(seed, n, i, j);
+                    }
+                }
+            });
+        }
+    });
+    a
+}
+
+/// b, the right-hand side.
+pub fn rhs(seed: u64, n: usize) -> Vec<f64> {
+    (0..n).map(|i| element(seed, n, i, n)).collect()
+}
+
+/// Operations of a solve as HPL counts them: 2/3·N³ + 3/2·N² (HPL_pdtest's count).
+pub fn flops(n: usize) -> f64 {
+    let n = n as f64;
+    2.0 / 3.0 * n * n * n + 1.5 * n * n
+}
+
+/// HPL's check of a solution.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Residual {
+    /// ‖A·x − b‖∞ / (ε · (‖A‖∞ · ‖x‖∞ + ‖b‖∞) · N).
+    pub scaled: f64,
+    /// `scaled` < [`THRESHOLD`] (and a number).
+    pub passed: bool,
+}
+
+/// The scaled residual of `x` for the system (`seed`, `n`), with A generated again, column by
+/// column.
+pub fn residual(seed: u64, n: usize, x: &[f64]) -> Residual {
+    let b = rhs(seed, n);
+    let mut r: Vec<f64> = b.iter().map(|v| -v).collect();
+    let mut row_sums = vec![0.0f64; n];
+    for (j, &xj) in x.iter().enumerate().take(n) {
+        for i in 0..n {
+            let a = element(seed, n, i, j);
+            r[i] += a * xj;
+            row_sums[i] += a.abs();
+        }
+    }
+    let norm = |v: &[f64]| v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let eps = f64::EPSILON / 2.0;
+    let scaled = norm(&r) / (eps * (norm(&row_sums) * norm(x) + norm(&b)) * n.max(1) as f64);
+    Residual {
+        scaled,
+        passed: scaled.is_finite() && scaled < THRESHOLD,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::gemm::{Blocking, Gemm};
+    use super::super::{kernels, lu};
+    use super::*;
+
+    fn solve(g: &Gemm, seed: u64, n: usize, nb: usize) -> Vec<f64> {
+        let ld = n + 3;
+        let mut a = matrix(seed, n, ld, 2);
+        let mut ipiv = vec![0; n];
+        lu::factor(g, &mut a, n, ld, nb, &mut ipiv).unwrap();
+        let mut x = rhs(seed, n);
+        lu::solve(&a, n, ld, &ipiv, &mut x);
+        x
+    }
+
+    /// The solve passes HPL's check for every kernel, block and thread count, and the check
+    /// fails on a corrupted solution.
+    #[test]
+    fn a_solved_system_passes_and_a_corrupted_one_fails() {
+        for kernel in [kernels::best(), kernels::portable()] {
+            for (threads, nb, n) in [
+                (1, 16, 1),
+                (1, 16, 7),
+                (2, 16, 130),
+                (3, 32, 200),
+                (2, 64, 257),
+            ] {
+                let g = Gemm {
+                    kernel,
+                    blocking: Blocking {
+                        mc: kernel.mr * 2,
+                        kc: 32,
+                        nc: kernel.nr * 4,
+                    },
+                    threads,
+                };
+                let x = solve(&g, 42 + n as u64, n, nb);
+                let r = residual(42 + n as u64, n, &x);
+                assert!(r.passed, "{} n={n} nb={nb}: {r:?}", kernel.isa);
+                assert!(r.scaled < 1.0, "{r:?}");
+                if n > 1 {
+                    let mut bad = x.clone();
+                    bad[n / 2] += 1e-6 * bad[n / 2].abs().max(1.0);
+                    let r = residual(42 + n as u64, n, &bad);
+                    assert!(!r.passed, "a corrupted solution passed: {r:?}");
+                }
+            }
+        }
+    }
+
+    /// On a known 3 × 3 system the solution is exact to rounding, and the pivots are the ones
+    /// partial pivoting picks.
+    #[test]
+    fn a_known_system() {
+        // A = [[2, 1, 1], [4, -6, 0], [-2, 7, 2]] (rows), x = [1, 2, 3]: b = [7, -8, 18].
+        let mut a = vec![2.0, 4.0, -2.0, 1.0, -6.0, 7.0, 1.0, 0.0, 2.0];
+        let mut ipiv = vec![0; 3];
+        lu::factor(&Gemm::new(1), &mut a, 3, 3, 2, &mut ipiv).unwrap();
+        // Step 0 takes row 1 (|4|); step 1 finds a tie (4 and 4) and keeps the first, as idamax.
+        assert_eq!(ipiv, vec![1, 1, 2]);
+        let mut b = vec![7.0, -8.0, 18.0];
+        lu::solve(&a, 3, 3, &ipiv, &mut b);
+        for (x, want) in b.iter().zip([1.0, 2.0, 3.0]) {
+            assert!((x - want).abs() < 1e-14, "{b:?}");
+        }
+    }
+
+    #[test]
+    fn a_singular_matrix_is_an_error() {
+        let n = 40;
+        let mut a = matrix(1, n, n, 1);
+        // Column 17 = column 3.
+        let (l, r) = a.split_at_mut(17 * n);
+        r[..n].copy_from_slice(&l[3 * n..4 * n]);
+        let mut ipiv = vec![0; n];
+        let e = lu::factor(&Gemm::new(2), &mut a, n, n, 16, &mut ipiv);
+        // Exactly singular in exact arithmetic; in floating point the pivot is zero or tiny.
+        match e {
+            Err(lu::LuError::Singular(c)) => assert!(c >= 17, "{c}"),
+            Ok(()) => {
+                let mut x = rhs(1, n);
+                lu::solve(&a, n, n, &ipiv, &mut x);
+                assert!(x.iter().any(|v| !v.is_finite() || v.abs() > 1e6), "{x:?}");
+            }
+            Err(e) => panic!("{e}"),
+        }
+        let mut short = vec![0.0; 10];
+        assert!(lu::factor(&Gemm::new(1), &mut short, 4, 4, 2, &mut ipiv).is_err());
+    }
+
+    #[test]
+    fn elements_are_uniform_and_reproducible() {
+        let a = matrix(7, 50, 50, 3);
+        assert_eq!(a, matrix(7, 50, 50, 1));
+        assert!(a.iter().all(|x| (-0.5..0.5).contains(x)));
+        let mean = a.iter().sum::<f64>() / a.len() as f64;
+        assert!(mean.abs() < 0.05, "{mean}");
+        assert_ne!(a, matrix(8, 50, 50, 1));
+        assert!((flops(1000) - (2.0 / 3.0 * 1e9 + 1.5e6)).abs() < 1.0);
+    }
+}

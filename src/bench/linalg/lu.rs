@@ -1,0 +1,390 @@
+//! LU factorisation with partial pivoting (P·A = L·U) and the solve of A·x = b, as HPL does it:
+//! a blocked right-looking factorisation whose trailing update is the blocked [`Gemm`], each
+//! panel factored recursively (LAPACK's dgetrf2: in halves, so that most of the panel's work is
+//! a multiply too), and the triangular solves recursive as well.
+//!
+//! The trailing update needs U12 (rows of the same columns as A22) as a separate operand: it is
+//! copied to a workspace of NB × N values, which the multiply packs anyway.
+
+use super::gemm::{Gemm, MatMut, MatRef, ShapeError};
+
+/// Why a factorisation failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LuError {
+    #[error(transparent)]
+    Shape(#[from] ShapeError),
+    #[error("the matrix is singular: column {0} has no non-zero pivot")]
+    Singular(usize),
+}
+
+/// Panels this narrow are factored column by column; triangles this small are solved directly.
+const BASE: usize = 8;
+
+fn check(len: usize, rows: usize, cols: usize, ld: usize) -> Result<(), ShapeError> {
+    let need = if rows == 0 || cols == 0 {
+        Some(0)
+    } else {
+        ld.checked_mul(cols - 1).and_then(|x| x.checked_add(rows))
+    };
+    if ld < rows.max(1) || need.is_none_or(|n| n > len) {
+        return Err(ShapeError::Storage {
+            rows,
+            cols,
+            ld,
+            len,
+        });
+    }
+    Ok(())
+}
+
+/// Factors the `n × n` matrix `a` (leading dimension `ld`) in place: L below the diagonal (its
+/// unit diagonal not stored), U on and above; row i was swapped with row `ipiv[i]` at step i.
+/// `nb` is the block of the right-looking loop (HPL's NB).
+///
+/// Look-ahead of depth one: once panel k is factored, the columns of panel k+1 are updated
+/// first; then one thread factors panel k+1 while the others update the rest of the trailing
+/// matrix in column chunks, and the panel's thread joins them when it is done.
+pub fn factor(
+    g: &Gemm,
+    a: &mut [f64],
+    n: usize,
+    ld: usize,
+    nb: usize,
+    ipiv: &mut [usize],
+) -> Result<(), LuError> {
+    check(a.len(), n, n, ld)?;
+    check(ipiv.len(), n, 1, n.max(1))?;
+    if n == 0 {
+        return Ok(());
+    }
+    let nb = nb.max(1);
+    let one = Gemm { threads: 1, ..*g };
+    let mut work = Vec::new();
+    let jb0 = nb.min(n);
+    getrf2(g, a, n, jb0, ld, 0, &mut ipiv[..jb0], &mut work)?;
+    let mut j = 0;
+    let mut jb = jb0;
+    while j + jb < n {
+        let next = j + jb;
+        let jb2 = nb.min(n - next);
+        // The next panel's columns, with every thread.
+        {
+            let (left, right) = a.split_at_mut(next * ld);
+            let len = (jb2 * ld).min(right.len());
+            let cols = &mut right[..len];
+            update_columns(g, left, cols, jb2, j, jb, n, ld, &ipiv[j..next], &mut work)?;
+        }
+        // The next panel on this thread, the rest of the trailing matrix in chunks on all.
+        let (left, right) = a.split_at_mut(next * ld);
+        let split = (jb2 * ld).min(right.len());
+        let (panel, rest) = right.split_at_mut(split);
+        let rest_cols = n - next - jb2;
+        let threads = g.threads.max(1);
+        let chunk = (rest_cols / (4 * threads))
+            .clamp(128, 1024)
+            .div_ceil(g.kernel.nr)
+            * g.kernel.nr;
+        let queue = std::sync::Mutex::new(rest.chunks_mut(chunk * ld).enumerate());
+        let (done, todo) = ipiv.split_at_mut(next);
+        let piv = &done[j..next];
+        let left: &[f64] = left;
+        let drain = |work: &mut Vec<f64>| -> Result<(), LuError> {
+            loop {
+                let Some((c, cols)) = queue.lock().unwrap_or_else(|e| e.into_inner()).next() else {
+                    return Ok(());
+                };
+                let width = chunk.min(rest_cols - c * chunk);
+                update_columns(&one, left, cols, width, j, jb, n, ld, piv, work)?;
+            }
+        };
+        std::thread::scope(|s| -> Result<(), LuError> {
+            let helpers: Vec<_> = (1..threads)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut work = Vec::new();
+                        drain(&mut work)
+                    })
+                })
+                .collect();
+            let mine = getrf2(
+                &one,
+                &mut panel[next..],
+                n - next,
+                jb2,
+                ld,
+                next,
+                &mut todo[..jb2],
+                &mut work,
+            )
+            .and_then(|()| drain(&mut work));
+            for h in helpers {
+                h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+            }
+            mine
+        })?;
+        for p in &mut ipiv[next..next + jb2] {
+            *p += next;
+        }
+        j = next;
+        jb = jb2;
+    }
+    // Every panel's swaps on the columns left of it, in order.
+    let mut start = 0;
+    while start < n {
+        let w = nb.min(n - start);
+        if start > 0 {
+            swap_rows(a, ld, 0..start, start, &ipiv[start..start + w]);
+        }
+        start += w;
+    }
+    Ok(())
+}
+
+/// Brings `width` columns (`cols`, starting at the matrix's column 0 of `cols`) up to date with
+/// the factored panel at `j` (`jb` wide, its pivots `piv`, its L in `left`): the panel's row
+/// swaps, U12 = L11⁻¹ · A12, A22 −= L21 · U12.
+#[allow(clippy::too_many_arguments)]
+fn update_columns(
+    g: &Gemm,
+    left: &[f64],
+    cols: &mut [f64],
+    width: usize,
+    j: usize,
+    jb: usize,
+    n: usize,
+    ld: usize,
+    piv: &[usize],
+    work: &mut Vec<f64>,
+) -> Result<(), ShapeError> {
+    swap_rows(cols, ld, 0..width, j, piv);
+    let l11 = MatRef {
+        data: &left[j + j * ld..],
+        rows: jb,
+        cols: jb,
+        ld,
+    };
+    trsm(g, l11, &mut cols[j..], width, ld, work)?;
+    let l21 = MatRef {
+        data: &left[j + jb + j * ld..],
+        rows: n - j - jb,
+        cols: jb,
+        ld,
+    };
+    update(g, l21, cols, j, jb, width, ld, work)
+}
+
+/// B2 -= L · B1 where B1 is rows `top..top+k` and B2 the `rows` rows below them, of the
+/// `cols = l.rows` columns of `b` (leading dimension `ld`); B1 is copied to `work` first.
+#[allow(clippy::too_many_arguments)]
+fn update(
+    g: &Gemm,
+    l: MatRef,
+    b: &mut [f64],
+    top: usize,
+    k: usize,
+    cols: usize,
+    ld: usize,
+    work: &mut Vec<f64>,
+) -> Result<(), ShapeError> {
+    let rows = l.rows;
+    if rows == 0 || cols == 0 || k == 0 {
+        return Ok(());
+    }
+    work.clear();
+    work.resize(k * cols, 0.0);
+    for c in 0..cols {
+        work[c * k..(c + 1) * k].copy_from_slice(&b[top + c * ld..top + c * ld + k]);
+    }
+    let b1 = MatRef {
+        data: work,
+        rows: k,
+        cols,
+        ld: k,
+    };
+    let b2 = MatMut {
+        data: &mut b[top + k..],
+        rows,
+        cols,
+        ld,
+    };
+    g.run(-1.0, l, b1, 1.0, b2)
+}
+
+/// Factors the `m × n` panel `p` (leading dimension `ld`, m ≥ n) recursively; `ipiv` relative
+/// to the panel's first row; `col0` is the panel's first column in the matrix (for errors).
+#[allow(clippy::too_many_arguments)]
+fn getrf2(
+    g: &Gemm,
+    p: &mut [f64],
+    m: usize,
+    n: usize,
+    ld: usize,
+    col0: usize,
+    ipiv: &mut [usize],
+    work: &mut Vec<f64>,
+) -> Result<(), LuError> {
+    if n <= BASE {
+        return unblocked(p, m, n, ld, col0, ipiv);
+    }
+    let n1 = n / 2;
+    let n2 = n - n1;
+    let (left, right) = p.split_at_mut(n1 * ld);
+    getrf2(g, left, m, n1, ld, col0, &mut ipiv[..n1], work)?;
+    swap_rows(right, ld, 0..n2, 0, &ipiv[..n1]);
+    let l11 = MatRef {
+        data: left,
+        rows: n1,
+        cols: n1,
+        ld,
+    };
+    trsm(g, l11, right, n2, ld, work)?;
+    let l21 = MatRef {
+        data: &left[n1..],
+        rows: m - n1,
+        cols: n1,
+        ld,
+    };
+    update(g, l21, right, 0, n1, n2, ld, work)?;
+    getrf2(
+        g,
+        &mut right[n1..],
+        m - n1,
+        n2,
+        ld,
+        col0 + n1,
+        &mut ipiv[n1..],
+        work,
+    )?;
+    for q in &mut ipiv[n1..] {
+        *q += n1;
+    }
+    swap_rows(left, ld, 0..n1, n1, &ipiv[n1..]);
+    Ok(())
+}
+
+/// Column by column: pivot, swap within the panel, scale, rank-1 update.
+fn unblocked(
+    p: &mut [f64],
+    m: usize,
+    n: usize,
+    ld: usize,
+    col0: usize,
+    ipiv: &mut [usize],
+) -> Result<(), LuError> {
+    for k in 0..n.min(m) {
+        let col = &p[k + k * ld..k * ld + m];
+        let (best, _) = col
+            .iter()
+            .enumerate()
+            .fold((0, -1.0f64), |(bi, bv), (i, v)| {
+                if v.abs() > bv { (i, v.abs()) } else { (bi, bv) }
+            });
+        let piv = k + best;
+        ipiv[k] = piv;
+        if p[piv + k * ld] == 0.0 {
+            return Err(LuError::Singular(col0 + k));
+        }
+        if piv != k {
+            for c in 0..n {
+                p.swap(k + c * ld, piv + c * ld);
+            }
+        }
+        let inv = 1.0 / p[k + k * ld];
+        for x in &mut p[k + 1 + k * ld..k * ld + m] {
+            *x *= inv;
+        }
+        for c in k + 1..n {
+            let u = p[k + c * ld];
+            if u != 0.0 {
+                let (lcol, rest) = p.split_at_mut(c * ld);
+                let l = &lcol[k + 1 + k * ld..k * ld + m];
+                for (x, li) in rest[k + 1..m].iter_mut().zip(l) {
+                    *x -= li * u;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Solves L·X = B in place for the unit lower triangle L (`l.rows × l.rows`) and the
+/// `l.rows × cols` matrix `b` (leading dimension `ld`), recursively in halves.
+fn trsm(
+    g: &Gemm,
+    l: MatRef,
+    b: &mut [f64],
+    cols: usize,
+    ld: usize,
+    work: &mut Vec<f64>,
+) -> Result<(), ShapeError> {
+    let n = l.rows;
+    if n <= 2 * BASE {
+        for c in 0..cols {
+            let col = &mut b[c * ld..c * ld + n];
+            for i in 0..n {
+                let x = col[i];
+                if x != 0.0 {
+                    let li = &l.data[i * l.ld + i + 1..i * l.ld + n];
+                    for (c, lk) in col[i + 1..].iter_mut().zip(li) {
+                        *c -= lk * x;
+                    }
+                }
+            }
+        }
+        return Ok(());
+    }
+    let n1 = n / 2;
+    let l11 = MatRef {
+        data: l.data,
+        rows: n1,
+        cols: n1,
+        ld: l.ld,
+    };
+    trsm(g, l11, b, cols, ld, work)?;
+    let l21 = MatRef {
+        data: &l.data[n1..],
+        rows: n - n1,
+        cols: n1,
+        ld: l.ld,
+    };
+    update(g, l21, b, 0, n1, cols, ld, work)?;
+    let l22 = MatRef {
+        data: &l.data[n1 + n1 * l.ld..],
+        rows: n - n1,
+        cols: n - n1,
+        ld: l.ld,
+    };
+    trsm(g, l22, &mut b[n1..], cols, ld, work)
+}
+
+/// Swaps row `first + k` with row `piv[k]` (k in order) in the columns `cols`.
+fn swap_rows(a: &mut [f64], ld: usize, cols: std::ops::Range<usize>, first: usize, piv: &[usize]) {
+    for c in cols {
+        let col = &mut a[c * ld..];
+        for (k, &p) in piv.iter().enumerate() {
+            if p != first + k {
+                col.swap(first + k, p);
+            }
+        }
+    }
+}
+
+/// Solves A·x = b with the factors of [`factor`]; `b` becomes x.
+pub fn solve(lu: &[f64], n: usize, ld: usize, ipiv: &[usize], b: &mut [f64]) {
+    for (i, &p) in ipiv.iter().enumerate().take(n) {
+        b.swap(i, p);
+    }
+    for j in 0..n {
+        let x = b[j];
+        for (bi, l) in b[j + 1..n].iter_mut().zip(&lu[j + 1 + j * ld..j * ld + n]) {
+            *bi -= l * x;
+        }
+    }
+    for j in (0..n).rev() {
+        b[j] /= lu[j + j * ld];
+        let x = b[j];
+        for (bi, u) in b[..j].iter_mut().zip(&lu[j * ld..j * ld + j]) {
+            *bi -= u * x;
+        }
+    }
+}

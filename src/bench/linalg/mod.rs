@@ -1,0 +1,10 @@
+//! Dense linear algebra for the LINPACK and GEMM workloads: a BLIS-style matrix multiply
+//! ([`gemm`]) whose micro-kernels are the machine's widest FMA ([`kernels`]).
+//!
+//! Matrices are column-major (as BLAS and HPL): element (i, j) of a matrix with leading
+//! dimension `ld` is at `i + j·ld`.
+
+pub mod gemm;
+pub mod hpl;
+pub mod kernels;
+pub mod lu;
