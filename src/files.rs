@@ -7,14 +7,91 @@
 //! input must be a regular file of bounded size and is read through a bounded reader.
 
 use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-/// Writes `bytes` to `path` atomically, or to standard output for `-`.
+/// What a write error says about space, in words naming the place: the file system of `dir` is
+/// full (ENOSPC) or the user's disk quota on it is used up (EDQUOT); None for any other error.
+pub fn space_problem(e: &std::io::Error, dir: &Path) -> Option<String> {
+    use std::io::ErrorKind;
+    match e.kind() {
+        ErrorKind::StorageFull => Some(format!("the file system of {} is full", dir.display())),
+        ErrorKind::QuotaExceeded => Some(format!(
+            "your disk quota on the file system of {} is used up",
+            dir.display()
+        )),
+        _ => None,
+    }
+}
+
+/// What the file system holding `dir` has left for an unprivileged writer: bytes, and inodes
+/// where it counts them (None where it does not, as btrfs); None when it cannot be asked.
+fn space_left(dir: &Path) -> Option<(u64, Option<u64>)> {
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: statvfs fills the zeroed struct; c is a valid NUL-terminated path.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+    (rc == 0).then(|| {
+        let inodes = (st.f_files > 0).then_some(st.f_favail as u64);
+        (st.f_bavail as u64 * st.f_frsize as u64, inodes)
+    })
+}
+
+/// Free bytes for an unprivileged writer in the file system holding `dir`.
+pub fn free_bytes(dir: &Path) -> Option<u64> {
+    space_left(dir).map(|(bytes, _)| bytes)
+}
+
+/// Whether the file system holding `dir` has no byte or no inode left: what a library that
+/// reports only "I/O error" (SQLite on its -shm file) failed for.
+pub fn is_full(dir: &Path) -> bool {
+    matches!(space_left(dir), Some((0, _)) | Some((_, Some(0))))
+}
+
+/// The error of a write into `dir`, said plainly when it is for want of space (with what to
+/// do), else as it came.
+fn explained(e: std::io::Error, dir: &Path) -> std::io::Error {
+    match space_problem(&e, dir) {
+        Some(problem) => std::io::Error::new(
+            e.kind(),
+            format!("{problem}; free space there or choose another directory"),
+        ),
+        None => e,
+    }
+}
+
+/// Writes `bytes` to standard output and flushes it. A full file system behind a redirection
+/// is said as such; nothing panics (as `print!` would).
+pub fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes).and_then(|()| out.flush()).map_err(|e| {
+        match space_problem(&e, Path::new("standard output")) {
+            Some(_) if e.kind() == std::io::ErrorKind::QuotaExceeded => std::io::Error::new(
+                e.kind(),
+                "your disk quota on the file system standard output goes to is used up; free space there or redirect it elsewhere",
+            ),
+            Some(_) => std::io::Error::new(
+                e.kind(),
+                "the file system standard output goes to is full; free space there or redirect it elsewhere",
+            ),
+            None => e,
+        }
+    })
+}
+
+/// Prints `text` on standard output ([`write_stdout`]); the error says it was standard output.
+pub fn print(text: &str) -> anyhow::Result<()> {
+    use anyhow::Context;
+    write_stdout(text.as_bytes()).context("cannot write to standard output")
+}
+
+/// Writes `bytes` to `path` atomically, or to standard output for `-`. An error names no
+/// temporary file, and one for want of space says which file system is full and what to do;
+/// the temporary file is removed whatever fails.
 pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if path == Path::new("-") {
-        let mut out = std::io::stdout().lock();
-        out.write_all(bytes)?;
-        return out.flush();
+        return write_stdout(bytes);
     }
     let dir = path
         .parent()
@@ -23,15 +100,26 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = path
         .file_name()
         .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    // 0666 less the umask, as any file the user creates (tempfile's default is 0600).
+    // O_CREAT|O_EXCL (never through a symlink), 0666 less the umask as any file the user
+    // creates; opened here rather than by tempfile, whose errors name the temporary file.
     let mut tmp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".peakbench-tmp")
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
+        .make_in(dir, |p| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o666)
+                .open(p)
+        })
+        .map_err(|e| explained(e, dir))?;
     // On failure the temporary file is removed when `tmp` is dropped.
-    tmp.persist(path).map(|_| ()).map_err(|e| e.error)
+    tmp.as_file_mut()
+        .write_all(bytes)
+        .map_err(|e| explained(e, dir))?;
+    tmp.persist(path)
+        .map(|_| ())
+        .map_err(|e| explained(e.error, dir))
 }
 
 /// The largest input document read by default, and the option that raises it.

@@ -488,3 +488,75 @@ fn errors_quoting_input_escape_its_control_characters() {
     assert!(!err.trim_end().chars().any(char::is_control), "{err:?}");
     assert!(err.contains("\\u{1b}"), "{err}");
 }
+
+/// Item 14 of issue 16: an output on a full file system (a tmpfs of its own, filled; root
+/// only) fails with one line that names the file, says that its file system is full and what to
+/// do, and leaves no temporary file; standard output redirected to it fails the same way
+/// instead of panicking.
+#[test]
+fn a_full_file_system_is_said_in_one_line_and_leaves_nothing() {
+    let Some((dir, _unmount)) = common::tmpfs("size=256k") else {
+        return;
+    };
+    common::fill(dir.path());
+    let d = dir.path().to_str().unwrap();
+    let full = format!("the file system of {d} is full; free space there");
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/history/base.json"
+    );
+    for (args, file) in [
+        (vec!["sysinfo", "--json"], "s.json"),
+        (
+            vec![
+                "cpu",
+                "--workload",
+                "NULL",
+                "--threads",
+                "1",
+                "--repeat",
+                "1",
+                "--warmup",
+                "0",
+                "--duration",
+                "10ms",
+                "--quiet",
+                "--no-history",
+                "--csv",
+            ],
+            "c.csv",
+        ),
+        (vec!["report", fixture, "--html"], "r.html"),
+        (
+            vec![
+                "peak", "--uarch", "zen4", "--cores", "4", "--ghz", "3", "--json",
+            ],
+            "p.json",
+        ),
+    ] {
+        let path = format!("{d}/{file}");
+        let mut args = args.clone();
+        args.push(&path);
+        common::one_line_exit(&args, 1, &[&format!("cannot write {path}: "), &full]);
+        assert_eq!(
+            common::left_in(dir.path()),
+            Vec::<String>::new(),
+            "{args:?}"
+        );
+    }
+    let redirected = std::fs::File::create(dir.path().join("stdout.txt")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .arg("sysinfo")
+        .stdout(redirected)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(
+            "cannot write to standard output: the file system standard output goes to is full"
+        ),
+        "{err}"
+    );
+}

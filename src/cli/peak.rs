@@ -160,7 +160,7 @@ pub fn run(args: PeakArgs) -> anyhow::Result<()> {
             (format!("{} ({})", p.workload, p.operation), r)
         })
         .collect();
-    print!(
+    crate::files::print(&format!(
         "{}: {} socket{} × {} cores at {} GHz (nothing measured; table: {})\n{}",
         sheet.microarchitecture,
         sheet.sockets,
@@ -169,8 +169,7 @@ pub fn run(args: PeakArgs) -> anyhow::Result<()> {
         sheet.clock_ghz,
         sheet.table_source,
         report::table::render_peaks(&rows)
-    );
-    Ok(())
+    ))
 }
 
 #[cfg(test)]
