@@ -5,10 +5,89 @@
 //! O_CREAT|O_EXCL and an unpredictable name (a symlink planted there is never followed), then
 //! renamed over the target (a symlink at the target is replaced, never written through). An
 //! input must be a regular file of bounded size and is read through a bounded reader.
+//!
+//! One rule for where outputs go, checked before anything runs ([`check_output_file`],
+//! [`check_output_dir`]): the directory of an output file must exist — peakbench never creates
+//! it, as a misspelt path should not silently become a new tree. The exceptions are places the
+//! user did not name (the results database's default directory) and a directory that is itself
+//! the output (`report --png DIR`), which is created when its parent exists.
 
+use crate::error::UsageError;
 use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+
+/// The user error of an output `path` whose directory `dir` is missing: one message for every
+/// output option.
+fn no_directory(path: &Path, dir: &Path) -> UsageError {
+    UsageError(format!(
+        "cannot write {}: directory {} does not exist; create it first",
+        path.display(),
+        dir.display()
+    ))
+}
+
+/// The directory an output `path` goes into (`.` for a bare name).
+fn parent_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Checks that its parent directory exists (and is a directory) for an output at `path`.
+fn check_parent(path: &Path) -> Result<(), UsageError> {
+    let dir = parent_of(path);
+    if dir.is_dir() {
+        Ok(())
+    } else if dir.exists() {
+        Err(UsageError(format!(
+            "cannot write {}: {} is not a directory",
+            path.display(),
+            dir.display()
+        )))
+    } else {
+        Err(no_directory(path, dir))
+    }
+}
+
+/// Checks, before anything runs, that an output file can be created at `path` (`-`, standard
+/// output, always can): its directory exists and it is not itself a directory.
+pub fn check_output_file(path: &Path) -> Result<(), UsageError> {
+    if path.as_os_str() == "-" {
+        return Ok(());
+    }
+    check_parent(path)?;
+    if path.is_dir() {
+        return Err(UsageError(format!(
+            "cannot write {}: it is a directory; give a file name",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Checks, before anything runs, that `dir` can take output files: it is a directory, or it
+/// is missing and its parent exists (then [`create_output_dir`] creates it).
+pub fn check_output_dir(dir: &Path) -> Result<(), UsageError> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if dir.exists() {
+        return Err(UsageError(format!(
+            "cannot write into {}: it is not a directory; give a directory",
+            dir.display()
+        )));
+    }
+    check_parent(dir)
+}
+
+/// Creates the output directory `dir` checked by [`check_output_dir`] (not its parents).
+pub fn create_output_dir(dir: &Path) -> std::io::Result<()> {
+    match std::fs::create_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
+        r => r.map_err(|e| explained(e, parent_of(dir))),
+    }
+}
 
 /// What a write error says about space, in words naming the place: the file system of `dir` is
 /// full (ENOSPC) or the user's disk quota on it is used up (EDQUOT); None for any other error.
@@ -51,7 +130,7 @@ pub fn is_full(dir: &Path) -> bool {
 
 /// The error of a write into `dir`, said plainly when it is for want of space (with what to
 /// do), else as it came.
-fn explained(e: std::io::Error, dir: &Path) -> std::io::Error {
+pub fn explained(e: std::io::Error, dir: &Path) -> std::io::Error {
     match space_problem(&e, dir) {
         Some(problem) => std::io::Error::new(
             e.kind(),
@@ -93,10 +172,7 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if path == Path::new("-") {
         return write_stdout(bytes);
     }
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = parent_of(path);
     let name = path
         .file_name()
         .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());

@@ -25,6 +25,13 @@ fn store_round_trips_a_report() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sub/history.db");
     let report = common::fixed_report();
+    // A database named by the caller goes into a directory that exists (one rule for outputs).
+    let e = Store::open(&path).err().unwrap().to_string();
+    assert!(
+        e.contains("directory") && e.contains("does not exist"),
+        "{e}"
+    );
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
     let mut store = Store::open(&path).unwrap();
     let run = store.begin_run(&report).unwrap();
     store.add_records(run, 0, &report.results[..2]).unwrap();

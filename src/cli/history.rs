@@ -20,14 +20,12 @@ pub struct DbArgs {
 
 impl DbArgs {
     pub fn path(&self) -> anyhow::Result<PathBuf> {
-        match &self.db {
-            Some(p) => Ok(p.clone()),
-            None => history::default_path().map_err(|e| UsageError(e).into()),
-        }
+        history::db_path(self.db.as_deref())
     }
 
+    /// The database for writing (see [`history::open`]).
     pub fn open(&self) -> anyhow::Result<Store> {
-        Store::open(&self.path()?)
+        history::open(self.db.as_deref())
     }
 
     /// The database for reading only (listing, comparing, reporting).

@@ -107,9 +107,18 @@ pub fn db_path(db: Option<&Path>) -> anyhow::Result<PathBuf> {
     }
 }
 
-/// Opens the database at `db` (see [`db_path`]).
+/// Opens the database at `db` (see [`db_path`]) for writing. The default place's directory is
+/// created (the user did not choose it); a database the user named must be in a directory that
+/// exists ([`crate::files::check_output_file`]).
 pub fn open(db: Option<&Path>) -> anyhow::Result<Store> {
-    Store::open(&db_path(db)?)
+    let path = db_path(db)?;
+    if db.is_none() {
+        let dir = dir_of(&path);
+        std::fs::create_dir_all(dir)
+            .map_err(|e| crate::files::explained(e, dir))
+            .map_err(|e| anyhow::anyhow!("cannot create the directory {}: {e}", dir.display()))?;
+    }
+    Store::open(&path)
 }
 
 /// A run as `history` lists it.
@@ -224,14 +233,11 @@ impl Store {
         }
     }
 
-    /// Opens (creating it and its directory if needed) the database at `path`. A database this
-    /// call created is removed again when the file system is too full to set it up.
+    /// Opens (creating it if needed) the database at `path`, whose directory must exist. A
+    /// database this call created is removed again when the file system is too full to set it
+    /// up.
     pub fn open(path: &Path) -> anyhow::Result<Store> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                anyhow::anyhow!("cannot create the directory of {}: {e}", path.display())
-            })?;
-        }
+        crate::files::check_output_file(path)?;
         let existed = path.exists();
         let what = format!("cannot open the results database {}", path.display());
         let mut full = false;

@@ -115,8 +115,8 @@ pub struct DiskOptions {
 /// Why a disk run cannot start or go on. Each message says what to do.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum DiskError {
-    #[error("directory {0} does not exist; create it or choose another --dir")]
-    DirMissing(String),
+    #[error("directory {dir} does not exist; create it first or choose another {option}")]
+    DirMissing { dir: String, option: &'static str },
     #[error("{0} is not a directory; give a directory to --dir")]
     NotADir(String),
     #[error("{0} is a directory; give a file path to --file, or use --dir")]

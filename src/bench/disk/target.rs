@@ -94,7 +94,10 @@ pub fn open(place: &Place, size: u64, direct: bool) -> Result<Target, DiskError>
     let (path, created, is_block_device) = match place {
         Place::Dir(dir) => {
             if !dir.exists() {
-                return Err(DiskError::DirMissing(dir.display().to_string()));
+                return Err(DiskError::DirMissing {
+                    dir: dir.display().to_string(),
+                    option,
+                });
             }
             if !dir.is_dir() {
                 return Err(DiskError::NotADir(dir.display().to_string()));
@@ -121,12 +124,12 @@ pub fn open(place: &Place, size: u64, direct: bool) -> Result<Target, DiskError>
             }
             Ok(_) => (path.clone(), false, false),
             Err(_) => {
-                let dir = path
-                    .parent()
-                    .filter(|p| !p.as_os_str().is_empty())
-                    .unwrap_or(Path::new("."));
+                let dir = dir_of(path);
                 if !dir.is_dir() {
-                    return Err(DiskError::DirMissing(dir.display().to_string()));
+                    return Err(DiskError::DirMissing {
+                        dir: dir.display().to_string(),
+                        option,
+                    });
                 }
                 (path.clone(), true, false)
             }
