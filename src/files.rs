@@ -5,33 +5,197 @@
 //! O_CREAT|O_EXCL and an unpredictable name (a symlink planted there is never followed), then
 //! renamed over the target (a symlink at the target is replaced, never written through). An
 //! input must be a regular file of bounded size and is read through a bounded reader.
+//!
+//! One rule for where outputs go, checked before anything runs ([`check_output_file`],
+//! [`check_output_dir`]): the directory of an output file must exist — peakbench never creates
+//! it, as a misspelt path should not silently become a new tree. The exceptions are places the
+//! user did not name (the results database's default directory) and a directory that is itself
+//! the output (`report --png DIR`), which is created when its parent exists.
 
+use crate::error::UsageError;
 use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-/// Writes `bytes` to `path` atomically, or to standard output for `-`.
+/// The user error of an output `path` whose directory `dir` is missing: one message for every
+/// output option.
+fn no_directory(path: &Path, dir: &Path) -> UsageError {
+    UsageError(format!(
+        "cannot write {}: directory {} does not exist; create it first",
+        path.display(),
+        dir.display()
+    ))
+}
+
+/// The directory an output `path` goes into (`.` for a bare name).
+fn parent_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Checks that its parent directory exists (and is a directory) for an output at `path`.
+fn check_parent(path: &Path) -> Result<(), UsageError> {
+    let dir = parent_of(path);
+    if dir.is_dir() {
+        Ok(())
+    } else if dir.exists() {
+        Err(UsageError(format!(
+            "cannot write {}: {} is not a directory",
+            path.display(),
+            dir.display()
+        )))
+    } else {
+        Err(no_directory(path, dir))
+    }
+}
+
+/// Checks, before anything runs, that an output file can be created at `path` (`-`, standard
+/// output, always can): its directory exists and it is not itself a directory.
+pub fn check_output_file(path: &Path) -> Result<(), UsageError> {
+    if path.as_os_str() == "-" {
+        return Ok(());
+    }
+    check_parent(path)?;
+    if path.is_dir() {
+        return Err(UsageError(format!(
+            "cannot write {}: it is a directory; give a file name",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Checks, before anything runs, that `dir` can take output files: it is a directory, or it
+/// is missing and its parent exists (then [`create_output_dir`] creates it).
+pub fn check_output_dir(dir: &Path) -> Result<(), UsageError> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if dir.exists() {
+        return Err(UsageError(format!(
+            "cannot write into {}: it is not a directory; give a directory",
+            dir.display()
+        )));
+    }
+    check_parent(dir)
+}
+
+/// Creates the output directory `dir` checked by [`check_output_dir`] (not its parents).
+pub fn create_output_dir(dir: &Path) -> std::io::Result<()> {
+    match std::fs::create_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
+        r => r.map_err(|e| explained(e, parent_of(dir))),
+    }
+}
+
+/// What a write error says about space, in words naming the place: the file system of `dir` is
+/// full (ENOSPC) or the user's disk quota on it is used up (EDQUOT); None for any other error.
+pub fn space_problem(e: &std::io::Error, dir: &Path) -> Option<String> {
+    use std::io::ErrorKind;
+    match e.kind() {
+        ErrorKind::StorageFull => Some(format!("the file system of {} is full", dir.display())),
+        ErrorKind::QuotaExceeded => Some(format!(
+            "your disk quota on the file system of {} is used up",
+            dir.display()
+        )),
+        _ => None,
+    }
+}
+
+/// What the file system holding `dir` has left for an unprivileged writer: bytes, and inodes
+/// where it counts them (None where it does not, as btrfs); None when it cannot be asked.
+fn space_left(dir: &Path) -> Option<(u64, Option<u64>)> {
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: statvfs fills the zeroed struct; c is a valid NUL-terminated path.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+    (rc == 0).then(|| {
+        let inodes = (st.f_files > 0).then_some(st.f_favail as u64);
+        (st.f_bavail as u64 * st.f_frsize as u64, inodes)
+    })
+}
+
+/// Free bytes for an unprivileged writer in the file system holding `dir`.
+pub fn free_bytes(dir: &Path) -> Option<u64> {
+    space_left(dir).map(|(bytes, _)| bytes)
+}
+
+/// Whether the file system holding `dir` has no byte or no inode left: what a library that
+/// reports only "I/O error" (SQLite on its -shm file) failed for.
+pub fn is_full(dir: &Path) -> bool {
+    matches!(space_left(dir), Some((0, _)) | Some((_, Some(0))))
+}
+
+/// The error of a write into `dir`, said plainly when it is for want of space (with what to
+/// do), else as it came.
+pub fn explained(e: std::io::Error, dir: &Path) -> std::io::Error {
+    match space_problem(&e, dir) {
+        Some(problem) => std::io::Error::new(
+            e.kind(),
+            format!("{problem}; free space there or choose another directory"),
+        ),
+        None => e,
+    }
+}
+
+/// Writes `bytes` to standard output and flushes it. A full file system behind a redirection
+/// is said as such; nothing panics (as `print!` would).
+pub fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes).and_then(|()| out.flush()).map_err(|e| {
+        match space_problem(&e, Path::new("standard output")) {
+            Some(_) if e.kind() == std::io::ErrorKind::QuotaExceeded => std::io::Error::new(
+                e.kind(),
+                "your disk quota on the file system standard output goes to is used up; free space there or redirect it elsewhere",
+            ),
+            Some(_) => std::io::Error::new(
+                e.kind(),
+                "the file system standard output goes to is full; free space there or redirect it elsewhere",
+            ),
+            None => e,
+        }
+    })
+}
+
+/// Prints `text` on standard output ([`write_stdout`]); the error says it was standard output.
+pub fn print(text: &str) -> anyhow::Result<()> {
+    use anyhow::Context;
+    write_stdout(text.as_bytes()).context("cannot write to standard output")
+}
+
+/// Writes `bytes` to `path` atomically, or to standard output for `-`. An error names no
+/// temporary file, and one for want of space says which file system is full and what to do;
+/// the temporary file is removed whatever fails.
 pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if path == Path::new("-") {
-        let mut out = std::io::stdout().lock();
-        out.write_all(bytes)?;
-        return out.flush();
+        return write_stdout(bytes);
     }
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = parent_of(path);
     let name = path
         .file_name()
         .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    // 0666 less the umask, as any file the user creates (tempfile's default is 0600).
+    // O_CREAT|O_EXCL (never through a symlink), 0666 less the umask as any file the user
+    // creates; opened here rather than by tempfile, whose errors name the temporary file.
     let mut tmp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".peakbench-tmp")
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
+        .make_in(dir, |p| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o666)
+                .open(p)
+        })
+        .map_err(|e| explained(e, dir))?;
     // On failure the temporary file is removed when `tmp` is dropped.
-    tmp.persist(path).map(|_| ()).map_err(|e| e.error)
+    tmp.as_file_mut()
+        .write_all(bytes)
+        .map_err(|e| explained(e, dir))?;
+    tmp.persist(path)
+        .map(|_| ())
+        .map_err(|e| explained(e.error, dir))
 }
 
 /// The largest input document read by default, and the option that raises it.

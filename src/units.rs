@@ -20,92 +20,163 @@ pub enum ParseError {
     Range(String, String),
 }
 
-/// Parses a byte size such as `4K` (4000), `4KiB` (4096), `1G`, `512` (bytes).
-pub fn parse_size(text: &str) -> Result<u64, ParseError> {
-    let t = text.trim();
-    let err = || ParseError::Size(text.to_string());
+/// The largest size: what a u64 counts.
+const SIZE_RANGE: &str = "the largest size is 18446744073709551615 bytes (16 EiB)";
+
+/// Why a decimal number could not be scaled.
+enum Scale {
+    /// Not digits with at most one point.
+    NotANumber,
+    /// More than u128 holds.
+    TooLarge,
+}
+
+/// `num × factor` computed exactly, where `num` is a decimal number as typed (digits with at
+/// most one point: `12`, `1.5`, `.5`, `2.`): the whole part of the product and what is left,
+/// as `remainder / denominator`. Only the first 24 digits after the point count; one beyond
+/// them is a remainder of at least 1 (so that a size is never rounded into a whole number).
+fn scaled(num: &str, factor: u128) -> Result<(u128, u128, u128), Scale> {
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    if (int.is_empty() && frac.is_empty()) || !digits(int) || !digits(frac) {
+        return Err(Scale::NotANumber);
+    }
+    let int = int.trim_start_matches('0');
+    let whole = if int.is_empty() {
+        0
+    } else {
+        int.parse::<u128>()
+            .ok()
+            .and_then(|i| i.checked_mul(factor))
+            .ok_or(Scale::TooLarge)?
+    };
+    let frac = frac.trim_end_matches('0');
+    const MAX_FRAC: usize = 24;
+    let (kept, beyond) = if frac.len() > MAX_FRAC {
+        (&frac[..MAX_FRAC], true)
+    } else {
+        (frac, false)
+    };
+    if kept.is_empty() {
+        return Ok((whole, 0, 1));
+    }
+    // At most 10^24 × factor (≤ 60 × 10^9 or 1024^4): far below u128::MAX.
+    let den = 10u128.pow(kept.len() as u32);
+    let part = kept.parse::<u128>().map_err(|_| Scale::NotANumber)? * factor;
+    let whole = whole.checked_add(part / den).ok_or(Scale::TooLarge)?;
+    let rem = part % den;
+    Ok((whole, if beyond { rem.max(1) } else { rem }, den))
+}
+
+/// Splits what the user typed into its number and its unit (spaces between them allowed).
+fn number_and_unit(t: &str) -> (&str, &str) {
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
-    let (num, suffix) = t.split_at(split);
-    let value: f64 = num.parse().map_err(|_| err())?;
-    let suffix = suffix.trim();
-    let (body, binary) = match suffix
+    let (num, unit) = t.split_at(split);
+    (num, unit.trim())
+}
+
+/// Parses a byte size such as `4K` (4000), `4KiB` (4096), `1G`, `512` (bytes), `1.5M`, exactly:
+/// a size that is not a whole number of bytes is refused, and one beyond 2^64 − 1 bytes is out
+/// of range (never wrapped or saturated).
+pub fn parse_size(text: &str) -> Result<u64, ParseError> {
+    let err = || ParseError::Size(text.to_string());
+    let (num, suffix) = number_and_unit(text.trim());
+    let body = suffix
         .strip_suffix('B')
         .or_else(|| suffix.strip_suffix('b'))
-    {
-        Some(b) => (b, false),
-        None => (suffix, false),
-    };
+        .unwrap_or(suffix);
     let (body, binary) = match body.strip_suffix('i') {
         Some(b) => (b, true),
-        None => (body, binary),
+        None => (body, false),
     };
     let power = match body.to_ascii_uppercase().as_str() {
-        "" => 0,
+        "" if !binary => 0,
         "K" => 1,
         "M" => 2,
         "G" => 3,
         "T" => 4,
         _ => return Err(err()),
     };
-    if binary && power == 0 {
-        return Err(err());
+    let base: u128 = if binary { 1024 } else { 1000 };
+    match scaled(num, base.pow(power)) {
+        Err(Scale::NotANumber) => Err(err()),
+        Ok((_, rem, _)) if rem != 0 => Err(err()),
+        Ok((bytes, _, _)) if bytes <= u128::from(u64::MAX) => Ok(bytes as u64),
+        Ok(_) | Err(Scale::TooLarge) => Err(ParseError::Range(text.to_string(), SIZE_RANGE.into())),
     }
-    let base: f64 = if binary { 1024.0 } else { 1000.0 };
-    let bytes = value * base.powi(power);
-    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 || bytes.fract() != 0.0 {
-        return Err(err());
-    }
-    Ok(bytes as u64)
 }
 
 /// Parses a size the way fio does: K, M, G, T are binary (4K = 4096), with or without `i`/`B`.
 pub fn parse_size_binary(text: &str) -> Result<u64, ParseError> {
     let t = text.trim();
-    let body = t.trim_end_matches(['B', 'b']);
-    let body = body.strip_suffix('i').unwrap_or(body);
-    let binary = match body.chars().last() {
-        Some(c) if c.is_ascii_alphabetic() => format!("{body}i"),
-        _ => body.to_string(),
+    let (num, unit) = number_and_unit(t);
+    let body = unit.strip_suffix(['B', 'b']).unwrap_or(unit);
+    let prefix = body.strip_suffix('i').unwrap_or(body);
+    let binary = if prefix.len() == 1 && "KMGTkmgt".contains(prefix) {
+        format!("{num}{prefix}i")
+    } else {
+        t.to_string()
     };
-    parse_size(&binary).map_err(|_| ParseError::Size(text.to_string()))
+    parse_size(&binary).map_err(|e| match e {
+        ParseError::Range(_, why) => ParseError::Range(text.to_string(), why),
+        _ => ParseError::Size(text.to_string()),
+    })
 }
 
-/// Parses a duration such as `500ms`, `2s`, `1.5s`, `1m`, `100us`; a bare number is seconds.
+/// The longest duration [`parse_duration`] takes.
+pub const MAX_DURATION: Duration = Duration::from_secs(86_400);
+
+/// Parses a duration such as `500ms`, `2s`, `1.5s`, `1m`, `100us`, `50ns`; a bare number is
+/// seconds. Computed exactly in nanoseconds (a finer fraction is rounded to the nearest); at
+/// least 1 ns and at most 24 h ([`parse_duration_within`] for another bound).
 pub fn parse_duration(text: &str) -> Result<Duration, ParseError> {
-    let t = text.trim();
+    parse_duration_within(text, MAX_DURATION, "24 h")
+}
+
+/// [`parse_duration`] bounded by `max`, which `max_text` says in the error.
+pub fn parse_duration_within(
+    text: &str,
+    max: Duration,
+    max_text: &str,
+) -> Result<Duration, ParseError> {
     let err = || ParseError::Duration(text.to_string());
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let value: f64 = num.parse().map_err(|_| err())?;
-    let seconds = match unit.trim() {
-        "" | "s" => value,
-        "ms" => value / 1e3,
-        "us" | "µs" => value / 1e6,
-        "ns" => value / 1e9,
-        "m" | "min" => value * 60.0,
+    let range = |why: String| ParseError::Range(text.to_string(), why);
+    let (num, unit) = number_and_unit(text.trim());
+    let ns_per_unit: u128 = match unit {
+        "" | "s" => 1_000_000_000,
+        "ms" => 1_000_000,
+        "us" | "µs" => 1_000,
+        "ns" => 1,
+        "m" | "min" => 60_000_000_000,
         _ => return Err(err()),
     };
-    if !seconds.is_finite() || seconds <= 0.0 || seconds > 86_400.0 {
-        return Err(err());
+    let ns = match scaled(num, ns_per_unit) {
+        Err(Scale::NotANumber) => return Err(err()),
+        Err(Scale::TooLarge) => return Err(range(format!("at most {max_text}"))),
+        Ok((whole, rem, den)) => whole + u128::from(rem >= den - rem),
+    };
+    if ns == 0 {
+        return Err(range("at least 1ns".into()));
     }
-    Ok(Duration::from_secs_f64(seconds))
+    if ns > max.as_nanos() {
+        return Err(range(format!("at most {max_text}")));
+    }
+    Ok(Duration::from_nanos(ns as u64))
 }
 
-/// Parses a positive whole number bounded by `max`.
+/// Parses a positive whole number bounded by `max`; digits beyond u64 are out of range, too.
 pub fn parse_count(text: &str, min: u64, max: u64) -> Result<u64, ParseError> {
-    let n: u64 = text
-        .trim()
-        .parse()
-        .map_err(|_| ParseError::Count(text.to_string()))?;
+    let range = || ParseError::Range(text.to_string(), format!("must be between {min} and {max}"));
+    let t = text.trim();
+    let n: u64 = match t.parse() {
+        Ok(n) => n,
+        Err(_) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => return Err(range()),
+        Err(_) => return Err(ParseError::Count(text.to_string())),
+    };
     if n < min || n > max {
-        return Err(ParseError::Range(
-            text.to_string(),
-            format!("must be between {min} and {max}"),
-        ));
+        return Err(range());
     }
     Ok(n)
 }
@@ -113,10 +184,12 @@ pub fn parse_count(text: &str, min: u64, max: u64) -> Result<u64, ParseError> {
 /// Formats a byte count with binary prefixes, e.g. `32 KiB`, as sysfs reports caches.
 pub fn format_bytes_binary(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
+    // Whole units counted in integers: a float would round a count above 2^53 to a
+    // multiple of 1024 and print a figure that is not the count.
+    let mut value = bytes;
     let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 && (value / 1024.0).fract() == 0.0 {
-        value /= 1024.0;
+    while value >= 1024 && unit < UNITS.len() - 1 && value.is_multiple_of(1024) {
+        value /= 1024;
         unit += 1;
     }
     if unit == 0 && bytes >= 1 << 20 {
@@ -339,6 +412,12 @@ mod tests {
         assert_eq!(format_bytes_binary(1536), "1536 B");
         assert_eq!(format_bytes_binary(1400), "1400 B");
         assert_eq!(format_bytes_binary(1_500_000), "1.4 MiB");
+        // Above 2^53 a float rounds to a multiple of 1024: the count is shown as it is.
+        assert_eq!(format_bytes_binary(27_901_997_800_715_262), "25376.7 TiB");
+        assert_eq!(
+            format_bytes_binary(u64::MAX - 1023),
+            "18014398509481983 KiB"
+        );
     }
 
     #[test]
@@ -397,6 +476,227 @@ mod tests {
                     let (shown, f) = d.unit(sub, b).unwrap();
                     assert_eq!(to_base(shown), Some((b, f)));
                 }
+            }
+        }
+    }
+
+    /// The sizes and durations named in issue 16: beyond 2^64 − 1 bytes is out of range (never
+    /// wrapped or saturated to u64::MAX), the largest size is exact, and the message is one line.
+    #[test]
+    fn overflow_is_out_of_range() {
+        for text in [
+            "99999999999999999999G",
+            "18446744073709551615K",
+            "18446744073709551616",
+            "18446744073709551616.0",
+            "17179869184Gi",
+            "340282366920938463463374607431768211456T",
+        ] {
+            let e = parse_size(text).unwrap_err();
+            assert!(matches!(e, ParseError::Range(..)), "{text}: {e}");
+            assert_eq!(
+                e.to_string(),
+                format!("'{text}' is out of range: {SIZE_RANGE}")
+            );
+        }
+        assert_eq!(parse_size("18446744073709551615"), Ok(u64::MAX));
+        assert_eq!(parse_size("16777215.999999999Ti").ok(), None);
+        assert_eq!(parse_size_binary("16777215T"), Ok(16_777_215 << 40));
+        assert!(matches!(
+            parse_size_binary("16777216T"),
+            Err(ParseError::Range(..))
+        ));
+        assert!(matches!(
+            parse_duration("99999999999999999999s"),
+            Err(ParseError::Range(..))
+        ));
+        assert!(matches!(
+            parse_duration("0.4ns"),
+            Err(ParseError::Range(..))
+        ));
+        assert_eq!(parse_duration("0.5ns"), Ok(Duration::from_nanos(1)));
+        assert!(matches!(
+            parse_count("99999999999999999999", 1, 10),
+            Err(ParseError::Range(..))
+        ));
+    }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Text near the grammars: digits, points and spaces, with every unit and some that
+        /// are none.
+        fn near_grammar() -> impl Strategy<Value = String> {
+            let units = vec![
+                "", "K", "KB", "Ki", "KiB", "k", "kib", "M", "Mi", "MB", "G", "Gi", "GiB", "T",
+                "Ti", "B", "b", "i", "iB", "P", "ms", "us", "µs", "ns", "s", "m", "min", "h", "e3",
+                "-", "x", "..", "KiKi", "sB",
+            ];
+            (
+                "[ ]?[0-9]{0,30}(\\.[0-9]{0,30})?[ ]?",
+                proptest::sample::select(units),
+            )
+                .prop_map(|(n, u)| format!("{n}{u}"))
+        }
+
+        /// The decimal (K…T) and binary (Ki…Ti) suffixes with their factors.
+        const SUFFIXES: [(&str, u128); 10] = [
+            ("", 1),
+            ("K", 1000),
+            ("M", 1_000_000),
+            ("G", 1_000_000_000),
+            ("T", 1_000_000_000_000),
+            ("KiB", 1 << 10),
+            ("Mi", 1 << 20),
+            ("GiB", 1 << 30),
+            ("Ti", 1 << 40),
+            ("B", 1),
+        ];
+
+        /// Byte counts that are whole numbers of some unit, and any.
+        fn byte_counts() -> impl Strategy<Value = u64> {
+            let units = [
+                1u64,
+                1000,
+                1024,
+                1_000_000,
+                1 << 20,
+                1_000_000_000,
+                1 << 30,
+                1 << 40,
+            ];
+            prop_oneof![
+                any::<u64>(),
+                (any::<u32>(), proptest::sample::select(units.to_vec()))
+                    .prop_map(|(k, u)| u64::from(k).saturating_mul(u)),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            #[test]
+            fn arbitrary_text_never_panics(s in any::<String>()) {
+                let _ = parse_size(&s);
+                let _ = parse_size_binary(&s);
+                let _ = parse_duration(&s);
+                let _ = parse_count(&s, 0, u64::MAX);
+            }
+
+            /// Near the grammar nothing panics either, and every error is one line that
+            /// quotes what was typed.
+            #[test]
+            fn errors_quote_the_input_on_one_line(s in near_grammar()) {
+                let errors = [
+                    parse_size(&s).err(),
+                    parse_size_binary(&s).err(),
+                    parse_duration(&s).err(),
+                    parse_count(&s, 1, 100).err(),
+                ];
+                for e in errors.into_iter().flatten() {
+                    let m = e.to_string();
+                    prop_assert!(m.starts_with(&format!("'{s}' ")) && !m.contains('\n'), "{m}");
+                }
+            }
+
+            /// A number with a suffix is exactly that many bytes, or out of range beyond
+            /// 2^64 − 1: never rounded through a float, wrapped or saturated.
+            #[test]
+            fn sizes_are_exact_or_out_of_range(
+                v in prop_oneof![any::<u64>().prop_map(u128::from), any::<u128>()],
+                tenths in 0u128..10,
+                unit in 0..SUFFIXES.len(),
+            ) {
+                let (suffix, factor) = SUFFIXES[unit];
+                let exact = v.checked_mul(factor);
+                let text = format!("{v}{suffix}");
+                match exact {
+                    Some(b) if b <= u128::from(u64::MAX) => {
+                        prop_assert_eq!(parse_size(&text), Ok(b as u64));
+                    }
+                    _ => prop_assert!(matches!(parse_size(&text), Err(ParseError::Range(..)))),
+                }
+                // With a fraction: exact when it makes whole bytes, refused when it does not.
+                let text = format!("{v}.{tenths}{suffix}");
+                let tenth = tenths * factor;
+                match exact.and_then(|b| b.checked_add(tenth / 10)) {
+                    Some(b) if tenth % 10 != 0 => {
+                        prop_assert!(parse_size(&text).is_err(), "{}: {}", text, b);
+                    }
+                    Some(b) if b <= u128::from(u64::MAX) => {
+                        prop_assert_eq!(parse_size(&text), Ok(b as u64));
+                    }
+                    _ => prop_assert!(matches!(parse_size(&text), Err(ParseError::Range(..)))),
+                }
+            }
+
+            /// fio's grammar: K…T binary, with or without i and B.
+            #[test]
+            fn binary_sizes_are_exact_or_out_of_range(v in any::<u64>(), p in 0u32..5, form in 0..4) {
+                let prefix = ["", "K", "M", "G", "T"][p as usize];
+                let suffix = match (p, form) {
+                    (0, _) => String::new(),
+                    (_, 0) => prefix.to_string(),
+                    (_, 1) => format!("{prefix}B"),
+                    (_, 2) => format!("{prefix}i"),
+                    _ => format!("{}iB", prefix.to_lowercase()),
+                };
+                let text = format!("{v}{suffix}");
+                match v.checked_mul(1 << (10 * p)) {
+                    Some(b) => prop_assert_eq!(parse_size_binary(&text), Ok(b)),
+                    None => prop_assert!(matches!(
+                        parse_size_binary(&text),
+                        Err(ParseError::Range(..))
+                    )),
+                }
+            }
+
+            /// What peakbench prints as a size reads back as the same number of bytes when it
+            /// is exact (no decimal point): decimal units by `parse_size`, binary units by both.
+            #[test]
+            fn formatted_sizes_round_trip(b in byte_counts()) {
+                let decimal = format_size(b);
+                if !decimal.contains('.') {
+                    prop_assert_eq!(parse_size(&decimal), Ok(b), "{}", decimal);
+                }
+                let binary = format_bytes_binary(b);
+                if !binary.contains('.') {
+                    prop_assert_eq!(parse_size(&binary), Ok(b), "{}", binary);
+                    prop_assert_eq!(parse_size_binary(&binary), Ok(b), "{}", binary);
+                }
+            }
+
+            /// A duration as Rust prints it (`1.000000001s`, `250ms`, `100µs`, `50ns`) or as a
+            /// whole number of any unit reads back to the nanosecond; beyond 24 h it is out of
+            /// range.
+            #[test]
+            fn durations_round_trip_to_the_nanosecond(
+                ns in prop_oneof![1u64..=1_000_000, 1u64..=MAX_DURATION.as_nanos() as u64],
+                n in 1u64..=u64::MAX,
+                unit in 0usize..5,
+            ) {
+                let d = Duration::from_nanos(ns);
+                prop_assert_eq!(parse_duration(&format!("{d:?}")), Ok(d), "{:?}", d);
+                let (name, per) = [("ns", 1u128), ("us", 1_000), ("ms", 1_000_000), ("s", 1_000_000_000), ("min", 60_000_000_000)][unit];
+                let text = format!("{n}{name}");
+                let total = u128::from(n) * per;
+                if total <= MAX_DURATION.as_nanos() {
+                    prop_assert_eq!(parse_duration(&text), Ok(Duration::from_nanos(total as u64)));
+                } else {
+                    prop_assert!(matches!(parse_duration(&text), Err(ParseError::Range(..))), "{}", text);
+                }
+            }
+
+            /// Digits beyond what any counter holds are out of range, for every grammar.
+            #[test]
+            fn huge_numbers_are_out_of_range(digits in "[1-9][0-9]{20,60}", unit in 0..SUFFIXES.len()) {
+                let text = format!("{digits}{}", SUFFIXES[unit].0);
+                prop_assert!(matches!(parse_size(&text), Err(ParseError::Range(..))));
+                prop_assert!(matches!(parse_size_binary(&text), Err(ParseError::Range(..))));
+                let ms = format!("{digits}ms");
+                prop_assert!(matches!(parse_duration(&ms), Err(ParseError::Range(..))));
+                prop_assert!(matches!(parse_count(&digits, 1, u64::MAX), Err(ParseError::Range(..))));
             }
         }
     }

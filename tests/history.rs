@@ -25,6 +25,13 @@ fn store_round_trips_a_report() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sub/history.db");
     let report = common::fixed_report();
+    // A database named by the caller goes into a directory that exists (one rule for outputs).
+    let e = Store::open(&path).err().unwrap().to_string();
+    assert!(
+        e.contains("directory") && e.contains("does not exist"),
+        "{e}"
+    );
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
     let mut store = Store::open(&path).unwrap();
     let run = store.begin_run(&report).unwrap();
     store.add_records(run, 0, &report.results[..2]).unwrap();
@@ -403,4 +410,97 @@ fn a_read_only_database_can_be_read() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(before, after);
+}
+
+/// Item 14 of issue 16: a results database on a full file system (a tmpfs of its own, filled;
+/// root only). Importing into a new one fails with one line naming the database and the full
+/// file system, and leaves no file (no empty database, no -wal/-shm); storing into an existing
+/// one fails the same way (SQLite's "database or disk is full" and "disk I/O error" both) and
+/// leaves its runs readable; a benchmark whose run cannot be stored says so in one warning and
+/// still writes its results.
+#[test]
+fn a_full_file_system_is_said_in_one_line() {
+    let Some((dir, _unmount)) = common::tmpfs("size=1m") else {
+        return;
+    };
+    let d = dir.path().to_str().unwrap();
+    let full = format!(
+        "the file system of {d} is full; free space there or choose another database with --db"
+    );
+    let old = dir.path().join("old.db");
+    let old_s = old.to_str().unwrap();
+    let import = |db: &str, name: &str| {
+        let file = fixture(name);
+        vec![
+            "history".to_string(),
+            "--db".into(),
+            db.into(),
+            "--import".into(),
+            file.to_str().unwrap().into(),
+        ]
+    };
+    peakbench(&old)
+        .args(import(old_s, "base.json"))
+        .assert()
+        .success();
+    // Held open here: its -wal and -shm exist, so that the next writes fail inside SQLite.
+    let mut store = Store::open(&old).unwrap();
+    common::fill(dir.path());
+    let new_db = |names: Vec<String>| names.iter().any(|n| n.starts_with("new.db"));
+
+    let new = format!("{d}/new.db");
+    let args = import(&new, "base.json");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    common::one_line_exit(
+        &args,
+        1,
+        &[&format!("cannot open the results database {new}: "), &full],
+    );
+    assert!(!new_db(common::left_in(dir.path())));
+
+    let args = import(old_s, "regressed.json");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    common::one_line_exit(&args, 1, &[&format!("results database {old_s}: "), &full]);
+    let mut big = common::fixed_report();
+    let records = big.results.clone();
+    for _ in 0..200 {
+        big.results.extend(records.iter().cloned());
+    }
+    let e = store.import(&big).unwrap_err().to_string();
+    assert!(
+        e.starts_with("cannot store the") && e.contains(old_s) && e.contains(&full),
+        "{e}"
+    );
+    drop(store);
+    let listed = peakbench(&old)
+        .args(["history", "--json"])
+        .assert()
+        .success();
+    let runs: serde_json::Value = serde_json::from_slice(&listed.get_output().stdout).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 1, "{runs}");
+
+    let out_dir = tempfile::tempdir().unwrap();
+    let json = out_dir.path().join("r.json");
+    let run = peakbench(Path::new(&new))
+        .args([
+            "cpu",
+            "--workload",
+            "NULL",
+            "--threads",
+            "1",
+            "--repeat",
+            "1",
+        ])
+        .args(["--warmup", "0", "--duration", "10ms", "--quiet", "--json"])
+        .arg(&json)
+        .assert()
+        .success();
+    let err = String::from_utf8(run.get_output().stderr.clone()).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("warning: the run is not stored in the history: ") && err.contains(&full),
+        "{err}"
+    );
+    assert!(json.is_file());
+    assert!(!new_db(common::left_in(dir.path())));
 }

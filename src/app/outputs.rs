@@ -1,12 +1,12 @@
 //! Where a run's results go: the files of each format, the terminal, the results database, and
 //! the units they are printed in.
 
-use crate::error::UsageError;
+use crate::files::check_output_file;
 use crate::report;
 use crate::results::Report;
 use crate::units::Display;
 use anyhow::Context;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// An exporter: a pure function from a report to bytes.
 type Exporter = fn(&Report) -> Vec<u8>;
@@ -49,13 +49,19 @@ impl Outputs {
             .any(|p| p.as_os_str() == "-")
     }
 
-    /// Checks that each output file can be created before any benchmark runs.
+    /// Checks that each output file, and a results database the user named, can be created
+    /// before any benchmark runs (the rule of [`crate::files::check_output_file`]).
     pub fn validate(&self) -> anyhow::Result<()> {
         for path in [&self.json, &self.csv, &self.markdown, &self.html]
             .into_iter()
             .flatten()
         {
             check_output_file(path)?;
+        }
+        if self.history
+            && let Some(db) = &self.db
+        {
+            check_output_file(db)?;
         }
         Ok(())
     }
@@ -114,31 +120,4 @@ impl Outputs {
     pub fn db_path(&self) -> anyhow::Result<PathBuf> {
         crate::history::db_path(self.db.as_deref())
     }
-}
-
-/// Checks that an output file can be created (`-`, standard output, always can): its
-/// directory exists and it is not itself a directory.
-pub fn check_output_file(path: &Path) -> anyhow::Result<()> {
-    if path.as_os_str() == "-" {
-        return Ok(());
-    }
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
-    if let Some(dir) = dir
-        && !dir.is_dir()
-    {
-        return Err(UsageError(format!(
-            "cannot write {}: directory {} does not exist; create it or choose another path",
-            path.display(),
-            dir.display()
-        ))
-        .into());
-    }
-    if path.is_dir() {
-        return Err(UsageError(format!(
-            "cannot write {}: it is a directory; give a file name",
-            path.display()
-        ))
-        .into());
-    }
-    Ok(())
 }

@@ -210,7 +210,7 @@ impl Recorder {
             if self.output.stdout_taken() {
                 eprint!("{table}");
             } else {
-                print!("{table}");
+                crate::files::print(&table)?;
             }
             if let (Some(run), Ok(path)) = (stored, self.output.db_path()) {
                 eprintln!(

@@ -112,14 +112,14 @@ pub fn parse_threads(s: &str) -> Result<usize, String> {
     count_in(s, 1, 4096)
 }
 
+/// A duration of at most 600 s (one repetition, or one wait).
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    let d = units::parse_duration(s).map_err(|e| e.to_string())?;
-    if d > std::time::Duration::from_secs(600) {
-        return Err(format!(
-            "'{s}' is out of range: at most 600s per repetition"
-        ));
-    }
-    Ok(d)
+    units::parse_duration_within(
+        s,
+        std::time::Duration::from_secs(600),
+        "600s per repetition",
+    )
+    .map_err(|e| e.to_string())
 }
 
 /// Parses a positive finite number.
@@ -136,4 +136,52 @@ pub fn parse_assignment<T: std::str::FromStr<Err = String>>(s: &str) -> Result<(
         .split_once('=')
         .ok_or_else(|| format!("'{s}' is not WORKLOAD=VALUE, e.g. DP=16"))?;
     Ok((name.parse()?, parse_positive(value)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The command line's own bounds are said, whatever the number's size.
+    #[test]
+    fn overflow_is_out_of_range_on_the_command_line() {
+        assert_eq!(
+            parse_duration("99999999999999999999s").unwrap_err(),
+            "'99999999999999999999s' is out of range: at most 600s per repetition"
+        );
+        assert_eq!(
+            parse_duration("601s").unwrap_err(),
+            "'601s' is out of range: at most 600s per repetition"
+        );
+        assert_eq!(
+            parse_duration("600s"),
+            Ok(std::time::Duration::from_secs(600))
+        );
+        assert_eq!(
+            parse_threads("18446744073709551616").unwrap_err(),
+            "'18446744073709551616' is out of range: must be between 1 and 4096"
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Every parser of a count, a duration or a number answers any text without panicking,
+        /// with one line quoting it.
+        #[test]
+        fn option_parsers_never_panic(s in "[0-9a-zA-Zµ.,= -]{0,40}") {
+            let errors = [
+                parse_repeat(&s).err(),
+                parse_warmup(&s).err(),
+                parse_threads(&s).err(),
+                parse_duration(&s).err(),
+                parse_positive(&s).err(),
+            ];
+            for e in errors.into_iter().flatten() {
+                prop_assert!(e.starts_with(&format!("'{s}' ")), "{}", e);
+                prop_assert!(!e.contains('\n'));
+            }
+        }
+    }
 }

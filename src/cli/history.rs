@@ -20,14 +20,12 @@ pub struct DbArgs {
 
 impl DbArgs {
     pub fn path(&self) -> anyhow::Result<PathBuf> {
-        match &self.db {
-            Some(p) => Ok(p.clone()),
-            None => history::default_path().map_err(|e| UsageError(e).into()),
-        }
+        history::db_path(self.db.as_deref())
     }
 
+    /// The database for writing (see [`history::open`]).
     pub fn open(&self) -> anyhow::Result<Store> {
-        Store::open(&self.path()?)
+        history::open(self.db.as_deref())
     }
 
     /// The database for reading only (listing, comparing, reporting).
@@ -142,15 +140,13 @@ pub fn run_history(args: HistoryArgs) -> anyhow::Result<()> {
         Vec::new()
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&runs)?);
-        return Ok(());
+        return crate::files::print(&format!("{}\n", serde_json::to_string_pretty(&runs)?));
     }
     if runs.is_empty() {
-        println!(
-            "no runs in {} yet: every benchmark command stores its run there",
+        return crate::files::print(&format!(
+            "no runs in {} yet: every benchmark command stores its run there\n",
             args.db.path()?.display()
-        );
-        return Ok(());
+        ));
     }
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED);
@@ -177,8 +173,7 @@ pub fn run_history(args: HistoryArgs) -> anyhow::Result<()> {
             command,
         ]);
     }
-    println!("{table}");
-    Ok(())
+    crate::files::print(&format!("{table}\n"))
 }
 
 fn table_of(changes: &[Change], display: &units::Display) -> Table {
@@ -242,13 +237,18 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
         .into());
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&changes)?);
+        crate::files::print(&format!("{}\n", serde_json::to_string_pretty(&changes)?))?;
     } else {
-        println!(
-            "A: {} ({}), B: {} ({}); significance: Welch's t-test, p < {}; regression: worse by more than {} %",
-            args.a, a.started_at, args.b, b.started_at, args.alpha, args.threshold
-        );
-        println!("{}", table_of(&changes, &args.display.display()));
+        crate::files::print(&format!(
+            "A: {} ({}), B: {} ({}); significance: Welch's t-test, p < {}; regression: worse by more than {} %\n{}\n",
+            args.a,
+            a.started_at,
+            args.b,
+            b.started_at,
+            args.alpha,
+            args.threshold,
+            table_of(&changes, &args.display.display())
+        ))?;
     }
     let regressions = changes.iter().filter(|c| c.regression).count();
     if regressions > 0 {

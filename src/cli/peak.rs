@@ -2,8 +2,8 @@
 //! the "theoretical" column of machines not at hand. Nothing is measured.
 
 use super::common::{UsageError, count_in, parse_positive};
-use crate::app::outputs::check_output_file;
 use crate::bench::cpu::{CpuWorkload, Op, operation};
+use crate::files::check_output_file;
 use crate::report;
 use crate::sysinfo::peak::{CpuPeakOverrides, Peak, cpu_peak};
 use crate::sysinfo::uarch::{self, Uarch};
@@ -160,7 +160,7 @@ pub fn run(args: PeakArgs) -> anyhow::Result<()> {
             (format!("{} ({})", p.workload, p.operation), r)
         })
         .collect();
-    print!(
+    crate::files::print(&format!(
         "{}: {} socket{} × {} cores at {} GHz (nothing measured; table: {})\n{}",
         sheet.microarchitecture,
         sheet.sockets,
@@ -169,8 +169,7 @@ pub fn run(args: PeakArgs) -> anyhow::Result<()> {
         sheet.clock_ghz,
         sheet.table_source,
         report::table::render_peaks(&rows)
-    );
-    Ok(())
+    ))
 }
 
 #[cfg(test)]

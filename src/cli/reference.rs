@@ -45,7 +45,6 @@ pub fn render(statuses: &[ToolStatus]) -> String {
 
 pub fn run(args: ReferenceArgs) -> anyhow::Result<()> {
     match args.command {
-        ReferenceCommand::Check => print!("{}", render(&reference::check())),
+        ReferenceCommand::Check => crate::files::print(&render(&reference::check())),
     }
-    Ok(())
 }

@@ -1,8 +1,7 @@
 //! `peakbench report INPUT --html FILE [--png DIR]`: the self-contained HTML report of a run and
 //! its charts as PNG files, from the JSON document the run wrote.
 
-use super::common::UsageError;
-use crate::app::outputs::check_output_file;
+use crate::files::{check_output_dir, check_output_file, create_output_dir};
 use crate::report;
 use anyhow::Context;
 use clap::Args;
@@ -25,7 +24,7 @@ pub struct ReportArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Write every chart as a PNG file (1440 × 840 for a line chart, for slides) into DIR,
-    /// created if missing.
+    /// created if missing (its parent must exist).
     #[arg(long, value_name = "DIR")]
     pub png: Option<PathBuf>,
     #[command(flatten)]
@@ -40,21 +39,13 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.html {
         check_output_file(path)?;
     }
-    if let Some(dir) = &args.png
-        && dir.exists()
-        && !dir.is_dir()
-    {
-        return Err(UsageError(format!(
-            "cannot write PNG files into {}: it is not a directory",
-            dir.display()
-        ))
-        .into());
+    if let Some(dir) = &args.png {
+        check_output_dir(dir)?;
     }
     let report = super::history::load_run(&args.input, &args.db, &args.limit)?
         .displayed(&args.display.display());
     if let Some(dir) = &args.png {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create directory {}", dir.display()))?;
+        create_output_dir(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         for (name, png) in report::charts::pngs(&report) {
             let bytes = png.with_context(|| format!("cannot draw {name}"))?;
             let path = dir.join(&name);

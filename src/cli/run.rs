@@ -87,15 +87,19 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
         );
     }
     if args.dry_run {
-        for (i, job) in jobs.iter().enumerate() {
-            println!(
-                "job {}: peakbench {}  (about {})",
-                i + 1,
-                job.line.join(" "),
-                format_duration(job.estimate)
-            );
-        }
-        return Ok(());
+        let lines: String = jobs
+            .iter()
+            .enumerate()
+            .map(|(i, job)| {
+                format!(
+                    "job {}: peakbench {}  (about {})\n",
+                    i + 1,
+                    job.line.join(" "),
+                    format_duration(job.estimate)
+                )
+            })
+            .collect();
+        return crate::files::print(&lines);
     }
     let mut rec = Recorder::new(argv, args.output.outputs());
     let outcome = suite::run(jobs, &mut rec);

@@ -1,6 +1,5 @@
 //! `peakbench sysinfo`.
 
-use super::common::UsageError;
 use crate::report;
 use crate::results::Report;
 use crate::sysinfo::{ClockBudget, collect};
@@ -17,27 +16,18 @@ pub struct SysinfoArgs {
 }
 
 pub fn run(args: SysinfoArgs, argv: Vec<String>) -> anyhow::Result<()> {
-    if let Some(dir) = args
-        .json
-        .as_ref()
-        .and_then(|p| p.parent())
-        .filter(|d| !d.as_os_str().is_empty() && !d.is_dir())
-    {
-        return Err(UsageError(format!(
-            "cannot write the JSON file: directory {} does not exist",
-            dir.display()
-        ))
-        .into());
+    if let Some(path) = &args.json {
+        crate::files::check_output_file(path)?;
     }
     let sys = collect(ClockBudget::default());
     let report = Report::new(sys, argv);
     match &args.json {
         Some(path) => crate::files::write_output(path, &report::json::render(&report))
             .with_context(|| format!("cannot write {}", path.display()))?,
-        None => print!("{}", report::table::render_system(&report.system)),
+        None => crate::files::print(&report::table::render_system(&report.system))?,
     }
     if args.json.as_ref().is_some_and(|p| p.as_os_str() != "-") {
-        print!("{}", report::table::render_system(&report.system));
+        crate::files::print(&report::table::render_system(&report.system))?;
     }
     Ok(())
 }

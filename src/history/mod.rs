@@ -107,9 +107,18 @@ pub fn db_path(db: Option<&Path>) -> anyhow::Result<PathBuf> {
     }
 }
 
-/// Opens the database at `db` (see [`db_path`]).
+/// Opens the database at `db` (see [`db_path`]) for writing. The default place's directory is
+/// created (the user did not choose it); a database the user named must be in a directory that
+/// exists ([`crate::files::check_output_file`]).
 pub fn open(db: Option<&Path>) -> anyhow::Result<Store> {
-    Store::open(&db_path(db)?)
+    let path = db_path(db)?;
+    if db.is_none() {
+        let dir = dir_of(&path);
+        std::fs::create_dir_all(dir)
+            .map_err(|e| crate::files::explained(e, dir))
+            .map_err(|e| anyhow::anyhow!("cannot create the directory {}: {e}", dir.display()))?;
+    }
+    Store::open(&path)
 }
 
 /// A run as `history` lists it.
@@ -128,6 +137,8 @@ pub struct RunSummary {
 /// An open results database.
 pub struct Store {
     conn: Connection,
+    /// Its file, named in errors.
+    path: PathBuf,
 }
 
 /// The layout version a database records in `meta`.
@@ -147,8 +158,42 @@ fn check_version(version: &str, what: &str) -> anyhow::Result<()> {
     )
 }
 
-fn sql_err(what: &str) -> impl Fn(rusqlite::Error) -> anyhow::Error + '_ {
-    move |e| anyhow::anyhow!("{what}: {e}")
+/// A database error as one line: `what`, then why. A full file system says which one and
+/// what to do (see [`is_full`]).
+fn sql_err<'a>(what: &'a str, db: &'a Path) -> impl Fn(rusqlite::Error) -> anyhow::Error + 'a {
+    move |e| {
+        if is_full(&e, db) {
+            let full = std::io::Error::from(std::io::ErrorKind::StorageFull);
+            if let Some(problem) = crate::files::space_problem(&full, dir_of(db)) {
+                return anyhow::anyhow!(
+                    "{what}: {problem}; free space there or choose another database with --db"
+                );
+            }
+        }
+        anyhow::anyhow!("{what}: {e}")
+    }
+}
+
+/// The directory holding the database `db`.
+fn dir_of(db: &Path) -> &Path {
+    db.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Whether SQLite failed for want of space: SQLITE_FULL ("database or disk is full"), or an
+/// I/O error or a file it cannot open while the file system of `db` has nothing left (SQLite
+/// says only "disk I/O error" when it cannot grow its -shm file).
+fn is_full(e: &rusqlite::Error, db: &Path) -> bool {
+    use rusqlite::ErrorCode::{CannotOpen, DiskFull, SystemIoFailure};
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) => {
+            f.code == DiskFull
+                || (matches!(f.code, SystemIoFailure | CannotOpen)
+                    && crate::files::is_full(dir_of(db)))
+        }
+        _ => false,
+    }
 }
 
 impl Store {
@@ -173,46 +218,81 @@ impl Store {
         };
         // A WAL database on read-only media has no -shm file to share: then read it as an
         // immutable file (nothing else can be writing to it there).
+        let err = sql_err(&what, path);
         let conn = match Connection::open_with_flags(uri(""), flags) {
             Ok(c) if stored_version(&c).is_ok() => c,
-            _ => Connection::open_with_flags(uri("&immutable=1"), flags).map_err(sql_err(&what))?,
+            _ => Connection::open_with_flags(uri("&immutable=1"), flags).map_err(&err)?,
         };
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(sql_err(&what))?;
-        match stored_version(&conn).optional().map_err(sql_err(&what))? {
-            Some(v) => check_version(&v, &what).map(|()| Store { conn }),
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(&err)?;
+        match stored_version(&conn).optional().map_err(&err)? {
+            Some(v) => check_version(&v, &what).map(|()| Store {
+                conn,
+                path: path.to_path_buf(),
+            }),
             None => anyhow::bail!("{what}: it is not a peakbench results database"),
         }
     }
 
-    /// Opens (creating it and its directory if needed) the database at `path`.
+    /// Opens (creating it if needed) the database at `path`, whose directory must exist. A
+    /// database this call created is removed again when the file system is too full to set it
+    /// up.
     pub fn open(path: &Path) -> anyhow::Result<Store> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                anyhow::anyhow!("cannot create the directory of {}: {e}", path.display())
-            })?;
-        }
+        crate::files::check_output_file(path)?;
+        let existed = path.exists();
         let what = format!("cannot open the results database {}", path.display());
-        let conn = Connection::open(path).map_err(sql_err(&what))?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(sql_err(&what))?;
+        let mut full = false;
+        let err = |e: rusqlite::Error| {
+            full |= is_full(&e, path);
+            sql_err(&what, path)(e)
+        };
+        let opened = Self::set_up(path, err);
+        if opened.is_err() && full && !existed {
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                let mut name = path.as_os_str().to_owned();
+                name.push(suffix);
+                let _ = std::fs::remove_file(name);
+            }
+        }
+        opened
+    }
+
+    /// Opens or creates the database at `path`, in WAL mode with the current layout.
+    fn set_up(
+        path: &Path,
+        mut err: impl FnMut(rusqlite::Error) -> anyhow::Error,
+    ) -> anyhow::Result<Store> {
+        let conn = Connection::open(path).map_err(&mut err)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(&mut err)?;
         // WAL: readers see whole transactions only; a killed writer leaves a readable file.
         let _: String = conn
             .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-            .map_err(sql_err(&what))?;
+            .map_err(&mut err)?;
         conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")
-            .map_err(sql_err(&what))?;
-        conn.execute_batch(SCHEMA).map_err(sql_err(&what))?;
-        let version = stored_version(&conn).optional().map_err(sql_err(&what))?;
+            .map_err(&mut err)?;
+        conn.execute_batch(SCHEMA).map_err(&mut err)?;
+        let version = stored_version(&conn).optional().map_err(&mut err)?;
         match version {
             None => {
                 conn.execute(
                     "INSERT OR IGNORE INTO meta(key, value) VALUES ('db_version', ?1)",
                     [DB_VERSION.to_string()],
                 )
-                .map_err(sql_err(&what))?;
+                .map_err(&mut err)?;
             }
-            Some(v) => check_version(&v, &what)?,
+            Some(v) => check_version(
+                &v,
+                &format!("cannot open the results database {}", path.display()),
+            )?,
         }
-        Ok(Store { conn })
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// What failed, naming the database (for the errors of writes).
+    fn what(&self, doing: &str) -> String {
+        format!("{doing} in the results database {}", self.path.display())
     }
 
     /// Records the start of a run (status `running`); returns its id.
@@ -231,7 +311,7 @@ impl Store {
                     serde_json::to_string(&report.system)?,
                 ],
             )
-            .map_err(sql_err("cannot store the run"))?;
+            .map_err(sql_err(&self.what("cannot store the run"), &self.path))?;
         let run = self.conn.last_insert_rowid();
         if let Some(fleet) = &report.fleet {
             self.conn
@@ -239,7 +319,10 @@ impl Store {
                     "INSERT INTO fleets(run_id, fleet) VALUES (?1, ?2)",
                     params![run, serde_json::to_string(fleet)?],
                 )
-                .map_err(sql_err("cannot store the run's nodes"))?;
+                .map_err(sql_err(
+                    &self.what("cannot store the run's nodes"),
+                    &self.path,
+                ))?;
         }
         Ok(run)
     }
@@ -251,8 +334,12 @@ impl Store {
         first_seq: usize,
         records: &[ResultRecord],
     ) -> anyhow::Result<()> {
-        let what = "cannot store the points";
-        let tx = self.conn.transaction().map_err(sql_err(what))?;
+        let what = format!(
+            "cannot store the points in the results database {}",
+            self.path.display()
+        );
+        let err = sql_err(&what, &self.path);
+        let tx = self.conn.transaction().map_err(&err)?;
         for (i, rec) in records.iter().enumerate() {
             let finite = |v: f64| v.is_finite().then_some(v);
             tx.execute(
@@ -272,17 +359,17 @@ impl Store {
                     serde_json::to_string(rec)?,
                 ],
             )
-            .map_err(sql_err(what))?;
+            .map_err(&err)?;
             let point = tx.last_insert_rowid();
             let mut stmt = tx
                 .prepare_cached("INSERT INTO samples(point_id, idx, value) VALUES (?1, ?2, ?3)")
-                .map_err(sql_err(what))?;
+                .map_err(&err)?;
             for (j, s) in rec.samples.iter().enumerate() {
                 stmt.execute(params![point, j as i64, finite(*s)])
-                    .map_err(sql_err(what))?;
+                    .map_err(&err)?;
             }
         }
-        tx.commit().map_err(sql_err(what))
+        tx.commit().map_err(&err)
     }
 
     /// Records how a run ended.
@@ -293,7 +380,10 @@ impl Store {
                 "UPDATE runs SET status = ?1, finished_at = ?2 WHERE id = ?3",
                 params![status, now, run],
             )
-            .map_err(sql_err("cannot store the end of the run"))?;
+            .map_err(sql_err(
+                &self.what("cannot store the end of the run"),
+                &self.path,
+            ))?;
         Ok(())
     }
 
@@ -315,7 +405,7 @@ impl Store {
                         (SELECT COUNT(*) FROM points p WHERE p.run_id = r.id)
                  FROM runs r ORDER BY r.id",
             )
-            .map_err(sql_err(what))?;
+            .map_err(sql_err(what, &self.path))?;
         let rows = stmt
             .query_map([], |r| {
                 let cmd: String = r.get(6)?;
@@ -330,8 +420,9 @@ impl Store {
                     points: r.get(7)?,
                 })
             })
-            .map_err(sql_err(what))?;
-        rows.collect::<Result<_, _>>().map_err(sql_err(what))
+            .map_err(sql_err(what, &self.path))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(sql_err(what, &self.path))
     }
 
     /// Resolves `latest`, `latest~N` or a number to a run id that exists.
@@ -351,7 +442,7 @@ impl Store {
                     |r| r.get(0),
                 )
                 .optional()
-                .map_err(sql_err(what))?
+                .map_err(sql_err(what, &self.path))?
         } else {
             let n: i64 = run.trim().parse().map_err(|_| {
                 crate::error::UsageError(format!(
@@ -361,7 +452,7 @@ impl Store {
             self.conn
                 .query_row("SELECT id FROM runs WHERE id = ?1", [n], |r| r.get(0))
                 .optional()
-                .map_err(sql_err(what))?
+                .map_err(sql_err(what, &self.path))?
         };
         id.ok_or_else(|| {
             crate::error::UsageError(format!(
@@ -382,16 +473,16 @@ impl Store {
                     [run],
                     |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
                 )
-                .map_err(sql_err(what))?;
+                .map_err(sql_err(what, &self.path))?;
         let mut stmt = self
             .conn
             .prepare("SELECT record FROM points WHERE run_id = ?1 ORDER BY seq, id")
-            .map_err(sql_err(what))?;
+            .map_err(sql_err(what, &self.path))?;
         let records = stmt
             .query_map([run], |r| r.get::<_, String>(0))
-            .map_err(sql_err(what))?
+            .map_err(sql_err(what, &self.path))?
             .map(|r| {
-                let text = r.map_err(sql_err(what))?;
+                let text = r.map_err(sql_err(what, &self.path))?;
                 serde_json::from_str::<ResultRecord>(&text)
                     .map_err(|e| anyhow::anyhow!("{what}: a stored point is unreadable: {e}"))
             })
@@ -402,7 +493,7 @@ impl Store {
                 r.get(0)
             })
             .optional()
-            .map_err(sql_err(what))?;
+            .map_err(sql_err(what, &self.path))?;
         let fleet = fleet
             .map(|f| serde_json::from_str(&f))
             .transpose()

@@ -644,3 +644,47 @@ impl Drop for Unmount {
         let _ = std::process::Command::new("umount").arg(&self.0).status();
     }
 }
+
+/// Fills the file system holding `dir` to the last byte with a file `filler` in it (written
+/// until the file system says it is full).
+pub fn fill(dir: &std::path::Path) {
+    use std::io::Write;
+    let mut f = std::fs::File::create(dir.join("filler")).unwrap();
+    let chunk = vec![0u8; 4096];
+    loop {
+        match f.write(&chunk) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::StorageFull => break,
+            Err(e) => panic!("filling {}: {e}", dir.display()),
+        }
+    }
+    // The last partial page: byte by byte.
+    while f.write(&[0]).is_ok_and(|n| n == 1) {}
+}
+
+/// The names in `dir` but `filler`, sorted: what a command left behind.
+pub fn left_in(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "filler")
+        .collect();
+    names.sort();
+    names
+}
+
+/// Runs the real binary with `args` and checks the failure contract: exit code `code`, one
+/// line on stderr containing every one of `expected`, no panic.
+pub fn one_line_exit(args: &[&str], code: i32, expected: &[&str]) {
+    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .env("PEAKBENCH_DB", test_db())
+        .args(args)
+        .assert()
+        .code(code);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    for e in expected {
+        assert!(stderr.contains(e), "{args:?}: expected '{e}' in: {stderr}");
+    }
+}

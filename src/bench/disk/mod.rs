@@ -115,8 +115,8 @@ pub struct DiskOptions {
 /// Why a disk run cannot start or go on. Each message says what to do.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum DiskError {
-    #[error("directory {0} does not exist; create it or choose another --dir")]
-    DirMissing(String),
+    #[error("directory {dir} does not exist; create it first or choose another {option}")]
+    DirMissing { dir: String, option: &'static str },
     #[error("{0} is not a directory; give a directory to --dir")]
     NotADir(String),
     #[error("{0} is a directory; give a file path to --file, or use --dir")]
@@ -134,9 +134,22 @@ pub enum DiskError {
     #[error("no permission to write {0}; choose a --dir you can write")]
     Permission(String),
     #[error(
-        "not enough free space in {path}: the test needs {need} bytes and {free} are free; use a smaller --size or another --dir"
+        "not enough free space in {path}: the test file needs {need} bytes (--size and 5 % for the file system's own data) and {free} are free; free space there, give a smaller --size or choose another {option}"
     )]
-    NoSpace { path: String, need: u64, free: u64 },
+    NoSpace {
+        path: String,
+        need: u64,
+        free: u64,
+        option: &'static str,
+    },
+    #[error(
+        "cannot {doing}: {problem}; free space there, give a smaller --size or choose another {option}"
+    )]
+    Full {
+        doing: String,
+        problem: String,
+        option: &'static str,
+    },
     #[error(
         "the file system of {0} does not support O_DIRECT; use --buffered or a --dir on a disk file system"
     )]
@@ -250,9 +263,10 @@ struct Plan {
 fn run_thread<E: Engine>(
     engine: &mut E,
     plan: Plan,
-    fd: i32,
+    target: &Target,
     sync: bool,
 ) -> Result<ThreadStats, DiskError> {
+    let fd = target.file.as_raw_fd();
     let mut hist = new_hist();
     let mut rng = SplitMix64(plan.seed);
     let mut next_seq = 0u64;
@@ -280,16 +294,18 @@ fn run_thread<E: Engine>(
     let start = Instant::now();
     let ramp_end = start + plan.ramp;
     let deadline = ramp_end + plan.runtime;
+    // A copy-on-write file system (btrfs, ZFS) needs free space to overwrite, too.
     let io_err = |e: std::io::Error| match e.raw_os_error() {
-        Some(libc::ENOSPC) => DiskError::NoSpace {
-            path: "the target".into(),
-            need: 0,
-            free: 0,
-        },
         Some(libc::EINVAL) => DiskError::Io(format!(
             "I/O refused (EINVAL): {e}; the file system may not support O_DIRECT at this block size: try --buffered"
         )),
-        _ => DiskError::Io(format!("I/O failed: {e}")),
+        _ => target.io_error(
+            e,
+            format!(
+                "write the test file {} during the run",
+                target.path.display()
+            ),
+        ),
     };
     for slot in 0..plan.depth {
         let (dir, off) = pick(&mut rng);
@@ -477,7 +493,8 @@ impl<'a> DiskSession<'a> {
         let stats: Mutex<Vec<Vec<ThreadStats>>> =
             Mutex::new((0..point.threads).map(|_| Vec::new()).collect());
         let failure: Mutex<Option<DiskError>> = Mutex::new(None);
-        let fd = self.target.file.as_raw_fd();
+        let target = &self.target;
+        let fd = target.file.as_raw_fd();
         let round = std::sync::atomic::AtomicU64::new(0);
         let reps = Repetition {
             warmup: 0,
@@ -506,14 +523,16 @@ impl<'a> DiskSession<'a> {
                 let result = Buffers::new(point.block as usize, point.iodepth, plan.seed)
                     .map_err(|e| DiskError::Io(format!("cannot allocate I/O buffers: {e}")))
                     .and_then(|bufs| match opts.engine {
-                        EngineKind::Psync => run_thread(&mut Psync::new(fd, bufs), plan, fd, sync),
+                        EngineKind::Psync => {
+                            run_thread(&mut Psync::new(fd, bufs), plan, target, sync)
+                        }
                         EngineKind::IoUring => uring::Uring::new(fd, bufs)
                             .map_err(|e| DiskError::UringUnavailable(e.to_string()))
-                            .and_then(|mut u| run_thread(&mut u, plan, fd, sync)),
+                            .and_then(|mut u| run_thread(&mut u, plan, target, sync)),
                         EngineKind::Null => run_thread(
                             &mut NullEngine::new(point.block as usize, point.iodepth),
                             plan,
-                            fd,
+                            target,
                             sync,
                         ),
                     });

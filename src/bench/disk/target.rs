@@ -38,6 +38,8 @@ pub struct Target {
     pub is_block_device: bool,
     /// Removed on drop: peakbench created it.
     created: bool,
+    /// The option that chose it, `--dir` or `--file` (named in what to do after an error).
+    option: &'static str,
 }
 
 impl Drop for Target {
@@ -48,27 +50,35 @@ impl Drop for Target {
     }
 }
 
-fn io_error(path: &Path, e: std::io::Error, what: &str) -> DiskError {
-    match e.raw_os_error() {
-        Some(libc::EROFS) => DiskError::ReadOnly(path.display().to_string()),
-        Some(libc::ENOSPC) => DiskError::NoSpace {
-            path: path.display().to_string(),
-            need: 0,
-            free: 0,
-        },
-        Some(libc::EACCES) | Some(libc::EPERM) => DiskError::Permission(path.display().to_string()),
-        _ => DiskError::Io(format!("{what} {}: {e}", path.display())),
-    }
+/// The directory holding `path` (`.` for a bare name).
+fn dir_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }
 
-/// Free bytes for an unprivileged writer in the file system holding `dir`.
-fn free_bytes(dir: &Path) -> Option<u64> {
-    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
-    // SAFETY: statvfs fills the zeroed struct; c is a valid NUL-terminated path.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
-    (rc == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
+/// The error of `doing` something to the file at `path` (`doing` names the file), chosen by
+/// `option`. Running out of space (ENOSPC, EDQUOT) on a file system says which one is full; on
+/// a block device ENOSPC means an I/O past its end, an ordinary I/O error.
+fn io_error(
+    path: &Path,
+    e: std::io::Error,
+    doing: String,
+    option: &'static str,
+    block_device: bool,
+) -> DiskError {
+    if !block_device && let Some(problem) = crate::files::space_problem(&e, dir_of(path)) {
+        return DiskError::Full {
+            doing,
+            problem,
+            option,
+        };
+    }
+    match e.raw_os_error() {
+        Some(libc::EROFS) => DiskError::ReadOnly(path.display().to_string()),
+        Some(libc::EACCES) | Some(libc::EPERM) => DiskError::Permission(path.display().to_string()),
+        _ => DiskError::Io(format!("cannot {doing}: {e}")),
+    }
 }
 
 fn open_flags(direct: bool) -> i32 {
@@ -77,10 +87,17 @@ fn open_flags(direct: bool) -> i32 {
 
 /// Opens (creating where allowed) the target of `size` bytes.
 pub fn open(place: &Place, size: u64, direct: bool) -> Result<Target, DiskError> {
+    let option = match place {
+        Place::Dir(_) => "--dir",
+        Place::File { .. } => "--file",
+    };
     let (path, created, is_block_device) = match place {
         Place::Dir(dir) => {
             if !dir.exists() {
-                return Err(DiskError::DirMissing(dir.display().to_string()));
+                return Err(DiskError::DirMissing {
+                    dir: dir.display().to_string(),
+                    option,
+                });
             }
             if !dir.is_dir() {
                 return Err(DiskError::NotADir(dir.display().to_string()));
@@ -107,32 +124,33 @@ pub fn open(place: &Place, size: u64, direct: bool) -> Result<Target, DiskError>
             }
             Ok(_) => (path.clone(), false, false),
             Err(_) => {
-                let dir = path
-                    .parent()
-                    .filter(|p| !p.as_os_str().is_empty())
-                    .unwrap_or(Path::new("."));
+                let dir = dir_of(path);
                 if !dir.is_dir() {
-                    return Err(DiskError::DirMissing(dir.display().to_string()));
+                    return Err(DiskError::DirMissing {
+                        dir: dir.display().to_string(),
+                        option,
+                    });
                 }
                 (path.clone(), true, false)
             }
         },
     };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .to_path_buf();
+    let dir = dir_of(&path);
     if created
-        && let Some(free) = free_bytes(&dir)
+        && let Some(free) = crate::files::free_bytes(dir)
         && free < need_with_margin(size)
     {
         return Err(DiskError::NoSpace {
             path: dir.display().to_string(),
-            need: size,
+            need: need_with_margin(size),
             free,
+            option,
         });
     }
+    let fail = |e, doing: &str| {
+        let doing = format!("{doing} {}", path.display());
+        io_error(&path, e, doing, option, is_block_device)
+    };
     let mut opts = OpenOptions::new();
     opts.read(true).write(true).custom_flags(open_flags(direct));
     if created {
@@ -146,11 +164,10 @@ pub fn open(place: &Place, size: u64, direct: bool) -> Result<Target, DiskError>
             }
             return Err(DiskError::DirectUnsupported(path.display().to_string()));
         }
-        Err(e) => return Err(io_error(&path, e, "cannot open")),
+        Err(e) if created => return Err(fail(e, "create the test file")),
+        Err(e) => return Err(fail(e, "open")),
     };
-    let meta = file
-        .metadata()
-        .map_err(|e| io_error(&path, e, "cannot stat"))?;
+    let meta = file.metadata().map_err(|e| fail(e, "stat"))?;
     let dev = if is_block_device {
         meta.rdev()
     } else {
@@ -184,6 +201,7 @@ pub fn open(place: &Place, size: u64, direct: bool) -> Result<Target, DiskError>
         device,
         is_block_device,
         created,
+        option,
     })
 }
 
@@ -222,28 +240,31 @@ impl Target {
             };
             if n < 0 {
                 let e = std::io::Error::last_os_error();
-                return Err(match e.raw_os_error() {
-                    Some(libc::ENOSPC) => DiskError::NoSpace {
-                        path: self.path.display().to_string(),
-                        need: self.size,
-                        free: off,
-                    },
-                    Some(libc::EINVAL) if self.direct => {
-                        DiskError::DirectUnsupported(self.path.display().to_string())
-                    }
-                    _ => io_error(&self.path, e, "cannot write"),
-                });
+                if e.raw_os_error() == Some(libc::EINVAL) && self.direct {
+                    return Err(DiskError::DirectUnsupported(
+                        self.path.display().to_string(),
+                    ));
+                }
+                return Err(self.io_error(
+                    e,
+                    format!(
+                        "lay out the {}-byte test file {} ({off} bytes written)",
+                        self.size,
+                        self.path.display()
+                    ),
+                ));
             }
             off += n as u64;
         }
+        let laid_out = format!("lay out the test file {}", self.path.display());
         self.file
             .sync_all()
-            .map_err(|e| io_error(&self.path, e, "cannot sync"))?;
+            .map_err(|e| self.io_error(e, laid_out.clone()))?;
         if !self.is_block_device {
             let m = self
                 .file
                 .metadata()
-                .map_err(|e| io_error(&self.path, e, "cannot stat"))?;
+                .map_err(|e| self.io_error(e, laid_out.clone()))?;
             if m.blocks() * 512 < self.size {
                 return Err(DiskError::Io(format!(
                     "{} is still sparse after layout ({} of {} bytes allocated)",
@@ -259,6 +280,12 @@ impl Target {
     /// Whether peakbench created the file (and will remove it).
     pub fn created(&self) -> bool {
         self.created
+    }
+
+    /// The error of `doing` something to the target (`doing` names it): a full file system
+    /// says which one and what to do.
+    pub fn io_error(&self, e: std::io::Error, doing: String) -> DiskError {
+        io_error(&self.path, e, doing, self.option, self.is_block_device)
     }
 }
 /// The free space a file of `size` bytes needs: itself and 5 % (file system metadata); a size
