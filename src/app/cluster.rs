@@ -73,7 +73,7 @@ pub fn run(c: ClusterRun, argv: Vec<String>) -> anyhow::Result<()> {
                     .iter()
                     .map(|l| format!("{}→{}", l.src, l.dst))
                     .collect();
-                println!("{pattern}: {}", links.join(" "));
+                crate::files::print(&format!("{pattern}: {}\n", links.join(" ")))?;
             }
             return Ok(());
         }

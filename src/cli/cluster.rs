@@ -141,7 +141,7 @@ pub fn run(args: ClusterArgs, argv: Vec<String>) -> anyhow::Result<()> {
     match args.command {
         ClusterCommand::Identity(a) => {
             let id = detect(&a)?;
-            println!("{}", serde_json::to_string(&id)?);
+            crate::files::print(&format!("{}\n", serde_json::to_string(&id)?))?;
             Ok(())
         }
         ClusterCommand::Run(a) => run_cluster(*a, argv),
