@@ -17,6 +17,9 @@ use std::time::Duration;
 fn tiny(w: &Workload, dir: &Path) -> Vec<String> {
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     let mut args = s(&[w.subsystem, "--workload", w.name]);
+    if matches!(w.name, "LINPACK" | "DGEMM") {
+        args.extend(s(&["--n", "96"]));
+    }
     args.extend(match w.subsystem {
         "cpu" => s(&[
             "--threads",

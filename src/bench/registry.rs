@@ -6,6 +6,7 @@
 
 use super::cpu::CpuWorkload;
 use super::disk::DiskWorkload;
+use super::linalg::workload::LinalgWorkload;
 use super::mem::MemWorkload;
 use super::net::NetWorkload;
 
@@ -98,6 +99,22 @@ pub const ALL: &[Workload] = &[
         None,
     ),
     w("cpu", "NULL", "the harness alone", false, LATENCY, None),
+    w(
+        "cpu",
+        "LINPACK",
+        "solve of a random dense system by LU with partial pivoting (HPL's problem, count and residual check)",
+        false,
+        THROUGHPUT,
+        None,
+    ),
+    w(
+        "cpu",
+        "DGEMM",
+        "fp64 matrix multiply C = A·B (2·N³ operations)",
+        false,
+        THROUGHPUT,
+        None,
+    ),
     w(
         "mem",
         "RWS",
@@ -216,7 +233,11 @@ pub fn defaults(subsystem: &str) -> impl Iterator<Item = &'static Workload> + '_
 /// The names each subsystem's own type knows, in its order (what the command line parses).
 pub fn subsystem_names(subsystem: &str) -> Vec<&'static str> {
     match subsystem {
-        "cpu" => CpuWorkload::ALL.iter().map(|w| w.name()).collect(),
+        "cpu" => CpuWorkload::ALL
+            .iter()
+            .map(|w| w.name())
+            .chain(LinalgWorkload::ALL.iter().map(|w| w.name()))
+            .collect(),
         "mem" => MemWorkload::ALL.iter().map(|w| w.name()).collect(),
         "disk" => DiskWorkload::ALL.iter().map(|w| w.name()).collect(),
         "net" => [NetWorkload::Throughput, NetWorkload::Latency]

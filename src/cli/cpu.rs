@@ -5,17 +5,30 @@ use super::common::{
 };
 use crate::app::Recorder;
 use crate::bench::cpu::{CpuOptions, CpuSession, CpuWorkload, Scaling, points};
+use crate::bench::linalg::workload::{self as linalg, LinalgPoint, LinalgWorkload};
 use crate::report;
 use crate::runner::Repetition;
 use crate::sysinfo::Isa;
+use crate::sysinfo::peak::CpuPeakOverrides;
 use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct CpuArgs {
     /// Workloads: QP (int8), HP (int16), SP (fp32 FMA), DP (fp64 FMA), INT32, INT64, NULL
-    /// (harness overhead). Default: all but NULL.
+    /// (harness overhead); LINPACK (HPL's dense solve) and DGEMM (fp64 matrix multiply), sized
+    /// by --n or --memory-fraction. Default: QP to INT64.
     #[arg(long, value_delimiter = ',', value_parser = parse_workload)]
-    pub workload: Vec<CpuWorkload>,
+    pub workload: Vec<CpuChoice>,
+    /// LINPACK, DGEMM: the order N of the matrices; a list sweeps. Default: from
+    /// --memory-fraction, at most 8000.
+    #[arg(long, value_delimiter = ',', value_parser = parse_n, conflicts_with = "memory_fraction")]
+    pub n: Vec<usize>,
+    /// LINPACK, DGEMM: N from this share of the available memory (HPL's usual way, e.g. 0.8).
+    #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
+    pub memory_fraction: Option<f64>,
+    /// LINPACK: the factorisation's block (HPL's NB).
+    #[arg(long, default_value_t = linalg::DEFAULT_NB, value_parser = parse_nb)]
+    pub nb: usize,
     /// Thread counts to sweep, e.g. 1,2,4. Default: 1, 2, 4 … up to the hardware threads.
     #[arg(long, value_delimiter = ',', value_parser = parse_threads)]
     pub threads: Vec<usize>,
@@ -40,8 +53,41 @@ pub struct CpuArgs {
     pub output: OutputArgs,
 }
 
-fn parse_workload(s: &str) -> Result<CpuWorkload, String> {
-    s.parse()
+/// A workload of `peakbench cpu`: a synthetic kernel or a linear-algebra one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuChoice {
+    Kernel(CpuWorkload),
+    Linalg(LinalgWorkload),
+}
+
+fn parse_workload(s: &str) -> Result<CpuChoice, String> {
+    match s.parse::<LinalgWorkload>() {
+        Ok(w) => Ok(CpuChoice::Linalg(w)),
+        Err(_) => s
+            .parse::<CpuWorkload>()
+            .map(CpuChoice::Kernel)
+            .map_err(|e| format!("{e}, LINPACK or DGEMM")),
+    }
+}
+
+/// The largest N accepted: 2^20 (8 TiB of matrix), far beyond any machine's memory.
+const MAX_N: u64 = 1 << 20;
+
+fn parse_n(s: &str) -> Result<usize, String> {
+    super::common::count_in(s, 1, MAX_N)
+}
+
+fn parse_nb(s: &str) -> Result<usize, String> {
+    super::common::count_in(s, 1, 4096)
+}
+
+fn parse_fraction(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(f) if f > 0.0 && f <= 0.95 => Ok(f),
+        _ => Err(format!(
+            "'{s}' is not a share of memory: give a number above 0 and at most 0.95"
+        )),
+    }
 }
 
 fn parse_isa(s: &str) -> Result<Isa, String> {
@@ -58,11 +104,37 @@ pub fn run(args: CpuArgs, argv: Vec<String>) -> anyhow::Result<()> {
 /// Measures the points of `args` into `rec` (one command, or one job of a suite).
 pub fn run_into(args: CpuArgs, rec: &mut Recorder) -> anyhow::Result<()> {
     let sys = rec.system();
+    let kernels: Vec<CpuWorkload> = args
+        .workload
+        .iter()
+        .filter_map(|c| match c {
+            CpuChoice::Kernel(w) => Some(*w),
+            CpuChoice::Linalg(_) => None,
+        })
+        .collect();
+    let linalg: Vec<LinalgWorkload> = args
+        .workload
+        .iter()
+        .filter_map(|c| match c {
+            CpuChoice::Linalg(w) => Some(*w),
+            CpuChoice::Kernel(_) => None,
+        })
+        .collect();
+    if linalg.is_empty() && (!args.n.is_empty() || args.memory_fraction.is_some()) {
+        return Err(UsageError(
+            "--n and --memory-fraction size LINPACK and DGEMM: add --workload LINPACK or DGEMM"
+                .into(),
+        )
+        .into());
+    }
+    if !args.workload.is_empty() && kernels.is_empty() {
+        return run_linalg(&args, &linalg, rec);
+    }
     let opts = CpuOptions {
         workloads: if args.workload.is_empty() {
             CpuWorkload::DEFAULT.to_vec()
         } else {
-            args.workload.clone()
+            kernels
         },
         threads: if args.threads.is_empty() {
             crate::sweep::powers_of_two_up_to(sys.cpu.threads as usize)
@@ -101,6 +173,92 @@ pub fn run_into(args: CpuArgs, rec: &mut Recorder) -> anyhow::Result<()> {
             session.run(point, tick).map(|r| vec![r]).map_err(|e| {
                 anyhow::anyhow!("{} with {} threads: {e}", point.workload, point.threads)
             })
+        },
+    )?;
+    if linalg.is_empty() {
+        return Ok(());
+    }
+    run_linalg(&args, &linalg, rec)
+}
+
+/// The LINPACK and DGEMM points: workload × N × threads, each `--repeat` solves or multiplies
+/// after `--warmup` untimed ones.
+fn run_linalg(
+    args: &CpuArgs,
+    workloads: &[LinalgWorkload],
+    rec: &mut Recorder,
+) -> anyhow::Result<()> {
+    let sys = rec.system();
+    let threads = if args.threads.is_empty() {
+        vec![sys.cpu.threads as usize]
+    } else {
+        args.threads.clone()
+    };
+    let memory = sys.memory.available_bytes.get().copied().unwrap_or(4 << 30);
+    let mut pts = Vec::new();
+    for &workload in workloads {
+        let sizes = if args.n.is_empty() {
+            let n = workload.n_for_memory(memory, args.memory_fraction.unwrap_or(0.1));
+            vec![if args.memory_fraction.is_some() {
+                n
+            } else {
+                n.min(8000)
+            }]
+        } else {
+            args.n.clone()
+        };
+        for &n in &sizes {
+            for &t in &threads {
+                pts.push(LinalgPoint {
+                    workload,
+                    n,
+                    threads: t,
+                });
+            }
+        }
+    }
+    let overrides = CpuPeakOverrides {
+        clock_ghz: args.clock_ghz,
+        ops_per_cycle: args
+            .ops_per_cycle
+            .iter()
+            .find(|(w, _)| *w == CpuWorkload::Dp)
+            .map(|(_, v)| *v),
+        gops_per_core: args
+            .peak
+            .iter()
+            .find(|(w, _)| *w == CpuWorkload::Dp)
+            .map(|(_, v)| *v),
+    };
+    let reps = Repetition {
+        warmup: args.run.warmup,
+        repeat: args.run.repeat,
+    };
+    if !rec.quiet() {
+        eprintln!(
+            "peakbench cpu: {} — built-in engine ({}), {} repetitions after {} warm-up; the peak is fp64 FMA's (DP=… in --ops-per-cycle and --peak applies)",
+            report::table::machine_line(&sys),
+            linalg::plan(&sys, 1).kernel.isa,
+            reps.repeat,
+            reps.warmup
+        );
+    }
+    let rounds = (reps.warmup + reps.repeat) as u64;
+    rec.drive(
+        &pts,
+        |_| rounds,
+        |p| format!("{} N={} ×{}", p.workload.name(), p.n, p.threads),
+        |point, tick| {
+            linalg::run(&sys, point, args.nb, reps, &overrides, tick)
+                .map(|r| vec![r])
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "{} at N = {} with {} threads: {e}",
+                        point.workload.name(),
+                        point.n,
+                        point.threads
+                    )
+                })
         },
     )
 }

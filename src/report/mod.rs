@@ -59,7 +59,11 @@ fn base_variant(params: &Params, metric: &str) -> String {
             // HP on a core with native fp16 arithmetic is an fp16 FMA: say so beside the ISA.
             Some(k) if k.operation == "fp16 FMA" => format!("{} {}", k.isa.name(), k.operation),
             Some(k) => k.isa.name().into(),
-            None => String::new(),
+            None => p
+                .linalg
+                .as_ref()
+                .map(|l| format!("N={} {}", l.n, l.micro_kernel))
+                .unwrap_or_default(),
         },
         Params::Disk(p) => {
             let mut v = format!(

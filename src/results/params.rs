@@ -128,8 +128,35 @@ pub struct CpuParams {
     pub oversubscribed: bool,
     #[serde(flatten)]
     pub kernel: Option<CpuKernel>,
+    /// LINPACK and DGEMM points: the problem and how it was solved.
+    #[serde(flatten)]
+    pub linalg: Option<LinalgParams>,
     #[serde(flatten)]
     pub node: NodeTag,
+}
+
+/// A dense linear-algebra point (LINPACK, DGEMM): its size and engine, and for LINPACK HPL's
+/// residual check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinalgParams {
+    /// The order of the matrices (HPL's N).
+    pub n: usize,
+    /// `built-in` (peakbench's own multiply and factorisation).
+    pub engine: String,
+    /// The multiply's micro-kernel: its instruction set and register tile, e.g. `AVX-512 24x8`.
+    pub micro_kernel: String,
+    /// The factorisation's block (HPL's NB); LINPACK only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nb: Option<usize>,
+    /// The operations of one solve or multiply as counted (LINPACK: HPL's 2/3·N³ + 3/2·N²;
+    /// DGEMM: 2·N³).
+    pub flops: f64,
+    /// LINPACK: HPL's scaled residual ‖Ax−b‖∞ / (ε·(‖A‖∞·‖x‖∞ + ‖b‖∞)·N) of the last
+    /// repetition, and whether every repetition passed (below 16).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub residual: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub residual_passed: Option<bool>,
 }
 
 /// What a CPU throughput point ran and the clock it ran at.
@@ -396,6 +423,7 @@ pub enum Params {
 /// the same point. Named by their JSON keys, which the schema fixes.
 pub const IDENTITY: &[&str] = &[
     "threads",
+    "n",
     "isa",
     "scaling",
     "block_size_bytes",

@@ -4,7 +4,7 @@
 use crate::sysinfo::LogicalCpu;
 use std::collections::BTreeMap;
 
-pub use crate::sysinfo::cpuset::{allowed_cpus, pin_current_thread};
+pub use crate::sysinfo::cpuset::{allowed_cpus, pin_current_thread, restrict_current_thread};
 
 /// Where a point's threads run.
 #[derive(Debug, Clone, PartialEq, Eq)]

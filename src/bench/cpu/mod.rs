@@ -347,6 +347,7 @@ impl<'a> CpuSession<'a> {
             cores: placement.cores,
             oversubscribed: placement.oversubscribed,
             kernel: None,
+            linalg: None,
             node: NodeTag::default(),
         };
         let reps = self.opts.reps;

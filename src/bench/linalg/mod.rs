@@ -8,3 +8,4 @@ pub mod gemm;
 pub mod hpl;
 pub mod kernels;
 pub mod lu;
+pub mod workload;

@@ -1,0 +1,358 @@
+//! The LINPACK and DGEMM workloads of `peakbench cpu`: a point is a problem size and a thread
+//! count; each repetition times one solve (LINPACK: factorisation and solve, HPL's count of
+//! operations, HPL's residual check) or one multiply (DGEMM: C = A·B, 2·N³ operations). The
+//! rate is in GOPS (GFLOP/s) against the machine's fp64 FMA peak.
+
+use super::gemm::{Blocking, Gemm, MatMut, MatRef};
+use super::{hpl, kernels, lu};
+use crate::results::ResultRecord;
+use crate::results::params::{CpuParams, LinalgParams, NodeTag, Params};
+use crate::runner::{Repetition, affinity};
+use crate::sysinfo::SystemInfo;
+use crate::sysinfo::peak::{CpuPeakOverrides, OpClass, cpu_peak};
+use std::time::Instant;
+
+/// A dense linear-algebra workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LinalgWorkload {
+    /// Solve A·x = b by LU with partial pivoting (HPL's problem and count).
+    Linpack,
+    /// C = A·B in double precision.
+    Dgemm,
+}
+
+impl LinalgWorkload {
+    pub const ALL: [LinalgWorkload; 2] = [LinalgWorkload::Linpack, LinalgWorkload::Dgemm];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LinalgWorkload::Linpack => "LINPACK",
+            LinalgWorkload::Dgemm => "DGEMM",
+        }
+    }
+
+    /// Matrices of N² values a point allocates.
+    fn matrices(self) -> u64 {
+        match self {
+            LinalgWorkload::Linpack => 1,
+            LinalgWorkload::Dgemm => 3,
+        }
+    }
+
+    /// The largest N whose matrices fit `fraction` of `bytes`, in multiples of 64 (HPL's way of
+    /// choosing N from memory).
+    pub fn n_for_memory(self, bytes: u64, fraction: f64) -> usize {
+        let values = (bytes as f64 * fraction) / (8.0 * self.matrices() as f64);
+        ((values.max(0.0).sqrt() as usize) / 64 * 64).max(64)
+    }
+
+    /// Bytes a point of order `n` on `threads` threads allocates: the matrices and the
+    /// workspaces (packed panels, a copy of U12), overflow-checked.
+    pub fn bytes(self, n: usize, nb: usize, threads: usize, g: &Gemm) -> Option<u64> {
+        let n = n as u64;
+        let matrices = n.checked_mul(n)?.checked_mul(8 * self.matrices())?;
+        let b = g.blocking;
+        let packs = ((b.kc * (b.nc + b.mc + g.kernel.nr + g.kernel.mr)) as u64)
+            .checked_mul(8 * threads as u64)?;
+        let u12 = (nb as u64)
+            .checked_mul(n)?
+            .checked_mul(8 * threads as u64)?;
+        matrices
+            .checked_add(packs)?
+            .checked_add(u12)?
+            .checked_add(n * 8 * 2)
+    }
+}
+
+impl std::str::FromStr for LinalgWorkload {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        LinalgWorkload::ALL
+            .into_iter()
+            .find(|w| w.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| format!("unknown linear-algebra workload '{s}'; use LINPACK or DGEMM"))
+    }
+}
+
+/// Why a point could not be measured.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LinalgError {
+    #[error(
+        "{workload} at N = {n} needs {need} bytes of memory and {available} are available; choose a smaller --n or --memory-fraction"
+    )]
+    Memory {
+        workload: &'static str,
+        n: usize,
+        need: u64,
+        available: u64,
+    },
+    #[error("{0} at N = {1} is too large to allocate; choose a smaller --n")]
+    TooLarge(&'static str, usize),
+    #[error(
+        "the residual check FAILED at N = {n}: scaled residual {scaled:.3e} is not below HPL's threshold 16; the solve is wrong, no figure is reported"
+    )]
+    Residual { n: usize, scaled: f64 },
+    #[error("{0}")]
+    Solve(#[from] lu::LuError),
+    #[error("{0}")]
+    Shape(#[from] super::gemm::ShapeError),
+    #[error("could not pin the threads: {0}")]
+    Pin(String),
+}
+
+/// One point: a workload at order `n` on `threads` threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinalgPoint {
+    pub workload: LinalgWorkload,
+    pub n: usize,
+    pub threads: usize,
+}
+
+/// HPL's usual block for the factorisation.
+pub const DEFAULT_NB: usize = 256;
+
+/// The multiply's plan for this machine: its widest micro-kernel, blocked for the caches one
+/// thread has (L1 and L2 its own, its share of the last level).
+pub fn plan(sys: &SystemInfo, threads: usize) -> Gemm {
+    let kernel = kernels::best();
+    let size = |level: u32| {
+        sys.caches
+            .iter()
+            .filter(|c| c.level == level && c.kind != "Instruction")
+            .map(|c| {
+                c.size_bytes
+                    / u64::from(c.shared_by_cpus.max(1))
+                        .min(threads.max(1) as u64)
+                        .max(1)
+            })
+            .next()
+    };
+    Gemm {
+        kernel,
+        blocking: Blocking::for_caches(&kernel, size(1), size(2), size(3)),
+        threads: threads.max(1),
+    }
+}
+
+/// Measures one point: `reps.warmup` untimed and `reps.repeat` timed repetitions, `tick` after
+/// each. The threads run on the CPUs the placement picks.
+pub fn run(
+    sys: &SystemInfo,
+    point: LinalgPoint,
+    nb: usize,
+    reps: Repetition,
+    overrides: &CpuPeakOverrides,
+    tick: &mut dyn FnMut(),
+) -> Result<ResultRecord, LinalgError> {
+    let LinalgPoint {
+        workload,
+        n,
+        threads,
+    } = point;
+    let allowed = affinity::allowed_cpus();
+    let placement = affinity::place(threads, &allowed, &sys.cpu.logical);
+    let g = plan(sys, threads);
+    let need = workload
+        .bytes(n, nb, threads, &g)
+        .ok_or(LinalgError::TooLarge(workload.name(), n))?;
+    if let Some(&available) = sys.memory.available_bytes.get()
+        && need > available
+    {
+        return Err(LinalgError::Memory {
+            workload: workload.name(),
+            n,
+            need,
+            available,
+        });
+    }
+    // The calling thread runs on the placement's CPUs while the point runs (the threads of the
+    // multiply and the factorisation inherit the set), then on what it had before.
+    affinity::restrict_current_thread(&placement.cpus)
+        .map_err(|e| LinalgError::Pin(e.to_string()))?;
+    let outcome = match workload {
+        LinalgWorkload::Linpack => linpack(&g, n, nb, reps, tick),
+        LinalgWorkload::Dgemm => dgemm(&g, n, reps, tick),
+    };
+    let _ = affinity::restrict_current_thread(&allowed);
+    let outcome = outcome?;
+    let flops = match workload {
+        LinalgWorkload::Linpack => hpl::flops(n),
+        LinalgWorkload::Dgemm => 2.0 * (n as f64).powi(3),
+    };
+    let samples: Vec<f64> = outcome.seconds.iter().map(|t| flops / t / 1e9).collect();
+    let clock = if threads > 1 {
+        &sys.cpu.all_core_clock_ghz
+    } else {
+        &sys.cpu.measured_clock_ghz
+    };
+    let peak = cpu_peak(
+        OpClass::Fma { element_bits: 64 },
+        placement.cores,
+        clock.get().copied().ok_or_else(|| {
+            clock
+                .unknown_reason
+                .clone()
+                .unwrap_or_else(|| "the clock was not measured".into())
+        }),
+        sys.uarch(),
+        &sys.cpu.isas,
+        overrides,
+    );
+    let params = CpuParams {
+        threads,
+        cpus: placement.cpus,
+        cores: placement.cores,
+        oversubscribed: placement.oversubscribed,
+        kernel: None,
+        linalg: Some(LinalgParams {
+            n,
+            engine: "built-in".into(),
+            micro_kernel: format!("{} {}x{}", g.kernel.isa, g.kernel.mr, g.kernel.nr),
+            nb: (workload == LinalgWorkload::Linpack).then_some(nb),
+            flops,
+            residual: outcome.residual,
+            residual_passed: outcome.residual.map(|_| true),
+        }),
+        node: NodeTag::default(),
+    };
+    Ok(ResultRecord::new(
+        "cpu",
+        workload.name(),
+        Params::Cpu(params),
+        "throughput",
+        "GOPS",
+        samples,
+        peak,
+    ))
+}
+
+/// The timed repetitions of a point.
+struct Outcome {
+    seconds: Vec<f64>,
+    /// LINPACK: the last repetition's scaled residual (every one passed).
+    residual: Option<f64>,
+}
+
+fn linpack(
+    g: &Gemm,
+    n: usize,
+    nb: usize,
+    reps: Repetition,
+    tick: &mut dyn FnMut(),
+) -> Result<Outcome, LinalgError> {
+    let mut out = Outcome {
+        seconds: Vec::new(),
+        residual: None,
+    };
+    let mut ipiv = vec![0usize; n];
+    for round in 0..reps.warmup + reps.repeat {
+        let seed = 0x5EED + round as u64;
+        // A fresh system each repetition, made outside the timed region.
+        let mut a = hpl::matrix(seed, n, n, g.threads);
+        let mut x = hpl::rhs(seed, n);
+        let t = Instant::now();
+        lu::factor(g, &mut a, n, n, nb, &mut ipiv)?;
+        lu::solve(&a, n, n, &ipiv, &mut x);
+        let seconds = t.elapsed().as_secs_f64();
+        drop(a);
+        let r = hpl::residual(seed, n, &x);
+        if !r.passed {
+            return Err(LinalgError::Residual {
+                n,
+                scaled: r.scaled,
+            });
+        }
+        if round >= reps.warmup {
+            out.seconds.push(seconds);
+            out.residual = Some(r.scaled);
+        }
+        tick();
+    }
+    Ok(out)
+}
+
+fn dgemm(
+    g: &Gemm,
+    n: usize,
+    reps: Repetition,
+    tick: &mut dyn FnMut(),
+) -> Result<Outcome, LinalgError> {
+    let a = hpl::matrix(1, n, n, g.threads);
+    let b = hpl::matrix(2, n, n, g.threads);
+    let mut c = vec![0.0; n * n];
+    let mut seconds = Vec::new();
+    for round in 0..reps.warmup + reps.repeat {
+        let t = Instant::now();
+        g.run(
+            1.0,
+            MatRef {
+                data: &a,
+                rows: n,
+                cols: n,
+                ld: n,
+            },
+            MatRef {
+                data: &b,
+                rows: n,
+                cols: n,
+                ld: n,
+            },
+            0.0,
+            MatMut {
+                data: &mut c,
+                rows: n,
+                cols: n,
+                ld: n,
+            },
+        )?;
+        let s = t.elapsed().as_secs_f64();
+        if round >= reps.warmup {
+            seconds.push(s);
+        }
+        tick();
+    }
+    // A spot check of the product: one element against its plain sum.
+    let (i, j) = (n / 3, n / 2);
+    let want: f64 = (0..n).map(|p| a[i + p * n] * b[p + j * n]).sum();
+    if (c[i + j * n] - want).abs() > 1e-9 * n as f64 {
+        return Err(LinalgError::Residual {
+            n,
+            scaled: f64::INFINITY,
+        });
+    }
+    Ok(Outcome {
+        seconds,
+        residual: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_from_memory_and_the_memory_a_point_needs() {
+        let gib = 1u64 << 30;
+        // 8 GiB at 80 %: HPL's rule of thumb gives about 29 000.
+        let n = LinalgWorkload::Linpack.n_for_memory(8 * gib, 0.8);
+        assert!(
+            (28_000..=29_400).contains(&n) && n.is_multiple_of(64),
+            "{n}"
+        );
+        assert!(LinalgWorkload::Dgemm.n_for_memory(8 * gib, 0.8) < n);
+        assert_eq!(LinalgWorkload::Linpack.n_for_memory(0, 0.5), 64);
+        let g = Gemm::new(2);
+        let b = LinalgWorkload::Linpack.bytes(8000, 256, 2, &g).unwrap();
+        assert!(
+            (8000 * 8000 * 8..8000 * 8000 * 8 + (256 << 20)).contains(&b),
+            "{b}"
+        );
+        assert!(
+            LinalgWorkload::Linpack
+                .bytes(usize::MAX, 256, 2, &g)
+                .is_none()
+        );
+        assert_eq!("linpack".parse(), Ok(LinalgWorkload::Linpack));
+        assert!("HPL".parse::<LinalgWorkload>().is_err());
+    }
+}

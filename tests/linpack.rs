@@ -1,0 +1,107 @@
+//! `peakbench cpu --workload LINPACK,DGEMM`: a tiny solve and multiply with HPL's residual in
+//! the record, and the refusals (too much memory, sizes without a linear-algebra workload).
+
+mod common;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn peakbench() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_peakbench"));
+    c.env("PEAKBENCH_DB", common::test_db())
+        .timeout(std::time::Duration::from_secs(120));
+    c
+}
+
+#[test]
+fn a_tiny_linpack_and_dgemm_report_rate_peak_and_residual() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let out = peakbench()
+        .args([
+            "cpu",
+            "--workload",
+            "LINPACK,DGEMM",
+            "--n",
+            "200,257",
+            "--threads",
+            "1,2",
+        ])
+        .args([
+            "--repeat",
+            "2",
+            "--warmup",
+            "0",
+            "--no-history",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(
+        common::schema_errors(&doc).is_empty(),
+        "{:?}",
+        common::schema_errors(&doc)
+    );
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 8, "2 workloads × 2 sizes × 2 thread counts");
+    for r in results {
+        let p = &r["params"];
+        assert_eq!(r["metric"], "throughput");
+        assert!(r["mean"].as_f64().is_some_and(|v| v > 0.0), "{r}");
+        assert!(p["n"] == 200 || p["n"] == 257, "{p}");
+        assert_eq!(p["engine"], "built-in");
+        if r["workload"] == "LINPACK" {
+            assert_eq!(p["residual_passed"], true, "{p}");
+            assert!(p["residual"].as_f64().is_some_and(|x| x < 16.0), "{p}");
+            assert_eq!(p["nb"], 256);
+        } else {
+            assert!(p.get("residual").is_none(), "{p}");
+        }
+        // The same peak as the DP point, or why it is unknown.
+        assert!(
+            r["peak"].is_number() || r["peak_unknown_reason"].is_string(),
+            "{r}"
+        );
+    }
+}
+
+#[test]
+fn too_much_memory_and_sizes_without_a_workload_are_refused() {
+    let out = peakbench()
+        .args([
+            "cpu",
+            "--workload",
+            "LINPACK",
+            "--n",
+            "1000000",
+            "--threads",
+            "1",
+        ])
+        .args(["--no-history", "--quiet"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("bytes of memory") && err.contains("--n"),
+        "{err}"
+    );
+    common::one_line_exit_2(
+        &["cpu", "--workload", "DP", "--n", "100"],
+        "--workload LINPACK",
+    );
+    common::one_line_exit_2(&["cpu", "--workload", "LINPACK", "--n", "0"], "--n");
+    common::one_line_exit_2(
+        &["cpu", "--workload", "LINPACK", "--memory-fraction", "2"],
+        "share of memory",
+    );
+    common::one_line_exit_2(&["cpu", "--workload", "HPL"], "LINPACK or DGEMM");
+}
