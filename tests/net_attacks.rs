@@ -18,8 +18,8 @@ use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::time::{Duration, Instant};
 
-/// Hello to Welcome on a raw connection to a server without a token.
-fn welcomed(addr: SocketAddr) -> TcpStream {
+/// A raw connection that has said hello (with a fresh nonce).
+fn hello(addr: SocketAddr) -> TcpStream {
     let mut c = raw(addr);
     protocol::send(
         &mut c,
@@ -29,6 +29,12 @@ fn welcomed(addr: SocketAddr) -> TcpStream {
         },
     )
     .unwrap();
+    c
+}
+
+/// Hello to Welcome on a raw connection to a server without a token.
+fn welcomed(addr: SocketAddr) -> TcpStream {
+    let mut c = hello(addr);
     assert!(matches!(
         protocol::recv(&mut c).unwrap(),
         Msg::Welcome { .. }
@@ -106,18 +112,7 @@ fn silent_and_unauthenticated_crowds_do_not_keep_a_client_out() {
         });
         let mut crowd: Vec<TcpStream> = (0..40).map(|_| raw(s.addr)).collect();
         if token.is_some() {
-            for _ in 0..10 {
-                let mut c = raw(s.addr);
-                protocol::send(
-                    &mut c,
-                    &Msg::Hello {
-                        version: PROTOCOL_VERSION,
-                        nonce: auth::new_nonce().unwrap(),
-                    },
-                )
-                .unwrap();
-                crowd.push(c);
-            }
+            crowd.extend((0..10).map(|_| hello(s.addr)));
         }
         // Give the server the time to accept them all.
         std::thread::sleep(Duration::from_millis(200));

@@ -37,7 +37,9 @@ pub enum ShapeError {
     Mismatch(usize, usize, usize, usize, usize, usize),
 }
 
-fn fits(rows: usize, cols: usize, ld: usize, len: usize) -> Result<(), ShapeError> {
+/// Whether a `rows × cols` matrix with leading dimension `ld` fits `len` values (overflow
+/// checked).
+pub(super) fn fits(rows: usize, cols: usize, ld: usize, len: usize) -> Result<(), ShapeError> {
     let need = match cols {
         0 => Some(0),
         _ if rows == 0 => Some(0),

@@ -21,20 +21,7 @@ pub enum LuError {
 const BASE: usize = 8;
 
 fn check(len: usize, rows: usize, cols: usize, ld: usize) -> Result<(), ShapeError> {
-    let need = if rows == 0 || cols == 0 {
-        Some(0)
-    } else {
-        ld.checked_mul(cols - 1).and_then(|x| x.checked_add(rows))
-    };
-    if ld < rows.max(1) || need.is_none_or(|n| n > len) {
-        return Err(ShapeError::Storage {
-            rows,
-            cols,
-            ld,
-            len,
-        });
-    }
-    Ok(())
+    super::gemm::fits(rows, cols, ld, len)
 }
 
 /// Factors the `n × n` matrix `a` (leading dimension `ld`) in place: L below the diagonal (its
