@@ -108,6 +108,9 @@ unsafe fn dgemm_8x4_portable(
 mod x86 {
     use core::arch::x86_64::*;
 
+    /// How far ahead (in values of the packed A panel) the AVX-512 kernel prefetches.
+    const PREFETCH_A: usize = 24 * 8;
+
     /// 24 × 8: three zmm of Ã per step, eight broadcasts of B̃, 24 FMAs.
     ///
     /// # Safety
@@ -126,8 +129,18 @@ mod x86 {
         // 24 × 8 tile of C, as the caller promises.
         unsafe {
             let mut acc = [[_mm512_setzero_pd(); 3]; 8];
+            // The tile of C, wanted at the end, on its way to L1 meanwhile.
+            for j in 0..8 {
+                for r in 0..3 {
+                    _mm_prefetch::<_MM_HINT_T0>(c.add(j * ldc + r * 8).cast());
+                }
+            }
             let (mut a, mut b) = (a, b);
             for _ in 0..kc {
+                // The panel of A streams from L2: fetch it a few steps ahead.
+                _mm_prefetch::<_MM_HINT_T0>(a.wrapping_add(PREFETCH_A).cast());
+                _mm_prefetch::<_MM_HINT_T0>(a.wrapping_add(PREFETCH_A + 8).cast());
+                _mm_prefetch::<_MM_HINT_T0>(a.wrapping_add(PREFETCH_A + 16).cast());
                 let a0 = _mm512_loadu_pd(a);
                 let a1 = _mm512_loadu_pd(a.add(8));
                 let a2 = _mm512_loadu_pd(a.add(16));

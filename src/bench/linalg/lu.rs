@@ -115,15 +115,28 @@ pub fn factor(
         j = next;
         jb = jb2;
     }
-    // Every panel's swaps on the columns left of it, in order.
-    let mut start = 0;
-    while start < n {
-        let w = nb.min(n - start);
-        if start > 0 {
-            swap_rows(a, ld, 0..start, start, &ipiv[start..start + w]);
+    // Every panel's swaps on the columns left of it, in order; the threads take column chunks.
+    let threads = g.threads.max(1);
+    let per = n.div_ceil(threads).max(1);
+    let ipiv = &*ipiv;
+    std::thread::scope(|s| {
+        for (t, cols) in a.chunks_mut(per * ld).enumerate() {
+            let first = t * per;
+            s.spawn(move || {
+                let width = per.min(n - first);
+                let mut start = 0;
+                while start < n {
+                    let w = nb.min(n - start);
+                    // This chunk's columns left of the panel at `start`.
+                    let end = start.min(first + width);
+                    if end > first {
+                        swap_rows(cols, ld, 0..end - first, start, &ipiv[start..start + w]);
+                    }
+                    start += w;
+                }
+            });
         }
-        start += w;
-    }
+    });
     Ok(())
 }
 
