@@ -129,11 +129,76 @@ impl Gemm {
         c: MatMut,
     ) -> Result<(), ShapeError> {
         a.check()?;
-        b.check()?;
-        c.check()?;
-        if a.rows != c.rows || b.cols != c.cols || a.cols != b.rows {
+        self.run_src(alpha, Src::Plain(a), b, beta, c)
+    }
+
+    /// C = α·A·B + β·C with A packed beforehand ([`Gemm::pack`]): for several multiplies by
+    /// the same A, which is then packed once.
+    pub fn run_packed(
+        &self,
+        alpha: f64,
+        a: &PackedA,
+        b: MatRef,
+        beta: f64,
+        c: MatMut,
+    ) -> Result<(), ShapeError> {
+        if a.mr != self.kernel.mr || a.kc != self.blocking.kc || a.mc != self.blocking.mc {
             return Err(ShapeError::Mismatch(
                 a.rows, a.cols, b.rows, b.cols, c.rows, c.cols,
+            ));
+        }
+        self.run_src(alpha, Src::Packed(a), b, beta, c)
+    }
+
+    /// Packs A in the layout the multiply reads (MR-row panels, KC-deep blocks), on the plan's
+    /// threads.
+    pub fn pack(&self, a: MatRef) -> Result<PackedA, ShapeError> {
+        a.check()?;
+        let (mr, kc) = (self.kernel.mr, self.blocking.kc);
+        let (m, k) = (a.rows, a.cols);
+        let padded = m.div_ceil(mr) * mr;
+        let mut data = Aligned::new(padded * k);
+        let all = data.slice(padded * k);
+        let panels = padded / mr;
+        let threads = self.threads.clamp(1, panels.max(1));
+        let per = panels.div_ceil(threads).max(1);
+        let mut rest = all;
+        for pc in (0..k).step_by(kc.max(1)) {
+            let kb = kc.min(k - pc);
+            let (block, tail) = std::mem::take(&mut rest).split_at_mut(padded * kb);
+            rest = tail;
+            std::thread::scope(|s| {
+                for (t, out) in block.chunks_mut(per * mr * kb).enumerate() {
+                    let ic = t * per * mr;
+                    let mb = (per * mr).min(m.saturating_sub(ic));
+                    s.spawn(move || pack_a(&a, ic, mb, pc, kb, mr, out));
+                }
+            });
+        }
+        Ok(PackedA {
+            data,
+            rows: m,
+            cols: k,
+            mr,
+            kc,
+            mc: self.blocking.mc,
+        })
+    }
+
+    fn run_src(
+        &self,
+        alpha: f64,
+        a: Src,
+        b: MatRef,
+        beta: f64,
+        c: MatMut,
+    ) -> Result<(), ShapeError> {
+        b.check()?;
+        c.check()?;
+        let (a_rows, a_cols) = a.shape();
+        if a_rows != c.rows || b.cols != c.cols || a_cols != b.rows {
+            return Err(ShapeError::Mismatch(
+                a_rows, a_cols, b.rows, b.cols, c.rows, c.cols,
             ));
         }
         let nr = self.kernel.nr;
@@ -178,8 +243,8 @@ impl Gemm {
     }
 
     /// One thread's multiply (shapes already checked).
-    fn serial(&self, alpha: f64, a: MatRef, b: MatRef, beta: f64, c: MatMut) {
-        let (m, n, k) = (c.rows, c.cols, a.cols);
+    fn serial(&self, alpha: f64, a: Src, b: MatRef, beta: f64, c: MatMut) {
+        let (m, n, k) = (c.rows, c.cols, a.shape().1);
         let ldc = c.ld;
         let data = c.data;
         if m == 0 || n == 0 {
@@ -214,8 +279,19 @@ impl Gemm {
                 pack_b(&b, pc, kb, jc, nb, nr, bp);
                 for ic in (0..m).step_by(mc) {
                     let mb = mc.min(m - ic);
-                    let ap = abuf.slice(kb * mb.div_ceil(mr) * mr);
-                    pack_a(&a, ic, mb, pc, kb, mr, ap);
+                    let len = kb * mb.div_ceil(mr) * mr;
+                    let ap: &[f64] = match a {
+                        Src::Plain(a) => {
+                            let ap = abuf.slice(len);
+                            pack_a(&a, ic, mb, pc, kb, mr, ap);
+                            ap
+                        }
+                        // The packed blocks of depth kb start at pc · padded rows.
+                        Src::Packed(p) => {
+                            let at = pc * p.rows.div_ceil(mr) * mr + ic * kb;
+                            &p.data.get()[at..at + len]
+                        }
+                    };
                     for jr in (0..nb).step_by(nr) {
                         let nrr = nr.min(nb - jr);
                         let bpanel = &bp[jr * kb..(jr + nr) * kb];
@@ -263,6 +339,38 @@ impl Gemm {
                 }
             }
         }
+    }
+}
+
+/// The A operand of a multiply: as it is, or packed once for several multiplies.
+#[derive(Clone, Copy)]
+enum Src<'a> {
+    Plain(MatRef<'a>),
+    Packed(&'a PackedA),
+}
+
+impl Src<'_> {
+    fn shape(&self) -> (usize, usize) {
+        match self {
+            Src::Plain(a) => (a.rows, a.cols),
+            Src::Packed(p) => (p.rows, p.cols),
+        }
+    }
+}
+
+/// A matrix packed for [`Gemm::run_packed`] by the plan that reads it.
+pub struct PackedA {
+    data: Aligned,
+    rows: usize,
+    cols: usize,
+    mr: usize,
+    kc: usize,
+    mc: usize,
+}
+
+impl PackedA {
+    pub fn rows(&self) -> usize {
+        self.rows
     }
 }
 
@@ -316,6 +424,10 @@ impl Aligned {
 
     fn slice(&mut self, len: usize) -> &mut [f64] {
         &mut self.buf[self.offset..self.offset + len]
+    }
+
+    fn get(&self) -> &[f64] {
+        &self.buf[self.offset..]
     }
 }
 
@@ -463,6 +575,79 @@ mod tests {
                         g.threads
                     );
                 }
+            }
+        }
+    }
+
+    /// A packed once and used for several multiplies gives what the plain multiply gives, with
+    /// several KC blocks, edge panels and threads; a packing of another plan is refused.
+    #[test]
+    fn a_packed_a_multiplies_as_the_plain_one() {
+        for g in plans() {
+            for (m, n, k) in [(61, 37, 70), (25, 9, 17), (130, 70, 200)] {
+                let a = random(m * k, 3);
+                let b = random(k * n, 4);
+                let ar = MatRef {
+                    data: &a,
+                    rows: m,
+                    cols: k,
+                    ld: m,
+                };
+                let br = MatRef {
+                    data: &b,
+                    rows: k,
+                    cols: n,
+                    ld: k,
+                };
+                let packed = g.pack(ar).unwrap();
+                let (mut c1, mut c2) = (random(m * n, 5), random(m * n, 5));
+                g.run(
+                    -1.0,
+                    ar,
+                    br,
+                    1.0,
+                    MatMut {
+                        data: &mut c1,
+                        rows: m,
+                        cols: n,
+                        ld: m,
+                    },
+                )
+                .unwrap();
+                g.run_packed(
+                    -1.0,
+                    &packed,
+                    br,
+                    1.0,
+                    MatMut {
+                        data: &mut c2,
+                        rows: m,
+                        cols: n,
+                        ld: m,
+                    },
+                )
+                .unwrap();
+                assert_eq!(c1, c2, "{} {m}×{n}×{k} threads {}", g.kernel.isa, g.threads);
+                let other = Gemm {
+                    blocking: Blocking {
+                        kc: g.blocking.kc + 8,
+                        ..g.blocking
+                    },
+                    ..g
+                };
+                let r = other.run_packed(
+                    1.0,
+                    &packed,
+                    br,
+                    0.0,
+                    MatMut {
+                        data: &mut c2,
+                        rows: m,
+                        cols: n,
+                        ld: m,
+                    },
+                );
+                assert!(r.is_err());
             }
         }
     }

@@ -6,7 +6,7 @@
 //! The trailing update needs U12 (rows of the same columns as A22) as a separate operand: it is
 //! copied to a workspace of NB × N values, which the multiply packs anyway.
 
-use super::gemm::{Gemm, MatMut, MatRef, ShapeError};
+use super::gemm::{Gemm, MatMut, MatRef, PackedA, ShapeError};
 
 /// Why a factorisation failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -54,12 +54,30 @@ pub fn factor(
     while j + jb < n {
         let next = j + jb;
         let jb2 = nb.min(n - next);
+        // L21 of the factored panel, packed once for every update of this step.
+        let l21 = g.pack(MatRef {
+            data: &a[next + j * ld..],
+            rows: n - next,
+            cols: jb,
+            ld,
+        })?;
         // The next panel's columns, with every thread.
         {
             let (left, right) = a.split_at_mut(next * ld);
             let len = (jb2 * ld).min(right.len());
             let cols = &mut right[..len];
-            update_columns(g, left, cols, jb2, j, jb, n, ld, &ipiv[j..next], &mut work)?;
+            update_columns(
+                g,
+                left,
+                &l21,
+                cols,
+                jb2,
+                j,
+                jb,
+                ld,
+                &ipiv[j..next],
+                &mut work,
+            )?;
         }
         // The next panel on this thread, the rest of the trailing matrix in chunks on all.
         let (left, right) = a.split_at_mut(next * ld);
@@ -81,7 +99,7 @@ pub fn factor(
                     return Ok(());
                 };
                 let width = chunk.min(rest_cols - c * chunk);
-                update_columns(&one, left, cols, width, j, jb, n, ld, piv, work)?;
+                update_columns(&one, left, &l21, cols, width, j, jb, ld, piv, work)?;
             }
         };
         std::thread::scope(|s| -> Result<(), LuError> {
@@ -141,17 +159,17 @@ pub fn factor(
 }
 
 /// Brings `width` columns (`cols`, starting at the matrix's column 0 of `cols`) up to date with
-/// the factored panel at `j` (`jb` wide, its pivots `piv`, its L in `left`): the panel's row
-/// swaps, U12 = L11⁻¹ · A12, A22 −= L21 · U12.
+/// the factored panel at `j` (`jb` wide, its pivots `piv`, its L11 in `left` and its L21
+/// packed): the panel's row swaps, U12 = L11⁻¹ · A12, A22 −= L21 · U12.
 #[allow(clippy::too_many_arguments)]
 fn update_columns(
     g: &Gemm,
     left: &[f64],
+    l21: &PackedA,
     cols: &mut [f64],
     width: usize,
     j: usize,
     jb: usize,
-    n: usize,
     ld: usize,
     piv: &[usize],
     work: &mut Vec<f64>,
@@ -164,13 +182,40 @@ fn update_columns(
         ld,
     };
     trsm(g, l11, &mut cols[j..], width, ld, work)?;
-    let l21 = MatRef {
-        data: &left[j + jb + j * ld..],
-        rows: n - j - jb,
-        cols: jb,
+    let rows = l21.rows();
+    if rows == 0 || width == 0 {
+        return Ok(());
+    }
+    let u12 = copy_rows(cols, j, jb, width, ld, work);
+    let a22 = MatMut {
+        data: &mut cols[j + jb..],
+        rows,
+        cols: width,
         ld,
     };
-    update(g, l21, cols, j, jb, width, ld, work)
+    g.run_packed(-1.0, l21, u12, 1.0, a22)
+}
+
+/// Rows `top..top+k` of the `cols` columns of `b` into `work`, as a k × cols matrix.
+fn copy_rows<'w>(
+    b: &[f64],
+    top: usize,
+    k: usize,
+    cols: usize,
+    ld: usize,
+    work: &'w mut Vec<f64>,
+) -> MatRef<'w> {
+    work.clear();
+    work.resize(k * cols, 0.0);
+    for c in 0..cols {
+        work[c * k..(c + 1) * k].copy_from_slice(&b[top + c * ld..top + c * ld + k]);
+    }
+    MatRef {
+        data: work,
+        rows: k,
+        cols,
+        ld: k,
+    }
 }
 
 /// B2 -= L · B1 where B1 is rows `top..top+k` and B2 the `rows` rows below them, of the
@@ -190,17 +235,7 @@ fn update(
     if rows == 0 || cols == 0 || k == 0 {
         return Ok(());
     }
-    work.clear();
-    work.resize(k * cols, 0.0);
-    for c in 0..cols {
-        work[c * k..(c + 1) * k].copy_from_slice(&b[top + c * ld..top + c * ld + k]);
-    }
-    let b1 = MatRef {
-        data: work,
-        rows: k,
-        cols,
-        ld: k,
-    };
+    let b1 = copy_rows(b, top, k, cols, ld, work);
     let b2 = MatMut {
         data: &mut b[top + k..],
         rows,
