@@ -20,6 +20,7 @@
 //! fails, hangs or prints something unreadable is an error with its message — never a panic.
 
 pub mod fio;
+pub mod hpcc;
 pub mod iperf3;
 pub mod likwid;
 mod process;

@@ -1,0 +1,169 @@
+//! HPL, the LINPACK reference, as Debian's `hpcc` package runs it (the HPC Challenge suite: its
+//! HPL and DGEMM parts are the ones compared): the input file for one problem, and the parser
+//! of the summary section of `hpccoutf.txt`. The adapter that runs it under mpirun builds on
+//! these.
+
+/// The `hpccinf.txt` for one HPL problem of order `n`, block `nb`, on a `p × q` process grid
+/// (HPL's usual choices otherwise: right-looking recursive panels, look-ahead depth 1).
+pub fn input_file(n: usize, nb: usize, p: usize, q: usize) -> String {
+    format!(
+        "HPLinpack benchmark input file
+Innovative Computing Laboratory, University of Tennessee
+HPL.out      output file name (if any)
+8            device out (6=stdout,7=stderr,file)
+1            # of problems sizes (N)
+{n}         Ns
+1            # of NBs
+{nb}           NBs
+0            PMAP process mapping (0=Row-,1=Column-major)
+1            # of process grids (P x Q)
+{p}            Ps
+{q}            Qs
+16.0         threshold
+1            # of panel fact
+2            PFACTs (0=left, 1=Crout, 2=Right)
+1            # of recursive stopping criterium
+4            NBMINs (>= 1)
+1            # of panels in recursion
+2            NDIVs
+1            # of recursive panel fact.
+1            RFACTs (0=left, 1=Crout, 2=Right)
+1            # of broadcast
+1            BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)
+1            # of lookahead depth
+1            DEPTHs (>=0)
+2            SWAP (0=bin-exch,1=long,2=mix)
+64           swapping threshold
+0            L1 in (0=transposed,1=no-transposed) form
+0            U  in (0=transposed,1=no-transposed) form
+1            Equilibration (0=no,1=yes)
+8            memory alignment in double (> 0)
+##### This line (no. 32) is ignored (it serves as a separator). ######
+0                      		Number of additional problem sizes for PTRANS
+1200 10000 30000        	values of N
+0                       	number of additional blocking sizes for PTRANS
+40 9 8 13 13 20 16 32 64       	values of NB
+"
+    )
+}
+
+/// What one hpcc run says of HPL and DGEMM.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HpccResult {
+    pub version: Option<String>,
+    pub processes: u32,
+    pub n: u64,
+    pub nb: u64,
+    /// HPL's rate, GFLOP/s (its `HPL_Tflops` × 1000).
+    pub hpl_gflops: f64,
+    pub hpl_seconds: f64,
+    /// HPL's scaled residual, computed from the summary's norms as HPL does.
+    pub residual: f64,
+    /// DGEMM on one process alone, and per process with all running (GFLOP/s).
+    pub single_dgemm_gflops: Option<f64>,
+    pub star_dgemm_gflops: Option<f64>,
+}
+
+/// Parses the summary section (`Begin of Summary section.` … `End of Summary section.`) of
+/// `hpccoutf.txt`; a message says what is missing or wrong.
+pub fn parse_output(text: &str) -> Result<HpccResult, String> {
+    let summary = text
+        .split_once("Begin of Summary section.")
+        .map(|(_, s)| s.split("End of Summary section.").next().unwrap_or(s))
+        .ok_or("no summary section: hpcc did not finish")?;
+    let value = |key: &str| -> Option<&str> {
+        summary.lines().find_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            (k.trim() == key).then_some(v.trim())
+        })
+    };
+    let number = |key: &str| -> Result<f64, String> {
+        let v = value(key).ok_or_else(|| format!("no {key} in the summary"))?;
+        v.parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| format!("{key}={v} is not a number"))
+    };
+    let whole = |key: &str| -> Result<u64, String> {
+        let v = value(key).ok_or_else(|| format!("no {key} in the summary"))?;
+        v.parse::<u64>()
+            .map_err(|_| format!("{key}={v} is not a whole number"))
+    };
+    let optional = |key: &str| number(key).ok().filter(|x| *x > 0.0);
+    let n = whole("HPL_N")?;
+    let tflops = number("HPL_Tflops")?;
+    if tflops <= 0.0 {
+        return Err("HPL_Tflops is not above 0: HPL did not run".into());
+    }
+    // ‖Ax−b‖∞ / (ε·(‖A‖∞·‖x‖∞ + ‖b‖∞)·N), from the norms HPL prints.
+    let residual = number("HPL_RnormI")?
+        / (number("HPL_eps")?
+            * (number("HPL_AnormI")? * number("HPL_XnormI")? + number("HPL_BnormI")?)
+            * n as f64);
+    let version = match (value("VersionMajor"), value("VersionMinor")) {
+        (Some(a), Some(b)) => Some(format!("{a}.{b}")),
+        _ => None,
+    };
+    Ok(HpccResult {
+        version,
+        processes: whole("CommWorldProcs")? as u32,
+        n,
+        nb: whole("HPL_NB")?,
+        hpl_gflops: tflops * 1000.0,
+        hpl_seconds: number("HPL_time")?,
+        residual,
+        single_dgemm_gflops: optional("SingleDGEMM_Gflops"),
+        star_dgemm_gflops: optional("StarDGEMM_Gflops"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::testing::fixture;
+
+    /// A run of hpcc 1.5.0 (OpenBLAS, serial) on the 2-core Zen 4 VM: N = 8000, NB = 192, 1 × 2.
+    #[test]
+    fn parses_a_recorded_run() {
+        let r = parse_output(&fixture("hpcc-n8000-np2.txt")).unwrap();
+        assert_eq!(r.version.as_deref(), Some("1.5"));
+        assert_eq!((r.processes, r.n, r.nb), (2, 8000, 192));
+        assert!((r.hpl_gflops - 88.5859).abs() < 1e-3, "{r:?}");
+        assert!((r.hpl_seconds - 3.85422).abs() < 1e-6);
+        // The output's own check line says 0.0029521.
+        assert!((r.residual - 0.0029521).abs() < 1e-5, "{}", r.residual);
+        assert!(r.single_dgemm_gflops.is_some_and(|g| g > 10.0), "{r:?}");
+        assert!(r.star_dgemm_gflops.is_some_and(|g| g > 10.0), "{r:?}");
+    }
+
+    #[test]
+    fn unfinished_and_damaged_outputs_are_refused() {
+        assert!(
+            parse_output("HPL_Tflops=1")
+                .unwrap_err()
+                .contains("summary")
+        );
+        let text = fixture("hpcc-n8000-np2.txt");
+        let cut = text.replace("HPL_N=8000", "HPL_N=eight");
+        assert!(parse_output(&cut).unwrap_err().contains("HPL_N"));
+        let failed = text.replace("HPL_Tflops=0.0885859", "HPL_Tflops=-1");
+        assert!(parse_output(&failed).is_err());
+        let nan = text.replace("HPL_RnormI=6.10889e-11", "HPL_RnormI=nan");
+        assert!(parse_output(&nan).is_err());
+    }
+
+    #[test]
+    fn the_input_file_names_the_problem() {
+        let f = input_file(8000, 192, 1, 2);
+        let lines: Vec<&str> = f.lines().collect();
+        assert!(
+            lines[5].starts_with("8000 ") && lines[7].starts_with("192 "),
+            "{f}"
+        );
+        assert!(
+            lines[10].starts_with("1 ") && lines[11].starts_with("2 "),
+            "{f}"
+        );
+        assert_eq!(lines.len(), 36);
+    }
+}
