@@ -105,3 +105,61 @@ fn too_much_memory_and_sizes_without_a_workload_are_refused() {
     );
     common::one_line_exit_2(&["cpu", "--workload", "HPL"], "LINPACK or DGEMM");
 }
+
+/// With hpcc (and mpirun) installed, a LINPACK point's reference column is HPL's rate at the
+/// same N on as many processes as threads, and a DGEMM point's hpcc's StarDGEMM.
+#[test]
+fn the_reference_is_hpl_from_hpcc() {
+    let found = |p: &str| {
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .any(|d| d.join(p).is_file())
+    };
+    if !found("hpcc") || !found("mpirun") {
+        eprintln!(
+            "SKIPPED the_reference_is_hpl_from_hpcc: hpcc or mpirun not found (apt-get install hpcc openmpi-bin libopenblas0-serial)"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let out = peakbench()
+        .args([
+            "cpu",
+            "--workload",
+            "LINPACK,DGEMM",
+            "--n",
+            "400",
+            "--threads",
+            "1",
+        ])
+        .args([
+            "--repeat",
+            "1",
+            "--warmup",
+            "0",
+            "--reference",
+            "--no-history",
+            "--quiet",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for r in doc["results"].as_array().unwrap() {
+        let reference = &r["reference"];
+        assert_eq!(reference["tool"], "HPL (hpcc)", "{r}");
+        assert!(reference["mean"].as_f64().is_some_and(|v| v > 1e8), "{r}");
+        assert!(
+            reference["version"]
+                .as_str()
+                .is_some_and(|v| v.contains("BLAS")),
+            "{r}"
+        );
+    }
+}

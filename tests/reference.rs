@@ -8,7 +8,7 @@ use serde_json::json;
 use std::time::Duration;
 
 /// (name in the table, program on PATH, install command).
-const TOOLS: [(&str, &str, &str); 5] = [
+const TOOLS: [(&str, &str, &str); 6] = [
     ("likwid-bench", "likwid-bench", "apt-get install likwid"),
     (
         "STREAM",
@@ -18,6 +18,11 @@ const TOOLS: [(&str, &str, &str); 5] = [
     ("fio", "fio", "apt-get install fio"),
     ("iperf3", "iperf3", "apt-get install iperf3"),
     ("sockperf", "sockperf", "apt-get install sockperf"),
+    (
+        "HPL (hpcc)",
+        "hpcc",
+        "apt-get install hpcc openmpi-bin libopenblas0-serial",
+    ),
 ];
 
 /// The table's cells, row by row (the header included).

@@ -105,7 +105,7 @@ pub const ALL: &[Workload] = &[
         "solve of a random dense system by LU with partial pivoting (HPL's problem, count and residual check)",
         false,
         THROUGHPUT,
-        None,
+        Some("HPL (hpcc)"),
     ),
     w(
         "cpu",
@@ -113,7 +113,7 @@ pub const ALL: &[Workload] = &[
         "fp64 matrix multiply C = A·B (2·N³ operations)",
         false,
         THROUGHPUT,
-        None,
+        Some("HPL (hpcc)"),
     ),
     w(
         "mem",

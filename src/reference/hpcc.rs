@@ -1,7 +1,123 @@
 //! HPL, the LINPACK reference, as Debian's `hpcc` package runs it (the HPC Challenge suite: its
-//! HPL and DGEMM parts are the ones compared): the input file for one problem, and the parser
-//! of the summary section of `hpccoutf.txt`. The adapter that runs it under mpirun builds on
-//! these.
+//! HPL and DGEMM parts are the ones compared). A LINPACK point of order N on T threads is
+//! compared with HPL at the same N on T MPI processes of one thread each (`mpirun -np T`, a
+//! 1 × T grid or the squarest P × Q), written `hpccinf.txt` in a temporary directory; a DGEMM
+//! point with hpcc's StarDGEMM (every process multiplying at once, summed over the processes;
+//! hpcc sizes that multiply itself).
+//!
+//! hpcc calls whatever `libblas.so.3` the system selects: with Debian's reference BLAS its
+//! DGEMM reaches a few GFLOP/s instead of tens, so that BLAS makes the tool unusable (with the
+//! command that installs OpenBLAS), and the library is part of the version shown.
+
+use super::process::run_bounded;
+use super::{RefContext, RefError, Tool, params_of, unit_error};
+use crate::results::ResultRecord;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+const TOOL: Tool = Tool::Hpcc;
+
+/// Where Debian's alternatives put the BLAS that programs load.
+const LIBBLAS: &str = "/usr/lib/x86_64-linux-gnu/libblas.so.3";
+
+/// One hpcc run.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Job {
+    pub n: usize,
+    pub nb: usize,
+    pub processes: usize,
+}
+
+/// The run for a LINPACK or DGEMM throughput record.
+pub fn job(rec: &ResultRecord, _ctx: &RefContext) -> Option<Result<Job, RefError>> {
+    if !matches!(rec.workload.as_str(), "LINPACK" | "DGEMM") || rec.metric != "throughput" {
+        return None;
+    }
+    Some(params_of(rec, TOOL, |p| p.cpu()).and_then(|p| {
+        let l = p
+            .linalg
+            .as_ref()
+            .ok_or_else(|| RefError::unsupported(TOOL, "the record has no matrix size (n)"))?;
+        Ok(Job {
+            n: l.n,
+            nb: l
+                .nb
+                .unwrap_or(crate::bench::linalg::workload::DEFAULT_NB)
+                .min(512),
+            processes: p.threads.max(1),
+        })
+    }))
+}
+
+/// The squarest P × Q grid of `processes` with P ≤ Q (HPL's advice).
+pub fn grid(processes: usize) -> (usize, usize) {
+    let p = (1..=processes.max(1))
+        .take_while(|p| p * p <= processes)
+        .filter(|p| processes.is_multiple_of(*p))
+        .last()
+        .unwrap_or(1);
+    (p, processes.max(1) / p)
+}
+
+/// Runs `job`: the input file in a temporary directory, `mpirun -np P hpcc` there (one thread
+/// per process), the summary read back; the directory is removed whatever happens.
+pub fn run(program: &Path, job: &Job) -> Result<HpccResult, RefError> {
+    let dir = tempfile::Builder::new()
+        .prefix("peakbench-hpcc.")
+        .tempdir()
+        .map_err(|e| RefError::failed(TOOL, format!("cannot make a temporary directory: {e}")))?;
+    let (p, q) = grid(job.processes);
+    std::fs::write(
+        dir.path().join("hpccinf.txt"),
+        input_file(job.n, job.nb, p, q),
+    )
+    .map_err(|e| RefError::failed(TOOL, format!("cannot write its input file: {e}")))?;
+    let mut cmd = Command::new("mpirun");
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        cmd.arg("--allow-run-as-root");
+    }
+    cmd.args(["-np", &job.processes.to_string()])
+        .args(["-x", "OMP_NUM_THREADS=1", "-x", "OPENBLAS_NUM_THREADS=1"])
+        .arg(program)
+        .current_dir(dir.path());
+    // HPL's own time at a pessimistic 1 GFLOP/s per process, and the suite's other parts.
+    let n = job.n as f64;
+    let seconds = 120.0 + 2.0 / 3.0 * n * n * n / 1e9 / job.processes.max(1) as f64;
+    let out = run_bounded(TOOL, cmd, Duration::from_secs_f64(seconds.min(3600.0)))?;
+    if !out.status.success() {
+        return Err(out.failure(TOOL));
+    }
+    let text = crate::files::read_input(&dir.path().join("hpccoutf.txt"), 16 << 20, "")
+        .map_err(|e| RefError::parse(TOOL, e.to_string()))?;
+    parse_output(&String::from_utf8_lossy(&text)).map_err(|m| RefError::parse(TOOL, m))
+}
+
+/// The figure for `rec`, in op/s: HPL's rate for LINPACK, StarDGEMM × processes for DGEMM.
+pub fn figure(r: &HpccResult, rec: &ResultRecord) -> Result<f64, RefError> {
+    if rec.unit != "op/s" {
+        return Err(unit_error(TOOL, rec));
+    }
+    match rec.workload.as_str() {
+        "LINPACK" => Ok(r.hpl_gflops * 1e9),
+        _ => r
+            .star_dgemm_gflops
+            .map(|g| g * r.processes as f64 * 1e9)
+            .ok_or_else(|| RefError::parse(TOOL, "no StarDGEMM_Gflops in its summary")),
+    }
+}
+
+/// The BLAS library hpcc would load (the end of the alternatives' links), if it can be told.
+pub fn blas_library() -> Option<PathBuf> {
+    std::fs::canonicalize(LIBBLAS).ok()
+}
+
+/// Whether `lib` is Debian's reference BLAS (netlib, unoptimised).
+pub fn is_reference_blas(lib: &Path) -> bool {
+    let s = lib.to_string_lossy();
+    s.contains("/blas/libblas.so") && !s.contains("openblas") && !s.contains("blis")
+}
 
 /// The `hpccinf.txt` for one HPL problem of order `n`, block `nb`, on a `p × q` process grid
 /// (HPL's usual choices otherwise: right-looking recursive panels, look-ahead depth 1).
@@ -150,6 +266,21 @@ mod tests {
         assert!(parse_output(&failed).is_err());
         let nan = text.replace("HPL_RnormI=6.10889e-11", "HPL_RnormI=nan");
         assert!(parse_output(&nan).is_err());
+    }
+
+    #[test]
+    fn grids_and_blas_libraries() {
+        assert_eq!(grid(1), (1, 1));
+        assert_eq!(grid(2), (1, 2));
+        assert_eq!(grid(12), (3, 4));
+        assert_eq!(grid(16), (4, 4));
+        assert_eq!(grid(7), (1, 7));
+        assert!(is_reference_blas(Path::new(
+            "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0"
+        )));
+        assert!(!is_reference_blas(Path::new(
+            "/usr/lib/x86_64-linux-gnu/openblas-serial/libblas.so.3"
+        )));
     }
 
     #[test]

@@ -46,16 +46,18 @@ pub enum Tool {
     Fio,
     Iperf3,
     Sockperf,
+    Hpcc,
 }
 
 impl Tool {
     /// Every tool, in the order `reference check` lists them.
-    pub const ALL: [Tool; 5] = [
+    pub const ALL: [Tool; 6] = [
         Tool::LikwidBench,
         Tool::Stream,
         Tool::Fio,
         Tool::Iperf3,
         Tool::Sockperf,
+        Tool::Hpcc,
     ];
 
     /// The name shown in reports (and in `Reference::tool`).
@@ -66,6 +68,7 @@ impl Tool {
             Tool::Fio => "fio",
             Tool::Iperf3 => "iperf3",
             Tool::Sockperf => "sockperf",
+            Tool::Hpcc => "HPL (hpcc)",
         }
     }
 
@@ -77,6 +80,7 @@ impl Tool {
             Tool::Fio => "fio",
             Tool::Iperf3 => "iperf3",
             Tool::Sockperf => "sockperf",
+            Tool::Hpcc => "hpcc",
         }
     }
 
@@ -91,6 +95,7 @@ impl Tool {
             Tool::Fio => "apt-get install fio",
             Tool::Iperf3 => "apt-get install iperf3",
             Tool::Sockperf => "apt-get install sockperf",
+            Tool::Hpcc => "apt-get install hpcc openmpi-bin libopenblas0-serial",
         }
     }
 
@@ -102,6 +107,7 @@ impl Tool {
             Tool::Fio => "disk RS, WS, RR, WR, RW (MB/s, IOPS, latency)",
             Tool::Iperf3 => "net THROUGHPUT TCP/UDP (goodput, UDP loss and jitter)",
             Tool::Sockperf => "net LATENCY TCP/UDP (round trip, transactions/s)",
+            Tool::Hpcc => "cpu LINPACK (HPL), DGEMM (StarDGEMM)",
         }
     }
 }
@@ -246,6 +252,23 @@ impl Locator {
                 path,
             };
         }
+        if tool == Tool::Hpcc {
+            if let Some(lib) = hpcc::blas_library().filter(|l| hpcc::is_reference_blas(l)) {
+                return Availability::Unusable {
+                    reason: format!(
+                        "it would call Debian's reference BLAS ({}), a few GFLOP/s: apt-get install libopenblas0-serial",
+                        lib.display()
+                    ),
+                    path,
+                };
+            }
+            if process::find_in_path("mpirun".as_ref(), &self.path).is_none() {
+                return Availability::Unusable {
+                    reason: "mpirun is not on PATH: apt-get install openmpi-bin".into(),
+                    path,
+                };
+            }
+        }
         let version = version.unwrap_or_else(|| "unknown".into());
         Availability::Found(Found { path, version })
     }
@@ -255,6 +278,22 @@ impl Locator {
 fn version_of(tool: Tool, path: &Path) -> Option<String> {
     let flag = match tool {
         Tool::Stream => return stream::version_in_binary(&std::fs::read(path).ok()?),
+        // hpcc states its version only in its output (run, it would benchmark): the package's,
+        // and the BLAS it calls, which matters more.
+        Tool::Hpcc => {
+            let mut cmd = std::process::Command::new("dpkg-query");
+            cmd.args(["-W", "-f=${Version}", "hpcc"]);
+            let package = process::run_bounded(tool, cmd, Duration::from_secs(5))
+                .ok()
+                .filter(|o| o.status.success())
+                .map(|o| o.stdout.trim().to_string())
+                .filter(|v| !v.is_empty())
+                .unwrap_or_else(|| "unknown".into());
+            return Some(match hpcc::blas_library() {
+                Some(lib) => format!("{package} (BLAS {})", lib.display()),
+                None => package,
+            });
+        }
         Tool::LikwidBench => "-v",
         Tool::Fio | Tool::Iperf3 | Tool::Sockperf => "--version",
     };
@@ -267,7 +306,7 @@ fn version_of(tool: Tool, path: &Path) -> Option<String> {
         Tool::Fio => fio::parse_version(&text),
         Tool::Iperf3 => iperf3::parse_version(&text),
         Tool::Sockperf => sockperf::parse_version(&text),
-        Tool::Stream => None,
+        Tool::Stream | Tool::Hpcc => None,
     }
 }
 
@@ -348,6 +387,7 @@ pub enum Job {
     Fio(fio::Job),
     Iperf3(iperf3::Job),
     Sockperf(sockperf::Job),
+    Hpcc(hpcc::Job),
 }
 
 impl Job {
@@ -358,6 +398,7 @@ impl Job {
             Job::Fio(_) => Tool::Fio,
             Job::Iperf3(_) => Tool::Iperf3,
             Job::Sockperf(_) => Tool::Sockperf,
+            Job::Hpcc(_) => Tool::Hpcc,
         }
     }
 
@@ -368,6 +409,7 @@ impl Job {
             Job::Fio(j) => Outcome::Fio(fio::run(program, j)?),
             Job::Iperf3(j) => Outcome::Iperf3(iperf3::run(program, j)?),
             Job::Sockperf(j) => Outcome::Sockperf(sockperf::run(program, j)?),
+            Job::Hpcc(j) => Outcome::Hpcc(hpcc::run(program, j)?),
         })
     }
 }
@@ -380,6 +422,7 @@ pub enum Outcome {
     Fio(fio::FioResult),
     Iperf3(iperf3::Iperf3Result),
     Sockperf(sockperf::SockperfResult),
+    Hpcc(hpcc::HpccResult),
 }
 
 impl Outcome {
@@ -391,6 +434,7 @@ impl Outcome {
             Outcome::Fio(r) => fio::figure(r, rec),
             Outcome::Iperf3(r) => iperf3::figure(r, rec),
             Outcome::Sockperf(r) => sockperf::figure(r, rec),
+            Outcome::Hpcc(r) => hpcc::figure(r, rec),
         }
     }
 }
@@ -400,7 +444,10 @@ impl Outcome {
 pub fn jobs(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Vec<Job>, RefError>> {
     let all = |r: Option<Result<Job, RefError>>| r.map(|r| r.map(|j| vec![j]));
     match rec.subsystem.as_str() {
-        "cpu" => all(likwid::cpu_job(rec, ctx).map(|r| r.map(Job::Likwid))),
+        "cpu" => match rec.workload.as_str() {
+            "LINPACK" | "DGEMM" => all(hpcc::job(rec, ctx).map(|r| r.map(Job::Hpcc))),
+            _ => all(likwid::cpu_job(rec, ctx).map(|r| r.map(Job::Likwid))),
+        },
         "mem" => {
             let lk = likwid::mem_job(rec, ctx).map(|r| r.map(Job::Likwid));
             let st = stream::job(rec).map(|r| r.map(Job::Stream));
