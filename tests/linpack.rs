@@ -13,29 +13,14 @@ fn peakbench() -> Command {
     c
 }
 
-#[test]
-fn a_tiny_linpack_and_dgemm_report_rate_peak_and_residual() {
+/// Runs `peakbench cpu ARGS --no-history --quiet --json FILE` and returns the document.
+fn cpu_json(args: &[&str]) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
     let out = peakbench()
-        .args([
-            "cpu",
-            "--workload",
-            "LINPACK,DGEMM",
-            "--n",
-            "200,257",
-            "--threads",
-            "1,2",
-        ])
-        .args([
-            "--repeat",
-            "2",
-            "--warmup",
-            "0",
-            "--no-history",
-            "--quiet",
-            "--json",
-        ])
+        .arg("cpu")
+        .args(args)
+        .args(["--no-history", "--quiet", "--json"])
         .arg(&json)
         .output()
         .unwrap();
@@ -44,7 +29,23 @@ fn a_tiny_linpack_and_dgemm_report_rate_peak_and_residual() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap()
+}
+
+#[test]
+fn a_tiny_linpack_and_dgemm_report_rate_peak_and_residual() {
+    let doc = cpu_json(&[
+        "--workload",
+        "LINPACK,DGEMM",
+        "--n",
+        "200,257",
+        "--threads",
+        "1,2",
+        "--repeat",
+        "2",
+        "--warmup",
+        "0",
+    ]);
     assert!(
         common::schema_errors(&doc).is_empty(),
         "{:?}",
@@ -120,37 +121,19 @@ fn the_reference_is_hpl_from_hpcc() {
         );
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("out.json");
-    let out = peakbench()
-        .args([
-            "cpu",
-            "--workload",
-            "LINPACK,DGEMM",
-            "--n",
-            "400",
-            "--threads",
-            "1",
-        ])
-        .args([
-            "--repeat",
-            "1",
-            "--warmup",
-            "0",
-            "--reference",
-            "--no-history",
-            "--quiet",
-        ])
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let doc = cpu_json(&[
+        "--workload",
+        "LINPACK,DGEMM",
+        "--n",
+        "400",
+        "--threads",
+        "1",
+        "--repeat",
+        "1",
+        "--warmup",
+        "0",
+        "--reference",
+    ]);
     for r in doc["results"].as_array().unwrap() {
         let reference = &r["reference"];
         assert_eq!(reference["tool"], "HPL (hpcc)", "{r}");
