@@ -609,7 +609,7 @@ fn a_missing_output_directory_is_one_rule_and_one_message() {
         "/tests/fixtures/history/base.json"
     );
     let peak = ["peak", "--uarch", "zen4", "--cores", "4", "--ghz", "3"];
-    let net = ["net", "--server", "192.0.2.1", "--quiet"];
+    let net = ["net", "--server", "127.0.0.1:1", "--quiet"];
     let cases: Vec<(Vec<&str>, &str, &str)> = vec![
         (cpu.clone(), "--json", "r.json"),
         (cpu.clone(), "--csv", "r.csv"),
