@@ -363,7 +363,11 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
             .unwrap_or(0.0)
     };
     let (fast, slowed) = (dp(0).min(dp(1)), dp(2));
-    if slowed < 0.8 * fast {
+    // With three nodes the rule's spread (MAD) is the healthy pair's disagreement: where the
+    // two healthy ranks themselves differ by more than 10 % (a noisy machine), a slow third is
+    // rightly not called an outlier, and the check says so too.
+    let agree = fast >= 0.9 * dp(0).max(dp(1));
+    if slowed < 0.8 * fast && agree {
         assert!(
             cpu.iter().any(|o| o["node"] == 2 && o["worse"] == true),
             "rank 2 ran at {slowed:.3e} against {fast:.3e} and was not flagged ({} periods throttled): {outliers:?}",
@@ -371,7 +375,9 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
         );
     } else {
         eprintln!(
-            "NOTE: the CPU quota did not slow rank 2 in this run ({slowed:.3e} against {fast:.3e}, {} periods throttled); its outlier check is skipped",
+            "NOTE: rank 2's outlier check is skipped: the quota did not slow it, or the healthy ranks disagree (ranks 0, 1, 2 at {:.3e}, {:.3e}, {slowed:.3e}; {} periods throttled)",
+            dp(0),
+            dp(1),
             slow.throttled() - throttled_before
         );
     }
