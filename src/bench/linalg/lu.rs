@@ -20,10 +20,6 @@ pub enum LuError {
 /// Panels this narrow are factored column by column; triangles this small are solved directly.
 const BASE: usize = 8;
 
-fn check(len: usize, rows: usize, cols: usize, ld: usize) -> Result<(), ShapeError> {
-    super::gemm::fits(rows, cols, ld, len)
-}
-
 /// Factors the `n × n` matrix `a` (leading dimension `ld`) in place: L below the diagonal (its
 /// unit diagonal not stored), U on and above; row i was swapped with row `ipiv[i]` at step i.
 /// `nb` is the block of the right-looking loop (HPL's NB).
@@ -39,8 +35,8 @@ pub fn factor(
     nb: usize,
     ipiv: &mut [usize],
 ) -> Result<(), LuError> {
-    check(a.len(), n, n, ld)?;
-    check(ipiv.len(), n, 1, n.max(1))?;
+    super::gemm::fits(n, n, ld, a.len())?;
+    super::gemm::fits(n, 1, n.max(1), ipiv.len())?;
     if n == 0 {
         return Ok(());
     }

@@ -299,11 +299,18 @@ pub fn encode(msg: &Msg) -> Vec<u8> {
 /// Encodes any message type as one frame (the cluster coordinator's messages use the same
 /// framing with a larger limit).
 pub fn encode_frame<T: Serialize>(msg: &T) -> Vec<u8> {
-    let body = serde_json::to_vec(msg).expect("control messages serialise");
+    frame(&serde_json::to_vec(msg).expect("control messages serialise"))
+        .expect("a control message is far below 4 GiB")
+}
+
+/// `body` behind its 4-byte big-endian length.
+fn frame(body: &[u8]) -> io::Result<Vec<u8>> {
+    let len = u32::try_from(body.len())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a frame of 4 GiB or more"))?;
     let mut frame = Vec::with_capacity(4 + body.len());
-    frame.extend_from_slice(&(body.len() as u32).to_be_bytes());
-    frame.extend_from_slice(&body);
-    frame
+    frame.extend_from_slice(&len.to_be_bytes());
+    frame.extend_from_slice(body);
+    Ok(frame)
 }
 
 /// Decodes one frame's body.
@@ -377,12 +384,7 @@ pub fn write_frame<T: Serialize>(w: &mut impl Write, msg: &T) -> io::Result<()> 
 
 /// Writes `body` as one frame.
 pub fn write_raw(w: &mut impl Write, body: &[u8]) -> io::Result<()> {
-    let len = u32::try_from(body.len())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a frame of 4 GiB or more"))?;
-    let mut frame = Vec::with_capacity(4 + body.len());
-    frame.extend_from_slice(&len.to_be_bytes());
-    frame.extend_from_slice(body);
-    w.write_all(&frame)?;
+    w.write_all(&frame(body)?)?;
     w.flush()
 }
 
