@@ -17,7 +17,7 @@ use std::time::Duration;
 fn tiny(w: &Workload, dir: &Path) -> Vec<String> {
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     let mut args = s(&[w.subsystem, "--workload", w.name]);
-    if matches!(w.name, "LINPACK" | "DGEMM") {
+    if matches!(w.name, "LINPACK" | "DGEMM" | "SGEMM") {
         args.extend(s(&["--n", "96"]));
     }
     args.extend(match w.subsystem {

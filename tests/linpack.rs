@@ -1,5 +1,5 @@
-//! `peakbench cpu --workload LINPACK,DGEMM`: a tiny solve and multiply with HPL's residual in
-//! the record, and the refusals (too much memory, sizes without a linear-algebra workload).
+//! `peakbench cpu --workload LINPACK,DGEMM,SGEMM`: a tiny solve and multiplies with HPL's
+//! residual in the record, and the refusals (too much memory, sizes without a linear-algebra workload).
 
 mod common;
 
@@ -33,10 +33,10 @@ fn cpu_json(args: &[&str]) -> Value {
 }
 
 #[test]
-fn a_tiny_linpack_and_dgemm_report_rate_peak_and_residual() {
+fn a_tiny_linpack_dgemm_and_sgemm_report_rate_peak_and_residual() {
     let doc = cpu_json(&[
         "--workload",
-        "LINPACK,DGEMM",
+        "LINPACK,DGEMM,SGEMM",
         "--n",
         "200,257",
         "--threads",
@@ -52,7 +52,7 @@ fn a_tiny_linpack_and_dgemm_report_rate_peak_and_residual() {
         common::schema_errors(&doc)
     );
     let results = doc["results"].as_array().unwrap();
-    assert_eq!(results.len(), 8, "2 workloads × 2 sizes × 2 thread counts");
+    assert_eq!(results.len(), 12, "3 workloads × 2 sizes × 2 thread counts");
     for r in results {
         let p = &r["params"];
         assert_eq!(r["metric"], "throughput");
@@ -66,11 +66,23 @@ fn a_tiny_linpack_and_dgemm_report_rate_peak_and_residual() {
         } else {
             assert!(p.get("residual").is_none(), "{p}");
         }
-        // The same peak as the DP point, or why it is unknown.
+        // The FMA peak of the element type, or why it is unknown.
         assert!(
             r["peak"]["value"].is_number() || r["peak_unknown_reason"].is_string(),
             "{r}"
         );
+    }
+    // SGEMM's peak is fp32's: twice DGEMM's at the same threads.
+    let peak = |w: &str, t: u64| {
+        results
+            .iter()
+            .find(|r| r["workload"] == w && r["params"]["threads"] == t)
+            .and_then(|r| r["peak"]["value"].as_f64())
+    };
+    for t in [1, 2] {
+        if let (Some(d), Some(s)) = (peak("DGEMM", t), peak("SGEMM", t)) {
+            assert!((s / d - 2.0).abs() < 1e-9, "{t} threads: {s} vs {d}");
+        }
     }
 }
 
@@ -104,7 +116,7 @@ fn too_much_memory_and_sizes_without_a_workload_are_refused() {
         &["cpu", "--workload", "LINPACK", "--memory-fraction", "2"],
         "share of memory",
     );
-    common::one_line_exit_2(&["cpu", "--workload", "HPL"], "LINPACK or DGEMM");
+    common::one_line_exit_2(&["cpu", "--workload", "HPL"], "LINPACK, DGEMM or SGEMM");
 }
 
 /// With hpcc (and mpirun) installed, a LINPACK point's reference column is HPL's rate at the

@@ -116,6 +116,14 @@ pub const ALL: &[Workload] = &[
         Some("HPL (hpcc)"),
     ),
     w(
+        "cpu",
+        "SGEMM",
+        "fp32 matrix multiply C = A·B (2·N³ operations)",
+        false,
+        THROUGHPUT,
+        None,
+    ),
+    w(
         "mem",
         "RWS",
         "read and write blocks in sequence",

@@ -15,15 +15,15 @@ use clap::Args;
 #[derive(Debug, Args)]
 pub struct CpuArgs {
     /// Workloads: QP (int8), HP (int16), SP (fp32 FMA), DP (fp64 FMA), INT32, INT64, NULL
-    /// (harness overhead); LINPACK (HPL's dense solve) and DGEMM (fp64 matrix multiply), sized
-    /// by --n or --memory-fraction. Default: QP to INT64.
+    /// (harness overhead); LINPACK (HPL's dense solve), DGEMM and SGEMM (fp64 and fp32 matrix
+    /// multiplies), sized by --n or --memory-fraction. Default: QP to INT64.
     #[arg(long, value_delimiter = ',', value_parser = parse_workload)]
     pub workload: Vec<CpuChoice>,
-    /// LINPACK, DGEMM: the order N of the matrices; a list sweeps. Default: from
+    /// LINPACK, DGEMM, SGEMM: the order N of the matrices; a list sweeps. Default: from
     /// --memory-fraction, at most 8000.
     #[arg(long, value_delimiter = ',', value_parser = parse_n, conflicts_with = "memory_fraction")]
     pub n: Vec<usize>,
-    /// LINPACK, DGEMM: N from this share of the available memory (HPL's usual way, e.g. 0.8).
+    /// LINPACK, DGEMM, SGEMM: N from this share of the available memory (HPL's usual way, e.g. 0.8).
     #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
     pub memory_fraction: Option<f64>,
     /// LINPACK: the factorisation's block (HPL's NB).
@@ -66,7 +66,7 @@ fn parse_workload(s: &str) -> Result<CpuChoice, String> {
         Err(_) => s
             .parse::<CpuWorkload>()
             .map(CpuChoice::Kernel)
-            .map_err(|e| format!("{e}, LINPACK or DGEMM")),
+            .map_err(|e| format!("{e}, LINPACK, DGEMM or SGEMM")),
     }
 }
 
@@ -122,7 +122,7 @@ pub fn run_into(args: CpuArgs, rec: &mut Recorder) -> anyhow::Result<()> {
         .collect();
     if linalg.is_empty() && (!args.n.is_empty() || args.memory_fraction.is_some()) {
         return Err(UsageError(
-            "--n and --memory-fraction size LINPACK and DGEMM: add --workload LINPACK or DGEMM"
+            "--n and --memory-fraction size LINPACK, DGEMM and SGEMM: add --workload LINPACK, DGEMM or SGEMM"
                 .into(),
         )
         .into());
@@ -181,7 +181,7 @@ pub fn run_into(args: CpuArgs, rec: &mut Recorder) -> anyhow::Result<()> {
     run_linalg(&args, &linalg, rec)
 }
 
-/// The LINPACK and DGEMM points: workload × N × threads, each `--repeat` solves or multiplies
+/// The LINPACK, DGEMM and SGEMM points: workload × N × threads, each `--repeat` solves or multiplies
 /// after `--warmup` untimed ones.
 fn run_linalg(
     args: &CpuArgs,
@@ -217,18 +217,20 @@ fn run_linalg(
             }
         }
     }
-    let overrides = CpuPeakOverrides {
-        clock_ghz: args.clock_ghz,
-        ops_per_cycle: args
-            .ops_per_cycle
-            .iter()
-            .find(|(w, _)| *w == CpuWorkload::Dp)
-            .map(|(_, v)| *v),
-        gops_per_core: args
-            .peak
-            .iter()
-            .find(|(w, _)| *w == CpuWorkload::Dp)
-            .map(|(_, v)| *v),
+    // The peak overrides of the FMA workload of the same element type: DP's for LINPACK and
+    // DGEMM, SP's for SGEMM.
+    let overrides = |w: LinalgWorkload| {
+        let fma = match w {
+            LinalgWorkload::Sgemm => CpuWorkload::Sp,
+            LinalgWorkload::Linpack | LinalgWorkload::Dgemm => CpuWorkload::Dp,
+        };
+        let find =
+            |list: &[(CpuWorkload, f64)]| list.iter().find(|(x, _)| *x == fma).map(|(_, v)| *v);
+        CpuPeakOverrides {
+            clock_ghz: args.clock_ghz,
+            ops_per_cycle: find(&args.ops_per_cycle),
+            gops_per_core: find(&args.peak),
+        }
     };
     let reps = Repetition {
         warmup: args.run.warmup,
@@ -236,9 +238,9 @@ fn run_linalg(
     };
     if !rec.quiet() {
         eprintln!(
-            "peakbench cpu: {} — built-in engine ({}), {} repetitions after {} warm-up; the peak is fp64 FMA's (DP=… in --ops-per-cycle and --peak applies)",
+            "peakbench cpu: {} — built-in engine ({}), {} repetitions after {} warm-up; the peak is the FMA's of the element type (DP=… in --ops-per-cycle and --peak applies to LINPACK and DGEMM, SP=… to SGEMM)",
             report::table::machine_line(&sys),
-            linalg::plan(&sys, 1).kernel.isa,
+            linalg::plan::<f64>(&sys, 1).kernel.isa,
             reps.repeat,
             reps.warmup
         );
@@ -249,7 +251,7 @@ fn run_linalg(
         |_| rounds,
         |p| format!("{} N={} ×{}", p.workload.name(), p.n, p.threads),
         |point, tick| {
-            linalg::run(&sys, point, args.nb, reps, &overrides, tick)
+            linalg::run(&sys, point, args.nb, reps, &overrides(point.workload), tick)
                 .map(|r| vec![r])
                 .map_err(|e| {
                     anyhow::anyhow!(

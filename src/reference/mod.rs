@@ -446,6 +446,8 @@ pub fn jobs(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Vec<Job>, Ref
     match rec.subsystem.as_str() {
         "cpu" => match rec.workload.as_str() {
             "LINPACK" | "DGEMM" => all(hpcc::job(rec, ctx).map(|r| r.map(Job::Hpcc))),
+            // No reference tool multiplies in single precision (hpcc's DGEMM is fp64 only).
+            "SGEMM" => None,
             _ => all(likwid::cpu_job(rec, ctx).map(|r| r.map(Job::Likwid))),
         },
         "mem" => {

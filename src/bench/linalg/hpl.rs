@@ -2,6 +2,8 @@
 //! of its seed and position, so that A can be generated in parallel and generated again for the
 //! residual instead of kept), HPL's operation count, and HPL's scaled residual check.
 
+use super::kernels::Element;
+
 /// HPL's threshold for the scaled residual.
 pub const THRESHOLD: f64 = 16.0;
 
@@ -17,9 +19,10 @@ pub fn element(seed: u64, n: usize, i: usize, j: usize) -> f64 {
     (z >> 11) as f64 / (1u64 << 53) as f64 - 0.5
 }
 
-/// A as an `n × n` column-major matrix with leading dimension `ld`, made on `threads` threads.
-pub fn matrix(seed: u64, n: usize, ld: usize, threads: usize) -> Vec<f64> {
-    let mut a = vec![0.0; ld * n];
+/// A as an `n × n` column-major matrix with leading dimension `ld`, made on `threads` threads
+/// (rounded to `T`).
+pub fn matrix<T: Element>(seed: u64, n: usize, ld: usize, threads: usize) -> Vec<T> {
+    let mut a = vec![T::ZERO; ld * n];
     let per = n.div_ceil(threads.max(1)).max(1);
     std::thread::scope(|s| {
         for (t, chunk) in a.chunks_mut(per * ld).enumerate() {
@@ -27,7 +30,7 @@ pub fn matrix(seed: u64, n: usize, ld: usize, threads: usize) -> Vec<f64> {
                 for (c, col) in chunk.chunks_mut(ld).enumerate() {
                     let j = t * per + c;
                     for (i, x) in col.iter_mut().take(n).enumerate() {
-                        *x = element(seed, n, i, j);
+                        *x = T::from_f64(element(seed, n, i, j));
                     }
                 }
             });
@@ -98,7 +101,7 @@ mod tests {
     /// fails on a corrupted solution.
     #[test]
     fn a_solved_system_passes_and_a_corrupted_one_fails() {
-        for kernel in [kernels::best(), kernels::portable()] {
+        for kernel in kernels::available::<f64>() {
             for (threads, nb, n) in [
                 (1, 16, 1),
                 (1, 16, 7),
@@ -171,12 +174,15 @@ mod tests {
 
     #[test]
     fn elements_are_uniform_and_reproducible() {
-        let a = matrix(7, 50, 50, 3);
-        assert_eq!(a, matrix(7, 50, 50, 1));
+        let a: Vec<f64> = matrix(7, 50, 50, 3);
+        assert_eq!(a, matrix::<f64>(7, 50, 50, 1));
         assert!(a.iter().all(|x| (-0.5..0.5).contains(x)));
         let mean = a.iter().sum::<f64>() / a.len() as f64;
         assert!(mean.abs() < 0.05, "{mean}");
-        assert_ne!(a, matrix(8, 50, 50, 1));
+        assert_ne!(a, matrix::<f64>(8, 50, 50, 1));
+        // In single precision, the same values rounded.
+        let single: Vec<f32> = matrix(7, 50, 50, 2);
+        assert!(single.iter().zip(&a).all(|(s, d)| *s == *d as f32));
         assert!((flops(1000) - (2.0 / 3.0 * 1e9 + 1.5e6)).abs() < 1.0);
     }
 }

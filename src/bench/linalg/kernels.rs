@@ -1,93 +1,150 @@
 //! GEMM micro-kernels: C[0..MR, 0..NR] += α · Ã · B̃ over `kc` steps, where Ã is a packed
 //! MR-row panel of A (MR values per step) and B̃ a packed NR-column panel of B (NR values per
-//! step). Each kernel keeps the whole MR × NR tile of C in registers (AVX-512: 24 × 8 in 24 of
-//! the 32 zmm registers; AVX2: 8 × 6 in 12 of the 16 ymm), so that every step is MR/lanes loads
-//! of Ã, NR broadcasts of B̃ (folded into the FMAs' memory operands) and MR·NR/lanes FMAs.
+//! step). Each kernel keeps the whole MR × NR tile of C in registers (AVX-512: 3 vectors × 8
+//! columns in 24 of the 32 zmm registers; AVX2: 2 vectors × 6 columns in 12 of the 16 ymm), so
+//! that every step is MR/lanes loads of Ã, NR broadcasts of B̃ and MR·NR/lanes FMAs. Double
+//! precision (DGEMM) and single precision (SGEMM) kernels are the same code with their own
+//! intrinsics and tiles: 24 × 8 and 48 × 8 (AVX-512), 8 × 6 and 16 × 6 (AVX2).
+
+use std::fmt::Debug;
+use std::ops::{AddAssign, Mul, MulAssign};
+
+/// An element type the multiply works in (f64 or f32), with its kernels.
+pub trait Element:
+    Copy
+    + Send
+    + Sync
+    + Debug
+    + PartialEq
+    + PartialOrd
+    + Default
+    + Mul<Output = Self>
+    + AddAssign
+    + MulAssign
+    + 'static
+{
+    const ZERO: Self;
+    const ONE: Self;
+    /// Bits of the type (the peak's element width).
+    const ELEMENT_BITS: u32;
+    /// The vector kernels this CPU runs for the type, widest first.
+    fn vector_kernels() -> Vec<MicroKernel<Self>>;
+    fn mul_add(self, a: Self, b: Self) -> Self;
+    fn from_f64(x: f64) -> Self;
+    fn to_f64(self) -> f64;
+    /// The unit roundoff as f64 (half the machine epsilon).
+    fn unit_roundoff() -> f64;
+}
 
 /// One micro-kernel: its tile and its code.
 #[derive(Debug, Clone, Copy)]
-pub struct MicroKernel {
+pub struct MicroKernel<T = f64> {
     pub mr: usize,
     pub nr: usize,
     /// The instruction set, for the report.
     pub isa: &'static str,
     /// `(kc, a, b, c, ldc, alpha)`: see the module's documentation.
-    run: unsafe fn(usize, *const f64, *const f64, *mut f64, usize, f64),
+    run: unsafe fn(usize, *const T, *const T, *mut T, usize, T),
 }
 
-impl MicroKernel {
+impl<T> MicroKernel<T> {
     /// Runs the kernel on one tile.
     ///
     /// # Safety
     /// `a` holds `kc · mr` values, `b` holds `kc · nr`, and `c` addresses an `mr × nr` tile with
     /// leading dimension `ldc ≥ mr`, none of it aliased; the CPU has the kernel's ISA (which
     /// [`best`] guarantees).
-    pub unsafe fn run(
-        &self,
-        kc: usize,
-        a: *const f64,
-        b: *const f64,
-        c: *mut f64,
-        ldc: usize,
-        alpha: f64,
-    ) {
+    pub unsafe fn run(&self, kc: usize, a: *const T, b: *const T, c: *mut T, ldc: usize, alpha: T) {
         // SAFETY: the caller's promise, passed on.
         unsafe { (self.run)(kc, a, b, c, ldc, alpha) }
     }
 }
 
-/// The widest kernel this CPU runs.
-pub fn best() -> MicroKernel {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            return MicroKernel {
-                mr: 24,
-                nr: 8,
-                isa: "AVX-512",
-                run: x86::dgemm_24x8_avx512,
-            };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-        {
-            return MicroKernel {
-                mr: 8,
-                nr: 6,
-                isa: "AVX2+FMA",
-                run: x86::dgemm_8x6_avx2,
-            };
-        }
-    }
-    portable()
+/// The widest kernel this CPU runs for `T`.
+pub fn best<T: Element>() -> MicroKernel<T> {
+    T::vector_kernels()
+        .into_iter()
+        .next()
+        .unwrap_or_else(portable)
+}
+
+/// Every kernel this CPU runs for `T`, widest first, the portable one last (for tests and
+/// comparisons).
+pub fn available<T: Element>() -> Vec<MicroKernel<T>> {
+    let mut out = T::vector_kernels();
+    out.push(portable());
+    out
 }
 
 /// The kernel without vector intrinsics (any CPU; the compiler vectorises what it can).
-pub fn portable() -> MicroKernel {
+pub fn portable<T: Element>() -> MicroKernel<T> {
     MicroKernel {
         mr: 8,
         nr: 4,
         isa: "portable",
-        run: dgemm_8x4_portable,
+        run: portable_8x4::<T>,
+    }
+}
+
+impl Element for f64 {
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
+    const ELEMENT_BITS: u32 = 64;
+    fn vector_kernels() -> Vec<MicroKernel<f64>> {
+        arch::dgemm()
+    }
+    fn mul_add(self, a: f64, b: f64) -> f64 {
+        f64::mul_add(self, a, b)
+    }
+    fn from_f64(x: f64) -> f64 {
+        x
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn unit_roundoff() -> f64 {
+        f64::EPSILON / 2.0
+    }
+}
+
+impl Element for f32 {
+    const ZERO: f32 = 0.0;
+    const ONE: f32 = 1.0;
+    const ELEMENT_BITS: u32 = 32;
+    fn vector_kernels() -> Vec<MicroKernel<f32>> {
+        arch::sgemm()
+    }
+    fn mul_add(self, a: f32, b: f32) -> f32 {
+        f32::mul_add(self, a, b)
+    }
+    fn from_f64(x: f64) -> f32 {
+        x as f32
+    }
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    fn unit_roundoff() -> f64 {
+        f64::from(f32::EPSILON) / 2.0
     }
 }
 
 /// # Safety
 /// As [`MicroKernel::run`] with MR = 8, NR = 4.
-unsafe fn dgemm_8x4_portable(
+unsafe fn portable_8x4<T: Element>(
     kc: usize,
-    a: *const f64,
-    b: *const f64,
-    c: *mut f64,
+    a: *const T,
+    b: *const T,
+    c: *mut T,
     ldc: usize,
-    alpha: f64,
+    alpha: T,
 ) {
-    let mut acc = [[0.0f64; 8]; 4];
+    let mut acc = [[T::ZERO; 8]; 4];
     for p in 0..kc {
         // SAFETY: p < kc; the panels hold kc · 8 and kc · 4 values.
         let (ap, bp) = unsafe {
             (
-                &*a.add(p * 8).cast::<[f64; 8]>(),
-                &*b.add(p * 4).cast::<[f64; 4]>(),
+                &*a.add(p * 8).cast::<[T; 8]>(),
+                &*b.add(p * 4).cast::<[T; 4]>(),
             )
         };
         for (j, col) in acc.iter_mut().enumerate() {
@@ -99,108 +156,224 @@ unsafe fn dgemm_8x4_portable(
     for (j, col) in acc.iter().enumerate() {
         for (i, v) in col.iter().enumerate() {
             // SAFETY: the tile is 8 × 4 with leading dimension ldc.
-            unsafe { *c.add(i + j * ldc) += alpha * v };
+            unsafe { *c.add(i + j * ldc) += alpha * *v };
         }
     }
 }
 
+/// No vector kernels on this architecture (yet): the portable one serves.
+#[cfg(not(target_arch = "x86_64"))]
+mod arch {
+    use super::MicroKernel;
+
+    pub fn dgemm() -> Vec<MicroKernel<f64>> {
+        Vec::new()
+    }
+
+    pub fn sgemm() -> Vec<MicroKernel<f32>> {
+        Vec::new()
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
-mod x86 {
+mod arch {
+    use super::MicroKernel;
     use core::arch::x86_64::*;
 
-    /// How far ahead (in values of the packed A panel) the AVX-512 kernel prefetches.
-    const PREFETCH_A: usize = 24 * 8;
-
-    /// 24 × 8: three zmm of Ã per step, eight broadcasts of B̃, 24 FMAs.
-    ///
-    /// # Safety
-    /// As [`MicroKernel::run`](super::MicroKernel::run) with MR = 24, NR = 8, on a CPU with
-    /// AVX-512F.
-    #[target_feature(enable = "avx512f")]
-    pub unsafe fn dgemm_24x8_avx512(
-        kc: usize,
-        a: *const f64,
-        b: *const f64,
-        c: *mut f64,
-        ldc: usize,
-        alpha: f64,
-    ) {
-        // SAFETY: every pointer stays inside the panels (kc steps of 24 and 8 values) and the
-        // 24 × 8 tile of C, as the caller promises.
-        unsafe {
-            let mut acc = [[_mm512_setzero_pd(); 3]; 8];
-            // The tile of C, wanted at the end, on its way to L1 meanwhile.
-            for j in 0..8 {
-                for r in 0..3 {
-                    _mm_prefetch::<_MM_HINT_T0>(c.add(j * ldc + r * 8).cast());
-                }
-            }
-            let (mut a, mut b) = (a, b);
-            for _ in 0..kc {
-                // The panel of A streams from L2: fetch it a few steps ahead.
-                _mm_prefetch::<_MM_HINT_T0>(a.wrapping_add(PREFETCH_A).cast());
-                _mm_prefetch::<_MM_HINT_T0>(a.wrapping_add(PREFETCH_A + 8).cast());
-                _mm_prefetch::<_MM_HINT_T0>(a.wrapping_add(PREFETCH_A + 16).cast());
-                let a0 = _mm512_loadu_pd(a);
-                let a1 = _mm512_loadu_pd(a.add(8));
-                let a2 = _mm512_loadu_pd(a.add(16));
-                for (j, col) in acc.iter_mut().enumerate() {
-                    let bj = _mm512_set1_pd(*b.add(j));
-                    col[0] = _mm512_fmadd_pd(a0, bj, col[0]);
-                    col[1] = _mm512_fmadd_pd(a1, bj, col[1]);
-                    col[2] = _mm512_fmadd_pd(a2, bj, col[2]);
-                }
-                a = a.add(24);
-                b = b.add(8);
-            }
-            let al = _mm512_set1_pd(alpha);
-            for (j, col) in acc.iter().enumerate() {
-                let cj = c.add(j * ldc);
-                for (r, v) in col.iter().enumerate() {
-                    let p = cj.add(r * 8);
-                    _mm512_storeu_pd(p, _mm512_fmadd_pd(*v, al, _mm512_loadu_pd(p)));
-                }
-            }
-        }
+    /// Whether this CPU runs the AVX-512F kernels and the AVX2+FMA ones.
+    fn levels() -> (bool, bool) {
+        (
+            std::arch::is_x86_feature_detected!("avx512f"),
+            std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma"),
+        )
     }
 
-    /// 8 × 6: two ymm of Ã per step, six broadcasts of B̃, 12 FMAs.
-    ///
-    /// # Safety
-    /// As [`MicroKernel::run`](super::MicroKernel::run) with MR = 8, NR = 6, on a CPU with AVX2
-    /// and FMA.
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn dgemm_8x6_avx2(
-        kc: usize,
-        a: *const f64,
-        b: *const f64,
-        c: *mut f64,
-        ldc: usize,
-        alpha: f64,
-    ) {
-        // SAFETY: as above, with 8- and 6-value steps and an 8 × 6 tile.
-        unsafe {
-            let mut acc = [[_mm256_setzero_pd(); 2]; 6];
-            let (mut a, mut b) = (a, b);
-            for _ in 0..kc {
-                let a0 = _mm256_loadu_pd(a);
-                let a1 = _mm256_loadu_pd(a.add(4));
-                for (j, col) in acc.iter_mut().enumerate() {
-                    let bj = _mm256_broadcast_sd(&*b.add(j));
-                    col[0] = _mm256_fmadd_pd(a0, bj, col[0]);
-                    col[1] = _mm256_fmadd_pd(a1, bj, col[1]);
-                }
-                a = a.add(8);
-                b = b.add(6);
-            }
-            let al = _mm256_set1_pd(alpha);
-            for (j, col) in acc.iter().enumerate() {
-                let cj = c.add(j * ldc);
-                for (r, v) in col.iter().enumerate() {
-                    let p = cj.add(r * 4);
-                    _mm256_storeu_pd(p, _mm256_fmadd_pd(*v, al, _mm256_loadu_pd(p)));
-                }
-            }
-        }
+    /// The DGEMM kernels this CPU runs, widest first.
+    pub fn dgemm() -> Vec<MicroKernel<f64>> {
+        let (avx512, avx2) = levels();
+        let wide = MicroKernel {
+            mr: 24,
+            nr: 8,
+            isa: "AVX-512",
+            run: dgemm_24x8_avx512,
+        };
+        let narrow = MicroKernel {
+            mr: 8,
+            nr: 6,
+            isa: "AVX2+FMA",
+            run: dgemm_8x6_avx2,
+        };
+        [avx512.then_some(wide), avx2.then_some(narrow)]
+            .into_iter()
+            .flatten()
+            .collect()
     }
+
+    /// The SGEMM kernels this CPU runs, widest first.
+    pub fn sgemm() -> Vec<MicroKernel<f32>> {
+        let (avx512, avx2) = levels();
+        let wide = MicroKernel {
+            mr: 48,
+            nr: 8,
+            isa: "AVX-512",
+            run: sgemm_48x8_avx512,
+        };
+        let narrow = MicroKernel {
+            mr: 16,
+            nr: 6,
+            isa: "AVX2+FMA",
+            run: sgemm_16x6_avx2,
+        };
+        [avx512.then_some(wide), avx2.then_some(narrow)]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// The AVX-512 kernel of one element type: MR = 3 vectors of `$lanes`, NR = 8; three zmm
+    /// of Ã per step, eight broadcasts of B̃, 24 FMAs. The A panel streams from L2 and is
+    /// prefetched 8 steps ahead (three cache lines a step for both types); the tile of C is
+    /// prefetched at the start, to be in L1 at the end.
+    macro_rules! avx512_kernel {
+        ($name:ident, $t:ty, $lanes:literal, $zero:ident, $load:ident, $store:ident, $set1:ident, $fma:ident) => {
+            /// # Safety
+            /// As [`MicroKernel::run`] with MR = 3 × lanes, NR = 8,
+            /// on a CPU with AVX-512F.
+            #[target_feature(enable = "avx512f")]
+            pub unsafe fn $name(
+                kc: usize,
+                a: *const $t,
+                b: *const $t,
+                c: *mut $t,
+                ldc: usize,
+                alpha: $t,
+            ) {
+                const MR: usize = 3 * $lanes;
+                const PREFETCH_A: usize = 8 * MR;
+                // SAFETY: every pointer stays inside the panels (kc steps of MR and 8 values)
+                // and the MR × 8 tile of C, as the caller promises; prefetches never fault.
+                unsafe {
+                    let mut acc = [[$zero(); 3]; 8];
+                    for j in 0..8 {
+                        for r in 0..3 {
+                            _mm_prefetch::<_MM_HINT_T0>(c.add(j * ldc + r * $lanes).cast());
+                        }
+                    }
+                    let (mut a, mut b) = (a, b);
+                    for _ in 0..kc {
+                        _mm_prefetch::<_MM_HINT_T0>(a.wrapping_add(PREFETCH_A).cast());
+                        _mm_prefetch::<_MM_HINT_T0>(a.wrapping_add(PREFETCH_A + $lanes).cast());
+                        _mm_prefetch::<_MM_HINT_T0>(a.wrapping_add(PREFETCH_A + 2 * $lanes).cast());
+                        let a0 = $load(a);
+                        let a1 = $load(a.add($lanes));
+                        let a2 = $load(a.add(2 * $lanes));
+                        for (j, col) in acc.iter_mut().enumerate() {
+                            let bj = $set1(*b.add(j));
+                            col[0] = $fma(a0, bj, col[0]);
+                            col[1] = $fma(a1, bj, col[1]);
+                            col[2] = $fma(a2, bj, col[2]);
+                        }
+                        a = a.add(MR);
+                        b = b.add(8);
+                    }
+                    let al = $set1(alpha);
+                    for (j, col) in acc.iter().enumerate() {
+                        let cj = c.add(j * ldc);
+                        for (r, v) in col.iter().enumerate() {
+                            let p = cj.add(r * $lanes);
+                            $store(p, $fma(*v, al, $load(p)));
+                        }
+                    }
+                }
+            }
+        };
+    }
+
+    /// The AVX2 kernel of one element type: MR = 2 vectors of `$lanes`, NR = 6; two ymm of Ã
+    /// per step, six broadcasts of B̃, 12 FMAs.
+    macro_rules! avx2_kernel {
+        ($name:ident, $t:ty, $lanes:literal, $zero:ident, $load:ident, $store:ident, $set1:ident, $bcast:ident, $fma:ident) => {
+            /// # Safety
+            /// As [`MicroKernel::run`] with MR = 2 × lanes, NR = 6,
+            /// on a CPU with AVX2 and FMA.
+            #[target_feature(enable = "avx2,fma")]
+            pub unsafe fn $name(
+                kc: usize,
+                a: *const $t,
+                b: *const $t,
+                c: *mut $t,
+                ldc: usize,
+                alpha: $t,
+            ) {
+                // SAFETY: as the AVX-512 kernel, with MR- and 6-value steps and an MR × 6 tile.
+                unsafe {
+                    let mut acc = [[$zero(); 2]; 6];
+                    let (mut a, mut b) = (a, b);
+                    for _ in 0..kc {
+                        let a0 = $load(a);
+                        let a1 = $load(a.add($lanes));
+                        for (j, col) in acc.iter_mut().enumerate() {
+                            let bj = $bcast(&*b.add(j));
+                            col[0] = $fma(a0, bj, col[0]);
+                            col[1] = $fma(a1, bj, col[1]);
+                        }
+                        a = a.add(2 * $lanes);
+                        b = b.add(6);
+                    }
+                    let al = $set1(alpha);
+                    for (j, col) in acc.iter().enumerate() {
+                        let cj = c.add(j * ldc);
+                        for (r, v) in col.iter().enumerate() {
+                            let p = cj.add(r * $lanes);
+                            $store(p, $fma(*v, al, $load(p)));
+                        }
+                    }
+                }
+            }
+        };
+    }
+
+    avx512_kernel!(
+        dgemm_24x8_avx512,
+        f64,
+        8,
+        _mm512_setzero_pd,
+        _mm512_loadu_pd,
+        _mm512_storeu_pd,
+        _mm512_set1_pd,
+        _mm512_fmadd_pd
+    );
+    avx512_kernel!(
+        sgemm_48x8_avx512,
+        f32,
+        16,
+        _mm512_setzero_ps,
+        _mm512_loadu_ps,
+        _mm512_storeu_ps,
+        _mm512_set1_ps,
+        _mm512_fmadd_ps
+    );
+    avx2_kernel!(
+        dgemm_8x6_avx2,
+        f64,
+        4,
+        _mm256_setzero_pd,
+        _mm256_loadu_pd,
+        _mm256_storeu_pd,
+        _mm256_set1_pd,
+        _mm256_broadcast_sd,
+        _mm256_fmadd_pd
+    );
+    avx2_kernel!(
+        sgemm_16x6_avx2,
+        f32,
+        8,
+        _mm256_setzero_ps,
+        _mm256_loadu_ps,
+        _mm256_storeu_ps,
+        _mm256_set1_ps,
+        _mm256_broadcast_ss,
+        _mm256_fmadd_ps
+    );
 }

@@ -1,10 +1,12 @@
-//! The LINPACK and DGEMM workloads of `peakbench cpu`: a point is a problem size and a thread
-//! count; each repetition times one solve (LINPACK: factorisation and solve, HPL's count of
-//! operations, HPL's residual check) or one multiply (DGEMM: C = A·B, 2·N³ operations). The
-//! rate is in GOPS (GFLOP/s) against the machine's fp64 FMA peak.
+//! The LINPACK, DGEMM and SGEMM workloads of `peakbench cpu`: a point is a problem size and a
+//! thread count; each repetition times one solve (LINPACK: factorisation and solve, HPL's count
+//! of operations, HPL's residual check) or one multiply (DGEMM, SGEMM: C = A·B, 2·N³
+//! operations). The rate is in GOPS (GFLOP/s) against the machine's FMA peak for the element
+//! type (fp64; SGEMM fp32).
 
 use super::gemm::{Blocking, Gemm, MatMut, MatRef};
-use super::{hpl, kernels, lu};
+use super::kernels::{self, Element};
+use super::{hpl, lu};
 use crate::results::ResultRecord;
 use crate::results::params::{CpuParams, LinalgParams, NodeTag, Params};
 use crate::runner::{Repetition, affinity};
@@ -19,15 +21,38 @@ pub enum LinalgWorkload {
     Linpack,
     /// C = A·B in double precision.
     Dgemm,
+    /// C = A·B in single precision.
+    Sgemm,
 }
 
 impl LinalgWorkload {
-    pub const ALL: [LinalgWorkload; 2] = [LinalgWorkload::Linpack, LinalgWorkload::Dgemm];
+    pub const ALL: [LinalgWorkload; 3] = [
+        LinalgWorkload::Linpack,
+        LinalgWorkload::Dgemm,
+        LinalgWorkload::Sgemm,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             LinalgWorkload::Linpack => "LINPACK",
             LinalgWorkload::Dgemm => "DGEMM",
+            LinalgWorkload::Sgemm => "SGEMM",
+        }
+    }
+
+    /// Bytes of one element (fp64 or fp32).
+    pub fn element_bytes(self) -> u64 {
+        match self {
+            LinalgWorkload::Sgemm => 4,
+            _ => 8,
+        }
+    }
+
+    /// Operations of one solve or multiply of order `n`, as counted for the rate.
+    pub fn flops(self, n: usize) -> f64 {
+        match self {
+            LinalgWorkload::Linpack => hpl::flops(n),
+            LinalgWorkload::Dgemm | LinalgWorkload::Sgemm => 2.0 * (n as f64).powi(3),
         }
     }
 
@@ -35,28 +60,29 @@ impl LinalgWorkload {
     fn matrices(self) -> u64 {
         match self {
             LinalgWorkload::Linpack => 1,
-            LinalgWorkload::Dgemm => 3,
+            LinalgWorkload::Dgemm | LinalgWorkload::Sgemm => 3,
         }
     }
 
     /// The largest N whose matrices fit `fraction` of `bytes`, in multiples of 64 (HPL's way of
     /// choosing N from memory).
     pub fn n_for_memory(self, bytes: u64, fraction: f64) -> usize {
-        let values = (bytes as f64 * fraction) / (8.0 * self.matrices() as f64);
+        let values = (bytes as f64 * fraction) / ((self.element_bytes() * self.matrices()) as f64);
         ((values.max(0.0).sqrt() as usize) / 64 * 64).max(64)
     }
 
     /// Bytes a point of order `n` on `threads` threads allocates: the matrices and the
     /// workspaces (packed panels, a copy of U12), overflow-checked.
-    pub fn bytes(self, n: usize, nb: usize, threads: usize, g: &Gemm) -> Option<u64> {
+    pub fn bytes<T>(self, n: usize, nb: usize, threads: usize, g: &Gemm<T>) -> Option<u64> {
         let n = n as u64;
-        let matrices = n.checked_mul(n)?.checked_mul(8 * self.matrices())?;
+        let size = self.element_bytes();
+        let matrices = n.checked_mul(n)?.checked_mul(size * self.matrices())?;
         let b = g.blocking;
         let packs = ((b.kc * (b.nc + b.mc + g.kernel.nr + g.kernel.mr)) as u64)
-            .checked_mul(8 * threads as u64)?;
+            .checked_mul(size * threads as u64)?;
         let u12 = (nb as u64)
             .checked_mul(n)?
-            .checked_mul(8 * threads as u64)?;
+            .checked_mul(size * threads as u64)?;
         matrices
             .checked_add(packs)?
             .checked_add(u12)?
@@ -70,7 +96,9 @@ impl std::str::FromStr for LinalgWorkload {
         LinalgWorkload::ALL
             .into_iter()
             .find(|w| w.name().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| format!("unknown linear-algebra workload '{s}'; use LINPACK or DGEMM"))
+            .ok_or_else(|| {
+                format!("unknown linear-algebra workload '{s}'; use LINPACK, DGEMM or SGEMM")
+            })
     }
 }
 
@@ -92,6 +120,17 @@ pub enum LinalgError {
         "the residual check FAILED at N = {n}: scaled residual {scaled:.3e} is not below HPL's threshold 16; the solve is wrong, no figure is reported"
     )]
     Residual { n: usize, scaled: f64 },
+    #[error(
+        "the {workload} product is wrong at N = {n}: C({i}, {j}) is {got:e}, its sum is {want:e}; the multiply is broken, no figure is reported"
+    )]
+    Product {
+        workload: &'static str,
+        n: usize,
+        i: usize,
+        j: usize,
+        got: f64,
+        want: f64,
+    },
     #[error("{0}")]
     Solve(#[from] lu::LuError),
     #[error("{0}")]
@@ -111,10 +150,10 @@ pub struct LinalgPoint {
 /// HPL's usual block for the factorisation.
 pub const DEFAULT_NB: usize = 256;
 
-/// The multiply's plan for this machine: its widest micro-kernel, blocked for the caches one
-/// thread has (L1 and L2 its own, its share of the last level).
-pub fn plan(sys: &SystemInfo, threads: usize) -> Gemm {
-    let kernel = kernels::best();
+/// The multiply's plan for this machine: its widest micro-kernel for `T`, blocked for the
+/// caches one thread has (L1 and L2 its own, its share of the last level).
+pub fn plan<T: Element>(sys: &SystemInfo, threads: usize) -> Gemm<T> {
+    let kernel = kernels::best::<T>();
     let size = |level: u32| {
         sys.caches
             .iter()
@@ -151,10 +190,17 @@ pub fn run(
     } = point;
     let allowed = affinity::allowed_cpus();
     let placement = affinity::place(threads, &allowed, &sys.cpu.logical);
-    let g = plan(sys, threads);
-    let need = workload
-        .bytes(n, nb, threads, &g)
-        .ok_or(LinalgError::TooLarge(workload.name(), n))?;
+    let (need, bits) = match workload {
+        LinalgWorkload::Linpack | LinalgWorkload::Dgemm => (
+            workload.bytes(n, nb, threads, &plan::<f64>(sys, threads)),
+            f64::ELEMENT_BITS,
+        ),
+        LinalgWorkload::Sgemm => (
+            workload.bytes(n, nb, threads, &plan::<f32>(sys, threads)),
+            f32::ELEMENT_BITS,
+        ),
+    };
+    let need = need.ok_or(LinalgError::TooLarge(workload.name(), n))?;
     if let Some(&available) = sys.memory.available_bytes.get()
         && need > available
     {
@@ -170,15 +216,13 @@ pub fn run(
     affinity::restrict_current_thread(&placement.cpus)
         .map_err(|e| LinalgError::Pin(e.to_string()))?;
     let outcome = match workload {
-        LinalgWorkload::Linpack => linpack(&g, n, nb, reps, tick),
-        LinalgWorkload::Dgemm => dgemm(&g, n, reps, tick),
+        LinalgWorkload::Linpack => linpack(&plan(sys, threads), n, nb, reps, tick),
+        LinalgWorkload::Dgemm => multiply::<f64>(workload, &plan(sys, threads), n, reps, tick),
+        LinalgWorkload::Sgemm => multiply::<f32>(workload, &plan(sys, threads), n, reps, tick),
     };
     let _ = affinity::restrict_current_thread(&allowed);
     let outcome = outcome?;
-    let flops = match workload {
-        LinalgWorkload::Linpack => hpl::flops(n),
-        LinalgWorkload::Dgemm => 2.0 * (n as f64).powi(3),
-    };
+    let flops = workload.flops(n);
     let samples: Vec<f64> = outcome.seconds.iter().map(|t| flops / t / 1e9).collect();
     let clock = if threads > 1 {
         &sys.cpu.all_core_clock_ghz
@@ -186,7 +230,7 @@ pub fn run(
         &sys.cpu.measured_clock_ghz
     };
     let peak = cpu_peak(
-        OpClass::Fma { element_bits: 64 },
+        OpClass::Fma { element_bits: bits },
         placement.cores,
         clock.get().copied().ok_or_else(|| {
             clock
@@ -207,7 +251,7 @@ pub fn run(
         linalg: Some(LinalgParams {
             n,
             engine: "built-in".into(),
-            micro_kernel: format!("{} {}x{}", g.kernel.isa, g.kernel.mr, g.kernel.nr),
+            micro_kernel: outcome.micro_kernel,
             nb: (workload == LinalgWorkload::Linpack).then_some(nb),
             flops,
             residual: outcome.residual,
@@ -229,6 +273,8 @@ pub fn run(
 /// The timed repetitions of a point.
 struct Outcome {
     seconds: Vec<f64>,
+    /// The multiply's micro-kernel, e.g. `AVX-512 24x8`.
+    micro_kernel: String,
     /// LINPACK: the last repetition's scaled residual (every one passed).
     residual: Option<f64>,
 }
@@ -242,6 +288,7 @@ fn linpack(
 ) -> Result<Outcome, LinalgError> {
     let mut out = Outcome {
         seconds: Vec::new(),
+        micro_kernel: kernel_name(g),
         residual: None,
     };
     let mut ipiv = vec![0usize; n];
@@ -271,33 +318,38 @@ fn linpack(
     Ok(out)
 }
 
-fn dgemm(
-    g: &Gemm,
+/// The micro-kernel of a plan as the record names it.
+fn kernel_name<T>(g: &Gemm<T>) -> String {
+    format!("{} {}x{}", g.kernel.isa, g.kernel.mr, g.kernel.nr)
+}
+
+/// DGEMM or SGEMM: C = A·B on the plan's threads, then a spot check of one element of C
+/// against its sum in double precision, within the rounding bound of an n-term dot product
+/// (2·n·u·Σ|a·b|, u the unit roundoff of `T`).
+fn multiply<T: Element>(
+    workload: LinalgWorkload,
+    g: &Gemm<T>,
     n: usize,
     reps: Repetition,
     tick: &mut dyn FnMut(),
 ) -> Result<Outcome, LinalgError> {
-    let a = hpl::matrix(1, n, n, g.threads);
-    let b = hpl::matrix(2, n, n, g.threads);
-    let mut c = vec![0.0; n * n];
+    let a: Vec<T> = hpl::matrix(1, n, n, g.threads);
+    let b: Vec<T> = hpl::matrix(2, n, n, g.threads);
+    let mut c = vec![T::ZERO; n * n];
     let mut seconds = Vec::new();
+    let square = |data| MatRef {
+        data,
+        rows: n,
+        cols: n,
+        ld: n,
+    };
     for round in 0..reps.warmup + reps.repeat {
         let t = Instant::now();
         g.run(
-            1.0,
-            MatRef {
-                data: &a,
-                rows: n,
-                cols: n,
-                ld: n,
-            },
-            MatRef {
-                data: &b,
-                rows: n,
-                cols: n,
-                ld: n,
-            },
-            0.0,
+            T::ONE,
+            square(&a),
+            square(&b),
+            T::ZERO,
             MatMut {
                 data: &mut c,
                 rows: n,
@@ -311,17 +363,23 @@ fn dgemm(
         }
         tick();
     }
-    // A spot check of the product: one element against its plain sum.
     let (i, j) = (n / 3, n / 2);
-    let want: f64 = (0..n).map(|p| a[i + p * n] * b[p + j * n]).sum();
-    if (c[i + j * n] - want).abs() > 1e-9 * n as f64 {
-        return Err(LinalgError::Residual {
+    let terms = (0..n).map(|p| a[i + p * n].to_f64() * b[p + j * n].to_f64());
+    let (want, size) = terms.fold((0.0, 0.0), |(s, m), x| (s + x, m + x.abs()));
+    let got = c[i + j * n].to_f64();
+    if (got - want).abs() > 2.0 * n as f64 * T::unit_roundoff() * size + f64::MIN_POSITIVE {
+        return Err(LinalgError::Product {
+            workload: workload.name(),
             n,
-            scaled: f64::INFINITY,
+            i,
+            j,
+            got,
+            want,
         });
     }
     Ok(Outcome {
         seconds,
+        micro_kernel: kernel_name(g),
         residual: None,
     })
 }
@@ -340,8 +398,14 @@ mod tests {
             "{n}"
         );
         assert!(LinalgWorkload::Dgemm.n_for_memory(8 * gib, 0.8) < n);
+        // fp32 elements: √2 × the fp64 order in the same memory.
+        let (d, f) = (
+            LinalgWorkload::Dgemm.n_for_memory(8 * gib, 0.8) as f64,
+            LinalgWorkload::Sgemm.n_for_memory(8 * gib, 0.8) as f64,
+        );
+        assert!((f / d - 2f64.sqrt()).abs() < 0.01, "{d} {f}");
         assert_eq!(LinalgWorkload::Linpack.n_for_memory(0, 0.5), 64);
-        let g = Gemm::new(2);
+        let g = Gemm::<f64>::new(2);
         let b = LinalgWorkload::Linpack.bytes(8000, 256, 2, &g).unwrap();
         assert!(
             (8000 * 8000 * 8..8000 * 8000 * 8 + (256 << 20)).contains(&b),
