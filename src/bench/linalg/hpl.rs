@@ -108,6 +108,8 @@ mod tests {
                 (2, 16, 130),
                 (3, 32, 200),
                 (2, 64, 257),
+                // Many guided chunks of the trailing update per step, NB not a multiple of NR.
+                (3, 24, 600),
             ] {
                 let g = Gemm {
                     kernel,

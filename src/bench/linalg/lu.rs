@@ -20,6 +20,9 @@ pub enum LuError {
 /// Panels this narrow are factored column by column; triangles this small are solved directly.
 const BASE: usize = 8;
 
+/// The narrowest chunk of the trailing update a thread takes (before rounding to NR).
+const MIN_CHUNK: usize = 64;
+
 /// Factors the `n × n` matrix `a` (leading dimension `ld`) in place: L below the diagonal (its
 /// unit diagonal not stored), U on and above; row i was swapped with row `ipiv[i]` at step i.
 /// `nb` is the block of the right-looking loop (HPL's NB).
@@ -81,22 +84,33 @@ pub fn factor(
         let (panel, rest) = right.split_at_mut(split);
         let rest_cols = n - next - jb2;
         let threads = g.threads.max(1);
-        let chunk = (rest_cols / (4 * threads))
-            .clamp(128, 1024)
-            .div_ceil(g.kernel.nr)
-            * g.kernel.nr;
-        let queue = std::sync::Mutex::new(rest.chunks_mut(chunk * ld).enumerate());
+        // Guided self-scheduling: each grab takes half of what is left per thread (at least
+        // MIN_CHUNK columns, whole NR panels), so the threads finish within a small chunk of
+        // each other whatever the panel's thread costs.
+        let nr = g.kernel.nr;
+        let queue = std::sync::Mutex::new((0usize, rest));
+        let grab = || -> Option<(usize, &mut [f64])> {
+            let mut q = queue.lock().unwrap_or_else(|e| e.into_inner());
+            let (first, ref mut left) = *q;
+            let remaining = rest_cols - first;
+            if remaining == 0 {
+                return None;
+            }
+            let width =
+                (remaining.div_ceil(2 * threads).max(MIN_CHUNK).div_ceil(nr) * nr).min(remaining);
+            let take = (width * ld).min(left.len());
+            let (mine, tail) = std::mem::take(left).split_at_mut(take);
+            *q = (first + width, tail);
+            Some((width, mine))
+        };
         let (done, todo) = ipiv.split_at_mut(next);
         let piv = &done[j..next];
         let left: &[f64] = left;
         let drain = |work: &mut Vec<f64>| -> Result<(), LuError> {
-            loop {
-                let Some((c, cols)) = queue.lock().unwrap_or_else(|e| e.into_inner()).next() else {
-                    return Ok(());
-                };
-                let width = chunk.min(rest_cols - c * chunk);
+            while let Some((width, cols)) = grab() {
                 update_columns(&one, left, &l21, cols, width, j, jb, ld, piv, work)?;
             }
+            Ok(())
         };
         std::thread::scope(|s| -> Result<(), LuError> {
             let helpers: Vec<_> = (1..threads)
