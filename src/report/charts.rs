@@ -105,6 +105,9 @@ pub fn for_report(report: &Report) -> Vec<Chart> {
             "net" => out.extend(net_charts(&records)),
             _ => out.extend(throughput_charts(subsystem, &records)),
         }
+        if subsystem == "cpu" {
+            out.extend(linalg_size_charts(&records));
+        }
         if subsystem == "mem" {
             out.extend(staircase(&records, report));
         }
@@ -114,12 +117,14 @@ pub fn for_report(report: &Report) -> Vec<Chart> {
     out
 }
 
-/// Lines of a figure (linear y) against a count (threads, queue depth, streams; log x).
-fn against_count(x: &str, y: String, series: Vec<Series>) -> Plot {
+/// Lines of a figure (linear y) against a count (threads, queue depth, streams, N; log x), with
+/// dashed guides (the peak).
+fn against_count(x: &str, y: String, series: Vec<Series>, guides: Vec<Series>) -> Plot {
     Plot::Lines {
         x: Axis::new(x, Scale::Log, Ticks::Count),
         y: Axis::new(y, Scale::Linear, Ticks::Number),
         series,
+        guides,
         markers: Vec::new(),
         legend: Legend::UpperLeft,
     }
@@ -167,10 +172,87 @@ fn throughput_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
                     "threads",
                     format!("throughput ({})", unit_name(&unit)),
                     series,
+                    peak_guide(&recs, threads, "theoretical peak".into())
+                        .into_iter()
+                        .collect(),
                 ),
             }
         })
         .collect()
+}
+
+/// The theoretical peak against `x` as a guide line: where every point at the same x has the
+/// same peak (within 0.1 %) and at least one has a peak; None otherwise (points whose peaks
+/// differ at one x have no single line to draw).
+fn peak_guide(
+    records: &[&ResultRecord],
+    x: impl Fn(&ResultRecord) -> Option<f64>,
+    name: String,
+) -> Option<Series> {
+    let mut points: Vec<(f64, f64)> = Vec::new();
+    for r in records {
+        let (Some(at), Some(peak)) = (x(r), r.peak.as_ref().map(|p| p.value)) else {
+            continue;
+        };
+        match points.iter().find(|(px, _)| *px == at) {
+            Some((_, other)) if (other - peak).abs() > 1e-3 * other.abs() => return None,
+            Some(_) => {}
+            None => points.push((at, peak)),
+        }
+    }
+    (!points.is_empty()).then_some(Series { name, points })
+}
+
+/// Dense linear algebra (LINPACK, DGEMM, SGEMM) against the order N, one chart per workload
+/// measured at two or more N: a line per thread count and its peak, dashed.
+fn linalg_size_charts(records: &[&ResultRecord]) -> Vec<Chart> {
+    let order = |r: &ResultRecord| {
+        r.params
+            .cpu()
+            .and_then(|c| c.linalg.as_ref())
+            .map(|l| l.n as f64)
+    };
+    let linalg: Vec<&ResultRecord> = records
+        .iter()
+        .copied()
+        .filter(|r| r.metric == "throughput" && order(r).is_some())
+        .collect();
+    let mut out = Vec::new();
+    for ((workload, unit), recs) in group_by(&linalg, |r| (r.workload.clone(), r.unit.clone())) {
+        if group_by(&recs, |r| order(r).map(f64::to_bits)).len() < 2 {
+            continue;
+        }
+        let by_threads = group_by(&recs, |r| r.params.threads());
+        let one = by_threads.len() == 1;
+        let threads_name = |t: usize| format!("{t} thread{}", if t == 1 { "" } else { "s" });
+        let series = series_of(&recs, order, |r| threads_name(r.params.threads()));
+        let guides = by_threads
+            .iter()
+            .filter_map(|(t, rs)| {
+                let name = if one {
+                    "theoretical peak".to_string()
+                } else {
+                    format!("peak, {}", threads_name(*t))
+                };
+                peak_guide(rs, order, name)
+            })
+            .collect();
+        out.push(Chart {
+            slug: slug(&["cpu", &workload, "throughput-vs-n"]),
+            subsystem: "cpu".into(),
+            title: format!("CPU {workload}: throughput vs matrix order N"),
+            note: "Larger systems spend a larger share of their time in the multiply, so the \
+                   rate climbs with N towards the peak (dashed)."
+                .into(),
+            plot: against_count(
+                "N (order of the matrices)",
+                format!("throughput ({})", unit_name(&unit)),
+                series,
+                guides,
+            ),
+        });
+    }
+    out
 }
 
 /// The pointer-chasing staircase: latency against working set, with the cache sizes marked.
@@ -223,6 +305,7 @@ fn staircase(records: &[&ResultRecord], report: &Report) -> Option<Chart> {
                 Ticks::Number,
             ),
             series,
+            guides: Vec::new(),
             markers,
             legend: Legend::LowerRight,
         },
@@ -248,6 +331,7 @@ fn disk_charts(records: &[&ResultRecord]) -> Vec<Chart> {
             }
             name
         };
+        let depth = |r: &ResultRecord| r.params.disk().map(|d| d.iodepth as f64);
         for (metric, what) in [("iops", "IOPS"), ("latency", "mean latency")] {
             let of: Vec<&ResultRecord> = recs
                 .iter()
@@ -267,7 +351,13 @@ fn disk_charts(records: &[&ResultRecord]) -> Vec<Chart> {
                     } else {
                         format!("{what} ({})", unit_name(&first.unit))
                     },
-                    series_of(&of, |r| r.params.disk().map(|d| d.iodepth as f64), name),
+                    series_of(&of, depth, name),
+                    // The rated IOPS where the disk has one (not for latency, nor where block
+                    // sizes bound the points differently).
+                    peak_guide(&of, depth, "theoretical peak".into())
+                        .filter(|_| metric == "iops")
+                        .into_iter()
+                        .collect(),
                 ),
             });
         }
@@ -319,6 +409,9 @@ fn net_charts(records: &[&ResultRecord]) -> Vec<Chart> {
                     "parallel streams",
                     format!("goodput ({})", unit_name(&unit)),
                     series,
+                    peak_guide(&recs, threads, "theoretical peak".into())
+                        .into_iter()
+                        .collect(),
                 ),
             }
         })
@@ -396,6 +489,93 @@ fn efficiency_chart(subsystem: &str, records: &[&ResultRecord]) -> Option<Chart>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::params::{CpuParams, LinalgParams, NodeTag, Params};
+    use crate::sysinfo::peak::Peak;
+
+    /// A LINPACK point at order `n` on `threads` threads, its peak 50 GOPS per thread.
+    fn linpack(n: usize, threads: usize, gops: f64) -> ResultRecord {
+        let params = Params::Cpu(CpuParams {
+            threads,
+            cpus: (0..threads).collect(),
+            cores: threads as u32,
+            oversubscribed: false,
+            kernel: None,
+            linalg: Some(LinalgParams {
+                n,
+                engine: "built-in".into(),
+                micro_kernel: "AVX-512 24x8".into(),
+                nb: Some(256),
+                flops: crate::bench::linalg::hpl::flops(n),
+                residual: Some(0.01),
+                residual_passed: Some(true),
+            }),
+            node: NodeTag::default(),
+        });
+        let peak = Peak {
+            value: 50e9 * threads as f64,
+            unit: "op/s".into(),
+            formula: String::new(),
+            inputs: Default::default(),
+        };
+        ResultRecord::new(
+            "cpu",
+            "LINPACK",
+            params,
+            "throughput",
+            "GOPS",
+            vec![gops],
+            Ok(peak),
+        )
+    }
+
+    /// LINPACK at two N and two thread counts: a chart against N with a line and a dashed
+    /// peak per thread count, and the chart against threads with its peak line.
+    #[test]
+    fn linpack_is_drawn_against_n_and_threads_with_its_peak() {
+        let recs = [
+            linpack(1000, 1, 30.0),
+            linpack(4000, 1, 42.0),
+            linpack(1000, 2, 50.0),
+            linpack(4000, 2, 80.0),
+        ];
+        let refs: Vec<&ResultRecord> = recs.iter().collect();
+        let charts = linalg_size_charts(&refs);
+        assert_eq!(charts.len(), 1);
+        let Plot::Lines { series, guides, .. } = &charts[0].plot else {
+            panic!("{:?}", charts[0].plot)
+        };
+        assert_eq!(charts[0].slug, "cpu-linpack-throughput-vs-n");
+        assert_eq!(series.len(), 2);
+        assert_eq!(series[1].points, vec![(1000.0, 50e9), (4000.0, 80e9)]);
+        assert_eq!(guides.len(), 2);
+        assert_eq!(guides[1].name, "peak, 2 threads");
+        assert_eq!(guides[1].points, vec![(1000.0, 100e9), (4000.0, 100e9)]);
+        let svg = super::super::plot::svg(&charts[0]).unwrap().unwrap();
+        assert!(
+            svg.contains("peak, 2 threads") && svg.contains("4000"),
+            "{svg}"
+        );
+        // Against threads: one line per N, the peak at 1 and 2 threads.
+        let by_threads = throughput_charts("cpu", &refs);
+        let Plot::Lines { guides, series, .. } = &by_threads[0].plot else {
+            panic!()
+        };
+        assert_eq!(series.len(), 2);
+        assert_eq!(guides[0].points, vec![(1.0, 50e9), (2.0, 100e9)]);
+        // One N: no chart against N.
+        assert!(linalg_size_charts(&refs[..1]).is_empty());
+    }
+
+    /// Points whose peaks differ at the same x have no single peak line.
+    #[test]
+    fn differing_peaks_draw_no_guide() {
+        let mut other = linpack(4000, 1, 40.0);
+        other.peak.as_mut().unwrap().value = 70e9;
+        let recs = [linpack(1000, 1, 30.0), other];
+        let refs: Vec<&ResultRecord> = recs.iter().collect();
+        assert!(peak_guide(&refs, threads, "peak".into()).is_none());
+        assert!(peak_guide(&refs[..1], threads, "peak".into()).is_some());
+    }
 
     #[test]
     fn slugs_are_file_names() {

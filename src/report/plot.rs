@@ -83,11 +83,13 @@ pub enum Legend {
 /// What a chart draws.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Plot {
-    /// Lines through points with a dot at each point, and dashed vertical markers.
+    /// Lines through points with a dot at each point, dashed guide lines (the theoretical
+    /// peak: grey, without dots, named in the legend), and dashed vertical markers.
     Lines {
         x: Axis,
         y: Axis,
         series: Vec<Series>,
+        guides: Vec<Series>,
         markers: Vec<Marker>,
         legend: Legend,
     },
@@ -125,12 +127,14 @@ impl Chart {
                 x,
                 y,
                 series,
+                guides,
                 markers,
                 ..
             } => {
                 f(&mut x.label);
                 f(&mut y.label);
                 series.iter_mut().for_each(|s| f(&mut s.name));
+                guides.iter_mut().for_each(|s| f(&mut s.name));
                 markers.iter_mut().for_each(|m| f(&mut m.label));
             }
             Plot::Bars {
@@ -307,6 +311,7 @@ enum Prepared {
         x_label: String,
         y_label: String,
         series: Vec<(String, Vec<(f64, f64)>)>,
+        guides: Vec<(String, Vec<(f64, f64)>)>,
         markers: Vec<(f64, String)>,
         legend: Legend,
     },
@@ -357,38 +362,46 @@ fn prepare(plot: &Plot) -> Option<Prepared> {
             x,
             y,
             series,
+            guides,
             markers,
             legend,
         } => {
-            let series: Vec<(String, Vec<(f64, f64)>)> = series
-                .iter()
-                .map(|s| (s.name.clone(), clean(&s.points, x.scale, y.scale)))
-                .filter(|(_, pts)| !pts.is_empty())
-                .collect();
+            let cleaned = |list: &[Series]| -> Vec<(String, Vec<(f64, f64)>)> {
+                list.iter()
+                    .map(|s| (s.name.clone(), clean(&s.points, x.scale, y.scale)))
+                    .filter(|(_, pts)| !pts.is_empty())
+                    .collect()
+            };
+            let (series, guides) = (cleaned(series), cleaned(guides));
             if series.is_empty() {
                 return None;
             }
+            // The frame holds the guides too (a peak above every point stays on the chart),
+            // along the measured points' x range.
             let xs: Vec<f64> = series
                 .iter()
                 .flat_map(|s| s.1.iter().map(|p| p.0))
                 .collect();
             let ys: Vec<f64> = series
                 .iter()
+                .chain(&guides)
                 .flat_map(|s| s.1.iter().map(|p| p.1))
                 .collect();
             let (xf, yf) = (frame(x, &xs), frame(y, &ys));
             // Every point inside the frame (it is, unless the values were too extreme to frame),
             // so that plotters only ever sees pixel coordinates on the chart.
-            let series = series
-                .into_iter()
-                .map(|(name, pts)| {
-                    let pts = pts
-                        .into_iter()
-                        .map(|(a, b)| (a.clamp(xf.lo, xf.hi), b.clamp(yf.lo, yf.hi)))
-                        .collect();
-                    (name, pts)
-                })
-                .collect();
+            let inside = |list: Vec<(String, Vec<(f64, f64)>)>| -> Vec<(String, Vec<(f64, f64)>)> {
+                list.into_iter()
+                    .map(|(name, pts)| {
+                        let pts = pts
+                            .into_iter()
+                            .map(|(a, b)| (a.clamp(xf.lo, xf.hi), b.clamp(yf.lo, yf.hi)))
+                            .collect();
+                        (name, pts)
+                    })
+                    .collect()
+            };
+            let (series, guides) = (inside(series), inside(guides));
             let markers = markers
                 .iter()
                 .filter_map(|m| {
@@ -402,6 +415,7 @@ fn prepare(plot: &Plot) -> Option<Prepared> {
                 x_label: x.label.clone(),
                 y_label: y.label.clone(),
                 series,
+                guides,
                 markers,
                 legend: *legend,
             })
@@ -668,6 +682,7 @@ fn draw<DB: DrawingBackend>(
             x_label,
             y_label,
             series,
+            guides,
             markers,
             legend,
         } => {
@@ -723,6 +738,20 @@ fn draw<DB: DrawingBackend>(
                         ],
                         color.filled(),
                     )
+                });
+            }
+            for (name, points) in guides {
+                let dash = MARKER.stroke_width(px(1.5));
+                ctx.draw_series(DashedLineSeries::new(
+                    points.iter().copied(),
+                    px(6.0),
+                    px(4.0),
+                    dash,
+                ))
+                .map_err(err)?
+                .label(name.as_str())
+                .legend(move |(lx, ly)| {
+                    PathElement::new([(lx, ly), (lx + 2 * legend_box, ly)], dash)
                 });
             }
             ctx.configure_series_labels()
@@ -854,6 +883,7 @@ mod tests {
                 x,
                 y: Axis::new("GOPS", Scale::Linear, Ticks::Number),
                 series,
+                guides: Vec::new(),
                 markers,
                 legend: Legend::UpperLeft,
             },
