@@ -7,6 +7,7 @@
 //! subcommand's own parser checks, so a profile accepts exactly what the command line does and
 //! reports the same errors.
 
+use crate::bench::linalg::workload::LinalgWorkload;
 use crate::bench::mem::DEFAULT_LATENCY_MAX;
 use crate::bench::mem::latency::staircase_sizes;
 use crate::bench::registry;
@@ -159,6 +160,16 @@ impl Job {
             .map(|(_, v)| v)
     }
 
+    /// The job's option `key` as its words: a list's items, or a text's comma-separated
+    /// parts; empty where the job does not set it.
+    fn words(&self, defaults: &[(String, Value)], key: &str) -> Vec<String> {
+        match self.get(defaults, key) {
+            Some(Value::List(l)) => l.clone(),
+            Some(Value::Text(s)) => s.split(',').map(|w| w.trim().to_string()).collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// The job as a command line (without the program name), with the defaults that `accepts`
     /// says the subcommand takes, and `threads = "all"` as `hw_threads`.
     pub fn argv(
@@ -213,18 +224,47 @@ impl Job {
         let warmup = count_number(self.get(defaults, "warmup")).unwrap_or(1) as f64;
         let secs = match self.subsystem.as_str() {
             "cpu" => {
-                let points = count("workload", registry::defaults("cpu").count())
-                    * count("threads", threads_default);
-                points as f64 * (repeat + warmup) * seconds("duration", 0.25) + 1.0
+                let workloads = self.words(defaults, "workload");
+                let linalg: Vec<LinalgWorkload> =
+                    workloads.iter().filter_map(|w| w.parse().ok()).collect();
+                let kernels = if workloads.is_empty() {
+                    registry::defaults("cpu").count()
+                } else {
+                    workloads.len() - linalg.len()
+                };
+                let threads: Vec<usize> = match self.get(defaults, "threads") {
+                    Some(Value::Text(s)) if s == "all" => vec![hw_threads.max(1)],
+                    Some(Value::List(_) | Value::Text(_)) => self
+                        .words(defaults, "threads")
+                        .iter()
+                        .filter_map(|t| t.parse().ok())
+                        .collect(),
+                    _ => crate::sweep::powers_of_two_up_to(hw_threads),
+                };
+                let sizes: Vec<usize> = match self.words(defaults, "n") {
+                    n if n.is_empty() => vec![8000],
+                    n => n.iter().filter_map(|n| n.parse().ok()).collect(),
+                };
+                // The linear-algebra points: their operations at an assumed
+                // LINALG_GFLOPS_PER_THREAD, each round.
+                let mut solve = 0.0;
+                for w in &linalg {
+                    for &n in &sizes {
+                        for &t in &threads {
+                            solve += w.flops(n) / (LINALG_GFLOPS_PER_THREAD * 1e9 * t as f64);
+                        }
+                    }
+                }
+                let points = kernels * threads.len();
+                (points as f64 * seconds("duration", 0.25) + solve) * (repeat + warmup) + 1.0
             }
             "mem" => {
-                let workloads: Vec<String> = match self.get(defaults, "workload") {
-                    Some(Value::List(l)) => l.clone(),
-                    Some(Value::Text(s)) => s.split(',').map(str::to_string).collect(),
-                    _ => registry::defaults("mem")
+                let mut workloads = self.words(defaults, "workload");
+                if workloads.is_empty() {
+                    workloads = registry::defaults("mem")
                         .map(|w| w.name.to_string())
-                        .collect(),
-                };
+                        .collect();
+                }
                 let latency = workloads
                     .iter()
                     .filter(|w| w.eq_ignore_ascii_case("LATENCY"))
@@ -261,6 +301,10 @@ impl Job {
         Duration::from_secs_f64(secs)
     }
 }
+
+/// The rate a LINPACK or GEMM point's time is estimated at, per thread (GFLOP/s): about what
+/// an AVX2 or AVX-512 core of the last decade reaches at N of a few thousand.
+const LINALG_GFLOPS_PER_THREAD: f64 = 40.0;
 
 fn count_number(v: Option<&Value>) -> Option<usize> {
     match v {
@@ -367,6 +411,30 @@ mod tests {
             total(&quick)
         );
         assert!(total(&full) > total(&quick) * 10);
+    }
+
+    /// A LINPACK job's estimate is its operations at the assumed rate: N³, divided by the
+    /// threads, times the rounds.
+    #[test]
+    fn linear_algebra_estimates_follow_the_operations() {
+        let job = |n: &str, threads: &str| {
+            let p = Profile::parse(
+                "t",
+                &format!(
+                    "[[job]]\nsubsystem = \"cpu\"\nworkload = [\"LINPACK\"]\nn = {n}\nthreads = {threads}\nrepeat = 2\nwarmup = 0\n"
+                ),
+            )
+            .unwrap();
+            p.jobs[0].estimate(&p.defaults, 4).as_secs_f64() - 1.0
+        };
+        let one = job("[8000]", "[1]");
+        let want = 2.0 * (2.0 / 3.0 * 8000f64.powi(3)) / (LINALG_GFLOPS_PER_THREAD * 1e9);
+        assert!((one / want - 1.0).abs() < 0.01, "{one} vs {want}");
+        assert!((job("[4000]", "[1]") * 8.0 / one - 1.0).abs() < 0.01);
+        assert!((job("[8000]", "\"all\"") * 4.0 / one - 1.0).abs() < 0.01);
+        // Two sizes and the default thread sweep (1, 2, 4 on 4 threads).
+        let sweep = job("[4000, 8000]", "[1, 2, 4]");
+        assert!((sweep / (one * 1.125 * 1.75) - 1.0).abs() < 0.01, "{sweep}");
     }
 
     proptest::proptest! {

@@ -232,8 +232,9 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
     let profile = dir.join("tiny.toml");
     std::fs::write(
         &profile,
-        "description = \"test: CPU DP and memory TRIAD\"\n[defaults]\nrepeat = 3\n\
+        "description = \"test: CPU DP, LINPACK and memory TRIAD\"\n[defaults]\nrepeat = 3\n\
          [[job]]\nsubsystem = \"cpu\"\nworkload = [\"DP\"]\nthreads = \"all\"\nduration = \"200ms\"\n\
+         [[job]]\nsubsystem = \"cpu\"\nworkload = [\"LINPACK\"]\nn = 160\nthreads = \"all\"\n\
          [[job]]\nsubsystem = \"mem\"\nworkload = [\"TRIAD\"]\nthreads = \"all\"\nblock_size = \"16M\"\nduration = \"100ms\"\n",
     )
     .unwrap();
@@ -309,6 +310,15 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
         }
     }
     let results = doc["results"].as_array().unwrap();
+    // Each rank solved its own LINPACK system, and the residual passed.
+    for node in 0..3u64 {
+        assert!(
+            results.iter().any(|r| r["workload"] == "LINPACK"
+                && r["params"]["node"] == node
+                && r["params"]["residual_passed"] == true),
+            "no LINPACK point of node {node}"
+        );
+    }
     for node in 0..3u64 {
         for subsystem in ["cpu", "mem"] {
             assert!(

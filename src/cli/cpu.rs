@@ -189,8 +189,9 @@ fn run_linalg(
     rec: &mut Recorder,
 ) -> anyhow::Result<()> {
     let sys = rec.system();
+    // As the kernel workloads: 1, 2, 4 … up to the hardware threads unless --threads says.
     let threads = if args.threads.is_empty() {
-        vec![sys.cpu.threads as usize]
+        crate::sweep::powers_of_two_up_to(sys.cpu.threads as usize)
     } else {
         args.threads.clone()
     };

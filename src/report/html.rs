@@ -180,6 +180,15 @@ fn nodes_section(n: &NodesView) -> String {
     let mut out = String::from("<section id=\"nodes\">\n<h2>Nodes</h2>\n");
     out.push_str(&format!("<p>{}</p>\n", esc(&n.summary)));
     out.push_str(&table("nodes", &n.headers, n.rows.clone(), usize::MAX));
+    if !n.totals_rows.is_empty() {
+        out.push_str(&format!("<h3>{}</h3>\n", esc(super::nodes::TOTALS_TITLE)));
+        out.push_str(&table(
+            "totals",
+            &n.totals_headers,
+            n.totals_rows.clone(),
+            3,
+        ));
+    }
     out.push_str(&notes("Outliers", &n.outliers));
     for m in &n.matrices {
         out.push_str(&heatmap(m));

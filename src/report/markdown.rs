@@ -50,6 +50,10 @@ pub fn render(report: &Report) -> Vec<u8> {
     if let Some(n) = &doc.nodes {
         out.push_str(&format!("\n## Nodes\n\n{}\n\n", n.summary));
         out.push_str(&grid(&n.headers, &n.rows));
+        if !n.totals_rows.is_empty() {
+            out.push_str(&format!("\n### {}\n\n", super::nodes::TOTALS_TITLE));
+            out.push_str(&grid(&n.totals_headers, &n.totals_rows));
+        }
         for m in &n.matrices {
             out.push_str(&format!("\n### {}\n\n", m.title));
             out.push_str(&grid(&m.headers, &m.rows));

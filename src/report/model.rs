@@ -42,6 +42,9 @@ pub struct NodesView {
     pub headers: Vec<String>,
     pub rows: Vec<Vec<String>>,
     pub matrices: Vec<MatrixView>,
+    /// [`nodes::totals_table`]: no rows where no point was measured on two machines.
+    pub totals_headers: Vec<String>,
+    pub totals_rows: Vec<Vec<String>>,
     pub outliers: Vec<String>,
     pub notes: Vec<String>,
     /// Each node's system: rank, host name, its rows.
@@ -110,6 +113,7 @@ impl Document {
             littles_law_notes: littles_law_notes(&report.results),
             nodes: report.fleet.as_ref().map(|f| {
                 let (headers, rows) = nodes::node_table(f);
+                let (totals_headers, totals_rows) = nodes::totals_table(f, &report.results);
                 NodesView {
                     summary: nodes::summary(f),
                     headers,
@@ -132,6 +136,8 @@ impl Document {
                             }
                         })
                         .collect(),
+                    totals_headers,
+                    totals_rows,
                     outliers: f.outliers.iter().map(nodes::outlier_line).collect(),
                     notes: f.notes.clone(),
                     systems: f
@@ -185,6 +191,8 @@ impl Document {
             p(&mut n.summary);
             n.headers.iter_mut().for_each(p);
             rows(&mut n.rows);
+            n.totals_headers.iter_mut().for_each(p);
+            rows(&mut n.totals_rows);
             for m in &mut n.matrices {
                 p(&mut m.title);
                 m.headers.iter_mut().for_each(p);

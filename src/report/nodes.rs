@@ -1,6 +1,8 @@
 //! The parts of a report that only a multi-node run has, formatted once for every exporter:
 //! the nodes, the node-pair matrices and the outliers.
 
+use crate::measure::stats::median;
+use crate::results::ResultRecord;
 use crate::results::fleet::{Fleet, Matrix, Outlier};
 use crate::units::format_sig;
 
@@ -34,6 +36,94 @@ pub fn node_table(f: &Fleet) -> (Vec<String>, Vec<Vec<String>>) {
             ]
         })
         .collect();
+    (head, rows)
+}
+
+/// The title of [`totals_table`].
+pub const TOTALS_TITLE: &str = "Fleet totals: each node's own throughput point, per node and summed over the machines (ranks sharing a machine take turns and count once, at their median)";
+
+/// Header and rows of the fleet totals: every node-local throughput point (LINPACK's GFLOP/s,
+/// memory bandwidth…) measured on two or more machines, with the spread over the nodes and the
+/// sum over the machines; empty rows when there is none. `results` are in display units.
+pub fn totals_table(f: &Fleet, results: &[ResultRecord]) -> (Vec<String>, Vec<Vec<String>>) {
+    let head = [
+        "Subsystem",
+        "Workload",
+        "Point",
+        "Ranks",
+        "Machines",
+        "Per node min",
+        "median",
+        "max",
+        "Sum",
+    ]
+    .map(String::from)
+    .to_vec();
+    let local = results.iter().filter(|r| {
+        r.metric == "throughput"
+            && r.params.node().node.is_some()
+            && r.params.net().is_none_or(|n| n.between.is_none())
+    });
+    // Points in first-seen order: (key, records).
+    let mut groups: Vec<(String, Vec<&ResultRecord>)> = Vec::new();
+    for r in local {
+        let key = format!(
+            "{}/{}/{} {}",
+            r.subsystem,
+            r.workload,
+            r.unit,
+            serde_json::Value::Object(r.params.identity(&["node"]))
+        );
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(r),
+            None => groups.push((key, vec![r])),
+        }
+    }
+    let machine = |r: &ResultRecord| {
+        let rank = r.params.node().node.unwrap_or(0) as usize;
+        f.nodes
+            .get(rank)
+            .map_or_else(|| format!("rank {rank}"), |n| n.machine_id.clone())
+    };
+    let typical = |r: &ResultRecord| {
+        if r.summary.median.is_finite() {
+            r.summary.median
+        } else {
+            r.summary.mean
+        }
+    };
+    let mut rows = Vec::new();
+    for (_, recs) in groups {
+        let mut machines: Vec<(String, Vec<f64>)> = Vec::new();
+        for r in &recs {
+            let m = machine(r);
+            match machines.iter_mut().find(|(k, _)| *k == m) {
+                Some((_, v)) => v.push(typical(r)),
+                None => machines.push((m, vec![typical(r)])),
+            }
+        }
+        let mut per_node: Vec<f64> = recs.iter().map(|r| typical(r)).collect();
+        if machines.len() < 2 || per_node.iter().any(|v| !v.is_finite()) {
+            continue;
+        }
+        let sum: f64 = machines.iter_mut().map(|(_, v)| median(v)).sum();
+        let first = recs[0];
+        let variant = super::row(first).variant;
+        let unit = &first.unit;
+        let lo = per_node.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = per_node.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        rows.push(vec![
+            super::subsystem_name(&first.subsystem).to_string(),
+            first.workload.clone(),
+            format!("{variant} ×{}", first.params.threads()),
+            recs.len().to_string(),
+            machines.len().to_string(),
+            format!("{} {unit}", format_sig(lo)),
+            format!("{} {unit}", format_sig(median(&mut per_node))),
+            format!("{} {unit}", format_sig(hi)),
+            format!("{} {unit}", format_sig(sum)),
+        ]);
+    }
     (head, rows)
 }
 
@@ -140,5 +230,100 @@ pub fn heat(m: &Matrix) -> impl Fn(Option<f64>) -> Option<String> + '_ {
             good = 1.0 - good;
         }
         Some(format!("hsl({:.0}, 70%, 78%)", good * 120.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::fleet::{Node, OutlierRule};
+    use crate::results::params::{CpuParams, LinalgParams, NodeTag, Params};
+
+    fn linpack(rank: u32, gops: f64, metric: &str) -> ResultRecord {
+        let params = Params::Cpu(CpuParams {
+            threads: 2,
+            cpus: vec![0, 1],
+            cores: 2,
+            oversubscribed: false,
+            kernel: None,
+            linalg: Some(LinalgParams {
+                n: 8000,
+                engine: "built-in".into(),
+                micro_kernel: "AVX-512 24x8".into(),
+                nb: Some(256),
+                flops: 3.4e11,
+                residual: Some(0.01),
+                residual_passed: Some(true),
+            }),
+            node: NodeTag {
+                node: Some(rank),
+                host: Some(format!("node{rank}")),
+            },
+        });
+        ResultRecord::new(
+            "cpu",
+            "LINPACK",
+            params,
+            metric,
+            "GOPS",
+            vec![gops],
+            Err("unknown".into()),
+        )
+    }
+
+    /// Three ranks on two machines: the sum counts each machine once (ranks 1 and 2 share one,
+    /// at their median), the per-node spread all three; a point of one machine has no total.
+    #[test]
+    fn totals_sum_each_machine_once() {
+        let node = |rank: u32, machine: &str| Node {
+            rank,
+            hostname: format!("node{rank}"),
+            machine_id: machine.into(),
+            identity_source: "flags".into(),
+            address: String::new(),
+            status: "complete".into(),
+            failed_jobs: Vec::new(),
+            system: None,
+        };
+        let fleet = Fleet {
+            world_size: 3,
+            nodes: vec![node(0, "m0"), node(1, "m1"), node(2, "m1")],
+            outliers: Vec::new(),
+            outlier_rule: OutlierRule::default(),
+            matrices: Vec::new(),
+            notes: Vec::new(),
+        };
+        // In display units, as the exporters see them.
+        let display = crate::units::Display::default();
+        let results = [
+            linpack(0, 80.0, "throughput"),
+            linpack(1, 70.0, "throughput"),
+            linpack(2, 74.0, "throughput"),
+            linpack(0, 1.0, "latency"),
+        ]
+        .map(|r| r.converted(&|sub, unit| display.conversion(sub, unit)));
+        let (head, rows) = totals_table(&fleet, &results);
+        assert_eq!(head.len(), rows[0].len());
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        let row = &rows[0];
+        assert_eq!(row[1], "LINPACK");
+        assert!(
+            row[2].contains("N=8000") && row[2].ends_with("×2"),
+            "{row:?}"
+        );
+        assert_eq!(
+            &row[3..],
+            [
+                "3",
+                "2",
+                "70.00 GOPS",
+                "74.00 GOPS",
+                "80.00 GOPS",
+                "152.0 GOPS"
+            ]
+        );
+        // Two ranks on one machine only: nothing summed.
+        let (_, rows) = totals_table(&fleet, &results[1..3]);
+        assert!(rows.is_empty(), "{rows:?}");
     }
 }

@@ -95,6 +95,13 @@ fn render_nodes(n: &NodesView) -> String {
         t
     };
     let mut out = format!("Nodes: {}\n{}\n", n.summary, grid(&n.headers, &n.rows));
+    if !n.totals_rows.is_empty() {
+        out.push_str(&format!(
+            "{}\n{}\n",
+            super::nodes::TOTALS_TITLE,
+            grid(&n.totals_headers, &n.totals_rows)
+        ));
+    }
     for m in &n.matrices {
         out.push_str(&format!("{}\n{}\n", m.title, grid(&m.headers, &m.rows)));
     }
