@@ -27,6 +27,19 @@ pub struct Job {
     pub n: usize,
     pub nb: usize,
     pub processes: usize,
+    pub launch: Launch,
+}
+
+/// Where hpcc's MPI processes run.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Launch {
+    /// On this machine (`mpirun -np P`).
+    Local,
+    /// Over several machines with Open MPI's `mpirun --host ADDR:SLOTS,…` (its own remote
+    /// launch, usually ssh): a multi-node HPL as clusters run it.
+    Hosts(Vec<(std::net::IpAddr, usize)>),
+    /// Over the nodes of the current Slurm allocation (`srun --overlap`).
+    Srun,
 }
 
 /// The run for a LINPACK or DGEMM throughput record.
@@ -46,6 +59,7 @@ pub fn job(rec: &ResultRecord, _ctx: &RefContext) -> Option<Result<Job, RefError
                 .unwrap_or(crate::bench::linalg::workload::DEFAULT_NB)
                 .min(512),
             processes: p.threads.max(1),
+            launch: Launch::Local,
         })
     }))
 }
@@ -73,15 +87,11 @@ pub fn run(program: &Path, job: &Job) -> Result<HpccResult, RefError> {
         input_file(job.n, job.nb, p, q),
     )
     .map_err(|e| RefError::failed(TOOL, format!("cannot write its input file: {e}")))?;
-    let mut cmd = Command::new("mpirun");
     // SAFETY: geteuid has no preconditions and cannot fail.
-    if unsafe { libc::geteuid() } == 0 {
-        cmd.arg("--allow-run-as-root");
-    }
-    cmd.args(["-np", &job.processes.to_string()])
-        .args(["-x", "OMP_NUM_THREADS=1", "-x", "OPENBLAS_NUM_THREADS=1"])
-        .arg(program)
-        .current_dir(dir.path());
+    let root = unsafe { libc::geteuid() } == 0;
+    let argv = command_line(program, job, root);
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..]).current_dir(dir.path());
     // HPL's own time at a pessimistic 1 GFLOP/s per process, and the suite's other parts.
     let n = job.n as f64;
     let seconds = 120.0 + 2.0 / 3.0 * n * n * n / 1e9 / job.processes.max(1) as f64;
@@ -92,6 +102,48 @@ pub fn run(program: &Path, job: &Job) -> Result<HpccResult, RefError> {
     let text = crate::files::read_input(&dir.path().join("hpccoutf.txt"), 16 << 20, "")
         .map_err(|e| RefError::parse(TOOL, e.to_string()))?;
     parse_output(&String::from_utf8_lossy(&text)).map_err(|m| RefError::parse(TOOL, m))
+}
+
+/// The launcher's command line for `job` (one thread per process; Open MPI refuses root
+/// unless told). hpcc reads its input and writes its output on its first process, in the
+/// launcher's working directory.
+pub fn command_line(program: &Path, job: &Job, root: bool) -> Vec<String> {
+    let np = job.processes.max(1).to_string();
+    let program = program.to_string_lossy().into_owned();
+    let mpirun = |hosts: Option<String>| {
+        let mut v = vec!["mpirun".to_string()];
+        if root {
+            v.push("--allow-run-as-root".into());
+        }
+        v.extend(["-np".to_string(), np.clone()]);
+        if let Some(h) = hosts {
+            v.extend(["--host".to_string(), h]);
+        }
+        v.extend(["-x", "OMP_NUM_THREADS=1", "-x", "OPENBLAS_NUM_THREADS=1"].map(String::from));
+        v.push(program.clone());
+        v
+    };
+    match &job.launch {
+        Launch::Local => mpirun(None),
+        Launch::Hosts(hosts) => mpirun(Some(
+            hosts
+                .iter()
+                .map(|(ip, slots)| match ip {
+                    std::net::IpAddr::V6(v6) => format!("[{v6}]:{slots}"),
+                    v4 => format!("{v4}:{slots}"),
+                })
+                .collect::<Vec<_>>()
+                .join(","),
+        )),
+        Launch::Srun => vec![
+            "srun".into(),
+            "--overlap".into(),
+            format!("--ntasks={np}"),
+            "--cpus-per-task=1".into(),
+            "--export=ALL,OMP_NUM_THREADS=1,OPENBLAS_NUM_THREADS=1".into(),
+            program,
+        ],
+    }
 }
 
 /// The figure for `rec`, in op/s: HPL's rate for LINPACK, StarDGEMM × processes for DGEMM.
@@ -250,6 +302,37 @@ mod tests {
         assert!((r.residual - 0.0029521).abs() < 1e-5, "{}", r.residual);
         assert!(r.single_dgemm_gflops.is_some_and(|g| g > 10.0), "{r:?}");
         assert!(r.star_dgemm_gflops.is_some_and(|g| g > 10.0), "{r:?}");
+    }
+
+    #[test]
+    fn launch_command_lines() {
+        let job = |launch| Job {
+            n: 400,
+            nb: 128,
+            processes: 4,
+            launch,
+        };
+        let hpcc = Path::new("/usr/bin/hpcc");
+        assert_eq!(
+            command_line(hpcc, &job(Launch::Local), false).join(" "),
+            "mpirun -np 4 -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 /usr/bin/hpcc"
+        );
+        assert_eq!(
+            command_line(hpcc, &job(Launch::Local), true)[1],
+            "--allow-run-as-root"
+        );
+        let hosts = Launch::Hosts(vec![
+            ("10.0.0.1".parse().unwrap(), 2),
+            ("fe80::1".parse().unwrap(), 2),
+        ]);
+        let argv = command_line(hpcc, &job(hosts), false);
+        let at = argv.iter().position(|a| a == "--host").unwrap();
+        assert_eq!(argv[at + 1], "10.0.0.1:2,[fe80::1]:2");
+        assert_eq!(
+            command_line(hpcc, &job(Launch::Srun), true).join(" "),
+            "srun --overlap --ntasks=4 --cpus-per-task=1 \
+             --export=ALL,OMP_NUM_THREADS=1,OPENBLAS_NUM_THREADS=1 /usr/bin/hpcc"
+        );
     }
 
     #[test]
