@@ -158,3 +158,191 @@ fn the_reference_is_hpl_from_hpcc() {
         );
     }
 }
+
+/// `--blas system`: the same points on an installed BLAS/LAPACK (OpenBLAS here), recorded as
+/// such; skipped, saying so, where none is installed.
+#[test]
+fn the_system_engine_runs_an_installed_blas() {
+    let probe = peakbench()
+        .args([
+            "cpu",
+            "--workload",
+            "DGEMM",
+            "--blas",
+            "system",
+            "--n",
+            "64",
+        ])
+        .args(["--threads", "1", "--repeat", "1", "--warmup", "0"])
+        .args(["--no-history", "--quiet"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&probe.stderr);
+    if err.contains("no system BLAS/LAPACK could be loaded") {
+        eprintln!("SKIPPED the_system_engine_runs_an_installed_blas: {err}");
+        return;
+    }
+    assert!(probe.status.success(), "{err}");
+    let doc = cpu_json(&[
+        "--workload",
+        "LINPACK,DGEMM,SGEMM",
+        "--blas",
+        "system",
+        "--n",
+        "200",
+        "--threads",
+        "1,2",
+        "--repeat",
+        "2",
+        "--warmup",
+        "1",
+    ]);
+    assert!(
+        common::schema_errors(&doc).is_empty(),
+        "{:?}",
+        common::schema_errors(&doc)
+    );
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 6, "3 workloads × 2 thread counts");
+    for r in results {
+        let p = &r["params"];
+        assert_eq!(p["engine"], "system", "{p}");
+        assert!(
+            p["library"].as_str().is_some_and(|l| l.starts_with('/')),
+            "the library's file is recorded: {p}"
+        );
+        assert!(
+            p.get("nb").is_none(),
+            "a system LAPACK has its own block: {p}"
+        );
+        assert!(r["mean"].as_f64().is_some_and(|v| v > 0.0), "{r}");
+        // The peak, or why not (the clock probe refuses to guess on a busy machine).
+        assert!(
+            r["peak"]["value"].as_f64().is_some_and(|v| v > 0.0)
+                || r["peak_unknown_reason"].is_string(),
+            "{r}"
+        );
+        if r["workload"] == "LINPACK" {
+            assert_eq!(p["residual_passed"], true, "{p}");
+            assert!(p["residual"].as_f64().is_some_and(|v| v < 16.0), "{p}");
+        }
+        // The library says how many threads it used; where that is not the point's count (a
+        // single-threaded build), the record says so.
+        let used = p["library_threads"].as_u64();
+        if used != p["threads"].as_u64() {
+            let warnings = r["warnings"].to_string();
+            assert!(warnings.contains("the system BLAS"), "{r}");
+        }
+    }
+}
+
+/// OpenBLAS's single-threaded build, named with --blas-library: a 2-thread point ran on one,
+/// and the record says so.
+#[test]
+fn a_single_threaded_library_is_named_in_the_record() {
+    let Some(serial) = std::fs::read_dir("/usr/lib")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|d| d.path().join("openblas-serial/libopenblas.so.0"))
+        .find(|p| p.is_file())
+    else {
+        eprintln!(
+            "SKIPPED a_single_threaded_library_is_named_in_the_record: no openblas-serial (apt-get install libopenblas0-serial)"
+        );
+        return;
+    };
+    let doc = cpu_json(&[
+        "--workload",
+        "DGEMM",
+        "--blas",
+        "system",
+        "--blas-library",
+        serial.to_str().unwrap(),
+        "--n",
+        "128",
+        "--threads",
+        "2",
+        "--repeat",
+        "1",
+        "--warmup",
+        "0",
+    ]);
+    let r = &doc["results"][0];
+    assert_eq!(r["params"]["library_threads"], 1, "{r}");
+    assert!(
+        r["params"]["library"]
+            .as_str()
+            .is_some_and(|l| l.contains("openblas-serial") && l.contains("sequential")),
+        "{r}"
+    );
+    assert!(
+        r["warnings"].to_string().contains("single-threaded build"),
+        "{r}"
+    );
+}
+
+#[test]
+fn engine_options_that_do_not_apply_are_refused() {
+    common::one_line_exit_2(
+        &["cpu", "--workload", "DP", "--blas", "system"],
+        "--workload LINPACK",
+    );
+    common::one_line_exit_2(
+        &[
+            "cpu",
+            "--workload",
+            "DGEMM",
+            "--blas-library",
+            "libopenblas.so.0",
+        ],
+        "add --blas system",
+    );
+    common::one_line_exit_2(
+        &["cpu", "--workload", "DGEMM", "--nb", "128"],
+        "--workload LINPACK",
+    );
+    common::one_line_exit_2(
+        &[
+            "cpu",
+            "--workload",
+            "LINPACK",
+            "--blas",
+            "system",
+            "--nb",
+            "128",
+        ],
+        "drop --nb",
+    );
+    common::one_line_exit_2(
+        &["cpu", "--workload", "LINPACK", "--blas", "cuda"],
+        "--blas",
+    );
+    // A library that does not exist, and one that is no LAPACK: refused before any point.
+    common::one_line_exit_2(
+        &[
+            "cpu",
+            "--workload",
+            "DGEMM",
+            "--blas",
+            "system",
+            "--blas-library",
+            "/nonexistent/libopenblas.so.0",
+        ],
+        "No such file",
+    );
+    common::one_line_exit_2(
+        &[
+            "cpu",
+            "--workload",
+            "LINPACK",
+            "--blas",
+            "system",
+            "--blas-library",
+            "libm.so.6",
+            "--n",
+            "64",
+        ],
+        "no dgetrf_",
+    );
+}

@@ -5,12 +5,14 @@ use super::common::{
 };
 use crate::app::Recorder;
 use crate::bench::cpu::{CpuOptions, CpuSession, CpuWorkload, Scaling, points};
-use crate::bench::linalg::workload::{self as linalg, LinalgPoint, LinalgWorkload};
+use crate::bench::linalg::system_blas::SystemBlas;
+use crate::bench::linalg::workload::{self as linalg, Engine, LinalgPoint, LinalgWorkload};
 use crate::report;
 use crate::runner::Repetition;
 use crate::sysinfo::Isa;
 use crate::sysinfo::peak::CpuPeakOverrides;
-use clap::Args;
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 pub struct CpuArgs {
@@ -26,9 +28,18 @@ pub struct CpuArgs {
     /// LINPACK, DGEMM, SGEMM: N from this share of the available memory (HPL's usual way, e.g. 0.8).
     #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
     pub memory_fraction: Option<f64>,
-    /// LINPACK: the factorisation's block (HPL's NB).
-    #[arg(long, default_value_t = linalg::DEFAULT_NB, value_parser = parse_nb)]
-    pub nb: usize,
+    /// LINPACK with the built-in engine: the factorisation's block (HPL's NB). Default: 256.
+    #[arg(long, value_parser = parse_nb)]
+    pub nb: Option<usize>,
+    /// LINPACK, DGEMM, SGEMM: the engine: built-in (peakbench's own, the default) or system (an
+    /// installed BLAS/LAPACK loaded at run time: OpenBLAS, BLIS, MKL, or Debian's
+    /// libblas/liblapack; --nb does not apply).
+    #[arg(long, value_enum, value_name = "ENGINE")]
+    pub blas: Option<BlasEngine>,
+    /// With --blas system: this library (a path, or a name the dynamic loader searches) instead
+    /// of the search for OpenBLAS, BLIS, MKL and liblapack.so.3.
+    #[arg(long, value_name = "PATH")]
+    pub blas_library: Option<PathBuf>,
     /// Thread counts to sweep, e.g. 1,2,4. Default: 1, 2, 4 … up to the hardware threads.
     #[arg(long, value_delimiter = ',', value_parser = parse_threads)]
     pub threads: Vec<usize>,
@@ -51,6 +62,15 @@ pub struct CpuArgs {
     pub run: RunArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// The engine of LINPACK and DGEMM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BlasEngine {
+    /// peakbench's own multiply and factorisation.
+    BuiltIn,
+    /// An installed BLAS/LAPACK, loaded at run time.
+    System,
 }
 
 /// A workload of `peakbench cpu`: a synthetic kernel or a linear-algebra one.
@@ -124,6 +144,28 @@ pub fn run_into(args: CpuArgs, rec: &mut Recorder) -> anyhow::Result<()> {
         return Err(UsageError(
             "--n and --memory-fraction size LINPACK, DGEMM and SGEMM: add --workload LINPACK, DGEMM or SGEMM"
                 .into(),
+        )
+        .into());
+    }
+    if linalg.is_empty() && (args.blas.is_some() || args.blas_library.is_some()) {
+        return Err(UsageError(
+            "--blas and --blas-library choose the engine of LINPACK, DGEMM and SGEMM: add --workload LINPACK, DGEMM or SGEMM"
+                .into(),
+        )
+        .into());
+    }
+    if args.nb.is_some() && !linalg.contains(&LinalgWorkload::Linpack) {
+        return Err(UsageError("--nb sets LINPACK's block: add --workload LINPACK".into()).into());
+    }
+    if args.nb.is_some() && args.blas == Some(BlasEngine::System) {
+        return Err(UsageError(
+            "--nb sets the built-in factorisation's block; a system LAPACK chooses its own: drop --nb or use --blas built-in".into(),
+        )
+        .into());
+    }
+    if args.blas_library.is_some() && args.blas != Some(BlasEngine::System) {
+        return Err(UsageError(
+            "--blas-library names the library of the system engine: add --blas system".into(),
         )
         .into());
     }
@@ -237,11 +279,30 @@ fn run_linalg(
         warmup: args.run.warmup,
         repeat: args.run.repeat,
     };
+    // The system BLAS is loaded once, before any point (and after the synthetic kernels: a
+    // library may start its threads when loaded); its threads follow each point's placement.
+    let blas = match args.blas {
+        Some(BlasEngine::System) => Some(
+            SystemBlas::load(
+                args.blas_library.as_deref(),
+                workloads.contains(&LinalgWorkload::Linpack),
+            )
+            .map_err(|e| UsageError(e.to_string()))?,
+        ),
+        Some(BlasEngine::BuiltIn) | None => None,
+    };
+    let engine = blas.as_ref().map_or(Engine::BuiltIn, Engine::System);
     if !rec.quiet() {
+        let which = match &blas {
+            Some(b) => format!("system BLAS {}", b.description()),
+            None => format!(
+                "built-in engine ({})",
+                linalg::plan::<f64>(&sys, 1).kernel.isa
+            ),
+        };
         eprintln!(
-            "peakbench cpu: {} — built-in engine ({}), {} repetitions after {} warm-up; the peak is the FMA's of the element type (DP=… in --ops-per-cycle and --peak applies to LINPACK and DGEMM, SP=… to SGEMM)",
+            "peakbench cpu: {} — {which}, {} repetitions after {} warm-up; the peak is the FMA's of the element type (DP=… in --ops-per-cycle and --peak applies to LINPACK and DGEMM, SP=… to SGEMM)",
             report::table::machine_line(&sys),
-            linalg::plan::<f64>(&sys, 1).kernel.isa,
             reps.repeat,
             reps.warmup
         );
@@ -252,16 +313,24 @@ fn run_linalg(
         |_| rounds,
         |p| format!("{} N={} ×{}", p.workload.name(), p.n, p.threads),
         |point, tick| {
-            linalg::run(&sys, point, args.nb, reps, &overrides(point.workload), tick)
-                .map(|r| vec![r])
-                .map_err(|e| {
-                    anyhow::anyhow!(
-                        "{} at N = {} with {} threads: {e}",
-                        point.workload.name(),
-                        point.n,
-                        point.threads
-                    )
-                })
+            linalg::run(
+                &sys,
+                point,
+                args.nb.unwrap_or(linalg::DEFAULT_NB),
+                engine,
+                reps,
+                &overrides(point.workload),
+                tick,
+            )
+            .map(|r| vec![r])
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "{} at N = {} with {} threads: {e}",
+                    point.workload.name(),
+                    point.n,
+                    point.threads
+                )
+            })
         },
     )
 }

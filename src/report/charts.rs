@@ -504,6 +504,8 @@ mod tests {
                 n,
                 engine: "built-in".into(),
                 micro_kernel: "AVX-512 24x8".into(),
+                library: None,
+                library_threads: None,
                 nb: Some(256),
                 flops: crate::bench::linalg::hpl::flops(n),
                 residual: Some(0.01),

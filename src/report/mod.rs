@@ -62,7 +62,10 @@ fn base_variant(params: &Params, metric: &str) -> String {
             None => p
                 .linalg
                 .as_ref()
-                .map(|l| format!("N={} {}", l.n, l.micro_kernel))
+                .map(|l| match l.engine.as_str() {
+                    "built-in" => format!("N={} {}", l.n, l.micro_kernel),
+                    engine => format!("N={} {engine} {}", l.n, l.micro_kernel),
+                })
                 .unwrap_or_default(),
         },
         Params::Disk(p) => {
@@ -139,8 +142,9 @@ pub fn row(rec: &ResultRecord) -> Row {
     }
 }
 
-/// The efficiency, "unknown (clock)" where the peak needs a clock that is unknown, and flagged
-/// where a user-given input made it exceed 100 %.
+/// The efficiency, "unknown (clock)" where the peak needs a clock that is unknown, flagged
+/// where a user-given input made it exceed 100 %, and marked `!` where the point has another
+/// warning (printed under the table).
 fn efficiency_cell(rec: &ResultRecord) -> String {
     let clock_unknown = rec
         .peak_unknown_reason
@@ -149,7 +153,8 @@ fn efficiency_cell(rec: &ResultRecord) -> String {
     match rec.efficiency {
         None if clock_unknown => "unknown (clock)".into(),
         e if rec.warnings.is_empty() => percent(e),
-        e => format!("{} (! above peak: user input)", percent(e)),
+        Some(e) if e > 1.0 => format!("{} (! above peak: user input)", percent(Some(e))),
+        e => format!("{} !", percent(e)),
     }
 }
 

@@ -250,6 +250,8 @@ mod tests {
                 n: 8000,
                 engine: "built-in".into(),
                 micro_kernel: "AVX-512 24x8".into(),
+                library: None,
+                library_threads: None,
                 nb: Some(256),
                 flops: 3.4e11,
                 residual: Some(0.01),

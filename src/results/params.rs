@@ -141,10 +141,21 @@ pub struct CpuParams {
 pub struct LinalgParams {
     /// The order of the matrices (HPL's N).
     pub n: usize,
-    /// `built-in` (peakbench's own multiply and factorisation).
+    /// `built-in` (peakbench's own multiply and factorisation) or `system` (an installed
+    /// BLAS/LAPACK, `--blas system`).
     pub engine: String,
-    /// The multiply's micro-kernel: its instruction set and register tile, e.g. `AVX-512 24x8`.
+    /// The multiply's micro-kernel: built-in, its instruction set and register tile, e.g.
+    /// `AVX-512 24x8`; system, the library's kernels as it names them (`OpenBLAS Cooperlake`)
+    /// or `unknown (system BLAS)`.
     pub micro_kernel: String,
+    /// System engine: the file(s) the routines came from and the library's version or
+    /// configuration string; absent for the built-in engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
+    /// System engine: the threads the library said it would use (1 for a single-threaded
+    /// build); absent when it cannot be asked (then the record has a warning).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library_threads: Option<usize>,
     /// The factorisation's block (HPL's NB); LINPACK only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nb: Option<usize>,

@@ -1,10 +1,12 @@
 //! Thread pinning: which CPUs the process may use, the order threads are placed on them, and
-//! sched_setaffinity for the calling thread.
+//! sched_setaffinity for the calling thread (or another thread of the process).
 
 use crate::sysinfo::LogicalCpu;
 use std::collections::BTreeMap;
 
-pub use crate::sysinfo::cpuset::{allowed_cpus, pin_current_thread, restrict_current_thread};
+pub use crate::sysinfo::cpuset::{
+    allowed_cpus, pin_current_thread, restrict_current_thread, restrict_thread,
+};
 
 /// Where a point's threads run.
 #[derive(Debug, Clone, PartialEq, Eq)]

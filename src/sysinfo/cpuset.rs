@@ -25,6 +25,12 @@ pub fn pin_current_thread(cpu: usize) -> std::io::Result<()> {
 
 /// Lets the calling thread (and the threads it starts from now on) run on `cpus` only.
 pub fn restrict_current_thread(cpus: &[usize]) -> std::io::Result<()> {
+    restrict_thread(0, cpus)
+}
+
+/// Lets the thread `tid` of this process (0: the calling thread) run on `cpus` only; a thread
+/// that has ended gives ESRCH.
+pub fn restrict_thread(tid: libc::pid_t, cpus: &[usize]) -> std::io::Result<()> {
     // SAFETY: cpu_set_t is plain data; zeroed is a valid empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     if cpus.is_empty() || cpus.iter().any(|&c| c >= libc::CPU_SETSIZE as usize) {
@@ -34,8 +40,8 @@ pub fn restrict_current_thread(cpus: &[usize]) -> std::io::Result<()> {
         // SAFETY: cpu is below CPU_SETSIZE, the set's capacity.
         unsafe { libc::CPU_SET(cpu, &mut set) };
     }
-    // SAFETY: pid 0 is the calling thread; the size matches the set passed.
-    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    // SAFETY: tid is a thread id (0: the calling thread); the size matches the set passed.
+    let rc = unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) };
     if rc == 0 {
         Ok(())
     } else {

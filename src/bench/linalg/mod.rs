@@ -1,5 +1,6 @@
 //! Dense linear algebra for the LINPACK and GEMM workloads: a BLIS-style matrix multiply
-//! ([`gemm`]) whose micro-kernels are the machine's widest FMA ([`kernels`]).
+//! ([`gemm`]) whose micro-kernels are the machine's widest FMA ([`kernels`]), or an installed
+//! BLAS/LAPACK loaded at run time ([`system_blas`]).
 //!
 //! Matrices are column-major (as BLAS and HPL): element (i, j) of a matrix with leading
 //! dimension `ld` is at `i + j·ld`.
@@ -8,4 +9,5 @@ pub mod gemm;
 pub mod hpl;
 pub mod kernels;
 pub mod lu;
+pub mod system_blas;
 pub mod workload;

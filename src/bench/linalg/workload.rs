@@ -3,9 +3,14 @@
 //! of operations, HPL's residual check) or one multiply (DGEMM, SGEMM: C = A·B, 2·N³
 //! operations). The rate is in GOPS (GFLOP/s) against the machine's FMA peak for the element
 //! type (fp64; SGEMM fp32).
+//!
+//! Two engines do the arithmetic ([`Engine`]): peakbench's own multiply and factorisation, or
+//! an installed BLAS/LAPACK ([`SystemBlas`], `--blas system`); the problem, the timing, the
+//! checks and the record are the same for both.
 
 use super::gemm::{Blocking, Gemm, MatMut, MatRef};
 use super::kernels::{self, Element};
+use super::system_blas::{BlasError, SystemBlas, Threads};
 use super::{hpl, lu};
 use crate::results::ResultRecord;
 use crate::results::params::{CpuParams, LinalgParams, NodeTag, Params};
@@ -135,6 +140,8 @@ pub enum LinalgError {
     Solve(#[from] lu::LuError),
     #[error("{0}")]
     Shape(#[from] super::gemm::ShapeError),
+    #[error("{0}")]
+    Blas(#[from] BlasError),
     #[error("could not pin the threads: {0}")]
     Pin(String),
 }
@@ -145,6 +152,25 @@ pub struct LinalgPoint {
     pub workload: LinalgWorkload,
     pub n: usize,
     pub threads: usize,
+}
+
+/// Which code multiplies and factors.
+#[derive(Debug, Clone, Copy)]
+pub enum Engine<'a> {
+    /// peakbench's own ([`Gemm`], [`lu`]).
+    BuiltIn,
+    /// An installed BLAS/LAPACK: `dgemm_`/`sgemm_`, `dgetrf_` and `dgetrs_`.
+    System(&'a SystemBlas),
+}
+
+impl Engine<'_> {
+    /// The name in the record's `engine`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Engine::BuiltIn => "built-in",
+            Engine::System(_) => "system",
+        }
+    }
 }
 
 /// HPL's usual block for the factorisation.
@@ -173,12 +199,15 @@ pub fn plan<T: Element>(sys: &SystemInfo, threads: usize) -> Gemm<T> {
     }
 }
 
-/// Measures one point: `reps.warmup` untimed and `reps.repeat` timed repetitions, `tick` after
-/// each. The threads run on the CPUs the placement picks.
+/// Measures one point with `engine`: `reps.warmup` untimed and `reps.repeat` timed repetitions,
+/// `tick` after each. The threads run on the CPUs the placement picks (a system BLAS's worker
+/// threads too).
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     sys: &SystemInfo,
     point: LinalgPoint,
     nb: usize,
+    engine: Engine,
     reps: Repetition,
     overrides: &CpuPeakOverrides,
     tick: &mut dyn FnMut(),
@@ -212,13 +241,13 @@ pub fn run(
         });
     }
     // The calling thread runs on the placement's CPUs while the point runs (the threads of the
-    // multiply and the factorisation inherit the set), then on what it had before.
+    // multiply and the factorisation inherit the set; a system BLAS's threads, which may be
+    // older than the point, are restricted to it), then on what it had before.
     affinity::restrict_current_thread(&placement.cpus)
         .map_err(|e| LinalgError::Pin(e.to_string()))?;
-    let outcome = match workload {
-        LinalgWorkload::Linpack => linpack(&plan(sys, threads), n, nb, reps, tick),
-        LinalgWorkload::Dgemm => multiply::<f64>(workload, &plan(sys, threads), n, reps, tick),
-        LinalgWorkload::Sgemm => multiply::<f32>(workload, &plan(sys, threads), n, reps, tick),
+    let outcome = match engine {
+        Engine::BuiltIn => built_in(sys, point, nb, reps, tick),
+        Engine::System(blas) => system(blas, point, &placement.cpus, reps, tick),
     };
     let _ = affinity::restrict_current_thread(&allowed);
     let outcome = outcome?;
@@ -250,16 +279,23 @@ pub fn run(
         kernel: None,
         linalg: Some(LinalgParams {
             n,
-            engine: "built-in".into(),
+            engine: engine.name().into(),
             micro_kernel: outcome.micro_kernel,
-            nb: (workload == LinalgWorkload::Linpack).then_some(nb),
+            library: match engine {
+                Engine::BuiltIn => None,
+                Engine::System(blas) => Some(blas.description().to_string()),
+            },
+            library_threads: outcome.library_threads.as_ref().and_then(|t| t.used),
+            // A system LAPACK chooses its own block.
+            nb: (workload == LinalgWorkload::Linpack && matches!(engine, Engine::BuiltIn))
+                .then_some(nb),
             flops,
             residual: outcome.residual,
             residual_passed: outcome.residual.map(|_| true),
         }),
         node: NodeTag::default(),
     };
-    Ok(ResultRecord::new(
+    let mut record = ResultRecord::new(
         "cpu",
         workload.name(),
         Params::Cpu(params),
@@ -267,39 +303,144 @@ pub fn run(
         "GOPS",
         samples,
         peak,
-    ))
+    );
+    record
+        .warnings
+        .extend(outcome.library_threads.and_then(|t| t.note));
+    Ok(record)
+}
+
+/// A point's repetitions with peakbench's own multiply and factorisation.
+fn built_in(
+    sys: &SystemInfo,
+    point: LinalgPoint,
+    nb: usize,
+    reps: Repetition,
+    tick: &mut dyn FnMut(),
+) -> Result<Outcome, LinalgError> {
+    let LinalgPoint {
+        workload,
+        n,
+        threads,
+    } = point;
+    match workload {
+        LinalgWorkload::Linpack => {
+            let g = plan::<f64>(sys, threads);
+            let mut ipiv = vec![0usize; n];
+            linpack(n, threads, reps, tick, kernel_name(&g), &mut |a, x| {
+                lu::factor(&g, a, n, n, nb, &mut ipiv)?;
+                lu::solve(a, n, n, &ipiv, x);
+                Ok(())
+            })
+        }
+        LinalgWorkload::Dgemm => built_in_multiply(&plan::<f64>(sys, threads), point, reps, tick),
+        LinalgWorkload::Sgemm => built_in_multiply(&plan::<f32>(sys, threads), point, reps, tick),
+    }
+}
+
+fn built_in_multiply<T: Element>(
+    g: &Gemm<T>,
+    point: LinalgPoint,
+    reps: Repetition,
+    tick: &mut dyn FnMut(),
+) -> Result<Outcome, LinalgError> {
+    let n = point.n;
+    multiply(point, reps, tick, kernel_name(g), &mut |a, b, c| {
+        let square = |data| MatRef {
+            data,
+            rows: n,
+            cols: n,
+            ld: n,
+        };
+        let c = MatMut {
+            data: c,
+            rows: n,
+            cols: n,
+            ld: n,
+        };
+        Ok(g.run(T::ONE, square(a), square(b), T::ZERO, c)?)
+    })
+}
+
+/// A point's repetitions on an installed BLAS/LAPACK: its thread count set to the point's, its
+/// worker threads restricted to the point's CPUs.
+fn system(
+    blas: &SystemBlas,
+    point: LinalgPoint,
+    cpus: &[usize],
+    reps: Repetition,
+    tick: &mut dyn FnMut(),
+) -> Result<Outcome, LinalgError> {
+    let LinalgPoint {
+        workload,
+        n,
+        threads,
+    } = point;
+    let asked = blas.set_threads(threads)?;
+    blas.pin(cpus)
+        .map_err(|e| LinalgError::Pin(format!("the system BLAS's threads: {e}")))?;
+    let name = blas.micro_kernel();
+    // Threads the library starts on its first call with this count are remembered for the
+    // next point's pinning (they inherit this point's CPUs).
+    let mut outcome = blas.watch(|| match workload {
+        LinalgWorkload::Linpack => {
+            let mut ipiv = vec![0i32; n];
+            linpack(n, threads, reps, tick, name, &mut |a, x| {
+                blas.getrf(a, n, &mut ipiv)?;
+                blas.getrs(a, n, &ipiv, x)?;
+                Ok(())
+            })
+        }
+        LinalgWorkload::Dgemm => multiply::<f64>(point, reps, tick, name, &mut |a, b, c| {
+            Ok(blas.gemm(n, a, b, c)?)
+        }),
+        LinalgWorkload::Sgemm => multiply::<f32>(point, reps, tick, name, &mut |a, b, c| {
+            Ok(blas.gemm(n, a, b, c)?)
+        }),
+    })?;
+    outcome.library_threads = Some(asked);
+    Ok(outcome)
 }
 
 /// The timed repetitions of a point.
 struct Outcome {
     seconds: Vec<f64>,
-    /// The multiply's micro-kernel, e.g. `AVX-512 24x8`.
+    /// The multiply's micro-kernel, e.g. `AVX-512 24x8`, or the system library's kernels.
     micro_kernel: String,
     /// LINPACK: the last repetition's scaled residual (every one passed).
     residual: Option<f64>,
+    /// A system BLAS: what it did with the point's thread count.
+    library_threads: Option<Threads>,
 }
 
+/// A solve: factors the `n × n` matrix (leading dimension `n`) in place and overwrites b with x.
+type Solve<'a> = dyn FnMut(&mut [f64], &mut [f64]) -> Result<(), LinalgError> + 'a;
+
+/// A multiply: C = A·B for `n × n` matrices (leading dimension `n`).
+type Multiply<'a, T> = dyn FnMut(&[T], &[T], &mut [T]) -> Result<(), LinalgError> + 'a;
+
+/// LINPACK's repetitions: a fresh HPL system each, `solve` timed, HPL's residual checked.
 fn linpack(
-    g: &Gemm,
     n: usize,
-    nb: usize,
+    threads: usize,
     reps: Repetition,
     tick: &mut dyn FnMut(),
+    micro_kernel: String,
+    solve: &mut Solve,
 ) -> Result<Outcome, LinalgError> {
     let mut out = Outcome {
         seconds: Vec::new(),
-        micro_kernel: kernel_name(g),
+        micro_kernel,
         residual: None,
+        library_threads: None,
     };
-    let mut ipiv = vec![0usize; n];
     for round in 0..reps.warmup + reps.repeat {
         let seed = 0x5EED + round as u64;
         // A fresh system each repetition, made outside the timed region.
-        let mut a = hpl::matrix(seed, n, n, g.threads);
+        let mut a = hpl::matrix(seed, n, n, threads);
         let mut x = hpl::rhs(seed, n);
         let t = Instant::now();
-        lu::factor(g, &mut a, n, n, nb, &mut ipiv)?;
-        lu::solve(&a, n, n, &ipiv, &mut x);
+        solve(&mut a, &mut x)?;
         let seconds = t.elapsed().as_secs_f64();
         drop(a);
         let r = hpl::residual(seed, n, &x);
@@ -323,40 +464,28 @@ fn kernel_name<T>(g: &Gemm<T>) -> String {
     format!("{} {}x{}", g.kernel.isa, g.kernel.mr, g.kernel.nr)
 }
 
-/// DGEMM or SGEMM: C = A·B on the plan's threads, then a spot check of one element of C
-/// against its sum in double precision, within the rounding bound of an n-term dot product
-/// (2·n·u·Σ|a·b|, u the unit roundoff of `T`).
+/// DGEMM or SGEMM: C = A·B by `product`, then a spot check of one element of C against its
+/// sum in double precision, within the rounding bound of an n-term dot product (2·n·u·Σ|a·b|,
+/// u the unit roundoff of `T`).
 fn multiply<T: Element>(
-    workload: LinalgWorkload,
-    g: &Gemm<T>,
-    n: usize,
+    point: LinalgPoint,
     reps: Repetition,
     tick: &mut dyn FnMut(),
+    micro_kernel: String,
+    product: &mut Multiply<T>,
 ) -> Result<Outcome, LinalgError> {
-    let a: Vec<T> = hpl::matrix(1, n, n, g.threads);
-    let b: Vec<T> = hpl::matrix(2, n, n, g.threads);
+    let LinalgPoint {
+        workload,
+        n,
+        threads,
+    } = point;
+    let a: Vec<T> = hpl::matrix(1, n, n, threads);
+    let b: Vec<T> = hpl::matrix(2, n, n, threads);
     let mut c = vec![T::ZERO; n * n];
     let mut seconds = Vec::new();
-    let square = |data| MatRef {
-        data,
-        rows: n,
-        cols: n,
-        ld: n,
-    };
     for round in 0..reps.warmup + reps.repeat {
         let t = Instant::now();
-        g.run(
-            T::ONE,
-            square(&a),
-            square(&b),
-            T::ZERO,
-            MatMut {
-                data: &mut c,
-                rows: n,
-                cols: n,
-                ld: n,
-            },
-        )?;
+        product(&a, &b, &mut c)?;
         let s = t.elapsed().as_secs_f64();
         if round >= reps.warmup {
             seconds.push(s);
@@ -379,8 +508,9 @@ fn multiply<T: Element>(
     }
     Ok(Outcome {
         seconds,
-        micro_kernel: kernel_name(g),
+        micro_kernel,
         residual: None,
+        library_threads: None,
     })
 }
 
