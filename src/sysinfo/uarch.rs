@@ -439,7 +439,9 @@ pub fn refine_by_brand(uarch: &'static Uarch, brand: Option<&str>) -> &'static U
     let one_fma = brand.contains("Silver")
         || brand.contains("Bronze")
         || (brand.contains("Gold 5") && !brand.contains("Gold 5122"));
-    if std::ptr::eq(uarch, &SKYLAKE_SP) && one_fma {
+    // By key: the entries are consts, so two references to one need not share an address (a
+    // release build's did not, and the measured FMA units were ignored).
+    if uarch.key == SKYLAKE_SP.key && one_fma {
         &SKYLAKE_SP_1FMA
     } else {
         uarch
@@ -448,7 +450,7 @@ pub fn refine_by_brand(uarch: &'static Uarch, brand: Option<&str>) -> &'static U
 
 /// The Skylake-SP entry for a measured count of 512-bit FMA units (other entries unchanged).
 pub fn with_fma512_units(uarch: &'static Uarch, units: u32) -> &'static Uarch {
-    let skx = std::ptr::eq(uarch, &SKYLAKE_SP) || std::ptr::eq(uarch, &SKYLAKE_SP_1FMA);
+    let skx = uarch.key == SKYLAKE_SP.key || uarch.key == SKYLAKE_SP_1FMA.key;
     match units {
         1 if skx => &SKYLAKE_SP_1FMA,
         2 if skx => &SKYLAKE_SP,
