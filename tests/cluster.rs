@@ -90,6 +90,109 @@ fn three_ranks_under_open_mpi() {
     }
 }
 
+/// `cluster run --hpl` under mpirun: after the node's own LINPACK, one HPL over the machines
+/// (here the one machine, at rank 0's address) by `mpirun --host`, in the fleet and its totals.
+#[test]
+fn one_rank_runs_the_multi_node_hpl_under_mpirun() {
+    let _serial = serial();
+    let found = |p: &str| {
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .any(|d| d.join(p).is_file())
+    };
+    if !found("hpcc") || !found("mpirun") {
+        eprintln!(
+            "SKIPPED one_rank_runs_the_multi_node_hpl_under_mpirun: hpcc or mpirun not found (apt-get install hpcc openmpi-bin libopenblas0-serial)"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("tiny.toml");
+    std::fs::write(
+        &profile,
+        "description = \"test: LINPACK\"\n[defaults]\nrepeat = 2\n\
+         [[job]]\nsubsystem = \"cpu\"\nworkload = [\"LINPACK\"]\nn = 192\nthreads = \"all\"\n",
+    )
+    .unwrap();
+    let json = dir.path().join("fleet.json");
+    let out = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--bind-to", "none", "-n", "1"])
+        .args(["-x", "PEAKBENCH_DB"])
+        .env("PEAKBENCH_DB", common::test_db())
+        .arg(env!("CARGO_BIN_EXE_peakbench"))
+        .args([
+            "cluster",
+            "run",
+            "--no-net",
+            "--hpl",
+            "--port",
+            "0",
+            "--profile",
+        ])
+        .arg(&profile)
+        .arg("--json")
+        .arg(&json)
+        .timeout(Duration::from_secs(240))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("hpcc cannot be used") {
+        eprintln!("SKIPPED one_rank_runs_the_multi_node_hpl_under_mpirun: {stderr}");
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(
+        common::schema_errors(&doc).is_empty(),
+        "{:?}",
+        common::schema_errors(&doc)
+    );
+    let hpl = &doc["fleet"]["hpl"];
+    assert_eq!(hpl["launcher"], "mpirun", "{hpl}");
+    assert_eq!(hpl["error"], Value::Null, "{hpl}");
+    // N from the node's LINPACK (192) × √1.
+    assert_eq!(hpl["n"], 192, "{hpl}");
+    let machines = hpl["machines"].as_array().unwrap();
+    assert_eq!(machines.len(), 1, "{hpl}");
+    assert_eq!(machines[0]["address"], doc["fleet"]["nodes"][0]["address"]);
+    let processes = hpl["processes"].as_u64().unwrap();
+    assert!(processes >= 1 && processes == machines[0]["processes"].as_u64().unwrap());
+    let command: Vec<&str> = hpl["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(command.contains(&"--host"), "{command:?}");
+    assert!(hpl["gflops"].as_f64().is_some_and(|g| g > 0.1), "{hpl}");
+    assert!(hpl["residual"].as_f64().is_some_and(|r| r < 16.0), "{hpl}");
+    assert!(
+        hpl["nodes_linpack_gflops"]
+            .as_f64()
+            .is_some_and(|g| g > 0.1),
+        "{hpl}"
+    );
+}
+
+#[test]
+fn hpl_is_refused_where_it_cannot_run() {
+    // Ranks from flags: no launcher to start HPL with; refused before anything is measured.
+    let out = cluster_run(&["--rank", "0", "--world-size", "1", "--hpl", "--no-net"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--hpl") && err.contains("mpirun or srun"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let out = cluster_run(&["--rank", "0", "--world-size", "1", "--hpl-n", "1000"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--hpl"));
+}
+
 /// Three namespaces, pbc<id>n0..n2, each with one end of a veth pair whose other end is a port
 /// of a bridge in a fourth namespace; node i has 10.251.0.(i+1)/24.
 fn three_bridged_nodes() -> Result<Namespaces, String> {

@@ -486,6 +486,7 @@ fn fleet_report() -> Report {
             matrix("latency", "us", 60.0),
         ],
         notes: vec!["rank 1: a note".into()],
+        hpl: None,
     });
     r
 }

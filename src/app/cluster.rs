@@ -44,8 +44,18 @@ pub struct ClusterRun {
     pub join_timeout: Duration,
     /// List the steps and the estimated time; measure nothing.
     pub dry_run: bool,
+    /// Rank 0: one HPL over the machines after the rest (`--hpl`).
+    pub hpl: Option<HplRequest>,
     /// Rank 0's outputs (the other ranks write none).
     pub outputs: Outputs,
+}
+
+/// `--hpl` on rank 0, checked: hpcc's path, the N asked for, and where the ranks came from.
+#[derive(Debug, Clone)]
+pub struct HplRequest {
+    pub program: PathBuf,
+    pub n: Option<usize>,
+    pub identity_source: String,
 }
 
 /// Runs this rank's part; on rank 0 the merged report is recorded to `c.outputs`.
@@ -66,6 +76,17 @@ pub fn run(c: ClusterRun, argv: Vec<String>) -> anyhow::Result<()> {
             plan.max_link_steps(),
             format_duration(plan.total_timeout())
         );
+        if let Some(h) = &c.hpl {
+            eprintln!(
+                "then one HPL over the machines ({}, {}), one process per core, N = {}",
+                crate::cluster::hpl::launcher(&h.identity_source).unwrap_or("?"),
+                h.program.display(),
+                h.n.map_or_else(
+                    || "the largest LINPACK N × √machines".to_string(),
+                    |n| n.to_string()
+                )
+            );
+        }
         if c.dry_run {
             let same_machine = vec![String::new(); id.world_size as usize];
             for (pattern, step) in plan.link_steps(&same_machine) {
@@ -238,7 +259,22 @@ pub fn run(c: ClusterRun, argv: Vec<String>) -> anyhow::Result<()> {
             anyhow::anyhow!("the coordinator stopped unexpectedly")
         });
     };
-    let report = merged.map_err(|e| anyhow::anyhow!("the cluster run failed: {e}"))?;
+    let mut report = merged.map_err(|e| anyhow::anyhow!("the cluster run failed: {e}"))?;
+    if let (Some(h), Some(fleet), false) = (&c.hpl, report.fleet.as_mut(), interrupted) {
+        if log {
+            eprintln!(
+                "peakbench cluster: HPL over {} machine(s) with {}",
+                crate::cluster::hpl::machines(fleet).len(),
+                crate::cluster::hpl::launcher(&h.identity_source).unwrap_or("?")
+            );
+        }
+        let hpl =
+            crate::cluster::hpl::run(&h.program, &h.identity_source, fleet, &report.results, h.n);
+        if let Some(e) = &hpl.error {
+            fleet.notes.push(format!("the multi-node HPL: {e}"));
+        }
+        fleet.hpl = Some(hpl);
+    }
     if interrupted {
         let mut rec = Recorder::new(argv, c.outputs.clone());
         let outcome = rec.adopt(report).and(Err(Interrupted.into()));

@@ -4,7 +4,7 @@
 
 use super::common::{OutputArgs, UsageError, count_in, parse_duration};
 use super::run as suite_run;
-use crate::app::cluster::ClusterRun;
+use crate::app::cluster::{ClusterRun, HplRequest};
 use crate::app::suite::{self, Job};
 use crate::bench::net::{Proto, TestKind, TestParams};
 use crate::cluster::coordinator::{Pattern, Plan};
@@ -115,12 +115,24 @@ pub struct RunArgs {
     /// ... and more than this many percent away from it.
     #[arg(long, default_value = "10", value_parser = super::common::parse_positive)]
     pub outlier_percent: f64,
+    /// After the nodes' own points, rank 0 runs one HPL (Debian's hpcc) over the machines, as
+    /// the ranks were launched: `mpirun --host` over their addresses, or `srun` in the Slurm
+    /// allocation; one process per physical core. hpcc must be installed on every machine.
+    #[arg(long)]
+    pub hpl: bool,
+    /// HPL's N for --hpl (default: the nodes' largest LINPACK N × √machines, a multiple of 64).
+    #[arg(long, requires = "hpl", value_name = "N", value_parser = parse_hpl_n)]
+    pub hpl_n: Option<usize>,
     /// List the steps and the estimated time; measure nothing.
     #[arg(long)]
     pub dry_run: bool,
     /// Rank 0's outputs (the other ranks write none).
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+fn parse_hpl_n(s: &str) -> Result<usize, String> {
+    count_in::<usize>(s, 1, 4_000_000)
 }
 
 fn parse_net_repeat(s: &str) -> Result<u32, String> {
@@ -195,6 +207,11 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
     if rank0 {
         a.output.validate()?;
     }
+    // Rank 0 runs the multi-node HPL: checked before anything is measured.
+    let hpl = match (a.hpl, rank0) {
+        (true, true) => Some(hpl_request(&id, a.hpl_n)?),
+        _ => None,
+    };
     let (profile, jobs) = suite_run::plan(&a.profile)?;
     let jobs: Vec<Job> = jobs
         .into_iter()
@@ -236,8 +253,38 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
             token: a.token.token()?,
             join_timeout: a.join_timeout,
             dry_run: a.dry_run,
+            hpl,
             outputs: a.output.outputs(),
         },
         argv,
     )
+}
+
+/// Rank 0's multi-node HPL: hpcc found and usable here, ranks from a launcher it can use.
+fn hpl_request(id: &Identity, n: Option<usize>) -> anyhow::Result<HplRequest> {
+    use crate::reference::{Availability, Locator, Tool};
+    let source = serde_json::to_value(id.source)?
+        .as_str()
+        .unwrap_or("unknown")
+        .to_string();
+    crate::cluster::hpl::launcher(&source)
+        .map_err(|e| UsageError(format!("--hpl: {e}; start the ranks with mpirun or srun")))?;
+    let program = match Locator::from_env().availability(Tool::Hpcc) {
+        Availability::Found(f) => f.path,
+        Availability::Missing => {
+            return Err(UsageError(format!(
+                "--hpl: hpcc is not installed on rank 0's machine: {}",
+                Tool::Hpcc.install()
+            ))
+            .into());
+        }
+        Availability::Unusable { reason, .. } => {
+            return Err(UsageError(format!("--hpl: hpcc cannot be used: {reason}")).into());
+        }
+    };
+    Ok(HplRequest {
+        program,
+        n,
+        identity_source: source,
+    })
 }

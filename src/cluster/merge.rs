@@ -74,6 +74,7 @@ pub fn merge(
         outlier_rule: rule,
         matrices,
         notes,
+        hpl: None,
     });
     report
 }

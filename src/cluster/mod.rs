@@ -6,6 +6,7 @@
 
 pub mod channel;
 pub mod coordinator;
+pub mod hpl;
 pub mod identity;
 pub mod merge;
 pub mod messages;

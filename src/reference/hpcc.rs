@@ -92,6 +92,13 @@ pub fn run(program: &Path, job: &Job) -> Result<HpccResult, RefError> {
     let argv = command_line(program, job, root);
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]).current_dir(dir.path());
+    // Under an MPI launcher itself (a `cluster run` rank), the inner launcher must not take
+    // this process's MPI wiring for its own.
+    for (key, _) in std::env::vars_os() {
+        if launcher_wiring(&key.to_string_lossy()) {
+            cmd.env_remove(&key);
+        }
+    }
     // HPL's own time at a pessimistic 1 GFLOP/s per process, and the suite's other parts.
     let n = job.n as f64;
     let seconds = 120.0 + 2.0 / 3.0 * n * n * n / 1e9 / job.processes.max(1) as f64;
@@ -102,6 +109,28 @@ pub fn run(program: &Path, job: &Job) -> Result<HpccResult, RefError> {
     let text = crate::files::read_input(&dir.path().join("hpccoutf.txt"), 16 << 20, "")
         .map_err(|e| RefError::parse(TOOL, e.to_string()))?;
     parse_output(&String::from_utf8_lossy(&text)).map_err(|m| RefError::parse(TOOL, m))
+}
+
+/// Whether an environment variable is what an MPI launcher gave this process about its own job
+/// (Open MPI's `OMPI_COMM_WORLD_RANK`, its ORTE and PMIx wiring, PMI's), not a setting of the
+/// user's (`OMPI_MCA_btl_tcp_if_include` and the like are kept).
+pub fn launcher_wiring(key: &str) -> bool {
+    if key.starts_with("PMIX_") || key.starts_with("PMI_") {
+        return true;
+    }
+    match key.strip_prefix("OMPI_MCA_") {
+        Some(param) => [
+            "orte_",
+            "ess",
+            "pmix",
+            "initial_wdir",
+            "mpi_oversubscribe",
+            "shmem_RUNTIME_QUERY_hint",
+        ]
+        .iter()
+        .any(|p| param.starts_with(p)),
+        None => key.starts_with("OMPI_"),
+    }
 }
 
 /// The launcher's command line for `job` (one thread per process; Open MPI refuses root
@@ -302,6 +331,29 @@ mod tests {
         assert!((r.residual - 0.0029521).abs() < 1e-5, "{}", r.residual);
         assert!(r.single_dgemm_gflops.is_some_and(|g| g > 10.0), "{r:?}");
         assert!(r.star_dgemm_gflops.is_some_and(|g| g > 10.0), "{r:?}");
+    }
+
+    #[test]
+    fn an_outer_launchers_wiring_is_not_passed_on() {
+        for k in [
+            "OMPI_COMM_WORLD_RANK",
+            "OMPI_MCA_orte_hnp_uri",
+            "OMPI_MCA_ess_base_jobid",
+            "OMPI_MCA_pmix",
+            "PMIX_RANK",
+            "PMI_FD",
+            "OMPI_FILE_LOCATION",
+        ] {
+            assert!(launcher_wiring(k), "{k}");
+        }
+        for k in [
+            "OMPI_MCA_btl_tcp_if_include",
+            "OMPI_MCA_btl",
+            "PATH",
+            "OPENBLAS_NUM_THREADS",
+        ] {
+            assert!(!launcher_wiring(k), "{k}");
+        }
     }
 
     #[test]

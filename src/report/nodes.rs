@@ -124,7 +124,39 @@ pub fn totals_table(f: &Fleet, results: &[ResultRecord]) -> (Vec<String>, Vec<Ve
             format!("{} {unit}", format_sig(sum)),
         ]);
     }
+    if let Some(row) = f.hpl.as_ref().and_then(hpl_row) {
+        rows.push(row);
+    }
     (head, rows)
+}
+
+/// The multi-node HPL's row of the totals: one MPI job over the machines, its rate in the Sum
+/// column, and its share of the machines' own LINPACK summed.
+fn hpl_row(h: &crate::results::fleet::FleetHpl) -> Option<Vec<String>> {
+    let gflops = h.gflops?;
+    let share = h
+        .nodes_linpack_gflops
+        .filter(|s| *s > 0.0)
+        .map(|s| format!(", {:.2}× the nodes' LINPACK summed", gflops / s))
+        .unwrap_or_default();
+    let residual = h
+        .residual
+        .map(|r| format!(", residual {r:.2e}"))
+        .unwrap_or_default();
+    Some(vec![
+        super::subsystem_name("cpu").to_string(),
+        "HPL (one MPI job, hpcc)".into(),
+        format!(
+            "N={} {}×{} by {}{residual}{share}",
+            h.n, h.p, h.q, h.launcher
+        ),
+        h.processes.to_string(),
+        h.machines.len().to_string(),
+        String::new(),
+        String::new(),
+        String::new(),
+        format!("{} GOPS", format_sig(gflops)),
+    ])
 }
 
 /// "2 (node-b)": a rank and its host.
@@ -294,6 +326,7 @@ mod tests {
             outlier_rule: OutlierRule::default(),
             matrices: Vec::new(),
             notes: Vec::new(),
+            hpl: None,
         };
         // In display units, as the exporters see them.
         let display = crate::units::Display::default();
@@ -327,5 +360,40 @@ mod tests {
         // Two ranks on one machine only: nothing summed.
         let (_, rows) = totals_table(&fleet, &results[1..3]);
         assert!(rows.is_empty(), "{rows:?}");
+        // The multi-node HPL is a row of its own, with its share of the nodes' sum; one that
+        // failed has no row (its error is a note).
+        let mut fleet = fleet;
+        let hpl = crate::results::fleet::FleetHpl {
+            launcher: "mpirun".into(),
+            command: vec!["mpirun".into()],
+            machines: Vec::new(),
+            processes: 4,
+            n: 11264,
+            nb: 256,
+            p: 2,
+            q: 2,
+            gflops: Some(140.0),
+            seconds: Some(6.8),
+            residual: Some(0.004),
+            blas: None,
+            nodes_linpack_gflops: Some(152.0),
+            error: None,
+        };
+        fleet.hpl = Some(hpl.clone());
+        let (head, rows) = totals_table(&fleet, &results);
+        let row = rows.last().unwrap();
+        assert_eq!(row.len(), head.len());
+        assert!(row[1].starts_with("HPL"), "{row:?}");
+        assert!(
+            row[2].contains("N=11264 2×2 by mpirun") && row[2].contains("0.92×"),
+            "{row:?}"
+        );
+        assert_eq!(row[8], "140.0 GOPS");
+        fleet.hpl = Some(crate::results::fleet::FleetHpl {
+            gflops: None,
+            error: Some("hpcc failed".into()),
+            ..hpl
+        });
+        assert_eq!(totals_table(&fleet, &results).1.len(), 1);
     }
 }

@@ -20,6 +20,50 @@ pub struct Fleet {
     pub matrices: Vec<Matrix>,
     /// What did not go to plan (a node that left, a test that failed), one line each.
     pub notes: Vec<String>,
+    /// `cluster run --hpl`: one HPL over the machines after the nodes' own points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hpl: Option<FleetHpl>,
+}
+
+/// One HPL job (Debian's hpcc) over the machines of the run, launched as clusters run it: by
+/// `mpirun --host` over the machines' addresses or by `srun` in the Slurm allocation, one
+/// process per physical core.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FleetHpl {
+    /// "mpirun" or "srun".
+    pub launcher: String,
+    /// The command that ran (hpcc reads `hpccinf.txt` from its working directory).
+    pub command: Vec<String>,
+    /// The machines, in the order the processes were placed (rank 0's first).
+    pub machines: Vec<HplMachine>,
+    pub processes: usize,
+    /// HPL's N and NB, and its P × Q process grid.
+    pub n: usize,
+    pub nb: usize,
+    pub p: usize,
+    pub q: usize,
+    /// HPL's rate in GFLOP/s (10⁹ op/s), its time in s, and its scaled residual (below 16
+    /// passes); null where it did not run or failed (`error` says why).
+    pub gflops: Option<f64>,
+    pub seconds: Option<f64>,
+    pub residual: Option<f64>,
+    /// The BLAS hpcc loads on rank 0's machine.
+    pub blas: Option<String>,
+    /// The sum over the machines of each one's best LINPACK point (GFLOP/s): what HPL over the
+    /// network is compared with; null where a machine has no LINPACK point.
+    pub nodes_linpack_gflops: Option<f64>,
+    /// Why there is no figure.
+    pub error: Option<String>,
+}
+
+/// A machine of the multi-node HPL.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HplMachine {
+    pub hostname: String,
+    /// The address mpirun reaches it at (its lowest rank's).
+    pub address: String,
+    /// Its processes: its physical cores.
+    pub processes: usize,
 }
 
 impl Fleet {
