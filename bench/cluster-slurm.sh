@@ -6,7 +6,9 @@
 # the Slurm node list; all three share this machine, so they take turns at the node-local jobs.
 #
 # Usage: bench/cluster-slurm.sh            (OUT=/tmp/peakbench-slurm, PROFILE=a small cpu+mem one)
-# Environment: OUT (output directory), PROFILE (profile name or file), NET_DURATION (default 1s).
+# Environment: OUT (output directory), PROFILE (profile name or file), NET_DURATION (default 1s),
+# HPL=1 (then rank 0 runs `--hpl`: one HPL by srun in the allocation; needs hpcc, and a Slurm that
+# starts Open MPI programs: SLURM_MPI_TYPE=pmix with a PMIx plugin that loads; HPL_N default 1000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/peakbench-slurm}
@@ -32,17 +34,26 @@ duration = "200ms"
 TOML
 fi
 rm -f "$out/fleet.json"
+hpl=()
+if [[ ${HPL:-0} = 1 ]]; then
+  hpl=(--hpl --hpl-n "${HPL_N:-1000}")
+fi
 start=$SECONDS
-bench/slurm-one-host.sh "$bin" cluster run --profile "$profile" \
+bench/slurm-one-host.sh "$bin" cluster run --profile "$profile" "${hpl[@]}" \
   --net-duration "${NET_DURATION:-1s}" --json "$out/fleet.json" --html "$out/fleet.html" --no-history
 echo "cluster-slurm: srun -n 3 took $((SECONDS - start)) s; $out/fleet.json, $out/fleet.html" >&2
 if ! command -v python3 >/dev/null; then
   echo "cluster-slurm: check skipped: python3 not found (apt-get install python3)" >&2
   exit 0
 fi
-python3 - "$out/fleet.json" <<'PY'
+python3 - "$out/fleet.json" "${HPL:-0}" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
+if sys.argv[2] == "1":
+    h = doc["fleet"].get("hpl")
+    assert h and h["launcher"] == "srun" and h["error"] is None and h["gflops"], h
+    print(f"cluster-slurm: HPL by srun over {len(h['machines'])} machine(s), {h['processes']} processes, "
+          f"N={h['n']}: {h['gflops']:.2f} GFLOP/s, residual {h['residual']:.2e}")
 fleet = doc["fleet"]
 nodes = fleet["nodes"]
 assert fleet["world_size"] == 3 and len(nodes) == 3, "not 3 nodes"

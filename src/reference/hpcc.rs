@@ -165,6 +165,8 @@ pub fn command_line(program: &Path, job: &Job, root: bool) -> Vec<String> {
                 .join(","),
         )),
         Launch::Srun => vec![
+            // The MPI plugin is the site's (MpiDefault, or SLURM_MPI_TYPE=pmix for Open MPI,
+            // which Debian's hpcc is built on).
             "srun".into(),
             "--overlap".into(),
             format!("--ntasks={np}"),
