@@ -19,11 +19,12 @@ pub fn element(seed: u64, n: usize, i: usize, j: usize) -> f64 {
     (z >> 11) as f64 / (1u64 << 53) as f64 - 0.5
 }
 
-/// A as an `n × n` column-major matrix with leading dimension `ld`, made on `threads` threads
+/// The first `cols` columns of [A | b] (`cols = n`: A; `n + 1`: A with b beside it) as a
+/// column-major matrix of `n` rows with leading dimension `ld`, made on `threads` threads
 /// (rounded to `T`).
-pub fn matrix<T: Element>(seed: u64, n: usize, ld: usize, threads: usize) -> Vec<T> {
-    let mut a = vec![T::ZERO; ld * n];
-    let per = n.div_ceil(threads.max(1)).max(1);
+pub fn matrix<T: Element>(seed: u64, n: usize, cols: usize, ld: usize, threads: usize) -> Vec<T> {
+    let mut a = vec![T::ZERO; ld * cols];
+    let per = cols.div_ceil(threads.max(1)).max(1);
     std::thread::scope(|s| {
         for (t, chunk) in a.chunks_mut(per * ld).enumerate() {
             s.spawn(move || {
@@ -87,14 +88,26 @@ mod tests {
     use super::super::{kernels, lu};
     use super::*;
 
+    /// Solves the system twice, by the factors and with b carried through the factorisation
+    /// (HPL's way, LINPACK's), checks that both agree to rounding and that the pivots are the
+    /// same, and returns the carried solve's x.
     fn solve(g: &Gemm, seed: u64, n: usize, nb: usize) -> Vec<f64> {
         let ld = n + 3;
-        let mut a = matrix(seed, n, ld, 2);
+        let mut a = matrix(seed, n, n, ld, 2);
         let mut ipiv = vec![0; n];
         lu::factor(g, &mut a, n, ld, nb, &mut ipiv).unwrap();
         let mut x = rhs(seed, n);
         lu::solve(&a, n, ld, &ipiv, &mut x);
-        x
+        let mut ab = matrix(seed, n, n + 1, ld, 3);
+        let mut carried_piv = vec![0; n];
+        lu::solve_carried(g, &mut ab, n, ld, nb, &mut carried_piv).unwrap();
+        assert_eq!(ipiv, carried_piv);
+        let carried = ab[n * ld..n * ld + n].to_vec();
+        let scale = x.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+        for (c, f) in carried.iter().zip(&x) {
+            assert!((c - f).abs() <= 1e-9 * scale, "n={n} nb={nb}: {c} vs {f}");
+        }
+        carried
     }
 
     /// The solve passes HPL's check for every kernel, block and thread count, and the check
@@ -154,7 +167,7 @@ mod tests {
     #[test]
     fn a_singular_matrix_is_an_error() {
         let n = 40;
-        let mut a = matrix(1, n, n, 1);
+        let mut a = matrix(1, n, n, n, 1);
         // Column 17 = column 3.
         let (l, r) = a.split_at_mut(17 * n);
         r[..n].copy_from_slice(&l[3 * n..4 * n]);
@@ -176,14 +189,14 @@ mod tests {
 
     #[test]
     fn elements_are_uniform_and_reproducible() {
-        let a: Vec<f64> = matrix(7, 50, 50, 3);
-        assert_eq!(a, matrix::<f64>(7, 50, 50, 1));
+        let a: Vec<f64> = matrix(7, 50, 50, 50, 3);
+        assert_eq!(a, matrix::<f64>(7, 50, 50, 50, 1));
         assert!(a.iter().all(|x| (-0.5..0.5).contains(x)));
         let mean = a.iter().sum::<f64>() / a.len() as f64;
         assert!(mean.abs() < 0.05, "{mean}");
-        assert_ne!(a, matrix::<f64>(8, 50, 50, 1));
+        assert_ne!(a, matrix::<f64>(8, 50, 50, 50, 1));
         // In single precision, the same values rounded.
-        let single: Vec<f32> = matrix(7, 50, 50, 2);
+        let single: Vec<f32> = matrix(7, 50, 50, 50, 2);
         assert!(single.iter().zip(&a).all(|(s, d)| *s == *d as f32));
         assert!((flops(1000) - (2.0 / 3.0 * 1e9 + 1.5e6)).abs() < 1.0);
     }

@@ -20,16 +20,14 @@ pub enum LuError {
 /// Panels this narrow are factored column by column; triangles this small are solved directly.
 const BASE: usize = 8;
 
-/// The narrowest chunk of the trailing update a thread takes (before rounding to NR).
-const MIN_CHUNK: usize = 64;
+/// The least work (flops) of a chunk of the trailing update a thread takes: about 0.3 ms of one
+/// core, so that the threads of a step end within that of each other, while the per-chunk cost
+/// (a lock, packing its part of U12) stays small beside it.
+const MIN_CHUNK_FLOPS: usize = 16 << 20;
 
 /// Factors the `n × n` matrix `a` (leading dimension `ld`) in place: L below the diagonal (its
 /// unit diagonal not stored), U on and above; row i was swapped with row `ipiv[i]` at step i.
 /// `nb` is the block of the right-looking loop (HPL's NB).
-///
-/// Look-ahead of depth one: once panel k is factored, the columns of panel k+1 are updated
-/// first; then one thread factors panel k+1 while the others update the rest of the trailing
-/// matrix in column chunks, and the panel's thread joins them when it is done.
 pub fn factor(
     g: &Gemm,
     a: &mut [f64],
@@ -38,21 +36,66 @@ pub fn factor(
     nb: usize,
     ipiv: &mut [usize],
 ) -> Result<(), LuError> {
-    super::gemm::fits(n, n, ld, a.len())?;
+    factor_carrying(g, a, n, n, ld, nb, ipiv, true)
+}
+
+/// Solves A·x = b as HPL does: `ab` holds [A | b] (`n × (n + 1)`, leading dimension `ld`), b is
+/// carried through the factorisation as one more column of the trailing matrix (so that it
+/// becomes L⁻¹·P·b, and the rows of L are never swapped back, since nothing reads them again),
+/// then U·x = that column is solved by back substitution. x is left in column `n`.
+pub fn solve_carried(
+    g: &Gemm,
+    ab: &mut [f64],
+    n: usize,
+    ld: usize,
+    nb: usize,
+    ipiv: &mut [usize],
+) -> Result<(), LuError> {
+    factor_carrying(g, ab, n, n + 1, ld, nb, ipiv, false)?;
+    let (u, b) = ab.split_at_mut(n * ld);
+    back_substitute(u, n, ld, &mut b[..n]);
+    Ok(())
+}
+
+/// Factors the first `n` of the `cols ≥ n` columns of `a` and applies the same row swaps and
+/// eliminations to the others (right-hand sides carried along). With `swap_left`, each panel's
+/// row swaps are applied to the columns left of it at the end, so that P·A = L·U.
+///
+/// Look-ahead of depth one: once panel k is factored, one thread brings the columns of panel
+/// k+1 up to date and factors that panel while the others update the rest of the trailing
+/// matrix in column chunks, and the panel's thread joins them when it is done.
+#[allow(clippy::too_many_arguments)]
+fn factor_carrying(
+    g: &Gemm,
+    a: &mut [f64],
+    n: usize,
+    cols: usize,
+    ld: usize,
+    nb: usize,
+    ipiv: &mut [usize],
+    swap_left: bool,
+) -> Result<(), LuError> {
+    super::gemm::fits(n, cols, ld, a.len())?;
     super::gemm::fits(n, 1, n.max(1), ipiv.len())?;
     if n == 0 {
         return Ok(());
     }
     let nb = nb.max(1);
     let one = Gemm { threads: 1, ..*g };
+    let threads = g.threads.max(1);
+    let nr = g.kernel.nr;
     let mut work = Vec::new();
     let jb0 = nb.min(n);
     getrf2(g, a, n, jb0, ld, 0, &mut ipiv[..jb0], &mut work)?;
     let mut j = 0;
     let mut jb = jb0;
-    while j + jb < n {
+    loop {
         let next = j + jb;
-        let jb2 = nb.min(n - next);
+        if next >= cols {
+            break;
+        }
+        // The next panel's width; 0 once only carried columns are left.
+        let jb2 = nb.min(n.saturating_sub(next));
         // L21 of the factored panel, packed once for every update of this step.
         let l21 = g.pack(MatRef {
             data: &a[next + j * ld..],
@@ -60,34 +103,14 @@ pub fn factor(
             cols: jb,
             ld,
         })?;
-        // The next panel's columns, with every thread.
-        {
-            let (left, right) = a.split_at_mut(next * ld);
-            let len = (jb2 * ld).min(right.len());
-            let cols = &mut right[..len];
-            update_columns(
-                g,
-                left,
-                &l21,
-                cols,
-                jb2,
-                j,
-                jb,
-                ld,
-                &ipiv[j..next],
-                &mut work,
-            )?;
-        }
-        // The next panel on this thread, the rest of the trailing matrix in chunks on all.
         let (left, right) = a.split_at_mut(next * ld);
         let split = (jb2 * ld).min(right.len());
         let (panel, rest) = right.split_at_mut(split);
-        let rest_cols = n - next - jb2;
-        let threads = g.threads.max(1);
+        let rest_cols = cols - next - jb2;
         // Guided self-scheduling: each grab takes half of what is left per thread (at least
-        // MIN_CHUNK columns, whole NR panels), so the threads finish within a small chunk of
-        // each other whatever the panel's thread costs.
-        let nr = g.kernel.nr;
+        // MIN_CHUNK_FLOPS of work, whole NR panels), so the threads finish within a small chunk
+        // of each other whatever the panel's thread costs.
+        let min_width = MIN_CHUNK_FLOPS.div_ceil((2 * (n - next) * jb).max(1));
         let queue = std::sync::Mutex::new((0usize, rest));
         let grab = || -> Option<(usize, &mut [f64])> {
             let mut q = queue.lock().unwrap_or_else(|e| e.into_inner());
@@ -97,7 +120,7 @@ pub fn factor(
                 return None;
             }
             let width =
-                (remaining.div_ceil(2 * threads).max(MIN_CHUNK).div_ceil(nr) * nr).min(remaining);
+                (remaining.div_ceil(2 * threads).max(min_width).div_ceil(nr) * nr).min(remaining);
             let take = (width * ld).min(left.len());
             let (mine, tail) = std::mem::take(left).split_at_mut(take);
             *q = (first + width, tail);
@@ -121,34 +144,46 @@ pub fn factor(
                     })
                 })
                 .collect();
-            let mine = getrf2(
-                &one,
-                &mut panel[next..],
-                n - next,
-                jb2,
-                ld,
-                next,
-                &mut todo[..jb2],
-                &mut work,
-            )
-            .and_then(|()| drain(&mut work));
+            let mut mine = || -> Result<(), LuError> {
+                if jb2 > 0 {
+                    update_columns(&one, left, &l21, panel, jb2, j, jb, ld, piv, &mut work)?;
+                    getrf2(
+                        &one,
+                        &mut panel[next..],
+                        n - next,
+                        jb2,
+                        ld,
+                        next,
+                        &mut todo[..jb2],
+                        &mut work,
+                    )?;
+                }
+                drain(&mut work)
+            };
+            let mine = mine();
             for h in helpers {
                 h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
             }
             mine
         })?;
+        if jb2 == 0 {
+            break;
+        }
         for p in &mut ipiv[next..next + jb2] {
             *p += next;
         }
         j = next;
         jb = jb2;
     }
+    if !swap_left {
+        return Ok(());
+    }
     // Every panel's swaps on the columns left of it, in order; the threads take column chunks.
-    let threads = g.threads.max(1);
     let per = n.div_ceil(threads).max(1);
     let ipiv = &*ipiv;
+    let factored = (n * ld).min(a.len());
     std::thread::scope(|s| {
-        for (t, cols) in a.chunks_mut(per * ld).enumerate() {
+        for (t, cols) in a[..factored].chunks_mut(per * ld).enumerate() {
             let first = t * per;
             s.spawn(move || {
                 let width = per.min(n - first);
@@ -414,6 +449,18 @@ fn swap_rows(a: &mut [f64], ld: usize, cols: std::ops::Range<usize>, first: usiz
     }
 }
 
+/// Solves U·x = y for the upper triangle U of `u` (`n × n`, leading dimension `ld`); `y`
+/// becomes x.
+fn back_substitute(u: &[f64], n: usize, ld: usize, y: &mut [f64]) {
+    for j in (0..n).rev() {
+        y[j] /= u[j + j * ld];
+        let x = y[j];
+        for (yi, uij) in y[..j].iter_mut().zip(&u[j * ld..j * ld + j]) {
+            *yi -= uij * x;
+        }
+    }
+}
+
 /// Solves A·x = b with the factors of [`factor`]; `b` becomes x.
 pub fn solve(lu: &[f64], n: usize, ld: usize, ipiv: &[usize], b: &mut [f64]) {
     for (i, &p) in ipiv.iter().enumerate().take(n) {
@@ -425,11 +472,5 @@ pub fn solve(lu: &[f64], n: usize, ld: usize, ipiv: &[usize], b: &mut [f64]) {
             *bi -= l * x;
         }
     }
-    for j in (0..n).rev() {
-        b[j] /= lu[j + j * ld];
-        let x = b[j];
-        for (bi, u) in b[..j].iter_mut().zip(&lu[j * ld..j * ld + j]) {
-            *bi -= u * x;
-        }
-    }
+    back_substitute(lu, n, ld, b);
 }

@@ -327,10 +327,8 @@ fn built_in(
         LinalgWorkload::Linpack => {
             let g = plan::<f64>(sys, threads);
             let mut ipiv = vec![0usize; n];
-            linpack(n, threads, reps, tick, kernel_name(&g), &mut |a, x| {
-                lu::factor(&g, a, n, n, nb, &mut ipiv)?;
-                lu::solve(a, n, n, &ipiv, x);
-                Ok(())
+            linpack(n, threads, reps, tick, kernel_name(&g), &mut |ab| {
+                Ok(lu::solve_carried(&g, ab, n, n, nb, &mut ipiv)?)
             })
         }
         LinalgWorkload::Dgemm => built_in_multiply(&plan::<f64>(sys, threads), point, reps, tick),
@@ -385,9 +383,10 @@ fn system(
     let mut outcome = blas.watch(|| match workload {
         LinalgWorkload::Linpack => {
             let mut ipiv = vec![0i32; n];
-            linpack(n, threads, reps, tick, name, &mut |a, x| {
+            linpack(n, threads, reps, tick, name, &mut |ab| {
+                let (a, b) = ab.split_at_mut(n * n);
                 blas.getrf(a, n, &mut ipiv)?;
-                blas.getrs(a, n, &ipiv, x)?;
+                blas.getrs(a, n, &ipiv, b)?;
                 Ok(())
             })
         }
@@ -413,8 +412,8 @@ struct Outcome {
     library_threads: Option<Threads>,
 }
 
-/// A solve: factors the `n × n` matrix (leading dimension `n`) in place and overwrites b with x.
-type Solve<'a> = dyn FnMut(&mut [f64], &mut [f64]) -> Result<(), LinalgError> + 'a;
+/// A solve of [A | b] (`n × (n + 1)`, leading dimension `n`) in place: x is left in column n.
+type Solve<'a> = dyn FnMut(&mut [f64]) -> Result<(), LinalgError> + 'a;
 
 /// A multiply: C = A·B for `n × n` matrices (leading dimension `n`).
 type Multiply<'a, T> = dyn FnMut(&[T], &[T], &mut [T]) -> Result<(), LinalgError> + 'a;
@@ -437,12 +436,12 @@ fn linpack(
     for round in 0..reps.warmup + reps.repeat {
         let seed = 0x5EED + round as u64;
         // A fresh system each repetition, made outside the timed region.
-        let mut a = hpl::matrix(seed, n, n, threads);
-        let mut x = hpl::rhs(seed, n);
+        let mut ab = hpl::matrix(seed, n, n + 1, n, threads);
         let t = Instant::now();
-        solve(&mut a, &mut x)?;
+        solve(&mut ab)?;
         let seconds = t.elapsed().as_secs_f64();
-        drop(a);
+        let x = ab.split_off(n * n);
+        drop(ab);
         let r = hpl::residual(seed, n, &x);
         if !r.passed {
             return Err(LinalgError::Residual {
@@ -479,8 +478,8 @@ fn multiply<T: Element>(
         n,
         threads,
     } = point;
-    let a: Vec<T> = hpl::matrix(1, n, n, threads);
-    let b: Vec<T> = hpl::matrix(2, n, n, threads);
+    let a: Vec<T> = hpl::matrix(1, n, n, n, threads);
+    let b: Vec<T> = hpl::matrix(2, n, n, n, threads);
     let mut c = vec![T::ZERO; n * n];
     let mut seconds = Vec::new();
     for round in 0..reps.warmup + reps.repeat {
