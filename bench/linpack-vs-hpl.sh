@@ -5,8 +5,9 @@
 #     threads, as the median over rounds of each round's ratio (each round runs both, back to
 #     back, through `peakbench cpu --reference`), every residual PASSED;
 #   * DGEMM >= 85 % of the DP peak (best round); SGEMM's efficiency is printed.
-#   * with SYSTEM_BLAS=1, the same LINPACK and DGEMM with `--blas system` (OpenBLAS, BLIS or MKL
-#     loaded at run time) are printed beside them.
+#   * with SYSTEM_BLAS=1, the same LINPACK, DGEMM and SGEMM with `--blas system` (OpenBLAS, BLIS
+#     or MKL loaded at run time; apt-get install libopenblas0-pthread) are printed beside them,
+#     and checked to have run on the system engine with every residual PASSED.
 # Needs hpcc, mpirun and an optimised BLAS (apt-get install hpcc openmpi-bin libopenblas0-serial).
 # Usage: bench/linpack-vs-hpl.sh [ROUNDS] [N] [THREADS]
 #   ROUNDS (default 3), N (default 8000), THREADS (default: every hardware thread).
@@ -31,7 +32,7 @@ for r in $(seq "$rounds"); do
   "$pb" cpu --workload LINPACK,DGEMM,SGEMM --n "$n" --threads "$threads" --repeat 2 --warmup 1 \
     --reference --quiet --no-history --json "$tmp/pb$r.json"
   if [ "${SYSTEM_BLAS:-0}" = 1 ]; then
-    "$pb" cpu --workload LINPACK,DGEMM --n "$n" --threads "$threads" --repeat 2 --warmup 1 \
+    "$pb" cpu --workload LINPACK,DGEMM,SGEMM --n "$n" --threads "$threads" --repeat 2 --warmup 1 \
       --blas system --quiet --no-history --json "$tmp/sys$r.json"
   fi
 done
@@ -72,6 +73,9 @@ else:
     check("LINPACK has hpcc's HPL figure beside it (see `peakbench reference check`)", False)
 check("every LINPACK residual PASSED", passed and bool(rows.get("LINPACK")))
 eff = max((e for _, _, e in rows.get("DGEMM", []) if e), default=None)
+if any(k.endswith("(system)") for k in rows):
+    check("the system engine ran LINPACK, DGEMM and SGEMM",
+          all(f"{w} (system)" in rows for w in ("LINPACK", "DGEMM", "SGEMM")))
 check(f"DGEMM best efficiency {eff and round(100 * eff, 1)} % >= 85 % of the DP peak", eff is not None and eff >= 0.85)
 sys.exit(0 if ok else 1)
 PY
