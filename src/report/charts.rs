@@ -487,13 +487,13 @@ fn efficiency_chart(subsystem: &str, records: &[&ResultRecord]) -> Option<Chart>
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::results::params::{CpuParams, LinalgParams, NodeTag, Params};
     use crate::sysinfo::peak::Peak;
 
     /// A LINPACK point at order `n` on `threads` threads, its peak 50 GOPS per thread.
-    fn linpack(n: usize, threads: usize, gops: f64) -> ResultRecord {
+    pub(in crate::report) fn linpack(n: usize, threads: usize, gops: f64) -> ResultRecord {
         let params = Params::Cpu(CpuParams {
             threads,
             cpus: (0..threads).collect(),

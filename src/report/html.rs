@@ -279,6 +279,7 @@ pub fn render(report: &Report) -> Vec<u8> {
             "Every peak: its value, formula and inputs (with their sources), or why it is unknown",
             &doc.peak_notes,
         ));
+        out.push_str(&notes("Solves and multiplies", &doc.solve_notes));
         out.push_str(&notes("Latency percentiles", &doc.percentile_notes));
         out.push_str(&notes("Little's law", &doc.littles_law_notes));
         out.push_str("</section>\n");

@@ -333,6 +333,60 @@ pub fn percentile_notes(results: &[ResultRecord]) -> Vec<String> {
         .collect()
 }
 
+/// One line per dense linear-algebra point: the time of one solve or multiply (from its
+/// operation count and each repetition's rate) and, for LINPACK, HPL's scaled residual with
+/// its verdict against the threshold.
+pub fn solve_notes(results: &[ResultRecord]) -> Vec<String> {
+    results
+        .iter()
+        .filter_map(|r| {
+            let l = r.params.cpu()?.linalg.as_ref()?;
+            // The exporters see figures in their display unit (GOPS); op/s is the base.
+            let per_op_s = crate::units::to_base(&r.unit).map_or(1.0, |(_, f)| f);
+            let times: Vec<f64> = r
+                .samples
+                .iter()
+                .filter(|s| **s > 0.0)
+                .map(|s| l.flops / (s * per_op_s))
+                .collect();
+            let what = if r.workload == "LINPACK" {
+                "solve"
+            } else {
+                "multiply"
+            };
+            let seconds = |t: f64| {
+                if t < 1.0 {
+                    format!("{} ms", format_sig(t * 1e3))
+                } else {
+                    format!("{} s", format_sig(t))
+                }
+            };
+            let mut line = format!(
+                "{} {} ×{}: {} per {what} (mean of {}, best {}) for {} GFLOP",
+                r.workload,
+                variant(r),
+                r.params.threads(),
+                seconds(times.iter().sum::<f64>() / times.len().max(1) as f64),
+                times.len(),
+                seconds(times.iter().copied().fold(f64::INFINITY, f64::min)),
+                format_sig(l.flops / 1e9),
+            );
+            if let Some(res) = l.residual {
+                let verdict = match l.residual_passed {
+                    Some(true) => "PASSED",
+                    Some(false) => "FAILED",
+                    None => "not checked",
+                };
+                line.push_str(&format!(
+                    "; HPL scaled residual {res:.3e} (threshold {}): {verdict}",
+                    crate::bench::linalg::hpl::THRESHOLD
+                ));
+            }
+            Some(line)
+        })
+        .collect()
+}
+
 /// One line per point that carries a Little's-law check (IOPS ≈ outstanding I/Os ÷ mean
 /// latency), a mismatch above 5 % flagged.
 pub fn littles_law_notes(results: &[ResultRecord]) -> Vec<String> {
@@ -364,6 +418,34 @@ pub fn littles_law_notes(results: &[ResultRecord]) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::sysinfo::peak::{CpuPeakOverrides, OpClass, cpu_peak};
+
+    /// A LINPACK point's note gives the time of one solve from its count and rate, in base or
+    /// display units alike, and the residual's verdict; a FAILED verdict is said as such.
+    #[test]
+    fn solve_notes_give_the_time_and_the_residual_verdict() {
+        // 2/3·2000³ + 1.5·2000² = 5.339 GFLOP at 40 GOPS: 133.5 ms.
+        let rec = super::charts::tests::linpack(2000, 2, 40.0);
+        let base = solve_notes(std::slice::from_ref(&rec));
+        assert_eq!(base.len(), 1);
+        assert!(
+            base[0].starts_with("LINPACK N=2000 AVX-512 24x8 ×2: 133.5 ms per solve (mean of 1"),
+            "{}",
+            base[0]
+        );
+        assert!(base[0].ends_with("(threshold 16): PASSED"), "{}", base[0]);
+        let display = crate::units::Display {
+            mib: false,
+            gbit: false,
+        };
+        let shown = rec.clone().converted(&|s, u| display.conversion(s, u));
+        assert_eq!(shown.unit, "GOPS");
+        assert_eq!(solve_notes(&[shown]), base);
+        let mut failed = rec;
+        if let Params::Cpu(c) = &mut failed.params {
+            c.linalg.as_mut().unwrap().residual_passed = Some(false);
+        }
+        assert!(solve_notes(&[failed])[0].ends_with(": FAILED"));
+    }
     use crate::sysinfo::uarch::lookup_x86;
     use crate::sysinfo::{Isa, Source};
 

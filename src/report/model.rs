@@ -7,7 +7,7 @@ use super::nodes;
 use super::plot::Chart;
 use super::{
     groups, has_reference, headers, littles_law_notes, peak_notes, percentile_notes, row,
-    subsystem_name, variant_header,
+    solve_notes, subsystem_name, variant_header,
 };
 use crate::results::Report;
 
@@ -69,6 +69,7 @@ pub struct Document {
     pub peak_notes: Vec<String>,
     pub percentile_notes: Vec<String>,
     pub littles_law_notes: Vec<String>,
+    pub solve_notes: Vec<String>,
     pub nodes: Option<NodesView>,
     pub system: SystemRows,
     pub has_results: bool,
@@ -111,6 +112,7 @@ impl Document {
             peak_notes: peak_notes(&report.results),
             percentile_notes: percentile_notes(&report.results),
             littles_law_notes: littles_law_notes(&report.results),
+            solve_notes: solve_notes(&report.results),
             nodes: report.fleet.as_ref().map(|f| {
                 let (headers, rows) = nodes::node_table(f);
                 let (totals_headers, totals_rows) = nodes::totals_table(f, &report.results);
@@ -184,6 +186,7 @@ impl Document {
             &mut self.peak_notes,
             &mut self.percentile_notes,
             &mut self.littles_law_notes,
+            &mut self.solve_notes,
         ] {
             notes.iter_mut().for_each(p);
         }
@@ -214,8 +217,9 @@ impl Document {
 
     /// The notes after the tables, titled, in the order the text exporters print them (empty
     /// ones included: each exporter leaves them out).
-    pub fn text_notes(&self) -> [(&'static str, &[String]); 3] {
+    pub fn text_notes(&self) -> [(&'static str, &[String]); 4] {
         [
+            ("Solves and multiplies", &self.solve_notes),
             ("Latency percentiles", &self.percentile_notes),
             ("Little's law", &self.littles_law_notes),
             ("Theoretical peaks", &self.peak_notes),
