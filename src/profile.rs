@@ -279,7 +279,10 @@ impl Job {
                     } else {
                         2
                     };
-                let points = (workloads.len() - latency) * blocks * threads + latency * stairs;
+                // LATENCY at each given thread count (one without --threads).
+                let latency_threads = count("threads", 1);
+                let points = (workloads.len() - latency) * blocks * threads
+                    + latency * stairs * latency_threads;
                 points as f64 * (repeat + warmup) * seconds("duration", 0.25) + 2.0
             }
             "disk" => {

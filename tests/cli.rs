@@ -345,11 +345,18 @@ fn mem_null_and_tiny_points_follow_the_schema() {
     }
     assert_eq!(of("RWR")[0]["params"]["block_size_bytes"], 1000);
     assert_eq!(of("RWR")[0]["params"]["order"], "random");
-    let chase = of("LATENCY")
-        .into_iter()
-        .filter(|r| r["params"]["probe"] == "chase")
-        .count();
-    assert_eq!(chase, 7, "4, 5.6, 8, 11.3, 16, 22.6 and 32 KiB");
+    // --threads 1,2 given: the staircase at each count, the two-thread one with both chains.
+    for threads in [1, 2] {
+        let chase: Vec<&Value> = of("LATENCY")
+            .into_iter()
+            .filter(|r| r["params"]["probe"] == "chase" && r["params"]["threads"] == threads)
+            .collect();
+        assert_eq!(chase.len(), 7, "4, 5.6, 8, 11.3, 16, 22.6 and 32 KiB");
+        for r in chase {
+            let each = r["params"]["thread_latency_ns"].as_array().unwrap();
+            assert_eq!(each.len(), threads, "{r}");
+        }
+    }
 }
 
 #[test]

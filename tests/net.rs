@@ -314,6 +314,72 @@ fn loopback_cli_reports_every_record_in_the_schema() {
     assert_eq!(find("THROUGHPUT", "UDP", "jitter", None)["unit"], "s");
 }
 
+/// LATENCY with several streams runs a ping-pong on each at once: every stream's own mean round
+/// trip, the merged histogram of all of them, and each stream's round trips counted.
+#[test]
+fn latency_runs_one_ping_pong_per_stream() {
+    let s = start(None);
+    let t = Target {
+        addr: s.addr,
+        token: None,
+    };
+    for proto in [Proto::Tcp, Proto::Udp] {
+        let mut p = params(proto, TestKind::Latency, 200);
+        p.streams = 3;
+        let o = client::run_test(&t, &p).unwrap();
+        assert_eq!(o.client.stream_rtt_ns.len(), 3, "{proto:?}: {o:?}");
+        assert!(o.client.stream_rtt_ns.iter().all(|ns| *ns > 0.0));
+        let rtt = o.client.rtt.unwrap();
+        assert_eq!(rtt.len(), o.client.stats.messages_received, "{proto:?}");
+        // The merged mean lies within the streams' means.
+        let (lo, hi) = o
+            .client
+            .stream_rtt_ns
+            .iter()
+            .fold((f64::MAX, 0.0f64), |(l, h), v| (l.min(*v), h.max(*v)));
+        assert!(
+            rtt.mean() >= lo * 0.999 && rtt.mean() <= hi * 1.001,
+            "{proto:?}"
+        );
+        assert_eq!(o.server.messages_sent, o.server.messages_received);
+    }
+    // From the command line: a point per stream count, each with its streams' round trips.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("lat.json");
+    Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .env("PEAKBENCH_DB", common::test_db())
+        .args([
+            "net",
+            "--loopback",
+            "--workload",
+            "LATENCY",
+            "--protocol",
+            "tcp",
+        ])
+        .args(["--streams", "1,2", "--duration", "200ms", "--omit", "50ms"])
+        .args(["--repeat", "1", "--quiet", "--no-history", "--json"])
+        .arg(&json)
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(common::schema_errors(&doc), Vec::<String>::new());
+    for streams in [1u64, 2] {
+        let r = doc["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["metric"] == "latency" && r["params"]["streams"] == streams)
+            .unwrap_or_else(|| panic!("no latency point with {streams} streams"));
+        let each = r["params"]["stream_rtt_us"].as_array().unwrap();
+        assert_eq!(each.len() as u64, streams, "{r}");
+        assert_eq!(r["params"]["threads"], streams);
+    }
+    let mut p = params(Proto::Tcp, TestKind::Latency, 100);
+    p.reverse = true;
+    assert!(p.validate().unwrap_err().contains("--reverse"));
+}
+
 #[test]
 fn net_bad_input_is_one_line_and_exit_2() {
     for (args, expected) in [

@@ -31,7 +31,9 @@ pub struct MemArgs {
     /// Ki, Mi, Gi binary.
     #[arg(long, value_delimiter = ',', value_parser = parse_bytes, default_value = "1K,1M,10M")]
     pub block_size: Vec<u64>,
-    /// Thread counts to sweep, e.g. 1,2. Default: 1, 2, 4 … up to the hardware threads.
+    /// Thread counts to sweep, e.g. 1,2. Default: 1, 2, 4 … up to the hardware threads, and 1
+    /// for LATENCY (given, LATENCY runs one chain per thread at once at each count: the latency
+    /// under load, per thread and together).
     #[arg(long, value_delimiter = ',', value_parser = parse_threads)]
     pub threads: Vec<usize>,
     /// Size of each array, all threads together (split between them). Default: 4 × the
@@ -112,6 +114,11 @@ pub fn run_into(args: MemArgs, rec: &mut Recorder) -> anyhow::Result<()> {
             HugeArg::Both => vec![HugePages::On, HugePages::Off],
         },
         latency_max_bytes: args.latency_max,
+        latency_threads: if args.threads.is_empty() {
+            vec![1]
+        } else {
+            args.threads.clone()
+        },
         duration: args.run.duration,
         reps: Repetition {
             warmup: args.run.warmup,

@@ -43,6 +43,15 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
     let p = params_of(rec, TOOL, |p| p.net())?;
     require_loopback(p, TOOL)?;
     let udp = p.protocol == Proto::Udp;
+    if p.streams > 1 {
+        return Err(RefError::unsupported(
+            TOOL,
+            format!(
+                "it runs one ping-pong and this point ran {} at once; compare with --streams 1",
+                p.streams
+            ),
+        ));
+    }
     let message_bytes = p.message_size_bytes as u64;
     if message_bytes < MIN_MESSAGE_BYTES {
         return Err(RefError::unsupported(
@@ -270,6 +279,12 @@ mod tests {
             .unwrap()
             .unwrap_err();
         assert!(tiny.to_string().contains("at least 14 bytes"), "{tiny}");
+        let mut several = lat("latency", "us", "TCP", 64);
+        if let crate::results::params::Params::Net(p) = &mut several.params {
+            p.streams = 4;
+        }
+        let e = job(&several, &ctx).unwrap().unwrap_err();
+        assert!(e.to_string().contains("ran 4 at once"), "{e}");
     }
 
     #[test]

@@ -264,14 +264,24 @@ fn staircase(records: &[&ResultRecord], report: &Report) -> Option<Chart> {
         .collect();
     let step = |r: &ResultRecord| r.params.latency().and_then(|l| l.chase.clone());
     let unit = chase.first()?.unit.clone();
+    // A line per page size, and per thread count where chains ran on several at once.
+    let counts: std::collections::BTreeSet<usize> =
+        chase.iter().map(|r| r.params.threads()).collect();
     let series = series_of(
         &chase,
         |r| step(r).map(|c| c.working_set_bytes as f64),
-        |r| match step(r).map(|c| c.pages).as_deref() {
-            Some("thp") => "transparent huge pages".to_string(),
-            Some("4k") => "4 KiB pages".to_string(),
-            Some(other) => other.to_string(),
-            None => "latency".to_string(),
+        |r| {
+            let pages = match step(r).map(|c| c.pages).as_deref() {
+                Some("thp") => "transparent huge pages".to_string(),
+                Some("4k") => "4 KiB pages".to_string(),
+                Some(other) => other.to_string(),
+                None => "latency".to_string(),
+            };
+            match r.params.threads() {
+                _ if counts.len() < 2 => pages,
+                1 => format!("{pages}, 1 thread"),
+                t => format!("{pages}, {t} threads at once"),
+            }
         },
     );
     let markers = report
@@ -294,8 +304,9 @@ fn staircase(records: &[&ResultRecord], report: &Report) -> Option<Chart> {
         subsystem: "mem".into(),
         title: "Memory latency staircase".into(),
         note: "Dependent loads through a random cycle of cache lines (pointer chasing), one \
-               working set at a time; the dashed lines are the cache sizes sysfs gives, per \
-               instance."
+               working set at a time (with several threads, each chases its own ring of that \
+               size at once, and the line is their mean); the dashed lines are the cache sizes \
+               sysfs gives, per instance."
             .into(),
         plot: Plot::Lines {
             x: Axis::new("working set", Scale::Log, Ticks::Bytes),

@@ -387,6 +387,53 @@ pub fn solve_notes(results: &[ResultRecord]) -> Vec<String> {
         .collect()
 }
 
+/// One line per latency point measured on several threads or streams at once: each one's own
+/// figure and, for memory, the loads per second of all of them together (the network's rate is
+/// a record of its own). Of a memory staircase, only the largest working set of each page size
+/// (the others are in the JSON and CSV).
+pub fn concurrency_notes(results: &[ResultRecord]) -> Vec<String> {
+    let largest = |pages: &str, threads: usize| {
+        results
+            .iter()
+            .filter_map(|r| {
+                let l = r.params.latency()?;
+                let c = l.chase.as_ref()?;
+                (c.pages == pages && l.threads == threads).then_some(c.working_set_bytes)
+            })
+            .max()
+    };
+    let list = |values: &[f64]| {
+        values
+            .iter()
+            .map(|v| format_sig(*v))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    results
+        .iter()
+        .filter_map(|r| {
+            let head = format!("{} {} ×{}", r.workload, variant(r), r.params.threads());
+            if let Some(l) = r.params.latency() {
+                if l.thread_latency_ns.len() < 2
+                    || l.chase
+                        .as_ref()
+                        .is_some_and(|c| largest(&c.pages, l.threads) != Some(c.working_set_bytes))
+                {
+                    return None;
+                }
+                return Some(format!(
+                    "{head}: per thread {} ns; together {} M loads/s",
+                    list(&l.thread_latency_ns),
+                    format_sig(l.ops_per_s? / 1e6)
+                ));
+            }
+            let n = r.params.net()?;
+            (r.metric == "latency" && n.stream_rtt_us.len() > 1)
+                .then(|| format!("{head}: per stream {} µs", list(&n.stream_rtt_us)))
+        })
+        .collect()
+}
+
 /// One line per point that carries a Little's-law check (IOPS ≈ outstanding I/Os ÷ mean
 /// latency), a mismatch above 5 % flagged.
 pub fn littles_law_notes(results: &[ResultRecord]) -> Vec<String> {
@@ -418,6 +465,57 @@ pub fn littles_law_notes(results: &[ResultRecord]) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::sysinfo::peak::{CpuPeakOverrides, OpClass, cpu_peak};
+
+    /// Several threads or streams at once: each one's figure in a note, with memory's loads
+    /// per second together; of a staircase only its largest working set; one thread, no note.
+    #[test]
+    fn concurrency_notes_give_each_thread_and_stream() {
+        use crate::reference::testing::record;
+        use serde_json::json;
+        let chase = |ws: u64, threads: usize, each: &[f64]| {
+            record(
+                "mem",
+                "LATENCY",
+                "latency",
+                "ns",
+                json!({"threads": threads, "probe": "chase", "cpus": [0, 1],
+                       "thread_latency_ns": each, "ops_per_s": 2.0e7,
+                       "working_set_bytes": ws, "pages": "thp", "huge_page_bytes": null,
+                       "loads": 1000, "clock_ghz": null}),
+                None,
+            )
+        };
+        let net = |streams: u32, each: &[f64]| {
+            record(
+                "net",
+                "LATENCY",
+                "latency",
+                "us",
+                json!({"threads": streams, "streams": streams, "protocol": "TCP",
+                       "message_size_bytes": 1, "duration_s": 1.0, "omit_s": 0.0,
+                       "side": "client", "stream_rtt_us": each}),
+                None,
+            )
+        };
+        let notes = concurrency_notes(&[
+            chase(1 << 20, 2, &[100.0, 110.0]),
+            chase(1 << 30, 2, &[150.0, 160.5]),
+            chase(1 << 30, 1, &[150.0]),
+            net(2, &[30.0, 31.25]),
+            net(1, &[30.0]),
+        ]);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(
+            notes[0].ends_with("×2: per thread 150.0, 160.5 ns; together 20.00 M loads/s"),
+            "{}",
+            notes[0]
+        );
+        assert!(
+            notes[1].ends_with("×2: per stream 30.00, 31.25 µs"),
+            "{}",
+            notes[1]
+        );
+    }
 
     /// A LINPACK point's note gives the time of one solve from its count and rate, in base or
     /// display units alike, and the residual's verdict; a FAILED verdict is said as such.

@@ -6,8 +6,8 @@ use super::charts::for_report;
 use super::nodes;
 use super::plot::Chart;
 use super::{
-    groups, has_reference, headers, littles_law_notes, peak_notes, percentile_notes, row,
-    solve_notes, subsystem_name, variant_header,
+    concurrency_notes, groups, has_reference, headers, littles_law_notes, peak_notes,
+    percentile_notes, row, solve_notes, subsystem_name, variant_header,
 };
 use crate::results::Report;
 
@@ -70,6 +70,7 @@ pub struct Document {
     pub percentile_notes: Vec<String>,
     pub littles_law_notes: Vec<String>,
     pub solve_notes: Vec<String>,
+    pub concurrency_notes: Vec<String>,
     pub nodes: Option<NodesView>,
     pub system: SystemRows,
     pub has_results: bool,
@@ -113,6 +114,7 @@ impl Document {
             percentile_notes: percentile_notes(&report.results),
             littles_law_notes: littles_law_notes(&report.results),
             solve_notes: solve_notes(&report.results),
+            concurrency_notes: concurrency_notes(&report.results),
             nodes: report.fleet.as_ref().map(|f| {
                 let (headers, rows) = nodes::node_table(f);
                 let (totals_headers, totals_rows) = nodes::totals_table(f, &report.results);
@@ -187,6 +189,7 @@ impl Document {
             &mut self.percentile_notes,
             &mut self.littles_law_notes,
             &mut self.solve_notes,
+            &mut self.concurrency_notes,
         ] {
             notes.iter_mut().for_each(p);
         }
@@ -217,9 +220,10 @@ impl Document {
 
     /// The notes after the tables, titled, in the order the text exporters print them (empty
     /// ones included: each exporter leaves them out).
-    pub fn text_notes(&self) -> [(&'static str, &[String]); 4] {
+    pub fn text_notes(&self) -> [(&'static str, &[String]); 5] {
         [
             ("Solves and multiplies", &self.solve_notes),
+            ("Per thread and stream", &self.concurrency_notes),
             ("Latency percentiles", &self.percentile_notes),
             ("Little's law", &self.littles_law_notes),
             ("Theoretical peaks", &self.peak_notes),

@@ -234,6 +234,18 @@ pub struct MemBlocks {
 pub struct LatencyParams {
     pub threads: usize,
     pub probe: String,
+    /// Chase and probe points: the CPUs of the threads, each running its own chain (or probe)
+    /// at the same time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpus: Vec<usize>,
+    /// Chase and probe points: each thread's own latency per load, ns (mean over the timed
+    /// rounds), in the order of `cpus`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread_latency_ns: Vec<f64>,
+    /// Chase and probe points: loads per second of all threads together (mean over the timed
+    /// rounds of the sum of each thread's rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops_per_s: Option<f64>,
     #[serde(flatten)]
     pub chase: Option<Chase>,
     #[serde(flatten)]
@@ -252,6 +264,12 @@ impl<'de> Deserialize<'de> for LatencyParams {
         struct Head {
             threads: usize,
             probe: String,
+            #[serde(default)]
+            cpus: Vec<usize>,
+            #[serde(default)]
+            thread_latency_ns: Vec<f64>,
+            #[serde(default)]
+            ops_per_s: Option<f64>,
             #[serde(flatten)]
             node: NodeTag,
         }
@@ -260,6 +278,9 @@ impl<'de> Deserialize<'de> for LatencyParams {
         Ok(LatencyParams {
             threads: head.threads,
             probe: head.probe,
+            cpus: head.cpus,
+            thread_latency_ns: head.thread_latency_ns,
+            ops_per_s: head.ops_per_s,
             chase: serde_json::from_value(v.clone()).ok(),
             level: serde_json::from_value(v.clone()).ok(),
             op: serde_json::from_value(v).ok(),
@@ -394,6 +415,9 @@ pub struct NetParams {
     pub lost: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_definition: Option<String>,
+    /// Round trips: each stream's own mean round-trip time, µs (mean over the repetitions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stream_rtt_us: Vec<f64>,
     #[serde(flatten)]
     pub between: Option<Link>,
     #[serde(flatten)]

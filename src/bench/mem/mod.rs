@@ -173,6 +173,9 @@ pub struct MemOptions {
     pub huge_pages: Vec<HugePages>,
     /// Largest working set of the latency staircase.
     pub latency_max_bytes: u64,
+    /// Thread counts of LATENCY: each thread chases its own ring (runs its own probe) at the
+    /// same time, so that more than one shows the latency under load.
+    pub latency_threads: Vec<usize>,
     pub duration: Duration,
     pub reps: Repetition,
     pub peak: MemPeakOverrides,
@@ -226,16 +229,17 @@ pub struct MemPoint {
     pub block: Option<u64>,
 }
 
-/// Every workload × block size (where it uses blocks) × thread count; LATENCY runs once.
+/// Every workload × block size (where it uses blocks) × thread count; LATENCY once per count of
+/// `latency_threads`.
 pub fn points(opts: &MemOptions) -> Vec<MemPoint> {
     let mut out = Vec::new();
     for &workload in &opts.workloads {
         if workload == MemWorkload::Latency {
-            out.push(MemPoint {
+            out.extend(opts.latency_threads.iter().map(|&threads| MemPoint {
                 workload,
-                threads: 1,
+                threads,
                 block: None,
-            });
+            }));
             continue;
         }
         let blocks: Vec<Option<u64>> = if workload.uses_blocks() {
@@ -310,8 +314,11 @@ pub fn validate(opts: &MemOptions, sys: &SystemInfo) -> Result<(), MemError> {
                 hint: "",
             });
         }
-        // The chase ring plus its permutation (4 bytes per 64-byte line) while it is built.
-        let chase = opts.latency_max_bytes + opts.latency_max_bytes / 16;
+        // Each thread's chase ring plus its permutation (4 bytes per 64-byte line) while it is
+        // built.
+        let latency_threads = opts.latency_threads.iter().copied().max().unwrap_or(1) as u64;
+        let chase =
+            (opts.latency_max_bytes + opts.latency_max_bytes / 16).saturating_mul(latency_threads);
         if opts.workloads.contains(&MemWorkload::Latency) && chase > limit {
             return Err(MemError::TooMuchMemory {
                 need: chase,
@@ -409,7 +416,7 @@ impl<'a> MemSession<'a> {
         tick: &mut dyn FnMut(),
     ) -> Result<Vec<ResultRecord>, MemError> {
         match point.workload {
-            MemWorkload::Latency => self.latency(tick),
+            MemWorkload::Latency => self.latency(point.threads, tick),
             MemWorkload::Null => {
                 let placement =
                     affinity::place(point.threads, &self.allowed, &self.sys.cpu.logical);
@@ -460,36 +467,16 @@ impl<'a> MemSession<'a> {
             warmup: 0,
             repeat: 1,
         };
-        let slots: Mutex<Vec<Option<std::io::Result<Arrays>>>> =
-            Mutex::new((0..cpus.len()).map(|_| None).collect());
-        runner::run_rounds(
-            cpus,
-            once,
-            |i| {
-                let arrays: std::io::Result<Arrays> = (0..w.arrays().max(1))
-                    .map(|k| {
-                        let b = Buffer::new(per_thread as usize, HugePages::On)?;
-                        // SAFETY: the buffer holds `elems` f64.
-                        unsafe { (self.regular.fill)(ptr(&b), 1.0 + k as f64, elems) };
-                        Ok(b)
-                    })
-                    .collect();
-                slots.lock().expect("array slots")[i] = Some(arrays);
-            },
-            |_| {},
-            |_| {},
-        )
-        .map_err(|e| MemError::Pin(e.to_string()))?;
-        let arrays: Vec<Arrays> = slots
-            .into_inner()
-            .expect("array slots")
-            .into_iter()
-            .map(|a| a.expect("every thread allocated"))
-            .collect::<std::io::Result<_>>()
-            .map_err(|e| MemError::Alloc {
-                bytes: w.arrays() * array,
-                reason: e.to_string(),
-            })?;
+        let arrays: Vec<Arrays> = on_each(cpus, w.arrays() * array, |_| {
+            (0..w.arrays().max(1))
+                .map(|k| {
+                    let b = Buffer::new(per_thread as usize, HugePages::On)?;
+                    // SAFETY: the buffer holds `elems` f64.
+                    unsafe { (self.regular.fill)(ptr(&b), 1.0 + k as f64, elems) };
+                    Ok(b)
+                })
+                .collect()
+        })?;
 
         let (k, streams) = self.kernels_for(block);
         let sink = std::sync::atomic::AtomicU64::new(0);
@@ -586,14 +573,20 @@ impl<'a> MemSession<'a> {
         ))
     }
 
-    /// The staircase for each page mode, the levels found on it, and the per-operation probes.
-    fn latency(&self, tick: &mut dyn FnMut()) -> Result<Vec<ResultRecord>, MemError> {
-        let cpu = affinity::place(1, &self.allowed, &self.sys.cpu.logical).cpus;
-        let reps = self.opts.reps;
+    /// The staircase for each page mode, the levels found on it, and the per-operation probes,
+    /// on `threads` pinned threads at once: each chases its own ring of the working set's size
+    /// (runs its own probe), all started together, so that more than one thread shows the
+    /// latency under load. A point's samples are the threads' mean latency per load.
+    fn latency(
+        &self,
+        threads: usize,
+        tick: &mut dyn FnMut(),
+    ) -> Result<Vec<ResultRecord>, MemError> {
+        let cpus = affinity::place(threads, &self.allowed, &self.sys.cpu.logical).cpus;
         // Each sample chases for about this long.
         let sample = self.opts.duration.min(Duration::from_millis(25));
         let budget = crate::sysinfo::ClockBudget::default();
-        let clock = runner::on_cpu(cpu[0], || {
+        let clock = runner::on_cpu(cpus[0], || {
             self.sys.measure_clock(&self.sys.clock_probes(), budget).ghz
         })
         .map_err(|e| MemError::Pin(e.to_string()))?;
@@ -601,50 +594,48 @@ impl<'a> MemSession<'a> {
         for &huge in &self.opts.huge_pages {
             let mut stair = Vec::new();
             for size in staircase_sizes(4096, self.opts.latency_max_bytes) {
-                let ring = runner::on_cpu(cpu[0], || Chase::new(size as usize, huge, size))
-                    .map_err(|e| MemError::Pin(e.to_string()))?
-                    .map_err(|e| MemError::Alloc {
-                        bytes: size,
-                        reason: e.to_string(),
-                    })?;
+                let rings = on_each(&cpus, size * threads as u64, |i| {
+                    Chase::new(size as usize, huge, size ^ (i as u64) << 40)
+                })?;
                 let loads = runner::calibrate(sample, |n| {
-                    std::hint::black_box(ring.run(n));
+                    std::hint::black_box(rings[0].run(n));
                 });
-                let times = runner::run_rounds(
-                    &cpu,
-                    reps,
-                    |_| {
-                        std::hint::black_box(ring.run(loads));
-                    },
-                    |_| {},
-                    |_| tick(),
-                )
-                .map_err(|e| MemError::Pin(e.to_string()))?;
-                let loads = loads.div_ceil(16) * 16;
-                let samples: Vec<f64> = times
-                    .iter()
-                    .map(|t| t.as_secs_f64() * 1e9 / loads as f64)
-                    .collect();
+                let loaded = self.loaded(&cpus, loads.div_ceil(16) * 16, tick, |i| {
+                    std::hint::black_box(rings[i].run(loads));
+                })?;
                 // In ns, as measured (the record stores seconds).
-                let ns = crate::measure::Summary::of(&samples);
+                let ns = crate::measure::Summary::of(&loaded.samples_ns);
                 let chase = rp::Chase {
                     working_set_bytes: size,
                     pages: huge.name().into(),
-                    huge_page_bytes: ring.huge_page_bytes(),
-                    loads,
+                    huge_page_bytes: rings[0].huge_page_bytes(),
+                    loads: loaded.ops,
                     clock_ghz: clock,
                     latency_cycles: clock.zip(ns.as_ref()).map(|(c, ns)| ns.mean * c),
                 };
                 stair.push((size, ns.map_or(f64::NAN, |s| s.median)));
-                let rec = latency_record(latency_params("chase", Some(chase), None, None), samples);
-                out.push(rec);
+                let params = latency_params(threads, "chase", Some(chase), None, None);
+                out.push(latency_record(loaded.params(params), loaded.samples_ns));
             }
-            out.extend(self.levels(&stair, huge, clock));
+            out.extend(self.levels(&stair, huge, clock, threads));
         }
-        out.extend(self.probes(&cpu, sample, tick)?);
+        out.extend(self.probes(&cpus, sample, tick)?);
         Ok(out)
     }
 
+    /// Runs `work(thread)` (`ops` loads each) on every CPU of `cpus` at once for the point's
+    /// repetitions, `tick` after each.
+    fn loaded(
+        &self,
+        cpus: &[usize],
+        ops: u64,
+        tick: &mut dyn FnMut(),
+        work: impl Fn(usize) + Sync,
+    ) -> Result<Loaded, MemError> {
+        let rounds = runner::run_rounds_per_thread(cpus, self.opts.reps, work, |_| {}, |_| tick())
+            .map_err(|e| MemError::Pin(e.to_string()))?;
+        Ok(Loaded::of(cpus, ops, &rounds))
+    }
     /// One record per level found on a staircase, next to sysfs's size for that level. The
     /// first plateaus are named after the data-cache levels sysfs lists (L1, L2, L3); the next
     /// is "memory", and any later one "memory-2"…: a rise past the caches comes from page walks
@@ -654,6 +645,7 @@ impl<'a> MemSession<'a> {
         stair: &[(u64, f64)],
         huge: HugePages,
         clock: Option<f64>,
+        threads: usize,
     ) -> Vec<ResultRecord> {
         let levels = detect_levels(stair);
         let caches: Vec<&crate::sysinfo::Cache> = self
@@ -692,7 +684,7 @@ impl<'a> MemSession<'a> {
                     latency_cycles: clock.map(|c| l.latency_ns * c),
                 };
                 latency_record(
-                    latency_params("level", None, Some(level), None),
+                    latency_params(threads, "level", None, Some(level), None),
                     vec![l.latency_ns],
                 )
             })
@@ -700,64 +692,146 @@ impl<'a> MemSession<'a> {
     }
 
     /// Time per operation of independent 1- and 8-byte loads, sequential and random, over a
-    /// DRAM-sized span (the largest power of two within one array).
+    /// DRAM-sized span per thread (the largest power of two within its share of one array).
     fn probes(
         &self,
-        cpu: &[usize],
+        cpus: &[usize],
         sample: Duration,
         tick: &mut dyn FnMut(),
     ) -> Result<Vec<ResultRecord>, MemError> {
-        let span = 1usize << (63 - array_bytes(self.opts, self.sys).leading_zeros());
-        let buf = runner::on_cpu(cpu[0], || Buffer::new(span, HugePages::On))
-            .map_err(|e| MemError::Pin(e.to_string()))?
-            .map_err(|e| MemError::Alloc {
-                bytes: span as u64,
-                reason: e.to_string(),
-            })?;
+        let threads = cpus.len().max(1);
+        let share = (array_bytes(self.opts, self.sys) / threads as u64).max(4096);
+        let span = 1usize << (63 - share.leading_zeros());
+        let bufs = on_each(cpus, (span * threads) as u64, |_| {
+            Buffer::new(span, HugePages::On)
+        })?;
         let mut out = Vec::new();
         for probe in Probe::ALL {
             let ops = runner::calibrate(sample, |n| {
-                std::hint::black_box(probe.run(&buf, span, n));
+                std::hint::black_box(probe.run(&bufs[0], span, n));
             });
-            let times = runner::run_rounds(
-                cpu,
-                self.opts.reps,
-                |_| {
-                    std::hint::black_box(probe.run(&buf, span, ops));
-                },
-                |_| {},
-                |_| tick(),
-            )
-            .map_err(|e| MemError::Pin(e.to_string()))?;
-            let samples = times
-                .iter()
-                .map(|t| t.as_secs_f64() * 1e9 / ops as f64)
-                .collect();
+            let loaded = self.loaded(cpus, ops, tick, |i| {
+                std::hint::black_box(probe.run(&bufs[i], span, ops));
+            })?;
             let op = rp::OpProbe {
                 op_bytes: probe.op_bytes as u64,
                 order: if probe.random { "random" } else { "sequential" }.into(),
                 working_set_bytes: span as u64,
                 ops,
             };
-            out.push(latency_record(
-                latency_params(&probe.name(), None, None, Some(op)),
-                samples,
-            ));
+            let params = latency_params(threads, &probe.name(), None, None, Some(op));
+            out.push(latency_record(loaded.params(params), loaded.samples_ns));
         }
         Ok(out)
     }
 }
 
-/// The parameters of a one-thread latency point.
+/// Makes each thread's part on its own pinned CPU (first touch places the pages on its node),
+/// all at once; `bytes` (of all of them) is for the error.
+fn on_each<T: Send>(
+    cpus: &[usize],
+    bytes: u64,
+    make: impl Fn(usize) -> std::io::Result<T> + Sync,
+) -> Result<Vec<T>, MemError> {
+    let once = Repetition {
+        warmup: 0,
+        repeat: 1,
+    };
+    let slots: Mutex<Vec<Option<std::io::Result<T>>>> =
+        Mutex::new((0..cpus.len()).map(|_| None).collect());
+    runner::run_rounds(
+        cpus,
+        once,
+        |i| {
+            let made = make(i);
+            slots.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(made);
+        },
+        |_| {},
+        |_| {},
+    )
+    .map_err(|e| MemError::Pin(e.to_string()))?;
+    slots
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|a| a.unwrap_or_else(|| Err(std::io::Error::other("a thread made nothing"))))
+        .collect::<std::io::Result<_>>()
+        .map_err(|e| MemError::Alloc {
+            bytes,
+            reason: e.to_string(),
+        })
+}
+
+/// The timed rounds of a latency point on one or more threads at once.
+struct Loaded {
+    /// Per round: the threads' mean time per operation, ns.
+    samples_ns: Vec<f64>,
+    /// Operations per thread per round.
+    ops: u64,
+    cpus: Vec<usize>,
+    /// Per thread: its mean time per operation over the rounds, ns.
+    thread_ns: Vec<f64>,
+    /// Operations per second of all threads together, mean over the rounds.
+    ops_per_s: f64,
+}
+
+impl Loaded {
+    fn of(cpus: &[usize], ops: u64, rounds: &runner::Rounds) -> Loaded {
+        let per_op = |d: &Duration| d.as_secs_f64().max(1e-12) * 1e9 / ops.max(1) as f64;
+        let threads = rounds.threads.len().max(1) as f64;
+        let n = rounds.wall.len();
+        let samples_ns = (0..n)
+            .map(|r| rounds.threads.iter().map(|t| per_op(&t[r])).sum::<f64>() / threads)
+            .collect();
+        let thread_ns = rounds
+            .threads
+            .iter()
+            .map(|t| t.iter().map(per_op).sum::<f64>() / t.len().max(1) as f64)
+            .collect();
+        let ops_per_s = (0..n)
+            .map(|r| {
+                rounds
+                    .threads
+                    .iter()
+                    .map(|t| 1e9 / per_op(&t[r]))
+                    .sum::<f64>()
+            })
+            .sum::<f64>()
+            / n.max(1) as f64;
+        Loaded {
+            samples_ns,
+            ops,
+            cpus: cpus.to_vec(),
+            thread_ns,
+            ops_per_s,
+        }
+    }
+
+    /// `params` with the threads' CPUs, their own latencies and the rate of all of them.
+    fn params(&self, mut params: Params) -> Params {
+        if let Params::MemLatency(p) = &mut params {
+            p.cpus = self.cpus.clone();
+            p.thread_latency_ns = self.thread_ns.clone();
+            p.ops_per_s = Some(self.ops_per_s);
+        }
+        params
+    }
+}
+
+/// The parameters of a latency point on `threads` threads.
 fn latency_params(
+    threads: usize,
     probe: &str,
     chase: Option<rp::Chase>,
     level: Option<rp::Level>,
     op: Option<rp::OpProbe>,
 ) -> Params {
     Params::MemLatency(rp::LatencyParams {
-        threads: 1,
+        threads,
         probe: probe.into(),
+        cpus: Vec::new(),
+        thread_latency_ns: Vec::new(),
+        ops_per_s: None,
         chase,
         level,
         op,
@@ -802,6 +876,7 @@ mod tests {
             isa: None,
             huge_pages: vec![HugePages::On],
             latency_max_bytes: 64 << 10,
+            latency_threads: vec![1, 2],
             duration: Duration::from_millis(2),
             reps: Repetition {
                 warmup: 0,
@@ -859,7 +934,13 @@ mod tests {
         let sys = sys();
         let opts = tiny(vec![MemWorkload::Latency]);
         let session = MemSession::new(&sys, &opts).unwrap();
-        let recs = session.run(points(&opts)[0], &mut || {}).unwrap();
+        let latency_points = points(&opts);
+        assert_eq!(
+            latency_points.iter().map(|p| p.threads).collect::<Vec<_>>(),
+            [1, 2],
+            "one LATENCY point per thread count"
+        );
+        let recs = session.run(latency_points[0], &mut || {}).unwrap();
         let probe_of = |r: &ResultRecord| r.params.latency().unwrap().probe.clone();
         let probe = |p: &str| recs.iter().filter(|r| probe_of(r) == p).count();
         assert_eq!(probe("chase"), staircase_sizes(4096, 64 << 10).len());
@@ -897,6 +978,52 @@ mod tests {
         }
     }
 
+    /// With two threads every chase and probe point runs two chains at once: each thread's own
+    /// latency, the mean of them as the point's figure, and the rate of both together.
+    #[test]
+    fn latency_on_two_threads_runs_a_chain_on_each() {
+        let sys = sys();
+        let mut opts = tiny(vec![MemWorkload::Latency]);
+        opts.latency_threads = vec![2];
+        let session = MemSession::new(&sys, &opts).unwrap();
+        let recs = session.run(points(&opts)[0], &mut || {}).unwrap();
+        let mut measured = 0;
+        for r in &recs {
+            let l = r.params.latency().unwrap();
+            assert_eq!(l.threads, 2, "{}", l.probe);
+            if l.probe == "level" {
+                continue;
+            }
+            measured += 1;
+            assert_eq!(l.cpus.len(), 2, "{}", l.probe);
+            assert_eq!(l.thread_latency_ns.len(), 2, "{}", l.probe);
+            assert!(
+                l.thread_latency_ns
+                    .iter()
+                    .all(|t| *t > 0.0 && t.is_finite())
+            );
+            // The point's figure is the mean of the threads' (each round's mean, then the mean
+            // of rounds: the same sum), in seconds.
+            let mean_ns = l.thread_latency_ns.iter().sum::<f64>() / 2.0;
+            assert!(
+                (r.summary.mean * 1e9 - mean_ns).abs() <= mean_ns * 1e-6,
+                "{} {} vs {mean_ns}",
+                l.probe,
+                r.summary.mean * 1e9
+            );
+            // Together: at least one thread's rate, at most the sum of the fastest's twice.
+            let rate = l.ops_per_s.unwrap();
+            let fastest = 1e9 / l.thread_latency_ns.iter().copied().fold(f64::MAX, f64::min);
+            let slowest = 1e9 / l.thread_latency_ns.iter().copied().fold(0.0, f64::max);
+            assert!(
+                rate >= slowest * 0.5 && rate <= fastest * 2.0 * 1.5,
+                "{} {rate} {slowest} {fastest}",
+                l.probe
+            );
+        }
+        assert_eq!(measured, staircase_sizes(4096, 64 << 10).len() + 4);
+    }
+
     #[test]
     fn bad_options_are_refused() {
         let sys = sys();
@@ -916,6 +1043,15 @@ mod tests {
         let mut o = tiny(vec![MemWorkload::Latency]);
         o.latency_max_bytes = 1 << 50;
         assert!(matches!(err(o), MemError::TooMuchMemory { .. }));
+        // Each LATENCY thread has its own ring: a ring that fits once may not fit four times.
+        if let Some(&available) = sys.memory.available_bytes.get() {
+            let mut o = tiny(vec![MemWorkload::Latency]);
+            o.latency_max_bytes = available / 2;
+            o.latency_threads = vec![1];
+            assert!(validate(&o, &sys).is_ok());
+            o.latency_threads = vec![1, 4];
+            assert!(matches!(err(o), MemError::TooMuchMemory { .. }));
+        }
         // Block sizes only matter to the block workloads.
         let mut o = tiny(vec![MemWorkload::Copy]);
         o.block_sizes = vec![0];

@@ -91,7 +91,8 @@ pub struct NetPoint {
     pub params: TestParams,
 }
 
-/// The sweep: workload × protocol × message size × streams (latency: one stream).
+/// The sweep: workload × protocol × message size × streams (latency: a ping-pong per stream,
+/// all at once).
 pub fn points(opts: &NetOptions) -> Vec<NetPoint> {
     let mut out = Vec::new();
     for &workload in &opts.workloads {
@@ -104,12 +105,8 @@ pub fn points(opts: &NetOptions) -> Vec<NetPoint> {
                     (_, Proto::Udp) => DEFAULT_UDP_MESSAGE,
                 }]
             });
-            let streams = match workload {
-                NetWorkload::Latency => vec![1],
-                NetWorkload::Throughput => opts.streams.clone(),
-            };
             for &message_bytes in &sizes {
-                for &n in &streams {
+                for &n in &opts.streams {
                     out.push(NetPoint {
                         workload,
                         params: TestParams {
@@ -299,6 +296,7 @@ impl NetSession {
             tcp_nodelay: None,
             lost: None,
             latency_definition: None,
+            stream_rtt_us: Vec::new(),
             between: None,
             node: NodeTag::default(),
         }
@@ -451,17 +449,29 @@ fn latency_records(
     m.side = Some("client".into());
     m.tcp_nodelay = Some(p.proto == Proto::Tcp);
     m.lost = Some(outcomes.iter().map(|o| o.client.stats.lost).sum());
-    m.latency_definition = Some("round-trip time of one message to the server and back, from before the send to after the whole reply is read (client clock); samples are per-repetition means, percentiles over all repetitions".into());
+    m.latency_definition = Some("round-trip time of one message to the server and back, from before the send to after the whole reply is read (client clock); with several streams, each runs its own ping-pong at the same time and every round trip counts; samples are per-repetition means, percentiles over all repetitions".into());
     let mut all = crate::measure::latency::histogram();
     let mut means = Vec::new();
     let mut rates = Vec::new();
+    // Each stream's mean round trip over the repetitions (each repetition's mean weighted
+    // alike, as the point's samples are).
+    let mut per_stream = vec![0.0; p.streams as usize];
     for o in outcomes {
         if let Some(h) = &o.client.rtt {
             means.push(h.mean() / 1000.0);
             let _ = all.add(h);
         }
+        for (sum, ns) in per_stream.iter_mut().zip(&o.client.stream_rtt_ns) {
+            *sum += ns / 1000.0 / outcomes.len() as f64;
+        }
         let st = &o.client.stats;
         rates.push(st.messages_received as f64 / (st.window_ns.max(1) as f64 / 1e9));
+    }
+    if outcomes
+        .iter()
+        .all(|o| o.client.stream_rtt_ns.len() == per_stream.len())
+    {
+        m.stream_rtt_us = per_stream;
     }
     let mut lat = ResultRecord::new(
         "net",

@@ -143,8 +143,8 @@ impl TestParams {
                 MAX_TEST_MS / 1000
             ));
         }
-        if self.kind == TestKind::Latency && (self.streams != 1 || self.reverse) {
-            return Err("a latency test has one stream and no --reverse".into());
+        if self.kind == TestKind::Latency && self.reverse {
+            return Err("a latency test has no --reverse: both sides send".into());
         }
         if self.busy_poll_us > MAX_BUSY_POLL_US {
             return Err(format!(

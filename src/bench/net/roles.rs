@@ -37,6 +37,8 @@ pub struct SideResult {
     pub stats: SideStats,
     /// Round-trip times (ns) of a pinging side.
     pub rtt: Option<Histogram<u64>>,
+    /// A pinging side: each stream's mean round-trip time (ns), in the order of its streams.
+    pub stream_rtt_ns: Vec<f64>,
 }
 
 /// Runs every stream of `attached` (of the test with `cookie`) in `role` for the window; a
@@ -87,11 +89,24 @@ fn run_on<C: Channel>(
     for (i, ch) in channels.into_iter().enumerate() {
         groups[i % workers.max(1)].push(ch);
     }
+    // A pinging side's streams run pinned, one per CPU this process may use in turn, so that
+    // several ping-pongs at once are spread over the cores as the memory's chains are.
+    let cpus = if role == Role::Ping {
+        crate::runner::affinity::allowed_cpus()
+    } else {
+        Vec::new()
+    };
     let outcomes: Vec<io::Result<(SideStats, Option<Histogram<u64>>)>> = std::thread::scope(|s| {
         let handles: Vec<_> = groups
             .into_iter()
-            .map(|mut group| {
+            .enumerate()
+            .map(|(i, mut group)| {
+                let cpu = (!cpus.is_empty()).then(|| cpus[i % cpus.len()]);
                 s.spawn(move || {
+                    if let Some(cpu) = cpu {
+                        // Unpinned if that fails: the figures stay right, only less even.
+                        let _ = crate::runner::affinity::pin_current_thread(cpu);
+                    }
                     // Incompressible-looking, non-zero payload (a NIC offload or a
                     // compressing tunnel would flatter zeros).
                     let mut buf: Vec<u8> = (0..size).map(|i| (i * 131 + 7) as u8).collect();
@@ -140,6 +155,7 @@ fn run_on<C: Channel>(
     let mut merged = SideResult {
         stats: SideStats::default(),
         rtt: None,
+        stream_rtt_ns: Vec::new(),
     };
     let n = outcomes.len().max(1) as f64;
     for o in outcomes {
@@ -155,6 +171,7 @@ fn run_on<C: Channel>(
         m.jitter_ns += st.jitter_ns / n;
         m.lost += st.lost;
         if let Some(h) = hist {
+            merged.stream_rtt_ns.push(h.mean());
             match &mut merged.rtt {
                 Some(all) => {
                     let _ = all.add(&h);
