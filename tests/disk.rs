@@ -110,10 +110,10 @@ fn bad_input_and_unsafe_targets_are_refused() {
         "does not exist",
     );
     common::one_line_exit_2(
-        &["disk", "--dir", d, "--size", "8M", "--block-size", "1000"],
-        "not a multiple of the device's",
+        &["disk", "--dir", d, "--block-size", "0"],
+        "out of range: use 1 B to 1 GiB",
     );
-    common::one_line_exit_2(&["disk", "--dir", d, "--block-size", "100"], "out of range");
+    common::one_line_exit_2(&["disk", "--dir", d, "--block-size", "2G"], "out of range");
     common::one_line_exit_2(
         &["disk", "--dir", d, "--engine", "psync", "--iodepth", "4"],
         "at most 1 I/O in flight",

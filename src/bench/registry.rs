@@ -211,6 +211,14 @@ pub const ALL: &[Workload] = &[
         Some("fio"),
     ),
     w(
+        "disk",
+        "COPY",
+        "sequential copy to a second, new file (read + write)",
+        false,
+        DISK,
+        None,
+    ),
+    w(
         "net",
         "THROUGHPUT",
         "goodput; UDP loss and jitter",

@@ -8,6 +8,7 @@ use crate::bench::disk::target::Place;
 use crate::bench::disk::{
     DiskError, DiskOptions, DiskPeaks, DiskSession, DiskWorkload, EngineKind, points, uring,
 };
+use crate::results::params::SyncMode;
 use crate::runner::Repetition;
 use crate::units::format_bytes_binary;
 use clap::{Args, ValueEnum};
@@ -29,10 +30,14 @@ fn parse_engine(s: &str) -> Result<EngineChoice, String> {
 
 #[derive(Debug, Args)]
 pub struct DiskArgs {
-    /// Workloads: RS, WS (sequential read/write), RR, WR (random), RW (random mix, --read-percent).
+    /// Workloads: RS, WS (sequential read/write), RR, WR (random), RW (random mix,
+    /// --read-percent), COPY (each block read and written to a second, new file beside the
+    /// first: read + write MB/s).
     #[arg(long, value_delimiter = ',', value_parser = parse_workload, default_value = "RS,WS,RR,WR")]
     pub workload: Vec<DiskWorkload>,
-    /// Record sizes. K, M, G are binary here, as in fio (4K = 4096 B).
+    /// Record sizes, 1 B to 1 GiB. K, M, G are binary here, as in fio (4K = 4096 B). With
+    /// O_DIRECT (the default), records that are not whole logical blocks go through the page
+    /// cache, dropped before each repetition, and are labelled so.
     #[arg(long, value_delimiter = ',', value_parser = parse_binary, default_value = "4K,64K,1M,16M")]
     pub block_size: Vec<u64>,
     /// Threads (jobs), 1…128; a list sweeps.
@@ -74,6 +79,15 @@ pub struct DiskArgs {
     /// Go through the page cache (no O_DIRECT); labelled "buffered" in every output.
     #[arg(long)]
     pub buffered: bool,
+    /// When writes are made durable: none, fdatasync-end (once at the end of each repetition,
+    /// inside its time, as fio's end_fsync), fsync-each (after every write, inside its latency,
+    /// as fio's fsync=1), o-sync or o-dsync (the file opened O_SYNC or O_DSYNC, as fio's sync).
+    #[arg(long, value_enum, default_value = "fdatasync-end")]
+    pub sync: SyncMode,
+    /// Each thread on a file of its own of --size bytes in --dir (as fio's jobs without a shared
+    /// filename), instead of one file shared in regions.
+    #[arg(long)]
+    pub file_per_thread: bool,
     /// Repetitions of every point.
     #[arg(long, default_value = "3", value_parser = parse_repeat)]
     pub repeat: usize,
@@ -181,6 +195,8 @@ pub fn run_into(args: DiskArgs, rec: &mut Recorder) -> anyhow::Result<()> {
         ramp: args.ramp,
         read_percent: args.read_percent,
         direct: !args.buffered,
+        sync: args.sync,
+        file_per_thread: args.file_per_thread,
         reps: Repetition {
             warmup: 0,
             repeat: args.repeat,

@@ -13,6 +13,7 @@
 use super::process::{TempPath, run_bounded};
 use super::{RefContext, RefError, Tool, params_of, unit_error};
 use crate::results::ResultRecord;
+use crate::results::params::SyncMode;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -42,11 +43,16 @@ pub struct Job {
     /// Where fio's file goes: the directory of the file peakbench measured (same file system,
     /// same device), or the context's directory when the record does not say.
     pub dir: std::path::PathBuf,
+    /// How writes are made durable, as the point's `--sync`.
+    pub sync: SyncMode,
+    /// A file per job (fio's own names in a directory of their own) instead of one shared.
+    pub file_per_job: bool,
 }
 
 /// The run for a disk throughput, IOPS or latency record.
 pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
-    if !matches!(rec.metric.as_str(), "throughput" | "iops" | "latency") {
+    // fio has no copy workload (a read of one file written to another).
+    if !matches!(rec.metric.as_str(), "throughput" | "iops" | "latency") || rec.workload == "COPY" {
         return None;
     }
     Some(build(rec, ctx))
@@ -110,14 +116,20 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
         ramp_ms: (p.ramp_s * 1000.0).round() as u64,
         cpus: Some(cpus).filter(|c| !c.is_empty()),
         dir,
+        sync: p.sync,
+        file_per_job: p.file_per_thread,
     })
 }
 
-/// fio's arguments for `job` on `file`.
+/// fio's arguments for `job` on `file` (a file per job: a directory for fio's own files).
 pub fn argv(job: &Job, file: &Path) -> Vec<String> {
     let mut a = vec![
         "--name=peakbench-reference".to_string(),
-        format!("--filename={}", file.display()),
+        if job.file_per_job {
+            format!("--directory={}", file.display())
+        } else {
+            format!("--filename={}", file.display())
+        },
         format!("--size={}", job.size_bytes),
         format!("--rw={}", job.rw),
     ];
@@ -137,7 +149,13 @@ pub fn argv(job: &Job, file: &Path) -> Vec<String> {
         format!("--ramp_time={}ms", job.ramp_ms),
     ]);
     if job.rw != "read" && job.rw != "randread" {
-        a.push("--end_fsync=1".into());
+        match job.sync {
+            SyncMode::None => {}
+            SyncMode::FdatasyncEnd => a.push("--end_fsync=1".into()),
+            SyncMode::FsyncEach => a.push("--fsync=1".into()),
+            SyncMode::OSync => a.push("--sync=1".into()),
+            SyncMode::ODsync => a.push("--sync=dsync".into()),
+        }
     }
     if let Some(c) = &job.cpus {
         a.push(format!("--cpus_allowed={c}"));
@@ -157,15 +175,31 @@ pub fn run(program: &Path, job: &Job) -> Result<FioResult, RefError> {
             format!("{} is not a directory; give an existing one", dir.display()),
         ));
     }
-    let file = TempPath::new(dir, "peakbench-ref-fio");
+    // One file, or a directory of fio's files (one per job), removed afterwards.
+    let (file, jobs_dir) = if job.file_per_job {
+        let d = tempfile::Builder::new()
+            .prefix("peakbench-ref-fio")
+            .tempdir_in(dir)
+            .map_err(|e| {
+                RefError::failed(
+                    TOOL,
+                    format!("cannot create a directory in {}: {e}", dir.display()),
+                )
+            })?;
+        (TempPath(d.path().to_path_buf()), Some(d))
+    } else {
+        (TempPath::new(dir, "peakbench-ref-fio"), None)
+    };
     let mut cmd = Command::new(program);
     cmd.args(argv(job, &file.0));
     // Laying the file out at 20 MB/s or faster, then ramp and runtime, then slack.
     let layout_s = job.size_bytes / 20_000_000;
     let timeout =
         Duration::from_millis(job.runtime_ms + job.ramp_ms) + Duration::from_secs(60 + layout_s);
-    let out = run_bounded(TOOL, cmd, timeout)?;
+    let out = run_bounded(TOOL, cmd, timeout);
     drop(file);
+    drop(jobs_dir);
+    let out = out?;
     let parsed = parse_json(&out.stdout);
     match parsed {
         Ok(r) if out.status.success() => Ok(r),
@@ -367,6 +401,35 @@ mod tests {
         assert_eq!(ws.rw, "write");
         let other = disk("loss", "%", "RR", 100, "random");
         assert!(super::job(&other, &ctx).is_none());
+    }
+
+    /// The point's --sync and --file-per-thread become fio's options; COPY has no fio job.
+    #[test]
+    fn sync_modes_files_per_job_and_copy() {
+        let ctx = RefContext::new("/tmp");
+        for (sync, want) in [
+            (SyncMode::None, None),
+            (SyncMode::FdatasyncEnd, Some("--end_fsync=1")),
+            (SyncMode::FsyncEach, Some("--fsync=1")),
+            (SyncMode::OSync, Some("--sync=1")),
+            (SyncMode::ODsync, Some("--sync=dsync")),
+        ] {
+            let mut rec = disk("throughput", "MB/s", "WR", 0, "random");
+            if let Params::Disk(d) = &mut rec.params {
+                d.sync = sync;
+                d.file_per_thread = true;
+            }
+            let a = argv(&job(&rec, &ctx).unwrap().unwrap(), Path::new("/tmp/d"));
+            let syncs: Vec<&String> = a.iter().filter(|x| x.contains("sync=")).collect();
+            assert_eq!(syncs.len(), usize::from(want.is_some()), "{sync:?}: {a:?}");
+            if let Some(w) = want {
+                assert_eq!(syncs[0], w);
+            }
+            assert!(a.contains(&"--directory=/tmp/d".to_string()), "{a:?}");
+            assert!(!a.iter().any(|x| x.starts_with("--filename")));
+        }
+        let copy = disk("throughput", "MB/s", "COPY", 50, "sequential");
+        assert!(job(&copy, &ctx).is_none());
     }
 
     #[test]

@@ -77,6 +77,13 @@ fn base_variant(params: &Params, metric: &str) -> String {
             if p.io_mode == "buffered" {
                 v.push_str(" buffered");
             }
+            // Writes made durable otherwise than the default (fdatasync at the end).
+            if p.read_percent < 100 && p.sync != crate::results::params::SyncMode::FdatasyncEnd {
+                v.push_str(&format!(" sync {}", p.sync.name()));
+            }
+            if p.file_per_thread {
+                v.push_str(" file/thread");
+            }
             v
         }
         Params::Net(p) => {

@@ -67,6 +67,50 @@ pub enum EngineKind {
     Null,
 }
 
+/// When writes are made durable, as fio's `end_fsync`, `fsync`, `sync` options: `--sync` on
+/// the command line, `sync` in disk records.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum SyncMode {
+    /// No sync: writes may still be in the page cache or the device's cache at the end.
+    None,
+    /// fdatasync once at the end of each repetition, inside its timed window (fio's
+    /// end_fsync=1).
+    #[default]
+    FdatasyncEnd,
+    /// fsync after every write, its time part of that write's latency (fio's fsync=1).
+    FsyncEach,
+    /// The file opened with O_SYNC: every write returns when it and the file's metadata are
+    /// durable (fio's sync=1).
+    OSync,
+    /// The file opened with O_DSYNC: every write returns when its data are durable (fio's
+    /// sync=dsync).
+    ODsync,
+}
+
+impl SyncMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncMode::None => "none",
+            SyncMode::FdatasyncEnd => "fdatasync-end",
+            SyncMode::FsyncEach => "fsync-each",
+            SyncMode::OSync => "o-sync",
+            SyncMode::ODsync => "o-dsync",
+        }
+    }
+
+    /// The flags the file is opened with.
+    pub fn open_flags(self) -> i32 {
+        match self {
+            SyncMode::OSync => libc::O_SYNC,
+            SyncMode::ODsync => libc::O_DSYNC,
+            _ => 0,
+        }
+    }
+}
+
 /// The transport of a network test: `tcp`/`udp` on the command line and the wire, `TCP`/`UDP`
 /// in records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -341,6 +385,16 @@ pub struct DiskParams {
     pub engine: EngineKind,
     /// `direct` or `buffered`.
     pub io_mode: String,
+    /// Why a point runs `buffered` although O_DIRECT was asked for (its records are not whole
+    /// logical blocks), and what was done about the page cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_mode_reason: Option<String>,
+    /// When writes are made durable (points before this field ended writes with fdatasync).
+    #[serde(default)]
+    pub sync: SyncMode,
+    /// Each thread on a file of its own (else all threads on one file, each in its region).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub file_per_thread: bool,
     /// `sequential` or `random`.
     pub pattern: String,
     pub read_percent: u32,
@@ -742,8 +796,28 @@ mod tests {
                        "io_mode": "direct", "pattern": "random", "read_percent": 100,
                        "file_size_bytes": 1, "runtime_s": 1.0, "ramp_s": 0.25,
                        "final_sync_s": 0.0, "cpus": [1], "target": "/tmp/x", "device": "vda",
+                       "sync": "fdatasync-end",
                        "littles_law": {"outstanding": 32, "expected_iops": 1.0, "ratio": 1.0,
                                        "within_5_percent": true}}),
+            ),
+            (
+                "disk",
+                "COPY",
+                json!({"threads": 2, "iodepth": 1, "block_size_bytes": 1000, "engine": "psync",
+                       "io_mode": "buffered", "io_mode_reason": "not whole blocks",
+                       "sync": "fsync-each", "file_per_thread": true,
+                       "pattern": "sequential", "read_percent": 50,
+                       "file_size_bytes": 1, "runtime_s": 1.0, "ramp_s": 0.25,
+                       "final_sync_s": 0.0, "cpus": [1], "target": "/tmp/x",
+                       "littles_law": {"outstanding": 2, "expected_iops": 1.0, "ratio": 1.0,
+                                       "within_5_percent": true}}),
+            ),
+            (
+                "mem",
+                "LATENCY",
+                json!({"threads": 2, "probe": "random-8B", "cpus": [0, 1],
+                       "thread_latency_ns": [7.5, 8.0], "ops_per_s": 2.5e8, "op_bytes": 8,
+                       "order": "random", "working_set_bytes": 67108864, "ops": 1000}),
             ),
             (
                 "net",
@@ -762,6 +836,18 @@ mod tests {
                 "{subsystem} {workload}"
             );
         }
+        // A disk record from before --sync ended its writes with fdatasync.
+        let old = Params::decode(
+            "disk",
+            "WS",
+            json!({"threads": 1, "iodepth": 1, "block_size_bytes": 4096, "engine": "psync",
+                   "io_mode": "direct", "pattern": "sequential", "read_percent": 0,
+                   "file_size_bytes": 1, "runtime_s": 1.0, "ramp_s": 0.0, "final_sync_s": 0.1,
+                   "target": "/tmp/x", "littles_law": {"outstanding": 1, "expected_iops": 1.0,
+                   "ratio": 1.0, "within_5_percent": true}}),
+        )
+        .unwrap();
+        assert_eq!(old.disk().unwrap().sync, SyncMode::FdatasyncEnd);
         let chase = Params::decode("mem", "LATENCY", cases_chase()).unwrap();
         assert!(chase.latency().unwrap().chase.is_some());
         assert!(Params::decode("disk", "RR", json!({"threads": 1})).is_err());

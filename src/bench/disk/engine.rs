@@ -62,10 +62,12 @@ impl EngineKind {
 /// A completed I/O: its buffer slot and the bytes moved, or the error.
 pub type Completion = (usize, io::Result<usize>);
 
-/// An I/O engine bound to one file and one set of buffers (one per queue slot).
+/// An I/O engine bound to a thread's files (the file it measures; for a copy, its source and
+/// its destination) and one set of buffers (one per queue slot).
 pub trait Engine {
-    /// Queues one I/O of the block size at `offset`, using buffer `slot`.
-    fn queue(&mut self, slot: usize, dir: Dir, offset: u64) -> io::Result<()>;
+    /// Queues one I/O of the block size at `offset` of file `file` (an index into the files it
+    /// was made with), using buffer `slot`.
+    fn queue(&mut self, slot: usize, dir: Dir, file: usize, offset: u64) -> io::Result<()>;
     /// Submits what is queued and waits until at least `min` I/Os completed; appends them.
     fn complete(&mut self, min: usize, out: &mut Vec<Completion>) -> io::Result<()>;
 }
@@ -101,15 +103,15 @@ impl Buffers {
 
 /// pread/pwrite: one synchronous I/O per call.
 pub struct Psync {
-    fd: RawFd,
+    fds: Vec<RawFd>,
     bufs: Buffers,
     done: Vec<Completion>,
 }
 
 impl Psync {
-    pub fn new(fd: RawFd, bufs: Buffers) -> Psync {
+    pub fn new(fds: &[RawFd], bufs: Buffers) -> Psync {
         Psync {
-            fd,
+            fds: fds.to_vec(),
             bufs,
             done: Vec::with_capacity(1),
         }
@@ -117,13 +119,17 @@ impl Psync {
 }
 
 impl Engine for Psync {
-    fn queue(&mut self, slot: usize, dir: Dir, offset: u64) -> io::Result<()> {
+    fn queue(&mut self, slot: usize, dir: Dir, file: usize, offset: u64) -> io::Result<()> {
         let (p, len) = (self.bufs.slot(slot), self.bufs.block);
+        let fd = *self
+            .fds
+            .get(file)
+            .ok_or_else(|| io::Error::other("no such file"))?;
         // SAFETY: p points to `len` bytes of this engine's buffers; fd is open for the run.
         let n = unsafe {
             match dir {
-                Dir::Read => libc::pread(self.fd, p as *mut libc::c_void, len, offset as i64),
-                Dir::Write => libc::pwrite(self.fd, p as *const libc::c_void, len, offset as i64),
+                Dir::Read => libc::pread(fd, p as *mut libc::c_void, len, offset as i64),
+                Dir::Write => libc::pwrite(fd, p as *const libc::c_void, len, offset as i64),
             }
         };
         let result = if n < 0 {
@@ -157,7 +163,7 @@ impl NullEngine {
 }
 
 impl Engine for NullEngine {
-    fn queue(&mut self, slot: usize, _dir: Dir, _offset: u64) -> io::Result<()> {
+    fn queue(&mut self, slot: usize, _dir: Dir, _file: usize, _offset: u64) -> io::Result<()> {
         self.done.push((slot, Ok(self.block)));
         Ok(())
     }

@@ -14,7 +14,7 @@ pub mod uring;
 use crate::bench::rng::SplitMix64;
 use crate::measure::latency::histogram as new_hist;
 use crate::results::ResultRecord;
-use crate::results::params::{DiskParams, LittlesLaw, NodeTag, Params};
+use crate::results::params::{DiskParams, LittlesLaw, NodeTag, Params, SyncMode};
 use crate::runner::stop;
 use crate::runner::{self, Repetition, affinity};
 use crate::sysinfo::peak::{self, Peak};
@@ -22,7 +22,6 @@ pub use engine::EngineKind;
 use engine::{Buffers, Completion, Dir, Engine, NullEngine, Psync};
 use hdrhistogram::Histogram;
 use std::fmt;
-use std::os::unix::io::AsRawFd;
 use std::str::FromStr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -41,15 +40,18 @@ pub enum DiskWorkload {
     Wr,
     /// Random mixed read/write (`--read-percent`).
     Rw,
+    /// Sequential copy: each block read from the test file and written to a second, new file.
+    Copy,
 }
 
 impl DiskWorkload {
-    pub const ALL: [DiskWorkload; 5] = [
+    pub const ALL: [DiskWorkload; 6] = [
         DiskWorkload::Rs,
         DiskWorkload::Ws,
         DiskWorkload::Rr,
         DiskWorkload::Wr,
         DiskWorkload::Rw,
+        DiskWorkload::Copy,
     ];
 
     pub fn name(self) -> &'static str {
@@ -59,6 +61,7 @@ impl DiskWorkload {
             DiskWorkload::Rr => "RR",
             DiskWorkload::Wr => "WR",
             DiskWorkload::Rw => "RW",
+            DiskWorkload::Copy => "COPY",
         }
     }
 
@@ -66,12 +69,13 @@ impl DiskWorkload {
         matches!(self, DiskWorkload::Rr | DiskWorkload::Wr | DiskWorkload::Rw)
     }
 
-    /// Percent of I/Os that read.
+    /// Percent of I/Os that read (a copy reads and writes every block once).
     fn read_percent(self, mixed: u32) -> u32 {
         match self {
             DiskWorkload::Rs | DiskWorkload::Rr => 100,
             DiskWorkload::Ws | DiskWorkload::Wr => 0,
             DiskWorkload::Rw => mixed,
+            DiskWorkload::Copy => 50,
         }
     }
 }
@@ -88,7 +92,7 @@ impl FromStr for DiskWorkload {
         DiskWorkload::ALL
             .into_iter()
             .find(|w| w.name().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| format!("unknown disk workload '{s}'; use RS, WS, RR, WR or RW"))
+            .ok_or_else(|| format!("unknown disk workload '{s}'; use RS, WS, RR, WR, RW or COPY"))
     }
 }
 
@@ -108,6 +112,10 @@ pub struct DiskOptions {
     pub ramp: Duration,
     pub read_percent: u32,
     pub direct: bool,
+    pub sync: SyncMode,
+    /// Each thread on its own file of `size` bytes (as fio's jobs without a shared filename),
+    /// else all on one, each in its region.
+    pub file_per_thread: bool,
     pub reps: Repetition,
     pub peaks: DiskPeaks,
 }
@@ -154,12 +162,14 @@ pub enum DiskError {
         "the file system of {0} does not support O_DIRECT; use --buffered or a --dir on a disk file system"
     )]
     DirectUnsupported(String),
-    #[error(
-        "--block-size {block} is not a multiple of the device's {align}-byte logical block size; use a multiple of {align} or --buffered"
-    )]
-    Unaligned { block: u64, align: u64 },
-    #[error("--block-size {0} is out of range: use 512 B to 64 MiB")]
+    #[error("--block-size {0} is out of range: use 1 B to 1 GiB")]
     BlockRange(u64),
+    #[error("--file-per-thread needs --dir: peakbench names and creates each thread's file there")]
+    FilePerThreadNeedsDir,
+    #[error(
+        "COPY writes a second file beside the first and {0} is a block device; measure COPY in a --dir"
+    )]
+    CopyNeedsFileSystem(String),
     #[error(
         "--size {size} holds fewer than {need} blocks of {block} bytes for {threads} threads; give a larger --size"
     )]
@@ -191,6 +201,10 @@ impl DiskError {
         !matches!(self, DiskError::Io(_) | DiskError::Interrupted)
     }
 }
+
+/// The largest record: 1 GiB, the most one registered io_uring buffer may hold (a pread or
+/// pwrite of it is one call; the kernel splits it into the device's requests).
+pub const MAX_BLOCK: u64 = 1 << 30;
 
 /// One point of the sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,33 +261,56 @@ struct ThreadStats {
 #[derive(Clone, Copy)]
 struct Plan {
     block: u64,
-    /// This thread's region of the file: [start, start + blocks × block).
+    /// This thread's region of its file: [start, start + blocks × block).
     start: u64,
     blocks: u64,
     random: bool,
     read_percent: u32,
+    /// Each block read from file 0 is written to the same place of file 1.
+    copy: bool,
     depth: usize,
     ramp: Duration,
     runtime: Duration,
     seed: u64,
+    sync: SyncMode,
+}
+
+/// Makes the data written to `fd` durable (fsync, or fdatasync when `data_only`).
+fn sync_fd(fd: std::os::unix::io::RawFd, data_only: bool) -> std::io::Result<()> {
+    // SAFETY: fd is an open descriptor of the run's files.
+    let rc = unsafe {
+        if data_only {
+            libc::fdatasync(fd)
+        } else {
+            libc::fsync(fd)
+        }
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// The I/O loop: keeps `depth` I/Os in flight until the ramp and the runtime have passed, then
-/// drains them and, after writes, syncs; counts what completed after the ramp.
+/// drains them and, after writes, syncs as `plan.sync` says; counts what completed after the
+/// ramp. `fds` are the engine's files (what it reads and writes; for a copy, the source and
+/// the destination), for the syncs.
 fn run_thread<E: Engine>(
     engine: &mut E,
     plan: Plan,
     target: &Target,
+    fds: &[std::os::unix::io::RawFd],
     sync: bool,
 ) -> Result<ThreadStats, DiskError> {
-    let fd = target.file.as_raw_fd();
     let mut hist = new_hist();
     let mut rng = SplitMix64(plan.seed);
     let mut next_seq = 0u64;
     let mut submitted = vec![Instant::now(); plan.depth];
     let mut done: Vec<Completion> = Vec::with_capacity(plan.depth);
     let (mut read_bytes, mut written_bytes, mut ios) = (0u64, 0u64, 0u64);
-    let mut dirs = vec![Dir::Read; plan.depth];
+    // What each slot has in flight: its direction, file and offset.
+    let mut inflight = vec![(Dir::Read, 0usize, 0u64); plan.depth];
     let mut pick = |rng: &mut SplitMix64| {
         let block = if plan.random {
             rng.below(plan.blocks)
@@ -284,12 +321,13 @@ fn run_thread<E: Engine>(
         };
         let dir = if plan.read_percent >= 100
             || (plan.read_percent > 0 && rng.below(100) < plan.read_percent as u64)
+            || plan.copy
         {
             Dir::Read
         } else {
             Dir::Write
         };
-        (dir, plan.start + block * plan.block)
+        (dir, 0usize, plan.start + block * plan.block)
     };
     let start = Instant::now();
     let ramp_end = start + plan.ramp;
@@ -307,11 +345,12 @@ fn run_thread<E: Engine>(
             ),
         ),
     };
+    let fsync_each = sync && plan.sync == SyncMode::FsyncEach;
     for slot in 0..plan.depth {
-        let (dir, off) = pick(&mut rng);
-        dirs[slot] = dir;
+        let (dir, file, off) = pick(&mut rng);
+        inflight[slot] = (dir, file, off);
         submitted[slot] = Instant::now();
-        engine.queue(slot, dir, off).map_err(io_err)?;
+        engine.queue(slot, dir, file, off).map_err(io_err)?;
     }
     let mut in_flight = plan.depth;
     let mut stopping = false;
@@ -319,18 +358,26 @@ fn run_thread<E: Engine>(
     while in_flight > 0 {
         done.clear();
         engine.complete(1, &mut done).map_err(io_err)?;
-        let now = Instant::now();
+        let mut now = Instant::now();
         if !stopping && (now >= deadline || stop::requested()) {
             stopping = true;
         }
         for &(slot, ref result) in &done {
+            let (dir, file, off) = inflight[slot];
             match result {
                 Ok(n) if *n as u64 == plan.block => {
+                    // fsync-each: the write is done when it is durable.
+                    if fsync_each && dir == Dir::Write {
+                        if let Err(e) = sync_fd(fds[file], false) {
+                            failure = failure.or(Some(io_err(e)));
+                        }
+                        now = Instant::now();
+                    }
                     if now >= ramp_end {
                         let ns = now.duration_since(submitted[slot]).as_nanos() as u64;
                         let _ = hist.record(ns.max(1));
                         ios += 1;
-                        match dirs[slot] {
+                        match dir {
                             Dir::Read => read_bytes += *n as u64,
                             Dir::Write => written_bytes += *n as u64,
                         }
@@ -351,10 +398,15 @@ fn run_thread<E: Engine>(
             if stopping || failure.is_some() {
                 in_flight -= 1;
             } else {
-                let (dir, off) = pick(&mut rng);
-                dirs[slot] = dir;
+                // A copy writes what it read to the same place of its destination.
+                let next = if plan.copy && dir == Dir::Read {
+                    (Dir::Write, 1, off)
+                } else {
+                    pick(&mut rng)
+                };
+                inflight[slot] = next;
                 submitted[slot] = Instant::now();
-                engine.queue(slot, dir, off).map_err(io_err)?;
+                engine.queue(slot, next.0, next.1, next.2).map_err(io_err)?;
             }
         }
     }
@@ -362,11 +414,12 @@ fn run_thread<E: Engine>(
         return Err(f);
     }
     let mut sync_time = Duration::ZERO;
-    if sync && written_bytes > 0 {
+    if sync && plan.sync == SyncMode::FdatasyncEnd && written_bytes > 0 {
         let sync_start = Instant::now();
-        // SAFETY: fd is the open target.
-        if unsafe { libc::fdatasync(fd) } != 0 {
-            return Err(io_err(std::io::Error::last_os_error()));
+        // The files written: the destination of a copy, else the thread's file.
+        let written = if plan.copy { &fds[1..] } else { &fds[..1] };
+        for &fd in written {
+            sync_fd(fd, true).map_err(io_err)?;
         }
         sync_time = sync_start.elapsed();
     }
@@ -383,22 +436,72 @@ fn run_thread<E: Engine>(
     })
 }
 
-/// A run: the target file, laid out once, and the options.
+/// Readies a thread's region before a repetition, outside its timed window: a copy's
+/// destination region has its blocks released (FALLOC_FL_PUNCH_HOLE; where the file system
+/// cannot, the copy overwrites), so that each repetition writes into new blocks as `cp` does;
+/// records that fall back to the page cache find none of the region cached (its pages written
+/// back and dropped, POSIX_FADV_DONTNEED) and no read-ahead for random access.
+fn prepare(
+    plan: &Plan,
+    fds: &[std::os::unix::io::RawFd],
+    does_io: bool,
+    falls_back: bool,
+) -> std::io::Result<()> {
+    if !does_io {
+        return Ok(());
+    }
+    let (start, len) = (plan.start as i64, (plan.blocks * plan.block) as i64);
+    if plan.copy {
+        let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+        // SAFETY: fds[1] is the open destination; the range lies within its size.
+        if unsafe { libc::fallocate(fds[1], mode, start, len) } != 0 {
+            let e = std::io::Error::last_os_error();
+            if !matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS)
+            ) {
+                return Err(e);
+            }
+        }
+    }
+    if falls_back {
+        let advice = if plan.random {
+            libc::POSIX_FADV_RANDOM
+        } else {
+            libc::POSIX_FADV_SEQUENTIAL
+        };
+        for &fd in fds {
+            sync_fd(fd, true)?;
+            // SAFETY: fd is open; posix_fadvise only advises the kernel about the range.
+            unsafe {
+                libc::posix_fadvise(fd, start, len, libc::POSIX_FADV_DONTNEED);
+                libc::posix_fadvise(fd, start, len, advice);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A run: the target files, laid out once, and the options.
 pub struct DiskSession<'a> {
     opts: &'a DiskOptions,
     sys: &'a crate::sysinfo::SystemInfo,
-    target: Target,
+    /// The measured files: one that the threads share, or one per thread (`file_per_thread`).
+    targets: Vec<Target>,
+    /// COPY's destinations, one per target, created empty (as `cp` writes a new file) and
+    /// emptied again before each repetition.
+    copies: Vec<Target>,
     allowed: Vec<usize>,
 }
 
 impl<'a> DiskSession<'a> {
-    /// Validates the options, opens the target and lays it out (reads need real data).
+    /// Validates the options, opens the targets and lays them out (reads need real data).
     pub fn new(
         sys: &'a crate::sysinfo::SystemInfo,
         opts: &'a DiskOptions,
     ) -> Result<Self, DiskError> {
         for &b in &opts.block_sizes {
-            if !(512..=64 << 20).contains(&b) {
+            if !(1..=MAX_BLOCK).contains(&b) {
                 return Err(DiskError::BlockRange(b));
             }
         }
@@ -412,14 +515,19 @@ impl<'a> DiskSession<'a> {
         if opts.engine == EngineKind::IoUring {
             uring::probe().map_err(DiskError::UringUnavailable)?;
         }
+        if opts.file_per_thread && !matches!(opts.place, Place::Dir(_)) {
+            return Err(DiskError::FilePerThreadNeedsDir);
+        }
         let max_block = *opts.block_sizes.iter().max().unwrap_or(&4096);
         let max_threads = *opts.threads.iter().max().unwrap_or(&1) as u64;
-        if opts.size / max_block < max_threads {
+        // Each thread needs a block of its own: of its file, or of the shared one.
+        let sharing = if opts.file_per_thread { 1 } else { max_threads };
+        if opts.size / max_block < sharing {
             return Err(DiskError::SizeTooSmall {
                 size: opts.size,
                 block: max_block,
                 threads: max_threads as usize,
-                need: max_threads,
+                need: sharing,
             });
         }
         // The buffers of the largest point, checked before anything is allocated or created.
@@ -429,28 +537,52 @@ impl<'a> DiskSession<'a> {
         {
             return Err(DiskError::TooMuchMemory { need, available });
         }
-        let mut target = target::open(&opts.place, opts.size, opts.direct)?;
-        if opts.direct
-            && let Some(&b) = opts.block_sizes.iter().find(|b| *b % target.align != 0)
-        {
-            return Err(DiskError::Unaligned {
-                block: b,
-                align: target.align,
-            });
+        let files = if opts.file_per_thread {
+            max_threads as usize
+        } else {
+            1
+        };
+        let open = |place: &Place, name: String| {
+            target::open(
+                place,
+                opts.size,
+                target::Opening {
+                    name: &name,
+                    direct: opts.direct,
+                    flags: opts.sync.open_flags(),
+                },
+            )
+        };
+        let mut targets = Vec::with_capacity(files);
+        for i in 0..files {
+            let mut t = open(&opts.place, format!("disk-{i}"))?;
+            if caps.does_io {
+                t.precondition()?;
+            }
+            targets.push(t);
         }
-        if caps.does_io {
-            target.precondition()?;
+        let mut copies = Vec::new();
+        if opts.workloads.contains(&DiskWorkload::Copy) {
+            for (i, t) in targets.iter().enumerate() {
+                if t.is_block_device {
+                    return Err(DiskError::CopyNeedsFileSystem(t.path.display().to_string()));
+                }
+                let dir = t.path.parent().unwrap_or(std::path::Path::new("."));
+                copies.push(open(&Place::Dir(dir.to_path_buf()), format!("copy-{i}"))?);
+            }
         }
         Ok(DiskSession {
             opts,
             sys,
-            target,
+            targets,
+            copies,
             allowed: affinity::allowed_cpus(),
         })
     }
 
+    /// The (first) measured file.
     pub fn target(&self) -> &Target {
-        &self.target
+        &self.targets[0]
     }
 
     /// Where the I/O threads run: first on the CPUs that take the device's completion
@@ -460,7 +592,7 @@ impl<'a> DiskSession<'a> {
     fn placement(&self, threads: usize) -> affinity::Placement {
         let mut p = affinity::place(threads, &self.allowed, &self.sys.cpu.logical);
         let irq: Vec<usize> = self
-            .target
+            .target()
             .device
             .as_ref()
             .map(|d| {
@@ -489,12 +621,18 @@ impl<'a> DiskSession<'a> {
     ) -> Result<Vec<ResultRecord>, DiskError> {
         let opts = self.opts;
         let placement = self.placement(point.threads);
-        let region_blocks = self.target.size / point.block / point.threads as u64;
+        // Each thread's region: its whole file, or its share of the one file.
+        let sharing = if opts.file_per_thread {
+            1
+        } else {
+            point.threads as u64
+        };
+        let region_blocks = self.target().size / point.block / sharing;
         let stats: Mutex<Vec<Vec<ThreadStats>>> =
             Mutex::new((0..point.threads).map(|_| Vec::new()).collect());
         let failure: Mutex<Option<DiskError>> = Mutex::new(None);
-        let target = &self.target;
-        let fd = target.file.as_raw_fd();
+        let copy = point.workload == DiskWorkload::Copy;
+        let falls_back = self.target().falls_back(point.block);
         let round = std::sync::atomic::AtomicU64::new(0);
         let reps = Repetition {
             warmup: 0,
@@ -507,33 +645,46 @@ impl<'a> DiskSession<'a> {
                 if failure.lock().expect("failure").is_some() {
                     return;
                 }
+                let file = if opts.file_per_thread { i } else { 0 };
+                let target = &self.targets[file];
+                let mut fds = vec![target.fd_for(point.block).0];
+                if copy {
+                    fds.push(self.copies[file].fd_for(point.block).0);
+                }
                 let plan = Plan {
                     block: point.block,
-                    start: i as u64 * region_blocks * point.block,
+                    start: (i as u64 % sharing) * region_blocks * point.block,
                     blocks: region_blocks,
                     random: point.workload.random(),
                     read_percent: point.workload.read_percent(opts.read_percent),
+                    copy,
                     depth: point.iodepth,
                     ramp: opts.ramp,
                     runtime: opts.runtime,
                     seed: (i as u64) << 32
                         ^ round.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                    sync: opts.sync,
                 };
-                let sync = opts.engine.caps().does_io;
-                let result = Buffers::new(point.block as usize, point.iodepth, plan.seed)
-                    .map_err(|e| DiskError::Io(format!("cannot allocate I/O buffers: {e}")))
+                let does_io = opts.engine.caps().does_io;
+                let result = prepare(&plan, &fds, does_io, falls_back)
+                    .map_err(|e| target.io_error(e, format!("prepare {}", target.path.display())))
+                    .and_then(|()| {
+                        Buffers::new(point.block as usize, point.iodepth, plan.seed)
+                            .map_err(|e| DiskError::Io(format!("cannot allocate I/O buffers: {e}")))
+                    })
                     .and_then(|bufs| match opts.engine {
                         EngineKind::Psync => {
-                            run_thread(&mut Psync::new(fd, bufs), plan, target, sync)
+                            run_thread(&mut Psync::new(&fds, bufs), plan, target, &fds, does_io)
                         }
-                        EngineKind::IoUring => uring::Uring::new(fd, bufs)
+                        EngineKind::IoUring => uring::Uring::new(&fds, bufs)
                             .map_err(|e| DiskError::UringUnavailable(e.to_string()))
-                            .and_then(|mut u| run_thread(&mut u, plan, target, sync)),
+                            .and_then(|mut u| run_thread(&mut u, plan, target, &fds, does_io)),
                         EngineKind::Null => run_thread(
                             &mut NullEngine::new(point.block as usize, point.iodepth),
                             plan,
                             target,
-                            sync,
+                            &fds,
+                            does_io,
                         ),
                     });
                 match result {
@@ -560,6 +711,7 @@ impl<'a> DiskSession<'a> {
         stats: Vec<Vec<ThreadStats>>,
     ) -> Vec<ResultRecord> {
         let opts = self.opts;
+        let falls_back = self.target().falls_back(point.block);
         let reps = stats.iter().map(|s| s.len()).min().unwrap_or(0);
         let (mut mbps, mut iops, mut mean_us) = (Vec::new(), Vec::new(), Vec::new());
         let mut all = new_hist();
@@ -606,7 +758,26 @@ impl<'a> DiskSession<'a> {
             iodepth: point.iodepth,
             block_size_bytes: point.block,
             engine: opts.engine,
-            io_mode: if opts.direct { "direct" } else { "buffered" }.into(),
+            io_mode: if opts.direct && !falls_back {
+                "direct"
+            } else {
+                "buffered"
+            }
+            .into(),
+            io_mode_reason: falls_back.then(|| {
+                format!(
+                    "{} B records are not whole {}-byte logical blocks, which O_DIRECT needs: through the page cache, each thread's region written back and dropped from it (POSIX_FADV_DONTNEED) before each repetition{}",
+                    point.block,
+                    self.target().align,
+                    if point.workload.random() {
+                        ", read-ahead off (POSIX_FADV_RANDOM)"
+                    } else {
+                        ""
+                    }
+                )
+            }),
+            sync: opts.sync,
+            file_per_thread: opts.file_per_thread,
             pattern: if point.workload.random() {
                 "random"
             } else {
@@ -614,13 +785,13 @@ impl<'a> DiskSession<'a> {
             }
             .into(),
             read_percent: point.workload.read_percent(opts.read_percent),
-            file_size_bytes: self.target.size,
+            file_size_bytes: self.target().size,
             runtime_s: opts.runtime.as_secs_f64(),
             ramp_s: opts.ramp.as_secs_f64(),
             final_sync_s: sync_s,
             cpus: cpus.to_vec(),
-            target: self.target.path.display().to_string(),
-            device: self.target.device.as_ref().map(|d| d.name.clone()),
+            target: self.target().path.display().to_string(),
+            device: self.target().device.as_ref().map(|d| d.name.clone()),
             littles_law: LittlesLaw {
                 outstanding: point.threads * point.iodepth,
                 expected_iops: expected,
@@ -673,7 +844,7 @@ impl<'a> DiskSession<'a> {
 
     /// The throughput peak of the point's read/write mix (see [`peak::disk_throughput`]).
     fn throughput_peak(&self, read_share: f64) -> Result<Peak, String> {
-        let device = self.target.device.as_ref();
+        let device = self.target().device.as_ref();
         peak::disk_throughput(
             &self.opts.peaks,
             read_share,
@@ -703,11 +874,150 @@ mod tests {
             ramp: Duration::ZERO,
             read_percent: 0,
             direct: false,
+            sync: SyncMode::FdatasyncEnd,
+            file_per_thread: false,
             reps: Repetition {
                 warmup: 0,
                 repeat: 1,
             },
             peaks: DiskPeaks::default(),
+        }
+    }
+
+    /// The one throughput record of a run of `o`'s only point.
+    fn measure(o: &DiskOptions) -> Result<Vec<ResultRecord>, DiskError> {
+        let sys = sys();
+        let session = DiskSession::new(&sys, o)?;
+        session.run(points(o)[0], &mut || {})
+    }
+
+    /// COPY reads each block from the test file and writes it to a second file it creates
+    /// beside it: as many bytes read as written, both counted, and no file left behind.
+    #[test]
+    fn copy_reads_and_writes_every_block_to_a_new_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = opts(EngineKind::Psync, 1, dir.path());
+        o.workloads = vec![DiskWorkload::Copy];
+        o.block_sizes = vec![64 << 10];
+        o.threads = vec![2];
+        o.reps.repeat = 2;
+        let sys = sys();
+        let session = DiskSession::new(&sys, &o).unwrap();
+        assert_eq!(session.copies.len(), 1);
+        let copy = session.copies[0].path.clone();
+        assert!(copy.exists() && copy.parent() == Some(dir.path()));
+        let recs = session.run(points(&o)[0], &mut || {}).unwrap();
+        let p = recs[0].params.disk().unwrap();
+        assert_eq!((p.read_percent, p.pattern.as_str()), (50, "sequential"));
+        assert!(recs[0].summary.mean > 0.0);
+        // The destination holds what was copied: its first block is the source's.
+        let (src, dst) = (
+            std::fs::read(&session.targets[0].path).unwrap(),
+            std::fs::read(&copy).unwrap(),
+        );
+        assert!(dst.len() >= 64 << 10);
+        assert_eq!(src[..64 << 10], dst[..64 << 10]);
+        drop(session);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    /// Every --sync mode is recorded, and only fdatasync-end syncs at the end of the window.
+    #[test]
+    fn sync_modes_are_applied_and_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        for sync in [
+            SyncMode::None,
+            SyncMode::FdatasyncEnd,
+            SyncMode::FsyncEach,
+            SyncMode::OSync,
+            SyncMode::ODsync,
+        ] {
+            let mut o = opts(EngineKind::Psync, 1, dir.path());
+            o.sync = sync;
+            let recs = measure(&o).unwrap();
+            let p = recs[0].params.disk().unwrap();
+            assert_eq!(p.sync, sync);
+            assert_eq!(
+                p.final_sync_s > 0.0,
+                sync == SyncMode::FdatasyncEnd,
+                "{sync:?}"
+            );
+            assert!(recs[1].summary.mean > 0.0, "{sync:?}: IOPS");
+        }
+        assert_eq!(SyncMode::OSync.open_flags(), libc::O_SYNC);
+        assert_eq!(SyncMode::None.open_flags(), 0);
+    }
+
+    /// --file-per-thread gives each thread a file of --size bytes, laid out, removed at the end.
+    #[test]
+    fn a_file_per_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = opts(EngineKind::Psync, 1, dir.path());
+        o.workloads = vec![DiskWorkload::Rr];
+        o.threads = vec![1, 3];
+        o.file_per_thread = true;
+        let sys = sys();
+        let session = DiskSession::new(&sys, &o).unwrap();
+        assert_eq!(session.targets.len(), 3);
+        for t in &session.targets {
+            assert_eq!(t.file.metadata().unwrap().len(), o.size);
+        }
+        let recs = session.run(points(&o)[1], &mut || {}).unwrap();
+        assert!(recs[0].params.disk().unwrap().file_per_thread);
+        assert_eq!(recs[0].params.threads(), 3);
+        drop(session);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        o.place = Place::File {
+            path: dir.path().join("f"),
+            allow_overwrite: false,
+            destructive: false,
+        };
+        assert_eq!(
+            DiskSession::new(&sys, &o).err(),
+            Some(DiskError::FilePerThreadNeedsDir)
+        );
+    }
+
+    /// Records from 1 B to 1 GiB are accepted; with O_DIRECT, those that are not whole
+    /// logical blocks run through the page cache, and the record says so and why.
+    #[test]
+    fn records_of_any_size_and_the_page_cache_fallback() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = opts(EngineKind::Psync, 1, dir.path());
+        o.block_sizes = vec![0];
+        assert_eq!(
+            DiskSession::new(&sys(), &o).err(),
+            Some(DiskError::BlockRange(0))
+        );
+        o.block_sizes = vec![MAX_BLOCK + 1];
+        assert!(matches!(
+            DiskSession::new(&sys(), &o).err(),
+            Some(DiskError::BlockRange(_))
+        ));
+        o.direct = true;
+        o.workloads = vec![DiskWorkload::Rr];
+        for (block, fallback) in [(1u64, true), (1000, true), (4096, false)] {
+            o.block_sizes = vec![block];
+            match measure(&o) {
+                Ok(recs) => {
+                    let p = recs[0].params.disk().unwrap();
+                    assert_eq!(p.io_mode == "buffered", fallback, "{block}: {p:?}");
+                    assert_eq!(p.io_mode_reason.is_some(), fallback, "{block}");
+                    if fallback {
+                        assert!(p.io_mode_reason.as_ref().unwrap().contains("page cache"));
+                    }
+                    assert!(recs[1].summary.mean > 0.0);
+                }
+                // A file system without O_DIRECT (tmpfs) refuses the direct target at once.
+                Err(DiskError::DirectUnsupported(_)) => {
+                    println!(
+                        "SKIPPED: O_DIRECT is not supported in {}",
+                        dir.path().display()
+                    );
+                    return;
+                }
+                Err(e) => panic!("{block}: {e}"),
+            }
         }
     }
 

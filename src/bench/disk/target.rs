@@ -30,6 +30,9 @@ pub enum Place {
 pub struct Target {
     pub path: PathBuf,
     pub file: File,
+    /// The same file opened through the page cache, for records that are not whole logical
+    /// blocks (O_DIRECT cannot move them); `file` itself when the target is not direct.
+    buffered: Option<File>,
     pub size: u64,
     pub direct: bool,
     /// O_DIRECT alignment: the device's logical block size (512 when sysfs does not say).
@@ -85,8 +88,19 @@ fn open_flags(direct: bool) -> i32 {
     if direct { libc::O_DIRECT } else { 0 }
 }
 
+/// How to open a target: `name` tells the temporary files of one run apart (`disk-0`,
+/// `copy-1`…), `flags` are added to the open (O_SYNC, O_DSYNC). A direct target is opened a
+/// second time through the page cache, for records that are not whole logical blocks.
+#[derive(Debug, Clone, Copy)]
+pub struct Opening<'a> {
+    pub name: &'a str,
+    pub direct: bool,
+    pub flags: i32,
+}
+
 /// Opens (creating where allowed) the target of `size` bytes.
-pub fn open(place: &Place, size: u64, direct: bool) -> Result<Target, DiskError> {
+pub fn open(place: &Place, size: u64, how: Opening) -> Result<Target, DiskError> {
+    let direct = how.direct;
     let option = match place {
         Place::Dir(_) => "--dir",
         Place::File { .. } => "--file",
@@ -102,7 +116,7 @@ pub fn open(place: &Place, size: u64, direct: bool) -> Result<Target, DiskError>
             if !dir.is_dir() {
                 return Err(DiskError::NotADir(dir.display().to_string()));
             }
-            let name = format!(".peakbench-disk-{}.tmp", std::process::id());
+            let name = format!(".peakbench-{}-{}.tmp", how.name, std::process::id());
             (dir.join(name), true, false)
         }
         Place::File {
@@ -152,7 +166,9 @@ pub fn open(place: &Place, size: u64, direct: bool) -> Result<Target, DiskError>
         io_error(&path, e, doing, option, is_block_device)
     };
     let mut opts = OpenOptions::new();
-    opts.read(true).write(true).custom_flags(open_flags(direct));
+    opts.read(true)
+        .write(true)
+        .custom_flags(open_flags(direct) | how.flags);
     if created {
         opts.create_new(true);
     }
@@ -167,6 +183,25 @@ pub fn open(place: &Place, size: u64, direct: bool) -> Result<Target, DiskError>
         Err(e) if created => return Err(fail(e, "create the test file")),
         Err(e) => return Err(fail(e, "open")),
     };
+    // Removed again, whatever fails next, once it is a Target.
+    let mut target = Target {
+        path: path.clone(),
+        file,
+        buffered: None,
+        size,
+        direct,
+        align: 512,
+        device: None,
+        is_block_device,
+        created,
+        option,
+    };
+    if direct {
+        let mut again = OpenOptions::new();
+        again.read(true).write(true).custom_flags(how.flags);
+        target.buffered = Some(again.open(&path).map_err(|e| fail(e, "open"))?);
+    }
+    let file = &target.file;
     let meta = file.metadata().map_err(|e| fail(e, "stat"))?;
     let dev = if is_block_device {
         meta.rdev()
@@ -178,7 +213,7 @@ pub fn open(place: &Place, size: u64, direct: bool) -> Result<Target, DiskError>
         .as_ref()
         .and_then(|d| d.logical_block_bytes)
         .unwrap_or(512) as u64;
-    let size = if is_block_device {
+    target.size = if is_block_device {
         let mut bytes: u64 = 0;
         // SAFETY: BLKGETSIZE64 writes one u64 to the pointer given.
         let rc = unsafe { libc::ioctl(file.as_raw_fd(), 0x8008_1272, &mut bytes) };
@@ -192,17 +227,9 @@ pub fn open(place: &Place, size: u64, direct: bool) -> Result<Target, DiskError>
     } else {
         size
     };
-    Ok(Target {
-        path,
-        file,
-        size,
-        direct,
-        align,
-        device,
-        is_block_device,
-        created,
-        option,
-    })
+    target.align = align;
+    target.device = device;
+    Ok(target)
 }
 
 impl Target {
@@ -275,6 +302,21 @@ impl Target {
             }
         }
         Ok(())
+    }
+
+    /// The descriptor for records of `block` bytes: O_DIRECT where they are whole logical
+    /// blocks, else the page cache's; and whether that is the page cache's.
+    pub fn fd_for(&self, block: u64) -> (std::os::unix::io::RawFd, bool) {
+        match &self.buffered {
+            Some(b) if self.falls_back(block) => (b.as_raw_fd(), true),
+            _ => (self.file.as_raw_fd(), !self.direct),
+        }
+    }
+
+    /// Whether records of `block` bytes go through the page cache although O_DIRECT was asked
+    /// for.
+    pub fn falls_back(&self, block: u64) -> bool {
+        self.direct && !block.is_multiple_of(self.align)
     }
 
     /// Whether peakbench created the file (and will remove it).

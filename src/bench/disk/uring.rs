@@ -13,6 +13,8 @@ pub const MAX_DEPTH: usize = 256;
 pub struct Uring {
     ring: IoUring,
     bufs: Buffers,
+    /// Registered files: fixed file i is the i-th file it was made with.
+    files: usize,
 }
 
 /// Whether io_uring can be used here, or why not (kernel too old, disabled by the
@@ -31,7 +33,7 @@ pub fn probe() -> Result<(), String> {
 }
 
 impl Uring {
-    pub fn new(fd: RawFd, bufs: Buffers) -> io::Result<Uring> {
+    pub fn new(fds: &[RawFd], bufs: Buffers) -> io::Result<Uring> {
         let entries = (bufs.depth as u32).next_power_of_two().max(2);
         // A plain ring, as fio's io_uring engine sets it up (COOP/DEFER_TASKRUN made no
         // difference measurable through this VM's noise).
@@ -45,15 +47,22 @@ impl Uring {
         // SAFETY: the iovecs describe `bufs`, which lives as long as the ring (same struct) and
         // is not moved in memory (mmap-backed).
         unsafe { ring.submitter().register_buffers(&iovecs)? };
-        ring.submitter().register_files(&[fd])?;
-        Ok(Uring { ring, bufs })
+        ring.submitter().register_files(fds)?;
+        Ok(Uring {
+            ring,
+            bufs,
+            files: fds.len(),
+        })
     }
 }
 
 impl Engine for Uring {
-    fn queue(&mut self, slot: usize, dir: Dir, offset: u64) -> io::Result<()> {
+    fn queue(&mut self, slot: usize, dir: Dir, file: usize, offset: u64) -> io::Result<()> {
         let (p, len) = (self.bufs.slot(slot), self.bufs.block as u32);
-        let fd = types::Fixed(0);
+        if file >= self.files {
+            return Err(io::Error::other("no such file"));
+        }
+        let fd = types::Fixed(file as u32);
         let entry = match dir {
             Dir::Read => opcode::ReadFixed::new(fd, p, len, slot as u16)
                 .offset(offset)
