@@ -170,6 +170,19 @@ impl Job {
         }
     }
 
+    /// The keys of `defaults` that [`Job::argv`] adds to this job (those `accepts` takes and
+    /// the job does not set itself).
+    pub fn inherited<'a>(
+        &'a self,
+        defaults: &'a [(String, Value)],
+        accepts: impl Fn(&str) -> bool + 'a,
+    ) -> impl Iterator<Item = &'a str> + 'a {
+        defaults
+            .iter()
+            .filter(move |(k, _)| accepts(k) && !self.options.iter().any(|(o, _)| o == k))
+            .map(|(k, _)| k.as_str())
+    }
+
     /// The job as a command line (without the program name), with the defaults that `accepts`
     /// says the subcommand takes, and `threads = "all"` as `hw_threads`.
     pub fn argv(
@@ -180,9 +193,10 @@ impl Job {
     ) -> Vec<String> {
         let mut argv = vec![self.subsystem.clone()];
         let own = self.options.iter();
+        let inherited: Vec<&str> = self.inherited(defaults, &accepts).collect();
         let inherited = defaults
             .iter()
-            .filter(|(k, _)| accepts(k) && !self.options.iter().any(|(o, _)| o == k));
+            .filter(|(k, _)| inherited.contains(&k.as_str()));
         for (key, v) in own.chain(inherited) {
             let text = |s: &String| {
                 if key == "threads" && s == "all" {

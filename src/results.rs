@@ -66,6 +66,10 @@ pub struct ResultRecord {
     pub summary: Summary,
     #[serde(deserialize_with = "nan_as_null::numbers")]
     pub samples: Vec<f64>,
+    /// Untimed rounds run before the samples (cpu and mem; disk and net state their own ramp
+    /// and omit in their parameters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_rounds: Option<usize>,
     #[serde(default, deserialize_with = "nan_as_null::number_map")]
     pub percentiles: Option<BTreeMap<String, f64>>,
     pub peak: Option<Peak>,
@@ -134,6 +138,7 @@ impl ResultRecord {
             unit: unit.into(),
             summary,
             samples,
+            warmup_rounds: None,
             percentiles: None,
             peak,
             peak_unknown_reason,
@@ -192,6 +197,8 @@ struct WireRecord {
     summary: Summary,
     #[serde(deserialize_with = "nan_as_null::numbers")]
     samples: Vec<f64>,
+    #[serde(default)]
+    warmup_rounds: Option<usize>,
     #[serde(default, deserialize_with = "nan_as_null::number_map")]
     percentiles: Option<BTreeMap<String, f64>>,
     peak: Option<Peak>,
@@ -215,6 +222,7 @@ impl<'de> Deserialize<'de> for ResultRecord {
             unit: w.unit,
             summary: w.summary,
             samples: w.samples,
+            warmup_rounds: w.warmup_rounds,
             percentiles: w.percentiles,
             peak: w.peak,
             peak_unknown_reason: w.peak_unknown_reason,
@@ -254,6 +262,23 @@ pub enum ReadError {
     Version(u64),
     #[error("not a peakbench results document ({0})")]
     Shape(serde_json::Error),
+}
+
+/// The command line as it is recorded: the value of `--token` (a shared secret) replaced by
+/// `***`, whether it follows the option or is joined to it by `=`.
+pub fn redacted(mut argv: Vec<String>) -> Vec<String> {
+    let mut hide_next = false;
+    for a in argv.iter_mut() {
+        if hide_next {
+            *a = "***".into();
+            hide_next = false;
+        } else if a == "--token" {
+            hide_next = true;
+        } else if a.starts_with("--token=") {
+            *a = "--token=***".into();
+        }
+    }
+    argv
 }
 
 impl Report {
@@ -301,15 +326,49 @@ impl Report {
         self
     }
 
+    /// A report of `command_line` (its secrets hidden: see [`redacted`]) on `system`.
     pub fn new(system: SystemInfo, command_line: Vec<String>) -> Report {
         Report {
             schema_version: SCHEMA_VERSION,
             tool: Tool::default(),
             started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-            command_line,
+            command_line: redacted(command_line),
             system,
             results: Vec::new(),
             fleet: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A token given on the command line is never written to a result or the database.
+    #[test]
+    fn the_token_is_not_recorded() {
+        let argv = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            redacted(argv(&[
+                "peakbench",
+                "net",
+                "--token",
+                "s3cret",
+                "--streams",
+                "2"
+            ])),
+            argv(&["peakbench", "net", "--token", "***", "--streams", "2"])
+        );
+        assert_eq!(
+            redacted(argv(&[
+                "peakbench",
+                "net",
+                "--token=s3cret",
+                "--token-file",
+                "f"
+            ])),
+            argv(&["peakbench", "net", "--token=***", "--token-file", "f"])
+        );
+        assert_eq!(redacted(argv(&["x", "--token"])), argv(&["x", "--token"]));
     }
 }

@@ -338,7 +338,7 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
         "description = \"test: CPU DP, LINPACK and memory TRIAD\"\n[defaults]\nrepeat = 3\n\
          [[job]]\nsubsystem = \"cpu\"\nworkload = [\"DP\"]\nthreads = \"all\"\nduration = \"200ms\"\n\
          [[job]]\nsubsystem = \"cpu\"\nworkload = [\"LINPACK\"]\nn = 160\nthreads = \"all\"\n\
-         [[job]]\nsubsystem = \"mem\"\nworkload = [\"TRIAD\"]\nthreads = \"all\"\nblock_size = \"16M\"\nduration = \"100ms\"\n",
+         [[job]]\nsubsystem = \"mem\"\nworkload = [\"TRIAD\"]\nthreads = \"all\"\nduration = \"100ms\"\n",
     )
     .unwrap();
     // Each rank joins the slow cgroup (rank 2 only) and enters its own namespace before
@@ -657,7 +657,7 @@ fn a_job_that_fails_on_a_node_is_noted_and_the_run_exits_1() {
     std::fs::write(
         &profile,
         "[defaults]\nrepeat = 1\n\
-         [[job]]\nsubsystem = 'cpu'\nworkload = ['NULL']\nthreads = 1\nwarmup = 0\nduration = '10ms'\n\
+         [[job]]\nsubsystem = 'cpu'\nworkload = ['NULL']\nthreads = 1\nwarmup = 0\n\
          [[job]]\nsubsystem = 'disk'\nengine = 'null'\nworkload = ['RR']\nblock_size = '4K'\n\
          size = '4M'\nruntime = '50ms'\nramp = '0s'\ndir = '/nonexistent-peakbench-dir'\n",
     )

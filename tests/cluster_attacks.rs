@@ -20,7 +20,7 @@ fn profile(dir: &Path) -> std::path::PathBuf {
     let p = dir.join("p.toml");
     std::fs::write(
         &p,
-        "[[job]]\nsubsystem = 'cpu'\nworkload = ['NULL']\nthreads = 1\nwarmup = 0\nduration = '10ms'\nrepeat = 1\n",
+        "[[job]]\nsubsystem = 'cpu'\nworkload = ['NULL']\nthreads = 1\nwarmup = 0\nrepeat = 1\n",
     )
     .unwrap();
     p

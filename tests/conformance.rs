@@ -20,35 +20,29 @@ fn tiny(w: &Workload, dir: &Path) -> Vec<String> {
     if matches!(w.name, "LINPACK" | "DGEMM" | "SGEMM") {
         args.extend(s(&["--n", "96"]));
     }
+    // Each option only where the workload uses it: one that no point uses is refused.
+    let kernel = !matches!(w.name, "NULL" | "LINPACK" | "DGEMM" | "SGEMM");
     args.extend(match w.subsystem {
-        "cpu" => s(&[
-            "--threads",
-            "1",
-            "--repeat",
-            "2",
-            "--warmup",
-            "0",
-            "--duration",
-            "5ms",
-        ]),
-        "mem" => s(&[
-            "--threads",
-            "1",
-            "--repeat",
-            "2",
-            "--warmup",
-            "0",
-            "--duration",
-            "5ms",
-            "--array-size",
-            "1Mi",
-            "--block-size",
-            "64Ki",
-            "--latency-max",
-            "64Ki",
-            "--huge-pages",
-            "on",
-        ]),
+        "cpu" => {
+            let mut a = s(&["--threads", "1", "--repeat", "2", "--warmup", "0"]);
+            if kernel {
+                a.extend(s(&["--duration", "5ms"]));
+            }
+            a
+        }
+        "mem" => {
+            let mut a = s(&["--threads", "1", "--repeat", "2", "--warmup", "0"]);
+            if w.name != "NULL" {
+                a.extend(s(&["--duration", "5ms", "--array-size", "1Mi"]));
+            }
+            if matches!(w.name, "RWS" | "RWR" | "WS" | "WR" | "RS" | "RR") {
+                a.extend(s(&["--block-size", "64Ki"]));
+            }
+            if w.name == "LATENCY" {
+                a.extend(s(&["--latency-max", "64Ki", "--huge-pages", "on"]));
+            }
+            a
+        }
         "disk" => {
             let mut a = s(&[
                 "--engine",

@@ -169,7 +169,7 @@ fn every_run_is_stored_and_a_killed_run_stays_readable() {
             "--repeat",
             "2",
         ])
-        .args(["--warmup", "0", "--duration", "10ms", "--quiet"])
+        .args(["--warmup", "0", "--quiet"])
         .assert()
         .success();
     // A suite: a NULL job, then a DP job that takes 50 s; killed in the middle of the second.
@@ -229,14 +229,7 @@ fn no_history_stores_nothing() {
             "--repeat",
             "1",
         ])
-        .args([
-            "--warmup",
-            "0",
-            "--duration",
-            "10ms",
-            "--quiet",
-            "--no-history",
-        ])
+        .args(["--warmup", "0", "--quiet", "--no-history"])
         .assert()
         .success();
     assert!(!db.exists());
@@ -491,7 +484,7 @@ fn a_full_file_system_is_said_in_one_line() {
             "--repeat",
             "1",
         ])
-        .args(["--warmup", "0", "--duration", "10ms", "--quiet", "--json"])
+        .args(["--warmup", "0", "--quiet", "--json"])
         .arg(&json)
         .assert()
         .success();

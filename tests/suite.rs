@@ -21,13 +21,11 @@ subsystem = "cpu"
 workload = ["NULL"]
 threads = "all"
 warmup = 0
-duration = "10ms"
 [[job]]
 subsystem = "mem"
 workload = ["NULL"]
 threads = 1
 warmup = 0
-duration = "10ms"
 [[job]]
 subsystem = "disk"
 workload = ["RR"]
@@ -178,10 +176,10 @@ fn a_failing_job_does_not_stop_the_suite() {
     std::fs::write(
         &profile,
         "[defaults]\nrepeat = 1\n\
-         [[job]]\nsubsystem = 'cpu'\nworkload = ['NULL']\nthreads = 1\nwarmup = 0\nduration = '10ms'\n\
+         [[job]]\nsubsystem = 'cpu'\nworkload = ['NULL']\nthreads = 1\nwarmup = 0\n\
          [[job]]\nsubsystem = 'disk'\nengine = 'null'\nworkload = ['RR']\nblock_size = '4K'\n\
          size = '4M'\nruntime = '50ms'\nramp = '0s'\ndir = '/nonexistent-peakbench-dir'\n\
-         [[job]]\nsubsystem = 'mem'\nworkload = ['NULL']\nthreads = 1\nwarmup = 0\nduration = '10ms'\n",
+         [[job]]\nsubsystem = 'mem'\nworkload = ['NULL']\nthreads = 1\nwarmup = 0\n",
     )
     .unwrap();
     let out = peakbench(&db)

@@ -107,7 +107,16 @@ impl Recorder {
         };
         for r in records.iter_mut() {
             match crate::reference::measure(r, ctx) {
-                None => {}
+                None => {
+                    // --reference was asked for: say where it cannot apply, once a workload.
+                    let note = format!(
+                        "no reference tool measures {} {} {} (its reference column stays empty)",
+                        r.subsystem, r.workload, r.metric
+                    );
+                    if self.reference_notes.insert(note.clone()) {
+                        eprintln!("peakbench: reference: {note}");
+                    }
+                }
                 Some(Ok(reference)) => r.reference = Some(reference),
                 Some(Err(e)) if self.reference_notes.insert(e.clone()) => {
                     eprintln!("peakbench: reference: {e}");

@@ -7,6 +7,57 @@ use std::path::PathBuf;
 
 pub use crate::error::UsageError;
 
+/// The options a command line gave itself, by their ids (the field names): not defaults, not
+/// the environment. An option that applies to none of the points measured is refused, but
+/// only when it was given (a default applies where it applies).
+#[derive(Debug, Clone, Default)]
+pub struct Given(std::collections::BTreeSet<String>);
+
+impl Given {
+    pub fn of(m: &clap::ArgMatches) -> Given {
+        Given(
+            m.ids()
+                .filter(|id| {
+                    m.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine)
+                })
+                .map(|id| id.to_string())
+                .collect(),
+        )
+    }
+
+    /// Forgets option `key` (as a profile writes it, `block-size`): a profile's [defaults]
+    /// apply to a job where they apply, as defaults do.
+    pub fn forget(&mut self, key: &str) {
+        self.0.remove(&key.replace('-', "_"));
+    }
+
+    /// Whether option `id` (its field name, e.g. `block_size`) was on the command line.
+    pub fn has(&self, id: &str) -> bool {
+        self.0.contains(id)
+    }
+
+    /// The first of `ids` on the command line, as users type it (`--block-size`).
+    pub fn first(&self, ids: &[&str]) -> Option<String> {
+        ids.iter()
+            .find(|id| self.has(id))
+            .map(|id| format!("--{}", id.replace('_', "-")))
+    }
+
+    /// Refuses the first of `ids` given where `applies` is false: "`--X` `what`: `fix`".
+    pub fn refuse_unless(
+        &self,
+        applies: bool,
+        ids: &[&str],
+        what: &str,
+        fix: &str,
+    ) -> Result<(), UsageError> {
+        match self.first(ids) {
+            Some(option) if !applies => Err(UsageError(format!("{option} {what}: {fix}"))),
+            _ => Ok(()),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// Timed repetitions of every point (after the warm-up).
@@ -15,7 +66,8 @@ pub struct RunArgs {
     /// Untimed warm-up rounds before the repetitions.
     #[arg(long, default_value = "1", value_parser = parse_warmup)]
     pub warmup: usize,
-    /// Target time of one repetition, e.g. 200ms or 1s.
+    /// Target time of one repetition, e.g. 200ms or 1s (mem LATENCY: of each staircase step
+    /// and probe, 25ms unless given).
     #[arg(long, default_value = "250ms", value_parser = parse_duration)]
     pub duration: std::time::Duration,
 }
@@ -69,6 +121,9 @@ pub struct OutputArgs {
     pub db: super::history::DbArgs,
     #[command(flatten)]
     pub display: DisplayArgs,
+    /// The options of the whole command line that were given (set after parsing).
+    #[arg(skip)]
+    pub given: Given,
 }
 
 impl OutputArgs {
@@ -89,7 +144,30 @@ impl OutputArgs {
 
     /// Checks that each output file can be created before any benchmark runs.
     pub fn validate(&self) -> anyhow::Result<()> {
+        self.given.refuse_unless(
+            !self.no_history,
+            &["db"],
+            "names the results database, and --no-history stores nothing",
+            "drop one of them",
+        )?;
         self.outputs().validate()
+    }
+
+    /// Refuses `--mib` and `--gbit` where the command measures nothing they show: `--mib`
+    /// shows disk throughput, `--gbit` network goodput.
+    pub fn refuse_display(&self, disk_throughput: bool, goodput: bool) -> Result<(), UsageError> {
+        self.given.refuse_unless(
+            disk_throughput,
+            &["mib"],
+            "shows disk throughput in MiB/s, and this command measures none",
+            "drop --mib",
+        )?;
+        self.given.refuse_unless(
+            goodput,
+            &["gbit"],
+            "shows network goodput (THROUGHPUT) in Gbit/s, and this command measures none",
+            "drop --gbit",
+        )
     }
 }
 

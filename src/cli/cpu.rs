@@ -5,6 +5,7 @@ use super::common::{
 };
 use crate::app::Recorder;
 use crate::bench::cpu::{CpuOptions, CpuSession, CpuWorkload, Scaling, points};
+use crate::bench::linalg::kernels as linalg_kernels;
 use crate::bench::linalg::system_blas::SystemBlas;
 use crate::bench::linalg::workload::{self as linalg, Engine, LinalgPoint, LinalgWorkload};
 use crate::report;
@@ -123,7 +124,6 @@ pub fn run(args: CpuArgs, argv: Vec<String>) -> anyhow::Result<()> {
 
 /// Measures the points of `args` into `rec` (one command, or one job of a suite).
 pub fn run_into(args: CpuArgs, rec: &mut Recorder) -> anyhow::Result<()> {
-    let sys = rec.system();
     let kernels: Vec<CpuWorkload> = args
         .workload
         .iter()
@@ -169,15 +169,33 @@ pub fn run_into(args: CpuArgs, rec: &mut Recorder) -> anyhow::Result<()> {
         )
         .into());
     }
-    if !args.workload.is_empty() && kernels.is_empty() {
+    let kernels = if args.workload.is_empty() {
+        CpuWorkload::DEFAULT.to_vec()
+    } else {
+        kernels
+    };
+    refuse_unused(&args, &kernels, &linalg)?;
+    let sys = rec.system();
+    if let Some(isa) = args.isa
+        && !sys.cpu.isas.contains(&isa)
+        && isa != crate::sysinfo::Isa::Scalar
+    {
+        return Err(UsageError(format!(
+            "--isa {isa} is not available on this CPU; available: {}",
+            sys.cpu
+                .isas
+                .iter()
+                .map(|i| i.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .into());
+    }
+    if kernels.is_empty() {
         return run_linalg(&args, &linalg, rec);
     }
     let opts = CpuOptions {
-        workloads: if args.workload.is_empty() {
-            CpuWorkload::DEFAULT.to_vec()
-        } else {
-            kernels
-        },
+        workloads: kernels,
         threads: if args.threads.is_empty() {
             crate::sweep::powers_of_two_up_to(sys.cpu.threads as usize)
         } else {
@@ -212,15 +230,117 @@ pub fn run_into(args: CpuArgs, rec: &mut Recorder) -> anyhow::Result<()> {
         |_| rounds,
         |p| format!("{} ×{}", p.workload, p.threads),
         |point, tick| {
-            session.run(point, tick).map(|r| vec![r]).map_err(|e| {
-                anyhow::anyhow!("{} with {} threads: {e}", point.workload, point.threads)
-            })
+            session
+                .run(point, tick)
+                .map(|mut r| {
+                    r.warmup_rounds = Some(opts.reps.warmup);
+                    vec![r]
+                })
+                .map_err(|e| {
+                    anyhow::anyhow!("{} with {} threads: {e}", point.workload, point.threads)
+                })
         },
     )?;
     if linalg.is_empty() {
         return Ok(());
     }
     run_linalg(&args, &linalg, rec)
+}
+
+/// Refuses every option given that no point of the run would use (an option accepted is used
+/// or refused, never ignored).
+fn refuse_unused(
+    args: &CpuArgs,
+    kernels: &[CpuWorkload],
+    linalg: &[LinalgWorkload],
+) -> Result<(), UsageError> {
+    let given = &args.output.given;
+    args.output.refuse_display(false, false)?;
+    // The kernels that run something: NULL is the harness alone.
+    let measured: Vec<CpuWorkload> = kernels
+        .iter()
+        .copied()
+        .filter(|w| *w != CpuWorkload::Null)
+        .collect();
+    given.refuse_unless(
+        !measured.is_empty(),
+        &["scaling"],
+        "splits the work of the kernels QP … INT64 between threads, and none of them is in --workload (NULL runs no kernel; LINPACK, DGEMM and SGEMM are sized by --n)",
+        "drop --scaling or add a kernel workload",
+    )?;
+    given.refuse_unless(
+        !measured.is_empty(),
+        &["duration"],
+        "sets how long each repetition of a kernel QP … INT64 runs, and none of them is in --workload (NULL runs no kernel; LINPACK, DGEMM and SGEMM time one solve or multiply per repetition, sized by --n)",
+        "drop --duration or add a kernel workload",
+    )?;
+    let built_in = !linalg.is_empty() && args.blas != Some(BlasEngine::System);
+    if let Some(isa) = args.isa {
+        given.refuse_unless(
+            !measured.is_empty() || built_in,
+            &["isa"],
+            "chooses the instructions of the kernels QP … INT64 and of the built-in LINPACK, DGEMM and SGEMM, and this run has none of them (NULL runs no kernel; a system BLAS chooses its own)",
+            "drop --isa",
+        )?;
+        if built_in && linalg_kernels::for_isa::<f64>(isa).is_none() {
+            return Err(UsageError(format!(
+                "--isa {isa}: LINPACK, DGEMM and SGEMM have {} micro-kernels on this CPU; choose one of them",
+                linalg_kernels::available::<f64>()
+                    .iter()
+                    .map(|k| k.kind.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    // The workloads whose peak the overrides may set: the kernels, and the FMA of each
+    // linear-algebra workload's element type (DP for LINPACK and DGEMM, SP for SGEMM).
+    let mut peaked = measured.clone();
+    for w in linalg {
+        peaked.push(match w {
+            LinalgWorkload::Sgemm => CpuWorkload::Sp,
+            LinalgWorkload::Linpack | LinalgWorkload::Dgemm => CpuWorkload::Dp,
+        });
+    }
+    for (option, list) in [
+        ("--ops-per-cycle", &args.ops_per_cycle),
+        ("--peak", &args.peak),
+    ] {
+        for (i, (w, _)) in list.iter().enumerate() {
+            if !peaked.contains(w) {
+                return Err(UsageError(format!(
+                    "{option} {w}=…: no point of this run has {w}'s peak ({}); add {w} to --workload or drop the entry",
+                    if *w == CpuWorkload::Null {
+                        "NULL has none"
+                    } else {
+                        "DP= sets LINPACK's and DGEMM's, SP= SGEMM's"
+                    }
+                )));
+            }
+            if list[..i].iter().any(|(x, _)| x == w) {
+                return Err(UsageError(format!(
+                    "{option} gives {w} twice; give it once"
+                )));
+            }
+        }
+    }
+    if let Some((w, _)) = args
+        .ops_per_cycle
+        .iter()
+        .find(|(w, _)| args.peak.iter().any(|(p, _)| p == w))
+    {
+        return Err(UsageError(format!(
+            "--peak {w}=… gives {w}'s peak outright, so --ops-per-cycle {w}=… would not be used; drop one of them"
+        )));
+    }
+    given.refuse_unless(
+        peaked
+            .iter()
+            .any(|w| !args.peak.iter().any(|(p, _)| p == w)),
+        &["clock_ghz"],
+        "enters the peak of points whose peak --peak does not give outright, and this run has none",
+        "drop --clock-ghz",
+    )
 }
 
 /// The LINPACK, DGEMM and SGEMM points: workload × N × threads, each `--repeat` solves or multiplies
@@ -291,13 +411,15 @@ fn run_linalg(
         ),
         Some(BlasEngine::BuiltIn) | None => None,
     };
-    let engine = blas.as_ref().map_or(Engine::BuiltIn, Engine::System);
+    let engine = blas
+        .as_ref()
+        .map_or(Engine::BuiltIn(args.isa), Engine::System);
     if !rec.quiet() {
         let which = match &blas {
             Some(b) => format!("system BLAS {}", b.description()),
             None => format!(
                 "built-in engine ({})",
-                linalg::plan::<f64>(&sys, 1).kernel.isa
+                linalg::plan_for::<f64>(&sys, 1, args.isa).kernel.isa
             ),
         };
         eprintln!(
@@ -322,7 +444,15 @@ fn run_linalg(
                 &overrides(point.workload),
                 tick,
             )
-            .map(|r| vec![r])
+            .map(|mut r| {
+                r.warmup_rounds = Some(reps.warmup);
+                if let crate::results::params::Params::Cpu(c) = &mut r.params
+                    && let Some(l) = &mut c.linalg
+                {
+                    l.memory_fraction = args.memory_fraction;
+                }
+                vec![r]
+            })
             .map_err(|e| {
                 anyhow::anyhow!(
                     "{} at N = {} with {} threads: {e}",

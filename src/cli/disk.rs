@@ -175,6 +175,7 @@ pub fn run_into(args: DiskArgs, rec: &mut Recorder) -> anyhow::Result<()> {
             }
         },
     };
+    refuse_unused(&args)?;
     let sys = rec.system();
     let opts = DiskOptions {
         workloads: args.workload.clone(),
@@ -247,4 +248,70 @@ pub fn run_into(args: DiskArgs, rec: &mut Recorder) -> anyhow::Result<()> {
         },
         |point, tick| session.run(point, tick).map_err(classify),
     )
+}
+
+/// Refuses every option given that no point of the run would use (an option accepted is used
+/// or refused, never ignored).
+fn refuse_unused(args: &DiskArgs) -> Result<(), UsageError> {
+    let given = &args.output.given;
+    args.output.refuse_display(true, false)?;
+    given.refuse_unless(
+        args.file.is_some(),
+        &["allow_overwrite", "destructive"],
+        "lets --file name an existing file or a block device, and no --file is given (a --dir file is always new)",
+        "give --file or drop it",
+    )?;
+    let w = &args.workload;
+    given.refuse_unless(
+        w.iter().any(|x| x.writes()),
+        &["sync"],
+        "says when writes are made durable, and no workload in --workload writes",
+        "add WS, WR, RW or COPY, or drop --sync",
+    )?;
+    given.refuse_unless(
+        w.contains(&DiskWorkload::Rw),
+        &["read_percent"],
+        "sets RW's share of reads, and RW is not in --workload",
+        "add RW or drop --read-percent",
+    )?;
+    // A rated figure is used by the points that only read (or only write), and by those that
+    // mix both when the other figure of the pair is given too.
+    let reads = w
+        .iter()
+        .any(|x| matches!(x, DiskWorkload::Rs | DiskWorkload::Rr));
+    let writes = w
+        .iter()
+        .any(|x| matches!(x, DiskWorkload::Ws | DiskWorkload::Wr));
+    let mixed = w
+        .iter()
+        .any(|x| matches!(x, DiskWorkload::Rw | DiskWorkload::Copy));
+    for (read, write, read_id, write_id) in [
+        (
+            args.disk_peak_read_mbps,
+            args.disk_peak_write_mbps,
+            "disk_peak_read_mbps",
+            "disk_peak_write_mbps",
+        ),
+        (
+            args.disk_peak_read_iops,
+            args.disk_peak_write_iops,
+            "disk_peak_read_iops",
+            "disk_peak_write_iops",
+        ),
+    ] {
+        let both = read.is_some() && write.is_some();
+        given.refuse_unless(
+            reads || (mixed && both),
+            &[read_id],
+            "is the peak of points that read, and no point of this run only reads (RW and COPY mix reads and writes: their peak needs the write figure too)",
+            "add RS or RR, give the write figure too, or drop it",
+        )?;
+        given.refuse_unless(
+            writes || (mixed && both),
+            &[write_id],
+            "is the peak of points that write, and no point of this run only writes (RW and COPY mix reads and writes: their peak needs the read figure too)",
+            "add WS or WR, give the read figure too, or drop it",
+        )?;
+    }
+    Ok(())
 }

@@ -56,7 +56,7 @@ pub struct MemArgs {
     #[arg(long, value_name = "GBS", value_parser = parse_positive)]
     pub mem_peak_gbs: Option<f64>,
     /// Memory channels, for the peak (with --mem-mts).
-    #[arg(long, value_name = "N", requires = "mem_mts", value_parser = parse_channels)]
+    #[arg(long, value_name = "N", requires = "mem_mts", conflicts_with = "mem_peak_gbs", value_parser = parse_channels)]
     pub mem_channels: Option<u32>,
     /// Memory transfer rate in MT/s, for the peak (with --mem-channels).
     #[arg(long, value_name = "MTS", requires = "mem_channels", value_parser = parse_positive)]
@@ -92,13 +92,15 @@ pub fn run(args: MemArgs, argv: Vec<String>) -> anyhow::Result<()> {
 
 /// Measures the points of `args` into `rec` (one command, or one job of a suite).
 pub fn run_into(args: MemArgs, rec: &mut Recorder) -> anyhow::Result<()> {
+    let workloads = if args.workload.is_empty() {
+        MemWorkload::DEFAULT.to_vec()
+    } else {
+        args.workload.clone()
+    };
+    refuse_unused(&args, &workloads)?;
     let sys = rec.system();
     let opts = MemOptions {
-        workloads: if args.workload.is_empty() {
-            MemWorkload::DEFAULT.to_vec()
-        } else {
-            args.workload.clone()
-        },
+        workloads,
         block_sizes: args.block_size.clone(),
         threads: if args.threads.is_empty() {
             crate::sweep::powers_of_two_up_to(sys.cpu.threads as usize)
@@ -118,6 +120,11 @@ pub fn run_into(args: MemArgs, rec: &mut Recorder) -> anyhow::Result<()> {
             vec![1]
         } else {
             args.threads.clone()
+        },
+        latency_sample: if args.output.given.has("duration") {
+            args.run.duration
+        } else {
+            crate::bench::mem::DEFAULT_LATENCY_SAMPLE
         },
         duration: args.run.duration,
         reps: Repetition {
@@ -157,10 +164,67 @@ pub fn run_into(args: MemArgs, rec: &mut Recorder) -> anyhow::Result<()> {
             None => format!("{} ×{}", p.workload, p.threads),
         },
         |point, tick| {
-            session.run(point, tick).map_err(|e| {
-                anyhow::anyhow!("{} with {} threads: {e}", point.workload, point.threads)
-            })
+            session
+                .run(point, tick)
+                .map(|mut recs| {
+                    for r in &mut recs {
+                        r.warmup_rounds = Some(opts.reps.warmup);
+                    }
+                    recs
+                })
+                .map_err(|e| {
+                    anyhow::anyhow!("{} with {} threads: {e}", point.workload, point.threads)
+                })
         },
+    )
+}
+
+/// Refuses every option given that no point of the run would use (an option accepted is used
+/// or refused, never ignored).
+fn refuse_unused(args: &MemArgs, workloads: &[MemWorkload]) -> Result<(), UsageError> {
+    let given = &args.output.given;
+    args.output.refuse_display(false, false)?;
+    let has = |w: MemWorkload| workloads.contains(&w);
+    let bandwidth = workloads
+        .iter()
+        .any(|w| !matches!(w, MemWorkload::Latency | MemWorkload::Null));
+    let writes = workloads.iter().any(|w| w.traffic().1 > 0);
+    given.refuse_unless(
+        workloads.iter().any(|w| w.uses_blocks()),
+        &["block_size"],
+        "sizes the blocks of RWS, RWR, WS, WR, RS and RR, and none of them is in --workload",
+        "add one of them or drop --block-size",
+    )?;
+    given.refuse_unless(
+        has(MemWorkload::Latency),
+        &["huge_pages", "latency_max"],
+        "shapes the LATENCY staircase, and LATENCY is not in --workload",
+        "add LATENCY or drop it",
+    )?;
+    given.refuse_unless(
+        writes,
+        &["stores"],
+        "chooses the store instructions of the workloads that write (RWS, RWR, WS, WR, COPY, SCALE, ADD, TRIAD), and none of them is in --workload",
+        "add one of them or drop --stores",
+    )?;
+    given.refuse_unless(
+        bandwidth,
+        &["isa", "mem_peak_gbs", "mem_channels", "mem_mts"],
+        "applies to the bandwidth workloads (their kernels, their peak), and --workload has only LATENCY or NULL",
+        "add a bandwidth workload or drop it",
+    )?;
+    if let Some(isa) = args.isa
+        && !crate::bench::mem::kernels::has_kernels(isa)
+    {
+        return Err(UsageError(format!(
+            "--isa {isa}: the memory kernels are written for avx512, avx2 and scalar (portable code); choose one of them"
+        )));
+    }
+    given.refuse_unless(
+        workloads.iter().any(|w| *w != MemWorkload::Null),
+        &["duration", "array_size"],
+        "applies to the bandwidth and LATENCY workloads, and --workload has only NULL (the harness alone)",
+        "add a workload or drop it",
     )
 }
 

@@ -60,6 +60,27 @@ pub enum Command {
     Cluster(cluster::ClusterArgs),
 }
 
+impl Cli {
+    /// Parses `argv` (with the program's name first), noting which options it gave.
+    pub fn parse_noting(argv: impl IntoIterator<Item = String>) -> Result<Cli, clap::Error> {
+        use clap::{CommandFactory, FromArgMatches};
+        let matches = Cli::command().try_get_matches_from(argv)?;
+        let mut cli = Cli::from_arg_matches(&matches)?;
+        if let Some((_, sub)) = matches.subcommand() {
+            let given = common::Given::of(sub);
+            match &mut cli.command {
+                Command::Cpu(a) => a.output.given = given,
+                Command::Mem(a) => a.output.given = given,
+                Command::Disk(a) => a.output.given = given,
+                Command::Net(a) => a.client.output.given = given,
+                Command::Run(a) => a.output.given = given,
+                _ => {}
+            }
+        }
+        Ok(cli)
+    }
+}
+
 /// Runs a parsed command line; `argv` is recorded in the results.
 pub fn run(cli: Cli, argv: Vec<String>) -> anyhow::Result<()> {
     match cli.command {
@@ -117,7 +138,7 @@ pub(crate) fn one_line(e: &anyhow::Error) -> String {
 /// standard error.
 pub fn main_with(argv: Vec<String>) -> ExitCode {
     crate::runner::stop::install();
-    let cli = match Cli::try_parse_from(&argv) {
+    let cli = match Cli::parse_noting(argv.iter().cloned()) {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;

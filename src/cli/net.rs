@@ -158,6 +158,26 @@ fn parse_rate(s: &str) -> Result<u64, String> {
     }
 }
 
+/// Refuses every option given that no point of the run would use (an option accepted is used
+/// or refused, never ignored).
+fn refuse_unused(args: &ClientArgs) -> Result<(), UsageError> {
+    let given = &args.output.given;
+    let throughput = args.workload.contains(&NetWorkload::Throughput);
+    args.output.refuse_display(false, throughput)?;
+    given.refuse_unless(
+        throughput,
+        &["reverse", "busy_poll", "link_gbps"],
+        "applies to THROUGHPUT (its direction, its receivers, its goodput peak), and THROUGHPUT is not in --workload (a ping-pong goes both ways and has no peak)",
+        "add THROUGHPUT or drop it",
+    )?;
+    given.refuse_unless(
+        throughput && args.protocol.contains(&Proto::Udp),
+        &["rate"],
+        "paces UDP THROUGHPUT streams, and this run has none (a ping-pong sends one message at a time)",
+        "add --workload THROUGHPUT --protocol udp or drop --rate",
+    )
+}
+
 /// A user error (2) or a failure (1).
 fn classify(e: NetError) -> anyhow::Error {
     if e.is_usage() {
@@ -233,6 +253,7 @@ fn client(args: ClientArgs, rec: &mut Recorder) -> anyhow::Result<()> {
     if args.rate > 0 && !protocols.contains(&Proto::Udp) {
         return Err(UsageError("--rate applies to UDP only; add --protocol udp".into()).into());
     }
+    refuse_unused(&args)?;
     let opts = NetOptions {
         workloads: args.workload.clone(),
         protocols,
@@ -258,7 +279,7 @@ fn client(args: ClientArgs, rec: &mut Recorder) -> anyhow::Result<()> {
                 token,
             },
         ),
-        None => NetSession::loopback(opts.clone())
+        None => NetSession::loopback(opts.clone(), token)
             .map_err(|e| anyhow::anyhow!("cannot start the loopback server: {e}"))?,
     };
     rec.system();

@@ -6,7 +6,7 @@ use crate::app::suite::{self, Job};
 use crate::app::{Recorder, suite::total};
 use crate::profile::{BUILT_IN, Profile};
 use crate::units::format_duration;
-use clap::{Args, CommandFactory, Parser};
+use clap::{Args, CommandFactory};
 
 #[derive(Debug, Args)]
 pub struct SuiteArgs {
@@ -57,7 +57,10 @@ pub(super) fn plan(name: &str) -> anyhow::Result<(Profile, Vec<Job>)> {
     let mut jobs = Vec::new();
     for (i, job) in profile.jobs.iter().enumerate() {
         let line = job.argv(&profile.defaults, |k| accepts(&job.subsystem, k), hw);
-        let command = parse_job(&line).map_err(|e| {
+        let inherited: Vec<&str> = job
+            .inherited(&profile.defaults, |k| accepts(&job.subsystem, k))
+            .collect();
+        let command = parse_job(&line, &inherited).map_err(|e| {
             UsageError(format!(
                 "profile {}, job {} ({}): {e}",
                 profile.name,
@@ -119,12 +122,26 @@ fn measure(command: Command) -> suite::Measure {
     })
 }
 
-/// Parses one job's command line (without the program name).
-fn parse_job(line: &[String]) -> Result<Command, String> {
+/// Parses one job's command line (without the program name); the `inherited` options (from
+/// the profile's [defaults]) count as not given by the job.
+fn parse_job(line: &[String], inherited: &[&str]) -> Result<Command, String> {
     let full = std::iter::once("peakbench".to_string()).chain(line.iter().cloned());
-    Cli::try_parse_from(full)
+    let mut command = Cli::parse_noting(full)
         .map(|c| c.command)
-        .map_err(|e| clap_message(&e))
+        .map_err(|e| clap_message(&e))?;
+    let given = match &mut command {
+        Command::Cpu(a) => Some(&mut a.output.given),
+        Command::Mem(a) => Some(&mut a.output.given),
+        Command::Disk(a) => Some(&mut a.output.given),
+        Command::Net(a) => Some(&mut a.client.output.given),
+        _ => None,
+    };
+    if let Some(g) = given {
+        for key in inherited {
+            g.forget(key);
+        }
+    }
+    Ok(command)
 }
 
 #[cfg(test)]
@@ -137,7 +154,7 @@ mod tests {
             let p = Profile::built_in(name).unwrap();
             for (i, job) in p.jobs.iter().enumerate() {
                 let line = job.argv(&p.defaults, |k| accepts(&job.subsystem, k), 2);
-                if let Err(e) = parse_job(&line) {
+                if let Err(e) = parse_job(&line, &[]) {
                     panic!("profile {name} job {}: {line:?}: {e}", i + 1);
                 }
             }

@@ -513,6 +513,7 @@ pub(super) mod tests {
             kernel: None,
             linalg: Some(LinalgParams {
                 n,
+                memory_fraction: None,
                 engine: "built-in".into(),
                 micro_kernel: "AVX-512 24x8".into(),
                 library: None,

@@ -280,6 +280,7 @@ mod tests {
             kernel: None,
             linalg: Some(LinalgParams {
                 n: 8000,
+                memory_fraction: None,
                 engine: "built-in".into(),
                 micro_kernel: "AVX-512 24x8".into(),
                 library: None,

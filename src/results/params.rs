@@ -185,6 +185,9 @@ pub struct CpuParams {
 pub struct LinalgParams {
     /// The order of the matrices (HPL's N).
     pub n: usize,
+    /// The share of available memory N was sized from (`--memory-fraction`), where it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_fraction: Option<f64>,
     /// `built-in` (peakbench's own multiply and factorisation) or `system` (an installed
     /// BLAS/LAPACK, `--blas system`).
     pub engine: String,

@@ -140,6 +140,7 @@ fn record(workload: &str, threads: u32, samples: Vec<f64>, peak: Option<f64>) ->
         unit: "GOPS".into(),
         summary,
         samples,
+        warmup_rounds: None,
         percentiles: None,
         peak_unknown_reason: peak
             .is_none()

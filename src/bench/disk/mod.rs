@@ -69,6 +69,11 @@ impl DiskWorkload {
         matches!(self, DiskWorkload::Rr | DiskWorkload::Wr | DiskWorkload::Rw)
     }
 
+    /// Whether it writes.
+    pub fn writes(self) -> bool {
+        self.read_percent(50) < 100
+    }
+
     /// Percent of I/Os that read (a copy reads and writes every block once).
     fn read_percent(self, mixed: u32) -> u32 {
         match self {

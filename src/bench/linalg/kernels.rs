@@ -43,6 +43,8 @@ pub struct MicroKernel<T = f64> {
     pub nr: usize,
     /// The instruction set, for the report.
     pub isa: &'static str,
+    /// The instruction set as `--isa` names it (`scalar` for the portable kernel).
+    pub kind: crate::sysinfo::Isa,
     /// `(kc, a, b, c, ldc, alpha)`: see the module's documentation.
     run: unsafe fn(usize, *const T, *const T, *mut T, usize, T),
 }
@@ -68,6 +70,12 @@ pub fn best<T: Element>() -> MicroKernel<T> {
         .unwrap_or_else(portable)
 }
 
+/// The kernel for `T` of instruction set `isa` (`--isa`), or None where there is none or this
+/// CPU cannot run it.
+pub fn for_isa<T: Element>(isa: crate::sysinfo::Isa) -> Option<MicroKernel<T>> {
+    available::<T>().into_iter().find(|k| k.kind == isa)
+}
+
 /// Every kernel this CPU runs for `T`, widest first, the portable one last (for tests and
 /// comparisons).
 pub fn available<T: Element>() -> Vec<MicroKernel<T>> {
@@ -82,6 +90,7 @@ pub fn portable<T: Element>() -> MicroKernel<T> {
         mr: 8,
         nr: 4,
         isa: "portable",
+        kind: crate::sysinfo::Isa::Scalar,
         run: portable_8x4::<T>,
     }
 }
@@ -196,12 +205,14 @@ mod arch {
             mr: 24,
             nr: 8,
             isa: "AVX-512",
+            kind: crate::sysinfo::Isa::Avx512,
             run: dgemm_24x8_avx512,
         };
         let narrow = MicroKernel {
             mr: 8,
             nr: 6,
             isa: "AVX2+FMA",
+            kind: crate::sysinfo::Isa::Avx2,
             run: dgemm_8x6_avx2,
         };
         [avx512.then_some(wide), avx2.then_some(narrow)]
@@ -217,12 +228,14 @@ mod arch {
             mr: 48,
             nr: 8,
             isa: "AVX-512",
+            kind: crate::sysinfo::Isa::Avx512,
             run: sgemm_48x8_avx512,
         };
         let narrow = MicroKernel {
             mr: 16,
             nr: 6,
             isa: "AVX2+FMA",
+            kind: crate::sysinfo::Isa::Avx2,
             run: sgemm_16x6_avx2,
         };
         [avx512.then_some(wide), avx2.then_some(narrow)]

@@ -9,7 +9,7 @@
 //! checks and the record are the same for both.
 
 use super::gemm::{Blocking, Gemm, MatMut, MatRef};
-use super::kernels::{self, Element};
+use super::kernels::{self, Element, MicroKernel};
 use super::system_blas::{BlasError, SystemBlas, Threads};
 use super::{hpl, lu};
 use crate::results::ResultRecord;
@@ -157,8 +157,9 @@ pub struct LinalgPoint {
 /// Which code multiplies and factors.
 #[derive(Debug, Clone, Copy)]
 pub enum Engine<'a> {
-    /// peakbench's own ([`Gemm`], [`lu`]).
-    BuiltIn,
+    /// peakbench's own ([`Gemm`], [`lu`]), with the micro-kernel of this instruction set
+    /// (`--isa`; None: the widest).
+    BuiltIn(Option<crate::sysinfo::Isa>),
     /// An installed BLAS/LAPACK: `dgemm_`/`sgemm_`, `dgetrf_` and `dgetrs_`.
     System(&'a SystemBlas),
 }
@@ -167,7 +168,7 @@ impl Engine<'_> {
     /// The name in the record's `engine`.
     pub fn name(&self) -> &'static str {
         match self {
-            Engine::BuiltIn => "built-in",
+            Engine::BuiltIn(_) => "built-in",
             Engine::System(_) => "system",
         }
     }
@@ -176,10 +177,15 @@ impl Engine<'_> {
 /// HPL's usual block for the factorisation.
 pub const DEFAULT_NB: usize = 256;
 
-/// The multiply's plan for this machine: its widest micro-kernel for `T`, blocked for the
-/// caches one thread has (L1 and L2 its own, its share of the last level).
-pub fn plan<T: Element>(sys: &SystemInfo, threads: usize) -> Gemm<T> {
-    let kernel = kernels::best::<T>();
+/// The multiply's plan for this machine: its widest micro-kernel for `T` (or the one of
+/// `kernel`), blocked for the caches one thread has (L1 and L2 its own, its share of the last
+/// level).
+pub fn plan<T: Element>(
+    sys: &SystemInfo,
+    threads: usize,
+    kernel: Option<MicroKernel<T>>,
+) -> Gemm<T> {
+    let kernel = kernel.unwrap_or_else(kernels::best::<T>);
     let size = |level: u32| {
         sys.caches
             .iter()
@@ -219,13 +225,17 @@ pub fn run(
     } = point;
     let allowed = affinity::allowed_cpus();
     let placement = affinity::place(threads, &allowed, &sys.cpu.logical);
+    let isa = match engine {
+        Engine::BuiltIn(isa) => isa,
+        Engine::System(_) => None,
+    };
     let (need, bits) = match workload {
         LinalgWorkload::Linpack | LinalgWorkload::Dgemm => (
-            workload.bytes(n, nb, threads, &plan::<f64>(sys, threads)),
+            workload.bytes(n, nb, threads, &plan_for::<f64>(sys, threads, isa)),
             f64::ELEMENT_BITS,
         ),
         LinalgWorkload::Sgemm => (
-            workload.bytes(n, nb, threads, &plan::<f32>(sys, threads)),
+            workload.bytes(n, nb, threads, &plan_for::<f32>(sys, threads, isa)),
             f32::ELEMENT_BITS,
         ),
     };
@@ -246,7 +256,7 @@ pub fn run(
     affinity::restrict_current_thread(&placement.cpus)
         .map_err(|e| LinalgError::Pin(e.to_string()))?;
     let outcome = match engine {
-        Engine::BuiltIn => built_in(sys, point, nb, reps, tick),
+        Engine::BuiltIn(isa) => built_in(sys, point, nb, isa, reps, tick),
         Engine::System(blas) => system(blas, point, &placement.cpus, reps, tick),
     };
     let _ = affinity::restrict_current_thread(&allowed);
@@ -279,15 +289,16 @@ pub fn run(
         kernel: None,
         linalg: Some(LinalgParams {
             n,
+            memory_fraction: None,
             engine: engine.name().into(),
             micro_kernel: outcome.micro_kernel,
             library: match engine {
-                Engine::BuiltIn => None,
+                Engine::BuiltIn(_) => None,
                 Engine::System(blas) => Some(blas.description().to_string()),
             },
             library_threads: outcome.library_threads.as_ref().and_then(|t| t.used),
             // A system LAPACK chooses its own block.
-            nb: (workload == LinalgWorkload::Linpack && matches!(engine, Engine::BuiltIn))
+            nb: (workload == LinalgWorkload::Linpack && matches!(engine, Engine::BuiltIn(_)))
                 .then_some(nb),
             flops,
             residual: outcome.residual,
@@ -310,11 +321,22 @@ pub fn run(
     Ok(record)
 }
 
+/// [`plan`] with the micro-kernel of `isa` where one is asked for (and exists: the command
+/// line checks [`kernels::for_isa`] first), else the widest.
+pub fn plan_for<T: Element>(
+    sys: &SystemInfo,
+    threads: usize,
+    isa: Option<crate::sysinfo::Isa>,
+) -> Gemm<T> {
+    plan(sys, threads, isa.and_then(kernels::for_isa::<T>))
+}
+
 /// A point's repetitions with peakbench's own multiply and factorisation.
 fn built_in(
     sys: &SystemInfo,
     point: LinalgPoint,
     nb: usize,
+    isa: Option<crate::sysinfo::Isa>,
     reps: Repetition,
     tick: &mut dyn FnMut(),
 ) -> Result<Outcome, LinalgError> {
@@ -325,14 +347,18 @@ fn built_in(
     } = point;
     match workload {
         LinalgWorkload::Linpack => {
-            let g = plan::<f64>(sys, threads);
+            let g = plan_for::<f64>(sys, threads, isa);
             let mut ipiv = vec![0usize; n];
             linpack(n, threads, reps, tick, kernel_name(&g), &mut |ab| {
                 Ok(lu::solve_carried(&g, ab, n, n, nb, &mut ipiv)?)
             })
         }
-        LinalgWorkload::Dgemm => built_in_multiply(&plan::<f64>(sys, threads), point, reps, tick),
-        LinalgWorkload::Sgemm => built_in_multiply(&plan::<f32>(sys, threads), point, reps, tick),
+        LinalgWorkload::Dgemm => {
+            built_in_multiply(&plan_for::<f64>(sys, threads, isa), point, reps, tick)
+        }
+        LinalgWorkload::Sgemm => {
+            built_in_multiply(&plan_for::<f32>(sys, threads, isa), point, reps, tick)
+        }
     }
 }
 

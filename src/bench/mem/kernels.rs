@@ -292,6 +292,13 @@ macro_rules! table {
 
 /// The kernels for `isa` (AVX-512 and AVX2 have their own; others use portable code, which has
 /// no non-temporal stores) and whether they use non-temporal stores.
+/// Whether `isa` has kernels of its own here (others would run the portable ones).
+pub fn has_kernels(isa: crate::sysinfo::Isa) -> bool {
+    isa == crate::sysinfo::Isa::Scalar
+        || (cfg!(target_arch = "x86_64")
+            && matches!(isa, crate::sysinfo::Isa::Avx512 | crate::sysinfo::Isa::Avx2))
+}
+
 pub fn kernels(isa: crate::sysinfo::Isa, nt: bool) -> (Kernels, bool) {
     match (isa, nt) {
         #[cfg(target_arch = "x86_64")]

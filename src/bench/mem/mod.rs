@@ -53,6 +53,9 @@ pub enum MemWorkload {
     Null,
 }
 
+/// How long each LATENCY sample runs when `--duration` does not say.
+pub const DEFAULT_LATENCY_SAMPLE: Duration = Duration::from_millis(25);
+
 /// The largest working set of the latency staircase when none is given (`--latency-max 1Gi`).
 pub const DEFAULT_LATENCY_MAX: u64 = 1 << 30;
 
@@ -176,6 +179,8 @@ pub struct MemOptions {
     /// Thread counts of LATENCY: each thread chases its own ring (runs its own probe) at the
     /// same time, so that more than one shows the latency under load.
     pub latency_threads: Vec<usize>,
+    /// How long each LATENCY sample chases (or probes).
+    pub latency_sample: Duration,
     pub duration: Duration,
     pub reps: Repetition,
     pub peak: MemPeakOverrides,
@@ -206,6 +211,10 @@ pub enum MemError {
     },
     #[error("--array-size {0} is too small: each thread needs at least 4 KiB per array")]
     WorkingSetTooSmall(u64),
+    #[error(
+        "--stores nt needs non-temporal store instructions, and the {0} kernels have none; use --isa avx2 or avx512 where the CPU has them, or --stores auto"
+    )]
+    NoStreamingStores(Isa),
     #[error("--isa {isa} is not available on this CPU; available: {available}")]
     IsaUnavailable { isa: Isa, available: String },
     #[error("could not allocate {bytes} bytes: {reason}")]
@@ -366,12 +375,24 @@ fn ptr(b: &Buffer) -> *mut f64 {
 impl<'a> MemSession<'a> {
     pub fn new(sys: &'a SystemInfo, opts: &'a MemOptions) -> Result<Self, MemError> {
         validate(opts, sys)?;
-        let isa = opts.isa.unwrap_or(sys.cpu.isas[0]);
+        // The widest instruction set that has kernels of its own (others run the portable
+        // ones, which are recorded as scalar).
+        let isa = opts.isa.unwrap_or_else(|| {
+            sys.cpu
+                .isas
+                .iter()
+                .copied()
+                .find(|i| kernels::has_kernels(*i))
+                .unwrap_or(Isa::Scalar)
+        });
         let (regular, _) = kernels::kernels(isa, false);
         let streaming = match kernels::kernels(isa, true) {
             (k, true) => Some(k),
             _ => None,
         };
+        if opts.stores == Stores::Nt && streaming.is_none() {
+            return Err(MemError::NoStreamingStores(isa));
+        }
         Ok(MemSession {
             sys,
             opts,
@@ -584,7 +605,7 @@ impl<'a> MemSession<'a> {
     ) -> Result<Vec<ResultRecord>, MemError> {
         let cpus = affinity::place(threads, &self.allowed, &self.sys.cpu.logical).cpus;
         // Each sample chases for about this long.
-        let sample = self.opts.duration.min(Duration::from_millis(25));
+        let sample = self.opts.latency_sample;
         let budget = crate::sysinfo::ClockBudget::default();
         let clock = runner::on_cpu(cpus[0], || {
             self.sys.measure_clock(&self.sys.clock_probes(), budget).ghz
@@ -877,6 +898,7 @@ mod tests {
             huge_pages: vec![HugePages::On],
             latency_max_bytes: 64 << 10,
             latency_threads: vec![1, 2],
+            latency_sample: Duration::from_millis(2),
             duration: Duration::from_millis(2),
             reps: Repetition {
                 warmup: 0,

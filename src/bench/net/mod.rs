@@ -224,12 +224,13 @@ impl NetSession {
     }
 
     /// Starts a server on 127.0.0.1 (an ephemeral port) in this process and measures against
-    /// it.
-    pub fn loopback(opts: NetOptions) -> std::io::Result<NetSession> {
+    /// it; with a token, both sides prove it, as across a network.
+    pub fn loopback(opts: NetOptions, token: Option<String>) -> std::io::Result<NetSession> {
         let server = BackgroundServer::start(
             "127.0.0.1:0".parse().expect("valid address"),
             server::ServerConfig {
                 log: false,
+                token: token.clone(),
                 ..Default::default()
             },
         )?;
@@ -237,7 +238,7 @@ impl NetSession {
             opts,
             Target {
                 addr: server.addr(),
-                token: None,
+                token,
             },
         );
         s._local = Some(server);
