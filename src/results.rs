@@ -111,7 +111,9 @@ impl ResultRecord {
             Ok(p) => (Some(p), None),
             Err(r) => (None, Some(r)),
         };
-        let efficiency = peak.as_ref().map(|p| summary.mean / p.value);
+        let efficiency = peak
+            .as_ref()
+            .map(|p| efficiency(metric, summary.mean, p.value));
         let mut warnings = Vec::new();
         if let (Some(p), Some(e)) = (&peak, efficiency)
             && e > 1.0
@@ -181,6 +183,16 @@ impl ResultRecord {
             p.unit = c.unit.into();
         }
         self
+    }
+}
+
+/// How close `mean` comes to `peak` (1 = the peak): mean ÷ peak for rates, peak ÷ mean for
+/// latencies, whose peak is the least time.
+pub fn efficiency(metric: &str, mean: f64, peak: f64) -> f64 {
+    if metric == "latency" {
+        peak / mean
+    } else {
+        mean / peak
     }
 }
 

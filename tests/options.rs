@@ -574,13 +574,13 @@ fn every_mem_option_is_used_or_refused() {
         refused(
             "huge-pages",
             &[&copy[..], &["--huge-pages", "off"]].concat(),
-            "shapes the LATENCY staircase",
+            "applies to the LATENCY staircase",
         ),
         used("latency-max", &lat, move |r| ws(r) == Some(16384)),
         refused(
             "latency-max",
             &[&copy[..], &["--latency-max", "1Mi"]].concat(),
-            "shapes the LATENCY staircase",
+            "applies to the LATENCY staircase",
         ),
         used(
             "mem-peak-gbs",
@@ -622,6 +622,16 @@ fn every_mem_option_is_used_or_refused() {
             "mem-mts",
             &[&lat[..], &["--mem-channels", "2", "--mem-mts", "3200"]].concat(),
             "--workload has only LATENCY or NULL",
+        ),
+        used(
+            "mem-latency-ns",
+            &[&lat[..], &["--mem-latency-ns", "80"]].concat(),
+            |r| r.results().iter().any(|x| user_input(x, 80.0)),
+        ),
+        refused(
+            "mem-latency-ns",
+            &[&copy[..], &["--mem-latency-ns", "80"]].concat(),
+            "LATENCY is not in --workload",
         ),
         repeat_case(&["--workload", "NULL"]),
         used("warmup", &["--workload", "NULL", "--warmup", "2"], |r| {
@@ -834,6 +844,37 @@ fn every_disk_option_is_used_or_refused() {
             &["--workload", "RW", "--disk-peak-write-iops", "500"],
             "needs the read figure too",
         ),
+        used(
+            "disk-latency-us",
+            &["--workload", "RR", "--disk-latency-us", "80"],
+            |r| user_input(r.metric("latency"), 80.0),
+        ),
+        refused(
+            "disk-latency-us",
+            &[
+                "--workload",
+                "RR",
+                "--disk-latency-us",
+                "80",
+                "--rpm",
+                "7200",
+                "--seek-ms",
+                "8",
+            ],
+            "cannot be used with",
+        ),
+        used(
+            "rpm",
+            &["--workload", "RR", "--rpm", "7200", "--seek-ms", "8"],
+            |r| user_input(r.metric("iops"), 7200.0) && user_input(r.metric("latency"), 8.0),
+        ),
+        refused("rpm", &["--workload", "RR", "--rpm", "7200"], "--seek-ms"),
+        used(
+            "seek-ms",
+            &["--workload", "RS", "--rpm", "5400", "--seek-ms", "12"],
+            |r| user_input(r.metric("latency"), 12.0),
+        ),
+        refused("seek-ms", &["--workload", "RR", "--seek-ms", "8"], "--rpm"),
         used("reference", &["--workload", "COPY", "--reference"], |r| {
             r.stderr.contains("no reference tool measures disk COPY")
         }),
@@ -1000,7 +1041,17 @@ fn every_net_option_is_used_or_refused() {
         refused(
             "link-gbps",
             &[&lat[..], &["--link-gbps", "10"]].concat(),
-            "THROUGHPUT is not in --workload",
+            "this run has neither",
+        ),
+        used(
+            "propagation-us",
+            &[&lat[..], &["--link-gbps", "10", "--propagation-us", "2"]].concat(),
+            |r| user_input(r.metric("latency"), 2.0) && user_input(r.metric("latency"), 10000.0),
+        ),
+        refused(
+            "propagation-us",
+            &[&tput[..], &["--propagation-us", "2"]].concat(),
+            "LATENCY is not in --workload",
         ),
         used("gbit", &[&tput[..], &["--gbit"]].concat(), |r| {
             r.stdout.contains("Gbit/s")

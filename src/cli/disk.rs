@@ -103,6 +103,17 @@ pub struct DiskArgs {
     /// The device's rated random write IOPS.
     #[arg(long, value_name = "IOPS", value_parser = parse_positive)]
     pub disk_peak_write_iops: Option<f64>,
+    /// The device's rated access latency of one I/O, µs: the floor of the latency (with the
+    /// record's transfer at the bandwidth peak) and a bound of the IOPS of random I/O.
+    #[arg(long, value_name = "US", value_parser = parse_positive, conflicts_with = "rpm")]
+    pub disk_latency_us: Option<f64>,
+    /// A rotating disk's spindle speed (with --seek-ms): random I/O waits for a seek and half a
+    /// rotation, its IOPS peak 1 / (seek + ½ × 60 s / rpm).
+    #[arg(long, value_name = "RPM", value_parser = parse_positive, requires = "seek_ms")]
+    pub rpm: Option<f64>,
+    /// A rotating disk's average seek time in ms (with --rpm).
+    #[arg(long, value_name = "MS", value_parser = parse_positive, requires = "rpm")]
+    pub seek_ms: Option<f64>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -207,6 +218,9 @@ pub fn run_into(args: DiskArgs, rec: &mut Recorder) -> anyhow::Result<()> {
             write_mbps: args.disk_peak_write_mbps,
             read_iops: args.disk_peak_read_iops,
             write_iops: args.disk_peak_write_iops,
+            latency_us: args.disk_latency_us,
+            rpm: args.rpm,
+            seek_ms: args.seek_ms,
         },
     };
     let session = DiskSession::new(&sys, &opts).map_err(classify)?;

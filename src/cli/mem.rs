@@ -58,6 +58,10 @@ pub struct MemArgs {
     /// Memory channels, for the peak (with --mem-mts).
     #[arg(long, value_name = "N", requires = "mem_mts", conflicts_with = "mem_peak_gbs", value_parser = parse_channels)]
     pub mem_channels: Option<u32>,
+    /// The memory modules' rated latency in ns (e.g. CAS latency: CL × 2000 / MT/s), the floor
+    /// of LATENCY's memory level (SMBIOS does not give it).
+    #[arg(long, value_name = "NS", value_parser = parse_positive)]
+    pub mem_latency_ns: Option<f64>,
     /// Memory transfer rate in MT/s, for the peak (with --mem-channels).
     #[arg(long, value_name = "MTS", requires = "mem_channels", value_parser = parse_positive)]
     pub mem_mts: Option<f64>,
@@ -135,6 +139,7 @@ pub fn run_into(args: MemArgs, rec: &mut Recorder) -> anyhow::Result<()> {
             gbs: args.mem_peak_gbs,
             channels: args.mem_channels,
             mts: args.mem_mts,
+            latency_ns: args.mem_latency_ns,
         },
     };
     let session = MemSession::new(&sys, &opts).map_err(|e| {
@@ -197,8 +202,8 @@ fn refuse_unused(args: &MemArgs, workloads: &[MemWorkload]) -> Result<(), UsageE
     )?;
     given.refuse_unless(
         has(MemWorkload::Latency),
-        &["huge_pages", "latency_max"],
-        "shapes the LATENCY staircase, and LATENCY is not in --workload",
+        &["huge_pages", "latency_max", "mem_latency_ns"],
+        "applies to the LATENCY staircase (its shape, its memory floor), and LATENCY is not in --workload",
         "add LATENCY or drop it",
     )?;
     given.refuse_unless(

@@ -72,6 +72,11 @@ pub struct ClientArgs {
     /// The link speed in Gbit/s, when sysfs cannot tell (virtio, veth) or is wrong.
     #[arg(long, value_name = "GBPS", value_parser = parse_positive)]
     pub link_gbps: Option<f64>,
+    /// The path's one-way propagation delay in µs (cables, switches; 0 on loopback): with the
+    /// link speed, the floor of LATENCY's round trip (the message serialised both ways plus
+    /// twice this).
+    #[arg(long, value_name = "US", value_parser = parse_propagation)]
+    pub propagation_us: Option<f64>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -115,6 +120,15 @@ pub(super) fn parse_message(s: &str) -> Result<u32, String> {
         ));
     }
     Ok(n as u32)
+}
+
+fn parse_propagation(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=1e7).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not a propagation delay: give µs from 0 to 10000000"
+        )),
+    }
 }
 
 fn parse_omit(s: &str) -> Result<std::time::Duration, String> {
@@ -166,9 +180,21 @@ fn refuse_unused(args: &ClientArgs) -> Result<(), UsageError> {
     args.output.refuse_display(false, throughput)?;
     given.refuse_unless(
         throughput,
-        &["reverse", "busy_poll", "link_gbps"],
-        "applies to THROUGHPUT (its direction, its receivers, its goodput peak), and THROUGHPUT is not in --workload (a ping-pong goes both ways and has no peak)",
+        &["reverse", "busy_poll"],
+        "applies to THROUGHPUT (its direction, its receivers), and THROUGHPUT is not in --workload (a ping-pong goes both ways, one message at a time)",
         "add THROUGHPUT or drop it",
+    )?;
+    given.refuse_unless(
+        throughput || args.propagation_us.is_some(),
+        &["link_gbps"],
+        "enters the goodput peak of THROUGHPUT and, with --propagation-us, the floor of LATENCY's round trips; this run has neither",
+        "add THROUGHPUT or --propagation-us, or drop --link-gbps",
+    )?;
+    given.refuse_unless(
+        args.workload.contains(&NetWorkload::Latency),
+        &["propagation_us"],
+        "enters the floor of LATENCY's round trips, and LATENCY is not in --workload",
+        "add LATENCY or drop it",
     )?;
     given.refuse_unless(
         throughput && args.protocol.contains(&Proto::Udp),
@@ -266,6 +292,7 @@ fn client(args: ClientArgs, rec: &mut Recorder) -> anyhow::Result<()> {
         busy_poll: args.busy_poll,
         repeat: args.repeat,
         link_gbps: args.link_gbps,
+        propagation_us: args.propagation_us,
     };
     let pts = points(&opts);
     for p in &pts {

@@ -193,6 +193,7 @@ pub fn link_test(
         busy_poll: Duration::ZERO,
         repeat: t.repeat.max(1) as usize,
         link_gbps: None,
+        propagation_us: None,
     };
     let session = NetSession::remote(
         opts,

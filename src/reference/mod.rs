@@ -540,7 +540,10 @@ fn measure_first_found(
             tool: tool.name().into(),
             version: found.version,
             mean,
-            efficiency: rec.peak.as_ref().map(|p| mean / p.value),
+            efficiency: rec
+                .peak
+                .as_ref()
+                .map(|p| crate::results::efficiency(&rec.metric, mean, p.value)),
         });
     }
     if let Some(e) = unusable {

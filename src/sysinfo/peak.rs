@@ -216,6 +216,37 @@ pub struct DiskPeaks {
     pub write_mbps: Option<f64>,
     pub read_iops: Option<f64>,
     pub write_iops: Option<f64>,
+    /// The rated access latency of one I/O, µs (`--disk-latency-us`).
+    pub latency_us: Option<f64>,
+    /// A rotating disk's spindle speed and average seek (`--rpm`, `--seek-ms`).
+    pub rpm: Option<f64>,
+    pub seek_ms: Option<f64>,
+}
+
+impl DiskPeaks {
+    /// The least time to reach a record before its transfer, µs, with its formula and inputs:
+    /// the rated access latency, or for random I/O on a rotating disk the average seek and half
+    /// a rotation (sequential I/O on it neither seeks nor waits: 0); None when neither is
+    /// given.
+    fn access_us(&self, random: bool) -> Option<(f64, String, BTreeMap<String, PeakInput>)> {
+        let mut inputs = BTreeMap::new();
+        if let Some(l) = self.latency_us {
+            inputs.insert("access".into(), input(l, "µs", Source::User));
+            return Some((l, "access".into(), inputs));
+        }
+        let (rpm, seek) = (self.rpm?, self.seek_ms?);
+        inputs.insert("rpm".into(), input(rpm, "rev/min", Source::User));
+        inputs.insert("seek".into(), input(seek, "ms", Source::User));
+        if !random {
+            return Some((
+                0.0,
+                "0 (sequential: no seek, no rotational wait)".into(),
+                inputs,
+            ));
+        }
+        let us = seek * 1e3 + 0.5 * 60e6 / rpm;
+        Some((us, "(seek + ½ × 60 s / rpm)".into(), inputs))
+    }
 }
 
 /// The rated figure for a mix with `read_share` of the bytes (or I/Os) read: the harmonic
@@ -286,25 +317,188 @@ pub fn disk_throughput(
     }
 }
 
-/// A disk's IOPS peak: its rated figure (user) for the read/write mix, or unknown.
-pub fn disk_iops(rated: &DiskPeaks, read_share: f64) -> Result<Peak, String> {
-    rated_mix(rated.read_iops, rated.write_iops, read_share)
-        .map(|r| Peak {
-            value: r,
-            unit: "IOPS".into(),
-            formula: "rated".into(),
-            inputs: BTreeMap::from([(
-                "rated".to_string(),
-                PeakInput {
-                    value: r,
-                    unit: "IOPS".into(),
-                    source: Source::User,
-                },
-            )]),
-        })
-        .ok_or_else(|| {
-            "a device's rated IOPS are not in sysfs; give --disk-peak-read-iops and --disk-peak-write-iops".to_string()
-        })
+/// A disk's IOPS peak for records of `block` bytes with `read_share` of them read: the least
+/// of the rated IOPS (user) for the mix, the bandwidth bound (the rated MB/s for the mix, or
+/// the link's, ÷ the record size) and, for random I/O on a rotating disk, one I/O per seek and
+/// half a rotation (`--rpm`, `--seek-ms`); unknown where none is known.
+pub fn disk_iops(
+    rated: &DiskPeaks,
+    read_share: f64,
+    block: u64,
+    link: Option<(f64, String)>,
+    random: bool,
+) -> Result<Peak, String> {
+    let mut bounds: Vec<(f64, &str)> = Vec::new();
+    let mut inputs = BTreeMap::new();
+    if let Some(r) = rated_mix(rated.read_iops, rated.write_iops, read_share) {
+        inputs.insert("rated".into(), input(r, "IOPS", Source::User));
+        bounds.push((r, "rated"));
+    }
+    let bandwidth = rated_mix(rated.read_mbps, rated.write_mbps, read_share)
+        .map(|m| (m, "rated MB/s".to_string(), Source::User))
+        .or(link.map(|(m, desc)| (m, format!("MB/s ({desc})"), Source::Detected)));
+    if let Some((mbps, unit, source)) = bandwidth {
+        inputs.insert("bandwidth".into(), input(mbps, &unit, source));
+        inputs.insert(
+            "block".into(),
+            input(block as f64, "bytes", Source::Detected),
+        );
+        bounds.push((mbps * 1e6 / block.max(1) as f64, "bandwidth / block"));
+    }
+    if random && let Some((us, formula, more)) = rated.access_us(true) {
+        inputs.extend(more);
+        bounds.push((
+            1e6 / us.max(1e-9),
+            if formula == "access" {
+                "1 / access"
+            } else {
+                "1 / (seek + ½ rotation)"
+            },
+        ));
+    }
+    let Some(&(value, _)) = bounds.iter().min_by(|a, b| a.0.total_cmp(&b.0)) else {
+        return Err("a device's rated IOPS and bandwidth are not in sysfs and it has no link bound; give --disk-peak-read-iops and --disk-peak-write-iops (or the MB/s figures), or --rpm and --seek-ms for a rotating disk".to_string());
+    };
+    let formula = match bounds.len() {
+        1 => bounds[0].1.to_string(),
+        _ => format!(
+            "min({})",
+            bounds.iter().map(|b| b.1).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    Ok(Peak {
+        value,
+        unit: "IOPS".into(),
+        formula,
+        inputs,
+    })
+}
+
+/// A disk's least latency for one record of `block` bytes, µs: the access (rated, or seek and
+/// half a rotation for random I/O on a rotating disk) plus the record's transfer at the
+/// bandwidth peak (rated for the mix, or the link's), where that is known; unknown without an
+/// access figure.
+pub fn disk_latency(
+    rated: &DiskPeaks,
+    read_share: f64,
+    block: u64,
+    link: Option<(f64, String)>,
+    random: bool,
+) -> Result<Peak, String> {
+    let Some((access, formula, mut inputs)) = rated.access_us(random) else {
+        return Err("a device's access latency is not in sysfs; give --disk-latency-us (or --rpm and --seek-ms for a rotating disk)".to_string());
+    };
+    let bandwidth = rated_mix(rated.read_mbps, rated.write_mbps, read_share)
+        .map(|m| (m, "rated MB/s".to_string(), Source::User))
+        .or(link.map(|(m, desc)| (m, format!("MB/s ({desc})"), Source::Detected)));
+    let (transfer, formula) = match bandwidth {
+        Some((mbps, unit, source)) => {
+            inputs.insert("bandwidth".into(), input(mbps, &unit, source));
+            inputs.insert(
+                "block".into(),
+                input(block as f64, "bytes", Source::Detected),
+            );
+            (
+                block as f64 / mbps,
+                format!("{formula} + block / bandwidth"),
+            )
+        }
+        None => (
+            0.0,
+            format!("{formula} (the transfer time is not counted: the bandwidth is unknown)"),
+        ),
+    };
+    Ok(Peak {
+        value: access + transfer,
+        unit: "us".into(),
+        formula,
+        inputs,
+    })
+}
+
+/// The least latency of a load that hits cache level `level` (1, 2, 3): its load-to-use cycles
+/// from the table ÷ the clock, in ns.
+pub fn cache_latency(
+    level: u32,
+    uarch: Option<&Uarch>,
+    clock_ghz: Result<f64, String>,
+) -> Result<Peak, String> {
+    let u = uarch.ok_or(
+        "the microarchitecture is not in peakbench's table, so its cache latencies are unknown",
+    )?;
+    let cycles = u.cache_cycles.of(level).ok_or_else(|| {
+        format!(
+            "the table has no floor for {}'s L{level} latency (it depends on the part or on the distance to the cache slice)",
+            u.name
+        )
+    })?;
+    let clock = clock_ghz.map_err(|why| format!("{CLOCK_UNKNOWN} ({why})"))?;
+    let mut inputs = BTreeMap::new();
+    inputs.insert("cycles".into(), input(cycles, "cycles", Source::Table));
+    inputs.insert("clock".into(), input(clock, "GHz", Source::Measured));
+    Ok(Peak {
+        value: cycles / clock,
+        unit: "ns".into(),
+        formula: "cycles / clock".into(),
+        inputs,
+    })
+}
+
+/// The least latency of a load from memory, ns: the modules' rated latency, from the user.
+/// SMBIOS (type 17) gives their speed, not their CAS latency, which is in each module's SPD.
+pub fn memory_latency(user_ns: Option<f64>) -> Result<Peak, String> {
+    let ns = user_ns.ok_or(
+        "SMBIOS gives the modules' speed but not their CAS latency (it is in each module's SPD); give the rated latency with --mem-latency-ns",
+    )?;
+    Ok(Peak {
+        value: ns,
+        unit: "ns".into(),
+        formula: "rated".into(),
+        inputs: BTreeMap::from([("rated".to_string(), input(ns, "ns", Source::User))]),
+    })
+}
+
+/// The least round trip of a `message`-byte ping over a link of `link_mbps`: the message's
+/// frames serialised on the link both ways, and the one-way propagation delay (user) twice;
+/// in µs.
+pub fn round_trip(
+    link_mbps: (f64, Source),
+    mtu: u32,
+    tcp: bool,
+    ipv6: bool,
+    message: u32,
+    propagation_us: Option<f64>,
+) -> Result<Peak, String> {
+    let prop = propagation_us.ok_or(
+        "the propagation delay of the path is not known; give it (one way) with --propagation-us",
+    )?;
+    let ip = if ipv6 { 40 } else { 20 };
+    // Bytes on the wire for one message: TCP segments of at most MTU − IP − TCP 32 bytes, or
+    // the UDP datagram's fragments, each with its headers and Ethernet's framing.
+    let wire = if tcp {
+        let per = mtu.saturating_sub(ip + 32).max(1) as u64;
+        let segments = (message as u64).div_ceil(per).max(1);
+        message as u64 + segments * (ip + 32 + super::netif::ETHERNET_OVERHEAD) as u64
+    } else {
+        super::netif::shares(false, ipv6, mtu, message).1 as u64
+    };
+    let serialise_us = wire as f64 * 8.0 / (link_mbps.0 * 1e6) * 1e6;
+    let mut inputs = BTreeMap::new();
+    inputs.insert(
+        "link_speed".into(),
+        input(link_mbps.0, "Mbit/s", link_mbps.1),
+    );
+    inputs.insert(
+        "wire_bytes".into(),
+        input(wire as f64, "bytes", Source::Detected),
+    );
+    inputs.insert("propagation".into(), input(prop, "µs", Source::User));
+    Ok(Peak {
+        value: 2.0 * (serialise_us + prop),
+        unit: "us".into(),
+        formula: "2 × (wire_bytes × 8 / link_speed + propagation)".into(),
+        inputs,
+    })
 }
 
 /// The goodput ceiling in `unit_bits` (1e6 for Mbit/s) of a stream over a link of
@@ -452,6 +646,8 @@ pub struct MemPeakOverrides {
     /// Memory channels and their transfer rate (MT/s), given together.
     pub channels: Option<u32>,
     pub mts: Option<f64>,
+    /// The modules' rated latency, ns: the floor of a load from memory (`--mem-latency-ns`).
+    pub latency_ns: Option<f64>,
 }
 
 /// The DRAM bandwidth peak: Σ over populated DIMMs of transfer rate × data width / 8 — that is
@@ -569,6 +765,7 @@ mod mem_tests {
             channels: Some(2),
             mts: Some(4800.0),
             gbs: None,
+            latency_ns: None,
         };
         assert_eq!(mem_peak(&none, &user).unwrap().value, 76.8);
         let user = MemPeakOverrides {
@@ -626,6 +823,7 @@ mod mem_tests {
             write_mbps: Some(1000.0),
             read_iops: Some(500_000.0),
             write_iops: None,
+            ..Default::default()
         };
         // 70 % of the bytes read: 1 / (0.7 / 3000 + 0.3 / 1000).
         let p = disk_throughput(&rated, 0.7, None, "x").unwrap();
@@ -638,8 +836,122 @@ mod mem_tests {
         let unknown =
             disk_throughput(&DiskPeaks::default(), 1.0, None, "vda has no link").unwrap_err();
         assert!(unknown.contains("vda has no link") && unknown.contains("--disk-peak-read-mbps"));
-        assert_eq!(disk_iops(&rated, 1.0).unwrap().value, 500_000.0);
-        // Writes with no rated write IOPS: unknown.
-        assert!(disk_iops(&rated, 0.5).is_err());
+        // 4 KiB reads: the rated IOPS (500k) are below 3000 MB/s ÷ 4 KiB (732k).
+        let iops = disk_iops(&rated, 1.0, 4096, None, true).unwrap();
+        assert_eq!(iops.value, 500_000.0);
+        assert_eq!(iops.formula, "min(rated, bandwidth / block)");
+        // 1 MiB reads: the bandwidth bounds them, 3000 MB/s ÷ 1 MiB.
+        let big = disk_iops(&rated, 1.0, 1 << 20, None, true).unwrap();
+        assert!((big.value - 3e9 / (1 << 20) as f64).abs() < 1e-6, "{big:?}");
+        // Writes with no rated write IOPS: the rated write bandwidth alone (1000 MB/s).
+        let w = disk_iops(&rated, 0.0, 4096, None, true).unwrap();
+        assert!((w.value - 1e9 / 4096.0).abs() < 1e-6);
+        // Nothing known: unknown, saying what to give.
+        let none = disk_iops(&DiskPeaks::default(), 0.5, 4096, None, true).unwrap_err();
+        assert!(none.contains("--rpm and --seek-ms"), "{none}");
+        // The link alone bounds it too.
+        let link = disk_iops(
+            &DiskPeaks::default(),
+            1.0,
+            4096,
+            Some((400.0, "SATA".into())),
+            false,
+        )
+        .unwrap();
+        assert!((link.value - 400e6 / 4096.0).abs() < 1e-6);
+    }
+
+    /// A rotating disk: random I/O waits for a seek and half a rotation (7200 rpm, 8.5 ms:
+    /// 12.67 ms, 79 IOPS); sequential I/O neither seeks nor waits. A rated access latency
+    /// takes the place of the model; the transfer adds to it where the bandwidth is known.
+    #[test]
+    fn a_rotating_disk_and_a_rated_access_latency() {
+        let hdd = DiskPeaks {
+            rpm: Some(7200.0),
+            seek_ms: Some(8.5),
+            ..Default::default()
+        };
+        let iops = disk_iops(&hdd, 1.0, 4096, None, true).unwrap();
+        assert!(
+            (iops.value - 1e3 / (8.5 + 60e3 / 7200.0 / 2.0)).abs() < 1e-9,
+            "{iops:?}"
+        );
+        assert!(
+            disk_iops(&hdd, 1.0, 4096, None, false).is_err(),
+            "sequential: no model"
+        );
+        let lat = disk_latency(&hdd, 1.0, 4096, None, true).unwrap();
+        assert!(
+            (lat.value - (8500.0 + 60e6 / 7200.0 / 2.0)).abs() < 1e-6,
+            "{lat:?}"
+        );
+        assert!(lat.formula.contains("not counted"));
+        let seq = disk_latency(&hdd, 1.0, 1 << 20, Some((200.0, "SATA".into())), false).unwrap();
+        // No access time, the transfer of 1 MiB at 200 MB/s.
+        assert!(
+            (seq.value - (1 << 20) as f64 / 200.0).abs() < 1e-6,
+            "{seq:?}"
+        );
+        let ssd = DiskPeaks {
+            latency_us: Some(80.0),
+            ..Default::default()
+        };
+        assert_eq!(
+            disk_latency(&ssd, 1.0, 4096, None, true).unwrap().value,
+            80.0
+        );
+        assert_eq!(
+            disk_iops(&ssd, 1.0, 4096, None, true).unwrap().value,
+            12_500.0
+        );
+        assert!(
+            disk_latency(&DiskPeaks::default(), 1.0, 4096, None, true)
+                .unwrap_err()
+                .contains("--disk-latency-us")
+        );
+    }
+
+    /// Memory's floors: a cache level's cycles ÷ the clock (Zen 4: L1 4, L2 14 cycles), none
+    /// for a last level the table cannot vouch for, memory's from the user only.
+    #[test]
+    fn memory_latency_floors() {
+        let zen4 = super::super::uarch::lookup("zen4").unwrap();
+        let l1 = cache_latency(1, Some(zen4), Ok(4.0)).unwrap();
+        assert_eq!((l1.value, l1.unit.as_str()), (1.0, "ns"));
+        assert_eq!(cache_latency(2, Some(zen4), Ok(3.5)).unwrap().value, 4.0);
+        assert!(
+            cache_latency(3, Some(zen4), Ok(3.5))
+                .unwrap_err()
+                .contains("L3")
+        );
+        assert!(cache_latency(1, None, Ok(3.5)).is_err());
+        assert!(
+            cache_latency(1, Some(zen4), Err("probes disagree".into()))
+                .unwrap_err()
+                .starts_with(CLOCK_UNKNOWN)
+        );
+        assert!(
+            memory_latency(None)
+                .unwrap_err()
+                .contains("--mem-latency-ns")
+        );
+        assert_eq!(memory_latency(Some(80.0)).unwrap().value, 80.0);
+    }
+
+    /// A round trip's floor: the message's frames serialised both ways and the propagation
+    /// twice (a 1-byte TCP ping over 10 Gbit/s, MTU 1500: 1 + 20 + 32 + 38 = 91 bytes, 72.8 ns
+    /// each way); unknown without the propagation.
+    #[test]
+    fn round_trip_floor() {
+        let link = (10_000.0, Source::User);
+        let p = round_trip(link, 1500, true, false, 1, Some(5.0)).unwrap();
+        assert!(
+            (p.value - 2.0 * (91.0 * 8.0 / 1e10 * 1e6 + 5.0)).abs() < 1e-9,
+            "{p:?}"
+        );
+        // A 3000-byte TCP message: three segments of at most 1448 bytes.
+        let big = round_trip(link, 1500, true, false, 3000, Some(0.0)).unwrap();
+        assert_eq!(big.inputs["wire_bytes"].value, 3000.0 + 3.0 * 90.0);
+        assert!(round_trip(link, 1500, false, false, 64, None).is_err());
     }
 }

@@ -824,7 +824,13 @@ impl<'a> DiskSession<'a> {
                 "iops",
                 "IOPS",
                 iops,
-                peak::disk_iops(&self.opts.peaks, read_share),
+                peak::disk_iops(
+                    &self.opts.peaks,
+                    read_share,
+                    point.block,
+                    self.link(),
+                    point.workload.random(),
+                ),
             ),
         ];
         let definition = if opts.engine.caps().synchronous() {
@@ -840,11 +846,23 @@ impl<'a> DiskSession<'a> {
             "latency",
             "us",
             mean_us,
-            Err("latency has no theoretical peak".into()),
+            peak::disk_latency(
+                &self.opts.peaks,
+                read_share,
+                point.block,
+                self.link(),
+                point.workload.random(),
+            ),
         );
         lat.percentiles = crate::measure::latency::percentiles_s(&all);
         out.push(lat);
         out
+    }
+
+    /// The device's link bandwidth in MB/s and how it was found, where it has one.
+    fn link(&self) -> Option<(f64, String)> {
+        let d = self.target().device.as_ref()?;
+        d.link_bytes_per_sec.map(|b| (b / 1e6, d.link.clone()))
     }
 
     /// The throughput peak of the point's read/write mix (see [`peak::disk_throughput`]).
@@ -853,7 +871,7 @@ impl<'a> DiskSession<'a> {
         peak::disk_throughput(
             &self.opts.peaks,
             read_share,
-            device.and_then(|d| d.link_bytes_per_sec.map(|b| (b / 1e6, d.link.clone()))),
+            self.link(),
             &device.map_or("its device is unknown".to_string(), |d| {
                 format!("{} has no link bound ({})", d.name, d.link)
             }),

@@ -704,9 +704,26 @@ impl<'a> MemSession<'a> {
                     }),
                     latency_cycles: clock.map(|c| l.latency_ns * c),
                 };
-                latency_record(
+                // The level's floor: a cache's load-to-use cycles ÷ the clock, memory's the
+                // modules' rated latency; a rise past memory is page walks, with no floor.
+                let peak = match n {
+                    n if n < cache_levels => crate::sysinfo::peak::cache_latency(
+                        n as u32 + 1,
+                        self.sys.uarch(),
+                        clock.ok_or_else(|| "the clock probes did not agree".to_string()),
+                    ),
+                    n if n == cache_levels => {
+                        crate::sysinfo::peak::memory_latency(self.opts.peak.latency_ns)
+                    }
+                    _ => Err("a rise past memory comes from page walks (TLB reach), which have no floor here".into()),
+                };
+                record(
+                    MemWorkload::Latency,
                     latency_params(threads, "level", None, Some(level), None),
+                    "latency",
+                    "ns",
                     vec![l.latency_ns],
+                    peak,
                 )
             })
             .collect()
@@ -860,7 +877,7 @@ fn latency_params(
     })
 }
 
-/// A latency point (ns): latency has no theoretical peak.
+/// A staircase step or a probe (ns): their floors are the levels' (see the level records).
 fn latency_record(params: Params, samples: Vec<f64>) -> ResultRecord {
     record(
         MemWorkload::Latency,
@@ -868,7 +885,7 @@ fn latency_record(params: Params, samples: Vec<f64>) -> ResultRecord {
         "latency",
         "ns",
         samples,
-        Err("latency has no theoretical peak".into()),
+        Err("the floor of each level is on its level record".into()),
     )
 }
 

@@ -82,6 +82,8 @@ pub struct NetOptions {
     pub repeat: usize,
     /// Link speed given by the user, Gbit/s.
     pub link_gbps: Option<f64>,
+    /// One-way propagation delay of the path, µs (user): the round trips' floor needs it.
+    pub propagation_us: Option<f64>,
 }
 
 /// One point of the sweep.
@@ -309,7 +311,7 @@ impl NetSession {
         let base = self.base_params(&p);
         match point.workload {
             NetWorkload::Throughput => self.throughput_records(name, p, base, outcomes),
-            NetWorkload::Latency => latency_records(name, p, base, outcomes),
+            NetWorkload::Latency => latency_records(name, p, base, outcomes, self.rtt_peak(&p)),
         }
     }
 
@@ -417,8 +419,8 @@ impl NetSession {
         out
     }
 
-    /// The goodput ceiling of the link to the server, or why it is unknown.
-    fn peak(&self, p: &TestParams, unit: &str, unit_bits: f64) -> Result<Peak, String> {
+    /// The link's speed (Mbit/s, from the user or sysfs) and MTU, or why they are unknown.
+    fn link_speed_and_mtu(&self) -> Result<((f64, Source), u32), String> {
         let link = self.link.as_ref().map_err(Clone::clone)?;
         let speed = match (self.opts.link_gbps, &link.speed_mbps) {
             (Some(g), _) => (g * 1000.0, Source::User),
@@ -428,6 +430,26 @@ impl NetSession {
         let mtu = link
             .mtu
             .ok_or_else(|| format!("{} reports no MTU", link.interface))?;
+        Ok((speed, mtu))
+    }
+
+    /// The least round trip of a point's message over the link to the server, or why it is
+    /// unknown.
+    fn rtt_peak(&self, p: &TestParams) -> Result<Peak, String> {
+        let (speed, mtu) = self.link_speed_and_mtu()?;
+        crate::sysinfo::peak::round_trip(
+            speed,
+            mtu,
+            p.proto == Proto::Tcp,
+            self.target.addr.is_ipv6(),
+            p.message_bytes,
+            self.opts.propagation_us,
+        )
+    }
+
+    /// The goodput ceiling of the link to the server, or why it is unknown.
+    fn peak(&self, p: &TestParams, unit: &str, unit_bits: f64) -> Result<Peak, String> {
+        let (speed, mtu) = self.link_speed_and_mtu()?;
         Ok(crate::sysinfo::peak::goodput(
             speed,
             mtu,
@@ -445,6 +467,7 @@ fn latency_records(
     p: TestParams,
     base: NetParams,
     outcomes: &[Outcome],
+    peak: Result<Peak, String>,
 ) -> Vec<ResultRecord> {
     let mut m = base;
     m.side = Some("client".into());
@@ -474,15 +497,7 @@ fn latency_records(
     {
         m.stream_rtt_us = per_stream;
     }
-    let mut lat = ResultRecord::new(
-        "net",
-        name,
-        m.clone(),
-        "latency",
-        "us",
-        means,
-        Err("round-trip time has no theoretical peak".into()),
-    );
+    let mut lat = ResultRecord::new("net", name, m.clone(), "latency", "us", means, peak);
     lat.percentiles = crate::measure::latency::percentiles_s(&all);
     let rate = ResultRecord::new(
         "net",
