@@ -105,7 +105,7 @@ fn the_page_is_self_contained_and_complete() {
         "Microarchitecture",
         "L2 unified cache",
         "peakbench measured (GOPS)",
-        "reference measured (GOPS)",
+        "likwid-bench measured (GOPS)",
         "likwid-bench",
         "cores × clock × fma_per_cycle",
         "clock = 3.60 GHz (measured)",

@@ -171,21 +171,24 @@ fn keep(column: usize, with_reference: bool) -> bool {
 }
 
 /// The column headers, with `unit` where values carry it.
-pub fn headers(unit: &str, variant: &str, with_reference: bool) -> Vec<String> {
+/// A table's headers; `reference` names the reference tools of its rows ("fio", "STREAM,
+/// likwid-bench"), where any row has one.
+pub fn headers(unit: &str, variant: &str, reference: Option<&str>) -> Vec<String> {
+    let tool = reference.unwrap_or("reference");
     [
         "Workload".into(),
         "Concurrency".into(),
         variant.into(),
         format!("peakbench measured ({unit})"),
-        format!("reference measured ({unit})"),
+        format!("{tool} measured ({unit})"),
         format!("theoretical ({unit})"),
         "peakbench efficiency %".into(),
-        "reference efficiency %".into(),
+        format!("{tool} efficiency %"),
         format!("std dev ({unit})"),
     ]
     .into_iter()
     .enumerate()
-    .filter(|(i, _)| keep(*i, with_reference))
+    .filter(|(i, _)| keep(*i, reference.is_some()))
     .map(|(_, h)| h)
     .collect()
 }
@@ -212,8 +215,18 @@ impl Row {
 }
 
 /// True when some record of the group has a reference figure.
-pub fn has_reference(records: &[&ResultRecord]) -> bool {
-    records.iter().any(|r| r.reference.is_some())
+/// The reference tools of `records` in the order they first appear, joined ("fio",
+/// "likwid-bench, STREAM"), or None where no record has a reference figure.
+pub fn reference_tools(records: &[&ResultRecord]) -> Option<String> {
+    let mut tools: Vec<&str> = Vec::new();
+    for r in records {
+        if let Some(t) = r.reference.as_ref().map(|x| x.tool.as_str())
+            && !tools.contains(&t)
+        {
+            tools.push(t);
+        }
+    }
+    (!tools.is_empty()).then(|| tools.join(", "))
 }
 
 /// Records grouped by (subsystem, unit), in first-seen order: one table each.

@@ -6,8 +6,8 @@ use super::charts::for_report;
 use super::nodes;
 use super::plot::Chart;
 use super::{
-    concurrency_notes, groups, has_reference, headers, littles_law_notes, peak_notes,
-    percentile_notes, row, solve_notes, subsystem_name, variant_header,
+    concurrency_notes, groups, headers, littles_law_notes, peak_notes, percentile_notes,
+    reference_tools, row, solve_notes, subsystem_name, variant_header,
 };
 use crate::results::Report;
 
@@ -81,9 +81,10 @@ impl Document {
         let tables: Vec<ResultTable> = groups(&report.results)
             .into_iter()
             .map(|((subsystem, unit), records)| {
-                let with_reference = has_reference(&records);
+                let tools = reference_tools(&records);
+                let with_reference = tools.is_some();
                 ResultTable {
-                    headers: headers(&unit, variant_header(&subsystem), with_reference),
+                    headers: headers(&unit, variant_header(&subsystem), tools.as_deref()),
                     rows: records
                         .iter()
                         .map(|r| row(r).cells(with_reference))
