@@ -8,7 +8,7 @@ use serde_json::json;
 use std::time::Duration;
 
 /// (name in the table, program on PATH, install command).
-const TOOLS: [(&str, &str, &str); 6] = [
+const TOOLS: [(&str, &str, &str); 8] = [
     ("likwid-bench", "likwid-bench", "apt-get install likwid"),
     (
         "STREAM",
@@ -18,6 +18,8 @@ const TOOLS: [(&str, &str, &str); 6] = [
     ("fio", "fio", "apt-get install fio"),
     ("iperf3", "iperf3", "apt-get install iperf3"),
     ("sockperf", "sockperf", "apt-get install sockperf"),
+    ("qperf", "qperf", "apt-get install qperf"),
+    ("ping", "ping", "apt-get install iputils-ping"),
     (
         "HPL (hpcc)",
         "hpcc",
@@ -220,6 +222,58 @@ fn iperf3_and_sockperf_measure_loopback_points() {
         let r = measure(&lat, &ctx).unwrap().unwrap();
         assert_eq!(r.tool, "sockperf");
         assert!(r.mean > 0.0, "{r:?}");
+    }
+}
+
+/// A 1-byte ping-pong, which sockperf refuses (its header is 14 bytes): qperf measures it, and
+/// its server is gone afterwards; ping gives a 64-byte point's ICMP round trip.
+#[test]
+fn qperf_measures_one_byte_and_ping_the_icmp_round_trip() {
+    let (_dir, ctx) = context();
+    let lat = |size: u64, metric: &str, unit: &str| {
+        record(
+            "net",
+            "LATENCY",
+            metric,
+            unit,
+            json!({"streams": 1, "protocol": "TCP", "message_size_bytes": size,
+                   "duration_s": 0.25, "server": "127.0.0.1:5301", "side": "client"}),
+            50.0,
+            None,
+        )
+    };
+    if installed(Tool::Qperf) {
+        let r = measure(&lat(1, "latency", "us"), &ctx).unwrap().unwrap();
+        assert_eq!(r.tool, "qperf");
+        assert!(r.mean > 0.0 && r.mean < 0.1, "{r:?}");
+        let rate = measure(&lat(1, "rate", "trans/s"), &ctx).unwrap().unwrap();
+        // One run for both records: the rate is the inverse of the round trip.
+        assert!((rate.mean * r.mean - 1.0).abs() < 1e-9, "{rate:?} {r:?}");
+        let left = std::process::Command::new("pgrep")
+            .args(["-x", "qperf"])
+            .output();
+        if let Ok(out) = left {
+            assert!(out.stdout.is_empty(), "a qperf server was left running");
+        }
+    }
+    if installed(Tool::Ping) && !installed(Tool::Sockperf) && !installed(Tool::Qperf) {
+        let r = measure(&lat(64, "latency", "us"), &ctx).unwrap().unwrap();
+        assert_eq!(r.tool, "ping");
+        assert!(r.version.contains("ICMP") && r.mean > 0.0, "{r:?}");
+    }
+    if installed(Tool::Ping) {
+        // ping itself, on the point's payload, whatever else is installed.
+        let Availability::Found(found) =
+            peakbench::reference::Locator::from_env().availability(Tool::Ping)
+        else {
+            unreachable!()
+        };
+        let job = peakbench::reference::ping::job(&lat(64, "latency", "us"), &ctx)
+            .unwrap()
+            .unwrap();
+        let r = peakbench::reference::ping::run(&found.path, &job).unwrap();
+        assert!(r.avg_ms > 0.0 && r.avg_ms < 100.0, "{r:?}");
+        assert_eq!(r.received, Some(job.count));
     }
 }
 

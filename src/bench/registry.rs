@@ -232,7 +232,7 @@ pub const ALL: &[Workload] = &[
         "ping-pong round trips",
         true,
         &["latency", "rate"],
-        Some("sockperf"),
+        Some("sockperf, qperf, ping"),
     ),
 ];
 

@@ -15,6 +15,8 @@
 //! | fio          | disk RS, WS, RR, WR, RW                   | bw_bytes, iops, lat_ns          |
 //! | iperf3       | net THROUGHPUT (goodput, UDP loss/jitter) | bits_per_second, lost_percent   |
 //! | sockperf     | net LATENCY (round trip, rate)            | avg-rtt, messages ÷ run time    |
+//! | qperf        | net LATENCY under 14 B (sockperf's least)  | 2 × one-way latency, its inverse |
+//! | ping         | net LATENCY round trip, ICMP (last resort) | rtt avg                          |
 //!
 //! A tool that is not installed is an error that names the package to install; a tool that
 //! fails, hangs or prints something unreadable is an error with its message — never a panic.
@@ -23,7 +25,9 @@ pub mod fio;
 pub mod hpcc;
 pub mod iperf3;
 pub mod likwid;
+pub mod ping;
 mod process;
+pub mod qperf;
 pub mod sockperf;
 pub mod stream;
 
@@ -46,17 +50,21 @@ pub enum Tool {
     Fio,
     Iperf3,
     Sockperf,
+    Qperf,
+    Ping,
     Hpcc,
 }
 
 impl Tool {
     /// Every tool, in the order `reference check` lists them.
-    pub const ALL: [Tool; 6] = [
+    pub const ALL: [Tool; 8] = [
         Tool::LikwidBench,
         Tool::Stream,
         Tool::Fio,
         Tool::Iperf3,
         Tool::Sockperf,
+        Tool::Qperf,
+        Tool::Ping,
         Tool::Hpcc,
     ];
 
@@ -68,6 +76,8 @@ impl Tool {
             Tool::Fio => "fio",
             Tool::Iperf3 => "iperf3",
             Tool::Sockperf => "sockperf",
+            Tool::Qperf => "qperf",
+            Tool::Ping => "ping",
             Tool::Hpcc => "HPL (hpcc)",
         }
     }
@@ -80,6 +90,8 @@ impl Tool {
             Tool::Fio => "fio",
             Tool::Iperf3 => "iperf3",
             Tool::Sockperf => "sockperf",
+            Tool::Qperf => "qperf",
+            Tool::Ping => "ping",
             Tool::Hpcc => "hpcc",
         }
     }
@@ -95,6 +107,8 @@ impl Tool {
             Tool::Fio => "apt-get install fio",
             Tool::Iperf3 => "apt-get install iperf3",
             Tool::Sockperf => "apt-get install sockperf",
+            Tool::Qperf => "apt-get install qperf",
+            Tool::Ping => "apt-get install iputils-ping",
             Tool::Hpcc => "apt-get install hpcc openmpi-bin libopenblas0-serial",
         }
     }
@@ -106,7 +120,15 @@ impl Tool {
             Tool::Stream => "mem COPY, SCALE, ADD, TRIAD",
             Tool::Fio => "disk RS, WS, RR, WR, RW (MB/s, IOPS, latency)",
             Tool::Iperf3 => "net THROUGHPUT TCP/UDP (goodput, UDP loss and jitter)",
-            Tool::Sockperf => "net LATENCY TCP/UDP (round trip, transactions/s)",
+            Tool::Sockperf => {
+                "net LATENCY TCP/UDP (round trip, transactions/s), messages of 14 B or more"
+            }
+            Tool::Qperf => {
+                "net LATENCY TCP/UDP (round trip, transactions/s) where sockperf is missing or the messages are under 14 B"
+            }
+            Tool::Ping => {
+                "net LATENCY round trip over ICMP, payloads of 16 B or more, where sockperf and qperf are missing"
+            }
             Tool::Hpcc => "cpu LINPACK (HPL), DGEMM (StarDGEMM)",
         }
     }
@@ -295,7 +317,8 @@ fn version_of(tool: Tool, path: &Path) -> Option<String> {
             });
         }
         Tool::LikwidBench => "-v",
-        Tool::Fio | Tool::Iperf3 | Tool::Sockperf => "--version",
+        Tool::Fio | Tool::Iperf3 | Tool::Sockperf | Tool::Qperf => "--version",
+        Tool::Ping => "-V",
     };
     let mut cmd = std::process::Command::new(path);
     cmd.arg(flag);
@@ -306,6 +329,8 @@ fn version_of(tool: Tool, path: &Path) -> Option<String> {
         Tool::Fio => fio::parse_version(&text),
         Tool::Iperf3 => iperf3::parse_version(&text),
         Tool::Sockperf => sockperf::parse_version(&text),
+        Tool::Qperf => qperf::parse_version(&text),
+        Tool::Ping => ping::parse_version(&text),
         Tool::Stream | Tool::Hpcc => None,
     }
 }
@@ -387,6 +412,8 @@ pub enum Job {
     Fio(fio::Job),
     Iperf3(iperf3::Job),
     Sockperf(sockperf::Job),
+    Qperf(qperf::Job),
+    Ping(ping::Job),
     Hpcc(hpcc::Job),
 }
 
@@ -398,6 +425,8 @@ impl Job {
             Job::Fio(_) => Tool::Fio,
             Job::Iperf3(_) => Tool::Iperf3,
             Job::Sockperf(_) => Tool::Sockperf,
+            Job::Qperf(_) => Tool::Qperf,
+            Job::Ping(_) => Tool::Ping,
             Job::Hpcc(_) => Tool::Hpcc,
         }
     }
@@ -409,6 +438,8 @@ impl Job {
             Job::Fio(j) => Outcome::Fio(fio::run(program, j)?),
             Job::Iperf3(j) => Outcome::Iperf3(iperf3::run(program, j)?),
             Job::Sockperf(j) => Outcome::Sockperf(sockperf::run(program, j)?),
+            Job::Qperf(j) => Outcome::Qperf(qperf::run(program, j)?),
+            Job::Ping(j) => Outcome::Ping(ping::run(program, j)?),
             Job::Hpcc(j) => Outcome::Hpcc(hpcc::run(program, j)?),
         })
     }
@@ -422,6 +453,8 @@ pub enum Outcome {
     Fio(fio::FioResult),
     Iperf3(iperf3::Iperf3Result),
     Sockperf(sockperf::SockperfResult),
+    Qperf(qperf::QperfResult),
+    Ping(ping::PingResult),
     Hpcc(hpcc::HpccResult),
 }
 
@@ -434,6 +467,8 @@ impl Outcome {
             Outcome::Fio(r) => fio::figure(r, rec),
             Outcome::Iperf3(r) => iperf3::figure(r, rec),
             Outcome::Sockperf(r) => sockperf::figure(r, rec),
+            Outcome::Qperf(r) => qperf::figure(r, rec),
+            Outcome::Ping(r) => ping::figure(r, rec),
             Outcome::Hpcc(r) => hpcc::figure(r, rec),
         }
     }
@@ -453,32 +488,45 @@ pub fn jobs(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Vec<Job>, Ref
         "mem" => {
             let lk = likwid::mem_job(rec, ctx).map(|r| r.map(Job::Likwid));
             let st = stream::job(rec).map(|r| r.map(Job::Stream));
-            let mut jobs = Vec::new();
-            let (first, second) = if ctx.prefer_stream {
-                (st, lk)
+            if ctx.prefer_stream {
+                usable([st, lk])
             } else {
-                (lk, st)
-            };
-            let mut error = None;
-            for j in [first, second].into_iter().flatten() {
-                match j {
-                    Ok(j) => jobs.push(j),
-                    Err(e) => error = error.or(Some(e)),
-                }
-            }
-            match (jobs.is_empty(), error) {
-                (true, None) => None,
-                (true, Some(e)) => Some(Err(e)),
-                (false, _) => Some(Ok(jobs)),
+                usable([lk, st])
             }
         }
         "disk" => all(fio::job(rec, ctx).map(|r| r.map(Job::Fio))),
         "net" => match rec.workload.as_str() {
             "THROUGHPUT" => all(iperf3::job(rec, ctx).map(|r| r.map(Job::Iperf3))),
-            "LATENCY" => all(sockperf::job(rec, ctx).map(|r| r.map(Job::Sockperf))),
+            // sockperf; qperf where sockperf is missing or refuses the point (messages under
+            // its 14-byte header); ping's ICMP round trip where neither is installed.
+            "LATENCY" => usable([
+                sockperf::job(rec, ctx).map(|r| r.map(Job::Sockperf)),
+                qperf::job(rec, ctx).map(|r| r.map(Job::Qperf)),
+                ping::job(rec, ctx).map(|r| r.map(Job::Ping)),
+            ]),
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// The jobs of the tools that can run a point, best first: `None` where no tool applies, the
+/// first tool's refusal where none can run it.
+fn usable<const N: usize>(
+    candidates: [Option<Result<Job, RefError>>; N],
+) -> Option<Result<Vec<Job>, RefError>> {
+    let mut jobs = Vec::new();
+    let mut error = None;
+    for c in candidates.into_iter().flatten() {
+        match c {
+            Ok(j) => jobs.push(j),
+            Err(e) => error = error.or(Some(e)),
+        }
+    }
+    match (jobs.is_empty(), error) {
+        (true, None) => None,
+        (true, Some(e)) => Some(Err(e)),
+        (false, _) => Some(Ok(jobs)),
     }
 }
 
@@ -711,7 +759,16 @@ mod tests {
         );
         assert_eq!(
             measure(&lat, &ctx).unwrap().unwrap_err(),
-            "sockperf not found: apt-get install sockperf"
+            "sockperf or qperf or ping not found: apt-get install sockperf; or apt-get install qperf; or apt-get install iputils-ping"
+        );
+        // A 1-byte ping-pong: sockperf cannot, so qperf (ping cannot time it either).
+        let mut one = lat.clone();
+        if let crate::results::params::Params::Net(p) = &mut one.params {
+            p.message_size_bytes = 1;
+        }
+        assert_eq!(
+            measure(&one, &ctx).unwrap().unwrap_err(),
+            "qperf not found: apt-get install qperf"
         );
     }
 

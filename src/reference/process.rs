@@ -165,9 +165,10 @@ impl Server {
             .spawn()
             .map_err(|e| RefError::failed(tool, format!("cannot start its server: {e}")))?;
         let mut server = Server { child };
-        let table = match transport {
-            Transport::Tcp => "/proc/net/tcp",
-            Transport::Udp => "/proc/net/udp",
+        // IPv4 sockets, and IPv6 ones (a dual-stack wildcard, as qperf's server binds).
+        let tables = match transport {
+            Transport::Tcp => ["/proc/net/tcp", "/proc/net/tcp6"],
+            Transport::Udp => ["/proc/net/udp", "/proc/net/udp6"],
         };
         let start = Instant::now();
         loop {
@@ -177,8 +178,10 @@ impl Server {
                     format!("its server on 127.0.0.1:{port} exited at once ({status})"),
                 ));
             }
-            let bound = std::fs::read_to_string(table)
-                .is_ok_and(|t| proc_net_bound(&t, port, transport == Transport::Tcp));
+            let bound = tables.iter().any(|table| {
+                std::fs::read_to_string(table)
+                    .is_ok_and(|t| proc_net_bound(&t, port, transport == Transport::Tcp))
+            });
             if bound {
                 return Ok(server);
             }
@@ -193,12 +196,16 @@ impl Server {
     }
 }
 
-/// Whether a /proc/net/tcp or /proc/net/udp table has a socket bound to 127.0.0.1:`port`
-/// (or the wildcard address), in LISTEN state (0A) when `listening`.
+/// Whether a /proc/net/tcp, udp, tcp6 or udp6 table has a socket bound to 127.0.0.1:`port`
+/// (or a wildcard address, or ::1, or ::ffff:127.0.0.1), in LISTEN state (0A) when
+/// `listening`.
 pub fn proc_net_bound(table: &str, port: u16, listening: bool) -> bool {
     let want = [
         format!("0100007F:{port:04X}"),
         format!("00000000:{port:04X}"),
+        format!("00000000000000000000000000000000:{port:04X}"),
+        format!("00000000000000000000000001000000:{port:04X}"),
+        format!("0000000000000000FFFF00000100007F:{port:04X}"),
     ];
     table.lines().skip(1).any(|line| {
         let fields: Vec<&str> = line.split_whitespace().collect();
@@ -278,6 +285,12 @@ mod tests {
         assert!(proc_net_bound(tcp, 40000, false));
         assert!(!proc_net_bound("garbage\nmore garbage", 5301, false));
         assert!(!proc_net_bound("", 5301, false));
+        // A dual-stack wildcard listener, as qperf's server binds, in /proc/net/tcp6.
+        let tcp6 = "  sl  local_address                         remote_address                        st
+   0: 00000000000000000000000000000000:4E1E 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0 100 0 0 10 0
+";
+        assert!(proc_net_bound(tcp6, 19998, true));
+        assert!(!proc_net_bound(tcp6, 19999, true));
     }
 
     #[test]
