@@ -7,12 +7,6 @@
 //! subcommand's own parser checks, so a profile accepts exactly what the command line does and
 //! reports the same errors.
 
-use crate::bench::linalg::workload::LinalgWorkload;
-use crate::bench::mem::DEFAULT_LATENCY_MAX;
-use crate::bench::mem::latency::staircase_sizes;
-use crate::bench::registry;
-use std::time::Duration;
-
 /// The built-in profiles: name, TOML text.
 pub const BUILT_IN: &[(&str, &str)] = &[
     ("quick", include_str!("../profiles/quick.toml")),
@@ -151,25 +145,6 @@ impl Profile {
 }
 
 impl Job {
-    /// The job's option `key` (with dashes), falling back to `defaults`.
-    fn get<'a>(&'a self, defaults: &'a [(String, Value)], key: &str) -> Option<&'a Value> {
-        self.options
-            .iter()
-            .chain(defaults)
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v)
-    }
-
-    /// The job's option `key` as its words: a list's items, or a text's comma-separated
-    /// parts; empty where the job does not set it.
-    fn words(&self, defaults: &[(String, Value)], key: &str) -> Vec<String> {
-        match self.get(defaults, key) {
-            Some(Value::List(l)) => l.clone(),
-            Some(Value::Text(s)) => s.split(',').map(|w| w.trim().to_string()).collect(),
-            _ => Vec::new(),
-        }
-    }
-
     /// The keys of `defaults` that [`Job::argv`] adds to this job (those `accepts` takes and
     /// the job does not set itself).
     pub fn inherited<'a>(
@@ -216,117 +191,6 @@ impl Job {
             }
         }
         argv
-    }
-
-    /// A rough estimate of the job's time: the points (the product of its list options) times
-    /// the rounds per point times the time of a round. Options left to their defaults count as
-    /// the defaults' sizes given here; the memory latency staircase counts its working sets.
-    pub fn estimate(&self, defaults: &[(String, Value)], hw_threads: usize) -> Duration {
-        let count = |key: &str, default: usize| match self.get(defaults, key) {
-            Some(Value::List(l)) => l.len().max(1),
-            Some(Value::Text(s)) => s.split(',').count().max(1),
-            _ => default,
-        };
-        let seconds = |key: &str, default: f64| match self.get(defaults, key) {
-            Some(Value::Text(s)) => crate::units::parse_duration(s)
-                .map(|d| d.as_secs_f64())
-                .unwrap_or(default),
-            _ => default,
-        };
-        let threads_default = crate::sweep::powers_of_two_up_to(hw_threads).len();
-        let repeat = count_number(self.get(defaults, "repeat")).unwrap_or(3) as f64;
-        let warmup = count_number(self.get(defaults, "warmup")).unwrap_or(1) as f64;
-        let secs = match self.subsystem.as_str() {
-            "cpu" => {
-                let workloads = self.words(defaults, "workload");
-                let linalg: Vec<LinalgWorkload> =
-                    workloads.iter().filter_map(|w| w.parse().ok()).collect();
-                let kernels = if workloads.is_empty() {
-                    registry::defaults("cpu").count()
-                } else {
-                    workloads.len() - linalg.len()
-                };
-                let threads: Vec<usize> = match self.get(defaults, "threads") {
-                    Some(Value::Text(s)) if s == "all" => vec![hw_threads.max(1)],
-                    Some(Value::List(_) | Value::Text(_)) => self
-                        .words(defaults, "threads")
-                        .iter()
-                        .filter_map(|t| t.parse().ok())
-                        .collect(),
-                    _ => crate::sweep::powers_of_two_up_to(hw_threads),
-                };
-                let sizes: Vec<usize> = match self.words(defaults, "n") {
-                    n if n.is_empty() => vec![8000],
-                    n => n.iter().filter_map(|n| n.parse().ok()).collect(),
-                };
-                // The linear-algebra points: their operations at an assumed
-                // LINALG_GFLOPS_PER_THREAD, each round.
-                let mut solve = 0.0;
-                for w in &linalg {
-                    for &n in &sizes {
-                        for &t in &threads {
-                            solve += w.flops(n) / (LINALG_GFLOPS_PER_THREAD * 1e9 * t as f64);
-                        }
-                    }
-                }
-                let points = kernels * threads.len();
-                (points as f64 * seconds("duration", 0.25) + solve) * (repeat + warmup) + 1.0
-            }
-            "mem" => {
-                let mut workloads = self.words(defaults, "workload");
-                if workloads.is_empty() {
-                    workloads = registry::defaults("mem")
-                        .map(|w| w.name.to_string())
-                        .collect();
-                }
-                let latency = workloads
-                    .iter()
-                    .filter(|w| w.eq_ignore_ascii_case("LATENCY"))
-                    .count();
-                let blocks = count("block-size", 3);
-                let threads = count("threads", threads_default);
-                // The staircase's working sets up to the default maximum, × 2 page sizes.
-                let stairs = staircase_sizes(4096, DEFAULT_LATENCY_MAX).len()
-                    * if matches!(self.get(defaults, "huge-pages"), Some(Value::Text(s)) if s != "both")
-                    {
-                        1
-                    } else {
-                        2
-                    };
-                // LATENCY at each given thread count (one without --threads).
-                let latency_threads = count("threads", 1);
-                let points = (workloads.len() - latency) * blocks * threads
-                    + latency * stairs * latency_threads;
-                points as f64 * (repeat + warmup) * seconds("duration", 0.25) + 2.0
-            }
-            "disk" => {
-                let points = count("workload", registry::defaults("disk").count())
-                    * count("block-size", 4)
-                    * count("threads", 1)
-                    * count("iodepth", 1);
-                points as f64 * repeat * (seconds("runtime", 5.0) + seconds("ramp", 1.0)) + 5.0
-            }
-            _ => {
-                let protocols = count("protocol", 2);
-                let points = count("workload", registry::defaults("net").count())
-                    * protocols
-                    * count("streams", 1)
-                    * count("message-size", 1);
-                points as f64 * repeat * (seconds("duration", 5.0) + seconds("omit", 1.0) + 0.3)
-            }
-        };
-        Duration::from_secs_f64(secs)
-    }
-}
-
-/// The rate a LINPACK or GEMM point's time is estimated at, per thread (GFLOP/s): about what
-/// an AVX2 or AVX-512 core of the last decade reaches at N of a few thousand.
-const LINALG_GFLOPS_PER_THREAD: f64 = 40.0;
-
-fn count_number(v: Option<&Value>) -> Option<usize> {
-    match v {
-        Some(Value::Text(s)) => s.parse().ok(),
-        _ => None,
     }
 }
 
@@ -410,48 +274,6 @@ mod tests {
             let err = Profile::parse("t", text).unwrap_err();
             assert!(err.contains(want), "{text:?}: {err}");
         }
-    }
-
-    #[test]
-    fn estimates_grow_with_the_matrix() {
-        let quick = Profile::built_in("quick").unwrap();
-        let full = Profile::built_in("assignment").unwrap();
-        let total = |p: &Profile| {
-            p.jobs
-                .iter()
-                .map(|j| j.estimate(&p.defaults, 2))
-                .sum::<Duration>()
-        };
-        assert!(
-            total(&quick) < Duration::from_secs(60),
-            "{:?}",
-            total(&quick)
-        );
-        assert!(total(&full) > total(&quick) * 10);
-    }
-
-    /// A LINPACK job's estimate is its operations at the assumed rate: N³, divided by the
-    /// threads, times the rounds.
-    #[test]
-    fn linear_algebra_estimates_follow_the_operations() {
-        let job = |n: &str, threads: &str| {
-            let p = Profile::parse(
-                "t",
-                &format!(
-                    "[[job]]\nsubsystem = \"cpu\"\nworkload = [\"LINPACK\"]\nn = {n}\nthreads = {threads}\nrepeat = 2\nwarmup = 0\n"
-                ),
-            )
-            .unwrap();
-            p.jobs[0].estimate(&p.defaults, 4).as_secs_f64() - 1.0
-        };
-        let one = job("[8000]", "[1]");
-        let want = 2.0 * (2.0 / 3.0 * 8000f64.powi(3)) / (LINALG_GFLOPS_PER_THREAD * 1e9);
-        assert!((one / want - 1.0).abs() < 0.01, "{one} vs {want}");
-        assert!((job("[4000]", "[1]") * 8.0 / one - 1.0).abs() < 0.01);
-        assert!((job("[8000]", "\"all\"") * 4.0 / one - 1.0).abs() < 0.01);
-        // Two sizes and the default thread sweep (1, 2, 4 on 4 threads).
-        let sweep = job("[4000, 8000]", "[1, 2, 4]");
-        assert!((sweep / (one * 1.125 * 1.75) - 1.0).abs() < 0.01, "{sweep}");
     }
 
     proptest::proptest! {

@@ -653,13 +653,31 @@ fn a_job_that_fails_on_a_node_is_noted_and_the_run_exits_1() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let (profile, json) = (dir.path().join("p.toml"), dir.path().join("r.json"));
-    // Job 2 names a directory that does not exist: it fails when it runs.
+    // Job 2's directory is read-only: the job passes the checks made before the run (the
+    // directory exists, with room), and fails when it runs, creating its file. Root writes
+    // anywhere, so as root the directory is a read-only tmpfs of its own.
+    let ro = common::tmpfs("ro,size=64m");
+    let read_only = match &ro {
+        Some((d, _)) => d.path().to_path_buf(),
+        // SAFETY: geteuid has no preconditions.
+        None if unsafe { libc::geteuid() } == 0 => return,
+        None => {
+            use std::os::unix::fs::PermissionsExt;
+            let d = dir.path().join("ro");
+            std::fs::create_dir(&d).unwrap();
+            std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o500)).unwrap();
+            d
+        }
+    };
     std::fs::write(
         &profile,
-        "[defaults]\nrepeat = 1\n\
-         [[job]]\nsubsystem = 'cpu'\nworkload = ['NULL']\nthreads = 1\nwarmup = 0\n\
-         [[job]]\nsubsystem = 'disk'\nengine = 'null'\nworkload = ['RR']\nblock_size = '4K'\n\
-         size = '4M'\nruntime = '50ms'\nramp = '0s'\ndir = '/nonexistent-peakbench-dir'\n",
+        format!(
+            "[defaults]\nrepeat = 1\n\
+             [[job]]\nsubsystem = 'cpu'\nworkload = ['NULL']\nthreads = 1\nwarmup = 0\n\
+             [[job]]\nsubsystem = 'disk'\nengine = 'null'\nworkload = ['RR']\nblock_size = '4K'\n\
+             size = '4M'\nruntime = '50ms'\nramp = '0s'\nbuffered = true\ndir = '{}'\n",
+            read_only.display()
+        ),
     )
     .unwrap();
     let out = cluster_run(&[

@@ -53,6 +53,16 @@ impl Recorder {
         self.output.quiet
     }
 
+    /// Takes `sys`, collected already (to plan the run), as the machine the run measures.
+    pub fn with_system(mut self, sys: SystemInfo) -> Recorder {
+        if self.report.is_none() {
+            let r = Report::new(sys, self.argv.clone());
+            self.start_history(&r);
+            self.report = Some(r);
+        }
+        self
+    }
+
     /// The machine the run measures (collected once, on first use; the run starts then).
     pub fn system(&mut self) -> SystemInfo {
         let report = match self.report.take() {

@@ -36,7 +36,17 @@ pub fn run_jobs(jobs: Vec<Job>, rec: &mut Recorder) -> anyhow::Result<Vec<(Strin
             eprintln!("job {}/{n}: peakbench {}", i + 1, job.line.join(" "));
         }
         let subsystem = job.line.first().cloned().unwrap_or_default();
-        match (job.measure)(rec) {
+        let start = std::time::Instant::now();
+        let outcome = (job.measure)(rec);
+        if !rec.quiet() {
+            eprintln!(
+                "job {}/{n}: {} (estimated {})",
+                i + 1,
+                crate::units::format_duration(start.elapsed()),
+                crate::units::format_duration(job.estimate)
+            );
+        }
+        match outcome {
             Ok(()) => {}
             Err(e) if e.downcast_ref::<Interrupted>().is_some() => return Err(e),
             Err(e) => {

@@ -212,7 +212,9 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
         (true, true) => Some(hpl_request(&id, a.hpl_n)?),
         _ => None,
     };
-    let (profile, jobs) = suite_run::plan(&a.profile)?;
+    // Every job checked on this node as it would run, before any node measures.
+    let sys = crate::sysinfo::collect(crate::sysinfo::ClockBudget::default());
+    let (profile, jobs) = suite_run::plan(&a.profile, &sys, Default::default())?;
     let jobs: Vec<Job> = jobs
         .into_iter()
         .filter(|j| j.line.first().map(String::as_str) != Some("net"))

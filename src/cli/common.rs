@@ -124,6 +124,42 @@ pub struct OutputArgs {
     /// The options of the whole command line that were given (set after parsing).
     #[arg(skip)]
     pub given: Given,
+    /// How `run --budget` fits a job in time (set after parsing; none for one command).
+    #[arg(skip)]
+    pub fit: Fit,
+}
+
+/// How a job of `run --budget` is shortened: its durations (measured time, warm-up, ramp,
+/// omit) × `time_scale`, down to each subsystem's floor, and its repetitions at most
+/// `max_repeat`.
+#[derive(Debug, Clone, Copy)]
+pub struct Fit {
+    pub time_scale: f64,
+    pub max_repeat: Option<usize>,
+}
+
+impl Default for Fit {
+    fn default() -> Fit {
+        Fit {
+            time_scale: 1.0,
+            max_repeat: None,
+        }
+    }
+}
+
+impl Fit {
+    /// `d` scaled, not below `floor` (nor above `d`).
+    pub fn time(&self, d: std::time::Duration, floor: std::time::Duration) -> std::time::Duration {
+        if self.time_scale >= 1.0 {
+            return d;
+        }
+        d.mul_f64(self.time_scale.max(0.0)).max(floor.min(d))
+    }
+
+    /// `repeat` capped.
+    pub fn repeat(&self, repeat: usize) -> usize {
+        self.max_repeat.map_or(repeat, |m| repeat.min(m))
+    }
 }
 
 impl OutputArgs {

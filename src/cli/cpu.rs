@@ -4,6 +4,7 @@ use super::common::{
     OutputArgs, RunArgs, UsageError, parse_assignment, parse_positive, parse_threads,
 };
 use crate::app::Recorder;
+use crate::bench::cpu::estimate as cpu_estimate;
 use crate::bench::cpu::{CpuOptions, CpuSession, CpuWorkload, Scaling, points};
 use crate::bench::linalg::kernels as linalg_kernels;
 use crate::bench::linalg::system_blas::SystemBlas;
@@ -11,9 +12,11 @@ use crate::bench::linalg::workload::{self as linalg, Engine, LinalgPoint, Linalg
 use crate::report;
 use crate::runner::Repetition;
 use crate::sysinfo::Isa;
+use crate::sysinfo::SystemInfo;
 use crate::sysinfo::peak::CpuPeakOverrides;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct CpuArgs {
@@ -115,6 +118,9 @@ fn parse_isa(s: &str) -> Result<Isa, String> {
     s.parse()
 }
 
+/// The shortest a kernel point's repetition is made by `run --budget`.
+const MIN_DURATION: std::time::Duration = std::time::Duration::from_millis(20);
+
 pub fn run(args: CpuArgs, argv: Vec<String>) -> anyhow::Result<()> {
     args.output.validate()?;
     let mut rec = Recorder::new(argv, args.output.outputs());
@@ -122,60 +128,111 @@ pub fn run(args: CpuArgs, argv: Vec<String>) -> anyhow::Result<()> {
     rec.finish(outcome)
 }
 
-/// Measures the points of `args` into `rec` (one command, or one job of a suite).
-pub fn run_into(args: CpuArgs, rec: &mut Recorder) -> anyhow::Result<()> {
-    let kernels: Vec<CpuWorkload> = args
-        .workload
-        .iter()
-        .filter_map(|c| match c {
-            CpuChoice::Kernel(w) => Some(*w),
-            CpuChoice::Linalg(_) => None,
-        })
-        .collect();
-    let linalg: Vec<LinalgWorkload> = args
-        .workload
-        .iter()
-        .filter_map(|c| match c {
-            CpuChoice::Linalg(w) => Some(*w),
-            CpuChoice::Kernel(_) => None,
-        })
-        .collect();
+/// The synthetic kernels and the linear-algebra workloads of `args` (the kernels QP … INT64
+/// when it names none).
+fn split(args: &CpuArgs) -> (Vec<CpuWorkload>, Vec<LinalgWorkload>) {
+    let mut kernels = Vec::new();
+    let mut linalg = Vec::new();
+    for c in &args.workload {
+        match c {
+            CpuChoice::Kernel(w) => kernels.push(*w),
+            CpuChoice::Linalg(w) => linalg.push(*w),
+        }
+    }
+    if args.workload.is_empty() {
+        kernels = CpuWorkload::DEFAULT.to_vec();
+    }
+    (kernels, linalg)
+}
+
+/// The checks that need no machine: options that do not apply, or that contradict others.
+fn refuse(
+    args: &CpuArgs,
+    kernels: &[CpuWorkload],
+    linalg: &[LinalgWorkload],
+) -> Result<(), UsageError> {
     if linalg.is_empty() && (!args.n.is_empty() || args.memory_fraction.is_some()) {
         return Err(UsageError(
             "--n and --memory-fraction size LINPACK, DGEMM and SGEMM: add --workload LINPACK, DGEMM or SGEMM"
                 .into(),
-        )
-        .into());
+        ));
     }
     if linalg.is_empty() && (args.blas.is_some() || args.blas_library.is_some()) {
         return Err(UsageError(
             "--blas and --blas-library choose the engine of LINPACK, DGEMM and SGEMM: add --workload LINPACK, DGEMM or SGEMM"
                 .into(),
-        )
-        .into());
+        ));
     }
     if args.nb.is_some() && !linalg.contains(&LinalgWorkload::Linpack) {
-        return Err(UsageError("--nb sets LINPACK's block: add --workload LINPACK".into()).into());
+        return Err(UsageError(
+            "--nb sets LINPACK's block: add --workload LINPACK".into(),
+        ));
     }
     if args.nb.is_some() && args.blas == Some(BlasEngine::System) {
         return Err(UsageError(
             "--nb sets the built-in factorisation's block; a system LAPACK chooses its own: drop --nb or use --blas built-in".into(),
-        )
-        .into());
+        ));
     }
     if args.blas_library.is_some() && args.blas != Some(BlasEngine::System) {
         return Err(UsageError(
             "--blas-library names the library of the system engine: add --blas system".into(),
-        )
-        .into());
+        ));
     }
-    let kernels = if args.workload.is_empty() {
-        CpuWorkload::DEFAULT.to_vec()
-    } else {
-        kernels
-    };
-    refuse_unused(&args, &kernels, &linalg)?;
-    let sys = rec.system();
+    refuse_unused(args, kernels, linalg)
+}
+
+/// What a command line measures, checked against the machine before anything runs.
+struct Plan {
+    /// The kernel points' options (None: no kernel workload).
+    kernels: Option<CpuOptions>,
+    linalg: Vec<LinalgPoint>,
+    reps: Repetition,
+}
+
+impl Plan {
+    /// About how long it takes on `sys`.
+    fn estimate(&self, sys: &SystemInfo) -> Duration {
+        let cpus = crate::runner::affinity::allowed_cpus().len();
+        let kernels = self
+            .kernels
+            .as_ref()
+            .map_or(Duration::ZERO, |o| cpu_estimate(o, cpus));
+        let cores = (sys.cpu.cores.get().copied().unwrap_or(1).max(1) as usize).min(cpus.max(1));
+        let linalg: Duration = self
+            .linalg
+            .iter()
+            .map(|p| {
+                let bits = if p.workload == LinalgWorkload::Sgemm {
+                    32
+                } else {
+                    64
+                };
+                let core = crate::sysinfo::peak::cpu_peak(
+                    crate::sysinfo::peak::OpClass::Fma { element_bits: bits },
+                    1,
+                    sys.cpu
+                        .measured_clock_ghz
+                        .get()
+                        .copied()
+                        .ok_or_else(|| "unknown".to_string()),
+                    sys.uarch(),
+                    &sys.cpu.isas,
+                    &Default::default(),
+                )
+                .ok()
+                .map(|p| p.value);
+                linalg::estimate(*p, self.reps, cores, core)
+            })
+            .sum();
+        kernels + linalg
+    }
+}
+
+/// Checks `args` against `sys` (every option used, the ISA there, each linear-algebra point's
+/// memory, the system BLAS loadable) and lays out the points; nothing is measured.
+fn plan(args: &CpuArgs, sys: &SystemInfo) -> anyhow::Result<Plan> {
+    let (kernels, linalg_workloads) = split(args);
+    refuse(args, &kernels, &linalg_workloads)?;
     if let Some(isa) = args.isa
         && !sys.cpu.isas.contains(&isa)
         && isa != crate::sysinfo::Isa::Scalar
@@ -191,26 +248,85 @@ pub fn run_into(args: CpuArgs, rec: &mut Recorder) -> anyhow::Result<()> {
         ))
         .into());
     }
-    if kernels.is_empty() {
-        return run_linalg(&args, &linalg, rec);
-    }
-    let opts = CpuOptions {
+    let reps = Repetition {
+        warmup: args.run.warmup,
+        repeat: args.output.fit.repeat(args.run.repeat),
+    };
+    let threads = if args.threads.is_empty() {
+        crate::sweep::powers_of_two_up_to(sys.cpu.threads as usize)
+    } else {
+        args.threads.clone()
+    };
+    let kernels = (!kernels.is_empty()).then(|| CpuOptions {
         workloads: kernels,
-        threads: if args.threads.is_empty() {
-            crate::sweep::powers_of_two_up_to(sys.cpu.threads as usize)
-        } else {
-            args.threads.clone()
-        },
+        threads: threads.clone(),
         scaling: args.scaling,
         isa: args.isa,
-        duration: args.run.duration,
-        reps: Repetition {
-            warmup: args.run.warmup,
-            repeat: args.run.repeat,
-        },
+        duration: args.output.fit.time(args.run.duration, MIN_DURATION),
+        reps,
         clock_ghz: args.clock_ghz,
         ops_per_cycle: args.ops_per_cycle.iter().copied().collect(),
         peak_per_core: args.peak.iter().copied().collect(),
+    });
+    if let Some(o) = &kernels {
+        CpuSession::new(sys, o).map_err(|e| UsageError(e.to_string()))?;
+    }
+    let memory = sys.memory.available_bytes.get().copied().unwrap_or(4 << 30);
+    let mut pts = Vec::new();
+    for &workload in &linalg_workloads {
+        let sizes = if args.n.is_empty() {
+            let n = workload.n_for_memory(memory, args.memory_fraction.unwrap_or(0.1));
+            vec![if args.memory_fraction.is_some() {
+                n
+            } else {
+                n.min(8000)
+            }]
+        } else {
+            args.n.clone()
+        };
+        for &n in &sizes {
+            for &t in &threads {
+                let point = LinalgPoint {
+                    workload,
+                    n,
+                    threads: t,
+                };
+                let isa = args.isa.filter(|_| args.blas != Some(BlasEngine::System));
+                linalg::check_memory(sys, point, args.nb.unwrap_or(linalg::DEFAULT_NB), isa)
+                    .map_err(|e| UsageError(e.to_string()))?;
+                pts.push(point);
+            }
+        }
+    }
+    if args.blas == Some(BlasEngine::System) {
+        SystemBlas::load(
+            args.blas_library.as_deref(),
+            linalg_workloads.contains(&LinalgWorkload::Linpack),
+        )
+        .map_err(|e| UsageError(e.to_string()))?;
+    }
+    Ok(Plan {
+        kernels,
+        linalg: pts,
+        reps,
+    })
+}
+
+/// Checks `args` on `sys` as the run would, and says about how long it takes (`run
+/// --dry-run`, `--budget`).
+pub fn check(args: &CpuArgs, sys: &SystemInfo) -> anyhow::Result<Duration> {
+    Ok(plan(args, sys)?.estimate(sys))
+}
+
+/// Measures the points of `args` into `rec` (one command, or one job of a suite).
+pub fn run_into(args: CpuArgs, rec: &mut Recorder) -> anyhow::Result<()> {
+    // What needs no machine is refused before it is measured.
+    let (kernels, linalg) = split(&args);
+    refuse(&args, &kernels, &linalg)?;
+    let sys = rec.system();
+    let plan = plan(&args, &sys)?;
+    let Some(opts) = plan.kernels else {
+        return run_linalg(&args, &linalg, plan.linalg, rec);
     };
     let mut session = CpuSession::new(&sys, &opts).map_err(|e| UsageError(e.to_string()))?;
     if !rec.quiet() {
@@ -241,10 +357,10 @@ pub fn run_into(args: CpuArgs, rec: &mut Recorder) -> anyhow::Result<()> {
                 })
         },
     )?;
-    if linalg.is_empty() {
+    if plan.linalg.is_empty() {
         return Ok(());
     }
-    run_linalg(&args, &linalg, rec)
+    run_linalg(&args, &linalg, plan.linalg, rec)
 }
 
 /// Refuses every option given that no point of the run would use (an option accepted is used
@@ -348,38 +464,10 @@ fn refuse_unused(
 fn run_linalg(
     args: &CpuArgs,
     workloads: &[LinalgWorkload],
+    pts: Vec<LinalgPoint>,
     rec: &mut Recorder,
 ) -> anyhow::Result<()> {
     let sys = rec.system();
-    // As the kernel workloads: 1, 2, 4 … up to the hardware threads unless --threads says.
-    let threads = if args.threads.is_empty() {
-        crate::sweep::powers_of_two_up_to(sys.cpu.threads as usize)
-    } else {
-        args.threads.clone()
-    };
-    let memory = sys.memory.available_bytes.get().copied().unwrap_or(4 << 30);
-    let mut pts = Vec::new();
-    for &workload in workloads {
-        let sizes = if args.n.is_empty() {
-            let n = workload.n_for_memory(memory, args.memory_fraction.unwrap_or(0.1));
-            vec![if args.memory_fraction.is_some() {
-                n
-            } else {
-                n.min(8000)
-            }]
-        } else {
-            args.n.clone()
-        };
-        for &n in &sizes {
-            for &t in &threads {
-                pts.push(LinalgPoint {
-                    workload,
-                    n,
-                    threads: t,
-                });
-            }
-        }
-    }
     // The peak overrides of the FMA workload of the same element type: DP's for LINPACK and
     // DGEMM, SP's for SGEMM.
     let overrides = |w: LinalgWorkload| {
@@ -397,7 +485,7 @@ fn run_linalg(
     };
     let reps = Repetition {
         warmup: args.run.warmup,
-        repeat: args.run.repeat,
+        repeat: args.output.fit.repeat(args.run.repeat),
     };
     // The system BLAS is loaded once, before any point (and after the synthetic kernels: a
     // library may start its threads when loaded); its threads follow each point's placement.

@@ -164,6 +164,9 @@ fn classify(e: DiskError) -> anyhow::Error {
     }
 }
 
+/// The shortest a repetition is made by `run --budget`.
+const MIN_RUNTIME: std::time::Duration = std::time::Duration::from_millis(100);
+
 pub fn run(args: DiskArgs, argv: Vec<String>) -> anyhow::Result<()> {
     args.output.validate()?;
     let mut rec = Recorder::new(argv, args.output.outputs());
@@ -171,8 +174,9 @@ pub fn run(args: DiskArgs, argv: Vec<String>) -> anyhow::Result<()> {
     rec.finish(outcome)
 }
 
-/// Measures the points of `args` into `rec` (one command, or one job of a suite).
-pub fn run_into(args: DiskArgs, rec: &mut Recorder) -> anyhow::Result<()> {
+/// The benchmark's options from the command line's: the engine chosen (`auto`: psync at
+/// QD1, io_uring above, where the kernel has it), every option checked that needs no machine.
+fn options(args: &DiskArgs) -> anyhow::Result<DiskOptions> {
     let engine = match args.engine.0 {
         Some(kind) => kind,
         None if args.iodepth.iter().all(|d| *d == 1) => EngineKind::Psync,
@@ -186,9 +190,8 @@ pub fn run_into(args: DiskArgs, rec: &mut Recorder) -> anyhow::Result<()> {
             }
         },
     };
-    refuse_unused(&args)?;
-    let sys = rec.system();
-    let opts = DiskOptions {
+    refuse_unused(args)?;
+    Ok(DiskOptions {
         workloads: args.workload.clone(),
         block_sizes: args.block_size.clone(),
         threads: args.threads.clone(),
@@ -203,15 +206,15 @@ pub fn run_into(args: DiskArgs, rec: &mut Recorder) -> anyhow::Result<()> {
             None => Place::Dir(args.dir.clone()),
         },
         size: args.size,
-        runtime: args.runtime,
-        ramp: args.ramp,
+        runtime: args.output.fit.time(args.runtime, MIN_RUNTIME),
+        ramp: args.output.fit.time(args.ramp, std::time::Duration::ZERO),
         read_percent: args.read_percent,
         direct: !args.buffered,
         sync: args.sync,
         file_per_thread: args.file_per_thread,
         reps: Repetition {
             warmup: 0,
-            repeat: args.repeat,
+            repeat: args.output.fit.repeat(args.repeat),
         },
         peaks: DiskPeaks {
             read_mbps: args.disk_peak_read_mbps,
@@ -222,7 +225,24 @@ pub fn run_into(args: DiskArgs, rec: &mut Recorder) -> anyhow::Result<()> {
             rpm: args.rpm,
             seek_ms: args.seek_ms,
         },
-    };
+    })
+}
+
+/// Checks `args` on `sys` as the run would before creating anything, and says about how long
+/// it takes (`run --dry-run`, `--budget`).
+pub fn check(
+    args: &DiskArgs,
+    sys: &crate::sysinfo::SystemInfo,
+) -> anyhow::Result<std::time::Duration> {
+    let opts = options(args)?;
+    crate::bench::disk::validate(sys, &opts).map_err(classify)?;
+    Ok(crate::bench::disk::estimate(&opts))
+}
+
+/// Measures the points of `args` into `rec` (one command, or one job of a suite).
+pub fn run_into(args: DiskArgs, rec: &mut Recorder) -> anyhow::Result<()> {
+    let opts = options(&args)?;
+    let sys = rec.system();
     let session = DiskSession::new(&sys, &opts).map_err(classify)?;
     if !rec.quiet() {
         let t = session.target();

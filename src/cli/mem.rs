@@ -7,9 +7,11 @@ use crate::bench::mem::{MemOptions, MemSession, MemWorkload, Stores, points, rou
 use crate::report;
 use crate::runner::Repetition;
 use crate::sysinfo::Isa;
+use crate::sysinfo::SystemInfo;
 use crate::sysinfo::peak::MemPeakOverrides;
 use crate::units::{format_size, parse_size};
 use clap::{Args, ValueEnum};
+use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum HugeArg {
@@ -87,6 +89,11 @@ fn parse_channels(s: &str) -> Result<u32, String> {
     super::common::count_in(s, 1, 64)
 }
 
+/// The shortest a bandwidth point's repetition and a LATENCY sample are made by `run
+/// --budget`.
+const MIN_DURATION: std::time::Duration = std::time::Duration::from_millis(20);
+const MIN_SAMPLE: std::time::Duration = std::time::Duration::from_millis(5);
+
 pub fn run(args: MemArgs, argv: Vec<String>) -> anyhow::Result<()> {
     args.output.validate()?;
     let mut rec = Recorder::new(argv, args.output.outputs());
@@ -96,52 +103,9 @@ pub fn run(args: MemArgs, argv: Vec<String>) -> anyhow::Result<()> {
 
 /// Measures the points of `args` into `rec` (one command, or one job of a suite).
 pub fn run_into(args: MemArgs, rec: &mut Recorder) -> anyhow::Result<()> {
-    let workloads = if args.workload.is_empty() {
-        MemWorkload::DEFAULT.to_vec()
-    } else {
-        args.workload.clone()
-    };
-    refuse_unused(&args, &workloads)?;
+    refuse_unused(&args, &workloads(&args))?;
     let sys = rec.system();
-    let opts = MemOptions {
-        workloads,
-        block_sizes: args.block_size.clone(),
-        threads: if args.threads.is_empty() {
-            crate::sweep::powers_of_two_up_to(sys.cpu.threads as usize)
-        } else {
-            args.threads.clone()
-        },
-        array_bytes: args.array_size,
-        stores: args.stores,
-        isa: args.isa,
-        huge_pages: match args.huge_pages {
-            HugeArg::On => vec![HugePages::On],
-            HugeArg::Off => vec![HugePages::Off],
-            HugeArg::Both => vec![HugePages::On, HugePages::Off],
-        },
-        latency_max_bytes: args.latency_max,
-        latency_threads: if args.threads.is_empty() {
-            vec![1]
-        } else {
-            args.threads.clone()
-        },
-        latency_sample: if args.output.given.has("duration") {
-            args.run.duration
-        } else {
-            crate::bench::mem::DEFAULT_LATENCY_SAMPLE
-        },
-        duration: args.run.duration,
-        reps: Repetition {
-            warmup: args.run.warmup,
-            repeat: args.run.repeat,
-        },
-        peak: MemPeakOverrides {
-            gbs: args.mem_peak_gbs,
-            channels: args.mem_channels,
-            mts: args.mem_mts,
-            latency_ns: args.mem_latency_ns,
-        },
-    };
+    let opts = options(&args, &sys);
     let session = MemSession::new(&sys, &opts).map_err(|e| {
         if e.is_usage() {
             anyhow::Error::new(UsageError(e.to_string()))
@@ -182,6 +146,69 @@ pub fn run_into(args: MemArgs, rec: &mut Recorder) -> anyhow::Result<()> {
                 })
         },
     )
+}
+
+/// Checks `args` on `sys` as the run would, and says about how long it takes (`run
+/// --dry-run`, `--budget`).
+pub fn check(args: &MemArgs, sys: &SystemInfo) -> anyhow::Result<Duration> {
+    refuse_unused(args, &workloads(args))?;
+    let opts = options(args, sys);
+    MemSession::new(sys, &opts).map_err(|e| UsageError(e.to_string()))?;
+    Ok(crate::bench::mem::estimate(&opts, sys))
+}
+
+/// The workloads of `args` (all but NULL when it names none).
+fn workloads(args: &MemArgs) -> Vec<MemWorkload> {
+    if args.workload.is_empty() {
+        MemWorkload::DEFAULT.to_vec()
+    } else {
+        args.workload.clone()
+    }
+}
+
+/// The benchmark's options from the command line's.
+fn options(args: &MemArgs, sys: &SystemInfo) -> MemOptions {
+    MemOptions {
+        workloads: workloads(args),
+        block_sizes: args.block_size.clone(),
+        threads: if args.threads.is_empty() {
+            crate::sweep::powers_of_two_up_to(sys.cpu.threads as usize)
+        } else {
+            args.threads.clone()
+        },
+        array_bytes: args.array_size,
+        stores: args.stores,
+        isa: args.isa,
+        huge_pages: match args.huge_pages {
+            HugeArg::On => vec![HugePages::On],
+            HugeArg::Off => vec![HugePages::Off],
+            HugeArg::Both => vec![HugePages::On, HugePages::Off],
+        },
+        latency_max_bytes: args.latency_max,
+        latency_threads: if args.threads.is_empty() {
+            vec![1]
+        } else {
+            args.threads.clone()
+        },
+        latency_sample: if args.output.given.has("duration") {
+            args.output.fit.time(args.run.duration, MIN_SAMPLE)
+        } else {
+            args.output
+                .fit
+                .time(crate::bench::mem::DEFAULT_LATENCY_SAMPLE, MIN_SAMPLE)
+        },
+        duration: args.output.fit.time(args.run.duration, MIN_DURATION),
+        reps: Repetition {
+            warmup: args.run.warmup,
+            repeat: args.output.fit.repeat(args.run.repeat),
+        },
+        peak: MemPeakOverrides {
+            gbs: args.mem_peak_gbs,
+            channels: args.mem_channels,
+            mts: args.mem_mts,
+            latency_ns: args.mem_latency_ns,
+        },
+    }
 }
 
 /// Refuses every option given that no point of the run would use (an option accepted is used

@@ -213,6 +213,9 @@ fn classify(e: NetError) -> anyhow::Error {
     }
 }
 
+/// The shortest a repetition is made by `run --budget`.
+const MIN_DURATION: std::time::Duration = std::time::Duration::from_millis(200);
+
 pub fn run(args: NetArgs, argv: Vec<String>) -> anyhow::Result<()> {
     match args.command {
         Some(NetCommand::Serve(s)) => serve(s),
@@ -263,8 +266,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn client(args: ClientArgs, rec: &mut Recorder) -> anyhow::Result<()> {
-    let token = args.token.token()?;
+/// The benchmark's options from the command line's, every point checked against the
+/// protocol's limits (nothing is sent).
+fn options(args: &ClientArgs) -> anyhow::Result<NetOptions> {
     let protocols: Vec<Proto> = args.protocol.clone();
     if let Some(sizes) = &args.message_size
         && protocols.contains(&Proto::Udp)
@@ -279,25 +283,49 @@ fn client(args: ClientArgs, rec: &mut Recorder) -> anyhow::Result<()> {
     if args.rate > 0 && !protocols.contains(&Proto::Udp) {
         return Err(UsageError("--rate applies to UDP only; add --protocol udp".into()).into());
     }
-    refuse_unused(&args)?;
+    refuse_unused(args)?;
     let opts = NetOptions {
         workloads: args.workload.clone(),
         protocols,
         streams: args.streams.clone(),
         message_sizes: args.message_size.clone(),
-        duration: args.duration,
-        omit: args.omit,
+        duration: args.output.fit.time(args.duration, MIN_DURATION),
+        omit: args.output.fit.time(args.omit, std::time::Duration::ZERO),
         reverse: args.reverse,
         rate_bps: args.rate,
         busy_poll: args.busy_poll,
-        repeat: args.repeat,
+        repeat: args.output.fit.repeat(args.repeat),
         link_gbps: args.link_gbps,
         propagation_us: args.propagation_us,
     };
-    let pts = points(&opts);
-    for p in &pts {
+    for p in &points(&opts) {
         p.params.validate().map_err(UsageError)?;
     }
+    if let Some(s) = &args.server {
+        resolve(s).map_err(classify)?;
+    }
+    Ok(opts)
+}
+
+/// Checks `args` as the run would (the server's address resolved, not contacted), and says
+/// about how long it takes (`run --dry-run`, `--budget`).
+pub fn check(args: &NetArgs) -> anyhow::Result<std::time::Duration> {
+    match &args.command {
+        Some(NetCommand::Serve(_)) => Err(UsageError(
+            "`net serve` cannot be a job of a suite; run it on the server host".into(),
+        )
+        .into()),
+        None => {
+            args.client.token.token()?;
+            Ok(crate::bench::net::estimate(&options(&args.client)?))
+        }
+    }
+}
+
+fn client(args: ClientArgs, rec: &mut Recorder) -> anyhow::Result<()> {
+    let token = args.token.token()?;
+    let opts = options(&args)?;
+    let pts = points(&opts);
     let session = match &args.server {
         Some(s) => NetSession::remote(
             opts.clone(),

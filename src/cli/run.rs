@@ -1,12 +1,15 @@
 //! `peakbench run --profile quick|assignment|FILE`: a whole suite in one run, one report.
 
+use super::common::Fit;
 use super::common::{OutputArgs, UsageError};
 use super::{Cli, Command, clap_message};
 use crate::app::suite::{self, Job};
 use crate::app::{Recorder, suite::total};
 use crate::profile::{BUILT_IN, Profile};
+use crate::sysinfo::SystemInfo;
 use crate::units::format_duration;
 use clap::{Args, CommandFactory};
+use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct SuiteArgs {
@@ -15,9 +18,16 @@ pub struct SuiteArgs {
     /// file (TOML, see profiles/quick.toml).
     #[arg(long, default_value = "quick")]
     pub profile: String,
-    /// List the jobs, their command lines and the estimated time; measure nothing.
+    /// Check every job against this machine as it would run (options used, sizes, memory,
+    /// places, servers' addresses), list the jobs with their command lines and estimated time,
+    /// and measure nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Fit the run in this wall time (e.g. 5m, 30m): every job's measured time, warm-up, ramp
+    /// and omit are shortened alike (down to each one's floor), then its repetitions to 2,
+    /// until the estimate fits; a profile that cannot fit is refused with the least budget.
+    #[arg(long, value_parser = parse_budget)]
+    pub budget: Option<Duration>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -49,9 +59,18 @@ fn accepts(sub: &str, key: &str) -> bool {
         .is_some_and(|c| c.get_arguments().any(|a| a.get_long() == Some(key)))
 }
 
-/// Loads a profile and parses every job before anything runs: a typo in the last job fails at
-/// once.
-pub(super) fn plan(name: &str) -> anyhow::Result<(Profile, Vec<Job>)> {
+/// A profile's time beyond its jobs' (each job's start and its banner).
+const JOB_OVERHEAD: Duration = Duration::from_millis(100);
+
+fn parse_budget(s: &str) -> Result<Duration, String> {
+    crate::units::parse_duration_within(s, Duration::from_secs(7 * 24 * 3600), "a week")
+        .map_err(|e| e.to_string())
+}
+
+/// Loads a profile and checks every job on `sys` as it would run (`fit` applied) before
+/// anything runs: a typo or an impossible size in the last job fails at once. Each job's
+/// estimate is its own subsystem's.
+pub(super) fn plan(name: &str, sys: &SystemInfo, fit: Fit) -> anyhow::Result<(Profile, Vec<Job>)> {
     let profile = load(name)?;
     let hw = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut jobs = Vec::new();
@@ -60,16 +79,18 @@ pub(super) fn plan(name: &str) -> anyhow::Result<(Profile, Vec<Job>)> {
         let inherited: Vec<&str> = job
             .inherited(&profile.defaults, |k| accepts(&job.subsystem, k))
             .collect();
-        let command = parse_job(&line, &inherited).map_err(|e| {
+        let which = |e: &dyn std::fmt::Display| {
             UsageError(format!(
                 "profile {}, job {} ({}): {e}",
                 profile.name,
                 i + 1,
                 job.subsystem
             ))
-        })?;
+        };
+        let mut command = parse_job(&line, &inherited).map_err(|e| which(&e))?;
+        let estimate = check(&mut command, sys, fit).map_err(|e| which(&super::one_line(&e)))?;
         jobs.push(Job {
-            estimate: job.estimate(&profile.defaults, hw),
+            estimate: estimate + JOB_OVERHEAD,
             line,
             measure: measure(command),
         });
@@ -77,16 +98,114 @@ pub(super) fn plan(name: &str) -> anyhow::Result<(Profile, Vec<Job>)> {
     Ok((profile, jobs))
 }
 
+/// Applies `fit` to a job's command and checks it on `sys`: its estimated time.
+fn check(command: &mut Command, sys: &SystemInfo, fit: Fit) -> anyhow::Result<Duration> {
+    match command {
+        Command::Cpu(a) => {
+            a.output.fit = fit;
+            super::cpu::check(a, sys)
+        }
+        Command::Mem(a) => {
+            a.output.fit = fit;
+            super::mem::check(a, sys)
+        }
+        Command::Disk(a) => {
+            a.output.fit = fit;
+            super::disk::check(a, sys)
+        }
+        Command::Net(a) => {
+            a.client.output.fit = fit;
+            super::net::check(a)
+        }
+        _ => {
+            Err(UsageError("a profile job must be a benchmark (cpu, mem, disk, net)".into()).into())
+        }
+    }
+}
+
+/// The plan of profile `name` that fits `budget`: as written where it does; else with every
+/// job's times scaled by the largest factor that fits (found by bisection on the estimate),
+/// then with at most 2 repetitions too; an error with the least budget where even the
+/// shortest does not fit.
+pub(super) fn fit_budget(
+    name: &str,
+    sys: &SystemInfo,
+    budget: Duration,
+) -> anyhow::Result<(Profile, Vec<Job>, Fit)> {
+    let full = plan(name, sys, Fit::default())?;
+    if total(&full.1) <= budget {
+        return Ok((full.0, full.1, Fit::default()));
+    }
+    let estimate = |fit: Fit| -> anyhow::Result<Duration> { Ok(total(&plan(name, sys, fit)?.1)) };
+    for max_repeat in [None, Some(2)] {
+        let shortest = Fit {
+            time_scale: 0.0,
+            max_repeat,
+        };
+        if estimate(shortest)? > budget {
+            continue;
+        }
+        let (mut lo, mut hi) = (0.0, 1.0);
+        for _ in 0..20 {
+            let mid = (lo + hi) / 2.0;
+            let fit = Fit {
+                time_scale: mid,
+                max_repeat,
+            };
+            if estimate(fit)? <= budget {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let fit = Fit {
+            time_scale: lo,
+            max_repeat,
+        };
+        let (profile, jobs) = plan(name, sys, fit)?;
+        return Ok((profile, jobs, fit));
+    }
+    let least = estimate(Fit {
+        time_scale: 0.0,
+        max_repeat: Some(2),
+    })?;
+    Err(UsageError(format!(
+        "profile {name} takes at least {} on this machine (each job at its shortest, 2 repetitions): give --budget {} or more",
+        format_duration(least),
+        format_duration(least)
+    ))
+    .into())
+}
+
 pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
     args.output.validate()?;
-    let (profile, jobs) = plan(&args.profile)?;
+    let sys = crate::sysinfo::collect(crate::sysinfo::ClockBudget::default());
+    let (profile, jobs, fit) = match args.budget {
+        Some(b) => fit_budget(&args.profile, &sys, b)?,
+        None => {
+            let (p, j) = plan(&args.profile, &sys, Fit::default())?;
+            (p, j, Fit::default())
+        }
+    };
+    let estimated = total(&jobs);
     if !args.output.quiet || args.dry_run {
         eprintln!(
-            "peakbench run: profile {} — {}; {} jobs, estimated {}",
+            "peakbench run: profile {} — {}; {} jobs, estimated {}{}",
             profile.name,
             profile.description,
             jobs.len(),
-            format_duration(total(&jobs))
+            format_duration(estimated),
+            match (args.budget, fit.time_scale < 1.0) {
+                (Some(b), true) => format!(
+                    " (to fit --budget {}: times × {:.3}{})",
+                    format_duration(b),
+                    fit.time_scale,
+                    fit.max_repeat
+                        .map_or(String::new(), |r| format!(", at most {r} repetitions"))
+                ),
+                (Some(b), false) => format!(" (within --budget {} as written)", format_duration(b)),
+                _ => String::new(),
+            }
         );
     }
     if args.dry_run {
@@ -104,8 +223,18 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
             .collect();
         return crate::files::print(&lines);
     }
-    let mut rec = Recorder::new(argv, args.output.outputs());
+    let start = std::time::Instant::now();
+    let quiet = args.output.quiet;
+    let mut rec = Recorder::new(argv, args.output.outputs()).with_system(sys);
     let outcome = suite::run(jobs, &mut rec);
+    if !quiet {
+        eprintln!(
+            "peakbench run: {} in {} (estimated {})",
+            if outcome.is_ok() { "done" } else { "ended" },
+            format_duration(start.elapsed()),
+            format_duration(estimated)
+        );
+    }
     rec.finish(outcome)
 }
 

@@ -223,6 +223,36 @@ pub fn points(opts: &CpuOptions) -> Vec<CpuPoint> {
         .collect()
 }
 
+/// About how long the points of `opts` take on `cpus` CPUs (a plan for `run --dry-run` and
+/// `--budget`, not a promise): each workload's calibration once (doubling runs up to a
+/// twentieth of the duration, then about a tenth in all), and per round the kernel — one
+/// thread's duration of work, spread over the CPUs the threads share (strong scaling splits
+/// it between them, weak gives each thread all of it) — and the clock probes after it.
+pub fn estimate(opts: &CpuOptions, cpus: usize) -> Duration {
+    let cpus = cpus.max(1) as f64;
+    let d = opts.duration.as_secs_f64();
+    let rounds = (opts.reps.warmup + opts.reps.repeat) as f64;
+    let mut s = 0.0;
+    for w in &opts.workloads {
+        if *w == CpuWorkload::Null {
+            s += opts.threads.len() as f64 * rounds * 1e-3;
+            continue;
+        }
+        s += d / 10.0;
+        for &t in &opts.threads {
+            let t = t as f64;
+            let kernel = match opts.scaling {
+                Scaling::Weak => d * (t / cpus).max(1.0),
+                Scaling::Strong => d / t.min(cpus),
+            };
+            // Three probes of four 0.5 ms samples, on each thread (threads share the CPUs).
+            let probes = 6e-3 * (t / cpus).max(1.0);
+            s += rounds * (kernel + probes + 1e-3);
+        }
+    }
+    Duration::from_secs_f64(s)
+}
+
 /// Each round of a point is followed, on every thread, by this clock measurement: short samples,
 /// so that they finish while the core still runs at the frequency the kernel ran at (a vector
 /// frequency licence outlasts its last wide instruction by about 2 ms).

@@ -231,6 +231,25 @@ fn buffer_bytes(opts: &DiskOptions) -> Option<u64> {
         .checked_mul(slot)
 }
 
+/// About how long the points of `opts` take (a plan, not a promise): each file laid out
+/// (written whole at about 1 GB/s, then synced; none for an engine that does no I/O), then per
+/// repetition of each point its ramp and runtime, and its preparation and final sync (about
+/// 20 ms).
+pub fn estimate(opts: &DiskOptions) -> Duration {
+    let files = if opts.file_per_thread {
+        opts.threads.iter().copied().max().unwrap_or(1)
+    } else {
+        1
+    };
+    let layout = if opts.engine.caps().does_io {
+        files as f64 * opts.size as f64 / 1e9 + 0.1
+    } else {
+        0.0
+    };
+    let per = opts.ramp.as_secs_f64() + opts.runtime.as_secs_f64() + 0.02;
+    Duration::from_secs_f64(layout + points(opts).len() as f64 * opts.reps.repeat as f64 * per)
+}
+
 /// Every workload × block size × thread count × queue depth.
 pub fn points(opts: &DiskOptions) -> Vec<DiskPoint> {
     let mut out = Vec::new();
@@ -487,6 +506,63 @@ fn prepare(
     Ok(())
 }
 
+/// Checks `opts` on `sys` before anything is created: record sizes, queue depths the engine
+/// keeps, io_uring there, a file per thread only in a directory, a block per thread, the I/O
+/// buffers of the largest point within memory, and the place (it exists, nothing there is
+/// overwritten without the flag, the files fit its free space).
+pub fn validate(sys: &crate::sysinfo::SystemInfo, opts: &DiskOptions) -> Result<(), DiskError> {
+    for &b in &opts.block_sizes {
+        if !(1..=MAX_BLOCK).contains(&b) {
+            return Err(DiskError::BlockRange(b));
+        }
+    }
+    let caps = opts.engine.caps();
+    if opts.iodepths.iter().any(|d| *d > caps.max_depth) {
+        return Err(DiskError::DepthAbove {
+            engine: caps.name,
+            max: caps.max_depth,
+        });
+    }
+    if opts.engine == EngineKind::IoUring {
+        uring::probe().map_err(DiskError::UringUnavailable)?;
+    }
+    if opts.file_per_thread && !matches!(opts.place, Place::Dir(_)) {
+        return Err(DiskError::FilePerThreadNeedsDir);
+    }
+    let max_block = *opts.block_sizes.iter().max().unwrap_or(&4096);
+    let max_threads = *opts.threads.iter().max().unwrap_or(&1) as u64;
+    // Each thread needs a block of its own: of its file, or of the shared one.
+    let sharing = if opts.file_per_thread { 1 } else { max_threads };
+    if opts.size / max_block < sharing {
+        return Err(DiskError::SizeTooSmall {
+            size: opts.size,
+            block: max_block,
+            threads: max_threads as usize,
+            need: sharing,
+        });
+    }
+    // The buffers of the largest point, checked before anything is allocated or created.
+    let need = buffer_bytes(opts).unwrap_or(u64::MAX);
+    if let Some(&available) = sys.memory.available_bytes.get()
+        && need > available / 10 * 9
+    {
+        return Err(DiskError::TooMuchMemory { need, available });
+    }
+    // The files it creates: one or one per thread, and as many copies for COPY.
+    let files = if opts.file_per_thread { max_threads } else { 1 }
+        * if opts.workloads.contains(&DiskWorkload::Copy) {
+            2
+        } else {
+            1
+        };
+    let (path, _, block_device, _) =
+        target::resolve(&opts.place, "disk-0", opts.size.saturating_mul(files))?;
+    if block_device && opts.workloads.contains(&DiskWorkload::Copy) {
+        return Err(DiskError::CopyNeedsFileSystem(path.display().to_string()));
+    }
+    Ok(())
+}
+
 /// A run: the target files, laid out once, and the options.
 pub struct DiskSession<'a> {
     opts: &'a DiskOptions,
@@ -505,43 +581,9 @@ impl<'a> DiskSession<'a> {
         sys: &'a crate::sysinfo::SystemInfo,
         opts: &'a DiskOptions,
     ) -> Result<Self, DiskError> {
-        for &b in &opts.block_sizes {
-            if !(1..=MAX_BLOCK).contains(&b) {
-                return Err(DiskError::BlockRange(b));
-            }
-        }
+        validate(sys, opts)?;
         let caps = opts.engine.caps();
-        if opts.iodepths.iter().any(|d| *d > caps.max_depth) {
-            return Err(DiskError::DepthAbove {
-                engine: caps.name,
-                max: caps.max_depth,
-            });
-        }
-        if opts.engine == EngineKind::IoUring {
-            uring::probe().map_err(DiskError::UringUnavailable)?;
-        }
-        if opts.file_per_thread && !matches!(opts.place, Place::Dir(_)) {
-            return Err(DiskError::FilePerThreadNeedsDir);
-        }
-        let max_block = *opts.block_sizes.iter().max().unwrap_or(&4096);
         let max_threads = *opts.threads.iter().max().unwrap_or(&1) as u64;
-        // Each thread needs a block of its own: of its file, or of the shared one.
-        let sharing = if opts.file_per_thread { 1 } else { max_threads };
-        if opts.size / max_block < sharing {
-            return Err(DiskError::SizeTooSmall {
-                size: opts.size,
-                block: max_block,
-                threads: max_threads as usize,
-                need: sharing,
-            });
-        }
-        // The buffers of the largest point, checked before anything is allocated or created.
-        let need = buffer_bytes(opts).unwrap_or(u64::MAX);
-        if let Some(&available) = sys.memory.available_bytes.get()
-            && need > available / 10 * 9
-        {
-            return Err(DiskError::TooMuchMemory { need, available });
-        }
         let files = if opts.file_per_thread {
             max_threads as usize
         } else {

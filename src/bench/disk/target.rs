@@ -98,9 +98,15 @@ pub struct Opening<'a> {
     pub flags: i32,
 }
 
-/// Opens (creating where allowed) the target of `size` bytes.
-pub fn open(place: &Place, size: u64, how: Opening) -> Result<Target, DiskError> {
-    let direct = how.direct;
+/// Where a target of `place` goes and what it is, checked without touching anything: its
+/// path (a temporary file's named `name`), whether peakbench creates it, whether it is a block
+/// device, and the option that chose it; and that `bytes` fit the free space where files are
+/// created.
+pub fn resolve(
+    place: &Place,
+    name: &str,
+    bytes: u64,
+) -> Result<(PathBuf, bool, bool, &'static str), DiskError> {
     let option = match place {
         Place::Dir(_) => "--dir",
         Place::File { .. } => "--file",
@@ -116,7 +122,7 @@ pub fn open(place: &Place, size: u64, how: Opening) -> Result<Target, DiskError>
             if !dir.is_dir() {
                 return Err(DiskError::NotADir(dir.display().to_string()));
             }
-            let name = format!(".peakbench-{}-{}.tmp", how.name, std::process::id());
+            let name = format!(".peakbench-{name}-{}.tmp", std::process::id());
             (dir.join(name), true, false)
         }
         Place::File {
@@ -152,15 +158,22 @@ pub fn open(place: &Place, size: u64, how: Opening) -> Result<Target, DiskError>
     let dir = dir_of(&path);
     if created
         && let Some(free) = crate::files::free_bytes(dir)
-        && free < need_with_margin(size)
+        && free < need_with_margin(bytes)
     {
         return Err(DiskError::NoSpace {
             path: dir.display().to_string(),
-            need: need_with_margin(size),
+            need: need_with_margin(bytes),
             free,
             option,
         });
     }
+    Ok((path, created, is_block_device, option))
+}
+
+/// Opens (creating where allowed) the target of `size` bytes.
+pub fn open(place: &Place, size: u64, how: Opening) -> Result<Target, DiskError> {
+    let direct = how.direct;
+    let (path, created, is_block_device, option) = resolve(place, how.name, size)?;
     let fail = |e, doing: &str| {
         let doing = format!("{doing} {}", path.display());
         io_error(&path, e, doing, option, is_block_device)

@@ -281,6 +281,42 @@ pub fn rounds(point: &MemPoint, opts: &MemOptions) -> u64 {
 
 const MIN_ARRAY: u64 = 64 << 20;
 
+/// About how long the points of `opts` take on `sys` (a plan, not a promise). A bandwidth
+/// point: its arrays allocated and first touched (about 2 GB/s here: page faults), a
+/// calibration pass, then each round about the duration. A LATENCY point: the clock measured
+/// (0.3 s), each staircase step's rings built (a random cycle of its lines, about 25 ns a
+/// line per thread, the threads on their CPUs at once) and calibrated, then each round one
+/// sample; and the four probes likewise on a DRAM-sized buffer.
+pub fn estimate(opts: &MemOptions, sys: &SystemInfo) -> Duration {
+    let cpus = affinity::allowed_cpus().len().max(1) as f64;
+    let array = array_bytes(opts, sys) as f64;
+    let rounds = (opts.reps.warmup + opts.reps.repeat) as f64;
+    let mut s = 0.0;
+    for p in points(opts) {
+        let t = p.threads as f64;
+        let share = (t / cpus).max(1.0);
+        match p.workload {
+            MemWorkload::Null => s += rounds * 1e-3,
+            MemWorkload::Latency => {
+                let sample = opts.latency_sample.as_secs_f64();
+                s += 0.3;
+                for size in staircase_sizes(4096, opts.latency_max_bytes) {
+                    let build = (size / latency::LINE as u64) as f64 * 25e-9 * share;
+                    s += opts.huge_pages.len() as f64
+                        * (build + sample / 10.0 + rounds * sample * share);
+                }
+                s += array / 2e9
+                    + Probe::ALL.len() as f64 * (sample / 10.0 + rounds * sample * share);
+            }
+            w => {
+                let d = opts.duration.as_secs_f64();
+                s += w.arrays() as f64 * array / 2e9 + d / 20.0 + rounds * d;
+            }
+        }
+    }
+    Duration::from_secs_f64(s)
+}
+
 /// Bytes of each array (all threads together): the user's, or 4 × the last-level cache and at
 /// least 64 MiB, so that the arrays live in DRAM.
 pub fn array_bytes(opts: &MemOptions, sys: &SystemInfo) -> u64 {

@@ -137,6 +137,25 @@ pub fn points(opts: &NetOptions) -> Vec<NetPoint> {
     out
 }
 
+/// About how long the points of `opts` take (a plan, not a promise): per repetition of each
+/// point its warm-up and duration, the control conversation and the streams' set-up (about
+/// 50 ms), and for UDP the grace the receiver waits for late datagrams.
+pub fn estimate(opts: &NetOptions) -> Duration {
+    let s: f64 = points(opts)
+        .iter()
+        .map(|p| {
+            let grace = if p.params.proto == Proto::Udp {
+                streams::UDP_GRACE.as_secs_f64()
+            } else {
+                0.0
+            };
+            opts.repeat as f64
+                * (opts.omit.as_secs_f64() + opts.duration.as_secs_f64() + 0.05 + grace)
+        })
+        .sum();
+    Duration::from_secs_f64(s)
+}
+
 /// Parses HOST, HOST:PORT, IPv6, [IPv6]:PORT into an address (the default port when none).
 pub fn resolve(server: &str) -> Result<SocketAddr, NetError> {
     if let Ok(a) = server.parse::<SocketAddr>() {
