@@ -124,6 +124,7 @@ fn run(sub: &str, case: &Case, servers: &[(&str, String)]) -> Ran {
             .iter()
             .any(|a| a == option || a.starts_with(&format!("{option}=")));
         let conflicts = (option == "--dir" && args.iter().any(|a| a == "--file"))
+            || (option == "--runtime" && args.iter().any(|a| a == "--total-bytes"))
             || (option == "--protocol" && args.iter().any(|a| a == "--server"));
         if !set && !conflicts {
             args.push(option.into());
@@ -418,7 +419,38 @@ fn every_cpu_option_is_used_or_refused() {
         refused(
             "duration",
             &["--workload", "LINPACK", "--n", "64", "--duration", "5ms"],
-            "--duration sets how long",
+            "--duration sets how much",
+        ),
+        used(
+            "total-ops",
+            &[
+                "--workload",
+                "INT64",
+                "--threads",
+                "2",
+                "--scaling",
+                "strong",
+                "--total-ops",
+                "1G",
+            ],
+            |r| {
+                let p = r.params();
+                let done = p["iterations_per_thread"].as_f64().unwrap()
+                    * p["ops_per_iteration"].as_f64().unwrap()
+                    * 2.0;
+                p["total_ops"] == 1_000_000_000u64
+                    && (1e9..1e9 + 2.0 * p["ops_per_iteration"].as_f64().unwrap()).contains(&done)
+            },
+        ),
+        refused(
+            "total-ops",
+            &["--workload", "NULL", "--total-ops", "1G"],
+            "--total-ops sets how much",
+        ),
+        refused(
+            "total-ops",
+            &["--workload", "DP", "--total-ops", "1G", "--duration", "1s"],
+            "cannot be used with",
         ),
         used("reference", &["--workload", "NULL", "--reference"], |r| {
             r.stderr.contains("no reference tool measures cpu NULL")
@@ -673,6 +705,56 @@ fn every_mem_option_is_used_or_refused() {
             &["--workload", "NULL", "--duration", "5ms"],
             "--workload has only NULL",
         ),
+        used(
+            "total-bytes",
+            &[
+                "--workload",
+                "COPY",
+                "--array-size",
+                "1Mi",
+                "--total-bytes",
+                "100M",
+            ],
+            |r| {
+                let p = r.params();
+                let pass = (p["bytes_read_per_pass"].as_f64().unwrap()
+                    + p["bytes_written_per_pass"].as_f64().unwrap())
+                    / p["threads"].as_f64().unwrap();
+                let moved = pass * p["passes"].as_f64().unwrap();
+                p["total_bytes"] == 100_000_000u64 && (1e8..1e8 + pass).contains(&moved)
+            },
+        ),
+        refused(
+            "total-bytes",
+            &["--workload", "LATENCY", "--total-bytes", "100M"],
+            "--workload has only LATENCY or NULL",
+        ),
+        used(
+            "scaling",
+            &[
+                "--workload",
+                "COPY",
+                "--array-size",
+                "1Mi",
+                "--threads",
+                "2",
+                "--total-bytes",
+                "100M",
+                "--scaling",
+                "weak",
+            ],
+            |r| {
+                let p = r.params();
+                let per_thread = p["bytes_read_per_pass"].as_f64().unwrap()
+                    + p["bytes_written_per_pass"].as_f64().unwrap();
+                p["scaling"] == "weak" && per_thread / 2.0 * p["passes"].as_f64().unwrap() >= 1e8
+            },
+        ),
+        refused(
+            "scaling",
+            &["--workload", "COPY", "--scaling", "weak"],
+            "no --total-bytes is given",
+        ),
         used("reference", &["--workload", "NULL", "--reference"], |r| {
             r.stderr.contains("no reference tool measures mem NULL")
         }),
@@ -875,6 +957,35 @@ fn every_disk_option_is_used_or_refused() {
             |r| user_input(r.metric("latency"), 12.0),
         ),
         refused("seek-ms", &["--workload", "RR", "--seek-ms", "8"], "--rpm"),
+        used(
+            "total-bytes",
+            &["--workload", "RR", "--total-bytes", "1M"],
+            |r| r.params()["total_bytes"] == 1u64 << 20 && r.params()["runtime_s"] == 0.0,
+        ),
+        refused(
+            "total-bytes",
+            &["--workload", "RR", "--total-bytes", "1M", "--runtime", "1s"],
+            "cannot be used with",
+        ),
+        used(
+            "scaling",
+            &[
+                "--workload",
+                "RR",
+                "--threads",
+                "2",
+                "--total-bytes",
+                "1M",
+                "--scaling",
+                "weak",
+            ],
+            |r| r.params()["scaling"] == "weak",
+        ),
+        refused(
+            "scaling",
+            &["--workload", "RR", "--scaling", "weak"],
+            "no --total-bytes is given",
+        ),
         used("reference", &["--workload", "COPY", "--reference"], |r| {
             r.stderr.contains("no reference tool measures disk COPY")
         }),

@@ -50,6 +50,11 @@ pub struct CpuArgs {
     /// Strong (fixed total work) or weak (fixed work per thread) scaling.
     #[arg(long, value_enum, default_value = "weak")]
     pub scaling: Scaling,
+    /// Fixed work instead of --duration: the operations of each repetition of the kernels
+    /// QP … INT64 (decimal K, M, G, T: 100G = 10¹¹), split between the threads with --scaling
+    /// strong, each thread's with weak.
+    #[arg(long, value_name = "OPS", value_parser = parse_ops, conflicts_with = "duration")]
+    pub total_ops: Option<u64>,
     /// Force an instruction set: avx512, avx2, sse2 (x86), sve, neon (aarch64) or scalar. Default: the widest.
     #[arg(long, value_parser = parse_isa)]
     pub isa: Option<Isa>,
@@ -99,6 +104,14 @@ const MAX_N: u64 = 1 << 20;
 
 fn parse_n(s: &str) -> Result<usize, String> {
     super::common::count_in(s, 1, MAX_N)
+}
+
+fn parse_ops(s: &str) -> Result<u64, String> {
+    match crate::units::parse_size(s) {
+        Ok(0) => Err(format!("'{s}' is not a number of operations above 0")),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string().replace("size", "count")),
+    }
 }
 
 fn parse_nb(s: &str) -> Result<usize, String> {
@@ -189,14 +202,33 @@ struct Plan {
     reps: Repetition,
 }
 
+/// One core's peak of operation class `op` on `sys` (GOPS), where it is known.
+fn core_peak(sys: &SystemInfo, op: crate::sysinfo::peak::OpClass) -> Option<f64> {
+    crate::sysinfo::peak::cpu_peak(
+        op,
+        1,
+        sys.cpu
+            .measured_clock_ghz
+            .get()
+            .copied()
+            .ok_or_else(|| "unknown".to_string()),
+        sys.uarch(),
+        &sys.cpu.isas,
+        &Default::default(),
+    )
+    .ok()
+    .map(|p| p.value)
+}
+
 impl Plan {
     /// About how long it takes on `sys`.
     fn estimate(&self, sys: &SystemInfo) -> Duration {
         let cpus = crate::runner::affinity::allowed_cpus().len();
+        let kernel_peak = |w: CpuWorkload| w.op().and_then(|op| core_peak(sys, op)).unwrap_or(30.0);
         let kernels = self
             .kernels
             .as_ref()
-            .map_or(Duration::ZERO, |o| cpu_estimate(o, cpus));
+            .map_or(Duration::ZERO, |o| cpu_estimate(o, cpus, &kernel_peak));
         let cores = (sys.cpu.cores.get().copied().unwrap_or(1).max(1) as usize).min(cpus.max(1));
         let linalg: Duration = self
             .linalg
@@ -207,20 +239,10 @@ impl Plan {
                 } else {
                     64
                 };
-                let core = crate::sysinfo::peak::cpu_peak(
+                let core = core_peak(
+                    sys,
                     crate::sysinfo::peak::OpClass::Fma { element_bits: bits },
-                    1,
-                    sys.cpu
-                        .measured_clock_ghz
-                        .get()
-                        .copied()
-                        .ok_or_else(|| "unknown".to_string()),
-                    sys.uarch(),
-                    &sys.cpu.isas,
-                    &Default::default(),
-                )
-                .ok()
-                .map(|p| p.value);
+                );
                 linalg::estimate(*p, self.reps, cores, core)
             })
             .sum();
@@ -263,6 +285,7 @@ fn plan(args: &CpuArgs, sys: &SystemInfo) -> anyhow::Result<Plan> {
         scaling: args.scaling,
         isa: args.isa,
         duration: args.output.fit.time(args.run.duration, MIN_DURATION),
+        total_ops: args.total_ops,
         reps,
         clock_ghz: args.clock_ghz,
         ops_per_cycle: args.ops_per_cycle.iter().copied().collect(),
@@ -386,9 +409,9 @@ fn refuse_unused(
     )?;
     given.refuse_unless(
         !measured.is_empty(),
-        &["duration"],
-        "sets how long each repetition of a kernel QP … INT64 runs, and none of them is in --workload (NULL runs no kernel; LINPACK, DGEMM and SGEMM time one solve or multiply per repetition, sized by --n)",
-        "drop --duration or add a kernel workload",
+        &["duration", "total_ops"],
+        "sets how much each repetition of a kernel QP … INT64 runs, and none of them is in --workload (NULL runs no kernel; LINPACK, DGEMM and SGEMM time one solve or multiply per repetition, sized by --n)",
+        "drop it or add a kernel workload",
     )?;
     let built_in = !linalg.is_empty() && args.blas != Some(BlasEngine::System);
     if let Some(isa) = args.isa {

@@ -70,6 +70,15 @@ pub struct DiskArgs {
     /// Measured time of one repetition.
     #[arg(long, value_parser = parse_duration, default_value = "5s")]
     pub runtime: std::time::Duration,
+    /// Fixed work instead of --runtime: the bytes each repetition moves after its ramp
+    /// (binary: 10G = 10 GiB), split between the threads with --scaling strong (the default)
+    /// or each thread's with weak, as fio's io_size.
+    #[arg(long, value_name = "BYTES", value_parser = parse_binary, conflicts_with = "runtime")]
+    pub total_bytes: Option<u64>,
+    /// With --total-bytes: strong (the bytes split between the threads) or weak (each
+    /// thread's).
+    #[arg(long, value_enum, default_value = "strong")]
+    pub scaling: crate::results::params::Scaling,
     /// Time at the start of each repetition that is not measured.
     #[arg(long, value_parser = parse_ramp, default_value = "1s")]
     pub ramp: std::time::Duration,
@@ -212,6 +221,8 @@ fn options(args: &DiskArgs) -> anyhow::Result<DiskOptions> {
         direct: !args.buffered,
         sync: args.sync,
         file_per_thread: args.file_per_thread,
+        total_bytes: args.total_bytes,
+        scaling: args.scaling,
         reps: Repetition {
             warmup: 0,
             repeat: args.output.fit.repeat(args.repeat),
@@ -294,6 +305,12 @@ fn refuse_unused(args: &DiskArgs) -> Result<(), UsageError> {
         &["allow_overwrite", "destructive"],
         "lets --file name an existing file or a block device, and no --file is given (a --dir file is always new)",
         "give --file or drop it",
+    )?;
+    given.refuse_unless(
+        args.total_bytes.is_some(),
+        &["scaling"],
+        "splits --total-bytes between the threads, and no --total-bytes is given (a timed point runs each thread for --runtime)",
+        "give --total-bytes or drop --scaling",
     )?;
     let w = &args.workload;
     given.refuse_unless(

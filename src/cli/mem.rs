@@ -38,6 +38,15 @@ pub struct MemArgs {
     /// under load, per thread and together).
     #[arg(long, value_delimiter = ',', value_parser = parse_threads)]
     pub threads: Vec<usize>,
+    /// Fixed work instead of --duration: the bytes each repetition of a bandwidth point moves
+    /// (read + written, as STREAM counts; decimal K, M, G: 10G = 10¹⁰ B), split between the
+    /// threads with --scaling strong (the default) or each thread's with weak.
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes, conflicts_with = "duration")]
+    pub total_bytes: Option<u64>,
+    /// With --total-bytes: strong (the bytes split between the threads) or weak (each
+    /// thread's).
+    #[arg(long, value_enum, default_value = "strong")]
+    pub scaling: crate::results::params::Scaling,
     /// Size of each array, all threads together (split between them). Default: 4 × the
     /// last-level cache, at least 64 MiB, so that it lives in DRAM.
     #[arg(long, value_parser = parse_bytes)]
@@ -198,6 +207,8 @@ fn options(args: &MemArgs, sys: &SystemInfo) -> MemOptions {
                 .time(crate::bench::mem::DEFAULT_LATENCY_SAMPLE, MIN_SAMPLE)
         },
         duration: args.output.fit.time(args.run.duration, MIN_DURATION),
+        total_bytes: args.total_bytes,
+        scaling: args.scaling,
         reps: Repetition {
             warmup: args.run.warmup,
             repeat: args.output.fit.repeat(args.run.repeat),
@@ -252,6 +263,18 @@ fn refuse_unused(args: &MemArgs, workloads: &[MemWorkload]) -> Result<(), UsageE
             "--isa {isa}: the memory kernels are written for avx512, avx2 and scalar (portable code); choose one of them"
         )));
     }
+    given.refuse_unless(
+        bandwidth,
+        &["total_bytes"],
+        "sets the bytes of each repetition of the bandwidth workloads, and --workload has only LATENCY or NULL",
+        "add a bandwidth workload or drop it",
+    )?;
+    given.refuse_unless(
+        args.total_bytes.is_some(),
+        &["scaling"],
+        "splits --total-bytes between the threads, and no --total-bytes is given (a timed point runs each thread for --duration)",
+        "give --total-bytes or drop --scaling",
+    )?;
     given.refuse_unless(
         workloads.iter().any(|w| *w != MemWorkload::Null),
         &["duration", "array_size"],

@@ -47,6 +47,8 @@ pub struct Job {
     pub sync: SyncMode,
     /// A file per job (fio's own names in a directory of their own) instead of one shared.
     pub file_per_job: bool,
+    /// Fixed work: each job's bytes (fio's io_size) instead of a time-based run.
+    pub io_bytes: Option<u64>,
 }
 
 /// The run for a disk throughput, IOPS or latency record.
@@ -118,6 +120,10 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
         dir,
         sync: p.sync,
         file_per_job: p.file_per_thread,
+        io_bytes: p.total_bytes.map(|t| match p.scaling {
+            Some(crate::results::params::Scaling::Weak) => t,
+            _ => (t / (p.threads.max(1) as u64)).max(1),
+        }),
     })
 }
 
@@ -144,10 +150,15 @@ pub fn argv(job: &Job, file: &Path) -> Vec<String> {
         "--thread".into(),
         "--group_reporting".into(),
         format!("--direct={}", u8::from(job.direct)),
-        "--time_based".into(),
-        format!("--runtime={}ms", job.runtime_ms),
-        format!("--ramp_time={}ms", job.ramp_ms),
     ]);
+    match job.io_bytes {
+        Some(b) => a.push(format!("--io_size={b}")),
+        None => a.extend([
+            "--time_based".into(),
+            format!("--runtime={}ms", job.runtime_ms),
+        ]),
+    }
+    a.push(format!("--ramp_time={}ms", job.ramp_ms));
     if job.rw != "read" && job.rw != "randread" {
         match job.sync {
             SyncMode::None => {}
@@ -194,8 +205,8 @@ pub fn run(program: &Path, job: &Job) -> Result<FioResult, RefError> {
     cmd.args(argv(job, &file.0));
     // Laying the file out at 20 MB/s or faster, then ramp and runtime, then slack.
     let layout_s = job.size_bytes / 20_000_000;
-    let timeout =
-        Duration::from_millis(job.runtime_ms + job.ramp_ms) + Duration::from_secs(60 + layout_s);
+    let timeout = Duration::from_millis(job.runtime_ms + job.ramp_ms)
+        + Duration::from_secs(60 + layout_s + job.io_bytes.unwrap_or(0) * job.jobs / 20_000_000);
     let out = run_bounded(TOOL, cmd, timeout);
     drop(file);
     drop(jobs_dir);

@@ -227,6 +227,10 @@ pub struct CpuKernel {
     pub operation: String,
     pub ops_per_iteration: u64,
     pub iterations_per_thread: u64,
+    /// Fixed work (`--total-ops`): the operations asked for, of one repetition (split between
+    /// the threads with strong scaling, each thread's with weak); absent for timed points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_ops: Option<u64>,
     /// Each thread's own rate, GOPS.
     #[serde(default)]
     pub thread_gops: Vec<f64>,
@@ -263,6 +267,12 @@ pub struct MemKernel {
     pub bytes_read_per_pass: u64,
     pub bytes_written_per_pass: u64,
     pub passes: u64,
+    /// Fixed work (`--total-bytes`): the bytes asked for, of one repetition, and how they
+    /// were split between the threads; absent for timed points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaling: Option<Scaling>,
     pub byte_counting: String,
 }
 
@@ -402,7 +412,14 @@ pub struct DiskParams {
     pub pattern: String,
     pub read_percent: u32,
     pub file_size_bytes: u64,
+    /// The measured time of a repetition (0 where it is fixed work: `total_bytes`).
     pub runtime_s: f64,
+    /// Fixed work (`--total-bytes`): the bytes of one repetition after its ramp, and how they
+    /// were split between the threads; absent for timed points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaling: Option<Scaling>,
     pub ramp_s: f64,
     pub final_sync_s: f64,
     #[serde(default)]

@@ -158,6 +158,9 @@ pub struct CpuOptions {
     pub isa: Option<Isa>,
     /// Target time of one repetition.
     pub duration: Duration,
+    /// Fixed work instead (`--total-ops`): the operations of one repetition of one thread's
+    /// share, split between the threads (strong scaling) or each thread's (weak).
+    pub total_ops: Option<u64>,
     pub reps: Repetition,
     pub clock_ghz: Option<f64>,
     pub ops_per_cycle: BTreeMap<CpuWorkload, f64>,
@@ -224,11 +227,16 @@ pub fn points(opts: &CpuOptions) -> Vec<CpuPoint> {
 }
 
 /// About how long the points of `opts` take on `cpus` CPUs (a plan for `run --dry-run` and
-/// `--budget`, not a promise): each workload's calibration once (doubling runs up to a
+/// `--budget`, not a promise; `core_gops` is a core's peak of a workload, for fixed work):
+/// each workload's calibration once (doubling runs up to a
 /// twentieth of the duration, then about a tenth in all), and per round the kernel — one
 /// thread's duration of work, spread over the CPUs the threads share (strong scaling splits
 /// it between them, weak gives each thread all of it) — and the clock probes after it.
-pub fn estimate(opts: &CpuOptions, cpus: usize) -> Duration {
+pub fn estimate(
+    opts: &CpuOptions,
+    cpus: usize,
+    core_gops: &dyn Fn(CpuWorkload) -> f64,
+) -> Duration {
     let cpus = cpus.max(1) as f64;
     let d = opts.duration.as_secs_f64();
     let rounds = (opts.reps.warmup + opts.reps.repeat) as f64;
@@ -238,7 +246,14 @@ pub fn estimate(opts: &CpuOptions, cpus: usize) -> Duration {
             s += opts.threads.len() as f64 * rounds * 1e-3;
             continue;
         }
-        s += d / 10.0;
+        // Fixed work: one thread's share at about 95 % of a core's peak, no calibration.
+        let d = match opts.total_ops {
+            Some(ops) => ops as f64 / (core_gops(*w) * 0.95e9).max(1.0),
+            None => {
+                s += d / 10.0;
+                d
+            }
+        };
         for &t in &opts.threads {
             let t = t as f64;
             let kernel = match opts.scaling {
@@ -398,13 +413,17 @@ impl<'a> CpuSession<'a> {
         let kernel =
             kernel(op, self.isa).ok_or_else(|| CpuError::NoKernels(self.sys.cpu.arch.clone()))?;
         let duration = self.opts.duration;
-        let single = *self.iterations.entry(point.workload).or_insert_with(|| {
-            // Unpinned if pinning fails: the rounds that follow report that error.
-            runner::on_cpu(placement.cpus[0], || {
-                runner::calibrate(duration, kernel.run)
-            })
-            .unwrap_or_else(|_| runner::calibrate(duration, kernel.run))
-        });
+        let single = match self.opts.total_ops {
+            // Fixed work: the kernel's work model gives the iterations.
+            Some(ops) => ops.div_ceil(kernel.ops_per_iteration.max(1)).max(1),
+            None => *self.iterations.entry(point.workload).or_insert_with(|| {
+                // Unpinned if pinning fails: the rounds that follow report that error.
+                runner::on_cpu(placement.cpus[0], || {
+                    runner::calibrate(duration, kernel.run)
+                })
+                .unwrap_or_else(|_| runner::calibrate(duration, kernel.run))
+            }),
+        };
         let per_thread = match self.opts.scaling {
             Scaling::Weak => single,
             Scaling::Strong => (single / point.threads as u64).max(1),
@@ -452,6 +471,7 @@ impl<'a> CpuSession<'a> {
             operation: operation(op),
             ops_per_iteration: kernel.ops_per_iteration,
             iterations_per_thread: per_thread,
+            total_ops: self.opts.total_ops,
             thread_gops,
             clock_ghz: clock.ghz,
             clock_probes: clock.readings.clone(),
@@ -541,6 +561,7 @@ mod tests {
                 scaling: Scaling::Weak,
                 isa: Some(isa),
                 duration: Duration::from_millis(2),
+                total_ops: None,
                 reps: Repetition {
                     warmup: 0,
                     repeat: 2,

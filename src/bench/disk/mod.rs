@@ -121,6 +121,11 @@ pub struct DiskOptions {
     /// Each thread on its own file of `size` bytes (as fio's jobs without a shared filename),
     /// else all on one, each in its region.
     pub file_per_thread: bool,
+    /// Fixed work instead of `runtime` (`--total-bytes`): the bytes each repetition moves
+    /// after its ramp, split between the threads (strong) or each thread's (weak), as fio's
+    /// io_size.
+    pub total_bytes: Option<u64>,
+    pub scaling: crate::results::params::Scaling,
     pub reps: Repetition,
     pub peaks: DiskPeaks,
 }
@@ -246,7 +251,19 @@ pub fn estimate(opts: &DiskOptions) -> Duration {
     } else {
         0.0
     };
-    let per = opts.ramp.as_secs_f64() + opts.runtime.as_secs_f64() + 0.02;
+    // Fixed work: the bytes at about 1 GB/s (a point's, whatever the threads share).
+    let work = match opts.total_bytes {
+        Some(b) => {
+            let max_threads = opts.threads.iter().copied().max().unwrap_or(1) as f64;
+            b as f64 / 1e9
+                * match opts.scaling {
+                    crate::results::params::Scaling::Strong => 1.0,
+                    crate::results::params::Scaling::Weak => max_threads,
+                }
+        }
+        None => opts.runtime.as_secs_f64(),
+    };
+    let per = opts.ramp.as_secs_f64() + work + 0.02;
     Duration::from_secs_f64(layout + points(opts).len() as f64 * opts.reps.repeat as f64 * per)
 }
 
@@ -295,6 +312,8 @@ struct Plan {
     depth: usize,
     ramp: Duration,
     runtime: Duration,
+    /// Bytes to move after the ramp, where the repetition ends on work, not time.
+    quota: Option<u64>,
     seed: u64,
     sync: SyncMode,
 }
@@ -355,7 +374,13 @@ fn run_thread<E: Engine>(
     };
     let start = Instant::now();
     let ramp_end = start + plan.ramp;
-    let deadline = ramp_end + plan.runtime;
+    // A repetition of fixed work has no deadline but a generous bound (a stalled device).
+    let deadline = ramp_end
+        + if plan.quota.is_some() {
+            Duration::from_secs(3600)
+        } else {
+            plan.runtime
+        };
     // A copy-on-write file system (btrfs, ZFS) needs free space to overwrite, too.
     let io_err = |e: std::io::Error| match e.raw_os_error() {
         Some(libc::EINVAL) => DiskError::Io(format!(
@@ -404,6 +429,10 @@ fn run_thread<E: Engine>(
                         match dir {
                             Dir::Read => read_bytes += *n as u64,
                             Dir::Write => written_bytes += *n as u64,
+                        }
+                        // Fixed work: no more I/O once the quota is moved.
+                        if plan.quota.is_some_and(|q| read_bytes + written_bytes >= q) {
+                            stopping = true;
                         }
                     }
                 }
@@ -708,6 +737,12 @@ impl<'a> DiskSession<'a> {
                     depth: point.iodepth,
                     ramp: opts.ramp,
                     runtime: opts.runtime,
+                    quota: opts.total_bytes.map(|t| match opts.scaling {
+                        crate::results::params::Scaling::Strong => {
+                            (t / point.threads as u64).max(1)
+                        }
+                        crate::results::params::Scaling::Weak => t,
+                    }),
                     seed: (i as u64) << 32
                         ^ round.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
                     sync: opts.sync,
@@ -833,7 +868,13 @@ impl<'a> DiskSession<'a> {
             .into(),
             read_percent: point.workload.read_percent(opts.read_percent),
             file_size_bytes: self.target().size,
-            runtime_s: opts.runtime.as_secs_f64(),
+            runtime_s: if opts.total_bytes.is_some() {
+                0.0
+            } else {
+                opts.runtime.as_secs_f64()
+            },
+            total_bytes: opts.total_bytes,
+            scaling: opts.total_bytes.map(|_| opts.scaling),
             ramp_s: opts.ramp.as_secs_f64(),
             final_sync_s: sync_s,
             cpus: cpus.to_vec(),
@@ -941,6 +982,8 @@ mod tests {
             direct: false,
             sync: SyncMode::FdatasyncEnd,
             file_per_thread: false,
+            total_bytes: None,
+            scaling: crate::results::params::Scaling::Strong,
             reps: Repetition {
                 warmup: 0,
                 repeat: 1,
@@ -984,6 +1027,68 @@ mod tests {
         assert_eq!(src[..64 << 10], dst[..64 << 10]);
         drop(session);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    /// Fixed work: each repetition ends when the threads have moved their share of
+    /// --total-bytes (strong: split; weak: each thread all of it), whatever the runtime says;
+    /// one thread's loop moves exactly its quota at depth 1, and about it at depth 8.
+    #[test]
+    fn fixed_work_moves_the_bytes_asked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = opts(EngineKind::Null, 1, dir.path());
+        o.workloads = vec![DiskWorkload::Rr];
+        let sys = sys();
+        let session = DiskSession::new(&sys, &o).unwrap();
+        for depth in [1usize, 8] {
+            let plan = Plan {
+                block: 4096,
+                start: 0,
+                blocks: 1024,
+                random: true,
+                read_percent: 100,
+                copy: false,
+                depth,
+                ramp: Duration::ZERO,
+                runtime: Duration::from_secs(3600),
+                quota: Some(1 << 20),
+                seed: 1,
+                sync: SyncMode::None,
+            };
+            let mut engine = NullEngine::new(4096, depth);
+            let st = run_thread(&mut engine, plan, session.target(), &[], false).unwrap();
+            let extra = st.read_bytes - (1 << 20);
+            assert!(
+                extra < (depth as u64) * 4096,
+                "depth {depth}: {}",
+                st.read_bytes
+            );
+            if depth == 1 {
+                assert_eq!(extra, 0);
+            }
+        }
+        drop(session);
+        for scaling in [
+            crate::results::params::Scaling::Strong,
+            crate::results::params::Scaling::Weak,
+        ] {
+            let mut o = opts(EngineKind::Psync, 1, dir.path());
+            o.workloads = vec![DiskWorkload::Rr];
+            o.threads = vec![2];
+            o.runtime = Duration::from_secs(3600);
+            o.total_bytes = Some(2 << 20);
+            o.scaling = scaling;
+            let start = Instant::now();
+            let recs = measure(&o).unwrap();
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "ended on work, not time"
+            );
+            let p = recs[0].params.disk().unwrap();
+            assert_eq!(
+                (p.total_bytes, p.scaling, p.runtime_s),
+                (Some(2 << 20), Some(scaling), 0.0)
+            );
+        }
     }
 
     /// Every --sync mode is recorded, and only fdatasync-end syncs at the end of the window.
