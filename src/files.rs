@@ -3,8 +3,11 @@
 //!
 //! An output is written to a new temporary file in the target's directory, created with
 //! O_CREAT|O_EXCL and an unpredictable name (a symlink planted there is never followed), then
-//! renamed over the target (a symlink at the target is replaced, never written through). An
-//! input must be a regular file of bounded size and is read through a bounded reader.
+//! renamed over the target (a symlink at the target is replaced, never written through). A
+//! target that is a character device or a pipe (`/dev/null`, `/dev/stdout`, a FIFO) is written
+//! into, never replaced — renaming over `/dev/null` as root would leave a regular file there for
+//! every program after — and a block device is refused. An input must be a regular file of
+//! bounded size and is read through a bounded reader.
 //!
 //! One rule for where outputs go, checked before anything runs ([`check_output_file`],
 //! [`check_output_dir`]): the directory of an output file must exist — peakbench never creates
@@ -63,7 +66,45 @@ pub fn check_output_file(path: &Path) -> Result<(), UsageError> {
             path.display()
         )));
     }
+    if is_block_device(path) {
+        return Err(UsageError(block_device(path)));
+    }
     Ok(())
+}
+
+/// Whether `path` is (or links to) a block device, which no output may go to.
+fn is_block_device(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device())
+}
+
+/// The refusal of an output on a block device.
+fn block_device(path: &Path) -> String {
+    format!(
+        "cannot write {}: it is a block device, which an output would overwrite; give a file name",
+        path.display()
+    )
+}
+
+/// Opens `path` for writing in place when it is (or links to) a character device or a pipe —
+/// such a target is written into, never replaced — and `None` for anything else (a file, a
+/// missing name), which is written atomically. The type is checked again on the opened file, so
+/// a swap between the look and the open cannot make a regular file be written in place.
+fn open_in_place(path: &Path) -> std::io::Result<Option<std::fs::File>> {
+    use std::os::unix::fs::FileTypeExt;
+    let special = |t: std::fs::FileType| t.is_char_device() || t.is_fifo();
+    match std::fs::metadata(path) {
+        Ok(m) if m.file_type().is_block_device() => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            block_device(path),
+        )),
+        Ok(m) if special(m.file_type()) => {
+            // No O_CREAT and no O_TRUNC: nothing is created, nothing is cut.
+            let file = std::fs::OpenOptions::new().write(true).open(path)?;
+            Ok(special(file.metadata()?.file_type()).then_some(file))
+        }
+        _ => Ok(None),
+    }
 }
 
 /// Checks, before anything runs, that `dir` can take output files: it is a directory, or it
@@ -171,6 +212,9 @@ pub fn print(text: &str) -> anyhow::Result<()> {
 pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if path == Path::new("-") {
         return write_stdout(bytes);
+    }
+    if let Some(mut file) = open_in_place(path)? {
+        return file.write_all(bytes).and_then(|()| file.flush());
     }
     let dir = parent_of(path);
     let name = path
@@ -289,6 +333,56 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode & 0o600, 0o600, "{mode:o}");
+    }
+
+    /// A character device or a pipe at the output, or a symlink to one, is written into and
+    /// stays what it was (renaming over `/dev/null` as root replaced it with a regular file for
+    /// every program after); a block device is refused before it is opened.
+    #[test]
+    fn devices_and_pipes_are_written_into_never_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let null = dir.path().join("null");
+        symlink("/dev/null", &null).unwrap();
+        write_output(&null, b"{}").unwrap();
+        assert!(std::fs::symlink_metadata(&null).unwrap().is_symlink());
+        let dev = std::fs::symlink_metadata("/dev/null").unwrap();
+        assert!(dev.file_type().is_char_device(), "/dev/null was replaced");
+
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        write_output(&fifo, b"{\"a\":1}").unwrap();
+        assert_eq!(reader.join().unwrap(), b"{\"a\":1}");
+        assert!(
+            std::fs::symlink_metadata(&fifo)
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
+        assert!(check_output_file(&fifo).is_ok());
+
+        // A block device node made here (root only): refused, checked and written alike.
+        let block = dir.path().join("block");
+        let c = std::ffi::CString::new(block.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path that outlives the call; loop0's numbers (7, 0).
+        if unsafe { libc::mknod(c.as_ptr(), libc::S_IFBLK | 0o600, libc::makedev(7, 0)) } == 0 {
+            let e = check_output_file(&block).unwrap_err().to_string();
+            assert!(e.contains("block device"), "{e}");
+            let e = write_output(&block, b"{}").unwrap_err().to_string();
+            assert!(e.contains("block device"), "{e}");
+            assert!(
+                std::fs::symlink_metadata(&block)
+                    .unwrap()
+                    .file_type()
+                    .is_block_device()
+            );
+        }
     }
 
     #[test]
