@@ -134,6 +134,172 @@ fn compare_flags_a_20_percent_regression_and_not_a_repeat() {
         .stdout(predicates::str::contains("REGRESSION"));
 }
 
+/// A copy of `report` with every figure of every point made `factor` times better (below 1:
+/// worse): rates multiplied, times (latency, lower is better) divided.
+fn scaled(report: &serde_json::Value, factor: f64) -> serde_json::Value {
+    let mut r = report.clone();
+    for rec in r["results"].as_array_mut().unwrap() {
+        let f = if rec["unit"] == "s" {
+            1.0 / factor
+        } else {
+            factor
+        };
+        for k in ["mean", "median", "min", "max", "stddev"] {
+            if let Some(v) = rec[k].as_f64() {
+                rec[k] = serde_json::json!(v * f);
+            }
+        }
+        for v in rec["samples"].as_array_mut().unwrap() {
+            *v = serde_json::json!(v.as_f64().unwrap() * f);
+        }
+    }
+    r
+}
+
+/// A run against a copy of itself 1 % worse in every point: no regression (below the 3 %
+/// threshold, and the many points' p-values are corrected); 20 % worse: exit 3. The table
+/// names points for a person and says the correction.
+#[test]
+fn a_copy_one_percent_worse_is_no_regression_twenty_percent_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let run = dir.path().join("run.json");
+    peakbench(&db)
+        .args([
+            "cpu",
+            "--workload",
+            "DP,SP",
+            "--threads",
+            "1,2",
+            "--duration",
+            "20ms",
+        ])
+        .args(["--repeat", "5", "--no-history", "--json"])
+        .arg(&run)
+        .assert()
+        .success();
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&run).unwrap()).unwrap();
+    assert_eq!(report["results"].as_array().unwrap().len(), 4);
+    let copy = |factor: f64| {
+        let path = dir.path().join(format!("copy-{factor}.json"));
+        std::fs::write(&path, serde_json::to_vec(&scaled(&report, factor)).unwrap()).unwrap();
+        path
+    };
+    let out = peakbench(&db)
+        .arg("compare")
+        .arg(&run)
+        .arg(copy(0.99))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(!text.contains("REGRESSION"), "{text}");
+    assert!(
+        text.contains("Holm") && text.contains("DP · 2 threads"),
+        "{text}"
+    );
+    let out = peakbench(&db)
+        .arg("compare")
+        .arg(&run)
+        .arg(copy(0.8))
+        .args(["--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let changes: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for c in changes.as_array().unwrap() {
+        assert!(c["p_adjusted"].as_f64().unwrap() >= c["p"].as_f64().unwrap());
+        assert!((c["change"].as_f64().unwrap() + 0.2).abs() < 1e-6, "{c}");
+    }
+    assert!(
+        changes
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["regression"] == true)
+    );
+}
+
+/// `peakbench history | head`: a reader gone is no error to report; two documents on one
+/// standard output are refused; a command refused while it is planned leaves no run.
+#[test]
+fn pipes_stdout_and_refusals_leave_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    peakbench(&db)
+        .args(["history", "--import"])
+        .arg(fixture("base.json"))
+        .assert()
+        .success();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .env("PEAKBENCH_DB", &db)
+        .arg("history")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader goes before the table is written.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let out = peakbench(&db)
+        .args(["cpu", "--workload", "NULL", "--json", "-", "--csv", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--json and --csv") && err.lines().count() == 1,
+        "{err}"
+    );
+
+    let before = Store::open(&db).unwrap().runs().unwrap().len();
+    for args in [
+        vec![
+            "cpu",
+            "--workload",
+            "LINPACK",
+            "--n",
+            "2000000",
+            "--threads",
+            "1",
+        ],
+        vec![
+            "cpu",
+            "--workload",
+            "NULL",
+            "--threads",
+            "1",
+            "--cpus",
+            "4095",
+        ],
+    ] {
+        let out = peakbench(&db).args(&args).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(
+        Store::open(&db).unwrap().runs().unwrap().len(),
+        before,
+        "nothing recorded"
+    );
+}
+
 #[test]
 fn compare_and_history_refuse_bad_input_in_one_line() {
     let dir = tempfile::tempdir().unwrap();

@@ -51,7 +51,22 @@ impl Outputs {
 
     /// Checks that each output file, and a results database the user named, can be created
     /// before any benchmark runs (the rule of [`crate::files::check_output_file`]).
+    /// Two formats on standard output are refused: one stream cannot hold two documents.
     pub fn validate(&self) -> anyhow::Result<()> {
+        let names = ["--json", "--csv", "--markdown", "--html"];
+        let to_stdout: Vec<&str> = [&self.json, &self.csv, &self.markdown, &self.html]
+            .into_iter()
+            .zip(names)
+            .filter(|(p, _)| p.as_ref().is_some_and(|p| p.as_os_str() == "-"))
+            .map(|(_, n)| n)
+            .collect();
+        if to_stdout.len() > 1 {
+            return Err(crate::error::UsageError(format!(
+                "{} all write to standard output (-), which can hold one document; give all but one a file name",
+                to_stdout.join(" and ")
+            ))
+            .into());
+        }
         for path in [&self.json, &self.csv, &self.markdown, &self.html]
             .into_iter()
             .flatten()

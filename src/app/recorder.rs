@@ -56,23 +56,19 @@ impl Recorder {
     /// Takes `sys`, collected already (to plan the run), as the machine the run measures.
     pub fn with_system(mut self, sys: SystemInfo) -> Recorder {
         if self.report.is_none() {
-            let r = Report::new(sys, self.argv.clone());
-            self.start_history(&r);
-            self.report = Some(r);
+            self.report = Some(Report::new(sys, self.argv.clone()));
         }
         self
     }
 
-    /// The machine the run measures (collected once, on first use; the run starts then).
+    /// The machine the run measures (collected once, on first use). The run enters the
+    /// history only when its points start ([`Recorder::drive`]): a command refused while it is
+    /// planned records nothing.
     pub fn system(&mut self) -> SystemInfo {
-        let report = match self.report.take() {
-            Some(r) => r,
-            None => {
-                let r = Report::new(collect(ClockBudget::default()), self.argv.clone());
-                self.start_history(&r);
-                r
-            }
-        };
+        let report = self
+            .report
+            .take()
+            .unwrap_or_else(|| Report::new(collect(ClockBudget::default()), self.argv.clone()));
         let sys = report.system.clone();
         self.report = Some(report);
         sys
@@ -162,6 +158,10 @@ impl Recorder {
         mut run: impl FnMut(P, &mut dyn FnMut()) -> anyhow::Result<Vec<ResultRecord>>,
     ) -> anyhow::Result<()> {
         self.system();
+        if let Some(report) = self.report.take() {
+            self.start_history(&report);
+            self.report = Some(report);
+        }
         let bar = if self.output.quiet {
             ProgressBar::hidden()
         } else {
@@ -202,7 +202,17 @@ impl Recorder {
             Err(e) if e.downcast_ref::<Interrupted>().is_some() => "interrupted",
             Err(_) => "failed",
         };
+        let points = self.report.as_ref().map_or(0, |r| r.results.len());
+        let refused =
+            matches!(&outcome, Err(e) if e.downcast_ref::<crate::error::UsageError>().is_some());
         let stored = match &mut self.history {
+            // Refused before its first point: no run is left behind.
+            History::On(store, run) if refused && points == 0 => {
+                if let Err(e) = store.forget_empty_run(*run) {
+                    eprintln!("peakbench: warning: {e:#}");
+                }
+                None
+            }
             History::On(store, run) => match store.finish_run(*run, status) {
                 Ok(()) => Some(*run),
                 Err(e) => {

@@ -54,10 +54,12 @@ pub struct CompareArgs {
     pub a: String,
     /// The run compared with the baseline (same forms).
     pub b: String,
-    /// A significant change counts as a regression only beyond this many percent.
-    #[arg(long, value_name = "PERCENT", default_value = "5", value_parser = parse_positive)]
+    /// The least change reported as a regression or an improvement, in percent: a significant
+    /// change smaller than this is said to be within it.
+    #[arg(long, value_name = "PERCENT", default_value = "3", value_parser = parse_positive)]
     pub threshold: f64,
-    /// Significance level of Welch's t-test on the repetitions.
+    /// Family-wise significance level: Welch's t-test on each point's repetitions, its p-value
+    /// corrected for the number of points tested (Holm–Bonferroni).
     #[arg(long, default_value = "0.05", value_parser = parse_alpha)]
     pub alpha: f64,
     /// Print the comparison as JSON (base units) instead of a table.
@@ -180,42 +182,36 @@ fn table_of(changes: &[Change], display: &units::Display) -> Table {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED);
     table.set_header([
-        "Workload",
-        "Metric",
-        "Point",
-        "A",
-        "B",
-        "Unit",
-        "Change %",
-        "p (Welch)",
-        "Verdict",
+        "Point", "Metric", "A", "B", "Unit", "Change %", "p (Holm)", "Verdict",
     ]);
     for c in changes {
-        let verdict = if c.regression {
-            "REGRESSION"
+        let verdict = if let Some(why) = &c.not_comparable {
+            format!("not comparable: {why}")
+        } else if c.regression {
+            "REGRESSION".to_string()
         } else if c.improvement {
-            "improvement"
+            "improvement".to_string()
         } else if c.significant {
-            "significant, within threshold"
+            "significant, within threshold".to_string()
         } else if c.p.is_none() {
-            "not tested (< 2 repetitions)"
+            "not tested (< 2 repetitions)".to_string()
         } else {
-            "no significant change"
+            "no significant change".to_string()
         };
         let (a, b, unit) = match display.conversion(&c.subsystem, &c.unit) {
             Some(d) => (d.apply(c.mean_a), d.apply(c.mean_b), d.unit.to_string()),
             None => (c.mean_a, c.mean_b, c.unit.clone()),
         };
         table.add_row([
-            format!("{} {}", c.subsystem, c.workload),
+            format!("{} {}", c.subsystem, c.label),
             c.metric.clone(),
-            c.point.clone(),
             format_sig(a),
             format_sig(b),
             unit,
             format!("{:+.1}", c.change * 100.0),
-            c.p.map_or_else(|| "—".into(), |p| format!("{p:.3}")),
-            verdict.into(),
+            c.p_adjusted
+                .map_or_else(|| "—".into(), |p| format!("{p:.3}")),
+            verdict,
         ]);
     }
     table
@@ -240,11 +236,12 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
         crate::files::print(&format!("{}\n", serde_json::to_string_pretty(&changes)?))?;
     } else {
         crate::files::print(&format!(
-            "A: {} ({}), B: {} ({}); significance: Welch's t-test, p < {}; regression: worse by more than {} %\n{}\n",
-            args.a,
-            a.started_at,
-            args.b,
-            b.started_at,
+            "A: {} ({}), B: {} ({}); significance: Welch's t-test on the repetitions, p corrected for {} points by Holm–Bonferroni < {}; regression: worse by more than {} %\n{}\n",
+            crate::text::printable(&args.a),
+            crate::text::printable(&a.started_at),
+            crate::text::printable(&args.b),
+            crate::text::printable(&b.started_at),
+            changes.iter().filter(|c| c.p.is_some()).count(),
             args.alpha,
             args.threshold,
             table_of(&changes, &args.display.display())

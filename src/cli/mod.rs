@@ -134,6 +134,14 @@ pub(crate) fn one_line(e: &anyhow::Error) -> String {
     line
 }
 
+/// Whether `e` came from writing to a pipe whose reader has gone.
+fn broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 /// Parses `argv`, runs it and maps the outcome to an exit code; every error is one line on
 /// standard error.
 pub fn main_with(argv: Vec<String>) -> ExitCode {
@@ -156,6 +164,9 @@ pub fn main_with(argv: Vec<String>) -> ExitCode {
     };
     match run(cli, argv) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of standard output went away (`peakbench history | head`): nothing more
+        // to say to anyone, as a program killed by SIGPIPE says nothing.
+        Err(e) if broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             // One line, whatever a peer or a file put in the message.
             eprintln!("peakbench: {}", crate::text::printable(&one_line(&e)));

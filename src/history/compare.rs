@@ -1,5 +1,13 @@
 //! Two runs side by side: every point they have in common, the change of its mean, and whether
-//! the change is significant (Welch's t-test on the repetitions) and a regression.
+//! the change is significant and a regression.
+//!
+//! Each point is tested with Welch's t-test on its repetitions; as a run has tens of points,
+//! the p-values are corrected for the number of points tested (Holm–Bonferroni: the family-wise
+//! error rate stays at `alpha`, so two runs of the same machine do not "regress" by chance on one
+//! point out of twenty). A significant change is reported as a regression or an improvement only
+//! beyond a minimum effect size (`threshold`). Points that share workload, metric and sweep
+//! parameters but were measured under different conditions (another sync mode, array size, unit)
+//! are paired but not tested: the reason is said instead.
 
 use super::point_key;
 use crate::measure::welch;
@@ -13,7 +21,8 @@ pub enum Better {
     Lower,
 }
 
-/// Throughput, IOPS and transaction rates are better higher; latency, loss and jitter lower.
+/// Throughput, IOPS and transaction rates are better higher; latency, loss and jitter (and
+/// anything counted in seconds) lower.
 pub fn better(metric: &str) -> Better {
     match metric {
         "latency" | "loss" | "jitter" => Better::Lower,
@@ -24,11 +33,29 @@ pub fn better(metric: &str) -> Better {
 /// How a test decides.
 #[derive(Debug, Clone, Copy)]
 pub struct Criteria {
-    /// Significance level of the two-sided Welch test (e.g. 0.05).
+    /// Family-wise significance level over all the points tested (e.g. 0.05).
     pub alpha: f64,
-    /// A significant change counts as a regression only beyond this fraction (e.g. 0.05).
+    /// A significant change counts as a regression only beyond this fraction (e.g. 0.03).
     pub threshold: f64,
 }
+
+/// Parameters that are not swept but change what a point measures: a point whose value differs
+/// between the runs is not compared.
+pub const CONDITIONS: &[&str] = &[
+    "sync",
+    "file_per_thread",
+    "file_size_bytes",
+    "total_bytes",
+    "total_ops",
+    "order",
+    "array_bytes_per_thread",
+    "byte_counting",
+    "busy_poll_us",
+    "tcp_nodelay",
+    "nb",
+    "library",
+    "micro_kernel",
+];
 
 /// One common point.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -37,39 +64,142 @@ pub struct Change {
     pub workload: String,
     pub metric: String,
     pub unit: String,
-    /// The point's identity parameters, as text.
+    /// The point's identity parameters, as a JSON object's text.
     pub point: String,
+    /// The point for a person: "DP · 2 threads · avx512".
+    pub label: String,
     pub mean_a: f64,
     pub mean_b: f64,
     pub n_a: usize,
     pub n_b: usize,
     /// mean_b / mean_a − 1.
     pub change: f64,
-    /// Two-sided p-value; None with fewer than two repetitions on a side.
+    /// Two-sided p-value of Welch's test; None with fewer than two repetitions on a side or
+    /// where the point is not comparable.
     pub p: Option<f64>,
+    /// `p` corrected by Holm–Bonferroni for the number of points tested.
+    pub p_adjusted: Option<f64>,
+    /// `p_adjusted` below `alpha`.
     pub significant: bool,
     /// Significant, worse, and beyond the threshold.
     pub regression: bool,
     /// Significant, better, and beyond the threshold.
     pub improvement: bool,
+    /// Why the point was paired but not compared (another unit or condition), if so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_comparable: Option<String>,
+}
+
+/// A parameter's value for a person: a size in bytes as a size, text made printable.
+fn shown_value(key: &str, v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Number(n) if key.ends_with("_bytes") => n
+            .as_u64()
+            .map_or_else(|| n.to_string(), crate::units::format_size),
+        serde_json::Value::String(s) => crate::text::printable(s),
+        serde_json::Value::Null => "none".into(),
+        other => crate::text::printable(&other.to_string()),
+    }
+}
+
+/// The point for a person: the workload, then each sweep parameter in words, e.g.
+/// "DP · 2 threads · avx512", "RR · 4 KB blocks · 8 threads · QD 1 · io_uring · direct".
+pub fn label(rec: &ResultRecord) -> String {
+    let ident = rec.params.identity(&[]);
+    let mut parts = vec![crate::text::printable(&rec.workload)];
+    for key in crate::results::params::IDENTITY {
+        let Some(v) = ident.get(*key) else { continue };
+        // A pure read or write workload's name says it already.
+        if *key == "read_percent" && matches!(v.as_u64(), Some(0 | 100)) {
+            continue;
+        }
+        let shown = shown_value(key, v);
+        let plural = |one: &str, many: &str| {
+            let word = if v.as_u64() == Some(1) { one } else { many };
+            format!("{shown} {word}")
+        };
+        parts.push(match *key {
+            "threads" => plural("thread", "threads"),
+            "streams" => plural("stream", "streams"),
+            "n" => format!("N = {shown}"),
+            "scaling" => format!("{shown} scaling"),
+            "block_size_bytes" => format!("{shown} blocks"),
+            "working_set_bytes" => format!("{shown} set"),
+            "op_bytes" => format!("{shown} ops"),
+            "message_size_bytes" => format!("{shown} messages"),
+            "pages" => format!("{shown} pages"),
+            "stores" => format!("{shown} stores"),
+            "iodepth" => format!("QD {shown}"),
+            "read_percent" => format!("{shown} % reads"),
+            "target_rate_bps" => format!("rate {shown} bit/s"),
+            "server" => format!("server {shown}"),
+            "node" => format!("node {shown}"),
+            "src_node" => format!("from node {shown}"),
+            "dst_node" => format!("to node {shown}"),
+            _ => shown,
+        });
+    }
+    parts.join(" · ")
+}
+
+/// Why `a` and `b`, paired by their key, cannot be compared: another unit or another value of
+/// a [`CONDITIONS`] parameter.
+fn incomparable(a: &ResultRecord, b: &ResultRecord) -> Option<String> {
+    if a.unit != b.unit {
+        return Some(format!(
+            "unit {} against {}",
+            crate::text::printable(&a.unit),
+            crate::text::printable(&b.unit)
+        ));
+    }
+    let (Ok(serde_json::Value::Object(pa)), Ok(serde_json::Value::Object(pb))) = (
+        serde_json::to_value(&a.params),
+        serde_json::to_value(&b.params),
+    ) else {
+        return None;
+    };
+    let null = serde_json::Value::Null;
+    let differ: Vec<String> = CONDITIONS
+        .iter()
+        .filter_map(|k| {
+            let (va, vb) = (pa.get(*k).unwrap_or(&null), pb.get(*k).unwrap_or(&null));
+            (va != vb).then(|| format!("{k} {} against {}", shown_value(k, va), shown_value(k, vb)))
+        })
+        .collect();
+    (!differ.is_empty()).then(|| differ.join(", "))
+}
+
+/// Holm–Bonferroni adjusted p-values, in the order given: the i-th smallest of m is multiplied
+/// by m − i + 1 (i from 1), made non-decreasing in that order, and capped at 1.
+pub fn holm(p: &[f64]) -> Vec<f64> {
+    let m = p.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&i, &j| p[i].total_cmp(&p[j]));
+    let mut adjusted = vec![1.0; m];
+    let mut running: f64 = 0.0;
+    for (rank, &i) in order.iter().enumerate() {
+        running = running.max(((m - rank) as f64 * p[i]).min(1.0));
+        adjusted[i] = running;
+    }
+    adjusted
 }
 
 /// The common points of `a` and `b` (matched by [`point_key`]), in `a`'s order.
 pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Change> {
     let by_key: BTreeMap<String, &ResultRecord> = b.iter().map(|r| (point_key(r), r)).collect();
-    a.iter()
+    let mut changes: Vec<Change> = a
+        .iter()
         .filter_map(|ra| {
             let key = point_key(ra);
             let rb = by_key.get(&key)?;
             let (ma, mb) = (ra.summary.mean, rb.summary.mean);
             let change = if ma != 0.0 { mb / ma - 1.0 } else { f64::NAN };
-            let p = welch::test(&ra.samples, &rb.samples).map(|w| w.p);
-            let significant = p.is_some_and(|p| p < c.alpha);
-            let worse = match better(&ra.metric) {
-                Better::Higher => change < 0.0,
-                Better::Lower => change > 0.0,
+            let not_comparable = incomparable(ra, rb);
+            let p = if not_comparable.is_some() {
+                None
+            } else {
+                welch::test(&ra.samples, &rb.samples).map(|w| w.p)
             };
-            let beyond = change.abs() > c.threshold;
             Some(Change {
                 subsystem: ra.subsystem.clone(),
                 workload: ra.workload.clone(),
@@ -79,18 +209,38 @@ pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Chang
                     .split_once(' ')
                     .map(|(_, p)| p.to_string())
                     .unwrap_or_default(),
+                label: label(ra),
                 mean_a: ma,
                 mean_b: mb,
                 n_a: ra.samples.len(),
                 n_b: rb.samples.len(),
                 change,
                 p,
-                significant,
-                regression: significant && beyond && worse,
-                improvement: significant && beyond && !worse,
+                p_adjusted: None,
+                significant: false,
+                regression: false,
+                improvement: false,
+                not_comparable,
             })
         })
-        .collect()
+        .collect();
+    let tested: Vec<usize> = (0..changes.len())
+        .filter(|&i| changes[i].p.is_some())
+        .collect();
+    let p: Vec<f64> = tested.iter().filter_map(|&i| changes[i].p).collect();
+    for (&i, adjusted) in tested.iter().zip(holm(&p)) {
+        let ch = &mut changes[i];
+        ch.p_adjusted = Some(adjusted);
+        ch.significant = adjusted < c.alpha;
+        let worse = match better(&ch.metric) {
+            Better::Higher => ch.change < 0.0,
+            Better::Lower => ch.change > 0.0,
+        };
+        let beyond = ch.change.abs() > c.threshold;
+        ch.regression = ch.significant && beyond && worse;
+        ch.improvement = ch.significant && beyond && !worse;
+    }
+    changes
 }
 
 #[cfg(test)]
@@ -117,8 +267,95 @@ mod tests {
 
     const C: Criteria = Criteria {
         alpha: 0.05,
-        threshold: 0.05,
+        threshold: 0.03,
     };
+
+    /// A disk point with `threads` and a sync mode, its samples in MB/s.
+    fn disk(threads: usize, sync: &str, samples: Vec<f64>) -> ResultRecord {
+        let params = crate::results::params::Params::with_defaults(
+            "disk",
+            "RR",
+            serde_json::json!({"threads": threads, "iodepth": 1, "block_size_bytes": 4096,
+                "engine": "psync", "io_mode": "direct", "sync": sync, "pattern": "random"}),
+        )
+        .unwrap();
+        ResultRecord::new(
+            "disk",
+            "RR",
+            params,
+            "throughput",
+            "B/s",
+            samples,
+            Err("none".into()),
+        )
+    }
+
+    #[test]
+    fn holm_multiplies_the_smallest_by_the_count_and_keeps_the_order() {
+        let adj = holm(&[0.01, 0.04, 0.03, 0.5]);
+        // Sorted: 0.01×4 = 0.04, 0.03×3 = 0.09, 0.04×2 = 0.08 → 0.09 (monotone), 0.5×1.
+        let want = [0.04, 0.09, 0.09, 0.5];
+        for (a, w) in adj.iter().zip(want) {
+            assert!((a - w).abs() < 1e-12, "{adj:?}");
+        }
+        assert_eq!(holm(&[0.9, 0.8]), vec![1.0, 1.0]);
+        assert!(holm(&[]).is_empty());
+    }
+
+    /// Forty points, each with its own noise: a copy 1 % worse is no regression, 20 % worse
+    /// is forty; a point whose p alone would pass at 0.05 no longer does among forty.
+    #[test]
+    fn many_points_are_corrected_for_their_number() {
+        let noisy = |i: usize, scale: f64| {
+            let base = 100.0 + i as f64;
+            // About 2 % spread, different on every point.
+            let s: Vec<f64> = (0..5)
+                .map(|k| scale * base * (1.0 + 0.02 * (((i * 7 + k * 3) % 5) as f64 - 2.0) / 2.0))
+                .collect();
+            disk(i + 1, "none", s)
+        };
+        let a: Vec<_> = (0..40).map(|i| noisy(i, 1.0)).collect();
+        let worse1: Vec<_> = (0..40).map(|i| noisy(i, 0.99)).collect();
+        let worse20: Vec<_> = (0..40).map(|i| noisy(i, 0.80)).collect();
+        let ch = compare(&a, &worse1, C);
+        assert_eq!(ch.len(), 40);
+        assert!(
+            ch.iter().all(|c| !c.regression),
+            "1 % worse is not a regression"
+        );
+        let ch = compare(&a, &worse20, C);
+        assert_eq!(ch.iter().filter(|c| c.regression).count(), 40);
+        // A lone borderline point: p < 0.05 unadjusted, not after forty tests.
+        let p = ch[0].p.unwrap();
+        assert!(ch[0].p_adjusted.unwrap() >= p);
+        let borderline = (0..40)
+            .map(|i| if i == 0 { 0.01 } else { 0.9 })
+            .collect::<Vec<_>>();
+        assert!(holm(&borderline)[0] > 0.05);
+        // The label is for a person.
+        assert_eq!(
+            ch[1].label,
+            "RR · 2 threads · 4 KiB blocks · QD 1 · psync · direct · random"
+        );
+    }
+
+    #[test]
+    fn points_under_other_conditions_are_paired_but_not_compared() {
+        let a = [disk(1, "none", vec![100.0, 101.0, 99.0])];
+        let b = [disk(1, "fsync-each", vec![10.0, 10.1, 9.9])];
+        let ch = compare(&a, &b, C);
+        assert_eq!(ch.len(), 1);
+        let why = ch[0].not_comparable.as_deref().unwrap();
+        assert_eq!(why, "sync none against fsync-each");
+        assert!(ch[0].p.is_none() && !ch[0].regression && !ch[0].significant);
+        let mut other_unit = disk(1, "none", vec![100.0, 101.0]);
+        other_unit.unit = "bit/s".into();
+        let ch = compare(&[disk(1, "none", vec![1.0, 2.0])], &[other_unit], C);
+        assert_eq!(
+            ch[0].not_comparable.as_deref(),
+            Some("unit B/s against bit/s")
+        );
+    }
 
     #[test]
     fn a_20_percent_drop_is_a_significant_regression() {

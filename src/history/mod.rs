@@ -387,6 +387,26 @@ impl Store {
         Ok(())
     }
 
+    /// Removes `run` if it holds no point (a command refused before it measured anything
+    /// leaves no run behind); a run with points is kept.
+    pub fn forget_empty_run(&mut self, run: i64) -> anyhow::Result<()> {
+        let what = self.what("cannot remove the empty run");
+        let err = sql_err(&what, &self.path);
+        let tx = self.conn.transaction().map_err(&err)?;
+        let empty = "NOT EXISTS (SELECT 1 FROM points WHERE run_id = ?1)";
+        tx.execute(
+            &format!("DELETE FROM fleets WHERE run_id = ?1 AND {empty}"),
+            params![run],
+        )
+        .map_err(&err)?;
+        tx.execute(
+            &format!("DELETE FROM runs WHERE id = ?1 AND {empty}"),
+            params![run],
+        )
+        .map_err(&err)?;
+        tx.commit().map_err(&err)
+    }
+
     /// Stores a whole report (from a JSON document) as a complete run; returns its id.
     pub fn import(&mut self, report: &Report) -> anyhow::Result<i64> {
         let run = self.begin_run(report)?;
