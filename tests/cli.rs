@@ -675,3 +675,42 @@ fn a_missing_output_directory_is_one_rule_and_one_message() {
         .success();
     assert!(data.join("peakbench/history.db").is_file());
 }
+
+/// Shell completions and man pages come from the clap definitions: every subcommand and option
+/// is in them, the bash script parses, and a shell not supported is refused in one line.
+#[test]
+fn completions_and_man_pages_cover_the_commands() {
+    let out = peakbench().args(["completions", "bash"]).output().unwrap();
+    assert!(out.status.success());
+    let script = String::from_utf8(out.stdout).unwrap();
+    for word in ["_peakbench", "cpu", "--workload", "--total-bytes", "compare"] {
+        assert!(script.contains(word), "bash completion lacks {word}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("peakbench.bash");
+    std::fs::write(&file, &script).unwrap();
+    match std::process::Command::new("bash").arg("-n").arg(&file).status() {
+        Ok(s) => assert!(s.success(), "bash -n rejects the completion script"),
+        Err(e) => println!("SKIPPED: bash -n: {e}"),
+    }
+    for (shell, mark) in [("zsh", "#compdef peakbench"), ("fish", "complete -c peakbench")] {
+        let out = peakbench().args(["completions", shell]).output().unwrap();
+        assert!(String::from_utf8_lossy(&out.stdout).contains(mark), "{shell}");
+    }
+    let out = peakbench().args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+
+    let out = peakbench().arg("man").output().unwrap();
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(page.contains(".TH peakbench 1") && page.contains("SYNOPSIS"), "{page}");
+    let pages = dir.path().join("man1");
+    peakbench()
+        .args(["man", "--out-dir"])
+        .arg(&pages)
+        .assert()
+        .success();
+    let cpu = std::fs::read_to_string(pages.join("peakbench-cpu.1")).unwrap();
+    assert!(cpu.contains("\\-\\-threads") || cpu.contains("--threads"), "{cpu}");
+    assert!(pages.join("peakbench-net-serve.1").is_file());
+}

@@ -167,7 +167,9 @@ impl Recorder {
         } else {
             let total = points.iter().map(&rounds).sum();
             let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-            if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} rounds  {msg}") {
+            if let Ok(style) = ProgressStyle::with_template(
+                "{bar:30} {pos}/{len} rounds, {elapsed} elapsed, about {eta} left  {msg}",
+            ) {
                 b.set_style(style);
             }
             b

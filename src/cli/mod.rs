@@ -12,6 +12,7 @@ mod peak;
 mod reference;
 mod report;
 mod run;
+mod shell;
 mod sysinfo;
 mod token;
 
@@ -58,6 +59,10 @@ pub enum Command {
     /// Many machines: `cluster run` under mpirun, srun, SSH or Kubernetes (one merged report);
     /// `cluster identity` shows the rank this process gets from its launcher.
     Cluster(cluster::ClusterArgs),
+    /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
+    Completions(shell::CompletionsArgs),
+    /// Print the manual page peakbench(1) in roff, or write one per command with --out-dir.
+    Man(shell::ManArgs),
 }
 
 impl Cli {
@@ -96,6 +101,8 @@ pub fn run(cli: Cli, argv: Vec<String>) -> anyhow::Result<()> {
         Command::History(args) => history::run_history(args),
         Command::Compare(args) => history::run_compare(args),
         Command::Cluster(args) => cluster::run(args, argv),
+        Command::Completions(args) => shell::completions(args),
+        Command::Man(args) => shell::man(args),
     }
 }
 
