@@ -77,28 +77,48 @@ fn number_and_unit(t: &str) -> (&str, &str) {
     (num, unit.trim())
 }
 
-/// Parses a byte size such as `4K` (4000), `4KiB` (4096), `1G`, `512` (bytes), `1.5M`, exactly:
-/// a size that is not a whole number of bytes is refused, and one beyond 2^64 − 1 bytes is out
-/// of range (never wrapped or saturated).
+/// Parses a byte size, one grammar for every option (fio's, as the issue tracker settled it):
+/// a bare prefix is binary — `4k` = `4K` = 4096, `1M` = 2^20, `1G`, `1T` — and so is one with
+/// `i` (`4Ki`, `4KiB`); a prefix with `B` alone is decimal (`4kB` = `4KB` = 4000, `10MB` =
+/// 10^7). `512` is bytes; `1.5M` is exact. A size that is not a whole number of bytes is
+/// refused, and one beyond 2^64 − 1 bytes is out of range (never wrapped or saturated).
+pub const SIZE_GRAMMAR: &str = "4k = 4K = 4KiB = 4096 bytes, 4kB = 4KB = 4000; M, G, T likewise";
+
 pub fn parse_size(text: &str) -> Result<u64, ParseError> {
+    parse_scaled(text, true)
+}
+
+/// Parses a count of things other than bytes (`--total-ops 1G`): the prefixes are decimal
+/// (`1G` = 10^9, as a count is said) unless written with `i` (`1Gi` = 2^30).
+pub fn parse_si_count(text: &str) -> Result<u64, ParseError> {
+    parse_scaled(text, false)
+}
+
+/// A number with an optional prefix (K, M, G, T in either case) and `i`/`B`; `bare_binary`:
+/// whether a prefix with neither is binary.
+fn parse_scaled(text: &str, bare_binary: bool) -> Result<u64, ParseError> {
     let err = || ParseError::Size(text.to_string());
     let (num, suffix) = number_and_unit(text.trim());
-    let body = suffix
+    let (body, has_b) = match suffix
         .strip_suffix('B')
         .or_else(|| suffix.strip_suffix('b'))
-        .unwrap_or(suffix);
-    let (body, binary) = match body.strip_suffix('i') {
+    {
+        Some(b) => (b, true),
+        None => (suffix, false),
+    };
+    let (body, has_i) = match body.strip_suffix('i') {
         Some(b) => (b, true),
         None => (body, false),
     };
     let power = match body.to_ascii_uppercase().as_str() {
-        "" if !binary => 0,
+        "" if !has_i => 0,
         "K" => 1,
         "M" => 2,
         "G" => 3,
         "T" => 4,
         _ => return Err(err()),
     };
+    let binary = has_i || (!has_b && bare_binary);
     let base: u128 = if binary { 1024 } else { 1000 };
     match scaled(num, base.pow(power)) {
         Err(Scale::NotANumber) => Err(err()),
@@ -106,23 +126,6 @@ pub fn parse_size(text: &str) -> Result<u64, ParseError> {
         Ok((bytes, _, _)) if bytes <= u128::from(u64::MAX) => Ok(bytes as u64),
         Ok(_) | Err(Scale::TooLarge) => Err(ParseError::Range(text.to_string(), SIZE_RANGE.into())),
     }
-}
-
-/// Parses a size the way fio does: K, M, G, T are binary (4K = 4096), with or without `i`/`B`.
-pub fn parse_size_binary(text: &str) -> Result<u64, ParseError> {
-    let t = text.trim();
-    let (num, unit) = number_and_unit(t);
-    let body = unit.strip_suffix(['B', 'b']).unwrap_or(unit);
-    let prefix = body.strip_suffix('i').unwrap_or(body);
-    let binary = if prefix.len() == 1 && "KMGTkmgt".contains(prefix) {
-        format!("{num}{prefix}i")
-    } else {
-        t.to_string()
-    };
-    parse_size(&binary).map_err(|e| match e {
-        ParseError::Range(_, why) => ParseError::Range(text.to_string(), why),
-        _ => ParseError::Size(text.to_string()),
-    })
 }
 
 /// The longest duration [`parse_duration`] takes.
@@ -150,6 +153,7 @@ pub fn parse_duration_within(
         "us" | "µs" => 1_000,
         "ns" => 1,
         "m" | "min" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
         _ => return Err(err()),
     };
     let ns = match scaled(num, ns_per_unit) {
@@ -244,7 +248,7 @@ pub fn to_base(unit: &str) -> Option<(&'static str, f64)> {
         "Mbit/s" => (base::BITS, 1e6),
         "Gbit/s" => (base::BITS, 1e9),
         "ns" => (base::SECONDS, 1e-9),
-        "us" => (base::SECONDS, 1e-6),
+        "µs" | "us" => (base::SECONDS, 1e-6),
         "ms" => (base::SECONDS, 1e-3),
         _ => return None,
     })
@@ -319,7 +323,7 @@ impl Display {
             (base::BITS, _) if self.gbit => "Gbit/s",
             (base::BITS, _) => "Mbit/s",
             (base::SECONDS, "cpu" | "mem") => "ns",
-            (base::SECONDS, _) => "us",
+            (base::SECONDS, _) => "µs",
             _ => return None,
         };
         to_base(shown).map(|(_, factor)| (shown, factor))
@@ -358,30 +362,30 @@ pub fn format_sig(value: f64) -> String {
 mod tests {
     use super::*;
 
+    /// One grammar: a bare prefix and one with i are binary, one with B alone decimal.
     #[test]
-    fn sizes_decimal_and_binary() {
+    fn sizes_bare_and_i_binary_b_decimal() {
         assert_eq!(parse_size("512"), Ok(512));
-        assert_eq!(parse_size("4K"), Ok(4000));
-        assert_eq!(parse_size("4KB"), Ok(4000));
-        assert_eq!(parse_size("4Ki"), Ok(4096));
-        assert_eq!(parse_size("4KiB"), Ok(4096));
-        assert_eq!(parse_size("1G"), Ok(1_000_000_000));
-        assert_eq!(parse_size("1.5M"), Ok(1_500_000));
+        assert_eq!(parse_size("512B"), Ok(512));
+        for t in ["4k", "4K", "4Ki", "4KiB", "4kiB", "4 K"] {
+            assert_eq!(parse_size(t), Ok(4096), "{t}");
+        }
+        for t in ["4kB", "4KB", "4 kB"] {
+            assert_eq!(parse_size(t), Ok(4000), "{t}");
+        }
+        assert_eq!(parse_size("16M"), Ok(16 << 20));
+        assert_eq!(parse_size("10MB"), Ok(10_000_000));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert_eq!(parse_size("1GB"), Ok(1_000_000_000));
+        assert_eq!(parse_size("1.5M"), Ok(1_572_864));
         assert!(parse_size("abc").is_err());
         assert!(parse_size("4X").is_err());
         assert!(parse_size("").is_err());
         assert!(parse_size("0.5").is_err());
-    }
-
-    #[test]
-    fn fio_sizes_are_binary() {
-        assert_eq!(parse_size_binary("4K"), Ok(4096));
-        assert_eq!(parse_size_binary("4k"), Ok(4096));
-        assert_eq!(parse_size_binary("4KiB"), Ok(4096));
-        assert_eq!(parse_size_binary("16M"), Ok(16 << 20));
-        assert_eq!(parse_size_binary("1G"), Ok(1 << 30));
-        assert_eq!(parse_size_binary("512"), Ok(512));
-        assert!(parse_size_binary("4X").is_err());
+        assert!(parse_size("4i").is_err());
+        // Counts of things other than bytes are said in decimal.
+        assert_eq!(parse_si_count("1G"), Ok(1_000_000_000));
+        assert_eq!(parse_si_count("2Ki"), Ok(2048));
     }
 
     #[test]
@@ -455,12 +459,12 @@ mod tests {
         assert_eq!(both.unit("mem", base::BYTES), Some(("GB/s", 1e9)));
         assert_eq!(plain.unit("cpu", base::OPS), Some(("GOPS", 1e9)));
         assert_eq!(plain.unit("mem", base::SECONDS), Some(("ns", 1e-9)));
-        assert_eq!(plain.unit("disk", base::SECONDS), Some(("us", 1e-6)));
+        assert_eq!(plain.unit("disk", base::SECONDS), Some(("µs", 1e-6)));
         assert_eq!(plain.unit("disk", "IOPS"), None);
         // Stored and shown again: the number the benchmark stated.
-        for (unit, v) in [("ns", 30.0), ("us", 0.1), ("GB/s", 41.3), ("MiB/s", 7.7)] {
+        for (unit, v) in [("ns", 30.0), ("µs", 0.1), ("GB/s", 41.3), ("MiB/s", 7.7)] {
             let stored = Conversion::to_base(unit).unwrap().apply(v);
-            let sub = if matches!(unit, "us" | "MiB/s") {
+            let sub = if matches!(unit, "µs" | "MiB/s") {
                 "disk"
             } else {
                 "mem"
@@ -501,9 +505,9 @@ mod tests {
         }
         assert_eq!(parse_size("18446744073709551615"), Ok(u64::MAX));
         assert_eq!(parse_size("16777215.999999999Ti").ok(), None);
-        assert_eq!(parse_size_binary("16777215T"), Ok(16_777_215 << 40));
+        assert_eq!(parse_size("16777215T"), Ok(16_777_215 << 40));
         assert!(matches!(
-            parse_size_binary("16777216T"),
+            parse_size("16777216T"),
             Err(ParseError::Range(..))
         ));
         assert!(matches!(
@@ -540,13 +544,15 @@ mod tests {
                 .prop_map(|(n, u)| format!("{n}{u}"))
         }
 
-        /// The decimal (K…T) and binary (Ki…Ti) suffixes with their factors.
-        const SUFFIXES: [(&str, u128); 10] = [
+        /// The decimal (KB…TB) and binary (K…T, Ki…Ti) suffixes with their factors.
+        const SUFFIXES: [(&str, u128); 12] = [
             ("", 1),
-            ("K", 1000),
-            ("M", 1_000_000),
-            ("G", 1_000_000_000),
-            ("T", 1_000_000_000_000),
+            ("KB", 1000),
+            ("MB", 1_000_000),
+            ("GB", 1_000_000_000),
+            ("TB", 1_000_000_000_000),
+            ("K", 1 << 10),
+            ("m", 1 << 20),
             ("KiB", 1 << 10),
             ("Mi", 1 << 20),
             ("GiB", 1 << 30),
@@ -579,7 +585,7 @@ mod tests {
             #[test]
             fn arbitrary_text_never_panics(s in any::<String>()) {
                 let _ = parse_size(&s);
-                let _ = parse_size_binary(&s);
+                let _ = parse_si_count(&s);
                 let _ = parse_duration(&s);
                 let _ = parse_count(&s, 0, u64::MAX);
             }
@@ -590,7 +596,7 @@ mod tests {
             fn errors_quote_the_input_on_one_line(s in near_grammar()) {
                 let errors = [
                     parse_size(&s).err(),
-                    parse_size_binary(&s).err(),
+                    parse_si_count(&s).err(),
                     parse_duration(&s).err(),
                     parse_count(&s, 1, 100).err(),
                 ];
@@ -631,22 +637,22 @@ mod tests {
                 }
             }
 
-            /// fio's grammar: K…T binary, with or without i and B.
+            /// A bare prefix (either case) and one with i, with or without B, are binary.
             #[test]
             fn binary_sizes_are_exact_or_out_of_range(v in any::<u64>(), p in 0u32..5, form in 0..4) {
                 let prefix = ["", "K", "M", "G", "T"][p as usize];
                 let suffix = match (p, form) {
                     (0, _) => String::new(),
                     (_, 0) => prefix.to_string(),
-                    (_, 1) => format!("{prefix}B"),
+                    (_, 1) => prefix.to_lowercase(),
                     (_, 2) => format!("{prefix}i"),
                     _ => format!("{}iB", prefix.to_lowercase()),
                 };
                 let text = format!("{v}{suffix}");
                 match v.checked_mul(1 << (10 * p)) {
-                    Some(b) => prop_assert_eq!(parse_size_binary(&text), Ok(b)),
+                    Some(b) => prop_assert_eq!(parse_size(&text), Ok(b)),
                     None => prop_assert!(matches!(
-                        parse_size_binary(&text),
+                        parse_size(&text),
                         Err(ParseError::Range(..))
                     )),
                 }
@@ -663,7 +669,6 @@ mod tests {
                 let binary = format_bytes_binary(b);
                 if !binary.contains('.') {
                     prop_assert_eq!(parse_size(&binary), Ok(b), "{}", binary);
-                    prop_assert_eq!(parse_size_binary(&binary), Ok(b), "{}", binary);
                 }
             }
 
@@ -693,7 +698,7 @@ mod tests {
             fn huge_numbers_are_out_of_range(digits in "[1-9][0-9]{20,60}", unit in 0..SUFFIXES.len()) {
                 let text = format!("{digits}{}", SUFFIXES[unit].0);
                 prop_assert!(matches!(parse_size(&text), Err(ParseError::Range(..))));
-                prop_assert!(matches!(parse_size_binary(&text), Err(ParseError::Range(..))));
+                prop_assert!(matches!(parse_si_count(&text), Err(ParseError::Range(..))));
                 let ms = format!("{digits}ms");
                 prop_assert!(matches!(parse_duration(&ms), Err(ParseError::Range(..))));
                 prop_assert!(matches!(parse_count(&digits, 1, u64::MAX), Err(ParseError::Range(..))));

@@ -195,7 +195,7 @@ fn bad_input_is_one_line_and_exit_2() {
     let cases: &[(&[&str], &str)] = &[
         (&["cpu", "--threads", "0"], "between 1 and 4096"),
         (&["cpu", "--threads", "abc"], "'abc' is not a whole number"),
-        (&["cpu", "--threads", "1,,2"], "is not a whole number"),
+        (&["cpu", "--threads", "1,,2"], "has an empty entry"),
         (&["cpu", "--repeat", "0"], "between 1 and 1000"),
         (&["cpu", "--workload", "FOO"], "unknown CPU workload 'FOO'"),
         (&["cpu", "--isa", "mmx"], "unknown ISA 'mmx'"),
@@ -312,7 +312,7 @@ fn mem_null_and_tiny_points_follow_the_schema() {
             "--array-size",
             "1Mi",
             "--block-size",
-            "1K,64Ki",
+            "1KB,64Ki",
         ])
         .args([
             "--latency-max",
@@ -683,19 +683,35 @@ fn completions_and_man_pages_cover_the_commands() {
     let out = peakbench().args(["completions", "bash"]).output().unwrap();
     assert!(out.status.success());
     let script = String::from_utf8(out.stdout).unwrap();
-    for word in ["_peakbench", "cpu", "--workload", "--total-bytes", "compare"] {
+    for word in [
+        "_peakbench",
+        "cpu",
+        "--workload",
+        "--total-bytes",
+        "compare",
+    ] {
         assert!(script.contains(word), "bash completion lacks {word}");
     }
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("peakbench.bash");
     std::fs::write(&file, &script).unwrap();
-    match std::process::Command::new("bash").arg("-n").arg(&file).status() {
+    match std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&file)
+        .status()
+    {
         Ok(s) => assert!(s.success(), "bash -n rejects the completion script"),
         Err(e) => println!("SKIPPED: bash -n: {e}"),
     }
-    for (shell, mark) in [("zsh", "#compdef peakbench"), ("fish", "complete -c peakbench")] {
+    for (shell, mark) in [
+        ("zsh", "#compdef peakbench"),
+        ("fish", "complete -c peakbench"),
+    ] {
         let out = peakbench().args(["completions", shell]).output().unwrap();
-        assert!(String::from_utf8_lossy(&out.stdout).contains(mark), "{shell}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains(mark),
+            "{shell}"
+        );
     }
     let out = peakbench().args(["completions", "tcsh"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -703,7 +719,10 @@ fn completions_and_man_pages_cover_the_commands() {
 
     let out = peakbench().arg("man").output().unwrap();
     let page = String::from_utf8(out.stdout).unwrap();
-    assert!(page.contains(".TH peakbench 1") && page.contains("SYNOPSIS"), "{page}");
+    assert!(
+        page.contains(".TH peakbench 1") && page.contains("SYNOPSIS"),
+        "{page}"
+    );
     let pages = dir.path().join("man1");
     peakbench()
         .args(["man", "--out-dir"])
@@ -711,6 +730,96 @@ fn completions_and_man_pages_cover_the_commands() {
         .assert()
         .success();
     let cpu = std::fs::read_to_string(pages.join("peakbench-cpu.1")).unwrap();
-    assert!(cpu.contains("\\-\\-threads") || cpu.contains("--threads"), "{cpu}");
+    assert!(
+        cpu.contains("\\-\\-threads") || cpu.contains("--threads"),
+        "{cpu}"
+    );
     assert!(pages.join("peakbench-net-serve.1").is_file());
+}
+
+/// The usual habits: `-t` with a range or `all`, `-o` for the JSON file, `-q`; one size grammar
+/// (4k = 4096 B, 4kB = 4000 B) in every subsystem.
+#[test]
+fn short_flags_ranges_and_one_size_grammar() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    peakbench()
+        .args([
+            "cpu",
+            "--workload",
+            "NULL",
+            "-t",
+            "1..2",
+            "--repeat",
+            "2",
+            "-q",
+            "-o",
+        ])
+        .arg(&json)
+        .assert()
+        .success()
+        .stdout("");
+    let threads: Vec<u64> = read_json(&json)["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["params"]["threads"].as_u64().unwrap())
+        .collect();
+    assert_eq!(threads, [1, 2]);
+    let all = std::thread::available_parallelism().unwrap().get() as u64;
+    peakbench()
+        .args([
+            "cpu",
+            "--workload",
+            "NULL",
+            "-t",
+            "all",
+            "--repeat",
+            "2",
+            "-q",
+            "-o",
+        ])
+        .arg(&json)
+        .assert()
+        .success();
+    assert_eq!(read_json(&json)["results"][0]["params"]["threads"], all);
+    peakbench()
+        .args([
+            "mem",
+            "--workload",
+            "RWS",
+            "-t",
+            "1",
+            "--block-size",
+            "4k,4kB",
+        ])
+        .args([
+            "--array-size",
+            "1M",
+            "--duration",
+            "5ms",
+            "--repeat",
+            "2",
+            "-q",
+            "-o",
+        ])
+        .arg(&json)
+        .assert()
+        .success();
+    let blocks: Vec<u64> = read_json(&json)["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["params"]["block_size_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(blocks, [4096, 4000]);
+    // -q and -v together, a backwards range: one line, exit 2.
+    for args in [
+        &["cpu", "--workload", "NULL", "-q", "-v"][..],
+        &["cpu", "--workload", "NULL", "-t", "4..1"][..],
+    ] {
+        let out = peakbench().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+    }
 }

@@ -218,6 +218,7 @@ fn output_cases(sub: &str, args: &[&str], workload: &str) -> Vec<Case> {
         move |r: &Ran| std::fs::read_to_string(r.dir.join(name)).is_ok_and(|t| t.contains(&text))
     };
     let w = workload.to_string();
+    let (sub_name, w_name) = (sub.to_string(), workload.to_string());
     let mut cases = vec![
         used(
             "json",
@@ -241,6 +242,10 @@ fn output_cases(sub: &str, args: &[&str], workload: &str) -> Vec<Case> {
         ),
         // The table on standard output, and nothing there with --quiet.
         used("quiet", &with(&["--quiet"]), |r| r.stdout.is_empty()),
+        // Every point on standard error, with its repetitions.
+        used("verbose", &with(&["--verbose"]), move |r| {
+            r.stderr.contains(&format!("{sub_name} {w_name}")) && r.stderr.contains("repetitions: ")
+        }),
         used("no-history", &with(&["--no-history"]), |r| {
             !r.dir.join("env.db").exists()
         }),
@@ -713,7 +718,7 @@ fn every_mem_option_is_used_or_refused() {
                 "--array-size",
                 "1Mi",
                 "--total-bytes",
-                "100M",
+                "100MB",
             ],
             |r| {
                 let p = r.params();
@@ -739,7 +744,7 @@ fn every_mem_option_is_used_or_refused() {
                 "--threads",
                 "2",
                 "--total-bytes",
-                "100M",
+                "100MB",
                 "--scaling",
                 "weak",
             ],

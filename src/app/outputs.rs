@@ -21,6 +21,8 @@ pub struct Outputs {
     pub html: Option<PathBuf>,
     /// No progress bar and no table on the terminal.
     pub quiet: bool,
+    /// Every point on standard error as it is measured.
+    pub verbose: bool,
     /// Run the reference tool of each point as well.
     pub reference: bool,
     /// Store the run in the results database.

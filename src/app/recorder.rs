@@ -19,6 +19,36 @@ enum History {
     Failed,
 }
 
+/// A point as `--verbose` prints it: what it is, its mean and spread, and every repetition, in
+/// display units.
+fn verbose_line(r: &ResultRecord, display: &crate::units::Display) -> String {
+    use crate::units::format_sig;
+    let (f, unit) = match display.conversion(&r.subsystem, &r.unit) {
+        Some(c) => (
+            Box::new(move |v: f64| c.apply(v)) as Box<dyn Fn(f64) -> f64>,
+            c.unit.to_string(),
+        ),
+        None => (
+            Box::new(|v: f64| v) as Box<dyn Fn(f64) -> f64>,
+            crate::text::printable(&r.unit),
+        ),
+    };
+    let s = &r.summary;
+    let samples: Vec<String> = r.samples.iter().map(|v| format_sig(f(*v))).collect();
+    format!(
+        "  {} {}: {} {} {unit} ± {} (min {}, max {}, {} repetitions: {})",
+        r.subsystem,
+        crate::history::compare::label(r),
+        r.metric,
+        format_sig(f(s.mean)),
+        format_sig(f(s.stddev)),
+        format_sig(f(s.min)),
+        format_sig(f(s.max)),
+        r.samples.len(),
+        samples.join(" ")
+    )
+}
+
 pub struct Recorder {
     argv: Vec<String>,
     output: Outputs,
@@ -142,6 +172,11 @@ impl Recorder {
         {
             eprintln!("peakbench: warning: the history stops here: {e:#}");
             self.history = History::Failed;
+        }
+        if self.output.verbose {
+            for r in &records {
+                eprintln!("{}", verbose_line(r, &self.output.display));
+            }
         }
         report.results.extend(records);
         self.output.write_files(report)

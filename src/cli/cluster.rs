@@ -141,9 +141,9 @@ fn parse_net_repeat(s: &str) -> Result<u32, String> {
 
 /// Up to an hour: ranks may wait for nodes to boot or container images to be pulled.
 fn parse_join_timeout(s: &str) -> Result<Duration, String> {
-    let d = humantime::parse_duration(s.trim())
-        .map_err(|_| format!("'{s}' is not a duration: use e.g. 60s or 10min"))?;
-    if d < Duration::from_secs(1) || d > Duration::from_secs(3600) {
+    let d = crate::units::parse_duration_within(s, Duration::from_secs(3600), "1h")
+        .map_err(|e| e.to_string())?;
+    if d < Duration::from_secs(1) {
         return Err(format!("'{s}' is out of range: 1s to 1h"));
     }
     Ok(d)

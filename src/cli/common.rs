@@ -96,7 +96,7 @@ impl DisplayArgs {
 #[derive(Debug, Clone, Args)]
 pub struct OutputArgs {
     /// Write the results as JSON (schema: docs/json-schema.md) to FILE, or `-` for stdout.
-    #[arg(long, value_name = "FILE")]
+    #[arg(short = 'o', long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Write the results as CSV to FILE, or `-` for stdout.
     #[arg(long, value_name = "FILE")]
@@ -108,8 +108,12 @@ pub struct OutputArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// No progress bar and no table on the terminal.
-    #[arg(long)]
+    #[arg(short = 'q', long, conflicts_with = "verbose")]
     pub quiet: bool,
+    /// Also print every point on standard error as it is measured: its parameters, mean,
+    /// spread and each repetition.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
     /// Also run the standard tool of each point where one applies (likwid-bench, STREAM, fio,
     /// iperf3, sockperf; `peakbench reference check` lists them) and show its figure beside.
     #[arg(long)]
@@ -171,6 +175,7 @@ impl OutputArgs {
             markdown: self.markdown.clone(),
             html: self.html.clone(),
             quiet: self.quiet,
+            verbose: self.verbose,
             reference: self.reference,
             history: !self.no_history,
             db: self.db.db.clone(),
@@ -214,16 +219,77 @@ pub fn count_in<T: TryFrom<u64>>(s: &str, lo: u64, hi: u64) -> Result<T, String>
     T::try_from(n).map_err(|_| format!("'{s}' is out of range: {lo} to {hi}"))
 }
 
+/// A list of counts as a user types it (`--threads`, `--streams`, `--iodepth`): counts and
+/// ranges separated by commas — `1,2,4`, `1..8` (every count from 1 to 8), `all` (the CPUs this
+/// process may run on), `1..all` — each within the option's bounds; a point is measured for
+/// each, in the order given.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Counts(pub Vec<usize>);
+
+impl std::ops::Deref for Counts {
+    type Target = Vec<usize>;
+    fn deref(&self) -> &Vec<usize> {
+        &self.0
+    }
+}
+
+/// The most counts one list may hold.
+const MAX_COUNTS: usize = 4096;
+
+/// The CPUs this process may run on (its affinity and cgroup quota), for `all`.
+fn all_cpus() -> u64 {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u64)
+}
+
+/// Parses a [`Counts`] list whose counts lie within `lo..=hi`; `all` is the CPUs, capped at
+/// `hi`.
+pub fn parse_counts(s: &str, lo: u64, hi: u64) -> Result<Counts, String> {
+    let one = |t: &str| -> Result<u64, String> {
+        if t.trim().eq_ignore_ascii_case("all") {
+            return Ok(all_cpus().clamp(lo, hi));
+        }
+        units::parse_count(t.trim(), lo, hi).map_err(|e| e.to_string())
+    };
+    let mut out = Vec::new();
+    for item in s.split(',') {
+        if item.trim().is_empty() {
+            return Err(format!(
+                "'{s}' has an empty entry; give counts or ranges separated by commas, e.g. 1,2,4 or 1..8"
+            ));
+        }
+        let (a, b) = match item.split_once("..") {
+            Some((a, b)) => (one(a)?, one(b)?),
+            None => {
+                let n = one(item)?;
+                (n, n)
+            }
+        };
+        if a > b {
+            return Err(format!(
+                "'{item}' is an empty range; write the smaller count first, e.g. 1..8"
+            ));
+        }
+        if out.len() as u64 + (b - a + 1) > MAX_COUNTS as u64 {
+            return Err(format!(
+                "'{s}' names more than {MAX_COUNTS} counts; sweep fewer"
+            ));
+        }
+        out.extend((a..=b).map(|n| n as usize));
+    }
+    Ok(Counts(out))
+}
+
+/// `--threads` of cpu and mem: 1…4096.
+pub fn parse_thread_counts(s: &str) -> Result<Counts, String> {
+    parse_counts(s, 1, 4096)
+}
+
 pub fn parse_repeat(s: &str) -> Result<usize, String> {
     count_in(s, 1, 1000)
 }
 
 pub fn parse_warmup(s: &str) -> Result<usize, String> {
     count_in(s, 0, 100)
-}
-
-pub fn parse_threads(s: &str) -> Result<usize, String> {
-    count_in(s, 1, 4096)
 }
 
 /// A duration of at most 600 s (one repetition, or one wait).
@@ -273,8 +339,32 @@ mod tests {
             Ok(std::time::Duration::from_secs(600))
         );
         assert_eq!(
-            parse_threads("18446744073709551616").unwrap_err(),
+            parse_thread_counts("18446744073709551616").unwrap_err(),
             "'18446744073709551616' is out of range: must be between 1 and 4096"
+        );
+    }
+
+    #[test]
+    fn counts_take_lists_ranges_and_all() {
+        assert_eq!(parse_counts("1,2,4", 1, 64).unwrap().0, vec![1, 2, 4]);
+        assert_eq!(
+            parse_counts("1..4,8", 1, 64).unwrap().0,
+            vec![1, 2, 3, 4, 8]
+        );
+        let all = all_cpus().min(64) as usize;
+        assert_eq!(parse_counts("all", 1, 64).unwrap().0, vec![all]);
+        assert_eq!(parse_counts("1..all", 1, 64).unwrap().len(), all);
+        assert_eq!(parse_counts(" 2 .. 3 ", 1, 64).unwrap().0, vec![2, 3]);
+        for bad in [
+            "", "1,,2", "4..1", "0..2", "1..65", "x", "1..", "..3", "1..2..3",
+        ] {
+            let e = parse_counts(bad, 1, 64).unwrap_err();
+            assert!(!e.contains('\n'), "{bad}: {e}");
+        }
+        assert!(
+            parse_counts("1..4096,1", 1, 4096)
+                .unwrap_err()
+                .contains("more than")
         );
     }
 
@@ -288,13 +378,15 @@ mod tests {
             let errors = [
                 parse_repeat(&s).err(),
                 parse_warmup(&s).err(),
-                parse_threads(&s).err(),
                 parse_duration(&s).err(),
                 parse_positive(&s).err(),
             ];
             for e in errors.into_iter().flatten() {
                 prop_assert!(e.starts_with(&format!("'{s}' ")), "{}", e);
                 prop_assert!(!e.contains('\n'));
+            }
+            if let Err(e) = parse_thread_counts(&s) {
+                prop_assert!(e.starts_with('\'') && !e.contains('\n'), "{}", e);
             }
         }
     }

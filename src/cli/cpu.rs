@@ -1,7 +1,7 @@
 //! `peakbench cpu`.
 
 use super::common::{
-    OutputArgs, RunArgs, UsageError, parse_assignment, parse_positive, parse_threads,
+    Counts, OutputArgs, RunArgs, UsageError, parse_assignment, parse_positive, parse_thread_counts,
 };
 use crate::app::Recorder;
 use crate::bench::cpu::estimate as cpu_estimate;
@@ -45,8 +45,8 @@ pub struct CpuArgs {
     #[arg(long, value_name = "PATH")]
     pub blas_library: Option<PathBuf>,
     /// Thread counts to sweep, e.g. 1,2,4. Default: 1, 2, 4 … up to the hardware threads.
-    #[arg(long, value_delimiter = ',', value_parser = parse_threads)]
-    pub threads: Vec<usize>,
+    #[arg(short = 't', long, value_parser = parse_thread_counts)]
+    pub threads: Option<Counts>,
     /// Strong (fixed total work) or weak (fixed work per thread) scaling.
     #[arg(long, value_enum, default_value = "weak")]
     pub scaling: Scaling,
@@ -107,7 +107,7 @@ fn parse_n(s: &str) -> Result<usize, String> {
 }
 
 fn parse_ops(s: &str) -> Result<u64, String> {
-    match crate::units::parse_size(s) {
+    match crate::units::parse_si_count(s) {
         Ok(0) => Err(format!("'{s}' is not a number of operations above 0")),
         Ok(n) => Ok(n),
         Err(e) => Err(e.to_string().replace("size", "count")),
@@ -274,10 +274,9 @@ fn plan(args: &CpuArgs, sys: &SystemInfo) -> anyhow::Result<Plan> {
         warmup: args.run.warmup,
         repeat: args.output.fit.repeat(args.run.repeat),
     };
-    let threads = if args.threads.is_empty() {
-        crate::sweep::powers_of_two_up_to(sys.cpu.threads as usize)
-    } else {
-        args.threads.clone()
+    let threads = match &args.threads {
+        None => crate::sweep::powers_of_two_up_to(sys.cpu.threads as usize),
+        Some(t) => t.to_vec(),
     };
     let kernels = (!kernels.is_empty()).then(|| CpuOptions {
         workloads: kernels,

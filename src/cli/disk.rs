@@ -1,8 +1,6 @@
 //! `peakbench disk`.
 
-use super::common::{
-    OutputArgs, UsageError, parse_duration, parse_positive, parse_repeat, parse_threads,
-};
+use super::common::{Counts, OutputArgs, UsageError, parse_duration, parse_positive, parse_repeat};
 use crate::app::Recorder;
 use crate::bench::disk::target::Place;
 use crate::bench::disk::{
@@ -35,17 +33,18 @@ pub struct DiskArgs {
     /// first: read + write MB/s).
     #[arg(long, value_delimiter = ',', value_parser = parse_workload, default_value = "RS,WS,RR,WR")]
     pub workload: Vec<DiskWorkload>,
-    /// Record sizes, 1 B to 1 GiB. K, M, G are binary here, as in fio (4K = 4096 B). With
+    /// Record sizes, 1 B to 1 GiB (sizes, as fio: 4k = 4K = 4KiB = 4096 B, 4kB = 4KB = 4000 B;
+    /// M, G, T alike). With
     /// O_DIRECT (the default), records that are not whole logical blocks go through the page
     /// cache, dropped before each repetition, and are labelled so.
     #[arg(long, value_delimiter = ',', value_parser = parse_binary, default_value = "4K,64K,1M,16M")]
     pub block_size: Vec<u64>,
     /// Threads (jobs), 1…128; a list sweeps.
-    #[arg(long, value_delimiter = ',', value_parser = parse_jobs, default_value = "1")]
-    pub threads: Vec<usize>,
-    /// I/Os in flight per thread, 1…256; a list sweeps.
-    #[arg(long, value_delimiter = ',', value_parser = parse_depth, default_value = "1")]
-    pub iodepth: Vec<usize>,
+    #[arg(short = 't', long, value_parser = parse_jobs, default_value = "1")]
+    pub threads: Counts,
+    /// I/Os in flight per thread, 1…256; a list sweeps (1,4,16 or 1..32).
+    #[arg(long, value_parser = parse_depth, default_value = "1")]
+    pub iodepth: Counts,
     /// I/O engine: auto (psync when every --iodepth is 1, io_uring otherwise), psync
     /// (pread/pwrite, one I/O at a time per thread), io_uring (registered file and buffers, up
     /// to 256 in flight per thread) or null (no I/O: the harness's own cost per I/O).
@@ -64,14 +63,14 @@ pub struct DiskArgs {
     /// Let --file name a block device, whose data are destroyed.
     #[arg(long)]
     pub destructive: bool,
-    /// File size (binary: 1G = 1 GiB).
+    /// File size (1G = 1 GiB, 1GB = 10⁹ B).
     #[arg(long, value_parser = parse_binary, default_value = "1G")]
     pub size: u64,
     /// Measured time of one repetition.
     #[arg(long, value_parser = parse_duration, default_value = "5s")]
     pub runtime: std::time::Duration,
     /// Fixed work instead of --runtime: the bytes each repetition moves after its ramp
-    /// (binary: 10G = 10 GiB), split between the threads with --scaling strong (the default)
+    /// (10G = 10 GiB, 10GB = 10¹⁰ B), split between the threads with --scaling strong (the default)
     /// or each thread's with weak, as fio's io_size.
     #[arg(long, value_name = "BYTES", value_parser = parse_binary, conflicts_with = "runtime")]
     pub total_bytes: Option<u64>,
@@ -132,21 +131,15 @@ fn parse_workload(s: &str) -> Result<DiskWorkload, String> {
 }
 
 fn parse_binary(s: &str) -> Result<u64, String> {
-    crate::units::parse_size_binary(s).map_err(|e| e.to_string())
+    crate::units::parse_size(s).map_err(|e| e.to_string())
 }
 
-fn parse_jobs(s: &str) -> Result<usize, String> {
-    parse_threads(s).and_then(|n| {
-        if n > 128 {
-            Err(format!("'{s}' is out of range: must be between 1 and 128"))
-        } else {
-            Ok(n)
-        }
-    })
+fn parse_jobs(s: &str) -> Result<Counts, String> {
+    super::common::parse_counts(s, 1, 128)
 }
 
-fn parse_depth(s: &str) -> Result<usize, String> {
-    super::common::count_in(s, 1, crate::bench::disk::uring::MAX_DEPTH as u64)
+fn parse_depth(s: &str) -> Result<Counts, String> {
+    super::common::parse_counts(s, 1, crate::bench::disk::uring::MAX_DEPTH as u64)
 }
 
 fn parse_percent(s: &str) -> Result<u32, String> {
@@ -203,8 +196,8 @@ fn options(args: &DiskArgs) -> anyhow::Result<DiskOptions> {
     Ok(DiskOptions {
         workloads: args.workload.clone(),
         block_sizes: args.block_size.clone(),
-        threads: args.threads.clone(),
-        iodepths: args.iodepth.clone(),
+        threads: args.threads.to_vec(),
+        iodepths: args.iodepth.to_vec(),
         engine,
         place: match &args.file {
             Some(path) => Place::File {

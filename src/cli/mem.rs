@@ -1,6 +1,6 @@
 //! `peakbench mem`.
 
-use super::common::{OutputArgs, RunArgs, UsageError, parse_positive, parse_threads};
+use super::common::{Counts, OutputArgs, RunArgs, UsageError, parse_positive, parse_thread_counts};
 use crate::app::Recorder;
 use crate::bench::buffer::HugePages;
 use crate::bench::mem::{MemOptions, MemSession, MemWorkload, Stores, points, rounds};
@@ -29,17 +29,17 @@ pub struct MemArgs {
     /// TRIAD (STREAM), LATENCY (staircase and per-operation), NULL. Default: all but NULL.
     #[arg(long, value_delimiter = ',', value_parser = parse_workload)]
     pub workload: Vec<MemWorkload>,
-    /// Block sizes of RWS…RR, 8 B to 1 GiB, multiples of 8: K, M, G are decimal (1K = 1000 B),
-    /// Ki, Mi, Gi binary.
-    #[arg(long, value_delimiter = ',', value_parser = parse_bytes, default_value = "1K,1M,10M")]
+    /// Block sizes of RWS…RR, 8 B to 1 GiB, multiples of 8 (sizes: 4k = 4K = 4KiB = 4096 B,
+    /// 4kB = 4KB = 4000 B; M, G, T alike).
+    #[arg(long, value_delimiter = ',', value_parser = parse_bytes, default_value = "1KB,1MB,10MB")]
     pub block_size: Vec<u64>,
     /// Thread counts to sweep, e.g. 1,2. Default: 1, 2, 4 … up to the hardware threads, and 1
     /// for LATENCY (given, LATENCY runs one chain per thread at once at each count: the latency
     /// under load, per thread and together).
-    #[arg(long, value_delimiter = ',', value_parser = parse_threads)]
-    pub threads: Vec<usize>,
+    #[arg(short = 't', long, value_parser = parse_thread_counts)]
+    pub threads: Option<Counts>,
     /// Fixed work instead of --duration: the bytes each repetition of a bandwidth point moves
-    /// (read + written, as STREAM counts; decimal K, M, G: 10G = 10¹⁰ B), split between the
+    /// (read + written, as STREAM counts; 10GB = 10¹⁰ B, 10G = 10 GiB), split between the
     /// threads with --scaling strong (the default) or each thread's with weak.
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes, conflicts_with = "duration")]
     pub total_bytes: Option<u64>,
@@ -47,7 +47,7 @@ pub struct MemArgs {
     /// thread's).
     #[arg(long, value_enum, default_value = "strong")]
     pub scaling: crate::results::params::Scaling,
-    /// Size of each array, all threads together (split between them). Default: 4 × the
+    /// Size of each array, all threads together (split between them; 1G = 1 GiB, 1GB = 10⁹ B). Default: 4 × the
     /// last-level cache, at least 64 MiB, so that it lives in DRAM.
     #[arg(long, value_parser = parse_bytes)]
     pub array_size: Option<u64>,
@@ -180,10 +180,9 @@ fn options(args: &MemArgs, sys: &SystemInfo) -> MemOptions {
     MemOptions {
         workloads: workloads(args),
         block_sizes: args.block_size.clone(),
-        threads: if args.threads.is_empty() {
-            crate::sweep::powers_of_two_up_to(sys.cpu.threads as usize)
-        } else {
-            args.threads.clone()
+        threads: match &args.threads {
+            None => crate::sweep::powers_of_two_up_to(sys.cpu.threads as usize),
+            Some(t) => t.to_vec(),
         },
         array_bytes: args.array_size,
         stores: args.stores,
@@ -194,11 +193,10 @@ fn options(args: &MemArgs, sys: &SystemInfo) -> MemOptions {
             HugeArg::Both => vec![HugePages::On, HugePages::Off],
         },
         latency_max_bytes: args.latency_max,
-        latency_threads: if args.threads.is_empty() {
-            vec![1]
-        } else {
-            args.threads.clone()
-        },
+        latency_threads: args
+            .threads
+            .as_ref()
+            .map_or_else(|| vec![1], |t| t.to_vec()),
         latency_sample: if args.output.given.has("duration") {
             args.output.fit.time(args.run.duration, MIN_SAMPLE)
         } else {

@@ -1,6 +1,6 @@
 //! `peakbench net` (the client) and `peakbench net serve`.
 
-use super::common::{OutputArgs, UsageError, parse_duration, parse_positive, parse_repeat};
+use super::common::{Counts, OutputArgs, UsageError, parse_duration, parse_positive, parse_repeat};
 use crate::app::Recorder;
 use crate::bench::net::client::{NetError, Target};
 use crate::bench::net::protocol::{DEFAULT_PORT, limits};
@@ -43,9 +43,9 @@ pub struct ClientArgs {
     #[arg(long, value_enum, value_delimiter = ',', default_value = "tcp,udp")]
     pub protocol: Vec<Proto>,
     /// Parallel streams, each on its own thread on both sides; a list sweeps.
-    #[arg(long, value_delimiter = ',', value_parser = parse_streams, default_value = "1")]
-    pub streams: Vec<u32>,
-    /// Bytes per write or datagram (binary, as iperf3: 128K = 131072). Default: 128K for TCP,
+    #[arg(short = 'P', long, value_parser = parse_streams, default_value = "1")]
+    pub streams: Counts,
+    /// Bytes per write or datagram (as iperf3: 128K = 128KiB = 131072, 128KB = 128000). Default: 128K for TCP,
     /// 1400 for UDP, 1 for LATENCY.
     #[arg(long, value_delimiter = ',', value_parser = parse_message)]
     pub message_size: Option<Vec<u32>>,
@@ -103,8 +103,8 @@ fn parse_workload(s: &str) -> Result<NetWorkload, String> {
     s.parse()
 }
 
-fn parse_streams(s: &str) -> Result<u32, String> {
-    super::common::count_in(s, 1, limits::MAX_STREAMS as u64)
+fn parse_streams(s: &str) -> Result<Counts, String> {
+    super::common::parse_counts(s, 1, limits::MAX_STREAMS as u64)
 }
 
 fn parse_max_tests(s: &str) -> Result<usize, String> {
@@ -112,7 +112,7 @@ fn parse_max_tests(s: &str) -> Result<usize, String> {
 }
 
 pub(super) fn parse_message(s: &str) -> Result<u32, String> {
-    let n = crate::units::parse_size_binary(s).map_err(|e| e.to_string())?;
+    let n = crate::units::parse_size(s).map_err(|e| e.to_string())?;
     if n == 0 || n > limits::MAX_TCP_MESSAGE as u64 {
         return Err(format!(
             "'{s}' is out of range: 1 byte to {}",
@@ -287,7 +287,7 @@ fn options(args: &ClientArgs) -> anyhow::Result<NetOptions> {
     let opts = NetOptions {
         workloads: args.workload.clone(),
         protocols,
-        streams: args.streams.clone(),
+        streams: args.streams.iter().map(|&n| n as u32).collect(),
         message_sizes: args.message_size.clone(),
         duration: args.output.fit.time(args.duration, MIN_DURATION),
         omit: args.output.fit.time(args.omit, std::time::Duration::ZERO),
