@@ -12,8 +12,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Charts in [`common::chart_report`]: CPU DP, SP, efficiency; memory COPY, RWS, staircase;
-/// disk IOPS, latency; network goodput.
-const CHARTS: usize = 9;
+/// disk IOPS, latency, latency percentiles; network goodput, latency percentiles.
+const CHARTS: usize = 11;
 
 fn html_of(r: &Report) -> String {
     String::from_utf8(report::html::render(&common::shown(r))).unwrap()
@@ -88,6 +88,14 @@ fn the_page_is_self_contained_and_complete() {
             "a chart without data: {svg}"
         );
     }
+    // Every measured point of a line chart has its hover text: the figure and its spread.
+    let throughput = svgs(&html)[0];
+    assert!(throughput.contains("<title>") && throughput.contains("repetitions)"));
+    // A person reads µs, never us.
+    assert!(
+        !html.contains("(us)") && !html.contains(" us "),
+        "us in the page"
+    );
     // Nothing to run and nothing to fetch: the only URL is the SVG namespace.
     for banned in [
         "<script", "<link", "<img", "<iframe", "src=", "url(", "@import",
@@ -110,7 +118,9 @@ fn the_page_is_self_contained_and_complete() {
         "cores × clock × fma_per_cycle",
         "clock = 3.60 GHz (measured)",
         "no SMBIOS table; give --mem-peak-gbs",
-        "Latency percentiles",
+        "id=\"chart-disk-rr-percentiles\"",
+        "id=\"chart-net-latency-percentiles\"",
+        "ideal linear scaling",
         "id=\"chart-mem-latency-staircase\"",
         "id=\"chart-cpu-efficiency\"",
         "L1d 48 KiB",
@@ -169,7 +179,7 @@ fn odd_reports_give_a_page_not_a_panic() {
 fn every_chart_exports_as_png() {
     let files = report::charts::pngs(&common::shown(&common::chart_report()));
     let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
-    assert_eq!(names.len(), CHARTS);
+    assert_eq!(names.len(), CHARTS, "{names:?}");
     assert_eq!(names[0], "01-cpu-dp-throughput.png");
     assert!(names.contains(&"06-mem-latency-staircase.png"), "{names:?}");
     for (_, png) in files {
@@ -269,7 +279,9 @@ fn benchmark_commands_write_the_page_after_every_point() {
         .assert()
         .success();
     let page = std::fs::read_to_string(&html).unwrap();
-    assert!(page.contains("id=\"chart-mem-copy-throughput\""));
+    // One thread: COPY is one point, a table row and no chart; the staircase is a line.
+    assert!(!page.contains("id=\"chart-mem-copy-throughput\""));
+    assert!(page.contains("<td>COPY</td>"), "COPY's row");
     assert!(page.contains("id=\"chart-mem-latency-staircase\""));
     assert!(page.contains("peakbench mem --workload COPY,LATENCY"));
     // The same page again from the run's JSON document.
@@ -389,6 +401,10 @@ fn chromium_renders_every_chart() {
             .sum::<usize>();
         assert!(drawn > 10, "a chart with {drawn} drawn elements: {svg}");
         assert!(svg.contains("<text"), "a chart without text: {svg}");
+        assert!(
+            svg.contains("<title>"),
+            "a chart without hover texts: {svg}"
+        );
     }
 
     let shot = work.path().join("report.png");

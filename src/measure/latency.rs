@@ -10,17 +10,20 @@ pub fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid histogram bounds")
 }
 
-/// `p50`, `p99`, `p99.9` and `max` of a histogram of nanoseconds, in seconds (the unit records
-/// store latencies in); None when it is empty.
+/// `min`, `p50`, `p90`, `p99`, `p99.9`, `p99.99` and `max` of a histogram of nanoseconds, in
+/// seconds (the unit records store latencies in); None when it is empty.
 pub fn percentiles_s(h: &Histogram<u64>) -> Option<BTreeMap<String, f64>> {
     if h.is_empty() {
         return None;
     }
     let q = |p: f64| h.value_at_quantile(p) as f64 / 1e9;
     Some(BTreeMap::from([
+        ("min".to_string(), h.min() as f64 / 1e9),
         ("p50".to_string(), q(0.5)),
+        ("p90".to_string(), q(0.9)),
         ("p99".to_string(), q(0.99)),
         ("p99.9".to_string(), q(0.999)),
+        ("p99.99".to_string(), q(0.9999)),
         ("max".to_string(), h.max() as f64 / 1e9),
     ]))
 }

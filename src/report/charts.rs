@@ -2,8 +2,8 @@
 //! chart and how they are named; the drawing is `plot`'s.
 
 use super::plot::{
-    Axis, BarSeries, Chart, ChartError, Legend, Marker, PNG_SCALE, Plot, Scale, Series, Ticks,
-    drawable, png,
+    Axis, BarSeries, Chart, ChartError, Detail, Legend, Marker, PNG_SCALE, Plot, Scale, Series,
+    Ticks, drawable, nines, png,
 };
 use crate::results::{Report, ResultRecord};
 use crate::units::format_bytes_binary;
@@ -46,7 +46,8 @@ fn group_by<'a, K: PartialEq>(
     out
 }
 
-/// One series per distinct `name` of the records: (`x` of the record, the mean).
+/// One series per distinct `name` of the records: (`x` of the record, the mean), each point
+/// with its repetitions and hover text.
 fn series_of(
     records: &[&ResultRecord],
     x: impl Fn(&ResultRecord) -> Option<f64>,
@@ -55,11 +56,205 @@ fn series_of(
     group_by(records, name)
         .into_iter()
         .map(|(name, recs)| Series {
-            name,
             points: recs
                 .iter()
                 .filter_map(|r| Some((x(r)?, r.summary.mean)))
                 .collect(),
+            details: recs
+                .iter()
+                .filter_map(|r| Some(detail(r, x(r)?, r.summary.mean, &name)))
+                .collect(),
+            name,
+        })
+        .collect()
+}
+
+/// A measured point at (`x`, `y`) of series `name`: its repetitions and the text shown on
+/// hover — the series, the point in words, the figure with its unit and spread.
+fn detail(r: &ResultRecord, x: f64, y: f64, name: &str) -> Detail {
+    use crate::units::format_sig;
+    let s = &r.summary;
+    let unit = unit_name(&r.unit);
+    Detail {
+        x,
+        y,
+        min: s.min,
+        max: s.max,
+        samples: r.samples.clone(),
+        tip: format!(
+            "{name}\n{} {}\n{}: {} {unit} ± {} (min {}, max {}, {} repetitions)",
+            super::subsystem_name(&r.subsystem),
+            crate::history::compare::label(r),
+            r.metric,
+            format_sig(s.mean),
+            format_sig(s.stddev),
+            format_sig(s.min),
+            format_sig(s.max),
+            r.samples.len()
+        ),
+    }
+}
+
+/// The reference tool's figures beside peakbench's: one series per `name` with any, named
+/// after the tool.
+fn reference_series(
+    records: &[&ResultRecord],
+    x: impl Fn(&ResultRecord) -> Option<f64>,
+    name: impl Fn(&ResultRecord) -> String,
+) -> Vec<Series> {
+    group_by(records, name)
+        .into_iter()
+        .filter_map(|(name, recs)| {
+            let tool = recs.iter().find_map(|r| r.reference.as_ref())?.tool.clone();
+            let points: Vec<(f64, f64)> = recs
+                .iter()
+                .filter_map(|r| {
+                    let m = r.reference.as_ref()?.mean;
+                    m.is_finite().then_some((x(r)?, m))
+                })
+                .collect();
+            Some(Series {
+                name: format!("{}: {name}", crate::text::printable(&tool)),
+                details: points
+                    .iter()
+                    .map(|&(x, y)| Detail {
+                        x,
+                        y,
+                        min: y,
+                        max: y,
+                        samples: Vec::new(),
+                        tip: format!(
+                            "{} (reference) {name}: {}",
+                            crate::text::printable(&tool),
+                            crate::units::format_sig(y)
+                        ),
+                    })
+                    .collect(),
+                points,
+            })
+        })
+        .collect()
+}
+
+/// Ideal linear scaling from each series' one-thread point (at most two series, so that the
+/// guides stay readable): y₁ × x at every x the series has.
+fn ideal_scaling(series: &[Series]) -> Vec<Series> {
+    let with_one: Vec<&Series> = series
+        .iter()
+        .filter(|s| s.points.iter().any(|p| p.0 == 1.0) && s.points.len() > 1)
+        .collect();
+    if with_one.is_empty() || with_one.len() > 2 {
+        return Vec::new();
+    }
+    with_one
+        .iter()
+        .filter_map(|s| {
+            let y1 = s.points.iter().find(|p| p.0 == 1.0)?.1;
+            let name = if with_one.len() == 1 {
+                "ideal linear scaling".to_string()
+            } else {
+                format!("ideal linear scaling, {}", s.name)
+            };
+            Some(Series {
+                name,
+                points: s.points.iter().map(|p| (p.0, y1 * p.0)).collect(),
+                details: Vec::new(),
+            })
+        })
+        .collect()
+}
+
+/// Whether a chart has a line to draw: a series of two points or more, or two bars or more (a
+/// sweep of one point is a table row, not a chart).
+fn has_a_line(plot: &Plot) -> bool {
+    match plot {
+        Plot::Lines { series, .. } => series.iter().any(|s| {
+            let mut xs: Vec<f64> = s.points.iter().map(|p| p.0).collect();
+            xs.sort_by(f64::total_cmp);
+            xs.dedup();
+            xs.len() >= 2
+        }),
+        Plot::Bars { rows, .. } => rows.len() >= 2,
+    }
+}
+
+/// The latency percentiles of each point as an HDR percentile plot (latency on a log scale
+/// against the percentile in "nines"), one chart per workload with percentiles, at most eight
+/// lines.
+fn percentile_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
+    let with: Vec<&ResultRecord> = records
+        .iter()
+        .copied()
+        .filter(|r| r.metric == "latency" && r.percentiles.as_ref().is_some_and(|p| p.len() >= 2))
+        .collect();
+    group_by(&with, |r| (r.workload.clone(), r.unit.clone()))
+        .into_iter()
+        .map(|((workload, unit), recs)| {
+            let series = recs
+                .iter()
+                .take(8)
+                .map(|r| {
+                    let name = crate::history::compare::label(r);
+                    let mut points: Vec<(f64, f64)> = r
+                        .percentiles
+                        .iter()
+                        .flatten()
+                        .filter_map(|(k, v)| {
+                            let q = match k.as_str() {
+                                "min" => 0.0,
+                                "max" => return Some((nines(0.9999) + 1.0, *v)),
+                                p => p.strip_prefix('p')?.parse::<f64>().ok()? / 100.0,
+                            };
+                            (q < 1.0).then_some((nines(q), *v))
+                        })
+                        .collect();
+                    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    let details = points
+                        .iter()
+                        .map(|&(x, y)| Detail {
+                            x,
+                            y,
+                            min: y,
+                            max: y,
+                            samples: Vec::new(),
+                            tip: format!(
+                                "{name}\n{} {}",
+                                crate::units::format_sig(y),
+                                unit_name(&unit)
+                            ),
+                        })
+                        .collect();
+                    Series {
+                        name,
+                        points,
+                        details,
+                    }
+                })
+                .collect();
+            Chart {
+                slug: slug(&[subsystem, &workload, "percentiles"]),
+                subsystem: subsystem.to_string(),
+                title: format!(
+                    "{} {workload}: latency percentiles",
+                    super::subsystem_name(subsystem)
+                ),
+                note: "Each point's latency at the percentiles of all its operations (an HDR \
+                       percentile plot: each step right is ten times rarer); the tail is where \
+                       the lines climb."
+                    .into(),
+                plot: Plot::Lines {
+                    x: Axis::new("percentile", Scale::Linear, Ticks::Percentile),
+                    y: Axis::new(
+                        format!("latency ({})", unit_name(&unit)),
+                        Scale::Log,
+                        Ticks::Number,
+                    ),
+                    series,
+                    guides: Vec::new(),
+                    markers: Vec::new(),
+                    legend: Legend::UpperLeft,
+                },
+            }
         })
         .collect()
 }
@@ -111,9 +306,26 @@ pub fn for_report(report: &Report) -> Vec<Chart> {
         if subsystem == "mem" {
             out.extend(staircase(&records, report));
         }
+        if matches!(subsystem, "disk" | "net") {
+            out.extend(percentile_charts(subsystem, &records));
+        }
         out.extend(efficiency_chart(subsystem, &records));
     }
-    out.retain(|c| drawable(&c.plot));
+    out.retain(|c| drawable(&c.plot) && has_a_line(&c.plot));
+    // Every chart names the machine and the run, also as a picture on its own.
+    let host = report
+        .system
+        .os
+        .hostname
+        .value
+        .as_deref()
+        .map(crate::text::printable)
+        .unwrap_or_else(|| "unknown host".into());
+    let started: String = report.started_at.chars().take(16).collect();
+    let tag = format!(" — {host}, {}", started.replace('T', " "));
+    for c in &mut out {
+        c.title.push_str(&tag);
+    }
     out
 }
 
@@ -160,6 +372,12 @@ fn throughput_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
                 }
                 name
             });
+            let mut guides: Vec<Series> = peak_guide(&recs, threads, "theoretical peak".into())
+                .into_iter()
+                .collect();
+            guides.extend(ideal_scaling(&series));
+            let mut series = series;
+            series.extend(reference_series(&recs, threads, |r| super::row(r).variant));
             Chart {
                 slug: slug(&[subsystem, &workload, "throughput"]),
                 subsystem: subsystem.to_string(),
@@ -167,14 +385,15 @@ fn throughput_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
                     "{} {workload}: throughput vs threads",
                     super::subsystem_name(subsystem)
                 ),
-                note: String::new(),
+                note: "Bars: the least and greatest repetition; dots: each repetition (from \
+                       five); dashed: the theoretical peak and ideal linear scaling from one \
+                       thread."
+                    .into(),
                 plot: against_count(
                     "threads",
                     format!("throughput ({})", unit_name(&unit)),
                     series,
-                    peak_guide(&recs, threads, "theoretical peak".into())
-                        .into_iter()
-                        .collect(),
+                    guides,
                 ),
             }
         })
@@ -200,7 +419,11 @@ fn peak_guide(
             None => points.push((at, peak)),
         }
     }
-    (!points.is_empty()).then_some(Series { name, points })
+    (!points.is_empty()).then_some(Series {
+        name,
+        points,
+        details: Vec::new(),
+    })
 }
 
 /// Dense linear algebra (LINPACK, DGEMM, SGEMM) against the order N, one chart per workload
@@ -411,18 +634,38 @@ fn net_charts(records: &[&ResultRecord]) -> Vec<Chart> {
                     name.trim().to_string()
                 },
             );
+            let streams =
+                |r: &ResultRecord| r.params.net().map(|n| n.streams as f64).or(threads(r));
+            let mut guides: Vec<Series> = peak_guide(&recs, threads, "theoretical peak".into())
+                .into_iter()
+                .collect();
+            guides.extend(ideal_scaling(&series));
+            let mut series = series;
+            series.extend(reference_series(&recs, streams, |r| {
+                r.params.net().map_or_else(
+                    || r.workload.clone(),
+                    |n| {
+                        format!(
+                            "{} {}",
+                            n.protocol.name(),
+                            format_bytes_binary(n.message_size_bytes as u64)
+                        )
+                    },
+                )
+            }));
             Chart {
                 slug: slug(&["net", &workload, "streams"]),
                 subsystem: "net".into(),
                 title: format!("Network {workload}: goodput vs streams"),
-                note: "Payload bit rate measured at the receiver.".into(),
+                note: "Payload bit rate measured at the receiver; bars: the least and greatest \
+                       repetition; dashed: the link's peak and ideal linear scaling from one \
+                       stream."
+                    .into(),
                 plot: against_count(
                     "parallel streams",
                     format!("goodput ({})", unit_name(&unit)),
                     series,
-                    peak_guide(&recs, threads, "theoretical peak".into())
-                        .into_iter()
-                        .collect(),
+                    guides,
                 ),
             }
         })

@@ -281,7 +281,6 @@ pub fn render(report: &Report) -> Vec<u8> {
         ));
         out.push_str(&notes("Solves and multiplies", &doc.solve_notes));
         out.push_str(&notes("Per thread and stream", &doc.concurrency_notes));
-        out.push_str(&notes("Latency percentiles", &doc.percentile_notes));
         out.push_str(&notes("Little's law", &doc.littles_law_notes));
         out.push_str("</section>\n");
     }

@@ -31,6 +31,14 @@ pub enum Ticks {
     Count,
     /// Sizes in bytes: ticks at powers of two, written as 4 KiB, 1 MiB…
     Bytes,
+    /// Percentiles on a linear axis of "nines", −log10(1 − q) (an HDR percentile plot): ticks
+    /// at 50 %, 90 %, 99 %, 99.9 %, 99.99 %, and the maximum one nine beyond.
+    Percentile,
+}
+
+/// Where percentile `q` (0 ≤ q < 1) sits on a [`Ticks::Percentile`] axis.
+pub fn nines(q: f64) -> f64 {
+    -(1.0 - q).max(1e-12).log10()
 }
 
 /// One axis: its title (with the unit), scale and kind of ticks.
@@ -51,12 +59,29 @@ impl Axis {
     }
 }
 
-/// A named line through (x, y) points.
-#[derive(Debug, Clone, PartialEq)]
+/// A named line through (x, y) points, with what each point stands for where it is known.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
+    /// The measured points' repetitions (error bars, strip plots) and hover text.
+    pub details: Vec<Detail>,
 }
+
+/// A measured point of a series: its repetitions' range, each repetition, and the text shown
+/// when the pointer rests on it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Detail {
+    pub x: f64,
+    pub y: f64,
+    pub min: f64,
+    pub max: f64,
+    pub samples: Vec<f64>,
+    pub tip: String,
+}
+
+/// Repetitions from which each one is drawn beside the error bar (a strip plot).
+pub const STRIP_FROM: usize = 5;
 
 /// A labelled vertical line at `x` (a cache size on the latency staircase, the peak on an
 /// efficiency chart).
@@ -211,12 +236,13 @@ pub fn svg(chart: &Chart) -> Result<Option<String>, ChartError> {
     font()?;
     let (w, h) = size(&chart.plot);
     let mut out = String::new();
-    {
+    let tips = {
         let root = SVGBackend::with_string(&mut out, (w, h)).into_drawing_area();
-        draw(&root, chart, &prepared, 1.0)?;
+        let tips = draw(&root, chart, &prepared, 1.0)?;
         root.present().map_err(err)?;
-    }
-    Ok(Some(out))
+        tips
+    };
+    Ok(Some(with_tips(out, &tips)))
 }
 
 /// Draws `chart` as a PNG image `scale` (1–4) times its SVG size, for slides; `None` when it has
@@ -232,7 +258,8 @@ pub fn png(chart: &Chart, scale: u32) -> Result<Option<Vec<u8>>, ChartError> {
     let mut rgb = vec![255u8; w as usize * h as usize * 3];
     {
         let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
-        draw(&root, chart, &prepared, scale as f64)?;
+        // A picture has no pointer to rest on: its hover texts are dropped.
+        let _tips = draw(&root, chart, &prepared, scale as f64)?;
         root.present().map_err(err)?;
     }
     let mut out = Vec::new();
@@ -314,6 +341,8 @@ enum Prepared {
         guides: Vec<(String, Vec<(f64, f64)>)>,
         markers: Vec<(f64, String)>,
         legend: Legend,
+        /// Per series (same order), its points' details in plotting coordinates.
+        details: Vec<Vec<Detail>>,
     },
     Bars {
         value: Frame,
@@ -372,6 +401,32 @@ fn prepare(plot: &Plot) -> Option<Prepared> {
                     .filter(|(_, pts)| !pts.is_empty())
                     .collect()
             };
+            // Details in plotting coordinates, per series kept (a bound that cannot be drawn
+            // is the point itself).
+            let details: Vec<Vec<Detail>> = series
+                .iter()
+                .filter(|s| !clean(&s.points, x.scale, y.scale).is_empty())
+                .map(|s| {
+                    s.details
+                        .iter()
+                        .filter_map(|d| {
+                            let (px, py) = (to_plot(d.x, x.scale)?, to_plot(d.y, y.scale)?);
+                            Some(Detail {
+                                x: px,
+                                y: py,
+                                min: to_plot(d.min, y.scale).unwrap_or(py),
+                                max: to_plot(d.max, y.scale).unwrap_or(py),
+                                samples: d
+                                    .samples
+                                    .iter()
+                                    .filter_map(|v| to_plot(*v, y.scale))
+                                    .collect(),
+                                tip: d.tip.clone(),
+                            })
+                        })
+                        .collect()
+                })
+                .collect();
             let (series, guides) = (cleaned(series), cleaned(guides));
             if series.is_empty() {
                 return None;
@@ -386,8 +441,24 @@ fn prepare(plot: &Plot) -> Option<Prepared> {
                 .iter()
                 .chain(&guides)
                 .flat_map(|s| s.1.iter().map(|p| p.1))
+                .chain(details.iter().flatten().flat_map(|d| [d.min, d.max]))
                 .collect();
             let (xf, yf) = (frame(x, &xs), frame(y, &ys));
+            let details = details
+                .into_iter()
+                .map(|list| {
+                    list.into_iter()
+                        .map(|d| Detail {
+                            x: d.x.clamp(xf.lo, xf.hi),
+                            y: d.y.clamp(yf.lo, yf.hi),
+                            min: d.min.clamp(yf.lo, yf.hi),
+                            max: d.max.clamp(yf.lo, yf.hi),
+                            samples: d.samples.iter().map(|v| v.clamp(yf.lo, yf.hi)).collect(),
+                            tip: d.tip,
+                        })
+                        .collect()
+                })
+                .collect();
             // Every point inside the frame (it is, unless the values were too extreme to frame),
             // so that plotters only ever sees pixel coordinates on the chart.
             let inside = |list: Vec<(String, Vec<(f64, f64)>)>| -> Vec<(String, Vec<(f64, f64)>)> {
@@ -418,6 +489,7 @@ fn prepare(plot: &Plot) -> Option<Prepared> {
                 guides,
                 markers,
                 legend: *legend,
+                details,
             })
         }
         Plot::Bars {
@@ -532,6 +604,7 @@ fn frame(axis: &Axis, values: &[f64]) -> Frame {
         (_, Ticks::Count) => count_ticks(values, axis.scale),
         (Scale::Log, Ticks::Bytes) => power_of_two_ticks(lo, hi),
         (Scale::Log, Ticks::Number) => log_ticks(lo, hi),
+        (_, Ticks::Percentile) => percentile_ticks(),
         (Scale::Linear, t) => linear_ticks(lo, hi, t),
     };
     let ticks = ticks
@@ -609,6 +682,22 @@ fn log_ticks(lo: f64, hi: f64) -> Vec<(f64, String)> {
 }
 
 /// Evenly spaced ticks at 1, 2 or 5 × a power of ten, about five of them.
+/// The ticks of a percentile axis.
+fn percentile_ticks() -> Vec<(f64, String)> {
+    [
+        (0.0, "0 %"),
+        (0.5, "50 %"),
+        (0.9, "90 %"),
+        (0.99, "99 %"),
+        (0.999, "99.9 %"),
+        (0.9999, "99.99 %"),
+    ]
+    .into_iter()
+    .map(|(q, l)| (nines(q), l.to_string()))
+    .chain(std::iter::once((nines(0.9999) + 1.0, "max".to_string())))
+    .collect()
+}
+
 fn linear_ticks(lo: f64, hi: f64, ticks: Ticks) -> Vec<(f64, String)> {
     let raw = (hi - lo) / 5.0;
     if !(raw > 0.0 && raw.is_finite()) {
@@ -658,17 +747,59 @@ fn format_number(v: f64, decimals: usize) -> String {
     }
 }
 
+/// Escapes text for SVG content.
+fn xml_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if c.is_control() && c != '\n' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A hover text at a pixel of the chart: where the pointer shows it.
+type Tip = (i32, i32, String);
+
+/// `svg` with a transparent hover target over each measured point, its exact value and
+/// parameters in an SVG `<title>` (the browser's tooltip; no script).
+fn with_tips(svg: String, tips: &[Tip]) -> String {
+    if tips.is_empty() {
+        return svg;
+    }
+    let mut g = String::from("<g class=\"tips\">\n");
+    for (x, y, tip) in tips {
+        g.push_str(&format!(
+            "<circle cx=\"{x}\" cy=\"{y}\" r=\"8\" fill=\"transparent\"><title>{}</title></circle>\n",
+            xml_escape(tip)
+        ));
+    }
+    g.push_str("</g>\n");
+    match svg.rfind("</svg>") {
+        Some(end) => format!("{}{g}{}", &svg[..end], &svg[end..]),
+        None => svg,
+    }
+}
+
 fn text_style(size: f64) -> TextStyle<'static> {
     TextStyle::from(("sans-serif", size).into_font())
 }
 
-/// Draws a prepared chart on `root`; `s` scales every size (1 for SVG).
+/// Draws a prepared chart on `root`; `s` scales every size (1 for SVG). Returns the hover texts
+/// of the measured points, at their pixels.
 fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     chart: &Chart,
     prepared: &Prepared,
     s: f64,
-) -> Result<(), ChartError> {
+) -> Result<Vec<Tip>, ChartError> {
+    let mut tips = Vec::new();
     root.fill(&WHITE).map_err(err)?;
     let px = |v: f64| (v * s).round().max(1.0) as u32;
     let grid = RGBColor(0, 0, 0).mix(0.12).stroke_width(px(1.0));
@@ -685,6 +816,7 @@ fn draw<DB: DrawingBackend>(
             guides,
             markers,
             legend,
+            details,
         } => {
             let mut ctx = ChartBuilder::on(root)
                 .caption(&chart.title, text_style(22.0 * s))
@@ -739,6 +871,39 @@ fn draw<DB: DrawingBackend>(
                         color.filled(),
                     )
                 });
+            }
+            // Each measured point's spread: an error bar from the least to the greatest
+            // repetition, and each repetition as a dot beside it where there are enough to
+            // show their distribution.
+            let cap = px(4.0) as i32;
+            for (i, list) in details.iter().enumerate() {
+                let color = PALETTE[i % PALETTE.len()];
+                let bar = color.stroke_width(px(1.5));
+                for d in list {
+                    if d.max > d.min {
+                        ctx.draw_series(std::iter::once(PathElement::new(
+                            [(d.x, d.min), (d.x, d.max)],
+                            bar,
+                        )))
+                        .map_err(err)?;
+                        for end in [d.min, d.max] {
+                            ctx.draw_series(std::iter::once(
+                                EmptyElement::at((d.x, end))
+                                    + PathElement::new([(-cap, 0), (cap, 0)], bar),
+                            ))
+                            .map_err(err)?;
+                        }
+                    }
+                    if d.samples.len() >= STRIP_FROM {
+                        let dot = color.mix(0.5).filled();
+                        ctx.draw_series(d.samples.iter().map(|v| {
+                            EmptyElement::at((d.x, *v)) + Circle::new((2 * cap, 0), px(1.8), dot)
+                        }))
+                        .map_err(err)?;
+                    }
+                    let (tx, ty) = ctx.backend_coord(&(d.x, d.y));
+                    tips.push((tx, ty, d.tip.clone()));
+                }
             }
             for (name, points) in guides {
                 let dash = MARKER.stroke_width(px(1.5));
@@ -829,6 +994,20 @@ fn draw<DB: DrawingBackend>(
                         color.filled(),
                     )
                 });
+                for (i, v) in values.iter().enumerate() {
+                    let Some(v) = v else { continue };
+                    let top = (n - 1 - i) as f64 + band / 2.0 - j as f64 * bar;
+                    let (tx, ty) = ctx.backend_coord(&(*v, top - 0.45 * bar));
+                    tips.push((
+                        tx,
+                        ty,
+                        format!(
+                            "{}\n{name}: {}",
+                            rows.label((n - 1 - i) as f64),
+                            crate::units::format_sig(from_plot(*v, *value_scale))
+                        ),
+                    ));
+                }
                 ctx.draw_series(bars.iter().map(|&(top, v)| {
                     EmptyElement::at((v, top - 0.45 * bar))
                         + Text::new(
@@ -866,7 +1045,7 @@ fn draw<DB: DrawingBackend>(
                 .map_err(err)?;
         }
     }
-    Ok(())
+    Ok(tips)
 }
 
 #[cfg(test)]
@@ -896,6 +1075,7 @@ mod tests {
 
     fn series(name: &str, points: &[(f64, f64)]) -> Series {
         Series {
+            details: Vec::new(),
             name: name.into(),
             points: points.to_vec(),
         }
