@@ -101,3 +101,71 @@ fn control_characters_from_outside_are_escaped() {
         assert!(text.contains("\\u{1b}"), "{name}: the escape is shown");
     }
 }
+
+/// Splits one CSV line into its fields (quoted fields with doubled quotes, as pandas reads them).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                out.last_mut().unwrap().push('"');
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(String::new()),
+            (c, _) => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
+}
+
+/// CSV for pandas and R: every row as wide as the header, the header's names unique, each
+/// parameter in its own column (the sweep parameters first), units in the `unit` column or the
+/// parameter's name; `--csv-samples`: a row per repetition.
+#[test]
+fn csv_has_a_column_per_parameter_and_a_row_per_point_or_sample() {
+    let shown = common::shown(&common::fixed_report());
+    let text = String::from_utf8(report::csv::render(&shown)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let header = csv_fields(lines[0]);
+    let unique: std::collections::BTreeSet<&String> = header.iter().collect();
+    assert_eq!(unique.len(), header.len(), "{header:?}");
+    assert_eq!(
+        &header[..5],
+        ["subsystem", "workload", "metric", "unit", "threads"]
+    );
+    for col in [
+        "block_size_bytes",
+        "isa",
+        "repetitions",
+        "mean",
+        "peak_unit",
+    ] {
+        assert!(header.iter().any(|h| h == col), "{col} missing: {header:?}");
+    }
+    assert_eq!(lines.len() - 1, shown.results.len());
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    for (line, rec) in lines[1..].iter().zip(&shown.results) {
+        let f = csv_fields(line);
+        assert_eq!(f.len(), header.len(), "{line}");
+        assert_eq!(f[col("threads")], rec.params.threads().to_string());
+        assert_eq!(f[col("unit")], rec.unit);
+        assert_eq!(f[col("repetitions")], rec.samples.len().to_string());
+    }
+    let rws = lines[1..]
+        .iter()
+        .map(|l| csv_fields(l))
+        .find(|f| f[1] == "RWS")
+        .unwrap();
+    assert_eq!(rws[col("block_size_bytes")], "1000");
+
+    let per_sample = String::from_utf8(report::csv::render_samples(&shown)).unwrap();
+    let rows: Vec<Vec<String>> = per_sample.lines().map(csv_fields).collect();
+    let total: usize = shown.results.iter().map(|r| r.samples.len()).sum();
+    assert_eq!(rows.len() - 1, total);
+    assert_eq!(rows[0][rows[0].len() - 2..], ["repetition", "value"]);
+    assert_eq!(rows[1][rows[0].len() - 2], "1");
+    assert!(rows.iter().all(|r| r.len() == rows[0].len()));
+}

@@ -243,6 +243,27 @@ fn pipes_stdout_and_refusals_leave_nothing_behind() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // A stored run exported as CSV (a row per point) and Markdown.
+    let out = peakbench(&db)
+        .args(["history", "export", "1", "--csv", "-"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        csv.starts_with("subsystem,workload,metric,unit,threads,"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 3, "a header and the run's two points");
+    let out = peakbench(&db)
+        .args(["history", "export", "1", "--markdown", "-"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("| DP"));
     // The reader goes before the table is written.
     drop(child.stdout.take());
     let out = child.wait_with_output().unwrap();

@@ -551,3 +551,92 @@ fn chromium_renders_the_node_pair_heatmaps() {
     );
     assert_eq!(dom.matches("<summary>System of rank").count(), 3);
 }
+
+/// `peakbench report A B`: the runs side by side — a table of every common point with each
+/// run's figure, B ÷ A and the verdict (B is A 20 % slower on every rate: worse), the line
+/// charts with both runs' series; the same as Markdown and CSV; rendered in Chromium without
+/// a console error. `history export` writes a stored run's CSV.
+#[test]
+fn report_compares_runs_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = common::chart_report();
+    let mut slower = base.clone();
+    for r in &mut slower.results {
+        let f = if r.unit == "s" { 1.25 } else { 0.8 };
+        for v in r.samples.iter_mut() {
+            *v *= f;
+        }
+        let s = &mut r.summary;
+        for v in [
+            &mut s.mean,
+            &mut s.median,
+            &mut s.min,
+            &mut s.max,
+            &mut s.stddev,
+        ] {
+            *v *= f;
+        }
+    }
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    std::fs::write(&a, report::json::render(&base)).unwrap();
+    std::fs::write(&b, report::json::render(&slower)).unwrap();
+    let (html, md, csv) = (
+        dir.path().join("cmp.html"),
+        dir.path().join("cmp.md"),
+        dir.path().join("cmp.csv"),
+    );
+    peakbench()
+        .arg("report")
+        .args([&a, &b])
+        .arg("--html")
+        .arg(&html)
+        .arg("--markdown")
+        .arg(&md)
+        .arg("--csv")
+        .arg(&csv)
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("peakbench comparison") && page.contains("B / A"));
+    assert!(page.contains("class=\"worse\""), "a 20 % drop is worse");
+    assert!(
+        page.contains("CPU DP · 2 threads"),
+        "points named for a person"
+    );
+    let charts = svgs(&page);
+    assert!(!charts.is_empty());
+    assert!(
+        charts[0].contains("A: ") && charts[0].contains("B: "),
+        "both runs' series"
+    );
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(md.contains("| B / A |") && md.contains("0.800"), "{md}");
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        csv.starts_with("subsystem,point,metric,unit,mean_A,mean_B,ratio_B,p_adjusted_B,verdict_B")
+    );
+    // One run's formats are refused for a comparison, in one line.
+    let out = peakbench()
+        .arg("report")
+        .args([&a, &b])
+        .arg("--png")
+        .arg(dir.path().join("png"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+
+    if let Some(bin) = find_chromium() {
+        let work = tempfile::tempdir().unwrap();
+        let args = [
+            "--enable-logging=stderr".to_string(),
+            "--v=0".to_string(),
+            "--dump-dom".into(),
+        ];
+        let (dom, stderr) = chromium(&bin, work.path(), &args, &html);
+        assert_eq!(console_lines(&stderr), Vec::<&str>::new(), "{stderr}");
+        assert!(dom.contains("Every common point"));
+    } else {
+        println!("SKIPPED: chromium not found (apt-get install chromium)");
+    }
+}

@@ -17,6 +17,8 @@ pub struct Outputs {
     /// Each format's file, or `-` for standard output.
     pub json: Option<PathBuf>,
     pub csv: Option<PathBuf>,
+    /// The CSV file has one row per repetition instead of one per point.
+    pub csv_samples: bool,
     pub markdown: Option<PathBuf>,
     pub html: Option<PathBuf>,
     /// No progress bar and no table on the terminal.
@@ -88,7 +90,15 @@ impl Outputs {
     fn outputs(&self) -> [(&Option<PathBuf>, Exporter, bool); 4] {
         [
             (&self.json, report::json::render, false),
-            (&self.csv, report::csv::render, true),
+            (
+                &self.csv,
+                if self.csv_samples {
+                    report::csv::render_samples
+                } else {
+                    report::csv::render
+                },
+                true,
+            ),
             (&self.markdown, report::markdown::render, true),
             (&self.html, report::html::render, true),
         ]

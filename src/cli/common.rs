@@ -98,9 +98,13 @@ pub struct OutputArgs {
     /// Write the results as JSON (schema: docs/json-schema.md) to FILE, or `-` for stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write the results as CSV to FILE, or `-` for stdout.
+    /// Write the results as CSV to FILE, or `-` for stdout: one row per point, each parameter
+    /// in its own column (for pandas and R).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// The --csv file has one row per repetition (repetition, value) instead of one per point.
+    #[arg(long, requires = "csv")]
+    pub csv_samples: bool,
     /// Write the results as Markdown to FILE, or `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
@@ -172,6 +176,7 @@ impl OutputArgs {
         Outputs {
             json: self.json.clone(),
             csv: self.csv.clone(),
+            csv_samples: self.csv_samples,
             markdown: self.markdown.clone(),
             html: self.html.clone(),
             quiet: self.quiet,

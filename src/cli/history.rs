@@ -35,7 +35,10 @@ impl DbArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct HistoryArgs {
+    #[command(subcommand)]
+    pub command: Option<HistoryCommand>,
     /// Store these JSON documents (written by --json) as runs first, e.g. from other machines.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub import: Vec<PathBuf>,
@@ -73,7 +76,7 @@ pub struct CompareArgs {
     pub input: InputArgs,
 }
 
-fn parse_alpha(s: &str) -> Result<f64, String> {
+pub(super) fn parse_alpha(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
         _ => Err(format!(
@@ -125,7 +128,17 @@ pub fn load_run(input: &str, db: &DbArgs, limit: &InputArgs) -> anyhow::Result<R
     store.load(id)
 }
 
+#[derive(Debug, clap::Subcommand)]
+pub enum HistoryCommand {
+    /// A stored run as CSV, Markdown, HTML, PNG charts or its JSON document (the same as
+    /// `peakbench report RUN …`): `history export latest --csv run.csv`.
+    Export(super::report::ReportArgs),
+}
+
 pub fn run_history(args: HistoryArgs) -> anyhow::Result<()> {
+    if let Some(HistoryCommand::Export(export)) = args.command {
+        return super::report::run(export);
+    }
     // Listing only reads: a read-only database (or file system) is fine, and a missing one is
     // not created.
     let runs = if !args.import.is_empty() {

@@ -1,24 +1,27 @@
-//! `peakbench report INPUT --html FILE [--png DIR]`: the self-contained HTML report of a run and
-//! its charts as PNG files, from the JSON document the run wrote.
+//! `peakbench report RUN… [--html FILE] [--png DIR] [--csv FILE] [--markdown FILE] [--json
+//! FILE]`: a stored run (or a JSON document) in any format again; with two runs or more, the
+//! comparison report (`report::compare`). `peakbench history export RUN …` is the same.
 
 use crate::files::{check_output_dir, check_output_file, create_output_dir};
 use crate::report;
+use crate::results::Report;
 use anyhow::Context;
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
 #[command(group(
     clap::ArgGroup::new("output")
-        .args(["html", "png"])
+        .args(["html", "png", "csv", "markdown", "json"])
         .required(true)
         .multiple(true)
 ))]
 pub struct ReportArgs {
     /// The run: a run of the results database (an id from `peakbench history`, latest,
-    /// latest~N) or a JSON document written by `--json`.
-    #[arg(value_name = "INPUT")]
-    pub input: String,
+    /// latest~N) or a JSON document written by `--json`. Two or more: the comparison report,
+    /// the first being the baseline.
+    #[arg(value_name = "RUN", required = true, num_args = 1..=16)]
+    pub inputs: Vec<String>,
     /// Write the HTML report (inline SVG charts, no script, nothing fetched) to FILE, or `-` for
     /// stdout.
     #[arg(long, value_name = "FILE")]
@@ -27,6 +30,25 @@ pub struct ReportArgs {
     /// created if missing (its parent must exist).
     #[arg(long, value_name = "DIR")]
     pub png: Option<PathBuf>,
+    /// Write the run as CSV (one row per point, each parameter in its own column) to FILE, or
+    /// `-`; with several runs, one row per common point with each run's mean.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// The --csv file has one row per repetition instead of one per point (one run).
+    #[arg(long, requires = "csv")]
+    pub csv_samples: bool,
+    /// Write the run's tables as Markdown to FILE, or `-`.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write the run as its JSON document (base units) to FILE, or `-` (one run).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Comparison: the family-wise significance level (Holm–Bonferroni over the points).
+    #[arg(long, default_value = "0.05", value_parser = super::history::parse_alpha)]
+    pub alpha: f64,
+    /// Comparison: the least change called better or worse, in percent.
+    #[arg(long, value_name = "PERCENT", default_value = "3", value_parser = super::common::parse_positive)]
+    pub threshold: f64,
     #[command(flatten)]
     pub db: super::history::DbArgs,
     #[command(flatten)]
@@ -35,27 +57,119 @@ pub struct ReportArgs {
     pub limit: super::history::InputArgs,
 }
 
+/// Writes `bytes` to `path` (or standard output for `-`).
+fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    crate::files::write_output(path, bytes).with_context(|| {
+        if path.as_os_str() == "-" {
+            "cannot write to standard output".to_string()
+        } else {
+            format!("cannot write {}", path.display())
+        }
+    })
+}
+
 pub fn run(args: ReportArgs) -> anyhow::Result<()> {
-    if let Some(path) = &args.html {
+    let files = [&args.html, &args.csv, &args.markdown, &args.json];
+    let to_stdout = files
+        .iter()
+        .filter(|p| p.as_ref().is_some_and(|p| p.as_os_str() == "-"))
+        .count();
+    if to_stdout > 1 {
+        return Err(crate::error::UsageError(
+            "two formats write to standard output (-), which can hold one document; give all but one a file name".into(),
+        )
+        .into());
+    }
+    for path in files.into_iter().flatten() {
         check_output_file(path)?;
     }
     if let Some(dir) = &args.png {
         check_output_dir(dir)?;
     }
-    let report = super::history::load_run(&args.input, &args.db, &args.limit)?
-        .displayed(&args.display.display());
+    let display = args.display.display();
+    let runs: Vec<Report> = args
+        .inputs
+        .iter()
+        .map(|i| super::history::load_run(i, &args.db, &args.limit))
+        .collect::<anyhow::Result<_>>()?;
+    if runs.len() > 1 {
+        return compare(&args, &runs, &display);
+    }
+    let stored = &runs[0];
+    let report = stored.displayed(&display);
     if let Some(dir) = &args.png {
         create_output_dir(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         for (name, png) in report::charts::pngs(&report) {
             let bytes = png.with_context(|| format!("cannot draw {name}"))?;
-            let path = dir.join(&name);
-            crate::files::write_output(&path, &bytes)
-                .with_context(|| format!("cannot write {}", path.display()))?;
+            write(&dir.join(&name), &bytes)?;
         }
     }
     if let Some(path) = &args.html {
-        crate::files::write_output(path, &report::html::render(&report))
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        write(path, &report::html::render(&report))?;
+    }
+    if let Some(path) = &args.csv {
+        let render = if args.csv_samples {
+            report::csv::render_samples
+        } else {
+            report::csv::render
+        };
+        write(path, &render(&report))?;
+    }
+    if let Some(path) = &args.markdown {
+        write(path, &report::markdown::render(&report))?;
+    }
+    if let Some(path) = &args.json {
+        write(path, &report::json::render(stored))?;
+    }
+    Ok(())
+}
+
+/// Two runs or more: the comparison report in HTML, CSV or Markdown.
+fn compare(
+    args: &ReportArgs,
+    runs: &[Report],
+    display: &crate::units::Display,
+) -> anyhow::Result<()> {
+    let refuse = |what: &str| -> anyhow::Result<()> {
+        Err(crate::error::UsageError(format!(
+            "{what} shows one run; give one RUN, or --html, --csv or --markdown for the comparison"
+        ))
+        .into())
+    };
+    if args.png.is_some() {
+        return refuse("--png");
+    }
+    if args.json.is_some() {
+        return refuse("--json");
+    }
+    if args.csv_samples {
+        return refuse("--csv-samples");
+    }
+    let criteria = crate::history::compare::Criteria {
+        alpha: args.alpha,
+        threshold: args.threshold / 100.0,
+    };
+    let names: Vec<String> = args
+        .inputs
+        .iter()
+        .map(|i| crate::text::printable(i))
+        .collect();
+    let cmp = report::compare::Comparison::of(runs, &names, criteria, display);
+    if cmp.rows.is_empty() {
+        return Err(crate::error::UsageError(format!(
+            "runs {} have no point in common (same workload, metric and parameters)",
+            names.join(", ")
+        ))
+        .into());
+    }
+    if let Some(path) = &args.html {
+        write(path, &cmp.html())?;
+    }
+    if let Some(path) = &args.csv {
+        write(path, &cmp.csv())?;
+    }
+    if let Some(path) = &args.markdown {
+        write(path, &cmp.markdown())?;
     }
     Ok(())
 }

@@ -1,8 +1,39 @@
-//! The CSV exporter: one row per point, raw samples included, units in the headers' values.
+//! The CSV exporter, for pandas and R: one row per point (or, with `--csv-samples`, one per
+//! repetition), each parameter in its own column named with its unit where it has one
+//! (`block_size_bytes`, `runtime_s`), the figures in the unit of the `unit` column.
+//!
+//! The parameter columns are the union of the run's points' parameters: the sweep parameters
+//! first (threads, isa, block size, …, as `compare` names a point), then the others in
+//! alphabetical order; a point without one leaves its cell empty. Lists are joined with `;`,
+//! an object's fields get their own columns (`littles_law_ratio`).
 
-use crate::results::Report;
+use crate::results::{Report, ResultRecord};
+use std::collections::BTreeMap;
 
-const HEADER: &str = "subsystem,workload,threads,variant,metric,unit,mean,stddev,min,max,median,cv,noisy,samples,peak,peak_unit,efficiency,reference_tool,reference_mean,reference_efficiency,peak_formula,peak_unknown_reason,warnings";
+/// The columns before the parameters.
+const LEAD: [&str; 4] = ["subsystem", "workload", "metric", "unit"];
+
+/// The figures of a point, after the parameters.
+const FIGURES: [&str; 18] = [
+    "repetitions",
+    "mean",
+    "stddev",
+    "min",
+    "max",
+    "median",
+    "cv",
+    "noisy",
+    "samples",
+    "peak",
+    "peak_unit",
+    "efficiency",
+    "reference_tool",
+    "reference_mean",
+    "reference_efficiency",
+    "peak_formula",
+    "peak_unknown_reason",
+    "warnings",
+];
 
 /// A field, quoted where it must be; control characters (from a peer's host name or message)
 /// escaped, so that a field never spans lines nor drives a terminal.
@@ -27,20 +58,125 @@ fn opt(v: Option<f64>) -> String {
     v.map_or_else(String::new, num)
 }
 
-/// The report as CSV with a header line.
+/// A JSON scalar as a cell's text (a list of scalars joined with `;`).
+fn scalar(v: &serde_json::Value) -> Option<String> {
+    match v {
+        serde_json::Value::Null => Some(String::new()),
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Bool(b) => Some(b.to_string()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .map(|i| match i {
+                serde_json::Value::Object(_) | serde_json::Value::Array(_) => None,
+                other => scalar(other),
+            })
+            .collect::<Option<Vec<_>>>()
+            .map(|v| v.join(";")),
+        serde_json::Value::Object(_) => None,
+    }
+}
+
+/// A point's parameters as (column, cell): scalars and lists of scalars as they are, an
+/// object's scalar fields as `key_field`; lists of objects (clock probes) are left to the JSON.
+fn parameters(rec: &ResultRecord) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let Ok(serde_json::Value::Object(map)) = serde_json::to_value(&rec.params) else {
+        return out;
+    };
+    for (k, v) in map {
+        match &v {
+            serde_json::Value::Object(inner) => {
+                for (f, fv) in inner {
+                    if let Some(cell) = scalar(fv) {
+                        out.insert(format!("{k}_{f}"), cell);
+                    }
+                }
+            }
+            other => {
+                if let Some(cell) = scalar(other) {
+                    out.insert(k, cell);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The parameter columns of `report`: the sweep parameters present, in their order, then the
+/// others alphabetically.
+fn parameter_columns(params: &[BTreeMap<String, String>]) -> Vec<String> {
+    let mut all: Vec<String> = Vec::new();
+    for p in params {
+        for k in p.keys() {
+            if !all.contains(k) {
+                all.push(k.clone());
+            }
+        }
+    }
+    let identity = crate::results::params::IDENTITY;
+    let mut cols: Vec<String> = identity
+        .iter()
+        .filter(|k| all.iter().any(|a| a == *k))
+        .map(|k| k.to_string())
+        .collect();
+    let mut rest: Vec<String> = all
+        .into_iter()
+        .filter(|k| !identity.contains(&k.as_str()))
+        .collect();
+    rest.sort();
+    cols.extend(rest);
+    cols
+}
+
+/// The report as CSV: a header line, then one row per point.
 pub fn render(report: &Report) -> Vec<u8> {
-    let mut out = String::from(HEADER);
+    render_rows(report, false)
+}
+
+/// The report as CSV with one row per repetition (`repetition` from 1, its `value`), the
+/// point's parameters repeated on each.
+pub fn render_samples(report: &Report) -> Vec<u8> {
+    render_rows(report, true)
+}
+
+fn render_rows(report: &Report, per_sample: bool) -> Vec<u8> {
+    let params: Vec<BTreeMap<String, String>> = report.results.iter().map(parameters).collect();
+    let columns = parameter_columns(&params);
+    let mut header: Vec<String> = LEAD.iter().map(|s| s.to_string()).collect();
+    header.extend(columns.iter().cloned());
+    if per_sample {
+        header.extend(["repetition".to_string(), "value".to_string()]);
+    } else {
+        header.extend(FIGURES.iter().map(|s| s.to_string()));
+    }
+    let mut out = header.join(",");
     out.push('\n');
-    for rec in &report.results {
-        let s = &rec.summary;
-        let variant = super::row(rec).variant;
-        let cells = [
+    for (rec, p) in report.results.iter().zip(&params) {
+        let mut lead: Vec<String> = vec![
             field(&rec.subsystem),
             field(&rec.workload),
-            field(&rec.params.threads().to_string()),
-            field(if variant == "—" { "" } else { &variant }),
             field(&rec.metric),
             field(&rec.unit),
+        ];
+        lead.extend(
+            columns
+                .iter()
+                .map(|c| field(p.get(c).map_or("", String::as_str))),
+        );
+        if per_sample {
+            for (i, v) in rec.samples.iter().enumerate() {
+                let mut row = lead.clone();
+                row.extend([(i + 1).to_string(), num(*v)]);
+                out.push_str(&row.join(","));
+                out.push('\n');
+            }
+            continue;
+        }
+        let s = &rec.summary;
+        let mut row = lead;
+        row.extend([
+            rec.samples.len().to_string(),
             num(s.mean),
             num(s.stddev),
             num(s.min),
@@ -64,8 +200,8 @@ pub fn render(report: &Report) -> Vec<u8> {
             field(rec.peak.as_ref().map_or("", |p| p.formula.as_str())),
             field(rec.peak_unknown_reason.as_deref().unwrap_or("")),
             field(&rec.warnings.join("; ")),
-        ];
-        out.push_str(&cells.join(","));
+        ]);
+        out.push_str(&row.join(","));
         out.push('\n');
     }
     out.into_bytes()

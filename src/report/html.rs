@@ -295,3 +295,74 @@ pub fn render(report: &Report) -> Vec<u8> {
     ));
     out.into_bytes()
 }
+
+/// The comparison report (`report A B …`) as one self-contained HTML page: the runs, how the
+/// verdicts are reached, the merged line charts and the table of every common point.
+pub fn render_comparison(cmp: &super::compare::Comparison) -> Vec<u8> {
+    let mut out = String::with_capacity(128 * 1024);
+    let letters: Vec<&str> = cmp.runs.iter().map(|r| r.letter.as_str()).collect();
+    out.push_str(&format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>peakbench comparison — {}</title>\n<style>{STYLE}\
+         td.worse {{ background: #fde2e1; }} td.better {{ background: #dcf5e3; }}</style>\n\
+         </head>\n<body>\n<header>\n<h1>peakbench comparison</h1>\n",
+        esc(&letters.join(" vs "))
+    ));
+    out.push_str(&table(
+        "runs",
+        &["Run", "Given as", "Started", "Host", "Machine"].map(String::from),
+        cmp.runs
+            .iter()
+            .map(|r| {
+                vec![
+                    r.letter.clone(),
+                    r.name.clone(),
+                    r.started_at.clone(),
+                    r.host.clone(),
+                    r.machine.clone(),
+                ]
+            })
+            .collect(),
+        usize::MAX,
+    ));
+    out.push_str(&format!(
+        "<p class=\"meta\">{}</p>\n<p class=\"meta\">{} point(s) worse beyond the threshold.</p>\n</header>\n",
+        esc(&cmp.method()),
+        cmp.worse()
+    ));
+    let figures: String = cmp.charts.iter().map(figure).collect();
+    if !figures.is_empty() {
+        out.push_str(&format!(
+            "<section id=\"charts\">\n<h2>Charts</h2>\n<div class=\"charts\">\n{figures}</div>\n</section>\n"
+        ));
+    }
+    out.push_str("<section id=\"points\">\n<h2>Every common point</h2>\n<div class=\"scroll\"><table class=\"comparison\">\n<thead><tr>");
+    for h in cmp.headers() {
+        out.push_str(&format!("<th>{}</th>", esc(&h)));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    let runs = cmp.runs.len();
+    for (row, cells) in cmp.rows.iter().zip(cmp.cells()) {
+        out.push_str("<tr>");
+        for (i, c) in cells.iter().enumerate() {
+            // The verdict columns: 3 + runs + 2k + 1 for later run k (from 0).
+            let verdict_of =
+                (i >= 3 + runs && (i - 3 - runs) % 2 == 1).then(|| (i - 3 - runs) / 2 + 1);
+            let class = match verdict_of.and_then(|k| row.changes[k].as_ref()) {
+                Some(ch) if ch.regression => " class=\"worse\"",
+                Some(ch) if ch.improvement => " class=\"better\"",
+                _ if i >= 3 && verdict_of.is_none() => " class=\"num\"",
+                _ => "",
+            };
+            out.push_str(&format!("<td{class}>{}</td>", esc(c)));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table></div>\n</section>\n");
+    out.push_str(
+        "<footer>Written by peakbench. The charts are inline SVG; the page needs no network and \
+         no script.</footer>\n</body>\n</html>\n",
+    );
+    out.into_bytes()
+}

@@ -3,6 +3,7 @@
 //! that lets a run be interrupted without losing a point.
 
 pub mod charts;
+pub mod compare;
 pub mod csv;
 pub mod html;
 pub mod json;

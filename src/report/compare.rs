@@ -1,0 +1,324 @@
+//! The comparison report (`peakbench report A B [C…]`): runs side by side — the same machine
+//! before and after, or several machines — with each common point's figure in every run, its
+//! ratio to the baseline (the first run) and whether the difference is significant (Welch's
+//! test on the repetitions, Holm–Bonferroni over the points of each pair, as `compare`), and
+//! the line charts with every run's series.
+
+use super::charts;
+use super::plot::{Chart, Plot};
+use crate::history::compare::{Change, Criteria, compare, label};
+use crate::history::point_key;
+use crate::results::Report;
+use crate::units::{Display, format_sig};
+use std::collections::BTreeMap;
+
+/// A run of the comparison.
+pub struct RunInfo {
+    /// A, B, C…
+    pub letter: String,
+    /// How the user named it (an id, latest, a file).
+    pub name: String,
+    pub started_at: String,
+    pub host: String,
+    pub machine: String,
+}
+
+/// One point of the baseline found in another run at least.
+pub struct Row {
+    pub subsystem: String,
+    /// The point in words ("DP · 2 threads · avx512").
+    pub label: String,
+    pub metric: String,
+    /// The unit the figures are shown in.
+    pub unit: String,
+    /// Each run's mean, in `unit` (None where the run lacks the point).
+    pub values: Vec<Option<f64>>,
+    /// Each later run against the baseline (index 0 is the baseline's own, None).
+    pub changes: Vec<Option<Change>>,
+}
+
+impl Row {
+    /// The verdict of run `k` (≥ 1) against the baseline, in words.
+    pub fn verdict(&self, k: usize) -> String {
+        match self.changes.get(k).and_then(Option::as_ref) {
+            None => "—".into(),
+            Some(c) => match &c.not_comparable {
+                Some(why) => format!("not comparable: {why}"),
+                None if c.regression => "worse".into(),
+                None if c.improvement => "better".into(),
+                None if c.significant => "within threshold".into(),
+                None if c.p.is_none() => "not tested (< 2 repetitions)".into(),
+                None => "no significant change".into(),
+            },
+        }
+    }
+
+    /// Run `k`'s mean ÷ the baseline's.
+    pub fn ratio(&self, k: usize) -> Option<f64> {
+        let c = self.changes.get(k)?.as_ref()?;
+        (c.change.is_finite()).then_some(1.0 + c.change)
+    }
+}
+
+pub struct Comparison {
+    pub runs: Vec<RunInfo>,
+    pub rows: Vec<Row>,
+    pub charts: Vec<Chart>,
+    pub criteria: Criteria,
+}
+
+impl Comparison {
+    /// `runs` compared with the first; `names` as the user gave them.
+    pub fn of(runs: &[Report], names: &[String], criteria: Criteria, display: &Display) -> Self {
+        let letters = |k: usize| ((b'A' + (k % 26) as u8) as char).to_string();
+        let infos: Vec<RunInfo> = runs
+            .iter()
+            .zip(names)
+            .enumerate()
+            .map(|(k, (r, name))| RunInfo {
+                letter: letters(k),
+                name: name.clone(),
+                started_at: crate::text::printable(&r.started_at),
+                host: r
+                    .system
+                    .os
+                    .hostname
+                    .value
+                    .as_deref()
+                    .map_or_else(|| "unknown host".into(), crate::text::printable),
+                machine: super::table::machine_line(&r.system),
+            })
+            .collect();
+        let base = &runs[0];
+        // Each later run's changes against the baseline, by point.
+        let changes: Vec<BTreeMap<String, Change>> = runs[1..]
+            .iter()
+            .map(|r| {
+                compare(&base.results, &r.results, criteria)
+                    .into_iter()
+                    .map(|c| {
+                        let key =
+                            format!("{}/{}/{} {}", c.subsystem, c.workload, c.metric, c.point);
+                        (key, c)
+                    })
+                    .collect()
+            })
+            .collect();
+        let by_key: Vec<BTreeMap<String, &crate::results::ResultRecord>> = runs
+            .iter()
+            .map(|r| r.results.iter().map(|x| (point_key(x), x)).collect())
+            .collect();
+        let rows = base
+            .results
+            .iter()
+            .filter_map(|rec| {
+                let key = point_key(rec);
+                if !changes.iter().any(|m| m.contains_key(&key)) {
+                    return None;
+                }
+                let conv = display.conversion(&rec.subsystem, &rec.unit);
+                let shown = |v: f64| conv.map_or(v, |c| c.apply(v));
+                Some(Row {
+                    subsystem: rec.subsystem.clone(),
+                    label: label(rec),
+                    metric: rec.metric.clone(),
+                    unit: conv.map_or_else(|| rec.unit.clone(), |c| c.unit.to_string()),
+                    values: by_key
+                        .iter()
+                        .map(|m| m.get(&key).map(|r| shown(r.summary.mean)))
+                        .collect(),
+                    changes: std::iter::once(None)
+                        .chain(changes.iter().map(|m| m.get(&key).cloned()))
+                        .collect(),
+                })
+            })
+            .collect();
+        Comparison {
+            charts: merged_charts(runs, &infos, display),
+            runs: infos,
+            rows,
+            criteria,
+        }
+    }
+
+    /// Regressions of any later run against the baseline.
+    pub fn worse(&self) -> usize {
+        self.rows
+            .iter()
+            .flat_map(|r| r.changes.iter().flatten())
+            .filter(|c| c.regression)
+            .count()
+    }
+
+    /// The header of the table: point, metric, unit, each run's figure, then per later run
+    /// its ratio and verdict.
+    pub fn headers(&self) -> Vec<String> {
+        let mut h = vec!["Point".to_string(), "Metric".into(), "Unit".into()];
+        h.extend(self.runs.iter().map(|r| r.letter.clone()));
+        for r in &self.runs[1..] {
+            h.push(format!("{} / A", r.letter));
+            h.push(format!("{} vs A", r.letter));
+        }
+        h
+    }
+
+    /// The table's rows as text.
+    pub fn cells(&self) -> Vec<Vec<String>> {
+        self.rows
+            .iter()
+            .map(|row| {
+                let mut cells = vec![
+                    format!("{} {}", super::subsystem_name(&row.subsystem), row.label),
+                    row.metric.clone(),
+                    row.unit.clone(),
+                ];
+                cells.extend(
+                    row.values
+                        .iter()
+                        .map(|v| v.map_or_else(|| "—".into(), format_sig)),
+                );
+                for k in 1..self.runs.len() {
+                    cells.push(
+                        row.ratio(k)
+                            .map_or_else(|| "—".into(), |r| format!("{r:.3}")),
+                    );
+                    cells.push(row.verdict(k));
+                }
+                cells
+            })
+            .collect()
+    }
+
+    /// How to read the verdicts.
+    pub fn method(&self) -> String {
+        format!(
+            "Each later run against A: Welch's t-test on each point's repetitions, its p-value \
+             corrected for the number of points by Holm–Bonferroni; significant below {}; \
+             better or worse only beyond {} %.",
+            self.criteria.alpha,
+            self.criteria.threshold * 100.0
+        )
+    }
+
+    /// The comparison as CSV: one row per common point, each run's mean, each later run's
+    /// ratio, corrected p-value and verdict.
+    pub fn csv(&self) -> Vec<u8> {
+        let esc = |t: &str| {
+            let t = crate::text::printable(t);
+            if t.contains([',', '"', '\n']) {
+                format!("\"{}\"", t.replace('"', "\"\""))
+            } else {
+                t
+            }
+        };
+        let mut head = vec!["subsystem", "point", "metric", "unit"]
+            .into_iter()
+            .map(String::from)
+            .collect::<Vec<_>>();
+        head.extend(self.runs.iter().map(|r| format!("mean_{}", r.letter)));
+        for r in &self.runs[1..] {
+            let l = &r.letter;
+            head.extend([
+                format!("ratio_{l}"),
+                format!("p_adjusted_{l}"),
+                format!("verdict_{l}"),
+            ]);
+        }
+        let mut out = head.join(",");
+        out.push('\n');
+        let num = |v: Option<f64>| {
+            v.filter(|v| v.is_finite())
+                .map_or_else(String::new, |v| v.to_string())
+        };
+        for row in &self.rows {
+            let mut cells = vec![
+                esc(&row.subsystem),
+                esc(&row.label),
+                esc(&row.metric),
+                esc(&row.unit),
+            ];
+            cells.extend(row.values.iter().map(|v| num(*v)));
+            for k in 1..self.runs.len() {
+                let p = row.changes[k].as_ref().and_then(|c| c.p_adjusted);
+                cells.extend([num(row.ratio(k)), num(p), esc(&row.verdict(k))]);
+            }
+            out.push_str(&cells.join(","));
+            out.push('\n');
+        }
+        out.into_bytes()
+    }
+
+    /// The comparison as Markdown: the runs, the method and the table.
+    pub fn markdown(&self) -> Vec<u8> {
+        let cell = |t: &str| crate::text::printable(t).replace('|', "\\|");
+        let mut out = String::from(
+            "# peakbench comparison\n\n| Run | Started | Host | Machine |\n|---|---|---|---|\n",
+        );
+        for r in &self.runs {
+            out.push_str(&format!(
+                "| {} ({}) | {} | {} | {} |\n",
+                r.letter,
+                cell(&r.name),
+                cell(&r.started_at),
+                cell(&r.host),
+                cell(&r.machine)
+            ));
+        }
+        out.push_str(&format!("\n{}\n\n", self.method()));
+        let head = self.headers();
+        out.push_str(&format!("| {} |\n", head.join(" | ")));
+        out.push_str(&format!("|{}\n", "---|".repeat(head.len())));
+        for row in self.cells() {
+            let row: Vec<String> = row.iter().map(|c| cell(c)).collect();
+            out.push_str(&format!("| {} |\n", row.join(" | ")));
+        }
+        out.into_bytes()
+    }
+
+    /// The comparison as one self-contained HTML page.
+    pub fn html(&self) -> Vec<u8> {
+        super::html::render_comparison(self)
+    }
+}
+
+/// The baseline's line charts with every run's series of the same chart beside its own, each
+/// named after its run; titles name the runs.
+fn merged_charts(runs: &[Report], infos: &[RunInfo], display: &Display) -> Vec<Chart> {
+    let per_run: Vec<Vec<Chart>> = runs
+        .iter()
+        .map(|r| charts::for_report(&r.displayed(display)))
+        .collect();
+    let letters: Vec<&str> = infos.iter().map(|i| i.letter.as_str()).collect();
+    let tag = format!(" — {}", letters.join(" vs "));
+    per_run[0]
+        .iter()
+        .filter(|c| matches!(c.plot, Plot::Lines { .. }))
+        .map(|base| {
+            let mut chart = base.clone();
+            if let Some(cut) = chart.title.rfind(" — ") {
+                chart.title.truncate(cut);
+            }
+            chart.title.push_str(&tag);
+            if let Plot::Lines { series, .. } = &mut chart.plot {
+                let mut all = Vec::new();
+                for (k, charts) in per_run.iter().enumerate() {
+                    let Some(Plot::Lines { series: theirs, .. }) =
+                        charts.iter().find(|c| c.slug == base.slug).map(|c| &c.plot)
+                    else {
+                        continue;
+                    };
+                    for s in theirs {
+                        let mut s = s.clone();
+                        s.name = format!("{}: {}", letters[k], s.name);
+                        for d in &mut s.details {
+                            d.tip = format!("run {}: {}", letters[k], d.tip);
+                        }
+                        all.push(s);
+                    }
+                }
+                *series = all;
+            }
+            chart
+        })
+        .collect()
+}
