@@ -69,6 +69,9 @@ fn null_engine_gives_exact_records_and_leaves_no_file() {
         assert_eq!(r["samples"].as_array().unwrap().len(), 2);
         assert_eq!(r["params"]["engine"], "null");
         assert_eq!(r["params"]["io_mode"], "direct");
+        // The file system holding the file, by name (a test directory is on some known one).
+        let fs = r["params"]["file_system"].as_str().unwrap();
+        assert!(!fs.is_empty() && !fs.contains('\n'), "{fs}");
     }
     let lat = &results[2];
     for p in ["p50", "p99", "p99.9", "max"] {

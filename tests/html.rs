@@ -91,6 +91,11 @@ fn the_page_is_self_contained_and_complete() {
     // Every measured point of a line chart has its hover text: the figure and its spread.
     let throughput = svgs(&html)[0];
     assert!(throughput.contains("<title>") && throughput.contains("repetitions)"));
+    // The disk section says what the points ran on, the network section its server.
+    assert!(
+        html.contains("class=\"meta setup\">engine "),
+        "disk setup line"
+    );
     // A person reads µs, never us.
     assert!(
         !html.contains("(us)") && !html.contains(" us "),

@@ -283,6 +283,10 @@ fn loopback_cli_reports_every_record_in_the_schema() {
             assert_eq!(r["samples"].as_array().unwrap().len(), 2);
             assert!(r["mean"].as_f64().unwrap() > 0.0, "{r}");
             assert_eq!(r["params"]["message_size_bytes"], 1024);
+            // The client's socket buffers, as the kernel reports them.
+            for b in ["send_buffer_bytes", "receive_buffer_bytes"] {
+                assert!(r["params"][b].as_u64().unwrap() >= 1024, "{b}: {r}");
+            }
             assert!(
                 r["peak_unknown_reason"]
                     .as_str()
@@ -293,6 +297,9 @@ fn loopback_cli_reports_every_record_in_the_schema() {
         let lat = find("LATENCY", proto, "latency", None);
         assert_eq!(lat["unit"], "s");
         let p = &lat["percentiles"];
+        for q in ["min", "p50", "p90", "p99", "p99.9", "p99.99", "max"] {
+            assert!(p[q].as_f64().is_some_and(|v| v > 0.0), "{q}: {p}");
+        }
         // Percentiles in the record's unit, seconds: a loopback round trip is far below 1 s,
         // and no repetition's mean is above the slowest round trip.
         let max = p["max"].as_f64().unwrap();

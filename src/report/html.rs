@@ -253,6 +253,9 @@ pub fn render(report: &Report) -> Vec<u8> {
             esc(id),
             esc(name)
         ));
+        if let Some((_, setup)) = doc.setups.iter().find(|(s, _)| s == id) {
+            out.push_str(&format!("<p class=\"meta setup\">{}</p>\n", esc(setup)));
+        }
         let figures: String = doc
             .charts
             .iter()

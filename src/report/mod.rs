@@ -332,6 +332,78 @@ fn source_name(s: crate::sysinfo::Source) -> &'static str {
     }
 }
 
+/// What the points of `subsystem` ran on, in one line (None where nothing is known): for the
+/// disk the engines, I/O modes, sync modes, devices, file systems and targets; for the network
+/// the servers, protocols and the client's socket buffers at the end of its tests.
+pub fn setup_line(subsystem: &str, results: &[ResultRecord]) -> Option<String> {
+    use std::collections::BTreeSet;
+    let mut parts: Vec<String> = Vec::new();
+    let join = |set: BTreeSet<String>| -> Option<String> {
+        (!set.is_empty()).then(|| set.into_iter().collect::<Vec<_>>().join(", "))
+    };
+    let recs: Vec<&ResultRecord> = results
+        .iter()
+        .filter(|r| r.subsystem == subsystem)
+        .collect();
+    match subsystem {
+        "disk" => {
+            let ds: Vec<_> = recs.iter().filter_map(|r| r.params.disk()).collect();
+            let field = |f: &dyn Fn(&crate::results::params::DiskParams) -> Option<String>| {
+                join(ds.iter().filter_map(|d| f(d)).collect())
+            };
+            for (label, v) in [
+                (
+                    "engine",
+                    field(&|d| {
+                        serde_json::to_value(d.engine)
+                            .ok()
+                            .and_then(|v| v.as_str().map(String::from))
+                    }),
+                ),
+                ("I/O", field(&|d| Some(d.io_mode.clone()))),
+                ("sync", field(&|d| Some(d.sync.name().to_string()))),
+                ("device", field(&|d| d.device.clone())),
+                ("file system", field(&|d| d.file_system.clone())),
+                ("target", field(&|d| Some(d.target.clone()))),
+            ] {
+                if let Some(v) = v {
+                    parts.push(format!("{label} {}", crate::text::printable(&v)));
+                }
+            }
+        }
+        "net" => {
+            let ns: Vec<_> = recs.iter().filter_map(|r| r.params.net()).collect();
+            if let Some(v) = join(ns.iter().filter_map(|n| n.server.clone()).collect()) {
+                parts.push(format!("server {}", crate::text::printable(&v)));
+            }
+            if let Some(v) = join(ns.iter().map(|n| n.protocol.name().to_string()).collect()) {
+                parts.push(v);
+            }
+            let range = |vals: Vec<u64>| -> Option<String> {
+                let (lo, hi) = (*vals.iter().min()?, *vals.iter().max()?);
+                Some(if lo == hi {
+                    crate::units::format_bytes_binary(lo)
+                } else {
+                    format!(
+                        "{}–{}",
+                        crate::units::format_bytes_binary(lo),
+                        crate::units::format_bytes_binary(hi)
+                    )
+                })
+            };
+            let send = range(ns.iter().filter_map(|n| n.send_buffer_bytes).collect());
+            let receive = range(ns.iter().filter_map(|n| n.receive_buffer_bytes).collect());
+            if let (Some(s), Some(r)) = (send, receive) {
+                parts.push(format!(
+                    "client socket buffers at the end of a test: send {s}, receive {r}"
+                ));
+            }
+        }
+        _ => {}
+    }
+    (!parts.is_empty()).then(|| parts.join(" · "))
+}
+
 /// One line per latency point with percentiles: p50, p99, p99.9 and max.
 pub fn percentile_notes(results: &[ResultRecord]) -> Vec<String> {
     results

@@ -63,6 +63,10 @@ pub struct Document {
     pub machine: String,
     /// Subsystems in the order of their first record: (id, name).
     pub subsystems: Vec<(String, String)>,
+    /// What each subsystem's points ran on, in one line, where there is something to say
+    /// (disk: engine, I/O and sync mode, device, file system; network: server, protocol,
+    /// socket buffers).
+    pub setups: Vec<(String, String)>,
     /// In the order of their first record.
     pub tables: Vec<ResultTable>,
     pub charts: Vec<Chart>,
@@ -113,6 +117,10 @@ impl Document {
             charts: for_report(report),
             peak_notes: peak_notes(&report.results),
             percentile_notes: percentile_notes(&report.results),
+            setups: ["disk", "net"]
+                .into_iter()
+                .filter_map(|s| Some((s.to_string(), super::setup_line(s, &report.results)?)))
+                .collect(),
             littles_law_notes: littles_law_notes(&report.results),
             solve_notes: solve_notes(&report.results),
             concurrency_notes: concurrency_notes(&report.results),

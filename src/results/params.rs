@@ -427,6 +427,9 @@ pub struct DiskParams {
     pub target: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
+    /// The file system holding the target (`ext4`, `xfs`, `tmpfs`, …; absent on a raw device).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_system: Option<String>,
     pub littles_law: LittlesLaw,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_definition: Option<String>,
@@ -485,6 +488,13 @@ pub struct NetParams {
     pub jitter_definition: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp_nodelay: Option<bool>,
+    /// The client's socket buffers at the end of the test (its first data socket's SO_SNDBUF
+    /// and SO_RCVBUF as the kernel reports them, twice what was asked; TCP grows them as it
+    /// goes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_buffer_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receive_buffer_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

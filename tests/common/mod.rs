@@ -455,6 +455,7 @@ pub fn chart_report() -> Report {
             ("io_mode", json!("direct")),
             ("pattern", json!("random")),
             ("read_percent", json!(100)),
+            ("file_system", json!("ext4")),
         ]);
         results.push(rec_new(
             "disk",

@@ -880,6 +880,7 @@ impl<'a> DiskSession<'a> {
             cpus: cpus.to_vec(),
             target: self.target().path.display().to_string(),
             device: self.target().device.as_ref().map(|d| d.name.clone()),
+            file_system: self.target().file_system.clone(),
             littles_law: LittlesLaw {
                 outstanding: point.threads * point.iodepth,
                 expected_iops: expected,

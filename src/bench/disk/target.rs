@@ -38,6 +38,8 @@ pub struct Target {
     /// O_DIRECT alignment: the device's logical block size (512 when sysfs does not say).
     pub align: u64,
     pub device: Option<BlockDevice>,
+    /// The file system holding the file (None on a raw device).
+    pub file_system: Option<String>,
     pub is_block_device: bool,
     /// Removed on drop: peakbench created it.
     created: bool,
@@ -205,6 +207,7 @@ pub fn open(place: &Place, size: u64, how: Opening) -> Result<Target, DiskError>
         direct,
         align: 512,
         device: None,
+        file_system: None,
         is_block_device,
         created,
         option,
@@ -222,6 +225,9 @@ pub fn open(place: &Place, size: u64, how: Opening) -> Result<Target, DiskError>
         meta.dev()
     };
     let device = describe(libc::major(dev), libc::minor(dev));
+    if !is_block_device {
+        target.file_system = Some(file_system(file));
+    }
     let align = device
         .as_ref()
         .and_then(|d| d.logical_block_bytes)
@@ -347,6 +353,43 @@ impl Target {
 /// whose margin cannot be counted needs more than any file system has.
 fn need_with_margin(size: u64) -> u64 {
     size.saturating_add(size / 20)
+}
+
+/// The name of the file system holding `file`, from its magic number (`fstatfs`), or
+/// `unknown (0x…)`.
+pub fn file_system(file: &File) -> String {
+    // SAFETY: statfs is plain data, all zeros a valid value.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid descriptor and a pointer to a statfs the call fills.
+    if unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) } != 0 {
+        return "unknown (fstatfs failed)".into();
+    }
+    let magic = st.f_type as u64 & 0xffff_ffff;
+    let name = match magic {
+        0xEF53 => "ext4",
+        0x5846_5342 => "xfs",
+        0x9123_683E => "btrfs",
+        0x0102_1994 => "tmpfs",
+        0x794C_7630 => "overlayfs",
+        0x6969 => "nfs",
+        0x2FC1_2FC1 => "zfs",
+        0xF2F5_2010 => "f2fs",
+        0x4D44 => "vfat",
+        0x2011_BAB0 => "exfat",
+        0x5346_544E => "ntfs",
+        0xFF53_4D42 => "cifs",
+        0xFE53_4D42 => "smb2",
+        0x6573_5546 => "fuse",
+        0x00C3_6400 => "ceph",
+        0x0BD0_0BD0 => "lustre",
+        0x4750_4653 => "gpfs",
+        0x0102_1997 => "9p",
+        0x5265_4973 => "reiserfs",
+        0x3153_464A => "jfs",
+        0x7461_636F => "ocfs2",
+        _ => return format!("unknown (0x{magic:x})"),
+    };
+    name.into()
 }
 
 #[cfg(test)]

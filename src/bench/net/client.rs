@@ -71,6 +71,8 @@ impl NetError {
 pub struct Outcome {
     pub client: SideResult,
     pub server: SideStats,
+    /// The client's first data socket's (send, receive) buffer bytes at the end of the test.
+    pub buffers: Option<(u64, u64)>,
 }
 
 fn expect(msg: Msg, expected: &'static str) -> NetError {
@@ -134,7 +136,9 @@ pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetErro
     };
     protocol::send(&mut out, &Msg::Start)?;
     let stop = AtomicBool::new(false);
+    let probe = attached.probe();
     let client = roles::run(attached, params, Role::of(params, false), w, cookie, &stop)?;
+    let buffers = probe.and_then(|p| p.read());
     protocol::send(
         &mut out,
         &Msg::Done {
@@ -146,6 +150,7 @@ pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetErro
         Msg::Results { stats } => Ok(Outcome {
             client,
             server: stats,
+            buffers,
         }),
         other => Err(expect(other, "results")),
     }

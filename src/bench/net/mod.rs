@@ -316,6 +316,8 @@ impl NetSession {
             loss_note: None,
             jitter_definition: None,
             tcp_nodelay: None,
+            send_buffer_bytes: None,
+            receive_buffer_bytes: None,
             lost: None,
             latency_definition: None,
             stream_rtt_us: Vec::new(),
@@ -327,7 +329,12 @@ impl NetSession {
     fn records(&self, point: NetPoint, outcomes: &[Outcome]) -> Vec<ResultRecord> {
         let p = point.params;
         let name = point.workload.name();
-        let base = self.base_params(&p);
+        let mut base = self.base_params(&p);
+        // The last repetition's buffers: what TCP grew them to.
+        if let Some((send, receive)) = outcomes.iter().rev().find_map(|o| o.buffers) {
+            base.send_buffer_bytes = Some(send);
+            base.receive_buffer_bytes = Some(receive);
+        }
         match point.workload {
             NetWorkload::Throughput => self.throughput_records(name, p, base, outcomes),
             NetWorkload::Latency => latency_records(name, p, base, outcomes, self.rtt_peak(&p)),

@@ -280,7 +280,49 @@ pub fn connect(
     })
 }
 
+/// A socket's buffer size option (`SO_SNDBUF`, `SO_RCVBUF`) as the kernel holds it (Linux
+/// reports twice what was asked: its bookkeeping included).
+fn buffer_size(fd: RawFd, option: libc::c_int) -> Option<u64> {
+    let mut value: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into the c_int it is given.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            option,
+            (&mut value as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    (rc == 0 && value > 0).then_some(value as u64)
+}
+
+/// The first data socket of a test, kept to read its buffers after the test (TCP grows them
+/// as it goes).
+pub struct BufferProbe(std::os::fd::OwnedFd);
+
+impl BufferProbe {
+    /// (send, receive) buffer bytes now.
+    pub fn read(&self) -> Option<(u64, u64)> {
+        let fd = self.0.as_raw_fd();
+        Some((
+            buffer_size(fd, libc::SO_SNDBUF)?,
+            buffer_size(fd, libc::SO_RCVBUF)?,
+        ))
+    }
+}
+
 impl Attached {
+    /// A probe of the first data socket's buffers (a duplicate of its descriptor).
+    pub fn probe(&self) -> Option<BufferProbe> {
+        let fd = match self {
+            Attached::Tcp(v) => std::os::fd::AsFd::as_fd(v.first()?).try_clone_to_owned(),
+            Attached::Udp(v) => std::os::fd::AsFd::as_fd(v.first()?).try_clone_to_owned(),
+        };
+        fd.ok().map(BufferProbe)
+    }
+
     /// Client, UDP: (re)sends the hello of the test with `cookie` on every stream so that the
     /// server can attach them.
     pub fn hello(&self, cookie: u64) {
