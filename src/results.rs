@@ -82,6 +82,19 @@ pub struct ResultRecord {
     /// user-given peak input); absent when there is nothing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The figure per interval of the last repetition (as fio's and iperf3's per-second
+    /// lines), where the benchmark keeps one: stalls and warm-up show there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intervals: Option<Intervals>,
+}
+
+/// A point's figure per interval of its last repetition, in the record's unit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Intervals {
+    /// The length of each interval, from the end of the ramp.
+    pub interval_s: f64,
+    #[serde(deserialize_with = "nan_as_null::numbers")]
+    pub values: Vec<f64>,
 }
 
 impl ResultRecord {
@@ -147,6 +160,7 @@ impl ResultRecord {
             efficiency,
             reference: None,
             warnings,
+            intervals: None,
         }
         .converted(&|_, unit| units::Conversion::to_base(unit))
     }
@@ -173,6 +187,9 @@ impl ResultRecord {
             }
             if let Some(r) = self.reference.as_mut() {
                 r.mean = c.apply(r.mean);
+            }
+            for v in self.intervals.iter_mut().flat_map(|i| i.values.iter_mut()) {
+                *v = c.apply(*v);
             }
             self.unit = c.unit.into();
         }
@@ -219,6 +236,8 @@ struct WireRecord {
     reference: Option<Reference>,
     #[serde(default)]
     warnings: Vec<String>,
+    #[serde(default)]
+    intervals: Option<Intervals>,
 }
 
 impl<'de> Deserialize<'de> for ResultRecord {
@@ -241,6 +260,7 @@ impl<'de> Deserialize<'de> for ResultRecord {
             efficiency: w.efficiency,
             reference: w.reference,
             warnings: w.warnings,
+            intervals: w.intervals,
         })
     }
 }

@@ -73,6 +73,12 @@ fn null_engine_gives_exact_records_and_leaves_no_file() {
         let fs = r["params"]["file_system"].as_str().unwrap();
         assert!(!fs.is_empty() && !fs.contains('\n'), "{fs}");
     }
+    // Throughput per 10 ms interval (a twentieth of 20 ms, at least 10 ms) of the last
+    // repetition, on the throughput record only.
+    let iv = &results[0]["intervals"];
+    assert_eq!(iv["interval_s"], 0.01, "{iv}");
+    assert!(iv["values"].as_array().unwrap().len() >= 2, "{iv}");
+    assert!(results[1]["intervals"].is_null() && results[2]["intervals"].is_null());
     let lat = &results[2];
     for p in ["p50", "p99", "p99.9", "max"] {
         assert!(lat["percentiles"][p].as_f64().unwrap() > 0.0);

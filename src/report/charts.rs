@@ -164,6 +164,81 @@ fn ideal_scaling(series: &[Series]) -> Vec<Series> {
         .collect()
 }
 
+/// Throughput per interval of each point's last repetition (as fio's and iperf3's per-second
+/// lines), one chart per workload with intervals, at most eight lines: stalls, warm-up and
+/// write-back show as dips and steps.
+fn interval_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
+    let with: Vec<&ResultRecord> = records
+        .iter()
+        .copied()
+        .filter(|r| r.intervals.as_ref().is_some_and(|i| i.values.len() >= 2))
+        .collect();
+    group_by(&with, |r| (r.workload.clone(), r.unit.clone()))
+        .into_iter()
+        .map(|((workload, unit), recs)| {
+            let series = recs
+                .iter()
+                .take(8)
+                .filter_map(|r| {
+                    let iv = r.intervals.as_ref()?;
+                    let name = crate::history::compare::label(r);
+                    let points: Vec<(f64, f64)> = iv
+                        .values
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| ((i as f64 + 1.0) * iv.interval_s, *v))
+                        .collect();
+                    let details = points
+                        .iter()
+                        .map(|&(x, y)| Detail {
+                            x,
+                            y,
+                            min: y,
+                            max: y,
+                            samples: Vec::new(),
+                            tip: format!(
+                                "{name}\n{} s: {} {}",
+                                crate::units::format_sig(x),
+                                crate::units::format_sig(y),
+                                unit_name(&unit)
+                            ),
+                        })
+                        .collect();
+                    Some(Series {
+                        name,
+                        points,
+                        details,
+                    })
+                })
+                .collect();
+            Chart {
+                slug: slug(&[subsystem, &workload, "intervals"]),
+                subsystem: subsystem.to_string(),
+                title: format!(
+                    "{} {workload}: throughput per interval",
+                    super::subsystem_name(subsystem)
+                ),
+                note: "Each point's last repetition, interval by interval after its ramp (the \
+                       interval is in the record): dips are stalls, steps are caches filling or \
+                       writing back."
+                    .into(),
+                plot: Plot::Lines {
+                    x: Axis::new("time (s)", Scale::Linear, Ticks::Number),
+                    y: Axis::new(
+                        format!("throughput ({})", unit_name(&unit)),
+                        Scale::Linear,
+                        Ticks::Number,
+                    ),
+                    series,
+                    guides: Vec::new(),
+                    markers: Vec::new(),
+                    legend: Legend::LowerRight,
+                },
+            }
+        })
+        .collect()
+}
+
 /// Whether a chart has a line to draw: a series of two points or more, or two bars or more (a
 /// sweep of one point is a table row, not a chart).
 fn has_a_line(plot: &Plot) -> bool {
@@ -308,6 +383,7 @@ pub fn for_report(report: &Report) -> Vec<Chart> {
         }
         if matches!(subsystem, "disk" | "net") {
             out.extend(percentile_charts(subsystem, &records));
+            out.extend(interval_charts(subsystem, &records));
         }
         out.extend(efficiency_chart(subsystem, &records));
     }

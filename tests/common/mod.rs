@@ -147,6 +147,7 @@ fn record(workload: &str, threads: u32, samples: Vec<f64>, peak: Option<f64>) ->
             .then(|| "the microarchitecture is not in peakbench's table".into()),
         peak,
         efficiency,
+        intervals: None,
         reference: None,
         warnings: Vec::new(),
     }

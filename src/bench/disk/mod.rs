@@ -296,6 +296,21 @@ struct ThreadStats {
     /// Time of the final fdatasync (inside `window`).
     sync: Duration,
     hist: Histogram<u64>,
+    /// Bytes completed in each interval (`Plan::interval`) after the ramp.
+    timeline: Vec<u64>,
+}
+
+/// The most intervals a thread keeps (an hour of 100 ms intervals).
+const MAX_INTERVALS: usize = 36_000;
+
+/// The interval of a point's timeline: a twentieth of a timed repetition, between 10 ms and
+/// one second (fio's and iperf3's default), or 100 ms for fixed work.
+fn timeline_interval(runtime: Duration, fixed_work: bool) -> Duration {
+    if fixed_work {
+        Duration::from_millis(100)
+    } else {
+        (runtime / 20).clamp(Duration::from_millis(10), Duration::from_secs(1))
+    }
 }
 
 /// The per-thread plan of one repetition.
@@ -316,6 +331,8 @@ struct Plan {
     quota: Option<u64>,
     seed: u64,
     sync: SyncMode,
+    /// The length of an interval of the timeline.
+    interval: Duration,
 }
 
 /// Makes the data written to `fd` durable (fsync, or fdatasync when `data_only`).
@@ -352,6 +369,8 @@ fn run_thread<E: Engine>(
     let mut submitted = vec![Instant::now(); plan.depth];
     let mut done: Vec<Completion> = Vec::with_capacity(plan.depth);
     let (mut read_bytes, mut written_bytes, mut ios) = (0u64, 0u64, 0u64);
+    let mut timeline: Vec<u64> = Vec::new();
+    let interval_ns = plan.interval.as_nanos().max(1);
     // What each slot has in flight: its direction, file and offset.
     let mut inflight = vec![(Dir::Read, 0usize, 0u64); plan.depth];
     let mut pick = |rng: &mut SplitMix64| {
@@ -430,6 +449,13 @@ fn run_thread<E: Engine>(
                             Dir::Read => read_bytes += *n as u64,
                             Dir::Write => written_bytes += *n as u64,
                         }
+                        let at = (now.duration_since(ramp_end).as_nanos() / interval_ns) as usize;
+                        if at < MAX_INTERVALS {
+                            if timeline.len() <= at {
+                                timeline.resize(at + 1, 0);
+                            }
+                            timeline[at] += *n as u64;
+                        }
                         // Fixed work: no more I/O once the quota is moved.
                         if plan.quota.is_some_and(|q| read_bytes + written_bytes >= q) {
                             stopping = true;
@@ -486,6 +512,7 @@ fn run_thread<E: Engine>(
         window: Instant::now().saturating_duration_since(ramp_end),
         sync: sync_time,
         hist,
+        timeline,
     })
 }
 
@@ -746,6 +773,7 @@ impl<'a> DiskSession<'a> {
                     seed: (i as u64) << 32
                         ^ round.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
                     sync: opts.sync,
+                    interval: timeline_interval(opts.runtime, opts.total_bytes.is_some()),
                 };
                 let does_io = opts.engine.caps().does_io;
                 let result = prepare(&plan, &fds, does_io, falls_back)
@@ -940,6 +968,29 @@ impl<'a> DiskSession<'a> {
         );
         lat.percentiles = crate::measure::latency::percentiles_s(&all);
         out.push(lat);
+        // The last repetition's throughput per interval, its whole intervals only (the last
+        // one may be cut by the end of the window), in B/s.
+        if let Some(last) = reps.checked_sub(1) {
+            let interval = timeline_interval(opts.runtime, opts.total_bytes.is_some());
+            let round: Vec<&ThreadStats> = stats.iter().map(|s| &s[last]).collect();
+            let window = round.iter().map(|s| s.window).min().unwrap_or_default();
+            let whole = (window.as_nanos() / interval.as_nanos().max(1)) as usize;
+            let mut bytes = vec![0u64; whole.min(MAX_INTERVALS)];
+            for s in &round {
+                for (b, v) in bytes.iter_mut().zip(&s.timeline) {
+                    *b += v;
+                }
+            }
+            if bytes.len() >= 2 {
+                out[0].intervals = Some(crate::results::Intervals {
+                    interval_s: interval.as_secs_f64(),
+                    values: bytes
+                        .iter()
+                        .map(|b| *b as f64 / interval.as_secs_f64())
+                        .collect(),
+                });
+            }
+        }
         out
     }
 
@@ -1054,9 +1105,12 @@ mod tests {
                 quota: Some(1 << 20),
                 seed: 1,
                 sync: SyncMode::None,
+                interval: Duration::from_micros(100),
             };
             let mut engine = NullEngine::new(4096, depth);
             let st = run_thread(&mut engine, plan, session.target(), &[], false).unwrap();
+            // The timeline holds every byte counted, interval by interval.
+            assert_eq!(st.timeline.iter().sum::<u64>(), st.read_bytes);
             let extra = st.read_bytes - (1 << 20);
             assert!(
                 extra < (depth as u64) * 4096,
