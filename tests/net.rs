@@ -283,6 +283,16 @@ fn loopback_cli_reports_every_record_in_the_schema() {
             assert_eq!(r["samples"].as_array().unwrap().len(), 2);
             assert!(r["mean"].as_f64().unwrap() > 0.0, "{r}");
             assert_eq!(r["params"]["message_size_bytes"], 1024);
+            // The client sends (no --reverse): its record has the per-interval goodput, 10 ms
+            // intervals of 100 ms.
+            let iv = &r["intervals"];
+            if side == "sender" {
+                assert_eq!(iv["interval_s"], 0.01, "{r}");
+                let n = iv["values"].as_array().unwrap().len();
+                assert!((5..=10).contains(&n), "{iv}");
+            } else {
+                assert!(iv.is_null(), "{iv}");
+            }
             // The client's socket buffers, as the kernel reports them.
             for b in ["send_buffer_bytes", "receive_buffer_bytes"] {
                 assert!(r["params"][b].as_u64().unwrap() >= 1024, "{b}: {r}");

@@ -405,6 +405,27 @@ impl NetSession {
                 self.peak(&p, unit, unit_bits),
             ),
         ];
+        // The client's side of the last repetition, interval by interval (whole intervals of
+        // its window only), on the record of its side: the sender's, or with --reverse the
+        // receiver's.
+        if let Some(last) = outcomes.last() {
+            let tl = &last.client.timeline;
+            let interval = tl.interval.as_secs_f64();
+            let whole =
+                (last.client.stats.window_ns as u128 / tl.interval.as_nanos().max(1)) as usize;
+            let values: Vec<f64> = tl
+                .bytes
+                .iter()
+                .take(whole)
+                .map(|b| *b as f64 * 8.0 / interval)
+                .collect();
+            if values.len() >= 2 && interval > 0.0 {
+                out[usize::from(!p.reverse)].intervals = Some(crate::results::Intervals {
+                    interval_s: interval,
+                    values,
+                });
+            }
+        }
         if p.proto == Proto::Udp {
             let sent: u64 = sides.iter().map(|(s, _)| s.messages_sent).sum();
             let received: u64 = sides.iter().map(|(_, r)| r.messages_received).sum();

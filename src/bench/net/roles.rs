@@ -39,6 +39,8 @@ pub struct SideResult {
     pub rtt: Option<Histogram<u64>>,
     /// A pinging side: each stream's mean round-trip time (ns), in the order of its streams.
     pub stream_rtt_ns: Vec<f64>,
+    /// Payload bytes per interval of the window, all streams of this side together.
+    pub timeline: streams::Timeline,
 }
 
 /// Runs every stream of `attached` (of the test with `cookie`) in `role` for the window; a
@@ -96,7 +98,8 @@ fn run_on<C: Channel>(
     } else {
         Vec::new()
     };
-    let outcomes: Vec<io::Result<(SideStats, Option<Histogram<u64>>)>> = std::thread::scope(|s| {
+    type Outcome = (SideStats, Option<Histogram<u64>>, streams::Timeline);
+    let outcomes: Vec<io::Result<Outcome>> = std::thread::scope(|s| {
         let handles: Vec<_> = groups
             .into_iter()
             .enumerate()
@@ -110,18 +113,19 @@ fn run_on<C: Channel>(
                     // Incompressible-looking, non-zero payload (a NIC offload or a
                     // compressing tunnel would flatter zeros).
                     let mut buf: Vec<u8> = (0..size).map(|i| (i * 131 + 7) as u8).collect();
+                    let mut tl = streams::Timeline::for_window(&w);
                     let out = if group.len() > 1 {
-                        streams::send_many(&mut group, &buf, w, stop).map(|st| (st, None))
+                        streams::send_many(&mut group, &buf, w, stop, &mut tl).map(|st| (st, None))
                     } else if let Some(ch) = group.first_mut() {
                         match role {
                             Role::Send => {
                                 let rate = params.rate_bps;
-                                streams::send_loop(ch, &mut buf, w, rate, cookie, stop)
+                                streams::send_loop(ch, &mut buf, w, rate, cookie, stop, &mut tl)
                                     .map(|st| (st, None))
                             }
                             Role::Receive => {
                                 let poll = Duration::from_micros(params.busy_poll_us as u64);
-                                streams::recv_loop(ch, &mut buf, w, poll, cookie, stop)
+                                streams::recv_loop(ch, &mut buf, w, poll, cookie, stop, &mut tl)
                                     .map(|st| (st, None))
                             }
                             Role::Ping => {
@@ -140,7 +144,7 @@ fn run_on<C: Channel>(
                     if out.is_err() {
                         stop.store(true, Ordering::Relaxed);
                     }
-                    out
+                    out.map(|(st, hist)| (st, hist, tl))
                 })
             })
             .collect();
@@ -156,10 +160,12 @@ fn run_on<C: Channel>(
         stats: SideStats::default(),
         rtt: None,
         stream_rtt_ns: Vec::new(),
+        timeline: streams::Timeline::default(),
     };
     let n = outcomes.len().max(1) as f64;
     for o in outcomes {
-        let (st, hist) = o?;
+        let (st, hist, tl) = o?;
+        merged.timeline.merge(&tl);
         let m = &mut merged.stats;
         m.bytes_sent += st.bytes_sent;
         m.bytes_received += st.bytes_received;

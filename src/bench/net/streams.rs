@@ -60,6 +60,52 @@ impl Window {
     }
 }
 
+/// The most intervals a stream thread keeps.
+const MAX_INTERVALS: usize = 36_000;
+
+/// Payload bytes per interval of the measured window, a thread's own (merged after the test),
+/// for the per-interval chart, as iperf3's per-second lines.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Timeline {
+    pub interval: Duration,
+    pub bytes: Vec<u64>,
+}
+
+impl Timeline {
+    /// A twentieth of the window's measured time, between 10 ms and 1 s (iperf3's default).
+    pub fn for_window(w: &Window) -> Timeline {
+        Timeline {
+            interval: (w.duration / 20).clamp(Duration::from_millis(10), Duration::from_secs(1)),
+            bytes: Vec::new(),
+        }
+    }
+
+    /// Counts `n` bytes at `now` (from the start of the measured window `from`).
+    fn add(&mut self, from: Instant, now: Instant, n: u64) {
+        let at = (now.saturating_duration_since(from).as_nanos() / self.interval.as_nanos().max(1))
+            as usize;
+        if at < MAX_INTERVALS {
+            if self.bytes.len() <= at {
+                self.bytes.resize(at + 1, 0);
+            }
+            self.bytes[at] += n;
+        }
+    }
+
+    /// Adds another thread's timeline of the same test.
+    pub fn merge(&mut self, other: &Timeline) {
+        if self.bytes.len() < other.bytes.len() {
+            self.bytes.resize(other.bytes.len(), 0);
+        }
+        for (a, b) in self.bytes.iter_mut().zip(&other.bytes) {
+            *a += b;
+        }
+        if self.interval.is_zero() {
+            self.interval = other.interval;
+        }
+    }
+}
+
 fn is_timeout(e: &io::Error) -> bool {
     matches!(
         e.kind(),
@@ -86,6 +132,7 @@ pub fn send_loop<C: Channel>(
     rate_bps: u64,
     cookie: u64,
     stop: &AtomicBool,
+    tl: &mut Timeline,
 ) -> io::Result<SideStats> {
     let (from, end) = (w.measure_from(), w.end());
     ch.set_send_timeout(Some(SEND_SLICE))?;
@@ -126,6 +173,7 @@ pub fn send_loop<C: Channel>(
                 if measured {
                     st.bytes_sent += n as u64;
                     st.messages_sent += 1;
+                    tl.add(from, now, n as u64);
                 }
                 seq += 1;
             }
@@ -152,6 +200,7 @@ pub fn send_many<C: Channel>(
     buf: &[u8],
     w: Window,
     stop: &AtomicBool,
+    tl: &mut Timeline,
 ) -> io::Result<SideStats> {
     debug_assert!(C::CAPS.reliable);
     let (from, end) = (w.measure_from(), w.end());
@@ -177,6 +226,7 @@ pub fn send_many<C: Channel>(
                     if now >= from {
                         st.bytes_sent += n as u64;
                         st.messages_sent += 1;
+                        tl.add(from, now, n as u64);
                     }
                 }
                 Err(e) if is_timeout(&e) => {}
@@ -215,6 +265,7 @@ pub fn recv_loop<C: Channel>(
     busy_poll: Duration,
     cookie: u64,
     stop: &AtomicBool,
+    tl: &mut Timeline,
 ) -> io::Result<SideStats> {
     let (from, end) = (w.measure_from(), w.end());
     let header = !C::CAPS.reliable && buf.len() >= HEADER_BYTES;
@@ -275,9 +326,11 @@ pub fn recv_loop<C: Channel>(
                     last_transit = Some(transit);
                     st.bytes_received += n as u64;
                     st.messages_received += 1;
+                    tl.add(from, now, n as u64);
                 } else if now >= from && now < end {
                     st.bytes_received += n as u64;
                     st.messages_received += 1;
+                    tl.add(from, now, n as u64);
                 }
                 if !C::CAPS.reliable && now >= give_up {
                     break;
@@ -485,12 +538,30 @@ mod tests {
         let recv = std::thread::spawn(move || {
             let mut buf = vec![0u8; 1400];
             let poll = Duration::from_micros(50);
-            recv_loop(&mut rx, &mut buf, w, poll, COOKIE, &AtomicBool::new(false)).unwrap()
+            recv_loop(
+                &mut rx,
+                &mut buf,
+                w,
+                poll,
+                COOKIE,
+                &AtomicBool::new(false),
+                &mut Timeline::default(),
+            )
+            .unwrap()
         });
         let mut tx = a.try_clone().unwrap();
         let mut buf = vec![0u8; 1400];
         // 10 Mbit/s: light enough that nothing is lost on loopback.
-        let sent = send_loop(&mut tx, &mut buf, w, 10_000_000, COOKIE, &stop).unwrap();
+        let sent = send_loop(
+            &mut tx,
+            &mut buf,
+            w,
+            10_000_000,
+            COOKIE,
+            &stop,
+            &mut Timeline::default(),
+        )
+        .unwrap();
         let got = recv.join().unwrap();
         assert!(sent.messages_sent > 50, "{sent:?}");
         assert_eq!(
@@ -542,6 +613,7 @@ mod tests {
             Duration::ZERO,
             COOKIE,
             &AtomicBool::new(false),
+            &mut Timeline::default(),
         )
         .unwrap();
         assert_eq!(st.messages_received, 4);
@@ -576,7 +648,14 @@ mod tests {
             duration: Duration::from_millis(200),
         };
         let buf = vec![7u8; 128 * 1024];
-        let st = send_many(&mut senders, &buf, w, &AtomicBool::new(false)).unwrap();
+        let st = send_many(
+            &mut senders,
+            &buf,
+            w,
+            &AtomicBool::new(false),
+            &mut Timeline::default(),
+        )
+        .unwrap();
         // Every stream got data, the streams end with EOF, and nothing was counted twice.
         let got: Vec<u64> = receivers.into_iter().map(|r| r.join().unwrap()).collect();
         assert!(got.iter().all(|&g| g > 0), "{got:?}");
@@ -607,8 +686,16 @@ mod tests {
                 tx.finish();
             });
             let mut buf = vec![0u8; 64 * 1024];
-            let st =
-                recv_loop(&mut rx, &mut buf, w, poll, COOKIE, &AtomicBool::new(false)).unwrap();
+            let st = recv_loop(
+                &mut rx,
+                &mut buf,
+                w,
+                poll,
+                COOKIE,
+                &AtomicBool::new(false),
+                &mut Timeline::default(),
+            )
+            .unwrap();
             sender.join().unwrap();
             assert_eq!(st.bytes_received, 1_000_000, "busy poll {poll:?}");
         }
@@ -685,7 +772,16 @@ mod tests {
         let t0 = Instant::now();
         let w = window(200);
         let mut buf = vec![1u8; 1 << 20];
-        let st = send_loop(&mut tx, &mut buf, w, 0, COOKIE, &AtomicBool::new(false)).unwrap();
+        let st = send_loop(
+            &mut tx,
+            &mut buf,
+            w,
+            0,
+            COOKIE,
+            &AtomicBool::new(false),
+            &mut Timeline::default(),
+        )
+        .unwrap();
         assert!(st.bytes_sent > 0);
         assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
         // An echo of 16 MiB messages to a pinger that does not read its pongs.
