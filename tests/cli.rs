@@ -823,3 +823,33 @@ fn short_flags_ranges_and_one_size_grammar() {
         assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
     }
 }
+
+/// On a terminal every multi-point run shows a progress bar with the time elapsed and an
+/// estimate of what is left (run under `script`, which gives it a pseudo-terminal).
+#[test]
+fn a_terminal_shows_progress_with_time_left() {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        println!("SKIPPED: script (bsdutils) not found, no pseudo-terminal to run under");
+        return;
+    }
+    let db = tempfile::tempdir().unwrap();
+    let line = format!(
+        "{} cpu --workload DP --threads 1,2 --duration 200ms --repeat 2 --warmup 0 --no-history",
+        env!("CARGO_BIN_EXE_peakbench")
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env("PEAKBENCH_DB", db.path().join("h.db"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("rounds, ") && text.contains(" elapsed, about ") && text.contains(" left"),
+        "{text}"
+    );
+}

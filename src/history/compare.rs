@@ -124,7 +124,7 @@ pub fn label(rec: &ResultRecord) -> String {
             "n" => format!("N = {shown}"),
             "scaling" => format!("{shown} scaling"),
             "block_size_bytes" => format!("{shown} blocks"),
-            "working_set_bytes" => format!("{shown} set"),
+            "working_set_bytes" => format!("{shown} working set"),
             "op_bytes" => format!("{shown} ops"),
             "message_size_bytes" => format!("{shown} messages"),
             "pages" => format!("{shown} pages"),
