@@ -70,7 +70,12 @@ fn null_workload_writes_every_format() {
     }
     let csv = std::fs::read_to_string(&csv).unwrap();
     assert_eq!(csv.lines().count(), 3);
-    assert!(csv.lines().nth(1).unwrap().starts_with("cpu,NULL,1,"));
+    assert!(
+        csv.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("cpu,NULL,latency,ns,1,")
+    );
     let md = std::fs::read_to_string(&md).unwrap();
     assert!(md.contains("| NULL | 2 |"), "{md}");
 }
@@ -852,4 +857,43 @@ fn a_terminal_shows_progress_with_time_left() {
         text.contains("rounds, ") && text.contains(" elapsed, about ") && text.contains(" left"),
         "{text}"
     );
+}
+
+/// What a new user looks for: the install section, the minimum Rust and the licence, a sample
+/// of the output and a picture of the report, all where the README says.
+#[test]
+fn install_licence_and_samples_are_where_the_readme_says() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+    let cargo = read("Cargo.toml");
+    assert!(cargo.contains("license = \"MIT\"") && cargo.contains("rust-version = \"1.89\""));
+    assert!(read("LICENSE").starts_with("MIT License"));
+    let readme = read("README.md");
+    let first: Vec<&str> = readme.lines().take(16).collect();
+    assert!(
+        first
+            .iter()
+            .any(|l| l.starts_with("cargo run --release -- run --profile quick"))
+            && first.iter().any(|l| l.starts_with("cargo test")),
+        "the README's first lines give the two commands"
+    );
+    for text in [
+        "cargo install --path .",
+        "Rust 1.89",
+        "peakbench completions",
+        "peakbench man",
+    ] {
+        assert!(readme.contains(text), "{text} missing from the README");
+    }
+    assert!(
+        readme.contains("peakbench measured (GOPS)"),
+        "a sample of the terminal output"
+    );
+    let shot = readme
+        .split("](docs/")
+        .nth(1)
+        .and_then(|r| r.split(')').next())
+        .expect("a picture of the report");
+    let png = std::fs::read(root.join("docs").join(shot)).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
 }

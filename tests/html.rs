@@ -12,8 +12,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Charts in [`common::chart_report`]: CPU DP, SP, efficiency; memory COPY, RWS, staircase;
-/// disk IOPS, latency, latency percentiles; network goodput, latency percentiles.
-const CHARTS: usize = 11;
+/// disk IOPS, latency, latency percentiles, throughput per interval; network goodput, latency
+/// percentiles.
+const CHARTS: usize = 12;
 
 fn html_of(r: &Report) -> String {
     String::from_utf8(report::html::render(&common::shown(r))).unwrap()
@@ -124,8 +125,11 @@ fn the_page_is_self_contained_and_complete() {
         "clock = 3.60 GHz (measured)",
         "no SMBIOS table; give --mem-peak-gbs",
         "id=\"chart-disk-rr-percentiles\"",
+        "id=\"chart-disk-rr-intervals\"",
+        "throughput per interval",
         "id=\"chart-net-latency-percentiles\"",
         "ideal linear scaling",
+        "likwid-bench: avx512",
         "id=\"chart-mem-latency-staircase\"",
         "id=\"chart-cpu-efficiency\"",
         "L1d 48 KiB",

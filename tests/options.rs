@@ -231,6 +231,18 @@ fn output_cases(sub: &str, args: &[&str], workload: &str) -> Vec<Case> {
             file_has("r.csv", w.clone()),
         ),
         used(
+            "csv-samples",
+            &with(&["--csv", "{dir}/r.csv", "--csv-samples"]),
+            |r: &Ran| {
+                std::fs::read_to_string(r.dir.join("r.csv")).is_ok_and(|t| {
+                    t.lines()
+                        .next()
+                        .is_some_and(|h| h.ends_with(",repetition,value"))
+                })
+            },
+        ),
+        refused("csv-samples", &with(&["--csv-samples"]), "--csv <FILE>"),
+        used(
             "markdown",
             &with(&["--markdown", "{dir}/r.md"]),
             file_has("r.md", format!("| {w}")),

@@ -1111,6 +1111,52 @@ mod tests {
         assert!(svg.contains("#1F77B4"), "{svg}");
     }
 
+    /// A point's spread: an error bar (a vertical line and two caps) where its repetitions
+    /// differ, each repetition as a dot from five, and a hover target with its text; a point
+    /// without spread draws none of them.
+    #[test]
+    fn points_show_their_spread_samples_and_hover_text() {
+        let mut s = series("avx512", &[(1.0, 57.0), (2.0, 114.0)]);
+        s.details = vec![
+            Detail {
+                x: 1.0,
+                y: 57.0,
+                min: 50.0,
+                max: 60.0,
+                samples: vec![50.0, 55.0, 57.0, 59.0, 60.0],
+                tip: "DP · 1 thread <&>".into(),
+            },
+            Detail {
+                x: 2.0,
+                y: 114.0,
+                min: 114.0,
+                max: 114.0,
+                samples: vec![114.0, 114.0],
+                tip: "DP · 2 threads".into(),
+            },
+        ];
+        let plain = svg(&lines(
+            threads(),
+            vec![series("avx512", &[(1.0, 57.0), (2.0, 114.0)])],
+            vec![],
+        ))
+        .unwrap()
+        .unwrap();
+        let drawn = svg(&lines(threads(), vec![s], vec![])).unwrap().unwrap();
+        // Two dots for the points, five for the first point's repetitions, two hover targets.
+        assert_eq!(plain.matches("<circle").count(), 2);
+        assert_eq!(drawn.matches("<circle").count(), 2 + 5 + 2);
+        // One bar and two caps for the first point only.
+        let paths = |svg: &str| svg.matches("<polyline").count() + svg.matches("<path").count();
+        assert_eq!(paths(&drawn), paths(&plain) + 3, "{drawn}");
+        assert!(
+            drawn.contains("<title>DP · 1 thread &lt;&amp;&gt;</title>"),
+            "{drawn}"
+        );
+        assert!(drawn.contains("<title>DP · 2 threads</title>"));
+        assert!(!plain.contains("<title>"));
+    }
+
     #[test]
     fn no_data_gives_no_chart() {
         let empty = lines(threads(), vec![], vec![]);

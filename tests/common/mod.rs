@@ -467,6 +467,14 @@ pub fn chart_report() -> Report {
             around(iops * 4096.0 / 1e6),
             no_disk_peak(),
         ));
+        // The last repetition per 250 ms interval, in the record's unit (B/s), with a stall.
+        results.last_mut().unwrap().intervals = Some(peakbench::results::Intervals {
+            interval_s: 0.25,
+            values: [1.0, 1.02, 0.4, 0.98]
+                .iter()
+                .map(|f| f * iops * 4096.0)
+                .collect(),
+        });
         results.push(rec_new(
             "disk",
             "RR",
