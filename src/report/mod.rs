@@ -267,10 +267,12 @@ pub fn subsystem_name(subsystem: &str) -> String {
 /// why it is unknown.
 pub fn peak_notes(results: &[ResultRecord]) -> Vec<String> {
     let mut known = Vec::new();
-    // Unknown peaks share their reason: one line per reason, naming the workloads.
-    let mut unknown: Vec<(String, Vec<String>)> = Vec::new();
+    // Unknown peaks share their reason: one line per reason and metric, naming the workloads.
+    let mut unknown: Vec<(String, String, Vec<String>)> = Vec::new();
     for rec in results {
-        let what = format!("{} ×{}", rec.workload, rec.params.threads());
+        // The point in words and the metric, so that a point's throughput, IOPS and latency
+        // peaks (or a staircase's levels) are told apart.
+        let what = format!("{} {}", crate::history::compare::label(rec), rec.metric);
         match &rec.peak {
             Some(p) => {
                 known.push(format!(
@@ -284,19 +286,20 @@ pub fn peak_notes(results: &[ResultRecord]) -> Vec<String> {
             }
             None => {
                 let reason = rec.peak_unknown_reason.clone().unwrap_or_default();
-                match unknown.iter_mut().find(|(r, _)| *r == reason) {
-                    Some((_, names)) if names.contains(&rec.workload) => {}
-                    Some((_, names)) => names.push(rec.workload.clone()),
-                    None => unknown.push((reason, vec![rec.workload.clone()])),
+                match unknown
+                    .iter_mut()
+                    .find(|(r, m, _)| *r == reason && *m == rec.metric)
+                {
+                    Some((_, _, names)) if names.contains(&rec.workload) => {}
+                    Some((_, _, names)) => names.push(rec.workload.clone()),
+                    None => unknown.push((reason, rec.metric.clone(), vec![rec.workload.clone()])),
                 }
             }
         }
     }
-    known.extend(
-        unknown
-            .into_iter()
-            .map(|(reason, names)| format!("{}: peak unknown: {reason}", names.join(", "))),
-    );
+    known.extend(unknown.into_iter().map(|(reason, metric, names)| {
+        format!("{} {metric}: peak unknown: {reason}", names.join(", "))
+    }));
     known
 }
 
