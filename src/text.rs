@@ -19,6 +19,23 @@ pub fn printable(text: &str) -> String {
         .collect()
 }
 
+/// `text` for HTML and SVG content and attribute values: `&`, `<`, `>`, `"` and `'` as
+/// entities.
+pub fn xml_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,16 +23,9 @@ enum History {
 /// display units.
 fn verbose_line(r: &ResultRecord, display: &crate::units::Display) -> String {
     use crate::units::format_sig;
-    let (f, unit) = match display.conversion(&r.subsystem, &r.unit) {
-        Some(c) => (
-            Box::new(move |v: f64| c.apply(v)) as Box<dyn Fn(f64) -> f64>,
-            c.unit.to_string(),
-        ),
-        None => (
-            Box::new(|v: f64| v) as Box<dyn Fn(f64) -> f64>,
-            crate::text::printable(&r.unit),
-        ),
-    };
+    let conv = display.conversion(&r.subsystem, &r.unit);
+    let f = |v: f64| conv.map_or(v, |c| c.apply(v));
+    let unit = conv.map_or_else(|| crate::text::printable(&r.unit), |c| c.unit.to_string());
     let s = &r.summary;
     let samples: Vec<String> = r.samples.iter().map(|v| format_sig(f(*v))).collect();
     format!(

@@ -2,7 +2,7 @@
 //! FILE]`: a stored run (or a JSON document) in any format again; with two runs or more, the
 //! comparison report (`report::compare`). `peakbench history export RUN …` is the same.
 
-use crate::files::{check_output_dir, check_output_file, create_output_dir};
+use crate::files::{check_output_dir, create_output_dir};
 use crate::report;
 use crate::results::Report;
 use anyhow::Context;
@@ -69,20 +69,16 @@ fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<()> {
-    let files = [&args.html, &args.csv, &args.markdown, &args.json];
-    let to_stdout = files
-        .iter()
-        .filter(|p| p.as_ref().is_some_and(|p| p.as_os_str() == "-"))
-        .count();
-    if to_stdout > 1 {
-        return Err(crate::error::UsageError(
-            "two formats write to standard output (-), which can hold one document; give all but one a file name".into(),
-        )
-        .into());
+    // The rules of every command's outputs: one format at most on standard output, each file's
+    // directory there.
+    crate::app::Outputs {
+        json: args.json.clone(),
+        csv: args.csv.clone(),
+        markdown: args.markdown.clone(),
+        html: args.html.clone(),
+        ..crate::app::Outputs::silent()
     }
-    for path in files.into_iter().flatten() {
-        check_output_file(path)?;
-    }
+    .validate()?;
     if let Some(dir) = &args.png {
         check_output_dir(dir)?;
     }

@@ -66,6 +66,9 @@ pub struct Change {
     pub unit: String,
     /// The point's identity parameters, as a JSON object's text.
     pub point: String,
+    /// The key the pair was matched by ([`point_key`]).
+    #[serde(skip)]
+    pub key: String,
     /// The point for a person: "DP · 2 threads · avx512".
     pub label: String,
     pub mean_a: f64,
@@ -209,6 +212,7 @@ pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Chang
                     .split_once(' ')
                     .map(|(_, p)| p.to_string())
                     .unwrap_or_default(),
+                key: key.clone(),
                 label: label(ra),
                 mean_a: ma,
                 mean_b: mb,

@@ -34,6 +34,22 @@ pub struct Job {
 }
 
 /// Refuses a point measured against another host: the reference runs on loopback only.
+/// The network parameters of a point that one ping-pong over loopback repeats (sockperf,
+/// qperf, ping): refused over another address, and with `refusal(streams)` when the point ran
+/// several streams at once.
+pub(super) fn single_stream_loopback(
+    rec: &crate::results::ResultRecord,
+    tool: Tool,
+    refusal: impl FnOnce(u32) -> String,
+) -> Result<&NetParams, RefError> {
+    let p = super::params_of(rec, tool, |p| p.net())?;
+    require_loopback(p, tool)?;
+    if p.streams > 1 {
+        return Err(RefError::unsupported(tool, refusal(p.streams)));
+    }
+    Ok(p)
+}
+
 pub(super) fn require_loopback(p: &NetParams, tool: Tool) -> Result<(), RefError> {
     match p
         .server

@@ -10,9 +10,9 @@
 //! Figure: the mean of `rtt min/avg/max/mdev`, in ms → s. No rate: echoes are sent at ping's
 //! interval, not one after another.
 
-use super::iperf3::require_loopback;
+use super::iperf3::single_stream_loopback;
 use super::process::run_bounded;
-use super::{RefContext, RefError, Tool, params_of, unit_error};
+use super::{RefContext, RefError, Tool, unit_error};
 use crate::results::ResultRecord;
 use std::path::Path;
 use std::process::Command;
@@ -44,17 +44,9 @@ pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>
 }
 
 fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
-    let p = params_of(rec, TOOL, |p| p.net())?;
-    require_loopback(p, TOOL)?;
-    if p.streams > 1 {
-        return Err(RefError::unsupported(
-            TOOL,
-            format!(
-                "it sends one echo at a time and this point ran {} ping-pongs at once",
-                p.streams
-            ),
-        ));
-    }
+    let p = single_stream_loopback(rec, TOOL, |streams| {
+        format!("it sends one echo at a time and this point ran {streams} ping-pongs at once")
+    })?;
     let payload = p.message_size_bytes as u64;
     if payload < MIN_PAYLOAD {
         return Err(RefError::unsupported(

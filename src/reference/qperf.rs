@@ -8,9 +8,9 @@
 //! Figures: qperf's `latency` is one way, half of a round trip, so the round trip (s) is twice
 //! it; the rate (trans/s) is one round trip after another, 1 ÷ that round trip.
 
-use super::iperf3::require_loopback;
+use super::iperf3::single_stream_loopback;
 use super::process::{LOOPBACK, Server, Transport, run_bounded, whole_seconds};
-use super::{RefContext, RefError, Tool, params_of, unit_error};
+use super::{RefContext, RefError, Tool, unit_error};
 use crate::results::ResultRecord;
 use crate::results::params::Proto;
 use std::path::Path;
@@ -19,13 +19,8 @@ use std::time::Duration;
 
 const TOOL: Tool = Tool::Qperf;
 
-/// One qperf latency run.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Job {
-    pub udp: bool,
-    pub message_bytes: u64,
-    pub seconds: u64,
-}
+/// One qperf latency run: the same as sockperf's (protocol, message size, seconds).
+pub use super::sockperf::Job;
 
 /// The run for a LATENCY record (round trip or rate) of one stream over loopback.
 pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
@@ -36,17 +31,7 @@ pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>
 }
 
 fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
-    let p = params_of(rec, TOOL, |p| p.net())?;
-    require_loopback(p, TOOL)?;
-    if p.streams > 1 {
-        return Err(RefError::unsupported(
-            TOOL,
-            format!(
-                "it runs one ping-pong and this point ran {} at once; compare with --streams 1",
-                p.streams
-            ),
-        ));
-    }
+    let p = single_stream_loopback(rec, TOOL, super::sockperf::one_ping_pong)?;
     let seconds = ctx.seconds(Some(p.duration_s)).unwrap_or(1.0);
     Ok(Job {
         udp: p.protocol == Proto::Udp,

@@ -9,9 +9,9 @@
 //! Figures: latency (µs) is sockperf's `avg-rtt`, in µs; the rate is the messages received in
 //! its valid duration ÷ that duration.
 
-use super::iperf3::require_loopback;
+use super::iperf3::single_stream_loopback;
 use super::process::{LOOPBACK, Server, Transport, run_bounded, whole_seconds};
-use super::{RefContext, RefError, Tool, params_of, unit_error};
+use super::{RefContext, RefError, Tool, unit_error};
 use crate::results::ResultRecord;
 use crate::results::params::Proto;
 use std::path::Path;
@@ -31,6 +31,11 @@ pub struct Job {
     pub seconds: u64,
 }
 
+/// Why a tool that runs one ping-pong cannot repeat a point of `streams` at once.
+pub(super) fn one_ping_pong(streams: u32) -> String {
+    format!("it runs one ping-pong and this point ran {streams} at once; compare with --streams 1")
+}
+
 /// The run for a LATENCY record (round trip or rate).
 pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
     if rec.workload != "LATENCY" || !matches!(rec.metric.as_str(), "latency" | "rate") {
@@ -40,18 +45,8 @@ pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>
 }
 
 fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
-    let p = params_of(rec, TOOL, |p| p.net())?;
-    require_loopback(p, TOOL)?;
+    let p = single_stream_loopback(rec, TOOL, one_ping_pong)?;
     let udp = p.protocol == Proto::Udp;
-    if p.streams > 1 {
-        return Err(RefError::unsupported(
-            TOOL,
-            format!(
-                "it runs one ping-pong and this point ran {} at once; compare with --streams 1",
-                p.streams
-            ),
-        ));
-    }
     let message_bytes = p.message_size_bytes as u64;
     if message_bytes < MIN_MESSAGE_BYTES {
         return Err(RefError::unsupported(

@@ -117,17 +117,16 @@ fn reference_series(
                 name: format!("{}: {name}", crate::text::printable(&tool)),
                 details: points
                     .iter()
-                    .map(|&(x, y)| Detail {
-                        x,
-                        y,
-                        min: y,
-                        max: y,
-                        samples: Vec::new(),
-                        tip: format!(
-                            "{} (reference) {name}: {}",
-                            crate::text::printable(&tool),
-                            crate::units::format_sig(y)
-                        ),
+                    .map(|&(x, y)| {
+                        Detail::at(
+                            x,
+                            y,
+                            format!(
+                                "{} (reference) {name}: {}",
+                                crate::text::printable(&tool),
+                                crate::units::format_sig(y)
+                            ),
+                        )
                     })
                     .collect(),
                 points,
@@ -190,18 +189,17 @@ fn interval_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
                         .collect();
                     let details = points
                         .iter()
-                        .map(|&(x, y)| Detail {
-                            x,
-                            y,
-                            min: y,
-                            max: y,
-                            samples: Vec::new(),
-                            tip: format!(
-                                "{name}\n{} s: {} {}",
-                                crate::units::format_sig(x),
-                                crate::units::format_sig(y),
-                                unit_name(&unit)
-                            ),
+                        .map(|&(x, y)| {
+                            Detail::at(
+                                x,
+                                y,
+                                format!(
+                                    "{name}\n{} s: {} {}",
+                                    crate::units::format_sig(x),
+                                    crate::units::format_sig(y),
+                                    unit_name(&unit)
+                                ),
+                            )
                         })
                         .collect();
                     Some(Series {
@@ -286,17 +284,16 @@ fn percentile_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
                     points.sort_by(|a, b| a.0.total_cmp(&b.0));
                     let details = points
                         .iter()
-                        .map(|&(x, y)| Detail {
-                            x,
-                            y,
-                            min: y,
-                            max: y,
-                            samples: Vec::new(),
-                            tip: format!(
-                                "{name}\n{} {}",
-                                crate::units::format_sig(y),
-                                unit_name(&unit)
-                            ),
+                        .map(|&(x, y)| {
+                            Detail::at(
+                                x,
+                                y,
+                                format!(
+                                    "{name}\n{} {}",
+                                    crate::units::format_sig(y),
+                                    unit_name(&unit)
+                                ),
+                            )
                         })
                         .collect();
                     Series {

@@ -96,11 +96,7 @@ impl Comparison {
             .map(|r| {
                 compare(&base.results, &r.results, criteria)
                     .into_iter()
-                    .map(|c| {
-                        let key =
-                            format!("{}/{}/{} {}", c.subsystem, c.workload, c.metric, c.point);
-                        (key, c)
-                    })
+                    .map(|c| (c.key.clone(), c))
                     .collect()
             })
             .collect();

@@ -38,18 +38,7 @@ footer { margin-top: 40px; color: #6b7682; font-size: 13px; }
 
 /// Escapes text for HTML content and attribute values.
 fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    crate::text::xml_escape(text)
 }
 
 /// The command line as a shell would take it back: arguments with spaces or quotes quoted.

@@ -80,6 +80,21 @@ pub struct Detail {
     pub tip: String,
 }
 
+impl Detail {
+    /// A point without repetitions to show (a percentile, an interval, a reference figure):
+    /// only its hover text.
+    pub fn at(x: f64, y: f64, tip: String) -> Detail {
+        Detail {
+            x,
+            y,
+            min: y,
+            max: y,
+            samples: Vec::new(),
+            tip,
+        }
+    }
+}
+
 /// Repetitions from which each one is drawn beside the error bar (a strip plot).
 pub const STRIP_FROM: usize = 5;
 
@@ -747,23 +762,6 @@ fn format_number(v: f64, decimals: usize) -> String {
     }
 }
 
-/// Escapes text for SVG content.
-fn xml_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c if c.is_control() && c != '\n' => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// A hover text at a pixel of the chart: where the pointer shows it.
 type Tip = (i32, i32, String);
 
@@ -777,7 +775,8 @@ fn with_tips(svg: String, tips: &[Tip]) -> String {
     for (x, y, tip) in tips {
         g.push_str(&format!(
             "<circle cx=\"{x}\" cy=\"{y}\" r=\"8\" fill=\"transparent\"><title>{}</title></circle>\n",
-            xml_escape(tip)
+            // Line breaks separate the tip's lines; no other control character is drawn.
+            crate::text::xml_escape(&tip.replace(|c: char| c.is_control() && c != '\n', ""))
         ));
     }
     g.push_str("</g>\n");

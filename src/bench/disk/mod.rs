@@ -370,7 +370,8 @@ fn run_thread<E: Engine>(
     let mut done: Vec<Completion> = Vec::with_capacity(plan.depth);
     let (mut read_bytes, mut written_bytes, mut ios) = (0u64, 0u64, 0u64);
     let mut timeline: Vec<u64> = Vec::new();
-    let interval_ns = plan.interval.as_nanos().max(1);
+    // In u64: no u128 division per I/O.
+    let interval_ns = (plan.interval.as_nanos() as u64).max(1);
     // What each slot has in flight: its direction, file and offset.
     let mut inflight = vec![(Dir::Read, 0usize, 0u64); plan.depth];
     let mut pick = |rng: &mut SplitMix64| {
@@ -449,7 +450,8 @@ fn run_thread<E: Engine>(
                             Dir::Read => read_bytes += *n as u64,
                             Dir::Write => written_bytes += *n as u64,
                         }
-                        let at = (now.duration_since(ramp_end).as_nanos() / interval_ns) as usize;
+                        let at =
+                            (now.duration_since(ramp_end).as_nanos() as u64 / interval_ns) as usize;
                         if at < MAX_INTERVALS {
                             if timeline.len() <= at {
                                 timeline.resize(at + 1, 0);
