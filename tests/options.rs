@@ -56,7 +56,14 @@ struct Case {
     expect: Expect,
     /// Runs in the case's directory before the command (to make a file it needs).
     setup: Option<fn(&Path)>,
+    /// Compares timings, so runs while no other case of any walk runs (the four walks run in
+    /// parallel on what may be two cores: a calibration that shares its core with three other
+    /// benchmarks and a run that does not would tell nothing of the option).
+    alone: bool,
 }
+
+/// Held for reading by every case, and for writing by a case that runs alone.
+static TIMING: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 fn used(
     option: &'static str,
@@ -68,6 +75,19 @@ fn used(
         args: args.iter().map(|a| a.as_ref().to_string()).collect(),
         expect: Expect::Used(Box::new(check)),
         setup: None,
+        alone: false,
+    }
+}
+
+/// A case whose check compares timings: it runs alone.
+fn timed(
+    option: &'static str,
+    args: &[impl AsRef<str>],
+    check: impl Fn(&Ran) -> bool + 'static,
+) -> Case {
+    Case {
+        alone: true,
+        ..used(option, args, check)
     }
 }
 
@@ -77,6 +97,7 @@ fn refused(option: &'static str, args: &[impl AsRef<str>], text: &'static str) -
         args: args.iter().map(|a| a.as_ref().to_string()).collect(),
         expect: Expect::Refused(text),
         setup: None,
+        alone: false,
     }
 }
 
@@ -171,6 +192,15 @@ fn options_of(sub: &str) -> Vec<String> {
 fn walk(sub: &str, cases: Vec<Case>, servers: &[(&str, String)]) {
     let mut failures = Vec::new();
     for case in &cases {
+        // A case that panicked in another walk poisons nothing that matters here.
+        let (_shared, _alone) = if case.alone {
+            (
+                None,
+                Some(TIMING.write().unwrap_or_else(|e| e.into_inner())),
+            )
+        } else {
+            (Some(TIMING.read().unwrap_or_else(|e| e.into_inner())), None)
+        };
         let ran = run(sub, case, servers);
         let what = format!("{sub} {}", case.args.join(" "));
         match &case.expect {
@@ -414,12 +444,13 @@ fn every_cpu_option_is_used_or_refused() {
         used("warmup", &["--workload", "NULL", "--warmup", "2"], |r| {
             r.first()["warmup_rounds"] == 2
         }),
-        used(
+        timed(
             "duration",
             &["--workload", "INT64", "--duration", "100ms"],
             |r| {
                 // Ten times the time of a 10 ms run: more than three times its iterations (the
-                // calibration scales with the speed it sees, which other tests can halve).
+                // calibration scales with the speed it sees; both runs are alone, but the
+                // machine's neighbours can still slow one of them).
                 let short = run(
                     "cpu",
                     &used(
@@ -686,7 +717,7 @@ fn every_mem_option_is_used_or_refused() {
         used("warmup", &["--workload", "NULL", "--warmup", "2"], |r| {
             r.first()["warmup_rounds"] == 2
         }),
-        used(
+        timed(
             "duration",
             &[
                 "--workload",

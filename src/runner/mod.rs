@@ -125,16 +125,21 @@ pub fn on_cpu<T: Send>(cpu: usize, f: impl FnOnce() -> T + Send) -> std::io::Res
 }
 
 /// Finds how many iterations of `kernel` take about `target` on the calling thread: doubles from
-/// one until a run lasts at least `target / 20` (and 1 ms), then scales.
+/// one until a run lasts at least `target / 20` (and 1 ms), times that size once more, and
+/// scales by the faster of the two timings (a run that lost its core for a time slice would
+/// otherwise shrink every round that follows).
 pub fn calibrate(target: Duration, kernel: impl Fn(u64)) -> u64 {
     let floor = (target / 20).max(Duration::from_millis(1));
-    let mut iterations: u64 = 1;
-    loop {
+    let time = |iterations| {
         let t = Instant::now();
         kernel(iterations);
-        let elapsed = t.elapsed();
+        t.elapsed()
+    };
+    let mut iterations: u64 = 1;
+    loop {
+        let elapsed = time(iterations);
         if elapsed >= floor || iterations >= 1 << 50 {
-            return scale(iterations, elapsed, target);
+            return scale(iterations, elapsed.min(time(iterations)), target);
         }
         iterations *= 2;
     }
@@ -197,6 +202,20 @@ mod tests {
             }
         });
         assert!(n >= 1);
-        assert_eq!(calls.load(Ordering::Relaxed), 4, "1, 2, 4, then 8 sleeps");
+        assert_eq!(
+            calls.load(Ordering::Relaxed),
+            5,
+            "1, 2, 4, then 8 sleeps, timed twice"
+        );
+        // The faster timing at the final size counts: a first one slowed 50 times (a lost time
+        // slice) does not shrink the count to a fiftieth.
+        let slow = AtomicUsize::new(0);
+        let n = calibrate(Duration::from_millis(20), |n| {
+            if n >= 8 {
+                let first = slow.fetch_add(1, Ordering::Relaxed) == 0;
+                std::thread::sleep(Duration::from_millis(if first { 50 } else { 1 }));
+            }
+        });
+        assert!(n > 16, "scaled by the 1 ms timing, not the 50 ms one: {n}");
     }
 }
