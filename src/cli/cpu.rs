@@ -32,7 +32,8 @@ pub struct CpuArgs {
     /// LINPACK, DGEMM, SGEMM: N from this share of the available memory (HPL's usual way, e.g. 0.8).
     #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
     pub memory_fraction: Option<f64>,
-    /// LINPACK with the built-in engine: the factorisation's block (HPL's NB). Default: 256.
+    /// LINPACK with the built-in engine: the factorisation's block (HPL's NB). Default: 256, or
+    /// for N under 1536 the largest power of two up to N/6 (at least 32).
     #[arg(long, value_parser = parse_nb)]
     pub nb: Option<usize>,
     /// LINPACK, DGEMM, SGEMM: the engine: built-in (peakbench's own, the default) or system (an
@@ -314,7 +315,7 @@ fn plan(args: &CpuArgs, sys: &SystemInfo) -> anyhow::Result<Plan> {
                     threads: t,
                 };
                 let isa = args.isa.filter(|_| args.blas != Some(BlasEngine::System));
-                linalg::check_memory(sys, point, args.nb.unwrap_or(linalg::DEFAULT_NB), isa)
+                linalg::check_memory(sys, point, args.nb.unwrap_or(linalg::default_nb(n)), isa)
                     .map_err(|e| UsageError(e.to_string()))?;
                 pts.push(point);
             }
@@ -548,7 +549,7 @@ fn run_linalg(
             linalg::run(
                 &sys,
                 point,
-                args.nb.unwrap_or(linalg::DEFAULT_NB),
+                args.nb.unwrap_or(linalg::default_nb(point.n)),
                 engine,
                 reps,
                 &overrides(point.workload),

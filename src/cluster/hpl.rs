@@ -118,7 +118,7 @@ pub fn job(launcher: &str, machines: &[HplMachine], n: usize) -> Result<Job, Str
     };
     Ok(Job {
         n,
-        nb: crate::bench::linalg::workload::DEFAULT_NB,
+        nb: crate::bench::linalg::workload::default_nb(n),
         processes: processes.max(1),
         launch,
     })

@@ -56,7 +56,7 @@ pub fn job(rec: &ResultRecord, _ctx: &RefContext) -> Option<Result<Job, RefError
             n: l.n,
             nb: l
                 .nb
-                .unwrap_or(crate::bench::linalg::workload::DEFAULT_NB)
+                .unwrap_or(crate::bench::linalg::workload::default_nb(l.n))
                 .min(512),
             processes: p.threads.max(1),
             launch: Launch::Local,

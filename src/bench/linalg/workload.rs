@@ -209,8 +209,18 @@ pub fn estimate(
     std::time::Duration::from_secs_f64(rounds * per_round + once)
 }
 
-/// HPL's usual block for the factorisation.
+/// HPL's usual block for the factorisation of a large matrix.
 pub const DEFAULT_NB: usize = 256;
+
+/// The factorisation's block for an `n × n` matrix when none is given: [`DEFAULT_NB`], or for a
+/// small matrix the largest power of two that leaves it six panels or more (at least 32). A
+/// wide panel on a small matrix leaves the threads idle while one factors it: on 2 threads of a
+/// Zen 4 at N = 1000, NB = 256 reached 39.5 GFLOP/s and NB = 128 44.1; at N = 500, 11.9 and 64
+/// 19.3; from N = 2000 the three were within 3 %.
+pub fn default_nb(n: usize) -> usize {
+    let fit = (n / 6).max(1);
+    (1usize << fit.ilog2()).clamp(32, DEFAULT_NB)
+}
 
 /// The multiply's plan for this machine: its widest micro-kernel for `T` (or the one of
 /// `kernel`), blocked for the caches one thread has (L1 and L2 its own, its share of the last
@@ -595,6 +605,23 @@ fn multiply<T: Element>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_block_shrinks_with_a_small_matrix() {
+        for (n, nb) in [
+            (0, 32),
+            (1, 32),
+            (64, 32),
+            (500, 64),
+            (1000, 128),
+            (1535, 128),
+            (1536, 256),
+            (8000, 256),
+            (100_000, 256),
+        ] {
+            assert_eq!(default_nb(n), nb, "N = {n}");
+        }
+    }
 
     #[test]
     fn sizes_from_memory_and_the_memory_a_point_needs() {
