@@ -116,6 +116,10 @@ pub fn label(rec: &ResultRecord) -> String {
         if *key == "read_percent" && matches!(v.as_u64(), Some(0 | 100)) {
             continue;
         }
+        // A staircase's level record: its level says it ("L2 level").
+        if *key == "probe" && v == "level" && ident.contains_key("level") {
+            continue;
+        }
         let shown = shown_value(key, v);
         let plural = |one: &str, many: &str| {
             let word = if v.as_u64() == Some(1) { one } else { many };
@@ -131,6 +135,7 @@ pub fn label(rec: &ResultRecord) -> String {
             "op_bytes" => format!("{shown} ops"),
             "message_size_bytes" => format!("{shown} messages"),
             "pages" => format!("{shown} pages"),
+            "level" => format!("{shown} level"),
             "stores" => format!("{shown} stores"),
             "iodepth" => format!("QD {shown}"),
             "read_percent" => format!("{shown} % reads"),

@@ -267,14 +267,12 @@ pub fn subsystem_name(subsystem: &str) -> String {
 /// why it is unknown.
 pub fn peak_notes(results: &[ResultRecord]) -> Vec<String> {
     let mut known = Vec::new();
-    // Unknown peaks share their reason: one line per reason and metric, naming the workloads.
-    let mut unknown: Vec<(String, String, Vec<String>)> = Vec::new();
+    // Unknown peaks share their reason: one line per reason and metric, naming the points.
+    let mut unknown: Vec<(String, String, Vec<&ResultRecord>)> = Vec::new();
     for rec in results {
-        // The point in words and the metric, so that a point's throughput, IOPS and latency
-        // peaks (or a staircase's levels) are told apart.
-        let what = format!("{} {}", crate::history::compare::label(rec), rec.metric);
         match &rec.peak {
             Some(p) => {
+                let what = point_and_metric(&crate::history::compare::label(rec), &rec.metric);
                 known.push(format!(
                     "{what}: {} {} = {}; {}",
                     format_sig(p.value),
@@ -290,17 +288,68 @@ pub fn peak_notes(results: &[ResultRecord]) -> Vec<String> {
                     .iter_mut()
                     .find(|(r, m, _)| *r == reason && *m == rec.metric)
                 {
-                    Some((_, _, names)) if names.contains(&rec.workload) => {}
-                    Some((_, _, names)) => names.push(rec.workload.clone()),
-                    None => unknown.push((reason, rec.metric.clone(), vec![rec.workload.clone()])),
+                    Some((_, _, recs)) => recs.push(rec),
+                    None => unknown.push((reason, rec.metric.clone(), vec![rec])),
                 }
             }
         }
     }
-    known.extend(unknown.into_iter().map(|(reason, metric, names)| {
-        format!("{} {metric}: peak unknown: {reason}", names.join(", "))
+    known.extend(unknown.into_iter().map(|(reason, metric, recs)| {
+        let what = point_and_metric(&unknown_points(&recs), &metric);
+        format!("{what}: peak unknown: {reason}")
     }));
     known
+}
+
+/// "DP · 2 threads throughput", or the points alone where the metric repeats their workload's
+/// name ("LATENCY · 1 thread", not "… latency").
+fn point_and_metric(points: &str, metric: &str) -> String {
+    let workload = points.split([' ', ',']).next().unwrap_or("");
+    if workload.eq_ignore_ascii_case(metric) {
+        points.to_string()
+    } else {
+        format!("{points} {metric}")
+    }
+}
+
+/// The points that share an unknown peak's reason: each by its label where they are few, or
+/// each workload with its count of points ("LATENCY (26 points)") where they are many; a
+/// workload whose every point shares it is named alone.
+fn unknown_points(recs: &[&ResultRecord]) -> String {
+    const LISTED: usize = 3;
+    if recs.len() <= LISTED {
+        let labels: Vec<String> = recs
+            .iter()
+            .map(|r| crate::history::compare::label(r))
+            .collect();
+        // Points that differ in nothing shown (a throughput and its latency) are named once.
+        let mut unique: Vec<String> = Vec::new();
+        for l in labels {
+            if !unique.contains(&l) {
+                unique.push(l);
+            }
+        }
+        return unique.join(", ");
+    }
+    let mut workloads: Vec<(&str, usize)> = Vec::new();
+    for r in recs {
+        match workloads.iter_mut().find(|(w, _)| *w == r.workload) {
+            Some((_, count)) => *count += 1,
+            None => workloads.push((&r.workload, 1)),
+        }
+    }
+    workloads
+        .iter()
+        .map(|(w, count)| {
+            let w = crate::text::printable(w);
+            if *count == 1 {
+                w
+            } else {
+                format!("{w} ({count} points)")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A peak's inputs with their units and sources. Whole inputs (cores, widths, rates) print as
@@ -694,5 +743,55 @@ mod tests {
         // A measured clock never warns, and a user clock below 100 % does not either.
         assert!(dp(60.0, Ok(1.0), None).warnings.is_empty());
         assert!(dp(30.0, Ok(3.7), Some(2.0)).warnings.is_empty());
+    }
+
+    /// Unknown peaks that share a reason: a few points each by its label, many by their
+    /// workload and count; a metric that repeats the workload's name is not said twice.
+    #[test]
+    fn unknown_peaks_name_their_points() {
+        use crate::reference::testing::record;
+        use serde_json::json;
+        let chase = |ws: u64, reason: &str| {
+            let mut r = record(
+                "mem",
+                "LATENCY",
+                "latency",
+                "ns",
+                json!({"threads": 1, "probe": "chase", "cpus": [0],
+                       "thread_latency_ns": [80.0], "ops_per_s": 1.0e7,
+                       "working_set_bytes": ws, "pages": "4k", "huge_page_bytes": null,
+                       "loads": 1000, "clock_ghz": null}),
+                None,
+            );
+            r.peak = None;
+            r.peak_unknown_reason = Some(reason.into());
+            r
+        };
+        let many: Vec<ResultRecord> = (12..17).map(|k| chase(1 << k, "a")).collect();
+        assert_eq!(
+            peak_notes(&many),
+            ["LATENCY (5 points): peak unknown: a"],
+            "one line for the five, no 'LATENCY latency'"
+        );
+        let few = [
+            chase(1 << 12, "a"),
+            chase(1 << 20, "a"),
+            chase(1 << 30, "b"),
+        ];
+        assert_eq!(
+            peak_notes(&few),
+            [
+                "LATENCY · 1 thread · 4 KiB working set · 4k pages · chase, LATENCY · 1 thread · 1 MiB working set · 4k pages · chase: peak unknown: a",
+                "LATENCY · 1 thread · 1 GiB working set · 4k pages · chase: peak unknown: b",
+            ]
+        );
+        assert_eq!(
+            point_and_metric("DP · 2 threads", "throughput"),
+            "DP · 2 threads throughput"
+        );
+        assert_eq!(
+            point_and_metric("LATENCY (3 points)", "latency"),
+            "LATENCY (3 points)"
+        );
     }
 }
