@@ -88,6 +88,79 @@ pub struct Level {
     pub capacity_bytes: Option<u64>,
 }
 
+/// What a plateau of the staircase is: a data cache's level, or memory (the first plateau past
+/// the caches is 1; a later one, 2…, comes from page walks: TLB reach, not another cache).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LevelKind {
+    Cache(u32),
+    Memory(usize),
+}
+
+impl LevelKind {
+    /// "L2", "memory", "memory-2".
+    pub fn name(self) -> String {
+        match self {
+            LevelKind::Cache(l) => format!("L{l}"),
+            LevelKind::Memory(1) => "memory".into(),
+            LevelKind::Memory(k) => format!("memory-{k}"),
+        }
+    }
+}
+
+/// Names the plateaus `levels` (smallest working set first) after the data caches sysfs lists,
+/// `caches` as (level, size in bytes).
+///
+/// With more plateaus than cache levels, they are taken in order (L1, L2…, then memory, then
+/// memory-2…: sizes that sysfs reports for a whole package, or a hypervisor's, would
+/// otherwise misplace them). With as many or fewer (a sweep that stops inside the caches, or
+/// two levels too close to tell apart), each is named by its middle working set (the geometric
+/// mean of its ends): the first cache, above the previous plateau's, that holds it, else
+/// memory. (Not by where it starts: with 4 KiB pages, page walks can flatten the curve from
+/// well inside the last cache to far past it.) Without sysfs's caches, the last plateau is
+/// memory and those before it L1, L2… in order.
+pub fn name_levels(levels: &[Level], caches: &[(u32, u64)]) -> Vec<LevelKind> {
+    let known = caches.iter().map(|c| c.0).max().unwrap_or(0) as usize;
+    if known == 0 || levels.len() > known {
+        let cache_levels = if known > 0 {
+            known
+        } else {
+            levels.len().saturating_sub(1)
+        };
+        return (0..levels.len())
+            .map(|n| {
+                if n < cache_levels {
+                    LevelKind::Cache(n as u32 + 1)
+                } else {
+                    LevelKind::Memory(n - cache_levels + 1)
+                }
+            })
+            .collect();
+    }
+    let mut last_cache = 0;
+    let mut memory = 0;
+    levels
+        .iter()
+        .map(|l| {
+            let middle = (l.from_bytes as f64 * l.to_bytes as f64).sqrt();
+            let holds = caches
+                .iter()
+                .filter(|&&(level, size)| level > last_cache && size as f64 >= middle)
+                .map(|&(level, _)| level)
+                .min();
+            match holds {
+                Some(level) if memory == 0 => {
+                    last_cache = level;
+                    LevelKind::Cache(level)
+                }
+                _ => {
+                    memory += 1;
+                    LevelKind::Memory(memory)
+                }
+            }
+        })
+        .collect()
+}
+
 /// A point is flat when it is within this factor of each neighbour.
 const FLAT: f64 = 1.15;
 /// Neighbouring plateaus closer than this factor are one level (drift, not a step: cache
@@ -226,6 +299,74 @@ impl Probe {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plateaus_are_named_by_order_or_by_size() {
+        let names = |plateaus: &[(u64, u64)], caches: &[(u32, u64)]| -> Vec<String> {
+            let levels: Vec<Level> = plateaus
+                .iter()
+                .map(|&(from_bytes, to_bytes)| Level {
+                    latency_ns: 1.0,
+                    from_bytes,
+                    to_bytes,
+                    capacity_bytes: None,
+                })
+                .collect();
+            name_levels(&levels, caches)
+                .into_iter()
+                .map(LevelKind::name)
+                .collect()
+        };
+        // Zen 4: 32 KiB, 1 MiB, 32 MiB; the plateaus this machine's staircase found.
+        let zen4 = [(1, 32 << 10), (2, 1 << 20), (3, 32 << 20)];
+        let (l1, l2, l3) = (
+            (4 << 10, 23 << 10),
+            (64 << 10, 256 << 10),
+            (3 << 20, 6 << 20),
+        );
+        let memory = (64 << 20, 1 << 30);
+        // The whole staircase, and one more rise past memory (page walks): in order.
+        assert_eq!(
+            names(&[l1, l2, l3, memory], &zen4),
+            ["L1", "L2", "L3", "memory"]
+        );
+        assert_eq!(
+            names(&[l1, l2, l3, memory, (2 << 30, 4 << 30)], &zen4),
+            ["L1", "L2", "L3", "memory", "memory-2"]
+        );
+        // A sweep that stops inside the caches names no memory.
+        assert_eq!(names(&[l1], &zen4), ["L1"]);
+        assert_eq!(names(&[l1, l2], &zen4), ["L1", "L2"]);
+        // With 4 KiB pages L3 was not told from memory: the last plateau runs from inside L3
+        // to 1 GiB, and is memory.
+        assert_eq!(
+            names(&[l1, l2, (16 << 20, 1 << 30)], &zen4),
+            ["L1", "L2", "memory"]
+        );
+        // L2 and L3 too close to tell apart: the second plateau lies past L2.
+        assert_eq!(
+            names(&[l1, (2 << 20, 8 << 20), memory], &zen4),
+            ["L1", "L3", "memory"]
+        );
+        // Only past the caches.
+        assert_eq!(names(&[memory], &zen4), ["memory"]);
+        // The Sapphire Rapids guest of ../shared/hardware: its sysfs says 300 MiB of L3 (the
+        // hypervisor's figure). Four plateaus are named in order; with L3 not told apart,
+        // memory from 128 MiB to 1 GiB is still memory.
+        let spr = [(1, 48 << 10), (2, 2 << 20), (3, 300 << 20)];
+        let (s1, s2) = ((4 << 10, 32 << 10), (64 << 10, 1448 << 10));
+        assert_eq!(
+            names(&[s1, s2, (8 << 20, 32 << 20), (256 << 20, 1 << 30)], &spr),
+            ["L1", "L2", "L3", "memory"]
+        );
+        assert_eq!(
+            names(&[s1, s2, (128 << 20, 1 << 30)], &spr),
+            ["L1", "L2", "memory"]
+        );
+        // Without sysfs's caches: the last is memory.
+        assert_eq!(names(&[l1, memory], &[]), ["L1", "memory"]);
+        assert!(names(&[], &zen4).is_empty());
+    }
 
     #[test]
     fn chase_walks_the_whole_ring() {

@@ -728,10 +728,8 @@ impl<'a> MemSession<'a> {
             .map_err(|e| MemError::Pin(e.to_string()))?;
         Ok(Loaded::of(cpus, ops, &rounds))
     }
-    /// One record per level found on a staircase, next to sysfs's size for that level. The
-    /// first plateaus are named after the data-cache levels sysfs lists (L1, L2, L3); the next
-    /// is "memory", and any later one "memory-2"…: a rise past the caches comes from page walks
-    /// (TLB reach), not from another cache.
+    /// One record per level found on a staircase, next to sysfs's size for that level, named
+    /// by [`latency::name_levels`].
     fn levels(
         &self,
         stair: &[(u64, f64)],
@@ -740,53 +738,48 @@ impl<'a> MemSession<'a> {
         threads: usize,
     ) -> Vec<ResultRecord> {
         let levels = detect_levels(stair);
-        let caches: Vec<&crate::sysinfo::Cache> = self
+        let caches: Vec<(u32, u64)> = self
             .sys
             .caches
             .iter()
             .filter(|c| c.kind != "Instruction")
+            .map(|c| (c.level, c.size_bytes))
             .collect();
-        let known = caches.iter().map(|c| c.level).max().unwrap_or(0) as usize;
-        let cache_levels = if known > 0 && levels.len() > known {
-            known
-        } else {
-            levels.len().saturating_sub(1)
-        };
+        let kinds = latency::name_levels(&levels, &caches);
         levels
             .iter()
-            .enumerate()
-            .map(|(n, l)| {
-                let name = match n {
-                    n if n < cache_levels => format!("L{}", n + 1),
-                    n if n == cache_levels => "memory".to_string(),
-                    n => format!("memory-{}", n - cache_levels + 1),
+            .zip(kinds)
+            .map(|(l, kind)| {
+                let cache = match kind {
+                    latency::LevelKind::Cache(level) => Some(level),
+                    latency::LevelKind::Memory(_) => None,
                 };
                 let level = rp::Level {
-                    level: name,
+                    level: kind.name(),
                     pages: huge.name().into(),
                     plateau_from_bytes: l.from_bytes,
                     plateau_to_bytes: l.to_bytes,
-                    capacity_bytes: (n < cache_levels).then_some(l.capacity_bytes),
-                    sysfs_size_bytes: (n < cache_levels).then(|| {
+                    capacity_bytes: cache.map(|_| l.capacity_bytes),
+                    sysfs_size_bytes: cache.map(|level| {
                         caches
                             .iter()
-                            .find(|c| c.level as usize == n + 1)
-                            .map(|c| c.size_bytes)
+                            .find(|c| c.0 == level)
+                            .map(|c| c.1)
                     }),
                     latency_cycles: clock.map(|c| l.latency_ns * c),
                 };
                 // The level's floor: a cache's load-to-use cycles ÷ the clock, memory's the
                 // modules' rated latency; a rise past memory is page walks, with no floor.
-                let peak = match n {
-                    n if n < cache_levels => crate::sysinfo::peak::cache_latency(
-                        n as u32 + 1,
+                let peak = match kind {
+                    latency::LevelKind::Cache(level) => crate::sysinfo::peak::cache_latency(
+                        level,
                         self.sys.uarch(),
                         clock.ok_or_else(|| "the clock probes did not agree".to_string()),
                     ),
-                    n if n == cache_levels => {
+                    latency::LevelKind::Memory(1) => {
                         crate::sysinfo::peak::memory_latency(self.opts.peak.latency_ns)
                     }
-                    _ => Err("a rise past memory comes from page walks (TLB reach), which have no floor here".into()),
+                    latency::LevelKind::Memory(_) => Err("a rise past memory comes from page walks (TLB reach), which have no floor here".into()),
                 };
                 record(
                     MemWorkload::Latency,
