@@ -328,6 +328,30 @@ fn repeat_case(args: &[&str]) -> Case {
     })
 }
 
+/// The largest data or unified cache sysfs lists for CPU 0, as peakbench reads it (None where
+/// sysfs lists none).
+fn largest_cache() -> Option<u64> {
+    let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
+    dir.filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("index"))
+        .filter(|e| {
+            std::fs::read_to_string(e.path().join("type")).is_ok_and(|t| t.trim() != "Instruction")
+        })
+        .filter_map(|e| {
+            let size = std::fs::read_to_string(e.path().join("size")).ok()?;
+            let size = size.trim();
+            let (digits, unit) = size.split_at(size.find(|c: char| !c.is_ascii_digit())?);
+            let n: u64 = digits.parse().ok()?;
+            Some(match unit {
+                "K" => n << 10,
+                "M" => n << 20,
+                "G" => n << 30,
+                _ => n,
+            })
+        })
+        .max()
+}
+
 /// Whether the user-given peak input `value` is among the record's peak inputs.
 fn user_input(rec: &Value, value: f64) -> bool {
     rec["peak"]["inputs"].as_object().is_some_and(|m| {
@@ -537,6 +561,8 @@ fn every_cpu_option_is_used_or_refused() {
 
 #[test]
 fn every_mem_option_is_used_or_refused() {
+    let last_cache = largest_cache();
+    let past_the_caches = format!("{}", last_cache.unwrap_or(16 << 10).saturating_mul(8));
     let copy = [
         "--workload",
         "COPY",
@@ -703,16 +729,43 @@ fn every_mem_option_is_used_or_refused() {
             &[&lat[..], &["--mem-channels", "2", "--mem-mts", "3200"]].concat(),
             "--workload has only LATENCY or NULL",
         ),
-        used(
+        // The floor of the memory plateau: the staircase must go past the last cache (to eight
+        // times its size, so that memory's plateau has a few points), and one that stops inside
+        // the caches is refused. Alone: a staircase beside other benchmarks is a slope.
+        timed(
             "mem-latency-ns",
-            &[&lat[..], &["--mem-latency-ns", "80"]].concat(),
-            |r| r.results().iter().any(|x| user_input(x, 80.0)),
+            &[
+                "--workload",
+                "LATENCY",
+                "--latency-max",
+                &past_the_caches,
+                "--huge-pages",
+                "on",
+                "--duration",
+                "10ms",
+                "--mem-latency-ns",
+                "80",
+            ],
+            |r| {
+                r.results()
+                    .iter()
+                    .any(|x| x["params"]["level"].as_str() == Some("memory") && user_input(x, 80.0))
+            },
         ),
         refused(
             "mem-latency-ns",
             &[&copy[..], &["--mem-latency-ns", "80"]].concat(),
             "LATENCY is not in --workload",
         ),
+    ];
+    if last_cache.is_some_and(|c| c >= 16 << 10) {
+        cases.push(refused(
+            "mem-latency-ns",
+            &[&lat[..], &["--mem-latency-ns", "80"]].concat(),
+            "ends inside the caches",
+        ));
+    }
+    cases.extend([
         repeat_case(&["--workload", "NULL"]),
         used("warmup", &["--workload", "NULL", "--warmup", "2"], |r| {
             r.first()["warmup_rounds"] == 2
@@ -806,7 +859,7 @@ fn every_mem_option_is_used_or_refused() {
         used("reference", &["--workload", "NULL", "--reference"], |r| {
             r.stderr.contains("no reference tool measures mem NULL")
         }),
-    ];
+    ]);
     cases.extend(output_cases("mem", &["--workload", "NULL"], "NULL"));
     walk("mem", cases, &[]);
 }

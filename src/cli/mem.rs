@@ -70,7 +70,8 @@ pub struct MemArgs {
     #[arg(long, value_name = "N", requires = "mem_mts", conflicts_with = "mem_peak_gbs", value_parser = parse_channels)]
     pub mem_channels: Option<u32>,
     /// The memory modules' rated latency in ns (e.g. CAS latency: CL × 2000 / MT/s), the floor
-    /// of LATENCY's memory level (SMBIOS does not give it).
+    /// of LATENCY's memory level (SMBIOS does not give it); --latency-max must then reach past
+    /// the last cache.
     #[arg(long, value_name = "NS", value_parser = parse_positive)]
     pub mem_latency_ns: Option<f64>,
     /// Memory transfer rate in MT/s, for the peak (with --mem-channels).

@@ -113,11 +113,12 @@ impl LevelKind {
 /// With more plateaus than cache levels, they are taken in order (L1, L2…, then memory, then
 /// memory-2…: sizes that sysfs reports for a whole package, or a hypervisor's, would
 /// otherwise misplace them). With as many or fewer (a sweep that stops inside the caches, or
-/// two levels too close to tell apart), each is named by its middle working set (the geometric
-/// mean of its ends): the first cache, above the previous plateau's, that holds it, else
-/// memory. (Not by where it starts: with 4 KiB pages, page walks can flatten the curve from
-/// well inside the last cache to far past it.) Without sysfs's caches, the last plateau is
-/// memory and those before it L1, L2… in order.
+/// two levels too close to tell apart), a plateau that reaches past twice the last cache is
+/// memory (with 4 KiB pages, or on a guest, the curve can rise so gently from inside the last
+/// cache to far past it that it reads as one plateau), and any other is named by its middle
+/// working set (the geometric mean of its ends): the first cache, above the previous
+/// plateau's, that holds it, else memory. Without sysfs's caches, the last plateau is memory
+/// and those before it L1, L2… in order.
 pub fn name_levels(levels: &[Level], caches: &[(u32, u64)]) -> Vec<LevelKind> {
     let known = caches.iter().map(|c| c.0).max().unwrap_or(0) as usize;
     if known == 0 || levels.len() > known {
@@ -136,6 +137,7 @@ pub fn name_levels(levels: &[Level], caches: &[(u32, u64)]) -> Vec<LevelKind> {
             })
             .collect();
     }
+    let last_size = caches.iter().map(|c| c.1).max().unwrap_or(0);
     let mut last_cache = 0;
     let mut memory = 0;
     levels
@@ -146,7 +148,8 @@ pub fn name_levels(levels: &[Level], caches: &[(u32, u64)]) -> Vec<LevelKind> {
                 .iter()
                 .filter(|&&(level, size)| level > last_cache && size as f64 >= middle)
                 .map(|&(level, _)| level)
-                .min();
+                .min()
+                .filter(|_| l.to_bytes <= last_size.saturating_mul(2));
             match holds {
                 Some(level) if memory == 0 => {
                     last_cache = level;
@@ -342,6 +345,11 @@ mod tests {
         assert_eq!(
             names(&[l1, l2, (16 << 20, 1 << 30)], &zen4),
             ["L1", "L2", "memory"]
+        );
+        // A gentle rise from inside L3 to far past it read as one plateau: memory.
+        assert_eq!(
+            names(&[(8 << 10, 362 << 10), (4 << 20, 256 << 20)], &zen4),
+            ["L2", "memory"]
         );
         // L2 and L3 too close to tell apart: the second plateau lies past L2.
         assert_eq!(

@@ -222,6 +222,13 @@ pub enum MemError {
     NoStreamingStores(Isa),
     #[error("--isa {isa} is not available on this CPU; available: {available}")]
     IsaUnavailable { isa: Isa, available: String },
+    #[error(
+        "--mem-latency-ns is the floor of the staircase's memory plateau, and --latency-max {} ends inside the caches (the last holds {}): raise --latency-max to {} or more, or drop --mem-latency-ns",
+        crate::units::format_size(*max),
+        crate::units::format_size(*cache),
+        crate::units::format_size(cache.saturating_mul(4))
+    )]
+    NoMemoryPlateau { max: u64, cache: u64 },
     #[error("could not allocate {bytes} bytes: {reason}")]
     Alloc { bytes: u64, reason: String },
     #[error("could not pin a thread: {0}")]
@@ -347,6 +354,23 @@ pub fn array_bytes(opts: &MemOptions, sys: &SystemInfo) -> u64 {
 
 /// Checks the options against the machine before anything runs.
 pub fn validate(opts: &MemOptions, sys: &SystemInfo) -> Result<(), MemError> {
+    // A staircase that ends inside the last cache has no memory plateau for the user's floor.
+    let last_cache = sys
+        .caches
+        .iter()
+        .filter(|c| c.kind != "Instruction")
+        .map(|c| c.size_bytes)
+        .max();
+    if opts.peak.latency_ns.is_some()
+        && opts.workloads.contains(&MemWorkload::Latency)
+        && let Some(cache) = last_cache
+        && opts.latency_max_bytes <= cache
+    {
+        return Err(MemError::NoMemoryPlateau {
+            max: opts.latency_max_bytes,
+            cache,
+        });
+    }
     let array = array_bytes(opts, sys);
     let max_threads = opts.threads.iter().copied().max().unwrap_or(1);
     let per_thread = array / max_threads as u64;
