@@ -130,6 +130,73 @@ impl Drop for Server {
     }
 }
 
+/// A network namespace of its own, with only its loopback up, for a tool's server and client
+/// (root and iproute2's `ip` needed); deleted when dropped. A server that cannot be bound to
+/// one address (qperf's listens on every address of the host) is then reachable from nowhere
+/// but the client run beside it. Loopback in a namespace is the same kernel path as the host's.
+pub struct NetNamespace {
+    name: String,
+    ip: PathBuf,
+}
+
+impl NetNamespace {
+    /// A fresh namespace, or None where one cannot be made (not root, no `ip`, or `ip` fails).
+    pub fn create(tool: Tool) -> Option<NetNamespace> {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            return None;
+        }
+        let ip = find_in_path(OsStr::new("ip"), &std::env::var_os("PATH")?)
+            .or_else(|| Some(PathBuf::from("/usr/sbin/ip")).filter(|p| is_executable(p)))?;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let name = format!(
+            "peakbench-{}-{}-{nanos:08x}",
+            tool.program(),
+            std::process::id()
+        );
+        let ok = |ip: &Path, args: &[&str]| {
+            let mut cmd = Command::new(ip);
+            cmd.args(args);
+            run_bounded(tool, cmd, Duration::from_secs(10)).is_ok_and(|o| o.status.success())
+        };
+        // `ip netns add` refuses a name that exists: nothing of anyone else's is reused.
+        if !ok(&ip, &["netns", "add", &name]) {
+            return None;
+        }
+        let ns = NetNamespace { name, ip };
+        ok(&ns.ip, &["-n", &ns.name, "link", "set", "lo", "up"]).then_some(ns)
+    }
+
+    /// `cmd` (its program and arguments) run inside the namespace.
+    pub fn wrap(&self, cmd: &Command) -> Command {
+        let mut inside = Command::new(&self.ip);
+        inside
+            .args(["netns", "exec", &self.name])
+            .arg(cmd.get_program())
+            .args(cmd.get_args());
+        inside
+    }
+
+    /// Its name under /run/netns.
+    #[cfg(test)]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Drop for NetNamespace {
+    fn drop(&mut self) {
+        let _ = Command::new(&self.ip)
+            .args(["netns", "delete", &self.name])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
 impl Server {
     /// Starts the server `command(port)` makes on a free port of 127.0.0.1; another port is
     /// tried when the one found free was taken before the server could bind it.
@@ -165,11 +232,14 @@ impl Server {
             .spawn()
             .map_err(|e| RefError::failed(tool, format!("cannot start its server: {e}")))?;
         let mut server = Server { child };
-        // IPv4 sockets, and IPv6 ones (a dual-stack wildcard, as qperf's server binds).
+        // IPv4 sockets, and IPv6 ones (a dual-stack wildcard, as qperf's server binds), in the
+        // server's own network namespace (ours, or one made for it: see [`NetNamespace`]).
+        let pid = server.child.id();
         let tables = match transport {
-            Transport::Tcp => ["/proc/net/tcp", "/proc/net/tcp6"],
-            Transport::Udp => ["/proc/net/udp", "/proc/net/udp6"],
-        };
+            Transport::Tcp => ["tcp", "tcp6"],
+            Transport::Udp => ["udp", "udp6"],
+        }
+        .map(|t| format!("/proc/{pid}/net/{t}"));
         let start = Instant::now();
         loop {
             if let Ok(Some(status)) = server.child.try_wait() {
@@ -268,6 +338,55 @@ pub fn whole_seconds(seconds: f64, min: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A qperf server in a namespace of its own: the host cannot reach it on the port it
+    /// listens on (it listens on every address it has), the client beside it can, and the
+    /// namespace is gone afterwards. Skipped, saying so, without root, `ip` or qperf.
+    #[test]
+    fn a_server_in_its_own_namespace_is_out_of_the_hosts_reach() {
+        let Some(qperf) = find_in_path("qperf".as_ref(), &std::env::var_os("PATH").unwrap()) else {
+            eprintln!("SKIPPED: qperf is not installed (apt-get install qperf)");
+            return;
+        };
+        let Some(ns) = NetNamespace::create(Tool::Qperf) else {
+            eprintln!("SKIPPED: no network namespace could be made (root and iproute2 needed)");
+            return;
+        };
+        let name = ns.name().to_string();
+        let server = |port: u16| {
+            let mut cmd = Command::new(&qperf);
+            cmd.args(["--listen_port", &port.to_string()]);
+            ns.wrap(&cmd)
+        };
+        let (server, port) = Server::start_on_free_port(Tool::Qperf, server, Transport::Tcp)
+            .expect("the server starts inside the namespace");
+        let from_host = std::net::TcpStream::connect_timeout(
+            &(LOOPBACK, port).into(),
+            Duration::from_millis(500),
+        );
+        assert!(
+            from_host.is_err(),
+            "the host reached the namespace's server"
+        );
+        let mut client = Command::new(&qperf);
+        client.args([
+            "127.0.0.1",
+            "--listen_port",
+            &port.to_string(),
+            "--time",
+            "1",
+            "tcp_lat",
+        ]);
+        let out = run_bounded(Tool::Qperf, ns.wrap(&client), Duration::from_secs(20)).unwrap();
+        assert!(out.status.success(), "{}", out.tail());
+        assert!(out.stdout.contains("latency"), "{}", out.stdout);
+        drop(server);
+        drop(ns);
+        assert!(
+            !Path::new("/run/netns").join(&name).exists(),
+            "the namespace {name} was left behind"
+        );
+    }
 
     #[test]
     fn path_lookup_skips_missing_and_empty_entries() {

@@ -3,13 +3,15 @@
 //!
 //! The adapter starts `qperf --listen_port PORT` (its server) and kills it after the client's
 //! run; the client talks to 127.0.0.1 only. qperf's server cannot be bound to one address: it
-//! listens on every address of the host for the seconds of the run (SECURITY.md).
+//! listens on every address it has. So, as root with iproute2, server and client run in a
+//! network namespace made for the run (only its loopback up) and deleted after; elsewhere the
+//! server listens on every address of the host for the seconds of the run (SECURITY.md).
 //!
 //! Figures: qperf's `latency` is one way, half of a round trip, so the round trip (s) is twice
 //! it; the rate (trans/s) is one round trip after another, 1 ÷ that round trip.
 
 use super::iperf3::single_stream_loopback;
-use super::process::{LOOPBACK, Server, Transport, run_bounded, whole_seconds};
+use super::process::{LOOPBACK, NetNamespace, Server, Transport, run_bounded, whole_seconds};
 use super::{RefContext, RefError, Tool, unit_error};
 use crate::results::ResultRecord;
 use crate::results::params::Proto;
@@ -61,10 +63,17 @@ pub fn run(program: &Path, job: &Job) -> Result<QperfResult, RefError> {
         cmd.args(["--listen_port", &port.to_string()]);
         cmd
     };
-    let (_server, port) = Server::start_on_free_port(TOOL, server, Transport::Tcp)?;
+    // Dropped after the server (declared before it), so the namespace outlives its processes.
+    let namespace = NetNamespace::create(TOOL);
+    let inside = |cmd: Command| match &namespace {
+        Some(ns) => ns.wrap(&cmd),
+        None => cmd,
+    };
+    let (_server, port) =
+        Server::start_on_free_port(TOOL, |port| inside(server(port)), Transport::Tcp)?;
     let mut cmd = Command::new(program);
     cmd.args(argv(job, port));
-    let out = run_bounded(TOOL, cmd, Duration::from_secs(job.seconds + 20))?;
+    let out = run_bounded(TOOL, inside(cmd), Duration::from_secs(job.seconds + 20))?;
     if !out.status.success() {
         return Err(out.failure(TOOL));
     }
