@@ -62,9 +62,6 @@ struct Case {
     alone: bool,
 }
 
-/// Held for reading by every case, and for writing by a case that runs alone.
-static TIMING: std::sync::RwLock<()> = std::sync::RwLock::new(());
-
 fn used(
     option: &'static str,
     args: &[impl AsRef<str>],
@@ -192,15 +189,7 @@ fn options_of(sub: &str) -> Vec<String> {
 fn walk(sub: &str, cases: Vec<Case>, servers: &[(&str, String)]) {
     let mut failures = Vec::new();
     for case in &cases {
-        // A case that panicked in another walk poisons nothing that matters here.
-        let (_shared, _alone) = if case.alone {
-            (
-                None,
-                Some(TIMING.write().unwrap_or_else(|e| e.into_inner())),
-            )
-        } else {
-            (Some(TIMING.read().unwrap_or_else(|e| e.into_inner())), None)
-        };
+        let _share = common::share(case.alone);
         let ran = run(sub, case, servers);
         let what = format!("{sub} {}", case.args.join(" "));
         match &case.expect {

@@ -5,27 +5,6 @@ mod common;
 use assert_cmd::Command;
 use serde_json::Value;
 
-/// Held for reading by every test here, and for writing by the one that times a run: the
-/// other tests' benchmarks would share its two cores and stretch it.
-static TIMING: std::sync::RwLock<()> = std::sync::RwLock::new(());
-
-/// This test's share of the machine: alone where it times a run, beside the others elsewhere.
-fn share(
-    alone: bool,
-) -> (
-    Option<std::sync::RwLockReadGuard<'static, ()>>,
-    Option<std::sync::RwLockWriteGuard<'static, ()>>,
-) {
-    if alone {
-        (
-            None,
-            Some(TIMING.write().unwrap_or_else(|e| e.into_inner())),
-        )
-    } else {
-        (Some(TIMING.read().unwrap_or_else(|e| e.into_inner())), None)
-    }
-}
-
 fn peakbench(db: &std::path::Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_peakbench"));
     c.env("PEAKBENCH_DB", db);
@@ -65,7 +44,7 @@ omit = "0s"
 
 #[test]
 fn a_profile_runs_every_subsystem_into_one_report_and_one_stored_run() {
-    let _share = share(false);
+    let _share = common::share(false);
     let dir = tempfile::tempdir().unwrap();
     let (profile, json, db) = (
         dir.path().join("tiny.toml"),
@@ -124,7 +103,7 @@ fn a_profile_runs_every_subsystem_into_one_report_and_one_stored_run() {
 
 #[test]
 fn quick_profile_is_estimated_under_a_minute_and_lists_its_jobs() {
-    let _share = share(false);
+    let _share = common::share(false);
     let dir = tempfile::tempdir().unwrap();
     let out = peakbench(&dir.path().join("h.db"))
         .args(["run", "--profile", "quick", "--dry-run"])
@@ -153,7 +132,7 @@ fn quick_profile_is_estimated_under_a_minute_and_lists_its_jobs() {
 
 #[test]
 fn bad_profiles_are_one_line_and_exit_2() {
-    let _share = share(false);
+    let _share = common::share(false);
     let dir = tempfile::tempdir().unwrap();
     let bad = [
         ("no-such-profile", None),
@@ -190,7 +169,7 @@ fn bad_profiles_are_one_line_and_exit_2() {
 
 #[test]
 fn a_failing_job_does_not_stop_the_suite() {
-    let _share = share(false);
+    let _share = common::share(false);
     let dir = tempfile::tempdir().unwrap();
     let (profile, json, db) = (
         dir.path().join("p.toml"),
@@ -245,7 +224,7 @@ fn a_failing_job_does_not_stop_the_suite() {
 /// with the job named; nothing is created.
 #[test]
 fn a_dry_run_checks_every_job_and_names_the_one_that_would_fail() {
-    let _share = share(false);
+    let _share = common::share(false);
     let dir = tempfile::tempdir().unwrap();
     let ok = "[[job]]\nsubsystem = 'cpu'\nworkload = ['NULL']\nthreads = 1\n";
     for (bad, expected) in [
@@ -294,7 +273,7 @@ fn a_dry_run_checks_every_job_and_names_the_one_that_would_fail() {
 /// A budget below the profile's shortest is refused with the least budget.
 #[test]
 fn a_budget_shortens_the_jobs_and_the_estimate_holds() {
-    let _share = share(true);
+    let _share = common::share(true);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("p.toml");
     std::fs::write(

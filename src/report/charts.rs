@@ -113,24 +113,12 @@ fn reference_series(
                     m.is_finite().then_some((x(r)?, m))
                 })
                 .collect();
-            Some(Series {
-                name: format!("{}: {name}", crate::text::printable(&tool)),
-                details: points
-                    .iter()
-                    .map(|&(x, y)| {
-                        Detail::at(
-                            x,
-                            y,
-                            format!(
-                                "{} (reference) {name}: {}",
-                                crate::text::printable(&tool),
-                                crate::units::format_sig(y)
-                            ),
-                        )
-                    })
-                    .collect(),
+            let tool = crate::text::printable(&tool);
+            Some(Series::of_figures(
+                format!("{tool}: {name}"),
                 points,
-            })
+                |_, y| format!("{tool} (reference) {name}: {}", crate::units::format_sig(y)),
+            ))
         })
         .collect()
 }
@@ -187,26 +175,15 @@ fn interval_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
                         .enumerate()
                         .map(|(i, v)| ((i as f64 + 1.0) * iv.interval_s, *v))
                         .collect();
-                    let details = points
-                        .iter()
-                        .map(|&(x, y)| {
-                            Detail::at(
-                                x,
-                                y,
-                                format!(
-                                    "{name}\n{} s: {} {}",
-                                    crate::units::format_sig(x),
-                                    crate::units::format_sig(y),
-                                    unit_name(&unit)
-                                ),
-                            )
-                        })
-                        .collect();
-                    Some(Series {
-                        name,
-                        points,
-                        details,
-                    })
+                    let tip = |x, y| {
+                        format!(
+                            "{name}\n{} s: {} {}",
+                            crate::units::format_sig(x),
+                            crate::units::format_sig(y),
+                            unit_name(&unit)
+                        )
+                    };
+                    Some(Series::of_figures(name.clone(), points, tip))
                 })
                 .collect();
             Chart {
@@ -282,25 +259,14 @@ fn percentile_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
                         })
                         .collect();
                     points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    let details = points
-                        .iter()
-                        .map(|&(x, y)| {
-                            Detail::at(
-                                x,
-                                y,
-                                format!(
-                                    "{name}\n{} {}",
-                                    crate::units::format_sig(y),
-                                    unit_name(&unit)
-                                ),
-                            )
-                        })
-                        .collect();
-                    Series {
-                        name,
-                        points,
-                        details,
-                    }
+                    let tip = |_, y| {
+                        format!(
+                            "{name}\n{} {}",
+                            crate::units::format_sig(y),
+                            unit_name(&unit)
+                        )
+                    };
+                    Series::of_figures(name.clone(), points, tip)
                 })
                 .collect();
             Chart {

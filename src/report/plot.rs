@@ -68,6 +68,25 @@ pub struct Series {
     pub details: Vec<Detail>,
 }
 
+impl Series {
+    /// A series of single figures (no repetitions), each point's hover text from `tip(x, y)`.
+    pub fn of_figures(
+        name: String,
+        points: Vec<(f64, f64)>,
+        tip: impl Fn(f64, f64) -> String,
+    ) -> Series {
+        let details = points
+            .iter()
+            .map(|&(x, y)| Detail::at(x, y, tip(x, y)))
+            .collect();
+        Series {
+            name,
+            points,
+            details,
+        }
+    }
+}
+
 /// A measured point of a series: its repetitions' range, each repetition, and the text shown
 /// when the pointer rests on it.
 #[derive(Debug, Clone, PartialEq, Default)]

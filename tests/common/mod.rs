@@ -699,3 +699,23 @@ pub fn one_line_exit(args: &[&str], code: i32, expected: &[&str]) {
         assert!(stderr.contains(e), "{args:?}: expected '{e}' in: {stderr}");
     }
 }
+
+/// Held for reading by every test or case of a test binary that benchmarks, and for writing by
+/// one that compares timings: the others' benchmarks would share its cores and skew it.
+static TIMING: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// The caller's share of the machine until the guard is dropped: alone where it compares
+/// timings, beside the others elsewhere. A test that panicked holding it poisons nothing that
+/// matters here.
+pub enum Share {
+    Beside(std::sync::RwLockReadGuard<'static, ()>),
+    Alone(std::sync::RwLockWriteGuard<'static, ()>),
+}
+
+pub fn share(alone: bool) -> Share {
+    if alone {
+        Share::Alone(TIMING.write().unwrap_or_else(|e| e.into_inner()))
+    } else {
+        Share::Beside(TIMING.read().unwrap_or_else(|e| e.into_inner()))
+    }
+}
