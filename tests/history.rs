@@ -81,7 +81,8 @@ fn compare_flags_a_20_percent_regression_and_not_a_repeat() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let changes: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let changes = &doc["changes"];
     let dp = changes
         .as_array()
         .unwrap()
@@ -211,7 +212,8 @@ fn a_copy_one_percent_worse_is_no_regression_twenty_percent_is() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
-    let changes: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let changes = &doc["changes"];
     for c in changes.as_array().unwrap() {
         assert!(c["p_adjusted"].as_f64().unwrap() >= c["p"].as_f64().unwrap());
         assert!((c["change"].as_f64().unwrap() + 0.2).abs() < 1e-6, "{c}");
@@ -499,8 +501,8 @@ fn compare_is_blind_to_display_units() {
             .arg("--json")
             .assert()
             .success();
-        let changes: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
-        let changes = changes.as_array().unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        let changes = doc["changes"].as_array().unwrap();
         assert_eq!(changes.len(), recs.len(), "every point is matched");
         for c in changes {
             assert_eq!(c["unit"], "bit/s", "{c}");
@@ -683,4 +685,111 @@ fn a_full_file_system_is_said_in_one_line() {
     );
     assert!(json.is_file());
     assert!(!new_db(common::left_in(dir.path())));
+}
+
+/// Two real loopback runs (each with its own in-process server on an ephemeral port) pair every
+/// point: the port is no part of a point's identity. A copy with the network figures 20 % worse
+/// exits 3; a copy missing a point lists it as only in A.
+#[test]
+fn two_loopback_runs_pair_every_point_and_a_network_drop_regresses() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let run = |name: &str| {
+        let path = dir.path().join(name);
+        peakbench(&db)
+            .args(["net", "--loopback", "--protocol", "tcp,udp"])
+            .args(["--duration", "100ms", "--omit", "0s", "--repeat", "8"])
+            .args(["--no-history", "--quiet", "--json"])
+            .arg(&path)
+            .assert()
+            .success();
+        path
+    };
+    let (a, b) = (run("a.json"), run("b.json"));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&a).unwrap()).unwrap();
+    let points = report["results"].as_array().unwrap().len();
+    assert!(points >= 4, "{points} points");
+    let compare = |x: &Path, y: &Path| {
+        let out = peakbench(&db)
+            .arg("compare")
+            .arg(x)
+            .arg(y)
+            .args(["--json", "-"])
+            .output()
+            .unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        (out.status.code(), doc)
+    };
+    let (code, doc) = compare(&a, &b);
+    assert_ne!(code, Some(2), "{doc}");
+    assert_eq!(doc["changes"].as_array().unwrap().len(), points, "{doc}");
+    assert!(doc["only_in_a"].as_array().unwrap().is_empty(), "{doc}");
+    assert!(doc["only_in_b"].as_array().unwrap().is_empty(), "{doc}");
+
+    // The network figures 20 % worse: a regression, exit 3.
+    let worse = dir.path().join("worse.json");
+    std::fs::write(&worse, serde_json::to_vec(&scaled(&report, 0.8)).unwrap()).unwrap();
+    let (code, doc) = compare(&a, &worse);
+    assert_eq!(code, Some(3), "{doc}");
+    assert!(
+        doc["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["subsystem"] == "net" && c["regression"] == true),
+        "{doc}"
+    );
+
+    // One point missing from B: listed by its label, in the table too.
+    let mut fewer = report.clone();
+    let gone = fewer["results"].as_array_mut().unwrap().pop().unwrap();
+    let fewer_path = dir.path().join("fewer.json");
+    std::fs::write(&fewer_path, serde_json::to_vec(&fewer).unwrap()).unwrap();
+    let (_, doc) = compare(&a, &fewer_path);
+    let only = doc["only_in_a"].as_array().unwrap();
+    assert_eq!(only.len(), 1, "{doc}");
+    assert_eq!(only[0]["workload"], gone["workload"]);
+    assert_eq!(only[0]["metric"], gone["metric"]);
+    let out = peakbench(&db)
+        .arg("compare")
+        .arg(&a)
+        .arg(&fewer_path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("only in A (1 points, not compared)"),
+        "{text}"
+    );
+    assert!(text.contains(only[0]["label"].as_str().unwrap()), "{text}");
+}
+
+/// Two repetitions of a noisy point: "inconclusive" with the smallest change they detect, exit
+/// 0, and the advice to repeat more.
+#[test]
+fn two_noisy_repetitions_are_inconclusive() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let mut report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("base.json")).unwrap()).unwrap();
+    for rec in report["results"].as_array_mut().unwrap() {
+        let m = rec["mean"].as_f64().unwrap();
+        rec["samples"] = serde_json::json!([m * 0.95, m * 1.05]);
+    }
+    let a = dir.path().join("a.json");
+    std::fs::write(&a, serde_json::to_vec(&report).unwrap()).unwrap();
+    let b = dir.path().join("b.json");
+    std::fs::write(&b, serde_json::to_vec(&scaled(&report, 0.97)).unwrap()).unwrap();
+    let out = peakbench(&db)
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("inconclusive"), "{text}");
+    assert!(!text.contains("no significant change"), "{text}");
+    assert!(text.contains("--repeat"), "{text}");
 }

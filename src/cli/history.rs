@@ -1,7 +1,7 @@
 //! `peakbench history` and `peakbench compare`: the results database on the command line.
 
 use super::common::{UsageError, parse_positive};
-use crate::history::compare::{Change, Criteria, compare};
+use crate::history::compare::{Change, Criteria, Unpaired, compare, only_in};
 use crate::history::{self, Store};
 use crate::results::Report;
 use crate::units::{self, format_sig};
@@ -42,9 +42,10 @@ pub struct HistoryArgs {
     /// Store these JSON documents (written by --json) as runs first, e.g. from other machines.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub import: Vec<PathBuf>,
-    /// Print the runs as JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    /// Write the runs as JSON to FILE, or to standard output for - (also when FILE is left
+    /// out) instead of the table.
+    #[arg(short = 'o', long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<PathBuf>,
     #[command(flatten)]
     pub db: DbArgs,
     #[command(flatten)]
@@ -65,9 +66,10 @@ pub struct CompareArgs {
     /// corrected for the number of points tested (Holm–Bonferroni).
     #[arg(long, default_value = "0.05", value_parser = parse_alpha)]
     pub alpha: f64,
-    /// Print the comparison as JSON (base units) instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    /// Write the comparison as JSON (base units) to FILE, or to standard output for - (also
+    /// when FILE is left out) instead of the table.
+    #[arg(short = 'o', long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<PathBuf>,
     #[command(flatten)]
     pub db: DbArgs,
     #[command(flatten)]
@@ -154,8 +156,8 @@ pub fn run_history(args: HistoryArgs) -> anyhow::Result<()> {
     } else {
         Vec::new()
     };
-    if args.json {
-        return crate::files::print(&format!("{}\n", serde_json::to_string_pretty(&runs)?));
+    if let Some(path) = &args.json {
+        return write_json(path, &runs);
     }
     if runs.is_empty() {
         return crate::files::print(&format!(
@@ -198,19 +200,6 @@ fn table_of(changes: &[Change], display: &units::Display) -> Table {
         "Point", "Metric", "A", "B", "Unit", "Change %", "p (Holm)", "Verdict",
     ]);
     for c in changes {
-        let verdict = if let Some(why) = &c.not_comparable {
-            format!("not comparable: {why}")
-        } else if c.regression {
-            "REGRESSION".to_string()
-        } else if c.improvement {
-            "improvement".to_string()
-        } else if c.significant {
-            "significant, within threshold".to_string()
-        } else if c.p.is_none() {
-            "not tested (< 2 repetitions)".to_string()
-        } else {
-            "no significant change".to_string()
-        };
         let (a, b, unit) = match display.conversion(&c.subsystem, &c.unit) {
             Some(d) => (d.apply(c.mean_a), d.apply(c.mean_b), d.unit.to_string()),
             None => (c.mean_a, c.mean_b, c.unit.clone()),
@@ -224,10 +213,45 @@ fn table_of(changes: &[Change], display: &units::Display) -> Table {
             format!("{:+.1}", c.change * 100.0),
             c.p_adjusted
                 .map_or_else(|| "—".into(), |p| format!("{p:.3}")),
-            verdict,
+            c.verdict().to_string(),
         ]);
     }
     table
+}
+
+/// "only in A (3): cpu DP · 4 threads (throughput); …", one line per point after the first.
+fn unpaired_lines(run: &str, points: &[Unpaired]) -> String {
+    if points.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("only in {run} ({} points, not compared):\n", points.len());
+    for p in points {
+        out.push_str(&format!("  {} {} ({})\n", p.subsystem, p.label, p.metric));
+    }
+    out
+}
+
+/// Writes `value` as JSON to `path` (standard output for -), saying where.
+fn write_json(path: &Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
+    let text = format!("{}\n", serde_json::to_string_pretty(value)?);
+    crate::files::write_output(path, text.as_bytes())
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    if path != Path::new("-") {
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// `compare --json`: the criteria, every pair, and the points only one run has.
+#[derive(serde::Serialize)]
+struct CompareDocument<'a> {
+    a: &'a str,
+    b: &'a str,
+    criteria: Criteria,
+    power: f64,
+    changes: &'a [Change],
+    only_in_a: &'a [Unpaired],
+    only_in_b: &'a [Unpaired],
 }
 
 pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
@@ -241,15 +265,39 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
     if changes.is_empty() {
         return Err(UsageError(format!(
             "runs {} and {} have no point in common (same workload, metric and parameters)",
-            args.a, args.b
+            crate::text::printable(&args.a),
+            crate::text::printable(&args.b)
         ))
         .into());
     }
-    if args.json {
-        crate::files::print(&format!("{}\n", serde_json::to_string_pretty(&changes)?))?;
+    let (only_a, only_b) = (
+        only_in(&a.results, &b.results),
+        only_in(&b.results, &a.results),
+    );
+    if let Some(path) = &args.json {
+        let doc = CompareDocument {
+            a: &args.a,
+            b: &args.b,
+            criteria,
+            power: crate::history::compare::POWER,
+            changes: &changes,
+            only_in_a: &only_a,
+            only_in_b: &only_b,
+        };
+        write_json(path, &doc)?;
     } else {
+        let inconclusive = changes.iter().filter(|c| c.inconclusive).count();
+        let advice = if inconclusive > 0 {
+            format!(
+                "\n{inconclusive} of {} points inconclusive: their repetitions cannot detect a {} % change; run both with more --repeat (5 or more) to decide them\n",
+                changes.len(),
+                args.threshold
+            )
+        } else {
+            String::new()
+        };
         crate::files::print(&format!(
-            "A: {} ({}), B: {} ({}); significance: Welch's t-test on the repetitions, p corrected for {} points by Holm–Bonferroni < {}; regression: worse by more than {} %\n{}\n",
+            "A: {} ({}), B: {} ({}); significance: Welch's t-test on the repetitions, p corrected for {} points by Holm–Bonferroni < {}; regression: worse by more than {} %\n{}\n{}{}{}",
             crate::text::printable(&args.a),
             crate::text::printable(&a.started_at),
             crate::text::printable(&args.b),
@@ -257,7 +305,10 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
             changes.iter().filter(|c| c.p.is_some()).count(),
             args.alpha,
             args.threshold,
-            table_of(&changes, &args.display.display())
+            table_of(&changes, &args.display.display()),
+            unpaired_lines("A", &only_a),
+            unpaired_lines("B", &only_b),
+            advice,
         ))?;
     }
     let regressions = changes.iter().filter(|c| c.regression).count();

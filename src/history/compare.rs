@@ -31,13 +31,18 @@ pub fn better(metric: &str) -> Better {
 }
 
 /// How a test decides.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct Criteria {
     /// Family-wise significance level over all the points tested (e.g. 0.05).
     pub alpha: f64,
     /// A significant change counts as a regression only beyond this fraction (e.g. 0.03).
     pub threshold: f64,
 }
+
+/// The chance of detecting a change of the threshold's size that a point's repetitions must
+/// give before "no significant change" is said of it (the usual 80 %); below it the verdict is
+/// "inconclusive".
+pub const POWER: f64 = 0.8;
 
 /// Parameters that are not swept but change what a point measures: a point whose value differs
 /// between the runs is not compared.
@@ -91,6 +96,101 @@ pub struct Change {
     /// Why the point was paired but not compared (another unit or condition), if so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_comparable: Option<String>,
+    /// The smallest change (a fraction of `mean_a`) that these repetitions detect with
+    /// [`POWER`] at the strictest level Holm–Bonferroni applies (alpha ÷ the points tested);
+    /// None where not tested.
+    pub detectable_change: Option<f64>,
+    /// Not significant, and the repetitions could not have detected a change of the
+    /// threshold's size: nothing can be said either way.
+    pub inconclusive: bool,
+}
+
+/// What a comparison says of one point.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Another unit or condition: paired, not tested.
+    NotComparable(String),
+    Regression,
+    Improvement,
+    /// Significant, but smaller than the threshold.
+    WithinThreshold,
+    /// Fewer than two repetitions on a side.
+    NotTested,
+    /// Not significant, and a change of the threshold's size could not have been detected: the
+    /// smallest detectable change (a fraction).
+    Inconclusive(f64),
+    NoChange,
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Verdict::NotComparable(why) => write!(f, "not comparable: {why}"),
+            Verdict::Regression => f.write_str("REGRESSION"),
+            Verdict::Improvement => f.write_str("improvement"),
+            Verdict::WithinThreshold => f.write_str("significant, within threshold"),
+            Verdict::NotTested => f.write_str("not tested (< 2 repetitions)"),
+            Verdict::Inconclusive(d) if d.is_finite() && *d < 100.0 => {
+                write!(f, "inconclusive (detects ≥ {})", percent(*d))
+            }
+            Verdict::Inconclusive(_) => f.write_str("inconclusive (too few repetitions)"),
+            Verdict::NoChange => f.write_str("no significant change"),
+        }
+    }
+}
+
+/// A fraction as a percentage with two significant digits: 0.034 → "3.4 %", 0.5 → "50 %".
+fn percent(x: f64) -> String {
+    let p = x * 100.0;
+    if p < 10.0 {
+        format!("{p:.1} %")
+    } else {
+        format!("{p:.0} %")
+    }
+}
+
+impl Change {
+    pub fn verdict(&self) -> Verdict {
+        if let Some(why) = &self.not_comparable {
+            Verdict::NotComparable(why.clone())
+        } else if self.regression {
+            Verdict::Regression
+        } else if self.improvement {
+            Verdict::Improvement
+        } else if self.significant {
+            Verdict::WithinThreshold
+        } else if self.p.is_none() {
+            Verdict::NotTested
+        } else if self.inconclusive {
+            Verdict::Inconclusive(self.detectable_change.unwrap_or(f64::INFINITY))
+        } else {
+            Verdict::NoChange
+        }
+    }
+}
+
+/// A point that only one of two runs has.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Unpaired {
+    pub subsystem: String,
+    pub workload: String,
+    pub metric: String,
+    /// The point for a person.
+    pub label: String,
+}
+
+/// The points of `a` that `b` lacks (by [`point_key`]), in `a`'s order.
+pub fn only_in(a: &[ResultRecord], b: &[ResultRecord]) -> Vec<Unpaired> {
+    let keys: std::collections::BTreeSet<String> = b.iter().map(point_key).collect();
+    a.iter()
+        .filter(|r| !keys.contains(&point_key(r)))
+        .map(|r| Unpaired {
+            subsystem: r.subsystem.clone(),
+            workload: r.workload.clone(),
+            metric: r.metric.clone(),
+            label: label(r),
+        })
+        .collect()
 }
 
 /// A parameter's value for a person: a size in bytes as a size, text made printable.
@@ -230,6 +330,8 @@ pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Chang
                 regression: false,
                 improvement: false,
                 not_comparable,
+                detectable_change: None,
+                inconclusive: false,
             })
         })
         .collect();
@@ -237,8 +339,29 @@ pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Chang
         .filter(|&i| changes[i].p.is_some())
         .collect();
     let p: Vec<f64> = tested.iter().filter_map(|&i| changes[i].p).collect();
+    // The strictest level Holm applies is alpha ÷ m: a point's repetitions detect a change for
+    // sure only if they do at that level.
+    let level = c.alpha / tested.len().max(1) as f64;
+    let samples: BTreeMap<String, (&[f64], &[f64])> = a
+        .iter()
+        .filter_map(|ra| {
+            let key = point_key(ra);
+            let rb = by_key.get(&key)?;
+            Some((key, (ra.samples.as_slice(), rb.samples.as_slice())))
+        })
+        .collect();
     for (&i, adjusted) in tested.iter().zip(holm(&p)) {
         let ch = &mut changes[i];
+        ch.detectable_change = samples.get(&ch.key).and_then(|(sa, sb)| {
+            let d = welch::detectable_difference(sa, sb, level, POWER)?;
+            Some(if d == 0.0 {
+                0.0
+            } else if ch.mean_a != 0.0 {
+                d / ch.mean_a.abs()
+            } else {
+                f64::INFINITY
+            })
+        });
         ch.p_adjusted = Some(adjusted);
         ch.significant = adjusted < c.alpha;
         let worse = match better(&ch.metric) {
@@ -248,6 +371,7 @@ pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Chang
         let beyond = ch.change.abs() > c.threshold;
         ch.regression = ch.significant && beyond && worse;
         ch.improvement = ch.significant && beyond && !worse;
+        ch.inconclusive = !ch.significant && ch.detectable_change.is_none_or(|d| d > c.threshold);
     }
     changes
 }
@@ -399,6 +523,51 @@ mod tests {
             C,
         );
         assert!(ch[0].p.is_none() && !ch[0].regression);
+    }
+
+    /// Two repetitions of a noisy point cannot tell a 3 % change from noise: "inconclusive",
+    /// with the smallest change they could detect, never "no significant change". The same
+    /// point with many steady repetitions is decided.
+    #[test]
+    fn too_few_repetitions_are_inconclusive() {
+        let ch = compare(
+            &[rec("throughput", vec![100.0, 106.0])],
+            &[rec("throughput", vec![99.0, 104.0])],
+            C,
+        );
+        assert!(ch[0].inconclusive && !ch[0].regression && !ch[0].significant);
+        let d = ch[0].detectable_change.unwrap();
+        assert!(d > 0.15, "two noisy samples detect only large changes: {d}");
+        match ch[0].verdict() {
+            Verdict::Inconclusive(x) => assert_eq!(x, d),
+            v => panic!("{v:?}"),
+        }
+        assert!(ch[0].verdict().to_string().starts_with("inconclusive"));
+        let steady: Vec<f64> = (0..10).map(|i| 100.0 + 0.1 * (i % 3) as f64).collect();
+        let ch = compare(
+            &[rec("throughput", steady.clone())],
+            &[rec("throughput", steady)],
+            C,
+        );
+        assert!(!ch[0].inconclusive, "{:?}", ch[0].detectable_change);
+        assert_eq!(ch[0].verdict(), Verdict::NoChange);
+        assert!(ch[0].detectable_change.unwrap() < 0.01);
+    }
+
+    #[test]
+    fn points_of_one_run_only_are_listed() {
+        let a = [
+            rec("throughput", vec![1.0, 2.0]),
+            rec("loss", vec![0.0, 0.1]),
+        ];
+        let b = [rec("throughput", vec![1.0, 2.0])];
+        let only = only_in(&a, &b);
+        assert_eq!(only.len(), 1);
+        assert_eq!(
+            (only[0].metric.as_str(), only[0].workload.as_str()),
+            ("loss", "THROUGHPUT")
+        );
+        assert!(only_in(&b, &a).is_empty());
     }
 
     #[test]

@@ -45,6 +45,54 @@ pub fn test(a: &[f64], b: &[f64]) -> Option<Welch> {
     Some(Welch { t, df, p })
 }
 
+/// The smallest difference of means that a two-sided Welch test at level `alpha` detects with
+/// probability `power`, given the spread of `a` and `b` (their sample variances stand for the
+/// true ones): (t₁₋α/₂,ν + t_power,ν) · √(s₁²/n₁ + s₂²/n₂), the usual power calculation with
+/// Student's t in place of the normal. `None` with fewer than two finite samples on a side;
+/// 0 where neither side has any spread (any difference is detected).
+pub fn detectable_difference(a: &[f64], b: &[f64], alpha: f64, power: f64) -> Option<f64> {
+    if a.len() < 2 || b.len() < 2 || a.iter().chain(b).any(|v| !v.is_finite()) {
+        return None;
+    }
+    let (_, va) = mean_var(a);
+    let (_, vb) = mean_var(b);
+    let (qa, qb) = (va / a.len() as f64, vb / b.len() as f64);
+    let se2 = qa + qb;
+    if se2 == 0.0 {
+        return Some(0.0);
+    }
+    let df = se2 * se2 / (qa * qa / (a.len() as f64 - 1.0) + qb * qb / (b.len() as f64 - 1.0));
+    // t_power is the one-sided quantile: P(T > t) = 1 − power, a two-sided tail of 2(1 − power).
+    let t = t_two_sided(alpha, df) + t_two_sided(2.0 * (1.0 - power).clamp(0.0, 1.0), df);
+    Some(t * se2.sqrt())
+}
+
+/// The t with P(|T| ≥ t) = `p` for Student's t with `df` degrees of freedom (bisection on the
+/// tail, which falls monotonically in t; 0 for p ≥ 1).
+fn t_two_sided(p: f64, df: f64) -> f64 {
+    if p >= 1.0 {
+        return 0.0;
+    }
+    let tail = |t: f64| incomplete_beta(df / 2.0, 0.5, df / (df + t * t));
+    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+    // Grow the bracket: at ν = 1 and p = 1e-6 the quantile is about 3e5.
+    while tail(hi) > p && hi < 1e12 {
+        hi *= 4.0;
+    }
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if tail(mid) > p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo <= 1e-12 * hi {
+            break;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
 /// ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms; ~15 significant digits).
 fn ln_gamma(x: f64) -> f64 {
     const C: [f64; 9] = [
@@ -168,6 +216,29 @@ mod tests {
         assert!((w.t - 2.4553).abs() < 1e-3, "{w:?}");
         assert!((w.df - 24.988).abs() < 1e-2, "{w:?}");
         assert!((w.p - 0.02135).abs() < 1e-4, "{w:?}");
+    }
+
+    #[test]
+    fn quantiles_and_the_detectable_difference_match_tables() {
+        // Student's t tables: t(0.975, 10) = 2.228, t(0.975, 1) = 12.706, t(0.8, 10) = 0.8791.
+        assert!((t_two_sided(0.05, 10.0) - 2.228_139).abs() < 1e-5);
+        assert!((t_two_sided(0.05, 1.0) - 12.706_20).abs() < 1e-3);
+        assert!((t_two_sided(0.4, 10.0) - 0.879_1).abs() < 1e-3);
+        assert_eq!(t_two_sided(1.0, 3.0), 0.0);
+        // Two sets of 11 with variance 1 each: SE = √(2/11), ν = 20;
+        // (t(0.975, 20) + t(0.8, 20)) · SE = (2.0860 + 0.8600) · 0.42640 = 1.2562.
+        let a: Vec<f64> = (0..11).map(|i| (i as f64 - 5.0) / 11f64.sqrt()).collect();
+        let d = detectable_difference(&a, &a, 0.05, 0.8).unwrap();
+        assert!((d - 1.2562).abs() < 2e-3, "{d}");
+        // Fewer repetitions detect less; none of spread detect anything; one detects nothing.
+        let ends = [a[0], a[10]];
+        let two = detectable_difference(&ends, &ends, 0.05, 0.8).unwrap();
+        assert!(two > 3.0 * d, "{two} against {d}");
+        assert_eq!(
+            detectable_difference(&[1.0, 1.0], &[2.0, 2.0], 0.05, 0.8),
+            Some(0.0)
+        );
+        assert!(detectable_difference(&[1.0], &[1.0, 2.0], 0.05, 0.8).is_none());
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use super::charts;
 use super::plot::{Chart, Plot};
-use crate::history::compare::{Change, Criteria, compare, label};
+use crate::history::compare::{Change, Criteria, Unpaired, Verdict, compare, label, only_in};
 use crate::history::point_key;
 use crate::results::Report;
 use crate::units::{Display, format_sig};
@@ -40,16 +40,17 @@ pub struct Row {
 impl Row {
     /// The verdict of run `k` (≥ 1) against the baseline, in words.
     pub fn verdict(&self, k: usize) -> String {
-        match self.changes.get(k).and_then(Option::as_ref) {
+        match self
+            .changes
+            .get(k)
+            .and_then(Option::as_ref)
+            .map(Change::verdict)
+        {
             None => "—".into(),
-            Some(c) => match &c.not_comparable {
-                Some(why) => format!("not comparable: {why}"),
-                None if c.regression => "worse".into(),
-                None if c.improvement => "better".into(),
-                None if c.significant => "within threshold".into(),
-                None if c.p.is_none() => "not tested (< 2 repetitions)".into(),
-                None => "no significant change".into(),
-            },
+            Some(Verdict::Regression) => "worse".into(),
+            Some(Verdict::Improvement) => "better".into(),
+            Some(Verdict::WithinThreshold) => "within threshold".into(),
+            Some(v) => v.to_string(),
         }
     }
 
@@ -65,6 +66,9 @@ pub struct Comparison {
     pub rows: Vec<Row>,
     pub charts: Vec<Chart>,
     pub criteria: Criteria,
+    /// Points that only one side of a pair of runs has: (the run that has them, the run that
+    /// lacks them, the points), for the baseline against each later run and back.
+    pub unpaired: Vec<(String, String, Vec<Unpaired>)>,
 }
 
 impl Comparison {
@@ -129,7 +133,20 @@ impl Comparison {
                 })
             })
             .collect();
+        let mut unpaired = Vec::new();
+        for (r, info) in runs[1..].iter().zip(&infos[1..]) {
+            for (has, lacks, (x, y)) in [
+                (&infos[0], info, (&base.results, &r.results)),
+                (info, &infos[0], (&r.results, &base.results)),
+            ] {
+                let only = only_in(x, y);
+                if !only.is_empty() {
+                    unpaired.push((has.letter.clone(), lacks.letter.clone(), only));
+                }
+            }
+        }
         Comparison {
+            unpaired,
             charts: merged_charts(runs, &infos, display),
             runs: infos,
             rows,
@@ -181,6 +198,33 @@ impl Comparison {
                     cells.push(row.verdict(k));
                 }
                 cells
+            })
+            .collect()
+    }
+
+    /// The points only one run of a pair has, as a heading ("In A, not in B (3 points)") and
+    /// each point in words.
+    pub fn unpaired_lists(&self) -> Vec<(String, Vec<String>)> {
+        self.unpaired
+            .iter()
+            .map(|(has, lacks, points)| {
+                (
+                    format!(
+                        "In {has}, not in {lacks} ({} points, not compared)",
+                        points.len()
+                    ),
+                    points
+                        .iter()
+                        .map(|p| {
+                            format!(
+                                "{} {} ({})",
+                                super::subsystem_name(&p.subsystem),
+                                p.label,
+                                p.metric
+                            )
+                        })
+                        .collect(),
+                )
             })
             .collect()
     }
@@ -267,6 +311,12 @@ impl Comparison {
         for row in self.cells() {
             let row: Vec<String> = row.iter().map(|c| cell(c)).collect();
             out.push_str(&format!("| {} |\n", row.join(" | ")));
+        }
+        for (heading, points) in self.unpaired_lists() {
+            out.push_str(&format!("\n{heading}:\n\n"));
+            for p in points {
+                out.push_str(&format!("- {}\n", cell(&p)));
+            }
         }
         out.into_bytes()
     }

@@ -352,6 +352,18 @@ pub fn render_comparison(cmp: &super::compare::Comparison) -> Vec<u8> {
         out.push_str("</tr>\n");
     }
     out.push_str("</tbody></table></div>\n</section>\n");
+    let lists = cmp.unpaired_lists();
+    if !lists.is_empty() {
+        out.push_str("<section id=\"unpaired\">\n<h2>Points not in every run</h2>\n");
+        for (heading, points) in lists {
+            out.push_str(&format!("<h3>{}</h3>\n<ul>\n", esc(&heading)));
+            for p in points {
+                out.push_str(&format!("<li>{}</li>\n", esc(&p)));
+            }
+            out.push_str("</ul>\n");
+        }
+        out.push_str("</section>\n");
+    }
     out.push_str(
         "<footer>Written by peakbench. The charts are inline SVG; the page needs no network and \
          no script.</footer>\n</body>\n</html>\n",

@@ -748,15 +748,40 @@ impl Params {
     }
 
     /// The identity parameters ([`IDENTITY`]) present, as a JSON object, without those in
-    /// `except`.
+    /// `except`. Only what was measured counts: the server is its host, not the port it
+    /// listened on (an in-process loopback server's port is ephemeral, new every run).
     pub fn identity(&self, except: &[&str]) -> serde_json::Map<String, serde_json::Value> {
         match serde_json::to_value(self) {
             Ok(serde_json::Value::Object(m)) => m
                 .into_iter()
                 .filter(|(k, _)| IDENTITY.contains(&k.as_str()) && !except.contains(&k.as_str()))
+                .map(|(k, v)| match (k.as_str(), v) {
+                    ("server", serde_json::Value::String(s)) => {
+                        let host = host_of(&s).to_string();
+                        (k, serde_json::Value::String(host))
+                    }
+                    (_, v) => (k, v),
+                })
                 .collect(),
             _ => serde_json::Map::new(),
         }
+    }
+}
+
+/// The host of a server address without its port: "127.0.0.1:40123" → "127.0.0.1",
+/// "[::1]:5201" → "::1", "node7:5201" → "node7"; anything else as it is.
+fn host_of(addr: &str) -> &str {
+    if let Some(rest) = addr.strip_prefix('[') {
+        if let Some((host, port)) = rest.split_once("]:")
+            && port.parse::<u16>().is_ok()
+        {
+            return host;
+        }
+        return addr;
+    }
+    match addr.rsplit_once(':') {
+        Some((host, port)) if !host.contains(':') && port.parse::<u16>().is_ok() => host,
+        _ => addr,
     }
 }
 
@@ -903,5 +928,33 @@ mod tests {
             serde_json::Value::Object(id),
             json!({"threads": 2, "scaling": "weak", "isa": "avx2"})
         );
+    }
+
+    /// An ephemeral port is no part of what was measured: two loopback runs are the same point.
+    #[test]
+    fn a_servers_port_is_not_its_identity() {
+        for (addr, host) in [
+            ("127.0.0.1:40123", "127.0.0.1"),
+            ("[::1]:5201", "::1"),
+            ("node7:5201", "node7"),
+            ("::1", "::1"),
+            ("fe80::1", "fe80::1"),
+            ("host", "host"),
+            ("[::1]", "[::1]"),
+        ] {
+            assert_eq!(host_of(addr), host, "{addr}");
+        }
+        let net = |server: &str| {
+            Params::decode(
+                "net",
+                "THROUGHPUT",
+                json!({"threads": 1, "streams": 1, "protocol": "tcp", "message_size_bytes": 1024,
+                       "duration_s": 1.0, "omit_s": 0.0, "server": server}),
+            )
+            .unwrap()
+            .identity(&[])
+        };
+        assert_eq!(net("127.0.0.1:40123"), net("127.0.0.1:39001"));
+        assert_ne!(net("127.0.0.1:40123"), net("127.0.0.2:40123"));
     }
 }
