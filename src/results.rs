@@ -165,6 +165,29 @@ impl ResultRecord {
         .converted(&|_, unit| units::Conversion::to_base(unit))
     }
 
+    /// Adds the warnings a reader of this point must not miss that the point itself shows, for a
+    /// point measured here by a process that may use `cpus` CPUs: more compute threads than
+    /// CPUs (oversubscribed: its efficiency is of a share of the cores), or a disk target in
+    /// memory (tmpfs, ramfs: RAM measured, not a disk, and O_DIRECT has no effect there).
+    pub fn add_notices(&mut self, cpus: usize) {
+        let threads = self.params.threads();
+        if matches!(self.subsystem.as_str(), "cpu" | "mem") && cpus > 0 && threads > cpus {
+            self.warnings.push(format!(
+                "oversubscribed: {threads} threads on the {cpus} CPUs this process may use, so each thread has a share of a core"
+            ));
+        }
+        if let Some(fs) = self
+            .params
+            .disk()
+            .and_then(|d| d.file_system.as_deref())
+            .filter(|fs| matches!(*fs, "tmpfs" | "ramfs"))
+        {
+            self.warnings.push(format!(
+                "the target is on {fs}: this measured memory, not a disk (O_DIRECT has no effect there); give --dir on the disk to measure"
+            ));
+        }
+    }
+
     /// The record with its figures, and its peak's, converted by `map` (given the subsystem
     /// and the unit). Efficiencies, coefficients of variation and parameters do not change.
     pub fn converted(mut self, map: UnitMap) -> ResultRecord {

@@ -1,7 +1,8 @@
 //! Text that came from outside (a peer, a file, the command line) made safe to print: control
 //! characters (escape sequences, newlines, carriage returns, …) are shown as `\u{1b}`-style
 //! escapes, so that nothing a stranger sends can move the cursor, clear the screen or forge a
-//! line of output.
+//! line of output. Also the terminal's width, and text wrapped, cut or laid out in columns to
+//! fit it.
 
 /// `text` with every control character escaped.
 pub fn printable(text: &str) -> String {
@@ -36,9 +37,171 @@ pub fn xml_escape(text: &str) -> String {
     out
 }
 
+/// The columns a terminal line may take: `COLUMNS` where it holds a number from 20 to 1000,
+/// else the width of the terminal on standard output or standard error, else 100.
+pub fn terminal_width() -> usize {
+    if let Some(w) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|w| (20..=1000).contains(w))
+    {
+        return w;
+    }
+    [libc::STDOUT_FILENO, libc::STDERR_FILENO]
+        .into_iter()
+        .find_map(tty_columns)
+        .unwrap_or(100)
+}
+
+/// The width of the terminal on `fd`, if it is one.
+fn tty_columns(fd: libc::c_int) -> Option<usize> {
+    let mut size = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes one `winsize` into the struct it is given, which lives for the
+    // call; on a descriptor that is no terminal it fails and writes nothing.
+    let r = unsafe { libc::ioctl(fd, libc::TIOCGWINSZ, &mut size) };
+    (r == 0 && size.ws_col >= 20).then_some(usize::from(size.ws_col))
+}
+
+/// The columns `text` takes on a terminal (one per character: the text peakbench prints has
+/// no wide characters).
+pub fn width(text: &str) -> usize {
+    text.chars().count()
+}
+
+/// `text` cut to `max` columns, its end replaced by "…" where it was cut.
+pub fn truncate(text: &str, max: usize) -> String {
+    if width(text) <= max {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// `text` wrapped at spaces into lines of at most `max` columns, each line after the first
+/// starting with `indent`; a word longer than a line is cut at the line's end.
+pub fn wrap(text: &str, max: usize, indent: &str) -> String {
+    let max = max.max(width(indent) + 10);
+    let mut lines: Vec<String> = Vec::new();
+    // Leading spaces (an indented note) stay on the first line.
+    let body = text.trim_start_matches(' ');
+    let mut line = " ".repeat(text.len() - body.len());
+    let mut words = 0;
+    for word in body.split(' ') {
+        let needed = width(&line) + usize::from(words > 0) + width(word);
+        if words > 0 && needed > max {
+            lines.push(line);
+            line = indent.to_string();
+            words = 0;
+        }
+        if words > 0 {
+            line.push(' ');
+        }
+        line.push_str(word);
+        words += 1;
+        // A word longer than a whole line is cut.
+        while width(&line) > max {
+            let head: String = line.chars().take(max).collect();
+            let tail: String = line.chars().skip(max).collect();
+            lines.push(head);
+            line = format!("{indent}{tail}");
+        }
+    }
+    lines.push(line);
+    lines.join("\n")
+}
+
+/// How a column's cells are aligned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    Right,
+}
+
+/// Rows laid out in columns two spaces apart under a header, with no borders, in at most `max`
+/// columns: where the table is wider, the widest left-aligned column is cut ("…") until it fits
+/// or is down to 8 columns.
+pub fn columns(header: &[String], rows: &[Vec<String>], align: &[Align], max: usize) -> String {
+    let n = header.len();
+    let mut widths: Vec<usize> = (0..n)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .chain(std::iter::once(&header[i]))
+                .map(|c| width(c))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let total = |w: &[usize]| w.iter().sum::<usize>() + 2 * n.saturating_sub(1);
+    while total(&widths) > max {
+        let Some((i, _)) = widths
+            .iter()
+            .enumerate()
+            .filter(|(i, w)| align.get(*i) == Some(&Align::Left) && **w > 8)
+            .max_by_key(|(_, w)| **w)
+        else {
+            break;
+        };
+        widths[i] -= 1;
+    }
+    let line = |cells: &[String]| {
+        let mut out = String::new();
+        for (i, w) in widths.iter().enumerate() {
+            let cell = truncate(cells.get(i).map_or("", String::as_str), *w);
+            let pad = " ".repeat(w - width(&cell));
+            if i > 0 {
+                out.push_str("  ");
+            }
+            match align.get(i) {
+                Some(Align::Right) => out.push_str(&format!("{pad}{cell}")),
+                _ if i + 1 == n => out.push_str(&cell),
+                _ => out.push_str(&format!("{cell}{pad}")),
+            }
+        }
+        out.trim_end().to_string()
+    };
+    let mut out = line(header);
+    out.push('\n');
+    for r in rows {
+        out.push_str(&line(r));
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wrapping_and_cutting_keep_to_the_width() {
+        let text = "peakbench run: profile quick — CPU DP/SP and LINPACK (N = 2000) on all threads, memory copy/triad and latency";
+        let wrapped = wrap(text, 40, "  ");
+        assert!(wrapped.lines().all(|l| width(l) <= 40), "{wrapped}");
+        assert!(wrapped.lines().skip(1).all(|l| l.starts_with("  ")));
+        assert_eq!(wrapped.replace("\n  ", " "), text);
+        let long = wrap(&"x".repeat(95), 40, "  ");
+        assert!(long.lines().all(|l| width(l) <= 40), "{long}");
+        assert_eq!(wrap("short", 40, "  "), "short");
+        assert_eq!(wrap("  note", 40, "    "), "  note");
+        assert_eq!(truncate("abcdef", 4), "abc…");
+        assert_eq!(truncate("abc", 4), "abc");
+        let h = ["Workload".to_string(), "Variant".into(), "GOPS".into()];
+        let rows = vec![vec![
+            "DP".to_string(),
+            "a very long variant text that goes on".into(),
+            "115.9".into(),
+        ]];
+        let t = columns(&h, &rows, &[Align::Left, Align::Left, Align::Right], 30);
+        assert!(t.lines().all(|l| width(l) <= 30), "{t}");
+        assert!(t.contains('…') && t.contains("115.9"), "{t}");
+    }
 
     #[test]
     fn control_characters_are_escaped() {

@@ -1,7 +1,8 @@
 //! Units: parsing of the sizes, durations and counts users type, and their human formatting.
 //!
-//! Decimal and binary prefixes are kept apart: `1K` and `1KB` are 1000 bytes, `1Ki` and `1KiB`
-//! are 1024 bytes, as fio and STREAM users expect to see them stated.
+//! Decimal and binary prefixes are kept apart as fio keeps them: a size's bare prefix is binary
+//! (`1K` = `1Ki` = `1KiB` = 1024 bytes) and one with `B` alone decimal (`1KB` = `1kB` = 1000
+//! bytes); counts (`--total-ops 1G`) are decimal.
 
 use std::time::Duration;
 
@@ -9,7 +10,7 @@ use std::time::Duration;
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ParseError {
     #[error(
-        "'{0}' is not a size; use a number with an optional suffix K, M, G, T (decimal) or Ki, Mi, Gi, Ti (binary), e.g. 4K or 1MiB"
+        "'{0}' is not a size; use a number with an optional suffix K, M, G, T or KiB, MiB, GiB, TiB (binary: 4K = 4KiB = 4096 bytes) or KB, MB, GB, TB (decimal: 4KB = 4000 bytes), e.g. 4K or 1MiB"
     )]
     Size(String),
     #[error("'{0}' is not a duration; use a number with a unit, e.g. 500ms, 2s or 1m")]
@@ -196,9 +197,9 @@ pub fn format_bytes_binary(bytes: u64) -> String {
         value /= 1024;
         unit += 1;
     }
-    if unit == 0 && bytes >= 1 << 20 {
-        // Not an exact multiple: show one decimal in the largest fitting unit (below 1 MiB,
-        // the exact count, e.g. a 1400-byte datagram).
+    if unit == 0 && bytes >= 4 << 10 {
+        // Not an exact multiple: show one decimal in the largest fitting unit ("724.1 KiB",
+        // not "741440 B"); below 4 KiB the exact count, e.g. a 1400-byte datagram.
         let mut v = bytes as f64;
         let mut u = 0;
         while v >= 1024.0 && u < UNITS.len() - 1 {
@@ -408,6 +409,16 @@ mod tests {
         assert!(matches!(parse_count("x", 1, 10), Err(ParseError::Count(_))));
     }
 
+    /// The message says what the grammar is: a bare prefix of a size is binary.
+    #[test]
+    fn a_bad_size_says_k_is_binary() {
+        let e = parse_size("4X").unwrap_err().to_string();
+        assert!(e.contains("binary: 4K = 4KiB = 4096 bytes"), "{e}");
+        assert!(e.contains("decimal: 4KB = 4000 bytes"), "{e}");
+        assert_eq!(parse_size("4K"), Ok(4096));
+        assert_eq!(parse_size("4KB"), Ok(4000));
+    }
+
     #[test]
     fn binary_formatting() {
         assert_eq!(format_bytes_binary(32 * 1024), "32 KiB");
@@ -416,6 +427,10 @@ mod tests {
         assert_eq!(format_bytes_binary(1536), "1536 B");
         assert_eq!(format_bytes_binary(1400), "1400 B");
         assert_eq!(format_bytes_binary(1_500_000), "1.4 MiB");
+        // A staircase point between powers of two reads as a size, not a count of bytes.
+        assert_eq!(format_bytes_binary(741_440), "724.1 KiB");
+        assert_eq!(format_bytes_binary(5760), "5.6 KiB");
+        assert_eq!(format_bytes_binary(4095), "4095 B");
         // Above 2^53 a float rounds to a multiple of 1024: the count is shown as it is.
         assert_eq!(format_bytes_binary(27_901_997_800_715_262), "25376.7 TiB");
         assert_eq!(

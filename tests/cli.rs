@@ -95,7 +95,8 @@ fn table_on_stdout_and_json_on_stdout() {
         .assert()
         .success();
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    assert!(stdout.contains("peakbench measured (ns)"), "{stdout}");
+    // The summary: the workload and its figure's column, unit in the header.
+    assert!(stdout.contains("lat ns"), "{stdout}");
     assert!(stdout.contains("NULL"));
 
     let out = peakbench()
@@ -116,7 +117,7 @@ fn table_on_stdout_and_json_on_stdout() {
     assert_eq!(doc["results"].as_array().unwrap().len(), 1);
     let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(
-        stderr.contains("peakbench measured (ns)"),
+        stderr.contains("lat ns") && stderr.contains("NULL"),
         "the table moves to stderr: {stderr}"
     );
 }
@@ -443,15 +444,23 @@ fn mem_bad_input_is_one_line_and_exit_2() {
 /// `peak` computes another machine's theoretical peak without measuring: the example.
 #[test]
 fn peak_for_another_machine() {
-    let out = peakbench()
-        .args([
-            "peak", "--uarch", "haswell", "--cores", "24", "--ghz", "2.3",
-        ])
-        .assert()
-        .success();
-    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let haswell = |columns: &str| {
+        let out = peakbench()
+            .args([
+                "peak", "--uarch", "haswell", "--cores", "24", "--ghz", "2.3",
+            ])
+            .env("COLUMNS", columns)
+            .assert()
+            .success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let text = haswell("300");
     let dp = text.lines().find(|l| l.contains(" DP ")).unwrap();
     assert!(dp.contains("883.2") && dp.contains("× 2"), "{text}");
+    // On a terminal of 100 columns, the table wraps its cells instead of its lines.
+    let text = haswell("100");
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    assert!(text.contains("883.2"), "{text}");
     let out = peakbench()
         .args([
             "peak",
@@ -886,8 +895,13 @@ fn install_licence_and_samples_are_where_the_readme_says() {
         assert!(readme.contains(text), "{text} missing from the README");
     }
     assert!(
-        readme.contains("peakbench measured (GOPS)"),
-        "a sample of the terminal output"
+        readme.contains("Workload  Thr  Variant               GOPS"),
+        "a sample of the terminal's summary"
+    );
+    // `peakbench` is not on PATH after `cargo run`: the README says what it stands for.
+    assert!(
+        readme.contains("`peakbench` stands for `cargo run --release --`"),
+        "what `peakbench` means in the README"
     );
     let shot = readme
         .split("](docs/")
@@ -896,4 +910,203 @@ fn install_licence_and_samples_are_where_the_readme_says() {
         .expect("a picture of the report");
     let png = std::fs::read(root.join("docs").join(shot)).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+}
+
+/// `COLUMNS=100 peakbench run --profile quick` fits the terminal: its plan (the lines the
+/// dry run prints are the run's own: the plan, the machine and a line a job), the summary of a
+/// recorded quick run and its two closing lines (done, stored) are at most 60 lines, none wider
+/// than 100 columns; `-v` prints every point as a row.
+#[test]
+fn a_quick_run_fits_a_screen_of_100_columns() {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/history/quick.json"
+    );
+    let plan = peakbench()
+        .args(["run", "--profile", "quick", "--dry-run"])
+        .env("COLUMNS", "100")
+        .assert()
+        .success();
+    let out = plan.get_output();
+    let plan = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let summary = peakbench()
+        .args(["report", fixture])
+        .env("COLUMNS", "100")
+        .assert()
+        .success();
+    let summary = String::from_utf8(summary.get_output().stdout.clone()).unwrap();
+    for line in plan.lines().chain(summary.lines()) {
+        assert!(
+            line.chars().count() <= 100,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+    let lines = plan.lines().count() + summary.lines().count() + 2;
+    assert!(lines <= 60, "{lines} lines:\n{plan}{summary}");
+    // The headline figures are there: the staircase as its levels, disk and network points.
+    for text in [
+        "L1 (thp)",
+        "L3 (thp)",
+        "4 KiB QD32",
+        "UDP 1400 B",
+        "Mbit/s",
+        "IOPS",
+    ] {
+        assert!(summary.contains(text), "{text} missing:\n{summary}");
+    }
+    assert!(
+        !summary.contains("5.6 KiB thp"),
+        "a staircase step is no summary row"
+    );
+    // -v: a row per point.
+    let doc: Value = serde_json::from_slice(&std::fs::read(fixture).unwrap()).unwrap();
+    let points = doc["results"].as_array().unwrap().len();
+    let every = peakbench()
+        .args(["report", fixture, "-v"])
+        .env("COLUMNS", "1000")
+        .assert()
+        .success();
+    let every = String::from_utf8(every.get_output().stdout.clone()).unwrap();
+    let rows = every
+        .lines()
+        .filter(|l| l.starts_with("│ ") && !l.starts_with("│ Workload") && !l.starts_with("│  "))
+        .count();
+    assert_eq!(rows, points, "{every}");
+}
+
+/// More compute threads than CPUs, and a disk target in memory: each point says so in its
+/// record's warnings, and the terminal's notes.
+#[test]
+fn oversubscription_and_a_disk_in_memory_are_noticed() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let cpus = peakbench::runner::affinity::allowed_cpus().len();
+    let out = peakbench()
+        .args([
+            "cpu",
+            "--workload",
+            "NULL",
+            "--repeat",
+            "1",
+            "--warmup",
+            "0",
+        ])
+        .args([
+            "--threads",
+            &(cpus + 1).to_string(),
+            "--no-history",
+            "--json",
+        ])
+        .arg(&json)
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let warning = doc["results"][0]["warnings"][0]
+        .as_str()
+        .unwrap_or_default();
+    assert!(warning.starts_with("oversubscribed: "), "{doc}");
+    let text = String::from_utf8_lossy(&out.get_output().stdout);
+    assert!(text.contains("! oversubscribed"), "{text}");
+    // Within the CPUs: no warning.
+    peakbench()
+        .args([
+            "cpu",
+            "--workload",
+            "NULL",
+            "--repeat",
+            "1",
+            "--warmup",
+            "0",
+        ])
+        .args(["--threads", "1", "--no-history", "--json"])
+        .arg(&json)
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(doc["results"][0]["warnings"].is_null(), "{doc}");
+    // A disk test on tmpfs measures memory.
+    let shm = std::path::Path::new("/dev/shm");
+    let on_tmpfs = std::fs::read_to_string("/proc/mounts")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.split_whitespace().nth(1) == Some("/dev/shm") && l.contains(" tmpfs "));
+    if !on_tmpfs || !shm.is_dir() {
+        println!("SKIPPED: the tmpfs notice: /dev/shm is not a tmpfs here");
+        return;
+    }
+    let work = tempfile::tempdir_in(shm).unwrap();
+    let out = peakbench()
+        .args([
+            "disk",
+            "--engine",
+            "psync",
+            "--workload",
+            "RR",
+            "--block-size",
+            "4K",
+        ])
+        .args([
+            "--size",
+            "4M",
+            "--runtime",
+            "20ms",
+            "--ramp",
+            "0s",
+            "--repeat",
+            "1",
+        ])
+        .arg("--dir")
+        .arg(work.path())
+        .args(["--no-history", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        println!(
+            "SKIPPED: the tmpfs notice: a disk test on /dev/shm failed here: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    }
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for r in doc["results"].as_array().unwrap() {
+        let w = r["warnings"][0].as_str().unwrap_or_default();
+        assert!(
+            w.starts_with("the target is on tmpfs: this measured memory"),
+            "{r}"
+        );
+    }
+}
+
+/// "QP" is 8-bit integers: every table says the data type beside the ISA.
+#[test]
+fn the_cpu_variant_names_its_data_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    peakbench()
+        .args([
+            "cpu",
+            "--workload",
+            "QP",
+            "--threads",
+            "1",
+            "--duration",
+            "10ms",
+        ])
+        .args(["--repeat", "1", "--warmup", "0", "--no-history", "--json"])
+        .arg(&json)
+        .assert()
+        .success();
+    let out = peakbench().arg("report").arg(&json).assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("QP"))
+        .unwrap_or_default();
+    assert!(row.contains("int8 add"), "{text}");
 }

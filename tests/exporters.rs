@@ -6,14 +6,15 @@ use peakbench::report;
 
 #[test]
 fn table_snapshot() {
-    insta::assert_snapshot!(report::table::render(&common::shown(
-        &common::fixed_report()
-    )));
+    insta::assert_snapshot!(report::table::render(
+        &common::shown(&common::fixed_report()),
+        1000
+    ));
 }
 
 #[test]
 fn system_table_snapshot() {
-    insta::assert_snapshot!(report::table::render_system(&common::fixed_system()));
+    insta::assert_snapshot!(report::table::render_system(&common::fixed_system(), 1000));
 }
 
 #[test]
@@ -74,7 +75,8 @@ fn control_characters_from_outside_are_escaped() {
     r.results[0].peak_unknown_reason = Some(evil.into());
     let shown = common::shown(&r);
     for (name, text) in [
-        ("table", report::table::render(&shown)),
+        ("table", report::table::render(&shown, 100)),
+        ("summary", report::summary::render(&shown, 100)),
         (
             "csv",
             String::from_utf8(report::csv::render(&shown)).unwrap(),

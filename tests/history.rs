@@ -678,7 +678,12 @@ fn a_full_file_system_is_said_in_one_line() {
         .assert()
         .success();
     let err = String::from_utf8(run.get_output().stderr.clone()).unwrap();
-    assert_eq!(err.lines().count(), 1, "{err}");
+    // The warning, then --quiet's one line: where the results are.
+    assert_eq!(err.lines().count(), 2, "{err}");
+    assert!(
+        err.lines().nth(1).unwrap().starts_with("peakbench: wrote "),
+        "{err}"
+    );
     assert!(
         err.contains("warning: the run is not stored in the history: ") && err.contains(&full),
         "{err}"

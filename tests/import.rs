@@ -39,7 +39,8 @@ fn use_everywhere(r: &Report) -> Result<(), TestCaseError> {
     for shown in [r.displayed(&Display::default()), r.displayed(&mib)] {
         report::csv::render(&shown);
         report::markdown::render(&shown);
-        report::table::render(&shown);
+        report::table::render(&shown, 100);
+        report::summary::render(&shown, 100);
         report::html::render(&shown);
     }
     let criteria = Criteria {

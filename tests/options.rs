@@ -290,9 +290,11 @@ fn output_cases(sub: &str, args: &[&str], workload: &str) -> Vec<Case> {
         ),
     ];
     if sub == "disk" {
-        cases.push(used("mib", &with(&[]), |r| r.stdout.contains("(MB/s)")));
+        cases.push(used("mib", &with(&[]), |r| {
+            r.stdout.contains("MB/s") && !r.stdout.contains("MiB/s")
+        }));
         cases.push(used("mib", &with(&["--mib"]), |r| {
-            r.stdout.contains("(MiB/s)")
+            r.stdout.contains("MiB/s")
         }));
     } else {
         cases.push(refused(

@@ -7,7 +7,8 @@ use serde_json::Value;
 
 fn peakbench(db: &std::path::Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_peakbench"));
-    c.env("PEAKBENCH_DB", db);
+    // Phrases are looked for whole: a terminal wide enough that no line is wrapped.
+    c.env("PEAKBENCH_DB", db).env("COLUMNS", "1000");
     c
 }
 
@@ -75,11 +76,11 @@ fn a_profile_runs_every_subsystem_into_one_report_and_one_stored_run() {
         subsystems.into_iter().collect::<Vec<_>>(),
         ["cpu", "disk", "mem", "net"]
     );
-    // The terminal table has a section per subsystem.
+    // The terminal's summary has a table per subsystem.
     let table = String::from_utf8_lossy(&out.stdout);
-    for s in ["cpu", "mem", "disk", "net"] {
+    for s in ["CPU", "Memory", "Disk", "Network"] {
         assert!(
-            table.contains(&format!("{s} (")),
+            table.lines().any(|l| l == s),
             "{s} section missing:\n{table}"
         );
     }
@@ -128,6 +129,87 @@ fn quick_profile_is_estimated_under_a_minute_and_lists_its_jobs() {
         .unwrap();
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("min"));
+}
+
+/// A bare `peakbench disk` and `peakbench net` (a job with nothing but its subsystem is the
+/// command with its defaults) are estimated at about a minute, well within 90 s; and each
+/// command says its estimate before it measures.
+#[test]
+fn bare_disk_and_net_take_about_a_minute_and_say_so_first() {
+    let _share = common::share(false);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bare.toml");
+    std::fs::write(
+        &path,
+        "[[job]]\nsubsystem = 'disk'\n[[job]]\nsubsystem = 'net'\n",
+    )
+    .unwrap();
+    let out = peakbench(&dir.path().join("h.db"))
+        .current_dir(dir.path())
+        .args(["run", "--profile"])
+        .arg(&path)
+        .arg("--dry-run")
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{listing}");
+    let seconds: Vec<f64> = listing
+        .lines()
+        .filter_map(|l| {
+            // "1 min 02 s", "45 s"
+            let about = l.split_once("(about ")?.1.trim_end_matches(')');
+            let words: Vec<&str> = about.split_whitespace().collect();
+            let mut total = 0.0;
+            for pair in words.chunks(2) {
+                let n: f64 = pair[0].parse().ok()?;
+                total += n * if pair.get(1) == Some(&"min") {
+                    60.0
+                } else {
+                    1.0
+                };
+            }
+            Some(total)
+        })
+        .collect();
+    assert_eq!(seconds.len(), 2, "{listing}");
+    for s in seconds {
+        assert!(
+            (40.0..=80.0).contains(&s),
+            "a bare command estimated at {s} s:\n{listing}"
+        );
+    }
+    // The estimate comes first, before any point is measured.
+    let out = peakbench(&dir.path().join("h.db"))
+        .current_dir(dir.path())
+        .args([
+            "disk",
+            "--engine",
+            "null",
+            "--size",
+            "4M",
+            "--block-size",
+            "4K",
+        ])
+        .args([
+            "--workload",
+            "RR",
+            "--runtime",
+            "20ms",
+            "--ramp",
+            "0s",
+            "--no-history",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.lines()
+            .next()
+            .is_some_and(|l| l.starts_with("peakbench disk: "))
+            && err.contains("; estimated "),
+        "{err}"
+    );
 }
 
 #[test]
@@ -210,7 +292,7 @@ fn a_failing_job_does_not_stop_the_suite() {
         "{subsystems:?}"
     );
     // The measured points are shown, and the run is stored as failed.
-    assert!(String::from_utf8_lossy(&out.stdout).contains("mem ("));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Memory\n"));
     let runs = peakbench::history::Store::open(&db)
         .unwrap()
         .runs()

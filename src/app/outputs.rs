@@ -138,9 +138,25 @@ impl Outputs {
         self.write(report, true)
     }
 
-    /// The terminal table of `report`, in display units.
+    /// What the terminal shows of `report`, in display units, in the terminal's width: every
+    /// row with `--verbose`, else the summary (one compact table per subsystem).
     pub fn table(&self, report: &Report) -> String {
-        report::table::render(&report.displayed(&self.display))
+        let shown = report.displayed(&self.display);
+        if self.verbose {
+            report::table::render(&shown, crate::text::terminal_width())
+        } else {
+            report::summary::render(&shown, crate::text::terminal_width())
+        }
+    }
+
+    /// The files this run writes (not standard output), as the user named them.
+    pub fn files(&self) -> Vec<String> {
+        [&self.json, &self.csv, &self.markdown, &self.html]
+            .into_iter()
+            .flatten()
+            .filter(|p| p.as_os_str() != "-")
+            .map(|p| crate::text::printable(&p.display().to_string()))
+            .collect()
     }
 
     /// The results database's path.

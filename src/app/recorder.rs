@@ -51,6 +51,8 @@ pub struct Recorder {
     reference: Option<RefContext>,
     /// Reference errors already reported (each once).
     reference_notes: std::collections::BTreeSet<String>,
+    /// Measuring the jobs of a suite, whose job lines say what each measures.
+    in_suite: bool,
 }
 
 impl Recorder {
@@ -69,11 +71,42 @@ impl Recorder {
             reference: output.reference.then(|| RefContext::new(".")),
             reference_notes: Default::default(),
             output,
+            in_suite: false,
         }
     }
 
     pub fn quiet(&self) -> bool {
         self.output.quiet
+    }
+
+    pub fn verbose(&self) -> bool {
+        self.output.verbose
+    }
+
+    /// From now on the recorder measures the jobs of a suite ([`crate::app::suite`]).
+    pub fn set_in_suite(&mut self) {
+        self.in_suite = true;
+    }
+
+    /// Says, before a command measures, what it measures and about how long it takes:
+    /// "peakbench cpu: <setup>; estimated 5 s", wrapped to the terminal. Not with `--quiet`,
+    /// and in a suite only with `--verbose` (its job lines say it).
+    /// `estimate` is None where an announcement of the same command gave it already.
+    pub fn announce(&self, command: &str, setup: &str, estimate: Option<std::time::Duration>) {
+        if self.output.quiet || (self.in_suite && !self.output.verbose) {
+            return;
+        }
+        let line = match estimate {
+            Some(e) => format!(
+                "peakbench {command}: {setup}; estimated {}",
+                crate::units::format_duration(e)
+            ),
+            None => format!("peakbench {command}: {setup}"),
+        };
+        eprintln!(
+            "{}",
+            crate::text::wrap(&line, crate::text::terminal_width(), "  ")
+        );
     }
 
     /// Takes `sys`, collected already (to plan the run), as the machine the run measures.
@@ -210,7 +243,9 @@ impl Recorder {
             bar.set_message(label(&point));
             let outcome = run(point, &mut || bar.inc(1));
             match outcome {
-                Ok(records) => {
+                Ok(mut records) => {
+                    let cpus = crate::runner::affinity::allowed_cpus().len();
+                    records.iter_mut().for_each(|r| r.add_notices(cpus));
                     bar.suspend(|| self.add(records))?;
                 }
                 Err(e) => {
@@ -264,19 +299,56 @@ impl Recorder {
             return outcome;
         }
         self.output.write_stdout(report)?;
-        if !self.output.quiet {
-            let table = self.output.table(report);
-            if self.output.stdout_taken() {
-                eprint!("{table}");
-            } else {
-                crate::files::print(&table)?;
+        let db = self.output.db_path().ok();
+        let files = self.output.files();
+        let written = (!files.is_empty()).then(|| format!("wrote {}", files.join(", ")));
+        let stored_as = stored.zip(db.as_ref()).map(|(run, path)| {
+            format!(
+                "stored as run {run} in {}",
+                crate::text::printable(&path.display().to_string())
+            )
+        });
+        if self.output.quiet {
+            // One line: where the results are.
+            let parts: Vec<String> = [stored_as, written].into_iter().flatten().collect();
+            if !parts.is_empty() {
+                eprintln!("peakbench: {}", parts.join("; "));
             }
-            if let (Some(run), Ok(path)) = (stored, self.output.db_path()) {
-                eprintln!(
-                    "stored as run {run} in {} (peakbench history, peakbench compare)",
-                    path.display()
-                );
-            }
+            return outcome;
+        }
+        let mut text = self.output.table(report);
+        if !self.output.verbose {
+            let every = match stored {
+                Some(run) => format!(
+                    "Every row, the peaks' formulas and the notes: -v, or peakbench report {run}; the charts: peakbench report {run} --html report.html"
+                ),
+                None => "Every row, the peaks' formulas and the notes: -v, or --markdown FILE; the charts: --html FILE".into(),
+            };
+            text.push_str(&crate::text::wrap(
+                &every,
+                crate::text::terminal_width(),
+                "  ",
+            ));
+            text.push('\n');
+        }
+        if self.output.stdout_taken() {
+            eprint!("{text}");
+        } else {
+            crate::files::print(&text)?;
+        }
+        let width = crate::text::terminal_width();
+        if let Some(s) = stored_as {
+            eprintln!(
+                "{}",
+                crate::text::wrap(
+                    &format!("{s} (peakbench history, peakbench compare)"),
+                    width,
+                    "  "
+                )
+            );
+        }
+        if let Some(w) = written {
+            eprintln!("{}", crate::text::wrap(&w, width, "  "));
         }
         outcome
     }

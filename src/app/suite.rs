@@ -28,17 +28,30 @@ pub fn total(jobs: &[Job]) -> Duration {
 pub fn run_jobs(jobs: Vec<Job>, rec: &mut Recorder) -> anyhow::Result<Vec<(String, String)>> {
     let n = jobs.len();
     let mut failed = Vec::new();
+    rec.set_in_suite();
+    let width = crate::text::terminal_width();
     for (i, job) in jobs.into_iter().enumerate() {
         if crate::runner::stop::requested() {
             return Err(Interrupted.into());
         }
         if !rec.quiet() {
-            eprintln!("job {}/{n}: peakbench {}", i + 1, job.line.join(" "));
+            // One line a job, cut to the terminal's width (-v: whole, and its time after).
+            let line = format!(
+                "job {}/{n} (about {}): peakbench {}",
+                i + 1,
+                crate::units::format_duration(job.estimate),
+                job.line.join(" ")
+            );
+            if rec.verbose() {
+                eprintln!("{}", crate::text::wrap(&line, width, "  "));
+            } else {
+                eprintln!("{}", crate::text::truncate(&line, width));
+            }
         }
         let subsystem = job.line.first().cloned().unwrap_or_default();
         let start = std::time::Instant::now();
         let outcome = (job.measure)(rec);
-        if !rec.quiet() {
+        if rec.verbose() {
             eprintln!(
                 "job {}/{n}: {} (estimated {})",
                 i + 1,

@@ -348,21 +348,24 @@ pub fn run_into(args: CpuArgs, rec: &mut Recorder) -> anyhow::Result<()> {
     refuse(&args, &kernels, &linalg)?;
     let sys = rec.system();
     let plan = plan(&args, &sys)?;
+    let estimate = plan.estimate(&sys);
     let Some(opts) = plan.kernels else {
-        return run_linalg(&args, &linalg, plan.linalg, rec);
+        return run_linalg(&args, &linalg, plan.linalg, rec, Some(estimate));
     };
     let mut session = CpuSession::new(&sys, &opts).map_err(|e| UsageError(e.to_string()))?;
-    if !rec.quiet() {
-        eprintln!(
-            "peakbench cpu: {} — ISA {}, {} scaling, {} repetitions of ~{:?} after {} warm-up",
+    rec.announce(
+        "cpu",
+        &format!(
+            "{} — ISA {}, {} scaling, {} repetitions of ~{:?} after {} warm-up",
             report::table::machine_line(&sys),
             session.isa(),
             opts.scaling.name(),
             opts.reps.repeat,
             opts.duration,
             opts.reps.warmup
-        );
-    }
+        ),
+        Some(estimate),
+    );
     let rounds = (opts.reps.warmup + opts.reps.repeat) as u64;
     rec.drive(
         &points(&opts),
@@ -383,7 +386,7 @@ pub fn run_into(args: CpuArgs, rec: &mut Recorder) -> anyhow::Result<()> {
     if plan.linalg.is_empty() {
         return Ok(());
     }
-    run_linalg(&args, &linalg, plan.linalg, rec)
+    run_linalg(&args, &linalg, plan.linalg, rec, None)
 }
 
 /// Refuses every option given that no point of the run would use (an option accepted is used
@@ -489,6 +492,7 @@ fn run_linalg(
     workloads: &[LinalgWorkload],
     pts: Vec<LinalgPoint>,
     rec: &mut Recorder,
+    estimate: Option<Duration>,
 ) -> anyhow::Result<()> {
     let sys = rec.system();
     // The peak overrides of the FMA workload of the same element type: DP's for LINPACK and
@@ -525,21 +529,23 @@ fn run_linalg(
     let engine = blas
         .as_ref()
         .map_or(Engine::BuiltIn(args.isa), Engine::System);
-    if !rec.quiet() {
-        let which = match &blas {
-            Some(b) => format!("system BLAS {}", b.description()),
-            None => format!(
-                "built-in engine ({})",
-                linalg::plan_for::<f64>(&sys, 1, args.isa).kernel.isa
-            ),
-        };
-        eprintln!(
-            "peakbench cpu: {} — {which}, {} repetitions after {} warm-up; the peak is the FMA's of the element type (DP=… in --ops-per-cycle and --peak applies to LINPACK and DGEMM, SP=… to SGEMM)",
+    let which = match &blas {
+        Some(b) => format!("system BLAS {}", b.description()),
+        None => format!(
+            "built-in engine ({})",
+            linalg::plan_for::<f64>(&sys, 1, args.isa).kernel.isa
+        ),
+    };
+    rec.announce(
+        "cpu",
+        &format!(
+            "{} — {which}, {} repetitions after {} warm-up; the peak is the FMA's of the element type (DP=… in --ops-per-cycle and --peak applies to LINPACK and DGEMM, SP=… to SGEMM)",
             report::table::machine_line(&sys),
             reps.repeat,
             reps.warmup
-        );
-    }
+        ),
+        estimate,
+    );
     let rounds = (reps.warmup + reps.repeat) as u64;
     rec.drive(
         &pts,

@@ -66,8 +66,9 @@ pub struct DiskArgs {
     /// File size (1G = 1 GiB, 1GB = 10⁹ B).
     #[arg(long, value_parser = parse_binary, default_value = "1G")]
     pub size: u64,
-    /// Measured time of one repetition.
-    #[arg(long, value_parser = parse_duration, default_value = "5s")]
+    /// Measured time of one repetition (the defaults measure the 16 default points in about a
+    /// minute; give more for a device with a large write cache).
+    #[arg(long, value_parser = parse_duration, default_value = "1s")]
     pub runtime: std::time::Duration,
     /// Fixed work instead of --runtime: the bytes each repetition moves after its ramp
     /// (10G = 10 GiB, 10GB = 10¹⁰ B), split between the threads with --scaling strong (the default)
@@ -79,7 +80,7 @@ pub struct DiskArgs {
     #[arg(long, value_enum, default_value = "strong")]
     pub scaling: crate::results::params::Scaling,
     /// Time at the start of each repetition that is not measured.
-    #[arg(long, value_parser = parse_ramp, default_value = "1s")]
+    #[arg(long, value_parser = parse_ramp, default_value = "250ms")]
     pub ramp: std::time::Duration,
     /// Percent of reads in RW.
     #[arg(long, value_parser = parse_percent, default_value = "70")]
@@ -248,10 +249,11 @@ pub fn run_into(args: DiskArgs, rec: &mut Recorder) -> anyhow::Result<()> {
     let opts = options(&args)?;
     let sys = rec.system();
     let session = DiskSession::new(&sys, &opts).map_err(classify)?;
-    if !rec.quiet() {
-        let t = session.target();
-        eprintln!(
-            "peakbench disk: {} on {} ({}), engine {}, {} I/O, {} repetitions of {:?} after a {:?} ramp",
+    let t = session.target();
+    rec.announce(
+        "disk",
+        &format!(
+            "{} on {} ({}), engine {}, {} I/O, {} repetitions of {:?} after a {:?} ramp",
             format_bytes_binary(t.size),
             t.path.display(),
             t.device
@@ -269,8 +271,9 @@ pub fn run_into(args: DiskArgs, rec: &mut Recorder) -> anyhow::Result<()> {
             opts.reps.repeat,
             opts.runtime,
             opts.ramp
-        );
-    }
+        ),
+        Some(crate::bench::disk::estimate(&opts)),
+    );
     let rounds = opts.reps.repeat as u64;
     rec.drive(
         &points(&opts),

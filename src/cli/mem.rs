@@ -123,9 +123,10 @@ pub fn run_into(args: MemArgs, rec: &mut Recorder) -> anyhow::Result<()> {
             anyhow::Error::new(e)
         }
     })?;
-    if !rec.quiet() {
-        eprintln!(
-            "peakbench mem: {} — ISA {}, {} stores, arrays of {} each, {} repetitions of ~{:?} after {} warm-up; GB/s counted as STREAM does (bytes read + written)",
+    rec.announce(
+        "mem",
+        &format!(
+            "{} — ISA {}, {} stores, arrays of {} each, {} repetitions of ~{:?} after {} warm-up; GB/s counted as STREAM does (bytes read + written)",
             report::table::machine_line(&sys),
             session.isa(),
             session.stores(),
@@ -133,8 +134,9 @@ pub fn run_into(args: MemArgs, rec: &mut Recorder) -> anyhow::Result<()> {
             opts.reps.repeat,
             opts.duration,
             opts.reps.warmup
-        );
-    }
+        ),
+        Some(crate::bench::mem::estimate(&opts, &sys)),
+    );
     rec.drive(
         &points(&opts),
         |p| rounds(p, &opts),

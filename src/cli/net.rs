@@ -49,8 +49,9 @@ pub struct ClientArgs {
     /// 1400 for UDP, 1 for LATENCY.
     #[arg(long, value_delimiter = ',', value_parser = parse_message)]
     pub message_size: Option<Vec<u32>>,
-    /// Measured time of one repetition.
-    #[arg(long, value_parser = parse_duration, default_value = "5s")]
+    /// Measured time of one repetition (the defaults measure their four points in about a
+    /// minute).
+    #[arg(long, value_parser = parse_duration, default_value = "4s")]
     pub duration: std::time::Duration,
     /// Warm-up at the start of each repetition that is not counted (iperf3 --omit).
     #[arg(long, value_parser = parse_omit, default_value = "1s")]
@@ -338,9 +339,10 @@ fn client(args: ClientArgs, rec: &mut Recorder) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("cannot start the loopback server: {e}"))?,
     };
     rec.system();
-    if !rec.quiet() {
-        eprintln!(
-            "peakbench net: server {}{}, link {}, {} repetitions of {:?} after a {:?} warm-up",
+    rec.announce(
+        "net",
+        &format!(
+            "server {}{}, link {}, {} repetitions of {:?} after a {:?} warm-up",
             session.target().addr,
             if args.server.is_none() {
                 " (in this process)"
@@ -358,8 +360,9 @@ fn client(args: ClientArgs, rec: &mut Recorder) -> anyhow::Result<()> {
             opts.repeat,
             opts.duration,
             opts.omit
-        );
-    }
+        ),
+        Some(crate::bench::net::estimate(&opts)),
+    );
     let rounds = opts.repeat as u64;
     rec.drive(
         &pts,

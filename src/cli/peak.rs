@@ -160,15 +160,20 @@ pub fn run(args: PeakArgs) -> anyhow::Result<()> {
             (format!("{} ({})", p.workload, p.operation), r)
         })
         .collect();
-    crate::files::print(&format!(
-        "{}: {} socket{} × {} cores at {} GHz (nothing measured; table: {})\n{}",
+    let width = crate::text::terminal_width();
+    let head = format!(
+        "{}: {} socket{} × {} cores at {} GHz (nothing measured; table: {})",
         sheet.microarchitecture,
         sheet.sockets,
         if sheet.sockets == 1 { "" } else { "s" },
         sheet.cores_per_socket,
         sheet.clock_ghz,
         sheet.table_source,
-        report::table::render_peaks(&rows)
+    );
+    crate::files::print(&format!(
+        "{}\n{}",
+        crate::text::wrap(&head, width, "  "),
+        report::table::render_peaks(&rows, width)
     ))
 }
 

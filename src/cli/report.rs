@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 #[command(group(
     clap::ArgGroup::new("output")
         .args(["html", "png", "csv", "markdown", "json"])
-        .required(true)
         .multiple(true)
 ))]
 pub struct ReportArgs {
@@ -49,6 +48,10 @@ pub struct ReportArgs {
     /// Comparison: the least change called better or worse, in percent.
     #[arg(long, value_name = "PERCENT", default_value = "3", value_parser = super::common::parse_positive)]
     pub threshold: f64,
+    /// Without a format: print every row of every table, the notes and the peaks' formulas
+    /// instead of the summary.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
     #[command(flatten)]
     pub db: super::history::DbArgs,
     #[command(flatten)]
@@ -57,7 +60,16 @@ pub struct ReportArgs {
     pub limit: super::history::InputArgs,
 }
 
-/// Writes `bytes` to `path` (or standard output for `-`).
+impl ReportArgs {
+    /// No format asked for: the terminal view.
+    fn to_terminal(&self) -> bool {
+        [&self.html, &self.png, &self.csv, &self.markdown, &self.json]
+            .iter()
+            .all(|o| o.is_none())
+    }
+}
+
+/// Writes `bytes` to `path` (or standard output for `-`), and says so on standard error.
 fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     crate::files::write_output(path, bytes).with_context(|| {
         if path.as_os_str() == "-" {
@@ -65,7 +77,14 @@ fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         } else {
             format!("cannot write {}", path.display())
         }
-    })
+    })?;
+    if path.as_os_str() != "-" {
+        eprintln!(
+            "wrote {}",
+            crate::text::printable(&path.display().to_string())
+        );
+    }
+    Ok(())
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<()> {
@@ -93,12 +112,38 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
     }
     let stored = &runs[0];
     let report = stored.displayed(&display);
+    if args.to_terminal() {
+        let width = crate::text::terminal_width();
+        let mut text = if args.verbose {
+            report::table::render(&report, width)
+        } else {
+            let mut t = report::summary::render(&report, width);
+            t.push_str(&crate::text::wrap(
+                "Every row, the peaks' formulas and the notes: -v; the charts: --html FILE",
+                width,
+                "  ",
+            ));
+            t.push('\n');
+            t
+        };
+        if report.results.is_empty() {
+            text = "the run has no points\n".into();
+        }
+        return crate::files::print(&text);
+    }
     if let Some(dir) = &args.png {
         create_output_dir(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let mut count = 0;
         for (name, png) in report::charts::pngs(&report) {
             let bytes = png.with_context(|| format!("cannot draw {name}"))?;
-            write(&dir.join(&name), &bytes)?;
+            crate::files::write_output(&dir.join(&name), &bytes)
+                .with_context(|| format!("cannot write {}", dir.join(&name).display()))?;
+            count += 1;
         }
+        eprintln!(
+            "wrote {count} charts into {}",
+            crate::text::printable(&dir.display().to_string())
+        );
     }
     if let Some(path) = &args.html {
         write(path, &report::html::render(&report))?;
@@ -140,6 +185,12 @@ fn compare(
     }
     if args.csv_samples {
         return refuse("--csv-samples");
+    }
+    if args.to_terminal() {
+        return Err(crate::error::UsageError(
+            "a comparison is written with --html, --csv or --markdown FILE; on the terminal, use peakbench compare A B".into(),
+        )
+        .into());
     }
     let criteria = crate::history::compare::Criteria {
         alpha: args.alpha,

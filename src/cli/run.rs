@@ -188,8 +188,9 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
         }
     };
     let estimated = total(&jobs);
+    let width = crate::text::terminal_width();
     if !args.output.quiet || args.dry_run {
-        eprintln!(
+        let line = format!(
             "peakbench run: profile {} — {}; {} jobs, estimated {}{}",
             profile.name,
             profile.description,
@@ -207,18 +208,22 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
                 _ => String::new(),
             }
         );
+        eprintln!("{}", crate::text::wrap(&line, width, "  "));
+        let machine = format!("machine: {}", crate::report::table::machine_line(&sys));
+        eprintln!("{}", crate::text::wrap(&machine, width, "  "));
     }
     if args.dry_run {
         let lines: String = jobs
             .iter()
             .enumerate()
             .map(|(i, job)| {
-                format!(
-                    "job {}: peakbench {}  (about {})\n",
+                let line = format!(
+                    "job {}: peakbench {}  (about {})",
                     i + 1,
                     job.line.join(" "),
                     format_duration(job.estimate)
-                )
+                );
+                format!("{}\n", crate::text::wrap(&line, width, "    "))
             })
             .collect();
         return crate::files::print(&lines);

@@ -24,10 +24,16 @@ pub fn run(args: SysinfoArgs, argv: Vec<String>) -> anyhow::Result<()> {
     match &args.json {
         Some(path) => crate::files::write_output(path, &report::json::render(&report))
             .with_context(|| format!("cannot write {}", path.display()))?,
-        None => crate::files::print(&report::table::render_system(&report.system))?,
+        None => crate::files::print(&report::table::render_system(
+            &report.system,
+            crate::text::terminal_width(),
+        ))?,
     }
     if args.json.as_ref().is_some_and(|p| p.as_os_str() != "-") {
-        crate::files::print(&report::table::render_system(&report.system))?;
+        crate::files::print(&report::table::render_system(
+            &report.system,
+            crate::text::terminal_width(),
+        ))?;
     }
     Ok(())
 }

@@ -27,22 +27,49 @@ fn mean_var(x: &[f64]) -> (f64, f64) {
 /// can be estimated). Two samples sets without any spread give p = 0 when their means differ
 /// and p = 1 when they are equal.
 pub fn test(a: &[f64], b: &[f64]) -> Option<Welch> {
-    if a.len() < 2 || b.len() < 2 || a.iter().chain(b).any(|v| !v.is_finite()) {
-        return None;
-    }
-    let (ma, va) = mean_var(a);
-    let (mb, vb) = mean_var(b);
-    let (qa, qb) = (va / a.len() as f64, vb / b.len() as f64);
-    let se2 = qa + qb;
-    if se2 == 0.0 {
-        let p = if ma == mb { 1.0 } else { 0.0 };
-        let t = if ma == mb { 0.0 } else { f64::INFINITY };
+    let d = Difference::of(a, b)?;
+    if d.se2 == 0.0 {
+        let p = if d.diff == 0.0 { 1.0 } else { 0.0 };
+        let t = if d.diff == 0.0 { 0.0 } else { f64::INFINITY };
         return Some(Welch { t, df: f64::NAN, p });
     }
-    let t = (mb - ma) / se2.sqrt();
-    let df = se2 * se2 / (qa * qa / (a.len() as f64 - 1.0) + qb * qb / (b.len() as f64 - 1.0));
+    let t = d.diff / d.se2.sqrt();
+    let df = d.df;
     let p = incomplete_beta(df / 2.0, 0.5, df / (df + t * t)).clamp(0.0, 1.0);
     Some(Welch { t, df, p })
+}
+
+/// The difference of two sets' means and its spread, as Welch's test sees them.
+struct Difference {
+    /// mean(b) − mean(a).
+    diff: f64,
+    /// The squared standard error of `diff`: s₁²/n₁ + s₂²/n₂.
+    se2: f64,
+    /// Welch–Satterthwaite degrees of freedom (NaN where `se2` is 0).
+    df: f64,
+}
+
+impl Difference {
+    /// `None` when either set has fewer than two samples or one is not finite.
+    fn of(a: &[f64], b: &[f64]) -> Option<Difference> {
+        if a.len() < 2 || b.len() < 2 || a.iter().chain(b).any(|v| !v.is_finite()) {
+            return None;
+        }
+        let (ma, va) = mean_var(a);
+        let (mb, vb) = mean_var(b);
+        let (qa, qb) = (va / a.len() as f64, vb / b.len() as f64);
+        let se2 = qa + qb;
+        let df = if se2 == 0.0 {
+            f64::NAN
+        } else {
+            se2 * se2 / (qa * qa / (a.len() as f64 - 1.0) + qb * qb / (b.len() as f64 - 1.0))
+        };
+        Some(Difference {
+            diff: mb - ma,
+            se2,
+            df,
+        })
+    }
 }
 
 /// The smallest difference of means that a two-sided Welch test at level `alpha` detects with
@@ -51,20 +78,13 @@ pub fn test(a: &[f64], b: &[f64]) -> Option<Welch> {
 /// Student's t in place of the normal. `None` with fewer than two finite samples on a side;
 /// 0 where neither side has any spread (any difference is detected).
 pub fn detectable_difference(a: &[f64], b: &[f64], alpha: f64, power: f64) -> Option<f64> {
-    if a.len() < 2 || b.len() < 2 || a.iter().chain(b).any(|v| !v.is_finite()) {
-        return None;
-    }
-    let (_, va) = mean_var(a);
-    let (_, vb) = mean_var(b);
-    let (qa, qb) = (va / a.len() as f64, vb / b.len() as f64);
-    let se2 = qa + qb;
-    if se2 == 0.0 {
+    let d = Difference::of(a, b)?;
+    if d.se2 == 0.0 {
         return Some(0.0);
     }
-    let df = se2 * se2 / (qa * qa / (a.len() as f64 - 1.0) + qb * qb / (b.len() as f64 - 1.0));
     // t_power is the one-sided quantile: P(T > t) = 1 − power, a two-sided tail of 2(1 − power).
-    let t = t_two_sided(alpha, df) + t_two_sided(2.0 * (1.0 - power).clamp(0.0, 1.0), df);
-    Some(t * se2.sqrt())
+    let t = t_two_sided(alpha, d.df) + t_two_sided(2.0 * (1.0 - power).clamp(0.0, 1.0), d.df);
+    Some(t * d.se2.sqrt())
 }
 
 /// The t with P(|T| ≥ t) = `p` for Student's t with `df` degrees of freedom (bisection on the

@@ -2,8 +2,8 @@
 //! chart and how they are named; the drawing is `plot`'s.
 
 use super::plot::{
-    Axis, BarSeries, Chart, ChartError, Detail, Legend, Marker, PNG_SCALE, Plot, Scale, Series,
-    Ticks, drawable, nines, png,
+    Axis, BarSeries, Chart, ChartError, Detail, Marker, PNG_SCALE, Plot, Scale, Series, Ticks,
+    drawable, nines, png,
 };
 use crate::results::{Report, ResultRecord};
 use crate::units::format_bytes_binary;
@@ -53,7 +53,7 @@ fn series_of(
     x: impl Fn(&ResultRecord) -> Option<f64>,
     name: impl Fn(&ResultRecord) -> String,
 ) -> Vec<Series> {
-    group_by(records, name)
+    split_by_condition(group_by(records, name))
         .into_iter()
         .map(|(name, recs)| Series {
             points: recs
@@ -67,6 +67,80 @@ fn series_of(
             name,
         })
         .collect()
+}
+
+/// The parameters under which points are measured that a line must not join across: an engine,
+/// an I/O or sync mode, an ISA, a page size… (a psync QD1 point and an io_uring QD32 point are
+/// two series, never one line).
+const SERIES_CONDITIONS: &[&str] = &[
+    "engine",
+    "io_mode",
+    "sync",
+    "file_per_thread",
+    "isa",
+    "scaling",
+    "pages",
+    "stores",
+    "order",
+    "protocol",
+    "direction",
+    "side",
+    "byte_counting",
+    "tcp_nodelay",
+    "busy_poll_us",
+    "library",
+    "micro_kernel",
+    "total_bytes",
+    "total_ops",
+];
+
+/// Each named group split where its records differ in a [`SERIES_CONDITIONS`] parameter, the
+/// differing values added to the name ("4 KiB · psync", "4 KiB · io_uring").
+fn split_by_condition<'a>(
+    groups: Vec<(String, Vec<&'a ResultRecord>)>,
+) -> Vec<(String, Vec<&'a ResultRecord>)> {
+    let conditions = |r: &ResultRecord| -> Vec<(&'static str, serde_json::Value)> {
+        let Ok(serde_json::Value::Object(m)) = serde_json::to_value(&r.params) else {
+            return Vec::new();
+        };
+        SERIES_CONDITIONS
+            .iter()
+            .map(|k| (*k, m.get(*k).cloned().unwrap_or(serde_json::Value::Null)))
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (name, recs) in groups {
+        let all: Vec<_> = recs.iter().map(|r| conditions(r)).collect();
+        let varying: Vec<usize> = (0..SERIES_CONDITIONS.len())
+            .filter(|&i| all.iter().any(|c| c.get(i) != all[0].get(i)))
+            .collect();
+        if varying.is_empty() {
+            out.push((name, recs));
+            continue;
+        }
+        let key = |c: &[(&'static str, serde_json::Value)]| -> String {
+            varying
+                .iter()
+                .filter_map(|&i| c.get(i))
+                .map(|(k, v)| match v {
+                    serde_json::Value::String(s) => crate::text::printable(s),
+                    serde_json::Value::Null => format!("no {k}"),
+                    v => format!("{k} {v}"),
+                })
+                .collect::<Vec<_>>()
+                .join(" · ")
+        };
+        let mut split: Vec<(String, Vec<&'a ResultRecord>)> = Vec::new();
+        for (r, c) in recs.iter().zip(&all) {
+            let sub = format!("{name} · {}", key(c));
+            match split.iter_mut().find(|(n, _)| *n == sub) {
+                Some((_, v)) => v.push(r),
+                None => split.push((sub, vec![r])),
+            }
+        }
+        out.extend(split);
+    }
+    out
 }
 
 /// A measured point at (`x`, `y`) of series `name`: its repetitions and the text shown on
@@ -207,7 +281,6 @@ fn interval_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
                     series,
                     guides: Vec::new(),
                     markers: Vec::new(),
-                    legend: Legend::LowerRight,
                 },
             }
         })
@@ -290,7 +363,6 @@ fn percentile_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
                     series,
                     guides: Vec::new(),
                     markers: Vec::new(),
-                    legend: Legend::UpperLeft,
                 },
             }
         })
@@ -377,7 +449,6 @@ fn against_count(x: &str, y: String, series: Vec<Series>, guides: Vec<Series>) -
         series,
         guides,
         markers: Vec::new(),
-        legend: Legend::UpperLeft,
     }
 }
 
@@ -580,7 +651,6 @@ fn staircase(records: &[&ResultRecord], report: &Report) -> Option<Chart> {
             series,
             guides: Vec::new(),
             markers,
-            legend: Legend::LowerRight,
         },
     })
 }
@@ -871,6 +941,44 @@ pub(super) mod tests {
         let refs: Vec<&ResultRecord> = recs.iter().collect();
         assert!(peak_guide(&refs, threads, "peak".into()).is_none());
         assert!(peak_guide(&refs[..1], threads, "peak".into()).is_some());
+    }
+
+    fn disk(engine: &str, iodepth: u32, iops: f64) -> ResultRecord {
+        let params = crate::results::params::Params::with_defaults(
+            "disk",
+            "RR",
+            serde_json::json!({"threads": 1, "iodepth": iodepth, "block_size_bytes": 4096,
+                "engine": engine, "io_mode": "direct", "sync": "none", "pattern": "random"}),
+        )
+        .unwrap();
+        ResultRecord::new(
+            "disk",
+            "RR",
+            params,
+            "iops",
+            "IOPS",
+            vec![iops],
+            Err("none".into()),
+        )
+    }
+
+    /// A psync QD1 point and io_uring points are two lines, never one joined across engines.
+    #[test]
+    fn series_are_split_by_their_conditions() {
+        let recs = [
+            disk("psync", 1, 15e3),
+            disk("io_uring", 1, 14e3),
+            disk("io_uring", 32, 75e3),
+        ];
+        let refs: Vec<&ResultRecord> = recs.iter().collect();
+        let charts = disk_charts(&refs);
+        let Plot::Lines { series, .. } = &charts[0].plot else {
+            panic!("{:?}", charts[0].plot)
+        };
+        let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["4 KiB · psync", "4 KiB · io_uring"]);
+        assert_eq!(series[0].points, vec![(1.0, 15e3)]);
+        assert_eq!(series[1].points, vec![(1.0, 14e3), (32.0, 75e3)]);
     }
 
     #[test]

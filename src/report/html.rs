@@ -267,6 +267,7 @@ pub fn render(report: &Report) -> Vec<u8> {
     }
     if doc.has_results {
         out.push_str("<section id=\"peaks\">\n<h2>Theoretical peaks</h2>\n");
+        out.push_str(&notes("Notices", &doc.notices));
         out.push_str(&notes(
             "Every peak: its value, formula and inputs (with their sources), or why it is unknown",
             &doc.peak_notes,

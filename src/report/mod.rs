@@ -7,10 +7,12 @@ pub mod compare;
 pub mod csv;
 pub mod html;
 pub mod json;
+pub mod legend;
 pub mod markdown;
 pub mod model;
 pub mod nodes;
 pub mod plot;
+pub mod summary;
 pub mod table;
 
 use crate::results::ResultRecord;
@@ -57,9 +59,10 @@ fn variant(rec: &ResultRecord) -> String {
 fn base_variant(params: &Params, metric: &str) -> String {
     match params {
         Params::Cpu(p) => match &p.kernel {
-            // HP on a core with native fp16 arithmetic is an fp16 FMA: say so beside the ISA.
-            Some(k) if k.operation == "fp16 FMA" => format!("{} {}", k.isa.name(), k.operation),
-            Some(k) => k.isa.name().into(),
+            // The data type and operation beside the ISA: "QP" is 8-bit integers ("avx512
+            // int8 add"), never quad precision; HP on a core with native fp16 is an fp16 FMA.
+            Some(k) if k.operation.is_empty() => k.isa.name().into(),
+            Some(k) => format!("{} {}", k.isa.name(), k.operation),
             None => p
                 .linalg
                 .as_ref()
@@ -263,6 +266,24 @@ pub fn subsystem_name(subsystem: &str) -> String {
     }
 }
 
+/// One line per warning of the records ([`ResultRecord::warnings`]: oversubscribed threads, a
+/// disk target in memory, an efficiency above 100 % under a user's input), naming its points.
+pub fn notice_notes(results: &[ResultRecord]) -> Vec<String> {
+    let mut by_text: Vec<(&str, Vec<&ResultRecord>)> = Vec::new();
+    for rec in results {
+        for w in &rec.warnings {
+            match by_text.iter_mut().find(|(t, _)| *t == w.as_str()) {
+                Some((_, recs)) => recs.push(rec),
+                None => by_text.push((w, vec![rec])),
+            }
+        }
+    }
+    by_text
+        .into_iter()
+        .map(|(text, recs)| format!("{}: ! {text}", unknown_points(&recs)))
+        .collect()
+}
+
 /// One line per record explaining its peak: the formula with every input and its source, or
 /// why it is unknown.
 pub fn peak_notes(results: &[ResultRecord]) -> Vec<String> {
@@ -280,7 +301,6 @@ pub fn peak_notes(results: &[ResultRecord]) -> Vec<String> {
                     p.formula,
                     peak_inputs(p)
                 ));
-                known.extend(rec.warnings.iter().map(|w| format!("{what}: ! {w}")));
             }
             None => {
                 let reason = rec.peak_unknown_reason.clone().unwrap_or_default();
@@ -733,7 +753,7 @@ mod tests {
             rec.warnings
         );
         assert!(row(&rec).efficiency.contains("above peak"));
-        let notes = peak_notes(std::slice::from_ref(&rec));
+        let notes = notice_notes(std::slice::from_ref(&rec));
         assert!(
             notes.iter().any(|n| n.contains("! efficiency 187.5 %")),
             "{notes:?}"

@@ -6,8 +6,8 @@ use super::charts::for_report;
 use super::nodes;
 use super::plot::Chart;
 use super::{
-    concurrency_notes, groups, headers, littles_law_notes, peak_notes, percentile_notes,
-    reference_tools, row, solve_notes, subsystem_name, variant_header,
+    concurrency_notes, groups, headers, littles_law_notes, notice_notes, peak_notes,
+    percentile_notes, reference_tools, row, solve_notes, subsystem_name, variant_header,
 };
 use crate::results::Report;
 
@@ -71,6 +71,8 @@ pub struct Document {
     pub tables: Vec<ResultTable>,
     pub charts: Vec<Chart>,
     pub peak_notes: Vec<String>,
+    /// The points' warnings (oversubscribed, a disk target in memory, above 100 %).
+    pub notices: Vec<String>,
     pub percentile_notes: Vec<String>,
     pub littles_law_notes: Vec<String>,
     pub solve_notes: Vec<String>,
@@ -116,6 +118,7 @@ impl Document {
             tables,
             charts: for_report(report),
             peak_notes: peak_notes(&report.results),
+            notices: notice_notes(&report.results),
             percentile_notes: percentile_notes(&report.results),
             setups: ["disk", "net"]
                 .into_iter()
@@ -195,6 +198,7 @@ impl Document {
         }
         for notes in [
             &mut self.peak_notes,
+            &mut self.notices,
             &mut self.percentile_notes,
             &mut self.littles_law_notes,
             &mut self.solve_notes,
@@ -229,8 +233,9 @@ impl Document {
 
     /// The notes after the tables, titled, in the order the text exporters print them (empty
     /// ones included: each exporter leaves them out).
-    pub fn text_notes(&self) -> [(&'static str, &[String]); 5] {
+    pub fn text_notes(&self) -> [(&'static str, &[String]); 6] {
         [
+            ("Notices", &self.notices),
             ("Solves and multiplies", &self.solve_notes),
             ("Per thread and stream", &self.concurrency_notes),
             ("Latency percentiles", &self.percentile_notes),

@@ -7,6 +7,7 @@
 //! be drawn — NaN, infinities, and zero or negative values on a logarithmic axis — are left out;
 //! a chart left with no point is no chart (`None`), never an empty frame or a panic.
 
+use super::legend;
 use crate::units::format_bytes_binary;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
@@ -132,25 +133,19 @@ pub struct BarSeries {
     pub values: Vec<Option<f64>>,
 }
 
-/// Where a line chart's legend goes: the corner its lines leave empty.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Legend {
-    UpperLeft,
-    LowerRight,
-}
-
 /// What a chart draws.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Plot {
     /// Lines through points with a dot at each point, dashed guide lines (the theoretical
-    /// peak: grey, without dots, named in the legend), and dashed vertical markers.
+    /// peak: grey, without dots, named in the legend), and dashed vertical markers. The legend
+    /// goes below the plotting area. A linear y axis whose series differ by ten times or more
+    /// is drawn logarithmic, so that the smaller ones keep their room.
     Lines {
         x: Axis,
         y: Axis,
         series: Vec<Series>,
         guides: Vec<Series>,
         markers: Vec<Marker>,
-        legend: Legend,
     },
     /// Horizontal bars: one row per label, one bar per series in each row, and an optional
     /// dashed guide line across the rows.
@@ -226,7 +221,7 @@ fn err(e: impl std::fmt::Display) -> ChartError {
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
 /// Registers the bundled font as plotters' "sans-serif", once.
-fn font() -> Result<(), ChartError> {
+pub(super) fn font() -> Result<(), ChartError> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
     let ok = *REGISTERED.get_or_init(|| {
         plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).is_ok()
@@ -264,36 +259,109 @@ fn size(plot: &Plot) -> (u32, u32) {
 
 /// Draws `chart` as an SVG document; `None` when it has nothing to draw.
 pub fn svg(chart: &Chart) -> Result<Option<String>, ChartError> {
-    let Some(prepared) = prepare(&chart.plot) else {
+    let Some(layout) = layout(chart)? else {
         return Ok(None);
     };
-    font()?;
-    let (w, h) = size(&chart.plot);
     let mut out = String::new();
     let tips = {
-        let root = SVGBackend::with_string(&mut out, (w, h)).into_drawing_area();
-        let tips = draw(&root, chart, &prepared, 1.0)?;
+        let root =
+            SVGBackend::with_string(&mut out, (layout.width, layout.height)).into_drawing_area();
+        let tips = draw_all(&root, chart, &layout, 1.0)?;
         root.present().map_err(err)?;
         tips
     };
     Ok(Some(with_tips(out, &tips)))
 }
 
-/// Draws `chart` as a PNG image `scale` (1–4) times its SVG size, for slides; `None` when it has
-/// nothing to draw.
-pub fn png(chart: &Chart, scale: u32) -> Result<Option<Vec<u8>>, ChartError> {
+/// Where a chart's parts go, in CSS pixels: the plotting part on top (`plot_height`), the
+/// legend below it.
+pub struct ChartLayout {
+    pub width: u32,
+    pub height: u32,
+    /// The height of the part with the axes; the legend takes the rest.
+    pub plot_height: u32,
+    pub legend: legend::Layout,
+    entries: Vec<legend::Entry>,
+    prepared: Prepared,
+}
+
+/// The layout of `chart`, or `None` when it has nothing to draw.
+pub fn layout(chart: &Chart) -> Result<Option<ChartLayout>, ChartError> {
     let Some(prepared) = prepare(&chart.plot) else {
         return Ok(None);
     };
     font()?;
+    let (width, plot_height) = size(&chart.plot);
+    let entries = legend_entries(&prepared);
+    let legend = legend::layout(&entries, width as f64);
+    Ok(Some(ChartLayout {
+        width,
+        height: plot_height + legend.height.ceil() as u32,
+        plot_height,
+        legend,
+        entries,
+        prepared,
+    }))
+}
+
+/// A legend entry per series (its colour) and per guide (dashed grey).
+fn legend_entries(prepared: &Prepared) -> Vec<legend::Entry> {
+    let entry = |name: &str, i: usize| legend::Entry {
+        name: name.to_string(),
+        color: PALETTE[i % PALETTE.len()],
+        dashed: false,
+    };
+    let guide = |name: &str| legend::Entry {
+        name: name.to_string(),
+        color: MARKER,
+        dashed: true,
+    };
+    match prepared {
+        Prepared::Lines { series, guides, .. } => series
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| entry(name, i))
+            .chain(guides.iter().map(|(name, _)| guide(name)))
+            .collect(),
+        Prepared::Bars {
+            series, guide: g, ..
+        } => series
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| entry(name, i))
+            .chain(g.iter().map(|(_, label)| guide(label)))
+            .collect(),
+    }
+}
+
+/// Draws the chart and its legend below it on `root`, `s` times the CSS size.
+fn draw_all<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &Chart,
+    layout: &ChartLayout,
+    s: f64,
+) -> Result<Vec<Tip>, ChartError> {
+    root.fill(&WHITE).map_err(err)?;
+    let split = (layout.plot_height as f64 * s).round() as u32;
+    let (top, bottom) = root.split_vertically(split);
+    let tips = draw(&top, chart, &layout.prepared, s)?;
+    legend::draw(&bottom, &layout.legend, &layout.entries, s).map_err(ChartError)?;
+    Ok(tips)
+}
+
+/// Draws `chart` as a PNG image `scale` (1–4) times its SVG size, for slides; `None` when it has
+/// nothing to draw.
+pub fn png(chart: &Chart, scale: u32) -> Result<Option<Vec<u8>>, ChartError> {
+    let Some(layout) = layout(chart)? else {
+        return Ok(None);
+    };
     let scale = scale.clamp(1, 4);
-    let (w, h) = size(&chart.plot);
-    let (w, h) = (w * scale, h * scale);
+    let (w, h) = (layout.width * scale, layout.height * scale);
     let mut rgb = vec![255u8; w as usize * h as usize * 3];
     {
         let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
         // A picture has no pointer to rest on: its hover texts are dropped.
-        let _tips = draw(&root, chart, &prepared, scale as f64)?;
+        let _tips = draw_all(&root, chart, &layout, scale as f64)?;
         root.present().map_err(err)?;
     }
     let mut out = Vec::new();
@@ -374,7 +442,6 @@ enum Prepared {
         series: Vec<(String, Vec<(f64, f64)>)>,
         guides: Vec<(String, Vec<(f64, f64)>)>,
         markers: Vec<(f64, String)>,
-        legend: Legend,
         /// Per series (same order), its points' details in plotting coordinates.
         details: Vec<Vec<Detail>>,
     },
@@ -427,8 +494,10 @@ fn prepare(plot: &Plot) -> Option<Prepared> {
             series,
             guides,
             markers,
-            legend,
         } => {
+            // Series ten times apart or more share a linear axis badly: the small ones lie
+            // flat on its floor. Such an axis is drawn logarithmic.
+            let y = &spread_axis(y, series);
             let cleaned = |list: &[Series]| -> Vec<(String, Vec<(f64, f64)>)> {
                 list.iter()
                     .map(|s| (s.name.clone(), clean(&s.points, x.scale, y.scale)))
@@ -522,7 +591,6 @@ fn prepare(plot: &Plot) -> Option<Prepared> {
                 series,
                 guides,
                 markers,
-                legend: *legend,
                 details,
             })
         }
@@ -599,6 +667,42 @@ fn prepare(plot: &Plot) -> Option<Prepared> {
             })
         }
     }
+}
+
+/// `y`, made logarithmic where it is linear and the largest values of its series differ by
+/// ten times or more (all of them positive).
+fn spread_axis(y: &Axis, series: &[Series]) -> Axis {
+    let tops: Vec<f64> = series
+        .iter()
+        .filter_map(|s| {
+            s.points
+                .iter()
+                .map(|p| p.1)
+                .filter(|v| v.is_finite())
+                .reduce(f64::max)
+        })
+        .collect();
+    let all_positive = series
+        .iter()
+        .flat_map(|s| &s.points)
+        .all(|p| !p.1.is_finite() || p.1 > 0.0);
+    let (lo, hi) = tops
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(*v), b.max(*v))
+        });
+    let mut axis = y.clone();
+    if y.scale == Scale::Linear
+        && y.ticks == Ticks::Number
+        && all_positive
+        && tops.len() > 1
+        && lo > 0.0
+        && hi / lo >= 10.0
+    {
+        axis.scale = Scale::Log;
+        axis.label.push_str(", log scale");
+    }
+    axis
 }
 
 /// The range and ticks of an axis showing `values` (plotting coordinates, finite, not empty).
@@ -818,12 +922,13 @@ fn draw<DB: DrawingBackend>(
     s: f64,
 ) -> Result<Vec<Tip>, ChartError> {
     let mut tips = Vec::new();
-    root.fill(&WHITE).map_err(err)?;
     let px = |v: f64| (v * s).round().max(1.0) as u32;
+    // A title wider than the chart is cut to it.
+    let (width, _) = root.dim_in_pixel();
+    let title = legend::fit(&chart.title, 22.0, width as f64 / s - 28.0);
     let grid = RGBColor(0, 0, 0).mix(0.12).stroke_width(px(1.0));
     let axis = RGBColor(60, 60, 60).stroke_width(px(1.0));
     let small = text_style(14.0 * s).color(&MARKER);
-    let legend_box = px(6.0) as i32;
     match prepared {
         Prepared::Lines {
             x,
@@ -833,11 +938,10 @@ fn draw<DB: DrawingBackend>(
             series,
             guides,
             markers,
-            legend,
             details,
         } => {
             let mut ctx = ChartBuilder::on(root)
-                .caption(&chart.title, text_style(22.0 * s))
+                .caption(&title, text_style(22.0 * s))
                 .margin(px(14.0))
                 .x_label_area_size(px(54.0))
                 .y_label_area_size(px(80.0))
@@ -864,31 +968,32 @@ fn draw<DB: DrawingBackend>(
                     MARKER.stroke_width(px(1.0)),
                 ))
                 .map_err(err)?;
-                // Alternate heights so that neighbouring labels do not overlap.
+                // Alternate heights so that neighbouring labels do not overlap; a label that
+                // would run past the plotting area's right edge goes left of its line.
                 let dy = px(4.0 + 16.0 * (i % 2) as f64) as i32;
-                ctx.draw_series(std::iter::once(
-                    EmptyElement::at((*pos, y.hi))
-                        + Text::new(label.clone(), (px(4.0) as i32, dy), small.clone()),
-                ))
-                .map_err(err)?;
+                let (lx, _) = ctx.backend_coord(&(*pos, y.hi));
+                let (right, _) = ctx.backend_coord(&(x.hi, y.hi));
+                let room = (right - lx) as f64 / s;
+                let text = if legend::text_width(label, 14.0) + 6.0 > room {
+                    Text::new(
+                        label.clone(),
+                        (-(px(4.0) as i32), dy),
+                        small.pos(Pos::new(HPos::Right, VPos::Top)),
+                    )
+                } else {
+                    Text::new(label.clone(), (px(4.0) as i32, dy), small.clone())
+                };
+                ctx.draw_series(std::iter::once(EmptyElement::at((*pos, y.hi)) + text))
+                    .map_err(err)?;
             }
             for (i, (name, points)) in series.iter().enumerate() {
                 let color = PALETTE[i % PALETTE.len()];
+                let _ = name;
                 ctx.draw_series(
                     LineSeries::new(points.iter().copied(), color.filled().stroke_width(px(2.0)))
                         .point_size(px(3.5)),
                 )
-                .map_err(err)?
-                .label(name.as_str())
-                .legend(move |(lx, ly)| {
-                    Rectangle::new(
-                        [
-                            (lx, ly - legend_box),
-                            (lx + 2 * legend_box, ly + legend_box),
-                        ],
-                        color.filled(),
-                    )
-                });
+                .map_err(err)?;
             }
             // Each measured point's spread: an error bar from the least to the greatest
             // repetition, and each repetition as a dot beside it where there are enough to
@@ -923,7 +1028,7 @@ fn draw<DB: DrawingBackend>(
                     tips.push((tx, ty, d.tip.clone()));
                 }
             }
-            for (name, points) in guides {
+            for (_, points) in guides {
                 let dash = MARKER.stroke_width(px(1.5));
                 ctx.draw_series(DashedLineSeries::new(
                     points.iter().copied(),
@@ -931,24 +1036,8 @@ fn draw<DB: DrawingBackend>(
                     px(4.0),
                     dash,
                 ))
-                .map_err(err)?
-                .label(name.as_str())
-                .legend(move |(lx, ly)| {
-                    PathElement::new([(lx, ly), (lx + 2 * legend_box, ly)], dash)
-                });
-            }
-            ctx.configure_series_labels()
-                .position(match legend {
-                    Legend::UpperLeft => SeriesLabelPosition::UpperLeft,
-                    Legend::LowerRight => SeriesLabelPosition::LowerRight,
-                })
-                .margin(px(8.0))
-                .legend_area_size(px(24.0))
-                .label_font(text_style(15.0 * s))
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(0, 0, 0).mix(0.25))
-                .draw()
                 .map_err(err)?;
+            }
         }
         Prepared::Bars {
             value,
@@ -961,14 +1050,15 @@ fn draw<DB: DrawingBackend>(
         } => {
             let label_width = (*longest_row as f64 * 8.6 + 24.0).clamp(60.0, 340.0);
             let mut ctx = ChartBuilder::on(root)
-                .caption(&chart.title, text_style(22.0 * s))
+                .caption(&title, text_style(22.0 * s))
                 .margin(px(14.0))
                 .x_label_area_size(px(54.0))
                 .y_label_area_size(px(label_width))
                 .build_cartesian_2d(value.clone(), rows.clone())
                 .map_err(err)?;
             let x_fmt = |p: &f64| value.label(*p);
-            let y_fmt = |p: &f64| rows.label(*p);
+            // A row label longer than its area is cut to it.
+            let y_fmt = |p: &f64| legend::fit(&rows.label(*p), 16.0, label_width - 20.0);
             ctx.configure_mesh()
                 .disable_y_mesh()
                 .x_desc(value_label.as_str())
@@ -1001,17 +1091,7 @@ fn draw<DB: DrawingBackend>(
                 ctx.draw_series(bars.iter().map(|&(top, v)| {
                     Rectangle::new([(base, top), (v, top - 0.9 * bar)], color.filled())
                 }))
-                .map_err(err)?
-                .label(name.as_str())
-                .legend(move |(lx, ly)| {
-                    Rectangle::new(
-                        [
-                            (lx, ly - legend_box),
-                            (lx + 2 * legend_box, ly + legend_box),
-                        ],
-                        color.filled(),
-                    )
-                });
+                .map_err(err)?;
                 for (i, v) in values.iter().enumerate() {
                     let Some(v) = v else { continue };
                     let top = (n - 1 - i) as f64 + band / 2.0 - j as f64 * bar;
@@ -1026,18 +1106,31 @@ fn draw<DB: DrawingBackend>(
                         ),
                     ));
                 }
-                ctx.draw_series(bars.iter().map(|&(top, v)| {
-                    EmptyElement::at((v, top - 0.45 * bar))
-                        + Text::new(
-                            crate::units::format_sig(from_plot(v, *value_scale)),
-                            (px(4.0) as i32, 0),
-                            at_middle.clone(),
-                        )
-                }))
-                .map_err(err)?;
+                // Each bar's value right of its end; where it would cross the guide line, right
+                // of the guide instead.
+                let guide_px = guide
+                    .as_ref()
+                    .map(|(g, _)| ctx.backend_coord(&(*g, rows.lo)).0);
+                for &(top, v) in &bars {
+                    let text = crate::units::format_sig(from_plot(v, *value_scale));
+                    let (end, _) = ctx.backend_coord(&(v, top));
+                    let w = (legend::text_width(&text, 14.0) * s) as i32;
+                    let gap = px(4.0) as i32;
+                    let dx = match guide_px {
+                        Some(g) if end + gap <= g + gap && end + gap + w >= g - gap => {
+                            g - end + gap
+                        }
+                        _ => gap,
+                    };
+                    ctx.draw_series(std::iter::once(
+                        EmptyElement::at((v, top - 0.45 * bar))
+                            + Text::new(text, (dx, 0), at_middle.clone()),
+                    ))
+                    .map_err(err)?;
+                }
             }
-            if let Some((pos, label)) = guide {
-                // Labelled in the legend: near the peak, a label on the chart would cover the
+            if let Some((pos, _)) = guide {
+                // Named in the legend: near the peak, a label on the chart would cover the
                 // bars' values.
                 let dash = MARKER.stroke_width(px(1.5));
                 ctx.draw_series(DashedLineSeries::new(
@@ -1046,21 +1139,8 @@ fn draw<DB: DrawingBackend>(
                     px(4.0),
                     dash,
                 ))
-                .map_err(err)?
-                .label(label.as_str())
-                .legend(move |(lx, ly)| {
-                    PathElement::new([(lx, ly), (lx + 2 * legend_box, ly)], dash)
-                });
-            }
-            ctx.configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
-                .margin(px(8.0))
-                .legend_area_size(px(24.0))
-                .label_font(text_style(15.0 * s))
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(0, 0, 0).mix(0.25))
-                .draw()
                 .map_err(err)?;
+            }
         }
     }
     Ok(tips)
@@ -1082,7 +1162,6 @@ mod tests {
                 series,
                 guides: Vec::new(),
                 markers,
-                legend: Legend::UpperLeft,
             },
         }
     }
@@ -1295,8 +1374,10 @@ mod tests {
         let plain = lines(threads(), vec![series("s", &[(1.0, 1.0)])], vec![]);
         let base = svg(&plain).unwrap().unwrap().matches("<rect").count();
         let svg = svg(&c).unwrap().unwrap();
-        // 3 bars, plus the background, the legend box and two legend swatches.
-        assert_eq!(svg.matches("<rect").count(), 3 + base + 1, "{svg}");
+        // The plain chart: the background and one legend swatch. This one: 3 bars, the
+        // background, two series swatches and the guide's swatch of three dashes.
+        assert_eq!(base, 2, "{svg}");
+        assert_eq!(svg.matches("<rect").count(), 3 + 1 + 2 + 3, "{svg}");
         for text in ["DP ×2", "SP ×1", "likwid-bench", "peak", "99.4"] {
             assert!(svg.contains(text), "{text} missing");
         }
@@ -1314,7 +1395,11 @@ mod tests {
         let mut reader = decoder.read_info().unwrap();
         let mut buf = vec![0; reader.output_buffer_size().unwrap()];
         let info = reader.next_frame(&mut buf).unwrap();
-        assert_eq!((info.width, info.height), (1440, 840));
+        // Twice the SVG's size: 720 × 420 and the legend's row below.
+        let layout = layout(&c).unwrap().unwrap();
+        assert_eq!((layout.width, layout.plot_height), (720, 420));
+        assert!(layout.height > 420);
+        assert_eq!((info.width, info.height), (1440, 2 * layout.height));
         let pixels = &buf[..info.buffer_size()];
         let colour = PALETTE[0];
         let series_pixels = pixels

@@ -6,11 +6,14 @@ use crate::results::Report;
 use crate::sysinfo::{Fact, SystemInfo};
 use crate::units::format_bytes_binary;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{CellAlignment, Table};
+use comfy_table::{CellAlignment, ContentArrangement, Table};
 
-fn new_table() -> Table {
+/// A table that keeps to `width` columns, wrapping its cells where it must.
+fn new_table(width: usize) -> Table {
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
+    t.set_content_arrangement(ContentArrangement::Dynamic);
+    t.set_width(u16::try_from(width).unwrap_or(u16::MAX));
     t
 }
 
@@ -51,11 +54,11 @@ pub fn machine_line(sys: &SystemInfo) -> String {
 }
 
 /// The results as one table per subsystem and unit, then the peaks.
-pub fn render(report: &Report) -> String {
+pub fn render(report: &Report, width: usize) -> String {
     let doc = Document::of(report);
     let mut out = String::new();
     for table in &doc.tables {
-        let mut t = new_table();
+        let mut t = new_table(width);
         t.set_header(table.headers.clone());
         for r in &table.rows {
             t.add_row(r.clone());
@@ -74,20 +77,21 @@ pub fn render(report: &Report) -> String {
         if !notes.is_empty() {
             out.push_str(&format!("{title}:\n"));
             for n in notes {
-                out.push_str(&format!("  {n}\n"));
+                out.push_str(&crate::text::wrap(&format!("  {n}"), width, "    "));
+                out.push('\n');
             }
         }
     }
     if let Some(n) = &doc.nodes {
-        out.push_str(&render_nodes(n));
+        out.push_str(&render_nodes(n, width));
     }
     out
 }
 
 /// A multi-node run's nodes, matrices, outliers and notes.
-fn render_nodes(n: &NodesView) -> String {
+fn render_nodes(n: &NodesView, width: usize) -> String {
     let grid = |head: &[String], rows: &[Vec<String>]| {
-        let mut t = new_table();
+        let mut t = new_table(width);
         t.set_header(head.to_vec());
         for r in rows {
             t.add_row(r.clone());
@@ -243,8 +247,11 @@ pub fn system_rows(sys: &SystemInfo) -> Vec<(String, String)> {
 }
 
 /// Theoretical peaks, one row per workload: value, formula and inputs, or why there is none.
-pub fn render_peaks(rows: &[(String, Result<crate::sysinfo::peak::Peak, String>)]) -> String {
-    let mut t = new_table();
+pub fn render_peaks(
+    rows: &[(String, Result<crate::sysinfo::peak::Peak, String>)],
+    width: usize,
+) -> String {
+    let mut t = new_table(width);
     t.set_header(["Workload", "theoretical", "unit", "formula and inputs"]);
     for (workload, peak) in rows {
         match peak {
@@ -269,8 +276,8 @@ pub fn render_peaks(rows: &[(String, Result<crate::sysinfo::peak::Peak, String>)
 }
 
 /// The system information as a two-column table.
-pub fn render_system(sys: &SystemInfo) -> String {
-    let mut t = new_table();
+pub fn render_system(sys: &SystemInfo, width: usize) -> String {
+    let mut t = new_table(width);
     t.set_header(["Property", "Value [source]"]);
     for (k, v) in system_rows(sys) {
         t.add_row([k, v]);

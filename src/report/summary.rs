@@ -1,0 +1,322 @@
+//! The terminal's summary of a run: one compact table per subsystem with the headline figures,
+//! in the terminal's width. A point's metrics share a row (a disk point's MB/s, IOPS and
+//! latency; a UDP test's goodput, loss and jitter), a memory staircase is shown as its levels,
+//! and a sweep over threads as its best point with its scaling in a line below. `-v` (and every
+//! file format) has every row; the summary says where.
+
+use super::variant;
+use crate::history::compare::{Better, better};
+use crate::results::params::Params;
+use crate::results::{Report, ResultRecord};
+use crate::text::{Align, columns, printable, wrap};
+use crate::units::format_sig;
+
+/// One row: the records of one point (its metrics), the best of a sweep over threads.
+struct Point<'a> {
+    /// Identity without the side (sender and receiver of one test are one point).
+    key: String,
+    /// Identity without the side and the concurrency: the points of a sweep over threads.
+    sweep_key: String,
+    records: Vec<&'a ResultRecord>,
+}
+
+impl<'a> Point<'a> {
+    /// The record of `metric` (the receiver's goodput before the sender's).
+    fn of(&self, metric: &str, unit: &str) -> Option<&'a ResultRecord> {
+        let mut found = self
+            .records
+            .iter()
+            .filter(|r| r.metric == metric && r.unit == unit);
+        let first = found.clone().next().copied();
+        found
+            .find(|r| {
+                r.params
+                    .net()
+                    .is_some_and(|n| n.side.as_deref() == Some("receiver"))
+            })
+            .copied()
+            .or(first)
+    }
+
+    /// The record the row's efficiency, reference and spread are of: the first with a peak,
+    /// else the first.
+    fn primary(&self) -> &'a ResultRecord {
+        self.records
+            .iter()
+            .find(|r| r.efficiency.is_some())
+            .unwrap_or(&self.records[0])
+    }
+}
+
+/// The identity of `rec` as text, without the parameters in `except`.
+fn key_of(rec: &ResultRecord, except: &[&str]) -> String {
+    format!(
+        "{}/{}",
+        rec.workload,
+        serde_json::Value::Object(rec.params.identity(except))
+    )
+}
+
+/// A staircase's points are summed up by its levels where the run found them.
+fn shown(rec: &ResultRecord, has_levels: bool) -> bool {
+    match &rec.params {
+        Params::MemLatency(p) => !(has_levels && p.chase.is_some()),
+        _ => true,
+    }
+}
+
+/// A metric's column header, short: "GOPS", "IOPS", "lat µs", "RTT µs", "loss %".
+fn metric_header(subsystem: &str, metric: &str, unit: &str) -> String {
+    match metric {
+        "latency" if subsystem == "net" => format!("RTT {unit}"),
+        "latency" => format!("lat {unit}"),
+        "loss" => "loss %".into(),
+        "jitter" => format!("jitter {unit}"),
+        _ => unit.to_string(),
+    }
+}
+
+/// The summary of `report` (in display units already) in at most `width` columns.
+pub fn render(report: &Report, width: usize) -> String {
+    let mut subsystems: Vec<&str> = Vec::new();
+    for r in &report.results {
+        if !subsystems.contains(&r.subsystem.as_str()) {
+            subsystems.push(&r.subsystem);
+        }
+    }
+    let has_levels = report
+        .results
+        .iter()
+        .any(|r| matches!(&r.params, Params::MemLatency(p) if p.level.is_some()));
+    let mut out = String::new();
+    let mut noisy = false;
+    for sub in subsystems {
+        let recs: Vec<&ResultRecord> = report
+            .results
+            .iter()
+            .filter(|r| r.subsystem == sub && shown(r, has_levels))
+            .collect();
+        let (table, notes, any_noisy) = subsystem_table(sub, &recs, width);
+        noisy |= any_noisy;
+        out.push_str(&table);
+        for n in notes {
+            out.push_str(&wrap(&format!("  {n}"), width, "    "));
+            out.push('\n');
+        }
+    }
+    if noisy {
+        out.push_str("! noisy: coefficient of variation above 5 %\n");
+    }
+    for n in super::notice_notes(&report.results) {
+        out.push_str(&wrap(&n, width, "  "));
+        out.push('\n');
+    }
+    out
+}
+
+/// One subsystem's table, its sweep notes, and whether a row is noisy.
+fn subsystem_table(sub: &str, recs: &[&ResultRecord], width: usize) -> (String, Vec<String>, bool) {
+    // The metric columns, in the order first seen.
+    let mut metrics: Vec<(String, String)> = Vec::new();
+    for r in recs {
+        let m = (r.metric.clone(), r.unit.clone());
+        if !metrics.contains(&m) {
+            metrics.push(m);
+        }
+    }
+    // Points: a record joins the point of its identity (without the side).
+    let mut points: Vec<Point> = Vec::new();
+    for r in recs {
+        let key = key_of(r, &["side"]);
+        match points.iter_mut().find(|p| p.key == key) {
+            Some(p) => p.records.push(r),
+            None => points.push(Point {
+                sweep_key: key_of(r, &["side", "threads", "streams"]),
+                key,
+                records: vec![r],
+            }),
+        }
+    }
+    // Sweeps over threads: the best point stands for them; its scaling goes in a note.
+    let mut rows: Vec<(&Point, Option<String>)> = Vec::new();
+    let mut notes = Vec::new();
+    let mut done: Vec<&str> = Vec::new();
+    for p in &points {
+        if done.contains(&p.sweep_key.as_str()) {
+            continue;
+        }
+        done.push(&p.sweep_key);
+        let sweep: Vec<&Point> = points
+            .iter()
+            .filter(|q| q.sweep_key == p.sweep_key)
+            .collect();
+        if sweep.len() < 2 {
+            rows.push((p, None));
+            continue;
+        }
+        let value = |q: &Point| q.primary().summary.mean;
+        let lower = better(&p.primary().metric) == Better::Lower;
+        let best = sweep
+            .iter()
+            .copied()
+            .filter(|q| value(q).is_finite())
+            .max_by(|a, b| {
+                let o = value(a).total_cmp(&value(b));
+                if lower { o.reverse() } else { o }
+            })
+            .unwrap_or(p);
+        let threads = |q: &Point| q.primary().params.threads();
+        let first = sweep
+            .iter()
+            .copied()
+            .min_by_key(|q| threads(q))
+            .unwrap_or(p);
+        let last = sweep
+            .iter()
+            .copied()
+            .max_by_key(|q| threads(q))
+            .unwrap_or(p);
+        let range = format!("{}–{}", threads(first), threads(last));
+        let rec = first.primary();
+        let what = [rec.workload.clone(), variant(rec)]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        notes.push(format!(
+            "{what}: {} → {} {} from {} to {} threads ({:.2}×); best at {}",
+            format_sig(value(first)),
+            format_sig(value(last)),
+            rec.unit,
+            threads(first),
+            threads(last),
+            value(last) / value(first),
+            threads(best)
+        ));
+        rows.push((best, Some(range)));
+    }
+    let with_reference = rows.iter().any(|(p, _)| p.primary().reference.is_some());
+    let mut header = vec!["Workload".to_string(), "Thr".into(), "Variant".into()];
+    header.extend(metrics.iter().map(|(m, u)| metric_header(sub, m, u)));
+    header.push("Eff %".into());
+    if with_reference {
+        header.extend(["Ref".to_string(), "Ref %".into()]);
+    }
+    header.push("CV %".into());
+    let mut any_noisy = false;
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|(p, range)| {
+            let primary = p.primary();
+            let v = variant(primary);
+            let mut row = vec![
+                primary.workload.clone(),
+                range
+                    .clone()
+                    .unwrap_or_else(|| primary.params.threads().to_string()),
+                if v.is_empty() { "—".into() } else { v },
+            ];
+            for (m, u) in &metrics {
+                row.push(
+                    p.of(m, u)
+                        .map_or_else(String::new, |r| format_sig(r.summary.mean)),
+                );
+            }
+            row.push(
+                primary
+                    .efficiency
+                    .map_or_else(|| "—".into(), |e| format!("{:.1}", e * 100.0)),
+            );
+            if with_reference {
+                let r = primary.reference.as_ref();
+                row.push(r.map_or_else(|| "—".into(), |r| format_sig(r.mean)));
+                row.push(
+                    r.and_then(|r| r.efficiency)
+                        .map_or_else(|| "—".into(), |e| format!("{:.1}", e * 100.0)),
+                );
+            }
+            let noisy = p.records.iter().any(|r| r.summary.noisy);
+            any_noisy |= noisy;
+            row.push(format!(
+                "{:.1}{}",
+                primary.summary.cv * 100.0,
+                if noisy { " !" } else { "  " }
+            ));
+            row.into_iter().map(|c| printable(&c)).collect()
+        })
+        .collect();
+    // An efficiency column with no known peak says nothing: the notes say why (-v).
+    let eff = 3 + metrics.len();
+    let mut cells = cells;
+    if cells.iter().all(|r| r[eff] == "—") {
+        header.remove(eff);
+        cells.iter_mut().for_each(|r| {
+            r.remove(eff);
+        });
+    }
+    let mut align = vec![Align::Left; 3];
+    align.resize(header.len(), Align::Right);
+    let tools = super::reference_tools(recs);
+    let title = match tools {
+        Some(t) => format!(
+            "{} (reference: {})",
+            super::subsystem_name(sub),
+            printable(&t)
+        ),
+        None => super::subsystem_name(sub),
+    };
+    let table = format!("{title}\n{}", columns(&header, &cells, &align, width));
+    (table, notes, any_noisy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::params::Params;
+
+    fn rec(threads: usize, gops: f64) -> ResultRecord {
+        let params = Params::with_defaults(
+            "cpu",
+            "DP",
+            serde_json::json!({"threads": threads, "cpus": [0], "cores": 1, "isa": "avx2",
+                "scaling": "weak", "instruction": "x", "operation": "fp64 FMA",
+                "ops_per_iteration": 1, "iterations_per_thread": 1}),
+        )
+        .unwrap();
+        ResultRecord::new(
+            "cpu",
+            "DP",
+            params,
+            "throughput",
+            "GOPS",
+            vec![gops, gops * 1.01],
+            Err("none".into()),
+        )
+    }
+
+    /// A sweep over threads is one row, its best point, with its scaling in a note.
+    #[test]
+    fn a_sweep_is_its_best_point_and_its_scaling() {
+        let mut report = crate::results::Report::new(
+            crate::sysinfo::collect(crate::sysinfo::ClockBudget {
+                warmup: std::time::Duration::ZERO,
+                sample: std::time::Duration::from_millis(1),
+                samples: 1,
+            }),
+            vec!["peakbench".into()],
+        );
+        report.results = vec![rec(1, 50.0), rec(2, 99.0), rec(4, 98.0)];
+        let text = render(&report.displayed(&Default::default()), 100);
+        assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+        let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("DP")).collect();
+        assert_eq!(rows.len(), 1, "{text}");
+        assert!(
+            rows[0].contains("1–4") && rows[0].contains("99.50"),
+            "{text}"
+        );
+        assert!(
+            text.contains("from 1 to 4 threads (1.96×); best at 2"),
+            "{text}"
+        );
+    }
+}
