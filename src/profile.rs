@@ -11,6 +11,7 @@
 pub const BUILT_IN: &[(&str, &str)] = &[
     ("quick", include_str!("../profiles/quick.toml")),
     ("assignment", include_str!("../profiles/assignment.toml")),
+    ("ci", include_str!("../profiles/ci.toml")),
 ];
 
 /// The subsystems a job may name.

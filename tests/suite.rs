@@ -129,6 +129,19 @@ fn quick_profile_is_estimated_under_a_minute_and_lists_its_jobs() {
         .unwrap();
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("min"));
+    // The profile for `compare`: the quick profile's jobs, six repetitions of each.
+    let out = peakbench(&dir.path().join("h.db"))
+        .args(["run", "--profile", "ci", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let ci = String::from_utf8_lossy(&out.stdout);
+    let jobs: Vec<&str> = ci.lines().filter(|l| l.starts_with("job ")).collect();
+    assert_eq!(
+        jobs.len(),
+        listing.lines().filter(|l| l.starts_with("job ")).count()
+    );
+    assert!(jobs.iter().all(|j| j.contains("--repeat=6")), "{ci}");
 }
 
 /// A bare `peakbench disk` and `peakbench net` (a job with nothing but its subsystem is the

@@ -6,7 +6,7 @@ use crate::history::{self, Store};
 use crate::results::Report;
 use crate::units::{self, format_sig};
 use clap::Args;
-use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use comfy_table::Table;
 use std::path::{Path, PathBuf};
 
 /// Where the database is: `--db` (or PEAKBENCH_DB), else the user's data directory.
@@ -165,8 +165,7 @@ pub fn run_history(args: HistoryArgs) -> anyhow::Result<()> {
             args.db.path()?.display()
         ));
     }
-    let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED);
+    let mut table = crate::report::table::new_table(crate::text::terminal_width());
     table.set_header(["Run", "Started", "Status", "Host", "Points", "Command"]);
     for r in &runs {
         let status = if r.status == "running" {
@@ -194,8 +193,7 @@ pub fn run_history(args: HistoryArgs) -> anyhow::Result<()> {
 }
 
 fn table_of(changes: &[Change], display: &units::Display) -> Table {
-    let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED);
+    let mut table = crate::report::table::new_table(crate::text::terminal_width());
     table.set_header([
         "Point", "Metric", "A", "B", "Unit", "Change %", "p (Holm)", "Verdict",
     ]);
@@ -288,16 +286,30 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
     } else {
         let inconclusive = changes.iter().filter(|c| c.inconclusive).count();
         let advice = if inconclusive > 0 {
-            format!(
-                "\n{inconclusive} of {} points inconclusive: their repetitions cannot detect a {} % change; run both with more --repeat (5 or more) to decide them\n",
+            // Each doubling of the repetitions divides the smallest detectable change by
+            // about √2: at least twice as many as these runs had, and 5.
+            let had = changes
+                .iter()
+                .filter(|c| c.inconclusive)
+                .map(|c| c.n_a.min(c.n_b))
+                .max()
+                .unwrap_or(1);
+            let text = format!(
+                "{inconclusive} of {} points inconclusive: their repetitions ({had} or fewer) cannot detect a {} % change; run both with --repeat {} or more{} on an idle machine to decide them",
                 changes.len(),
-                args.threshold
+                args.threshold,
+                (2 * had).max(5),
+                if had < 6 { " (or --profile ci)" } else { "" }
+            );
+            format!(
+                "\n{}\n",
+                crate::text::wrap(&text, crate::text::terminal_width(), "  ")
             )
         } else {
             String::new()
         };
-        crate::files::print(&format!(
-            "A: {} ({}), B: {} ({}); significance: Welch's t-test on the repetitions, p corrected for {} points by Holm–Bonferroni < {}; regression: worse by more than {} %\n{}\n{}{}{}",
+        let head = format!(
+            "A: {} ({}), B: {} ({}); significance: Welch's t-test on the repetitions, p corrected for {} points by Holm–Bonferroni < {}; regression: worse by more than {} %",
             crate::text::printable(&args.a),
             crate::text::printable(&a.started_at),
             crate::text::printable(&args.b),
@@ -305,6 +317,11 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
             changes.iter().filter(|c| c.p.is_some()).count(),
             args.alpha,
             args.threshold,
+        );
+        let width = crate::text::terminal_width();
+        crate::files::print(&format!(
+            "{}\n{}\n{}{}{}",
+            crate::text::wrap(&head, width, "  "),
             table_of(&changes, &args.display.display()),
             unpaired_lines("A", &only_a),
             unpaired_lines("B", &only_b),

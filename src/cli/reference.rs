@@ -3,8 +3,6 @@
 
 use crate::reference::{self, Availability, ToolStatus};
 use clap::{Args, Subcommand};
-use comfy_table::Table;
-use comfy_table::presets::UTF8_FULL_CONDENSED;
 
 #[derive(Debug, Args)]
 pub struct ReferenceArgs {
@@ -29,8 +27,7 @@ pub fn status(s: &ToolStatus) -> String {
 
 /// The table of `reference check`.
 pub fn render(statuses: &[ToolStatus]) -> String {
-    let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED);
+    let mut t = crate::report::table::new_table(crate::text::terminal_width());
     t.set_header(["Tool", "Status", "Covers", "Install"]);
     for s in statuses {
         t.add_row([

@@ -1,4 +1,4 @@
-//! `peakbench run --profile quick|assignment|FILE`: a whole suite in one run, one report.
+//! `peakbench run --profile quick|ci|assignment|FILE`: a whole suite in one run, one report.
 
 use super::common::Fit;
 use super::common::{OutputArgs, UsageError};
@@ -13,9 +13,10 @@ use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct SuiteArgs {
-    /// A built-in profile (quick: every subsystem's headline points in under a minute;
-    /// assignment: every workload of every subsystem at the assignment's sizes) or a profile
-    /// file (TOML, see profiles/quick.toml).
+    /// A built-in profile (quick: every subsystem's headline points in under a minute; ci:
+    /// the same points with six repetitions each, for `compare`; assignment: every workload of
+    /// every subsystem at the assignment's sizes) or a profile file (TOML, see
+    /// profiles/quick.toml).
     #[arg(long, default_value = "quick")]
     pub profile: String,
     /// Check every job against this machine as it would run (options used, sizes, memory,

@@ -9,7 +9,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
 /// A table that keeps to `width` columns, wrapping its cells where it must.
-fn new_table(width: usize) -> Table {
+pub fn new_table(width: usize) -> Table {
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
     t.set_content_arrangement(ContentArrangement::Dynamic);
