@@ -798,4 +798,26 @@ fn two_noisy_repetitions_are_inconclusive() {
     assert!(text.contains("inconclusive"), "{text}");
     assert!(!text.contains("no significant change"), "{text}");
     assert!(text.contains("--repeat"), "{text}");
+    // --json FILE, as every other command's: the document in the file, where it went said.
+    let file = dir.path().join("cmp.json");
+    let out = peakbench(&db)
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .arg("--json")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("wrote "));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let changes = doc["changes"].as_array().unwrap();
+    assert!(!changes.is_empty());
+    assert!(
+        changes
+            .iter()
+            .all(|c| c["inconclusive"] == true && c["detectable_change"].as_f64().unwrap() > 0.03),
+        "{doc}"
+    );
 }

@@ -180,29 +180,33 @@ fn a_client_process_killed_mid_test_leaves_the_server_serving() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        // Its banner comes right before its first test; give the test 500 ms to get going,
-        // then kill it (SIGKILL: no goodbye of any kind).
+        // Its banner comes right before its first test; wait until the server is busy with it
+        // (a client on a loaded machine may take a while to start: up to 40 tries 250 ms
+        // apart), then kill it (SIGKILL: no goodbye of any kind).
         let stderr = child.stderr.take().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
+            let mut reader = std::io::BufReader::new(stderr);
             let mut line = String::new();
-            let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stderr), &mut line);
+            let _ = std::io::BufRead::read_line(&mut reader, &mut line);
             let _ = tx.send(line);
+            // Read on to the end: the client's stderr stays open, as a terminal's would.
+            let _ = std::io::copy(&mut reader, &mut std::io::sink());
         });
         let banner = rx.recv_timeout(Duration::from_secs(20)).unwrap();
         assert!(banner.contains("peakbench net: server"), "{banner}");
-        std::thread::sleep(Duration::from_millis(500));
         let t = Target {
             addr: s.addr,
             token: None,
         };
-        assert!(
+        let busy = (0..40).any(|_| {
+            std::thread::sleep(Duration::from_millis(250));
             matches!(
                 client::run_test(&t, &params(Proto::Tcp, TestKind::Throughput, 20)),
                 Err(NetError::Busy(..))
-            ),
-            "{proto}: the client's test is running"
-        );
+            )
+        });
+        assert!(busy, "{proto}: the client's test is running");
         child.kill().unwrap();
         child.wait().unwrap();
         serves_again(&t);

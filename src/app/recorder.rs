@@ -103,10 +103,12 @@ impl Recorder {
             ),
             None => format!("peakbench {command}: {setup}"),
         };
-        eprintln!(
-            "{}",
+        // One write, and a closed standard error is no reason to stop measuring.
+        let text = format!(
+            "{}\n",
             crate::text::wrap(&line, crate::text::terminal_width(), "  ")
         );
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), text.as_bytes());
     }
 
     /// Takes `sys`, collected already (to plan the run), as the machine the run measures.
