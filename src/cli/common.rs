@@ -111,10 +111,12 @@ pub struct OutputArgs {
     /// Write a self-contained HTML report with charts to FILE, or `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// No progress bar and no table on the terminal.
+    /// No progress bar and no table on the terminal: one line saying where the results are
+    /// (the run stored, the files written).
     #[arg(short = 'q', long, conflicts_with = "verbose")]
     pub quiet: bool,
-    /// Also print every point on standard error as it is measured: its parameters, mean,
+    /// Print every row of every table, the notes and the peaks' formulas instead of the
+    /// summary, and every point on standard error as it is measured: its parameters, mean,
     /// spread and each repetition.
     #[arg(short = 'v', long)]
     pub verbose: bool,
