@@ -160,6 +160,19 @@ fn run(args: &[&str]) -> Report {
     Report::from_json(&std::fs::read(&json).unwrap()).unwrap()
 }
 
+/// Any run's charts, checked the same way: `PEAKBENCH_CHARTS_REPORT=run.json cargo test --test
+/// charts` (e.g. a run of the assignment profile, too long to record here).
+#[test]
+fn a_given_reports_charts_keep_their_geometry() {
+    let Some(path) = std::env::var_os("PEAKBENCH_CHARTS_REPORT") else {
+        println!("SKIPPED: no PEAKBENCH_CHARTS_REPORT given");
+        return;
+    };
+    let report = Report::from_json(&std::fs::read(&path).unwrap()).unwrap();
+    let n = check(&report.displayed(&Default::default()), "the given report");
+    println!("{n} charts checked");
+}
+
 #[test]
 fn no_legend_covers_data_and_no_text_is_clipped() {
     let quick = concat!(

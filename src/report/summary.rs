@@ -183,8 +183,9 @@ fn subsystem_table(sub: &str, recs: &[&ResultRecord], width: usize) -> (String, 
             .filter(|s| !s.is_empty())
             .collect::<Vec<_>>()
             .join(" ");
+        let counted = if sub == "net" { "streams" } else { "threads" };
         notes.push(format!(
-            "{what}: {} → {} {} from {} to {} threads ({:.2}×); best at {}",
+            "{what}: {} → {} {} from {} to {} {counted} ({:.2}×); best at {}",
             format_sig(value(first)),
             format_sig(value(last)),
             rec.unit,
