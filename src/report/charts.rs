@@ -225,21 +225,64 @@ fn ideal_scaling(series: &[Series]) -> Vec<Series> {
         .collect()
 }
 
+/// The most lines one chart of per-point lines holds (the palette's colours, then dashed).
+const LINES: usize = 8;
+
+/// Each group's records in parts of at most [`LINES`], none left out: (the group's key, the
+/// part, its records).
+fn parts<K: Clone>(groups: Vec<(K, Vec<&ResultRecord>)>) -> Vec<(K, Part, Vec<&ResultRecord>)> {
+    groups
+        .into_iter()
+        .flat_map(|(k, recs)| {
+            let of = recs.len().div_ceil(LINES);
+            recs.chunks(LINES)
+                .enumerate()
+                .map(|(i, chunk)| (k.clone(), Part { number: i + 1, of }, chunk.to_vec()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Which part of a group a chart draws.
+struct Part {
+    number: usize,
+    of: usize,
+}
+
+impl Part {
+    /// " (part 2 of 3)" for a title, or nothing where the group is one chart.
+    fn title(&self) -> String {
+        if self.of > 1 {
+            format!(" (part {} of {})", self.number, self.of)
+        } else {
+            String::new()
+        }
+    }
+
+    /// The chart's slug from `parts`, with the part's number where there are several.
+    fn slug(&self, parts: &[&str]) -> String {
+        if self.of > 1 {
+            format!("{}-part-{}", slug(parts), self.number)
+        } else {
+            slug(parts)
+        }
+    }
+}
+
 /// Throughput per interval of each point's last repetition (as fio's and iperf3's per-second
-/// lines), one chart per workload with intervals, at most eight lines: stalls, warm-up and
-/// write-back show as dips and steps.
+/// lines), one chart per workload with intervals (in parts of eight lines): stalls, warm-up
+/// and write-back show as dips and steps.
 fn interval_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
     let with: Vec<&ResultRecord> = records
         .iter()
         .copied()
         .filter(|r| r.intervals.as_ref().is_some_and(|i| i.values.len() >= 2))
         .collect();
-    group_by(&with, |r| (r.workload.clone(), r.unit.clone()))
+    parts(group_by(&with, |r| (r.workload.clone(), r.unit.clone())))
         .into_iter()
-        .map(|((workload, unit), recs)| {
+        .map(|((workload, unit), part, recs)| {
             let series = recs
                 .iter()
-                .take(8)
                 .filter_map(|r| {
                     let iv = r.intervals.as_ref()?;
                     let name = crate::history::compare::label(r);
@@ -261,11 +304,12 @@ fn interval_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
                 })
                 .collect();
             Chart {
-                slug: slug(&[subsystem, &workload, "intervals"]),
+                slug: part.slug(&[subsystem, &workload, "intervals"]),
                 subsystem: subsystem.to_string(),
                 title: format!(
-                    "{} {workload}: throughput per interval",
-                    super::subsystem_name(subsystem)
+                    "{} {workload}: throughput per interval{}",
+                    super::subsystem_name(subsystem),
+                    part.title()
                 ),
                 note: "Each point's last repetition, interval by interval after its ramp (the \
                        interval is in the record): dips are stalls, steps are caches filling or \
@@ -302,20 +346,19 @@ fn has_a_line(plot: &Plot) -> bool {
 }
 
 /// The latency percentiles of each point as an HDR percentile plot (latency on a log scale
-/// against the percentile in "nines"), one chart per workload with percentiles, at most eight
-/// lines.
+/// against the percentile in "nines"), one chart per workload with percentiles (in parts of
+/// eight lines).
 fn percentile_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
     let with: Vec<&ResultRecord> = records
         .iter()
         .copied()
         .filter(|r| r.metric == "latency" && r.percentiles.as_ref().is_some_and(|p| p.len() >= 2))
         .collect();
-    group_by(&with, |r| (r.workload.clone(), r.unit.clone()))
+    parts(group_by(&with, |r| (r.workload.clone(), r.unit.clone())))
         .into_iter()
-        .map(|((workload, unit), recs)| {
+        .map(|((workload, unit), part, recs)| {
             let series = recs
                 .iter()
-                .take(8)
                 .map(|r| {
                     let name = crate::history::compare::label(r);
                     let mut points: Vec<(f64, f64)> = r
@@ -343,11 +386,12 @@ fn percentile_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
                 })
                 .collect();
             Chart {
-                slug: slug(&[subsystem, &workload, "percentiles"]),
+                slug: part.slug(&[subsystem, &workload, "percentiles"]),
                 subsystem: subsystem.to_string(),
                 title: format!(
-                    "{} {workload}: latency percentiles",
-                    super::subsystem_name(subsystem)
+                    "{} {workload}: latency percentiles{}",
+                    super::subsystem_name(subsystem),
+                    part.title()
                 ),
                 note: "Each point's latency at the percentiles of all its operations (an HDR \
                        percentile plot: each step right is ten times rarer); the tail is where \
@@ -979,6 +1023,41 @@ pub(super) mod tests {
         assert_eq!(names, ["4 KiB · psync", "4 KiB · io_uring"]);
         assert_eq!(series[0].points, vec![(1.0, 15e3)]);
         assert_eq!(series[1].points, vec![(1.0, 14e3), (32.0, 75e3)]);
+    }
+
+    /// Twenty points' percentiles: three charts of eight, eight and four lines, none left out.
+    #[test]
+    fn many_points_are_drawn_in_parts_none_left_out() {
+        let recs: Vec<ResultRecord> = (0..20)
+            .map(|i| {
+                let mut r = disk("psync", i + 1, 1e3);
+                r.metric = "latency".into();
+                r.percentiles = Some(
+                    [("p50".to_string(), 1e-4), ("p99".to_string(), 2e-4)]
+                        .into_iter()
+                        .collect(),
+                );
+                r
+            })
+            .collect();
+        let refs: Vec<&ResultRecord> = recs.iter().collect();
+        let charts = percentile_charts("disk", &refs);
+        let lines: Vec<usize> = charts
+            .iter()
+            .map(|c| match &c.plot {
+                Plot::Lines { series, .. } => series.len(),
+                _ => 0,
+            })
+            .collect();
+        assert_eq!(lines, [8, 8, 4]);
+        assert!(
+            charts[1].title.ends_with("(part 2 of 3)"),
+            "{}",
+            charts[1].title
+        );
+        let slugs: std::collections::BTreeSet<&str> =
+            charts.iter().map(|c| c.slug.as_str()).collect();
+        assert_eq!(slugs.len(), 3, "{slugs:?}");
     }
 
     #[test]

@@ -306,10 +306,11 @@ pub fn layout(chart: &Chart) -> Result<Option<ChartLayout>, ChartError> {
 
 /// A legend entry per series (its colour) and per guide (dashed grey).
 fn legend_entries(prepared: &Prepared) -> Vec<legend::Entry> {
+    // Series past the palette's colours are drawn dashed, and so are their swatches.
     let entry = |name: &str, i: usize| legend::Entry {
         name: name.to_string(),
         color: PALETTE[i % PALETTE.len()],
-        dashed: false,
+        dashed: i >= PALETTE.len(),
     };
     let guide = |name: &str| legend::Entry {
         name: name.to_string(),
@@ -328,7 +329,10 @@ fn legend_entries(prepared: &Prepared) -> Vec<legend::Entry> {
         } => series
             .iter()
             .enumerate()
-            .map(|(i, (name, _))| entry(name, i))
+            .map(|(i, (name, _))| legend::Entry {
+                dashed: false,
+                ..entry(name, i)
+            })
             .chain(g.iter().map(|(_, label)| guide(label)))
             .collect(),
     }
@@ -986,14 +990,34 @@ fn draw<DB: DrawingBackend>(
                 ctx.draw_series(std::iter::once(EmptyElement::at((*pos, y.hi)) + text))
                     .map_err(err)?;
             }
-            for (i, (name, points)) in series.iter().enumerate() {
+            for (i, (_, points)) in series.iter().enumerate() {
                 let color = PALETTE[i % PALETTE.len()];
-                let _ = name;
-                ctx.draw_series(
-                    LineSeries::new(points.iter().copied(), color.filled().stroke_width(px(2.0)))
+                if i < PALETTE.len() {
+                    ctx.draw_series(
+                        LineSeries::new(
+                            points.iter().copied(),
+                            color.filled().stroke_width(px(2.0)),
+                        )
                         .point_size(px(3.5)),
-                )
-                .map_err(err)?;
+                    )
+                    .map_err(err)?;
+                } else {
+                    // Past the palette the colours come round again: these series are dashed,
+                    // their points squares, as their legend swatches are.
+                    ctx.draw_series(DashedLineSeries::new(
+                        points.iter().copied(),
+                        px(6.0),
+                        px(3.0),
+                        color.stroke_width(px(2.0)),
+                    ))
+                    .map_err(err)?;
+                    let half = px(3.5) as i32;
+                    ctx.draw_series(points.iter().map(|p| {
+                        EmptyElement::at(*p)
+                            + Rectangle::new([(-half, -half), (half, half)], color.filled())
+                    }))
+                    .map_err(err)?;
+                }
             }
             // Each measured point's spread: an error bar from the least to the greatest
             // repetition, and each repetition as a dot beside it where there are enough to
