@@ -163,6 +163,8 @@ fn scaled(report: &serde_json::Value, factor: f64) -> serde_json::Value {
 /// names points for a person and says the correction.
 #[test]
 fn a_copy_one_percent_worse_is_no_regression_twenty_percent_is() {
+    // Its repetitions' spread decides the verdicts: alone, as the other benchmarks would widen it.
+    let _share = common::share(true);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     let run = dir.path().join("run.json");
@@ -347,6 +349,7 @@ fn compare_and_history_refuse_bad_input_in_one_line() {
 
 #[test]
 fn every_run_is_stored_and_a_killed_run_stays_readable() {
+    let _share = common::share(false);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     peakbench(&db)
@@ -431,6 +434,7 @@ fn no_history_stores_nothing() {
 /// without) and which `compare` once took for a 1000-fold regression.
 #[test]
 fn compare_is_blind_to_display_units() {
+    let _share = common::share(false);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("history.db");
     let (a, csv) = (dir.path().join("a.json"), dir.path().join("a.csv"));
@@ -694,24 +698,28 @@ fn a_full_file_system_is_said_in_one_line() {
 }
 
 /// Two real loopback runs (each with its own in-process server on an ephemeral port) pair every
-/// point: the port is no part of a point's identity. A copy with the network figures 20 % worse
-/// exits 3; a copy missing a point lists it as only in A.
+/// point: the port is no part of a point's identity. A copy of a paced UDP run (goodput steady
+/// at its target rate, so its repetitions decide) with the figures 20 % worse exits 3; a copy
+/// missing a point lists it as only in A.
 #[test]
 fn two_loopback_runs_pair_every_point_and_a_network_drop_regresses() {
+    // Its repetitions' spread decides the regression: alone.
+    let _share = common::share(true);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    let run = |name: &str| {
+    let run = |name: &str, args: &[&str]| {
         let path = dir.path().join(name);
         peakbench(&db)
-            .args(["net", "--loopback", "--protocol", "tcp,udp"])
-            .args(["--duration", "100ms", "--omit", "0s", "--repeat", "8"])
-            .args(["--no-history", "--quiet", "--json"])
+            .args(["net", "--loopback", "--protocol"])
+            .args(args)
+            .args(["--omit", "0s", "--no-history", "--quiet", "--json"])
             .arg(&path)
             .assert()
             .success();
         path
     };
-    let (a, b) = (run("a.json"), run("b.json"));
+    let every = ["tcp,udp", "--duration", "100ms", "--repeat", "2"];
+    let (a, b) = (run("a.json", &every), run("b.json", &every));
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&a).unwrap()).unwrap();
     let points = report["results"].as_array().unwrap().len();
     assert!(points >= 4, "{points} points");
@@ -734,9 +742,29 @@ fn two_loopback_runs_pair_every_point_and_a_network_drop_regresses() {
     assert!(doc["only_in_b"].as_array().unwrap().is_empty(), "{doc}");
 
     // The network figures 20 % worse: a regression, exit 3.
+    let paced = run(
+        "paced.json",
+        &[
+            "udp",
+            "--workload",
+            "THROUGHPUT",
+            "--rate",
+            "200M",
+            "--duration",
+            "200ms",
+            "--repeat",
+            "5",
+        ],
+    );
+    let paced_report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&paced).unwrap()).unwrap();
     let worse = dir.path().join("worse.json");
-    std::fs::write(&worse, serde_json::to_vec(&scaled(&report, 0.8)).unwrap()).unwrap();
-    let (code, doc) = compare(&a, &worse);
+    std::fs::write(
+        &worse,
+        serde_json::to_vec(&scaled(&paced_report, 0.8)).unwrap(),
+    )
+    .unwrap();
+    let (code, doc) = compare(&paced, &worse);
     assert_eq!(code, Some(3), "{doc}");
     assert!(
         doc["changes"]

@@ -292,10 +292,14 @@ pub fn holm(p: &[f64]) -> Vec<f64> {
     adjusted
 }
 
+/// A pair's two sets of repetitions: A's, then B's.
+type Repetitions<'a> = (&'a [f64], &'a [f64]);
+
 /// The common points of `a` and `b` (matched by [`point_key`]), in `a`'s order.
 pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Change> {
     let by_key: BTreeMap<String, &ResultRecord> = b.iter().map(|r| (point_key(r), r)).collect();
-    let mut changes: Vec<Change> = a
+    // Each pair's change and its two sets of repetitions (for the detectable change below).
+    let (mut changes, samples): (Vec<Change>, Vec<Repetitions>) = a
         .iter()
         .filter_map(|ra| {
             let key = point_key(ra);
@@ -308,7 +312,7 @@ pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Chang
             } else {
                 welch::test(&ra.samples, &rb.samples).map(|w| w.p)
             };
-            Some(Change {
+            let change = Change {
                 subsystem: ra.subsystem.clone(),
                 workload: ra.workload.clone(),
                 metric: ra.metric.clone(),
@@ -332,9 +336,10 @@ pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Chang
                 not_comparable,
                 detectable_change: None,
                 inconclusive: false,
-            })
+            };
+            Some((change, (ra.samples.as_slice(), rb.samples.as_slice())))
         })
-        .collect();
+        .unzip();
     let tested: Vec<usize> = (0..changes.len())
         .filter(|&i| changes[i].p.is_some())
         .collect();
@@ -342,25 +347,18 @@ pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Chang
     // The strictest level Holm applies is alpha ÷ m: a point's repetitions detect a change for
     // sure only if they do at that level.
     let level = c.alpha / tested.len().max(1) as f64;
-    let samples: BTreeMap<String, (&[f64], &[f64])> = a
-        .iter()
-        .filter_map(|ra| {
-            let key = point_key(ra);
-            let rb = by_key.get(&key)?;
-            Some((key, (ra.samples.as_slice(), rb.samples.as_slice())))
-        })
-        .collect();
     for (&i, adjusted) in tested.iter().zip(holm(&p)) {
+        let (sa, sb) = samples[i];
         let ch = &mut changes[i];
-        ch.detectable_change = samples.get(&ch.key).and_then(|(sa, sb)| {
-            let d = welch::detectable_difference(sa, sb, level, POWER)?;
-            Some(if d == 0.0 {
+        let mean_a = ch.mean_a;
+        ch.detectable_change = welch::detectable_difference(sa, sb, level, POWER).map(|d| {
+            if d == 0.0 {
                 0.0
-            } else if ch.mean_a != 0.0 {
-                d / ch.mean_a.abs()
+            } else if mean_a != 0.0 {
+                d / mean_a.abs()
             } else {
                 f64::INFINITY
-            })
+            }
         });
         ch.p_adjusted = Some(adjusted);
         ch.significant = adjusted < c.alpha;
