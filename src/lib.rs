@@ -8,6 +8,7 @@ pub mod cluster;
 pub mod error;
 pub mod files;
 pub mod history;
+pub mod ids;
 pub mod measure;
 pub mod profile;
 pub mod reference;

@@ -7,15 +7,14 @@
 //! subcommand's own parser checks, so a profile accepts exactly what the command line does and
 //! reports the same errors.
 
+use crate::results::Subsystem;
+
 /// The built-in profiles: name, TOML text.
 pub const BUILT_IN: &[(&str, &str)] = &[
     ("quick", include_str!("../profiles/quick.toml")),
     ("assignment", include_str!("../profiles/assignment.toml")),
     ("ci", include_str!("../profiles/ci.toml")),
 ];
-
-/// The subsystems a job may name.
-pub const SUBSYSTEMS: &[&str] = &["cpu", "mem", "disk", "net"];
 
 /// One option's value as written in the file.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,7 +27,7 @@ pub enum Value {
 /// One job: a subsystem and its options (by name; their order does not matter).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Job {
-    pub subsystem: String,
+    pub subsystem: Subsystem,
     pub options: Vec<(String, Value)>,
 }
 
@@ -103,13 +102,13 @@ impl Profile {
                             return Err(format!("{where_}: write jobs as [[job]] tables"));
                         };
                         let subsystem = match t.get("subsystem") {
-                            Some(toml::Value::String(s)) if SUBSYSTEMS.contains(&s.as_str()) => {
-                                s.clone()
-                            }
+                            Some(toml::Value::String(s)) => s
+                                .parse::<Subsystem>()
+                                .map_err(|e| format!("{where_}: {e}"))?,
                             Some(v) => {
                                 return Err(format!(
-                                    "{where_}: subsystem {v} is not one of {}",
-                                    SUBSYSTEMS.join(", ")
+                                    "{where_}: subsystem {v} is not a name; use {}",
+                                    crate::text::one_of(Subsystem::ALL.iter().map(|s| s.name()))
                                 ));
                             }
                             None => {
@@ -167,7 +166,7 @@ impl Job {
         accepts: impl Fn(&str) -> bool,
         hw_threads: usize,
     ) -> Vec<String> {
-        let mut argv = vec![self.subsystem.clone()];
+        let mut argv = vec![self.subsystem.to_string()];
         let own = self.options.iter();
         let inherited: Vec<&str> = self.inherited(defaults, &accepts).collect();
         let inherited = defaults
@@ -260,7 +259,10 @@ mod tests {
     fn bad_profiles_say_what_is_wrong() {
         for (text, want) in [
             ("[[job]]\nworkload = 'DP'", "no subsystem"),
-            ("[[job]]\nsubsystem = 'gpu'", "not one of"),
+            (
+                "[[job]]\nsubsystem = 'gpu'",
+                "'gpu' is not a subsystem; use cpu, mem, disk or net",
+            ),
             (
                 "title = 'x'\n[[job]]\nsubsystem = 'cpu'",
                 "unknown key 'title'",

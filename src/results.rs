@@ -4,6 +4,7 @@
 pub mod fleet;
 pub mod params;
 
+pub use crate::ids::{Metric, Subsystem, Unit};
 use crate::measure::Summary;
 use crate::measure::stats::nan_as_null;
 use crate::sysinfo::SystemInfo;
@@ -22,7 +23,7 @@ pub const SCHEMA_VERSION: u32 = 4;
 const BASE_UNITS_SINCE: u32 = 4;
 
 /// Which unit a figure of `subsystem` in `unit` goes to, and how (`None`: it stays).
-pub type UnitMap<'a> = &'a dyn Fn(&str, &str) -> Option<units::Conversion>;
+pub type UnitMap<'a> = &'a dyn Fn(Subsystem, Unit) -> Option<units::Conversion>;
 
 /// The tool that produced a document.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -54,14 +55,12 @@ pub struct Reference {
 /// NaN.
 #[derive(Debug, Clone, Serialize)]
 pub struct ResultRecord {
-    /// "cpu", "mem", "disk" or "net".
-    pub subsystem: String,
+    pub subsystem: Subsystem,
     pub workload: String,
     /// The point's parameters (threads, isa, scaling, …) and what the harness chose (iterations).
     pub params: Params,
-    /// "throughput", "iops", "latency"; for the network also "loss", "jitter" and "rate".
-    pub metric: String,
-    pub unit: String,
+    pub metric: Metric,
+    pub unit: Unit,
     #[serde(flatten)]
     pub summary: Summary,
     #[serde(deserialize_with = "nan_as_null::numbers")]
@@ -100,14 +99,14 @@ pub struct Intervals {
 impl ResultRecord {
     /// A point from its raw samples: statistics, and efficiency against `peak` (or the reason
     /// there is no peak). Samples that cannot be summarised (none, or not finite) give NaN
-    /// statistics flagged noisy. `unit` is the benchmark's own (GOPS, MB/s, us, …); the record
-    /// stores its figures, and the peak's, in the base unit ([`units::to_base`]).
+    /// statistics flagged noisy. `unit` is the benchmark's own (GOPS, MB/s, µs, …); the record
+    /// stores its figures, and the peak's, in the base unit ([`Unit::to_base`]).
     pub fn new(
-        subsystem: &str,
+        subsystem: Subsystem,
         workload: &str,
         params: impl Into<Params>,
-        metric: &str,
-        unit: &str,
+        metric: Metric,
+        unit: Unit,
         samples: Vec<f64>,
         peak: Result<Peak, String>,
     ) -> ResultRecord {
@@ -126,7 +125,7 @@ impl ResultRecord {
         };
         let efficiency = peak
             .as_ref()
-            .map(|p| efficiency(metric, summary.mean, p.value));
+            .map(|p| metric.efficiency(summary.mean, p.value));
         let mut warnings = Vec::new();
         if let (Some(p), Some(e)) = (&peak, efficiency)
             && e > 1.0
@@ -146,11 +145,11 @@ impl ResultRecord {
             }
         }
         ResultRecord {
-            subsystem: subsystem.into(),
+            subsystem,
             workload: workload.into(),
             params: params.into(),
-            metric: metric.into(),
-            unit: unit.into(),
+            metric,
+            unit,
             summary,
             samples,
             warmup_rounds: None,
@@ -171,7 +170,7 @@ impl ResultRecord {
     /// memory (tmpfs, ramfs: RAM measured, not a disk, and O_DIRECT has no effect there).
     pub fn add_notices(&mut self, cpus: usize) {
         let threads = self.params.threads();
-        if matches!(self.subsystem.as_str(), "cpu" | "mem") && cpus > 0 && threads > cpus {
+        if matches!(self.subsystem, Subsystem::Cpu | Subsystem::Mem) && cpus > 0 && threads > cpus {
             self.warnings.push(format!(
                 "oversubscribed: {threads} threads on the {cpus} CPUs this process may use, so each thread has a share of a core"
             ));
@@ -191,7 +190,7 @@ impl ResultRecord {
     /// The record with its figures, and its peak's, converted by `map` (given the subsystem
     /// and the unit). Efficiencies, coefficients of variation and parameters do not change.
     pub fn converted(mut self, map: UnitMap) -> ResultRecord {
-        if let Some(c) = map(&self.subsystem, &self.unit) {
+        if let Some(c) = map(self.subsystem, self.unit) {
             let s = &mut self.summary;
             for v in [
                 &mut s.mean,
@@ -214,25 +213,15 @@ impl ResultRecord {
             for v in self.intervals.iter_mut().flat_map(|i| i.values.iter_mut()) {
                 *v = c.apply(*v);
             }
-            self.unit = c.unit.into();
+            self.unit = c.unit;
         }
         if let Some(p) = self.peak.as_mut()
-            && let Some(c) = map(&self.subsystem, &p.unit)
+            && let Some(c) = map(self.subsystem, p.unit)
         {
             p.value = c.apply(p.value);
-            p.unit = c.unit.into();
+            p.unit = c.unit;
         }
         self
-    }
-}
-
-/// How close `mean` comes to `peak` (1 = the peak): mean ÷ peak for rates, peak ÷ mean for
-/// latencies, whose peak is the least time.
-pub fn efficiency(metric: &str, mean: f64, peak: f64) -> f64 {
-    if metric == "latency" {
-        peak / mean
-    } else {
-        mean / peak
     }
 }
 
@@ -240,11 +229,11 @@ pub fn efficiency(metric: &str, mean: f64, peak: f64) -> f64 {
 /// workload are known.
 #[derive(Deserialize)]
 struct WireRecord {
-    subsystem: String,
+    subsystem: Subsystem,
     workload: String,
     params: serde_json::Value,
-    metric: String,
-    unit: String,
+    metric: Metric,
+    unit: Unit,
     #[serde(flatten)]
     summary: Summary,
     #[serde(deserialize_with = "nan_as_null::numbers")]
@@ -266,8 +255,8 @@ struct WireRecord {
 impl<'de> Deserialize<'de> for ResultRecord {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let w = WireRecord::deserialize(d)?;
-        let params = Params::decode(&w.subsystem, &w.workload, w.params)
-            .map_err(serde::de::Error::custom)?;
+        let params =
+            Params::decode(w.subsystem, &w.workload, w.params).map_err(serde::de::Error::custom)?;
         Ok(ResultRecord {
             subsystem: w.subsystem,
             workload: w.workload,

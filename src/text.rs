@@ -20,6 +20,16 @@ pub fn printable(text: &str) -> String {
         .collect()
 }
 
+/// A list as a sentence says it: "a", "a or b", "a, b or c".
+pub fn one_of<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
+    let items: Vec<&str> = items.into_iter().collect();
+    match items.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
 /// `text` for HTML and SVG content and attribute values: `&`, `<`, `>`, `"` and `'` as
 /// entities.
 pub fn xml_escape(text: &str) -> String {

@@ -4,6 +4,7 @@
 //! (`1K` = `1Ki` = `1KiB` = 1024 bytes) and one with `B` alone decimal (`1KB` = `1kB` = 1000
 //! bytes); counts (`--total-ops 1G`) are decimal.
 
+use crate::ids::{Subsystem, Unit};
 use std::time::Duration;
 
 /// Why a value typed by the user could not be read.
@@ -223,38 +224,6 @@ pub fn format_size(bytes: u64) -> String {
     format_bytes_binary(bytes)
 }
 
-/// The units records are stored in: SI base units without a prefix, so that a figure means the
-/// same whatever display options the run was made with.
-pub mod base {
-    /// Operations (FLOP, integer operations) per second.
-    pub const OPS: &str = "op/s";
-    /// Bytes per second.
-    pub const BYTES: &str = "B/s";
-    /// Bits per second (network goodput).
-    pub const BITS: &str = "bit/s";
-    /// Seconds (latency, jitter).
-    pub const SECONDS: &str = "s";
-}
-
-/// The base unit of a prefixed unit and the factor from one to the other (value in base =
-/// value × factor); `None` for units that are already base units ("IOPS", "trans/s", "%").
-/// Benchmarks state their figures in the unit natural to them; records convert with this.
-pub fn to_base(unit: &str) -> Option<(&'static str, f64)> {
-    Some(match unit {
-        "GOPS" => (base::OPS, 1e9),
-        "GB/s" => (base::BYTES, 1e9),
-        "MB/s" => (base::BYTES, 1e6),
-        "MiB/s" => (base::BYTES, 1_048_576.0),
-        "GiB/s" => (base::BYTES, 1_073_741_824.0),
-        "Mbit/s" => (base::BITS, 1e6),
-        "Gbit/s" => (base::BITS, 1e9),
-        "ns" => (base::SECONDS, 1e-9),
-        "µs" | "us" => (base::SECONDS, 1e-6),
-        "ms" => (base::SECONDS, 1e-3),
-        _ => return None,
-    })
-}
-
 /// How figures are shown: the choices of `--mib` and `--gbit`. They change only what exporters
 /// print, never what is stored.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -268,7 +237,7 @@ pub struct Display {
 /// A change of unit: the unit a value gets and how it converts.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Conversion {
-    pub unit: &'static str,
+    pub unit: Unit,
     factor: f64,
     divide: bool,
 }
@@ -292,9 +261,9 @@ impl Conversion {
         }
     }
 
-    /// From `unit` to its base unit ([`to_base`]).
-    pub fn to_base(unit: &str) -> Option<Conversion> {
-        to_base(unit).map(|(unit, factor)| Conversion {
+    /// From `unit` to its base unit ([`Unit::to_base`]).
+    pub fn to_base(unit: Unit) -> Option<Conversion> {
+        unit.to_base().map(|(unit, factor)| Conversion {
             unit,
             factor,
             divide: false,
@@ -304,7 +273,7 @@ impl Conversion {
 
 impl Display {
     /// From the base unit a figure of `subsystem` is stored in to the unit it is shown in.
-    pub fn conversion(&self, subsystem: &str, base_unit: &str) -> Option<Conversion> {
+    pub fn conversion(&self, subsystem: Subsystem, base_unit: Unit) -> Option<Conversion> {
         self.unit(subsystem, base_unit)
             .map(|(unit, factor)| Conversion {
                 unit,
@@ -315,19 +284,19 @@ impl Display {
 
     /// The unit a figure of `subsystem` stored in `base_unit` is shown in, and the factor
     /// (shown = stored / factor); `None` for a unit shown as stored.
-    pub fn unit(&self, subsystem: &str, base_unit: &str) -> Option<(&'static str, f64)> {
+    pub fn unit(&self, subsystem: Subsystem, base_unit: Unit) -> Option<(Unit, f64)> {
         let shown = match (base_unit, subsystem) {
-            (base::OPS, _) => "GOPS",
-            (base::BYTES, "disk") if self.mib => "MiB/s",
-            (base::BYTES, "disk") => "MB/s",
-            (base::BYTES, _) => "GB/s",
-            (base::BITS, _) if self.gbit => "Gbit/s",
-            (base::BITS, _) => "Mbit/s",
-            (base::SECONDS, "cpu" | "mem") => "ns",
-            (base::SECONDS, _) => "µs",
+            (Unit::OpsPerSec, _) => Unit::Gops,
+            (Unit::BytesPerSec, Subsystem::Disk) if self.mib => Unit::MiBPerSec,
+            (Unit::BytesPerSec, Subsystem::Disk) => Unit::MBPerSec,
+            (Unit::BytesPerSec, _) => Unit::GBPerSec,
+            (Unit::BitsPerSec, _) if self.gbit => Unit::GbitPerSec,
+            (Unit::BitsPerSec, _) => Unit::MbitPerSec,
+            (Unit::Seconds, Subsystem::Cpu | Subsystem::Mem) => Unit::Nanos,
+            (Unit::Seconds, _) => Unit::Micros,
             _ => return None,
         };
-        to_base(shown).map(|(_, factor)| (shown, factor))
+        shown.to_base().map(|(_, factor)| (shown, factor))
     }
 }
 
@@ -459,41 +428,45 @@ mod tests {
     }
     #[test]
     fn stored_units_are_base_units_and_display_converts_back() {
-        assert_eq!(to_base("Gbit/s"), Some((base::BITS, 1e9)));
-        assert_eq!(to_base("us"), Some((base::SECONDS, 1e-6)));
-        assert_eq!(to_base("IOPS"), None);
+        use Subsystem::*;
+        use Unit::*;
         let plain = Display::default();
         let both = Display {
             mib: true,
             gbit: true,
         };
-        assert_eq!(plain.unit("net", base::BITS), Some(("Mbit/s", 1e6)));
-        assert_eq!(both.unit("net", base::BITS), Some(("Gbit/s", 1e9)));
-        assert_eq!(plain.unit("disk", base::BYTES), Some(("MB/s", 1e6)));
-        assert_eq!(both.unit("disk", base::BYTES), Some(("MiB/s", 1_048_576.0)));
-        assert_eq!(both.unit("mem", base::BYTES), Some(("GB/s", 1e9)));
-        assert_eq!(plain.unit("cpu", base::OPS), Some(("GOPS", 1e9)));
-        assert_eq!(plain.unit("mem", base::SECONDS), Some(("ns", 1e-9)));
-        assert_eq!(plain.unit("disk", base::SECONDS), Some(("µs", 1e-6)));
-        assert_eq!(plain.unit("disk", "IOPS"), None);
+        assert_eq!(plain.unit(Net, BitsPerSec), Some((MbitPerSec, 1e6)));
+        assert_eq!(both.unit(Net, BitsPerSec), Some((GbitPerSec, 1e9)));
+        assert_eq!(plain.unit(Disk, BytesPerSec), Some((MBPerSec, 1e6)));
+        assert_eq!(both.unit(Disk, BytesPerSec), Some((MiBPerSec, 1_048_576.0)));
+        assert_eq!(both.unit(Mem, BytesPerSec), Some((GBPerSec, 1e9)));
+        assert_eq!(plain.unit(Cpu, OpsPerSec), Some((Gops, 1e9)));
+        assert_eq!(plain.unit(Mem, Seconds), Some((Nanos, 1e-9)));
+        assert_eq!(plain.unit(Disk, Seconds), Some((Micros, 1e-6)));
+        assert_eq!(plain.unit(Disk, Iops), None);
         // Stored and shown again: the number the benchmark stated.
-        for (unit, v) in [("ns", 30.0), ("µs", 0.1), ("GB/s", 41.3), ("MiB/s", 7.7)] {
+        for (unit, v) in [
+            (Nanos, 30.0),
+            (Micros, 0.1),
+            (GBPerSec, 41.3),
+            (MiBPerSec, 7.7),
+        ] {
             let stored = Conversion::to_base(unit).unwrap().apply(v);
-            let sub = if matches!(unit, "µs" | "MiB/s") {
-                "disk"
+            let sub = if matches!(unit, Micros | MiBPerSec) {
+                Disk
             } else {
-                "mem"
+                Mem
             };
-            let d = if unit == "MiB/s" { both } else { plain };
-            let shown = d.conversion(sub, to_base(unit).unwrap().0).unwrap();
+            let d = if unit == MiBPerSec { both } else { plain };
+            let shown = d.conversion(sub, unit.to_base().unwrap().0).unwrap();
             assert_eq!((shown.unit, shown.apply(stored)), (unit, v));
         }
         // Every unit shown converts to the base it is shown for.
         for d in [plain, both] {
-            for sub in ["cpu", "mem", "disk", "net"] {
-                for b in [base::OPS, base::BYTES, base::BITS, base::SECONDS] {
-                    let (shown, f) = d.unit(sub, b).unwrap();
-                    assert_eq!(to_base(shown), Some((b, f)));
+            for sub in Subsystem::ALL {
+                for b in [OpsPerSec, BytesPerSec, BitsPerSec, Seconds] {
+                    let (shown, f) = d.unit(*sub, b).unwrap();
+                    assert_eq!(shown.to_base(), Some((b, f)));
                 }
             }
         }

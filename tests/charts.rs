@@ -7,7 +7,7 @@ mod common;
 
 use assert_cmd::Command;
 use peakbench::report::{charts, legend, plot};
-use peakbench::results::Report;
+use peakbench::results::{Report, Subsystem};
 
 /// An attribute's value in an element's text.
 fn attr(element: &str, name: &str) -> Option<String> {
@@ -232,7 +232,7 @@ fn long_titles_and_names_stay_inside() {
     let long = "THROUGHPUT · 1 thread · UDP · 1 stream · 1400 B messages · receiver · client to server · rate 0 bit/s · server 127.0.0.1 ".repeat(3);
     let chart = plot::Chart {
         slug: "long".into(),
-        subsystem: "net".into(),
+        subsystem: Subsystem::Net,
         title: long.clone(),
         note: String::new(),
         plot: plot::Plot::Lines {
@@ -272,7 +272,7 @@ fn series_ten_times_apart_get_a_log_axis() {
     };
     let chart = plot::Chart {
         slug: "t".into(),
-        subsystem: "net".into(),
+        subsystem: Subsystem::Net,
         title: "t".into(),
         note: String::new(),
         plot: plot::Plot::Lines {

@@ -155,11 +155,11 @@ fn every_registered_workload_parses_estimates_runs_round_trips_and_renders() {
         );
         for rec in &report.results {
             assert_eq!(
-                (rec.subsystem.as_str(), rec.workload.as_str()),
+                (rec.subsystem.name(), rec.workload.as_str()),
                 (w.subsystem, w.name)
             );
             assert!(
-                w.metrics.contains(&rec.metric.as_str()),
+                w.metrics.contains(&rec.metric.name()),
                 "{what}: {}",
                 rec.metric
             );

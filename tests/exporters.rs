@@ -153,7 +153,7 @@ fn csv_has_a_column_per_parameter_and_a_row_per_point_or_sample() {
         let f = csv_fields(line);
         assert_eq!(f.len(), header.len(), "{line}");
         assert_eq!(f[col("threads")], rec.params.threads().to_string());
-        assert_eq!(f[col("unit")], rec.unit);
+        assert_eq!(f[col("unit")], rec.unit.name());
         assert_eq!(f[col("repetitions")], rec.samples.len().to_string());
     }
     let rws = lines[1..]

@@ -5,7 +5,7 @@
 mod common;
 
 use peakbench::report;
-use peakbench::results::{ReadError, Report};
+use peakbench::results::{Metric, ReadError, Report, Subsystem, Unit};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -58,6 +58,18 @@ fn reading_refuses_what_is_not_a_report() {
         Report::from_json(&serde_json::to_vec(&broken).unwrap()),
         Err(ReadError::Shape(_))
     ));
+    // A subsystem, metric or unit outside the schema's lists is refused, naming it.
+    for (field, value) in [
+        ("subsystem", "gpu"),
+        ("metric", "speed"),
+        ("unit", "furlong/s"),
+    ] {
+        let mut odd = good.clone();
+        odd["results"][0][field] = json!(value);
+        let e = Report::from_json(&serde_json::to_vec(&odd).unwrap()).unwrap_err();
+        assert!(matches!(e, ReadError::Shape(_)), "{field}: {e}");
+        assert!(e.to_string().contains(value), "{field}: {e}");
+    }
     // Version 1 documents (before the network subsystem) are a subset: they read, in this
     // version's form (figures in base units).
     let mut v1 = good;
@@ -157,7 +169,7 @@ fn odd_reports_give_a_page_not_a_panic() {
             1 => {
                 // The fewest parameters a record of its kind can have.
                 rec.params = peakbench::results::params::Params::with_defaults(
-                    &rec.subsystem,
+                    rec.subsystem,
                     &rec.workload,
                     serde_json::json!({}),
                 )
@@ -169,7 +181,7 @@ fn odd_reports_give_a_page_not_a_panic() {
             3 => {
                 rec.summary.mean = 0.0;
                 rec.workload = "<script>alert('x')</script> & \"q\"".into();
-                rec.subsystem = "gpu".into();
+                rec.subsystem = Subsystem::Net;
             }
             _ => rec.summary.mean = 1e308,
         }
@@ -482,8 +494,8 @@ fn fleet_report() -> Report {
     };
     let matrix = |metric: &str, unit: &str, base: f64| Matrix {
         pattern: "pairs".into(),
-        metric: metric.into(),
-        unit: unit.into(),
+        metric: metric.parse().unwrap(),
+        unit: unit.parse().unwrap(),
         protocol: "TCP".into(),
         values: (0..3)
             .map(|s| {
@@ -501,10 +513,10 @@ fn fleet_report() -> Report {
             node: 2,
             dst_node: None,
             hostname: "node2".into(),
-            subsystem: "cpu".into(),
+            subsystem: Subsystem::Cpu,
             workload: "DP".into(),
-            metric: "throughput".into(),
-            unit: "GOPS".into(),
+            metric: Metric::Throughput,
+            unit: Unit::Gops,
             point: "cpu/DP/throughput {\"threads\":2}".into(),
             value: 28.0,
             median: 112.0,
@@ -579,7 +591,7 @@ fn report_compares_runs_side_by_side() {
     let base = common::chart_report();
     let mut slower = base.clone();
     for r in &mut slower.results {
-        let f = if r.unit == "s" { 1.25 } else { 0.8 };
+        let f = if r.unit == Unit::Seconds { 1.25 } else { 0.8 };
         for v in r.samples.iter_mut() {
             *v *= f;
         }

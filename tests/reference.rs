@@ -116,6 +116,9 @@ fn record(
     mean: f64,
     peak: Option<f64>,
 ) -> peakbench::results::ResultRecord {
+    use peakbench::results::{Metric, Subsystem, Unit};
+    let subsystem: Subsystem = subsystem.parse().unwrap();
+    let (metric, unit): (Metric, Unit) = (metric.parse().unwrap(), unit.parse().unwrap());
     let params =
         peakbench::results::params::Params::with_defaults(subsystem, workload, params).unwrap();
     let peak = peak.map_or_else(
@@ -123,7 +126,7 @@ fn record(
         |value| {
             Ok(peakbench::sysinfo::peak::Peak {
                 value,
-                unit: unit.into(),
+                unit,
                 formula: "test".into(),
                 inputs: Default::default(),
             })

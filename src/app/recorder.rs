@@ -23,9 +23,9 @@ enum History {
 /// display units.
 fn verbose_line(r: &ResultRecord, display: &crate::units::Display) -> String {
     use crate::units::format_sig;
-    let conv = display.conversion(&r.subsystem, &r.unit);
+    let conv = display.conversion(r.subsystem, r.unit);
     let f = |v: f64| conv.map_or(v, |c| c.apply(v));
-    let unit = conv.map_or_else(|| crate::text::printable(&r.unit), |c| c.unit.to_string());
+    let unit = conv.map_or(r.unit, |c| c.unit);
     let s = &r.summary;
     let samples: Vec<String> = r.samples.iter().map(|v| format_sig(f(*v))).collect();
     format!(

@@ -198,16 +198,16 @@ fn table_of(changes: &[Change], display: &units::Display) -> Table {
         "Point", "Metric", "A", "B", "Unit", "Change %", "p (Holm)", "Verdict",
     ]);
     for c in changes {
-        let (a, b, unit) = match display.conversion(&c.subsystem, &c.unit) {
-            Some(d) => (d.apply(c.mean_a), d.apply(c.mean_b), d.unit.to_string()),
-            None => (c.mean_a, c.mean_b, c.unit.clone()),
+        let (a, b, unit) = match display.conversion(c.subsystem, c.unit) {
+            Some(d) => (d.apply(c.mean_a), d.apply(c.mean_b), d.unit),
+            None => (c.mean_a, c.mean_b, c.unit),
         };
         table.add_row([
             format!("{} {}", c.subsystem, c.label),
-            c.metric.clone(),
+            c.metric.to_string(),
             format_sig(a),
             format_sig(b),
-            unit,
+            unit.to_string(),
             format!("{:+.1}", c.change * 100.0),
             c.p_adjusted
                 .map_or_else(|| "—".into(), |p| format!("{p:.3}")),

@@ -6,6 +6,7 @@ use super::{Cli, Command, clap_message};
 use crate::app::suite::{self, Job};
 use crate::app::{Recorder, suite::total};
 use crate::profile::{BUILT_IN, Profile};
+use crate::results::Subsystem;
 use crate::sysinfo::SystemInfo;
 use crate::units::format_duration;
 use clap::{Args, CommandFactory};
@@ -54,9 +55,9 @@ fn load(name: &str) -> anyhow::Result<Profile> {
 }
 
 /// Whether subcommand `sub` has the long option `key`.
-fn accepts(sub: &str, key: &str) -> bool {
+fn accepts(sub: Subsystem, key: &str) -> bool {
     Cli::command()
-        .find_subcommand(sub)
+        .find_subcommand(sub.name())
         .is_some_and(|c| c.get_arguments().any(|a| a.get_long() == Some(key)))
 }
 
@@ -76,9 +77,9 @@ pub(super) fn plan(name: &str, sys: &SystemInfo, fit: Fit) -> anyhow::Result<(Pr
     let hw = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut jobs = Vec::new();
     for (i, job) in profile.jobs.iter().enumerate() {
-        let line = job.argv(&profile.defaults, |k| accepts(&job.subsystem, k), hw);
+        let line = job.argv(&profile.defaults, |k| accepts(job.subsystem, k), hw);
         let inherited: Vec<&str> = job
-            .inherited(&profile.defaults, |k| accepts(&job.subsystem, k))
+            .inherited(&profile.defaults, |k| accepts(job.subsystem, k))
             .collect();
         let which = |e: &dyn std::fmt::Display| {
             UsageError(format!(
@@ -288,7 +289,7 @@ mod tests {
         for (name, _) in BUILT_IN {
             let p = Profile::built_in(name).unwrap();
             for (i, job) in p.jobs.iter().enumerate() {
-                let line = job.argv(&p.defaults, |k| accepts(&job.subsystem, k), 2);
+                let line = job.argv(&p.defaults, |k| accepts(job.subsystem, k), 2);
                 if let Err(e) = parse_job(&line, &[]) {
                     panic!("profile {name} job {}: {line:?}: {e}", i + 1);
                 }
@@ -298,7 +299,7 @@ mod tests {
 
     #[test]
     fn defaults_go_only_where_accepted() {
-        assert!(accepts("cpu", "repeat") && accepts("disk", "iodepth"));
-        assert!(!accepts("cpu", "iodepth") && !accepts("nope", "repeat"));
+        assert!(accepts(Subsystem::Cpu, "repeat") && accepts(Subsystem::Disk, "iodepth"));
+        assert!(!accepts(Subsystem::Cpu, "iodepth") && !accepts(Subsystem::Net, "nope"));
     }
 }

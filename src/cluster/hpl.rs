@@ -11,6 +11,7 @@
 use crate::reference::hpcc::{self, Job, Launch};
 use crate::results::ResultRecord;
 use crate::results::fleet::{Fleet, FleetHpl, HplMachine};
+use crate::results::{Metric, Unit};
 use std::net::IpAddr;
 use std::path::Path;
 
@@ -54,10 +55,9 @@ pub fn nodes_linpack_gflops(fleet: &Fleet, results: &[ResultRecord]) -> Option<f
         Some(fleet.nodes.get(rank)?.machine_id.as_str())
     };
     let mut best: Vec<(&str, f64)> = Vec::new();
-    for r in results
-        .iter()
-        .filter(|r| r.workload == "LINPACK" && r.metric == "throughput" && r.unit == "op/s")
-    {
+    for r in results.iter().filter(|r| {
+        r.workload == "LINPACK" && r.metric == Metric::Throughput && r.unit == Unit::OpsPerSec
+    }) {
         let (Some(m), v) = (machine_of(r), r.summary.median) else {
             continue;
         };

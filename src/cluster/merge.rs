@@ -2,9 +2,9 @@
 //! matrices, and the values that deviate from their peers (median absolute deviation).
 
 use super::messages::NodeHello;
-use crate::history::compare::{Better, better};
 use crate::history::point_key_except;
 use crate::measure::stats::median;
+use crate::results::Metric;
 use crate::results::fleet::{Fleet, Matrix, Node, Outlier, OutlierRule};
 use crate::results::params::Link;
 use crate::results::{Report, ResultRecord};
@@ -142,16 +142,16 @@ fn flag(
                 node,
                 dst_node: link.map(|l| l.dst_node),
                 hostname: hosts.get(node as usize).cloned().unwrap_or_default(),
-                subsystem: r.subsystem.clone(),
+                subsystem: r.subsystem,
                 workload: r.workload.clone(),
-                metric: r.metric.clone(),
-                unit: r.unit.clone(),
+                metric: r.metric,
+                unit: r.unit,
                 point: point.clone(),
                 value: values[i],
                 median,
                 mad,
                 deviation,
-                worse: (deviation < 0.0) == matches!(better(&r.metric), Better::Higher),
+                worse: (deviation < 0.0) != r.metric.lower_is_better(),
                 peers: values.len() as u32,
             });
         }
@@ -192,8 +192,8 @@ fn matrix_cell(r: &ResultRecord) -> Option<(u32, u32)> {
     if link.pattern != "pairs" && link.pattern != "self" {
         return None;
     }
-    let wanted = (r.metric == "throughput" && net.side.as_deref() == Some("receiver"))
-        || r.metric == "latency";
+    let wanted = (r.metric == Metric::Throughput && net.side.as_deref() == Some("receiver"))
+        || r.metric == Metric::Latency;
     wanted.then_some((link.src_node, link.dst_node))
 }
 
@@ -219,8 +219,8 @@ pub fn matrices(results: &[ResultRecord], n: u32) -> Vec<Matrix> {
             None => {
                 out.push(Matrix {
                     pattern: "pairs".into(),
-                    metric: r.metric.clone(),
-                    unit: r.unit.clone(),
+                    metric: r.metric,
+                    unit: r.unit,
                     protocol,
                     values: vec![vec![None; n as usize]; n as usize],
                 });
@@ -239,6 +239,7 @@ pub fn matrices(results: &[ResultRecord], n: u32) -> Vec<Matrix> {
 mod tests {
     use super::*;
     use crate::results::params::Params;
+    use crate::results::{Subsystem, Unit};
     use serde_json::json;
 
     /// A CPU DP record.
@@ -258,6 +259,8 @@ mod tests {
         mean: f64,
         params: &[(&str, serde_json::Value)],
     ) -> ResultRecord {
+        let subsystem: Subsystem = subsystem.parse().unwrap();
+        let metric: Metric = metric.parse().unwrap();
         let p: serde_json::Map<String, serde_json::Value> = params
             .iter()
             .map(|(k, v)| (k.to_string(), v.clone()))
@@ -267,7 +270,7 @@ mod tests {
             workload,
             Params::with_defaults(subsystem, workload, p.into()).unwrap(),
             metric,
-            "GOPS",
+            Unit::Gops,
             vec![mean, mean],
             Err("x".into()),
         )
@@ -328,7 +331,7 @@ mod tests {
         );
         assert!(
             out.iter()
-                .any(|o| o.metric == "latency" && o.deviation > 0.7)
+                .any(|o| o.metric == Metric::Latency && o.deviation > 0.7)
         );
     }
 
@@ -361,7 +364,7 @@ mod tests {
         }
         let m = matrices(&results, 3);
         assert_eq!(m.len(), 2);
-        let t = m.iter().find(|m| m.metric == "throughput").unwrap();
+        let t = m.iter().find(|m| m.metric == Metric::Throughput).unwrap();
         assert!(t.values.iter().flatten().all(|v| v.is_some()));
         assert_eq!(t.values[1][2], Some(2000e9));
         let hosts = vec!["a".to_string(), "b".into(), "c".into()];

@@ -11,24 +11,8 @@
 
 use super::point_key;
 use crate::measure::welch;
-use crate::results::ResultRecord;
+use crate::results::{Metric, ResultRecord, Subsystem, Unit};
 use std::collections::BTreeMap;
-
-/// Which way is better for a metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Better {
-    Higher,
-    Lower,
-}
-
-/// Throughput, IOPS and transaction rates are better higher; latency, loss and jitter (and
-/// anything counted in seconds) lower.
-pub fn better(metric: &str) -> Better {
-    match metric {
-        "latency" | "loss" | "jitter" => Better::Lower,
-        _ => Better::Higher,
-    }
-}
 
 /// How a test decides.
 #[derive(Debug, Clone, Copy, serde::Serialize)]
@@ -65,10 +49,10 @@ pub const CONDITIONS: &[&str] = &[
 /// One common point.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Change {
-    pub subsystem: String,
+    pub subsystem: Subsystem,
     pub workload: String,
-    pub metric: String,
-    pub unit: String,
+    pub metric: Metric,
+    pub unit: Unit,
     /// The point's identity parameters, as a JSON object's text.
     pub point: String,
     /// The key the pair was matched by ([`point_key`]).
@@ -172,9 +156,9 @@ impl Change {
 /// A point that only one of two runs has.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Unpaired {
-    pub subsystem: String,
+    pub subsystem: Subsystem,
     pub workload: String,
-    pub metric: String,
+    pub metric: Metric,
     /// The point for a person.
     pub label: String,
 }
@@ -185,9 +169,9 @@ pub fn only_in(a: &[ResultRecord], b: &[ResultRecord]) -> Vec<Unpaired> {
     a.iter()
         .filter(|r| !keys.contains(&point_key(r)))
         .map(|r| Unpaired {
-            subsystem: r.subsystem.clone(),
+            subsystem: r.subsystem,
             workload: r.workload.clone(),
-            metric: r.metric.clone(),
+            metric: r.metric,
             label: label(r),
         })
         .collect()
@@ -254,11 +238,7 @@ pub fn label(rec: &ResultRecord) -> String {
 /// a [`CONDITIONS`] parameter.
 fn incomparable(a: &ResultRecord, b: &ResultRecord) -> Option<String> {
     if a.unit != b.unit {
-        return Some(format!(
-            "unit {} against {}",
-            crate::text::printable(&a.unit),
-            crate::text::printable(&b.unit)
-        ));
+        return Some(format!("unit {} against {}", a.unit, b.unit));
     }
     let (Ok(serde_json::Value::Object(pa)), Ok(serde_json::Value::Object(pb))) = (
         serde_json::to_value(&a.params),
@@ -313,10 +293,10 @@ pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Chang
                 welch::test(&ra.samples, &rb.samples).map(|w| w.p)
             };
             let change = Change {
-                subsystem: ra.subsystem.clone(),
+                subsystem: ra.subsystem,
                 workload: ra.workload.clone(),
-                metric: ra.metric.clone(),
-                unit: ra.unit.clone(),
+                metric: ra.metric,
+                unit: ra.unit,
                 point: key
                     .split_once(' ')
                     .map(|(_, p)| p.to_string())
@@ -362,9 +342,10 @@ pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Chang
         });
         ch.p_adjusted = Some(adjusted);
         ch.significant = adjusted < c.alpha;
-        let worse = match better(&ch.metric) {
-            Better::Higher => ch.change < 0.0,
-            Better::Lower => ch.change > 0.0,
+        let worse = if ch.metric.lower_is_better() {
+            ch.change > 0.0
+        } else {
+            ch.change < 0.0
         };
         let beyond = ch.change.abs() > c.threshold;
         ch.regression = ch.significant && beyond && worse;
@@ -379,18 +360,19 @@ mod tests {
     use super::*;
 
     fn rec(metric: &str, samples: Vec<f64>) -> ResultRecord {
+        let metric: Metric = metric.parse().unwrap();
         let params = crate::results::params::Params::with_defaults(
-            "net",
+            Subsystem::Net,
             "THROUGHPUT",
             serde_json::json!({}),
         )
         .unwrap();
         ResultRecord::new(
-            "net",
+            Subsystem::Net,
             "THROUGHPUT",
             params,
             metric,
-            "Mbit/s",
+            Unit::MbitPerSec,
             samples,
             Err("none".into()),
         )
@@ -404,18 +386,18 @@ mod tests {
     /// A disk point with `threads` and a sync mode, its samples in MB/s.
     fn disk(threads: usize, sync: &str, samples: Vec<f64>) -> ResultRecord {
         let params = crate::results::params::Params::with_defaults(
-            "disk",
+            Subsystem::Disk,
             "RR",
             serde_json::json!({"threads": threads, "iodepth": 1, "block_size_bytes": 4096,
                 "engine": "psync", "io_mode": "direct", "sync": sync, "pattern": "random"}),
         )
         .unwrap();
         ResultRecord::new(
-            "disk",
+            Subsystem::Disk,
             "RR",
             params,
-            "throughput",
-            "B/s",
+            Metric::Throughput,
+            Unit::BytesPerSec,
             samples,
             Err("none".into()),
         )
@@ -480,7 +462,7 @@ mod tests {
         assert_eq!(why, "sync none against fsync-each");
         assert!(ch[0].p.is_none() && !ch[0].regression && !ch[0].significant);
         let mut other_unit = disk(1, "none", vec![100.0, 101.0]);
-        other_unit.unit = "bit/s".into();
+        other_unit.unit = Unit::BitsPerSec;
         let ch = compare(&[disk(1, "none", vec![1.0, 2.0])], &[other_unit], C);
         assert_eq!(
             ch[0].not_comparable.as_deref(),
@@ -562,7 +544,7 @@ mod tests {
         let only = only_in(&a, &b);
         assert_eq!(only.len(), 1);
         assert_eq!(
-            (only[0].metric.as_str(), only[0].workload.as_str()),
+            (only[0].metric.name(), only[0].workload.as_str()),
             ("loss", "THROUGHPUT")
         );
         assert!(only_in(&b, &a).is_empty());

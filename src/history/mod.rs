@@ -348,10 +348,10 @@ impl Store {
                 params![
                     run,
                     (first_seq + i) as i64,
-                    rec.subsystem,
+                    rec.subsystem.name(),
                     rec.workload,
-                    rec.metric,
-                    rec.unit,
+                    rec.metric.name(),
+                    rec.unit.name(),
                     point_key(rec),
                     finite(rec.summary.mean),
                     finite(rec.summary.stddev),
@@ -540,21 +540,22 @@ impl Store {
 mod tests {
     use super::*;
     use crate::results::params::Params;
+    use crate::results::{Metric, Subsystem, Unit};
 
     /// A CPU throughput record: `iterations` is what the harness chose.
     fn record(workload: &str, threads: u64, samples: Vec<f64>) -> ResultRecord {
         let params = Params::with_defaults(
-            "cpu",
+            Subsystem::Cpu,
             workload,
             serde_json::json!({"threads": threads, "isa": "avx2", "iterations_per_thread": 12345}),
         )
         .unwrap();
         ResultRecord::new(
-            "cpu",
+            Subsystem::Cpu,
             workload,
             params,
-            "throughput",
-            "GOPS",
+            Metric::Throughput,
+            Unit::Gops,
             samples,
             Err("unknown".into()),
         )

@@ -12,7 +12,9 @@
 
 use super::process::{TempPath, run_bounded};
 use super::{RefContext, RefError, Tool, params_of, unit_error};
+use crate::results::Metric;
 use crate::results::ResultRecord;
+use crate::results::Unit;
 use crate::results::params::SyncMode;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -54,7 +56,11 @@ pub struct Job {
 /// The run for a disk throughput, IOPS or latency record.
 pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
     // fio has no copy workload (a read of one file written to another).
-    if !matches!(rec.metric.as_str(), "throughput" | "iops" | "latency") || rec.workload == "COPY" {
+    if !matches!(
+        rec.metric,
+        Metric::Throughput | Metric::Iops | Metric::Latency
+    ) || rec.workload == "COPY"
+    {
         return None;
     }
     Some(build(rec, ctx))
@@ -324,10 +330,10 @@ pub fn parse_version(text: &str) -> Option<String> {
 pub fn figure(r: &FioResult, rec: &ResultRecord) -> Result<f64, RefError> {
     let sides = [&r.read, &r.write];
     let bw: f64 = sides.iter().map(|s| s.bw_bytes_per_s).sum();
-    match (rec.metric.as_str(), rec.unit.as_str()) {
-        ("throughput", "B/s") => Ok(bw),
-        ("iops", "IOPS") => Ok(sides.iter().map(|s| s.iops).sum()),
-        ("latency", "s") => {
+    match (rec.metric, rec.unit) {
+        (Metric::Throughput, Unit::BytesPerSec) => Ok(bw),
+        (Metric::Iops, Unit::Iops) => Ok(sides.iter().map(|s| s.iops).sum()),
+        (Metric::Latency, Unit::Seconds) => {
             let ios: u64 = sides.iter().map(|s| s.total_ios).sum();
             if ios == 0 {
                 return Err(RefError::parse(TOOL, "fio completed no I/O"));

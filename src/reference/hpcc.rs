@@ -12,6 +12,7 @@
 use super::process::run_bounded;
 use super::{RefContext, RefError, Tool, params_of, unit_error};
 use crate::results::ResultRecord;
+use crate::results::{Metric, Unit};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -44,7 +45,7 @@ pub enum Launch {
 
 /// The run for a LINPACK or DGEMM throughput record.
 pub fn job(rec: &ResultRecord, _ctx: &RefContext) -> Option<Result<Job, RefError>> {
-    if !matches!(rec.workload.as_str(), "LINPACK" | "DGEMM") || rec.metric != "throughput" {
+    if !matches!(rec.workload.as_str(), "LINPACK" | "DGEMM") || rec.metric != Metric::Throughput {
         return None;
     }
     Some(params_of(rec, TOOL, |p| p.cpu()).and_then(|p| {
@@ -179,7 +180,7 @@ pub fn command_line(program: &Path, job: &Job, root: bool) -> Vec<String> {
 
 /// The figure for `rec`, in op/s: HPL's rate for LINPACK, StarDGEMM × processes for DGEMM.
 pub fn figure(r: &HpccResult, rec: &ResultRecord) -> Result<f64, RefError> {
-    if rec.unit != "op/s" {
+    if rec.unit != Unit::OpsPerSec {
         return Err(unit_error(TOOL, rec));
     }
     match rec.workload.as_str() {

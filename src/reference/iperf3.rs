@@ -11,7 +11,9 @@
 
 use super::process::{LOOPBACK, Server, Transport, run_bounded, whole_seconds};
 use super::{RefContext, RefError, Tool, params_of, unit_error};
+use crate::results::Metric;
 use crate::results::ResultRecord;
+use crate::results::Unit;
 use crate::results::params::{NetParams, Proto};
 use serde_json::Value;
 use std::path::Path;
@@ -68,7 +70,10 @@ pub(super) fn require_loopback(p: &NetParams, tool: Tool) -> Result<(), RefError
 /// The run for a THROUGHPUT record (goodput, loss or jitter).
 pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
     if rec.workload != "THROUGHPUT"
-        || !matches!(rec.metric.as_str(), "throughput" | "loss" | "jitter")
+        || !matches!(
+            rec.metric,
+            Metric::Throughput | Metric::Loss | Metric::Jitter
+        )
     {
         return None;
     }
@@ -257,16 +262,16 @@ pub fn figure(r: &Iperf3Result, rec: &ResultRecord) -> Result<f64, RefError> {
             .as_ref()
             .ok_or_else(|| RefError::parse(TOOL, "iperf3 reported no UDP loss or jitter"))
     };
-    match (rec.metric.as_str(), rec.unit.as_str()) {
-        ("throughput", "bit/s") => Ok(
+    match (rec.metric, rec.unit) {
+        (Metric::Throughput, Unit::BitsPerSec) => Ok(
             if rec.params.net().and_then(|p| p.side.as_deref()) == Some("sender") {
                 r.sent_bits_per_s
             } else {
                 r.received_bits_per_s
             },
         ),
-        ("loss", "%") => Ok(udp()?.lost_percent),
-        ("jitter", "s") => Ok(udp()?.jitter_ms / 1000.0),
+        (Metric::Loss, Unit::Percent) => Ok(udp()?.lost_percent),
+        (Metric::Jitter, Unit::Seconds) => Ok(udp()?.jitter_ms / 1000.0),
         _ => Err(unit_error(TOOL, rec)),
     }
 }

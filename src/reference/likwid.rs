@@ -18,6 +18,7 @@
 use super::process::{run_bounded, whole_seconds};
 use super::{RefContext, RefError, Tool, params_of, unit_error};
 use crate::results::ResultRecord;
+use crate::results::{Metric, Subsystem, Unit};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -95,9 +96,9 @@ fn expected_per_thread(rec: &ResultRecord, threads: u64) -> Option<u64> {
 
 /// The peakflops run for a CPU DP or SP throughput record.
 pub fn cpu_job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
-    let sp = match (rec.workload.as_str(), rec.metric.as_str()) {
-        ("DP", "throughput") => false,
-        ("SP", "throughput") => true,
+    let sp = match (rec.workload.as_str(), rec.metric) {
+        ("DP", Metric::Throughput) => false,
+        ("SP", Metric::Throughput) => true,
         _ => return None,
     };
     Some(peakflops_job(rec, ctx, sp))
@@ -122,9 +123,9 @@ fn peakflops_job(rec: &ResultRecord, ctx: &RefContext, sp: bool) -> Result<Job, 
 /// working set (all arrays, split between the threads), threads, ISA and kind of store
 /// (`_mem` kernels use non-temporal stores).
 pub fn mem_job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
-    let base = match (rec.workload.as_str(), rec.metric.as_str()) {
-        ("COPY", "throughput") => "copy",
-        ("TRIAD", "throughput") => "stream",
+    let base = match (rec.workload.as_str(), rec.metric) {
+        ("COPY", Metric::Throughput) => "copy",
+        ("TRIAD", Metric::Throughput) => "stream",
         _ => return None,
     };
     Some(bandwidth_job(rec, ctx, base))
@@ -316,9 +317,9 @@ pub fn parse_version(text: &str) -> Option<String> {
 
 /// The figure for `rec`: op/s from MFlops/s, B/s from MByte/s.
 pub fn figure(r: &LikwidResult, rec: &ResultRecord) -> Result<f64, RefError> {
-    let (value, what) = match (rec.subsystem.as_str(), rec.unit.as_str()) {
-        ("cpu", "op/s") => (r.mflops_per_s, "MFlops/s"),
-        ("mem", "B/s") => (r.mbytes_per_s, "MByte/s"),
+    let (value, what) = match (rec.subsystem, rec.unit) {
+        (Subsystem::Cpu, Unit::OpsPerSec) => (r.mflops_per_s, "MFlops/s"),
+        (Subsystem::Mem, Unit::BytesPerSec) => (r.mbytes_per_s, "MByte/s"),
         _ => return Err(unit_error(TOOL, rec)),
     };
     value

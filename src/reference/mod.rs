@@ -31,6 +31,7 @@ pub mod qperf;
 pub mod sockperf;
 pub mod stream;
 
+use crate::results::Subsystem;
 use crate::results::{Reference, ResultRecord};
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -478,14 +479,14 @@ impl Outcome {
 /// to its subsystem, workload and metric.
 pub fn jobs(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Vec<Job>, RefError>> {
     let all = |r: Option<Result<Job, RefError>>| r.map(|r| r.map(|j| vec![j]));
-    match rec.subsystem.as_str() {
-        "cpu" => match rec.workload.as_str() {
+    match rec.subsystem {
+        Subsystem::Cpu => match rec.workload.as_str() {
             "LINPACK" | "DGEMM" => all(hpcc::job(rec, ctx).map(|r| r.map(Job::Hpcc))),
             // No reference tool multiplies in single precision (hpcc's DGEMM is fp64 only).
             "SGEMM" => None,
             _ => all(likwid::cpu_job(rec, ctx).map(|r| r.map(Job::Likwid))),
         },
-        "mem" => {
+        Subsystem::Mem => {
             let lk = likwid::mem_job(rec, ctx).map(|r| r.map(Job::Likwid));
             let st = stream::job(rec).map(|r| r.map(Job::Stream));
             if ctx.prefer_stream {
@@ -494,8 +495,8 @@ pub fn jobs(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Vec<Job>, Ref
                 usable([lk, st])
             }
         }
-        "disk" => all(fio::job(rec, ctx).map(|r| r.map(Job::Fio))),
-        "net" => match rec.workload.as_str() {
+        Subsystem::Disk => all(fio::job(rec, ctx).map(|r| r.map(Job::Fio))),
+        Subsystem::Net => match rec.workload.as_str() {
             "THROUGHPUT" => all(iperf3::job(rec, ctx).map(|r| r.map(Job::Iperf3))),
             // sockperf; qperf where sockperf is missing or refuses the point (messages under
             // its 14-byte header); ping's ICMP round trip where neither is installed.
@@ -506,7 +507,6 @@ pub fn jobs(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Vec<Job>, Ref
             ]),
             _ => None,
         },
-        _ => None,
     }
 }
 
@@ -591,7 +591,7 @@ fn measure_first_found(
             efficiency: rec
                 .peak
                 .as_ref()
-                .map(|p| crate::results::efficiency(&rec.metric, mean, p.value)),
+                .map(|p| rec.metric.efficiency(mean, p.value)),
         });
     }
     if let Some(e) = unusable {
@@ -657,8 +657,8 @@ fn unit_error(tool: Tool, rec: &ResultRecord) -> RefError {
 #[cfg(test)]
 pub(crate) mod testing {
     //! Records shaped like the benchmarks' own, for the adapters' tests.
-    use crate::results::ResultRecord;
     use crate::results::params::Params;
+    use crate::results::{Metric, ResultRecord, Subsystem, Unit};
     use crate::sysinfo::peak::Peak;
     use std::collections::BTreeMap;
 
@@ -670,6 +670,9 @@ pub(crate) mod testing {
         params: serde_json::Value,
         peak: Option<f64>,
     ) -> ResultRecord {
+        let subsystem: Subsystem = subsystem.parse().unwrap();
+        let metric: Metric = metric.parse().unwrap();
+        let unit: Unit = unit.parse().unwrap();
         let params =
             Params::with_defaults(subsystem, workload, params).expect("test parameters decode");
         let peak = peak.map_or_else(
@@ -677,7 +680,7 @@ pub(crate) mod testing {
             |value| {
                 Ok(Peak {
                     value,
-                    unit: unit.into(),
+                    unit,
                     formula: "test".into(),
                     inputs: BTreeMap::new(),
                 })

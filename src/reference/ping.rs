@@ -13,7 +13,9 @@
 use super::iperf3::single_stream_loopback;
 use super::process::run_bounded;
 use super::{RefContext, RefError, Tool, unit_error};
+use crate::results::Metric;
 use crate::results::ResultRecord;
+use crate::results::Unit;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -37,7 +39,7 @@ pub struct Job {
 
 /// The run for a LATENCY round-trip record of one stream over loopback.
 pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
-    if rec.workload != "LATENCY" || rec.metric != "latency" {
+    if rec.workload != "LATENCY" || rec.metric != Metric::Latency {
         return None;
     }
     Some(build(rec, ctx))
@@ -136,8 +138,8 @@ pub fn parse_version(text: &str) -> Option<String> {
 
 /// The figure for a round-trip record, in s.
 pub fn figure(r: &PingResult, rec: &ResultRecord) -> Result<f64, RefError> {
-    match (rec.metric.as_str(), rec.unit.as_str()) {
-        ("latency", "s") => Ok(r.avg_ms / 1e3),
+    match (rec.metric, rec.unit) {
+        (Metric::Latency, Unit::Seconds) => Ok(r.avg_ms / 1e3),
         _ => Err(unit_error(TOOL, rec)),
     }
 }
@@ -176,7 +178,7 @@ mod tests {
         assert!(tiny.to_string().contains("16 bytes or more"), "{tiny}");
         assert!(job(&lat(64, "192.0.2.1:5301"), &ctx).unwrap().is_err());
         let mut rate = lat(64, "127.0.0.1:5301");
-        rate.metric = "rate".into();
+        rate.metric = Metric::Rate;
         assert!(job(&rate, &ctx).is_none());
     }
 

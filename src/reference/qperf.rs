@@ -13,7 +13,9 @@
 use super::iperf3::single_stream_loopback;
 use super::process::{LOOPBACK, NetNamespace, Server, Transport, run_bounded, whole_seconds};
 use super::{RefContext, RefError, Tool, unit_error};
+use crate::results::Metric;
 use crate::results::ResultRecord;
+use crate::results::Unit;
 use crate::results::params::Proto;
 use std::path::Path;
 use std::process::Command;
@@ -26,7 +28,7 @@ pub use super::sockperf::Job;
 
 /// The run for a LATENCY record (round trip or rate) of one stream over loopback.
 pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
-    if rec.workload != "LATENCY" || !matches!(rec.metric.as_str(), "latency" | "rate") {
+    if rec.workload != "LATENCY" || !matches!(rec.metric, Metric::Latency | Metric::Rate) {
         return None;
     }
     Some(build(rec, ctx))
@@ -127,9 +129,9 @@ pub fn parse_version(text: &str) -> Option<String> {
 /// per second.
 pub fn figure(r: &QperfResult, rec: &ResultRecord) -> Result<f64, RefError> {
     let rtt_s = 2.0 * r.latency_us / 1e6;
-    match (rec.metric.as_str(), rec.unit.as_str()) {
-        ("latency", "s") => Ok(rtt_s),
-        ("rate", "trans/s") => Ok(1.0 / rtt_s),
+    match (rec.metric, rec.unit) {
+        (Metric::Latency, Unit::Seconds) => Ok(rtt_s),
+        (Metric::Rate, Unit::TransPerSec) => Ok(1.0 / rtt_s),
         _ => Err(unit_error(TOOL, rec)),
     }
 }

@@ -12,7 +12,9 @@
 use super::iperf3::single_stream_loopback;
 use super::process::{LOOPBACK, Server, Transport, run_bounded, whole_seconds};
 use super::{RefContext, RefError, Tool, unit_error};
+use crate::results::Metric;
 use crate::results::ResultRecord;
+use crate::results::Unit;
 use crate::results::params::Proto;
 use std::path::Path;
 use std::process::Command;
@@ -38,7 +40,7 @@ pub(super) fn one_ping_pong(streams: u32) -> String {
 
 /// The run for a LATENCY record (round trip or rate).
 pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
-    if rec.workload != "LATENCY" || !matches!(rec.metric.as_str(), "latency" | "rate") {
+    if rec.workload != "LATENCY" || !matches!(rec.metric, Metric::Latency | Metric::Rate) {
         return None;
     }
     Some(build(rec, ctx))
@@ -207,9 +209,9 @@ pub fn parse_version(text: &str) -> Option<String> {
 
 /// The figure for `rec`: mean round trip (s), or transactions per second.
 pub fn figure(r: &SockperfResult, rec: &ResultRecord) -> Result<f64, RefError> {
-    match (rec.metric.as_str(), rec.unit.as_str()) {
-        ("latency", "s") => Ok(r.avg_rtt_us / 1e6),
-        ("rate", "trans/s") => match (r.received_messages, r.valid_seconds) {
+    match (rec.metric, rec.unit) {
+        (Metric::Latency, Unit::Seconds) => Ok(r.avg_rtt_us / 1e6),
+        (Metric::Rate, Unit::TransPerSec) => match (r.received_messages, r.valid_seconds) {
             (Some(m), Some(s)) if s > 0.0 => Ok(m as f64 / s),
             _ => Err(RefError::parse(
                 TOOL,

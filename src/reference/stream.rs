@@ -8,6 +8,7 @@
 use super::process::run_bounded;
 use super::{RefError, Tool, unit_error};
 use crate::results::ResultRecord;
+use crate::results::{Metric, Unit};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -22,7 +23,7 @@ pub struct Job {
 
 /// The run for a memory COPY, SCALE, ADD or TRIAD throughput record.
 pub fn job(rec: &ResultRecord) -> Option<Result<Job, RefError>> {
-    if rec.metric != "throughput"
+    if rec.metric != Metric::Throughput
         || !matches!(rec.workload.as_str(), "COPY" | "SCALE" | "ADD" | "TRIAD")
     {
         return None;
@@ -143,7 +144,7 @@ pub fn version_in_binary(bytes: &[u8]) -> Option<String> {
 
 /// The figure for `rec`: its kernel's best rate in B/s.
 pub fn figure(r: &StreamResult, rec: &ResultRecord) -> Result<f64, RefError> {
-    if rec.unit != "B/s" {
+    if rec.unit != Unit::BytesPerSec {
         return Err(unit_error(TOOL, rec));
     }
     let mb_s = match rec.workload.as_str() {

@@ -5,6 +5,7 @@ use super::plot::{
     Axis, BarSeries, Chart, ChartError, Detail, Marker, PNG_SCALE, Plot, Scale, Series, Ticks,
     drawable, nines, png,
 };
+use crate::results::{Metric, Subsystem};
 use crate::results::{Report, ResultRecord};
 use crate::units::format_bytes_binary;
 
@@ -148,7 +149,7 @@ fn split_by_condition<'a>(
 fn detail(r: &ResultRecord, x: f64, y: f64, name: &str) -> Detail {
     use crate::units::format_sig;
     let s = &r.summary;
-    let unit = unit_name(&r.unit);
+    let unit = r.unit;
     Detail {
         x,
         y,
@@ -157,7 +158,7 @@ fn detail(r: &ResultRecord, x: f64, y: f64, name: &str) -> Detail {
         samples: r.samples.clone(),
         tip: format!(
             "{name}\n{} {}\n{}: {} {unit} ± {} (min {}, max {}, {} repetitions)",
-            super::subsystem_name(&r.subsystem),
+            r.subsystem.title(),
             crate::history::compare::label(r),
             r.metric,
             format_sig(s.mean),
@@ -272,13 +273,13 @@ impl Part {
 /// Throughput per interval of each point's last repetition (as fio's and iperf3's per-second
 /// lines), one chart per workload with intervals (in parts of eight lines): stalls, warm-up
 /// and write-back show as dips and steps.
-fn interval_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
+fn interval_charts(subsystem: Subsystem, records: &[&ResultRecord]) -> Vec<Chart> {
     let with: Vec<&ResultRecord> = records
         .iter()
         .copied()
         .filter(|r| r.intervals.as_ref().is_some_and(|i| i.values.len() >= 2))
         .collect();
-    parts(group_by(&with, |r| (r.workload.clone(), r.unit.clone())))
+    parts(group_by(&with, |r| (r.workload.clone(), r.unit)))
         .into_iter()
         .map(|((workload, unit), part, recs)| {
             let series = recs
@@ -297,18 +298,18 @@ fn interval_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
                             "{name}\n{} s: {} {}",
                             crate::units::format_sig(x),
                             crate::units::format_sig(y),
-                            unit_name(&unit)
+                            unit
                         )
                     };
                     Some(Series::of_figures(name.clone(), points, tip))
                 })
                 .collect();
             Chart {
-                slug: part.slug(&[subsystem, &workload, "intervals"]),
-                subsystem: subsystem.to_string(),
+                slug: part.slug(&[subsystem.name(), &workload, "intervals"]),
+                subsystem,
                 title: format!(
                     "{} {workload}: throughput per interval{}",
-                    super::subsystem_name(subsystem),
+                    subsystem.title(),
                     part.title()
                 ),
                 note: "Each point's last repetition, interval by interval after its ramp (the \
@@ -318,7 +319,7 @@ fn interval_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
                 plot: Plot::Lines {
                     x: Axis::new("time (s)", Scale::Linear, Ticks::Number),
                     y: Axis::new(
-                        format!("throughput ({})", unit_name(&unit)),
+                        format!("throughput ({})", unit),
                         Scale::Linear,
                         Ticks::Number,
                     ),
@@ -348,13 +349,15 @@ fn has_a_line(plot: &Plot) -> bool {
 /// The latency percentiles of each point as an HDR percentile plot (latency on a log scale
 /// against the percentile in "nines"), one chart per workload with percentiles (in parts of
 /// eight lines).
-fn percentile_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
+fn percentile_charts(subsystem: Subsystem, records: &[&ResultRecord]) -> Vec<Chart> {
     let with: Vec<&ResultRecord> = records
         .iter()
         .copied()
-        .filter(|r| r.metric == "latency" && r.percentiles.as_ref().is_some_and(|p| p.len() >= 2))
+        .filter(|r| {
+            r.metric == Metric::Latency && r.percentiles.as_ref().is_some_and(|p| p.len() >= 2)
+        })
         .collect();
-    parts(group_by(&with, |r| (r.workload.clone(), r.unit.clone())))
+    parts(group_by(&with, |r| (r.workload.clone(), r.unit)))
         .into_iter()
         .map(|((workload, unit), part, recs)| {
             let series = recs
@@ -375,22 +378,16 @@ fn percentile_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
                         })
                         .collect();
                     points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    let tip = |_, y| {
-                        format!(
-                            "{name}\n{} {}",
-                            crate::units::format_sig(y),
-                            unit_name(&unit)
-                        )
-                    };
+                    let tip = |_, y| format!("{name}\n{} {}", crate::units::format_sig(y), unit);
                     Series::of_figures(name.clone(), points, tip)
                 })
                 .collect();
             Chart {
-                slug: part.slug(&[subsystem, &workload, "percentiles"]),
-                subsystem: subsystem.to_string(),
+                slug: part.slug(&[subsystem.name(), &workload, "percentiles"]),
+                subsystem,
                 title: format!(
                     "{} {workload}: latency percentiles{}",
-                    super::subsystem_name(subsystem),
+                    subsystem.title(),
                     part.title()
                 ),
                 note: "Each point's latency at the percentiles of all its operations (an HDR \
@@ -399,11 +396,7 @@ fn percentile_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
                     .into(),
                 plot: Plot::Lines {
                     x: Axis::new("percentile", Scale::Linear, Ticks::Percentile),
-                    y: Axis::new(
-                        format!("latency ({})", unit_name(&unit)),
-                        Scale::Log,
-                        Ticks::Number,
-                    ),
+                    y: Axis::new(format!("latency ({})", unit), Scale::Log, Ticks::Number),
                     series,
                     guides: Vec::new(),
                     markers: Vec::new(),
@@ -411,11 +404,6 @@ fn percentile_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
             }
         })
         .collect()
-}
-
-/// A unit as a reader writes it.
-fn unit_name(unit: &str) -> &str {
-    if unit == "us" { "µs" } else { unit }
 }
 
 /// A file and anchor name from its parts: lower case, words joined by `-`.
@@ -436,10 +424,10 @@ fn slug(parts: &[&str]) -> String {
 /// staircase, disk IOPS and latency against queue depth, network goodput against streams, then
 /// efficiency against the peak. Charts with nothing to draw are left out.
 pub fn for_report(report: &Report) -> Vec<Chart> {
-    let mut subsystems: Vec<&str> = Vec::new();
+    let mut subsystems: Vec<Subsystem> = Vec::new();
     for r in &report.results {
-        if !subsystems.contains(&r.subsystem.as_str()) {
-            subsystems.push(&r.subsystem);
+        if !subsystems.contains(&r.subsystem) {
+            subsystems.push(r.subsystem);
         }
     }
     let mut out = Vec::new();
@@ -450,17 +438,17 @@ pub fn for_report(report: &Report) -> Vec<Chart> {
             .filter(|r| r.subsystem == subsystem)
             .collect();
         match subsystem {
-            "disk" => out.extend(disk_charts(&records)),
-            "net" => out.extend(net_charts(&records)),
-            _ => out.extend(throughput_charts(subsystem, &records)),
+            Subsystem::Disk => out.extend(disk_charts(&records)),
+            Subsystem::Net => out.extend(net_charts(&records)),
+            Subsystem::Cpu | Subsystem::Mem => out.extend(throughput_charts(subsystem, &records)),
         }
-        if subsystem == "cpu" {
+        if subsystem == Subsystem::Cpu {
             out.extend(linalg_size_charts(&records));
         }
-        if subsystem == "mem" {
+        if subsystem == Subsystem::Mem {
             out.extend(staircase(&records, report));
         }
-        if matches!(subsystem, "disk" | "net") {
+        if matches!(subsystem, Subsystem::Disk | Subsystem::Net) {
             out.extend(percentile_charts(subsystem, &records));
             out.extend(interval_charts(subsystem, &records));
         }
@@ -497,13 +485,13 @@ fn against_count(x: &str, y: String, series: Vec<Series>, guides: Vec<Series>) -
 }
 
 /// Throughput against threads, one chart per workload, one line per variant (ISA, block size).
-fn throughput_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
+fn throughput_charts(subsystem: Subsystem, records: &[&ResultRecord]) -> Vec<Chart> {
     let throughput: Vec<&ResultRecord> = records
         .iter()
         .copied()
-        .filter(|r| r.metric == "throughput")
+        .filter(|r| r.metric == Metric::Throughput)
         .collect();
-    group_by(&throughput, |r| (r.workload.clone(), r.unit.clone()))
+    group_by(&throughput, |r| (r.workload.clone(), r.unit))
         .into_iter()
         .map(|((workload, unit), recs)| {
             let scaling = |r: &ResultRecord| {
@@ -533,22 +521,14 @@ fn throughput_charts(subsystem: &str, records: &[&ResultRecord]) -> Vec<Chart> {
             let mut series = series;
             series.extend(reference_series(&recs, threads, |r| super::row(r).variant));
             Chart {
-                slug: slug(&[subsystem, &workload, "throughput"]),
-                subsystem: subsystem.to_string(),
-                title: format!(
-                    "{} {workload}: throughput vs threads",
-                    super::subsystem_name(subsystem)
-                ),
+                slug: slug(&[subsystem.name(), &workload, "throughput"]),
+                subsystem,
+                title: format!("{} {workload}: throughput vs threads", subsystem.title()),
                 note: "Bars: the least and greatest repetition; dots: each repetition (from \
                        five); dashed: the theoretical peak and ideal linear scaling from one \
                        thread."
                     .into(),
-                plot: against_count(
-                    "threads",
-                    format!("throughput ({})", unit_name(&unit)),
-                    series,
-                    guides,
-                ),
+                plot: against_count("threads", format!("throughput ({})", unit), series, guides),
             }
         })
         .collect()
@@ -592,10 +572,10 @@ fn linalg_size_charts(records: &[&ResultRecord]) -> Vec<Chart> {
     let linalg: Vec<&ResultRecord> = records
         .iter()
         .copied()
-        .filter(|r| r.metric == "throughput" && order(r).is_some())
+        .filter(|r| r.metric == Metric::Throughput && order(r).is_some())
         .collect();
     let mut out = Vec::new();
-    for ((workload, unit), recs) in group_by(&linalg, |r| (r.workload.clone(), r.unit.clone())) {
+    for ((workload, unit), recs) in group_by(&linalg, |r| (r.workload.clone(), r.unit)) {
         if group_by(&recs, |r| order(r).map(f64::to_bits)).len() < 2 {
             continue;
         }
@@ -616,14 +596,14 @@ fn linalg_size_charts(records: &[&ResultRecord]) -> Vec<Chart> {
             .collect();
         out.push(Chart {
             slug: slug(&["cpu", &workload, "throughput-vs-n"]),
-            subsystem: "cpu".into(),
+            subsystem: Subsystem::Cpu,
             title: format!("CPU {workload}: throughput vs matrix order N"),
             note: "Larger systems spend a larger share of their time in the multiply, so the \
                    rate climbs with N towards the peak (dashed)."
                 .into(),
             plot: against_count(
                 "N (order of the matrices)",
-                format!("throughput ({})", unit_name(&unit)),
+                format!("throughput ({})", unit),
                 series,
                 guides,
             ),
@@ -640,7 +620,7 @@ fn staircase(records: &[&ResultRecord], report: &Report) -> Option<Chart> {
         .filter(|r| r.params.latency().is_some_and(|l| l.chase.is_some()))
         .collect();
     let step = |r: &ResultRecord| r.params.latency().and_then(|l| l.chase.clone());
-    let unit = chase.first()?.unit.clone();
+    let unit = chase.first()?.unit;
     // A line per page size, and per thread count where chains ran on several at once.
     let counts: std::collections::BTreeSet<usize> =
         chase.iter().map(|r| r.params.threads()).collect();
@@ -678,7 +658,7 @@ fn staircase(records: &[&ResultRecord], report: &Report) -> Option<Chart> {
         .collect();
     Some(Chart {
         slug: "mem-latency-staircase".into(),
-        subsystem: "mem".into(),
+        subsystem: Subsystem::Mem,
         title: "Memory latency staircase".into(),
         note: "Dependent loads through a random cycle of cache lines (pointer chasing), one \
                working set at a time (with several threads, each chases its own ring of that \
@@ -688,7 +668,7 @@ fn staircase(records: &[&ResultRecord], report: &Report) -> Option<Chart> {
         plot: Plot::Lines {
             x: Axis::new("working set", Scale::Log, Ticks::Bytes),
             y: Axis::new(
-                format!("latency per load ({})", unit_name(&unit)),
+                format!("latency per load ({})", unit),
                 Scale::Log,
                 Ticks::Number,
             ),
@@ -719,7 +699,7 @@ fn disk_charts(records: &[&ResultRecord]) -> Vec<Chart> {
             name
         };
         let depth = |r: &ResultRecord| r.params.disk().map(|d| d.iodepth as f64);
-        for (metric, what) in [("iops", "IOPS"), ("latency", "mean latency")] {
+        for (metric, what) in [(Metric::Iops, "IOPS"), (Metric::Latency, "mean latency")] {
             let of: Vec<&ResultRecord> = recs
                 .iter()
                 .copied()
@@ -727,22 +707,22 @@ fn disk_charts(records: &[&ResultRecord]) -> Vec<Chart> {
                 .collect();
             let Some(first) = of.first() else { continue };
             out.push(Chart {
-                slug: slug(&["disk", &workload, metric]),
-                subsystem: "disk".into(),
+                slug: slug(&["disk", &workload, metric.name()]),
+                subsystem: Subsystem::Disk,
                 title: format!("Disk {workload}: {what} vs queue depth"),
                 note: String::new(),
                 plot: against_count(
                     "queue depth (per thread)",
-                    if metric == "iops" {
+                    if metric == Metric::Iops {
                         "IOPS".to_string()
                     } else {
-                        format!("{what} ({})", unit_name(&first.unit))
+                        format!("{what} ({})", first.unit)
                     },
                     series_of(&of, depth, name),
                     // The rated IOPS where the disk has one (not for latency, nor where block
                     // sizes bound the points differently).
                     peak_guide(&of, depth, "theoretical peak".into())
-                        .filter(|_| metric == "iops")
+                        .filter(|_| metric == Metric::Iops)
                         .into_iter()
                         .collect(),
                 ),
@@ -759,11 +739,11 @@ fn net_charts(records: &[&ResultRecord]) -> Vec<Chart> {
         .iter()
         .copied()
         .filter(|r| {
-            r.metric == "throughput"
+            r.metric == Metric::Throughput
                 && r.params.net().and_then(|n| n.side.as_deref()) != Some("sender")
         })
         .collect();
-    group_by(&goodput, |r| (r.workload.clone(), r.unit.clone()))
+    group_by(&goodput, |r| (r.workload.clone(), r.unit))
         .into_iter()
         .map(|((workload, unit), recs)| {
             let series = series_of(
@@ -808,7 +788,7 @@ fn net_charts(records: &[&ResultRecord]) -> Vec<Chart> {
             }));
             Chart {
                 slug: slug(&["net", &workload, "streams"]),
-                subsystem: "net".into(),
+                subsystem: Subsystem::Net,
                 title: format!("Network {workload}: goodput vs streams"),
                 note: "Payload bit rate measured at the receiver; bars: the least and greatest \
                        repetition; dashed: the link's peak and ideal linear scaling from one \
@@ -816,7 +796,7 @@ fn net_charts(records: &[&ResultRecord]) -> Vec<Chart> {
                     .into(),
                 plot: against_count(
                     "parallel streams",
-                    format!("goodput ({})", unit_name(&unit)),
+                    format!("goodput ({})", unit),
                     series,
                     guides,
                 ),
@@ -827,7 +807,7 @@ fn net_charts(records: &[&ResultRecord]) -> Vec<Chart> {
 
 /// Efficiency against the theoretical peak, one row per point with a known peak or a
 /// reference figure, the reference tool's efficiency beside ours.
-fn efficiency_chart(subsystem: &str, records: &[&ResultRecord]) -> Option<Chart> {
+fn efficiency_chart(subsystem: Subsystem, records: &[&ResultRecord]) -> Option<Chart> {
     let finite = |v: Option<f64>| v.filter(|v| v.is_finite()).map(|v| v * 100.0);
     let reference = |r: &ResultRecord| finite(r.reference.as_ref().and_then(|x| x.efficiency));
     let rows: Vec<&ResultRecord> = records
@@ -865,19 +845,16 @@ fn efficiency_chart(subsystem: &str, records: &[&ResultRecord]) -> Option<Chart>
                 label.push(' ');
                 label.push_str(&variant);
             }
-            if !matches!(r.metric.as_str(), "throughput") {
+            if !matches!(r.metric, Metric::Throughput) {
                 label.push_str(&format!(" ({})", r.unit));
             }
             label
         })
         .collect();
     Some(Chart {
-        slug: slug(&[subsystem, "efficiency"]),
-        subsystem: subsystem.to_string(),
-        title: format!(
-            "{}: efficiency vs theoretical peak",
-            super::subsystem_name(subsystem)
-        ),
+        slug: slug(&[subsystem.name(), "efficiency"]),
+        subsystem,
+        title: format!("{}: efficiency vs theoretical peak", subsystem.title()),
         note: "Measured ÷ theoretical peak, per point; the peaks' formulas and inputs are listed \
                under Theoretical peaks."
             .into(),
@@ -896,6 +873,7 @@ fn efficiency_chart(subsystem: &str, records: &[&ResultRecord]) -> Option<Chart>
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+    use crate::results::Unit;
     use crate::results::params::{CpuParams, LinalgParams, NodeTag, Params};
     use crate::sysinfo::peak::Peak;
 
@@ -923,16 +901,16 @@ pub(super) mod tests {
         });
         let peak = Peak {
             value: 50e9 * threads as f64,
-            unit: "op/s".into(),
+            unit: Unit::OpsPerSec,
             formula: String::new(),
             inputs: Default::default(),
         };
         ResultRecord::new(
-            "cpu",
+            Subsystem::Cpu,
             "LINPACK",
             params,
-            "throughput",
-            "GOPS",
+            Metric::Throughput,
+            Unit::Gops,
             vec![gops],
             Ok(peak),
         )
@@ -966,7 +944,7 @@ pub(super) mod tests {
             "{svg}"
         );
         // Against threads: one line per N, the peak at 1 and 2 threads.
-        let by_threads = throughput_charts("cpu", &refs);
+        let by_threads = throughput_charts(Subsystem::Cpu, &refs);
         let Plot::Lines { guides, series, .. } = &by_threads[0].plot else {
             panic!()
         };
@@ -989,18 +967,18 @@ pub(super) mod tests {
 
     fn disk(engine: &str, iodepth: u32, iops: f64) -> ResultRecord {
         let params = crate::results::params::Params::with_defaults(
-            "disk",
+            Subsystem::Disk,
             "RR",
             serde_json::json!({"threads": 1, "iodepth": iodepth, "block_size_bytes": 4096,
                 "engine": engine, "io_mode": "direct", "sync": "none", "pattern": "random"}),
         )
         .unwrap();
         ResultRecord::new(
-            "disk",
+            Subsystem::Disk,
             "RR",
             params,
-            "iops",
-            "IOPS",
+            Metric::Iops,
+            Unit::Iops,
             vec![iops],
             Err("none".into()),
         )
@@ -1031,7 +1009,7 @@ pub(super) mod tests {
         let recs: Vec<ResultRecord> = (0..20)
             .map(|i| {
                 let mut r = disk("psync", i + 1, 1e3);
-                r.metric = "latency".into();
+                r.metric = Metric::Latency;
                 r.percentiles = Some(
                     [("p50".to_string(), 1e-4), ("p99".to_string(), 2e-4)]
                         .into_iter()
@@ -1041,7 +1019,7 @@ pub(super) mod tests {
             })
             .collect();
         let refs: Vec<&ResultRecord> = recs.iter().collect();
-        let charts = percentile_charts("disk", &refs);
+        let charts = percentile_charts(Subsystem::Disk, &refs);
         let lines: Vec<usize> = charts
             .iter()
             .map(|c| match &c.plot {

@@ -8,7 +8,7 @@ use super::charts;
 use super::plot::{Chart, Plot};
 use crate::history::compare::{Change, Criteria, Unpaired, Verdict, compare, label, only_in};
 use crate::history::point_key;
-use crate::results::Report;
+use crate::results::{Metric, Report, Subsystem, Unit};
 use crate::units::{Display, format_sig};
 use std::collections::BTreeMap;
 
@@ -25,12 +25,12 @@ pub struct RunInfo {
 
 /// One point of the baseline found in another run at least.
 pub struct Row {
-    pub subsystem: String,
+    pub subsystem: Subsystem,
     /// The point in words ("DP · 2 threads · avx512").
     pub label: String,
-    pub metric: String,
+    pub metric: Metric,
     /// The unit the figures are shown in.
-    pub unit: String,
+    pub unit: Unit,
     /// Each run's mean, in `unit` (None where the run lacks the point).
     pub values: Vec<Option<f64>>,
     /// Each later run against the baseline (index 0 is the baseline's own, None).
@@ -116,13 +116,13 @@ impl Comparison {
                 if !changes.iter().any(|m| m.contains_key(&key)) {
                     return None;
                 }
-                let conv = display.conversion(&rec.subsystem, &rec.unit);
+                let conv = display.conversion(rec.subsystem, rec.unit);
                 let shown = |v: f64| conv.map_or(v, |c| c.apply(v));
                 Some(Row {
-                    subsystem: rec.subsystem.clone(),
+                    subsystem: rec.subsystem,
                     label: label(rec),
-                    metric: rec.metric.clone(),
-                    unit: conv.map_or_else(|| rec.unit.clone(), |c| c.unit.to_string()),
+                    metric: rec.metric,
+                    unit: conv.map_or(rec.unit, |c| c.unit),
                     values: by_key
                         .iter()
                         .map(|m| m.get(&key).map(|r| shown(r.summary.mean)))
@@ -181,9 +181,9 @@ impl Comparison {
             .iter()
             .map(|row| {
                 let mut cells = vec![
-                    format!("{} {}", super::subsystem_name(&row.subsystem), row.label),
-                    row.metric.clone(),
-                    row.unit.clone(),
+                    format!("{} {}", row.subsystem.title(), row.label),
+                    row.metric.to_string(),
+                    row.unit.to_string(),
                 ];
                 cells.extend(
                     row.values
@@ -215,14 +215,7 @@ impl Comparison {
                     ),
                     points
                         .iter()
-                        .map(|p| {
-                            format!(
-                                "{} {} ({})",
-                                super::subsystem_name(&p.subsystem),
-                                p.label,
-                                p.metric
-                            )
-                        })
+                        .map(|p| format!("{} {} ({})", p.subsystem.title(), p.label, p.metric))
                         .collect(),
                 )
             })
@@ -272,10 +265,10 @@ impl Comparison {
         };
         for row in &self.rows {
             let mut cells = vec![
-                esc(&row.subsystem),
+                esc(row.subsystem.name()),
                 esc(&row.label),
-                esc(&row.metric),
-                esc(&row.unit),
+                esc(row.metric.name()),
+                esc(row.unit.name()),
             ];
             cells.extend(row.values.iter().map(|v| num(*v)));
             for k in 1..self.runs.len() {

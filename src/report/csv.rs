@@ -154,10 +154,10 @@ fn render_rows(report: &Report, per_sample: bool) -> Vec<u8> {
     out.push('\n');
     for (rec, p) in report.results.iter().zip(&params) {
         let mut lead: Vec<String> = vec![
-            field(&rec.subsystem),
+            field(rec.subsystem.name()),
             field(&rec.workload),
-            field(&rec.metric),
-            field(&rec.unit),
+            field(rec.metric.name()),
+            field(rec.unit.name()),
         ];
         lead.extend(
             columns
@@ -192,7 +192,7 @@ fn render_rows(report: &Report, per_sample: bool) -> Vec<u8> {
                     .join(";"),
             ),
             opt(rec.peak.as_ref().map(|p| p.value)),
-            field(rec.peak.as_ref().map_or("", |p| p.unit.as_str())),
+            field(rec.peak.as_ref().map_or("", |p| p.unit.name())),
             opt(rec.efficiency),
             field(rec.reference.as_ref().map_or("", |r| r.tool.as_str())),
             opt(rec.reference.as_ref().map(|r| r.mean)),

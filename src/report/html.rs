@@ -222,8 +222,8 @@ pub fn render(report: &Report) -> Vec<u8> {
     if doc.nodes.is_some() {
         out.push_str("<a href=\"#nodes\">Nodes</a>");
     }
-    for (id, name) in &doc.subsystems {
-        out.push_str(&format!("<a href=\"#{}\">{}</a>", esc(id), esc(name)));
+    for id in &doc.subsystems {
+        out.push_str(&format!("<a href=\"#{}\">{}</a>", id.name(), id.title()));
     }
     if doc.has_results {
         out.push_str("<a href=\"#peaks\">Theoretical peaks</a>");
@@ -236,10 +236,11 @@ pub fn render(report: &Report) -> Vec<u8> {
     if let Some(n) = &doc.nodes {
         out.push_str(&nodes_section(n));
     }
-    for (id, name) in &doc.subsystems {
+    for id in &doc.subsystems {
+        let name = id.title();
         out.push_str(&format!(
             "<section id=\"{}\">\n<h2>{}</h2>\n",
-            esc(id),
+            id.name(),
             esc(name)
         ));
         if let Some((_, setup)) = doc.setups.iter().find(|(s, _)| s == id) {
@@ -255,7 +256,11 @@ pub fn render(report: &Report) -> Vec<u8> {
             out.push_str(&format!("<div class=\"charts\">\n{figures}</div>\n"));
         }
         for t in doc.tables.iter().filter(|t| t.subsystem == *id) {
-            out.push_str(&format!("<h3>{} ({})</h3>\n", esc(name), esc(&t.unit)));
+            out.push_str(&format!(
+                "<h3>{} ({})</h3>\n",
+                esc(name),
+                esc(t.unit.name())
+            ));
             out.push_str(&table("results", &t.headers, t.rows.clone(), 3));
             if t.noisy {
                 out.push_str(

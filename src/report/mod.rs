@@ -17,6 +17,7 @@ pub mod table;
 
 use crate::results::ResultRecord;
 use crate::results::params::Params;
+use crate::results::{Metric, Subsystem, Unit};
 use crate::units::{format_sig, format_size};
 
 /// The columns of SPEC §4 for one record, already formatted; shared by the terminal table,
@@ -40,7 +41,7 @@ fn percent(fraction: Option<f64>) -> String {
 /// The "variant" column, and where the point ran in a multi-node run: "node 2", or the link
 /// "pairs 0→1".
 fn variant(rec: &ResultRecord) -> String {
-    let v = base_variant(&rec.params, &rec.metric);
+    let v = base_variant(&rec.params, rec.metric);
     let link = rec.params.net().and_then(|n| n.between.as_ref());
     let place = match (link, rec.params.node().node) {
         (Some(l), _) => format!("{} {}→{}", l.pattern, l.src_node, l.dst_node),
@@ -56,7 +57,7 @@ fn variant(rec: &ResultRecord) -> String {
 
 /// The ISA for CPU points; for memory, the block size, or for latency the working set and page
 /// size, the probe, or the cache level found.
-fn base_variant(params: &Params, metric: &str) -> String {
+fn base_variant(params: &Params, metric: Metric) -> String {
     match params {
         Params::Cpu(p) => match &p.kernel {
             // The data type and operation beside the ISA: "QP" is 8-bit integers ("avx512
@@ -97,9 +98,9 @@ fn base_variant(params: &Params, metric: &str) -> String {
                 crate::units::format_bytes_binary(p.message_size_bytes as u64)
             );
             match metric {
-                "throughput" => v.push_str(&format!(" {}", p.side.as_deref().unwrap_or(""))),
-                "loss" | "jitter" => v.push_str(&format!(" {metric}")),
-                _ => {}
+                Metric::Throughput => v.push_str(&format!(" {}", p.side.as_deref().unwrap_or(""))),
+                Metric::Loss | Metric::Jitter => v.push_str(&format!(" {metric}")),
+                Metric::Iops | Metric::Latency | Metric::Rate => {}
             }
             if p.direction
                 .as_deref()
@@ -234,10 +235,10 @@ pub fn reference_tools(records: &[&ResultRecord]) -> Option<String> {
 }
 
 /// Records grouped by (subsystem, unit), in first-seen order: one table each.
-pub fn groups(results: &[ResultRecord]) -> Vec<((String, String), Vec<&ResultRecord>)> {
-    let mut out: Vec<((String, String), Vec<&ResultRecord>)> = Vec::new();
+pub fn groups(results: &[ResultRecord]) -> Vec<((Subsystem, Unit), Vec<&ResultRecord>)> {
+    let mut out: Vec<((Subsystem, Unit), Vec<&ResultRecord>)> = Vec::new();
     for rec in results {
-        let key = (rec.subsystem.clone(), rec.unit.clone());
+        let key = (rec.subsystem, rec.unit);
         match out.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => v.push(rec),
             None => out.push((key, vec![rec])),
@@ -247,22 +248,11 @@ pub fn groups(results: &[ResultRecord]) -> Vec<((String, String), Vec<&ResultRec
 }
 
 /// The name of the "variant" column for a subsystem.
-pub fn variant_header(subsystem: &str) -> &'static str {
+pub fn variant_header(subsystem: Subsystem) -> &'static str {
     match subsystem {
-        "cpu" => "ISA",
-        "net" => "Message",
-        _ => "Block size",
-    }
-}
-
-/// A subsystem's name for headings: "CPU", "Memory", "Disk", "Network".
-pub fn subsystem_name(subsystem: &str) -> String {
-    match subsystem {
-        "cpu" => "CPU".into(),
-        "mem" => "Memory".into(),
-        "disk" => "Disk".into(),
-        "net" => "Network".into(),
-        other => other.to_string(),
+        Subsystem::Cpu => "ISA",
+        Subsystem::Net => "Message",
+        Subsystem::Mem | Subsystem::Disk => "Block size",
     }
 }
 
@@ -289,11 +279,11 @@ pub fn notice_notes(results: &[ResultRecord]) -> Vec<String> {
 pub fn peak_notes(results: &[ResultRecord]) -> Vec<String> {
     let mut known = Vec::new();
     // Unknown peaks share their reason: one line per reason and metric, naming the points.
-    let mut unknown: Vec<(String, String, Vec<&ResultRecord>)> = Vec::new();
+    let mut unknown: Vec<(String, Metric, Vec<&ResultRecord>)> = Vec::new();
     for rec in results {
         match &rec.peak {
             Some(p) => {
-                let what = point_and_metric(&crate::history::compare::label(rec), &rec.metric);
+                let what = point_and_metric(&crate::history::compare::label(rec), rec.metric);
                 known.push(format!(
                     "{what}: {} {} = {}; {}",
                     format_sig(p.value),
@@ -309,13 +299,13 @@ pub fn peak_notes(results: &[ResultRecord]) -> Vec<String> {
                     .find(|(r, m, _)| *r == reason && *m == rec.metric)
                 {
                     Some((_, _, recs)) => recs.push(rec),
-                    None => unknown.push((reason, rec.metric.clone(), vec![rec])),
+                    None => unknown.push((reason, rec.metric, vec![rec])),
                 }
             }
         }
     }
     known.extend(unknown.into_iter().map(|(reason, metric, recs)| {
-        let what = point_and_metric(&unknown_points(&recs), &metric);
+        let what = point_and_metric(&unknown_points(&recs), metric);
         format!("{what}: peak unknown: {reason}")
     }));
     known
@@ -323,9 +313,9 @@ pub fn peak_notes(results: &[ResultRecord]) -> Vec<String> {
 
 /// "DP · 2 threads throughput", or the points alone where the metric repeats their workload's
 /// name ("LATENCY · 1 thread", not "… latency").
-fn point_and_metric(points: &str, metric: &str) -> String {
+fn point_and_metric(points: &str, metric: Metric) -> String {
     let workload = points.split([' ', ',']).next().unwrap_or("");
-    if workload.eq_ignore_ascii_case(metric) {
+    if workload.eq_ignore_ascii_case(metric.name()) {
         points.to_string()
     } else {
         format!("{points} {metric}")
@@ -407,7 +397,7 @@ fn source_name(s: crate::sysinfo::Source) -> &'static str {
 /// What the points of `subsystem` ran on, in one line (None where nothing is known): for the
 /// disk the engines, I/O modes, sync modes, devices, file systems and targets; for the network
 /// the servers, protocols and the client's socket buffers at the end of its tests.
-pub fn setup_line(subsystem: &str, results: &[ResultRecord]) -> Option<String> {
+pub fn setup_line(subsystem: Subsystem, results: &[ResultRecord]) -> Option<String> {
     use std::collections::BTreeSet;
     let mut parts: Vec<String> = Vec::new();
     let join = |set: BTreeSet<String>| -> Option<String> {
@@ -418,7 +408,7 @@ pub fn setup_line(subsystem: &str, results: &[ResultRecord]) -> Option<String> {
         .filter(|r| r.subsystem == subsystem)
         .collect();
     match subsystem {
-        "disk" => {
+        Subsystem::Disk => {
             let ds: Vec<_> = recs.iter().filter_map(|r| r.params.disk()).collect();
             let field = |f: &dyn Fn(&crate::results::params::DiskParams) -> Option<String>| {
                 join(ds.iter().filter_map(|d| f(d)).collect())
@@ -443,7 +433,7 @@ pub fn setup_line(subsystem: &str, results: &[ResultRecord]) -> Option<String> {
                 }
             }
         }
-        "net" => {
+        Subsystem::Net => {
             let ns: Vec<_> = recs.iter().filter_map(|r| r.params.net()).collect();
             if let Some(v) = join(ns.iter().filter_map(|n| n.server.clone()).collect()) {
                 parts.push(format!("server {}", crate::text::printable(&v)));
@@ -471,7 +461,7 @@ pub fn setup_line(subsystem: &str, results: &[ResultRecord]) -> Option<String> {
                 ));
             }
         }
-        _ => {}
+        Subsystem::Cpu | Subsystem::Mem => {}
     }
     (!parts.is_empty()).then(|| parts.join(" · "))
 }
@@ -507,7 +497,7 @@ pub fn solve_notes(results: &[ResultRecord]) -> Vec<String> {
         .filter_map(|r| {
             let l = r.params.cpu()?.linalg.as_ref()?;
             // The exporters see figures in their display unit (GOPS); op/s is the base.
-            let per_op_s = crate::units::to_base(&r.unit).map_or(1.0, |(_, f)| f);
+            let per_op_s = r.unit.to_base().map_or(1.0, |(_, f)| f);
             let times: Vec<f64> = r
                 .samples
                 .iter()
@@ -593,7 +583,7 @@ pub fn concurrency_notes(results: &[ResultRecord]) -> Vec<String> {
                 ));
             }
             let n = r.params.net()?;
-            (r.metric == "latency" && n.stream_rtt_us.len() > 1)
+            (r.metric == Metric::Latency && n.stream_rtt_us.len() > 1)
                 .then(|| format!("{head}: per stream {} µs", list(&n.stream_rtt_us)))
         })
         .collect()
@@ -604,7 +594,7 @@ pub fn concurrency_notes(results: &[ResultRecord]) -> Vec<String> {
 pub fn littles_law_notes(results: &[ResultRecord]) -> Vec<String> {
     results
         .iter()
-        .filter(|r| r.metric == "iops")
+        .filter(|r| r.metric == Metric::Iops)
         .filter_map(|r| {
             let l = &r.params.disk()?.littles_law;
             Some(format!(
@@ -701,7 +691,7 @@ mod tests {
             gbit: false,
         };
         let shown = rec.clone().converted(&|s, u| display.conversion(s, u));
-        assert_eq!(shown.unit, "GOPS");
+        assert_eq!(shown.unit, Unit::Gops);
         assert_eq!(solve_notes(&[shown]), base);
         let mut failed = rec;
         if let Params::Cpu(c) = &mut failed.params {
@@ -724,8 +714,16 @@ mod tests {
                 ..Default::default()
             },
         );
-        let params = Params::with_defaults("cpu", "DP", serde_json::json!({})).unwrap();
-        ResultRecord::new("cpu", "DP", params, "throughput", "GOPS", vec![mean], peak)
+        let params = Params::with_defaults(Subsystem::Cpu, "DP", serde_json::json!({})).unwrap();
+        ResultRecord::new(
+            Subsystem::Cpu,
+            "DP",
+            params,
+            Metric::Throughput,
+            Unit::Gops,
+            vec![mean],
+            peak,
+        )
     }
 
     #[test]
@@ -806,11 +804,11 @@ mod tests {
             ]
         );
         assert_eq!(
-            point_and_metric("DP · 2 threads", "throughput"),
+            point_and_metric("DP · 2 threads", Metric::Throughput),
             "DP · 2 threads throughput"
         );
         assert_eq!(
-            point_and_metric("LATENCY (3 points)", "latency"),
+            point_and_metric("LATENCY (3 points)", Metric::Latency),
             "LATENCY (3 points)"
         );
     }

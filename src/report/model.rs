@@ -7,15 +7,15 @@ use super::nodes;
 use super::plot::Chart;
 use super::{
     concurrency_notes, groups, headers, littles_law_notes, notice_notes, peak_notes,
-    percentile_notes, reference_tools, row, solve_notes, subsystem_name, variant_header,
+    percentile_notes, reference_tools, row, solve_notes, variant_header,
 };
-use crate::results::Report;
+use crate::results::{Report, Subsystem, Unit};
 
 /// One table of results: a subsystem's records of one unit.
 #[derive(Debug, Clone)]
 pub struct ResultTable {
-    pub subsystem: String,
-    pub unit: String,
+    pub subsystem: Subsystem,
+    pub unit: Unit,
     pub headers: Vec<String>,
     pub rows: Vec<Vec<String>>,
     /// Some row is flagged noisy (its note is due).
@@ -62,11 +62,11 @@ pub struct Document {
     /// One line: CPU, cores, clocks, virtualization.
     pub machine: String,
     /// Subsystems in the order of their first record: (id, name).
-    pub subsystems: Vec<(String, String)>,
+    pub subsystems: Vec<Subsystem>,
     /// What each subsystem's points ran on, in one line, where there is something to say
     /// (disk: engine, I/O and sync mode, device, file system; network: server, protocol,
     /// socket buffers).
-    pub setups: Vec<(String, String)>,
+    pub setups: Vec<(Subsystem, String)>,
     /// In the order of their first record.
     pub tables: Vec<ResultTable>,
     pub charts: Vec<Chart>,
@@ -90,7 +90,7 @@ impl Document {
                 let tools = reference_tools(&records);
                 let with_reference = tools.is_some();
                 ResultTable {
-                    headers: headers(&unit, variant_header(&subsystem), tools.as_deref()),
+                    headers: headers(unit.name(), variant_header(subsystem), tools.as_deref()),
                     rows: records
                         .iter()
                         .map(|r| row(r).cells(with_reference))
@@ -101,10 +101,10 @@ impl Document {
                 }
             })
             .collect();
-        let mut subsystems: Vec<(String, String)> = Vec::new();
+        let mut subsystems: Vec<Subsystem> = Vec::new();
         for t in &tables {
-            if !subsystems.iter().any(|(id, _)| *id == t.subsystem) {
-                subsystems.push((t.subsystem.clone(), subsystem_name(&t.subsystem)));
+            if !subsystems.contains(&t.subsystem) {
+                subsystems.push(t.subsystem);
             }
         }
         Document {
@@ -120,9 +120,9 @@ impl Document {
             peak_notes: peak_notes(&report.results),
             notices: notice_notes(&report.results),
             percentile_notes: percentile_notes(&report.results),
-            setups: ["disk", "net"]
+            setups: [Subsystem::Disk, Subsystem::Net]
                 .into_iter()
-                .filter_map(|s| Some((s.to_string(), super::setup_line(s, &report.results)?)))
+                .filter_map(|s| Some((s, super::setup_line(s, &report.results)?)))
                 .collect(),
             littles_law_notes: littles_law_notes(&report.results),
             solve_notes: solve_notes(&report.results),

@@ -4,6 +4,7 @@
 use crate::measure::stats::median;
 use crate::results::ResultRecord;
 use crate::results::fleet::{Fleet, Matrix, Outlier};
+use crate::results::{Metric, Subsystem};
 use crate::units::format_sig;
 
 /// Header and rows of the node table.
@@ -60,7 +61,7 @@ pub fn totals_table(f: &Fleet, results: &[ResultRecord]) -> (Vec<String>, Vec<Ve
     .map(String::from)
     .to_vec();
     let local = results.iter().filter(|r| {
-        r.metric == "throughput"
+        r.metric == Metric::Throughput
             && r.params.node().node.is_some()
             && r.params.net().is_none_or(|n| n.between.is_none())
     });
@@ -113,7 +114,7 @@ pub fn totals_table(f: &Fleet, results: &[ResultRecord]) -> (Vec<String>, Vec<Ve
         let lo = per_node.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = per_node.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         rows.push(vec![
-            super::subsystem_name(&first.subsystem).to_string(),
+            first.subsystem.title().to_string(),
             first.workload.clone(),
             format!("{variant} ×{}", first.params.threads()),
             recs.len().to_string(),
@@ -144,7 +145,7 @@ fn hpl_row(h: &crate::results::fleet::FleetHpl) -> Option<Vec<String>> {
         .map(|r| format!(", residual {r:.2e}"))
         .unwrap_or_default();
     Some(vec![
-        super::subsystem_name("cpu").to_string(),
+        Subsystem::Cpu.title().to_string(),
         "HPL (one MPI job, hpcc)".into(),
         format!(
             "N={} {}×{} by {}{residual}{share}",
@@ -169,7 +170,7 @@ fn who(f: &Fleet, rank: usize) -> String {
 
 /// A matrix's title: "TCP throughput (Mbit/s), sender in the row".
 pub fn matrix_title(m: &Matrix) -> String {
-    let role = if m.metric == "latency" {
+    let role = if m.metric == Metric::Latency {
         "round trip, the pinging node in the row; medians of the repetitions"
     } else {
         "receiver's goodput, the sender in the row; medians of the repetitions"
@@ -258,7 +259,7 @@ pub fn heat(m: &Matrix) -> impl Fn(Option<f64>) -> Option<String> + '_ {
             return None;
         }
         let mut good = (v - lo) / (hi - lo);
-        if m.metric == "latency" {
+        if m.metric == Metric::Latency {
             good = 1.0 - good;
         }
         Some(format!("hsl({:.0}, 70%, 78%)", good * 120.0))
@@ -268,10 +269,12 @@ pub fn heat(m: &Matrix) -> impl Fn(Option<f64>) -> Option<String> + '_ {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::Unit;
     use crate::results::fleet::{Node, OutlierRule};
     use crate::results::params::{CpuParams, LinalgParams, NodeTag, Params};
 
     fn linpack(rank: u32, gops: f64, metric: &str) -> ResultRecord {
+        let metric: Metric = metric.parse().unwrap();
         let params = Params::Cpu(CpuParams {
             threads: 2,
             cpus: vec![0, 1],
@@ -296,11 +299,11 @@ mod tests {
             },
         });
         ResultRecord::new(
-            "cpu",
+            Subsystem::Cpu,
             "LINPACK",
             params,
             metric,
-            "GOPS",
+            Unit::Gops,
             vec![gops],
             Err("unknown".into()),
         )

@@ -5,8 +5,8 @@
 //! file format) has every row; the summary says where.
 
 use super::variant;
-use crate::history::compare::{Better, better};
 use crate::results::params::Params;
+use crate::results::{Metric, Subsystem, Unit};
 use crate::results::{Report, ResultRecord};
 use crate::text::{Align, columns, printable, wrap};
 use crate::units::format_sig;
@@ -22,7 +22,7 @@ struct Point<'a> {
 
 impl<'a> Point<'a> {
     /// The record of `metric` (the receiver's goodput before the sender's).
-    fn of(&self, metric: &str, unit: &str) -> Option<&'a ResultRecord> {
+    fn of(&self, metric: Metric, unit: Unit) -> Option<&'a ResultRecord> {
         let mut found = self
             .records
             .iter()
@@ -66,22 +66,22 @@ fn shown(rec: &ResultRecord, has_levels: bool) -> bool {
 }
 
 /// A metric's column header, short: "GOPS", "IOPS", "lat µs", "RTT µs", "loss %".
-fn metric_header(subsystem: &str, metric: &str, unit: &str) -> String {
+fn metric_header(subsystem: Subsystem, metric: Metric, unit: Unit) -> String {
     match metric {
-        "latency" if subsystem == "net" => format!("RTT {unit}"),
-        "latency" => format!("lat {unit}"),
-        "loss" => "loss %".into(),
-        "jitter" => format!("jitter {unit}"),
+        Metric::Latency if subsystem == Subsystem::Net => format!("RTT {unit}"),
+        Metric::Latency => format!("lat {unit}"),
+        Metric::Loss => "loss %".into(),
+        Metric::Jitter => format!("jitter {unit}"),
         _ => unit.to_string(),
     }
 }
 
 /// The summary of `report` (in display units already) in at most `width` columns.
 pub fn render(report: &Report, width: usize) -> String {
-    let mut subsystems: Vec<&str> = Vec::new();
+    let mut subsystems: Vec<Subsystem> = Vec::new();
     for r in &report.results {
-        if !subsystems.contains(&r.subsystem.as_str()) {
-            subsystems.push(&r.subsystem);
+        if !subsystems.contains(&r.subsystem) {
+            subsystems.push(r.subsystem);
         }
     }
     let has_levels = report
@@ -115,11 +115,15 @@ pub fn render(report: &Report, width: usize) -> String {
 }
 
 /// One subsystem's table, its sweep notes, and whether a row is noisy.
-fn subsystem_table(sub: &str, recs: &[&ResultRecord], width: usize) -> (String, Vec<String>, bool) {
+fn subsystem_table(
+    sub: Subsystem,
+    recs: &[&ResultRecord],
+    width: usize,
+) -> (String, Vec<String>, bool) {
     // The metric columns, in the order first seen.
-    let mut metrics: Vec<(String, String)> = Vec::new();
+    let mut metrics: Vec<(Metric, Unit)> = Vec::new();
     for r in recs {
-        let m = (r.metric.clone(), r.unit.clone());
+        let m = (r.metric, r.unit);
         if !metrics.contains(&m) {
             metrics.push(m);
         }
@@ -155,7 +159,7 @@ fn subsystem_table(sub: &str, recs: &[&ResultRecord], width: usize) -> (String, 
             continue;
         }
         let value = |q: &Point| q.primary().summary.mean;
-        let lower = better(&p.primary().metric) == Better::Lower;
+        let lower = p.primary().metric.lower_is_better();
         let best = sweep
             .iter()
             .copied()
@@ -183,7 +187,11 @@ fn subsystem_table(sub: &str, recs: &[&ResultRecord], width: usize) -> (String, 
             .filter(|s| !s.is_empty())
             .collect::<Vec<_>>()
             .join(" ");
-        let counted = if sub == "net" { "streams" } else { "threads" };
+        let counted = if sub == Subsystem::Net {
+            "streams"
+        } else {
+            "threads"
+        };
         notes.push(format!(
             "{what}: {} → {} {} from {} to {} {counted} ({:.2}×); best at {}",
             format_sig(value(first)),
@@ -198,7 +206,7 @@ fn subsystem_table(sub: &str, recs: &[&ResultRecord], width: usize) -> (String, 
     }
     let with_reference = rows.iter().any(|(p, _)| p.primary().reference.is_some());
     let mut header = vec!["Workload".to_string(), "Thr".into(), "Variant".into()];
-    header.extend(metrics.iter().map(|(m, u)| metric_header(sub, m, u)));
+    header.extend(metrics.iter().map(|(m, u)| metric_header(sub, *m, *u)));
     header.push("Eff %".into());
     if with_reference {
         header.extend(["Ref".to_string(), "Ref %".into()]);
@@ -219,7 +227,7 @@ fn subsystem_table(sub: &str, recs: &[&ResultRecord], width: usize) -> (String, 
             ];
             for (m, u) in &metrics {
                 row.push(
-                    p.of(m, u)
+                    p.of(*m, *u)
                         .map_or_else(String::new, |r| format_sig(r.summary.mean)),
                 );
             }
@@ -259,12 +267,8 @@ fn subsystem_table(sub: &str, recs: &[&ResultRecord], width: usize) -> (String, 
     align.resize(header.len(), Align::Right);
     let tools = super::reference_tools(recs);
     let title = match tools {
-        Some(t) => format!(
-            "{} (reference: {})",
-            super::subsystem_name(sub),
-            printable(&t)
-        ),
-        None => super::subsystem_name(sub),
+        Some(t) => format!("{} (reference: {})", sub.title(), printable(&t)),
+        None => sub.title().to_string(),
     };
     let table = format!("{title}\n{}", columns(&header, &cells, &align, width));
     (table, notes, any_noisy)
@@ -277,7 +281,7 @@ mod tests {
 
     fn rec(threads: usize, gops: f64) -> ResultRecord {
         let params = Params::with_defaults(
-            "cpu",
+            Subsystem::Cpu,
             "DP",
             serde_json::json!({"threads": threads, "cpus": [0], "cores": 1, "isa": "avx2",
                 "scaling": "weak", "instruction": "x", "operation": "fp64 FMA",
@@ -285,11 +289,11 @@ mod tests {
         )
         .unwrap();
         ResultRecord::new(
-            "cpu",
+            Subsystem::Cpu,
             "DP",
             params,
-            "throughput",
-            "GOPS",
+            Metric::Throughput,
+            Unit::Gops,
             vec![gops, gops * 1.01],
             Err("none".into()),
         )

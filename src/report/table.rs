@@ -258,7 +258,7 @@ pub fn render_peaks(
             Ok(p) => t.add_row([
                 workload.clone(),
                 crate::units::format_sig(p.value),
-                p.unit.clone(),
+                p.unit.to_string(),
                 format!("{}; {}", p.formula, super::peak_inputs(p)),
             ]),
             Err(why) => t.add_row([

@@ -3,6 +3,7 @@
 //! Every node's points are ordinary records in `results`, told apart by their `node` parameter
 //! (and `src_node`, `dst_node`, `pattern` for the network between nodes).
 
+use crate::ids::{Metric, Subsystem, Unit};
 use crate::sysinfo::SystemInfo;
 use serde::{Deserialize, Serialize};
 
@@ -70,19 +71,19 @@ impl Fleet {
     /// Converts the figures of the outliers and matrices (see [`crate::results::UnitMap`]).
     pub fn convert(&mut self, map: super::UnitMap) {
         for o in self.outliers.iter_mut() {
-            if let Some(c) = map(&o.subsystem, &o.unit) {
+            if let Some(c) = map(o.subsystem, o.unit) {
                 o.value = c.apply(o.value);
                 o.median = c.apply(o.median);
                 o.mad = c.apply(o.mad);
-                o.unit = c.unit.into();
+                o.unit = c.unit;
             }
         }
         for m in self.matrices.iter_mut() {
-            if let Some(c) = map("net", &m.unit) {
+            if let Some(c) = map(Subsystem::Net, m.unit) {
                 for v in m.values.iter_mut().flatten().flatten() {
                     *v = c.apply(*v);
                 }
-                m.unit = c.unit.into();
+                m.unit = c.unit;
             }
         }
     }
@@ -140,10 +141,10 @@ pub struct Outlier {
     /// The link's destination.
     pub dst_node: Option<u32>,
     pub hostname: String,
-    pub subsystem: String,
+    pub subsystem: Subsystem,
     pub workload: String,
-    pub metric: String,
-    pub unit: String,
+    pub metric: Metric,
+    pub unit: Unit,
     /// What identifies the point (the record's identity parameters).
     pub point: String,
     /// The point's median over its repetitions.
@@ -167,8 +168,8 @@ pub struct Matrix {
     pub pattern: String,
     /// "throughput" (receiver's goodput) or "latency" (round trip); each cell is the median
     /// of the test's repetitions, as the outliers use.
-    pub metric: String,
-    pub unit: String,
+    pub metric: Metric,
+    pub unit: Unit,
     /// "TCP" or "UDP".
     pub protocol: String,
     /// Null where the link was not measured.

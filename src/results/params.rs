@@ -4,6 +4,7 @@
 //! (docs/json-schema.md); which type an object is follows from the record's subsystem and
 //! workload ([`Params::decode`]).
 
+use crate::ids::Subsystem;
 use crate::sysinfo::Isa;
 use crate::sysinfo::clock::ProbeReading;
 use serde::{Deserialize, Serialize};
@@ -583,18 +584,19 @@ into_params!(CpuParams => Cpu, MemParams => Mem, LatencyParams => MemLatency, Di
 impl Params {
     /// The parameters of a record of `subsystem` and `workload`, from the JSON object.
     pub fn decode(
-        subsystem: &str,
+        subsystem: Subsystem,
         workload: &str,
         value: serde_json::Value,
     ) -> Result<Params, String> {
         let what = |e: serde_json::Error| format!("{subsystem} {workload} parameters: {e}");
         Ok(match (subsystem, workload) {
-            ("cpu", _) => Params::Cpu(serde_json::from_value(value).map_err(what)?),
-            ("mem", "LATENCY") => Params::MemLatency(serde_json::from_value(value).map_err(what)?),
-            ("mem", _) => Params::Mem(serde_json::from_value(value).map_err(what)?),
-            ("disk", _) => Params::Disk(serde_json::from_value(value).map_err(what)?),
-            ("net", _) => Params::Net(serde_json::from_value(value).map_err(what)?),
-            _ => return Err(format!("unknown subsystem '{subsystem}'")),
+            (Subsystem::Cpu, _) => Params::Cpu(serde_json::from_value(value).map_err(what)?),
+            (Subsystem::Mem, "LATENCY") => {
+                Params::MemLatency(serde_json::from_value(value).map_err(what)?)
+            }
+            (Subsystem::Mem, _) => Params::Mem(serde_json::from_value(value).map_err(what)?),
+            (Subsystem::Disk, _) => Params::Disk(serde_json::from_value(value).map_err(what)?),
+            (Subsystem::Net, _) => Params::Net(serde_json::from_value(value).map_err(what)?),
         })
     }
 
@@ -602,13 +604,13 @@ impl Params {
     /// document's): the others take neutral values (one thread, a 4 KiB psync point, one TCP
     /// stream, a staircase step; a CPU or memory kernel only where `isa` is given).
     pub fn with_defaults(
-        subsystem: &str,
+        subsystem: Subsystem,
         workload: &str,
         given: serde_json::Value,
     ) -> Result<Params, String> {
         use serde_json::json;
         let mut all = match (subsystem, workload) {
-            ("disk", _) => json!({
+            (Subsystem::Disk, _) => json!({
                 "threads": 1, "iodepth": 1, "block_size_bytes": 4096, "engine": "psync",
                 "io_mode": "direct", "pattern": "random", "read_percent": 100,
                 "file_size_bytes": 16_777_216, "runtime_s": 1.0, "ramp_s": 0.0,
@@ -616,35 +618,37 @@ impl Params {
                 "littles_law": {"outstanding": 1, "expected_iops": 1.0, "ratio": 1.0,
                                 "within_5_percent": true}
             }),
-            ("net", _) => json!({
+            (Subsystem::Net, _) => json!({
                 "threads": 1, "streams": 1, "protocol": "TCP", "message_size_bytes": 131072,
                 "duration_s": 1.0, "omit_s": 0.0
             }),
-            ("mem", "LATENCY") => json!({"threads": 1, "probe": "chase"}),
+            (Subsystem::Mem, "LATENCY") => json!({"threads": 1, "probe": "chase"}),
             _ => json!({"threads": 1}),
         };
         let kernel = match subsystem {
-            "cpu" if given.get("isa").is_some() => json!({
+            Subsystem::Cpu if given.get("isa").is_some() => json!({
                 "scaling": "weak", "instruction": "", "operation": "",
                 "ops_per_iteration": 1, "iterations_per_thread": 1, "clock_ghz": null
             }),
-            "mem" if given.get("isa").is_some() => json!({
+            Subsystem::Mem if given.get("isa").is_some() => json!({
                 "cpus": [0], "stores": "nt", "array_bytes_per_thread": 1, "pages": "thp",
                 "working_set_bytes": 1, "bytes_read_per_pass": 1, "bytes_written_per_pass": 1,
                 "passes": 1, "byte_counting": ""
             }),
-            "mem" if workload == "LATENCY" => match given.get("probe").and_then(|p| p.as_str()) {
-                Some("chase") | None => json!({
-                    "working_set_bytes": 4096, "pages": "thp", "huge_page_bytes": null,
-                    "loads": 1, "clock_ghz": null
-                }),
-                Some("level") => json!({
-                    "level": "L1", "pages": "thp", "plateau_from_bytes": 0, "plateau_to_bytes": 0
-                }),
-                Some(_) => json!({
-                    "op_bytes": 8, "order": "sequential", "working_set_bytes": 0, "ops": 1
-                }),
-            },
+            Subsystem::Mem if workload == "LATENCY" => {
+                match given.get("probe").and_then(|p| p.as_str()) {
+                    Some("chase") | None => json!({
+                        "working_set_bytes": 4096, "pages": "thp", "huge_page_bytes": null,
+                        "loads": 1, "clock_ghz": null
+                    }),
+                    Some("level") => json!({
+                        "level": "L1", "pages": "thp", "plateau_from_bytes": 0, "plateau_to_bytes": 0
+                    }),
+                    Some(_) => json!({
+                        "op_bytes": 8, "order": "sequential", "working_set_bytes": 0, "ops": 1
+                    }),
+                }
+            }
             _ => json!({}),
         };
         for source in [kernel, given] {
@@ -884,7 +888,7 @@ mod tests {
             ),
         ];
         for (subsystem, workload, object) in cases {
-            let p = Params::decode(subsystem, workload, object.clone()).unwrap();
+            let p = Params::decode(subsystem.parse().unwrap(), workload, object.clone()).unwrap();
             assert_eq!(
                 serde_json::to_value(&p).unwrap(),
                 object,
@@ -893,7 +897,7 @@ mod tests {
         }
         // A disk record from before --sync ended its writes with fdatasync.
         let old = Params::decode(
-            "disk",
+            Subsystem::Disk,
             "WS",
             json!({"threads": 1, "iodepth": 1, "block_size_bytes": 4096, "engine": "psync",
                    "io_mode": "direct", "pattern": "sequential", "read_percent": 0,
@@ -903,9 +907,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(old.disk().unwrap().sync, SyncMode::FdatasyncEnd);
-        let chase = Params::decode("mem", "LATENCY", cases_chase()).unwrap();
+        let chase = Params::decode(Subsystem::Mem, "LATENCY", cases_chase()).unwrap();
         assert!(chase.latency().unwrap().chase.is_some());
-        assert!(Params::decode("disk", "RR", json!({"threads": 1})).is_err());
+        assert!(Params::decode(Subsystem::Disk, "RR", json!({"threads": 1})).is_err());
     }
 
     fn cases_chase() -> serde_json::Value {
@@ -916,7 +920,7 @@ mod tests {
     #[test]
     fn identity_keeps_what_names_the_point() {
         let p = Params::decode(
-            "cpu",
+            Subsystem::Cpu,
             "DP",
             json!({"threads": 2, "cpus": [0, 1], "cores": 2, "scaling": "weak", "isa": "avx2",
                    "instruction": "x", "operation": "fp64 FMA", "ops_per_iteration": 1,
@@ -946,7 +950,7 @@ mod tests {
         }
         let net = |server: &str| {
             Params::decode(
-                "net",
+                Subsystem::Net,
                 "THROUGHPUT",
                 json!({"threads": 1, "streams": 1, "protocol": "tcp", "message_size_bytes": 1024,
                        "duration_s": 1.0, "omit_s": 0.0, "server": server}),

@@ -19,6 +19,7 @@
 use super::fact::Source;
 use super::isa::Isa;
 use super::uarch::{Rate, Uarch};
+use crate::ids::Unit;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -62,7 +63,7 @@ pub struct PeakInput {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Peak {
     pub value: f64,
-    pub unit: String,
+    pub unit: Unit,
     pub formula: String,
     pub inputs: BTreeMap<String, PeakInput>,
 }
@@ -107,7 +108,7 @@ pub fn cpu_peak(
         inputs.insert("peak_per_core".into(), input(gops, "GOPS", Source::User));
         return Ok(Peak {
             value: cores as f64 * gops,
-            unit: "GOPS".into(),
+            unit: Unit::Gops,
             formula: "cores × peak_per_core".into(),
             inputs,
         });
@@ -203,7 +204,7 @@ pub fn cpu_peak(
     };
     Ok(Peak {
         value: cores as f64 * clock.value * ops_per_cycle,
-        unit: "GOPS".into(),
+        unit: Unit::Gops,
         formula,
         inputs,
     })
@@ -285,7 +286,7 @@ pub fn disk_throughput(
             );
             Ok(Peak {
                 value: r.min(l),
-                unit: "MB/s".into(),
+                unit: Unit::MBPerSec,
                 formula: "min(rated, link)".into(),
                 inputs,
             })
@@ -294,7 +295,7 @@ pub fn disk_throughput(
             inputs.insert("rated".into(), input(r, "MB/s", Source::User));
             Ok(Peak {
                 value: r,
-                unit: "MB/s".into(),
+                unit: Unit::MBPerSec,
                 formula: "rated".into(),
                 inputs,
             })
@@ -306,7 +307,7 @@ pub fn disk_throughput(
             );
             Ok(Peak {
                 value: l,
-                unit: "MB/s".into(),
+                unit: Unit::MBPerSec,
                 formula: "link (the device's rated figure is not known: give --disk-peak-read-mbps/--disk-peak-write-mbps)".into(),
                 inputs,
             })
@@ -368,7 +369,7 @@ pub fn disk_iops(
     };
     Ok(Peak {
         value,
-        unit: "IOPS".into(),
+        unit: Unit::Iops,
         formula,
         inputs,
     })
@@ -410,7 +411,7 @@ pub fn disk_latency(
     };
     Ok(Peak {
         value: access + transfer,
-        unit: "us".into(),
+        unit: Unit::Micros,
         formula,
         inputs,
     })
@@ -438,7 +439,7 @@ pub fn cache_latency(
     inputs.insert("clock".into(), input(clock, "GHz", Source::Measured));
     Ok(Peak {
         value: cycles / clock,
-        unit: "ns".into(),
+        unit: Unit::Nanos,
         formula: "cycles / clock".into(),
         inputs,
     })
@@ -452,7 +453,7 @@ pub fn memory_latency(user_ns: Option<f64>) -> Result<Peak, String> {
     )?;
     Ok(Peak {
         value: ns,
-        unit: "ns".into(),
+        unit: Unit::Nanos,
         formula: "rated".into(),
         inputs: BTreeMap::from([("rated".to_string(), input(ns, "ns", Source::User))]),
     })
@@ -495,7 +496,7 @@ pub fn round_trip(
     inputs.insert("propagation".into(), input(prop, "µs", Source::User));
     Ok(Peak {
         value: 2.0 * (serialise_us + prop),
-        unit: "us".into(),
+        unit: Unit::Micros,
         formula: "2 × (wire_bytes × 8 / link_speed + propagation)".into(),
         inputs,
     })
@@ -509,7 +510,7 @@ pub fn goodput(
     tcp: bool,
     ipv6: bool,
     message: u32,
-    unit: &str,
+    unit: Unit,
     unit_bits: f64,
 ) -> Peak {
     let (payload, wire, share) = super::netif::shares(tcp, ipv6, mtu, message);
@@ -533,7 +534,7 @@ pub fn goodput(
     );
     Peak {
         value,
-        unit: unit.into(),
+        unit,
         formula: format!("link speed × {share}"),
         inputs,
     }
@@ -662,7 +663,7 @@ pub fn mem_peak(
         inputs.insert("peak".into(), input(gbs, "GB/s", Source::User));
         return Ok(Peak {
             value: gbs,
-            unit: "GB/s".into(),
+            unit: Unit::GBPerSec,
             formula: "peak".into(),
             inputs,
         });
@@ -676,7 +677,7 @@ pub fn mem_peak(
         inputs.insert("bus_width".into(), input(8.0, "bytes", Source::Table));
         return Ok(Peak {
             value: ch as f64 * mts * 8.0 / 1000.0,
-            unit: "GB/s".into(),
+            unit: Unit::GBPerSec,
             formula: "channels × transfer_rate × bus_width".into(),
             inputs,
         });
@@ -726,7 +727,7 @@ pub fn mem_peak(
     );
     Ok(Peak {
         value: mb_per_s / 1000.0,
-        unit: "GB/s".into(),
+        unit: Unit::GBPerSec,
         formula: "Σ over DIMMs of transfer_rate × data_width (one DIMM per channel)".into(),
         inputs,
     })
@@ -783,7 +784,7 @@ mod mem_tests {
             true,
             false,
             131072,
-            "Mbit/s",
+            Unit::MbitPerSec,
             1e6,
         );
         assert!((p.value - 10_000.0 * 1448.0 / 1538.0).abs() < 1e-6);
@@ -794,7 +795,7 @@ mod mem_tests {
             false,
             false,
             1400,
-            "Mbit/s",
+            Unit::MbitPerSec,
             1e6,
         );
         assert!(
@@ -809,7 +810,7 @@ mod mem_tests {
             false,
             false,
             8000,
-            "Gbit/s",
+            Unit::GbitPerSec,
             1e9,
         );
         assert!((f.value - 8000.0 / (8008.0 + 6.0 * 58.0)).abs() < 1e-9);
@@ -917,7 +918,7 @@ mod mem_tests {
     fn memory_latency_floors() {
         let zen4 = super::super::uarch::lookup("zen4").unwrap();
         let l1 = cache_latency(1, Some(zen4), Ok(4.0)).unwrap();
-        assert_eq!((l1.value, l1.unit.as_str()), (1.0, "ns"));
+        assert_eq!((l1.value, l1.unit.name()), (1.0, "ns"));
         assert_eq!(cache_latency(2, Some(zen4), Ok(3.5)).unwrap().value, 4.0);
         assert!(
             cache_latency(3, Some(zen4), Ok(3.5))

@@ -3,7 +3,7 @@
 
 use peakbench::measure::Summary;
 use peakbench::results::params::Params;
-use peakbench::results::{Reference, Report, ResultRecord, Tool};
+use peakbench::results::{Metric, Reference, Report, ResultRecord, Subsystem, Tool, Unit};
 use peakbench::sysinfo::clock::ProbeReading;
 use peakbench::sysinfo::peak::{Peak, PeakInput};
 use peakbench::sysinfo::{
@@ -97,7 +97,7 @@ fn record(workload: &str, threads: u32, samples: Vec<f64>, peak: Option<f64>) ->
     let summary = Summary::of(&samples).unwrap();
     let peak = peak.map(|value| Peak {
         value,
-        unit: "GOPS".into(),
+        unit: Unit::Gops,
         formula: "cores × clock × fma_per_cycle × (vector_width / element_width) × 2".into(),
         inputs: BTreeMap::from([
             (
@@ -128,16 +128,16 @@ fn record(workload: &str, threads: u32, samples: Vec<f64>, peak: Option<f64>) ->
     });
     let efficiency = peak.as_ref().map(|p| summary.mean / p.value);
     ResultRecord {
-        subsystem: "cpu".into(),
+        subsystem: Subsystem::Cpu,
         workload: workload.into(),
         params: Params::with_defaults(
-            "cpu",
+            Subsystem::Cpu,
             workload,
             json!({"threads": threads, "isa": "avx512"}),
         )
         .unwrap(),
-        metric: "throughput".into(),
-        unit: "GOPS".into(),
+        metric: Metric::Throughput,
+        unit: Unit::Gops,
         summary,
         samples,
         warmup_rounds: None,
@@ -166,16 +166,16 @@ pub fn fixed_report() -> Report {
         efficiency: Some(114.5 / 115.2),
     });
     let mut null = record("NULL", 1, vec![20.0, 30.0, 25.0], None);
-    null.metric = "latency".into();
-    null.unit = "ns".into();
-    null.params = Params::with_defaults("cpu", "NULL", json!({"threads": 1})).unwrap();
+    null.metric = Metric::Latency;
+    null.unit = Unit::Nanos;
+    null.params = Params::with_defaults(Subsystem::Cpu, "NULL", json!({"threads": 1})).unwrap();
     null.peak_unknown_reason =
         Some("the NULL workload measures harness overhead and has no peak".into());
     let mut rws = record("RWS", 2, vec![40.0, 41.0, 42.0], None);
-    rws.subsystem = "mem".into();
-    rws.unit = "GB/s".into();
+    rws.subsystem = Subsystem::Mem;
+    rws.unit = Unit::GBPerSec;
     rws.params = Params::with_defaults(
-        "mem",
+        Subsystem::Mem,
         "RWS",
         json!({"threads": 2, "isa": "avx512", "block_size_bytes": 1000,
                "blocks_per_thread": 1, "order": "sequential"}),
@@ -183,11 +183,11 @@ pub fn fixed_report() -> Report {
     .unwrap();
     rws.peak_unknown_reason = Some("no SMBIOS table; give --mem-peak-gbs".into());
     let mut chase = record("LATENCY", 1, vec![1.1, 1.1, 1.2], None);
-    chase.subsystem = "mem".into();
-    chase.metric = "latency".into();
-    chase.unit = "ns".into();
+    chase.subsystem = Subsystem::Mem;
+    chase.metric = Metric::Latency;
+    chase.unit = Unit::Nanos;
     chase.params = Params::with_defaults(
-        "mem",
+        Subsystem::Mem,
         "LATENCY",
         json!({"probe": "chase", "working_set_bytes": 32768, "pages": "thp"}),
     )
@@ -280,7 +280,9 @@ fn rec_new(
     samples: Vec<f64>,
     peak: Result<Peak, String>,
 ) -> ResultRecord {
+    let subsystem: Subsystem = subsystem.parse().unwrap();
     let params = Params::with_defaults(subsystem, workload, params).unwrap();
+    let (metric, unit) = (metric.parse().unwrap(), unit.parse().unwrap());
     ResultRecord::new(subsystem, workload, params, metric, unit, samples, peak)
 }
 
@@ -292,7 +294,7 @@ fn cpu_peak(value: f64, cores: u32) -> Peak {
     };
     Peak {
         value,
-        unit: "GOPS".into(),
+        unit: Unit::Gops,
         formula: "cores × clock × fma_per_cycle × (vector_width / element_width) × 2".into(),
         inputs: BTreeMap::from([
             (

@@ -15,7 +15,9 @@ pub use crate::sysinfo::peak::OpClass as Op;
 
 use crate::measure::Summary;
 use crate::results::ResultRecord;
+use crate::results::Subsystem;
 use crate::results::params::{CpuKernel, CpuParams, NodeTag, Params};
+use crate::results::{Metric, Unit};
 use crate::runner::{self, Repetition, affinity};
 use crate::sysinfo::clock::{self, ClockDecision, Probe, ProbeReading};
 use crate::sysinfo::peak::{CpuPeakOverrides, cpu_peak};
@@ -404,8 +406,8 @@ impl<'a> CpuSession<'a> {
             return Ok(record(
                 point.workload,
                 params,
-                "latency",
-                "ns",
+                Metric::Latency,
+                Unit::Nanos,
                 samples,
                 Err("the NULL workload measures harness overhead and has no peak".into()),
             ));
@@ -495,8 +497,8 @@ impl<'a> CpuSession<'a> {
         Ok(record(
             point.workload,
             params,
-            "throughput",
-            "GOPS",
+            Metric::Throughput,
+            Unit::Gops,
             samples,
             peak,
         ))
@@ -516,13 +518,13 @@ pub fn operation(op: Op) -> String {
 fn record(
     workload: CpuWorkload,
     params: CpuParams,
-    metric: &str,
-    unit: &str,
+    metric: Metric,
+    unit: Unit,
     samples: Vec<f64>,
     peak: Result<crate::sysinfo::peak::Peak, String>,
 ) -> ResultRecord {
     ResultRecord::new(
-        "cpu",
+        Subsystem::Cpu,
         workload.name(),
         Params::Cpu(params),
         metric,
@@ -585,7 +587,7 @@ mod tests {
                     rec.samples
                 );
                 if point.workload != CpuWorkload::Null {
-                    assert_eq!(rec.unit, "op/s");
+                    assert_eq!(rec.unit, Unit::OpsPerSec);
                     let k = rec.params.cpu().unwrap().kernel.as_ref().unwrap();
                     assert_eq!(k.isa, isa);
                     let per_thread = &k.thread_gops;

@@ -15,6 +15,7 @@ use crate::bench::rng::SplitMix64;
 use crate::measure::latency::histogram as new_hist;
 use crate::results::ResultRecord;
 use crate::results::params::{DiskParams, LittlesLaw, NodeTag, Params, SyncMode};
+use crate::results::{Metric, Subsystem, Unit};
 use crate::runner::stop;
 use crate::runner::{self, Repetition, affinity};
 use crate::sysinfo::peak::{self, Peak};
@@ -923,20 +924,20 @@ impl<'a> DiskSession<'a> {
         let label = point.workload.name();
         let mut out = vec![
             ResultRecord::new(
-                "disk",
+                Subsystem::Disk,
                 label,
                 Params::Disk(params.clone()),
-                "throughput",
-                "MB/s",
+                Metric::Throughput,
+                Unit::MBPerSec,
                 mbps,
                 self.throughput_peak(read_share),
             ),
             ResultRecord::new(
-                "disk",
+                Subsystem::Disk,
                 label,
                 Params::Disk(params.clone()),
-                "iops",
-                "IOPS",
+                Metric::Iops,
+                Unit::Iops,
                 iops,
                 peak::disk_iops(
                     &self.opts.peaks,
@@ -954,11 +955,11 @@ impl<'a> DiskSession<'a> {
         };
         params.latency_definition = Some(definition.into());
         let mut lat = ResultRecord::new(
-            "disk",
+            Subsystem::Disk,
             label,
             Params::Disk(params),
-            "latency",
-            "us",
+            Metric::Latency,
+            Unit::Micros,
             mean_us,
             peak::disk_latency(
                 &self.opts.peaks,

@@ -14,6 +14,7 @@ use super::system_blas::{BlasError, SystemBlas, Threads};
 use super::{hpl, lu};
 use crate::results::ResultRecord;
 use crate::results::params::{CpuParams, LinalgParams, NodeTag, Params};
+use crate::results::{Metric, Subsystem, Unit};
 use crate::runner::{Repetition, affinity};
 use crate::sysinfo::SystemInfo;
 use crate::sysinfo::peak::{CpuPeakOverrides, OpClass, cpu_peak};
@@ -370,11 +371,11 @@ pub fn run(
         node: NodeTag::default(),
     };
     let mut record = ResultRecord::new(
-        "cpu",
+        Subsystem::Cpu,
         workload.name(),
         Params::Cpu(params),
-        "throughput",
-        "GOPS",
+        Metric::Throughput,
+        Unit::Gops,
         samples,
         peak,
     );

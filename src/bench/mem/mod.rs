@@ -11,8 +11,10 @@ pub mod latency;
 pub mod order;
 
 use crate::bench::buffer::{Buffer, HugePages};
+use crate::results::Metric;
 use crate::results::ResultRecord;
 use crate::results::params::{self as rp, Params};
+use crate::results::{Subsystem, Unit};
 use crate::runner::{self, Repetition, affinity};
 use crate::sysinfo::peak::{MemPeakOverrides, Peak, mem_peak};
 use crate::sysinfo::{Isa, SystemInfo};
@@ -534,8 +536,8 @@ impl<'a> MemSession<'a> {
                 Ok(vec![record(
                     MemWorkload::Null,
                     params,
-                    "latency",
-                    "ns",
+                    Metric::Latency,
+                    Unit::Nanos,
                     samples,
                     Err("the NULL workload measures harness overhead and has no peak".into()),
                 )])
@@ -682,8 +684,8 @@ impl<'a> MemSession<'a> {
         Ok(record(
             w,
             params,
-            "throughput",
-            "GB/s",
+            Metric::Throughput,
+            Unit::GBPerSec,
             samples,
             self.peak.clone(),
         ))
@@ -808,8 +810,8 @@ impl<'a> MemSession<'a> {
                 record(
                     MemWorkload::Latency,
                     latency_params(threads, "level", None, Some(level), None),
-                    "latency",
-                    "ns",
+                    Metric::Latency,
+                    Unit::Nanos,
                     vec![l.latency_ns],
                     peak,
                 )
@@ -970,8 +972,8 @@ fn latency_record(params: Params, samples: Vec<f64>) -> ResultRecord {
     record(
         MemWorkload::Latency,
         params,
-        "latency",
-        "ns",
+        Metric::Latency,
+        Unit::Nanos,
         samples,
         Err("the floor of each level is on its level record".into()),
     )
@@ -980,12 +982,20 @@ fn latency_record(params: Params, samples: Vec<f64>) -> ResultRecord {
 fn record(
     workload: MemWorkload,
     params: Params,
-    metric: &str,
-    unit: &str,
+    metric: Metric,
+    unit: Unit,
     samples: Vec<f64>,
     peak: Result<Peak, String>,
 ) -> ResultRecord {
-    ResultRecord::new("mem", workload.name(), params, metric, unit, samples, peak)
+    ResultRecord::new(
+        Subsystem::Mem,
+        workload.name(),
+        params,
+        metric,
+        unit,
+        samples,
+        peak,
+    )
 }
 
 #[cfg(test)]
@@ -1046,7 +1056,7 @@ mod tests {
                     );
                 }
                 let r = &recs[0];
-                if r.unit == "B/s" {
+                if r.unit == Unit::BytesPerSec {
                     let (reads, writes) = point.workload.traffic();
                     let k = r.params.mem().unwrap().kernel.as_ref().unwrap();
                     let (read, written) = (k.bytes_read_per_pass, k.bytes_written_per_pass);
@@ -1093,7 +1103,7 @@ mod tests {
             probe("seq-1B") + probe("seq-8B") + probe("random-1B") + probe("random-8B"),
             4
         );
-        assert!(recs.iter().all(|r| r.unit == "s"));
+        assert!(recs.iter().all(|r| r.unit == Unit::Seconds));
         // Steps and probes have no floor of their own; a level has its cache's, where known,
         // with efficiency floor ÷ measured.
         for r in &recs {

@@ -17,6 +17,7 @@ pub mod transport;
 
 use crate::results::ResultRecord;
 use crate::results::params::{NetParams, NodeTag, Route};
+use crate::results::{Metric, Subsystem, Unit};
 use crate::sysinfo::fact::Source;
 use crate::sysinfo::netif::{self, Link};
 use crate::sysinfo::peak::Peak;
@@ -349,7 +350,7 @@ impl NetSession {
         outcomes: &[Outcome],
     ) -> Vec<ResultRecord> {
         // Benchmarks state goodput in Mbit/s; the record stores bit/s.
-        let (unit, unit_bits) = ("Mbit/s", 1e6);
+        let (unit, unit_bits) = (Unit::MbitPerSec, 1e6);
         // (sender, receiver) of each repetition.
         let sides: Vec<(&protocol::SideStats, &protocol::SideStats)> = outcomes
             .iter()
@@ -381,10 +382,10 @@ impl NetSession {
         };
         let mut out = vec![
             ResultRecord::new(
-                "net",
+                Subsystem::Net,
                 name,
                 with_side("receiver"),
-                "throughput",
+                Metric::Throughput,
                 unit,
                 sides
                     .iter()
@@ -393,10 +394,10 @@ impl NetSession {
                 self.peak(&p, unit, unit_bits),
             ),
             ResultRecord::new(
-                "net",
+                Subsystem::Net,
                 name,
                 with_side("sender"),
-                "throughput",
+                Metric::Throughput,
                 unit,
                 sides
                     .iter()
@@ -436,11 +437,11 @@ impl NetSession {
             m.out_of_order = Some(ooo);
             m.loss_definition = Some("datagrams the sender sent inside its measured window that the receiver never got, % of those sent".into());
             out.push(ResultRecord::new(
-                "net",
+                Subsystem::Net,
                 name,
                 m.clone(),
-                "loss",
-                "%",
+                Metric::Loss,
+                Unit::Percent,
                 sides
                     .iter()
                     .map(|(s, r)| {
@@ -454,11 +455,11 @@ impl NetSession {
                 "RFC 3550 interarrival jitter of the measured datagrams, mean over streams".into(),
             );
             out.push(ResultRecord::new(
-                "net",
+                Subsystem::Net,
                 name,
                 m,
-                "jitter",
-                "us",
+                Metric::Jitter,
+                Unit::Micros,
                 sides.iter().map(|(_, r)| r.jitter_ns / 1000.0).collect(),
                 Err("jitter has no theoretical peak".into()),
             ));
@@ -495,7 +496,7 @@ impl NetSession {
     }
 
     /// The goodput ceiling of the link to the server, or why it is unknown.
-    fn peak(&self, p: &TestParams, unit: &str, unit_bits: f64) -> Result<Peak, String> {
+    fn peak(&self, p: &TestParams, unit: Unit, unit_bits: f64) -> Result<Peak, String> {
         let (speed, mtu) = self.link_speed_and_mtu()?;
         Ok(crate::sysinfo::peak::goodput(
             speed,
@@ -544,14 +545,22 @@ fn latency_records(
     {
         m.stream_rtt_us = per_stream;
     }
-    let mut lat = ResultRecord::new("net", name, m.clone(), "latency", "us", means, peak);
+    let mut lat = ResultRecord::new(
+        Subsystem::Net,
+        name,
+        m.clone(),
+        Metric::Latency,
+        Unit::Micros,
+        means,
+        peak,
+    );
     lat.percentiles = crate::measure::latency::percentiles_s(&all);
     let rate = ResultRecord::new(
-        "net",
+        Subsystem::Net,
         name,
         m,
-        "rate",
-        "trans/s",
+        Metric::Rate,
+        Unit::TransPerSec,
         rates,
         Err("a transaction rate has no theoretical peak".into()),
     );

@@ -1,0 +1,240 @@
+//! The typed ids of a record: which subsystem measured it, which metric it holds and in which
+//! unit. Their serde names are the JSON document's strings (docs/json-schema.md), so the
+//! schema reads and writes exactly as when they were strings; everything else compares the
+//! enums.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// An enum whose every variant has one name: `ALL`, `name()`, `Display` and `FromStr` (with a
+/// "use a, b or c" message), and serde under the same names.
+macro_rules! named_enum {
+    ($(#[$m:meta])* $vis:vis enum $t:ident { $($(#[$vm:meta])* $v:ident = $n:literal $(| $alias:literal)*,)+ }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        $vis enum $t {
+            $($(#[$vm])* #[serde(rename = $n $(, alias = $alias)*)] $v,)+
+        }
+
+        impl $t {
+            /// Every variant, in declaration order.
+            pub const ALL: &'static [$t] = &[$($t::$v),+];
+
+            /// Its name in the JSON document and on the command line.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $($t::$v => $n,)+
+                }
+            }
+        }
+
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl FromStr for $t {
+            type Err = String;
+            fn from_str(s: &str) -> Result<$t, String> {
+                match s {
+                    $($n $(| $alias)* => Ok($t::$v),)+
+                    _ => Err(format!(
+                        "'{}' is not a {}; use {}",
+                        crate::text::printable(s),
+                        stringify!($t).to_lowercase(),
+                        crate::text::one_of($t::ALL.iter().map(|v| v.name()))
+                    )),
+                }
+            }
+        }
+    };
+}
+
+named_enum! {
+    /// The part of the machine a record measures.
+    pub enum Subsystem {
+        Cpu = "cpu",
+        Mem = "mem",
+        Disk = "disk",
+        Net = "net",
+    }
+}
+
+impl Subsystem {
+    /// Its name in a sentence or a heading: "CPU", "Memory", "Disk", "Network".
+    pub const fn title(self) -> &'static str {
+        match self {
+            Subsystem::Cpu => "CPU",
+            Subsystem::Mem => "Memory",
+            Subsystem::Disk => "Disk",
+            Subsystem::Net => "Network",
+        }
+    }
+}
+
+named_enum! {
+    /// What a record's figures are.
+    pub enum Metric {
+        /// Operations, bytes or bits per second.
+        Throughput = "throughput",
+        /// I/O operations per second.
+        Iops = "iops",
+        /// The time of one operation or round trip.
+        Latency = "latency",
+        /// Datagrams lost, in per cent.
+        Loss = "loss",
+        /// Variation of a datagram's transit time.
+        Jitter = "jitter",
+        /// Transactions per second.
+        Rate = "rate",
+    }
+}
+
+impl Metric {
+    /// Whether a smaller figure is the better one (latency, loss, jitter).
+    pub const fn lower_is_better(self) -> bool {
+        matches!(self, Metric::Latency | Metric::Loss | Metric::Jitter)
+    }
+
+    /// How close `mean` comes to `peak` (1 = the peak): mean ÷ peak where higher is better,
+    /// peak ÷ mean where lower is (a latency's peak is the least time).
+    pub fn efficiency(self, mean: f64, peak: f64) -> f64 {
+        if self.lower_is_better() {
+            peak / mean
+        } else {
+            mean / peak
+        }
+    }
+}
+
+named_enum! {
+    /// The unit of a figure: a base unit (what the JSON document stores since schema version
+    /// 4), or a prefixed one that a benchmark states or a table shows.
+    pub enum Unit {
+        /// Operations per second.
+        OpsPerSec = "op/s",
+        /// Bytes per second.
+        BytesPerSec = "B/s",
+        /// Bits per second (network goodput).
+        BitsPerSec = "bit/s",
+        /// Seconds (latency, jitter).
+        Seconds = "s",
+        Iops = "IOPS",
+        TransPerSec = "trans/s",
+        Percent = "%",
+        Gops = "GOPS",
+        GBPerSec = "GB/s",
+        MBPerSec = "MB/s",
+        MiBPerSec = "MiB/s",
+        GiBPerSec = "GiB/s",
+        MbitPerSec = "Mbit/s",
+        GbitPerSec = "Gbit/s",
+        Nanos = "ns",
+        Micros = "µs" | "us",
+        Millis = "ms",
+    }
+}
+
+/// The units a record stores its figures in: those without a prefix.
+pub type BaseUnit = Unit;
+
+impl Unit {
+    /// The base unit of a prefixed unit and the factor from one to the other (value in base =
+    /// value × factor); `None` for a unit that is a base unit already.
+    pub const fn to_base(self) -> Option<(Unit, f64)> {
+        Some(match self {
+            Unit::Gops => (Unit::OpsPerSec, 1e9),
+            Unit::GBPerSec => (Unit::BytesPerSec, 1e9),
+            Unit::MBPerSec => (Unit::BytesPerSec, 1e6),
+            Unit::MiBPerSec => (Unit::BytesPerSec, 1_048_576.0),
+            Unit::GiBPerSec => (Unit::BytesPerSec, 1_073_741_824.0),
+            Unit::MbitPerSec => (Unit::BitsPerSec, 1e6),
+            Unit::GbitPerSec => (Unit::BitsPerSec, 1e9),
+            Unit::Nanos => (Unit::Seconds, 1e-9),
+            Unit::Micros => (Unit::Seconds, 1e-6),
+            Unit::Millis => (Unit::Seconds, 1e-3),
+            Unit::OpsPerSec
+            | Unit::BytesPerSec
+            | Unit::BitsPerSec
+            | Unit::Seconds
+            | Unit::Iops
+            | Unit::TransPerSec
+            | Unit::Percent => return None,
+        })
+    }
+
+    /// Whether it has no prefix.
+    pub const fn is_base(self) -> bool {
+        self.to_base().is_none()
+    }
+
+    /// Whether it counts time (a latency's or a jitter's unit).
+    pub const fn is_time(self) -> bool {
+        matches!(
+            self,
+            Unit::Seconds | Unit::Nanos | Unit::Micros | Unit::Millis
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_the_documents_strings() {
+        for (v, json) in [
+            (serde_json::to_string(&Subsystem::Mem).unwrap(), "\"mem\""),
+            (serde_json::to_string(&Metric::Iops).unwrap(), "\"iops\""),
+            (serde_json::to_string(&Unit::Micros).unwrap(), "\"µs\""),
+            (
+                serde_json::to_string(&Unit::BitsPerSec).unwrap(),
+                "\"bit/s\"",
+            ),
+        ] {
+            assert_eq!(v, json);
+        }
+        let us: Unit = serde_json::from_str("\"us\"").unwrap();
+        assert_eq!(us, Unit::Micros);
+        for u in Unit::ALL {
+            let back: Unit = serde_json::from_str(&serde_json::to_string(u).unwrap()).unwrap();
+            assert_eq!(back, *u);
+            assert_eq!(u.name().parse::<Unit>(), Ok(*u));
+        }
+    }
+
+    #[test]
+    fn an_unknown_name_says_what_to_use() {
+        let e = "hdd".parse::<Subsystem>().unwrap_err();
+        assert!(
+            e.contains("'hdd' is not a subsystem; use cpu, mem, disk or net"),
+            "{e}"
+        );
+        assert!(serde_json::from_str::<Metric>("\"speed\"").is_err());
+    }
+
+    #[test]
+    fn lower_is_better_for_times_and_losses() {
+        let lower: Vec<Metric> = Metric::ALL
+            .iter()
+            .copied()
+            .filter(|m| m.lower_is_better())
+            .collect();
+        assert_eq!(lower, [Metric::Latency, Metric::Loss, Metric::Jitter]);
+        assert_eq!(Metric::Latency.efficiency(200.0, 100.0), 0.5);
+        assert_eq!(Metric::Throughput.efficiency(50.0, 100.0), 0.5);
+    }
+
+    #[test]
+    fn prefixed_units_go_to_their_base() {
+        assert_eq!(Unit::Micros.to_base(), Some((Unit::Seconds, 1e-6)));
+        assert_eq!(
+            Unit::MiBPerSec.to_base(),
+            Some((Unit::BytesPerSec, 1_048_576.0))
+        );
+        assert!(Unit::Iops.is_base() && Unit::OpsPerSec.is_base());
+        assert!(!Unit::Gops.is_base());
+    }
+}
