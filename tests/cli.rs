@@ -7,7 +7,15 @@ use assert_cmd::Command;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
+/// The binary with the clock probes' test double: these tests are of parsing and reporting.
 fn peakbench() -> Command {
+    let mut c = real();
+    c.env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1);
+    c
+}
+
+/// The binary as users run it: the clock probed.
+fn real() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_peakbench"));
     c.env("PEAKBENCH_DB", common::test_db());
     c
@@ -232,15 +240,12 @@ fn bad_input_is_one_line_and_exit_2() {
 
 #[test]
 fn sysinfo_json_follows_the_schema() {
-    let out = peakbench()
-        .args(["sysinfo", "--json", "-"])
-        .assert()
-        .success();
+    let out = real().args(["sysinfo", "--json", "-"]).assert().success();
     let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(common::schema_errors(&doc), Vec::<String>::new());
     assert_eq!(doc["results"].as_array().unwrap().len(), 0);
     assert!(doc["system"]["cpu"]["threads"].as_u64().unwrap() >= 1);
-    let table = peakbench().arg("sysinfo").assert().success();
+    let table = real().arg("sysinfo").assert().success();
     let text = String::from_utf8(table.get_output().stdout.clone()).unwrap();
     assert!(text.contains("Core clock, 1 thread"), "{text}");
     assert!(text.contains("Core clock, all"), "{text}");

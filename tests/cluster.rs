@@ -116,8 +116,9 @@ fn one_rank_runs_the_multi_node_hpl_under_mpirun() {
     let json = dir.path().join("fleet.json");
     let out = Command::new("mpirun")
         .args(["--allow-run-as-root", "--bind-to", "none", "-n", "1"])
-        .args(["-x", "PEAKBENCH_DB"])
+        .args(["-x", "PEAKBENCH_DB", "-x", common::MOCK_CLOCK.0])
         .env("PEAKBENCH_DB", common::test_db())
+        .env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1)
         .arg(env!("CARGO_BIN_EXE_peakbench"))
         .args([
             "cluster",
@@ -362,6 +363,7 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
         .env("SLOW_PROCS", &slow.procs)
         .env("NS_PREFIX", format!("pbc{id}n"))
         .env("PEAKBENCH_DB", common::test_db())
+        .env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1)
         .arg("sh")
         .arg(&wrapper)
         .arg(env!("CARGO_BIN_EXE_peakbench"))
@@ -514,6 +516,7 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
 fn cluster_run(args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_peakbench"));
     c.args(["cluster", "run"]).args(args);
+    c.env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1);
     for var in [
         "PEAKBENCH_COORDINATOR",
         "PEAKBENCH_RENDEZVOUS",
@@ -568,6 +571,7 @@ fn missing_and_mismatched_ranks_end_the_run_with_a_reason() {
         .args(["cluster", "run", "--rank", "0", "--world-size", "2"])
         .args(common_args)
         .env("PEAKBENCH_DB", common::test_db())
+        .env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1)
         .stderr(std::process::Stdio::piped());
     let rank0 = rank0.spawn().unwrap();
     // A rank of another run (3 ranks) is refused with the reason; rank 1 of 2 never comes.

@@ -82,6 +82,7 @@ fn tiny(w: &Workload, dir: &Path) -> Vec<String> {
 
 fn peakbench(db: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_peakbench"));
+    c.env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1);
     c.env("PEAKBENCH_DB", db).timeout(Duration::from_secs(120));
     c
 }

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 fn peakbench() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_peakbench"));
+    c.env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1);
     c.env("PEAKBENCH_DB", common::test_db());
     c
 }

@@ -144,7 +144,10 @@ fn the_readme_is_short_and_starts_with_the_two_commands() {
     let lines = readme.lines().count();
     assert!(lines <= 200, "README.md has {lines} lines");
     let head: String = readme.lines().take(25).collect::<Vec<_>>().join("\n");
-    assert!(head.contains("cargo run --release -- run --profile quick"), "{head}");
+    assert!(
+        head.contains("cargo run --release -- run --profile quick"),
+        "{head}"
+    );
     assert!(head.contains("cargo test"), "{head}");
     // Every page it links to exists.
     for (i, _) in readme.match_indices("](docs/") {

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 fn peakbench(db: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_peakbench"));
+    c.env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1);
     // Phrases are looked for whole: a terminal wide enough that no cell is wrapped.
     c.env("PEAKBENCH_DB", db).env("COLUMNS", "1000");
     c

@@ -211,6 +211,7 @@ fn every_chart_exports_as_png() {
 
 fn peakbench() -> assert_cmd::Command {
     let mut c = assert_cmd::Command::new(env!("CARGO_BIN_EXE_peakbench"));
+    c.env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1);
     c.env("PEAKBENCH_DB", common::test_db());
     c
 }

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 fn peakbench() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_peakbench"));
+    c.env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1);
     c.env("PEAKBENCH_DB", common::test_db())
         .timeout(std::time::Duration::from_secs(120));
     c

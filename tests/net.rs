@@ -240,6 +240,7 @@ fn the_token_is_required_and_checked() {
 
 fn peakbench() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_peakbench"));
+    c.env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1);
     c.env("PEAKBENCH_DB", common::test_db());
     c
 }

@@ -2,7 +2,8 @@
 //! For each subsystem, the test walks every long option that clap knows for it: each must
 //! have a case here where it is used (and the output shows it: a record's field, a file, the
 //! table) or refused (one line, exit code 2). An option added without a case fails the test.
-//! Every run is tiny (NULL workloads, the null disk engine, 100 ms of loopback).
+//! Every run is tiny (NULL workloads, the null disk engine, 100 ms of loopback) and its clock
+//! the probes' test double (`common::MOCK_CLOCK`): the cases test the options, not the probes.
 
 mod common;
 
@@ -158,6 +159,7 @@ fn run(sub: &str, case: &Case, servers: &[(&str, String)]) -> Ran {
         .arg(sub)
         .args(&args)
         .env("PEAKBENCH_DB", dir.path().join("env.db"))
+        .env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1)
         .output()
         .unwrap();
     let doc = std::fs::read(&json)

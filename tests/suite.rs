@@ -5,7 +5,17 @@ mod common;
 use assert_cmd::Command;
 use serde_json::Value;
 
+/// The binary with the clock probes' test double (these tests are of the suite, not the
+/// probes) and a terminal wide enough that no phrase is wrapped.
 fn peakbench(db: &std::path::Path) -> Command {
+    let mut c = real(db);
+    c.env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1);
+    c
+}
+
+/// The binary as users run it (the clock probed): for the budget, whose estimate counts the
+/// probes' time.
+fn real(db: &std::path::Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_peakbench"));
     // Phrases are looked for whole: a terminal wide enough that no line is wrapped.
     c.env("PEAKBENCH_DB", db).env("COLUMNS", "1000");
@@ -380,7 +390,7 @@ fn a_budget_shortens_the_jobs_and_the_estimate_holds() {
          [[job]]\nsubsystem = 'net'\nworkload = ['LATENCY']\nprotocol = ['tcp']\nduration = '2s'\nomit = '0s'\n",
     )
     .unwrap();
-    let dry = peakbench(&dir.path().join("h.db"))
+    let dry = real(&dir.path().join("h.db"))
         .args(["run", "--profile"])
         .arg(&path)
         .args(["--dry-run", "--budget", "15s"])
@@ -390,7 +400,7 @@ fn a_budget_shortens_the_jobs_and_the_estimate_holds() {
     assert!(dry.status.success(), "{err}");
     assert!(err.contains("to fit --budget 15 s: times ×"), "{err}");
     let start = std::time::Instant::now();
-    let out = peakbench(&dir.path().join("h.db"))
+    let out = real(&dir.path().join("h.db"))
         .args(["run", "--profile"])
         .arg(&path)
         .args(["--budget", "15s", "--no-history", "--json"])
@@ -418,7 +428,7 @@ fn a_budget_shortens_the_jobs_and_the_estimate_holds() {
             .into_iter()
             .collect()
     );
-    let small = peakbench(&dir.path().join("h.db"))
+    let small = real(&dir.path().join("h.db"))
         .args(["run", "--profile"])
         .arg(&path)
         .args(["--dry-run", "--budget", "1s"])

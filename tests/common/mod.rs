@@ -12,6 +12,12 @@ use peakbench::sysinfo::{
 use serde_json::json;
 use std::collections::BTreeMap;
 
+/// The clock probes' test double (`PEAKBENCH_MOCK_CLOCK_GHZ`, src/sysinfo/clock.rs): set on
+/// the binary by tests of parsing and reporting, so that a process does not spend 0.6 s
+/// probing the clock (and a CPU point more after each round). Tests of the probes themselves,
+/// of timing and of Ctrl-C during the probes run without it.
+pub const MOCK_CLOCK: (&str, &str) = (peakbench::sysinfo::clock::MOCK_ENV, "3.0");
+
 fn d<T>(v: T) -> Fact<T> {
     Fact::known(v, Source::Detected)
 }
@@ -248,6 +254,7 @@ pub fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
 /// on stderr containing `expected`, no panic.
 pub fn one_line_exit_2(args: &[&str], expected: &str) {
     let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .env(MOCK_CLOCK.0, MOCK_CLOCK.1)
         .args(args)
         .assert()
         .code(2);
@@ -692,6 +699,7 @@ pub fn left_in(dir: &std::path::Path) -> Vec<String> {
 pub fn one_line_exit(args: &[&str], code: i32, expected: &[&str]) {
     let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_peakbench"))
         .env("PEAKBENCH_DB", test_db())
+        .env(MOCK_CLOCK.0, MOCK_CLOCK.1)
         .args(args)
         .assert()
         .code(code);
