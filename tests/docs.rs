@@ -101,7 +101,9 @@ fn each_commands_options_are_on_its_page() {
     for (cmd, opt) in &all {
         let page = page_of(cmd);
         let text = read(page);
-        if !written_whole(&text, opt) && !(shared.contains(opt) && written_whole(&usage, opt)) {
+        let on_page = written_whole(&text, opt);
+        let shared_in_usage = shared.contains(opt) && written_whole(&usage, opt);
+        if !on_page && !shared_in_usage {
             missing.push(format!("{cmd} {opt} (docs/{page})"));
         }
     }
