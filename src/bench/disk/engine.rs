@@ -16,6 +16,9 @@ pub enum Dir {
 
 pub use crate::results::params::EngineKind;
 
+/// The deepest queue per thread of the io_uring engine (the command line's --iodepth bound).
+pub const URING_MAX_DEPTH: usize = 256;
+
 /// What an engine can do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Caps {
@@ -43,7 +46,7 @@ impl EngineKind {
             },
             EngineKind::IoUring => Caps {
                 name: "io_uring",
-                max_depth: crate::bench::disk::uring::MAX_DEPTH,
+                max_depth: URING_MAX_DEPTH,
                 does_io: true,
             },
             EngineKind::Null => Caps {

@@ -2,13 +2,14 @@
 //! registered once (fixed file, READ_FIXED/WRITE_FIXED), so that no I/O pays for looking them up
 //! or pinning pages.
 
-use super::engine::{Buffers, Completion, Dir, Engine};
+use super::engine::{Buffers, Completion, Dir, Engine, URING_MAX_DEPTH};
 use io_uring::{IoUring, opcode, types};
 use std::io;
 use std::os::unix::io::RawFd;
 
-/// The deepest queue per thread (the command line's --iodepth bound).
-pub const MAX_DEPTH: usize = 256;
+/// The deepest queue per thread (the command line's --iodepth bound): the engine's capability,
+/// stated with the others in [`super::engine`].
+pub const MAX_DEPTH: usize = URING_MAX_DEPTH;
 
 pub struct Uring {
     ring: IoUring,

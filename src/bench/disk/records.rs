@@ -1,0 +1,280 @@
+//! A point's measurements as records: the threads' figures of each repetition as MB/s, IOPS
+//! and mean latency, the latency percentiles over every I/O, the parameters with Little's law,
+//! the peaks of the device, and the last repetition's throughput per interval.
+
+use super::DiskPoint;
+use super::engine::EngineKind;
+use super::session::DiskSession;
+use super::thread::{MAX_INTERVALS, ThreadStats, timeline_interval};
+use crate::measure::latency::histogram as new_hist;
+use crate::results::ResultRecord;
+use crate::results::params::{DiskParams, LittlesLaw, NodeTag, Params};
+use crate::results::{Metric, Subsystem, Unit};
+use crate::sysinfo::peak::{self, Peak};
+use hdrhistogram::Histogram;
+
+/// The rates of a point's repetitions, the threads of each together.
+struct Rates {
+    /// Per repetition: MB/s, IOPS and the mean latency in µs.
+    mbps: Vec<f64>,
+    iops: Vec<f64>,
+    mean_us: Vec<f64>,
+    /// The latencies of every I/O of every repetition.
+    all: Histogram<u64>,
+    read_total: u64,
+    written_total: u64,
+}
+
+impl Rates {
+    /// The first `reps` repetitions of `stats` (per thread, per repetition), each over its
+    /// longest thread's window.
+    fn of(stats: &[Vec<ThreadStats>], reps: usize) -> Rates {
+        let (mut mbps, mut iops, mut mean_us) = (Vec::new(), Vec::new(), Vec::new());
+        let mut all = new_hist();
+        let (mut read_total, mut written_total) = (0u64, 0u64);
+        for r in 0..reps {
+            let round: Vec<&ThreadStats> = stats.iter().map(|s| &s[r]).collect();
+            let window = round
+                .iter()
+                .map(|s| s.window)
+                .max()
+                .unwrap_or_default()
+                .as_secs_f64()
+                .max(1e-9);
+            let bytes: u64 = round.iter().map(|s| s.read_bytes + s.written_bytes).sum();
+            let ios: u64 = round.iter().map(|s| s.ios).sum();
+            read_total += round.iter().map(|s| s.read_bytes).sum::<u64>();
+            written_total += round.iter().map(|s| s.written_bytes).sum::<u64>();
+            mbps.push(bytes as f64 / window / 1e6);
+            iops.push(ios as f64 / window);
+            let mut h = new_hist();
+            for s in &round {
+                let _ = h.add(&s.hist);
+            }
+            mean_us.push(h.mean() / 1000.0);
+            let _ = all.add(&h);
+        }
+        Rates {
+            mbps,
+            iops,
+            mean_us,
+            all,
+            read_total,
+            written_total,
+        }
+    }
+
+    /// The share of the bytes that were read (1 where none moved).
+    fn read_share(&self) -> f64 {
+        if self.read_total + self.written_total > 0 {
+            self.read_total as f64 / (self.read_total + self.written_total) as f64
+        } else {
+            1.0
+        }
+    }
+
+    /// Little's law: outstanding I/Os = IOPS × mean latency.
+    fn littles_law(&self, point: DiskPoint) -> LittlesLaw {
+        let iops_mean = self.iops.iter().sum::<f64>() / self.iops.len().max(1) as f64;
+        let lat_mean_s = self.all.mean() / 1e9;
+        let expected = (point.threads * point.iodepth) as f64 / lat_mean_s.max(1e-12);
+        let ratio = iops_mean / expected;
+        LittlesLaw {
+            outstanding: point.threads * point.iodepth,
+            expected_iops: expected,
+            ratio,
+            within_5_percent: (ratio - 1.0).abs() <= 0.05,
+        }
+    }
+}
+
+/// How the latency of an I/O is measured with `engine`.
+fn latency_definition(engine: EngineKind) -> &'static str {
+    if engine.caps().synchronous() {
+        "per I/O, the duration of its synchronous call (fio's clat); samples are per-repetition means, percentiles over all repetitions"
+    } else {
+        "per I/O, from handing it to the engine to reaping its completion (fio's lat); samples are per-repetition means, percentiles over all repetitions"
+    }
+}
+
+impl DiskSession<'_> {
+    /// The throughput, IOPS and latency records of `point`, run on `cpus`, from what its
+    /// threads measured (`stats[thread][repetition]`).
+    pub(super) fn records(
+        &self,
+        point: DiskPoint,
+        cpus: &[usize],
+        stats: Vec<Vec<ThreadStats>>,
+    ) -> Vec<ResultRecord> {
+        let reps = stats.iter().map(|s| s.len()).min().unwrap_or(0);
+        let rates = Rates::of(&stats, reps);
+        let sync_s = stats
+            .iter()
+            .flatten()
+            .map(|s| s.sync.as_secs_f64())
+            .fold(0.0, f64::max);
+        let read_share = rates.read_share();
+        let mut params = self.params(point, cpus, sync_s, rates.littles_law(point));
+        let label = point.workload.name();
+        let mut out = vec![
+            ResultRecord::new(
+                Subsystem::Disk,
+                label,
+                Params::Disk(params.clone()),
+                Metric::Throughput,
+                Unit::MBPerSec,
+                rates.mbps,
+                self.throughput_peak(read_share),
+            ),
+            ResultRecord::new(
+                Subsystem::Disk,
+                label,
+                Params::Disk(params.clone()),
+                Metric::Iops,
+                Unit::Iops,
+                rates.iops,
+                peak::disk_iops(
+                    &self.opts.peaks,
+                    read_share,
+                    point.block,
+                    self.link(),
+                    point.workload.random(),
+                ),
+            ),
+        ];
+        params.latency_definition = Some(latency_definition(self.opts.engine).into());
+        let mut lat = ResultRecord::new(
+            Subsystem::Disk,
+            label,
+            Params::Disk(params),
+            Metric::Latency,
+            Unit::Micros,
+            rates.mean_us,
+            peak::disk_latency(
+                &self.opts.peaks,
+                read_share,
+                point.block,
+                self.link(),
+                point.workload.random(),
+            ),
+        );
+        lat.percentiles = crate::measure::latency::percentiles_s(&rates.all);
+        out.push(lat);
+        if let Some(intervals) = self.intervals(&stats, reps) {
+            out[0].intervals = Some(intervals);
+        }
+        out
+    }
+
+    /// The parameters of `point`'s records (without the latency's definition).
+    fn params(
+        &self,
+        point: DiskPoint,
+        cpus: &[usize],
+        final_sync_s: f64,
+        littles_law: LittlesLaw,
+    ) -> DiskParams {
+        let opts = self.opts;
+        let falls_back = self.target().falls_back(point.block);
+        DiskParams {
+            threads: point.threads,
+            iodepth: point.iodepth,
+            block_size_bytes: point.block,
+            engine: opts.engine,
+            io_mode: if opts.direct && !falls_back {
+                "direct"
+            } else {
+                "buffered"
+            }
+            .into(),
+            io_mode_reason: falls_back.then(|| self.fallback_reason(point)),
+            sync: opts.sync,
+            file_per_thread: opts.file_per_thread,
+            pattern: if point.workload.random() {
+                "random"
+            } else {
+                "sequential"
+            }
+            .into(),
+            read_percent: point.workload.read_percent(opts.read_percent),
+            file_size_bytes: self.target().size,
+            runtime_s: if opts.total_bytes.is_some() {
+                0.0
+            } else {
+                opts.runtime.as_secs_f64()
+            },
+            total_bytes: opts.total_bytes,
+            scaling: opts.total_bytes.map(|_| opts.scaling),
+            ramp_s: opts.ramp.as_secs_f64(),
+            final_sync_s,
+            cpus: cpus.to_vec(),
+            target: self.target().path.display().to_string(),
+            device: self.target().device.as_ref().map(|d| d.name.clone()),
+            file_system: self.target().file_system.clone(),
+            littles_law,
+            latency_definition: None,
+            node: NodeTag::default(),
+        }
+    }
+
+    /// Why `point`'s records went through the page cache although O_DIRECT was asked for.
+    fn fallback_reason(&self, point: DiskPoint) -> String {
+        format!(
+            "{} B records are not whole {}-byte logical blocks, which O_DIRECT needs: through the page cache, each thread's region written back and dropped from it (POSIX_FADV_DONTNEED) before each repetition{}",
+            point.block,
+            self.target().align,
+            if point.workload.random() {
+                ", read-ahead off (POSIX_FADV_RANDOM)"
+            } else {
+                ""
+            }
+        )
+    }
+
+    /// The last repetition's throughput per interval, its whole intervals only (the last
+    /// one may be cut by the end of the window), in B/s; None with fewer than two.
+    fn intervals(
+        &self,
+        stats: &[Vec<ThreadStats>],
+        reps: usize,
+    ) -> Option<crate::results::Intervals> {
+        let last = reps.checked_sub(1)?;
+        let opts = self.opts;
+        let interval = timeline_interval(opts.runtime, opts.total_bytes.is_some());
+        let round: Vec<&ThreadStats> = stats.iter().map(|s| &s[last]).collect();
+        let window = round.iter().map(|s| s.window).min().unwrap_or_default();
+        let whole = (window.as_nanos() / interval.as_nanos().max(1)) as usize;
+        let mut bytes = vec![0u64; whole.min(MAX_INTERVALS)];
+        for s in &round {
+            for (b, v) in bytes.iter_mut().zip(&s.timeline) {
+                *b += v;
+            }
+        }
+        (bytes.len() >= 2).then(|| crate::results::Intervals {
+            interval_s: interval.as_secs_f64(),
+            values: bytes
+                .iter()
+                .map(|b| *b as f64 / interval.as_secs_f64())
+                .collect(),
+        })
+    }
+
+    /// The device's link bandwidth in MB/s and how it was found, where it has one.
+    fn link(&self) -> Option<(f64, String)> {
+        let d = self.target().device.as_ref()?;
+        d.link_bytes_per_sec.map(|b| (b / 1e6, d.link.clone()))
+    }
+
+    /// The throughput peak of the point's read/write mix (see [`peak::disk_throughput`]).
+    fn throughput_peak(&self, read_share: f64) -> Result<Peak, String> {
+        let device = self.target().device.as_ref();
+        peak::disk_throughput(
+            &self.opts.peaks,
+            read_share,
+            self.link(),
+            &device.map_or("its device is unknown".to_string(), |d| {
+                format!("{} has no link bound ({})", d.name, d.link)
+            }),
+        )
+    }
+}

@@ -1,0 +1,300 @@
+//! The disk benchmark's unit tests: options refused, sessions laid out and removed, and
+//! points run through each engine, sync mode and placement of the files.
+
+use super::engine::NullEngine;
+use super::thread::{Plan, run_thread};
+use super::*;
+use crate::results::ResultRecord;
+use crate::results::params::SyncMode;
+use crate::runner::Repetition;
+use std::os::unix::fs::MetadataExt;
+use std::time::Instant;
+
+fn opts(engine: EngineKind, depth: usize, dir: &std::path::Path) -> DiskOptions {
+    DiskOptions {
+        workloads: vec![DiskWorkload::Ws],
+        block_sizes: vec![4096],
+        threads: vec![1],
+        iodepths: vec![depth],
+        engine,
+        place: Place::Dir(dir.to_path_buf()),
+        size: 4 << 20,
+        runtime: Duration::from_millis(50),
+        ramp: Duration::ZERO,
+        read_percent: 0,
+        direct: false,
+        sync: SyncMode::FdatasyncEnd,
+        file_per_thread: false,
+        total_bytes: None,
+        scaling: crate::results::params::Scaling::Strong,
+        reps: Repetition {
+            warmup: 0,
+            repeat: 1,
+        },
+        peaks: DiskPeaks::default(),
+    }
+}
+
+/// The one throughput record of a run of `o`'s only point.
+fn measure(o: &DiskOptions) -> Result<Vec<ResultRecord>, DiskError> {
+    let sys = sys();
+    let session = DiskSession::new(&sys, o)?;
+    session.run(points(o)[0], &mut || {})
+}
+
+/// COPY reads each block from the test file and writes it to a second file it creates
+/// beside it: as many bytes read as written, both counted, and no file left behind.
+#[test]
+fn copy_reads_and_writes_every_block_to_a_new_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(EngineKind::Psync, 1, dir.path());
+    o.workloads = vec![DiskWorkload::Copy];
+    o.block_sizes = vec![64 << 10];
+    o.threads = vec![2];
+    o.reps.repeat = 2;
+    let sys = sys();
+    let session = DiskSession::new(&sys, &o).unwrap();
+    assert_eq!(session.copies.len(), 1);
+    let copy = session.copies[0].path.clone();
+    assert!(copy.exists() && copy.parent() == Some(dir.path()));
+    let recs = session.run(points(&o)[0], &mut || {}).unwrap();
+    let p = recs[0].params.disk().unwrap();
+    assert_eq!((p.read_percent, p.pattern.as_str()), (50, "sequential"));
+    assert!(recs[0].summary.mean > 0.0);
+    // The destination holds what was copied: its first block is the source's.
+    let (src, dst) = (
+        std::fs::read(&session.targets[0].path).unwrap(),
+        std::fs::read(&copy).unwrap(),
+    );
+    assert!(dst.len() >= 64 << 10);
+    assert_eq!(src[..64 << 10], dst[..64 << 10]);
+    drop(session);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+/// Fixed work: each repetition ends when the threads have moved their share of
+/// --total-bytes (strong: split; weak: each thread all of it), whatever the runtime says;
+/// one thread's loop moves exactly its quota at depth 1, and about it at depth 8.
+#[test]
+fn fixed_work_moves_the_bytes_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(EngineKind::Null, 1, dir.path());
+    o.workloads = vec![DiskWorkload::Rr];
+    let sys = sys();
+    let session = DiskSession::new(&sys, &o).unwrap();
+    for depth in [1usize, 8] {
+        let plan = Plan {
+            block: 4096,
+            start: 0,
+            blocks: 1024,
+            random: true,
+            read_percent: 100,
+            copy: false,
+            depth,
+            ramp: Duration::ZERO,
+            runtime: Duration::from_secs(3600),
+            quota: Some(1 << 20),
+            seed: 1,
+            sync: SyncMode::None,
+            interval: Duration::from_micros(100),
+        };
+        let mut engine = NullEngine::new(4096, depth);
+        let st = run_thread(&mut engine, plan, session.target(), &[], false).unwrap();
+        // The timeline holds every byte counted, interval by interval.
+        assert_eq!(st.timeline.iter().sum::<u64>(), st.read_bytes);
+        let extra = st.read_bytes - (1 << 20);
+        assert!(
+            extra < (depth as u64) * 4096,
+            "depth {depth}: {}",
+            st.read_bytes
+        );
+        if depth == 1 {
+            assert_eq!(extra, 0);
+        }
+    }
+    drop(session);
+    for scaling in [
+        crate::results::params::Scaling::Strong,
+        crate::results::params::Scaling::Weak,
+    ] {
+        let mut o = opts(EngineKind::Psync, 1, dir.path());
+        o.workloads = vec![DiskWorkload::Rr];
+        o.threads = vec![2];
+        o.runtime = Duration::from_secs(3600);
+        o.total_bytes = Some(2 << 20);
+        o.scaling = scaling;
+        let start = Instant::now();
+        let recs = measure(&o).unwrap();
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "ended on work, not time"
+        );
+        let p = recs[0].params.disk().unwrap();
+        assert_eq!(
+            (p.total_bytes, p.scaling, p.runtime_s),
+            (Some(2 << 20), Some(scaling), 0.0)
+        );
+    }
+}
+
+/// Every --sync mode is recorded, and only fdatasync-end syncs at the end of the window.
+#[test]
+fn sync_modes_are_applied_and_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    for sync in [
+        SyncMode::None,
+        SyncMode::FdatasyncEnd,
+        SyncMode::FsyncEach,
+        SyncMode::OSync,
+        SyncMode::ODsync,
+    ] {
+        let mut o = opts(EngineKind::Psync, 1, dir.path());
+        o.sync = sync;
+        let recs = measure(&o).unwrap();
+        let p = recs[0].params.disk().unwrap();
+        assert_eq!(p.sync, sync);
+        assert_eq!(
+            p.final_sync_s > 0.0,
+            sync == SyncMode::FdatasyncEnd,
+            "{sync:?}"
+        );
+        assert!(recs[1].summary.mean > 0.0, "{sync:?}: IOPS");
+    }
+    assert_eq!(SyncMode::OSync.open_flags(), libc::O_SYNC);
+    assert_eq!(SyncMode::None.open_flags(), 0);
+}
+
+/// --file-per-thread gives each thread a file of --size bytes, laid out, removed at the end.
+#[test]
+fn a_file_per_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(EngineKind::Psync, 1, dir.path());
+    o.workloads = vec![DiskWorkload::Rr];
+    o.threads = vec![1, 3];
+    o.file_per_thread = true;
+    let sys = sys();
+    let session = DiskSession::new(&sys, &o).unwrap();
+    assert_eq!(session.targets.len(), 3);
+    for t in &session.targets {
+        assert_eq!(t.file.metadata().unwrap().len(), o.size);
+    }
+    let recs = session.run(points(&o)[1], &mut || {}).unwrap();
+    assert!(recs[0].params.disk().unwrap().file_per_thread);
+    assert_eq!(recs[0].params.threads(), 3);
+    drop(session);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    o.place = Place::File {
+        path: dir.path().join("f"),
+        allow_overwrite: false,
+        destructive: false,
+    };
+    assert_eq!(
+        DiskSession::new(&sys, &o).err(),
+        Some(DiskError::FilePerThreadNeedsDir)
+    );
+}
+
+/// Records from 1 B to 1 GiB are accepted; with O_DIRECT, those that are not whole
+/// logical blocks run through the page cache, and the record says so and why.
+#[test]
+fn records_of_any_size_and_the_page_cache_fallback() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(EngineKind::Psync, 1, dir.path());
+    o.block_sizes = vec![0];
+    assert_eq!(
+        DiskSession::new(&sys(), &o).err(),
+        Some(DiskError::BlockRange(0))
+    );
+    o.block_sizes = vec![MAX_BLOCK + 1];
+    assert!(matches!(
+        DiskSession::new(&sys(), &o).err(),
+        Some(DiskError::BlockRange(_))
+    ));
+    o.direct = true;
+    o.workloads = vec![DiskWorkload::Rr];
+    for (block, fallback) in [(1u64, true), (1000, true), (4096, false)] {
+        o.block_sizes = vec![block];
+        match measure(&o) {
+            Ok(recs) => {
+                let p = recs[0].params.disk().unwrap();
+                assert_eq!(p.io_mode == "buffered", fallback, "{block}: {p:?}");
+                assert_eq!(p.io_mode_reason.is_some(), fallback, "{block}");
+                if fallback {
+                    assert!(p.io_mode_reason.as_ref().unwrap().contains("page cache"));
+                }
+                assert!(recs[1].summary.mean > 0.0);
+            }
+            // A file system without O_DIRECT (tmpfs) refuses the direct target at once.
+            Err(DiskError::DirectUnsupported(_)) => {
+                println!(
+                    "SKIPPED: O_DIRECT is not supported in {}",
+                    dir.path().display()
+                );
+                return;
+            }
+            Err(e) => panic!("{block}: {e}"),
+        }
+    }
+}
+
+fn sys() -> crate::sysinfo::SystemInfo {
+    crate::sysinfo::collect(crate::sysinfo::ClockBudget {
+        warmup: Duration::from_millis(1),
+        sample: Duration::from_millis(1),
+        samples: 1,
+    })
+}
+
+/// The buffers of the largest point: threads × depth × page-aligned block, and no
+/// wrap-around for absurd sizes (which are then refused as too large).
+#[test]
+fn buffer_memory_of_the_largest_point() {
+    let dir = std::path::Path::new("/nonexistent");
+    let mut o = opts(EngineKind::Null, 256, dir);
+    o.threads = vec![1, 16];
+    o.block_sizes = vec![4096, 64 << 20];
+    assert_eq!(buffer_bytes(&o), Some(16 * 256 * (64 << 20)));
+    o.block_sizes = vec![1000];
+    o.threads = vec![1];
+    o.iodepths = vec![2];
+    assert_eq!(buffer_bytes(&o), Some(2 * 4096));
+    o.threads = vec![usize::MAX];
+    o.iodepths = vec![usize::MAX];
+    assert_eq!(buffer_bytes(&o), None);
+}
+
+/// The engines' capabilities, not their names, decide the queue depth allowed, whether the
+/// file is laid out first and whether writes end with fdatasync.
+#[test]
+fn capabilities_decide_depth_layout_and_sync() {
+    let sys = sys();
+    let dir = tempfile::tempdir().unwrap();
+    // Depth: psync's is 1, the null engine's has no bound.
+    let psync2 = opts(EngineKind::Psync, 2, dir.path());
+    let err = DiskSession::new(&sys, &psync2).err().unwrap();
+    assert_eq!(
+        err,
+        DiskError::DepthAbove {
+            engine: "psync",
+            max: 1
+        }
+    );
+    assert!(
+        err.to_string()
+            .contains("--engine psync keeps at most 1 I/O in flight")
+    );
+    let deep = opts(EngineKind::Null, 4096, dir.path());
+    let session = DiskSession::new(&sys, &deep).unwrap();
+    // Layout: no I/O, so the file is not written (no block allocated) ...
+    let allocated = |s: &DiskSession| s.target().file.metadata().unwrap().blocks();
+    assert_eq!(allocated(&session), 0);
+    // ... and no final fdatasync.
+    let point = points(&deep)[0];
+    let recs = session.run(point, &mut || {}).unwrap();
+    assert_eq!(recs[0].params.disk().unwrap().final_sync_s, 0.0);
+    drop(session);
+    // An engine that does I/O has its file laid out.
+    let psync = opts(EngineKind::Psync, 1, dir.path());
+    let session = DiskSession::new(&sys, &psync).unwrap();
+    assert!(allocated(&session) * 512 >= psync.size);
+}

@@ -1,0 +1,357 @@
+//! One I/O thread of a repetition: its plan (its region of the file, the pattern and mix, the
+//! queue depth, the ramp and the end), the loop that keeps its queue full through an engine
+//! and counts what completes after the ramp, and the readying of its region before the timed
+//! window.
+
+use super::DiskError;
+use super::engine::{Completion, Dir, Engine};
+use super::target::Target;
+use crate::bench::rng::SplitMix64;
+use crate::measure::latency::histogram as new_hist;
+use crate::results::params::SyncMode;
+use crate::runner::stop;
+use hdrhistogram::Histogram;
+use std::time::{Duration, Instant};
+
+/// What one thread measured in one repetition.
+pub(super) struct ThreadStats {
+    pub(super) read_bytes: u64,
+    pub(super) written_bytes: u64,
+    pub(super) ios: u64,
+    pub(super) window: Duration,
+    /// Time of the final fdatasync (inside `window`).
+    pub(super) sync: Duration,
+    pub(super) hist: Histogram<u64>,
+    /// Bytes completed in each interval (`Plan::interval`) after the ramp.
+    pub(super) timeline: Vec<u64>,
+}
+
+/// The most intervals a thread keeps (an hour of 100 ms intervals).
+pub(super) const MAX_INTERVALS: usize = 36_000;
+
+/// The interval of a point's timeline: a twentieth of a timed repetition, between 10 ms and
+/// one second (fio's and iperf3's default), or 100 ms for fixed work.
+pub(super) fn timeline_interval(runtime: Duration, fixed_work: bool) -> Duration {
+    if fixed_work {
+        Duration::from_millis(100)
+    } else {
+        (runtime / 20).clamp(Duration::from_millis(10), Duration::from_secs(1))
+    }
+}
+
+/// The per-thread plan of one repetition.
+#[derive(Clone, Copy)]
+pub(super) struct Plan {
+    pub(super) block: u64,
+    /// This thread's region of its file: [start, start + blocks × block).
+    pub(super) start: u64,
+    pub(super) blocks: u64,
+    pub(super) random: bool,
+    pub(super) read_percent: u32,
+    /// Each block read from file 0 is written to the same place of file 1.
+    pub(super) copy: bool,
+    pub(super) depth: usize,
+    pub(super) ramp: Duration,
+    pub(super) runtime: Duration,
+    /// Bytes to move after the ramp, where the repetition ends on work, not time.
+    pub(super) quota: Option<u64>,
+    pub(super) seed: u64,
+    pub(super) sync: SyncMode,
+    /// The length of an interval of the timeline.
+    pub(super) interval: Duration,
+}
+
+/// Makes the data written to `fd` durable (fsync, or fdatasync when `data_only`).
+fn sync_fd(fd: std::os::unix::io::RawFd, data_only: bool) -> std::io::Result<()> {
+    // SAFETY: fd is an open descriptor of the run's files.
+    let rc = unsafe {
+        if data_only {
+            libc::fdatasync(fd)
+        } else {
+            libc::fsync(fd)
+        }
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// The I/O loop: keeps `depth` I/Os in flight until the ramp and the runtime have passed, then
+/// drains them and, after writes, syncs as `plan.sync` says; counts what completed after the
+/// ramp. `fds` are the engine's files (what it reads and writes; for a copy, the source and
+/// the destination), for the syncs.
+pub(super) fn run_thread<E: Engine>(
+    engine: &mut E,
+    plan: Plan,
+    target: &Target,
+    fds: &[std::os::unix::io::RawFd],
+    sync: bool,
+) -> Result<ThreadStats, DiskError> {
+    let mut tally = Tally::new(plan.interval);
+    let mut picker = Picker {
+        rng: SplitMix64(plan.seed),
+        next_seq: 0,
+    };
+    let mut submitted = vec![Instant::now(); plan.depth];
+    let mut done: Vec<Completion> = Vec::with_capacity(plan.depth);
+    // What each slot has in flight: its direction, file and offset.
+    let mut inflight = vec![(Dir::Read, 0usize, 0u64); plan.depth];
+    let start = Instant::now();
+    let ramp_end = start + plan.ramp;
+    // A repetition of fixed work has no deadline but a generous bound (a stalled device).
+    let deadline = ramp_end
+        + if plan.quota.is_some() {
+            Duration::from_secs(3600)
+        } else {
+            plan.runtime
+        };
+    let io_err = |e: std::io::Error| io_error(target, e);
+    let fsync_each = sync && plan.sync == SyncMode::FsyncEach;
+    for slot in 0..plan.depth {
+        let (dir, file, off) = picker.pick(&plan);
+        inflight[slot] = (dir, file, off);
+        submitted[slot] = Instant::now();
+        engine.queue(slot, dir, file, off).map_err(io_err)?;
+    }
+    let mut in_flight = plan.depth;
+    let mut stopping = false;
+    let mut failure = None;
+    while in_flight > 0 {
+        done.clear();
+        engine.complete(1, &mut done).map_err(io_err)?;
+        let mut now = Instant::now();
+        if !stopping && (now >= deadline || stop::requested()) {
+            stopping = true;
+        }
+        for &(slot, ref result) in &done {
+            let (dir, file, off) = inflight[slot];
+            match result {
+                Ok(n) if *n as u64 == plan.block => {
+                    // fsync-each: the write is done when it is durable.
+                    if fsync_each && dir == Dir::Write {
+                        if let Err(e) = sync_fd(fds[file], false) {
+                            failure = failure.or(Some(io_err(e)));
+                        }
+                        now = Instant::now();
+                    }
+                    if now >= ramp_end {
+                        tally.count(dir, *n as u64, submitted[slot], now, ramp_end);
+                        // Fixed work: no more I/O once the quota is moved.
+                        if plan.quota.is_some_and(|q| tally.bytes() >= q) {
+                            stopping = true;
+                        }
+                    }
+                }
+                Ok(n) => {
+                    failure = failure.or(Some(DiskError::Io(format!(
+                        "short I/O: {n} of {} bytes",
+                        plan.block
+                    ))))
+                }
+                Err(e) => {
+                    failure = failure.or(Some(io_err(std::io::Error::from_raw_os_error(
+                        e.raw_os_error().unwrap_or(libc::EIO),
+                    ))))
+                }
+            }
+            if stopping || failure.is_some() {
+                in_flight -= 1;
+            } else {
+                // A copy writes what it read to the same place of its destination.
+                let next = if plan.copy && dir == Dir::Read {
+                    (Dir::Write, 1, off)
+                } else {
+                    picker.pick(&plan)
+                };
+                inflight[slot] = next;
+                submitted[slot] = Instant::now();
+                engine.queue(slot, next.0, next.1, next.2).map_err(io_err)?;
+            }
+        }
+    }
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    let mut sync_time = Duration::ZERO;
+    if sync && plan.sync == SyncMode::FdatasyncEnd && tally.written_bytes > 0 {
+        sync_time = final_sync(&plan, fds).map_err(io_err)?;
+    }
+    if stop::requested() {
+        return Err(DiskError::Interrupted);
+    }
+    Ok(tally.into_stats(
+        Instant::now().saturating_duration_since(ramp_end),
+        sync_time,
+    ))
+}
+
+/// Where a thread's I/Os go, one after the other: a block of its region, in order or at
+/// random, read or written as the plan's mix says (a copy reads; its writes follow its reads).
+struct Picker {
+    rng: SplitMix64,
+    /// The block after the last one picked in order.
+    next_seq: u64,
+}
+
+impl Picker {
+    /// The next I/O: its direction, file and offset.
+    fn pick(&mut self, plan: &Plan) -> (Dir, usize, u64) {
+        let block = if plan.random {
+            self.rng.below(plan.blocks)
+        } else {
+            let b = self.next_seq;
+            self.next_seq = (self.next_seq + 1) % plan.blocks;
+            b
+        };
+        let dir = if plan.read_percent >= 100
+            || (plan.read_percent > 0 && self.rng.below(100) < plan.read_percent as u64)
+            || plan.copy
+        {
+            Dir::Read
+        } else {
+            Dir::Write
+        };
+        (dir, 0usize, plan.start + block * plan.block)
+    }
+}
+
+/// What completed after the ramp: the bytes read and written, the I/Os and their latencies, and
+/// the bytes of each interval of the timeline.
+struct Tally {
+    read_bytes: u64,
+    written_bytes: u64,
+    ios: u64,
+    hist: Histogram<u64>,
+    timeline: Vec<u64>,
+    /// The timeline's interval in ns; in u64: no u128 division per I/O.
+    interval_ns: u64,
+}
+
+impl Tally {
+    fn new(interval: Duration) -> Tally {
+        Tally {
+            read_bytes: 0,
+            written_bytes: 0,
+            ios: 0,
+            hist: new_hist(),
+            timeline: Vec::new(),
+            interval_ns: (interval.as_nanos() as u64).max(1),
+        }
+    }
+
+    /// Counts an I/O of `n` bytes, handed to the engine at `submitted` and completed at `now`
+    /// (at or after `ramp_end`): its latency, its bytes and its interval's bytes.
+    fn count(&mut self, dir: Dir, n: u64, submitted: Instant, now: Instant, ramp_end: Instant) {
+        let ns = now.duration_since(submitted).as_nanos() as u64;
+        let _ = self.hist.record(ns.max(1));
+        self.ios += 1;
+        match dir {
+            Dir::Read => self.read_bytes += n,
+            Dir::Write => self.written_bytes += n,
+        }
+        let at = (now.duration_since(ramp_end).as_nanos() as u64 / self.interval_ns) as usize;
+        if at < MAX_INTERVALS {
+            if self.timeline.len() <= at {
+                self.timeline.resize(at + 1, 0);
+            }
+            self.timeline[at] += n;
+        }
+    }
+
+    /// The bytes moved, read and written.
+    fn bytes(&self) -> u64 {
+        self.read_bytes + self.written_bytes
+    }
+
+    /// The thread's figures of a repetition whose timed window lasted `window`, its final
+    /// sync `sync`.
+    fn into_stats(self, window: Duration, sync: Duration) -> ThreadStats {
+        ThreadStats {
+            read_bytes: self.read_bytes,
+            written_bytes: self.written_bytes,
+            ios: self.ios,
+            window,
+            sync,
+            hist: self.hist,
+            timeline: self.timeline,
+        }
+    }
+}
+
+/// An error of an I/O during the run, as the user's error: EINVAL as O_DIRECT's likely
+/// refusal, others as the target explains them (a full file system says which one).
+fn io_error(target: &Target, e: std::io::Error) -> DiskError {
+    // A copy-on-write file system (btrfs, ZFS) needs free space to overwrite, too.
+    match e.raw_os_error() {
+        Some(libc::EINVAL) => DiskError::Io(format!(
+            "I/O refused (EINVAL): {e}; the file system may not support O_DIRECT at this block size: try --buffered"
+        )),
+        _ => target.io_error(
+            e,
+            format!(
+                "write the test file {} during the run",
+                target.path.display()
+            ),
+        ),
+    }
+}
+
+/// The final fdatasync of a repetition that wrote, inside its timed window; returns how long
+/// it took.
+fn final_sync(plan: &Plan, fds: &[std::os::unix::io::RawFd]) -> std::io::Result<Duration> {
+    let sync_start = Instant::now();
+    // The files written: the destination of a copy, else the thread's file.
+    let written = if plan.copy { &fds[1..] } else { &fds[..1] };
+    for &fd in written {
+        sync_fd(fd, true)?;
+    }
+    Ok(sync_start.elapsed())
+}
+
+/// Readies a thread's region before a repetition, outside its timed window: a copy's
+/// destination region has its blocks released (FALLOC_FL_PUNCH_HOLE; where the file system
+/// cannot, the copy overwrites), so that each repetition writes into new blocks as `cp` does;
+/// records that fall back to the page cache find none of the region cached (its pages written
+/// back and dropped, POSIX_FADV_DONTNEED) and no read-ahead for random access.
+pub(super) fn prepare(
+    plan: &Plan,
+    fds: &[std::os::unix::io::RawFd],
+    does_io: bool,
+    falls_back: bool,
+) -> std::io::Result<()> {
+    if !does_io {
+        return Ok(());
+    }
+    let (start, len) = (plan.start as i64, (plan.blocks * plan.block) as i64);
+    if plan.copy {
+        let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+        // SAFETY: fds[1] is the open destination; the range lies within its size.
+        if unsafe { libc::fallocate(fds[1], mode, start, len) } != 0 {
+            let e = std::io::Error::last_os_error();
+            if !matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS)
+            ) {
+                return Err(e);
+            }
+        }
+    }
+    if falls_back {
+        let advice = if plan.random {
+            libc::POSIX_FADV_RANDOM
+        } else {
+            libc::POSIX_FADV_SEQUENTIAL
+        };
+        for &fd in fds {
+            sync_fd(fd, true)?;
+            // SAFETY: fd is open; posix_fadvise only advises the kernel about the range.
+            unsafe {
+                libc::posix_fadvise(fd, start, len, libc::POSIX_FADV_DONTNEED);
+                libc::posix_fadvise(fd, start, len, advice);
+            }
+        }
+    }
+    Ok(())
+}

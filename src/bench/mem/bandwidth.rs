@@ -1,0 +1,172 @@
+//! A bandwidth point: each pinned thread's arrays allocated and first touched, one pass of
+//! the workload's kernel calibrated to the duration (or fixed work), then timed repetitions,
+//! rated as STREAM counts bytes.
+
+use super::kernels;
+use super::order::BlockOrder;
+use super::records::record;
+use super::session::on_each;
+use super::{MemError, MemPoint, MemSession, MemWorkload, array_bytes};
+use crate::bench::buffer::{Buffer, HugePages};
+use crate::results::params::{self as rp, Params};
+use crate::results::{Metric, ResultRecord, Unit};
+use crate::runner::{self, Repetition, affinity};
+
+/// Thread i's arrays for one point.
+type Arrays = Vec<Buffer>;
+
+fn ptr(b: &Buffer) -> *mut f64 {
+    b.as_ptr() as *mut f64
+}
+
+impl MemSession<'_> {
+    /// Runs a bandwidth point: its throughput record.
+    pub(super) fn bandwidth(
+        &self,
+        point: MemPoint,
+        tick: &mut dyn FnMut(),
+    ) -> Result<ResultRecord, MemError> {
+        let w = point.workload;
+        let placement = affinity::place(point.threads, &self.allowed, &self.sys.cpu.logical);
+        let cpus = &placement.cpus;
+        let array = array_bytes(self.opts, self.sys);
+        // Each thread's arrays: a whole number of 64-byte lines.
+        let per_thread = (array / point.threads as u64) / 64 * 64;
+        let elems = (per_thread / 8) as usize;
+        let block = point.block.unwrap_or(per_thread);
+        let blocks = per_thread / block;
+        let block_elems = (block / 8) as usize;
+        // Bytes moved per pass by one thread, as STREAM counts them.
+        let (reads, writes) = w.traffic();
+        let touched = if w.uses_blocks() {
+            blocks * block
+        } else {
+            elems as u64 * 8
+        };
+        let pass_bytes = (reads + writes) * touched;
+
+        // Allocate on each pinned thread: first touch places the pages on its node.
+        let once = Repetition {
+            warmup: 0,
+            repeat: 1,
+        };
+        let arrays: Vec<Arrays> = on_each(cpus, w.arrays() * array, |_| {
+            (0..w.arrays().max(1))
+                .map(|k| {
+                    let b = Buffer::new(per_thread as usize, HugePages::On)?;
+                    // SAFETY: the buffer holds `elems` f64.
+                    unsafe { (self.regular.fill)(ptr(&b), 1.0 + k as f64, elems) };
+                    Ok(b)
+                })
+                .collect()
+        })?;
+
+        let (k, streams) = self.kernels_for(block);
+        let sink = std::sync::atomic::AtomicU64::new(0);
+        // One pass over thread i's arrays; `seed` varies the random block order.
+        let pass = |i: usize, seed: u64| {
+            let a = &arrays[i];
+            let p = |n: usize| ptr(&a[n]);
+            // SAFETY: every pointer and length stays within thread i's arrays of `elems` f64;
+            // blocks are whole and inside (blocks × block ≤ per_thread).
+            unsafe {
+                match w {
+                    MemWorkload::Copy => (k.copy)(p(1), p(0), elems),
+                    MemWorkload::Scale => (k.scale)(p(1), p(0), 3.0, elems),
+                    MemWorkload::Add => (k.add)(p(2), p(0), p(1), elems),
+                    MemWorkload::Triad => (k.triad)(p(2), p(0), p(1), 3.0, elems),
+                    _ => {
+                        let mut acc = 0u64;
+                        let mut one = |b: u64| {
+                            let off = b as usize * block_elems;
+                            match w {
+                                MemWorkload::Rws | MemWorkload::Rwr => {
+                                    (k.copy)(p(1).add(off), p(0).add(off), block_elems)
+                                }
+                                MemWorkload::Ws | MemWorkload::Wr => {
+                                    (k.fill)(p(0).add(off), 2.0, block_elems)
+                                }
+                                _ => acc = acc.wrapping_add((k.read)(p(0).add(off), block_elems)),
+                            }
+                        };
+                        if w.random() {
+                            BlockOrder::new(blocks, seed ^ (i as u64) << 32).for_each(&mut one);
+                        } else {
+                            (0..blocks).for_each(&mut one);
+                        }
+                        sink.fetch_add(acc, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+            }
+            kernels::fence();
+        };
+        let passes = match self.opts.total_bytes {
+            // Fixed work: the passes that move each thread's share of the bytes (at least).
+            Some(total) => {
+                let share = match self.opts.scaling {
+                    crate::results::params::Scaling::Strong => total / point.threads as u64,
+                    crate::results::params::Scaling::Weak => total,
+                };
+                share.div_ceil(pass_bytes.max(1)).max(1)
+            }
+            // Calibrate: one timed pass, then as many passes as fill the target duration.
+            None => {
+                let first = runner::run_rounds(cpus, once, |i| pass(i, 0), |_| {}, |_| {})
+                    .map_err(|e| MemError::Pin(e.to_string()))?;
+                (self.opts.duration.as_secs_f64() / first[0].as_secs_f64().max(1e-9))
+                    .ceil()
+                    .max(1.0) as u64
+            }
+        };
+        let times = runner::run_rounds(
+            cpus,
+            self.opts.reps,
+            |i| (1..=passes).for_each(|s| pass(i, s)),
+            |_| {},
+            |_| tick(),
+        )
+        .map_err(|e| MemError::Pin(e.to_string()))?;
+        std::hint::black_box(sink.into_inner());
+        let total = pass_bytes as f64 * passes as f64 * point.threads as f64;
+        let samples = times
+            .iter()
+            .map(|t| total / t.as_secs_f64() / 1e9)
+            .collect();
+        let stores = match (writes, streams) {
+            (0, _) => "none",
+            (_, true) => "nt",
+            (_, false) => "regular",
+        };
+        let params = Params::Mem(rp::MemParams {
+            threads: point.threads,
+            kernel: Some(rp::MemKernel {
+                cpus: placement.cpus.clone(),
+                isa: self.isa,
+                stores: stores.into(),
+                blocks: w.uses_blocks().then(|| rp::MemBlocks {
+                    block_size_bytes: block,
+                    blocks_per_thread: blocks,
+                    order: if w.random() { "random" } else { "sequential" }.into(),
+                }),
+                array_bytes_per_thread: per_thread,
+                pages: HugePages::On.name().into(),
+                working_set_bytes: w.arrays() * per_thread * point.threads as u64,
+                bytes_read_per_pass: reads * touched * point.threads as u64,
+                bytes_written_per_pass: writes * touched * point.threads as u64,
+                passes: passes as u64,
+                total_bytes: self.opts.total_bytes,
+                scaling: self.opts.total_bytes.map(|_| self.opts.scaling),
+                byte_counting: "STREAM: bytes read + bytes written, no write-allocate".into(),
+            }),
+            node: rp::NodeTag::default(),
+        });
+        Ok(record(
+            w,
+            params,
+            Metric::Throughput,
+            Unit::GBPerSec,
+            samples,
+            self.peak.clone(),
+        ))
+    }
+}

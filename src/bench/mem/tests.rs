@@ -1,0 +1,212 @@
+//! The memory benchmark's unit tests: every workload at a tiny size, the LATENCY point on one
+//! and two threads, and the options refused.
+
+use super::*;
+use crate::results::{ResultRecord, Unit};
+
+fn tiny(workloads: Vec<MemWorkload>) -> MemOptions {
+    MemOptions {
+        workloads,
+        block_sizes: vec![8, 1000, 65536],
+        threads: vec![1, 2],
+        array_bytes: Some(1 << 20),
+        stores: Stores::Nt,
+        isa: None,
+        huge_pages: vec![HugePages::On],
+        latency_max_bytes: 64 << 10,
+        latency_threads: vec![1, 2],
+        latency_sample: Duration::from_millis(2),
+        total_bytes: None,
+        scaling: crate::results::params::Scaling::Strong,
+        duration: Duration::from_millis(2),
+        reps: Repetition {
+            warmup: 0,
+            repeat: 2,
+        },
+        peak: MemPeakOverrides {
+            gbs: Some(100.0),
+            ..Default::default()
+        },
+    }
+}
+
+fn sys() -> SystemInfo {
+    crate::sysinfo::collect(crate::sysinfo::ClockBudget {
+        warmup: Duration::from_millis(1),
+        sample: Duration::from_millis(1),
+        samples: 1,
+    })
+}
+
+/// Every workload runs at a tiny size with every store mode and gives finite, positive
+/// figures with the bytes it declares.
+#[test]
+fn conformance_every_workload() {
+    let sys = sys();
+    for stores in [Stores::Nt, Stores::Regular, Stores::Auto] {
+        let mut opts = tiny(MemWorkload::ALL.to_vec());
+        opts.stores = stores;
+        let session = MemSession::new(&sys, &opts).unwrap();
+        for point in points(&opts) {
+            let recs = session.run(point, &mut || {}).unwrap();
+            assert!(!recs.is_empty());
+            for r in &recs {
+                assert!(
+                    r.samples.iter().all(|s| s.is_finite() && *s > 0.0),
+                    "{point:?} {:?}",
+                    r.samples
+                );
+            }
+            let r = &recs[0];
+            if r.unit == Unit::BytesPerSec {
+                let (reads, writes) = point.workload.traffic();
+                let k = r.params.mem().unwrap().kernel.as_ref().unwrap();
+                let (read, written) = (k.bytes_read_per_pass, k.bytes_written_per_pass);
+                assert_eq!(read * writes, written * reads, "{point:?}");
+                assert_eq!(r.peak.as_ref().unwrap().value, 100e9);
+                assert!(r.efficiency.is_some());
+            }
+        }
+    }
+}
+
+#[test]
+fn latency_gives_staircase_levels_and_probes() {
+    let sys = sys();
+    let opts = tiny(vec![MemWorkload::Latency]);
+    let session = MemSession::new(&sys, &opts).unwrap();
+    let latency_points = points(&opts);
+    assert_eq!(
+        latency_points.iter().map(|p| p.threads).collect::<Vec<_>>(),
+        [1, 2],
+        "one LATENCY point per thread count"
+    );
+    let recs = session.run(latency_points[0], &mut || {}).unwrap();
+    let probe_of = |r: &ResultRecord| r.params.latency().unwrap().probe.clone();
+    let probe = |p: &str| recs.iter().filter(|r| probe_of(r) == p).count();
+    assert_eq!(probe("chase"), staircase_sizes(4096, 64 << 10).len());
+    // Whether a plateau is found depends on timings (machines are shared and noisy; the
+    // detection itself is tested on a recorded staircase): only its records' shape here.
+    for level in recs.iter().filter(|r| probe_of(r) == "level") {
+        assert!(
+            !level
+                .params
+                .latency()
+                .unwrap()
+                .level
+                .as_ref()
+                .unwrap()
+                .level
+                .is_empty()
+        );
+        assert!(level.summary.mean > 0.0);
+    }
+    assert_eq!(
+        probe("seq-1B") + probe("seq-8B") + probe("random-1B") + probe("random-8B"),
+        4
+    );
+    assert!(recs.iter().all(|r| r.unit == Unit::Seconds));
+    // Steps and probes have no floor of their own; a level has its cache's, where known,
+    // with efficiency floor ÷ measured.
+    for r in &recs {
+        match (probe_of(r).as_str(), &r.peak) {
+            ("level", Some(p)) => {
+                assert!((r.efficiency.unwrap() - p.value / r.summary.mean).abs() < 1e-9)
+            }
+            ("level", None) => assert!(r.peak_unknown_reason.is_some()),
+            (_, peak) => assert!(peak.is_none()),
+        }
+    }
+    // Cycles from the mean in ns, not from the stored seconds.
+    for r in recs.iter().filter(|r| probe_of(r) == "chase") {
+        let c = r.params.latency().unwrap().chase.clone().unwrap();
+        if let (Some(cycles), Some(ghz)) = (c.latency_cycles, c.clock_ghz) {
+            let ns = r.summary.mean * 1e9;
+            assert!(
+                (cycles / ghz - ns).abs() <= ns * 1e-9,
+                "{cycles} cycles, {ns} ns"
+            );
+        }
+    }
+}
+
+/// With two threads every chase and probe point runs two chains at once: each thread's own
+/// latency, the mean of them as the point's figure, and the rate of both together.
+#[test]
+fn latency_on_two_threads_runs_a_chain_on_each() {
+    let sys = sys();
+    let mut opts = tiny(vec![MemWorkload::Latency]);
+    opts.latency_threads = vec![2];
+    let session = MemSession::new(&sys, &opts).unwrap();
+    let recs = session.run(points(&opts)[0], &mut || {}).unwrap();
+    let mut measured = 0;
+    for r in &recs {
+        let l = r.params.latency().unwrap();
+        assert_eq!(l.threads, 2, "{}", l.probe);
+        if l.probe == "level" {
+            continue;
+        }
+        measured += 1;
+        assert_eq!(l.cpus.len(), 2, "{}", l.probe);
+        assert_eq!(l.thread_latency_ns.len(), 2, "{}", l.probe);
+        assert!(
+            l.thread_latency_ns
+                .iter()
+                .all(|t| *t > 0.0 && t.is_finite())
+        );
+        // The point's figure is the mean of the threads' (each round's mean, then the mean
+        // of rounds: the same sum), in seconds.
+        let mean_ns = l.thread_latency_ns.iter().sum::<f64>() / 2.0;
+        assert!(
+            (r.summary.mean * 1e9 - mean_ns).abs() <= mean_ns * 1e-6,
+            "{} {} vs {mean_ns}",
+            l.probe,
+            r.summary.mean * 1e9
+        );
+        // Together: the mean over rounds of the sum of the threads' rates, which is at
+        // least the sum of the rates of their mean latencies (the mean of inverses is at
+        // least the inverse of the mean), whatever the machine's noise.
+        let rate = l.ops_per_s.unwrap();
+        let floor: f64 = l.thread_latency_ns.iter().map(|ns| 1e9 / ns).sum();
+        assert!(
+            rate.is_finite() && rate >= floor * (1.0 - 1e-9),
+            "{} {rate} {floor}",
+            l.probe
+        );
+    }
+    assert_eq!(measured, staircase_sizes(4096, 64 << 10).len() + 4);
+}
+
+#[test]
+fn bad_options_are_refused() {
+    let sys = sys();
+    let err = |opts: MemOptions| validate(&opts, &sys).unwrap_err();
+    let mut o = tiny(vec![MemWorkload::Rws]);
+    o.block_sizes = vec![0];
+    assert_eq!(err(o), MemError::BlockRange(0));
+    let mut o = tiny(vec![MemWorkload::Rws]);
+    o.block_sizes = vec![1001];
+    assert_eq!(err(o), MemError::BlockAlign(1001));
+    let mut o = tiny(vec![MemWorkload::Rws]);
+    o.block_sizes = vec![1 << 20];
+    assert!(matches!(err(o), MemError::BlockTooLarge { .. }));
+    let mut o = tiny(vec![MemWorkload::Copy]);
+    o.array_bytes = Some(1 << 50);
+    assert!(matches!(err(o), MemError::TooMuchMemory { .. }));
+    let mut o = tiny(vec![MemWorkload::Latency]);
+    o.latency_max_bytes = 1 << 50;
+    assert!(matches!(err(o), MemError::TooMuchMemory { .. }));
+    // Each LATENCY thread has its own ring: a ring that fits once may not fit four times.
+    if let Some(&available) = sys.memory.available_bytes.get() {
+        let mut o = tiny(vec![MemWorkload::Latency]);
+        o.latency_max_bytes = available / 2;
+        o.latency_threads = vec![1];
+        assert!(validate(&o, &sys).is_ok());
+        o.latency_threads = vec![1, 4];
+        assert!(matches!(err(o), MemError::TooMuchMemory { .. }));
+    }
+    // Block sizes only matter to the block workloads.
+    let mut o = tiny(vec![MemWorkload::Copy]);
+    o.block_sizes = vec![0];
+    assert!(validate(&o, &sys).is_ok());
+}
