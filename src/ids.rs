@@ -179,6 +179,84 @@ impl Unit {
     }
 }
 
+/// A reference tool peakbench knows how to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Tool {
+    LikwidBench,
+    Stream,
+    Fio,
+    Iperf3,
+    Sockperf,
+    Qperf,
+    Ping,
+    Hpcc,
+}
+
+impl Tool {
+    /// Every tool, in the order `reference check` lists them.
+    pub const ALL: [Tool; 8] = [
+        Tool::LikwidBench,
+        Tool::Stream,
+        Tool::Fio,
+        Tool::Iperf3,
+        Tool::Sockperf,
+        Tool::Qperf,
+        Tool::Ping,
+        Tool::Hpcc,
+    ];
+
+    /// The name shown in reports (and in `Reference::tool`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::LikwidBench => "likwid-bench",
+            Tool::Stream => "STREAM",
+            Tool::Fio => "fio",
+            Tool::Iperf3 => "iperf3",
+            Tool::Sockperf => "sockperf",
+            Tool::Qperf => "qperf",
+            Tool::Ping => "ping",
+            Tool::Hpcc => "HPL (hpcc)",
+        }
+    }
+
+    /// The executable looked up on PATH.
+    pub fn program(self) -> &'static str {
+        match self {
+            Tool::LikwidBench => "likwid-bench",
+            Tool::Stream => "stream",
+            Tool::Fio => "fio",
+            Tool::Iperf3 => "iperf3",
+            Tool::Sockperf => "sockperf",
+            Tool::Qperf => "qperf",
+            Tool::Ping => "ping",
+            Tool::Hpcc => "hpcc",
+        }
+    }
+
+    /// How to get the tool on Debian.
+    pub fn install(self) -> &'static str {
+        match self {
+            Tool::LikwidBench => "apt-get install likwid",
+            Tool::Stream => {
+                "build stream.c from https://www.cs.virginia.edu/stream/ with -fopenmp; \
+                 put it on PATH as `stream` or set PEAKBENCH_STREAM"
+            }
+            Tool::Fio => "apt-get install fio",
+            Tool::Iperf3 => "apt-get install iperf3",
+            Tool::Sockperf => "apt-get install sockperf",
+            Tool::Qperf => "apt-get install qperf",
+            Tool::Ping => "apt-get install iputils-ping",
+            Tool::Hpcc => "apt-get install hpcc openmpi-bin libopenblas0-serial",
+        }
+    }
+}
+
+impl fmt::Display for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

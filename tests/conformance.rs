@@ -1,49 +1,44 @@
-//! Every registered workload (`peakbench::bench::registry::ALL`) goes the whole way: its name
+//! Every workload's spec (`peakbench::bench::registry::all`) goes the whole way: its name
 //! parses, a profile job of it has a time estimate, a tiny point of it runs, and its records
 //! round-trip through the JSON document and the results database, render in the table, CSV,
-//! Markdown and HTML, and have the reference tool the registry says (or none).
+//! Markdown and HTML, and have a reference tool its spec names (or none where it names none).
+//! Each tiny point sets the options its spec says it uses, so a new workload needs no line here.
 
 mod common;
 
 use assert_cmd::Command;
-use peakbench::bench::registry::{self, Workload};
+use peakbench::bench::registry;
+use peakbench::bench::spec::Spec;
 use peakbench::history::Store;
 use peakbench::reference::{self, RefContext};
-use peakbench::results::Report;
+use peakbench::results::{Report, Subsystem};
 use std::path::Path;
 use std::time::Duration;
 
-/// The options of a tiny point of `w` (bounded: well under a second or two each).
-fn tiny(w: &Workload, dir: &Path) -> Vec<String> {
+/// The value of each option a workload's spec may name that a tiny point sets (bounded: well
+/// under a second or two each). An option of a spec not here needs no value for a tiny point.
+const TINY: &[(&str, &str)] = &[
+    ("n", "96"),
+    ("duration", "5ms"),
+    ("array-size", "1Mi"),
+    ("block-size", "64Ki"),
+    ("latency-max", "64Ki"),
+    ("huge-pages", "on"),
+];
+
+/// The options of a tiny point of `w`: its subsystem's, and each option its spec says it
+/// uses (one that no point uses is refused).
+fn tiny(w: &Spec, dir: &Path) -> Vec<String> {
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-    let mut args = s(&[w.subsystem, "--workload", w.name]);
-    if matches!(w.name, "LINPACK" | "DGEMM" | "SGEMM") {
-        args.extend(s(&["--n", "96"]));
+    let mut args = s(&[w.subsystem.name(), "--workload", w.name]);
+    for (option, value) in TINY {
+        if w.options.contains(option) {
+            args.extend([format!("--{option}"), value.to_string()]);
+        }
     }
-    // Each option only where the workload uses it: one that no point uses is refused.
-    let kernel = !matches!(w.name, "NULL" | "LINPACK" | "DGEMM" | "SGEMM");
     args.extend(match w.subsystem {
-        "cpu" => {
-            let mut a = s(&["--threads", "1", "--repeat", "2", "--warmup", "0"]);
-            if kernel {
-                a.extend(s(&["--duration", "5ms"]));
-            }
-            a
-        }
-        "mem" => {
-            let mut a = s(&["--threads", "1", "--repeat", "2", "--warmup", "0"]);
-            if w.name != "NULL" {
-                a.extend(s(&["--duration", "5ms", "--array-size", "1Mi"]));
-            }
-            if matches!(w.name, "RWS" | "RWR" | "WS" | "WR" | "RS" | "RR") {
-                a.extend(s(&["--block-size", "64Ki"]));
-            }
-            if w.name == "LATENCY" {
-                a.extend(s(&["--latency-max", "64Ki", "--huge-pages", "on"]));
-            }
-            a
-        }
-        "disk" => {
+        Subsystem::Cpu | Subsystem::Mem => s(&["--threads", "1", "--repeat", "2", "--warmup", "0"]),
+        Subsystem::Disk => {
             let mut a = s(&[
                 "--engine",
                 "null",
@@ -62,7 +57,7 @@ fn tiny(w: &Workload, dir: &Path) -> Vec<String> {
             a.push(dir.display().to_string());
             a
         }
-        "net" => s(&[
+        Subsystem::Net => s(&[
             "--loopback",
             "--protocol",
             "tcp",
@@ -75,7 +70,6 @@ fn tiny(w: &Workload, dir: &Path) -> Vec<String> {
             "--message-size",
             "64",
         ]),
-        other => panic!("no tiny point for subsystem {other}"),
     });
     args
 }
@@ -89,11 +83,9 @@ fn peakbench(db: &Path) -> Command {
 
 #[test]
 fn every_registered_workload_parses_estimates_runs_round_trips_and_renders() {
-    assert!(
-        registry::ALL.len() >= 26,
-        "the registry lists every workload"
-    );
-    for w in registry::ALL {
+    let all = registry::all();
+    assert!(all.len() >= 26, "the registry lists every workload");
+    for w in &all {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("history.db");
         let out = |ext: &str| dir.path().join(format!("out.{ext}"));
@@ -156,22 +148,26 @@ fn every_registered_workload_parses_estimates_runs_round_trips_and_renders() {
         );
         for rec in &report.results {
             assert_eq!(
-                (rec.subsystem.name(), rec.workload.as_str()),
+                (rec.subsystem, rec.workload.as_str()),
                 (w.subsystem, w.name)
             );
-            assert!(
-                w.metrics.contains(&rec.metric.name()),
-                "{what}: {}",
-                rec.metric
-            );
-            // The reference tool the registry names, or none.
+            assert!(w.metrics.contains(&rec.metric), "{what}: {}", rec.metric);
+            // A reference tool where the spec names one, and only a tool it names.
             let ctx = RefContext::new(dir.path());
+            let jobs = reference::jobs(rec, &ctx);
             assert_eq!(
-                reference::jobs(rec, &ctx).is_some(),
-                w.reference.is_some(),
+                jobs.is_some(),
+                !w.references.is_empty(),
                 "{what} {}",
                 rec.metric
             );
+            for job in jobs.into_iter().flatten().flatten() {
+                assert!(
+                    w.references.contains(&job.tool()),
+                    "{what}: {:?}",
+                    job.tool()
+                );
+            }
         }
         // Renders in every exporter: the workload is in each.
         for text in [

@@ -8,3 +8,4 @@ pub mod mem;
 pub mod net;
 pub mod registry;
 pub mod rng;
+pub mod spec;

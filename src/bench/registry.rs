@@ -1,290 +1,94 @@
-//! Every workload peakbench measures, in one list: its subsystem, its name, what it measures,
-//! whether a command without `--workload` runs it, the metrics of its records and the reference
-//! tool of its points. The command line's defaults, the profiles' time estimates and the
-//! conformance test (tests/conformance.rs, which runs a tiny point of each one through every
-//! output) read it; a new workload is its subsystem's enum variant plus a line here.
+//! Every workload peakbench measures, in one list: each subsystem's workload enums' specs
+//! ([`Spec`]), in the order of the reports. The command line's defaults and refusals, the
+//! reference tools' coverage and the conformance test (tests/conformance.rs, which runs a tiny
+//! point of each one through every output) read it; a new workload is its enum's variant and
+//! its spec, and a variant without a spec does not compile.
 
 use super::cpu::CpuWorkload;
 use super::disk::DiskWorkload;
 use super::linalg::workload::LinalgWorkload;
 use super::mem::MemWorkload;
 use super::net::NetWorkload;
+use super::spec::Spec;
+use crate::ids::Subsystem;
 
-/// One workload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Workload {
-    /// `cpu`, `mem`, `disk` or `net`.
-    pub subsystem: &'static str,
-    /// As users type it (`--workload`).
-    pub name: &'static str,
-    pub what: &'static str,
-    /// Run when no `--workload` is given.
-    pub default: bool,
-    /// The metrics of its records.
-    pub metrics: &'static [&'static str],
-    /// The standard tool that measures the same point (`--reference`), if any.
-    pub reference: Option<&'static str>,
+/// Every workload's spec, subsystem by subsystem.
+pub fn all() -> Vec<Spec> {
+    Subsystem::ALL.iter().flat_map(|s| of(*s)).collect()
 }
 
-const fn w(
-    subsystem: &'static str,
-    name: &'static str,
-    what: &'static str,
-    default: bool,
-    metrics: &'static [&'static str],
-    reference: Option<&'static str>,
-) -> Workload {
-    Workload {
-        subsystem,
-        name,
-        what,
-        default,
-        metrics,
-        reference,
+/// The specs of `subsystem`'s workloads, in the order its command line lists them.
+pub fn of(subsystem: Subsystem) -> Vec<Spec> {
+    match subsystem {
+        Subsystem::Cpu => CpuWorkload::ALL
+            .iter()
+            .map(|w| w.spec())
+            .chain(LinalgWorkload::ALL.iter().map(|w| w.spec()))
+            .collect(),
+        Subsystem::Mem => MemWorkload::ALL.iter().map(|w| w.spec()).collect(),
+        Subsystem::Disk => DiskWorkload::ALL.iter().map(|w| w.spec()).collect(),
+        Subsystem::Net => NetWorkload::ALL.iter().map(|w| w.spec()).collect(),
     }
 }
 
-const THROUGHPUT: &[&str] = &["throughput"];
-const LATENCY: &[&str] = &["latency"];
-const DISK: &[&str] = &["throughput", "iops", "latency"];
-
-/// The list, in the order of the reports.
-pub const ALL: &[Workload] = &[
-    w(
-        "cpu",
-        "QP",
-        "8-bit integer vector adds",
-        true,
-        THROUGHPUT,
-        None,
-    ),
-    w(
-        "cpu",
-        "HP",
-        "16-bit adds, or fp16 FMA where the core has it",
-        true,
-        THROUGHPUT,
-        None,
-    ),
-    w(
-        "cpu",
-        "SP",
-        "fp32 FMA",
-        true,
-        THROUGHPUT,
-        Some("likwid-bench"),
-    ),
-    w(
-        "cpu",
-        "DP",
-        "fp64 FMA",
-        true,
-        THROUGHPUT,
-        Some("likwid-bench"),
-    ),
-    w(
-        "cpu",
-        "INT32",
-        "32-bit integer vector adds",
-        true,
-        THROUGHPUT,
-        None,
-    ),
-    w(
-        "cpu",
-        "INT64",
-        "64-bit integer vector adds",
-        true,
-        THROUGHPUT,
-        None,
-    ),
-    w("cpu", "NULL", "the harness alone", false, LATENCY, None),
-    w(
-        "cpu",
-        "LINPACK",
-        "solve of a random dense system by LU with partial pivoting (HPL's problem, count and residual check)",
-        false,
-        THROUGHPUT,
-        Some("HPL (hpcc)"),
-    ),
-    w(
-        "cpu",
-        "DGEMM",
-        "fp64 matrix multiply C = A·B (2·N³ operations)",
-        false,
-        THROUGHPUT,
-        Some("HPL (hpcc)"),
-    ),
-    w(
-        "cpu",
-        "SGEMM",
-        "fp32 matrix multiply C = A·B (2·N³ operations)",
-        false,
-        THROUGHPUT,
-        None,
-    ),
-    w(
-        "mem",
-        "RWS",
-        "read and write blocks in sequence",
-        true,
-        THROUGHPUT,
-        None,
-    ),
-    w(
-        "mem",
-        "RWR",
-        "read and write blocks at random",
-        true,
-        THROUGHPUT,
-        None,
-    ),
-    w(
-        "mem",
-        "WS",
-        "write blocks in sequence",
-        true,
-        THROUGHPUT,
-        None,
-    ),
-    w(
-        "mem",
-        "WR",
-        "write blocks at random",
-        true,
-        THROUGHPUT,
-        None,
-    ),
-    w(
-        "mem",
-        "RS",
-        "read blocks in sequence",
-        true,
-        THROUGHPUT,
-        None,
-    ),
-    w("mem", "RR", "read blocks at random", true, THROUGHPUT, None),
-    w(
-        "mem",
-        "COPY",
-        "STREAM copy",
-        true,
-        THROUGHPUT,
-        Some("likwid-bench, STREAM"),
-    ),
-    w(
-        "mem",
-        "SCALE",
-        "STREAM scale",
-        true,
-        THROUGHPUT,
-        Some("STREAM"),
-    ),
-    w("mem", "ADD", "STREAM add", true, THROUGHPUT, Some("STREAM")),
-    w(
-        "mem",
-        "TRIAD",
-        "STREAM triad",
-        true,
-        THROUGHPUT,
-        Some("likwid-bench, STREAM"),
-    ),
-    w(
-        "mem",
-        "LATENCY",
-        "pointer-chasing staircase and cache levels",
-        true,
-        LATENCY,
-        None,
-    ),
-    w("mem", "NULL", "the harness alone", false, LATENCY, None),
-    w("disk", "RS", "sequential reads", true, DISK, Some("fio")),
-    w("disk", "WS", "sequential writes", true, DISK, Some("fio")),
-    w("disk", "RR", "random reads", true, DISK, Some("fio")),
-    w("disk", "WR", "random writes", true, DISK, Some("fio")),
-    w(
-        "disk",
-        "RW",
-        "random mixed reads and writes",
-        false,
-        DISK,
-        Some("fio"),
-    ),
-    w(
-        "disk",
-        "COPY",
-        "sequential copy to a second, new file (read + write)",
-        false,
-        DISK,
-        None,
-    ),
-    w(
-        "net",
-        "THROUGHPUT",
-        "goodput; UDP loss and jitter",
-        true,
-        &["throughput", "loss", "jitter"],
-        Some("iperf3"),
-    ),
-    w(
-        "net",
-        "LATENCY",
-        "ping-pong round trips",
-        true,
-        &["latency", "rate"],
-        Some("sockperf, qperf, ping"),
-    ),
-];
-
-/// The workloads of `subsystem`.
-pub fn of(subsystem: &str) -> impl Iterator<Item = &'static Workload> + '_ {
-    ALL.iter().filter(move |w| w.subsystem == subsystem)
+/// The spec of the workload `name` of `subsystem` (as records name it).
+pub fn find(subsystem: Subsystem, name: &str) -> Option<Spec> {
+    of(subsystem).into_iter().find(|s| s.name == name)
 }
 
 /// The workloads of `subsystem` run when none is named.
-pub fn defaults(subsystem: &str) -> impl Iterator<Item = &'static Workload> + '_ {
-    of(subsystem).filter(|w| w.default)
-}
-
-/// The names each subsystem's own type knows, in its order (what the command line parses).
-pub fn subsystem_names(subsystem: &str) -> Vec<&'static str> {
-    match subsystem {
-        "cpu" => CpuWorkload::ALL
-            .iter()
-            .map(|w| w.name())
-            .chain(LinalgWorkload::ALL.iter().map(|w| w.name()))
-            .collect(),
-        "mem" => MemWorkload::ALL.iter().map(|w| w.name()).collect(),
-        "disk" => DiskWorkload::ALL.iter().map(|w| w.name()).collect(),
-        "net" => [NetWorkload::Throughput, NetWorkload::Latency]
-            .iter()
-            .map(|w| w.name())
-            .collect(),
-        _ => Vec::new(),
-    }
+pub fn defaults(subsystem: Subsystem) -> Vec<Spec> {
+    of(subsystem).into_iter().filter(|s| s.default).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The registry and the subsystems' own types list the same workloads in the same order,
-    /// and the registry's defaults are what the subsystems run by default.
+    /// Every spec is complete and says which subsystem it is of; names are unique within a
+    /// subsystem; every option a spec names is an option of its subsystem's command.
     #[test]
-    fn the_registry_lists_every_workload_of_every_subsystem() {
-        for sub in ["cpu", "mem", "disk", "net"] {
-            let listed: Vec<&str> = of(sub).map(|w| w.name).collect();
-            assert_eq!(listed, subsystem_names(sub), "{sub}");
+    fn every_spec_is_complete() {
+        for sub in Subsystem::ALL {
+            let specs = of(*sub);
+            assert!(!specs.is_empty(), "{sub}");
+            let mut names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+            names.sort();
+            names.dedup();
+            assert_eq!(names.len(), specs.len(), "{sub}: a name twice");
+            for s in &specs {
+                assert_eq!(s.subsystem, *sub, "{}", s.name);
+                assert!(!s.metrics.is_empty() && !s.what.is_empty(), "{}", s.name);
+                assert!(!s.axes.is_empty(), "{}", s.name);
+            }
+            assert!(!defaults(*sub).is_empty(), "{sub}: nothing runs by default");
         }
-        let cpu: Vec<&str> = defaults("cpu").map(|w| w.name).collect();
-        let cpu_own: Vec<&str> = CpuWorkload::DEFAULT.iter().map(|w| w.name()).collect();
-        assert_eq!(cpu, cpu_own);
-        let mem: Vec<&str> = defaults("mem").map(|w| w.name).collect();
-        let mem_own: Vec<&str> = MemWorkload::DEFAULT.iter().map(|w| w.name()).collect();
-        assert_eq!(mem, mem_own);
-        assert!(
-            ALL.iter()
-                .all(|w| !w.metrics.is_empty() && !w.what.is_empty())
+        assert_eq!(
+            CpuWorkload::defaults(),
+            [
+                CpuWorkload::Qp,
+                CpuWorkload::Hp,
+                CpuWorkload::Sp,
+                CpuWorkload::Dp,
+                CpuWorkload::Int32,
+                CpuWorkload::Int64
+            ]
         );
+        assert_eq!(find(Subsystem::Mem, "TRIAD").unwrap().name, "TRIAD");
+        assert!(find(Subsystem::Mem, "DP").is_none());
+    }
+
+    /// A name is parsed in any case, and an unknown one is refused with every name.
+    #[test]
+    fn names_parse_and_an_unknown_one_lists_them_all() {
+        assert_eq!("triad".parse::<MemWorkload>(), Ok(MemWorkload::Triad));
+        assert_eq!(" rr ".parse::<DiskWorkload>(), Ok(DiskWorkload::Rr));
+        let e = "SEQ".parse::<DiskWorkload>().unwrap_err();
+        assert_eq!(
+            e,
+            "unknown disk workload 'SEQ'; use RS, WS, RR, WR, RW or COPY"
+        );
+        let e = "x\u{1b}[2J".parse::<NetWorkload>().unwrap_err();
+        assert!(!e.contains('\u{1b}'), "{e}");
     }
 }

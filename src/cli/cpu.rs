@@ -154,7 +154,7 @@ fn split(args: &CpuArgs) -> (Vec<CpuWorkload>, Vec<LinalgWorkload>) {
         }
     }
     if args.workload.is_empty() {
-        kernels = CpuWorkload::DEFAULT.to_vec();
+        kernels = CpuWorkload::defaults();
     }
     (kernels, linalg)
 }

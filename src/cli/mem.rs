@@ -172,7 +172,7 @@ pub fn check(args: &MemArgs, sys: &SystemInfo) -> anyhow::Result<Duration> {
 /// The workloads of `args` (all but NULL when it names none).
 fn workloads(args: &MemArgs) -> Vec<MemWorkload> {
     if args.workload.is_empty() {
-        MemWorkload::DEFAULT.to_vec()
+        MemWorkload::defaults()
     } else {
         args.workload.clone()
     }

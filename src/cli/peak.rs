@@ -99,8 +99,8 @@ pub fn sheet(u: &'static Uarch, cores: u32, sockets: u32, ghz: f64) -> PeakSheet
         clock_ghz: Some(ghz),
         ..Default::default()
     };
-    let workloads = CpuWorkload::DEFAULT
-        .iter()
+    let workloads = CpuWorkload::defaults()
+        .into_iter()
         .filter_map(|w| w.op_with_fp16(u.fp16).map(|op| (w.name().to_string(), op)));
     let dots = [
         ("INT8-DOT".to_string(), Op::Dot { element_bits: 8 }),

@@ -35,7 +35,6 @@ use crate::results::Subsystem;
 use crate::results::{Reference, ResultRecord};
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -43,103 +42,7 @@ use std::time::Duration;
 /// The environment variable naming a STREAM binary (a path, or a name looked up on PATH).
 pub const STREAM_ENV: &str = "PEAKBENCH_STREAM";
 
-/// A reference tool peakbench knows how to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Tool {
-    LikwidBench,
-    Stream,
-    Fio,
-    Iperf3,
-    Sockperf,
-    Qperf,
-    Ping,
-    Hpcc,
-}
-
-impl Tool {
-    /// Every tool, in the order `reference check` lists them.
-    pub const ALL: [Tool; 8] = [
-        Tool::LikwidBench,
-        Tool::Stream,
-        Tool::Fio,
-        Tool::Iperf3,
-        Tool::Sockperf,
-        Tool::Qperf,
-        Tool::Ping,
-        Tool::Hpcc,
-    ];
-
-    /// The name shown in reports (and in `Reference::tool`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Tool::LikwidBench => "likwid-bench",
-            Tool::Stream => "STREAM",
-            Tool::Fio => "fio",
-            Tool::Iperf3 => "iperf3",
-            Tool::Sockperf => "sockperf",
-            Tool::Qperf => "qperf",
-            Tool::Ping => "ping",
-            Tool::Hpcc => "HPL (hpcc)",
-        }
-    }
-
-    /// The executable looked up on PATH.
-    pub fn program(self) -> &'static str {
-        match self {
-            Tool::LikwidBench => "likwid-bench",
-            Tool::Stream => "stream",
-            Tool::Fio => "fio",
-            Tool::Iperf3 => "iperf3",
-            Tool::Sockperf => "sockperf",
-            Tool::Qperf => "qperf",
-            Tool::Ping => "ping",
-            Tool::Hpcc => "hpcc",
-        }
-    }
-
-    /// How to get the tool on Debian.
-    pub fn install(self) -> &'static str {
-        match self {
-            Tool::LikwidBench => "apt-get install likwid",
-            Tool::Stream => {
-                "build stream.c from https://www.cs.virginia.edu/stream/ with -fopenmp; \
-                 put it on PATH as `stream` or set PEAKBENCH_STREAM"
-            }
-            Tool::Fio => "apt-get install fio",
-            Tool::Iperf3 => "apt-get install iperf3",
-            Tool::Sockperf => "apt-get install sockperf",
-            Tool::Qperf => "apt-get install qperf",
-            Tool::Ping => "apt-get install iputils-ping",
-            Tool::Hpcc => "apt-get install hpcc openmpi-bin libopenblas0-serial",
-        }
-    }
-
-    /// The records the tool gives a reference figure for.
-    pub fn covers(self) -> &'static str {
-        match self {
-            Tool::LikwidBench => "cpu DP, SP (peakflops); mem COPY, TRIAD (copy, stream kernels)",
-            Tool::Stream => "mem COPY, SCALE, ADD, TRIAD",
-            Tool::Fio => "disk RS, WS, RR, WR, RW (MB/s, IOPS, latency)",
-            Tool::Iperf3 => "net THROUGHPUT TCP/UDP (goodput, UDP loss and jitter)",
-            Tool::Sockperf => {
-                "net LATENCY TCP/UDP (round trip, transactions/s), messages of 14 B or more"
-            }
-            Tool::Qperf => {
-                "net LATENCY TCP/UDP (round trip, transactions/s) where sockperf is missing or the messages are under 14 B"
-            }
-            Tool::Ping => {
-                "net LATENCY round trip over ICMP, payloads of 16 B or more, where sockperf and qperf are missing"
-            }
-            Tool::Hpcc => "cpu LINPACK (HPL), DGEMM (StarDGEMM)",
-        }
-    }
-}
-
-impl fmt::Display for Tool {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use crate::ids::Tool;
 
 /// An installed tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,7 +71,7 @@ pub struct ToolStatus {
     pub tool: Tool,
     pub name: &'static str,
     pub availability: Availability,
-    pub covers: &'static str,
+    pub covers: String,
     pub install: &'static str,
 }
 
@@ -336,6 +239,38 @@ fn version_of(tool: Tool, path: &Path) -> Option<String> {
     }
 }
 
+/// The records `tool` gives a reference figure for: the workloads whose spec names it, by
+/// subsystem, and what of them it measures.
+pub fn covers(tool: Tool) -> String {
+    let specs = crate::bench::registry::all();
+    let parts: Vec<String> = Subsystem::ALL
+        .iter()
+        .filter_map(|sub| {
+            let names: Vec<&str> = specs
+                .iter()
+                .filter(|s| s.subsystem == *sub && s.references.contains(&tool))
+                .map(|s| s.name)
+                .collect();
+            (!names.is_empty()).then(|| format!("{sub} {}", names.join(", ")))
+        })
+        .collect();
+    let what = match tool {
+        Tool::LikwidBench => "peakflops; copy and stream kernels",
+        Tool::Stream => "its four kernels",
+        Tool::Fio => "MB/s, IOPS, latency",
+        Tool::Iperf3 => "goodput, UDP loss and jitter",
+        Tool::Sockperf => "round trip, transactions/s; messages of 14 B or more",
+        Tool::Qperf => {
+            "round trip, transactions/s; where sockperf is missing or the messages are under 14 B"
+        }
+        Tool::Ping => {
+            "round trip over ICMP, payloads of 16 B or more, where sockperf and qperf are missing"
+        }
+        Tool::Hpcc => "HPL; StarDGEMM",
+    };
+    format!("{} ({what})", parts.join("; "))
+}
+
 /// Every tool: found (with version and path) or missing (with the install command).
 pub fn check() -> Vec<ToolStatus> {
     check_with(&Locator::from_env())
@@ -349,7 +284,7 @@ pub fn check_with(locator: &Locator) -> Vec<ToolStatus> {
             tool,
             name: tool.name(),
             availability: locator.availability(tool),
-            covers: tool.covers(),
+            covers: covers(tool),
             install: tool.install(),
         })
         .collect()

@@ -13,6 +13,8 @@ mod x86;
 
 pub use crate::sysinfo::peak::OpClass as Op;
 
+use super::spec::{Axis, ChartKind, Spec, Work};
+use crate::ids::Tool;
 use crate::measure::Summary;
 use crate::results::ResultRecord;
 use crate::results::Subsystem;
@@ -23,64 +25,67 @@ use crate::sysinfo::clock::{self, ClockDecision, Probe, ProbeReading};
 use crate::sysinfo::peak::{CpuPeakOverrides, cpu_peak};
 use crate::sysinfo::{ClockBudget, Isa, SystemInfo};
 use std::collections::{BTreeMap, HashMap};
-use std::fmt;
-use std::str::FromStr;
 use std::sync::Mutex;
 use std::time::Duration;
 
-/// A CPU workload, as users type it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum CpuWorkload {
-    /// 8-bit integer adds.
-    Qp,
-    /// 16-bit integer adds.
-    Hp,
-    /// fp32 FMA.
-    Sp,
-    /// fp64 FMA.
-    Dp,
-    /// 32-bit integer adds.
-    Int32,
-    /// 64-bit integer adds.
-    Int64,
-    /// No work: measures the harness's overhead per repetition.
-    Null,
+super::spec::workloads! {
+    /// A synthetic kernel of `peakbench cpu` (the linear-algebra workloads are
+    /// [`crate::bench::linalg::workload::LinalgWorkload`]).
+    pub enum CpuWorkload ("CPU") {
+        Qp = "QP",
+        Hp = "HP",
+        Sp = "SP",
+        Dp = "DP",
+        Int32 = "INT32",
+        Int64 = "INT64",
+        Null = "NULL",
+    }
 }
 
-impl CpuWorkload {
-    pub const ALL: [CpuWorkload; 7] = [
-        CpuWorkload::Qp,
-        CpuWorkload::Hp,
-        CpuWorkload::Sp,
-        CpuWorkload::Dp,
-        CpuWorkload::Int32,
-        CpuWorkload::Int64,
-        CpuWorkload::Null,
-    ];
-    /// The workloads run when none is named.
-    pub const DEFAULT: [CpuWorkload; 6] = [
-        CpuWorkload::Qp,
-        CpuWorkload::Hp,
-        CpuWorkload::Sp,
-        CpuWorkload::Dp,
-        CpuWorkload::Int32,
-        CpuWorkload::Int64,
-    ];
+/// The options only the kernels QP … INT64 use (NULL runs no kernel).
+const KERNEL_OPTIONS: &[&str] = &["scaling", "duration", "total-ops", "isa"];
+const KERNEL_AXES: &[Axis] = &[Axis::Threads];
+const KERNEL_CHARTS: &[ChartKind] = &[ChartKind::VsThreads, ChartKind::Efficiency];
 
-    pub fn name(self) -> &'static str {
-        match self {
-            CpuWorkload::Qp => "QP",
-            CpuWorkload::Hp => "HP",
-            CpuWorkload::Sp => "SP",
-            CpuWorkload::Dp => "DP",
-            CpuWorkload::Int32 => "INT32",
-            CpuWorkload::Int64 => "INT64",
-            CpuWorkload::Null => "NULL",
+impl CpuWorkload {
+    /// What it is, everything every reader needs (see [`Spec`]).
+    pub const fn spec(self) -> Spec {
+        let (what, default, references): (_, _, &[Tool]) = match self {
+            CpuWorkload::Qp => ("8-bit integer vector adds", true, &[]),
+            CpuWorkload::Hp => ("16-bit adds, or fp16 FMA where the core has it", true, &[]),
+            CpuWorkload::Sp => ("fp32 FMA", true, &[Tool::LikwidBench]),
+            CpuWorkload::Dp => ("fp64 FMA", true, &[Tool::LikwidBench]),
+            CpuWorkload::Int32 => ("32-bit integer vector adds", true, &[]),
+            CpuWorkload::Int64 => ("64-bit integer vector adds", true, &[]),
+            CpuWorkload::Null => {
+                return Spec {
+                    subsystem: Subsystem::Cpu,
+                    name: self.name(),
+                    what: "the harness alone",
+                    default: false,
+                    metrics: &[Metric::Latency],
+                    options: &[],
+                    axes: KERNEL_AXES,
+                    references: &[],
+                    charts: &[],
+                    work: Work::Nothing,
+                };
+            }
+        };
+        Spec {
+            subsystem: Subsystem::Cpu,
+            name: self.name(),
+            what,
+            default,
+            metrics: &[Metric::Throughput],
+            options: KERNEL_OPTIONS,
+            axes: KERNEL_AXES,
+            references,
+            charts: KERNEL_CHARTS,
+            work: Work::KernelOps,
         }
     }
 
-    /// The operation the workload performs on a core that has native fp16 arithmetic (`fp16`)
-    /// or not: HP is an fp16 FMA there, a 16-bit integer add elsewhere. `None` for NULL.
     pub fn op_with_fp16(self, fp16: bool) -> Option<Op> {
         match self {
             CpuWorkload::Hp if fp16 => Some(Op::Fma { element_bits: 16 }),
@@ -99,24 +104,6 @@ impl CpuWorkload {
             CpuWorkload::Int64 => Op::IntAdd { element_bits: 64 },
             CpuWorkload::Null => return None,
         })
-    }
-}
-
-impl fmt::Display for CpuWorkload {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for CpuWorkload {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        CpuWorkload::ALL
-            .into_iter()
-            .find(|w| w.name().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| {
-                format!("unknown CPU workload '{s}'; use QP, HP, SP, DP, INT32, INT64 or NULL")
-            })
     }
 }
 

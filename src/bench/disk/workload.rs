@@ -2,44 +2,102 @@
 //! writes, and the points of a sweep: every workload × block size × thread count × queue depth.
 
 use super::DiskOptions;
-use std::fmt;
-use std::str::FromStr;
+use crate::bench::spec::{Axis, ChartKind, Spec, Work};
+use crate::ids::{Metric, Subsystem, Tool};
 
-/// A disk workload, as users type it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum DiskWorkload {
-    /// Sequential read.
-    Rs,
-    /// Sequential write.
-    Ws,
-    /// Random read.
-    Rr,
-    /// Random write.
-    Wr,
-    /// Random mixed read/write (`--read-percent`).
-    Rw,
-    /// Sequential copy: each block read from the test file and written to a second, new file.
-    Copy,
+crate::bench::spec::workloads! {
+    /// A disk workload, as users type it.
+    pub enum DiskWorkload ("disk") {
+        /// Sequential read.
+        Rs = "RS",
+        /// Sequential write.
+        Ws = "WS",
+        /// Random read.
+        Rr = "RR",
+        /// Random write.
+        Wr = "WR",
+        /// Random mixed read/write (`--read-percent`).
+        Rw = "RW",
+        /// Sequential copy: each block read from the test file and written to a second, new file.
+        Copy = "COPY",
+    }
 }
 
 impl DiskWorkload {
-    pub const ALL: [DiskWorkload; 6] = [
-        DiskWorkload::Rs,
-        DiskWorkload::Ws,
-        DiskWorkload::Rr,
-        DiskWorkload::Wr,
-        DiskWorkload::Rw,
-        DiskWorkload::Copy,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            DiskWorkload::Rs => "RS",
-            DiskWorkload::Ws => "WS",
-            DiskWorkload::Rr => "RR",
-            DiskWorkload::Wr => "WR",
-            DiskWorkload::Rw => "RW",
-            DiskWorkload::Copy => "COPY",
+    /// What it is, everything every reader needs (see [`Spec`]).
+    pub const fn spec(self) -> Spec {
+        let (what, default, work) = match self {
+            DiskWorkload::Rs => (
+                "sequential reads",
+                true,
+                Work::Io {
+                    read_percent: Some(100),
+                    copy: false,
+                },
+            ),
+            DiskWorkload::Ws => (
+                "sequential writes",
+                true,
+                Work::Io {
+                    read_percent: Some(0),
+                    copy: false,
+                },
+            ),
+            DiskWorkload::Rr => (
+                "random reads",
+                true,
+                Work::Io {
+                    read_percent: Some(100),
+                    copy: false,
+                },
+            ),
+            DiskWorkload::Wr => (
+                "random writes",
+                true,
+                Work::Io {
+                    read_percent: Some(0),
+                    copy: false,
+                },
+            ),
+            DiskWorkload::Rw => (
+                "random mixed reads and writes",
+                false,
+                Work::Io {
+                    read_percent: None,
+                    copy: false,
+                },
+            ),
+            DiskWorkload::Copy => (
+                "sequential copy to a second, new file (read + write)",
+                false,
+                Work::Io {
+                    read_percent: Some(50),
+                    copy: true,
+                },
+            ),
+        };
+        let copy = matches!(work, Work::Io { copy: true, .. });
+        Spec {
+            subsystem: Subsystem::Disk,
+            name: self.name(),
+            what,
+            default,
+            metrics: &[Metric::Throughput, Metric::Iops, Metric::Latency],
+            options: match work {
+                Work::Io {
+                    read_percent: None, ..
+                } => &["read-percent"],
+                _ => &[],
+            },
+            axes: &[Axis::BlockSize, Axis::Threads, Axis::QueueDepth],
+            references: if copy { &[] } else { &[Tool::Fio] },
+            charts: &[
+                ChartKind::VsQueueDepth,
+                ChartKind::Percentiles,
+                ChartKind::Intervals,
+                ChartKind::Efficiency,
+            ],
+            work,
         }
     }
 
@@ -55,28 +113,13 @@ impl DiskWorkload {
 
     /// Percent of I/Os that read (a copy reads and writes every block once).
     pub(super) fn read_percent(self, mixed: u32) -> u32 {
-        match self {
-            DiskWorkload::Rs | DiskWorkload::Rr => 100,
-            DiskWorkload::Ws | DiskWorkload::Wr => 0,
-            DiskWorkload::Rw => mixed,
-            DiskWorkload::Copy => 50,
+        match self.spec().work {
+            Work::Io {
+                read_percent: Some(p),
+                ..
+            } => p,
+            _ => mixed,
         }
-    }
-}
-
-impl fmt::Display for DiskWorkload {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for DiskWorkload {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        DiskWorkload::ALL
-            .into_iter()
-            .find(|w| w.name().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| format!("unknown disk workload '{s}'; use RS, WS, RR, WR, RW or COPY"))
     }
 }
 

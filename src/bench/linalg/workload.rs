@@ -12,6 +12,8 @@ use super::gemm::{Blocking, Gemm, MatMut, MatRef};
 use super::kernels::{self, Element, MicroKernel};
 use super::system_blas::{BlasError, SystemBlas, Threads};
 use super::{hpl, lu};
+use crate::bench::spec::{Axis, ChartKind, Spec, Work};
+use crate::ids::Tool;
 use crate::results::ResultRecord;
 use crate::results::params::{CpuParams, LinalgParams, NodeTag, Params};
 use crate::results::{Metric, Subsystem, Unit};
@@ -20,29 +22,49 @@ use crate::sysinfo::SystemInfo;
 use crate::sysinfo::peak::{CpuPeakOverrides, OpClass, cpu_peak};
 use std::time::Instant;
 
-/// A dense linear-algebra workload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum LinalgWorkload {
-    /// Solve A·x = b by LU with partial pivoting (HPL's problem and count).
-    Linpack,
-    /// C = A·B in double precision.
-    Dgemm,
-    /// C = A·B in single precision.
-    Sgemm,
+crate::bench::spec::workloads! {
+    /// A dense linear-algebra workload.
+    pub enum LinalgWorkload ("linear-algebra") {
+        /// HPL's problem: solve A·x = b by LU with partial pivoting.
+        Linpack = "LINPACK",
+        /// C = A·B in fp64.
+        Dgemm = "DGEMM",
+        /// C = A·B in fp32.
+        Sgemm = "SGEMM",
+    }
 }
 
 impl LinalgWorkload {
-    pub const ALL: [LinalgWorkload; 3] = [
-        LinalgWorkload::Linpack,
-        LinalgWorkload::Dgemm,
-        LinalgWorkload::Sgemm,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            LinalgWorkload::Linpack => "LINPACK",
-            LinalgWorkload::Dgemm => "DGEMM",
-            LinalgWorkload::Sgemm => "SGEMM",
+    /// What it is, everything every reader needs (see [`Spec`]).
+    pub const fn spec(self) -> Spec {
+        let (what, options, references): (_, &[&str], &[Tool]) = match self {
+            LinalgWorkload::Linpack => (
+                "solve of a random dense system by LU with partial pivoting (HPL's problem, count and residual check)",
+                &["n", "memory-fraction", "nb", "blas", "blas-library", "isa"],
+                &[Tool::Hpcc],
+            ),
+            LinalgWorkload::Dgemm => (
+                "fp64 matrix multiply C = A·B (2·N³ operations)",
+                &["n", "memory-fraction", "blas", "blas-library", "isa"],
+                &[Tool::Hpcc],
+            ),
+            LinalgWorkload::Sgemm => (
+                "fp32 matrix multiply C = A·B (2·N³ operations)",
+                &["n", "memory-fraction", "blas", "blas-library", "isa"],
+                &[],
+            ),
+        };
+        Spec {
+            subsystem: Subsystem::Cpu,
+            name: self.name(),
+            what,
+            default: false,
+            metrics: &[Metric::Throughput],
+            options,
+            axes: &[Axis::N, Axis::Threads],
+            references,
+            charts: &[ChartKind::VsThreads, ChartKind::VsN, ChartKind::Efficiency],
+            work: Work::Flops,
         }
     }
 
@@ -93,18 +115,6 @@ impl LinalgWorkload {
             .checked_add(packs)?
             .checked_add(u12)?
             .checked_add(n * 8 * 2)
-    }
-}
-
-impl std::str::FromStr for LinalgWorkload {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        LinalgWorkload::ALL
-            .into_iter()
-            .find(|w| w.name().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| {
-                format!("unknown linear-algebra workload '{s}'; use LINPACK, DGEMM or SGEMM")
-            })
     }
 }
 

@@ -3,81 +3,241 @@
 
 use super::MemOptions;
 use super::latency::{Probe, staircase_sizes};
-use std::fmt;
-use std::str::FromStr;
+use crate::bench::spec::{Axis, ChartKind, Spec, Work};
+use crate::ids::{Metric, Subsystem, Tool};
 
-/// A memory workload, as users type it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum MemWorkload {
-    /// Read+write sequential: copy block by block (memcpy-like).
-    Rws,
-    /// Read+write at random block offsets.
-    Rwr,
-    /// Sequential write (memset-like).
-    Ws,
-    /// Write at random block offsets.
-    Wr,
-    /// Sequential read.
-    Rs,
-    /// Read at random block offsets.
-    Rr,
-    /// STREAM copy: c = a.
-    Copy,
-    /// STREAM scale: b = s·c.
-    Scale,
-    /// STREAM add: c = a + b.
-    Add,
-    /// STREAM triad: a = b + s·c.
-    Triad,
-    /// Pointer-chasing staircase, cache levels and per-operation latencies.
-    Latency,
-    /// No work: the harness's overhead per repetition.
-    Null,
+crate::bench::spec::workloads! {
+    /// A memory workload, as users type it.
+    pub enum MemWorkload ("memory") {
+        /// Read+write sequential: copy block by block (memcpy-like).
+        Rws = "RWS",
+        /// Read+write at random block offsets.
+        Rwr = "RWR",
+        /// Sequential write (memset-like).
+        Ws = "WS",
+        /// Write at random block offsets.
+        Wr = "WR",
+        /// Sequential read.
+        Rs = "RS",
+        /// Read at random block offsets.
+        Rr = "RR",
+        /// STREAM copy: c = a.
+        Copy = "COPY",
+        /// STREAM scale: b = s·c.
+        Scale = "SCALE",
+        /// STREAM add: c = a + b.
+        Add = "ADD",
+        /// STREAM triad: a = b + s·c.
+        Triad = "TRIAD",
+        /// Pointer-chasing staircase, cache levels and per-operation latencies.
+        Latency = "LATENCY",
+        /// No work: the harness's overhead per repetition.
+        Null = "NULL",
+    }
 }
 
-impl MemWorkload {
-    pub const ALL: [MemWorkload; 12] = [
-        MemWorkload::Rws,
-        MemWorkload::Rwr,
-        MemWorkload::Ws,
-        MemWorkload::Wr,
-        MemWorkload::Rs,
-        MemWorkload::Rr,
-        MemWorkload::Copy,
-        MemWorkload::Scale,
-        MemWorkload::Add,
-        MemWorkload::Triad,
-        MemWorkload::Latency,
-        MemWorkload::Null,
-    ];
-    /// The workloads run when none is named: all but NULL (the last).
-    pub const DEFAULT: &[MemWorkload] = MemWorkload::ALL.split_at(MemWorkload::ALL.len() - 1).0;
+/// The options of every bandwidth workload: their kernels, their peak, their work.
+const BANDWIDTH: [&str; 7] = [
+    "isa",
+    "mem-peak-gbs",
+    "mem-channels",
+    "mem-mts",
+    "total-bytes",
+    "duration",
+    "array-size",
+];
+const BLOCKS_WRITTEN: &[&str] = &[
+    "block-size",
+    "stores",
+    BANDWIDTH[0],
+    BANDWIDTH[1],
+    BANDWIDTH[2],
+    BANDWIDTH[3],
+    BANDWIDTH[4],
+    BANDWIDTH[5],
+    BANDWIDTH[6],
+];
+const BLOCKS_READ: &[&str] = &[
+    "block-size",
+    BANDWIDTH[0],
+    BANDWIDTH[1],
+    BANDWIDTH[2],
+    BANDWIDTH[3],
+    BANDWIDTH[4],
+    BANDWIDTH[5],
+    BANDWIDTH[6],
+];
+const STREAM_OPTIONS: &[&str] = &[
+    "stores",
+    BANDWIDTH[0],
+    BANDWIDTH[1],
+    BANDWIDTH[2],
+    BANDWIDTH[3],
+    BANDWIDTH[4],
+    BANDWIDTH[5],
+    BANDWIDTH[6],
+];
+const BANDWIDTH_CHARTS: &[ChartKind] = &[ChartKind::VsThreads, ChartKind::Efficiency];
 
-    pub fn name(self) -> &'static str {
-        match self {
-            MemWorkload::Rws => "RWS",
-            MemWorkload::Rwr => "RWR",
-            MemWorkload::Ws => "WS",
-            MemWorkload::Wr => "WR",
-            MemWorkload::Rs => "RS",
-            MemWorkload::Rr => "RR",
-            MemWorkload::Copy => "COPY",
-            MemWorkload::Scale => "SCALE",
-            MemWorkload::Add => "ADD",
-            MemWorkload::Triad => "TRIAD",
-            MemWorkload::Latency => "LATENCY",
-            MemWorkload::Null => "NULL",
+impl MemWorkload {
+    /// What it is, everything every reader needs (see [`Spec`]).
+    pub const fn spec(self) -> Spec {
+        let (what, options, references, work): (_, &[&str], &[Tool], _) = match self {
+            MemWorkload::Rws => (
+                "read and write blocks in sequence",
+                BLOCKS_WRITTEN,
+                &[],
+                Work::Blocks {
+                    read: true,
+                    write: true,
+                },
+            ),
+            MemWorkload::Rwr => (
+                "read and write blocks at random",
+                BLOCKS_WRITTEN,
+                &[],
+                Work::Blocks {
+                    read: true,
+                    write: true,
+                },
+            ),
+            MemWorkload::Ws => (
+                "write blocks in sequence",
+                BLOCKS_WRITTEN,
+                &[],
+                Work::Blocks {
+                    read: false,
+                    write: true,
+                },
+            ),
+            MemWorkload::Wr => (
+                "write blocks at random",
+                BLOCKS_WRITTEN,
+                &[],
+                Work::Blocks {
+                    read: false,
+                    write: true,
+                },
+            ),
+            MemWorkload::Rs => (
+                "read blocks in sequence",
+                BLOCKS_READ,
+                &[],
+                Work::Blocks {
+                    read: true,
+                    write: false,
+                },
+            ),
+            MemWorkload::Rr => (
+                "read blocks at random",
+                BLOCKS_READ,
+                &[],
+                Work::Blocks {
+                    read: true,
+                    write: false,
+                },
+            ),
+            MemWorkload::Copy => (
+                "STREAM copy",
+                STREAM_OPTIONS,
+                &[Tool::LikwidBench, Tool::Stream],
+                Work::Arrays {
+                    read: 1,
+                    written: 1,
+                },
+            ),
+            MemWorkload::Scale => (
+                "STREAM scale",
+                STREAM_OPTIONS,
+                &[Tool::Stream],
+                Work::Arrays {
+                    read: 1,
+                    written: 1,
+                },
+            ),
+            MemWorkload::Add => (
+                "STREAM add",
+                STREAM_OPTIONS,
+                &[Tool::Stream],
+                Work::Arrays {
+                    read: 2,
+                    written: 1,
+                },
+            ),
+            MemWorkload::Triad => (
+                "STREAM triad",
+                STREAM_OPTIONS,
+                &[Tool::LikwidBench, Tool::Stream],
+                Work::Arrays {
+                    read: 2,
+                    written: 1,
+                },
+            ),
+            MemWorkload::Latency => {
+                return Spec {
+                    subsystem: Subsystem::Mem,
+                    name: self.name(),
+                    what: "pointer-chasing staircase and cache levels",
+                    default: true,
+                    metrics: &[Metric::Latency],
+                    options: &[
+                        "huge-pages",
+                        "latency-max",
+                        "mem-latency-ns",
+                        "duration",
+                        "array-size",
+                    ],
+                    axes: &[Axis::WorkingSet, Axis::Threads],
+                    references: &[],
+                    charts: &[ChartKind::Staircase],
+                    work: Work::Loads,
+                };
+            }
+            MemWorkload::Null => {
+                return Spec {
+                    subsystem: Subsystem::Mem,
+                    name: self.name(),
+                    what: "the harness alone",
+                    default: false,
+                    metrics: &[Metric::Latency],
+                    options: &[],
+                    axes: &[Axis::Threads],
+                    references: &[],
+                    charts: &[],
+                    work: Work::Nothing,
+                };
+            }
+        };
+        let axes: &[Axis] = match work {
+            Work::Blocks { .. } => &[Axis::BlockSize, Axis::Threads],
+            _ => &[Axis::Threads],
+        };
+        Spec {
+            subsystem: Subsystem::Mem,
+            name: self.name(),
+            what,
+            default: true,
+            metrics: &[Metric::Throughput],
+            options,
+            axes,
+            references,
+            charts: BANDWIDTH_CHARTS,
+            work,
         }
     }
 
-    /// (arrays read, arrays written) per element: the work model of the bandwidth workloads.
-    pub fn traffic(self) -> (u64, u64) {
-        match self {
-            MemWorkload::Rws | MemWorkload::Rwr | MemWorkload::Copy | MemWorkload::Scale => (1, 1),
-            MemWorkload::Ws | MemWorkload::Wr => (0, 1),
-            MemWorkload::Rs | MemWorkload::Rr => (1, 0),
-            MemWorkload::Add | MemWorkload::Triad => (2, 1),
-            MemWorkload::Latency | MemWorkload::Null => (0, 0),
+    /// (arrays read, arrays written) per element: the work model of the bandwidth workloads
+    /// (a block workload moves one array: its blocks, read, written or both).
+    pub const fn traffic(self) -> (u64, u64) {
+        match self.spec().work {
+            Work::Arrays { read, written } => (read, written),
+            Work::Blocks { read, write } => (read as u64, write as u64),
+            Work::KernelOps
+            | Work::Nothing
+            | Work::Flops
+            | Work::Loads
+            | Work::Io { .. }
+            | Work::Messages => (0, 0),
         }
     }
 
@@ -88,41 +248,13 @@ impl MemWorkload {
     }
 
     /// Whether the workload works block by block (`--block-size`).
-    pub fn uses_blocks(self) -> bool {
-        matches!(
-            self,
-            MemWorkload::Rws
-                | MemWorkload::Rwr
-                | MemWorkload::Ws
-                | MemWorkload::Wr
-                | MemWorkload::Rs
-                | MemWorkload::Rr
-        )
+    pub const fn uses_blocks(self) -> bool {
+        matches!(self.spec().work, Work::Blocks { .. })
     }
 
     /// Whether it moves its blocks in a random order.
     pub(super) fn random(self) -> bool {
         matches!(self, MemWorkload::Rwr | MemWorkload::Wr | MemWorkload::Rr)
-    }
-}
-
-impl fmt::Display for MemWorkload {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for MemWorkload {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        MemWorkload::ALL
-            .into_iter()
-            .find(|w| w.name().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| {
-                format!(
-                    "unknown memory workload '{s}'; use RWS, RWR, WS, WR, RS, RR, COPY, SCALE, ADD, TRIAD, LATENCY or NULL"
-                )
-            })
     }
 }
 

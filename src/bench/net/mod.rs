@@ -15,6 +15,8 @@ pub mod server;
 pub mod streams;
 pub mod transport;
 
+use super::spec::{Axis, ChartKind, Spec, Work};
+use crate::ids::Tool;
 use crate::results::ResultRecord;
 use crate::results::params::{NetParams, NodeTag, Route};
 use crate::results::{Metric, Subsystem, Unit};
@@ -36,31 +38,56 @@ pub const DEFAULT_UDP_MESSAGE: u32 = 1400;
 pub const DEFAULT_PING_MESSAGE: u32 = 1;
 pub const DEFAULT_UDP_PING_MESSAGE: u32 = protocol::limits::MIN_UDP_PING;
 
-/// A network workload as users type it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NetWorkload {
-    Throughput,
-    Latency,
-}
-
-impl NetWorkload {
-    pub fn name(self) -> &'static str {
-        match self {
-            NetWorkload::Throughput => "THROUGHPUT",
-            NetWorkload::Latency => "LATENCY",
-        }
+super::spec::workloads! {
+    /// A network workload, as users type it.
+    pub enum NetWorkload ("network") {
+        /// Goodput of bulk streams; UDP loss and jitter.
+        Throughput = "THROUGHPUT",
+        /// Ping-pong round trips.
+        Latency = "LATENCY",
     }
 }
 
-impl std::str::FromStr for NetWorkload {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_uppercase().as_str() {
-            "THROUGHPUT" => Ok(NetWorkload::Throughput),
-            "LATENCY" => Ok(NetWorkload::Latency),
-            _ => Err(format!(
-                "unknown network workload '{s}': use THROUGHPUT or LATENCY"
-            )),
+impl NetWorkload {
+    /// What it is, everything every reader needs (see [`Spec`]).
+    pub const fn spec(self) -> Spec {
+        let (what, metrics, options, references, charts): (
+            _,
+            &[Metric],
+            &[&str],
+            &[Tool],
+            &[ChartKind],
+        ) = match self {
+            NetWorkload::Throughput => (
+                "goodput; UDP loss and jitter",
+                &[Metric::Throughput, Metric::Loss, Metric::Jitter],
+                &["reverse", "busy-poll", "rate"],
+                &[Tool::Iperf3],
+                &[
+                    ChartKind::VsStreams,
+                    ChartKind::Intervals,
+                    ChartKind::Efficiency,
+                ],
+            ),
+            NetWorkload::Latency => (
+                "ping-pong round trips",
+                &[Metric::Latency, Metric::Rate],
+                &[],
+                &[Tool::Sockperf, Tool::Qperf, Tool::Ping],
+                &[ChartKind::Percentiles, ChartKind::Efficiency],
+            ),
+        };
+        Spec {
+            subsystem: Subsystem::Net,
+            name: self.name(),
+            what,
+            default: true,
+            metrics,
+            options,
+            axes: &[Axis::Streams, Axis::MessageSize],
+            references,
+            charts,
+            work: Work::Messages,
         }
     }
 }

@@ -1,0 +1,166 @@
+//! What a workload is, in one place: each subsystem's workload enum returns its [`Spec`] from a
+//! `match` with no wildcard, so that a variant without a spec does not compile. The command
+//! line's defaults, help and refusals, the profiles' estimates, the reference tools, the charts
+//! and the conformance test read their lists from here ([`super::registry`] gathers them).
+
+use crate::ids::{Metric, Subsystem, Tool};
+
+/// One workload's description.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spec {
+    pub subsystem: Subsystem,
+    /// As users type it (`--workload`).
+    pub name: &'static str,
+    /// What it measures, in a few words.
+    pub what: &'static str,
+    /// Run when no `--workload` is given.
+    pub default: bool,
+    /// The metrics of its records.
+    pub metrics: &'static [Metric],
+    /// The options (long names) that only some workloads of its subsystem use, and this one
+    /// does: an option that no chosen workload uses is refused, naming those that do.
+    pub options: &'static [&'static str],
+    /// The parameters a sweep of it can vary.
+    pub axes: &'static [Axis],
+    /// The standard tools that measure the same point, in order of preference.
+    pub references: &'static [Tool],
+    /// The charts its points get.
+    pub charts: &'static [ChartKind],
+    /// What one iteration (or repetition) does: the rate is computed from it.
+    pub work: Work,
+}
+
+/// A parameter a sweep varies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Axis {
+    Threads,
+    /// The order N of the matrices.
+    N,
+    BlockSize,
+    /// A latency probe's working set (the staircase).
+    WorkingSet,
+    QueueDepth,
+    Streams,
+    MessageSize,
+}
+
+/// A chart a workload's points get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChartKind {
+    /// The figure against threads, a line per variant.
+    VsThreads,
+    /// The figure against N, a line per thread count.
+    VsN,
+    /// Latency per load against the working set, the cache levels marked.
+    Staircase,
+    /// IOPS and mean latency against the queue depth.
+    VsQueueDepth,
+    /// Goodput against parallel streams.
+    VsStreams,
+    /// Latency percentiles per point.
+    Percentiles,
+    /// The figure per interval of the last repetition.
+    Intervals,
+    /// Each point's efficiency against its peak.
+    Efficiency,
+}
+
+/// The work model: what the rate counts (likwid-bench declares it in each kernel's header).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    /// Vector operations: the kernel for the ISA states how many one loop iteration performs
+    /// (chains × lanes × operations per lane).
+    KernelOps,
+    /// The harness alone: nothing is counted, the time of a repetition is the figure.
+    Nothing,
+    /// Floating-point operations of a dense solve or multiply of order N (HPL's count for the
+    /// solve, 2·N³ for a multiply).
+    Flops,
+    /// Arrays read and written per element, as STREAM counts bytes.
+    Arrays { read: u64, written: u64 },
+    /// Blocks read and written, in sequence or at random.
+    Blocks { read: bool, write: bool },
+    /// Dependent loads (a pointer chase) or independent ones (the per-operation probes).
+    Loads,
+    /// I/Os of one block each: `read_percent` of them reads (`None`: `--read-percent`), and
+    /// a copy writes every block it reads to a second file.
+    Io {
+        read_percent: Option<u32>,
+        copy: bool,
+    },
+    /// Messages: their payload bytes per second (goodput), or round trips.
+    Messages,
+}
+
+/// Declares a workload enum whose every variant has one name: `ALL`, `name()`, `defaults()`
+/// (the variants whose spec says `default`), `Display` and `FromStr` (case-insensitive, with a
+/// "use A, B or C" message built from `ALL`). The enum must implement `fn spec(self) -> Spec`
+/// with an exhaustive `match`.
+macro_rules! workloads {
+    ($(#[$m:meta])* $vis:vis enum $t:ident ($what:literal) {
+        $($(#[$vm:meta])* $v:ident = $n:literal,)+
+    }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        $vis enum $t {
+            $($(#[$vm])* $v,)+
+        }
+
+        impl $t {
+            /// Every workload, in the order of the reports.
+            pub const ALL: [$t; [$($n),+].len()] = [$($t::$v),+];
+
+            /// Its name, as users type it.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $($t::$v => $n,)+
+                }
+            }
+
+            /// The workloads run when none is named.
+            pub fn defaults() -> Vec<$t> {
+                Self::ALL.into_iter().filter(|w| w.spec().default).collect()
+            }
+        }
+
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl std::str::FromStr for $t {
+            type Err = String;
+            fn from_str(s: &str) -> Result<$t, String> {
+                $t::ALL
+                    .into_iter()
+                    .find(|w| w.name().eq_ignore_ascii_case(s.trim()))
+                    .ok_or_else(|| {
+                        format!(
+                            "unknown {} workload '{}'; use {}",
+                            $what,
+                            crate::text::printable(s),
+                            crate::text::one_of($t::ALL.iter().map(|w| w.name()))
+                        )
+                    })
+            }
+        }
+    };
+}
+pub(crate) use workloads;
+
+/// The names of `specs` that use `option`, as a sentence says them ("LINPACK, DGEMM and
+/// SGEMM"), and as a choice ("LINPACK, DGEMM or SGEMM").
+pub fn users_of(specs: &[Spec], option: &str) -> (String, String) {
+    let names: Vec<&str> = specs
+        .iter()
+        .filter(|s| s.options.contains(&option))
+        .map(|s| s.name)
+        .collect();
+    let and = match names.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    };
+    (and, crate::text::one_of(names))
+}
