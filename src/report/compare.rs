@@ -90,7 +90,7 @@ impl Comparison {
                     .value
                     .as_deref()
                     .map_or_else(|| "unknown host".into(), crate::text::printable),
-                machine: super::table::machine_line(&r.system),
+                machine: super::model::machine_line(&r.system),
             })
             .collect();
         let base = &runs[0];
