@@ -9,13 +9,16 @@ use crate::cluster::coordinator::{Coordinator, Plan};
 use crate::cluster::identity::Identity;
 use crate::cluster::messages::NodeHello;
 use crate::cluster::rendezvous::{self, Locator};
-use crate::cluster::worker::{self, Joining};
+use crate::cluster::worker::{self, Joining, LocalRun};
 use crate::error::{Interrupted, UsageError};
+use crate::results::fleet::Fleet;
+use crate::results::{Report, ResultRecord};
 use crate::sysinfo::sysfs::read_trimmed;
 use crate::sysinfo::{ClockBudget, collect};
 use crate::units::format_duration;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 /// What one rank of a multi-node run does.
@@ -59,44 +62,14 @@ pub struct HplRequest {
 }
 
 /// Runs this rank's part; on rank 0 the merged report is recorded to `c.outputs`.
-pub fn run(c: ClusterRun, argv: Vec<String>) -> anyhow::Result<()> {
+pub fn run(mut c: ClusterRun, argv: Vec<String>) -> anyhow::Result<()> {
     let id = c.identity;
-    let plan = c.plan.clone();
     let rank0 = id.rank == 0;
     let log = rank0 && !c.outputs.quiet;
     if log || c.dry_run {
-        eprintln!(
-            "peakbench cluster run: rank {} of {} ({}); profile {} without its net jobs: {} jobs, about {} per node; at most {} network steps; at most {}",
-            id.rank,
-            id.world_size,
-            serde_json::to_value(id.source)?.as_str().unwrap_or("?"),
-            c.profile,
-            c.jobs.len(),
-            format_duration(suite::total(&c.jobs)),
-            plan.max_link_steps(),
-            format_duration(plan.total_timeout())
-        );
-        if let Some(h) = &c.hpl {
-            eprintln!(
-                "then one HPL over the machines ({}, {}), one process per core, N = {}",
-                crate::cluster::hpl::launcher(&h.identity_source).unwrap_or("?"),
-                h.program.display(),
-                h.n.map_or_else(
-                    || "the largest LINPACK N × √machines".to_string(),
-                    |n| n.to_string()
-                )
-            );
-        }
+        announce(&c)?;
         if c.dry_run {
-            let same_machine = vec![String::new(); id.world_size as usize];
-            for (pattern, step) in plan.link_steps(&same_machine) {
-                let links: Vec<String> = step
-                    .iter()
-                    .map(|l| format!("{}→{}", l.src, l.dst))
-                    .collect();
-                crate::files::print(&format!("{pattern}: {}\n", links.join(" ")))?;
-            }
-            return Ok(());
+            return list_link_steps(&c.plan, id.world_size);
         }
     }
     crate::runner::stop::graceful();
@@ -104,7 +77,94 @@ pub fn run(c: ClusterRun, argv: Vec<String>) -> anyhow::Result<()> {
     let run_id = rendezvous::run_id(c.run_id.as_deref(), env);
     let net = worker::net_server(matches!(c.advertise, Some(IpAddr::V6(_))), c.token.clone())
         .map_err(|e| anyhow::anyhow!("cannot start this rank's network server: {e}"))?;
-    let hello = NodeHello {
+    let hello = hello(&c, net.addr().port())?;
+    let deadline = Instant::now() + c.plan.total_timeout();
+    let mut local = local_run(std::mem::take(&mut c.jobs), argv.clone());
+    if !rank0 {
+        return join(&c, &run_id, hello, deadline, &mut local);
+    }
+    // Rank 0: the coordinator in a thread, and a rank like the others.
+    let (coordinator, listening, file) = bind_coordinator(&c, &run_id, log)?;
+    let rx = spawn_coordinator(coordinator, c.plan.clone(), argv.clone())?;
+    let own = own_locator(c.bind, listening.port());
+    let joining = Joining {
+        locator: &own,
+        default_port: listening.port(),
+        timeout: c.join_timeout,
+    };
+    let mine = worker::run(&joining, hello, c.token.clone(), deadline, &mut local);
+    let interrupted = crate::runner::stop::requested();
+    if let Err(e) = &mine
+        && !interrupted
+        && log
+    {
+        let e = crate::text::printable(&e.to_string());
+        eprintln!("peakbench cluster: rank 0's own part ended early: {e}");
+    }
+    let merged = merged_report(&rx, interrupted);
+    remove(&file);
+    drop(net);
+    let Some(merged) = merged else {
+        return Err(if interrupted {
+            Interrupted.into()
+        } else {
+            anyhow::anyhow!("the coordinator stopped unexpectedly")
+        });
+    };
+    let mut report = merged.map_err(|e| anyhow::anyhow!("the cluster run failed: {e}"))?;
+    if let (Some(h), Some(fleet), false) = (&c.hpl, report.fleet.as_mut(), interrupted) {
+        multi_node_hpl(h, fleet, &report.results, log);
+    }
+    record(report, argv, &c.outputs, interrupted)
+}
+
+/// What this rank is about to do, on standard error (rank 0, or every rank with --dry-run).
+fn announce(c: &ClusterRun) -> anyhow::Result<()> {
+    let id = c.identity;
+    eprintln!(
+        "peakbench cluster run: rank {} of {} ({}); profile {} without its net jobs: {} jobs, about {} per node; at most {} network steps; at most {}",
+        id.rank,
+        id.world_size,
+        serde_json::to_value(id.source)?.as_str().unwrap_or("?"),
+        c.profile,
+        c.jobs.len(),
+        format_duration(suite::total(&c.jobs)),
+        c.plan.max_link_steps(),
+        format_duration(c.plan.total_timeout())
+    );
+    if let Some(h) = &c.hpl {
+        eprintln!(
+            "then one HPL over the machines ({}, {}), one process per core, N = {}",
+            crate::cluster::hpl::launcher(&h.identity_source).unwrap_or("?"),
+            h.program.display(),
+            h.n.map_or_else(
+                || "the largest LINPACK N × √machines".to_string(),
+                |n| n.to_string()
+            )
+        );
+    }
+    Ok(())
+}
+
+/// --dry-run: the network steps between `world_size` ranks, each with its links, on standard
+/// output.
+fn list_link_steps(plan: &Plan, world_size: u32) -> anyhow::Result<()> {
+    let same_machine = vec![String::new(); world_size as usize];
+    for (pattern, step) in plan.link_steps(&same_machine) {
+        let links: Vec<String> = step
+            .iter()
+            .map(|l| format!("{}→{}", l.src, l.dst))
+            .collect();
+        crate::files::print(&format!("{pattern}: {}\n", links.join(" ")))?;
+    }
+    Ok(())
+}
+
+/// How this rank introduces itself to the coordinator: its identity, its machine and the port
+/// of its network server.
+fn hello(c: &ClusterRun, net_port: u16) -> anyhow::Result<NodeHello> {
+    let id = c.identity;
+    Ok(NodeHello {
         rank: id.rank,
         world_size: id.world_size,
         local_rank: id.local_rank,
@@ -114,17 +174,20 @@ pub fn run(c: ClusterRun, argv: Vec<String>) -> anyhow::Result<()> {
             .to_string(),
         hostname: hostname(),
         machine_id: machine_id(),
-        net_port: net.addr().port(),
+        net_port,
         advertise: c.advertise,
-    };
-    let deadline = Instant::now() + plan.total_timeout();
-    let mut jobs = Some(c.jobs);
-    let local_argv = argv.clone();
-    let mut local = move || {
+    })
+}
+
+/// This rank's own measuring, run once when the coordinator asks: the profile's jobs into a
+/// report, and the jobs that failed.
+fn local_run(jobs: Vec<Job>, argv: Vec<String>) -> impl FnMut() -> (Option<Report>, Vec<String>) {
+    let mut jobs = Some(jobs);
+    move || {
         let Some(jobs) = jobs.take() else {
             return (None, vec!["the profile was asked for twice".to_string()]);
         };
-        let mut rec = Recorder::new(local_argv.clone(), Outputs::silent());
+        let mut rec = Recorder::new(argv.clone(), Outputs::silent());
         let failed = match suite::run_jobs(jobs, &mut rec) {
             Ok(f) => f
                 .into_iter()
@@ -133,35 +196,55 @@ pub fn run(c: ClusterRun, argv: Vec<String>) -> anyhow::Result<()> {
             Err(e) => vec![format!("{e:#}")],
         };
         (rec.into_report(), failed)
-    };
-    if !rank0 {
-        let locator = rendezvous::locate(
-            c.coordinator.as_deref(),
-            c.rendezvous.as_deref(),
-            &run_id,
-            id.world_size,
-            env,
-        )
-        .ok_or_else(|| {
-            UsageError(format!(
-                "rank {} of {} cannot tell where rank 0 is: give --coordinator HOST[:PORT], set PEAKBENCH_COORDINATOR, or give every rank the same --rendezvous DIR",
-                id.rank, id.world_size
-            ))
-        })?;
-        let joining = Joining {
-            locator: &locator,
-            default_port: rendezvous::DEFAULT_PORT,
-            timeout: c.join_timeout,
-        };
-        let done = worker::run(&joining, hello, c.token.clone(), deadline, &mut local)
-            .map_err(|e| worker_error(e, id.rank))?;
-        if !c.outputs.quiet {
-            let done = crate::text::printable(&done.to_string());
-            eprintln!("peakbench cluster: rank {} done: {done}", id.rank);
-        }
-        return Ok(());
     }
-    // Rank 0: the coordinator in a thread, and a rank like the others.
+}
+
+/// A rank other than 0: finds where rank 0 is (--coordinator, the environment or the
+/// rendezvous directory), joins it and obeys it until it finishes.
+fn join(
+    c: &ClusterRun,
+    run_id: &str,
+    hello: NodeHello,
+    deadline: Instant,
+    local: &mut LocalRun,
+) -> anyhow::Result<()> {
+    let id = c.identity;
+    let env = |k: &str| std::env::var(k).ok();
+    let locator = rendezvous::locate(
+        c.coordinator.as_deref(),
+        c.rendezvous.as_deref(),
+        run_id,
+        id.world_size,
+        env,
+    )
+    .ok_or_else(|| {
+        UsageError(format!(
+            "rank {} of {} cannot tell where rank 0 is: give --coordinator HOST[:PORT], set PEAKBENCH_COORDINATOR, or give every rank the same --rendezvous DIR",
+            id.rank, id.world_size
+        ))
+    })?;
+    let joining = Joining {
+        locator: &locator,
+        default_port: rendezvous::DEFAULT_PORT,
+        timeout: c.join_timeout,
+    };
+    let done = worker::run(&joining, hello, c.token.clone(), deadline, local)
+        .map_err(|e| worker_error(e, id.rank))?;
+    if !c.outputs.quiet {
+        let done = crate::text::printable(&done.to_string());
+        eprintln!("peakbench cluster: rank {} done: {done}", id.rank);
+    }
+    Ok(())
+}
+
+/// Rank 0's coordinator, listening on --bind and --port (any free port where the ranks find
+/// it in the rendezvous directory), with its addresses written there: the coordinator, where
+/// it listens and the rendezvous file.
+fn bind_coordinator(
+    c: &ClusterRun,
+    run_id: &str,
+    log: bool,
+) -> anyhow::Result<(Coordinator, SocketAddr, Option<PathBuf>)> {
     let port = c.port.unwrap_or(if c.rendezvous.is_some() {
         0
     } else {
@@ -177,7 +260,7 @@ pub fn run(c: ClusterRun, argv: Vec<String>) -> anyhow::Result<()> {
     let file = c
         .rendezvous
         .as_ref()
-        .map(|d| rendezvous::file_in(d, &run_id));
+        .map(|d| rendezvous::file_in(d, run_id));
     if let Some(path) = &file {
         let ips = match c.advertise {
             Some(ip) => vec![ip],
@@ -203,87 +286,90 @@ pub fn run(c: ClusterRun, argv: Vec<String>) -> anyhow::Result<()> {
                 .unwrap_or_default()
         );
     }
-    let thread_plan = plan.clone();
-    let thread_argv = argv.clone();
+    Ok((coordinator, listening, file))
+}
+
+/// Runs the coordinator in a thread of its own; its merged report comes through the channel.
+fn spawn_coordinator(
+    coordinator: Coordinator,
+    plan: Plan,
+    argv: Vec<String>,
+) -> anyhow::Result<Receiver<Result<Report, String>>> {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("cluster-coordinator".into())
         .spawn(move || {
-            let merged =
-                coordinator.run(
-                    &thread_plan,
-                    thread_argv,
-                    || collect(ClockBudget::default()),
-                );
+            let merged = coordinator.run(&plan, argv, || collect(ClockBudget::default()));
             let _ = tx.send(merged);
         })?;
-    let own = Locator::Address {
+    Ok(rx)
+}
+
+/// Where rank 0's own part finds its coordinator: the address it is bound to, loopback where
+/// that is any address.
+fn own_locator(bind: IpAddr, port: u16) -> Locator {
+    Locator::Address {
         addr: SocketAddr::new(
-            match c.bind {
+            match bind {
                 IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
                 IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
                 ip => ip,
             },
-            listening.port(),
+            port,
         )
         .to_string(),
         source: "rank 0",
-    };
-    let joining = Joining {
-        locator: &own,
-        default_port: listening.port(),
-        timeout: c.join_timeout,
-    };
-    let mine = worker::run(&joining, hello, c.token.clone(), deadline, &mut local);
-    let interrupted = crate::runner::stop::requested();
-    if let Err(e) = &mine
-        && !interrupted
-        && log
-    {
-        let e = crate::text::printable(&e.to_string());
-        eprintln!("peakbench cluster: rank 0's own part ended early: {e}");
     }
-    // After Ctrl-C the coordinator ends the step it is in and merges what was measured; it is
-    // waited for a little only.
-    let merged = if interrupted {
+}
+
+/// The coordinator's merged report, or None where it stopped without one. After Ctrl-C the
+/// coordinator ends the step it is in and merges what was measured; it is waited for a little
+/// only.
+fn merged_report(
+    rx: &Receiver<Result<Report, String>>,
+    interrupted: bool,
+) -> Option<Result<Report, String>> {
+    if interrupted {
         rx.recv_timeout(Duration::from_secs(15)).ok()
     } else {
         rx.recv().ok()
-    };
-    remove(&file);
-    drop(net);
-    let Some(merged) = merged else {
-        return Err(if interrupted {
-            Interrupted.into()
-        } else {
-            anyhow::anyhow!("the coordinator stopped unexpectedly")
-        });
-    };
-    let mut report = merged.map_err(|e| anyhow::anyhow!("the cluster run failed: {e}"))?;
-    if let (Some(h), Some(fleet), false) = (&c.hpl, report.fleet.as_mut(), interrupted) {
-        if log {
-            eprintln!(
-                "peakbench cluster: HPL over {} machine(s) with {}",
-                crate::cluster::hpl::machines(fleet).len(),
-                crate::cluster::hpl::launcher(&h.identity_source).unwrap_or("?")
-            );
-        }
-        let hpl =
-            crate::cluster::hpl::run(&h.program, &h.identity_source, fleet, &report.results, h.n);
-        if let Some(e) = &hpl.error {
-            fleet.notes.push(format!("the multi-node HPL: {e}"));
-        }
-        fleet.hpl = Some(hpl);
     }
+}
+
+/// `--hpl`: one HPL over the machines of `fleet`, its result (or why it failed) added to the
+/// fleet.
+fn multi_node_hpl(h: &HplRequest, fleet: &mut Fleet, results: &[ResultRecord], log: bool) {
+    if log {
+        eprintln!(
+            "peakbench cluster: HPL over {} machine(s) with {}",
+            crate::cluster::hpl::machines(fleet).len(),
+            crate::cluster::hpl::launcher(&h.identity_source).unwrap_or("?")
+        );
+    }
+    let hpl = crate::cluster::hpl::run(&h.program, &h.identity_source, fleet, results, h.n);
+    if let Some(e) = &hpl.error {
+        fleet.notes.push(format!("the multi-node HPL: {e}"));
+    }
+    fleet.hpl = Some(hpl);
+}
+
+/// Records the merged report to `outputs`; after Ctrl-C it is kept and the run ends as
+/// interrupted.
+fn record(
+    report: Report,
+    argv: Vec<String>,
+    outputs: &Outputs,
+    interrupted: bool,
+) -> anyhow::Result<()> {
     if interrupted {
-        let mut rec = Recorder::new(argv, c.outputs.clone());
+        let mut rec = Recorder::new(argv, outputs.clone());
         let outcome = rec.adopt(report).and(Err(Interrupted.into()));
         return rec.finish(outcome);
     }
     // A rank that failed, a profile job or a link test that failed: exit code 1 (as a failed
     // job of `peakbench run`), with what was measured kept.
     let notes: Vec<String> = report.fleet.iter().flat_map(|f| f.notes.clone()).collect();
-    let mut rec = Recorder::new(argv, c.outputs.clone());
+    let mut rec = Recorder::new(argv, outputs.clone());
     let outcome = rec.adopt(report).and_then(|()| {
         if notes.is_empty() {
             return Ok(());

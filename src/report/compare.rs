@@ -5,10 +5,12 @@
 //! the line charts with every run's series.
 
 use super::charts;
+use super::html::{STYLE, figure, table};
 use super::plot::{Chart, Plot};
 use crate::history::compare::{Change, Criteria, Unpaired, Verdict, compare, label, only_in};
 use crate::history::point_key;
 use crate::results::{Metric, Report, Subsystem, Unit};
+use crate::text::xml_escape;
 use crate::units::{Display, format_sig};
 use std::collections::BTreeMap;
 
@@ -90,7 +92,7 @@ impl Comparison {
                     .value
                     .as_deref()
                     .map_or_else(|| "unknown host".into(), crate::text::printable),
-                machine: super::table::machine_line(&r.system),
+                machine: super::model::machine_line(&r.system),
             })
             .collect();
         let base = &runs[0];
@@ -314,9 +316,88 @@ impl Comparison {
         out.into_bytes()
     }
 
-    /// The comparison as one self-contained HTML page.
+    /// The comparison as one self-contained HTML page, in the report page's style: the runs,
+    /// how the verdicts are reached, the merged line charts and the table of every common
+    /// point.
     pub fn html(&self) -> Vec<u8> {
-        super::html::render_comparison(self)
+        let mut out = String::with_capacity(128 * 1024);
+        let letters: Vec<&str> = self.runs.iter().map(|r| r.letter.as_str()).collect();
+        out.push_str(&format!(
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+             <title>peakbench comparison — {}</title>\n<style>{STYLE}\
+             td.worse {{ background: #fde2e1; }} td.better {{ background: #dcf5e3; }}</style>\n\
+             </head>\n<body>\n<header>\n<h1>peakbench comparison</h1>\n",
+            xml_escape(&letters.join(" vs "))
+        ));
+        out.push_str(&table(
+            "runs",
+            &["Run", "Given as", "Started", "Host", "Machine"].map(String::from),
+            self.runs
+                .iter()
+                .map(|r| {
+                    vec![
+                        r.letter.clone(),
+                        r.name.clone(),
+                        r.started_at.clone(),
+                        r.host.clone(),
+                        r.machine.clone(),
+                    ]
+                })
+                .collect(),
+            usize::MAX,
+        ));
+        out.push_str(&format!(
+            "<p class=\"meta\">{}</p>\n<p class=\"meta\">{} point(s) worse beyond the threshold.</p>\n</header>\n",
+            xml_escape(&self.method()),
+            self.worse()
+        ));
+        let figures: String = self.charts.iter().map(figure).collect();
+        if !figures.is_empty() {
+            out.push_str(&format!(
+                "<section id=\"charts\">\n<h2>Charts</h2>\n<div class=\"charts\">\n{figures}</div>\n</section>\n"
+            ));
+        }
+        out.push_str("<section id=\"points\">\n<h2>Every common point</h2>\n<div class=\"scroll\"><table class=\"comparison\">\n<thead><tr>");
+        for h in self.headers() {
+            out.push_str(&format!("<th>{}</th>", xml_escape(&h)));
+        }
+        out.push_str("</tr></thead>\n<tbody>\n");
+        let runs = self.runs.len();
+        for (row, cells) in self.rows.iter().zip(self.cells()) {
+            out.push_str("<tr>");
+            for (i, c) in cells.iter().enumerate() {
+                // The verdict columns: 3 + runs + 2k + 1 for later run k (from 0).
+                let verdict_of =
+                    (i >= 3 + runs && (i - 3 - runs) % 2 == 1).then(|| (i - 3 - runs) / 2 + 1);
+                let class = match verdict_of.and_then(|k| row.changes[k].as_ref()) {
+                    Some(ch) if ch.regression => " class=\"worse\"",
+                    Some(ch) if ch.improvement => " class=\"better\"",
+                    _ if i >= 3 && verdict_of.is_none() => " class=\"num\"",
+                    _ => "",
+                };
+                out.push_str(&format!("<td{class}>{}</td>", xml_escape(c)));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody></table></div>\n</section>\n");
+        let lists = self.unpaired_lists();
+        if !lists.is_empty() {
+            out.push_str("<section id=\"unpaired\">\n<h2>Points not in every run</h2>\n");
+            for (heading, points) in lists {
+                out.push_str(&format!("<h3>{}</h3>\n<ul>\n", xml_escape(&heading)));
+                for p in points {
+                    out.push_str(&format!("<li>{}</li>\n", xml_escape(&p)));
+                }
+                out.push_str("</ul>\n");
+            }
+            out.push_str("</section>\n");
+        }
+        out.push_str(
+            "<footer>Written by peakbench. The charts are inline SVG; the page needs no network and \
+             no script.</footer>\n</body>\n</html>\n",
+        );
+        out.into_bytes()
     }
 }
 

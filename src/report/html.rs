@@ -7,7 +7,8 @@ use super::model::{Document, MatrixView, NodesView};
 use super::plot::{self, Chart};
 use crate::results::Report;
 
-const STYLE: &str = r#"
+/// The page's style sheet, shared with the comparison page.
+pub(super) const STYLE: &str = r#"
 :root { color-scheme: light; }
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif;
   color: #1d2329; background: #fff; margin: 0 auto; max-width: 1500px; padding: 24px 32px 48px; }
@@ -60,7 +61,7 @@ fn shell_line(argv: &[String]) -> String {
 
 /// A chart as a figure with its inline SVG, nothing when it has no data, or the reason it
 /// could not be drawn.
-fn figure(chart: &Chart) -> String {
+pub(super) fn figure(chart: &Chart) -> String {
     match plot::svg(chart) {
         Ok(Some(svg)) => {
             let svg = svg.replacen(
@@ -88,7 +89,12 @@ fn figure(chart: &Chart) -> String {
 }
 
 /// A table from a header row and body rows; columns from `numeric_from` on are right-aligned.
-fn table(class: &str, head: &[String], body: Vec<Vec<String>>, numeric_from: usize) -> String {
+pub(super) fn table(
+    class: &str,
+    head: &[String],
+    body: Vec<Vec<String>>,
+    numeric_from: usize,
+) -> String {
     let mut out = format!("<div class=\"scroll\"><table class=\"{class}\">\n<thead><tr>");
     for h in head {
         out.push_str(&format!("<th>{}</th>", esc(h)));
@@ -291,88 +297,5 @@ pub fn render(report: &Report) -> Vec<u8> {
         esc(&doc.tool),
         esc(&doc.version)
     ));
-    out.into_bytes()
-}
-
-/// The comparison report (`report A B …`) as one self-contained HTML page: the runs, how the
-/// verdicts are reached, the merged line charts and the table of every common point.
-pub fn render_comparison(cmp: &super::compare::Comparison) -> Vec<u8> {
-    let mut out = String::with_capacity(128 * 1024);
-    let letters: Vec<&str> = cmp.runs.iter().map(|r| r.letter.as_str()).collect();
-    out.push_str(&format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>peakbench comparison — {}</title>\n<style>{STYLE}\
-         td.worse {{ background: #fde2e1; }} td.better {{ background: #dcf5e3; }}</style>\n\
-         </head>\n<body>\n<header>\n<h1>peakbench comparison</h1>\n",
-        esc(&letters.join(" vs "))
-    ));
-    out.push_str(&table(
-        "runs",
-        &["Run", "Given as", "Started", "Host", "Machine"].map(String::from),
-        cmp.runs
-            .iter()
-            .map(|r| {
-                vec![
-                    r.letter.clone(),
-                    r.name.clone(),
-                    r.started_at.clone(),
-                    r.host.clone(),
-                    r.machine.clone(),
-                ]
-            })
-            .collect(),
-        usize::MAX,
-    ));
-    out.push_str(&format!(
-        "<p class=\"meta\">{}</p>\n<p class=\"meta\">{} point(s) worse beyond the threshold.</p>\n</header>\n",
-        esc(&cmp.method()),
-        cmp.worse()
-    ));
-    let figures: String = cmp.charts.iter().map(figure).collect();
-    if !figures.is_empty() {
-        out.push_str(&format!(
-            "<section id=\"charts\">\n<h2>Charts</h2>\n<div class=\"charts\">\n{figures}</div>\n</section>\n"
-        ));
-    }
-    out.push_str("<section id=\"points\">\n<h2>Every common point</h2>\n<div class=\"scroll\"><table class=\"comparison\">\n<thead><tr>");
-    for h in cmp.headers() {
-        out.push_str(&format!("<th>{}</th>", esc(&h)));
-    }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    let runs = cmp.runs.len();
-    for (row, cells) in cmp.rows.iter().zip(cmp.cells()) {
-        out.push_str("<tr>");
-        for (i, c) in cells.iter().enumerate() {
-            // The verdict columns: 3 + runs + 2k + 1 for later run k (from 0).
-            let verdict_of =
-                (i >= 3 + runs && (i - 3 - runs) % 2 == 1).then(|| (i - 3 - runs) / 2 + 1);
-            let class = match verdict_of.and_then(|k| row.changes[k].as_ref()) {
-                Some(ch) if ch.regression => " class=\"worse\"",
-                Some(ch) if ch.improvement => " class=\"better\"",
-                _ if i >= 3 && verdict_of.is_none() => " class=\"num\"",
-                _ => "",
-            };
-            out.push_str(&format!("<td{class}>{}</td>", esc(c)));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody></table></div>\n</section>\n");
-    let lists = cmp.unpaired_lists();
-    if !lists.is_empty() {
-        out.push_str("<section id=\"unpaired\">\n<h2>Points not in every run</h2>\n");
-        for (heading, points) in lists {
-            out.push_str(&format!("<h3>{}</h3>\n<ul>\n", esc(&heading)));
-            for p in points {
-                out.push_str(&format!("<li>{}</li>\n", esc(&p)));
-            }
-            out.push_str("</ul>\n");
-        }
-        out.push_str("</section>\n");
-    }
-    out.push_str(
-        "<footer>Written by peakbench. The charts are inline SVG; the page needs no network and \
-         no script.</footer>\n</body>\n</html>\n",
-    );
     out.into_bytes()
 }

@@ -1,6 +1,7 @@
 //! What a report says, built once from a [`Report`]: its header, one table per subsystem and
 //! unit, the charts, the notes (peaks, percentiles, Little's law), a multi-node run's nodes
-//! and the system. The terminal, Markdown and HTML exporters only lay it out.
+//! and the system, with the machine's description (its one line and the rows of its table).
+//! The terminal, Markdown and HTML exporters only lay it out.
 
 use super::charts::for_report;
 use super::nodes;
@@ -10,6 +11,8 @@ use super::{
     percentile_notes, reference_tools, row, solve_notes, variant_header,
 };
 use crate::results::{Report, Subsystem, Unit};
+use crate::sysinfo::{Fact, SystemInfo};
+use crate::units::format_bytes_binary;
 
 /// One table of results: a subsystem's records of one unit.
 #[derive(Debug, Clone)]
@@ -113,7 +116,7 @@ impl Document {
             started_at: report.started_at.clone(),
             schema_version: report.schema_version,
             command_line: report.command_line.clone(),
-            machine: super::table::machine_line(&report.system),
+            machine: machine_line(&report.system),
             subsystems,
             tables,
             charts: for_report(report),
@@ -161,12 +164,12 @@ impl Document {
                         .iter()
                         .filter_map(|n| {
                             let sys = n.system.as_ref()?;
-                            Some((n.rank, n.hostname.clone(), super::table::system_rows(sys)))
+                            Some((n.rank, n.hostname.clone(), system_rows(sys)))
                         })
                         .collect(),
                 }
             }),
-            system: super::table::system_rows(&report.system),
+            system: system_rows(&report.system),
             has_results: !report.results.is_empty(),
         }
         .printable()
@@ -256,4 +259,169 @@ impl NodesView {
         .filter(|(_, lines)| !lines.is_empty())
         .collect()
     }
+}
+
+/// A one-line description of the machine.
+pub fn machine_line(sys: &SystemInfo) -> String {
+    let uarch = sys
+        .cpu
+        .microarchitecture
+        .get()
+        .cloned()
+        .unwrap_or_else(|| "unknown microarchitecture".into());
+    let brand = sys
+        .cpu
+        .brand
+        .get()
+        .cloned()
+        .unwrap_or_else(|| "unknown CPU".into());
+    let clock = match (
+        sys.cpu.measured_clock_ghz.get(),
+        sys.cpu.all_core_clock_ghz.get(),
+    ) {
+        (Some(one), Some(all)) => {
+            format!("measured clock {one:.2} GHz (1 thread), {all:.2} GHz (all)")
+        }
+        (Some(one), None) => format!("measured clock {one:.2} GHz (1 thread)"),
+        _ => "clock unknown".into(),
+    };
+    let cores = sys
+        .cpu
+        .cores
+        .get()
+        .map_or_else(|| "?".into(), |c| c.to_string());
+    format!(
+        "{uarch} ({brand}), {cores} cores / {} threads, {clock}, {}",
+        sys.cpu.threads,
+        sys.os.virtualization.display()
+    )
+}
+
+/// A fact's value with its source in brackets, or why it is unknown.
+fn fact<T: std::fmt::Display>(f: &Fact<T>) -> String {
+    match f.source {
+        Some(s) => format!(
+            "{} [{}]",
+            f.display(),
+            serde_json::to_value(s)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default()
+        ),
+        None => f.display(),
+    }
+}
+
+/// The system information as (property, value [source]) pairs: the rows of the terminal's
+/// system table ([`super::table::render_system`]) and of the HTML report's.
+pub fn system_rows(sys: &SystemInfo) -> Vec<(String, String)> {
+    let c = &sys.cpu;
+    let ghz = |f: &Fact<f64>| Fact {
+        value: f.value.map(|v| format!("{v:.3} GHz")),
+        source: f.source,
+        unknown_reason: f.unknown_reason.clone(),
+    };
+    let hex = |f: &Fact<u32>| Fact {
+        value: f.value.map(|v| format!("{v:#x} ({v})")),
+        source: f.source,
+        unknown_reason: f.unknown_reason.clone(),
+    };
+    let bytes = |f: &Fact<u64>| Fact {
+        value: f.value.map(format_bytes_binary),
+        source: f.source,
+        unknown_reason: f.unknown_reason.clone(),
+    };
+    let mut rows: Vec<(String, String)> = vec![
+        ("Architecture".into(), c.arch.clone()),
+        ("Vendor".into(), fact(&c.vendor)),
+        ("Brand string".into(), fact(&c.brand)),
+        ("Family".into(), fact(&hex(&c.family))),
+        ("Model".into(), fact(&hex(&c.model))),
+        ("Stepping".into(), fact(&c.stepping)),
+        ("Microarchitecture".into(), fact(&c.microarchitecture)),
+        ("Sockets".into(), fact(&c.sockets)),
+        ("Cores".into(), fact(&c.cores)),
+        ("Hardware threads".into(), c.threads.to_string()),
+        ("Threads per core".into(), fact(&c.threads_per_core)),
+        (
+            "Instruction sets".into(),
+            c.isas
+                .iter()
+                .map(|i| i.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        ("Features".into(), c.features.join(" ")),
+        ("XCR0".into(), fact(&c.xcr0)),
+        (
+            "Core clock, 1 thread".into(),
+            fact(&ghz(&c.measured_clock_ghz)),
+        ),
+        (
+            "Clock probes, 1 thread".into(),
+            c.clock_probes
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{} chain × {} cycles: {:.3} GHz",
+                        r.probe, r.latency_cycles, r.ghz
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+        ),
+        (
+            format!("Core clock, all {} threads", c.threads),
+            fact(&ghz(&c.all_core_clock_ghz)),
+        ),
+        ("TSC rate".into(), fact(&ghz(&c.tsc_ghz))),
+        ("512-bit FMA units per core".into(), fact(&c.fma512_units)),
+        ("/proc/cpuinfo cpu MHz".into(), fact(&c.cpuinfo_mhz)),
+        ("cpufreq maximum".into(), fact(&ghz(&c.max_freq_ghz))),
+    ];
+    for cache in &sys.caches {
+        rows.push((
+            format!("L{} {} cache", cache.level, cache.kind.to_lowercase()),
+            format!(
+                "{} × {} (shared by {} CPU{})",
+                cache.instances,
+                format_bytes_binary(cache.size_bytes),
+                cache.shared_by_cpus,
+                if cache.shared_by_cpus == 1 { "" } else { "s" }
+            ),
+        ));
+    }
+    rows.extend([
+        ("Memory".into(), fact(&bytes(&sys.memory.total_bytes))),
+        (
+            "Memory available".into(),
+            fact(&bytes(&sys.memory.available_bytes)),
+        ),
+        ("NUMA nodes".into(), fact(&sys.memory.numa_nodes)),
+        (
+            "Memory devices (SMBIOS)".into(),
+            fact(&Fact {
+                value: sys.memory.devices.value.as_ref().map(|d| {
+                    d.iter()
+                        .map(|m| {
+                            format!(
+                                "{} {} @ {} MT/s",
+                                m.locator,
+                                format_bytes_binary(m.size_bytes),
+                                m.rate_mts().map_or_else(|| "?".into(), |r| r.to_string())
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }),
+                source: sys.memory.devices.source,
+                unknown_reason: sys.memory.devices.unknown_reason.clone(),
+            }),
+        ),
+        ("Hostname".into(), fact(&sys.os.hostname)),
+        ("Kernel".into(), fact(&sys.os.kernel)),
+        ("Distribution".into(), fact(&sys.os.distribution)),
+        ("Virtualization".into(), fact(&sys.os.virtualization)),
+    ]);
+    rows
 }

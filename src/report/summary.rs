@@ -120,90 +120,9 @@ fn subsystem_table(
     recs: &[&ResultRecord],
     width: usize,
 ) -> (String, Vec<String>, bool) {
-    // The metric columns, in the order first seen.
-    let mut metrics: Vec<(Metric, Unit)> = Vec::new();
-    for r in recs {
-        let m = (r.metric, r.unit);
-        if !metrics.contains(&m) {
-            metrics.push(m);
-        }
-    }
-    // Points: a record joins the point of its identity (without the side).
-    let mut points: Vec<Point> = Vec::new();
-    for r in recs {
-        let key = key_of(r, &["side"]);
-        match points.iter_mut().find(|p| p.key == key) {
-            Some(p) => p.records.push(r),
-            None => points.push(Point {
-                sweep_key: key_of(r, &["side", "threads", "streams"]),
-                key,
-                records: vec![r],
-            }),
-        }
-    }
-    // Sweeps over threads: the best point stands for them; its scaling goes in a note.
-    let mut rows: Vec<(&Point, Option<String>)> = Vec::new();
-    let mut notes = Vec::new();
-    let mut done: Vec<&str> = Vec::new();
-    for p in &points {
-        if done.contains(&p.sweep_key.as_str()) {
-            continue;
-        }
-        done.push(&p.sweep_key);
-        let sweep: Vec<&Point> = points
-            .iter()
-            .filter(|q| q.sweep_key == p.sweep_key)
-            .collect();
-        if sweep.len() < 2 {
-            rows.push((p, None));
-            continue;
-        }
-        let value = |q: &Point| q.primary().summary.mean;
-        let lower = p.primary().metric.lower_is_better();
-        let best = sweep
-            .iter()
-            .copied()
-            .filter(|q| value(q).is_finite())
-            .max_by(|a, b| {
-                let o = value(a).total_cmp(&value(b));
-                if lower { o.reverse() } else { o }
-            })
-            .unwrap_or(p);
-        let threads = |q: &Point| q.primary().params.threads();
-        let first = sweep
-            .iter()
-            .copied()
-            .min_by_key(|q| threads(q))
-            .unwrap_or(p);
-        let last = sweep
-            .iter()
-            .copied()
-            .max_by_key(|q| threads(q))
-            .unwrap_or(p);
-        let range = format!("{}–{}", threads(first), threads(last));
-        let rec = first.primary();
-        let what = [rec.workload.clone(), variant(rec)]
-            .into_iter()
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join(" ");
-        let counted = if sub == Subsystem::Net {
-            "streams"
-        } else {
-            "threads"
-        };
-        notes.push(format!(
-            "{what}: {} → {} {} from {} to {} {counted} ({:.2}×); best at {}",
-            format_sig(value(first)),
-            format_sig(value(last)),
-            rec.unit,
-            threads(first),
-            threads(last),
-            value(last) / value(first),
-            threads(best)
-        ));
-        rows.push((best, Some(range)));
-    }
+    let metrics = metric_columns(recs);
+    let points = points_of(recs);
+    let (rows, notes) = sweep_rows(sub, &points);
     let with_reference = rows.iter().any(|(p, _)| p.primary().reference.is_some());
     let mut header = vec!["Workload".to_string(), "Thr".into(), "Variant".into()];
     header.extend(metrics.iter().map(|(m, u)| metric_header(sub, *m, *u)));
@@ -216,42 +135,9 @@ fn subsystem_table(
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|(p, range)| {
-            let primary = p.primary();
-            let v = variant(primary);
-            let mut row = vec![
-                primary.workload.clone(),
-                range
-                    .clone()
-                    .unwrap_or_else(|| primary.params.threads().to_string()),
-                if v.is_empty() { "—".into() } else { v },
-            ];
-            for (m, u) in &metrics {
-                row.push(
-                    p.of(*m, *u)
-                        .map_or_else(String::new, |r| format_sig(r.summary.mean)),
-                );
-            }
-            row.push(
-                primary
-                    .efficiency
-                    .map_or_else(|| "—".into(), |e| format!("{:.1}", e * 100.0)),
-            );
-            if with_reference {
-                let r = primary.reference.as_ref();
-                row.push(r.map_or_else(|| "—".into(), |r| format_sig(r.mean)));
-                row.push(
-                    r.and_then(|r| r.efficiency)
-                        .map_or_else(|| "—".into(), |e| format!("{:.1}", e * 100.0)),
-                );
-            }
-            let noisy = p.records.iter().any(|r| r.summary.noisy);
+            let (row, noisy) = row_cells(p, range.as_deref(), &metrics, with_reference);
             any_noisy |= noisy;
-            row.push(format!(
-                "{:.1}{}",
-                primary.summary.cv * 100.0,
-                if noisy { " !" } else { "  " }
-            ));
-            row.into_iter().map(|c| printable(&c)).collect()
+            row
         })
         .collect();
     // An efficiency column with no known peak says nothing: the notes say why (-v).
@@ -272,6 +158,163 @@ fn subsystem_table(
     };
     let table = format!("{title}\n{}", columns(&header, &cells, &align, width));
     (table, notes, any_noisy)
+}
+
+/// The metric columns, in the order first seen.
+fn metric_columns(recs: &[&ResultRecord]) -> Vec<(Metric, Unit)> {
+    let mut metrics: Vec<(Metric, Unit)> = Vec::new();
+    for r in recs {
+        let m = (r.metric, r.unit);
+        if !metrics.contains(&m) {
+            metrics.push(m);
+        }
+    }
+    metrics
+}
+
+/// The points of `recs`: a record joins the point of its identity (without the side).
+fn points_of<'a>(recs: &[&'a ResultRecord]) -> Vec<Point<'a>> {
+    let mut points: Vec<Point> = Vec::new();
+    for r in recs {
+        let key = key_of(r, &["side"]);
+        match points.iter_mut().find(|p| p.key == key) {
+            Some(p) => p.records.push(r),
+            None => points.push(Point {
+                sweep_key: key_of(r, &["side", "threads", "streams"]),
+                key,
+                records: vec![r],
+            }),
+        }
+    }
+    points
+}
+
+/// The rows of the table, each with its range of threads where it stands for a sweep, and the
+/// sweeps' notes. Sweeps over threads: the best point stands for them; its scaling goes in a
+/// note.
+fn sweep_rows<'p, 'a>(
+    sub: Subsystem,
+    points: &'p [Point<'a>],
+) -> (Vec<(&'p Point<'a>, Option<String>)>, Vec<String>) {
+    let mut rows: Vec<(&Point, Option<String>)> = Vec::new();
+    let mut notes = Vec::new();
+    let mut done: Vec<&str> = Vec::new();
+    for p in points {
+        if done.contains(&p.sweep_key.as_str()) {
+            continue;
+        }
+        done.push(&p.sweep_key);
+        let sweep: Vec<&Point> = points
+            .iter()
+            .filter(|q| q.sweep_key == p.sweep_key)
+            .collect();
+        if sweep.len() < 2 {
+            rows.push((p, None));
+            continue;
+        }
+        let (best, range, note) = sweep_summary(sub, p, &sweep);
+        notes.push(note);
+        rows.push((best, Some(range)));
+    }
+    (rows, notes)
+}
+
+/// A sweep over threads that starts at `p`: its best point, its range of threads and the
+/// note of its scaling.
+fn sweep_summary<'p, 'a>(
+    sub: Subsystem,
+    p: &'p Point<'a>,
+    sweep: &[&'p Point<'a>],
+) -> (&'p Point<'a>, String, String) {
+    let value = |q: &Point| q.primary().summary.mean;
+    let lower = p.primary().metric.lower_is_better();
+    let best = sweep
+        .iter()
+        .copied()
+        .filter(|q| value(q).is_finite())
+        .max_by(|a, b| {
+            let o = value(a).total_cmp(&value(b));
+            if lower { o.reverse() } else { o }
+        })
+        .unwrap_or(p);
+    let threads = |q: &Point| q.primary().params.threads();
+    let first = sweep
+        .iter()
+        .copied()
+        .min_by_key(|q| threads(q))
+        .unwrap_or(p);
+    let last = sweep
+        .iter()
+        .copied()
+        .max_by_key(|q| threads(q))
+        .unwrap_or(p);
+    let range = format!("{}–{}", threads(first), threads(last));
+    let rec = first.primary();
+    let what = [rec.workload.clone(), variant(rec)]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let counted = if sub == Subsystem::Net {
+        "streams"
+    } else {
+        "threads"
+    };
+    let note = format!(
+        "{what}: {} → {} {} from {} to {} {counted} ({:.2}×); best at {}",
+        format_sig(value(first)),
+        format_sig(value(last)),
+        rec.unit,
+        threads(first),
+        threads(last),
+        value(last) / value(first),
+        threads(best)
+    );
+    (best, range, note)
+}
+
+/// A row's cells (printable) and whether it is noisy: the workload, its threads (or the
+/// sweep's `range`), its variant, each metric's mean, the efficiency, the reference's figure
+/// and efficiency (`with_reference`), and the spread.
+fn row_cells(
+    p: &Point,
+    range: Option<&str>,
+    metrics: &[(Metric, Unit)],
+    with_reference: bool,
+) -> (Vec<String>, bool) {
+    let primary = p.primary();
+    let v = variant(primary);
+    let mut row = vec![
+        primary.workload.clone(),
+        range.map_or_else(|| primary.params.threads().to_string(), str::to_string),
+        if v.is_empty() { "—".into() } else { v },
+    ];
+    for (m, u) in metrics {
+        row.push(
+            p.of(*m, *u)
+                .map_or_else(String::new, |r| format_sig(r.summary.mean)),
+        );
+    }
+    row.push(
+        primary
+            .efficiency
+            .map_or_else(|| "—".into(), |e| format!("{:.1}", e * 100.0)),
+    );
+    if with_reference {
+        let r = primary.reference.as_ref();
+        row.push(r.map_or_else(|| "—".into(), |r| format_sig(r.mean)));
+        row.push(
+            r.and_then(|r| r.efficiency)
+                .map_or_else(|| "—".into(), |e| format!("{:.1}", e * 100.0)),
+        );
+    }
+    let noisy = p.records.iter().any(|r| r.summary.noisy);
+    row.push(format!(
+        "{:.1}{}",
+        primary.summary.cv * 100.0,
+        if noisy { " !" } else { "  " }
+    ));
+    (row.into_iter().map(|c| printable(&c)).collect(), noisy)
 }
 
 #[cfg(test)]

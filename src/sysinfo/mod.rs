@@ -272,131 +272,21 @@ pub use clock::ProbeBudget as ClockBudget;
 pub fn collect(budget: ClockBudget) -> SystemInfo {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    let logical = topology();
-    let threads = logical.len() as u32;
-    let topo_known = logical.iter().all(|l| l.package >= 0);
-    let sockets = count_distinct(logical.iter().map(|l| l.package)) as u32;
-    let cores = count_distinct(logical.iter().map(|l| (l.package, l.core))) as u32;
-    let topo_reason = "no topology in /sys/devices/system/cpu/cpu*/topology";
-    let mut cpu = CpuInfo {
-        arch: std::env::consts::ARCH.to_string(),
-        vendor: Fact::unknown("not identified on this architecture"),
-        brand: detected(
-            proc_field(&cpuinfo, "model name"),
-            "no model name in /proc/cpuinfo",
-        ),
-        family: Fact::unknown("not identified on this architecture"),
-        model: Fact::unknown("not identified on this architecture"),
-        stepping: Fact::unknown("not identified on this architecture"),
-        microarchitecture: Fact::unknown("not identified on this architecture"),
-        sockets: detected(topo_known.then_some(sockets), topo_reason),
-        cores: detected(topo_known.then_some(cores), topo_reason),
-        threads,
-        threads_per_core: detected(
-            (topo_known && cores > 0).then(|| threads / cores),
-            topo_reason,
-        ),
-        features: Vec::new(),
-        xcr0: Fact::unknown("XCR0 exists only on x86"),
-        isas: vec![Isa::Scalar],
-        cpuinfo_mhz: detected(
-            proc_field(&cpuinfo, "cpu MHz").and_then(|v| v.parse().ok()),
-            "no 'cpu MHz' in /proc/cpuinfo",
-        ),
-        max_freq_ghz: read_trimmed(format!("{SYS_CPU}/cpu0/cpufreq/cpuinfo_max_freq"))
-            .and_then(|s| s.parse::<f64>().ok())
-            .map_or_else(
-                || Fact::unknown("no cpufreq in sysfs (a VM, or no cpufreq driver loaded)"),
-                |khz| Fact::known(khz / 1e6, Source::Detected),
-            ),
-        tsc_ghz: Fact::unknown("no time-stamp counter on this architecture"),
-        measured_clock_ghz: Fact::unknown("not measured yet"),
-        clock_probes: Vec::new(),
-        all_core_clock_ghz: Fact::unknown("not measured yet"),
-        fma512_units: Fact::unknown(
-            "measured only on Skylake-SP/Cascade Lake, whose parts have one or two 512-bit FMA units",
-        ),
-        logical,
-    };
+    let mut cpu = portable_cpu(&cpuinfo);
     #[allow(unused_mut)]
     let mut virtualization = read_trimmed("/sys/hypervisor/type").map_or_else(
         || Fact::unknown("no /sys/hypervisor/type"),
         |t| Fact::known(t, Source::Detected),
     );
-
     #[cfg(target_arch = "x86_64")]
     {
-        let id = x86::identify();
-        cpu.vendor = Fact::known(id.vendor.clone(), Source::Detected);
-        if let Some(b) = id.brand {
-            cpu.brand = Fact::known(b, Source::Detected);
-        }
-        cpu.family = Fact::known(id.family, Source::Detected);
-        cpu.model = Fact::known(id.model, Source::Detected);
-        cpu.stepping = Fact::known(id.stepping, Source::Detected);
-        cpu.microarchitecture = match uarch::lookup_x86(&id.vendor, id.family, id.model) {
-            Some(u) => Fact::known(u.name.to_string(), Source::Table),
-            None => Fact::unknown(format!(
-                "{} family {:#x} model {:#x} is not in peakbench's table",
-                id.vendor, id.family, id.model
-            )),
-        };
-        cpu.features = id.flags;
-        cpu.xcr0 = id.xcr0.map_or_else(
-            || Fact::unknown("OSXSAVE is clear: the OS does not enable XSAVE"),
-            |x| Fact::known(format!("{x:#x}"), Source::Detected),
-        );
-        cpu.isas = id.isas;
-        cpu.tsc_ghz = match (id.tsc_hz_cpuid, measure_tsc_ghz(Duration::from_millis(20))) {
-            (Some(hz), _) => Fact::known(hz as f64 / 1e9, Source::Detected),
-            (None, Some(ghz)) => Fact::known(ghz, Source::Measured),
-            (None, None) => Fact::unknown("the TSC did not advance"),
-        };
-        virtualization = match (id.hypervisor, virtualization.value.is_some()) {
-            (Some(h), _) => Fact::known(h, Source::Detected),
-            (None, true) => virtualization,
-            (None, false) => {
-                Fact::known("none (CPUID hypervisor bit clear)".into(), Source::Detected)
-            }
-        };
+        virtualization = identify_x86(&mut cpu, virtualization);
     }
     #[cfg(target_arch = "aarch64")]
-    {
-        let id = arm::identify(&cpuinfo);
-        let reason = "no 'CPU implementer'/'CPU part' in /proc/cpuinfo";
-        cpu.vendor = detected(id.implementer.map(|i| format!("{i:#x}")), reason);
-        cpu.family = detected(id.implementer, reason);
-        cpu.model = detected(id.part, reason);
-        cpu.microarchitecture = match (id.implementer, id.part) {
-            (Some(i), Some(p)) => match uarch::lookup_arm(i, p) {
-                Some(u) => Fact::known(u.name.to_string(), Source::Table),
-                None => Fact::unknown(format!(
-                    "implementer {i:#x} part {p:#x} is not in peakbench's table"
-                )),
-            },
-            _ => Fact::unknown(reason),
-        };
-        cpu.features = id.flags;
-        cpu.isas = id.isas;
-    }
+    identify_arm(&mut cpu, &cpuinfo);
 
-    let numa = std::fs::read_dir("/sys/devices/system/node")
-        .map(|d| {
-            d.filter_map(Result::ok)
-                .filter(|e| {
-                    let n = e.file_name();
-                    let n = n.to_string_lossy();
-                    n.starts_with("node") && n[4..].parse::<u32>().is_ok()
-                })
-                .count() as u32
-        })
-        .ok()
-        .filter(|n| *n > 0);
-    let os_release = std::fs::read_to_string("/etc/os-release").unwrap_or_default();
-    let distro = os_release.lines().find_map(|l| {
-        l.strip_prefix("PRETTY_NAME=")
-            .map(|v| v.trim_matches('"').to_string())
-    });
+    let numa = numa_nodes();
+    let distro = distribution();
     let cgroup_limit = cgroup::own_memory_limit();
     let caches = caches(&cpu.logical);
     let mut sys = SystemInfo {
@@ -425,6 +315,144 @@ pub fn collect(budget: ClockBudget) -> SystemInfo {
     sys.measure_clocks(budget);
     sys.measure_fma_units();
     sys
+}
+
+/// What every architecture tells of its CPU: the brand and clocks in /proc/cpuinfo and sysfs,
+/// the topology; the rest unknown until the architecture's own identification fills it in,
+/// the clocks until they are measured.
+fn portable_cpu(cpuinfo: &str) -> CpuInfo {
+    let logical = topology();
+    let threads = logical.len() as u32;
+    let topo_known = logical.iter().all(|l| l.package >= 0);
+    let sockets = count_distinct(logical.iter().map(|l| l.package)) as u32;
+    let cores = count_distinct(logical.iter().map(|l| (l.package, l.core))) as u32;
+    let topo_reason = "no topology in /sys/devices/system/cpu/cpu*/topology";
+    CpuInfo {
+        arch: std::env::consts::ARCH.to_string(),
+        vendor: Fact::unknown("not identified on this architecture"),
+        brand: detected(
+            proc_field(cpuinfo, "model name"),
+            "no model name in /proc/cpuinfo",
+        ),
+        family: Fact::unknown("not identified on this architecture"),
+        model: Fact::unknown("not identified on this architecture"),
+        stepping: Fact::unknown("not identified on this architecture"),
+        microarchitecture: Fact::unknown("not identified on this architecture"),
+        sockets: detected(topo_known.then_some(sockets), topo_reason),
+        cores: detected(topo_known.then_some(cores), topo_reason),
+        threads,
+        threads_per_core: detected(
+            (topo_known && cores > 0).then(|| threads / cores),
+            topo_reason,
+        ),
+        features: Vec::new(),
+        xcr0: Fact::unknown("XCR0 exists only on x86"),
+        isas: vec![Isa::Scalar],
+        cpuinfo_mhz: detected(
+            proc_field(cpuinfo, "cpu MHz").and_then(|v| v.parse().ok()),
+            "no 'cpu MHz' in /proc/cpuinfo",
+        ),
+        max_freq_ghz: read_trimmed(format!("{SYS_CPU}/cpu0/cpufreq/cpuinfo_max_freq"))
+            .and_then(|s| s.parse::<f64>().ok())
+            .map_or_else(
+                || Fact::unknown("no cpufreq in sysfs (a VM, or no cpufreq driver loaded)"),
+                |khz| Fact::known(khz / 1e6, Source::Detected),
+            ),
+        tsc_ghz: Fact::unknown("no time-stamp counter on this architecture"),
+        measured_clock_ghz: Fact::unknown("not measured yet"),
+        clock_probes: Vec::new(),
+        all_core_clock_ghz: Fact::unknown("not measured yet"),
+        fma512_units: Fact::unknown(
+            "measured only on Skylake-SP/Cascade Lake, whose parts have one or two 512-bit FMA units",
+        ),
+        logical,
+    }
+}
+
+/// What CPUID tells: the vendor, brand, family, model and stepping, the microarchitecture
+/// from peakbench's table, the features, XCR0, the instruction sets and the TSC rate (measured
+/// where CPUID does not give it); returns the virtualization, from the hypervisor CPUID names
+/// or else `virtualization` (sysfs's).
+#[cfg(target_arch = "x86_64")]
+fn identify_x86(cpu: &mut CpuInfo, virtualization: Fact<String>) -> Fact<String> {
+    let id = x86::identify();
+    cpu.vendor = Fact::known(id.vendor.clone(), Source::Detected);
+    if let Some(b) = id.brand {
+        cpu.brand = Fact::known(b, Source::Detected);
+    }
+    cpu.family = Fact::known(id.family, Source::Detected);
+    cpu.model = Fact::known(id.model, Source::Detected);
+    cpu.stepping = Fact::known(id.stepping, Source::Detected);
+    cpu.microarchitecture = match uarch::lookup_x86(&id.vendor, id.family, id.model) {
+        Some(u) => Fact::known(u.name.to_string(), Source::Table),
+        None => Fact::unknown(format!(
+            "{} family {:#x} model {:#x} is not in peakbench's table",
+            id.vendor, id.family, id.model
+        )),
+    };
+    cpu.features = id.flags;
+    cpu.xcr0 = id.xcr0.map_or_else(
+        || Fact::unknown("OSXSAVE is clear: the OS does not enable XSAVE"),
+        |x| Fact::known(format!("{x:#x}"), Source::Detected),
+    );
+    cpu.isas = id.isas;
+    cpu.tsc_ghz = match (id.tsc_hz_cpuid, measure_tsc_ghz(Duration::from_millis(20))) {
+        (Some(hz), _) => Fact::known(hz as f64 / 1e9, Source::Detected),
+        (None, Some(ghz)) => Fact::known(ghz, Source::Measured),
+        (None, None) => Fact::unknown("the TSC did not advance"),
+    };
+    match (id.hypervisor, virtualization.value.is_some()) {
+        (Some(h), _) => Fact::known(h, Source::Detected),
+        (None, true) => virtualization,
+        (None, false) => Fact::known("none (CPUID hypervisor bit clear)".into(), Source::Detected),
+    }
+}
+
+/// What /proc/cpuinfo tells on Arm: the implementer and part, the microarchitecture from
+/// peakbench's table, the features and the instruction sets.
+#[cfg(target_arch = "aarch64")]
+fn identify_arm(cpu: &mut CpuInfo, cpuinfo: &str) {
+    let id = arm::identify(cpuinfo);
+    let reason = "no 'CPU implementer'/'CPU part' in /proc/cpuinfo";
+    cpu.vendor = detected(id.implementer.map(|i| format!("{i:#x}")), reason);
+    cpu.family = detected(id.implementer, reason);
+    cpu.model = detected(id.part, reason);
+    cpu.microarchitecture = match (id.implementer, id.part) {
+        (Some(i), Some(p)) => match uarch::lookup_arm(i, p) {
+            Some(u) => Fact::known(u.name.to_string(), Source::Table),
+            None => Fact::unknown(format!(
+                "implementer {i:#x} part {p:#x} is not in peakbench's table"
+            )),
+        },
+        _ => Fact::unknown(reason),
+    };
+    cpu.features = id.flags;
+    cpu.isas = id.isas;
+}
+
+/// The NUMA nodes sysfs lists, where it lists any.
+fn numa_nodes() -> Option<u32> {
+    std::fs::read_dir("/sys/devices/system/node")
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| {
+                    let n = e.file_name();
+                    let n = n.to_string_lossy();
+                    n.starts_with("node") && n[4..].parse::<u32>().is_ok()
+                })
+                .count() as u32
+        })
+        .ok()
+        .filter(|n| *n > 0)
+}
+
+/// The distribution's name (PRETTY_NAME in /etc/os-release).
+fn distribution() -> Option<String> {
+    let os_release = std::fs::read_to_string("/etc/os-release").unwrap_or_default();
+    os_release.lines().find_map(|l| {
+        l.strip_prefix("PRETTY_NAME=")
+            .map(|v| v.trim_matches('"').to_string())
+    })
 }
 
 impl ClockBudget {

@@ -1,0 +1,122 @@
+//! The charts a report calls for ([`for_report`]): per subsystem, which records go in which
+//! chart and how they are named; the drawing is `plot`'s. One file per family of charts:
+//! throughput against threads and against N, the memory staircase, disk IOPS and latency
+//! against queue depth, network goodput against streams, the per-point charts (percentiles,
+//! intervals) and efficiency; `series` turns records into the lines they share.
+
+mod disk;
+mod efficiency;
+mod net;
+mod per_point;
+mod series;
+mod staircase;
+mod throughput;
+
+use super::plot::{Chart, ChartError, PNG_SCALE, Plot, drawable, png};
+use crate::results::{Report, ResultRecord, Subsystem};
+use disk::disk_charts;
+use efficiency::efficiency_chart;
+use net::net_charts;
+use per_point::{interval_charts, percentile_charts};
+use staircase::staircase;
+use throughput::{linalg_size_charts, throughput_charts};
+
+/// Every chart of `report` as a PNG file, in page order: (file name such as
+/// `01-cpu-dp-throughput.png`, its bytes or why it could not be drawn).
+pub fn pngs(report: &Report) -> Vec<(String, Result<Vec<u8>, ChartError>)> {
+    for_report(report)
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let name = format!("{:02}-{}.png", i + 1, c.slug);
+            match png(c, PNG_SCALE) {
+                Ok(Some(bytes)) => Some((name, Ok(bytes))),
+                Ok(None) => None,
+                Err(e) => Some((name, Err(e))),
+            }
+        })
+        .collect()
+}
+
+/// Whether a chart has a line to draw: a series of two points or more, or two bars or more (a
+/// sweep of one point is a table row, not a chart).
+fn has_a_line(plot: &Plot) -> bool {
+    match plot {
+        Plot::Lines { series, .. } => series.iter().any(|s| {
+            let mut xs: Vec<f64> = s.points.iter().map(|p| p.0).collect();
+            xs.sort_by(f64::total_cmp);
+            xs.dedup();
+            xs.len() >= 2
+        }),
+        Plot::Bars { rows, .. } => rows.len() >= 2,
+    }
+}
+
+/// A file and anchor name from its parts: lower case, words joined by `-`.
+fn slug(parts: &[&str]) -> String {
+    let mut out = String::new();
+    for c in parts.join("-").chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    out.trim_end_matches('-').to_string()
+}
+
+/// The charts a report calls for, in the order its sections show them: per subsystem (in
+/// first-seen order), throughput against concurrency per workload, the memory latency
+/// staircase, disk IOPS and latency against queue depth, network goodput against streams, then
+/// efficiency against the peak. Charts with nothing to draw are left out.
+pub fn for_report(report: &Report) -> Vec<Chart> {
+    let mut subsystems: Vec<Subsystem> = Vec::new();
+    for r in &report.results {
+        if !subsystems.contains(&r.subsystem) {
+            subsystems.push(r.subsystem);
+        }
+    }
+    let mut out = Vec::new();
+    for subsystem in subsystems {
+        let records: Vec<&ResultRecord> = report
+            .results
+            .iter()
+            .filter(|r| r.subsystem == subsystem)
+            .collect();
+        match subsystem {
+            Subsystem::Disk => out.extend(disk_charts(&records)),
+            Subsystem::Net => out.extend(net_charts(&records)),
+            Subsystem::Cpu | Subsystem::Mem => out.extend(throughput_charts(subsystem, &records)),
+        }
+        if subsystem == Subsystem::Cpu {
+            out.extend(linalg_size_charts(&records));
+        }
+        if subsystem == Subsystem::Mem {
+            out.extend(staircase(&records, report));
+        }
+        if matches!(subsystem, Subsystem::Disk | Subsystem::Net) {
+            out.extend(percentile_charts(subsystem, &records));
+            out.extend(interval_charts(subsystem, &records));
+        }
+        out.extend(efficiency_chart(subsystem, &records));
+    }
+    out.retain(|c| drawable(&c.plot) && has_a_line(&c.plot));
+    // Every chart names the machine and the run, also as a picture on its own.
+    let host = report
+        .system
+        .os
+        .hostname
+        .value
+        .as_deref()
+        .map(crate::text::printable)
+        .unwrap_or_else(|| "unknown host".into());
+    let started: String = report.started_at.chars().take(16).collect();
+    let tag = format!(" — {host}, {}", started.replace('T', " "));
+    for c in &mut out {
+        c.title.push_str(&tag);
+    }
+    out
+}
+
+#[cfg(test)]
+pub(super) mod tests;

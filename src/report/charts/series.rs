@@ -1,0 +1,244 @@
+//! Records into the lines of a chart: grouped by a name, split where a condition of their
+//! measurement differs, each point with its repetitions and hover text; the reference tool's
+//! lines, ideal scaling and the peak as guides.
+
+use super::super::plot::{Axis, Detail, Plot, Scale, Series, Ticks};
+use crate::results::ResultRecord;
+
+/// The point's threads (network: streams), as an x value.
+pub(super) fn threads(rec: &ResultRecord) -> Option<f64> {
+    Some(rec.params.threads() as f64)
+}
+
+/// Records grouped by `key`, in first-seen order.
+pub(super) fn group_by<'a, K: PartialEq>(
+    records: &[&'a ResultRecord],
+    key: impl Fn(&ResultRecord) -> K,
+) -> Vec<(K, Vec<&'a ResultRecord>)> {
+    let mut out: Vec<(K, Vec<&'a ResultRecord>)> = Vec::new();
+    for &rec in records {
+        let k = key(rec);
+        match out.iter_mut().find(|(g, _)| *g == k) {
+            Some((_, v)) => v.push(rec),
+            None => out.push((k, vec![rec])),
+        }
+    }
+    out
+}
+
+/// One series per distinct `name` of the records: (`x` of the record, the mean), each point
+/// with its repetitions and hover text.
+pub(super) fn series_of(
+    records: &[&ResultRecord],
+    x: impl Fn(&ResultRecord) -> Option<f64>,
+    name: impl Fn(&ResultRecord) -> String,
+) -> Vec<Series> {
+    split_by_condition(group_by(records, name))
+        .into_iter()
+        .map(|(name, recs)| Series {
+            points: recs
+                .iter()
+                .filter_map(|r| Some((x(r)?, r.summary.mean)))
+                .collect(),
+            details: recs
+                .iter()
+                .filter_map(|r| Some(detail(r, x(r)?, r.summary.mean, &name)))
+                .collect(),
+            name,
+        })
+        .collect()
+}
+
+/// The parameters under which points are measured that a line must not join across: an engine,
+/// an I/O or sync mode, an ISA, a page size… (a psync QD1 point and an io_uring QD32 point are
+/// two series, never one line).
+const SERIES_CONDITIONS: &[&str] = &[
+    "engine",
+    "io_mode",
+    "sync",
+    "file_per_thread",
+    "isa",
+    "scaling",
+    "pages",
+    "stores",
+    "order",
+    "protocol",
+    "direction",
+    "side",
+    "byte_counting",
+    "tcp_nodelay",
+    "busy_poll_us",
+    "library",
+    "micro_kernel",
+    "total_bytes",
+    "total_ops",
+];
+
+/// Each named group split where its records differ in a [`SERIES_CONDITIONS`] parameter, the
+/// differing values added to the name ("4 KiB · psync", "4 KiB · io_uring").
+fn split_by_condition<'a>(
+    groups: Vec<(String, Vec<&'a ResultRecord>)>,
+) -> Vec<(String, Vec<&'a ResultRecord>)> {
+    let conditions = |r: &ResultRecord| -> Vec<(&'static str, serde_json::Value)> {
+        let Ok(serde_json::Value::Object(m)) = serde_json::to_value(&r.params) else {
+            return Vec::new();
+        };
+        SERIES_CONDITIONS
+            .iter()
+            .map(|k| (*k, m.get(*k).cloned().unwrap_or(serde_json::Value::Null)))
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (name, recs) in groups {
+        let all: Vec<_> = recs.iter().map(|r| conditions(r)).collect();
+        let varying: Vec<usize> = (0..SERIES_CONDITIONS.len())
+            .filter(|&i| all.iter().any(|c| c.get(i) != all[0].get(i)))
+            .collect();
+        if varying.is_empty() {
+            out.push((name, recs));
+            continue;
+        }
+        let key = |c: &[(&'static str, serde_json::Value)]| -> String {
+            varying
+                .iter()
+                .filter_map(|&i| c.get(i))
+                .map(|(k, v)| match v {
+                    serde_json::Value::String(s) => crate::text::printable(s),
+                    serde_json::Value::Null => format!("no {k}"),
+                    v => format!("{k} {v}"),
+                })
+                .collect::<Vec<_>>()
+                .join(" · ")
+        };
+        let mut split: Vec<(String, Vec<&'a ResultRecord>)> = Vec::new();
+        for (r, c) in recs.iter().zip(&all) {
+            let sub = format!("{name} · {}", key(c));
+            match split.iter_mut().find(|(n, _)| *n == sub) {
+                Some((_, v)) => v.push(r),
+                None => split.push((sub, vec![r])),
+            }
+        }
+        out.extend(split);
+    }
+    out
+}
+
+/// A measured point at (`x`, `y`) of series `name`: its repetitions and the text shown on
+/// hover — the series, the point in words, the figure with its unit and spread.
+fn detail(r: &ResultRecord, x: f64, y: f64, name: &str) -> Detail {
+    use crate::units::format_sig;
+    let s = &r.summary;
+    let unit = r.unit;
+    Detail {
+        x,
+        y,
+        min: s.min,
+        max: s.max,
+        samples: r.samples.clone(),
+        tip: format!(
+            "{name}\n{} {}\n{}: {} {unit} ± {} (min {}, max {}, {} repetitions)",
+            r.subsystem.title(),
+            crate::history::compare::label(r),
+            r.metric,
+            format_sig(s.mean),
+            format_sig(s.stddev),
+            format_sig(s.min),
+            format_sig(s.max),
+            r.samples.len()
+        ),
+    }
+}
+
+/// The reference tool's figures beside peakbench's: one series per `name` with any, named
+/// after the tool.
+pub(super) fn reference_series(
+    records: &[&ResultRecord],
+    x: impl Fn(&ResultRecord) -> Option<f64>,
+    name: impl Fn(&ResultRecord) -> String,
+) -> Vec<Series> {
+    group_by(records, name)
+        .into_iter()
+        .filter_map(|(name, recs)| {
+            let tool = recs.iter().find_map(|r| r.reference.as_ref())?.tool.clone();
+            let points: Vec<(f64, f64)> = recs
+                .iter()
+                .filter_map(|r| {
+                    let m = r.reference.as_ref()?.mean;
+                    m.is_finite().then_some((x(r)?, m))
+                })
+                .collect();
+            let tool = crate::text::printable(&tool);
+            Some(Series::of_figures(
+                format!("{tool}: {name}"),
+                points,
+                |_, y| format!("{tool} (reference) {name}: {}", crate::units::format_sig(y)),
+            ))
+        })
+        .collect()
+}
+
+/// Ideal linear scaling from each series' one-thread point (at most two series, so that the
+/// guides stay readable): y₁ × x at every x the series has.
+pub(super) fn ideal_scaling(series: &[Series]) -> Vec<Series> {
+    let with_one: Vec<&Series> = series
+        .iter()
+        .filter(|s| s.points.iter().any(|p| p.0 == 1.0) && s.points.len() > 1)
+        .collect();
+    if with_one.is_empty() || with_one.len() > 2 {
+        return Vec::new();
+    }
+    with_one
+        .iter()
+        .filter_map(|s| {
+            let y1 = s.points.iter().find(|p| p.0 == 1.0)?.1;
+            let name = if with_one.len() == 1 {
+                "ideal linear scaling".to_string()
+            } else {
+                format!("ideal linear scaling, {}", s.name)
+            };
+            Some(Series {
+                name,
+                points: s.points.iter().map(|p| (p.0, y1 * p.0)).collect(),
+                details: Vec::new(),
+            })
+        })
+        .collect()
+}
+
+/// Lines of a figure (linear y) against a count (threads, queue depth, streams, N; log x), with
+/// dashed guides (the peak).
+pub(super) fn against_count(x: &str, y: String, series: Vec<Series>, guides: Vec<Series>) -> Plot {
+    Plot::Lines {
+        x: Axis::new(x, Scale::Log, Ticks::Count),
+        y: Axis::new(y, Scale::Linear, Ticks::Number),
+        series,
+        guides,
+        markers: Vec::new(),
+    }
+}
+
+/// The theoretical peak against `x` as a guide line: where every point at the same x has the
+/// same peak (within 0.1 %) and at least one has a peak; None otherwise (points whose peaks
+/// differ at one x have no single line to draw).
+pub(super) fn peak_guide(
+    records: &[&ResultRecord],
+    x: impl Fn(&ResultRecord) -> Option<f64>,
+    name: String,
+) -> Option<Series> {
+    let mut points: Vec<(f64, f64)> = Vec::new();
+    for r in records {
+        let (Some(at), Some(peak)) = (x(r), r.peak.as_ref().map(|p| p.value)) else {
+            continue;
+        };
+        match points.iter().find(|(px, _)| *px == at) {
+            Some((_, other)) if (other - peak).abs() > 1e-3 * other.abs() => return None,
+            Some(_) => {}
+            None => points.push((at, peak)),
+        }
+    }
+    (!points.is_empty()).then_some(Series {
+        name,
+        points,
+        details: Vec::new(),
+    })
+}

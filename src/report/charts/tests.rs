@@ -1,0 +1,180 @@
+//! The charts' unit tests: LINPACK against N and threads with its peak, series split by their
+//! conditions, per-point charts in parts, and slugs.
+
+use super::per_point::percentile_charts;
+use super::series::{peak_guide, threads};
+use super::throughput::{linalg_size_charts, throughput_charts};
+use super::{Plot, disk_charts, slug};
+use crate::results::Unit;
+use crate::results::params::{CpuParams, LinalgParams, NodeTag, Params};
+use crate::results::{Metric, ResultRecord, Subsystem};
+use crate::sysinfo::peak::Peak;
+
+/// A LINPACK point at order `n` on `threads` threads, its peak 50 GOPS per thread.
+pub(in crate::report) fn linpack(n: usize, threads: usize, gops: f64) -> ResultRecord {
+    let params = Params::Cpu(CpuParams {
+        threads,
+        cpus: (0..threads).collect(),
+        cores: threads as u32,
+        oversubscribed: false,
+        kernel: None,
+        linalg: Some(LinalgParams {
+            n,
+            memory_fraction: None,
+            engine: "built-in".into(),
+            micro_kernel: "AVX-512 24x8".into(),
+            library: None,
+            library_threads: None,
+            nb: Some(256),
+            flops: crate::bench::linalg::hpl::flops(n),
+            residual: Some(0.01),
+            residual_passed: Some(true),
+        }),
+        node: NodeTag::default(),
+    });
+    let peak = Peak {
+        value: 50e9 * threads as f64,
+        unit: Unit::OpsPerSec,
+        formula: String::new(),
+        inputs: Default::default(),
+    };
+    ResultRecord::new(
+        Subsystem::Cpu,
+        "LINPACK",
+        params,
+        Metric::Throughput,
+        Unit::Gops,
+        vec![gops],
+        Ok(peak),
+    )
+}
+
+/// LINPACK at two N and two thread counts: a chart against N with a line and a dashed
+/// peak per thread count, and the chart against threads with its peak line.
+#[test]
+fn linpack_is_drawn_against_n_and_threads_with_its_peak() {
+    let recs = [
+        linpack(1000, 1, 30.0),
+        linpack(4000, 1, 42.0),
+        linpack(1000, 2, 50.0),
+        linpack(4000, 2, 80.0),
+    ];
+    let refs: Vec<&ResultRecord> = recs.iter().collect();
+    let charts = linalg_size_charts(&refs);
+    assert_eq!(charts.len(), 1);
+    let Plot::Lines { series, guides, .. } = &charts[0].plot else {
+        panic!("{:?}", charts[0].plot)
+    };
+    assert_eq!(charts[0].slug, "cpu-linpack-throughput-vs-n");
+    assert_eq!(series.len(), 2);
+    assert_eq!(series[1].points, vec![(1000.0, 50e9), (4000.0, 80e9)]);
+    assert_eq!(guides.len(), 2);
+    assert_eq!(guides[1].name, "peak, 2 threads");
+    assert_eq!(guides[1].points, vec![(1000.0, 100e9), (4000.0, 100e9)]);
+    let svg = super::super::plot::svg(&charts[0]).unwrap().unwrap();
+    assert!(
+        svg.contains("peak, 2 threads") && svg.contains("4000"),
+        "{svg}"
+    );
+    // Against threads: one line per N, the peak at 1 and 2 threads.
+    let by_threads = throughput_charts(Subsystem::Cpu, &refs);
+    let Plot::Lines { guides, series, .. } = &by_threads[0].plot else {
+        panic!()
+    };
+    assert_eq!(series.len(), 2);
+    assert_eq!(guides[0].points, vec![(1.0, 50e9), (2.0, 100e9)]);
+    // One N: no chart against N.
+    assert!(linalg_size_charts(&refs[..1]).is_empty());
+}
+
+/// Points whose peaks differ at the same x have no single peak line.
+#[test]
+fn differing_peaks_draw_no_guide() {
+    let mut other = linpack(4000, 1, 40.0);
+    other.peak.as_mut().unwrap().value = 70e9;
+    let recs = [linpack(1000, 1, 30.0), other];
+    let refs: Vec<&ResultRecord> = recs.iter().collect();
+    assert!(peak_guide(&refs, threads, "peak".into()).is_none());
+    assert!(peak_guide(&refs[..1], threads, "peak".into()).is_some());
+}
+
+fn disk(engine: &str, iodepth: u32, iops: f64) -> ResultRecord {
+    let params = crate::results::params::Params::with_defaults(
+        Subsystem::Disk,
+        "RR",
+        serde_json::json!({"threads": 1, "iodepth": iodepth, "block_size_bytes": 4096,
+            "engine": engine, "io_mode": "direct", "sync": "none", "pattern": "random"}),
+    )
+    .unwrap();
+    ResultRecord::new(
+        Subsystem::Disk,
+        "RR",
+        params,
+        Metric::Iops,
+        Unit::Iops,
+        vec![iops],
+        Err("none".into()),
+    )
+}
+
+/// A psync QD1 point and io_uring points are two lines, never one joined across engines.
+#[test]
+fn series_are_split_by_their_conditions() {
+    let recs = [
+        disk("psync", 1, 15e3),
+        disk("io_uring", 1, 14e3),
+        disk("io_uring", 32, 75e3),
+    ];
+    let refs: Vec<&ResultRecord> = recs.iter().collect();
+    let charts = disk_charts(&refs);
+    let Plot::Lines { series, .. } = &charts[0].plot else {
+        panic!("{:?}", charts[0].plot)
+    };
+    let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["4 KiB · psync", "4 KiB · io_uring"]);
+    assert_eq!(series[0].points, vec![(1.0, 15e3)]);
+    assert_eq!(series[1].points, vec![(1.0, 14e3), (32.0, 75e3)]);
+}
+
+/// Twenty points' percentiles: three charts of eight, eight and four lines, none left out.
+#[test]
+fn many_points_are_drawn_in_parts_none_left_out() {
+    let recs: Vec<ResultRecord> = (0..20)
+        .map(|i| {
+            let mut r = disk("psync", i + 1, 1e3);
+            r.metric = Metric::Latency;
+            r.percentiles = Some(
+                [("p50".to_string(), 1e-4), ("p99".to_string(), 2e-4)]
+                    .into_iter()
+                    .collect(),
+            );
+            r
+        })
+        .collect();
+    let refs: Vec<&ResultRecord> = recs.iter().collect();
+    let charts = percentile_charts(Subsystem::Disk, &refs);
+    let lines: Vec<usize> = charts
+        .iter()
+        .map(|c| match &c.plot {
+            Plot::Lines { series, .. } => series.len(),
+            _ => 0,
+        })
+        .collect();
+    assert_eq!(lines, [8, 8, 4]);
+    assert!(
+        charts[1].title.ends_with("(part 2 of 3)"),
+        "{}",
+        charts[1].title
+    );
+    let slugs: std::collections::BTreeSet<&str> = charts.iter().map(|c| c.slug.as_str()).collect();
+    assert_eq!(slugs.len(), 3, "{slugs:?}");
+}
+
+#[test]
+fn slugs_are_file_names() {
+    assert_eq!(slug(&["cpu", "DP", "throughput"]), "cpu-dp-throughput");
+    assert_eq!(
+        slug(&["net", "THROUGHPUT ×2", "streams"]),
+        "net-throughput-2-streams"
+    );
+}
