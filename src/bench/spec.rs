@@ -149,6 +149,16 @@ macro_rules! workloads {
 }
 pub(crate) use workloads;
 
+/// The names of `specs` that do not use `option`, as a choice ("LATENCY or NULL").
+pub fn non_users_of(specs: &[Spec], option: &str) -> String {
+    crate::text::one_of(
+        specs
+            .iter()
+            .filter(|s| !s.options.contains(&option))
+            .map(|s| s.name),
+    )
+}
+
 /// The names of `specs` that use `option`, as a sentence says them ("LINPACK, DGEMM and
 /// SGEMM"), and as a choice ("LINPACK, DGEMM or SGEMM").
 pub fn users_of(specs: &[Spec], option: &str) -> (String, String) {

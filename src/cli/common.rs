@@ -58,6 +58,23 @@ impl Given {
     }
 }
 
+/// The help of a subsystem's `--workload`, from its workloads' specs: each name with what it
+/// measures, and (`with_default`, where clap does not show a default of its own) those run
+/// when none is named.
+pub fn workload_help(subsystem: crate::results::Subsystem, with_default: bool) -> String {
+    let specs = crate::bench::registry::of(subsystem);
+    let each: Vec<String> = specs
+        .iter()
+        .map(|s| format!("{}: {}", s.name, s.what))
+        .collect();
+    let mut help = format!("Workloads: {}", each.join("; "));
+    if with_default {
+        let defaults: Vec<&str> = specs.iter().filter(|s| s.default).map(|s| s.name).collect();
+        help.push_str(&format!(". Default: {}", defaults.join(",")));
+    }
+    help
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// Timed repetitions of every point (after the warm-up).

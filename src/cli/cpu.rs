@@ -2,6 +2,7 @@
 
 use super::common::{
     Counts, OutputArgs, RunArgs, UsageError, parse_assignment, parse_positive, parse_thread_counts,
+    workload_help,
 };
 use crate::app::Recorder;
 use crate::bench::cpu::estimate as cpu_estimate;
@@ -9,7 +10,10 @@ use crate::bench::cpu::{CpuOptions, CpuSession, CpuWorkload, Scaling, points};
 use crate::bench::linalg::kernels as linalg_kernels;
 use crate::bench::linalg::system_blas::SystemBlas;
 use crate::bench::linalg::workload::{self as linalg, Engine, LinalgPoint, LinalgWorkload};
+use crate::bench::registry;
+use crate::bench::spec::{Spec, users_of};
 use crate::report;
+use crate::results::Subsystem;
 use crate::runner::Repetition;
 use crate::sysinfo::Isa;
 use crate::sysinfo::SystemInfo;
@@ -20,10 +24,7 @@ use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct CpuArgs {
-    /// Workloads: QP (int8), HP (int16), SP (fp32 FMA), DP (fp64 FMA), INT32, INT64, NULL
-    /// (harness overhead); LINPACK (HPL's dense solve), DGEMM and SGEMM (fp64 and fp32 matrix
-    /// multiplies), sized by --n or --memory-fraction. Default: QP to INT64.
-    #[arg(long, value_delimiter = ',', value_parser = parse_workload)]
+    #[arg(long, value_delimiter = ',', value_parser = parse_workload, help = workload_help(Subsystem::Cpu, true))]
     pub workload: Vec<CpuChoice>,
     /// LINPACK, DGEMM, SGEMM: the order N of the matrices; a list sweeps. Default: from
     /// --memory-fraction, at most 8000.
@@ -165,22 +166,32 @@ fn refuse(
     kernels: &[CpuWorkload],
     linalg: &[LinalgWorkload],
 ) -> Result<(), UsageError> {
-    if linalg.is_empty() && (!args.n.is_empty() || args.memory_fraction.is_some()) {
-        return Err(UsageError(
-            "--n and --memory-fraction size LINPACK, DGEMM and SGEMM: add --workload LINPACK, DGEMM or SGEMM"
-                .into(),
-        ));
+    // Which workloads use an option, from their specs.
+    let all = registry::of(Subsystem::Cpu);
+    let chosen: Vec<Spec> = kernels
+        .iter()
+        .map(|w| w.spec())
+        .chain(linalg.iter().map(|w| w.spec()))
+        .collect();
+    let uses = |option: &str| chosen.iter().any(|s| s.options.contains(&option));
+    let users = |option: &str| users_of(&all, option);
+    if !uses("n") && (!args.n.is_empty() || args.memory_fraction.is_some()) {
+        let (and, or) = users("n");
+        return Err(UsageError(format!(
+            "--n and --memory-fraction size {and}: add --workload {or}"
+        )));
     }
-    if linalg.is_empty() && (args.blas.is_some() || args.blas_library.is_some()) {
-        return Err(UsageError(
-            "--blas and --blas-library choose the engine of LINPACK, DGEMM and SGEMM: add --workload LINPACK, DGEMM or SGEMM"
-                .into(),
-        ));
+    if !uses("blas") && (args.blas.is_some() || args.blas_library.is_some()) {
+        let (and, or) = users("blas");
+        return Err(UsageError(format!(
+            "--blas and --blas-library choose the engine of {and}: add --workload {or}"
+        )));
     }
-    if args.nb.is_some() && !linalg.contains(&LinalgWorkload::Linpack) {
-        return Err(UsageError(
-            "--nb sets LINPACK's block: add --workload LINPACK".into(),
-        ));
+    if args.nb.is_some() && !uses("nb") {
+        let (and, or) = users("nb");
+        return Err(UsageError(format!(
+            "--nb sets {and}'s block: add --workload {or}"
+        )));
     }
     if args.nb.is_some() && args.blas == Some(BlasEngine::System) {
         return Err(UsageError(
@@ -398,22 +409,30 @@ fn refuse_unused(
 ) -> Result<(), UsageError> {
     let given = &args.output.given;
     args.output.refuse_display(false, false)?;
-    // The kernels that run something: NULL is the harness alone.
+    // The kernels that run something (NULL is the harness alone), and which workloads use an
+    // option, from their specs.
+    let all = registry::of(Subsystem::Cpu);
     let measured: Vec<CpuWorkload> = kernels
         .iter()
         .copied()
-        .filter(|w| *w != CpuWorkload::Null)
+        .filter(|w| w.spec().options.contains(&"scaling"))
         .collect();
+    let (kernel_names, _) = users_of(&all, "scaling");
+    let (sized, _) = users_of(&all, "n");
     given.refuse_unless(
         !measured.is_empty(),
         &["scaling"],
-        "splits the work of the kernels QP … INT64 between threads, and none of them is in --workload (NULL runs no kernel; LINPACK, DGEMM and SGEMM are sized by --n)",
+        &format!(
+            "splits the work of the kernels {kernel_names} between threads, and none of them is in --workload (NULL runs no kernel; {sized} are sized by --n)"
+        ),
         "drop --scaling or add a kernel workload",
     )?;
     given.refuse_unless(
         !measured.is_empty(),
         &["duration", "total_ops"],
-        "sets how much each repetition of a kernel QP … INT64 runs, and none of them is in --workload (NULL runs no kernel; LINPACK, DGEMM and SGEMM time one solve or multiply per repetition, sized by --n)",
+        &format!(
+            "sets how much each repetition of a kernel {kernel_names} runs, and none of them is in --workload (NULL runs no kernel; {sized} time one solve or multiply per repetition, sized by --n)"
+        ),
         "drop it or add a kernel workload",
     )?;
     let built_in = !linalg.is_empty() && args.blas != Some(BlasEngine::System);
@@ -421,12 +440,14 @@ fn refuse_unused(
         given.refuse_unless(
             !measured.is_empty() || built_in,
             &["isa"],
-            "chooses the instructions of the kernels QP … INT64 and of the built-in LINPACK, DGEMM and SGEMM, and this run has none of them (NULL runs no kernel; a system BLAS chooses its own)",
+            &format!(
+                "chooses the instructions of the kernels {kernel_names} and of the built-in {sized}, and this run has none of them (NULL runs no kernel; a system BLAS chooses its own)"
+            ),
             "drop --isa",
         )?;
         if built_in && linalg_kernels::for_isa::<f64>(isa).is_none() {
             return Err(UsageError(format!(
-                "--isa {isa}: LINPACK, DGEMM and SGEMM have {} micro-kernels on this CPU; choose one of them",
+                "--isa {isa}: {sized} have {} micro-kernels on this CPU; choose one of them",
                 linalg_kernels::available::<f64>()
                     .iter()
                     .map(|k| k.kind.name())

@@ -1,11 +1,14 @@
 //! `peakbench disk`.
 
-use super::common::{Counts, OutputArgs, UsageError, parse_duration, parse_positive, parse_repeat};
+use super::common::{
+    Counts, OutputArgs, UsageError, parse_duration, parse_positive, parse_repeat, workload_help,
+};
 use crate::app::Recorder;
 use crate::bench::disk::target::Place;
 use crate::bench::disk::{
     DiskError, DiskOptions, DiskPeaks, DiskSession, DiskWorkload, EngineKind, points, uring,
 };
+use crate::results::Subsystem;
 use crate::results::params::SyncMode;
 use crate::runner::Repetition;
 use crate::units::format_bytes_binary;
@@ -28,10 +31,7 @@ fn parse_engine(s: &str) -> Result<EngineChoice, String> {
 
 #[derive(Debug, Args)]
 pub struct DiskArgs {
-    /// Workloads: RS, WS (sequential read/write), RR, WR (random), RW (random mix,
-    /// --read-percent), COPY (each block read and written to a second, new file beside the
-    /// first: read + write MB/s).
-    #[arg(long, value_delimiter = ',', value_parser = parse_workload, default_value = "RS,WS,RR,WR")]
+    #[arg(long, value_delimiter = ',', value_parser = parse_workload, help = workload_help(Subsystem::Disk, false), default_values_t = DiskWorkload::defaults())]
     pub workload: Vec<DiskWorkload>,
     /// Record sizes, 1 B to 1 GiB (sizes, as fio: 4k = 4K = 4KiB = 4096 B, 4kB = 4KB = 4000 B;
     /// M, G, T alike). With

@@ -1,10 +1,15 @@
 //! `peakbench mem`.
 
-use super::common::{Counts, OutputArgs, RunArgs, UsageError, parse_positive, parse_thread_counts};
+use super::common::{
+    Counts, OutputArgs, RunArgs, UsageError, parse_positive, parse_thread_counts, workload_help,
+};
 use crate::app::Recorder;
 use crate::bench::buffer::HugePages;
 use crate::bench::mem::{MemOptions, MemSession, MemWorkload, Stores, points, rounds};
+use crate::bench::registry;
+use crate::bench::spec::{non_users_of, users_of};
 use crate::report;
+use crate::results::Subsystem;
 use crate::runner::Repetition;
 use crate::sysinfo::Isa;
 use crate::sysinfo::SystemInfo;
@@ -25,9 +30,7 @@ pub enum HugeArg {
 
 #[derive(Debug, Args)]
 pub struct MemArgs {
-    /// Workloads: RWS, RWR, WS, WR, RS, RR (blocks, sequential or random), COPY, SCALE, ADD,
-    /// TRIAD (STREAM), LATENCY (staircase and per-operation), NULL. Default: all but NULL.
-    #[arg(long, value_delimiter = ',', value_parser = parse_workload)]
+    #[arg(long, value_delimiter = ',', value_parser = parse_workload, help = workload_help(Subsystem::Mem, true))]
     pub workload: Vec<MemWorkload>,
     /// Block sizes of RWS…RR, 8 B to 1 GiB, multiples of 8 (sizes: 4k = 4K = 4KiB = 4096 B,
     /// 4kB = 4KB = 4000 B; M, G, T alike).
@@ -228,33 +231,43 @@ fn options(args: &MemArgs, sys: &SystemInfo) -> MemOptions {
 fn refuse_unused(args: &MemArgs, workloads: &[MemWorkload]) -> Result<(), UsageError> {
     let given = &args.output.given;
     args.output.refuse_display(false, false)?;
-    let has = |w: MemWorkload| workloads.contains(&w);
-    let bandwidth = workloads
-        .iter()
-        .any(|w| !matches!(w, MemWorkload::Latency | MemWorkload::Null));
-    let writes = workloads.iter().any(|w| w.traffic().1 > 0);
+    // Which workloads use an option, from their specs.
+    let all = registry::of(Subsystem::Mem);
+    let uses = |option: &str| workloads.iter().any(|w| w.spec().options.contains(&option));
+    let and = |option: &str| users_of(&all, option);
+    let only = |option: &str| non_users_of(&all, option);
+    let (blocks, _) = and("block-size");
     given.refuse_unless(
-        workloads.iter().any(|w| w.uses_blocks()),
+        uses("block-size"),
         &["block_size"],
-        "sizes the blocks of RWS, RWR, WS, WR, RS and RR, and none of them is in --workload",
+        &format!("sizes the blocks of {blocks}, and none of them is in --workload"),
         "add one of them or drop --block-size",
     )?;
+    let (staircase, add) = and("latency-max");
     given.refuse_unless(
-        has(MemWorkload::Latency),
+        uses("latency-max"),
         &["huge_pages", "latency_max", "mem_latency_ns"],
-        "applies to the LATENCY staircase (its shape, its memory floor), and LATENCY is not in --workload",
-        "add LATENCY or drop it",
+        &format!(
+            "applies to the {staircase} staircase (its shape, its memory floor), and {staircase} is not in --workload"
+        ),
+        &format!("add {add} or drop it"),
     )?;
+    let (writing, _) = and("stores");
     given.refuse_unless(
-        writes,
+        uses("stores"),
         &["stores"],
-        "chooses the store instructions of the workloads that write (RWS, RWR, WS, WR, COPY, SCALE, ADD, TRIAD), and none of them is in --workload",
+        &format!(
+            "chooses the store instructions of the workloads that write ({writing}), and none of them is in --workload"
+        ),
         "add one of them or drop --stores",
     )?;
     given.refuse_unless(
-        bandwidth,
+        uses("isa"),
         &["isa", "mem_peak_gbs", "mem_channels", "mem_mts"],
-        "applies to the bandwidth workloads (their kernels, their peak), and --workload has only LATENCY or NULL",
+        &format!(
+            "applies to the bandwidth workloads (their kernels, their peak), and --workload has only {}",
+            only("isa")
+        ),
         "add a bandwidth workload or drop it",
     )?;
     if let Some(isa) = args.isa
@@ -265,9 +278,12 @@ fn refuse_unused(args: &MemArgs, workloads: &[MemWorkload]) -> Result<(), UsageE
         )));
     }
     given.refuse_unless(
-        bandwidth,
+        uses("total-bytes"),
         &["total_bytes"],
-        "sets the bytes of each repetition of the bandwidth workloads, and --workload has only LATENCY or NULL",
+        &format!(
+            "sets the bytes of each repetition of the bandwidth workloads, and --workload has only {}",
+            only("total-bytes")
+        ),
         "add a bandwidth workload or drop it",
     )?;
     given.refuse_unless(
@@ -277,9 +293,12 @@ fn refuse_unused(args: &MemArgs, workloads: &[MemWorkload]) -> Result<(), UsageE
         "give --total-bytes or drop --scaling",
     )?;
     given.refuse_unless(
-        workloads.iter().any(|w| *w != MemWorkload::Null),
+        uses("duration"),
         &["duration", "array_size"],
-        "applies to the bandwidth and LATENCY workloads, and --workload has only NULL (the harness alone)",
+        &format!(
+            "applies to the bandwidth and LATENCY workloads, and --workload has only {} (the harness alone)",
+            only("duration")
+        ),
         "add a workload or drop it",
     )
 }

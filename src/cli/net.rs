@@ -1,11 +1,14 @@
 //! `peakbench net` (the client) and `peakbench net serve`.
 
-use super::common::{Counts, OutputArgs, UsageError, parse_duration, parse_positive, parse_repeat};
+use super::common::{
+    Counts, OutputArgs, UsageError, parse_duration, parse_positive, parse_repeat, workload_help,
+};
 use crate::app::Recorder;
 use crate::bench::net::client::{NetError, Target};
 use crate::bench::net::protocol::{DEFAULT_PORT, limits};
 use crate::bench::net::server::{Server, ServerConfig};
 use crate::bench::net::{NetOptions, NetSession, NetWorkload, Proto, points, resolve};
+use crate::results::Subsystem;
 use crate::runner::stop;
 use crate::units::format_bytes_binary;
 use clap::{Args, Subcommand};
@@ -36,8 +39,7 @@ pub struct ClientArgs {
     pub loopback: bool,
     #[command(flatten)]
     pub token: super::token::TokenArgs,
-    /// Workloads: THROUGHPUT (goodput, UDP loss and jitter), LATENCY (ping-pong round trips).
-    #[arg(long, value_delimiter = ',', value_parser = parse_workload, default_value = "THROUGHPUT,LATENCY")]
+    #[arg(long, value_delimiter = ',', value_parser = parse_workload, help = workload_help(Subsystem::Net, false), default_values_t = NetWorkload::defaults())]
     pub workload: Vec<NetWorkload>,
     /// Transports.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "tcp,udp")]

@@ -189,7 +189,7 @@ impl MemWorkload {
                     ],
                     axes: &[Axis::WorkingSet, Axis::Threads],
                     references: &[],
-                    charts: &[ChartKind::Staircase],
+                    charts: &[ChartKind::Staircase, ChartKind::Efficiency],
                     work: Work::Loads,
                 };
             }

@@ -13,6 +13,8 @@ mod staircase;
 mod throughput;
 
 use super::plot::{Chart, ChartError, PNG_SCALE, Plot, drawable, png};
+use crate::bench::registry;
+use crate::bench::spec::ChartKind;
 use crate::results::{Report, ResultRecord, Subsystem};
 use disk::disk_charts;
 use efficiency::efficiency_chart;
@@ -83,22 +85,32 @@ pub fn for_report(report: &Report) -> Vec<Chart> {
             .iter()
             .filter(|r| r.subsystem == subsystem)
             .collect();
-        match subsystem {
-            Subsystem::Disk => out.extend(disk_charts(&records)),
-            Subsystem::Net => out.extend(net_charts(&records)),
-            Subsystem::Cpu | Subsystem::Mem => out.extend(throughput_charts(subsystem, &records)),
-        }
-        if subsystem == Subsystem::Cpu {
-            out.extend(linalg_size_charts(&records));
-        }
-        if subsystem == Subsystem::Mem {
-            out.extend(staircase(&records, report));
-        }
-        if matches!(subsystem, Subsystem::Disk | Subsystem::Net) {
-            out.extend(percentile_charts(subsystem, &records));
-            out.extend(interval_charts(subsystem, &records));
-        }
-        out.extend(efficiency_chart(subsystem, &records));
+        // Each chart gets the records of the workloads whose spec calls for it.
+        let of_kind = |kind: ChartKind| -> Vec<&ResultRecord> {
+            records
+                .iter()
+                .copied()
+                .filter(|r| {
+                    registry::find(r.subsystem, &r.workload)
+                        .is_some_and(|s| s.charts.contains(&kind))
+                })
+                .collect()
+        };
+        out.extend(match subsystem {
+            Subsystem::Disk => disk_charts(&of_kind(ChartKind::VsQueueDepth)),
+            Subsystem::Net => net_charts(&of_kind(ChartKind::VsStreams)),
+            Subsystem::Cpu | Subsystem::Mem => {
+                throughput_charts(subsystem, &of_kind(ChartKind::VsThreads))
+            }
+        });
+        out.extend(linalg_size_charts(&of_kind(ChartKind::VsN)));
+        out.extend(staircase(&of_kind(ChartKind::Staircase), report));
+        out.extend(percentile_charts(
+            subsystem,
+            &of_kind(ChartKind::Percentiles),
+        ));
+        out.extend(interval_charts(subsystem, &of_kind(ChartKind::Intervals)));
+        out.extend(efficiency_chart(subsystem, &of_kind(ChartKind::Efficiency)));
     }
     out.retain(|c| drawable(&c.plot) && has_a_line(&c.plot));
     // Every chart names the machine and the run, also as a picture on its own.
