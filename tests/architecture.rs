@@ -58,6 +58,11 @@ fn code(file: &Path) -> String {
 /// The top-level modules `text` refers to through `crate::`: paths (`crate::a::b`) and groups
 /// (`use crate::{a::b, c}`).
 fn referenced(text: &str) -> BTreeSet<String> {
+    referenced_after(text, "crate::")
+}
+
+/// The first path segment after each `prefix` in `text` (each name of a group).
+fn referenced_after(text: &str, prefix: &str) -> BTreeSet<String> {
     let ident = |s: &str| {
         s.trim_start()
             .chars()
@@ -65,8 +70,13 @@ fn referenced(text: &str) -> BTreeSet<String> {
             .collect::<String>()
     };
     let mut out = BTreeSet::new();
-    for (i, _) in text.match_indices("crate::") {
-        let rest = &text[i + "crate::".len()..];
+    for (i, _) in text.match_indices(prefix) {
+        // A longer path that ends in the prefix (`crate::a::super::`) is not it.
+        let before = text[..i].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+            continue;
+        }
+        let rest = &text[i + prefix.len()..];
         if let Some(group) = rest.strip_prefix('{') {
             let mut depth = 0;
             let mut start = 0;
@@ -179,4 +189,118 @@ fn top_level_modules_have_no_import_cycle() {
         map.contains_key("cli") && map.contains_key("app"),
         "{map:?}"
     );
+}
+
+/// The module path of a folder under src/ (`src/report/charts` → `report::charts`).
+fn module_path(dir: &Path) -> String {
+    let rel = dir.strip_prefix(src()).unwrap();
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("::")
+}
+
+/// The sibling modules a file (not a folder's mod.rs) refers to: `super::x` paths and groups,
+/// and `crate::<its folder>::x`.
+fn siblings_referenced(file: &Path) -> BTreeSet<String> {
+    let text = code(file);
+    let folder = module_path(file.parent().unwrap());
+    let mut prefixes = vec!["super::".to_string()];
+    if !folder.is_empty() {
+        prefixes.push(format!("crate::{folder}::"));
+    }
+    let mut out = BTreeSet::new();
+    for prefix in &prefixes {
+        out.extend(referenced_after(&text, prefix));
+    }
+    out
+}
+
+/// No two files of one folder import each other, directly or around a circle: a folder's
+/// files are layered as the top-level modules are (`-- --nocapture` prints each folder's map).
+#[test]
+fn files_in_a_folder_have_no_import_cycle() {
+    let mut folders: BTreeSet<PathBuf> = BTreeSet::new();
+    for f in rust_files(&src()) {
+        folders.insert(f.parent().unwrap().to_path_buf());
+    }
+    let mut cycles = Vec::new();
+    for dir in folders {
+        let files: Vec<PathBuf> = rust_files(&dir)
+            .into_iter()
+            .filter(|f| f.parent() == Some(dir.as_path()))
+            .filter(|f| {
+                !matches!(
+                    f.file_stem().and_then(|s| s.to_str()),
+                    Some("mod" | "lib" | "main")
+                )
+            })
+            .collect();
+        let names: BTreeSet<String> = files
+            .iter()
+            .map(|f| f.file_stem().unwrap().to_string_lossy().into_owned())
+            .collect();
+        let map: BTreeMap<String, BTreeSet<String>> = files
+            .iter()
+            .map(|f| {
+                let name = f.file_stem().unwrap().to_string_lossy().into_owned();
+                let to = siblings_referenced(f)
+                    .into_iter()
+                    .filter(|t| *t != name && names.contains(t))
+                    .collect();
+                (name, to)
+            })
+            .collect();
+        if let Some(c) = find_cycle(&map) {
+            cycles.push(format!("{}: {}", dir.display(), c.join(" → ")));
+        }
+    }
+    assert!(cycles.is_empty(), "import circles:\n{}", cycles.join("\n"));
+}
+
+/// Rooms that fit their contents: no source file over 1,000 lines, no function over 150.
+#[test]
+fn no_file_over_1000_lines_nor_function_over_150() {
+    let mut over = Vec::new();
+    for f in rust_files(&src()) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        if lines.len() > 1000 {
+            over.push(format!("{}: {} lines", f.display(), lines.len()));
+        }
+        // A function runs from its `fn` line to the closing brace at its indentation.
+        for (i, line) in lines.iter().enumerate() {
+            let body = line.trim_start();
+            let indent = &line[..line.len() - body.len()];
+            let is_fn = [
+                "fn ",
+                "pub fn ",
+                "pub(crate) fn ",
+                "pub(super) fn ",
+                "const fn ",
+                "pub const fn ",
+                "unsafe fn ",
+                "pub unsafe fn ",
+            ]
+            .iter()
+            .any(|p| body.starts_with(p));
+            if !is_fn || body.ends_with(';') {
+                continue;
+            }
+            let close = format!("{indent}}}");
+            if let Some(end) = lines[i..].iter().position(|l| *l == close)
+                && end + 1 > 150
+            {
+                {
+                    over.push(format!(
+                        "{}:{}: a function of {} lines",
+                        f.display(),
+                        i + 1,
+                        end + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(over.is_empty(), "{}", over.join("\n"));
 }

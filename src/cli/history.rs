@@ -1,38 +1,13 @@
 //! `peakbench history` and `peakbench compare`: the results database on the command line.
 
-use super::common::{UsageError, parse_positive};
+use super::common::{
+    DbArgs, InputArgs, UsageError, load_run, parse_alpha, parse_positive, read_json,
+};
 use crate::history::compare::{Change, Criteria, Unpaired, compare, only_in};
-use crate::history::{self, Store};
-use crate::results::Report;
 use crate::units::{self, format_sig};
 use clap::Args;
 use comfy_table::Table;
 use std::path::{Path, PathBuf};
-
-/// Where the database is: `--db` (or PEAKBENCH_DB), else the user's data directory.
-#[derive(Debug, Clone, Args)]
-pub struct DbArgs {
-    /// The results database (SQLite). Default: $XDG_DATA_HOME/peakbench/history.db or
-    /// ~/.local/share/peakbench/history.db.
-    #[arg(long, value_name = "FILE", env = "PEAKBENCH_DB")]
-    pub db: Option<PathBuf>,
-}
-
-impl DbArgs {
-    pub fn path(&self) -> anyhow::Result<PathBuf> {
-        history::db_path(self.db.as_deref())
-    }
-
-    /// The database for writing (see [`history::open`]).
-    pub fn open(&self) -> anyhow::Result<Store> {
-        history::open(self.db.as_deref())
-    }
-
-    /// The database for reading only (listing, comparing, reporting).
-    pub fn open_read_only(&self) -> anyhow::Result<Store> {
-        Store::open_read_only(&self.path()?)
-    }
-}
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -78,57 +53,10 @@ pub struct CompareArgs {
     pub input: InputArgs,
 }
 
-pub(super) fn parse_alpha(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
-        _ => Err(format!(
-            "'{s}' is not a significance level between 0 and 1, e.g. 0.05"
-        )),
-    }
-}
-
 /// A comparison found a significant regression beyond the threshold. Exit code 3.
 #[derive(Debug, thiserror::Error)]
 #[error("{0} significant regression(s) beyond the threshold")]
 pub struct Regression(pub usize);
-
-/// How large an input document may be.
-#[derive(Debug, Clone, Copy, Args)]
-pub struct InputArgs {
-    /// The largest JSON document read (a regular file only), e.g. 1Gi.
-    #[arg(long, value_name = "SIZE", value_parser = parse_input_size, default_value = "256Mi")]
-    pub max_input: u64,
-}
-
-fn parse_input_size(s: &str) -> Result<u64, String> {
-    crate::units::parse_size(s).map_err(|e| e.to_string())
-}
-
-/// Reads a JSON document written by `--json` (any schema version this peakbench reads): a
-/// regular file of at most `limit` bytes.
-pub fn read_json(path: &Path, limit: u64) -> anyhow::Result<Report> {
-    let bytes = crate::files::read_input(path, limit, "raise the limit with --max-input SIZE")
-        .map_err(|e| UsageError(e.to_string()))?;
-    Report::from_json(&bytes).map_err(|e| UsageError(format!("{}: {e}", path.display())).into())
-}
-
-/// Whether `input` names a run of the database (`12`, `latest`, `latest~2`) rather than a file.
-fn is_run_id(input: &str) -> bool {
-    let s = input.trim();
-    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
-    digits(s) || s == "latest" || s.strip_prefix("latest~").is_some_and(digits)
-}
-
-/// A run named on the command line: a run of the database (id, latest, latest~N), or a JSON
-/// document written by `--json`.
-pub fn load_run(input: &str, db: &DbArgs, limit: &InputArgs) -> anyhow::Result<Report> {
-    if !is_run_id(input) || Path::new(input).is_file() {
-        return read_json(Path::new(input), limit.max_input);
-    }
-    let store = db.open_read_only()?;
-    let id = store.resolve(input)?;
-    store.load(id)
-}
 
 #[derive(Debug, clap::Subcommand)]
 pub enum HistoryCommand {

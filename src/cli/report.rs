@@ -43,7 +43,7 @@ pub struct ReportArgs {
     #[arg(short = 'o', long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Comparison: the family-wise significance level (Holm–Bonferroni over the points).
-    #[arg(long, default_value = "0.05", value_parser = super::history::parse_alpha)]
+    #[arg(long, default_value = "0.05", value_parser = super::common::parse_alpha)]
     pub alpha: f64,
     /// Comparison: the least change called better or worse, in percent.
     #[arg(long, value_name = "PERCENT", default_value = "3", value_parser = super::common::parse_positive)]
@@ -53,11 +53,11 @@ pub struct ReportArgs {
     #[arg(short = 'v', long)]
     pub verbose: bool,
     #[command(flatten)]
-    pub db: super::history::DbArgs,
+    pub db: super::common::DbArgs,
     #[command(flatten)]
     pub display: super::common::DisplayArgs,
     #[command(flatten)]
-    pub limit: super::history::InputArgs,
+    pub limit: super::common::InputArgs,
 }
 
 impl ReportArgs {
@@ -105,7 +105,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
     let runs: Vec<Report> = args
         .inputs
         .iter()
-        .map(|i| super::history::load_run(i, &args.db, &args.limit))
+        .map(|i| super::common::load_run(i, &args.db, &args.limit))
         .collect::<anyhow::Result<_>>()?;
     if runs.len() > 1 {
         return compare(&args, &runs, &display);
