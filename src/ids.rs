@@ -3,16 +3,14 @@
 //! schema reads and writes exactly as when they were strings; everything else compares the
 //! enums.
 
-use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::str::FromStr;
 
 /// An enum whose every variant has one name: `ALL`, `name()`, `Display` and `FromStr` (with a
 /// "use a, b or c" message), and serde under the same names.
 macro_rules! named_enum {
     ($(#[$m:meta])* $vis:vis enum $t:ident { $($(#[$vm:meta])* $v:ident = $n:literal $(| $alias:literal)*,)+ }) => {
         $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
         $vis enum $t {
             $($(#[$vm])* #[serde(rename = $n $(, alias = $alias)*)] $v,)+
         }
@@ -29,13 +27,13 @@ macro_rules! named_enum {
             }
         }
 
-        impl fmt::Display for $t {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(self.name())
             }
         }
 
-        impl FromStr for $t {
+        impl std::str::FromStr for $t {
             type Err = String;
             fn from_str(s: &str) -> Result<$t, String> {
                 match s {
@@ -51,6 +49,8 @@ macro_rules! named_enum {
         }
     };
 }
+
+pub(crate) use named_enum;
 
 named_enum! {
     /// The part of the machine a record measures.

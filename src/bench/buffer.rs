@@ -15,9 +15,14 @@ pub enum HugePages {
 
 impl HugePages {
     pub fn name(self) -> &'static str {
+        self.pages().name()
+    }
+
+    /// The pages a record says its buffers asked for.
+    pub fn pages(self) -> crate::results::params::Pages {
         match self {
-            HugePages::On => "thp",
-            HugePages::Off => "4k",
+            HugePages::On => crate::results::params::Pages::Thp,
+            HugePages::Off => crate::results::params::Pages::Small,
         }
     }
 }

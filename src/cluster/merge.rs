@@ -7,6 +7,7 @@ use crate::measure::stats::median;
 use crate::results::Metric;
 use crate::results::fleet::{Fleet, Matrix, Node, Outlier, OutlierRule};
 use crate::results::params::Link;
+use crate::results::params::Side;
 use crate::results::{Report, ResultRecord};
 use crate::sysinfo::SystemInfo;
 
@@ -192,7 +193,7 @@ fn matrix_cell(r: &ResultRecord) -> Option<(u32, u32)> {
     if link.pattern != "pairs" && link.pattern != "self" {
         return None;
     }
-    let wanted = (r.metric == Metric::Throughput && net.side.as_deref() == Some("receiver"))
+    let wanted = (r.metric == Metric::Throughput && net.side == Some(Side::Receiver))
         || r.metric == Metric::Latency;
     wanted.then_some((link.src_node, link.dst_node))
 }

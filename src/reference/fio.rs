@@ -69,16 +69,7 @@ pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>
 fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
     let p = params_of(rec, TOOL, |p| p.disk())?;
     let read_percent = p.read_percent.min(100) as u64;
-    let random = match p.pattern.as_str() {
-        "random" => true,
-        "sequential" => false,
-        _ => {
-            return Err(RefError::unsupported(
-                TOOL,
-                "the record has no access pattern",
-            ));
-        }
-    };
+    let random = p.pattern == crate::results::params::Order::Random;
     let (rw, rwmixread) = match (read_percent, random) {
         (100, false) => ("read", None),
         (100, true) => ("randread", None),
@@ -118,7 +109,7 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
         iodepth: p.iodepth as u64,
         jobs: p.threads as u64,
         engine: engine.into(),
-        direct: p.io_mode != "buffered",
+        direct: p.io_mode != crate::results::params::IoMode::Buffered,
         size_bytes: p.file_size_bytes,
         runtime_ms: (seconds * 1000.0).round().max(1.0) as u64,
         ramp_ms: (p.ramp_s * 1000.0).round() as u64,

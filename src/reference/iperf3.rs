@@ -14,6 +14,7 @@ use super::{RefContext, RefError, Tool, params_of, unit_error};
 use crate::results::Metric;
 use crate::results::ResultRecord;
 use crate::results::Unit;
+use crate::results::params::Side;
 use crate::results::params::{NetParams, Proto};
 use serde_json::Value;
 use std::path::Path;
@@ -264,7 +265,7 @@ pub fn figure(r: &Iperf3Result, rec: &ResultRecord) -> Result<f64, RefError> {
     };
     match (rec.metric, rec.unit) {
         (Metric::Throughput, Unit::BitsPerSec) => Ok(
-            if rec.params.net().and_then(|p| p.side.as_deref()) == Some("sender") {
+            if rec.params.net().and_then(|p| p.side) == Some(Side::Sender) {
                 r.sent_bits_per_s
             } else {
                 r.received_bits_per_s

@@ -17,6 +17,7 @@
 
 use super::process::{run_bounded, whole_seconds};
 use super::{RefContext, RefError, Tool, params_of, unit_error};
+use crate::bench::mem::MemWorkload;
 use crate::results::ResultRecord;
 use crate::results::{Metric, Subsystem, Unit};
 use std::path::Path;
@@ -119,14 +120,34 @@ fn peakflops_job(rec: &ResultRecord, ctx: &RefContext, sp: bool) -> Result<Job, 
     })
 }
 
-/// The copy or stream (STREAM triad) run for a memory COPY or TRIAD throughput record: the same
-/// working set (all arrays, split between the threads), threads, ISA and kind of store
-/// (`_mem` kernels use non-temporal stores).
+/// The copy, stream (STREAM triad) or sum run for a memory throughput record of a workload
+/// whose spec names likwid-bench: the same working set (all arrays, split between the
+/// threads), threads, ISA and kind of store (`_mem` kernels use non-temporal stores; a sum
+/// stores nothing).
 pub fn mem_job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
-    let base = match (rec.workload.as_str(), rec.metric) {
-        ("COPY", Metric::Throughput) => "copy",
-        ("TRIAD", Metric::Throughput) => "stream",
-        _ => return None,
+    let w = rec.workload.parse::<MemWorkload>().ok()?;
+    if rec.metric != Metric::Throughput || !w.spec().references.contains(&TOOL) {
+        return None;
+    }
+    let base = match w {
+        MemWorkload::Copy => "copy",
+        MemWorkload::Triad => "stream",
+        MemWorkload::Sum => "sum",
+        MemWorkload::Rws
+        | MemWorkload::Rwr
+        | MemWorkload::Ws
+        | MemWorkload::Wr
+        | MemWorkload::Rs
+        | MemWorkload::Rr
+        | MemWorkload::Scale
+        | MemWorkload::Add
+        | MemWorkload::Latency
+        | MemWorkload::Null => {
+            return Some(Err(RefError::unsupported(
+                TOOL,
+                format!("peakbench does not know likwid-bench's kernel for {w}"),
+            )));
+        }
     };
     Some(bandwidth_job(rec, ctx, base))
 }
@@ -135,7 +156,7 @@ fn bandwidth_job(rec: &ResultRecord, ctx: &RefContext, base: &str) -> Result<Job
     let (threads, isa) = threads_and_isa(rec)?;
     let kernel = params_of(rec, TOOL, |p| p.mem().and_then(|m| m.kernel.as_ref()))?;
     let bytes = kernel.working_set_bytes;
-    let nt = kernel.stores == "nt";
+    let nt = kernel.stores == crate::results::params::StoreKind::Nt && base != "sum";
     let suffix = isa_suffix(isa, false).ok_or_else(|| {
         RefError::unsupported(TOOL, format!("likwid-bench has no {isa} {base} kernel"))
     })?;
@@ -435,6 +456,20 @@ mod tests {
         assert_eq!(
             argv(&job, None),
             ["-t", "stream_avx", "-W", "N:3000000B:1", "-s", "1"]
+        );
+        // SUM stores nothing: likwid-bench's plain sum kernel, whatever the stores say.
+        let sum = record(
+            "mem",
+            "SUM",
+            "throughput",
+            "GB/s",
+            json!({"threads": 2, "isa": "avx512", "stores": "nt", "working_set_bytes": 134_217_728u64}),
+            None,
+        );
+        let job = mem_job(&sum, &ctx()).unwrap().unwrap();
+        assert_eq!(
+            argv(&job, None),
+            ["-t", "sum_avx512", "-W", "N:134217728B:2", "-s", "1"]
         );
         let no_size = record(
             "mem",

@@ -255,7 +255,7 @@ pub fn covers(tool: Tool) -> String {
         })
         .collect();
     let what = match tool {
-        Tool::LikwidBench => "peakflops; copy and stream kernels",
+        Tool::LikwidBench => "peakflops; copy, stream and sum kernels",
         Tool::Stream => "its four kernels",
         Tool::Fio => "MB/s, IOPS, latency",
         Tool::Iperf3 => "goodput, UDP loss and jitter",

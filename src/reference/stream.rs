@@ -21,11 +21,12 @@ pub struct Job {
     pub threads: u64,
 }
 
-/// The run for a memory COPY, SCALE, ADD or TRIAD throughput record.
+/// The run for a memory throughput record of a workload whose spec names STREAM (its four
+/// kernels: COPY, SCALE, ADD, TRIAD).
 pub fn job(rec: &ResultRecord) -> Option<Result<Job, RefError>> {
-    if rec.metric != Metric::Throughput
-        || !matches!(rec.workload.as_str(), "COPY" | "SCALE" | "ADD" | "TRIAD")
-    {
+    let named = crate::bench::registry::find(rec.subsystem, &rec.workload)
+        .is_some_and(|s| s.references.contains(&TOOL));
+    if rec.metric != Metric::Throughput || !named {
         return None;
     }
     Some(Ok(Job {

@@ -16,7 +16,7 @@ pub mod summary;
 pub mod table;
 
 use crate::results::ResultRecord;
-use crate::results::params::Params;
+use crate::results::params::{Pages, Params};
 use crate::results::{Metric, Subsystem, Unit};
 use crate::units::{format_sig, format_size};
 
@@ -79,7 +79,7 @@ fn base_variant(params: &Params, metric: Metric) -> String {
                 crate::units::format_bytes_binary(p.block_size_bytes),
                 p.iodepth
             );
-            if p.io_mode == "buffered" {
+            if p.io_mode == crate::results::params::IoMode::Buffered {
                 v.push_str(" buffered");
             }
             // Writes made durable otherwise than the default (fdatasync at the end).
@@ -98,7 +98,7 @@ fn base_variant(params: &Params, metric: Metric) -> String {
                 crate::units::format_bytes_binary(p.message_size_bytes as u64)
             );
             match metric {
-                Metric::Throughput => v.push_str(&format!(" {}", p.side.as_deref().unwrap_or(""))),
+                Metric::Throughput => v.push_str(&format!(" {}", p.side.map_or("", |s| s.name()))),
                 Metric::Loss | Metric::Jitter => v.push_str(&format!(" {metric}")),
                 Metric::Iops | Metric::Latency | Metric::Rate => {}
             }
@@ -422,7 +422,7 @@ pub fn setup_line(subsystem: Subsystem, results: &[ResultRecord]) -> Option<Stri
                             .and_then(|v| v.as_str().map(String::from))
                     }),
                 ),
-                ("I/O", field(&|d| Some(d.io_mode.clone()))),
+                ("I/O", field(&|d| Some(d.io_mode.to_string()))),
                 ("sync", field(&|d| Some(d.sync.name().to_string()))),
                 ("device", field(&|d| d.device.clone())),
                 ("file system", field(&|d| d.file_system.clone())),
@@ -547,7 +547,7 @@ pub fn solve_notes(results: &[ResultRecord]) -> Vec<String> {
 /// a record of its own). Of a memory staircase, only the largest working set of each page size
 /// (the others are in the JSON and CSV).
 pub fn concurrency_notes(results: &[ResultRecord]) -> Vec<String> {
-    let largest = |pages: &str, threads: usize| {
+    let largest = |pages: Pages, threads: usize| {
         results
             .iter()
             .filter_map(|r| {
@@ -572,7 +572,7 @@ pub fn concurrency_notes(results: &[ResultRecord]) -> Vec<String> {
                 if l.thread_latency_ns.len() < 2
                     || l.chase
                         .as_ref()
-                        .is_some_and(|c| largest(&c.pages, l.threads) != Some(c.working_set_bytes))
+                        .is_some_and(|c| largest(c.pages, l.threads) != Some(c.working_set_bytes))
                 {
                     return None;
                 }

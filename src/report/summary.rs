@@ -6,6 +6,7 @@
 
 use super::variant;
 use crate::results::params::Params;
+use crate::results::params::Side;
 use crate::results::{Metric, Subsystem, Unit};
 use crate::results::{Report, ResultRecord};
 use crate::text::{Align, columns, printable, wrap};
@@ -32,7 +33,7 @@ impl<'a> Point<'a> {
             .find(|r| {
                 r.params
                     .net()
-                    .is_some_and(|n| n.side.as_deref() == Some("receiver"))
+                    .is_some_and(|n| n.side == Some(Side::Receiver))
             })
             .copied()
             .or(first)

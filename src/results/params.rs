@@ -9,6 +9,49 @@ use crate::sysinfo::Isa;
 use crate::sysinfo::clock::ProbeReading;
 use serde::{Deserialize, Serialize};
 
+crate::ids::named_enum! {
+    /// How a disk point's I/O goes: `direct` (O_DIRECT) or `buffered` (the page cache).
+    pub enum IoMode {
+        Direct = "direct",
+        Buffered = "buffered",
+    }
+}
+
+crate::ids::named_enum! {
+    /// In which order blocks or loads are visited.
+    pub enum Order {
+        Sequential = "sequential",
+        Random = "random",
+    }
+}
+
+crate::ids::named_enum! {
+    /// The store instructions of a memory kernel: non-temporal, regular, or none (it reads).
+    pub enum StoreKind {
+        Nt = "nt",
+        Regular = "regular",
+        None = "none",
+    }
+}
+
+crate::ids::named_enum! {
+    /// The pages a memory point's buffers got: transparent huge pages or 4 KiB pages.
+    pub enum Pages {
+        Thp = "thp",
+        Small = "4k",
+    }
+}
+
+crate::ids::named_enum! {
+    /// Which end of a network test a record is of.
+    pub enum Side {
+        Receiver = "receiver",
+        Sender = "sender",
+        /// The ping-pong's client (round trips).
+        Client = "client",
+    }
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -258,12 +301,11 @@ pub struct MemParams {
 pub struct MemKernel {
     pub cpus: Vec<usize>,
     pub isa: Isa,
-    /// `nt`, `regular` or `none`.
-    pub stores: String,
+    pub stores: StoreKind,
     #[serde(flatten)]
     pub blocks: Option<MemBlocks>,
     pub array_bytes_per_thread: u64,
-    pub pages: String,
+    pub pages: Pages,
     pub working_set_bytes: u64,
     pub bytes_read_per_pass: u64,
     pub bytes_written_per_pass: u64,
@@ -282,8 +324,7 @@ pub struct MemKernel {
 pub struct MemBlocks {
     pub block_size_bytes: u64,
     pub blocks_per_thread: u64,
-    /// `sequential` or `random`.
-    pub order: String,
+    pub order: Order,
 }
 
 /// Memory latency points: one staircase step (`chase`), a level found on it (`level`), or a
@@ -351,8 +392,7 @@ impl<'de> Deserialize<'de> for LatencyParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Chase {
     pub working_set_bytes: u64,
-    /// `thp` or `4k`.
-    pub pages: String,
+    pub pages: Pages,
     /// Null when the kernel gave no huge pages.
     pub huge_page_bytes: Option<u64>,
     pub loads: u64,
@@ -367,7 +407,7 @@ pub struct Chase {
 pub struct Level {
     /// `L1`…, `memory`, `memory-2`…
     pub level: String,
-    pub pages: String,
+    pub pages: Pages,
     pub plateau_from_bytes: u64,
     pub plateau_to_bytes: u64,
     /// Cache levels only: the detected capacity (null when the staircase does not show it)
@@ -384,8 +424,7 @@ pub struct Level {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OpProbe {
     pub op_bytes: u64,
-    /// `sequential` or `random`.
-    pub order: String,
+    pub order: Order,
     pub working_set_bytes: u64,
     pub ops: u64,
 }
@@ -397,8 +436,7 @@ pub struct DiskParams {
     pub iodepth: usize,
     pub block_size_bytes: u64,
     pub engine: EngineKind,
-    /// `direct` or `buffered`.
-    pub io_mode: String,
+    pub io_mode: IoMode,
     /// Why a point runs `buffered` although O_DIRECT was asked for (its records are not whole
     /// logical blocks), and what was done about the page cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -409,8 +447,7 @@ pub struct DiskParams {
     /// Each thread on a file of its own (else all threads on one file, each in its region).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub file_per_thread: bool,
-    /// `sequential` or `random`.
-    pub pattern: String,
+    pub pattern: Order,
     pub read_percent: u32,
     pub file_size_bytes: u64,
     /// The measured time of a repetition (0 where it is fixed work: `total_bytes`).
@@ -464,9 +501,8 @@ pub struct NetParams {
     pub sender_threads: Option<usize>,
     #[serde(flatten)]
     pub link: Option<Route>,
-    /// `receiver`, `sender` (goodput) or `client` (round trips).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub side: Option<String>,
+    pub side: Option<Side>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -8,7 +8,7 @@ use super::session::DiskSession;
 use super::thread::{MAX_INTERVALS, ThreadStats, timeline_interval};
 use crate::measure::latency::histogram as new_hist;
 use crate::results::ResultRecord;
-use crate::results::params::{DiskParams, LittlesLaw, NodeTag, Params};
+use crate::results::params::{self as rp, DiskParams, LittlesLaw, NodeTag, Params};
 use crate::results::{Metric, Subsystem, Unit};
 use crate::sysinfo::peak::{self, Peak};
 use hdrhistogram::Histogram;
@@ -182,20 +182,18 @@ impl DiskSession<'_> {
             block_size_bytes: point.block,
             engine: opts.engine,
             io_mode: if opts.direct && !falls_back {
-                "direct"
+                rp::IoMode::Direct
             } else {
-                "buffered"
-            }
-            .into(),
+                rp::IoMode::Buffered
+            },
             io_mode_reason: falls_back.then(|| self.fallback_reason(point)),
             sync: opts.sync,
             file_per_thread: opts.file_per_thread,
             pattern: if point.workload.random() {
-                "random"
+                rp::Order::Random
             } else {
-                "sequential"
-            }
-            .into(),
+                rp::Order::Sequential
+            },
             read_percent: point.workload.read_percent(opts.read_percent),
             file_size_bytes: self.target().size,
             runtime_s: if opts.total_bytes.is_some() {

@@ -59,7 +59,7 @@ fn copy_reads_and_writes_every_block_to_a_new_file() {
     assert!(copy.exists() && copy.parent() == Some(dir.path()));
     let recs = session.run(points(&o)[0], &mut || {}).unwrap();
     let p = recs[0].params.disk().unwrap();
-    assert_eq!((p.read_percent, p.pattern.as_str()), (50, "sequential"));
+    assert_eq!((p.read_percent, p.pattern.name()), (50, "sequential"));
     assert!(recs[0].summary.mean > 0.0);
     // The destination holds what was copied: its first block is the source's.
     let (src, dst) = (
@@ -217,7 +217,11 @@ fn records_of_any_size_and_the_page_cache_fallback() {
         match measure(&o) {
             Ok(recs) => {
                 let p = recs[0].params.disk().unwrap();
-                assert_eq!(p.io_mode == "buffered", fallback, "{block}: {p:?}");
+                assert_eq!(
+                    p.io_mode == crate::results::params::IoMode::Buffered,
+                    fallback,
+                    "{block}: {p:?}"
+                );
                 assert_eq!(p.io_mode_reason.is_some(), fallback, "{block}");
                 if fallback {
                     assert!(p.io_mode_reason.as_ref().unwrap().contains("page cache"));

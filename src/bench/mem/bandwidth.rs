@@ -8,6 +8,7 @@ use super::records::record;
 use super::session::on_each;
 use super::{MemError, MemPoint, MemSession, MemWorkload, array_bytes};
 use crate::bench::buffer::{Buffer, HugePages};
+use crate::bench::spec::Work;
 use crate::results::params::{self as rp, Params};
 use crate::results::{Metric, ResultRecord, Unit};
 use crate::runner::{self, Repetition, affinity};
@@ -15,11 +16,69 @@ use crate::runner::{self, Repetition, affinity};
 /// Thread i's arrays for one point.
 type Arrays = Vec<Buffer>;
 
+/// What one pass of a bandwidth workload runs: a STREAM kernel over whole arrays, or a block
+/// kernel over every block (copied, filled or read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    Copy,
+    Scale,
+    Add,
+    Triad,
+    /// The sum of a whole array (read only).
+    Sum,
+    Blocks {
+        read: bool,
+        write: bool,
+    },
+}
+
+impl Pass {
+    /// The pass of `w`; `None` for the workloads that are not bandwidth workloads (their
+    /// points never come here). Exhaustive: a workload without its pass does not compile.
+    fn of(w: MemWorkload) -> Option<Pass> {
+        Some(match w {
+            MemWorkload::Copy => Pass::Copy,
+            MemWorkload::Scale => Pass::Scale,
+            MemWorkload::Add => Pass::Add,
+            MemWorkload::Triad => Pass::Triad,
+            MemWorkload::Sum => Pass::Sum,
+            MemWorkload::Rws
+            | MemWorkload::Rwr
+            | MemWorkload::Ws
+            | MemWorkload::Wr
+            | MemWorkload::Rs
+            | MemWorkload::Rr => match w.spec().work {
+                Work::Blocks { read, write } => Pass::Blocks { read, write },
+                _ => return None,
+            },
+            MemWorkload::Latency | MemWorkload::Null => return None,
+        })
+    }
+}
+
 fn ptr(b: &Buffer) -> *mut f64 {
     b.as_ptr() as *mut f64
 }
 
+/// The stores a pass used: none where it writes nothing, else non-temporal or regular.
+fn store_kind(writes: u64, streams: bool) -> rp::StoreKind {
+    match (writes, streams) {
+        (0, _) => rp::StoreKind::None,
+        (_, true) => rp::StoreKind::Nt,
+        (_, false) => rp::StoreKind::Regular,
+    }
+}
+
 impl MemSession<'_> {
+    /// Fixed work: the passes that move each thread's share of `total` bytes (at least one).
+    fn fixed_passes(&self, total: u64, threads: usize, pass_bytes: u64) -> u64 {
+        let share = match self.opts.scaling {
+            rp::Scaling::Strong => total / threads as u64,
+            rp::Scaling::Weak => total,
+        };
+        share.div_ceil(pass_bytes.max(1)).max(1)
+    }
+
     /// Runs a bandwidth point: its throughput record.
     pub(super) fn bandwidth(
         &self,
@@ -27,6 +86,11 @@ impl MemSession<'_> {
         tick: &mut dyn FnMut(),
     ) -> Result<ResultRecord, MemError> {
         let w = point.workload;
+        let Some(kind) = Pass::of(w) else {
+            return Err(MemError::Invalid(format!(
+                "{w} is not a bandwidth workload"
+            )));
+        };
         let placement = affinity::place(point.threads, &self.allowed, &self.sys.cpu.logical);
         let cpus = &placement.cpus;
         let array = array_bytes(self.opts, self.sys);
@@ -70,23 +134,25 @@ impl MemSession<'_> {
             // SAFETY: every pointer and length stays within thread i's arrays of `elems` f64;
             // blocks are whole and inside (blocks × block ≤ per_thread).
             unsafe {
-                match w {
-                    MemWorkload::Copy => (k.copy)(p(1), p(0), elems),
-                    MemWorkload::Scale => (k.scale)(p(1), p(0), 3.0, elems),
-                    MemWorkload::Add => (k.add)(p(2), p(0), p(1), elems),
-                    MemWorkload::Triad => (k.triad)(p(2), p(0), p(1), 3.0, elems),
-                    _ => {
+                match kind {
+                    Pass::Copy => (k.copy)(p(1), p(0), elems),
+                    Pass::Scale => (k.scale)(p(1), p(0), 3.0, elems),
+                    Pass::Add => (k.add)(p(2), p(0), p(1), elems),
+                    Pass::Triad => (k.triad)(p(2), p(0), p(1), 3.0, elems),
+                    Pass::Sum => {
+                        let acc = (k.read)(p(0), elems);
+                        sink.fetch_add(acc, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    Pass::Blocks { read, write } => {
                         let mut acc = 0u64;
                         let mut one = |b: u64| {
                             let off = b as usize * block_elems;
-                            match w {
-                                MemWorkload::Rws | MemWorkload::Rwr => {
-                                    (k.copy)(p(1).add(off), p(0).add(off), block_elems)
+                            match (read, write) {
+                                (true, true) => (k.copy)(p(1).add(off), p(0).add(off), block_elems),
+                                (false, _) => (k.fill)(p(0).add(off), 2.0, block_elems),
+                                (true, false) => {
+                                    acc = acc.wrapping_add((k.read)(p(0).add(off), block_elems))
                                 }
-                                MemWorkload::Ws | MemWorkload::Wr => {
-                                    (k.fill)(p(0).add(off), 2.0, block_elems)
-                                }
-                                _ => acc = acc.wrapping_add((k.read)(p(0).add(off), block_elems)),
                             }
                         };
                         if w.random() {
@@ -101,14 +167,7 @@ impl MemSession<'_> {
             kernels::fence();
         };
         let passes = match self.opts.total_bytes {
-            // Fixed work: the passes that move each thread's share of the bytes (at least).
-            Some(total) => {
-                let share = match self.opts.scaling {
-                    crate::results::params::Scaling::Strong => total / point.threads as u64,
-                    crate::results::params::Scaling::Weak => total,
-                };
-                share.div_ceil(pass_bytes.max(1)).max(1)
-            }
+            Some(total) => self.fixed_passes(total, point.threads, pass_bytes),
             // Calibrate: one timed pass, then as many passes as fill the target duration.
             None => {
                 let first = runner::run_rounds(cpus, once, |i| pass(i, 0), |_| {}, |_| {})
@@ -132,24 +191,24 @@ impl MemSession<'_> {
             .iter()
             .map(|t| total / t.as_secs_f64() / 1e9)
             .collect();
-        let stores = match (writes, streams) {
-            (0, _) => "none",
-            (_, true) => "nt",
-            (_, false) => "regular",
-        };
+        let stores = store_kind(writes, streams);
         let params = Params::Mem(rp::MemParams {
             threads: point.threads,
             kernel: Some(rp::MemKernel {
                 cpus: placement.cpus.clone(),
                 isa: self.isa,
-                stores: stores.into(),
+                stores,
                 blocks: w.uses_blocks().then(|| rp::MemBlocks {
                     block_size_bytes: block,
                     blocks_per_thread: blocks,
-                    order: if w.random() { "random" } else { "sequential" }.into(),
+                    order: if w.random() {
+                        rp::Order::Random
+                    } else {
+                        rp::Order::Sequential
+                    },
                 }),
                 array_bytes_per_thread: per_thread,
-                pages: HugePages::On.name().into(),
+                pages: HugePages::On.pages(),
                 working_set_bytes: w.arrays() * per_thread * point.threads as u64,
                 bytes_read_per_pass: reads * touched * point.threads as u64,
                 bytes_written_per_pass: writes * touched * point.threads as u64,

@@ -46,7 +46,7 @@ impl MemSession<'_> {
                 let ns = crate::measure::Summary::of(&loaded.samples_ns);
                 let chase = rp::Chase {
                     working_set_bytes: size,
-                    pages: huge.name().into(),
+                    pages: huge.pages(),
                     huge_page_bytes: rings[0].huge_page_bytes(),
                     loads: loaded.ops,
                     clock_ghz: clock,
@@ -103,7 +103,7 @@ impl MemSession<'_> {
                 };
                 let level = rp::Level {
                     level: kind.name(),
-                    pages: huge.name().into(),
+                    pages: huge.pages(),
                     plateau_from_bytes: l.from_bytes,
                     plateau_to_bytes: l.to_bytes,
                     capacity_bytes: cache.map(|_| l.capacity_bytes),
@@ -164,7 +164,11 @@ impl MemSession<'_> {
             })?;
             let op = rp::OpProbe {
                 op_bytes: probe.op_bytes as u64,
-                order: if probe.random { "random" } else { "sequential" }.into(),
+                order: if probe.random {
+                    rp::Order::Random
+                } else {
+                    rp::Order::Sequential
+                },
                 working_set_bytes: span as u64,
                 ops,
             };

@@ -114,12 +114,18 @@ pub enum MemError {
     Alloc { bytes: u64, reason: String },
     #[error("could not pin a thread: {0}")]
     Pin(String),
+    /// A point that the session should not have given this path (a bug, said as one).
+    #[error("internal: {0}")]
+    Invalid(String),
 }
 
 impl MemError {
     /// True for errors in what the user typed (exit code 2).
     pub fn is_usage(&self) -> bool {
-        !matches!(self, MemError::Alloc { .. } | MemError::Pin(_))
+        !matches!(
+            self,
+            MemError::Alloc { .. } | MemError::Pin(_) | MemError::Invalid(_)
+        )
     }
 }
 

@@ -29,6 +29,8 @@ crate::bench::spec::workloads! {
         Add = "ADD",
         /// STREAM triad: a = b + s·c.
         Triad = "TRIAD",
+        /// The sum of a whole array: read-only bandwidth (likwid-bench's `sum`).
+        Sum = "SUM",
         /// Pointer-chasing staircase, cache levels and per-operation latencies.
         Latency = "LATENCY",
         /// No work: the harness's overhead per repetition.
@@ -77,7 +79,42 @@ const STREAM_OPTIONS: &[&str] = &[
     BANDWIDTH[5],
     BANDWIDTH[6],
 ];
+const BANDWIDTH_READ: &[&str] = &BANDWIDTH;
 const BANDWIDTH_CHARTS: &[ChartKind] = &[ChartKind::VsThreads, ChartKind::Efficiency];
+
+/// LATENCY's spec: the staircase, its levels and the per-operation probes.
+const LATENCY_SPEC: Spec = Spec {
+    subsystem: Subsystem::Mem,
+    name: MemWorkload::Latency.name(),
+    what: "pointer-chasing staircase and cache levels",
+    default: true,
+    metrics: &[Metric::Latency],
+    options: &[
+        "huge-pages",
+        "latency-max",
+        "mem-latency-ns",
+        "duration",
+        "array-size",
+    ],
+    axes: &[Axis::WorkingSet, Axis::Threads],
+    references: &[],
+    charts: &[ChartKind::Staircase, ChartKind::Efficiency],
+    work: Work::Loads,
+};
+
+/// NULL's spec: the harness alone.
+const NULL_SPEC: Spec = Spec {
+    subsystem: Subsystem::Mem,
+    name: MemWorkload::Null.name(),
+    what: "the harness alone",
+    default: false,
+    metrics: &[Metric::Latency],
+    options: &[],
+    axes: &[Axis::Threads],
+    references: &[],
+    charts: &[],
+    work: Work::Nothing,
+};
 
 impl MemWorkload {
     /// What it is, everything every reader needs (see [`Spec`]).
@@ -173,40 +210,17 @@ impl MemWorkload {
                     written: 1,
                 },
             ),
-            MemWorkload::Latency => {
-                return Spec {
-                    subsystem: Subsystem::Mem,
-                    name: self.name(),
-                    what: "pointer-chasing staircase and cache levels",
-                    default: true,
-                    metrics: &[Metric::Latency],
-                    options: &[
-                        "huge-pages",
-                        "latency-max",
-                        "mem-latency-ns",
-                        "duration",
-                        "array-size",
-                    ],
-                    axes: &[Axis::WorkingSet, Axis::Threads],
-                    references: &[],
-                    charts: &[ChartKind::Staircase, ChartKind::Efficiency],
-                    work: Work::Loads,
-                };
-            }
-            MemWorkload::Null => {
-                return Spec {
-                    subsystem: Subsystem::Mem,
-                    name: self.name(),
-                    what: "the harness alone",
-                    default: false,
-                    metrics: &[Metric::Latency],
-                    options: &[],
-                    axes: &[Axis::Threads],
-                    references: &[],
-                    charts: &[],
-                    work: Work::Nothing,
-                };
-            }
+            MemWorkload::Sum => (
+                "sum of a whole array (read only)",
+                BANDWIDTH_READ,
+                &[Tool::LikwidBench],
+                Work::Arrays {
+                    read: 1,
+                    written: 0,
+                },
+            ),
+            MemWorkload::Latency => return LATENCY_SPEC,
+            MemWorkload::Null => return NULL_SPEC,
         };
         let axes: &[Axis] = match work {
             Work::Blocks { .. } => &[Axis::BlockSize, Axis::Threads],
@@ -216,7 +230,8 @@ impl MemWorkload {
             subsystem: Subsystem::Mem,
             name: self.name(),
             what,
-            default: true,
+            // SUM came after the reports' set: named, not run by default.
+            default: !matches!(self, MemWorkload::Sum),
             metrics: &[Metric::Throughput],
             options,
             axes,

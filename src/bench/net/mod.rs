@@ -18,7 +18,7 @@ pub mod transport;
 use super::spec::{Axis, ChartKind, Spec, Work};
 use crate::ids::Tool;
 use crate::results::ResultRecord;
-use crate::results::params::{NetParams, NodeTag, Route};
+use crate::results::params::{NetParams, NodeTag, Route, Side};
 use crate::results::{Metric, Subsystem, Unit};
 use crate::sysinfo::fact::Source;
 use crate::sysinfo::netif::{self, Link};
@@ -403,15 +403,15 @@ impl NetSession {
             base.target_rate_bps = Some(p.rate_bps);
         }
         base.busy_poll_us = Some(p.busy_poll_us as u64);
-        let with_side = |side: &str| NetParams {
-            side: Some(side.into()),
+        let with_side = |side: Side| NetParams {
+            side: Some(side),
             ..base.clone()
         };
         let mut out = vec![
             ResultRecord::new(
                 Subsystem::Net,
                 name,
-                with_side("receiver"),
+                with_side(Side::Receiver),
                 Metric::Throughput,
                 unit,
                 sides
@@ -423,7 +423,7 @@ impl NetSession {
             ResultRecord::new(
                 Subsystem::Net,
                 name,
-                with_side("sender"),
+                with_side(Side::Sender),
                 Metric::Throughput,
                 unit,
                 sides
@@ -458,7 +458,7 @@ impl NetSession {
             let sent: u64 = sides.iter().map(|(s, _)| s.messages_sent).sum();
             let received: u64 = sides.iter().map(|(_, r)| r.messages_received).sum();
             let ooo: u64 = sides.iter().map(|(_, r)| r.out_of_order).sum();
-            let mut m = with_side("receiver");
+            let mut m = with_side(Side::Receiver);
             m.datagrams_sent = Some(sent);
             m.datagrams_received = Some(received);
             m.out_of_order = Some(ooo);
@@ -545,7 +545,7 @@ fn latency_records(
     peak: Result<Peak, String>,
 ) -> Vec<ResultRecord> {
     let mut m = base;
-    m.side = Some("client".into());
+    m.side = Some(Side::Client);
     m.tcp_nodelay = Some(p.proto == Proto::Tcp);
     m.lost = Some(outcomes.iter().map(|o| o.client.stats.lost).sum());
     m.latency_definition = Some("round-trip time of one message to the server and back, from before the send to after the whole reply is read (client clock); with several streams, each runs its own ping-pong at the same time and every round trip counts; samples are per-repetition means, percentiles over all repetitions".into());

@@ -20,7 +20,7 @@ pub(super) fn disk_charts(records: &[&ResultRecord]) -> Vec<Chart> {
             if counts > 1 {
                 name.push_str(&format!(" ×{} threads", r.params.threads()));
             }
-            if disk.is_some_and(|d| d.io_mode == "buffered") {
+            if disk.is_some_and(|d| d.io_mode == crate::results::params::IoMode::Buffered) {
                 name.push_str(" buffered");
             }
             name

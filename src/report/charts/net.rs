@@ -5,6 +5,7 @@ use super::series::{
     against_count, group_by, ideal_scaling, peak_guide, reference_series, series_of, threads,
 };
 use super::slug;
+use crate::results::params::Side;
 use crate::results::{Metric, ResultRecord, Subsystem};
 use crate::units::format_bytes_binary;
 
@@ -16,7 +17,7 @@ pub(super) fn net_charts(records: &[&ResultRecord]) -> Vec<Chart> {
         .copied()
         .filter(|r| {
             r.metric == Metric::Throughput
-                && r.params.net().and_then(|n| n.side.as_deref()) != Some("sender")
+                && r.params.net().and_then(|n| n.side) != Some(Side::Sender)
         })
         .collect();
     group_by(&goodput, |r| (r.workload.clone(), r.unit))

@@ -3,6 +3,7 @@
 
 use super::super::plot::{Axis, Chart, Marker, Plot, Scale, Ticks};
 use super::series::series_of;
+use crate::results::params::Pages;
 use crate::results::{Report, ResultRecord, Subsystem};
 use crate::units::format_bytes_binary;
 
@@ -22,10 +23,9 @@ pub(super) fn staircase(records: &[&ResultRecord], report: &Report) -> Option<Ch
         &chase,
         |r| step(r).map(|c| c.working_set_bytes as f64),
         |r| {
-            let pages = match step(r).map(|c| c.pages).as_deref() {
-                Some("thp") => "transparent huge pages".to_string(),
-                Some("4k") => "4 KiB pages".to_string(),
-                Some(other) => other.to_string(),
+            let pages = match step(r).map(|c| c.pages) {
+                Some(Pages::Thp) => "transparent huge pages".to_string(),
+                Some(Pages::Small) => "4 KiB pages".to_string(),
                 None => "latency".to_string(),
             };
             match r.params.threads() {
