@@ -3,6 +3,7 @@
 
 pub mod fleet;
 pub mod params;
+pub mod point;
 
 pub use crate::ids::{Metric, Subsystem, Unit};
 use crate::measure::Summary;

@@ -4,10 +4,11 @@
 
 mod common;
 
+use peakbench::history::Store;
 use peakbench::history::compare::{Criteria, compare};
-use peakbench::history::{Store, point_key};
 use peakbench::report;
 use peakbench::results::Report;
+use peakbench::results::point::point_key;
 use peakbench::units::Display;
 use proptest::prelude::*;
 use serde_json::Value;

@@ -31,7 +31,7 @@ fn verbose_line(r: &ResultRecord, display: &crate::units::Display) -> String {
     format!(
         "  {} {}: {} {} {unit} ± {} (min {}, max {}, {} repetitions: {})",
         r.subsystem,
-        crate::history::compare::label(r),
+        crate::results::point::label(r),
         r.metric,
         format_sig(f(s.mean)),
         format_sig(f(s.stddev)),

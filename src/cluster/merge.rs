@@ -2,12 +2,12 @@
 //! matrices, and the values that deviate from their peers (median absolute deviation).
 
 use super::messages::NodeHello;
-use crate::history::point_key_except;
 use crate::measure::stats::median;
 use crate::results::Metric;
 use crate::results::fleet::{Fleet, Matrix, Node, Outlier, OutlierRule};
 use crate::results::params::Link;
 use crate::results::params::Side;
+use crate::results::point::point_key_except;
 use crate::results::{Report, ResultRecord};
 use crate::sysinfo::SystemInfo;
 

@@ -9,8 +9,8 @@
 //! parameters but were measured under different conditions (another sync mode, array size, unit)
 //! are paired but not tested: the reason is said instead.
 
-use super::point_key;
 use crate::measure::welch;
+use crate::results::point::{CONDITIONS, label, point_key, shown_value};
 use crate::results::{Metric, ResultRecord, Subsystem, Unit};
 use std::collections::BTreeMap;
 
@@ -27,24 +27,6 @@ pub struct Criteria {
 /// give before "no significant change" is said of it (the usual 80 %); below it the verdict is
 /// "inconclusive".
 pub const POWER: f64 = 0.8;
-
-/// Parameters that are not swept but change what a point measures: a point whose value differs
-/// between the runs is not compared.
-pub const CONDITIONS: &[&str] = &[
-    "sync",
-    "file_per_thread",
-    "file_size_bytes",
-    "total_bytes",
-    "total_ops",
-    "order",
-    "array_bytes_per_thread",
-    "byte_counting",
-    "busy_poll_us",
-    "tcp_nodelay",
-    "nb",
-    "library",
-    "micro_kernel",
-];
 
 /// One common point.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -175,63 +157,6 @@ pub fn only_in(a: &[ResultRecord], b: &[ResultRecord]) -> Vec<Unpaired> {
             label: label(r),
         })
         .collect()
-}
-
-/// A parameter's value for a person: a size in bytes as a size, text made printable.
-fn shown_value(key: &str, v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::Number(n) if key.ends_with("_bytes") => n
-            .as_u64()
-            .map_or_else(|| n.to_string(), crate::units::format_size),
-        serde_json::Value::String(s) => crate::text::printable(s),
-        serde_json::Value::Null => "none".into(),
-        other => crate::text::printable(&other.to_string()),
-    }
-}
-
-/// The point for a person: the workload, then each sweep parameter in words, e.g.
-/// "DP · 2 threads · avx512", "RR · 4 KB blocks · 8 threads · QD 1 · io_uring · direct".
-pub fn label(rec: &ResultRecord) -> String {
-    let ident = rec.params.identity(&[]);
-    let mut parts = vec![crate::text::printable(&rec.workload)];
-    for key in crate::results::params::IDENTITY {
-        let Some(v) = ident.get(*key) else { continue };
-        // A pure read or write workload's name says it already.
-        if *key == "read_percent" && matches!(v.as_u64(), Some(0 | 100)) {
-            continue;
-        }
-        // A staircase's level record: its level says it ("L2 level").
-        if *key == "probe" && v == "level" && ident.contains_key("level") {
-            continue;
-        }
-        let shown = shown_value(key, v);
-        let plural = |one: &str, many: &str| {
-            let word = if v.as_u64() == Some(1) { one } else { many };
-            format!("{shown} {word}")
-        };
-        parts.push(match *key {
-            "threads" => plural("thread", "threads"),
-            "streams" => plural("stream", "streams"),
-            "n" => format!("N = {shown}"),
-            "scaling" => format!("{shown} scaling"),
-            "block_size_bytes" => format!("{shown} blocks"),
-            "working_set_bytes" => format!("{shown} working set"),
-            "op_bytes" => format!("{shown} ops"),
-            "message_size_bytes" => format!("{shown} messages"),
-            "pages" => format!("{shown} pages"),
-            "level" => format!("{shown} level"),
-            "stores" => format!("{shown} stores"),
-            "iodepth" => format!("QD {shown}"),
-            "read_percent" => format!("{shown} % reads"),
-            "target_rate_bps" => format!("rate {shown} bit/s"),
-            "server" => format!("server {shown}"),
-            "node" => format!("node {shown}"),
-            "src_node" => format!("from node {shown}"),
-            "dst_node" => format!("to node {shown}"),
-            _ => shown,
-        });
-    }
-    parts.join(" · ")
 }
 
 /// Why `a` and `b`, paired by their key, cannot be compared: another unit or another value of

@@ -16,6 +16,7 @@
 
 pub mod compare;
 
+use crate::results::point::point_key;
 use crate::results::{Report, ResultRecord, Tool};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::{Path, PathBuf};
@@ -65,25 +66,6 @@ CREATE TABLE IF NOT EXISTS fleets (
     fleet TEXT NOT NULL
 );
 ";
-
-/// The identity of a record's point: subsystem, workload, metric and the identity parameters
-/// ([`crate::results::params::IDENTITY`]).
-pub fn point_key(rec: &ResultRecord) -> String {
-    point_key_except(rec, &[])
-}
-
-/// [`point_key`] without the identity parameters in `except` (a multi-node run compares the
-/// same point across nodes: without `node`).
-pub fn point_key_except(rec: &ResultRecord, except: &[&str]) -> String {
-    let ident = rec.params.identity(except);
-    format!(
-        "{}/{}/{} {}",
-        rec.subsystem,
-        rec.workload,
-        rec.metric,
-        serde_json::Value::Object(ident)
-    )
-}
 
 /// The database's default place: `$XDG_DATA_HOME/peakbench/history.db`, else
 /// `$HOME/.local/share/peakbench/history.db`.

@@ -7,8 +7,9 @@
 use super::charts;
 use super::html::{STYLE, figure, table};
 use super::plot::{Chart, Plot};
-use crate::history::compare::{Change, Criteria, Unpaired, Verdict, compare, label, only_in};
-use crate::history::point_key;
+use crate::history::compare::{Change, Criteria, Unpaired, Verdict, compare, only_in};
+use crate::results::point::label;
+use crate::results::point::point_key;
 use crate::results::{Metric, Report, Subsystem, Unit};
 use crate::text::xml_escape;
 use crate::units::{Display, format_sig};

@@ -114,7 +114,7 @@ fn parameter_columns(params: &[BTreeMap<String, String>]) -> Vec<String> {
             }
         }
     }
-    let identity = crate::results::params::IDENTITY;
+    let identity = crate::results::point::IDENTITY;
     let mut cols: Vec<String> = identity
         .iter()
         .filter(|k| all.iter().any(|a| a == *k))

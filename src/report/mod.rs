@@ -283,7 +283,7 @@ pub fn peak_notes(results: &[ResultRecord]) -> Vec<String> {
     for rec in results {
         match &rec.peak {
             Some(p) => {
-                let what = point_and_metric(&crate::history::compare::label(rec), rec.metric);
+                let what = point_and_metric(&crate::results::point::label(rec), rec.metric);
                 known.push(format!(
                     "{what}: {} {} = {}; {}",
                     format_sig(p.value),
@@ -330,7 +330,7 @@ fn unknown_points(recs: &[&ResultRecord]) -> String {
     if recs.len() <= LISTED {
         let labels: Vec<String> = recs
             .iter()
-            .map(|r| crate::history::compare::label(r))
+            .map(|r| crate::results::point::label(r))
             .collect();
         // Points that differ in nothing shown (a throughput and its latency) are named once.
         let mut unique: Vec<String> = Vec::new();

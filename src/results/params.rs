@@ -574,38 +574,6 @@ pub enum Params {
     Net(NetParams),
 }
 
-/// The parameters that say which point a record is (not what the harness chose or measured
-/// along the way): two runs' records with the same subsystem, workload, metric and these are
-/// the same point. Named by their JSON keys, which the schema fixes.
-pub const IDENTITY: &[&str] = &[
-    "threads",
-    "n",
-    "isa",
-    "scaling",
-    "block_size_bytes",
-    "working_set_bytes",
-    "pages",
-    "probe",
-    "op_bytes",
-    "stores",
-    "level",
-    "iodepth",
-    "engine",
-    "io_mode",
-    "read_percent",
-    "protocol",
-    "streams",
-    "message_size_bytes",
-    "side",
-    "direction",
-    "target_rate_bps",
-    "server",
-    "node",
-    "pattern",
-    "src_node",
-    "dst_node",
-];
-
 macro_rules! into_params {
     ($($t:ty => $v:ident),*) => {$(
         impl From<$t> for Params {
@@ -787,14 +755,16 @@ impl Params {
         }
     }
 
-    /// The identity parameters ([`IDENTITY`]) present, as a JSON object, without those in
+    /// The identity parameters ([`super::point::IDENTITY`]) present, as a JSON object, without those in
     /// `except`. Only what was measured counts: the server is its host, not the port it
     /// listened on (an in-process loopback server's port is ephemeral, new every run).
     pub fn identity(&self, except: &[&str]) -> serde_json::Map<String, serde_json::Value> {
         match serde_json::to_value(self) {
             Ok(serde_json::Value::Object(m)) => m
                 .into_iter()
-                .filter(|(k, _)| IDENTITY.contains(&k.as_str()) && !except.contains(&k.as_str()))
+                .filter(|(k, _)| {
+                    super::point::IDENTITY.contains(&k.as_str()) && !except.contains(&k.as_str())
+                })
                 .map(|(k, v)| match (k.as_str(), v) {
                     ("server", serde_json::Value::String(s)) => {
                         let host = host_of(&s).to_string();

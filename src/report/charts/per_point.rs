@@ -66,7 +66,7 @@ pub(super) fn interval_charts(subsystem: Subsystem, records: &[&ResultRecord]) -
                 .iter()
                 .filter_map(|r| {
                     let iv = r.intervals.as_ref()?;
-                    let name = crate::history::compare::label(r);
+                    let name = crate::results::point::label(r);
                     let points: Vec<(f64, f64)> = iv
                         .values
                         .iter()
@@ -129,7 +129,7 @@ pub(super) fn percentile_charts(subsystem: Subsystem, records: &[&ResultRecord])
             let series = recs
                 .iter()
                 .map(|r| {
-                    let name = crate::history::compare::label(r);
+                    let name = crate::results::point::label(r);
                     let mut points: Vec<(f64, f64)> = r
                         .percentiles
                         .iter()

@@ -4,6 +4,7 @@
 
 use super::super::plot::{Axis, Detail, Plot, Scale, Series, Ticks};
 use crate::results::ResultRecord;
+use crate::results::point::SERIES_CONDITIONS;
 
 /// The point's threads (network: streams), as an x value.
 pub(super) fn threads(rec: &ResultRecord) -> Option<f64> {
@@ -48,31 +49,6 @@ pub(super) fn series_of(
         })
         .collect()
 }
-
-/// The parameters under which points are measured that a line must not join across: an engine,
-/// an I/O or sync mode, an ISA, a page size… (a psync QD1 point and an io_uring QD32 point are
-/// two series, never one line).
-const SERIES_CONDITIONS: &[&str] = &[
-    "engine",
-    "io_mode",
-    "sync",
-    "file_per_thread",
-    "isa",
-    "scaling",
-    "pages",
-    "stores",
-    "order",
-    "protocol",
-    "direction",
-    "side",
-    "byte_counting",
-    "tcp_nodelay",
-    "busy_poll_us",
-    "library",
-    "micro_kernel",
-    "total_bytes",
-    "total_ops",
-];
 
 /// Each named group split where its records differ in a [`SERIES_CONDITIONS`] parameter, the
 /// differing values added to the name ("4 KiB · psync", "4 KiB · io_uring").
@@ -138,7 +114,7 @@ fn detail(r: &ResultRecord, x: f64, y: f64, name: &str) -> Detail {
         tip: format!(
             "{name}\n{} {}\n{}: {} {unit} ± {} (min {}, max {}, {} repetitions)",
             r.subsystem.title(),
-            crate::history::compare::label(r),
+            crate::results::point::label(r),
             r.metric,
             format_sig(s.mean),
             format_sig(s.stddev),
