@@ -3,6 +3,8 @@
 //! and the multi-node run live here.
 
 pub mod cluster;
+pub mod disk;
+pub mod net;
 pub mod outputs;
 pub mod recorder;
 pub mod suite;

@@ -4,14 +4,10 @@ use super::common::{
     Counts, OutputArgs, UsageError, parse_duration, parse_positive, parse_repeat, workload_help,
 };
 use crate::app::Recorder;
-use crate::bench::disk::target::Place;
-use crate::bench::disk::{
-    DiskError, DiskOptions, DiskPeaks, DiskSession, DiskWorkload, EngineKind, points, uring,
-};
+use crate::app::disk::{self, DiskOptions, DiskPeaks, DiskWorkload, EngineKind, MAX_DEPTH, Place};
 use crate::results::Subsystem;
 use crate::results::params::SyncMode;
 use crate::runner::Repetition;
-use crate::units::format_bytes_binary;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -140,7 +136,7 @@ fn parse_jobs(s: &str) -> Result<Counts, String> {
 }
 
 fn parse_depth(s: &str) -> Result<Counts, String> {
-    super::common::parse_counts(s, 1, crate::bench::disk::uring::MAX_DEPTH as u64)
+    super::common::parse_counts(s, 1, MAX_DEPTH as u64)
 }
 
 fn parse_percent(s: &str) -> Result<u32, String> {
@@ -158,15 +154,6 @@ fn parse_ramp(s: &str) -> Result<std::time::Duration, String> {
     parse_duration(s)
 }
 
-/// A user error (2), an interruption (130) or a failure (1).
-fn classify(e: DiskError) -> anyhow::Error {
-    match e {
-        DiskError::Interrupted => anyhow::Error::new(super::Interrupted),
-        e if e.is_usage() => anyhow::Error::new(UsageError(e.to_string())),
-        e => anyhow::Error::new(e),
-    }
-}
-
 /// The shortest a repetition is made by `run --budget`.
 const MIN_RUNTIME: std::time::Duration = std::time::Duration::from_millis(100);
 
@@ -182,16 +169,7 @@ pub fn run(args: DiskArgs, argv: Vec<String>) -> anyhow::Result<()> {
 fn options(args: &DiskArgs) -> anyhow::Result<DiskOptions> {
     let engine = match args.engine.0 {
         Some(kind) => kind,
-        None if args.iodepth.iter().all(|d| *d == 1) => EngineKind::Psync,
-        None => match uring::probe() {
-            Ok(()) => EngineKind::IoUring,
-            Err(why) => {
-                return Err(UsageError(format!(
-                    "--iodepth above 1 needs io_uring, which is not available: {why}"
-                ))
-                .into());
-            }
-        },
+        None => disk::auto_engine(&args.iodepth.to_vec()).map_err(UsageError)?,
     };
     refuse_unused(args)?;
     Ok(DiskOptions {
@@ -239,56 +217,12 @@ pub fn check(
     args: &DiskArgs,
     sys: &crate::sysinfo::SystemInfo,
 ) -> anyhow::Result<std::time::Duration> {
-    let opts = options(args)?;
-    crate::bench::disk::validate(sys, &opts).map_err(classify)?;
-    Ok(crate::bench::disk::estimate(&opts))
+    disk::check(sys, &options(args)?)
 }
 
 /// Measures the points of `args` into `rec` (one command, or one job of a suite).
 pub fn run_into(args: DiskArgs, rec: &mut Recorder) -> anyhow::Result<()> {
-    let opts = options(&args)?;
-    let sys = rec.system();
-    let session = DiskSession::new(&sys, &opts).map_err(classify)?;
-    let t = session.target();
-    rec.announce(
-        "disk",
-        &format!(
-            "{} on {} ({}), engine {}, {} I/O, {} repetitions of {:?} after a {:?} ramp",
-            format_bytes_binary(t.size),
-            t.path.display(),
-            t.device
-                .as_ref()
-                .map_or("unknown device".to_string(), |d| format!(
-                    "{}, {}-byte logical blocks",
-                    d.name, t.align
-                )),
-            opts.engine.name(),
-            if opts.direct {
-                "O_DIRECT"
-            } else {
-                "buffered (page cache)"
-            },
-            opts.reps.repeat,
-            opts.runtime,
-            opts.ramp
-        ),
-        Some(crate::bench::disk::estimate(&opts)),
-    );
-    let rounds = opts.reps.repeat as u64;
-    rec.drive(
-        &points(&opts),
-        |_| rounds,
-        |p| {
-            format!(
-                "{} {} ×{} QD{}",
-                p.workload,
-                format_bytes_binary(p.block),
-                p.threads,
-                p.iodepth
-            )
-        },
-        |point, tick| session.run(point, tick).map_err(classify),
-    )
+    disk::run(options(&args)?, rec)
 }
 
 /// Refuses every option given that no point of the run would use (an option accepted is used

@@ -4,12 +4,8 @@ use super::common::{
     Counts, OutputArgs, UsageError, parse_duration, parse_positive, parse_repeat, workload_help,
 };
 use crate::app::Recorder;
-use crate::bench::net::client::{NetError, Target};
-use crate::bench::net::protocol::{DEFAULT_PORT, limits};
-use crate::bench::net::server::{Server, ServerConfig};
-use crate::bench::net::{NetOptions, NetSession, NetWorkload, Proto, points, resolve};
+use crate::app::net::{self, DEFAULT_PORT, NetOptions, NetWorkload, Proto, limits};
 use crate::results::Subsystem;
-use crate::runner::stop;
 use crate::units::format_bytes_binary;
 use clap::{Args, Subcommand};
 use std::net::{IpAddr, SocketAddr};
@@ -207,15 +203,6 @@ fn refuse_unused(args: &ClientArgs) -> Result<(), UsageError> {
     )
 }
 
-/// A user error (2) or a failure (1).
-fn classify(e: NetError) -> anyhow::Error {
-    if e.is_usage() {
-        anyhow::Error::new(UsageError(e.to_string()))
-    } else {
-        anyhow::Error::new(e)
-    }
-}
-
 /// The shortest a repetition is made by `run --budget`.
 const MIN_DURATION: std::time::Duration = std::time::Duration::from_millis(200);
 
@@ -243,30 +230,15 @@ pub fn run_into(args: NetArgs, rec: &mut Recorder) -> anyhow::Result<()> {
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let addr = SocketAddr::new(args.bind, args.port);
-    let server = Server::bind(
-        addr,
-        ServerConfig {
+    net::serve(
+        SocketAddr::new(args.bind, args.port),
+        net::ServerConfig {
             token: args.token.token()?,
             idle_timeout: args.idle_timeout,
             max_tests: args.max_tests,
             ..Default::default()
         },
     )
-    .map_err(|e| {
-        UsageError(format!(
-            "cannot listen on {addr}: {e}; choose another --port or --bind"
-        ))
-    })?;
-    stop::graceful();
-    eprintln!(
-        "peakbench net serve: listening on {} (protocol version {}); Ctrl-C stops",
-        server.local_addr()?,
-        crate::bench::net::protocol::PROTOCOL_VERSION
-    );
-    server.serve(stop::flag())?;
-    eprintln!("peakbench net serve: stopped");
-    Ok(())
 }
 
 /// The benchmark's options from the command line's, every point checked against the
@@ -301,12 +273,7 @@ fn options(args: &ClientArgs) -> anyhow::Result<NetOptions> {
         link_gbps: args.link_gbps,
         propagation_us: args.propagation_us,
     };
-    for p in &points(&opts) {
-        p.params.validate().map_err(UsageError)?;
-    }
-    if let Some(s) = &args.server {
-        resolve(s).map_err(classify)?;
-    }
+    net::validate(&opts, args.server.as_deref())?;
     Ok(opts)
 }
 
@@ -320,7 +287,7 @@ pub fn check(args: &NetArgs) -> anyhow::Result<std::time::Duration> {
         .into()),
         None => {
             args.client.token.token()?;
-            Ok(crate::bench::net::estimate(&options(&args.client)?))
+            Ok(net::estimate(&options(&args.client)?))
         }
     }
 }
@@ -328,56 +295,5 @@ pub fn check(args: &NetArgs) -> anyhow::Result<std::time::Duration> {
 fn client(args: ClientArgs, rec: &mut Recorder) -> anyhow::Result<()> {
     let token = args.token.token()?;
     let opts = options(&args)?;
-    let pts = points(&opts);
-    let session = match &args.server {
-        Some(s) => NetSession::remote(
-            opts.clone(),
-            Target {
-                addr: resolve(s).map_err(classify)?,
-                token,
-            },
-        ),
-        None => NetSession::loopback(opts.clone(), token)
-            .map_err(|e| anyhow::anyhow!("cannot start the loopback server: {e}"))?,
-    };
-    rec.system();
-    rec.announce(
-        "net",
-        &format!(
-            "server {}{}, link {}, {} repetitions of {:?} after a {:?} warm-up",
-            session.target().addr,
-            if args.server.is_none() {
-                " (in this process)"
-            } else {
-                ""
-            },
-            match session.link() {
-                Ok(l) => format!(
-                    "{} (MTU {})",
-                    l.interface,
-                    l.mtu.map_or("unknown".into(), |m| m.to_string())
-                ),
-                Err(e) => format!("unknown ({e})"),
-            },
-            opts.repeat,
-            opts.duration,
-            opts.omit
-        ),
-        Some(crate::bench::net::estimate(&opts)),
-    );
-    let rounds = opts.repeat as u64;
-    rec.drive(
-        &pts,
-        |_| rounds,
-        |p| {
-            format!(
-                "{} {} {} ×{}",
-                p.workload.name(),
-                p.params.proto.name(),
-                format_bytes_binary(p.params.message_bytes as u64),
-                p.params.streams
-            )
-        },
-        |point, tick| session.run(point, tick).map_err(classify),
-    )
+    net::run(opts, args.server.as_deref(), token, rec)
 }

@@ -1,0 +1,86 @@
+//! `peakbench disk` once its arguments are read: the request (the benchmark's options, the
+//! vocabulary the command line builds it from), checked against the machine, estimated, and
+//! run point by point into a recorder.
+
+use super::Recorder;
+use crate::bench::disk::{DiskError, DiskSession, points, uring};
+use crate::error::{Interrupted, UsageError};
+use crate::units::format_bytes_binary;
+use std::time::Duration;
+
+pub use crate::bench::disk::target::Place;
+pub use crate::bench::disk::uring::MAX_DEPTH;
+pub use crate::bench::disk::{DiskOptions, DiskPeaks, DiskWorkload, EngineKind};
+
+/// A user error (2), an interruption (130) or a failure (1).
+fn classify(e: DiskError) -> anyhow::Error {
+    match e {
+        DiskError::Interrupted => anyhow::Error::new(Interrupted),
+        e if e.is_usage() => anyhow::Error::new(UsageError(e.to_string())),
+        e => anyhow::Error::new(e),
+    }
+}
+
+/// The engine `auto` chooses for these queue depths: psync where every one is 1, io_uring
+/// above, where the kernel has it (else why not).
+pub fn auto_engine(iodepths: &[usize]) -> Result<EngineKind, String> {
+    if iodepths.iter().all(|d| *d == 1) {
+        return Ok(EngineKind::Psync);
+    }
+    uring::probe()
+        .map(|()| EngineKind::IoUring)
+        .map_err(|why| format!("--iodepth above 1 needs io_uring, which is not available: {why}"))
+}
+
+/// Checks `opts` on `sys` as the run would before creating anything, and says about how long
+/// it takes (`run --dry-run`, `--budget`).
+pub fn check(sys: &crate::sysinfo::SystemInfo, opts: &DiskOptions) -> anyhow::Result<Duration> {
+    crate::bench::disk::validate(sys, opts).map_err(classify)?;
+    Ok(crate::bench::disk::estimate(opts))
+}
+
+/// Measures the points of `opts` into `rec` (one command, or one job of a suite).
+pub fn run(opts: DiskOptions, rec: &mut Recorder) -> anyhow::Result<()> {
+    let sys = rec.system();
+    let session = DiskSession::new(&sys, &opts).map_err(classify)?;
+    let t = session.target();
+    rec.announce(
+        "disk",
+        &format!(
+            "{} on {} ({}), engine {}, {} I/O, {} repetitions of {:?} after a {:?} ramp",
+            format_bytes_binary(t.size),
+            t.path.display(),
+            t.device
+                .as_ref()
+                .map_or("unknown device".to_string(), |d| format!(
+                    "{}, {}-byte logical blocks",
+                    d.name, t.align
+                )),
+            opts.engine.name(),
+            if opts.direct {
+                "O_DIRECT"
+            } else {
+                "buffered (page cache)"
+            },
+            opts.reps.repeat,
+            opts.runtime,
+            opts.ramp
+        ),
+        Some(crate::bench::disk::estimate(&opts)),
+    );
+    let rounds = opts.reps.repeat as u64;
+    rec.drive(
+        &points(&opts),
+        |_| rounds,
+        |p| {
+            format!(
+                "{} {} ×{} QD{}",
+                p.workload,
+                format_bytes_binary(p.block),
+                p.threads,
+                p.iodepth
+            )
+        },
+        |point, tick| session.run(point, tick).map_err(classify),
+    )
+}

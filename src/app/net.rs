@@ -1,0 +1,116 @@
+//! `peakbench net` once its arguments are read: the request (the benchmark's options, the
+//! vocabulary the command line builds it from), checked, estimated and run point by point into
+//! a recorder; and `net serve`.
+
+use super::Recorder;
+use crate::bench::net::client::{NetError, Target};
+use crate::bench::net::server::Server;
+use crate::bench::net::{NetSession, points, resolve};
+use crate::error::UsageError;
+use crate::runner::stop;
+use crate::units::format_bytes_binary;
+use std::net::SocketAddr;
+
+pub use crate::bench::net::protocol::{DEFAULT_PORT, PROTOCOL_VERSION, limits};
+pub use crate::bench::net::server::ServerConfig;
+pub use crate::bench::net::{NetOptions, NetWorkload, Proto, estimate};
+
+/// A user error (2) or a failure (1).
+fn classify(e: NetError) -> anyhow::Error {
+    if e.is_usage() {
+        anyhow::Error::new(UsageError(e.to_string()))
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+/// Checks every point of `opts` against the protocol's limits (nothing is sent) and resolves
+/// the server's address (it is not contacted).
+pub fn validate(opts: &NetOptions, server: Option<&str>) -> anyhow::Result<()> {
+    for p in &points(opts) {
+        p.params.validate().map_err(UsageError)?;
+    }
+    if let Some(s) = server {
+        resolve(s).map_err(classify)?;
+    }
+    Ok(())
+}
+
+/// Serves tests on `addr` until Ctrl-C.
+pub fn serve(addr: SocketAddr, config: ServerConfig) -> anyhow::Result<()> {
+    let server = Server::bind(addr, config).map_err(|e| {
+        UsageError(format!(
+            "cannot listen on {addr}: {e}; choose another --port or --bind"
+        ))
+    })?;
+    stop::graceful();
+    eprintln!(
+        "peakbench net serve: listening on {} (protocol version {PROTOCOL_VERSION}); Ctrl-C stops",
+        server.local_addr()?,
+    );
+    server.serve(stop::flag())?;
+    eprintln!("peakbench net serve: stopped");
+    Ok(())
+}
+
+/// Measures the client points of `opts` against `server` (None: a server in this process, on
+/// loopback) into `rec`.
+pub fn run(
+    opts: NetOptions,
+    server: Option<&str>,
+    token: Option<String>,
+    rec: &mut Recorder,
+) -> anyhow::Result<()> {
+    let pts = points(&opts);
+    let session = match server {
+        Some(s) => NetSession::remote(
+            opts.clone(),
+            Target {
+                addr: resolve(s).map_err(classify)?,
+                token,
+            },
+        ),
+        None => NetSession::loopback(opts.clone(), token)
+            .map_err(|e| anyhow::anyhow!("cannot start the loopback server: {e}"))?,
+    };
+    rec.system();
+    rec.announce(
+        "net",
+        &format!(
+            "server {}{}, link {}, {} repetitions of {:?} after a {:?} warm-up",
+            session.target().addr,
+            if server.is_none() {
+                " (in this process)"
+            } else {
+                ""
+            },
+            match session.link() {
+                Ok(l) => format!(
+                    "{} (MTU {})",
+                    l.interface,
+                    l.mtu.map_or("unknown".into(), |m| m.to_string())
+                ),
+                Err(e) => format!("unknown ({e})"),
+            },
+            opts.repeat,
+            opts.duration,
+            opts.omit
+        ),
+        Some(estimate(&opts)),
+    );
+    let rounds = opts.repeat as u64;
+    rec.drive(
+        &pts,
+        |_| rounds,
+        |p| {
+            format!(
+                "{} {} {} ×{}",
+                p.workload.name(),
+                p.params.proto.name(),
+                format_bytes_binary(p.params.message_bytes as u64),
+                p.params.streams
+            )
+        },
+        |point, tick| session.run(point, tick).map_err(classify),
+    )
+}
