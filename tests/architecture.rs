@@ -304,3 +304,15 @@ fn no_file_over_1000_lines_nor_function_over_150() {
     }
     assert!(over.is_empty(), "{}", over.join("\n"));
 }
+
+/// The command line builds requests and stops there: no file of `cli` reaches into a
+/// benchmark (the application, `app`, plans and runs them).
+#[test]
+fn the_command_line_does_not_import_bench() {
+    let offenders: Vec<String> = rust_files(&src().join("cli"))
+        .into_iter()
+        .filter(|f| referenced(&code(f)).contains("bench"))
+        .map(|f| f.display().to_string())
+        .collect();
+    assert_eq!(offenders, Vec::<String>::new(), "these files import bench");
+}

@@ -12,6 +12,11 @@ use crate::cluster::rendezvous::{self, Locator};
 use crate::cluster::worker::{self, Joining, LocalRun};
 use crate::error::{Interrupted, UsageError};
 use crate::results::fleet::Fleet;
+
+/// The tests between the nodes, as the command line states them.
+pub use crate::bench::net::{
+    DEFAULT_TCP_MESSAGE, DEFAULT_UDP_MESSAGE, Proto, TestKind, TestParams,
+};
 use crate::results::{Report, ResultRecord};
 use crate::sysinfo::sysfs::read_trimmed;
 use crate::sysinfo::{ClockBudget, collect};

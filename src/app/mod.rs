@@ -3,11 +3,14 @@
 //! and the multi-node run live here.
 
 pub mod cluster;
+pub mod cpu;
 pub mod disk;
+pub mod mem;
 pub mod net;
 pub mod outputs;
 pub mod recorder;
 pub mod suite;
+pub mod workloads;
 
 pub use outputs::Outputs;
 pub use recorder::Recorder;

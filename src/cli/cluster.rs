@@ -4,9 +4,10 @@
 
 use super::common::{OutputArgs, UsageError, count_in, parse_duration};
 use super::run as suite_run;
-use crate::app::cluster::{ClusterRun, HplRequest};
+use crate::app::cluster::{
+    ClusterRun, DEFAULT_TCP_MESSAGE, DEFAULT_UDP_MESSAGE, HplRequest, Proto, TestKind, TestParams,
+};
 use crate::app::suite::{self, Job};
-use crate::bench::net::{Proto, TestKind, TestParams};
 use crate::cluster::coordinator::{Pattern, Plan};
 use crate::cluster::identity::{self, Flags, Identity};
 use crate::cluster::worker;
@@ -180,8 +181,8 @@ fn net_params(a: &RunArgs) -> anyhow::Result<(Option<TestParams>, Option<TestPar
         proto,
         streams: 1,
         message_bytes: a.net_message_size.unwrap_or(match proto {
-            Proto::Tcp => crate::bench::net::DEFAULT_TCP_MESSAGE,
-            Proto::Udp => crate::bench::net::DEFAULT_UDP_MESSAGE,
+            Proto::Tcp => DEFAULT_TCP_MESSAGE,
+            Proto::Udp => DEFAULT_UDP_MESSAGE,
         }),
         duration_ms: a.net_duration.as_millis() as u64,
         omit_ms: (a.net_duration.as_millis() as u64 / 4).min(1000),

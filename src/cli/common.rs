@@ -64,7 +64,7 @@ impl Given {
 /// measures, and (`with_default`, where clap does not show a default of its own) those run
 /// when none is named.
 pub fn workload_help(subsystem: crate::results::Subsystem, with_default: bool) -> String {
-    let specs = crate::bench::registry::of(subsystem);
+    let specs = crate::app::workloads::registry::of(subsystem);
     let each: Vec<String> = specs
         .iter()
         .map(|s| format!("{}: {}", s.name, s.what))

@@ -5,19 +5,12 @@ use super::common::{
     workload_help,
 };
 use crate::app::Recorder;
-use crate::bench::cpu::estimate as cpu_estimate;
-use crate::bench::cpu::{CpuOptions, CpuSession, CpuWorkload, Scaling, points};
-use crate::bench::linalg::kernels as linalg_kernels;
-use crate::bench::linalg::system_blas::SystemBlas;
-use crate::bench::linalg::workload::{self as linalg, Engine, LinalgPoint, LinalgWorkload};
-use crate::bench::registry;
-use crate::bench::spec::{Spec, users_of};
-use crate::report;
+use crate::app::cpu::{self, CpuRequest, CpuWorkload, LinalgWorkload, Scaling, linalg_kernels};
+use crate::app::workloads::{Spec, registry, users_of};
 use crate::results::Subsystem;
 use crate::runner::Repetition;
 use crate::sysinfo::Isa;
 use crate::sysinfo::SystemInfo;
-use crate::sysinfo::peak::CpuPeakOverrides;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -206,198 +199,43 @@ fn refuse(
     refuse_unused(args, kernels, linalg)
 }
 
-/// What a command line measures, checked against the machine before anything runs.
-struct Plan {
-    /// The kernel points' options (None: no kernel workload).
-    kernels: Option<CpuOptions>,
-    linalg: Vec<LinalgPoint>,
-    reps: Repetition,
-}
-
-/// One core's peak of operation class `op` on `sys` (GOPS), where it is known.
-fn core_peak(sys: &SystemInfo, op: crate::sysinfo::peak::OpClass) -> Option<f64> {
-    crate::sysinfo::peak::cpu_peak(
-        op,
-        1,
-        sys.cpu
-            .measured_clock_ghz
-            .get()
-            .copied()
-            .ok_or_else(|| "unknown".to_string()),
-        sys.uarch(),
-        &sys.cpu.isas,
-        &Default::default(),
-    )
-    .ok()
-    .map(|p| p.value)
-}
-
-impl Plan {
-    /// About how long it takes on `sys`.
-    fn estimate(&self, sys: &SystemInfo) -> Duration {
-        let cpus = crate::runner::affinity::allowed_cpus().len();
-        let kernel_peak = |w: CpuWorkload| w.op().and_then(|op| core_peak(sys, op)).unwrap_or(30.0);
-        let kernels = self
-            .kernels
-            .as_ref()
-            .map_or(Duration::ZERO, |o| cpu_estimate(o, cpus, &kernel_peak));
-        let cores = (sys.cpu.cores.get().copied().unwrap_or(1).max(1) as usize).min(cpus.max(1));
-        let linalg: Duration = self
-            .linalg
-            .iter()
-            .map(|p| {
-                let bits = if p.workload == LinalgWorkload::Sgemm {
-                    32
-                } else {
-                    64
-                };
-                let core = core_peak(
-                    sys,
-                    crate::sysinfo::peak::OpClass::Fma { element_bits: bits },
-                );
-                linalg::estimate(*p, self.reps, cores, core)
-            })
-            .sum();
-        kernels + linalg
-    }
-}
-
-/// Checks `args` against `sys` (every option used, the ISA there, each linear-algebra point's
-/// memory, the system BLAS loadable) and lays out the points; nothing is measured.
-fn plan(args: &CpuArgs, sys: &SystemInfo) -> anyhow::Result<Plan> {
-    let (kernels, linalg_workloads) = split(args);
-    refuse(args, &kernels, &linalg_workloads)?;
-    if let Some(isa) = args.isa
-        && !sys.cpu.isas.contains(&isa)
-        && isa != crate::sysinfo::Isa::Scalar
-    {
-        return Err(UsageError(format!(
-            "--isa {isa} is not available on this CPU; available: {}",
-            sys.cpu
-                .isas
-                .iter()
-                .map(|i| i.name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
-        .into());
-    }
-    let reps = Repetition {
-        warmup: args.run.warmup,
-        repeat: args.output.fit.repeat(args.run.repeat),
-    };
-    let threads = match &args.threads {
-        None => crate::sweep::powers_of_two_up_to(sys.cpu.threads as usize),
-        Some(t) => t.to_vec(),
-    };
-    let kernels = (!kernels.is_empty()).then(|| CpuOptions {
-        workloads: kernels,
-        threads: threads.clone(),
+/// The request of `args`: the workloads and options, every option that needs no machine
+/// checked (an option accepted is used or refused, never ignored).
+fn request(args: &CpuArgs) -> Result<CpuRequest, UsageError> {
+    let (kernels, linalg) = split(args);
+    refuse(args, &kernels, &linalg)?;
+    Ok(CpuRequest {
+        kernels,
+        linalg,
+        threads: args.threads.as_ref().map(|t| t.to_vec()),
         scaling: args.scaling,
         isa: args.isa,
         duration: args.output.fit.time(args.run.duration, MIN_DURATION),
         total_ops: args.total_ops,
-        reps,
+        reps: Repetition {
+            warmup: args.run.warmup,
+            repeat: args.output.fit.repeat(args.run.repeat),
+        },
         clock_ghz: args.clock_ghz,
-        ops_per_cycle: args.ops_per_cycle.iter().copied().collect(),
-        peak_per_core: args.peak.iter().copied().collect(),
-    });
-    if let Some(o) = &kernels {
-        CpuSession::new(sys, o).map_err(|e| UsageError(e.to_string()))?;
-    }
-    let memory = sys.memory.available_bytes.get().copied().unwrap_or(4 << 30);
-    let mut pts = Vec::new();
-    for &workload in &linalg_workloads {
-        let sizes = if args.n.is_empty() {
-            let n = workload.n_for_memory(memory, args.memory_fraction.unwrap_or(0.1));
-            vec![if args.memory_fraction.is_some() {
-                n
-            } else {
-                n.min(8000)
-            }]
-        } else {
-            args.n.clone()
-        };
-        for &n in &sizes {
-            for &t in &threads {
-                let point = LinalgPoint {
-                    workload,
-                    n,
-                    threads: t,
-                };
-                let isa = args.isa.filter(|_| args.blas != Some(BlasEngine::System));
-                linalg::check_memory(sys, point, args.nb.unwrap_or(linalg::default_nb(n)), isa)
-                    .map_err(|e| UsageError(e.to_string()))?;
-                pts.push(point);
-            }
-        }
-    }
-    if args.blas == Some(BlasEngine::System) {
-        SystemBlas::load(
-            args.blas_library.as_deref(),
-            linalg_workloads.contains(&LinalgWorkload::Linpack),
-        )
-        .map_err(|e| UsageError(e.to_string()))?;
-    }
-    Ok(Plan {
-        kernels,
-        linalg: pts,
-        reps,
+        ops_per_cycle: args.ops_per_cycle.clone(),
+        peak: args.peak.clone(),
+        n: args.n.clone(),
+        memory_fraction: args.memory_fraction,
+        nb: args.nb,
+        system_blas: args.blas == Some(BlasEngine::System),
+        blas_library: args.blas_library.clone(),
     })
 }
 
 /// Checks `args` on `sys` as the run would, and says about how long it takes (`run
 /// --dry-run`, `--budget`).
 pub fn check(args: &CpuArgs, sys: &SystemInfo) -> anyhow::Result<Duration> {
-    Ok(plan(args, sys)?.estimate(sys))
+    cpu::check(sys, &request(args)?)
 }
 
 /// Measures the points of `args` into `rec` (one command, or one job of a suite).
 pub fn run_into(args: CpuArgs, rec: &mut Recorder) -> anyhow::Result<()> {
-    // What needs no machine is refused before it is measured.
-    let (kernels, linalg) = split(&args);
-    refuse(&args, &kernels, &linalg)?;
-    let sys = rec.system();
-    let plan = plan(&args, &sys)?;
-    let estimate = plan.estimate(&sys);
-    let Some(opts) = plan.kernels else {
-        return run_linalg(&args, &linalg, plan.linalg, rec, Some(estimate));
-    };
-    let mut session = CpuSession::new(&sys, &opts).map_err(|e| UsageError(e.to_string()))?;
-    rec.announce(
-        "cpu",
-        &format!(
-            "{} — ISA {}, {} scaling, {} repetitions of ~{:?} after {} warm-up",
-            report::table::machine_line(&sys),
-            session.isa(),
-            opts.scaling.name(),
-            opts.reps.repeat,
-            opts.duration,
-            opts.reps.warmup
-        ),
-        Some(estimate),
-    );
-    let rounds = (opts.reps.warmup + opts.reps.repeat) as u64;
-    rec.drive(
-        &points(&opts),
-        |_| rounds,
-        |p| format!("{} ×{}", p.workload, p.threads),
-        |point, tick| {
-            session
-                .run(point, tick)
-                .map(|mut r| {
-                    r.warmup_rounds = Some(opts.reps.warmup);
-                    vec![r]
-                })
-                .map_err(|e| {
-                    anyhow::anyhow!("{} with {} threads: {e}", point.workload, point.threads)
-                })
-        },
-    )?;
-    if plan.linalg.is_empty() {
-        return Ok(());
-    }
-    run_linalg(&args, &linalg, plan.linalg, rec, None)
+    cpu::run(request(&args)?, rec)
 }
 
 /// Refuses every option given that no point of the run would use (an option accepted is used
@@ -503,102 +341,5 @@ fn refuse_unused(
         &["clock_ghz"],
         "enters the peak of points whose peak --peak does not give outright, and this run has none",
         "drop --clock-ghz",
-    )
-}
-
-/// The LINPACK, DGEMM and SGEMM points: workload × N × threads, each `--repeat` solves or multiplies
-/// after `--warmup` untimed ones.
-fn run_linalg(
-    args: &CpuArgs,
-    workloads: &[LinalgWorkload],
-    pts: Vec<LinalgPoint>,
-    rec: &mut Recorder,
-    estimate: Option<Duration>,
-) -> anyhow::Result<()> {
-    let sys = rec.system();
-    // The peak overrides of the FMA workload of the same element type: DP's for LINPACK and
-    // DGEMM, SP's for SGEMM.
-    let overrides = |w: LinalgWorkload| {
-        let fma = match w {
-            LinalgWorkload::Sgemm => CpuWorkload::Sp,
-            LinalgWorkload::Linpack | LinalgWorkload::Dgemm => CpuWorkload::Dp,
-        };
-        let find =
-            |list: &[(CpuWorkload, f64)]| list.iter().find(|(x, _)| *x == fma).map(|(_, v)| *v);
-        CpuPeakOverrides {
-            clock_ghz: args.clock_ghz,
-            ops_per_cycle: find(&args.ops_per_cycle),
-            gops_per_core: find(&args.peak),
-        }
-    };
-    let reps = Repetition {
-        warmup: args.run.warmup,
-        repeat: args.output.fit.repeat(args.run.repeat),
-    };
-    // The system BLAS is loaded once, before any point (and after the synthetic kernels: a
-    // library may start its threads when loaded); its threads follow each point's placement.
-    let blas = match args.blas {
-        Some(BlasEngine::System) => Some(
-            SystemBlas::load(
-                args.blas_library.as_deref(),
-                workloads.contains(&LinalgWorkload::Linpack),
-            )
-            .map_err(|e| UsageError(e.to_string()))?,
-        ),
-        Some(BlasEngine::BuiltIn) | None => None,
-    };
-    let engine = blas
-        .as_ref()
-        .map_or(Engine::BuiltIn(args.isa), Engine::System);
-    let which = match &blas {
-        Some(b) => format!("system BLAS {}", b.description()),
-        None => format!(
-            "built-in engine ({})",
-            linalg::plan_for::<f64>(&sys, 1, args.isa).kernel.isa
-        ),
-    };
-    rec.announce(
-        "cpu",
-        &format!(
-            "{} — {which}, {} repetitions after {} warm-up; the peak is the FMA's of the element type (DP=… in --ops-per-cycle and --peak applies to LINPACK and DGEMM, SP=… to SGEMM)",
-            report::table::machine_line(&sys),
-            reps.repeat,
-            reps.warmup
-        ),
-        estimate,
-    );
-    let rounds = (reps.warmup + reps.repeat) as u64;
-    rec.drive(
-        &pts,
-        |_| rounds,
-        |p| format!("{} N={} ×{}", p.workload.name(), p.n, p.threads),
-        |point, tick| {
-            linalg::run(
-                &sys,
-                point,
-                args.nb.unwrap_or(linalg::default_nb(point.n)),
-                engine,
-                reps,
-                &overrides(point.workload),
-                tick,
-            )
-            .map(|mut r| {
-                r.warmup_rounds = Some(reps.warmup);
-                if let crate::results::params::Params::Cpu(c) = &mut r.params
-                    && let Some(l) = &mut c.linalg
-                {
-                    l.memory_fraction = args.memory_fraction;
-                }
-                vec![r]
-            })
-            .map_err(|e| {
-                anyhow::anyhow!(
-                    "{} at N = {} with {} threads: {e}",
-                    point.workload.name(),
-                    point.n,
-                    point.threads
-                )
-            })
-        },
     )
 }

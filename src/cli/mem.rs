@@ -4,17 +4,16 @@ use super::common::{
     Counts, OutputArgs, RunArgs, UsageError, parse_positive, parse_thread_counts, workload_help,
 };
 use crate::app::Recorder;
-use crate::bench::buffer::HugePages;
-use crate::bench::mem::{MemOptions, MemSession, MemWorkload, Stores, points, rounds};
-use crate::bench::registry;
-use crate::bench::spec::{non_users_of, users_of};
-use crate::report;
+use crate::app::mem::{
+    self, DEFAULT_LATENCY_SAMPLE, HugePages, MemOptions, MemWorkload, Stores, has_kernels,
+};
+use crate::app::workloads::{non_users_of, registry, users_of};
 use crate::results::Subsystem;
 use crate::runner::Repetition;
 use crate::sysinfo::Isa;
 use crate::sysinfo::SystemInfo;
 use crate::sysinfo::peak::MemPeakOverrides;
-use crate::units::{format_size, parse_size};
+use crate::units::parse_size;
 use clap::{Args, ValueEnum};
 use std::time::Duration;
 
@@ -118,58 +117,14 @@ pub fn run(args: MemArgs, argv: Vec<String>) -> anyhow::Result<()> {
 pub fn run_into(args: MemArgs, rec: &mut Recorder) -> anyhow::Result<()> {
     refuse_unused(&args, &workloads(&args))?;
     let sys = rec.system();
-    let opts = options(&args, &sys);
-    let session = MemSession::new(&sys, &opts).map_err(|e| {
-        if e.is_usage() {
-            anyhow::Error::new(UsageError(e.to_string()))
-        } else {
-            anyhow::Error::new(e)
-        }
-    })?;
-    rec.announce(
-        "mem",
-        &format!(
-            "{} — ISA {}, {} stores, arrays of {} each, {} repetitions of ~{:?} after {} warm-up; GB/s counted as STREAM does (bytes read + written)",
-            report::table::machine_line(&sys),
-            session.isa(),
-            session.stores(),
-            format_size(crate::bench::mem::array_bytes(&opts, &sys)),
-            opts.reps.repeat,
-            opts.duration,
-            opts.reps.warmup
-        ),
-        Some(crate::bench::mem::estimate(&opts, &sys)),
-    );
-    rec.drive(
-        &points(&opts),
-        |p| rounds(p, &opts),
-        |p| match p.block {
-            Some(b) => format!("{} {} ×{}", p.workload, format_size(b), p.threads),
-            None => format!("{} ×{}", p.workload, p.threads),
-        },
-        |point, tick| {
-            session
-                .run(point, tick)
-                .map(|mut recs| {
-                    for r in &mut recs {
-                        r.warmup_rounds = Some(opts.reps.warmup);
-                    }
-                    recs
-                })
-                .map_err(|e| {
-                    anyhow::anyhow!("{} with {} threads: {e}", point.workload, point.threads)
-                })
-        },
-    )
+    mem::run(options(&args, &sys), rec)
 }
 
 /// Checks `args` on `sys` as the run would, and says about how long it takes (`run
 /// --dry-run`, `--budget`).
 pub fn check(args: &MemArgs, sys: &SystemInfo) -> anyhow::Result<Duration> {
     refuse_unused(args, &workloads(args))?;
-    let opts = options(args, sys);
-    MemSession::new(sys, &opts).map_err(|e| UsageError(e.to_string()))?;
-    Ok(crate::bench::mem::estimate(&opts, sys))
+    mem::check(sys, &options(args, sys))
 }
 
 /// The workloads of `args` (all but NULL when it names none).
@@ -206,9 +161,7 @@ fn options(args: &MemArgs, sys: &SystemInfo) -> MemOptions {
         latency_sample: if args.output.given.has("duration") {
             args.output.fit.time(args.run.duration, MIN_SAMPLE)
         } else {
-            args.output
-                .fit
-                .time(crate::bench::mem::DEFAULT_LATENCY_SAMPLE, MIN_SAMPLE)
+            args.output.fit.time(DEFAULT_LATENCY_SAMPLE, MIN_SAMPLE)
         },
         duration: args.output.fit.time(args.run.duration, MIN_DURATION),
         total_bytes: args.total_bytes,
@@ -271,7 +224,7 @@ fn refuse_unused(args: &MemArgs, workloads: &[MemWorkload]) -> Result<(), UsageE
         "add a bandwidth workload or drop it",
     )?;
     if let Some(isa) = args.isa
-        && !crate::bench::mem::kernels::has_kernels(isa)
+        && !has_kernels(isa)
     {
         return Err(UsageError(format!(
             "--isa {isa}: the memory kernels are written for avx512, avx2 and scalar (portable code); choose one of them"
@@ -309,9 +262,6 @@ mod tests {
 
     #[test]
     fn the_staircase_default_is_the_library_s() {
-        assert_eq!(
-            parse_bytes("1Gi"),
-            Ok(crate::bench::mem::DEFAULT_LATENCY_MAX)
-        );
+        assert_eq!(parse_bytes("1Gi"), Ok(crate::app::mem::DEFAULT_LATENCY_MAX));
     }
 }

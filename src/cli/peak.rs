@@ -2,7 +2,7 @@
 //! the "theoretical" column of machines not at hand. Nothing is measured.
 
 use super::common::{UsageError, count_in, parse_positive};
-use crate::bench::cpu::{CpuWorkload, Op, operation};
+use crate::app::cpu::{CpuWorkload, Op, operation};
 use crate::files::check_output_file;
 use crate::report;
 use crate::sysinfo::peak::{CpuPeakOverrides, Peak, cpu_peak};

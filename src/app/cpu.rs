@@ -1,0 +1,332 @@
+//! `peakbench cpu` once its arguments are read: the request (the workloads and their options,
+//! in the vocabulary the command line builds it from), planned and checked against the
+//! machine, estimated, and run point by point into a recorder — the synthetic kernels first,
+//! then LINPACK, DGEMM and SGEMM.
+
+use super::Recorder;
+use crate::bench::cpu::estimate as cpu_estimate;
+use crate::bench::cpu::{CpuOptions, CpuSession, points};
+use crate::bench::linalg::system_blas::SystemBlas;
+use crate::bench::linalg::workload::{self as linalg, Engine, LinalgPoint};
+use crate::error::UsageError;
+use crate::report;
+use crate::runner::Repetition;
+use crate::sysinfo::peak::CpuPeakOverrides;
+use crate::sysinfo::{Isa, SystemInfo};
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use crate::bench::cpu::{CpuWorkload, Op, Scaling, operation};
+pub use crate::bench::linalg::kernels as linalg_kernels;
+pub use crate::bench::linalg::workload::LinalgWorkload;
+
+/// What `peakbench cpu` is asked to measure.
+#[derive(Debug, Clone)]
+pub struct CpuRequest {
+    /// The synthetic kernels (QP … INT64, NULL).
+    pub kernels: Vec<CpuWorkload>,
+    /// LINPACK, DGEMM, SGEMM.
+    pub linalg: Vec<LinalgWorkload>,
+    /// The thread counts (None: 1, 2, 4 … up to the hardware threads).
+    pub threads: Option<Vec<usize>>,
+    pub scaling: Scaling,
+    pub isa: Option<Isa>,
+    /// A kernel repetition's target time.
+    pub duration: Duration,
+    /// Fixed work instead of `duration`.
+    pub total_ops: Option<u64>,
+    pub reps: Repetition,
+    /// Peak inputs given by the user.
+    pub clock_ghz: Option<f64>,
+    pub ops_per_cycle: Vec<(CpuWorkload, f64)>,
+    pub peak: Vec<(CpuWorkload, f64)>,
+    /// The linear-algebra sizes: N, or a share of the memory.
+    pub n: Vec<usize>,
+    pub memory_fraction: Option<f64>,
+    /// LINPACK's block with the built-in engine.
+    pub nb: Option<usize>,
+    /// An installed BLAS/LAPACK instead of the built-in engine, and which.
+    pub system_blas: bool,
+    pub blas_library: Option<PathBuf>,
+}
+
+/// What a request measures, checked against the machine before anything runs.
+struct Plan {
+    /// The kernel points' options (None: no kernel workload).
+    kernels: Option<CpuOptions>,
+    linalg: Vec<LinalgPoint>,
+    reps: Repetition,
+}
+
+/// One core's peak of operation class `op` on `sys` (GOPS), where it is known.
+fn core_peak(sys: &SystemInfo, op: crate::sysinfo::peak::OpClass) -> Option<f64> {
+    crate::sysinfo::peak::cpu_peak(
+        op,
+        1,
+        sys.cpu
+            .measured_clock_ghz
+            .get()
+            .copied()
+            .ok_or_else(|| "unknown".to_string()),
+        sys.uarch(),
+        &sys.cpu.isas,
+        &Default::default(),
+    )
+    .ok()
+    .map(|p| p.value)
+}
+
+impl Plan {
+    /// About how long it takes on `sys`.
+    fn estimate(&self, sys: &SystemInfo) -> Duration {
+        let cpus = crate::runner::affinity::allowed_cpus().len();
+        let kernel_peak = |w: CpuWorkload| w.op().and_then(|op| core_peak(sys, op)).unwrap_or(30.0);
+        let kernels = self
+            .kernels
+            .as_ref()
+            .map_or(Duration::ZERO, |o| cpu_estimate(o, cpus, &kernel_peak));
+        let cores = (sys.cpu.cores.get().copied().unwrap_or(1).max(1) as usize).min(cpus.max(1));
+        let linalg: Duration = self
+            .linalg
+            .iter()
+            .map(|p| {
+                let bits = if p.workload == LinalgWorkload::Sgemm {
+                    32
+                } else {
+                    64
+                };
+                let core = core_peak(
+                    sys,
+                    crate::sysinfo::peak::OpClass::Fma { element_bits: bits },
+                );
+                linalg::estimate(*p, self.reps, cores, core)
+            })
+            .sum();
+        kernels + linalg
+    }
+}
+
+/// Checks `req` against `sys` (the ISA there, each linear-algebra point's memory, the system
+/// BLAS loadable) and lays out the points; nothing is measured.
+fn plan(req: &CpuRequest, sys: &SystemInfo) -> anyhow::Result<Plan> {
+    let (kernels, linalg_workloads) = (req.kernels.clone(), &req.linalg);
+    if let Some(isa) = req.isa
+        && !sys.cpu.isas.contains(&isa)
+        && isa != crate::sysinfo::Isa::Scalar
+    {
+        return Err(UsageError(format!(
+            "--isa {isa} is not available on this CPU; available: {}",
+            sys.cpu
+                .isas
+                .iter()
+                .map(|i| i.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .into());
+    }
+    let reps = req.reps;
+    let threads = match &req.threads {
+        None => crate::sweep::powers_of_two_up_to(sys.cpu.threads as usize),
+        Some(t) => t.clone(),
+    };
+    let kernels = (!kernels.is_empty()).then(|| CpuOptions {
+        workloads: kernels,
+        threads: threads.clone(),
+        scaling: req.scaling,
+        isa: req.isa,
+        duration: req.duration,
+        total_ops: req.total_ops,
+        reps,
+        clock_ghz: req.clock_ghz,
+        ops_per_cycle: req.ops_per_cycle.iter().copied().collect(),
+        peak_per_core: req.peak.iter().copied().collect(),
+    });
+    if let Some(o) = &kernels {
+        CpuSession::new(sys, o).map_err(|e| UsageError(e.to_string()))?;
+    }
+    let memory = sys.memory.available_bytes.get().copied().unwrap_or(4 << 30);
+    let mut pts = Vec::new();
+    for &workload in linalg_workloads {
+        let sizes = if req.n.is_empty() {
+            let n = workload.n_for_memory(memory, req.memory_fraction.unwrap_or(0.1));
+            vec![if req.memory_fraction.is_some() {
+                n
+            } else {
+                n.min(8000)
+            }]
+        } else {
+            req.n.clone()
+        };
+        for &n in &sizes {
+            for &t in &threads {
+                let point = LinalgPoint {
+                    workload,
+                    n,
+                    threads: t,
+                };
+                let isa = req.isa.filter(|_| !req.system_blas);
+                linalg::check_memory(sys, point, req.nb.unwrap_or(linalg::default_nb(n)), isa)
+                    .map_err(|e| UsageError(e.to_string()))?;
+                pts.push(point);
+            }
+        }
+    }
+    if req.system_blas {
+        SystemBlas::load(
+            req.blas_library.as_deref(),
+            linalg_workloads.contains(&LinalgWorkload::Linpack),
+        )
+        .map_err(|e| UsageError(e.to_string()))?;
+    }
+    Ok(Plan {
+        kernels,
+        linalg: pts,
+        reps,
+    })
+}
+
+/// Checks `req` on `sys` as the run would, and says about how long it takes (`run
+/// --dry-run`, `--budget`).
+pub fn check(sys: &SystemInfo, req: &CpuRequest) -> anyhow::Result<Duration> {
+    Ok(plan(req, sys)?.estimate(sys))
+}
+
+/// Measures the points of `req` into `rec` (one command, or one job of a suite).
+pub fn run(req: CpuRequest, rec: &mut Recorder) -> anyhow::Result<()> {
+    let sys = rec.system();
+    let plan = plan(&req, &sys)?;
+    let estimate = plan.estimate(&sys);
+    let Some(opts) = plan.kernels else {
+        return run_linalg(&req, plan.linalg, rec, Some(estimate));
+    };
+    let mut session = CpuSession::new(&sys, &opts).map_err(|e| UsageError(e.to_string()))?;
+    rec.announce(
+        "cpu",
+        &format!(
+            "{} — ISA {}, {} scaling, {} repetitions of ~{:?} after {} warm-up",
+            report::table::machine_line(&sys),
+            session.isa(),
+            opts.scaling.name(),
+            opts.reps.repeat,
+            opts.duration,
+            opts.reps.warmup
+        ),
+        Some(estimate),
+    );
+    let rounds = (opts.reps.warmup + opts.reps.repeat) as u64;
+    rec.drive(
+        &points(&opts),
+        |_| rounds,
+        |p| format!("{} ×{}", p.workload, p.threads),
+        |point, tick| {
+            session
+                .run(point, tick)
+                .map(|mut r| {
+                    r.warmup_rounds = Some(opts.reps.warmup);
+                    vec![r]
+                })
+                .map_err(|e| {
+                    anyhow::anyhow!("{} with {} threads: {e}", point.workload, point.threads)
+                })
+        },
+    )?;
+    if plan.linalg.is_empty() {
+        return Ok(());
+    }
+    run_linalg(&req, plan.linalg, rec, None)
+}
+
+/// The LINPACK, DGEMM and SGEMM points: workload × N × threads, each `--repeat` solves or
+/// multiplies after `--warmup` untimed ones.
+fn run_linalg(
+    req: &CpuRequest,
+    pts: Vec<LinalgPoint>,
+    rec: &mut Recorder,
+    estimate: Option<Duration>,
+) -> anyhow::Result<()> {
+    let sys = rec.system();
+    // The peak overrides of the FMA workload of the same element type: DP's for LINPACK and
+    // DGEMM, SP's for SGEMM.
+    let overrides = |w: LinalgWorkload| {
+        let fma = match w {
+            LinalgWorkload::Sgemm => CpuWorkload::Sp,
+            LinalgWorkload::Linpack | LinalgWorkload::Dgemm => CpuWorkload::Dp,
+        };
+        let find =
+            |list: &[(CpuWorkload, f64)]| list.iter().find(|(x, _)| *x == fma).map(|(_, v)| *v);
+        CpuPeakOverrides {
+            clock_ghz: req.clock_ghz,
+            ops_per_cycle: find(&req.ops_per_cycle),
+            gops_per_core: find(&req.peak),
+        }
+    };
+    let reps = req.reps;
+    // The system BLAS is loaded once, before any point (and after the synthetic kernels: a
+    // library may start its threads when loaded); its threads follow each point's placement.
+    let blas = if req.system_blas {
+        Some(
+            SystemBlas::load(
+                req.blas_library.as_deref(),
+                req.linalg.contains(&LinalgWorkload::Linpack),
+            )
+            .map_err(|e| UsageError(e.to_string()))?,
+        )
+    } else {
+        None
+    };
+    let engine = blas
+        .as_ref()
+        .map_or(Engine::BuiltIn(req.isa), Engine::System);
+    let which = match &blas {
+        Some(b) => format!("system BLAS {}", b.description()),
+        None => format!(
+            "built-in engine ({})",
+            linalg::plan_for::<f64>(&sys, 1, req.isa).kernel.isa
+        ),
+    };
+    rec.announce(
+        "cpu",
+        &format!(
+            "{} — {which}, {} repetitions after {} warm-up; the peak is the FMA's of the element type (DP=… in --ops-per-cycle and --peak applies to LINPACK and DGEMM, SP=… to SGEMM)",
+            report::table::machine_line(&sys),
+            reps.repeat,
+            reps.warmup
+        ),
+        estimate,
+    );
+    let rounds = (reps.warmup + reps.repeat) as u64;
+    rec.drive(
+        &pts,
+        |_| rounds,
+        |p| format!("{} N={} ×{}", p.workload.name(), p.n, p.threads),
+        |point, tick| {
+            linalg::run(
+                &sys,
+                point,
+                req.nb.unwrap_or(linalg::default_nb(point.n)),
+                engine,
+                reps,
+                &overrides(point.workload),
+                tick,
+            )
+            .map(|mut r| {
+                r.warmup_rounds = Some(reps.warmup);
+                if let crate::results::params::Params::Cpu(c) = &mut r.params
+                    && let Some(l) = &mut c.linalg
+                {
+                    l.memory_fraction = req.memory_fraction;
+                }
+                vec![r]
+            })
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "{} at N = {} with {} threads: {e}",
+                    point.workload.name(),
+                    point.n,
+                    point.threads
+                )
+            })
+        },
+    )
+}

@@ -1,0 +1,73 @@
+//! `peakbench mem` once its arguments are read: the request (the benchmark's options, the
+//! vocabulary the command line builds it from), checked against the machine, estimated, and
+//! run point by point into a recorder.
+
+use super::Recorder;
+use crate::bench::mem::{MemError, MemSession, array_bytes, points, rounds};
+use crate::error::UsageError;
+use crate::report;
+use crate::sysinfo::SystemInfo;
+use crate::units::format_size;
+use std::time::Duration;
+
+pub use crate::bench::buffer::HugePages;
+pub use crate::bench::mem::kernels::has_kernels;
+pub use crate::bench::mem::{
+    DEFAULT_LATENCY_MAX, DEFAULT_LATENCY_SAMPLE, MemOptions, MemWorkload, Stores, estimate,
+};
+
+/// A user error (2) or a failure (1).
+fn classify(e: MemError) -> anyhow::Error {
+    if e.is_usage() {
+        anyhow::Error::new(UsageError(e.to_string()))
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+/// Checks `opts` on `sys` as the run would, and says about how long it takes.
+pub fn check(sys: &SystemInfo, opts: &MemOptions) -> anyhow::Result<Duration> {
+    MemSession::new(sys, opts).map_err(|e| UsageError(e.to_string()))?;
+    Ok(estimate(opts, sys))
+}
+
+/// Measures the points of `opts` into `rec` (one command, or one job of a suite).
+pub fn run(opts: MemOptions, rec: &mut Recorder) -> anyhow::Result<()> {
+    let sys = rec.system();
+    let session = MemSession::new(&sys, &opts).map_err(classify)?;
+    rec.announce(
+        "mem",
+        &format!(
+            "{} — ISA {}, {} stores, arrays of {} each, {} repetitions of ~{:?} after {} warm-up; GB/s counted as STREAM does (bytes read + written)",
+            report::table::machine_line(&sys),
+            session.isa(),
+            session.stores(),
+            format_size(array_bytes(&opts, &sys)),
+            opts.reps.repeat,
+            opts.duration,
+            opts.reps.warmup
+        ),
+        Some(estimate(&opts, &sys)),
+    );
+    rec.drive(
+        &points(&opts),
+        |p| rounds(p, &opts),
+        |p| match p.block {
+            Some(b) => format!("{} {} ×{}", p.workload, format_size(b), p.threads),
+            None => format!("{} ×{}", p.workload, p.threads),
+        },
+        |point, tick| {
+            session
+                .run(point, tick)
+                .map(|mut recs| {
+                    for r in &mut recs {
+                        r.warmup_rounds = Some(opts.reps.warmup);
+                    }
+                    recs
+                })
+                .map_err(|e| {
+                    anyhow::anyhow!("{} with {} threads: {e}", point.workload, point.threads)
+                })
+        },
+    )
+}
