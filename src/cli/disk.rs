@@ -5,6 +5,7 @@ use super::common::{
 };
 use crate::app::Recorder;
 use crate::app::disk::{self, DiskOptions, DiskPeaks, DiskWorkload, EngineKind, MAX_DEPTH, Place};
+use crate::app::workloads::{registry, users_of};
 use crate::results::Subsystem;
 use crate::results::params::SyncMode;
 use crate::runner::Repetition;
@@ -243,29 +244,40 @@ fn refuse_unused(args: &DiskArgs) -> Result<(), UsageError> {
         "give --total-bytes or drop --scaling",
     )?;
     let w = &args.workload;
+    // Which workloads do what, from their specs' work models.
+    let named = |f: fn(DiskWorkload) -> bool, and: bool| {
+        let names: Vec<&str> = DiskWorkload::ALL
+            .into_iter()
+            .filter(|x| f(*x))
+            .map(|x| x.name())
+            .collect();
+        match (and, names.split_last()) {
+            (true, Some((last, rest))) if !rest.is_empty() => {
+                format!("{} and {last}", rest.join(", "))
+            }
+            _ => crate::text::one_of(names),
+        }
+    };
+    let mixes = |x: DiskWorkload| !x.only_reads() && !x.only_writes();
     given.refuse_unless(
         w.iter().any(|x| x.writes()),
         &["sync"],
         "says when writes are made durable, and no workload in --workload writes",
-        "add WS, WR, RW or COPY, or drop --sync",
+        &format!("add {}, or drop --sync", named(DiskWorkload::writes, false)),
     )?;
+    let (rw, rw_or) = users_of(&registry::of(Subsystem::Disk), "read-percent");
     given.refuse_unless(
-        w.contains(&DiskWorkload::Rw),
+        w.iter().any(|x| x.spec().options.contains(&"read-percent")),
         &["read_percent"],
-        "sets RW's share of reads, and RW is not in --workload",
-        "add RW or drop --read-percent",
+        &format!("sets {rw}'s share of reads, and {rw} is not in --workload"),
+        &format!("add {rw_or} or drop --read-percent"),
     )?;
     // A rated figure is used by the points that only read (or only write), and by those that
     // mix both when the other figure of the pair is given too.
-    let reads = w
-        .iter()
-        .any(|x| matches!(x, DiskWorkload::Rs | DiskWorkload::Rr));
-    let writes = w
-        .iter()
-        .any(|x| matches!(x, DiskWorkload::Ws | DiskWorkload::Wr));
-    let mixed = w
-        .iter()
-        .any(|x| matches!(x, DiskWorkload::Rw | DiskWorkload::Copy));
+    let reads = w.iter().any(|x| x.only_reads());
+    let writes = w.iter().any(|x| x.only_writes());
+    let mixed = w.iter().any(|x| mixes(*x));
+    let mixers = named(mixes, true);
     for (read, write, read_id, write_id) in [
         (
             args.disk_peak_read_mbps,
@@ -284,14 +296,24 @@ fn refuse_unused(args: &DiskArgs) -> Result<(), UsageError> {
         given.refuse_unless(
             reads || (mixed && both),
             &[read_id],
-            "is the peak of points that read, and no point of this run only reads (RW and COPY mix reads and writes: their peak needs the write figure too)",
-            "add RS or RR, give the write figure too, or drop it",
+            &format!(
+                "is the peak of points that read, and no point of this run only reads ({mixers} mix reads and writes: their peak needs the write figure too)"
+            ),
+            &format!(
+                "add {}, give the write figure too, or drop it",
+                named(DiskWorkload::only_reads, false)
+            ),
         )?;
         given.refuse_unless(
             writes || (mixed && both),
             &[write_id],
-            "is the peak of points that write, and no point of this run only writes (RW and COPY mix reads and writes: their peak needs the read figure too)",
-            "add WS or WR, give the read figure too, or drop it",
+            &format!(
+                "is the peak of points that write, and no point of this run only writes ({mixers} mix reads and writes: their peak needs the read figure too)"
+            ),
+            &format!(
+                "add {}, give the read figure too, or drop it",
+                named(DiskWorkload::only_writes, false)
+            ),
         )?;
     }
     Ok(())

@@ -5,6 +5,7 @@ use super::common::{
 };
 use crate::app::Recorder;
 use crate::app::net::{self, DEFAULT_PORT, NetOptions, NetWorkload, Proto, limits};
+use crate::app::workloads::{registry, users_of};
 use crate::results::Subsystem;
 use crate::units::format_bytes_binary;
 use clap::{Args, Subcommand};
@@ -177,11 +178,21 @@ fn refuse_unused(args: &ClientArgs) -> Result<(), UsageError> {
     let given = &args.output.given;
     let throughput = args.workload.contains(&NetWorkload::Throughput);
     args.output.refuse_display(false, throughput)?;
+    // Which workloads use an option, from their specs.
+    let all = registry::of(Subsystem::Net);
+    let uses = |option: &str| {
+        args.workload
+            .iter()
+            .any(|w| w.spec().options.contains(&option))
+    };
+    let (streams, add_streams) = users_of(&all, "reverse");
     given.refuse_unless(
-        throughput,
+        uses("reverse"),
         &["reverse", "busy_poll"],
-        "applies to THROUGHPUT (its direction, its receivers), and THROUGHPUT is not in --workload (a ping-pong goes both ways, one message at a time)",
-        "add THROUGHPUT or drop it",
+        &format!(
+            "applies to {streams} (its direction, its receivers), and {streams} is not in --workload (a ping-pong goes both ways, one message at a time)"
+        ),
+        &format!("add {add_streams} or drop it"),
     )?;
     given.refuse_unless(
         throughput || args.propagation_us.is_some(),
@@ -189,11 +200,14 @@ fn refuse_unused(args: &ClientArgs) -> Result<(), UsageError> {
         "enters the goodput peak of THROUGHPUT and, with --propagation-us, the floor of LATENCY's round trips; this run has neither",
         "add THROUGHPUT or --propagation-us, or drop --link-gbps",
     )?;
+    let (pingpong, add_pingpong) = users_of(&all, "propagation-us");
     given.refuse_unless(
-        args.workload.contains(&NetWorkload::Latency),
+        uses("propagation-us"),
         &["propagation_us"],
-        "enters the floor of LATENCY's round trips, and LATENCY is not in --workload",
-        "add LATENCY or drop it",
+        &format!(
+            "enters the floor of {pingpong}'s round trips, and {pingpong} is not in --workload"
+        ),
+        &format!("add {add_pingpong} or drop it"),
     )?;
     given.refuse_unless(
         throughput && args.protocol.contains(&Proto::Udp),

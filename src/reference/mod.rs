@@ -410,45 +410,42 @@ impl Outcome {
     }
 }
 
-/// The jobs that could give `rec` a reference figure, best first; `None` when no tool applies
-/// to its subsystem, workload and metric.
+/// The jobs that could give `rec` a reference figure, best first: the tools its workload's
+/// spec names, in its order of preference (STREAM first with `prefer_stream`); `None` when no
+/// tool applies to its subsystem, workload and metric.
 pub fn jobs(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Vec<Job>, RefError>> {
-    let all = |r: Option<Result<Job, RefError>>| r.map(|r| r.map(|j| vec![j]));
-    match rec.subsystem {
-        Subsystem::Cpu => match rec.workload.as_str() {
-            "LINPACK" | "DGEMM" => all(hpcc::job(rec, ctx).map(|r| r.map(Job::Hpcc))),
-            // No reference tool multiplies in single precision (hpcc's DGEMM is fp64 only).
-            "SGEMM" => None,
-            _ => all(likwid::cpu_job(rec, ctx).map(|r| r.map(Job::Likwid))),
+    let spec = crate::bench::registry::find(rec.subsystem, &rec.workload)?;
+    let mut tools = spec.references.to_vec();
+    if ctx.prefer_stream {
+        // A stable sort: STREAM first, the others in the spec's order.
+        tools.sort_by_key(|t| *t != Tool::Stream);
+    }
+    usable(tools.into_iter().map(|t| job_of(t, rec, ctx)))
+}
+
+/// The job of `tool` for `rec`, where the tool applies to it (sockperf refuses messages under
+/// its 14-byte header, qperf and ping take over where sockperf is missing or refuses).
+fn job_of(tool: Tool, rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
+    match tool {
+        Tool::LikwidBench => match rec.subsystem {
+            Subsystem::Cpu => likwid::cpu_job(rec, ctx).map(|r| r.map(Job::Likwid)),
+            Subsystem::Mem => likwid::mem_job(rec, ctx).map(|r| r.map(Job::Likwid)),
+            Subsystem::Disk | Subsystem::Net => None,
         },
-        Subsystem::Mem => {
-            let lk = likwid::mem_job(rec, ctx).map(|r| r.map(Job::Likwid));
-            let st = stream::job(rec).map(|r| r.map(Job::Stream));
-            if ctx.prefer_stream {
-                usable([st, lk])
-            } else {
-                usable([lk, st])
-            }
-        }
-        Subsystem::Disk => all(fio::job(rec, ctx).map(|r| r.map(Job::Fio))),
-        Subsystem::Net => match rec.workload.as_str() {
-            "THROUGHPUT" => all(iperf3::job(rec, ctx).map(|r| r.map(Job::Iperf3))),
-            // sockperf; qperf where sockperf is missing or refuses the point (messages under
-            // its 14-byte header); ping's ICMP round trip where neither is installed.
-            "LATENCY" => usable([
-                sockperf::job(rec, ctx).map(|r| r.map(Job::Sockperf)),
-                qperf::job(rec, ctx).map(|r| r.map(Job::Qperf)),
-                ping::job(rec, ctx).map(|r| r.map(Job::Ping)),
-            ]),
-            _ => None,
-        },
+        Tool::Stream => stream::job(rec).map(|r| r.map(Job::Stream)),
+        Tool::Fio => fio::job(rec, ctx).map(|r| r.map(Job::Fio)),
+        Tool::Iperf3 => iperf3::job(rec, ctx).map(|r| r.map(Job::Iperf3)),
+        Tool::Sockperf => sockperf::job(rec, ctx).map(|r| r.map(Job::Sockperf)),
+        Tool::Qperf => qperf::job(rec, ctx).map(|r| r.map(Job::Qperf)),
+        Tool::Ping => ping::job(rec, ctx).map(|r| r.map(Job::Ping)),
+        Tool::Hpcc => hpcc::job(rec, ctx).map(|r| r.map(Job::Hpcc)),
     }
 }
 
 /// The jobs of the tools that can run a point, best first: `None` where no tool applies, the
 /// first tool's refusal where none can run it.
-fn usable<const N: usize>(
-    candidates: [Option<Result<Job, RefError>>; N],
+fn usable(
+    candidates: impl IntoIterator<Item = Option<Result<Job, RefError>>>,
 ) -> Option<Result<Vec<Job>, RefError>> {
     let mut jobs = Vec::new();
     let mut error = None;

@@ -106,6 +106,28 @@ impl DiskWorkload {
         matches!(self, DiskWorkload::Rr | DiskWorkload::Wr | DiskWorkload::Rw)
     }
 
+    /// Whether every one of its I/Os reads (its rated peak is the read figure alone).
+    pub const fn only_reads(self) -> bool {
+        matches!(
+            self.spec().work,
+            Work::Io {
+                read_percent: Some(100),
+                ..
+            }
+        )
+    }
+
+    /// Whether every one of its I/Os writes.
+    pub const fn only_writes(self) -> bool {
+        matches!(
+            self.spec().work,
+            Work::Io {
+                read_percent: Some(0),
+                ..
+            }
+        )
+    }
+
     /// Whether it writes.
     pub fn writes(self) -> bool {
         self.read_percent(50) < 100

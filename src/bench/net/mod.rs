@@ -72,7 +72,7 @@ impl NetWorkload {
             NetWorkload::Latency => (
                 "ping-pong round trips",
                 &[Metric::Latency, Metric::Rate],
-                &[],
+                &["propagation-us"],
                 &[Tool::Sockperf, Tool::Qperf, Tool::Ping],
                 &[ChartKind::Percentiles, ChartKind::Efficiency],
             ),
