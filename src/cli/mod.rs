@@ -65,22 +65,39 @@ pub enum Command {
     Man(shell::ManArgs),
 }
 
+impl Command {
+    /// The outputs of a benchmark command (cpu, mem, disk, the net client) or of a suite;
+    /// `None` for the others.
+    pub fn output_mut(&mut self) -> Option<&mut common::OutputArgs> {
+        match self {
+            Command::Cpu(a) => Some(&mut a.output),
+            Command::Mem(a) => Some(&mut a.output),
+            Command::Disk(a) => Some(&mut a.output),
+            Command::Net(a) => Some(&mut a.client.output),
+            Command::Run(a) => Some(&mut a.output),
+            Command::Sysinfo(_)
+            | Command::Peak(_)
+            | Command::Report(_)
+            | Command::Reference(_)
+            | Command::History(_)
+            | Command::Compare(_)
+            | Command::Cluster(_)
+            | Command::Completions(_)
+            | Command::Man(_) => None,
+        }
+    }
+}
+
 impl Cli {
     /// Parses `argv` (with the program's name first), noting which options it gave.
     pub fn parse_noting(argv: impl IntoIterator<Item = String>) -> Result<Cli, clap::Error> {
         use clap::{CommandFactory, FromArgMatches};
         let matches = Cli::command().try_get_matches_from(argv)?;
         let mut cli = Cli::from_arg_matches(&matches)?;
-        if let Some((_, sub)) = matches.subcommand() {
-            let given = common::Given::of(sub);
-            match &mut cli.command {
-                Command::Cpu(a) => a.output.given = given,
-                Command::Mem(a) => a.output.given = given,
-                Command::Disk(a) => a.output.given = given,
-                Command::Net(a) => a.client.output.given = given,
-                Command::Run(a) => a.output.given = given,
-                _ => {}
-            }
+        if let Some((_, sub)) = matches.subcommand()
+            && let Some(output) = cli.command.output_mut()
+        {
+            output.given = common::Given::of(sub);
         }
         Ok(cli)
     }

@@ -102,23 +102,14 @@ pub(super) fn plan(name: &str, sys: &SystemInfo, fit: Fit) -> anyhow::Result<(Pr
 
 /// Applies `fit` to a job's command and checks it on `sys`: its estimated time.
 fn check(command: &mut Command, sys: &SystemInfo, fit: Fit) -> anyhow::Result<Duration> {
+    if let Some(output) = command.output_mut() {
+        output.fit = fit;
+    }
     match command {
-        Command::Cpu(a) => {
-            a.output.fit = fit;
-            super::cpu::check(a, sys)
-        }
-        Command::Mem(a) => {
-            a.output.fit = fit;
-            super::mem::check(a, sys)
-        }
-        Command::Disk(a) => {
-            a.output.fit = fit;
-            super::disk::check(a, sys)
-        }
-        Command::Net(a) => {
-            a.client.output.fit = fit;
-            super::net::check(a)
-        }
+        Command::Cpu(a) => super::cpu::check(a, sys),
+        Command::Mem(a) => super::mem::check(a, sys),
+        Command::Disk(a) => super::disk::check(a, sys),
+        Command::Net(a) => super::net::check(a),
         _ => {
             Err(UsageError("a profile job must be a benchmark (cpu, mem, disk, net)".into()).into())
         }
@@ -265,16 +256,9 @@ fn parse_job(line: &[String], inherited: &[&str]) -> Result<Command, String> {
     let mut command = Cli::parse_noting(full)
         .map(|c| c.command)
         .map_err(|e| clap_message(&e))?;
-    let given = match &mut command {
-        Command::Cpu(a) => Some(&mut a.output.given),
-        Command::Mem(a) => Some(&mut a.output.given),
-        Command::Disk(a) => Some(&mut a.output.given),
-        Command::Net(a) => Some(&mut a.client.output.given),
-        _ => None,
-    };
-    if let Some(g) = given {
+    if let Some(output) = command.output_mut() {
         for key in inherited {
-            g.forget(key);
+            output.given.forget(key);
         }
     }
     Ok(command)
