@@ -94,10 +94,7 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
         // iperf3 3.12 counts UDP datagrams of the omitted seconds as lost (esnet/iperf#1489:
         // loss above 100 %), so UDP runs omit nothing and their warm-up is measured.
         omit_seconds: if udp { 0 } else { whole_seconds(p.omit_s, 0) },
-        reverse: p
-            .direction
-            .as_deref()
-            .is_some_and(|d| d.contains("reverse")),
+        reverse: p.direction == Some(crate::results::params::Direction::ServerToClient),
         rate_bps: if udp {
             p.target_rate_bps.unwrap_or(0)
         } else {
@@ -334,7 +331,7 @@ mod tests {
         let mut rec = net("loss", "%", "UDP", "receiver", "[::1]:5301");
         if let Some(p) = rec.params.net_mut() {
             p.message_size_bytes = 1400;
-            p.direction = Some("server to client (--reverse)".into());
+            p.direction = Some(crate::results::params::Direction::ServerToClient);
         }
         let udp = job(&rec, &ctx).unwrap().unwrap();
         assert_eq!(

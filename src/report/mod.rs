@@ -16,7 +16,7 @@ pub mod summary;
 pub mod table;
 
 use crate::results::ResultRecord;
-use crate::results::params::{Pages, Params};
+use crate::results::params::{Direction, LinalgEngine, Pages, Params};
 use crate::results::{Metric, Subsystem, Unit};
 use crate::units::{format_sig, format_size};
 
@@ -67,8 +67,8 @@ fn base_variant(params: &Params, metric: Metric) -> String {
             None => p
                 .linalg
                 .as_ref()
-                .map(|l| match l.engine.as_str() {
-                    "built-in" => format!("N={} {}", l.n, l.micro_kernel),
+                .map(|l| match l.engine {
+                    LinalgEngine::BuiltIn => format!("N={} {}", l.n, l.micro_kernel),
                     engine => format!("N={} {engine} {}", l.n, l.micro_kernel),
                 })
                 .unwrap_or_default(),
@@ -102,10 +102,7 @@ fn base_variant(params: &Params, metric: Metric) -> String {
                 Metric::Loss | Metric::Jitter => v.push_str(&format!(" {metric}")),
                 Metric::Iops | Metric::Latency | Metric::Rate => {}
             }
-            if p.direction
-                .as_deref()
-                .is_some_and(|d| d.contains("reverse"))
-            {
+            if p.direction == Some(Direction::ServerToClient) {
                 v.push_str(" reverse");
             }
             v

@@ -284,7 +284,7 @@ mod tests {
             linalg: Some(LinalgParams {
                 n: 8000,
                 memory_fraction: None,
-                engine: "built-in".into(),
+                engine: crate::results::params::LinalgEngine::BuiltIn,
                 micro_kernel: "AVX-512 24x8".into(),
                 library: None,
                 library_threads: None,

@@ -52,6 +52,24 @@ crate::ids::named_enum! {
     }
 }
 
+crate::ids::named_enum! {
+    /// The arithmetic of a LINPACK, DGEMM or SGEMM point: peakbench's own, or an installed
+    /// BLAS/LAPACK (`--blas system`).
+    pub enum LinalgEngine {
+        BuiltIn = "built-in",
+        System = "system",
+    }
+}
+
+crate::ids::named_enum! {
+    /// Which way a network test's payload goes.
+    pub enum Direction {
+        ClientToServer = "client to server",
+        /// `--reverse`: the server sends.
+        ServerToClient = "server to client (--reverse)",
+    }
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -232,9 +250,7 @@ pub struct LinalgParams {
     /// The share of available memory N was sized from (`--memory-fraction`), where it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_fraction: Option<f64>,
-    /// `built-in` (peakbench's own multiply and factorisation) or `system` (an installed
-    /// BLAS/LAPACK, `--blas system`).
-    pub engine: String,
+    pub engine: LinalgEngine,
     /// The multiply's micro-kernel: built-in, its instruction set and register tile, e.g.
     /// `AVX-512 24x8`; system, the library's kernels as it names them (`OpenBLAS Cooperlake`)
     /// or `unknown (system BLAS)`.
@@ -504,7 +520,7 @@ pub struct NetParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub side: Option<Side>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub direction: Option<String>,
+    pub direction: Option<Direction>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_rate_bps: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -178,9 +178,14 @@ pub enum Engine<'a> {
 impl Engine<'_> {
     /// The name in the record's `engine`.
     pub fn name(&self) -> &'static str {
+        self.kind().name()
+    }
+
+    /// What the record says of it.
+    pub fn kind(&self) -> crate::results::params::LinalgEngine {
         match self {
-            Engine::BuiltIn(_) => "built-in",
-            Engine::System(_) => "system",
+            Engine::BuiltIn(_) => crate::results::params::LinalgEngine::BuiltIn,
+            Engine::System(_) => crate::results::params::LinalgEngine::System,
         }
     }
 }
@@ -364,7 +369,7 @@ pub fn run(
         linalg: Some(LinalgParams {
             n,
             memory_fraction: None,
-            engine: engine.name().into(),
+            engine: engine.kind(),
             micro_kernel: outcome.micro_kernel,
             library: match engine {
                 Engine::BuiltIn(_) => None,

@@ -391,14 +391,11 @@ impl NetSession {
             .collect();
         let rate = |bytes: u64, ns: u64| bytes as f64 * 8.0 / (ns.max(1) as f64 / 1e9) / unit_bits;
         let mut base = base;
-        base.direction = Some(
-            if p.reverse {
-                "server to client (--reverse)"
-            } else {
-                "client to server"
-            }
-            .into(),
-        );
+        base.direction = Some(if p.reverse {
+            crate::results::params::Direction::ServerToClient
+        } else {
+            crate::results::params::Direction::ClientToServer
+        });
         if p.proto == Proto::Udp {
             base.target_rate_bps = Some(p.rate_bps);
         }

@@ -35,10 +35,7 @@ pub(super) fn net_charts(records: &[&ResultRecord]) -> Vec<Chart> {
                         n.protocol.name(),
                         format_bytes_binary(n.message_size_bytes as u64)
                     );
-                    if n.direction
-                        .as_deref()
-                        .is_some_and(|d| d.contains("reverse"))
-                    {
+                    if n.direction == Some(crate::results::params::Direction::ServerToClient) {
                         name.push_str(" reverse");
                     }
                     name.trim().to_string()

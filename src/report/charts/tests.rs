@@ -21,7 +21,7 @@ pub(in crate::report) fn linpack(n: usize, threads: usize, gops: f64) -> ResultR
         linalg: Some(LinalgParams {
             n,
             memory_fraction: None,
-            engine: "built-in".into(),
+            engine: crate::results::params::LinalgEngine::BuiltIn,
             micro_kernel: "AVX-512 24x8".into(),
             library: None,
             library_threads: None,
