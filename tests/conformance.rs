@@ -32,7 +32,7 @@ fn tiny(w: &Spec, dir: &Path) -> Vec<String> {
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     let mut args = s(&[w.subsystem.name(), "--workload", w.name]);
     for (option, value) in TINY {
-        if w.options.contains(option) {
+        if w.uses(option) {
             args.extend([format!("--{option}"), value.to_string()]);
         }
     }

@@ -17,9 +17,10 @@ pub struct Spec {
     pub default: bool,
     /// The metrics of its records.
     pub metrics: &'static [Metric],
-    /// The options (long names) that only some workloads of its subsystem use, and this one
-    /// does: an option that no chosen workload uses is refused, naming those that do.
-    pub options: &'static [&'static str],
+    /// The options (long names, in groups that workloads share) that only some workloads of
+    /// its subsystem use, and this one does: an option that no chosen workload uses is
+    /// refused, naming those that do ([`Spec::uses`]).
+    pub options: &'static [&'static [&'static str]],
     /// The parameters a sweep of it can vary.
     pub axes: &'static [Axis],
     /// The standard tools that measure the same point, in order of preference.
@@ -28,6 +29,13 @@ pub struct Spec {
     pub charts: &'static [ChartKind],
     /// What one iteration (or repetition) does: the rate is computed from it.
     pub work: Work,
+}
+
+impl Spec {
+    /// Whether it uses `option` (a long name without its dashes).
+    pub fn uses(&self, option: &str) -> bool {
+        self.options.iter().any(|group| group.contains(&option))
+    }
 }
 
 /// A parameter a sweep varies.
@@ -151,12 +159,7 @@ pub(crate) use workloads;
 
 /// The names of `specs` that do not use `option`, as a choice ("LATENCY or NULL").
 pub fn non_users_of(specs: &[Spec], option: &str) -> String {
-    crate::text::one_of(
-        specs
-            .iter()
-            .filter(|s| !s.options.contains(&option))
-            .map(|s| s.name),
-    )
+    crate::text::one_of(specs.iter().filter(|s| !s.uses(option)).map(|s| s.name))
 }
 
 /// The names of `specs` that use `option`, as a sentence says them ("LINPACK, DGEMM and
@@ -164,7 +167,7 @@ pub fn non_users_of(specs: &[Spec], option: &str) -> String {
 pub fn users_of(specs: &[Spec], option: &str) -> (String, String) {
     let names: Vec<&str> = specs
         .iter()
-        .filter(|s| s.options.contains(&option))
+        .filter(|s| s.uses(option))
         .map(|s| s.name)
         .collect();
     let and = match names.split_last() {

@@ -166,7 +166,7 @@ fn refuse(
         .map(|w| w.spec())
         .chain(linalg.iter().map(|w| w.spec()))
         .collect();
-    let uses = |option: &str| chosen.iter().any(|s| s.options.contains(&option));
+    let uses = |option: &str| chosen.iter().any(|s| s.uses(option));
     let users = |option: &str| users_of(&all, option);
     if !uses("n") && (!args.n.is_empty() || args.memory_fraction.is_some()) {
         let (and, or) = users("n");
@@ -253,7 +253,7 @@ fn refuse_unused(
     let measured: Vec<CpuWorkload> = kernels
         .iter()
         .copied()
-        .filter(|w| w.spec().options.contains(&"scaling"))
+        .filter(|w| w.spec().uses("scaling"))
         .collect();
     let (kernel_names, _) = users_of(&all, "scaling");
     let (sized, _) = users_of(&all, "n");

@@ -267,7 +267,7 @@ fn refuse_unused(args: &DiskArgs) -> Result<(), UsageError> {
     )?;
     let (rw, rw_or) = users_of(&registry::of(Subsystem::Disk), "read-percent");
     given.refuse_unless(
-        w.iter().any(|x| x.spec().options.contains(&"read-percent")),
+        w.iter().any(|x| x.spec().uses("read-percent")),
         &["read_percent"],
         &format!("sets {rw}'s share of reads, and {rw} is not in --workload"),
         &format!("add {rw_or} or drop --read-percent"),

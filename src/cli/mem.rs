@@ -186,7 +186,7 @@ fn refuse_unused(args: &MemArgs, workloads: &[MemWorkload]) -> Result<(), UsageE
     args.output.refuse_display(false, false)?;
     // Which workloads use an option, from their specs.
     let all = registry::of(Subsystem::Mem);
-    let uses = |option: &str| workloads.iter().any(|w| w.spec().options.contains(&option));
+    let uses = |option: &str| workloads.iter().any(|w| w.spec().uses(option));
     let and = |option: &str| users_of(&all, option);
     let only = |option: &str| non_users_of(&all, option);
     let (blocks, _) = and("block-size");

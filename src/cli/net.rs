@@ -180,11 +180,7 @@ fn refuse_unused(args: &ClientArgs) -> Result<(), UsageError> {
     args.output.refuse_display(false, throughput)?;
     // Which workloads use an option, from their specs.
     let all = registry::of(Subsystem::Net);
-    let uses = |option: &str| {
-        args.workload
-            .iter()
-            .any(|w| w.spec().options.contains(&option))
-    };
+    let uses = |option: &str| args.workload.iter().any(|w| w.spec().uses(option));
     let (streams, add_streams) = users_of(&all, "reverse");
     given.refuse_unless(
         uses("reverse"),

@@ -43,7 +43,7 @@ super::spec::workloads! {
 }
 
 /// The options only the kernels QP … INT64 use (NULL runs no kernel).
-const KERNEL_OPTIONS: &[&str] = &["scaling", "duration", "total-ops", "isa"];
+const KERNEL_OPTIONS: &[&[&str]] = &[&["scaling", "duration", "total-ops", "isa"]];
 const KERNEL_AXES: &[Axis] = &[Axis::Threads];
 const KERNEL_CHARTS: &[ChartKind] = &[ChartKind::VsThreads, ChartKind::Efficiency];
 

@@ -86,7 +86,7 @@ impl DiskWorkload {
             options: match work {
                 Work::Io {
                     read_percent: None, ..
-                } => &["read-percent"],
+                } => &[&["read-percent"]],
                 _ => &[],
             },
             axes: &[Axis::BlockSize, Axis::Threads, Axis::QueueDepth],

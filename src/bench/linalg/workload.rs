@@ -34,23 +34,27 @@ crate::bench::spec::workloads! {
     }
 }
 
+/// The options of every linear-algebra workload: its size, its engine.
+const SIZES: &[&str] = &["n", "memory-fraction"];
+const ENGINE: &[&str] = &["blas", "blas-library", "isa"];
+
 impl LinalgWorkload {
     /// What it is, everything every reader needs (see [`Spec`]).
     pub const fn spec(self) -> Spec {
-        let (what, options, references): (_, &[&str], &[Tool]) = match self {
+        let (what, options, references): (_, &[&[&str]], &[Tool]) = match self {
             LinalgWorkload::Linpack => (
                 "solve of a random dense system by LU with partial pivoting (HPL's problem, count and residual check)",
-                &["n", "memory-fraction", "nb", "blas", "blas-library", "isa"],
+                &[SIZES, &["nb"], ENGINE],
                 &[Tool::Hpcc],
             ),
             LinalgWorkload::Dgemm => (
                 "fp64 matrix multiply C = A·B (2·N³ operations)",
-                &["n", "memory-fraction", "blas", "blas-library", "isa"],
+                &[SIZES, ENGINE],
                 &[Tool::Hpcc],
             ),
             LinalgWorkload::Sgemm => (
                 "fp32 matrix multiply C = A·B (2·N³ operations)",
-                &["n", "memory-fraction", "blas", "blas-library", "isa"],
+                &[SIZES, ENGINE],
                 &[],
             ),
         };

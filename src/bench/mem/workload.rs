@@ -48,38 +48,10 @@ const BANDWIDTH: [&str; 7] = [
     "duration",
     "array-size",
 ];
-const BLOCKS_WRITTEN: &[&str] = &[
-    "block-size",
-    "stores",
-    BANDWIDTH[0],
-    BANDWIDTH[1],
-    BANDWIDTH[2],
-    BANDWIDTH[3],
-    BANDWIDTH[4],
-    BANDWIDTH[5],
-    BANDWIDTH[6],
-];
-const BLOCKS_READ: &[&str] = &[
-    "block-size",
-    BANDWIDTH[0],
-    BANDWIDTH[1],
-    BANDWIDTH[2],
-    BANDWIDTH[3],
-    BANDWIDTH[4],
-    BANDWIDTH[5],
-    BANDWIDTH[6],
-];
-const STREAM_OPTIONS: &[&str] = &[
-    "stores",
-    BANDWIDTH[0],
-    BANDWIDTH[1],
-    BANDWIDTH[2],
-    BANDWIDTH[3],
-    BANDWIDTH[4],
-    BANDWIDTH[5],
-    BANDWIDTH[6],
-];
-const BANDWIDTH_READ: &[&str] = &BANDWIDTH;
+const BLOCKS_WRITTEN: &[&[&str]] = &[&["block-size", "stores"], &BANDWIDTH];
+const BLOCKS_READ: &[&[&str]] = &[&["block-size"], &BANDWIDTH];
+const STREAM_OPTIONS: &[&[&str]] = &[&["stores"], &BANDWIDTH];
+const BANDWIDTH_READ: &[&[&str]] = &[&BANDWIDTH];
 const BANDWIDTH_CHARTS: &[ChartKind] = &[ChartKind::VsThreads, ChartKind::Efficiency];
 
 /// LATENCY's spec: the staircase, its levels and the per-operation probes.
@@ -89,13 +61,13 @@ const LATENCY_SPEC: Spec = Spec {
     what: "pointer-chasing staircase and cache levels",
     default: true,
     metrics: &[Metric::Latency],
-    options: &[
+    options: &[&[
         "huge-pages",
         "latency-max",
         "mem-latency-ns",
         "duration",
         "array-size",
-    ],
+    ]],
     axes: &[Axis::WorkingSet, Axis::Threads],
     references: &[],
     charts: &[ChartKind::Staircase, ChartKind::Efficiency],
@@ -119,7 +91,7 @@ const NULL_SPEC: Spec = Spec {
 impl MemWorkload {
     /// What it is, everything every reader needs (see [`Spec`]).
     pub const fn spec(self) -> Spec {
-        let (what, options, references, work): (_, &[&str], &[Tool], _) = match self {
+        let (what, options, references, work): (_, &[&[&str]], &[Tool], _) = match self {
             MemWorkload::Rws => (
                 "read and write blocks in sequence",
                 BLOCKS_WRITTEN,

@@ -51,17 +51,18 @@ super::spec::workloads! {
 impl NetWorkload {
     /// What it is, everything every reader needs (see [`Spec`]).
     pub const fn spec(self) -> Spec {
+        type Options = &'static [&'static [&'static str]];
         let (what, metrics, options, references, charts): (
             _,
             &[Metric],
-            &[&str],
+            Options,
             &[Tool],
             &[ChartKind],
         ) = match self {
             NetWorkload::Throughput => (
                 "goodput; UDP loss and jitter",
                 &[Metric::Throughput, Metric::Loss, Metric::Jitter],
-                &["reverse", "busy-poll", "rate"],
+                &[&["reverse", "busy-poll", "rate"]],
                 &[Tool::Iperf3],
                 &[
                     ChartKind::VsStreams,
@@ -72,7 +73,7 @@ impl NetWorkload {
             NetWorkload::Latency => (
                 "ping-pong round trips",
                 &[Metric::Latency, Metric::Rate],
-                &["propagation-us"],
+                &[&["propagation-us"]],
                 &[Tool::Sockperf, Tool::Qperf, Tool::Ping],
                 &[ChartKind::Percentiles, ChartKind::Efficiency],
             ),

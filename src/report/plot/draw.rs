@@ -107,16 +107,26 @@ fn draw_lines<DB: DrawingBackend>(
     }
     let tips = draw_spread(&mut ctx, pen, &l.details)?;
     for (_, points) in &l.guides {
-        let dash = MARKER.stroke_width(px(1.5));
-        ctx.draw_series(DashedLineSeries::new(
-            points.iter().copied(),
-            px(6.0),
-            px(4.0),
-            dash,
-        ))
-        .map_err(err)?;
+        guide(&mut ctx, pen, points.iter().copied())?;
     }
     Ok(tips)
+}
+
+/// A guide (a peak): a grey dashed line through `points`.
+fn guide<DB: DrawingBackend>(
+    ctx: &mut Ctx<'_, DB>,
+    pen: &Pen,
+    points: impl Iterator<Item = (f64, f64)> + Clone,
+) -> Result<(), ChartError> {
+    let dash = MARKER.stroke_width(pen.px(1.5));
+    ctx.draw_series(DashedLineSeries::new(
+        points,
+        pen.px(6.0),
+        pen.px(4.0),
+        dash,
+    ))
+    .map_err(err)?;
+    Ok(())
 }
 
 /// The markers: a dashed vertical line each, with its label at the top.
@@ -268,14 +278,11 @@ fn draw_bars<DB: DrawingBackend>(
     if let Some((pos, _)) = &b.guide {
         // Named in the legend: near the peak, a label on the chart would cover the bars'
         // values.
-        let dash = MARKER.stroke_width(px(1.5));
-        ctx.draw_series(DashedLineSeries::new(
-            [(*pos, rows.lo), (*pos, rows.hi)],
-            px(6.0),
-            px(4.0),
-            dash,
-        ))
-        .map_err(err)?;
+        guide(
+            &mut ctx,
+            pen,
+            [(*pos, rows.lo), (*pos, rows.hi)].into_iter(),
+        )?;
     }
     Ok(tips)
 }
