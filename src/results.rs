@@ -2,6 +2,7 @@
 //! SPEC §6, documented in docs/json-schema.md and checked against docs/results.schema.json.
 
 pub mod fleet;
+pub mod kinds;
 pub mod params;
 pub mod point;
 

@@ -494,7 +494,7 @@ fn fleet_report() -> Report {
         system: Some(common::fixed_system()),
     };
     let matrix = |metric: &str, unit: &str, base: f64| Matrix {
-        pattern: "pairs".into(),
+        pattern: peakbench::results::params::LinkPattern::Pairs,
         metric: metric.parse().unwrap(),
         unit: unit.parse().unwrap(),
         protocol: "TCP".into(),

@@ -16,6 +16,7 @@ use super::schedule::{self, Link};
 use crate::bench::net::TestParams;
 use crate::bench::net::protocol::FrameError;
 use crate::results::fleet::OutlierRule;
+use crate::results::params::LinkPattern;
 use crate::results::{Report, ResultRecord};
 use crate::sysinfo::SystemInfo;
 use std::io;
@@ -96,19 +97,32 @@ impl Plan {
     }
 
     /// The steps of the link tests, each with its pattern's name.
-    pub fn link_steps(&self, machines: &[String]) -> Vec<(&'static str, Vec<Link>)> {
+    pub fn link_steps(&self, machines: &[String]) -> Vec<(LinkPattern, Vec<Link>)> {
         let n = self.world_size;
         let mut steps = Vec::new();
+        let tag = |p: LinkPattern| move |s: Vec<Link>| (p, s);
         for p in &self.patterns {
             match p {
                 Pattern::Pairs => {
-                    steps.extend(schedule::all_pairs(n).into_iter().map(|s| ("pairs", s)));
-                    steps.extend(schedule::selves(machines).into_iter().map(|s| ("self", s)));
+                    steps.extend(
+                        schedule::all_pairs(n)
+                            .into_iter()
+                            .map(tag(LinkPattern::Pairs)),
+                    );
+                    steps.extend(
+                        schedule::selves(machines)
+                            .into_iter()
+                            .map(tag(LinkPattern::OwnStack)),
+                    );
                 }
-                Pattern::Ring => steps.extend(schedule::ring(n).into_iter().map(|s| ("ring", s))),
-                Pattern::Bisection => {
-                    steps.extend(schedule::bisection(n).into_iter().map(|s| ("bisection", s)))
+                Pattern::Ring => {
+                    steps.extend(schedule::ring(n).into_iter().map(tag(LinkPattern::Ring)))
                 }
+                Pattern::Bisection => steps.extend(
+                    schedule::bisection(n)
+                        .into_iter()
+                        .map(tag(LinkPattern::Bisection)),
+                ),
             }
         }
         steps
@@ -258,7 +272,7 @@ impl Coordinator {
             ));
             links.extend(Self::link_step(
                 &mut members,
-                pattern,
+                *pattern,
                 step,
                 plan,
                 &mut notes,
@@ -488,7 +502,7 @@ impl Coordinator {
     /// One step of link tests, all at once; returns their records.
     fn link_step(
         members: &mut [Member],
-        pattern: &str,
+        pattern: LinkPattern,
         step: &[Link],
         plan: &Plan,
         notes: &mut Vec<String>,
@@ -516,13 +530,13 @@ impl Coordinator {
                 None => members[d].peer,
             };
             let test = LinkTest {
-                pattern: pattern.to_string(),
+                pattern,
                 src: l.src,
                 dst: l.dst,
                 server: SocketAddr::new(ip, members[d].hello.net_port),
                 throughput: plan.throughput,
                 // Ring and bisection load every link at once: their figure is throughput.
-                latency: if pattern == "pairs" || pattern == "self" {
+                latency: if pattern.one_at_a_time() {
                     plan.latency
                 } else {
                     None

@@ -190,7 +190,7 @@ fn link_outliers(results: &[ResultRecord], hosts: &[String], rule: OutlierRule) 
 fn matrix_cell(r: &ResultRecord) -> Option<(u32, u32)> {
     let net = r.params.net()?;
     let link = net.between.as_ref()?;
-    if link.pattern != "pairs" && link.pattern != "self" {
+    if !link.pattern.one_at_a_time() {
         return None;
     }
     let wanted = (r.metric == Metric::Throughput && net.side == Some(Side::Receiver))
@@ -219,7 +219,7 @@ pub fn matrices(results: &[ResultRecord], n: u32) -> Vec<Matrix> {
             Some(i) => &mut out[i],
             None => {
                 out.push(Matrix {
-                    pattern: "pairs".into(),
+                    pattern: crate::results::params::LinkPattern::Pairs,
                     metric: r.metric,
                     unit: r.unit,
                     protocol,

@@ -52,8 +52,7 @@ pub struct NodeHello {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkTest {
-    /// "pairs", "self", "ring" or "bisection".
-    pub pattern: String,
+    pub pattern: crate::results::params::LinkPattern,
     pub src: u32,
     pub dst: u32,
     pub server: SocketAddr,

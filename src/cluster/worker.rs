@@ -228,7 +228,7 @@ pub fn link_test(
         if let Some(p) = r.params.net_mut() {
             p.server = None;
             p.between = Some(Link {
-                pattern: t.pattern.clone(),
+                pattern: t.pattern,
                 src_node: t.src,
                 dst_node: t.dst,
             });
@@ -257,7 +257,7 @@ mod tests {
             busy_poll_us: 0,
         };
         let t = |repeat: u32, message_bytes: u32| LinkTest {
-            pattern: "pairs".into(),
+            pattern: crate::results::params::LinkPattern::Pairs,
             src: 0,
             dst: 1,
             server: "127.0.0.1:1".parse().unwrap(),

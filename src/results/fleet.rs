@@ -164,8 +164,8 @@ pub struct Outlier {
 /// in the row; the diagonal is the node's own stack (it measures itself through its address).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Matrix {
-    /// "pairs" (all pairs, in rounds of disjoint pairs).
-    pub pattern: String,
+    /// `pairs` (all pairs, in rounds of disjoint pairs).
+    pub pattern: crate::results::params::LinkPattern,
     /// "throughput" (receiver's goodput) or "latency" (round trip); each cell is the median
     /// of the test's repetitions, as the outliers use.
     pub metric: Metric,

@@ -9,66 +9,7 @@ use crate::sysinfo::Isa;
 use crate::sysinfo::clock::ProbeReading;
 use serde::{Deserialize, Serialize};
 
-crate::ids::named_enum! {
-    /// How a disk point's I/O goes: `direct` (O_DIRECT) or `buffered` (the page cache).
-    pub enum IoMode {
-        Direct = "direct",
-        Buffered = "buffered",
-    }
-}
-
-crate::ids::named_enum! {
-    /// In which order blocks or loads are visited.
-    pub enum Order {
-        Sequential = "sequential",
-        Random = "random",
-    }
-}
-
-crate::ids::named_enum! {
-    /// The store instructions of a memory kernel: non-temporal, regular, or none (it reads).
-    pub enum StoreKind {
-        Nt = "nt",
-        Regular = "regular",
-        None = "none",
-    }
-}
-
-crate::ids::named_enum! {
-    /// The pages a memory point's buffers got: transparent huge pages or 4 KiB pages.
-    pub enum Pages {
-        Thp = "thp",
-        Small = "4k",
-    }
-}
-
-crate::ids::named_enum! {
-    /// Which end of a network test a record is of.
-    pub enum Side {
-        Receiver = "receiver",
-        Sender = "sender",
-        /// The ping-pong's client (round trips).
-        Client = "client",
-    }
-}
-
-crate::ids::named_enum! {
-    /// The arithmetic of a LINPACK, DGEMM or SGEMM point: peakbench's own, or an installed
-    /// BLAS/LAPACK (`--blas system`).
-    pub enum LinalgEngine {
-        BuiltIn = "built-in",
-        System = "system",
-    }
-}
-
-crate::ids::named_enum! {
-    /// Which way a network test's payload goes.
-    pub enum Direction {
-        ClientToServer = "client to server",
-        /// `--reverse`: the server sends.
-        ServerToClient = "server to client (--reverse)",
-    }
-}
+pub use super::kinds::*;
 
 fn is_false(b: &bool) -> bool {
     !*b
@@ -571,8 +512,7 @@ pub struct Route {
 /// A test between two nodes of a multi-node run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Link {
-    /// `pairs`, `self`, `ring` or `bisection`.
-    pub pattern: String,
+    pub pattern: LinkPattern,
     /// The client: it sends and it pings.
     pub src_node: u32,
     /// The server.
