@@ -5,6 +5,7 @@ pub mod fleet;
 pub mod kinds;
 pub mod params;
 pub mod point;
+pub(crate) mod point_fields;
 
 pub use crate::ids::{Metric, Subsystem, Unit};
 use crate::measure::Summary;

@@ -10,7 +10,7 @@
 //! are paired but not tested: the reason is said instead.
 
 use crate::measure::welch;
-use crate::results::point::{CONDITIONS, label, point_key, shown_value};
+use crate::results::point::{conditions, label, point_key, shown_value};
 use crate::results::{Metric, ResultRecord, Subsystem, Unit};
 use std::collections::BTreeMap;
 
@@ -160,22 +160,17 @@ pub fn only_in(a: &[ResultRecord], b: &[ResultRecord]) -> Vec<Unpaired> {
 }
 
 /// Why `a` and `b`, paired by their key, cannot be compared: another unit or another value of
-/// a [`CONDITIONS`] parameter.
+/// one of their conditions ([`conditions`]).
 fn incomparable(a: &ResultRecord, b: &ResultRecord) -> Option<String> {
     if a.unit != b.unit {
         return Some(format!("unit {} against {}", a.unit, b.unit));
     }
-    let (Ok(serde_json::Value::Object(pa)), Ok(serde_json::Value::Object(pb))) = (
-        serde_json::to_value(&a.params),
-        serde_json::to_value(&b.params),
-    ) else {
-        return None;
-    };
+    let (pa, pb) = (conditions(&a.params), conditions(&b.params));
     let null = serde_json::Value::Null;
-    let differ: Vec<String> = CONDITIONS
-        .iter()
+    let keys = pa.keys().chain(pb.keys().filter(|k| !pa.contains_key(*k)));
+    let differ: Vec<String> = keys
         .filter_map(|k| {
-            let (va, vb) = (pa.get(*k).unwrap_or(&null), pb.get(*k).unwrap_or(&null));
+            let (va, vb) = (pa.get(k).unwrap_or(&null), pb.get(k).unwrap_or(&null));
             (va != vb).then(|| format!("{k} {} against {}", shown_value(k, va), shown_value(k, vb)))
         })
         .collect();

@@ -103,27 +103,26 @@ fn parameters(rec: &ResultRecord) -> BTreeMap<String, String> {
     out
 }
 
-/// The parameter columns of `report`: the sweep parameters present, in their order, then the
-/// others alphabetically.
-fn parameter_columns(params: &[BTreeMap<String, String>]) -> Vec<String> {
-    let mut all: Vec<String> = Vec::new();
-    for p in params {
-        for k in p.keys() {
-            if !all.contains(k) {
-                all.push(k.clone());
+/// The parameter columns of `report`: the parameters that name a point, in the order its
+/// label gives them (first seen first), then the others alphabetically.
+fn parameter_columns(records: &[ResultRecord], params: &[BTreeMap<String, String>]) -> Vec<String> {
+    let mut cols: Vec<String> = Vec::new();
+    for rec in records {
+        for f in crate::results::point::fields(&rec.params) {
+            if f.role.names() && !cols.iter().any(|c| c == f.key) {
+                cols.push(f.key.to_string());
             }
         }
     }
-    let identity = crate::results::point::IDENTITY;
-    let mut cols: Vec<String> = identity
-        .iter()
-        .filter(|k| all.iter().any(|a| a == *k))
-        .map(|k| k.to_string())
-        .collect();
-    let mut rest: Vec<String> = all
-        .into_iter()
-        .filter(|k| !identity.contains(&k.as_str()))
-        .collect();
+    let mut rest: Vec<String> = Vec::new();
+    for p in params {
+        for k in p.keys() {
+            if !cols.contains(k) && !rest.contains(k) {
+                rest.push(k.clone());
+            }
+        }
+    }
+    cols.retain(|c| params.iter().any(|p| p.contains_key(c)));
     rest.sort();
     cols.extend(rest);
     cols
@@ -142,7 +141,7 @@ pub fn render_samples(report: &Report) -> Vec<u8> {
 
 fn render_rows(report: &Report, per_sample: bool) -> Vec<u8> {
     let params: Vec<BTreeMap<String, String>> = report.results.iter().map(parameters).collect();
-    let columns = parameter_columns(&params);
+    let columns = parameter_columns(&report.results, &params);
     let mut header: Vec<String> = LEAD.iter().map(|s| s.to_string()).collect();
     header.extend(columns.iter().cloned());
     if per_sample {

@@ -116,7 +116,7 @@ fn base_variant(params: &Params, metric: Metric) -> String {
         Params::MemLatency(p) => match (&p.chase, &p.level) {
             (Some(c), _) => format!("{} {}", format_size(c.working_set_bytes), c.pages),
             (None, Some(l)) => format!("{} ({})", l.level, l.pages),
-            (None, None) => p.probe.clone(),
+            (None, None) => p.probe.to_string(),
         },
     }
 }

@@ -73,7 +73,7 @@ pub fn totals_table(f: &Fleet, results: &[ResultRecord]) -> (Vec<String>, Vec<Ve
             r.subsystem,
             r.workload,
             r.unit,
-            serde_json::Value::Object(r.params.identity(&["node"]))
+            serde_json::Value::Object(crate::results::point::identity(&r.params, &["node"]))
         );
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => v.push(r),

@@ -54,7 +54,7 @@ fn key_of(rec: &ResultRecord, except: &[&str]) -> String {
     format!(
         "{}/{}",
         rec.workload,
-        serde_json::Value::Object(rec.params.identity(except))
+        serde_json::Value::Object(crate::results::point::identity(&rec.params, except))
     )
 }
 

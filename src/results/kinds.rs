@@ -83,3 +83,148 @@ impl LinkPattern {
         matches!(self, LinkPattern::Pairs | LinkPattern::OwnStack)
     }
 }
+
+crate::ids::named_enum! {
+    /// How a memory bandwidth point counts its bytes.
+    pub enum ByteCounting {
+        /// As STREAM does: what the kernel reads and writes, no write-allocate traffic.
+        Stream = "STREAM: bytes read + bytes written, no write-allocate",
+    }
+}
+
+/// A plateau of the latency staircase: a data cache's level, or memory (the first plateau past
+/// the caches is 1; a later one, 2…, comes from page walks: TLB reach, not another cache).
+/// Written `L2`, `memory`, `memory-2`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LevelKind {
+    Cache(u32),
+    Memory(usize),
+}
+
+impl std::fmt::Display for LevelKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LevelKind::Cache(l) => write!(f, "L{l}"),
+            LevelKind::Memory(1) => f.write_str("memory"),
+            LevelKind::Memory(k) => write!(f, "memory-{k}"),
+        }
+    }
+}
+
+impl std::str::FromStr for LevelKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || {
+            format!(
+                "'{}' is not a level: use L1, L2…, memory or memory-2…",
+                crate::text::printable(s)
+            )
+        };
+        if let Some(n) = s.strip_prefix('L') {
+            return n.parse().map(LevelKind::Cache).map_err(|_| bad());
+        }
+        match s.strip_prefix("memory") {
+            Some("") => Ok(LevelKind::Memory(1)),
+            Some(n) => n
+                .strip_prefix('-')
+                .and_then(|n| n.parse().ok())
+                .map(LevelKind::Memory)
+                .ok_or_else(bad),
+            None => Err(bad()),
+        }
+    }
+}
+
+/// What a memory latency point is: a step of the staircase, a level found on it, or a probe of
+/// independent loads of one size (`seq-8B`, `random-1B`). Documents from before the staircase
+/// named its levels have `memory` for the memory plateau.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    Chase,
+    Level,
+    Op { order: Order, bytes: u64 },
+    Memory,
+}
+
+impl std::fmt::Display for Probe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Probe::Chase => f.write_str("chase"),
+            Probe::Level => f.write_str("level"),
+            Probe::Memory => f.write_str("memory"),
+            Probe::Op { order, bytes } => {
+                let order = match order {
+                    Order::Sequential => "seq",
+                    Order::Random => "random",
+                };
+                write!(f, "{order}-{bytes}B")
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for Probe {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let op = |order, rest: &str| {
+            let bytes = rest.strip_suffix('B')?.parse().ok()?;
+            Some(Probe::Op { order, bytes })
+        };
+        let probe = match s {
+            "chase" => Some(Probe::Chase),
+            "level" => Some(Probe::Level),
+            "memory" => Some(Probe::Memory),
+            _ => s
+                .strip_prefix("seq-")
+                .and_then(|r| op(Order::Sequential, r))
+                .or_else(|| s.strip_prefix("random-").and_then(|r| op(Order::Random, r))),
+        };
+        probe.ok_or_else(|| {
+            let s = crate::text::printable(s);
+            format!("'{s}' is not a probe: use chase, level, seq-NB or random-NB")
+        })
+    }
+}
+
+/// Serde as the text that `Display` writes and `FromStr` reads.
+macro_rules! serde_as_text {
+    ($($t:ty),*) => {$(
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = String::deserialize(d)?;
+                text.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    )*};
+}
+serde_as_text!(LevelKind, Probe);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probes_and_levels_read_back_what_they_write() {
+        for text in ["chase", "level", "memory", "seq-1B", "random-8B", "seq-64B"] {
+            assert_eq!(text.parse::<Probe>().unwrap().to_string(), text);
+        }
+        for text in ["L1", "L3", "memory", "memory-2"] {
+            assert_eq!(text.parse::<LevelKind>().unwrap().to_string(), text);
+        }
+        for bad in ["", "seq-", "seq-8", "random-xB", "Chase", "seq-8B\u{1b}[2J"] {
+            let e = bad.parse::<Probe>().unwrap_err();
+            assert!(!e.contains('\u{1b}'), "{e}");
+        }
+        for bad in ["", "L", "Lx", "memory-", "memory2", "l1"] {
+            assert!(bad.parse::<LevelKind>().is_err(), "{bad}");
+        }
+    }
+}

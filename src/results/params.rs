@@ -273,7 +273,7 @@ pub struct MemKernel {
     pub total_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scaling: Option<Scaling>,
-    pub byte_counting: String,
+    pub byte_counting: ByteCounting,
 }
 
 /// The block workloads' blocks.
@@ -289,7 +289,7 @@ pub struct MemBlocks {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LatencyParams {
     pub threads: usize,
-    pub probe: String,
+    pub probe: Probe,
     /// Chase and probe points: the CPUs of the threads, each running its own chain (or probe)
     /// at the same time.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -319,7 +319,7 @@ impl<'de> Deserialize<'de> for LatencyParams {
         #[derive(Deserialize)]
         struct Head {
             threads: usize,
-            probe: String,
+            probe: Probe,
             #[serde(default)]
             cpus: Vec<usize>,
             #[serde(default)]
@@ -363,7 +363,7 @@ pub struct Chase {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Level {
     /// `L1`…, `memory`, `memory-2`…
-    pub level: String,
+    pub level: LevelKind,
     pub pages: Pages,
     pub plateau_from_bytes: u64,
     pub plateau_to_bytes: u64,
@@ -593,7 +593,8 @@ impl Params {
             Subsystem::Mem if given.get("isa").is_some() => json!({
                 "cpus": [0], "stores": "nt", "array_bytes_per_thread": 1, "pages": "thp",
                 "working_set_bytes": 1, "bytes_read_per_pass": 1, "bytes_written_per_pass": 1,
-                "passes": 1, "byte_counting": ""
+                "passes": 1,
+                "byte_counting": "STREAM: bytes read + bytes written, no write-allocate"
             }),
             Subsystem::Mem if workload == "LATENCY" => {
                 match given.get("probe").and_then(|p| p.as_str()) {
@@ -710,45 +711,6 @@ impl Params {
             _ => &[],
         }
     }
-
-    /// The identity parameters ([`super::point::IDENTITY`]) present, as a JSON object, without those in
-    /// `except`. Only what was measured counts: the server is its host, not the port it
-    /// listened on (an in-process loopback server's port is ephemeral, new every run).
-    pub fn identity(&self, except: &[&str]) -> serde_json::Map<String, serde_json::Value> {
-        match serde_json::to_value(self) {
-            Ok(serde_json::Value::Object(m)) => m
-                .into_iter()
-                .filter(|(k, _)| {
-                    super::point::IDENTITY.contains(&k.as_str()) && !except.contains(&k.as_str())
-                })
-                .map(|(k, v)| match (k.as_str(), v) {
-                    ("server", serde_json::Value::String(s)) => {
-                        let host = host_of(&s).to_string();
-                        (k, serde_json::Value::String(host))
-                    }
-                    (_, v) => (k, v),
-                })
-                .collect(),
-            _ => serde_json::Map::new(),
-        }
-    }
-}
-
-/// The host of a server address without its port: "127.0.0.1:40123" → "127.0.0.1",
-/// "[::1]:5201" → "::1", "node7:5201" → "node7"; anything else as it is.
-fn host_of(addr: &str) -> &str {
-    if let Some(rest) = addr.strip_prefix('[') {
-        if let Some((host, port)) = rest.split_once("]:")
-            && port.parse::<u16>().is_ok()
-        {
-            return host;
-        }
-        return addr;
-    }
-    match addr.rsplit_once(':') {
-        Some((host, port)) if !host.contains(':') && port.parse::<u16>().is_ok() => host,
-        _ => addr,
-    }
 }
 
 #[cfg(test)]
@@ -782,7 +744,7 @@ mod tests {
                        "block_size_bytes": 1000, "blocks_per_thread": 4, "order": "random",
                        "array_bytes_per_thread": 4000, "pages": "thp", "working_set_bytes": 8000,
                        "bytes_read_per_pass": 4000, "bytes_written_per_pass": 4000, "passes": 3,
-                       "byte_counting": "STREAM"}),
+                       "byte_counting": "STREAM: bytes read + bytes written, no write-allocate"}),
             ),
             (
                 "mem",
@@ -877,50 +839,5 @@ mod tests {
     fn cases_chase() -> serde_json::Value {
         json!({"threads": 1, "probe": "chase", "working_set_bytes": 4096, "pages": "4k",
                "huge_page_bytes": 0, "loads": 100, "clock_ghz": 3.0, "latency_cycles": 4.0})
-    }
-
-    #[test]
-    fn identity_keeps_what_names_the_point() {
-        let p = Params::decode(
-            Subsystem::Cpu,
-            "DP",
-            json!({"threads": 2, "cpus": [0, 1], "cores": 2, "scaling": "weak", "isa": "avx2",
-                   "instruction": "x", "operation": "fp64 FMA", "ops_per_iteration": 1,
-                   "iterations_per_thread": 7, "clock_ghz": 3.0, "node": 4}),
-        )
-        .unwrap();
-        let id = p.identity(&["node"]);
-        assert_eq!(
-            serde_json::Value::Object(id),
-            json!({"threads": 2, "scaling": "weak", "isa": "avx2"})
-        );
-    }
-
-    /// An ephemeral port is no part of what was measured: two loopback runs are the same point.
-    #[test]
-    fn a_servers_port_is_not_its_identity() {
-        for (addr, host) in [
-            ("127.0.0.1:40123", "127.0.0.1"),
-            ("[::1]:5201", "::1"),
-            ("node7:5201", "node7"),
-            ("::1", "::1"),
-            ("fe80::1", "fe80::1"),
-            ("host", "host"),
-            ("[::1]", "[::1]"),
-        ] {
-            assert_eq!(host_of(addr), host, "{addr}");
-        }
-        let net = |server: &str| {
-            Params::decode(
-                Subsystem::Net,
-                "THROUGHPUT",
-                json!({"threads": 1, "streams": 1, "protocol": "tcp", "message_size_bytes": 1024,
-                       "duration_s": 1.0, "omit_s": 0.0, "server": server}),
-            )
-            .unwrap()
-            .identity(&[])
-        };
-        assert_eq!(net("127.0.0.1:40123"), net("127.0.0.1:39001"));
-        assert_ne!(net("127.0.0.1:40123"), net("127.0.0.2:40123"));
     }
 }

@@ -1,88 +1,164 @@
-//! What names a point, in one place: the parameters that say which point a record is
-//! ([`IDENTITY`]), those that change what it measures without being swept ([`CONDITIONS`]),
-//! those a chart's line must not join across ([`SERIES_CONDITIONS`]), the point's key (how
-//! two runs' records are paired) and its label for a person. The history, the report, the
-//! charts and the multi-node merge all read them from here.
+//! What names a point, in one place: each parameter type says, through [`Fields`], which of its
+//! parameters name the point (its identity), which change what it measures without being swept
+//! (its conditions), which a chart's line must not join across, and how a person reads each.
+//! The point's key (how two runs' records are paired) and its label are formed from that. The
+//! history, the report, the charts and the multi-node merge all read them from here.
 
 use super::ResultRecord;
+use serde_json::{Map, Value};
 
-/// The parameters that say which point a record is (not what the harness chose or measured
-/// along the way): two runs' records with the same subsystem, workload, metric and these are
-/// the same point. Named by their JSON keys, which the schema fixes.
-pub const IDENTITY: &[&str] = &[
-    "threads",
-    "n",
-    "isa",
-    "scaling",
-    "block_size_bytes",
-    "working_set_bytes",
-    "pages",
-    "probe",
-    "op_bytes",
-    "stores",
-    "level",
-    "iodepth",
-    "engine",
-    "io_mode",
-    "read_percent",
-    "protocol",
-    "streams",
-    "message_size_bytes",
-    "side",
-    "direction",
-    "target_rate_bps",
-    "server",
-    "node",
-    "pattern",
-    "src_node",
-    "dst_node",
-];
+/// What a parameter is to its point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Names the point, and a chart's line joins points that differ in it (threads, a block
+    /// size, a queue depth…).
+    Axis,
+    /// Names the point, and a line never joins across it (an ISA, an engine, a protocol…).
+    Variant,
+    /// Not swept, but changes what the point measures: two runs' points that differ in it are
+    /// not compared, and a line never joins across it (a sync mode, an access order…).
+    Condition,
+    /// As [`Role::Condition`], but a line may join across it (the file or array it ran on).
+    Extent,
+}
 
-/// Parameters that are not swept but change what a point measures: a point whose value differs
-/// between the runs is not compared.
-pub const CONDITIONS: &[&str] = &[
-    "sync",
-    "file_per_thread",
-    "file_size_bytes",
-    "total_bytes",
-    "total_ops",
-    "order",
-    "array_bytes_per_thread",
-    "byte_counting",
-    "busy_poll_us",
-    "tcp_nodelay",
-    "nb",
-    "library",
-    "micro_kernel",
-];
+impl Role {
+    /// Whether the parameter names the point.
+    pub fn names(self) -> bool {
+        matches!(self, Role::Axis | Role::Variant)
+    }
 
-/// The parameters under which points are measured that a line must not join across: an engine,
-/// an I/O or sync mode, an ISA, a page size… (a psync QD1 point and an io_uring QD32 point are
-/// two series, never one line).
-pub const SERIES_CONDITIONS: &[&str] = &[
-    "engine",
-    "io_mode",
-    "sync",
-    "file_per_thread",
-    "isa",
-    "scaling",
-    "pages",
-    "stores",
-    "order",
-    "protocol",
-    "direction",
-    "side",
-    "byte_counting",
-    "tcp_nodelay",
-    "busy_poll_us",
-    "library",
-    "micro_kernel",
-    "total_bytes",
-    "total_ops",
-];
+    /// Whether points that differ in it are compared only with care (not at all).
+    pub fn conditions(self) -> bool {
+        matches!(self, Role::Condition | Role::Extent)
+    }
 
-/// The identity of a record's point: subsystem, workload, metric and the identity parameters
-/// ([`IDENTITY`]).
+    /// Whether a chart's line must not join points that differ in it.
+    pub fn splits_series(self) -> bool {
+        matches!(self, Role::Variant | Role::Condition)
+    }
+}
+
+/// How a person reads a parameter in a point's label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Words {
+    /// The value alone ("avx512", "io_uring").
+    Bare,
+    /// The value between two texts ("QD 32", "4 KiB blocks").
+    Around(&'static str, &'static str),
+    /// A count and its noun, singular or plural ("1 thread", "8 streams").
+    Count(&'static str, &'static str),
+    /// Not in the label (the workload's name says it already).
+    Hidden,
+}
+
+/// One parameter of a point: its JSON key (which the schema fixes), its value as the record
+/// writes it, what it is to the point and how a person reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    pub key: &'static str,
+    pub value: Value,
+    pub role: Role,
+    pub words: Words,
+}
+
+impl Field {
+    /// The parameter in a label, or `None` where it is not shown.
+    fn words(&self) -> Option<String> {
+        let shown = shown_value(self.key, &self.value);
+        match self.words {
+            Words::Bare => Some(shown),
+            Words::Around(before, after) => Some(format!("{before}{shown}{after}")),
+            Words::Count(one, many) => {
+                let word = if self.value.as_u64() == Some(1) {
+                    one
+                } else {
+                    many
+                };
+                Some(format!("{shown} {word}"))
+            }
+            Words::Hidden => None,
+        }
+    }
+}
+
+/// A parameter type's fields, in the order a label shows them.
+pub trait Fields {
+    fn fields(&self, out: &mut FieldList);
+}
+
+/// The fields a parameter type gives, gathered in order.
+#[derive(Debug, Default)]
+pub struct FieldList(pub Vec<Field>);
+
+impl FieldList {
+    fn push(&mut self, key: &'static str, value: impl serde::Serialize, role: Role, words: Words) {
+        let value = serde_json::to_value(value).unwrap_or(Value::Null);
+        self.0.push(Field {
+            key,
+            value,
+            role,
+            words,
+        });
+    }
+
+    /// A parameter that names the point and that a line joins across.
+    pub fn axis(&mut self, key: &'static str, value: impl serde::Serialize, words: Words) {
+        self.push(key, value, Role::Axis, words);
+    }
+
+    /// A parameter that names the point and that a line never joins across.
+    pub fn variant(&mut self, key: &'static str, value: impl serde::Serialize, words: Words) {
+        self.push(key, value, Role::Variant, words);
+    }
+
+    /// A condition of the measurement (see [`Role::Condition`]).
+    pub fn condition(&mut self, key: &'static str, value: impl serde::Serialize) {
+        self.push(key, value, Role::Condition, Words::Hidden);
+    }
+
+    /// The extent the point ran on (see [`Role::Extent`]).
+    pub fn extent(&mut self, key: &'static str, value: impl serde::Serialize) {
+        self.push(key, value, Role::Extent, Words::Hidden);
+    }
+}
+
+/// The fields of a record's parameters, in label order.
+pub fn fields(params: &impl Fields) -> Vec<Field> {
+    let mut out = FieldList::default();
+    params.fields(&mut out);
+    out.0
+}
+
+/// The parameters that name a record's point, as a JSON object, without those in `except`.
+pub fn identity(params: &impl Fields, except: &[&str]) -> Map<String, Value> {
+    fields(params)
+        .into_iter()
+        .filter(|f| f.role.names() && !except.contains(&f.key))
+        .map(|f| (f.key.to_string(), f.value))
+        .collect()
+}
+
+/// A record's conditions ([`Role::conditions`]), by key.
+pub fn conditions(params: &impl Fields) -> Map<String, Value> {
+    fields(params)
+        .into_iter()
+        .filter(|f| f.role.conditions())
+        .map(|f| (f.key.to_string(), f.value))
+        .collect()
+}
+
+/// The parameters a chart's line must not join across ([`Role::splits_series`]), in order.
+pub fn series_conditions(params: &impl Fields) -> Vec<(&'static str, Value)> {
+    fields(params)
+        .into_iter()
+        .filter(|f| f.role.splits_series())
+        .map(|f| (f.key, f.value))
+        .collect()
+}
+
+/// The identity of a record's point: subsystem, workload, metric and the parameters that name
+/// it ([`Role::names`]).
 pub fn point_key(rec: &ResultRecord) -> String {
     point_key_except(rec, &[])
 }
@@ -90,69 +166,37 @@ pub fn point_key(rec: &ResultRecord) -> String {
 /// [`point_key`] without the identity parameters in `except` (a multi-node run compares the
 /// same point across nodes: without `node`).
 pub fn point_key_except(rec: &ResultRecord, except: &[&str]) -> String {
-    let ident = rec.params.identity(except);
+    let ident = identity(&rec.params, except);
     format!(
         "{}/{}/{} {}",
         rec.subsystem,
         rec.workload,
         rec.metric,
-        serde_json::Value::Object(ident)
+        Value::Object(ident)
     )
 }
 
 /// A parameter's value for a person: a size in bytes as a size, text made printable.
-pub fn shown_value(key: &str, v: &serde_json::Value) -> String {
+pub fn shown_value(key: &str, v: &Value) -> String {
     match v {
-        serde_json::Value::Number(n) if key.ends_with("_bytes") => n
+        Value::Number(n) if key.ends_with("_bytes") => n
             .as_u64()
             .map_or_else(|| n.to_string(), crate::units::format_size),
-        serde_json::Value::String(s) => crate::text::printable(s),
-        serde_json::Value::Null => "none".into(),
+        Value::String(s) => crate::text::printable(s),
+        Value::Null => "none".into(),
         other => crate::text::printable(&other.to_string()),
     }
 }
 
-/// The point for a person: the workload, then each sweep parameter in words, e.g.
+/// The point for a person: the workload, then each parameter that names it in words, e.g.
 /// "DP · 2 threads · avx512", "RR · 4 KB blocks · 8 threads · QD 1 · io_uring · direct".
 pub fn label(rec: &ResultRecord) -> String {
-    let ident = rec.params.identity(&[]);
     let mut parts = vec![crate::text::printable(&rec.workload)];
-    for key in IDENTITY {
-        let Some(v) = ident.get(*key) else { continue };
-        // A pure read or write workload's name says it already.
-        if *key == "read_percent" && matches!(v.as_u64(), Some(0 | 100)) {
-            continue;
-        }
-        // A staircase's level record: its level says it ("L2 level").
-        if *key == "probe" && v == "level" && ident.contains_key("level") {
-            continue;
-        }
-        let shown = shown_value(key, v);
-        let plural = |one: &str, many: &str| {
-            let word = if v.as_u64() == Some(1) { one } else { many };
-            format!("{shown} {word}")
-        };
-        parts.push(match *key {
-            "threads" => plural("thread", "threads"),
-            "streams" => plural("stream", "streams"),
-            "n" => format!("N = {shown}"),
-            "scaling" => format!("{shown} scaling"),
-            "block_size_bytes" => format!("{shown} blocks"),
-            "working_set_bytes" => format!("{shown} working set"),
-            "op_bytes" => format!("{shown} ops"),
-            "message_size_bytes" => format!("{shown} messages"),
-            "pages" => format!("{shown} pages"),
-            "level" => format!("{shown} level"),
-            "stores" => format!("{shown} stores"),
-            "iodepth" => format!("QD {shown}"),
-            "read_percent" => format!("{shown} % reads"),
-            "target_rate_bps" => format!("rate {shown} bit/s"),
-            "server" => format!("server {shown}"),
-            "node" => format!("node {shown}"),
-            "src_node" => format!("from node {shown}"),
-            "dst_node" => format!("to node {shown}"),
-            _ => shown,
-        });
-    }
+    parts.extend(
+        fields(&rec.params)
+            .iter()
+            .filter(|f| f.role.names())
+            .filter_map(Field::words),
+    );
     parts.join(" · ")
 }

@@ -215,7 +215,7 @@ impl MemSession<'_> {
                 passes: passes as u64,
                 total_bytes: self.opts.total_bytes,
                 scaling: self.opts.total_bytes.map(|_| self.opts.scaling),
-                byte_counting: "STREAM: bytes read + bytes written, no write-allocate".into(),
+                byte_counting: rp::ByteCounting::Stream,
             }),
             node: rp::NodeTag::default(),
         });

@@ -88,24 +88,7 @@ pub struct Level {
     pub capacity_bytes: Option<u64>,
 }
 
-/// What a plateau of the staircase is: a data cache's level, or memory (the first plateau past
-/// the caches is 1; a later one, 2…, comes from page walks: TLB reach, not another cache).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LevelKind {
-    Cache(u32),
-    Memory(usize),
-}
-
-impl LevelKind {
-    /// "L2", "memory", "memory-2".
-    pub fn name(self) -> String {
-        match self {
-            LevelKind::Cache(l) => format!("L{l}"),
-            LevelKind::Memory(1) => "memory".into(),
-            LevelKind::Memory(k) => format!("memory-{k}"),
-        }
-    }
-}
+pub use crate::results::params::LevelKind;
 
 /// Names the plateaus `levels` (smallest working set first) after the data caches sysfs lists,
 /// `caches` as (level, size in bytes).
@@ -258,12 +241,17 @@ impl Probe {
         },
     ];
 
-    pub fn name(self) -> String {
-        format!(
-            "{}-{}B",
-            if self.random { "random" } else { "seq" },
-            self.op_bytes
-        )
+    /// What its records name it (`seq-8B`, `random-1B`).
+    pub fn name(self) -> crate::results::params::Probe {
+        let order = if self.random {
+            crate::results::params::Order::Random
+        } else {
+            crate::results::params::Order::Sequential
+        };
+        crate::results::params::Probe::Op {
+            order,
+            bytes: self.op_bytes as u64,
+        }
     }
 
     /// Performs `ops` independent loads of `op_bytes` over the first `span` bytes of `buf`
@@ -317,7 +305,7 @@ mod tests {
                 .collect();
             name_levels(&levels, caches)
                 .into_iter()
-                .map(LevelKind::name)
+                .map(|l| l.to_string())
                 .collect()
         };
         // Zen 4: 32 KiB, 1 MiB, 32 MiB; the plateaus this machine's staircase found.

@@ -53,7 +53,7 @@ impl MemSession<'_> {
                     latency_cycles: clock.zip(ns.as_ref()).map(|(c, ns)| ns.mean * c),
                 };
                 stair.push((size, ns.map_or(f64::NAN, |s| s.median)));
-                let params = latency_params(threads, "chase", Some(chase), None, None);
+                let params = latency_params(threads, rp::Probe::Chase, Some(chase), None, None);
                 out.push(latency_record(loaded.params(params), loaded.samples_ns));
             }
             out.extend(self.levels(&stair, huge, clock, threads));
@@ -102,7 +102,7 @@ impl MemSession<'_> {
                     latency::LevelKind::Memory(_) => None,
                 };
                 let level = rp::Level {
-                    level: kind.name(),
+                    level: kind,
                     pages: huge.pages(),
                     plateau_from_bytes: l.from_bytes,
                     plateau_to_bytes: l.to_bytes,
@@ -130,7 +130,7 @@ impl MemSession<'_> {
                 };
                 record(
                     MemWorkload::Latency,
-                    latency_params(threads, "level", None, Some(level), None),
+                    latency_params(threads, rp::Probe::Level, None, Some(level), None),
                     Metric::Latency,
                     Unit::Nanos,
                     vec![l.latency_ns],
@@ -172,7 +172,7 @@ impl MemSession<'_> {
                 working_set_bytes: span as u64,
                 ops,
             };
-            let params = latency_params(threads, &probe.name(), None, None, Some(op));
+            let params = latency_params(threads, probe.name(), None, None, Some(op));
             out.push(latency_record(loaded.params(params), loaded.samples_ns));
         }
         Ok(out)

@@ -9,14 +9,14 @@ use crate::sysinfo::peak::Peak;
 /// The parameters of a latency point on `threads` threads.
 pub(super) fn latency_params(
     threads: usize,
-    probe: &str,
+    probe: rp::Probe,
     chase: Option<rp::Chase>,
     level: Option<rp::Level>,
     op: Option<rp::OpProbe>,
 ) -> Params {
     Params::MemLatency(rp::LatencyParams {
         threads,
-        probe: probe.into(),
+        probe,
         cpus: Vec::new(),
         thread_latency_ns: Vec::new(),
         ops_per_s: None,

@@ -4,7 +4,7 @@
 
 use super::super::plot::{Axis, Detail, Plot, Scale, Series, Ticks};
 use crate::results::ResultRecord;
-use crate::results::point::SERIES_CONDITIONS;
+use crate::results::point::series_conditions;
 
 /// The point's threads (network: streams), as an x value.
 pub(super) fn threads(rec: &ResultRecord) -> Option<f64> {
@@ -50,25 +50,30 @@ pub(super) fn series_of(
         .collect()
 }
 
-/// Each named group split where its records differ in a [`SERIES_CONDITIONS`] parameter, the
+/// Each named group split where its records differ in a parameter a line must not join across
+/// ([`series_conditions`]), the
 /// differing values added to the name ("4 KiB · psync", "4 KiB · io_uring").
 fn split_by_condition<'a>(
     groups: Vec<(String, Vec<&'a ResultRecord>)>,
 ) -> Vec<(String, Vec<&'a ResultRecord>)> {
-    let conditions = |r: &ResultRecord| -> Vec<(&'static str, serde_json::Value)> {
-        let Ok(serde_json::Value::Object(m)) = serde_json::to_value(&r.params) else {
-            return Vec::new();
-        };
-        SERIES_CONDITIONS
-            .iter()
-            .map(|k| (*k, m.get(*k).cloned().unwrap_or(serde_json::Value::Null)))
-            .collect()
-    };
     let mut out = Vec::new();
     for (name, recs) in groups {
-        let all: Vec<_> = recs.iter().map(|r| conditions(r)).collect();
-        let varying: Vec<usize> = (0..SERIES_CONDITIONS.len())
-            .filter(|&i| all.iter().any(|c| c.get(i) != all[0].get(i)))
+        let all: Vec<Vec<_>> = recs.iter().map(|r| series_conditions(&r.params)).collect();
+        let null = serde_json::Value::Null;
+        let value = |c: &[(&'static str, serde_json::Value)], k: &str| -> serde_json::Value {
+            c.iter()
+                .find(|(ck, _)| *ck == k)
+                .map_or(null.clone(), |(_, v)| v.clone())
+        };
+        let mut keys: Vec<&'static str> = Vec::new();
+        for (k, _) in all.iter().flatten() {
+            if !keys.contains(k) {
+                keys.push(k);
+            }
+        }
+        let varying: Vec<&'static str> = keys
+            .into_iter()
+            .filter(|k| all.iter().any(|c| value(c, k) != value(&all[0], k)))
             .collect();
         if varying.is_empty() {
             out.push((name, recs));
@@ -77,9 +82,8 @@ fn split_by_condition<'a>(
         let key = |c: &[(&'static str, serde_json::Value)]| -> String {
             varying
                 .iter()
-                .filter_map(|&i| c.get(i))
-                .map(|(k, v)| match v {
-                    serde_json::Value::String(s) => crate::text::printable(s),
+                .map(|k| match value(c, k) {
+                    serde_json::Value::String(s) => crate::text::printable(&s),
                     serde_json::Value::Null => format!("no {k}"),
                     v => format!("{k} {v}"),
                 })

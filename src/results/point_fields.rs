@@ -1,0 +1,449 @@
+//! Each parameter type's [`Fields`]: which of its parameters name the point, which are its
+//! conditions, and how a person reads them, in the order a label shows them.
+
+use super::params::Probe;
+use super::params::{CpuParams, DiskParams, LatencyParams, MemParams, NetParams, NodeTag, Params};
+use super::point::{FieldList, Fields, Words};
+
+const THREADS: Words = Words::Count("thread", "threads");
+
+impl Fields for Params {
+    fn fields(&self, out: &mut FieldList) {
+        match self {
+            Params::Cpu(p) => p.fields(out),
+            Params::Mem(p) => p.fields(out),
+            Params::MemLatency(p) => p.fields(out),
+            Params::Disk(p) => p.fields(out),
+            Params::Net(p) => p.fields(out),
+        }
+    }
+}
+
+impl Fields for NodeTag {
+    fn fields(&self, out: &mut FieldList) {
+        if let Some(node) = self.node {
+            out.axis("node", node, Words::Around("node ", ""));
+        }
+    }
+}
+
+impl Fields for CpuParams {
+    fn fields(&self, out: &mut FieldList) {
+        out.axis("threads", self.threads, THREADS);
+        if let Some(l) = &self.linalg {
+            out.axis("n", l.n, Words::Around("N = ", ""));
+        }
+        if let Some(k) = &self.kernel {
+            out.variant("isa", k.isa, Words::Bare);
+            out.variant("scaling", k.scaling, Words::Around("", " scaling"));
+        }
+        if let Some(l) = &self.linalg {
+            out.variant("engine", l.engine, Words::Bare);
+        }
+        self.node.fields(out);
+        if let Some(total) = self.kernel.as_ref().and_then(|k| k.total_ops) {
+            out.condition("total_ops", total);
+        }
+        if let Some(l) = &self.linalg {
+            if let Some(nb) = l.nb {
+                out.extent("nb", nb);
+            }
+            if let Some(library) = &l.library {
+                out.condition("library", library);
+            }
+            out.condition("micro_kernel", &l.micro_kernel);
+        }
+    }
+}
+
+impl Fields for MemParams {
+    fn fields(&self, out: &mut FieldList) {
+        out.axis("threads", self.threads, THREADS);
+        if let Some(k) = &self.kernel {
+            out.variant("isa", k.isa, Words::Bare);
+            if let Some(scaling) = k.scaling {
+                out.variant("scaling", scaling, Words::Around("", " scaling"));
+            }
+            if let Some(b) = &k.blocks {
+                out.axis("block_size_bytes", b.block_size_bytes, BLOCKS);
+            }
+            out.axis("working_set_bytes", k.working_set_bytes, WORKING_SET);
+            out.variant("pages", k.pages, PAGES);
+            out.variant("stores", k.stores, Words::Around("", " stores"));
+        }
+        self.node.fields(out);
+        if let Some(k) = &self.kernel {
+            if let Some(total) = k.total_bytes {
+                out.condition("total_bytes", total);
+            }
+            if let Some(b) = &k.blocks {
+                out.condition("order", b.order);
+            }
+            out.extent("array_bytes_per_thread", k.array_bytes_per_thread);
+            out.condition("byte_counting", k.byte_counting);
+        }
+    }
+}
+
+const BLOCKS: Words = Words::Around("", " blocks");
+const WORKING_SET: Words = Words::Around("", " working set");
+const PAGES: Words = Words::Around("", " pages");
+
+impl Fields for LatencyParams {
+    fn fields(&self, out: &mut FieldList) {
+        out.axis("threads", self.threads, THREADS);
+        // The parts share keys; as in the JSON object, the last part's value is the one.
+        let working_set = self
+            .op
+            .as_ref()
+            .map(|o| o.working_set_bytes)
+            .or(self.chase.as_ref().map(|c| c.working_set_bytes));
+        if let Some(ws) = working_set {
+            out.axis("working_set_bytes", ws, WORKING_SET);
+        }
+        let pages = (self.level.as_ref().map(|l| l.pages)).or(self.chase.as_ref().map(|c| c.pages));
+        if let Some(pages) = pages {
+            out.variant("pages", pages, PAGES);
+        }
+        // A staircase's level record: its level says it ("L2 level").
+        let words = if self.probe == Probe::Level && self.level.is_some() {
+            Words::Hidden
+        } else {
+            Words::Bare
+        };
+        out.axis("probe", self.probe, words);
+        if let Some(op) = &self.op {
+            out.axis("op_bytes", op.op_bytes, Words::Around("", " ops"));
+        }
+        if let Some(level) = &self.level {
+            out.axis("level", level.level, Words::Around("", " level"));
+        }
+        self.node.fields(out);
+        if let Some(op) = &self.op {
+            out.condition("order", op.order);
+        }
+    }
+}
+
+impl Fields for DiskParams {
+    fn fields(&self, out: &mut FieldList) {
+        out.axis("threads", self.threads, THREADS);
+        if let Some(scaling) = self.scaling {
+            out.variant("scaling", scaling, Words::Around("", " scaling"));
+        }
+        out.axis("block_size_bytes", self.block_size_bytes, BLOCKS);
+        out.axis("iodepth", self.iodepth, Words::Around("QD ", ""));
+        out.variant("engine", self.engine, Words::Bare);
+        out.variant("io_mode", self.io_mode, Words::Bare);
+        // A pure read or write workload's name says it already.
+        let words = match self.read_percent {
+            0 | 100 => Words::Hidden,
+            _ => Words::Around("", " % reads"),
+        };
+        out.axis("read_percent", self.read_percent, words);
+        self.node.fields(out);
+        out.axis("pattern", self.pattern, Words::Bare);
+        out.condition("sync", self.sync);
+        if self.file_per_thread {
+            out.condition("file_per_thread", true);
+        }
+        out.extent("file_size_bytes", self.file_size_bytes);
+        if let Some(total) = self.total_bytes {
+            out.condition("total_bytes", total);
+        }
+    }
+}
+
+impl Fields for NetParams {
+    fn fields(&self, out: &mut FieldList) {
+        out.axis("threads", self.threads, THREADS);
+        out.variant("protocol", self.protocol.name(), Words::Bare);
+        out.axis("streams", self.streams, Words::Count("stream", "streams"));
+        out.axis(
+            "message_size_bytes",
+            self.message_size_bytes,
+            Words::Around("", " messages"),
+        );
+        if let Some(side) = self.side {
+            out.variant("side", side, Words::Bare);
+        }
+        if let Some(direction) = self.direction {
+            out.variant("direction", direction, Words::Bare);
+        }
+        if let Some(rate) = self.target_rate_bps {
+            out.axis("target_rate_bps", rate, Words::Around("rate ", " bit/s"));
+        }
+        // Only what was measured names the point: the server is its host, not the port it
+        // listened on (an in-process loopback server's port is ephemeral, new every run).
+        if let Some(server) = &self.server {
+            out.axis("server", host_of(server), Words::Around("server ", ""));
+        }
+        self.node.fields(out);
+        if let Some(link) = &self.between {
+            out.axis("pattern", link.pattern, Words::Bare);
+            out.axis("src_node", link.src_node, Words::Around("from node ", ""));
+            out.axis("dst_node", link.dst_node, Words::Around("to node ", ""));
+        }
+        if let Some(us) = self.busy_poll_us {
+            out.condition("busy_poll_us", us);
+        }
+        if let Some(nodelay) = self.tcp_nodelay {
+            out.condition("tcp_nodelay", nodelay);
+        }
+    }
+}
+
+/// The host of a server address without its port: "127.0.0.1:40123" → "127.0.0.1",
+/// "[::1]:5201" → "::1", "node7:5201" → "node7"; anything else as it is.
+pub(super) fn host_of(addr: &str) -> &str {
+    if let Some(rest) = addr.strip_prefix('[') {
+        if let Some((host, port)) = rest.split_once("]:")
+            && port.parse::<u16>().is_ok()
+        {
+            return host;
+        }
+        return addr;
+    }
+    match addr.rsplit_once(':') {
+        Some((host, port)) if !host.contains(':') && port.parse::<u16>().is_ok() => host,
+        _ => addr,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The key lists the fields replaced, kept as the oracle the fields must agree with: two
+    //! runs' records are paired by their key, so it must stay the same byte for byte.
+    use super::host_of;
+    use crate::ids::Subsystem;
+    use crate::results::ResultRecord;
+    use crate::results::params::Params;
+    use crate::results::point::*;
+    use serde_json::json;
+    use serde_json::{Map, Value};
+
+    const IDENTITY: &[&str] = &[
+        "threads",
+        "n",
+        "isa",
+        "scaling",
+        "block_size_bytes",
+        "working_set_bytes",
+        "pages",
+        "probe",
+        "op_bytes",
+        "stores",
+        "level",
+        "iodepth",
+        "engine",
+        "io_mode",
+        "read_percent",
+        "protocol",
+        "streams",
+        "message_size_bytes",
+        "side",
+        "direction",
+        "target_rate_bps",
+        "server",
+        "node",
+        "pattern",
+        "src_node",
+        "dst_node",
+    ];
+
+    const CONDITIONS: &[&str] = &[
+        "sync",
+        "file_per_thread",
+        "file_size_bytes",
+        "total_bytes",
+        "total_ops",
+        "order",
+        "array_bytes_per_thread",
+        "byte_counting",
+        "busy_poll_us",
+        "tcp_nodelay",
+        "nb",
+        "library",
+        "micro_kernel",
+    ];
+
+    const SERIES_CONDITIONS: &[&str] = &[
+        "engine",
+        "io_mode",
+        "sync",
+        "file_per_thread",
+        "isa",
+        "scaling",
+        "pages",
+        "stores",
+        "order",
+        "protocol",
+        "direction",
+        "side",
+        "byte_counting",
+        "tcp_nodelay",
+        "busy_poll_us",
+        "library",
+        "micro_kernel",
+        "total_bytes",
+        "total_ops",
+    ];
+
+    /// The identity as it was formed: the record's JSON object filtered by [`IDENTITY`], a
+    /// server without its port.
+    fn old_identity(p: &Params, except: &[&str]) -> Map<String, Value> {
+        let Ok(Value::Object(m)) = serde_json::to_value(p) else {
+            return Map::new();
+        };
+        m.into_iter()
+            .filter(|(k, _)| IDENTITY.contains(&k.as_str()) && !except.contains(&k.as_str()))
+            .map(|(k, v)| match (k.as_str(), v) {
+                ("server", Value::String(s)) => {
+                    let host = host_of(&s).to_string();
+                    (k, Value::String(host))
+                }
+                (_, v) => (k, v),
+            })
+            .collect()
+    }
+
+    fn old_keyed(p: &Params, keys: &[&str]) -> Map<String, Value> {
+        let Ok(Value::Object(m)) = serde_json::to_value(p) else {
+            return Map::new();
+        };
+        m.into_iter()
+            .filter(|(k, _)| keys.contains(&k.as_str()))
+            .collect()
+    }
+
+    fn old_label(rec: &ResultRecord) -> String {
+        let ident = old_identity(&rec.params, &[]);
+        let mut parts = vec![crate::text::printable(&rec.workload)];
+        for key in IDENTITY {
+            let Some(v) = ident.get(*key) else { continue };
+            // A pure read or write workload's name says it already.
+            if *key == "read_percent" && matches!(v.as_u64(), Some(0 | 100)) {
+                continue;
+            }
+            // A staircase's level record: its level says it ("L2 level").
+            if *key == "probe" && v == "level" && ident.contains_key("level") {
+                continue;
+            }
+            let shown = shown_value(key, v);
+            let plural = |one: &str, many: &str| {
+                let word = if v.as_u64() == Some(1) { one } else { many };
+                format!("{shown} {word}")
+            };
+            parts.push(match *key {
+                "threads" => plural("thread", "threads"),
+                "streams" => plural("stream", "streams"),
+                "n" => format!("N = {shown}"),
+                "scaling" => format!("{shown} scaling"),
+                "block_size_bytes" => format!("{shown} blocks"),
+                "working_set_bytes" => format!("{shown} working set"),
+                "op_bytes" => format!("{shown} ops"),
+                "message_size_bytes" => format!("{shown} messages"),
+                "pages" => format!("{shown} pages"),
+                "level" => format!("{shown} level"),
+                "stores" => format!("{shown} stores"),
+                "iodepth" => format!("QD {shown}"),
+                "read_percent" => format!("{shown} % reads"),
+                "target_rate_bps" => format!("rate {shown} bit/s"),
+                "server" => format!("server {shown}"),
+                "node" => format!("node {shown}"),
+                "src_node" => format!("from node {shown}"),
+                "dst_node" => format!("to node {shown}"),
+                _ => shown,
+            });
+        }
+        parts.join(" · ")
+    }
+
+    /// Every record of the stored runs and of each kind's cases: the same identity, label,
+    /// conditions and series conditions as the key lists gave.
+    #[test]
+    fn the_fields_agree_with_the_key_lists_they_replaced() {
+        let records = oracle_records();
+        assert!(records.len() > 100, "{} records", records.len());
+        for rec in &records {
+            let p = &rec.params;
+            for except in [
+                &[][..],
+                &["node"],
+                &["node", "src_node", "dst_node", "server"],
+            ] {
+                assert_eq!(
+                    identity(p, except),
+                    old_identity(p, except),
+                    "{}",
+                    rec.workload
+                );
+            }
+            assert_eq!(label(rec), old_label(rec));
+            assert_eq!(conditions(p), old_keyed(p, CONDITIONS), "{}", label(rec));
+            let series: Map<String, Value> = series_conditions(p)
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect();
+            assert_eq!(series, old_keyed(p, SERIES_CONDITIONS), "{}", label(rec));
+        }
+    }
+
+    fn oracle_records() -> Vec<ResultRecord> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/history");
+        let mut out = Vec::new();
+        for name in ["points.json", "quick.json", "base.json"] {
+            let Ok(bytes) = std::fs::read(dir.join(name)) else {
+                continue;
+            };
+            let doc = crate::results::Report::from_json(&bytes).unwrap();
+            out.extend(doc.results);
+        }
+        out
+    }
+
+    #[test]
+    fn identity_keeps_what_names_the_point() {
+        let p = Params::decode(
+            Subsystem::Cpu,
+            "DP",
+            json!({"threads": 2, "cpus": [0, 1], "cores": 2, "scaling": "weak", "isa": "avx2",
+                   "instruction": "x", "operation": "fp64 FMA", "ops_per_iteration": 1,
+                   "iterations_per_thread": 7, "clock_ghz": 3.0, "node": 4}),
+        )
+        .unwrap();
+        let id = identity(&p, &["node"]);
+        assert_eq!(
+            serde_json::Value::Object(id),
+            json!({"threads": 2, "scaling": "weak", "isa": "avx2"})
+        );
+    }
+
+    /// An ephemeral port is no part of what was measured: two loopback runs are the same point.
+    #[test]
+    fn a_servers_port_is_not_its_identity() {
+        for (addr, host) in [
+            ("127.0.0.1:40123", "127.0.0.1"),
+            ("[::1]:5201", "::1"),
+            ("node7:5201", "node7"),
+            ("::1", "::1"),
+            ("fe80::1", "fe80::1"),
+            ("host", "host"),
+            ("[::1]", "[::1]"),
+        ] {
+            assert_eq!(host_of(addr), host, "{addr}");
+        }
+        let net = |server: &str| {
+            let p = Params::decode(
+                Subsystem::Net,
+                "THROUGHPUT",
+                json!({"threads": 1, "streams": 1, "protocol": "tcp", "message_size_bytes": 1024,
+                       "duration_s": 1.0, "omit_s": 0.0, "server": server}),
+            )
+            .unwrap();
+            identity(&p, &[])
+        };
+        assert_eq!(net("127.0.0.1:40123"), net("127.0.0.1:39001"));
+        assert_ne!(net("127.0.0.1:40123"), net("127.0.0.2:40123"));
+    }
+}
