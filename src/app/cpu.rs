@@ -186,14 +186,18 @@ fn plan(req: &CpuRequest, sys: &SystemInfo) -> anyhow::Result<Plan> {
     })
 }
 
-/// Checks `req` on `sys` as the run would, and says about how long it takes (`run
-/// --dry-run`, `--budget`).
-pub fn check(sys: &SystemInfo, req: &CpuRequest) -> anyhow::Result<Duration> {
-    Ok(plan(req, sys)?.estimate(sys))
+impl super::Request for CpuRequest {
+    fn check(&self, sys: &SystemInfo) -> anyhow::Result<Duration> {
+        Ok(plan(self, sys)?.estimate(sys))
+    }
+
+    fn run(self: Box<Self>, rec: &mut Recorder) -> anyhow::Result<()> {
+        run(*self, rec)
+    }
 }
 
 /// Measures the points of `req` into `rec` (one command, or one job of a suite).
-pub fn run(req: CpuRequest, rec: &mut Recorder) -> anyhow::Result<()> {
+fn run(req: CpuRequest, rec: &mut Recorder) -> anyhow::Result<()> {
     let sys = rec.system();
     let plan = plan(&req, &sys)?;
     let estimate = plan.estimate(&sys);

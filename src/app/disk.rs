@@ -32,15 +32,19 @@ pub fn auto_engine(iodepths: &[usize]) -> Result<EngineKind, String> {
         .map_err(|why| format!("--iodepth above 1 needs io_uring, which is not available: {why}"))
 }
 
-/// Checks `opts` on `sys` as the run would before creating anything, and says about how long
-/// it takes (`run --dry-run`, `--budget`).
-pub fn check(sys: &crate::sysinfo::SystemInfo, opts: &DiskOptions) -> anyhow::Result<Duration> {
-    crate::bench::disk::validate(sys, opts).map_err(classify)?;
-    Ok(crate::bench::disk::estimate(opts))
+impl super::Request for DiskOptions {
+    fn check(&self, sys: &crate::sysinfo::SystemInfo) -> anyhow::Result<Duration> {
+        crate::bench::disk::validate(sys, self).map_err(classify)?;
+        Ok(crate::bench::disk::estimate(self))
+    }
+
+    fn run(self: Box<Self>, rec: &mut Recorder) -> anyhow::Result<()> {
+        run(*self, rec)
+    }
 }
 
 /// Measures the points of `opts` into `rec` (one command, or one job of a suite).
-pub fn run(opts: DiskOptions, rec: &mut Recorder) -> anyhow::Result<()> {
+fn run(opts: DiskOptions, rec: &mut Recorder) -> anyhow::Result<()> {
     let sys = rec.system();
     let session = DiskSession::new(&sys, &opts).map_err(classify)?;
     let t = session.target();

@@ -25,14 +25,19 @@ fn classify(e: MemError) -> anyhow::Error {
     }
 }
 
-/// Checks `opts` on `sys` as the run would, and says about how long it takes.
-pub fn check(sys: &SystemInfo, opts: &MemOptions) -> anyhow::Result<Duration> {
-    MemSession::new(sys, opts).map_err(|e| UsageError(e.to_string()))?;
-    Ok(estimate(opts, sys))
+impl super::Request for MemOptions {
+    fn check(&self, sys: &SystemInfo) -> anyhow::Result<Duration> {
+        MemSession::new(sys, self).map_err(|e| UsageError(e.to_string()))?;
+        Ok(estimate(self, sys))
+    }
+
+    fn run(self: Box<Self>, rec: &mut Recorder) -> anyhow::Result<()> {
+        run(*self, rec)
+    }
 }
 
 /// Measures the points of `opts` into `rec` (one command, or one job of a suite).
-pub fn run(opts: MemOptions, rec: &mut Recorder) -> anyhow::Result<()> {
+fn run(opts: MemOptions, rec: &mut Recorder) -> anyhow::Result<()> {
     let sys = rec.system();
     let session = MemSession::new(&sys, &opts).map_err(classify)?;
     rec.announce(

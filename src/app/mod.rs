@@ -14,3 +14,18 @@ pub mod workloads;
 
 pub use outputs::Outputs;
 pub use recorder::Recorder;
+
+use crate::sysinfo::SystemInfo;
+use std::time::Duration;
+
+/// What a benchmark's request (each subsystem's, as the command line or a profile's job builds
+/// it) does: it is checked on the machine as the run would check it, with its estimated time,
+/// and then measured into a recorder.
+pub trait Request {
+    /// Checks the request on `sys` as the run would (before creating anything), and says
+    /// about how long it takes (`run --dry-run`, `--budget`).
+    fn check(&self, sys: &SystemInfo) -> anyhow::Result<Duration>;
+
+    /// Measures its points into `rec` (one command, or one job of a suite).
+    fn run(self: Box<Self>, rec: &mut Recorder) -> anyhow::Result<()>;
+}

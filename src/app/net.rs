@@ -53,9 +53,29 @@ pub fn serve(addr: SocketAddr, config: ServerConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A network client's request: the points, the server (None: a server in this process, on
+/// loopback) and the shared secret.
+pub struct NetRequest {
+    pub opts: NetOptions,
+    pub server: Option<String>,
+    pub token: Option<String>,
+}
+
+impl super::Request for NetRequest {
+    /// The server's address is resolved, not contacted.
+    fn check(&self, _: &crate::sysinfo::SystemInfo) -> anyhow::Result<std::time::Duration> {
+        validate(&self.opts, self.server.as_deref())?;
+        Ok(estimate(&self.opts))
+    }
+
+    fn run(self: Box<Self>, rec: &mut Recorder) -> anyhow::Result<()> {
+        run(self.opts, self.server.as_deref(), self.token, rec)
+    }
+}
+
 /// Measures the client points of `opts` against `server` (None: a server in this process, on
 /// loopback) into `rec`.
-pub fn run(
+fn run(
     opts: NetOptions,
     server: Option<&str>,
     token: Option<String>,

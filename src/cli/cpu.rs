@@ -4,16 +4,14 @@ use super::common::{
     Counts, OutputArgs, RunArgs, UsageError, parse_assignment, parse_positive, parse_thread_counts,
     workload_help,
 };
-use crate::app::Recorder;
-use crate::app::cpu::{self, CpuRequest, CpuWorkload, LinalgWorkload, Scaling, linalg_kernels};
+use crate::app::cpu::{CpuRequest, CpuWorkload, LinalgWorkload, Scaling, linalg_kernels};
 use crate::app::workloads::{Spec, registry, users_of};
+use crate::app::{Recorder, Request};
 use crate::results::Subsystem;
 use crate::runner::Repetition;
 use crate::sysinfo::Isa;
-use crate::sysinfo::SystemInfo;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
-use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct CpuArgs {
@@ -132,7 +130,7 @@ const MIN_DURATION: std::time::Duration = std::time::Duration::from_millis(20);
 pub fn run(args: CpuArgs, argv: Vec<String>) -> anyhow::Result<()> {
     args.output.validate()?;
     let mut rec = Recorder::new(argv, args.output.outputs());
-    let outcome = run_into(args, &mut rec);
+    let outcome = job(&args).and_then(|job| job.run(&mut rec));
     rec.finish(outcome)
 }
 
@@ -227,15 +225,9 @@ fn request(args: &CpuArgs) -> Result<CpuRequest, UsageError> {
     })
 }
 
-/// Checks `args` on `sys` as the run would, and says about how long it takes (`run
-/// --dry-run`, `--budget`).
-pub fn check(args: &CpuArgs, sys: &SystemInfo) -> anyhow::Result<Duration> {
-    cpu::check(sys, &request(args)?)
-}
-
-/// Measures the points of `args` into `rec` (one command, or one job of a suite).
-pub fn run_into(args: CpuArgs, rec: &mut Recorder) -> anyhow::Result<()> {
-    cpu::run(request(&args)?, rec)
+/// The request of `args`: one command, or one job of a suite.
+pub fn job(args: &CpuArgs) -> anyhow::Result<Box<dyn Request>> {
+    Ok(Box::new(request(args)?))
 }
 
 /// Refuses every option given that no point of the run would use (an option accepted is used

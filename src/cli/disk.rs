@@ -3,9 +3,9 @@
 use super::common::{
     Counts, OutputArgs, UsageError, parse_duration, parse_positive, parse_repeat, workload_help,
 };
-use crate::app::Recorder;
 use crate::app::disk::{self, DiskOptions, DiskPeaks, DiskWorkload, EngineKind, MAX_DEPTH, Place};
 use crate::app::workloads::{registry, users_of};
+use crate::app::{Recorder, Request};
 use crate::results::Subsystem;
 use crate::results::params::SyncMode;
 use crate::runner::Repetition;
@@ -161,7 +161,7 @@ const MIN_RUNTIME: std::time::Duration = std::time::Duration::from_millis(100);
 pub fn run(args: DiskArgs, argv: Vec<String>) -> anyhow::Result<()> {
     args.output.validate()?;
     let mut rec = Recorder::new(argv, args.output.outputs());
-    let outcome = run_into(args, &mut rec);
+    let outcome = job(&args).and_then(|job| job.run(&mut rec));
     rec.finish(outcome)
 }
 
@@ -212,18 +212,9 @@ fn options(args: &DiskArgs) -> anyhow::Result<DiskOptions> {
     })
 }
 
-/// Checks `args` on `sys` as the run would before creating anything, and says about how long
-/// it takes (`run --dry-run`, `--budget`).
-pub fn check(
-    args: &DiskArgs,
-    sys: &crate::sysinfo::SystemInfo,
-) -> anyhow::Result<std::time::Duration> {
-    disk::check(sys, &options(args)?)
-}
-
-/// Measures the points of `args` into `rec` (one command, or one job of a suite).
-pub fn run_into(args: DiskArgs, rec: &mut Recorder) -> anyhow::Result<()> {
-    disk::run(options(&args)?, rec)
+/// The request of `args`: one command, or one job of a suite.
+pub fn job(args: &DiskArgs) -> anyhow::Result<Box<dyn Request>> {
+    Ok(Box::new(options(args)?))
 }
 
 /// Refuses every option given that no point of the run would use (an option accepted is used

@@ -3,11 +3,11 @@
 use super::common::{
     Counts, OutputArgs, RunArgs, UsageError, parse_positive, parse_thread_counts, workload_help,
 };
-use crate::app::Recorder;
 use crate::app::mem::{
-    self, DEFAULT_LATENCY_SAMPLE, HugePages, MemOptions, MemWorkload, Stores, has_kernels,
+    DEFAULT_LATENCY_SAMPLE, HugePages, MemOptions, MemWorkload, Stores, has_kernels,
 };
 use crate::app::workloads::{non_users_of, registry, users_of};
+use crate::app::{Recorder, Request};
 use crate::results::Subsystem;
 use crate::runner::Repetition;
 use crate::sysinfo::Isa;
@@ -15,7 +15,6 @@ use crate::sysinfo::SystemInfo;
 use crate::sysinfo::peak::MemPeakOverrides;
 use crate::units::parse_size;
 use clap::{Args, ValueEnum};
-use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum HugeArg {
@@ -109,22 +108,15 @@ const MIN_SAMPLE: std::time::Duration = std::time::Duration::from_millis(5);
 pub fn run(args: MemArgs, argv: Vec<String>) -> anyhow::Result<()> {
     args.output.validate()?;
     let mut rec = Recorder::new(argv, args.output.outputs());
-    let outcome = run_into(args, &mut rec);
+    let sys = rec.system();
+    let outcome = job(&args, &sys).and_then(|job| job.run(&mut rec));
     rec.finish(outcome)
 }
 
-/// Measures the points of `args` into `rec` (one command, or one job of a suite).
-pub fn run_into(args: MemArgs, rec: &mut Recorder) -> anyhow::Result<()> {
-    refuse_unused(&args, &workloads(&args))?;
-    let sys = rec.system();
-    mem::run(options(&args, &sys), rec)
-}
-
-/// Checks `args` on `sys` as the run would, and says about how long it takes (`run
-/// --dry-run`, `--budget`).
-pub fn check(args: &MemArgs, sys: &SystemInfo) -> anyhow::Result<Duration> {
+/// The request of `args` on `sys`: one command, or one job of a suite.
+pub fn job(args: &MemArgs, sys: &SystemInfo) -> anyhow::Result<Box<dyn Request>> {
     refuse_unused(args, &workloads(args))?;
-    mem::check(sys, &options(args, sys))
+    Ok(Box::new(options(args, sys)))
 }
 
 /// The workloads of `args` (all but NULL when it names none).

@@ -3,9 +3,9 @@
 use super::common::{
     Counts, OutputArgs, UsageError, parse_duration, parse_positive, parse_repeat, workload_help,
 };
-use crate::app::Recorder;
 use crate::app::net::{self, DEFAULT_PORT, NetOptions, NetWorkload, Proto, limits};
 use crate::app::workloads::{registry, users_of};
+use crate::app::{Recorder, Request};
 use crate::results::Subsystem;
 use crate::units::format_bytes_binary;
 use clap::{Args, Subcommand};
@@ -222,20 +222,21 @@ pub fn run(args: NetArgs, argv: Vec<String>) -> anyhow::Result<()> {
         None => {
             args.client.output.validate()?;
             let mut rec = Recorder::new(argv, args.client.output.outputs());
-            let outcome = client(args.client, &mut rec);
+            let outcome = client(&args.client).and_then(|job| job.run(&mut rec));
             rec.finish(outcome)
         }
     }
 }
 
-/// Measures the client points of `args` into `rec` (one command, or one job of a suite).
-pub fn run_into(args: NetArgs, rec: &mut Recorder) -> anyhow::Result<()> {
-    match args.command {
+/// The request of `args`: one command, or one job of a suite (a client's: `net serve` runs
+/// on the server host).
+pub fn job(args: &NetArgs) -> anyhow::Result<Box<dyn Request>> {
+    match &args.command {
         Some(NetCommand::Serve(_)) => Err(UsageError(
             "`net serve` cannot be a job of a suite; run it on the server host".into(),
         )
         .into()),
-        None => client(args.client, rec),
+        None => client(&args.client),
     }
 }
 
@@ -287,23 +288,12 @@ fn options(args: &ClientArgs) -> anyhow::Result<NetOptions> {
     Ok(opts)
 }
 
-/// Checks `args` as the run would (the server's address resolved, not contacted), and says
-/// about how long it takes (`run --dry-run`, `--budget`).
-pub fn check(args: &NetArgs) -> anyhow::Result<std::time::Duration> {
-    match &args.command {
-        Some(NetCommand::Serve(_)) => Err(UsageError(
-            "`net serve` cannot be a job of a suite; run it on the server host".into(),
-        )
-        .into()),
-        None => {
-            args.client.token.token()?;
-            Ok(net::estimate(&options(&args.client)?))
-        }
-    }
-}
-
-fn client(args: ClientArgs, rec: &mut Recorder) -> anyhow::Result<()> {
-    let token = args.token.token()?;
-    let opts = options(&args)?;
-    net::run(opts, args.server.as_deref(), token, rec)
+/// The client's request: its points checked against the protocol's limits and the server's
+/// address resolved (not contacted).
+fn client(args: &ClientArgs) -> anyhow::Result<Box<dyn Request>> {
+    Ok(Box::new(net::NetRequest {
+        token: args.token.token()?,
+        opts: options(args)?,
+        server: args.server.clone(),
+    }))
 }

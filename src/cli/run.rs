@@ -4,7 +4,7 @@ use super::common::Fit;
 use super::common::{OutputArgs, UsageError};
 use super::{Cli, Command, clap_message};
 use crate::app::suite::{self, Job};
-use crate::app::{Recorder, suite::total};
+use crate::app::{Recorder, Request, suite::total};
 use crate::profile::{BUILT_IN, Profile};
 use crate::results::Subsystem;
 use crate::sysinfo::SystemInfo;
@@ -90,26 +90,27 @@ pub(super) fn plan(name: &str, sys: &SystemInfo, fit: Fit) -> anyhow::Result<(Pr
             ))
         };
         let mut command = parse_job(&line, &inherited).map_err(|e| which(&e))?;
-        let estimate = check(&mut command, sys, fit).map_err(|e| which(&super::one_line(&e)))?;
+        if let Some(output) = command.output_mut() {
+            output.fit = fit;
+        }
+        let checked = request(&command, sys).and_then(|r| Ok((r.check(sys)?, r)));
+        let (estimate, request) = checked.map_err(|e| which(&super::one_line(&e)))?;
         jobs.push(Job {
             estimate: estimate + JOB_OVERHEAD,
             line,
-            measure: measure(command),
+            measure: Box::new(move |rec: &mut Recorder| request.run(rec)),
         });
     }
     Ok((profile, jobs))
 }
 
-/// Applies `fit` to a job's command and checks it on `sys`: its estimated time.
-fn check(command: &mut Command, sys: &SystemInfo, fit: Fit) -> anyhow::Result<Duration> {
-    if let Some(output) = command.output_mut() {
-        output.fit = fit;
-    }
+/// A job's request (`fit` already applied to its command).
+fn request(command: &Command, sys: &SystemInfo) -> anyhow::Result<Box<dyn Request>> {
     match command {
-        Command::Cpu(a) => super::cpu::check(a, sys),
-        Command::Mem(a) => super::mem::check(a, sys),
-        Command::Disk(a) => super::disk::check(a, sys),
-        Command::Net(a) => super::net::check(a),
+        Command::Cpu(a) => super::cpu::job(a),
+        Command::Mem(a) => super::mem::job(a, sys),
+        Command::Disk(a) => super::disk::job(a),
+        Command::Net(a) => super::net::job(a),
         _ => {
             Err(UsageError("a profile job must be a benchmark (cpu, mem, disk, net)".into()).into())
         }
@@ -234,19 +235,6 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
         );
     }
     rec.finish(outcome)
-}
-
-/// What a job's parsed command measures.
-fn measure(command: Command) -> suite::Measure {
-    Box::new(move |rec: &mut Recorder| match command {
-        Command::Cpu(a) => super::cpu::run_into(*a, rec),
-        Command::Mem(a) => super::mem::run_into(*a, rec),
-        Command::Disk(a) => super::disk::run_into(*a, rec),
-        Command::Net(a) => super::net::run_into(*a, rec),
-        _ => {
-            Err(UsageError("a profile job must be a benchmark (cpu, mem, disk, net)".into()).into())
-        }
-    })
 }
 
 /// Parses one job's command line (without the program name); the `inherited` options (from

@@ -231,7 +231,9 @@ pub fn estimate(
     let rounds = (opts.reps.warmup + opts.reps.repeat) as f64;
     let mut s = 0.0;
     for w in &opts.workloads {
-        if *w == CpuWorkload::Null {
+        // The cost follows the workload's work model (its spec): the harness alone costs
+        // about a millisecond a round.
+        if w.spec().work == crate::bench::spec::Work::Nothing {
             s += opts.threads.len() as f64 * rounds * 1e-3;
             continue;
         }

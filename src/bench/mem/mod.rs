@@ -16,6 +16,7 @@ mod session;
 mod workload;
 
 use crate::bench::buffer::HugePages;
+use crate::bench::spec::Work;
 use crate::runner::{Repetition, affinity};
 use crate::sysinfo::peak::MemPeakOverrides;
 use crate::sysinfo::{Isa, SystemInfo};
@@ -150,9 +151,10 @@ pub fn estimate(opts: &MemOptions, sys: &SystemInfo) -> Duration {
     for p in points(opts) {
         let t = p.threads as f64;
         let share = (t / cpus).max(1.0);
-        match p.workload {
-            MemWorkload::Null => s += rounds * 1e-3,
-            MemWorkload::Latency => {
+        // The cost follows the workload's work model (its spec).
+        match p.workload.spec().work {
+            Work::Nothing => s += rounds * 1e-3,
+            Work::Loads => {
                 let sample = opts.latency_sample.as_secs_f64();
                 s += 0.3;
                 for size in staircase_sizes(4096, opts.latency_max_bytes) {
@@ -163,7 +165,7 @@ pub fn estimate(opts: &MemOptions, sys: &SystemInfo) -> Duration {
                 s += array / 2e9
                     + Probe::ALL.len() as f64 * (sample / 10.0 + rounds * sample * share);
             }
-            w => {
+            _ => {
                 // Fixed work: a thread's share at about 10 GB/s, the threads sharing the
                 // memory's bandwidth as they do the CPUs.
                 let d = match opts.total_bytes {
@@ -176,7 +178,7 @@ pub fn estimate(opts: &MemOptions, sys: &SystemInfo) -> Duration {
                     }
                     None => opts.duration.as_secs_f64() + opts.duration.as_secs_f64() / 20.0,
                 };
-                s += w.arrays() as f64 * array / 2e9 + rounds * d;
+                s += p.workload.arrays() as f64 * array / 2e9 + rounds * d;
             }
         }
     }
