@@ -12,9 +12,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Charts in [`common::chart_report`]: CPU DP, SP, efficiency; memory COPY, RWS, staircase;
-/// disk IOPS, latency, latency percentiles, throughput per interval; network goodput, latency
-/// percentiles.
-const CHARTS: usize = 12;
+/// disk throughput, IOPS and latency against queue depth, latency percentiles, throughput per
+/// interval; network goodput, latency percentiles.
+const CHARTS: usize = 13;
 
 fn html_of(r: &Report) -> String {
     String::from_utf8(report::html::render(&common::shown(r))).unwrap()
@@ -141,7 +141,7 @@ fn the_page_is_self_contained_and_complete() {
         "throughput per interval",
         "id=\"chart-net-latency-percentiles\"",
         "ideal linear scaling",
-        "likwid-bench: avx512",
+        "likwid-bench: DP",
         "id=\"chart-mem-latency-staircase\"",
         "id=\"chart-cpu-efficiency\"",
         "L1d 48 KiB",
@@ -201,7 +201,7 @@ fn every_chart_exports_as_png() {
     let files = report::charts::pngs(&common::shown(&common::chart_report()));
     let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
     assert_eq!(names.len(), CHARTS, "{names:?}");
-    assert_eq!(names[0], "01-cpu-dp-throughput.png");
+    assert_eq!(names[0], "01-cpu-dp-throughput-vs-threads.png");
     assert!(names.contains(&"06-mem-latency-staircase.png"), "{names:?}");
     for (_, png) in files {
         let png = png.unwrap();
@@ -668,5 +668,168 @@ fn report_compares_runs_side_by_side() {
         assert!(dom.contains("Every common point"));
     } else {
         println!("SKIPPED: chromium not found (apt-get install chromium)");
+    }
+}
+
+/// The chart titles of a report, without the machine and time each ends with.
+fn chart_titles(r: &Report) -> Vec<String> {
+    report::charts::for_report(r)
+        .iter()
+        .map(|c| c.title.split(" — ").next().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// The line names of the chart titled `title`.
+fn line_names(r: &Report, title: &str) -> Vec<String> {
+    let charts = report::charts::for_report(r);
+    let chart = charts
+        .iter()
+        .find(|c| c.title.starts_with(title))
+        .unwrap_or_else(|| panic!("no chart '{title}' in {:?}", chart_titles(r)));
+    match &chart.plot {
+        report::plot::Plot::Lines { series, .. } => series.iter().map(|s| s.name.clone()).collect(),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The charts follow what was swept: a disk run over threads and block sizes at QD1 draws MB/s,
+/// IOPS and latency against threads (a line per block size) and against block size; a
+/// network LATENCY run over streams draws the round trip against streams; a memory run of
+/// RWS and RWR over three block sizes draws throughput against block size, sequential and
+/// random as two lines. Chromium renders each page with every chart and no console error.
+#[test]
+fn charts_follow_what_was_swept() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, args: &[&str]| -> Report {
+        let json = dir.path().join(format!("{name}.json"));
+        peakbench()
+            .current_dir(dir.path())
+            .args(args)
+            .args(["--repeat", "2", "--no-history", "--quiet", "--json"])
+            .arg(&json)
+            .assert()
+            .success();
+        Report::from_json(&std::fs::read(&json).unwrap()).unwrap()
+    };
+    let disk = run(
+        "disk",
+        &[
+            "disk",
+            "--engine",
+            "null",
+            "--workload",
+            "RS,RR",
+            "--threads",
+            "1,2,4",
+            "--block-size",
+            "4K,1M",
+            "--iodepth",
+            "1",
+            "--size",
+            "8M",
+            "--runtime",
+            "30ms",
+            "--ramp",
+            "0s",
+        ],
+    );
+    let titles = chart_titles(&disk);
+    for what in ["throughput", "IOPS", "mean latency"] {
+        for axis in ["threads", "block size"] {
+            let title = format!("Disk RS, RR: {what} vs {axis}");
+            assert!(titles.contains(&title), "{title} not in {titles:?}");
+        }
+    }
+    assert_eq!(
+        line_names(&disk, "Disk RS, RR: IOPS vs threads"),
+        [
+            "RS · 4 KiB blocks",
+            "RS · 1 MiB blocks",
+            "RR · 4 KiB blocks",
+            "RR · 1 MiB blocks"
+        ]
+    );
+    assert_eq!(
+        line_names(&disk, "Disk RS, RR: throughput vs block size"),
+        [
+            "RS · 1 thread",
+            "RS · 2 threads",
+            "RS · 4 threads",
+            "RR · 1 thread",
+            "RR · 2 threads",
+            "RR · 4 threads"
+        ]
+    );
+    // Nothing was swept in queue depth: no chart against it.
+    assert!(
+        !titles.iter().any(|t| t.contains("queue depth")),
+        "{titles:?}"
+    );
+
+    let net = run(
+        "net",
+        &[
+            "net",
+            "--loopback",
+            "--workload",
+            "LATENCY",
+            "-P",
+            "1,2,4",
+            "--protocol",
+            "tcp",
+            "--duration",
+            "50ms",
+            "--omit",
+            "0s",
+        ],
+    );
+    assert_eq!(
+        line_names(&net, "Network LATENCY: round-trip time vs streams"),
+        ["LATENCY"]
+    );
+
+    let mem = run(
+        "mem",
+        &[
+            "mem",
+            "--workload",
+            "RWS,RWR",
+            "--block-size",
+            "1K,64K,1M",
+            "--threads",
+            "1",
+            "--array-size",
+            "4M",
+            "--duration",
+            "10ms",
+        ],
+    );
+    assert_eq!(
+        line_names(&mem, "Memory RWS, RWR: throughput vs block size"),
+        ["RWS", "RWR"]
+    );
+
+    let Some(bin) = find_chromium() else {
+        println!("SKIPPED: chromium not found (apt-get install chromium)");
+        return;
+    };
+    let logging = ["--enable-logging=stderr".to_string(), "--v=0".to_string()];
+    let mut args = logging.to_vec();
+    args.push("--dump-dom".into());
+    for (name, r) in [("disk", &disk), ("net", &net), ("mem", &mem)] {
+        let page = dir.path().join(format!("{name}.html"));
+        std::fs::write(&page, html_of(r)).unwrap();
+        let (dom, stderr) = chromium(&bin, dir.path(), &args, &page);
+        assert_eq!(console_lines(&stderr), Vec::<&str>::new(), "{stderr}");
+        let drawn = svgs(&dom);
+        assert_eq!(drawn.len(), chart_titles(r).len(), "{name}");
+        for title in chart_titles(r) {
+            assert!(
+                drawn
+                    .iter()
+                    .any(|svg| svg.contains(&format!("aria-label=\"{title} — "))),
+                "{name}: Chromium did not draw '{title}'"
+            );
+        }
     }
 }

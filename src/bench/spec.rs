@@ -55,22 +55,25 @@ pub enum Axis {
 /// A chart a workload's points get.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChartKind {
-    /// The figure against threads, a line per variant.
-    VsThreads,
-    /// The figure against N, a line per thread count.
-    VsN,
+    /// Each figure against each parameter the run swept (threads, N, block size, queue depth,
+    /// streams, message size), a line per value of the others.
+    Sweeps,
     /// Latency per load against the working set, the cache levels marked.
     Staircase,
-    /// IOPS and mean latency against the queue depth.
-    VsQueueDepth,
-    /// Goodput against parallel streams.
-    VsStreams,
     /// Latency percentiles per point.
     Percentiles,
     /// The figure per interval of the last repetition.
     Intervals,
     /// Each point's efficiency against its peak.
     Efficiency,
+}
+
+impl Work {
+    /// Whether its workloads come in pairs that differ only in their order (sequential and
+    /// random blocks or I/Os), which one chart draws together.
+    pub fn ordered(self) -> bool {
+        matches!(self, Work::Blocks { .. } | Work::Io { copy: false, .. })
+    }
 }
 
 /// The work model: what the rate counts (likwid-bench declares it in each kernel's header),

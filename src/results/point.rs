@@ -52,19 +52,32 @@ pub enum Words {
     Hidden,
 }
 
+/// What a chart does with a parameter that names the point ([`Role::Axis`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Drawn {
+    /// A sweep can put it on a chart's x axis, titled so ("threads", "block size").
+    Along(&'static str),
+    /// Its values are a chart's lines (a probe, a cache level, a node).
+    Apart,
+    /// Neither: it follows from the others (a bandwidth point's working set from its threads
+    /// and arrays), or it is not an axis.
+    Not,
+}
+
 /// One parameter of a point: its JSON key (which the schema fixes), its value as the record
-/// writes it, what it is to the point and how a person reads it.
+/// writes it, what it is to the point, how a person reads it and how a chart draws it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Field {
     pub key: &'static str,
     pub value: Value,
     pub role: Role,
     pub words: Words,
+    pub drawn: Drawn,
 }
 
 impl Field {
     /// The parameter in a label, or `None` where it is not shown.
-    fn words(&self) -> Option<String> {
+    pub fn words(&self) -> Option<String> {
         let shown = shown_value(self.key, &self.value);
         match self.words {
             Words::Bare => Some(shown),
@@ -99,11 +112,31 @@ impl FieldList {
             value,
             role,
             words,
+            drawn: Drawn::Not,
         });
     }
 
-    /// A parameter that names the point and that a line joins across.
+    /// A parameter that names the point, that a sweep puts on a chart's x axis titled
+    /// `title`, and that a line joins across.
+    pub fn swept(
+        &mut self,
+        key: &'static str,
+        value: impl serde::Serialize,
+        words: Words,
+        title: &'static str,
+    ) {
+        self.push(key, value, Role::Axis, words);
+        self.drawn(Drawn::Along(title));
+    }
+
+    /// A parameter that names the point, whose values are a chart's lines.
     pub fn axis(&mut self, key: &'static str, value: impl serde::Serialize, words: Words) {
+        self.push(key, value, Role::Axis, words);
+        self.drawn(Drawn::Apart);
+    }
+
+    /// A parameter that names the point but follows from the others (no chart draws it).
+    pub fn follows(&mut self, key: &'static str, value: impl serde::Serialize, words: Words) {
         self.push(key, value, Role::Axis, words);
     }
 
@@ -120,6 +153,12 @@ impl FieldList {
     /// The extent the point ran on (see [`Role::Extent`]).
     pub fn extent(&mut self, key: &'static str, value: impl serde::Serialize) {
         self.push(key, value, Role::Extent, Words::Hidden);
+    }
+
+    fn drawn(&mut self, drawn: Drawn) {
+        if let Some(last) = self.0.last_mut() {
+            last.drawn = drawn;
+        }
     }
 }
 

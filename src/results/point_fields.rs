@@ -29,9 +29,14 @@ impl Fields for NodeTag {
 
 impl Fields for CpuParams {
     fn fields(&self, out: &mut FieldList) {
-        out.axis("threads", self.threads, THREADS);
+        out.swept("threads", self.threads, THREADS, "threads");
         if let Some(l) = &self.linalg {
-            out.axis("n", l.n, Words::Around("N = ", ""));
+            out.swept(
+                "n",
+                l.n,
+                Words::Around("N = ", ""),
+                "N (order of the matrices)",
+            );
         }
         if let Some(k) = &self.kernel {
             out.variant("isa", k.isa, Words::Bare);
@@ -58,16 +63,17 @@ impl Fields for CpuParams {
 
 impl Fields for MemParams {
     fn fields(&self, out: &mut FieldList) {
-        out.axis("threads", self.threads, THREADS);
+        out.swept("threads", self.threads, THREADS, "threads");
         if let Some(k) = &self.kernel {
             out.variant("isa", k.isa, Words::Bare);
             if let Some(scaling) = k.scaling {
                 out.variant("scaling", scaling, Words::Around("", " scaling"));
             }
             if let Some(b) = &k.blocks {
-                out.axis("block_size_bytes", b.block_size_bytes, BLOCKS);
+                out.swept("block_size_bytes", b.block_size_bytes, BLOCKS, "block size");
             }
-            out.axis("working_set_bytes", k.working_set_bytes, WORKING_SET);
+            // All arrays of all threads: it follows from the threads and the array size.
+            out.follows("working_set_bytes", k.working_set_bytes, WORKING_SET);
             out.variant("pages", k.pages, PAGES);
             out.variant("stores", k.stores, Words::Around("", " stores"));
         }
@@ -91,7 +97,7 @@ const PAGES: Words = Words::Around("", " pages");
 
 impl Fields for LatencyParams {
     fn fields(&self, out: &mut FieldList) {
-        out.axis("threads", self.threads, THREADS);
+        out.swept("threads", self.threads, THREADS, "threads");
         // The parts share keys; as in the JSON object, the last part's value is the one.
         let working_set = self
             .op
@@ -99,7 +105,7 @@ impl Fields for LatencyParams {
             .map(|o| o.working_set_bytes)
             .or(self.chase.as_ref().map(|c| c.working_set_bytes));
         if let Some(ws) = working_set {
-            out.axis("working_set_bytes", ws, WORKING_SET);
+            out.swept("working_set_bytes", ws, WORKING_SET, "working set");
         }
         let pages = (self.level.as_ref().map(|l| l.pages)).or(self.chase.as_ref().map(|c| c.pages));
         if let Some(pages) = pages {
@@ -113,7 +119,8 @@ impl Fields for LatencyParams {
         };
         out.axis("probe", self.probe, words);
         if let Some(op) = &self.op {
-            out.axis("op_bytes", op.op_bytes, Words::Around("", " ops"));
+            // The probe's name says its size.
+            out.follows("op_bytes", op.op_bytes, Words::Around("", " ops"));
         }
         if let Some(level) = &self.level {
             out.axis("level", level.level, Words::Around("", " level"));
@@ -127,12 +134,22 @@ impl Fields for LatencyParams {
 
 impl Fields for DiskParams {
     fn fields(&self, out: &mut FieldList) {
-        out.axis("threads", self.threads, THREADS);
+        out.swept("threads", self.threads, THREADS, "threads");
         if let Some(scaling) = self.scaling {
             out.variant("scaling", scaling, Words::Around("", " scaling"));
         }
-        out.axis("block_size_bytes", self.block_size_bytes, BLOCKS);
-        out.axis("iodepth", self.iodepth, Words::Around("QD ", ""));
+        out.swept(
+            "block_size_bytes",
+            self.block_size_bytes,
+            BLOCKS,
+            "block size",
+        );
+        out.swept(
+            "iodepth",
+            self.iodepth,
+            Words::Around("QD ", ""),
+            "queue depth (per thread)",
+        );
         out.variant("engine", self.engine, Words::Bare);
         out.variant("io_mode", self.io_mode, Words::Bare);
         // A pure read or write workload's name says it already.
@@ -142,7 +159,8 @@ impl Fields for DiskParams {
         };
         out.axis("read_percent", self.read_percent, words);
         self.node.fields(out);
-        out.axis("pattern", self.pattern, Words::Bare);
+        // The workload's name says it.
+        out.follows("pattern", self.pattern, Words::Bare);
         out.condition("sync", self.sync);
         if self.file_per_thread {
             out.condition("file_per_thread", true);
@@ -156,13 +174,17 @@ impl Fields for DiskParams {
 
 impl Fields for NetParams {
     fn fields(&self, out: &mut FieldList) {
-        out.axis("threads", self.threads, THREADS);
+        // A thread per stream.
+        out.follows("threads", self.threads, THREADS);
         out.variant("protocol", self.protocol.name(), Words::Bare);
-        out.axis("streams", self.streams, Words::Count("stream", "streams"));
-        out.axis(
+        let streams = Words::Count("stream", "streams");
+        out.swept("streams", self.streams, streams, "streams");
+        let messages = Words::Around("", " messages");
+        out.swept(
             "message_size_bytes",
             self.message_size_bytes,
-            Words::Around("", " messages"),
+            messages,
+            "message size",
         );
         if let Some(side) = self.side {
             out.variant("side", side, Words::Bare);

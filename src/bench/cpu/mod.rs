@@ -45,7 +45,7 @@ super::spec::workloads! {
 /// The options only the kernels QP … INT64 use (NULL runs no kernel).
 const KERNEL_OPTIONS: &[&[&str]] = &[&["scaling", "duration", "total-ops", "isa"]];
 const KERNEL_AXES: &[Axis] = &[Axis::Threads];
-const KERNEL_CHARTS: &[ChartKind] = &[ChartKind::VsThreads, ChartKind::Efficiency];
+const KERNEL_CHARTS: &[ChartKind] = &[ChartKind::Sweeps, ChartKind::Efficiency];
 
 impl CpuWorkload {
     /// What it is, everything every reader needs (see [`Spec`]).

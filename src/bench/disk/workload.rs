@@ -92,7 +92,7 @@ impl DiskWorkload {
             axes: &[Axis::BlockSize, Axis::Threads, Axis::QueueDepth],
             references: if copy { &[] } else { &[Tool::Fio] },
             charts: &[
-                ChartKind::VsQueueDepth,
+                ChartKind::Sweeps,
                 ChartKind::Percentiles,
                 ChartKind::Intervals,
                 ChartKind::Efficiency,

@@ -67,7 +67,7 @@ impl LinalgWorkload {
             options,
             axes: &[Axis::N, Axis::Threads],
             references,
-            charts: &[ChartKind::VsThreads, ChartKind::VsN, ChartKind::Efficiency],
+            charts: &[ChartKind::Sweeps, ChartKind::Efficiency],
             work: Work::Flops,
         }
     }

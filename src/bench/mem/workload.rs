@@ -52,7 +52,7 @@ const BLOCKS_WRITTEN: &[&[&str]] = &[&["block-size", "stores"], &BANDWIDTH];
 const BLOCKS_READ: &[&[&str]] = &[&["block-size"], &BANDWIDTH];
 const STREAM_OPTIONS: &[&[&str]] = &[&["stores"], &BANDWIDTH];
 const BANDWIDTH_READ: &[&[&str]] = &[&BANDWIDTH];
-const BANDWIDTH_CHARTS: &[ChartKind] = &[ChartKind::VsThreads, ChartKind::Efficiency];
+const BANDWIDTH_CHARTS: &[ChartKind] = &[ChartKind::Sweeps, ChartKind::Efficiency];
 
 /// LATENCY's spec: the staircase, its levels and the per-operation probes.
 const LATENCY_SPEC: Spec = Spec {
@@ -70,7 +70,11 @@ const LATENCY_SPEC: Spec = Spec {
     ]],
     axes: &[Axis::WorkingSet, Axis::Threads],
     references: &[],
-    charts: &[ChartKind::Staircase, ChartKind::Efficiency],
+    charts: &[
+        ChartKind::Sweeps,
+        ChartKind::Staircase,
+        ChartKind::Efficiency,
+    ],
     work: Work::Loads,
 };
 

@@ -65,7 +65,7 @@ impl NetWorkload {
                 &[&["reverse", "busy-poll", "rate"]],
                 &[Tool::Iperf3],
                 &[
-                    ChartKind::VsStreams,
+                    ChartKind::Sweeps,
                     ChartKind::Intervals,
                     ChartKind::Efficiency,
                 ],
@@ -75,7 +75,11 @@ impl NetWorkload {
                 &[Metric::Latency, Metric::Rate],
                 &[&["propagation-us"]],
                 &[Tool::Sockperf, Tool::Qperf, Tool::Ping],
-                &[ChartKind::Percentiles, ChartKind::Efficiency],
+                &[
+                    ChartKind::Sweeps,
+                    ChartKind::Percentiles,
+                    ChartKind::Efficiency,
+                ],
             ),
         };
         Spec {

@@ -1,27 +1,23 @@
 //! The charts a report calls for ([`for_report`]): per subsystem, which records go in which
 //! chart and how they are named; the drawing is `plot`'s. One file per family of charts:
-//! throughput against threads and against N, the memory staircase, disk IOPS and latency
-//! against queue depth, network goodput against streams, the per-point charts (percentiles,
-//! intervals) and efficiency; `series` turns records into the lines they share.
+//! each figure against each swept parameter (`sweeps`), the memory staircase, the per-point
+//! charts (percentiles, intervals) and efficiency; `series` turns records into the lines they
+//! share.
 
-mod disk;
 mod efficiency;
-mod net;
 mod per_point;
 mod series;
 mod staircase;
-mod throughput;
+mod sweeps;
 
 use super::plot::{Chart, ChartError, PNG_SCALE, Plot, drawable, png};
 use crate::bench::registry;
 use crate::bench::spec::ChartKind;
 use crate::results::{Report, ResultRecord, Subsystem};
-use disk::disk_charts;
 use efficiency::efficiency_chart;
-use net::net_charts;
 use per_point::{interval_charts, percentile_charts};
 use staircase::staircase;
-use throughput::{linalg_size_charts, throughput_charts};
+use sweeps::sweep_charts;
 
 /// Every chart of `report` as a PNG file, in page order: (file name such as
 /// `01-cpu-dp-throughput.png`, its bytes or why it could not be drawn).
@@ -68,9 +64,9 @@ fn slug(parts: &[&str]) -> String {
 }
 
 /// The charts a report calls for, in the order its sections show them: per subsystem (in
-/// first-seen order), throughput against concurrency per workload, the memory latency
-/// staircase, disk IOPS and latency against queue depth, network goodput against streams, then
-/// efficiency against the peak. Charts with nothing to draw are left out.
+/// first-seen order), each figure against each parameter its points swept, the memory latency
+/// staircase, percentiles and intervals, then efficiency against the peak. Charts with nothing
+/// to draw are left out.
 pub fn for_report(report: &Report) -> Vec<Chart> {
     let mut subsystems: Vec<Subsystem> = Vec::new();
     for r in &report.results {
@@ -96,14 +92,7 @@ pub fn for_report(report: &Report) -> Vec<Chart> {
                 })
                 .collect()
         };
-        out.extend(match subsystem {
-            Subsystem::Disk => disk_charts(&of_kind(ChartKind::VsQueueDepth)),
-            Subsystem::Net => net_charts(&of_kind(ChartKind::VsStreams)),
-            Subsystem::Cpu | Subsystem::Mem => {
-                throughput_charts(subsystem, &of_kind(ChartKind::VsThreads))
-            }
-        });
-        out.extend(linalg_size_charts(&of_kind(ChartKind::VsN)));
+        out.extend(sweep_charts(subsystem, &of_kind(ChartKind::Sweeps)));
         out.extend(staircase(&of_kind(ChartKind::Staircase), report));
         out.extend(percentile_charts(
             subsystem,

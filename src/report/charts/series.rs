@@ -2,14 +2,9 @@
 //! measurement differs, each point with its repetitions and hover text; the reference tool's
 //! lines, ideal scaling and the peak as guides.
 
-use super::super::plot::{Axis, Detail, Plot, Scale, Series, Ticks};
+use super::super::plot::{Detail, Series};
 use crate::results::ResultRecord;
 use crate::results::point::series_conditions;
-
-/// The point's threads (network: streams), as an x value.
-pub(super) fn threads(rec: &ResultRecord) -> Option<f64> {
-    Some(rec.params.threads() as f64)
-}
 
 /// Records grouped by `key`, in first-seen order.
 pub(super) fn group_by<'a, K: PartialEq>(
@@ -183,18 +178,6 @@ pub(super) fn ideal_scaling(series: &[Series]) -> Vec<Series> {
             })
         })
         .collect()
-}
-
-/// Lines of a figure (linear y) against a count (threads, queue depth, streams, N; log x), with
-/// dashed guides (the peak).
-pub(super) fn against_count(x: &str, y: String, series: Vec<Series>, guides: Vec<Series>) -> Plot {
-    Plot::Lines {
-        x: Axis::new(x, Scale::Log, Ticks::Count),
-        y: Axis::new(y, Scale::Linear, Ticks::Number),
-        series,
-        guides,
-        markers: Vec::new(),
-    }
 }
 
 /// The theoretical peak against `x` as a guide line: where every point at the same x has the

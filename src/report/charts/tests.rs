@@ -2,9 +2,9 @@
 //! conditions, per-point charts in parts, and slugs.
 
 use super::per_point::percentile_charts;
-use super::series::{peak_guide, threads};
-use super::throughput::{linalg_size_charts, throughput_charts};
-use super::{Plot, disk_charts, slug};
+use super::series::peak_guide;
+use super::sweeps::sweep_charts;
+use super::{Plot, slug};
 use crate::results::Unit;
 use crate::results::params::{CpuParams, LinalgParams, NodeTag, Params};
 use crate::results::{Metric, ResultRecord, Subsystem};
@@ -49,8 +49,9 @@ pub(in crate::report) fn linpack(n: usize, threads: usize, gops: f64) -> ResultR
     )
 }
 
-/// LINPACK at two N and two thread counts: a chart against N with a line and a dashed
-/// peak per thread count, and the chart against threads with its peak line.
+/// LINPACK at two N and two thread counts: a chart against threads with a line per N and the
+/// peak (the same at each thread count), and a chart against N with a line and a dashed peak
+/// per thread count.
 #[test]
 fn linpack_is_drawn_against_n_and_threads_with_its_peak() {
     let recs = [
@@ -60,31 +61,45 @@ fn linpack_is_drawn_against_n_and_threads_with_its_peak() {
         linpack(4000, 2, 80.0),
     ];
     let refs: Vec<&ResultRecord> = recs.iter().collect();
-    let charts = linalg_size_charts(&refs);
-    assert_eq!(charts.len(), 1);
-    let Plot::Lines { series, guides, .. } = &charts[0].plot else {
-        panic!("{:?}", charts[0].plot)
+    let charts = sweep_charts(Subsystem::Cpu, &refs);
+    let slugs: Vec<&str> = charts.iter().map(|c| c.slug.as_str()).collect();
+    assert_eq!(
+        slugs,
+        [
+            "cpu-linpack-throughput-vs-threads",
+            "cpu-linpack-throughput-vs-n"
+        ]
+    );
+    let by_n = &charts[1];
+    assert_eq!(by_n.title, "CPU LINPACK: throughput vs N");
+    let Plot::Lines { series, guides, .. } = &by_n.plot else {
+        panic!("{:?}", by_n.plot)
     };
-    assert_eq!(charts[0].slug, "cpu-linpack-throughput-vs-n");
     assert_eq!(series.len(), 2);
+    assert_eq!(series[1].name, "2 threads");
     assert_eq!(series[1].points, vec![(1000.0, 50e9), (4000.0, 80e9)]);
     assert_eq!(guides.len(), 2);
     assert_eq!(guides[1].name, "peak, 2 threads");
     assert_eq!(guides[1].points, vec![(1000.0, 100e9), (4000.0, 100e9)]);
-    let svg = super::super::plot::svg(&charts[0]).unwrap().unwrap();
+    let svg = super::super::plot::svg(by_n).unwrap().unwrap();
     assert!(
         svg.contains("peak, 2 threads") && svg.contains("4000"),
         "{svg}"
     );
-    // Against threads: one line per N, the peak at 1 and 2 threads.
-    let by_threads = throughput_charts(Subsystem::Cpu, &refs);
-    let Plot::Lines { guides, series, .. } = &by_threads[0].plot else {
+    // Against threads: one line per N, the peak at 1 and 2 threads, ideal scaling.
+    let Plot::Lines { guides, series, .. } = &charts[0].plot else {
         panic!()
     };
-    assert_eq!(series.len(), 2);
+    let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["N = 1000", "N = 4000"]);
     assert_eq!(guides[0].points, vec![(1.0, 50e9), (2.0, 100e9)]);
-    // One N: no chart against N.
-    assert!(linalg_size_charts(&refs[..1]).is_empty());
+    assert!(
+        guides
+            .iter()
+            .any(|g| g.name.starts_with("ideal linear scaling"))
+    );
+    // One N and one thread count: nothing was swept, no chart.
+    assert!(sweep_charts(Subsystem::Cpu, &refs[..1]).is_empty());
 }
 
 /// Points whose peaks differ at the same x have no single peak line.
@@ -94,6 +109,7 @@ fn differing_peaks_draw_no_guide() {
     other.peak.as_mut().unwrap().value = 70e9;
     let recs = [linpack(1000, 1, 30.0), other];
     let refs: Vec<&ResultRecord> = recs.iter().collect();
+    let threads = |r: &ResultRecord| Some(r.params.threads() as f64);
     assert!(peak_guide(&refs, threads, "peak".into()).is_none());
     assert!(peak_guide(&refs[..1], threads, "peak".into()).is_some());
 }
@@ -126,12 +142,14 @@ fn series_are_split_by_their_conditions() {
         disk("io_uring", 32, 75e3),
     ];
     let refs: Vec<&ResultRecord> = recs.iter().collect();
-    let charts = disk_charts(&refs);
+    let charts = sweep_charts(Subsystem::Disk, &refs);
+    assert_eq!(charts.len(), 1);
+    assert_eq!(charts[0].title, "Disk RR: IOPS vs queue depth");
     let Plot::Lines { series, .. } = &charts[0].plot else {
         panic!("{:?}", charts[0].plot)
     };
     let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["4 KiB · psync", "4 KiB · io_uring"]);
+    assert_eq!(names, ["RR · psync", "RR · io_uring"]);
     assert_eq!(series[0].points, vec![(1.0, 15e3)]);
     assert_eq!(series[1].points, vec![(1.0, 14e3), (32.0, 75e3)]);
 }
