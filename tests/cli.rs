@@ -1115,3 +1115,57 @@ fn the_cpu_variant_names_its_data_type() {
         .unwrap_or_default();
     assert!(row.contains("int8 add"), "{text}");
 }
+
+/// `peak` computes a memory, disk or network peak without a CPU, into the same JSON document
+/// (the CPU's keys absent), and refuses a command line that describes nothing in one line.
+#[test]
+fn peak_describes_any_part_of_a_machine() {
+    let out = peakbench()
+        .args([
+            "peak",
+            "--mem-channels",
+            "4",
+            "--mem-mts",
+            "2133",
+            "--json",
+            "-",
+        ])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert!(doc.get("microarchitecture").is_none(), "{doc}");
+    assert_eq!(doc["memory"]["described"], "4 channels × 2133 MT/s");
+    let bw = &doc["memory"]["peaks"][0];
+    assert_eq!(bw["figure"], "bandwidth");
+    assert!((bw["peak"]["value"].as_f64().unwrap() - 68.256).abs() < 1e-9);
+    assert!(
+        doc["memory"]["peaks"][1]["unknown_reason"]
+            .as_str()
+            .unwrap()
+            .contains("--mem-cl")
+    );
+    for (args, says) in [
+        (&["peak"][..], "give a machine to compute"),
+        (&["peak", "--mem-channels", "4"], "--mem-mts"),
+        (&["peak", "--rpm", "7200"], "--seek-ms"),
+        (&["peak", "--link-gbps", "0"], "--link-gbps"),
+        (&["peak", "--link-gbps", "1e9"], "out of range"),
+        (
+            &[
+                "peak",
+                "--mem-channels",
+                "4",
+                "--mem-mts",
+                "2133",
+                "--mem-cl",
+                "x",
+            ],
+            "--mem-cl",
+        ),
+    ] {
+        let out = peakbench().args(args).assert().code(2);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}

@@ -66,10 +66,11 @@ fn every_option_of_every_command_is_documented() {
 }
 
 /// The page that documents a command's options: each subsystem its own, `history` and
-/// `compare` the database's, `cluster` its own, every other command usage.md.
+/// `compare` the database's, `cluster` its own, `peak` the CPU's (where the machine is),
+/// every other command usage.md.
 fn page_of(cmd: &str) -> &'static str {
     match cmd.split(' ').nth(1).unwrap_or("") {
-        "cpu" => "cpu.md",
+        "cpu" | "peak" => "cpu.md",
         "mem" => "mem.md",
         "disk" => "disk.md",
         "net" => "net.md",

@@ -8,6 +8,7 @@ mod history;
 mod mem;
 mod net;
 mod peak;
+mod peak_others;
 
 mod reference;
 mod report;

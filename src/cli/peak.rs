@@ -1,7 +1,9 @@
-//! `peakbench peak`: the theoretical CPU peak of a machine described on the command line, for
-//! the "theoretical" column of machines not at hand. Nothing is measured.
+//! `peakbench peak`: the theoretical peaks of a machine described on the command line — its
+//! CPU, memory, disk and network — for the "theoretical" column of machines not at hand, each
+//! with its formula. Nothing is measured.
 
 use super::common::{UsageError, count_in, parse_positive};
+use super::peak_others::{OtherPeaks, Sections};
 use crate::app::cpu::{CpuWorkload, Op, operation};
 use crate::files::check_output_file;
 use crate::report;
@@ -15,19 +17,22 @@ use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 pub struct PeakArgs {
-    /// Microarchitecture: a name from the table (haswell, skylake-sp, sapphirerapids, zen4,
-    /// neoverse-v2, …) or a CPUID signature FAMILY:MODEL (x86, e.g. 6:0xCF) or 0x41:PART (Arm).
-    #[arg(long)]
-    pub uarch: String,
-    /// Physical cores per socket.
-    #[arg(long, value_parser = parse_cores)]
-    pub cores: u32,
-    /// Core clock in GHz (all-core, under the workload's load).
-    #[arg(long, value_name = "GHZ", value_parser = parse_ghz)]
-    pub ghz: f64,
-    /// Sockets.
+    /// CPU: microarchitecture, a name from the table (haswell, skylake-sp, sapphirerapids,
+    /// zen4, neoverse-v2, …) or a CPUID signature FAMILY:MODEL (x86, e.g. 6:0xCF) or 0x41:PART
+    /// (Arm); with --cores and --ghz.
+    #[arg(long, requires_all = ["cores", "ghz"])]
+    pub uarch: Option<String>,
+    /// CPU: physical cores per socket.
+    #[arg(long, value_parser = parse_cores, requires = "uarch")]
+    pub cores: Option<u32>,
+    /// CPU: core clock in GHz (all-core, under the workload's load).
+    #[arg(long, value_name = "GHZ", value_parser = parse_ghz, requires = "uarch")]
+    pub ghz: Option<f64>,
+    /// CPU: sockets.
     #[arg(long, default_value = "1", value_parser = parse_sockets)]
     pub sockets: u32,
+    #[command(flatten)]
+    pub others: OtherPeaks,
     /// Write the peaks as JSON to FILE, or `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -135,13 +140,23 @@ pub fn sheet(u: &'static Uarch, cores: u32, sockets: u32, ghz: f64) -> PeakSheet
 }
 
 pub fn run(args: PeakArgs) -> anyhow::Result<()> {
-    let u = uarch::lookup(&args.uarch).map_err(UsageError)?;
+    let cpu = match (&args.uarch, args.cores, args.ghz) {
+        (Some(name), Some(cores), Some(ghz)) => {
+            let u = uarch::lookup(name).map_err(UsageError)?;
+            Some(sheet(u, cores, args.sockets, ghz))
+        }
+        _ => None,
+    };
+    let others = args.others.sections();
+    if cpu.is_none() && others.is_empty() {
+        return Err(super::peak_others::nothing_given().into());
+    }
     if let Some(path) = &args.json {
         check_output_file(path)?;
     }
-    let sheet = sheet(u, args.cores, args.sockets, args.ghz);
+    let doc = PeakDocument { cpu, others };
     if let Some(path) = &args.json {
-        let mut text = serde_json::to_string_pretty(&sheet)?;
+        let mut text = serde_json::to_string_pretty(&doc)?;
         text.push('\n');
         crate::files::write_output(path, text.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
@@ -149,32 +164,49 @@ pub fn run(args: PeakArgs) -> anyhow::Result<()> {
             return Ok(());
         }
     }
-    let rows: Vec<(String, Result<Peak, String>)> = sheet
-        .peaks
-        .iter()
-        .map(|p| {
-            let r = p
-                .peak
-                .clone()
-                .ok_or_else(|| p.unknown_reason.clone().unwrap_or_default());
-            (format!("{} ({})", p.workload, p.operation), r)
-        })
-        .collect();
     let width = crate::text::terminal_width();
-    let head = format!(
-        "{}: {} socket{} × {} cores at {} GHz (nothing measured; table: {})",
-        sheet.microarchitecture,
-        sheet.sockets,
-        if sheet.sockets == 1 { "" } else { "s" },
-        sheet.cores_per_socket,
-        sheet.clock_ghz,
-        sheet.table_source,
-    );
-    crate::files::print(&format!(
-        "{}\n{}",
-        crate::text::wrap(&head, width, "  "),
-        report::table::render_peaks(&rows, width)
-    ))
+    let mut out = String::new();
+    if let Some(sheet) = &doc.cpu {
+        let rows: Vec<(String, Result<Peak, String>)> = sheet
+            .peaks
+            .iter()
+            .map(|p| {
+                let r = p
+                    .peak
+                    .clone()
+                    .ok_or_else(|| p.unknown_reason.clone().unwrap_or_default());
+                (format!("{} ({})", p.workload, p.operation), r)
+            })
+            .collect();
+        let head = format!(
+            "{}: {} socket{} × {} cores at {} GHz (nothing measured; table: {})",
+            sheet.microarchitecture,
+            sheet.sockets,
+            if sheet.sockets == 1 { "" } else { "s" },
+            sheet.cores_per_socket,
+            sheet.clock_ghz,
+            sheet.table_source,
+        );
+        out.push_str(&format!(
+            "{}\n{}",
+            crate::text::wrap(&head, width, "  "),
+            report::table::render_peaks("Workload", &rows, width)
+        ));
+    }
+    for (title, section) in doc.others.all() {
+        out.push_str(&section.render(width, title));
+    }
+    crate::files::print(&out)
+}
+
+/// What `peak --json` writes: the CPU's sheet (its fields at the top level, as before the
+/// other subsystems were added), then a section per other subsystem described.
+#[derive(Debug, Serialize)]
+pub struct PeakDocument {
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<PeakSheet>,
+    #[serde(flatten)]
+    pub others: Sections,
 }
 
 #[cfg(test)]

@@ -82,13 +82,15 @@ fn render_nodes(n: &NodesView, width: usize) -> String {
     out
 }
 
-/// Theoretical peaks, one row per workload: value, formula and inputs, or why there is none.
+/// Theoretical peaks, one row per workload (or figure: `first` names the column): value,
+/// formula and inputs, or why there is none.
 pub fn render_peaks(
+    first: &str,
     rows: &[(String, Result<crate::sysinfo::peak::Peak, String>)],
     width: usize,
 ) -> String {
     let mut t = new_table(width);
-    t.set_header(["Workload", "theoretical", "unit", "formula and inputs"]);
+    t.set_header([first, "theoretical", "unit", "formula and inputs"]);
     for (workload, peak) in rows {
         match peak {
             Ok(p) => t.add_row([

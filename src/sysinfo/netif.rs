@@ -17,6 +17,10 @@ use std::path::Path;
 /// Ethernet bytes per frame outside the MTU: preamble+SFD 8, header 14, FCS 4, gap 12.
 pub const ETHERNET_OVERHEAD: u32 = 38;
 
+/// The least an Ethernet frame takes on the wire: 64 bytes (a shorter one is padded) plus the
+/// preamble and the inter-frame gap.
+pub const MIN_FRAME_ON_WIRE: u64 = 84;
+
 /// What sysfs says about the interface that carries traffic to a host.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Link {

@@ -476,13 +476,21 @@ pub fn round_trip(
     let ip = if ipv6 { 40 } else { 20 };
     // Bytes on the wire for one message: TCP segments of at most MTU − IP − TCP 32 bytes, or
     // the UDP datagram's fragments, each with its headers and Ethernet's framing.
-    let wire = if tcp {
+    // A frame shorter than Ethernet's least (64 bytes, 84 with preamble and gap) is padded.
+    let (wire, frames) = if tcp {
         let per = mtu.saturating_sub(ip + 32).max(1) as u64;
         let segments = (message as u64).div_ceil(per).max(1);
-        message as u64 + segments * (ip + 32 + super::netif::ETHERNET_OVERHEAD) as u64
+        let wire = message as u64 + segments * (ip + 32 + super::netif::ETHERNET_OVERHEAD) as u64;
+        (wire, segments)
     } else {
-        super::netif::shares(false, ipv6, mtu, message).1 as u64
+        let per = ((mtu.saturating_sub(ip)) / 8 * 8).max(8) as u64;
+        let fragments = (message as u64 + 8).div_ceil(per);
+        (
+            super::netif::shares(false, ipv6, mtu, message).1 as u64,
+            fragments,
+        )
     };
+    let wire = wire.max(frames * super::netif::MIN_FRAME_ON_WIRE);
     let serialise_us = wire as f64 * 8.0 / (link_mbps.0 * 1e6) * 1e6;
     let mut inputs = BTreeMap::new();
     inputs.insert(

@@ -1,0 +1,448 @@
+//! `peakbench peak` beyond the CPU: the memory's bandwidth and latency from its channels,
+//! transfer rate and CAS latency; the disk's throughput, IOPS and access time from its rated
+//! figures or its spindle; the network's goodput and round-trip floor from its link — each
+//! with its formula, as the reports computed them from datasheets.
+
+use super::common::{UsageError, parse_positive};
+use crate::ids::Unit;
+use crate::report;
+use crate::sysinfo::peak::{self, DiskPeaks, MemPeakOverrides, Peak, PeakInput};
+use crate::sysinfo::{Fact, Source};
+use clap::Args;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// What the error says when nothing is described.
+pub const WHAT_TO_GIVE: &str = "--uarch, --cores and --ghz (CPU), --mem-channels and --mem-mts \
+    (memory), --rpm and --seek-ms or --disk-peak-* (disk), or --link-gbps (network)";
+
+#[derive(Debug, Args)]
+pub struct OtherPeaks {
+    /// Memory: channels populated (one DIMM each; with --mem-mts), e.g. 4.
+    #[arg(long, value_name = "N", value_parser = parse_channels, requires = "mem_mts")]
+    pub mem_channels: Option<u32>,
+    /// Memory: transfer rate in MT/s (DDR4-2133: 2133; with --mem-channels).
+    #[arg(long, value_name = "MTS", value_parser = parse_mts, requires = "mem_channels")]
+    pub mem_mts: Option<f64>,
+    /// Memory: the modules' CAS latency in clock cycles (CL), for the latency floor
+    /// CL × 2000 / MT/s ns (with --mem-mts).
+    #[arg(long, value_name = "CL", value_parser = parse_cl, requires = "mem_mts")]
+    pub mem_cl: Option<f64>,
+    /// Disk: rated sequential read throughput, MB/s.
+    #[arg(long, value_name = "MBPS", value_parser = parse_positive)]
+    pub disk_peak_read_mbps: Option<f64>,
+    /// Disk: rated sequential write throughput, MB/s.
+    #[arg(long, value_name = "MBPS", value_parser = parse_positive)]
+    pub disk_peak_write_mbps: Option<f64>,
+    /// Disk: rated random read IOPS.
+    #[arg(long, value_name = "IOPS", value_parser = parse_positive)]
+    pub disk_peak_read_iops: Option<f64>,
+    /// Disk: rated random write IOPS.
+    #[arg(long, value_name = "IOPS", value_parser = parse_positive)]
+    pub disk_peak_write_iops: Option<f64>,
+    /// Disk: rated access latency of one I/O, µs.
+    #[arg(long, value_name = "US", value_parser = parse_positive, conflicts_with = "rpm")]
+    pub disk_latency_us: Option<f64>,
+    /// Disk: a rotating disk's spindle speed (with --seek-ms), e.g. 7200.
+    #[arg(long, value_name = "RPM", value_parser = parse_positive, requires = "seek_ms")]
+    pub rpm: Option<f64>,
+    /// Disk: a rotating disk's average seek time in ms (with --rpm), e.g. 9.
+    #[arg(long, value_name = "MS", value_parser = parse_positive, requires = "rpm")]
+    pub seek_ms: Option<f64>,
+    /// Disk: the record size of the IOPS and latency figures [default: 4K].
+    #[arg(long, value_name = "SIZE", value_parser = parse_block)]
+    pub block_size: Option<u64>,
+    /// Network: the link's speed in Gbit/s, e.g. 56.
+    #[arg(long, value_name = "GBPS", value_parser = parse_gbps)]
+    pub link_gbps: Option<f64>,
+    /// Network: the MTU in bytes [default: 1500].
+    #[arg(long, value_name = "BYTES", value_parser = parse_mtu, requires = "link_gbps")]
+    pub mtu: Option<u32>,
+    /// Network: the path's one-way propagation delay in µs (cables, switches), for the
+    /// round-trip floor.
+    #[arg(long, value_name = "US", requires = "link_gbps", value_parser = parse_propagation)]
+    pub propagation_us: Option<f64>,
+    /// Network: the ping-pong message of the round-trip floor, bytes [default: 1].
+    #[arg(long, value_name = "BYTES", requires = "link_gbps", value_parser = parse_message)]
+    pub message_size: Option<u32>,
+}
+
+fn parse_channels(s: &str) -> Result<u32, String> {
+    super::common::count_in(s, 1, 64)
+}
+
+fn within(s: &str, lo: f64, hi: f64, what: &str) -> Result<f64, String> {
+    let v = parse_positive(s)?;
+    if (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!(
+            "'{s}' is out of range for {what}: give {lo} to {hi}"
+        ))
+    }
+}
+
+fn parse_mts(s: &str) -> Result<f64, String> {
+    within(s, 100.0, 100_000.0, "a transfer rate in MT/s")
+}
+
+fn parse_cl(s: &str) -> Result<f64, String> {
+    within(s, 1.0, 200.0, "a CAS latency in cycles")
+}
+
+fn parse_gbps(s: &str) -> Result<f64, String> {
+    within(s, 0.001, 100_000.0, "a link speed in Gbit/s")
+}
+
+fn parse_propagation(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.0..=1e7).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not a propagation delay: give µs from 0 to 10000000"
+        )),
+    }
+}
+
+fn parse_mtu(s: &str) -> Result<u32, String> {
+    super::common::count_in(s, 576, 65_535)
+}
+
+fn parse_message(s: &str) -> Result<u32, String> {
+    let v = crate::units::parse_size(s).map_err(|e| e.to_string())?;
+    u32::try_from(v)
+        .ok()
+        .filter(|v| (1..=65_507).contains(v))
+        .ok_or_else(|| format!("'{s}' is out of range for a ping-pong message: 1 to 65507 bytes"))
+}
+
+fn parse_block(s: &str) -> Result<u64, String> {
+    let v = crate::units::parse_size(s).map_err(|e| e.to_string())?;
+    if (1..=1 << 30).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!(
+            "'{s}' is out of range for a record size: 1 byte to 1 GiB"
+        ))
+    }
+}
+
+/// One figure of a subsystem: its peak, or why it has none.
+#[derive(Debug, Serialize)]
+pub struct Figure {
+    /// What it is ("bandwidth", "random read IOPS (4 KiB)").
+    pub figure: String,
+    pub peak: Option<Peak>,
+    pub unknown_reason: Option<String>,
+}
+
+impl Figure {
+    fn of(figure: impl Into<String>, peak: Result<Peak, String>) -> Figure {
+        Figure {
+            figure: figure.into(),
+            unknown_reason: peak.as_ref().err().cloned(),
+            peak: peak.ok(),
+        }
+    }
+}
+
+/// A subsystem's figures as described.
+#[derive(Debug, Serialize)]
+pub struct Section {
+    /// The machine part described, e.g. "4 channels × 2133 MT/s".
+    pub described: String,
+    pub peaks: Vec<Figure>,
+}
+
+impl Section {
+    /// Its table on the terminal.
+    pub fn render(&self, width: usize, title: &str) -> String {
+        let rows: Vec<(String, Result<Peak, String>)> = self
+            .peaks
+            .iter()
+            .map(|f| {
+                let r = f
+                    .peak
+                    .clone()
+                    .ok_or_else(|| f.unknown_reason.clone().unwrap_or_default());
+                (f.figure.clone(), r)
+            })
+            .collect();
+        let head = format!("{title}: {} (nothing measured)", self.described);
+        format!(
+            "\n{}\n{}",
+            crate::text::wrap(&head, width, "  "),
+            report::table::render_peaks("Figure", &rows, width)
+        )
+    }
+}
+
+/// The sections described (`memory`, `disk`, `network` in `peak --json`).
+#[derive(Debug, Default, Serialize)]
+pub struct Sections {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<Section>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disk: Option<Section>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<Section>,
+}
+
+impl Sections {
+    pub fn is_empty(&self) -> bool {
+        self.memory.is_none() && self.disk.is_none() && self.network.is_none()
+    }
+
+    /// Each section described with its title, in order.
+    pub fn all(&self) -> impl Iterator<Item = (&'static str, &Section)> {
+        [
+            ("Memory", &self.memory),
+            ("Disk", &self.disk),
+            ("Network", &self.network),
+        ]
+        .into_iter()
+        .filter_map(|(t, s)| Some((t, s.as_ref()?)))
+    }
+}
+
+impl OtherPeaks {
+    pub fn sections(&self) -> Sections {
+        Sections {
+            memory: self.memory(),
+            disk: self.disk(),
+            network: self.network(),
+        }
+    }
+
+    fn memory(&self) -> Option<Section> {
+        let (channels, mts) = (self.mem_channels?, self.mem_mts?);
+        let user = MemPeakOverrides {
+            channels: Some(channels),
+            mts: Some(mts),
+            ..Default::default()
+        };
+        let bandwidth = peak::mem_peak(&Fact::unknown("described, not detected"), &user);
+        let latency = match self.mem_cl {
+            Some(cl) => Ok(cas_latency(cl, mts)),
+            None => Err("the CAS latency is not given; give --mem-cl".to_string()),
+        };
+        Some(Section {
+            described: format!("{channels} channels × {mts} MT/s"),
+            peaks: vec![
+                Figure::of("bandwidth", bandwidth),
+                Figure::of("latency (CAS)", latency),
+            ],
+        })
+    }
+
+    fn disk(&self) -> Option<Section> {
+        let rated = DiskPeaks {
+            read_mbps: self.disk_peak_read_mbps,
+            write_mbps: self.disk_peak_write_mbps,
+            read_iops: self.disk_peak_read_iops,
+            write_iops: self.disk_peak_write_iops,
+            latency_us: self.disk_latency_us,
+            rpm: self.rpm,
+            seek_ms: self.seek_ms,
+        };
+        let given = [
+            rated.read_mbps,
+            rated.write_mbps,
+            rated.read_iops,
+            rated.write_iops,
+            rated.latency_us,
+            rated.rpm,
+        ];
+        if given.iter().all(Option::is_none) {
+            return None;
+        }
+        let block = self.block_size.unwrap_or(4096);
+        let size = crate::units::format_size(block);
+        let no_link = "peakbench peak describes no link";
+        let mut peaks = Vec::new();
+        for (what, share) in [("read", 1.0), ("write", 0.0)] {
+            peaks.push(Figure::of(
+                format!("sequential {what} throughput"),
+                peak::disk_throughput(&rated, share, None, no_link),
+            ));
+        }
+        for (what, share) in [("read", 1.0), ("write", 0.0)] {
+            peaks.push(Figure::of(
+                format!("random {what} IOPS ({size})"),
+                peak::disk_iops(&rated, share, block, None, true),
+            ));
+        }
+        peaks.push(Figure::of(
+            format!("random read latency ({size})"),
+            peak::disk_latency(&rated, 1.0, block, None, true),
+        ));
+        let described = match (rated.rpm, rated.seek_ms) {
+            (Some(rpm), Some(seek)) => format!("a {rpm} rpm disk, {seek} ms average seek"),
+            _ => "a disk of the rated figures given".to_string(),
+        };
+        Some(Section { described, peaks })
+    }
+
+    fn network(&self) -> Option<Section> {
+        let gbps = self.link_gbps?;
+        let mtu = self.mtu.unwrap_or(1500);
+        let link = (gbps * 1000.0, Source::User);
+        // The MTU is the user's (or Ethernet's 1500), not detected.
+        let given = |mut p: Peak| {
+            if let Some(m) = p.inputs.get_mut("mtu") {
+                m.source = Source::User;
+            }
+            p
+        };
+        let tcp = given(peak::goodput(
+            link,
+            mtu,
+            true,
+            false,
+            128 << 10,
+            Unit::GbitPerSec,
+            1e9,
+        ));
+        // UDP: the largest datagram that one frame carries.
+        let datagram = mtu.saturating_sub(28).max(1);
+        let udp = given(peak::goodput(
+            link,
+            mtu,
+            false,
+            false,
+            datagram,
+            Unit::GbitPerSec,
+            1e9,
+        ));
+        let message = self.message_size.unwrap_or(1);
+        let rtt = |tcp| peak::round_trip(link, mtu, tcp, false, message, self.propagation_us);
+        Some(Section {
+            described: format!("a {gbps} Gbit/s link, MTU {mtu}, IPv4"),
+            peaks: vec![
+                Figure::of("TCP goodput", Ok(tcp)),
+                Figure::of(format!("UDP goodput ({datagram} B datagrams)"), Ok(udp)),
+                Figure::of(format!("TCP round trip ({message} B messages)"), rtt(true)),
+                Figure::of(format!("UDP round trip ({message} B messages)"), rtt(false)),
+            ],
+        })
+    }
+}
+
+/// The modules' CAS latency in ns: CL cycles of the memory clock, which runs at half the
+/// transfer rate (double data rate): CL × 2000 / MT/s.
+fn cas_latency(cl: f64, mts: f64) -> Peak {
+    let input = |value, unit: &str| PeakInput {
+        value,
+        unit: unit.into(),
+        source: Source::User,
+    };
+    Peak {
+        value: cl * 2000.0 / mts,
+        unit: Unit::Nanos,
+        formula: "CL × 2000 / transfer_rate".into(),
+        inputs: BTreeMap::from([
+            ("CL".to_string(), input(cl, "cycles")),
+            ("transfer_rate".to_string(), input(mts, "MT/s")),
+        ]),
+    }
+}
+
+/// Refuses a `peak` with nothing to compute.
+pub fn nothing_given() -> UsageError {
+    UsageError(format!("give a machine to compute: {WHAT_TO_GIVE}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(s: &Option<Section>, figure: &str) -> f64 {
+        let s = s.as_ref().expect("a section");
+        let f = s.peaks.iter().find(|f| f.figure.starts_with(figure));
+        f.and_then(|f| f.peak.as_ref())
+            .unwrap_or_else(|| panic!("no {figure} in {s:?}"))
+            .value
+    }
+
+    fn described(args: &[&str]) -> Sections {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            others: OtherPeaks,
+        }
+        let line = std::iter::once("peak").chain(args.iter().copied());
+        Cli::try_parse_from(line).unwrap().others.sections()
+    }
+
+    /// The reports' hand-computed figures: DDR4-2133 × 4 channels = 68.26 GB/s; a 7200 rpm
+    /// disk with a 9 ms seek = 75.9 IOPS; a 56 Gbit/s link's payload rate and round-trip floor.
+    #[test]
+    fn peaks_reproduce_the_reports_datasheet_figures() {
+        let s = described(&[
+            "--mem-channels",
+            "4",
+            "--mem-mts",
+            "2133",
+            "--mem-cl",
+            "15",
+            "--rpm",
+            "7200",
+            "--seek-ms",
+            "9",
+            "--link-gbps",
+            "56",
+            "--propagation-us",
+            "0",
+        ]);
+        assert!((value(&s.memory, "bandwidth") - 68.256).abs() < 1e-9);
+        assert_eq!(format!("{:.2}", value(&s.memory, "bandwidth")), "68.26");
+        // CL 15 at 1066.5 MHz: 14.06 ns.
+        assert!((value(&s.memory, "latency") - 15.0 * 2000.0 / 2133.0).abs() < 1e-9);
+        // One seek and half a rotation: 9 ms + 4.17 ms.
+        let iops = value(&s.disk, "random read IOPS");
+        assert!((iops - 1.0 / (0.009 + 0.5 * 60.0 / 7200.0)).abs() < 1e-9);
+        assert!((iops - 75.9).abs() < 0.1, "{iops}");
+        assert!((value(&s.disk, "random read latency") - 13_166.67).abs() < 0.01);
+        // TCP: 1448 payload bytes of every 1538 on the wire (MTU 1500 and Ethernet's 38).
+        let tcp = value(&s.network, "TCP goodput");
+        assert!((tcp - 56.0 * 1448.0 / 1538.0).abs() < 1e-9, "{tcp}");
+        // UDP: 1472 of 1538.
+        assert!((value(&s.network, "UDP goodput") - 56.0 * 1472.0 / 1538.0).abs() < 1e-9);
+        // A 1-byte ping-pong: 91 bytes each way at 56 Gbit/s (TCP); UDP padded to the least
+        // frame, 84 bytes.
+        let rtt = value(&s.network, "TCP round trip");
+        assert!((rtt - 2.0 * 91.0 * 8.0 / 56e3).abs() < 1e-9, "{rtt}");
+        let rtt = value(&s.network, "UDP round trip");
+        assert!((rtt - 2.0 * 84.0 * 8.0 / 56e3).abs() < 1e-9, "{rtt}");
+    }
+
+    /// What is not given is unknown with the option to give, never a guess.
+    #[test]
+    fn a_figure_without_its_inputs_says_what_to_give() {
+        let s = described(&[
+            "--mem-channels",
+            "2",
+            "--mem-mts",
+            "3200",
+            "--link-gbps",
+            "10",
+        ]);
+        let why = |s: &Option<Section>, figure: &str| {
+            let s = s.as_ref().unwrap();
+            let f = s
+                .peaks
+                .iter()
+                .find(|f| f.figure.starts_with(figure))
+                .unwrap();
+            assert!(f.peak.is_none());
+            f.unknown_reason.clone().unwrap()
+        };
+        assert!(why(&s.memory, "latency").contains("--mem-cl"));
+        assert!(why(&s.network, "TCP round trip").contains("--propagation-us"));
+        assert!(s.disk.is_none());
+        assert!(described(&[]).is_empty());
+        let s = described(&["--disk-peak-read-iops", "500000"]);
+        assert_eq!(value(&s.disk, "random read IOPS"), 500000.0);
+        assert!(why(&s.disk, "sequential read throughput").contains("--disk-peak-read-mbps"));
+    }
+}
