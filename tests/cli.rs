@@ -1169,3 +1169,117 @@ fn peak_describes_any_part_of_a_machine() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+/// `report --pivot rows=threads,cols=block_size`: one table per workload and figure, threads
+/// down and block sizes across, on the terminal and in HTML, Markdown and CSV; what a pivot
+/// cannot be is refused in one line.
+#[test]
+fn report_pivots_a_sweep_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.json");
+    peakbench()
+        .current_dir(dir.path())
+        .args([
+            "disk",
+            "--engine",
+            "null",
+            "--workload",
+            "RS",
+            "--threads",
+            "1,2",
+            "--block-size",
+            "4K,64K",
+            "--size",
+            "4M",
+            "--runtime",
+            "20ms",
+            "--ramp",
+            "0s",
+            "--repeat",
+            "2",
+            "--no-history",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&run)
+        .assert()
+        .success();
+    let pivot = ["--pivot", "rows=threads,cols=block_size"];
+    let out = peakbench()
+        .env("COLUMNS", "100")
+        .arg("report")
+        .arg(&run)
+        .args(pivot)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    for title in [
+        "Disk RS throughput (MB/s)",
+        "Disk RS (IOPS)",
+        "Disk RS latency (µs)",
+    ] {
+        assert!(text.contains(title), "{title}: {text}");
+    }
+    assert!(text.contains("threads \\ block size"), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    let (html, md, csv) = (
+        dir.path().join("p.html"),
+        dir.path().join("p.md"),
+        dir.path().join("p.csv"),
+    );
+    peakbench()
+        .arg("report")
+        .arg(&run)
+        .args(pivot)
+        .arg("--html")
+        .arg(&html)
+        .arg("--markdown")
+        .arg(&md)
+        .arg("--csv")
+        .arg(&csv)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(html).unwrap();
+    assert!(
+        html.contains("<th>threads \\ block size</th><th>4 KiB</th><th>64 KiB</th>"),
+        "{html}"
+    );
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(
+        md.contains("| threads \\ block size | 4 KiB | 64 KiB |"),
+        "{md}"
+    );
+    let csv = std::fs::read_to_string(csv).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "table,unit,threads \\ block size,4 KiB,64 KiB");
+    // Three figures × two thread counts, every cell a number.
+    assert_eq!(lines.len(), 7, "{csv}");
+    for l in &lines[1..] {
+        let cells: Vec<&str> = l.rsplitn(3, ',').collect();
+        assert!(
+            cells[0].parse::<f64>().is_ok() && cells[1].parse::<f64>().is_ok(),
+            "{l}"
+        );
+    }
+    for (args, says) in [
+        (&["--json", "-"][..], "--json"),
+        (
+            &["--pivot", "rows=threads,cols=streams"],
+            "no point of the run has both",
+        ),
+        (
+            &["--pivot", "rows=threads"],
+            "rows=PARAMETER,cols=PARAMETER",
+        ),
+    ] {
+        let mut c = peakbench();
+        c.arg("report").arg(&run);
+        if args[0] != "--pivot" {
+            c.args(pivot);
+        }
+        let out = c.args(args).assert().code(2);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}

@@ -171,3 +171,42 @@ fn csv_has_a_column_per_parameter_and_a_row_per_point_or_sample() {
     assert_eq!(rows[1][rows[0].len() - 2], "1");
     assert!(rows.iter().all(|r| r.len() == rows[0].len()));
 }
+
+/// Network tables have a Protocol column, as the reports' do: the transport out of the
+/// message column, in the terminal's, Markdown's and HTML's tables alike.
+#[test]
+fn network_tables_have_a_protocol_column() {
+    let report = common::shown(&common::chart_report());
+    let md = String::from_utf8(peakbench::report::markdown::render(&report)).unwrap();
+    let net: Vec<&str> = md
+        .lines()
+        .skip_while(|l| !l.starts_with("| Workload | Protocol |"))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert!(net.len() > 2, "{md}");
+    assert!(
+        net[0].starts_with("| Workload | Protocol | Concurrency | Message |"),
+        "{}",
+        net[0]
+    );
+    for row in &net[2..] {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert!(matches!(cells[2], "TCP" | "UDP"), "{row}");
+        assert!(
+            !cells[4].contains("TCP") && !cells[4].contains("UDP"),
+            "{row}"
+        );
+    }
+    // Other subsystems' tables have none.
+    assert_eq!(
+        md.matches("| Protocol |").count(),
+        md.matches("| Workload | Protocol |").count()
+    );
+    let text = peakbench::report::table::render(&report, 100);
+    assert!(text.contains("Protocol"), "{text}");
+    let html = String::from_utf8(peakbench::report::html::render(&report)).unwrap();
+    assert!(
+        html.contains("<th>Protocol</th>"),
+        "no Protocol column in the page"
+    );
+}

@@ -48,6 +48,12 @@ pub struct ReportArgs {
     /// Comparison: the least change called better or worse, in percent.
     #[arg(long, value_name = "PERCENT", default_value = "3", value_parser = super::common::parse_positive)]
     pub threshold: f64,
+    /// The tables pivoted: one per workload, figure and value of the other parameters, one
+    /// parameter down the rows and another across the columns (e.g. rows=threads,cols=block_size;
+    /// names as in the JSON document, `_bytes` optional), in every format and on the terminal
+    /// (one run).
+    #[arg(long, value_name = "rows=A,cols=B", value_parser = parse_pivot)]
+    pub pivot: Option<report::pivot::Pivot>,
     /// Without a format: print every row of every table, the notes and the peaks' formulas
     /// instead of the summary.
     #[arg(short = 'v', long)]
@@ -58,6 +64,10 @@ pub struct ReportArgs {
     pub display: super::common::DisplayArgs,
     #[command(flatten)]
     pub limit: super::common::InputArgs,
+}
+
+fn parse_pivot(s: &str) -> Result<report::pivot::Pivot, String> {
+    s.parse()
 }
 
 impl ReportArgs {
@@ -112,6 +122,9 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
     }
     let stored = &runs[0];
     let report = stored.displayed(&display);
+    if let Some(pivot) = &args.pivot {
+        return pivoted(&args, &report, pivot);
+    }
     if args.to_terminal() {
         let width = crate::text::terminal_width();
         let mut text = if args.verbose {
@@ -165,6 +178,40 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The run's tables pivoted, in the formats asked for (the terminal without one).
+fn pivoted(args: &ReportArgs, report: &Report, pivot: &report::pivot::Pivot) -> anyhow::Result<()> {
+    let refuse = |what: &str| -> anyhow::Result<()> {
+        Err(crate::error::UsageError(format!(
+            "{what} writes the run's points, not a pivot; drop --pivot or {what}"
+        ))
+        .into())
+    };
+    if args.json.is_some() {
+        return refuse("--json");
+    }
+    if args.png.is_some() {
+        return refuse("--png");
+    }
+    if args.csv_samples {
+        return refuse("--csv-samples");
+    }
+    let doc = pivot.document(report).map_err(crate::error::UsageError)?;
+    if args.to_terminal() {
+        let width = crate::text::terminal_width();
+        return crate::files::print(&report::table::render_doc(&doc, width));
+    }
+    if let Some(path) = &args.html {
+        write(path, &report::html::render_doc(&doc))?;
+    }
+    if let Some(path) = &args.csv {
+        write(path, &report::pivot::csv(&doc.tables))?;
+    }
+    if let Some(path) = &args.markdown {
+        write(path, &report::markdown::render_doc(&doc))?;
+    }
+    Ok(())
+}
+
 /// Two runs or more: the comparison report in HTML, CSV or Markdown.
 fn compare(
     args: &ReportArgs,
@@ -185,6 +232,9 @@ fn compare(
     }
     if args.csv_samples {
         return refuse("--csv-samples");
+    }
+    if args.pivot.is_some() {
+        return refuse("--pivot");
     }
     if args.to_terminal() {
         return Err(crate::error::UsageError(

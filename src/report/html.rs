@@ -202,7 +202,11 @@ fn nodes_section(n: &NodesView) -> String {
 
 /// The report as one self-contained HTML page.
 pub fn render(report: &Report) -> Vec<u8> {
-    let doc = Document::of(report);
+    render_doc(&Document::of(report))
+}
+
+/// A report's document (its tables, maybe pivoted) as one self-contained HTML page.
+pub fn render_doc(doc: &Document) -> Vec<u8> {
     let command = shell_line(&doc.command_line);
     let mut out = String::with_capacity(256 * 1024);
     out.push_str(&format!(
@@ -262,12 +266,17 @@ pub fn render(report: &Report) -> Vec<u8> {
             out.push_str(&format!("<div class=\"charts\">\n{figures}</div>\n"));
         }
         for t in doc.tables.iter().filter(|t| t.subsystem == *id) {
-            out.push_str(&format!(
-                "<h3>{} ({})</h3>\n",
-                esc(name),
-                esc(t.unit.name())
+            let heading = match &t.title {
+                Some(title) => title.clone(),
+                None => format!("{name} ({})", t.unit.name()),
+            };
+            out.push_str(&format!("<h3>{}</h3>\n", esc(&heading)));
+            out.push_str(&table(
+                "results",
+                &t.headers,
+                t.rows.clone(),
+                t.first_figure,
             ));
-            out.push_str(&table("results", &t.headers, t.rows.clone(), 3));
             if t.noisy {
                 out.push_str(
                     "<p class=\"note\">! noisy: coefficient of variation above 5 %.</p>\n",

@@ -17,7 +17,11 @@ fn line(cells: &[String]) -> String {
 
 /// The report as Markdown.
 pub fn render(report: &Report) -> Vec<u8> {
-    let doc = Document::of(report);
+    render_doc(&Document::of(report))
+}
+
+/// A report's document (its tables, maybe pivoted) as Markdown.
+pub fn render_doc(doc: &Document) -> Vec<u8> {
     let mut out = format!(
         "# peakbench {} — {}\n\nStarted {} on {}.\n",
         doc.version,
@@ -33,7 +37,7 @@ pub fn render(report: &Report) -> Vec<u8> {
         g
     };
     for t in &doc.tables {
-        out.push_str(&format!("\n## {} ({})\n\n", t.subsystem, t.unit));
+        out.push_str(&format!("\n## {}\n\n", t.heading()));
         out.push_str(&grid(&t.headers, &t.rows));
         if t.noisy {
             out.push_str("\n`!` noisy: coefficient of variation above 5 %.\n");

@@ -11,6 +11,7 @@ pub mod legend;
 pub mod markdown;
 pub mod model;
 pub mod nodes;
+pub mod pivot;
 pub mod plot;
 pub mod summary;
 pub mod table;
@@ -24,6 +25,8 @@ use crate::units::{format_sig, format_size};
 /// Markdown and the row order of CSV so that they cannot drift apart.
 pub struct Row {
     pub workload: String,
+    /// Network points: the transport, a column of its own as the reports have it.
+    pub protocol: Option<String>,
     pub concurrency: String,
     pub variant: String,
     pub measured: String,
@@ -41,7 +44,13 @@ fn percent(fraction: Option<f64>) -> String {
 /// The "variant" column, and where the point ran in a multi-node run: "node 2", or the link
 /// "pairs 0→1".
 fn variant(rec: &ResultRecord) -> String {
-    let v = base_variant(&rec.params, rec.metric);
+    variant_of(rec, true)
+}
+
+/// [`variant`], with a network point's protocol or without it (where a table gives it a
+/// column).
+fn variant_of(rec: &ResultRecord, with_protocol: bool) -> String {
+    let v = base_variant(&rec.params, rec.metric, with_protocol);
     let link = rec.params.net().and_then(|n| n.between.as_ref());
     let place = match (link, rec.params.node().node) {
         (Some(l), _) => format!("{} {}→{}", l.pattern, l.src_node, l.dst_node),
@@ -57,7 +66,7 @@ fn variant(rec: &ResultRecord) -> String {
 
 /// The ISA for CPU points; for memory, the block size, or for latency the working set and page
 /// size, the probe, or the cache level found.
-fn base_variant(params: &Params, metric: Metric) -> String {
+fn base_variant(params: &Params, metric: Metric, with_protocol: bool) -> String {
     match params {
         Params::Cpu(p) => match &p.kernel {
             // The data type and operation beside the ISA: "QP" is 8-bit integers ("avx512
@@ -92,11 +101,10 @@ fn base_variant(params: &Params, metric: Metric) -> String {
             v
         }
         Params::Net(p) => {
-            let mut v = format!(
-                "{} {}",
-                p.protocol.name(),
-                crate::units::format_bytes_binary(p.message_size_bytes as u64)
-            );
+            let mut v = crate::units::format_bytes_binary(p.message_size_bytes as u64);
+            if with_protocol {
+                v = format!("{} {v}", p.protocol.name());
+            }
             match metric {
                 Metric::Throughput => v.push_str(&format!(" {}", p.side.map_or("", |s| s.name()))),
                 Metric::Loss | Metric::Jitter => v.push_str(&format!(" {metric}")),
@@ -123,9 +131,11 @@ fn base_variant(params: &Params, metric: Metric) -> String {
 
 /// Formats one record for a table.
 pub fn row(rec: &ResultRecord) -> Row {
-    let variant = variant(rec);
+    let protocol = rec.params.net().map(|n| n.protocol.name().to_string());
+    let variant = variant_of(rec, protocol.is_none());
     Row {
         workload: rec.workload.clone(),
+        protocol,
         concurrency: rec.params.threads().to_string(),
         variant: if variant.is_empty() {
             "—".into()
@@ -172,12 +182,12 @@ fn keep(column: usize, with_reference: bool) -> bool {
     with_reference || !matches!(column, 4 | 7)
 }
 
-/// The column headers, with `unit` where values carry it.
-/// A table's headers; `reference` names the reference tools of its rows ("fio", "STREAM,
-/// likwid-bench"), where any row has one.
-pub fn headers(unit: &str, variant: &str, reference: Option<&str>) -> Vec<String> {
+/// A table's headers, with `unit` where values carry it; `reference` names the reference tools
+/// of its rows ("fio", "STREAM, likwid-bench"), where any row has one; a network table has a
+/// Protocol column after the workload.
+pub fn headers(unit: &str, variant: &str, reference: Option<&str>, protocol: bool) -> Vec<String> {
     let tool = reference.unwrap_or("reference");
-    [
+    let mut out: Vec<String> = [
         "Workload".into(),
         "Concurrency".into(),
         variant.into(),
@@ -192,12 +202,17 @@ pub fn headers(unit: &str, variant: &str, reference: Option<&str>) -> Vec<String
     .enumerate()
     .filter(|(i, _)| keep(*i, reference.is_some()))
     .map(|(_, h)| h)
-    .collect()
+    .collect();
+    if protocol {
+        out.insert(1, "Protocol".into());
+    }
+    out
 }
 
 impl Row {
     pub fn cells(self, with_reference: bool) -> Vec<String> {
-        [
+        let protocol = self.protocol;
+        let mut out: Vec<String> = [
             self.workload,
             self.concurrency,
             self.variant,
@@ -212,7 +227,11 @@ impl Row {
         .enumerate()
         .filter(|(i, _)| keep(*i, with_reference))
         .map(|(_, c)| c)
-        .collect()
+        .collect();
+        if let Some(p) = protocol {
+            out.insert(1, p);
+        }
+        out
     }
 }
 

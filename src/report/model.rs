@@ -19,6 +19,11 @@ use crate::units::format_bytes_binary;
 pub struct ResultTable {
     pub subsystem: Subsystem,
     pub unit: Unit,
+    /// What the table holds, where it is more than its subsystem and unit (a pivot's
+    /// workload, figure and fixed parameters).
+    pub title: Option<String>,
+    /// The first column of figures (aligned right).
+    pub first_figure: usize,
     pub headers: Vec<String>,
     pub rows: Vec<Vec<String>>,
     /// Some row is flagged noisy (its note is due).
@@ -85,6 +90,16 @@ pub struct Document {
     pub has_results: bool,
 }
 
+impl ResultTable {
+    /// Its heading: the title, or the subsystem and unit.
+    pub fn heading(&self) -> String {
+        match &self.title {
+            Some(t) => t.clone(),
+            None => format!("{} ({})", self.subsystem, self.unit),
+        }
+    }
+}
+
 impl Document {
     pub fn of(report: &Report) -> Document {
         let tables: Vec<ResultTable> = groups(&report.results)
@@ -92,8 +107,16 @@ impl Document {
             .map(|((subsystem, unit), records)| {
                 let tools = reference_tools(&records);
                 let with_reference = tools.is_some();
+                let protocol = records.iter().any(|r| r.params.net().is_some());
                 ResultTable {
-                    headers: headers(unit.name(), variant_header(subsystem), tools.as_deref()),
+                    title: None,
+                    first_figure: if protocol { 4 } else { 3 },
+                    headers: headers(
+                        unit.name(),
+                        variant_header(subsystem),
+                        tools.as_deref(),
+                        protocol,
+                    ),
                     rows: records
                         .iter()
                         .map(|r| row(r).cells(with_reference))

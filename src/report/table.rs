@@ -17,22 +17,47 @@ pub fn new_table(width: usize) -> Table {
     t
 }
 
+/// Sets a table's header and rows so that no column is narrower than its longest word, in the
+/// header or a cell: a narrow terminal wraps text between words, never inside one
+/// ("theoretica / l", "0.53 / 9").
+pub fn set_whole_words(t: &mut Table, headers: &[String], rows: &[Vec<String>]) {
+    t.set_header(headers.to_vec());
+    for r in rows {
+        t.add_row(r.clone());
+    }
+    let longest = |text: &str| text.split_whitespace().map(|w| w.chars().count()).max();
+    for (i, h) in headers.iter().enumerate() {
+        let cells = rows
+            .iter()
+            .filter_map(|r| r.get(i))
+            .filter_map(|c| longest(c));
+        let word = cells.chain(longest(h)).max().unwrap_or(0);
+        if let (Some(c), Ok(word)) = (t.column_mut(i), u16::try_from(word)) {
+            // The constraint counts the cell's padding (one space each side).
+            c.set_constraint(comfy_table::ColumnConstraint::LowerBoundary(
+                comfy_table::Width::Fixed(word.saturating_add(2)),
+            ));
+        }
+    }
+}
+
 /// The results as one table per subsystem and unit, then the peaks.
 pub fn render(report: &Report, width: usize) -> String {
-    let doc = Document::of(report);
+    render_doc(&Document::of(report), width)
+}
+
+/// A report's document (its tables, maybe pivoted) as text.
+pub fn render_doc(doc: &Document, width: usize) -> String {
     let mut out = String::new();
     for table in &doc.tables {
         let mut t = new_table(width);
-        t.set_header(table.headers.clone());
-        for r in &table.rows {
-            t.add_row(r.clone());
-        }
-        for col in 3..t.column_count() {
+        set_whole_words(&mut t, &table.headers, &table.rows);
+        for col in table.first_figure..t.column_count() {
             if let Some(c) = t.column_mut(col) {
                 c.set_cell_alignment(CellAlignment::Right);
             }
         }
-        out.push_str(&format!("{} ({})\n{t}\n", table.subsystem, table.unit));
+        out.push_str(&format!("{}\n{t}\n", table.heading()));
         if table.noisy {
             out.push_str("! noisy: coefficient of variation above 5 %\n");
         }
@@ -56,10 +81,7 @@ pub fn render(report: &Report, width: usize) -> String {
 fn render_nodes(n: &NodesView, width: usize) -> String {
     let grid = |head: &[String], rows: &[Vec<String>]| {
         let mut t = new_table(width);
-        t.set_header(head.to_vec());
-        for r in rows {
-            t.add_row(r.clone());
-        }
+        set_whole_words(&mut t, head, rows);
         t
     };
     let mut out = format!("Nodes: {}\n{}\n", n.summary, grid(&n.headers, &n.rows));
