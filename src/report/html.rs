@@ -256,6 +256,13 @@ pub fn render_doc(doc: &Document) -> Vec<u8> {
         if let Some((_, setup)) = doc.setups.iter().find(|(s, _)| s == id) {
             out.push_str(&format!("<p class=\"meta setup\">{}</p>\n", esc(setup)));
         }
+        let found: Vec<String> = doc
+            .findings_by
+            .iter()
+            .filter(|(s, _)| s == id)
+            .map(|(_, f)| f.clone())
+            .collect();
+        out.push_str(&notes("Findings", &found));
         let figures: String = doc
             .charts
             .iter()

@@ -5,6 +5,7 @@
 pub mod charts;
 pub mod compare;
 pub mod csv;
+pub mod findings;
 pub mod html;
 pub mod json;
 pub mod legend;

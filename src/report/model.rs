@@ -79,6 +79,11 @@ pub struct Document {
     pub tables: Vec<ResultTable>,
     pub charts: Vec<Chart>,
     pub peak_notes: Vec<String>,
+    /// What the figures say, each statement with the figures it cites ([`super::findings`]),
+    /// by subsystem: "Memory: …".
+    pub findings: Vec<String>,
+    /// The same, per subsystem (the HTML page shows them in its section).
+    pub findings_by: Vec<(Subsystem, String)>,
     /// The points' warnings (oversubscribed, a disk target in memory, above 100 %).
     pub notices: Vec<String>,
     pub percentile_notes: Vec<String>,
@@ -127,6 +132,7 @@ impl Document {
                 }
             })
             .collect();
+        let found = super::findings::of(report);
         let mut subsystems: Vec<Subsystem> = Vec::new();
         for t in &tables {
             if !subsystems.contains(&t.subsystem) {
@@ -144,6 +150,11 @@ impl Document {
             tables,
             charts: for_report(report),
             peak_notes: peak_notes(&report.results),
+            findings: found
+                .iter()
+                .map(|f| format!("{}: {}", f.subsystem.title(), f.text))
+                .collect(),
+            findings_by: found.into_iter().map(|f| (f.subsystem, f.text)).collect(),
             notices: notice_notes(&report.results),
             percentile_notes: percentile_notes(&report.results),
             setups: [Subsystem::Disk, Subsystem::Net]
@@ -259,8 +270,9 @@ impl Document {
 
     /// The notes after the tables, titled, in the order the text exporters print them (empty
     /// ones included: each exporter leaves them out).
-    pub fn text_notes(&self) -> [(&'static str, &[String]); 6] {
+    pub fn text_notes(&self) -> [(&'static str, &[String]); 7] {
         [
+            ("Findings", &self.findings),
             ("Notices", &self.notices),
             ("Solves and multiplies", &self.solve_notes),
             ("Per thread and stream", &self.concurrency_notes),

@@ -108,12 +108,40 @@ pub fn render(report: &Report, width: usize) -> String {
     if noisy {
         out.push_str("! noisy: coefficient of variation above 5 %\n");
     }
+    out.push_str(&findings(report, width));
     for n in super::notice_notes(&report.results) {
         out.push_str(&wrap(&n, width, "  "));
         out.push('\n');
     }
     out
 }
+
+/// The findings beyond the sweeps' scaling (which the notes under the tables give): ratios,
+/// how close the points come to their peaks, the causes of low efficiency; at most
+/// [`FINDINGS`], the rest with -v.
+fn findings(report: &Report, width: usize) -> String {
+    use super::findings::Kind;
+    let found: Vec<_> = super::findings::of(report)
+        .into_iter()
+        .filter(|f| f.kind != Kind::Scaling)
+        .collect();
+    if found.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("Findings:\n");
+    for f in found.iter().take(FINDINGS) {
+        let line = format!("  {}: {}", f.subsystem.title(), f.text);
+        out.push_str(&wrap(&line, width, "    "));
+        out.push('\n');
+    }
+    if found.len() > FINDINGS {
+        out.push_str(&format!("  … {} more: -v\n", found.len() - FINDINGS));
+    }
+    out
+}
+
+/// The most findings the summary shows.
+const FINDINGS: usize = 6;
 
 /// One subsystem's table, its sweep notes, and whether a row is noisy.
 fn subsystem_table(

@@ -1,0 +1,742 @@
+//! Findings: what a run's figures say, written out and citing them — how each sweep over
+//! threads or streams scales and where it saturates, random against sequential and writes
+//! against reads, UDP against TCP, how close the points come to their peaks, and for every
+//! point below 70 % of its peak the likeliest cause the run itself shows. Nothing is said
+//! without the figures it rests on.
+
+use crate::bench::registry;
+use crate::bench::spec::Work;
+use crate::results::params::{IoMode, Order, Proto, Side};
+use crate::results::point::{Field, fields};
+use crate::results::{Metric, Report, ResultRecord, Subsystem};
+use crate::units::format_sig;
+
+/// One statement and the figures it cites (each appears in the text as `format_sig` writes
+/// it, ratios with two decimals).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub subsystem: Subsystem,
+    pub kind: Kind,
+    pub text: String,
+    pub cites: Vec<f64>,
+}
+
+/// What a finding is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A sweep over threads or streams: its gain and where it saturates.
+    Scaling,
+    /// Two kinds of point against each other: random and sequential, writes and reads, UDP
+    /// and TCP.
+    Ratio,
+    /// How close the points come to their peaks.
+    Efficiency,
+    /// Why a point stays below 70 % of its peak.
+    Cause,
+}
+
+/// An efficiency below this is explained.
+pub const LOW: f64 = 0.70;
+
+/// A sweep whose next step gains less than this has saturated.
+const FLAT: f64 = 1.10;
+
+/// The findings of `report` (in display units), by subsystem in the order of its records.
+pub fn of(report: &Report) -> Vec<Finding> {
+    let recs: Vec<&ResultRecord> = report
+        .results
+        .iter()
+        .filter(|r| r.params.net().and_then(|n| n.side) != Some(Side::Sender))
+        .collect();
+    let mut out = Vec::new();
+    let mut subsystems: Vec<Subsystem> = Vec::new();
+    for r in &recs {
+        if !subsystems.contains(&r.subsystem) {
+            subsystems.push(r.subsystem);
+        }
+    }
+    for sub in subsystems {
+        let mine: Vec<&ResultRecord> = recs
+            .iter()
+            .copied()
+            .filter(|r| r.subsystem == sub)
+            .collect();
+        out.extend(scaling(&mine));
+        out.extend(pairs(&mine));
+        out.extend(bands(sub, &mine));
+        out.extend(mine.iter().filter_map(|r| cause(r, &mine, report)));
+    }
+    out
+}
+
+/// A record's point in words without its worker count: "DP · avx512", "RR · 4 KiB blocks ·
+/// QD 1 · psync · direct".
+fn what(r: &ResultRecord, without: &[&str]) -> String {
+    let mut parts = vec![crate::text::printable(&r.workload)];
+    parts.extend(
+        fields(&r.params)
+            .iter()
+            .filter(|f| f.role.names() && !without.contains(&f.key))
+            .filter_map(Field::words),
+    );
+    parts.join(" · ")
+}
+
+/// The worker count of a point: its threads, or a network point's streams.
+fn workers(r: &ResultRecord) -> (usize, &'static str) {
+    match r.params.net() {
+        Some(n) => (n.streams as usize, "streams"),
+        None => (r.params.threads(), "threads"),
+    }
+}
+
+const WORKERS: &[&str] = &["threads", "streams", "side"];
+
+/// Records grouped by `key`, in first-seen order.
+fn group<'a, K: PartialEq>(
+    recs: &[&'a ResultRecord],
+    key: impl Fn(&ResultRecord) -> K,
+) -> Vec<(K, Vec<&'a ResultRecord>)> {
+    let mut out: Vec<(K, Vec<&'a ResultRecord>)> = Vec::new();
+    for &r in recs {
+        let k = key(r);
+        match out.iter_mut().find(|(g, _)| *g == k) {
+            Some((_, v)) => v.push(r),
+            None => out.push((k, vec![r])),
+        }
+    }
+    out
+}
+
+/// Each sweep over threads (streams) of a rate: from the fewest to the most, its gain, and
+/// where it stops gaining ("flat from 4: saturated"), or that it is still gaining.
+fn scaling(recs: &[&ResultRecord]) -> Vec<Finding> {
+    // A disk point's IOPS scale as its MB/s (one block each): said once, of the MB/s.
+    let has_throughput = |r: &ResultRecord| {
+        recs.iter()
+            .any(|x| x.metric == Metric::Throughput && what(x, &[]) == what(r, &[]))
+    };
+    let rates: Vec<&ResultRecord> = recs
+        .iter()
+        .copied()
+        .filter(|r| !r.metric.lower_is_better() && r.summary.mean > 0.0)
+        .filter(|r| !(r.metric == Metric::Iops && has_throughput(r)))
+        .collect();
+    let mut out = Vec::new();
+    for ((_, metric, unit), mut sweep) in group(&rates, |r| (what(r, WORKERS), r.metric, r.unit)) {
+        sweep.sort_by_key(|r| workers(r).0);
+        sweep.dedup_by_key(|r| workers(r).0);
+        if sweep.len() < 2 {
+            continue;
+        }
+        let (first, last) = (sweep[0], sweep[sweep.len() - 1]);
+        let (w1, noun) = workers(first);
+        let wn = workers(last).0;
+        let (v1, vn) = (first.summary.mean, last.summary.mean);
+        let gain = vn / v1;
+        // The knee: the first count after which no later one gains 10 % over it.
+        let knee = (0..sweep.len()).find(|&k| {
+            sweep[k + 1..]
+                .iter()
+                .all(|r| r.summary.mean < sweep[k].summary.mean * FLAT)
+        });
+        let tail = match knee {
+            Some(k) if k + 1 == sweep.len() => format!("still gaining at {wn} {noun}"),
+            Some(0) => format!("flat from {w1}: more {noun} add less than 10 %"),
+            Some(k) => format!(
+                "saturated from {} {noun} (more add less than 10 %)",
+                workers(sweep[k]).0
+            ),
+            None => String::new(),
+        };
+        let metric_words = if metric == Metric::Throughput {
+            String::new()
+        } else {
+            format!(" ({})", words(metric))
+        };
+        out.push(Finding {
+            subsystem: first.subsystem,
+            kind: Kind::Scaling,
+            text: format!(
+                "{}{metric_words}: {} → {} {unit} from {w1} to {wn} {noun} (×{gain:.2}); {tail}",
+                what(first, WORKERS),
+                format_sig(v1),
+                format_sig(vn),
+            ),
+            cites: vec![v1, vn, gain],
+        });
+    }
+    out
+}
+
+/// The order (sequential or random) and direction (read, write or both) of a point whose
+/// workload comes in such pairs, else None.
+fn kind(r: &ResultRecord) -> Option<(Order, Work)> {
+    let spec = registry::find(r.subsystem, &r.workload)?;
+    let order = fields(&r.params)
+        .into_iter()
+        .find(|f| f.key == "pattern" || f.key == "order")
+        .and_then(|f| serde_json::from_value::<Order>(f.value).ok())?;
+    spec.work.ordered().then_some((order, spec.work))
+}
+
+/// What sets two otherwise equal points apart: random against sequential (the same work), or
+/// writes against reads (the same order).
+fn pairs(recs: &[&ResultRecord]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let same = |r: &ResultRecord| what(r, &["pattern", "order", "read_percent"]);
+    let strip = |r: &ResultRecord| {
+        let w = same(r);
+        // The point without its workload's name: what two workloads' points share.
+        w.split_once(" · ")
+            .map_or(String::new(), |(_, rest)| rest.to_string())
+    };
+    let mut ratios: Vec<(String, String, Metric, Vec<f64>, Subsystem)> = Vec::new();
+    for a in recs {
+        let Some((oa, wa)) = kind(a) else { continue };
+        for b in recs {
+            let Some((ob, wb)) = kind(b) else { continue };
+            let (random, writes) = (
+                oa == Order::Sequential && ob == Order::Random && wa == wb,
+                oa == ob && reads(wa) && writes_only(wb),
+            );
+            if !(random || writes)
+                || a.metric != b.metric
+                || a.unit != b.unit
+                || strip(a) != strip(b)
+                || a.summary.mean <= 0.0
+            {
+                continue;
+            }
+            let ratio = b.summary.mean / a.summary.mean;
+            let label = format!("{}\u{0}{}", b.workload, a.workload);
+            match ratios
+                .iter_mut()
+                .find(|(l, _, m, _, _)| *l == label && *m == a.metric)
+            {
+                Some((_, _, _, v, _)) => v.push(ratio),
+                None => ratios.push((
+                    label,
+                    if random {
+                        "random against sequential"
+                    } else {
+                        "writes against reads"
+                    }
+                    .into(),
+                    a.metric,
+                    vec![ratio],
+                    a.subsystem,
+                )),
+            }
+        }
+    }
+    // Figures with the same ratios (a disk point's MB/s and IOPS) are said once.
+    let mut said: Vec<(String, String, String, Vec<f64>, Subsystem)> = Vec::new();
+    for (label, kind, metric, mut v, subsystem) in ratios {
+        v.sort_by(f64::total_cmp);
+        let same = |w: &Vec<f64>| {
+            w.len() == v.len()
+                && w.iter()
+                    .zip(&v)
+                    .all(|(a, b)| (a - b).abs() <= 1e-9 * a.abs())
+        };
+        match said
+            .iter_mut()
+            .find(|x| x.0 == label && x.1 == kind && same(&x.3))
+        {
+            Some(x) => x.2 = format!("{} and {}", x.2, words(metric)),
+            None => said.push((label, kind, words(metric).to_string(), v, subsystem)),
+        }
+    }
+    for (label, kind, metric, v, subsystem) in said {
+        let (lo, hi, mid) = (v[0], v[v.len() - 1], v[v.len() / 2]);
+        let (b, a) = label.split_once('\u{0}').unwrap_or((&label, ""));
+        let range = if v.len() == 1 {
+            format!("×{lo:.2}")
+        } else {
+            format!(
+                "×{lo:.2} to ×{hi:.2} (median ×{mid:.2} over {} points)",
+                v.len()
+            )
+        };
+        out.push(Finding {
+            subsystem,
+            kind: Kind::Ratio,
+            text: format!("{kind}: {b}'s {metric} over {a}'s: {range}"),
+            cites: vec![lo, hi, mid],
+        });
+    }
+    out.extend(protocols(recs));
+    out
+}
+
+/// A figure in words: "IOPS", "latency".
+fn words(metric: Metric) -> &'static str {
+    match metric {
+        Metric::Iops => "IOPS",
+        m => m.name(),
+    }
+}
+
+fn reads(w: Work) -> bool {
+    matches!(
+        w,
+        Work::Io {
+            read_percent: Some(100),
+            ..
+        } | Work::Blocks {
+            read: true,
+            write: false
+        }
+    )
+}
+
+fn writes_only(w: Work) -> bool {
+    matches!(
+        w,
+        Work::Io {
+            read_percent: Some(0),
+            ..
+        } | Work::Blocks {
+            read: false,
+            write: true
+        }
+    )
+}
+
+/// UDP's goodput against TCP's at the same streams and message size.
+fn protocols(recs: &[&ResultRecord]) -> Vec<Finding> {
+    let goodput: Vec<&ResultRecord> = recs
+        .iter()
+        .copied()
+        .filter(|r| r.metric == Metric::Throughput && r.params.net().is_some())
+        .collect();
+    let mut out = Vec::new();
+    for tcp in &goodput {
+        let Some(t) = tcp.params.net().filter(|n| n.protocol == Proto::Tcp) else {
+            continue;
+        };
+        let udp = goodput.iter().find(|u| {
+            u.params.net().is_some_and(|n| {
+                n.protocol == Proto::Udp
+                    && n.streams == t.streams
+                    && n.message_size_bytes == t.message_size_bytes
+                    && n.direction == t.direction
+            }) && u.unit == tcp.unit
+        });
+        let Some(udp) = udp else { continue };
+        let ratio = udp.summary.mean / tcp.summary.mean;
+        out.push(Finding {
+            subsystem: tcp.subsystem,
+            kind: Kind::Ratio,
+            text: format!(
+                "UDP against TCP at {} × {} messages: {} against {} {} (×{ratio:.2})",
+                t.streams,
+                crate::units::format_bytes_binary(t.message_size_bytes as u64),
+                format_sig(udp.summary.mean),
+                format_sig(tcp.summary.mean),
+                tcp.unit
+            ),
+            cites: vec![udp.summary.mean, tcp.summary.mean, ratio],
+        });
+    }
+    out
+}
+
+/// How many points reach 90 % of their peak, 70–90 %, and below 70 %.
+fn bands(sub: Subsystem, recs: &[&ResultRecord]) -> Option<Finding> {
+    let e: Vec<f64> = recs.iter().filter_map(|r| r.efficiency).collect();
+    if e.is_empty() {
+        return None;
+    }
+    let high = e.iter().filter(|&&x| x >= 0.9).count();
+    let low = e.iter().filter(|&&x| x < LOW).count();
+    let mid = e.len() - high - low;
+    let best = e.iter().copied().fold(f64::MIN, f64::max);
+    let worst = e.iter().copied().fold(f64::MAX, f64::min);
+    let (worst, best) = (worst * 100.0, best * 100.0);
+    let range = if format!("{worst:.1}") == format!("{best:.1}") {
+        format!("{best:.1} %")
+    } else {
+        format!("{worst:.1}–{best:.1} %")
+    };
+    Some(Finding {
+        subsystem: sub,
+        kind: Kind::Efficiency,
+        text: format!(
+            "{} points with a known peak: {high} at ≥ 90 % of it, {mid} at 70–90 %, {low} below 70 % ({range})",
+            e.len(),
+        ),
+        cites: vec![worst, best],
+    })
+}
+
+/// Why a point reaches less than 70 % of its peak, where the run shows a cause: an ISA
+/// narrower than the widest the CPU has, a clock below the one a single thread reached, more
+/// threads than cores, fewer threads than the run's best point of the same kind, buffered
+/// I/O, a single I/O in flight, lost datagrams. None where the run shows none.
+fn cause(r: &ResultRecord, recs: &[&ResultRecord], report: &Report) -> Option<Finding> {
+    let e = r.efficiency.filter(|e| *e < LOW)?;
+    let point = crate::results::point::label(r);
+    let say = |why: String, cites: Vec<f64>| {
+        let mut cites = cites;
+        cites.insert(0, e * 100.0);
+        Some(Finding {
+            subsystem: r.subsystem,
+            kind: Kind::Cause,
+            text: format!("{point}: {:.1} % of its peak — {why}", e * 100.0),
+            cites,
+        })
+    };
+    let cpu = &report.system.cpu;
+    if let Some(k) = r.params.cpu().and_then(|c| c.kernel.as_ref()) {
+        let widest = cpu.isas.iter().copied().max_by_key(|i| i.width_bits());
+        if let Some(w) = widest.filter(|w| w.width_bits() > k.isa.width_bits()) {
+            return say(
+                format!(
+                    "it runs {} ({} bits) on a CPU with {} ({} bits)",
+                    k.isa.name(),
+                    k.isa.width_bits(),
+                    w.name(),
+                    w.width_bits()
+                ),
+                vec![k.isa.width_bits() as f64, w.width_bits() as f64],
+            );
+        }
+        if let (Some(ghz), Some(one)) = (k.clock_ghz, cpu.measured_clock_ghz.get().copied())
+            && ghz < 0.9 * one
+        {
+            return say(
+                format!(
+                    "its clock was {} GHz, below the {} GHz one thread reached",
+                    format_sig(ghz),
+                    format_sig(one)
+                ),
+                vec![ghz, one],
+            );
+        }
+    }
+    if r.params.cpu().is_some_and(|c| c.oversubscribed) {
+        let t = r.params.threads() as f64;
+        return say(format!("{t} threads share fewer cores"), vec![t]);
+    }
+    if let Some(d) = r.params.disk() {
+        if d.io_mode == IoMode::Buffered {
+            return say(
+                "its I/O went through the page cache (buffered)".into(),
+                vec![],
+            );
+        }
+        let outstanding = (d.threads * d.iodepth) as f64;
+        if outstanding <= 1.0 && r.metric != Metric::Latency {
+            return say(
+                "one I/O at a time (1 thread at queue depth 1): its rate is 1 / latency".into(),
+                vec![outstanding],
+            );
+        }
+    }
+    if let Some(n) = r.params.net().filter(|n| n.protocol == Proto::Udp) {
+        let loss = recs.iter().find(|x| {
+            x.metric == Metric::Loss
+                && x.params.net().is_some_and(|m| {
+                    m.streams == n.streams && m.message_size_bytes == n.message_size_bytes
+                })
+        });
+        if let Some(l) = loss.filter(|l| l.summary.mean > 0.0) {
+            return say(
+                format!(
+                    "{} % of its datagrams were lost",
+                    format_sig(l.summary.mean)
+                ),
+                vec![l.summary.mean],
+            );
+        }
+    }
+    // Fewer workers than the best point of the same kind, which did better.
+    let better = recs.iter().filter(|x| {
+        x.metric == r.metric
+            && x.unit == r.unit
+            && what(x, WORKERS) == what(r, WORKERS)
+            && workers(x).0 > workers(r).0
+            && x.efficiency.is_some_and(|xe| xe > e * FLAT)
+    });
+    if let Some(b) = better.max_by(|a, c| {
+        a.efficiency
+            .unwrap_or(0.0)
+            .total_cmp(&c.efficiency.unwrap_or(0.0))
+    }) {
+        let (w, noun) = workers(r);
+        let (bw, _) = workers(b);
+        let be = b.efficiency.unwrap_or(0.0) * 100.0;
+        return say(
+            format!("{w} {noun} do not fill it: {bw} {noun} reached {be:.1} %"),
+            vec![be],
+        );
+    }
+    say("no cause this run can show".into(), vec![])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::Unit;
+    use crate::results::params::Params;
+    use crate::sysinfo::{Fact, Isa, Source};
+    use serde_json::{Value, json};
+
+    /// A run with the quick profile's machine (AVX-512, measured clock set below) and `results`.
+    fn run(results: Vec<ResultRecord>) -> Report {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/history");
+        let mut r = Report::from_json(&std::fs::read(dir.join("quick.json")).unwrap()).unwrap();
+        r.system.cpu.isas = vec![Isa::Avx512, Isa::Avx2, Isa::Sse2, Isa::Scalar];
+        r.system.cpu.measured_clock_ghz = Fact::known(3.6, Source::Measured);
+        r.results = results;
+        r.displayed(&Default::default())
+    }
+
+    fn rec(
+        sub: Subsystem,
+        workload: &str,
+        params: Value,
+        metric: Metric,
+        unit: Unit,
+        mean: f64,
+        peak: Option<f64>,
+    ) -> ResultRecord {
+        let params = Params::with_defaults(sub, workload, params).unwrap();
+        let peak = peak.map(|value| crate::sysinfo::peak::Peak {
+            value,
+            unit,
+            formula: "test".into(),
+            inputs: Default::default(),
+        });
+        let peak = peak.ok_or_else(|| "none".to_string());
+        ResultRecord::new(sub, workload, params, metric, unit, vec![mean, mean], peak)
+    }
+
+    fn dp(threads: u32, gops: f64, isa: &str, clock: f64) -> ResultRecord {
+        rec(
+            Subsystem::Cpu,
+            "DP",
+            json!({"threads": threads, "isa": isa, "clock_ghz": clock}),
+            Metric::Throughput,
+            Unit::Gops,
+            gops,
+            Some(60.0 * threads as f64),
+        )
+    }
+
+    fn disk(
+        workload: &str,
+        pattern: &str,
+        block: u64,
+        threads: u32,
+        mbps: f64,
+        buffered: bool,
+    ) -> ResultRecord {
+        let read = if workload.starts_with('R') { 100 } else { 0 };
+        rec(
+            Subsystem::Disk,
+            workload,
+            json!({"threads": threads, "block_size_bytes": block, "pattern": pattern,
+                   "read_percent": read, "io_mode": if buffered { "buffered" } else { "direct" }}),
+            Metric::Throughput,
+            Unit::MBPerSec,
+            mbps,
+            Some(1000.0),
+        )
+    }
+
+    /// Every figure a finding cites is in its text, as the text writes it.
+    fn cited(f: &Finding) {
+        assert!(
+            !f.cites.is_empty(),
+            "a finding without a figure: {}",
+            f.text
+        );
+        for c in &f.cites {
+            let forms = [
+                format_sig(*c),
+                format!("{c:.2}"),
+                format!("{c:.1}"),
+                format!("{c}"),
+            ];
+            assert!(
+                forms.iter().any(|x| f.text.contains(x.as_str())),
+                "{c} not in '{}'",
+                f.text
+            );
+        }
+    }
+
+    fn only(found: &[Finding], kind: Kind) -> Vec<&str> {
+        found
+            .iter()
+            .filter(|f| f.kind == kind)
+            .map(|f| f.text.as_str())
+            .collect()
+    }
+
+    /// A sweep's gain, and its knee: saturated, still gaining, or flat from the start.
+    #[test]
+    fn scaling_cites_its_ends_and_finds_the_knee() {
+        let found = of(&run(vec![
+            dp(1, 57.0, "avx512", 3.6),
+            dp(2, 113.0, "avx512", 3.6),
+            dp(4, 118.0, "avx512", 3.6),
+            dp(8, 119.0, "avx512", 3.6),
+        ]));
+        found.iter().for_each(cited);
+        let s = only(&found, Kind::Scaling);
+        assert_eq!(s.len(), 1);
+        assert!(
+            s[0].contains(
+                "57.00 → 119.0 GOPS from 1 to 8 threads (×2.09); saturated from 2 threads"
+            ),
+            "{}",
+            s[0]
+        );
+        let gaining = of(&run(vec![
+            dp(1, 50.0, "avx512", 3.6),
+            dp(2, 99.0, "avx512", 3.6),
+        ]));
+        assert!(only(&gaining, Kind::Scaling)[0].ends_with("still gaining at 2 threads"));
+        let flat = of(&run(vec![
+            dp(1, 50.0, "avx512", 3.6),
+            dp(2, 52.0, "avx512", 3.6),
+        ]));
+        assert!(
+            only(&flat, Kind::Scaling)[0].ends_with("flat from 1: more threads add less than 10 %")
+        );
+    }
+
+    /// Random against sequential and writes against reads, at equal other parameters only;
+    /// UDP against TCP at the same streams and message size.
+    #[test]
+    fn ratios_pair_equal_points() {
+        let found = of(&run(vec![
+            disk("RS", "sequential", 4096, 1, 400.0, false),
+            disk("RR", "random", 4096, 1, 100.0, false),
+            disk("RS", "sequential", 1 << 20, 1, 800.0, false),
+            disk("RR", "random", 1 << 20, 1, 600.0, false),
+            disk("WS", "sequential", 4096, 1, 200.0, false),
+            // No partner at 64 KiB: not paired.
+            disk("RR", "random", 65536, 1, 5.0, false),
+        ]));
+        found.iter().for_each(cited);
+        let r = only(&found, Kind::Ratio);
+        assert!(
+            r.contains(&"random against sequential: RR's throughput over RS's: ×0.25 to ×0.75 (median ×0.75 over 2 points)"),
+            "{r:?}"
+        );
+        assert!(
+            r.contains(&"writes against reads: WS's throughput over RS's: ×0.50"),
+            "{r:?}"
+        );
+        let net = |proto: &str, mbps: f64| {
+            rec(
+                Subsystem::Net,
+                "THROUGHPUT",
+                json!({"protocol": proto, "streams": 2, "message_size_bytes": 1400,
+                       "side": "receiver"}),
+                Metric::Throughput,
+                Unit::MbitPerSec,
+                mbps,
+                None,
+            )
+        };
+        let found = of(&run(vec![net("TCP", 9000.0), net("UDP", 3000.0)]));
+        found.iter().for_each(cited);
+        assert_eq!(
+            only(&found, Kind::Ratio),
+            ["UDP against TCP at 2 × 1400 B messages: 3000 against 9000 Mbit/s (×0.33)"]
+        );
+    }
+
+    /// Every cause of low efficiency the run can show, each citing its figures; a low point
+    /// with none says so, and a point at 70 % or more gets no cause.
+    #[test]
+    fn each_low_efficiency_cause_cites_what_shows_it() {
+        let causes = |recs: Vec<ResultRecord>| {
+            let found = of(&run(recs));
+            found.iter().for_each(cited);
+            only(&found, Kind::Cause)
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+        };
+        let narrow = causes(vec![dp(1, 30.0, "avx2", 3.6)]);
+        assert!(
+            narrow[0].ends_with(
+                "50.0 % of its peak — it runs avx2 (256 bits) on a CPU with avx512 (512 bits)"
+            ),
+            "{narrow:?}"
+        );
+        let slow = causes(vec![dp(1, 30.0, "avx512", 2.4)]);
+        assert!(
+            slow[0].ends_with("its clock was 2.40 GHz, below the 3.60 GHz one thread reached"),
+            "{slow:?}"
+        );
+        let buffered = causes(vec![disk("RR", "random", 4096, 2, 100.0, true)]);
+        assert!(
+            buffered[0]
+                .ends_with("10.0 % of its peak — its I/O went through the page cache (buffered)"),
+            "{buffered:?}"
+        );
+        let qd1 = causes(vec![disk("RR", "random", 4096, 1, 100.0, false)]);
+        assert!(qd1[0].contains("one I/O at a time"), "{qd1:?}");
+        let few = causes(vec![
+            disk("RR", "random", 4096, 2, 100.0, false),
+            disk("RR", "random", 4096, 8, 800.0, false),
+        ]);
+        assert_eq!(few.len(), 1);
+        assert!(
+            few[0].ends_with("2 threads do not fill it: 8 threads reached 80.0 %"),
+            "{few:?}"
+        );
+        let none = causes(vec![disk("RR", "random", 4096, 4, 100.0, false)]);
+        assert!(none[0].ends_with("no cause this run can show"), "{none:?}");
+        assert!(causes(vec![dp(1, 45.0, "avx2", 3.6)]).is_empty());
+        let loss = of(&run(vec![
+            rec(
+                Subsystem::Net,
+                "THROUGHPUT",
+                json!({"protocol": "UDP", "side": "receiver"}),
+                Metric::Throughput,
+                Unit::MbitPerSec,
+                100.0,
+                Some(1000.0),
+            ),
+            rec(
+                Subsystem::Net,
+                "THROUGHPUT",
+                json!({"protocol": "UDP", "side": "receiver"}),
+                Metric::Loss,
+                Unit::Percent,
+                12.5,
+                None,
+            ),
+        ]));
+        loss.iter().for_each(cited);
+        assert!(
+            only(&loss, Kind::Cause)[0].ends_with("12.50 % of its datagrams were lost"),
+            "{loss:?}"
+        );
+    }
+
+    /// The stored runs' findings (every kind of point): each cites its figures.
+    #[test]
+    fn stored_runs_findings_cite_their_figures() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/history");
+        let mut kinds = Vec::new();
+        for name in ["quick.json", "points.json"] {
+            let r = Report::from_json(&std::fs::read(dir.join(name)).unwrap()).unwrap();
+            let found = of(&r.displayed(&Default::default()));
+            found.iter().for_each(cited);
+            kinds.extend(found.iter().map(|f| f.kind));
+        }
+        for k in [Kind::Scaling, Kind::Ratio, Kind::Efficiency, Kind::Cause] {
+            assert!(kinds.contains(&k), "no {k:?} finding in the stored runs");
+        }
+    }
+}
