@@ -24,10 +24,13 @@ pub enum Value {
     List(Vec<String>),
 }
 
-/// One job: a subsystem and its options (by name; their order does not matter).
+/// One job: a subsystem, the experiment it reproduces (its name, where the profile gives
+/// one: `experiment = "M1: memory RWS/RWR …"`) and its options (by name; their order does not
+/// matter).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Job {
     pub subsystem: Subsystem,
+    pub experiment: Option<String>,
     pub options: Vec<(String, Value)>,
 }
 
@@ -60,10 +63,10 @@ fn value(key: &str, v: &toml::Value) -> Result<Value, String> {
 /// set: `peakbench run` takes them.
 const RUN_OPTIONS: &[&str] = &["json", "csv", "markdown", "html", "mib", "gbit"];
 
-fn options(table: &toml::Table, skip: &str) -> Result<Vec<(String, Value)>, String> {
+fn options(table: &toml::Table, skip: &[&str]) -> Result<Vec<(String, Value)>, String> {
     table
         .iter()
-        .filter(|(k, _)| k.as_str() != skip)
+        .filter(|(k, _)| !skip.contains(&k.as_str()))
         .map(|(k, v)| {
             let key = k.replace('_', "-");
             if RUN_OPTIONS.contains(&key.as_str()) {
@@ -93,7 +96,7 @@ impl Profile {
                 ("description", toml::Value::String(s)) => p.description = s.clone(),
                 ("defaults", toml::Value::Table(t)) => {
                     p.defaults =
-                        options(t, "").map_err(|e| format!("profile {name}, [defaults]: {e}"))?
+                        options(t, &[]).map_err(|e| format!("profile {name}, [defaults]: {e}"))?
                 }
                 ("job", toml::Value::Array(jobs)) => {
                     for (i, job) in jobs.iter().enumerate() {
@@ -117,9 +120,24 @@ impl Profile {
                                 ));
                             }
                         };
-                        let options =
-                            options(t, "subsystem").map_err(|e| format!("{where_}: {e}"))?;
-                        p.jobs.push(Job { subsystem, options });
+                        let experiment = match t.get("experiment") {
+                            None => None,
+                            Some(toml::Value::String(s)) if s.len() <= 200 => {
+                                Some(crate::text::printable(s))
+                            }
+                            Some(_) => {
+                                return Err(format!(
+                                    "{where_}: experiment is the job's name, a string of at most 200 characters"
+                                ));
+                            }
+                        };
+                        let options = options(t, &["subsystem", "experiment"])
+                            .map_err(|e| format!("{where_}: {e}"))?;
+                        p.jobs.push(Job {
+                            subsystem,
+                            experiment,
+                            options,
+                        });
                     }
                 }
                 _ => {
@@ -273,9 +291,34 @@ mod tests {
                 "type table",
             ),
             ("[[job", "not valid TOML"),
+            (
+                "[[job]]\nsubsystem = 'cpu'\nexperiment = 3",
+                "experiment is the job's name",
+            ),
         ] {
             let err = Profile::parse("t", text).unwrap_err();
             assert!(err.contains(want), "{text:?}: {err}");
+        }
+    }
+
+    /// A job's experiment names it, and is no option of the command line; control characters
+    /// in it are escaped.
+    #[test]
+    fn a_job_names_its_experiment() {
+        let text = r#"[[job]]
+subsystem = 'cpu'
+experiment = "C1: CPU \u001b[2J"
+threads = 2"#;
+        let p = Profile::parse("t", text).unwrap();
+        let job = &p.jobs[0];
+        let name = job.experiment.as_deref().unwrap();
+        assert!(
+            name.starts_with("C1: CPU ") && !name.contains('\u{1b}'),
+            "{name}"
+        );
+        assert_eq!(job.argv(&[], |_| true, 2), ["cpu", "--threads=2"]);
+        for p in ["assignment"].map(|n| Profile::built_in(n).unwrap()) {
+            assert!(p.jobs.iter().all(|j| j.experiment.is_some()), "{}", p.name);
         }
     }
 

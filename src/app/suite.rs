@@ -11,6 +11,8 @@ pub type Measure = Box<dyn FnOnce(&mut Recorder) -> anyhow::Result<()>>;
 /// One job: the command line it stands for (`line[0]` is its subsystem), its estimated time,
 /// and the measurement.
 pub struct Job {
+    /// The experiment it reproduces, where the profile names it.
+    pub experiment: Option<String>,
     pub line: Vec<String>,
     pub estimate: Duration,
     pub measure: Measure,
@@ -37,8 +39,11 @@ pub fn run_jobs(jobs: Vec<Job>, rec: &mut Recorder) -> anyhow::Result<Vec<(Strin
         if !rec.quiet() {
             // One line a job, cut to the terminal's width (-v: whole, and its time after).
             let line = format!(
-                "job {}/{n} (about {}): peakbench {}",
+                "job {}/{n} ({}about {}): peakbench {}",
                 i + 1,
+                job.experiment
+                    .as_ref()
+                    .map_or(String::new(), |e| format!("{e}; ")),
                 crate::units::format_duration(job.estimate),
                 job.line.join(" ")
             );

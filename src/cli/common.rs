@@ -185,6 +185,16 @@ impl Fit {
         d.mul_f64(self.time_scale.max(0.0)).max(floor.min(d))
     }
 
+    /// A fixed amount of work (`--total-ops`, `--total-bytes`) scaled as times are, not below
+    /// `floor` (nor above `n`).
+    pub fn work(&self, n: Option<u64>, floor: u64) -> Option<u64> {
+        let n = n?;
+        if self.time_scale >= 1.0 {
+            return Some(n);
+        }
+        Some(((n as f64 * self.time_scale.max(0.0)) as u64).max(floor.min(n)))
+    }
+
     /// `repeat` capped.
     pub fn repeat(&self, repeat: usize) -> usize {
         self.max_repeat.map_or(repeat, |m| repeat.min(m))

@@ -209,7 +209,8 @@ fn request(args: &CpuArgs) -> Result<CpuRequest, UsageError> {
         scaling: args.scaling,
         isa: args.isa,
         duration: args.output.fit.time(args.run.duration, MIN_DURATION),
-        total_ops: args.total_ops,
+        // At least a million operations: a point still runs long enough to be timed.
+        total_ops: args.output.fit.work(args.total_ops, 1_000_000),
         reps: Repetition {
             warmup: args.run.warmup,
             repeat: args.output.fit.repeat(args.run.repeat),

@@ -194,7 +194,7 @@ fn options(args: &DiskArgs) -> anyhow::Result<DiskOptions> {
         direct: !args.buffered,
         sync: args.sync,
         file_per_thread: args.file_per_thread,
-        total_bytes: args.total_bytes,
+        total_bytes: args.output.fit.work(args.total_bytes, 16 << 20),
         scaling: args.scaling,
         reps: Repetition {
             warmup: 0,

@@ -156,7 +156,7 @@ fn options(args: &MemArgs, sys: &SystemInfo) -> MemOptions {
             args.output.fit.time(DEFAULT_LATENCY_SAMPLE, MIN_SAMPLE)
         },
         duration: args.output.fit.time(args.run.duration, MIN_DURATION),
-        total_bytes: args.total_bytes,
+        total_bytes: args.output.fit.work(args.total_bytes, 64 << 20),
         scaling: args.scaling,
         reps: Repetition {
             warmup: args.run.warmup,

@@ -15,8 +15,8 @@ use std::time::Duration;
 #[derive(Debug, Args)]
 pub struct SuiteArgs {
     /// A built-in profile (quick: every subsystem's headline points in under a minute; ci:
-    /// the same points with six repetitions each, for `compare`; assignment: every workload of
-    /// every subsystem at the assignment's sizes) or a profile file (TOML, see
+    /// the same points with six repetitions each, for `compare`; assignment: every experiment of
+    /// the assignment's five reports, one job each) or a profile file (TOML, see
     /// profiles/quick.toml).
     #[arg(long, default_value = "quick")]
     pub profile: String,
@@ -96,6 +96,7 @@ pub(super) fn plan(name: &str, sys: &SystemInfo, fit: Fit) -> anyhow::Result<(Pr
         let checked = request(&command, sys).and_then(|r| Ok((r.check(sys)?, r)));
         let (estimate, request) = checked.map_err(|e| which(&super::one_line(&e)))?;
         jobs.push(Job {
+            experiment: job.experiment.clone(),
             estimate: estimate + JOB_OVERHEAD,
             line,
             measure: Box::new(move |rec: &mut Recorder| request.run(rec)),
@@ -211,13 +212,30 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
             .iter()
             .enumerate()
             .map(|(i, job)| {
-                let line = format!(
-                    "job {}: peakbench {}  (about {})",
-                    i + 1,
-                    job.line.join(" "),
-                    format_duration(job.estimate)
-                );
-                format!("{}\n", crate::text::wrap(&line, width, "    "))
+                let command = format!("peakbench {}", job.line.join(" "));
+                match &job.experiment {
+                    // The experiment, then the command line under it.
+                    Some(e) => {
+                        let head = format!(
+                            "job {} — {e} (about {}):",
+                            i + 1,
+                            format_duration(job.estimate)
+                        );
+                        format!(
+                            "{}\n{}\n",
+                            crate::text::wrap(&head, width, "    "),
+                            crate::text::wrap(&format!("  {command}"), width, "    ")
+                        )
+                    }
+                    None => {
+                        let line = format!(
+                            "job {}: {command}  (about {})",
+                            i + 1,
+                            format_duration(job.estimate)
+                        );
+                        format!("{}\n", crate::text::wrap(&line, width, "    "))
+                    }
+                }
             })
             .collect();
         return crate::files::print(&lines);

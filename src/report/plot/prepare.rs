@@ -381,7 +381,9 @@ pub(super) fn frame(axis: &Axis, values: &[f64]) -> Frame {
     };
     let ticks = match (axis.scale, axis.ticks) {
         (_, Ticks::Count) => count_ticks(values, axis.scale),
-        (Scale::Log, Ticks::Bytes) => power_of_two_ticks(lo, hi),
+        // Sizes are ticked within the data only: a label at the padded edge ("128 MiB" past
+        // an 80 MiB point) would leave the picture.
+        (Scale::Log, Ticks::Bytes) => power_of_two_ticks(min - 1e-9, max + 1e-9),
         (Scale::Log, Ticks::Number) => log_ticks(lo, hi),
         (_, Ticks::Percentile) => percentile_ticks(),
         (Scale::Linear, t) => linear_ticks(lo, hi, t),

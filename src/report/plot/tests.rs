@@ -288,3 +288,21 @@ fn ticks_read_well() {
     );
     assert!(linear_ticks(0.0, f64::INFINITY, Ticks::Number).is_empty());
 }
+
+/// Sizes are ticked within the data: an 80 MiB point gets no 128 MiB tick at the padded edge,
+/// whose label would leave the picture.
+#[test]
+fn size_ticks_stay_within_the_data() {
+    let values: Vec<f64> = [8192.0f64, 8.0 * 1048576.0, 80.0 * 1048576.0]
+        .iter()
+        .map(|v| v.ln())
+        .collect();
+    let f = super::prepare::frame(&Axis::new("block size", Scale::Log, Ticks::Bytes), &values);
+    let labels: Vec<&str> = f.ticks.iter().map(|t| t.1.as_str()).collect();
+    assert!(!labels.is_empty());
+    assert!(
+        f.ticks.iter().all(|t| t.0 <= values[2] + 1e-9),
+        "{labels:?}"
+    );
+    assert!(!labels.contains(&"128 MiB"), "{labels:?}");
+}
