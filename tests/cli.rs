@@ -347,8 +347,17 @@ fn mem_null_and_tiny_points_follow_the_schema() {
     };
     assert_eq!(of("NULL").len(), 2);
     assert_eq!(of("COPY").len(), 2);
-    assert_eq!(of("RWR").len(), 4, "2 block sizes × 2 thread counts");
-    for r in of("COPY").iter().chain(of("RWR").iter()) {
+    // 2 block sizes × 2 thread counts, each its throughput and the time of one operation.
+    assert_eq!(of("RWR").len(), 8);
+    let (rates, ops): (Vec<&Value>, Vec<&Value>) = of("RWR")
+        .into_iter()
+        .partition(|r| r["metric"] == "throughput");
+    assert_eq!((rates.len(), ops.len()), (4, 4));
+    for r in &ops {
+        assert!(r["metric"] == "latency" && r["unit"] == "s", "{r}");
+        assert!(r["mean"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    for r in of("COPY").iter().chain(rates.iter()) {
         assert_eq!(r["unit"], "B/s");
         assert_eq!(r["samples"].as_array().unwrap().len(), 2);
         // No SMBIOS here or there: unknown with the reason, unless the machine has one.
@@ -829,6 +838,7 @@ fn short_flags_ranges_and_one_size_grammar() {
         .as_array()
         .unwrap()
         .iter()
+        .filter(|r| r["metric"] == "throughput")
         .map(|r| r["params"]["block_size_bytes"].as_u64().unwrap())
         .collect();
     assert_eq!(blocks, [4096, 4000]);

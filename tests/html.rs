@@ -696,7 +696,7 @@ fn line_names(r: &Report, title: &str) -> Vec<String> {
 /// IOPS and latency against threads (a line per block size) and against block size; a
 /// network LATENCY run over streams draws the round trip against streams; a memory run of
 /// RWS and RWR over three block sizes draws throughput against block size, sequential and
-/// random as two lines. Chromium renders each page with every chart and no console error.
+/// random as lines of their own, and the time of one operation against threads. Chromium renders each page with every chart and no console error.
 #[test]
 fn charts_follow_what_was_swept() {
     let dir = tempfile::tempdir().unwrap();
@@ -797,7 +797,7 @@ fn charts_follow_what_was_swept() {
             "--block-size",
             "1K,64K,1M",
             "--threads",
-            "1",
+            "1,2",
             "--array-size",
             "4M",
             "--duration",
@@ -806,7 +806,24 @@ fn charts_follow_what_was_swept() {
     );
     assert_eq!(
         line_names(&mem, "Memory RWS, RWR: throughput vs block size"),
-        ["RWS", "RWR"]
+        [
+            "RWS · 1 thread",
+            "RWS · 2 threads",
+            "RWR · 1 thread",
+            "RWR · 2 threads"
+        ]
+    );
+    // The time of one block operation against threads, a line per workload and block size.
+    assert_eq!(
+        line_names(&mem, "Memory RWS, RWR: mean latency vs threads"),
+        [
+            "RWS · 1 KiB blocks",
+            "RWS · 64 KiB blocks",
+            "RWS · 1 MiB blocks",
+            "RWR · 1 KiB blocks",
+            "RWR · 64 KiB blocks",
+            "RWR · 1 MiB blocks"
+        ]
     );
 
     let Some(bin) = find_chromium() else {

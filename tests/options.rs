@@ -754,7 +754,28 @@ fn every_mem_option_is_used_or_refused() {
         refused(
             "mem-latency-ns",
             &[&copy[..], &["--mem-latency-ns", "80"]].concat(),
-            "LATENCY is not in --workload",
+            "none of them is in --workload",
+        ),
+        // A block workload's operation: its floor is the rated latency (and the transfer).
+        used(
+            "mem-latency-ns",
+            &[
+                "--workload",
+                "RWS",
+                "--block-size",
+                "64",
+                "--array-size",
+                "1Mi",
+                "--duration",
+                "5ms",
+                "--mem-latency-ns",
+                "80",
+            ],
+            |r| {
+                r.results()
+                    .iter()
+                    .any(|x| x["metric"] == "latency" && user_input(x, 80.0))
+            },
         ),
     ];
     if last_cache.is_some_and(|c| c >= 16 << 10) {

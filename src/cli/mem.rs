@@ -71,8 +71,9 @@ pub struct MemArgs {
     #[arg(long, value_name = "N", requires = "mem_mts", conflicts_with = "mem_peak_gbs", value_parser = parse_channels)]
     pub mem_channels: Option<u32>,
     /// The memory modules' rated latency in ns (e.g. CAS latency: CL × 2000 / MT/s), the floor
-    /// of LATENCY's memory level (SMBIOS does not give it); --latency-max must then reach past
-    /// the last cache.
+    /// of LATENCY's memory level (--latency-max must then reach past the last cache) and of a
+    /// block workload's operation (plus its bytes at the bandwidth peak); SMBIOS does not give
+    /// it.
     #[arg(long, value_name = "NS", value_parser = parse_positive)]
     pub mem_latency_ns: Option<f64>,
     /// Memory transfer rate in MT/s, for the peak (with --mem-channels).
@@ -191,9 +192,18 @@ fn refuse_unused(args: &MemArgs, workloads: &[MemWorkload]) -> Result<(), UsageE
     let (staircase, add) = and("latency-max");
     given.refuse_unless(
         uses("latency-max"),
-        &["huge_pages", "latency_max", "mem_latency_ns"],
+        &["huge_pages", "latency_max"],
         &format!(
             "applies to the {staircase} staircase (its shape, its memory floor), and {staircase} is not in --workload"
+        ),
+        &format!("add {add} or drop it"),
+    )?;
+    let (floored, add) = and("mem-latency-ns");
+    given.refuse_unless(
+        uses("mem-latency-ns"),
+        &["mem_latency_ns"],
+        &format!(
+            "is the floor of a load from memory, for {floored} (the staircase's memory plateau, one block operation), and none of them is in --workload"
         ),
         &format!("add {add} or drop it"),
     )?;

@@ -468,10 +468,12 @@ fn cause(r: &ResultRecord, recs: &[&ResultRecord], report: &Report) -> Option<Fi
         let (w, noun) = workers(r);
         let (bw, _) = workers(b);
         let be = b.efficiency.unwrap_or(0.0) * 100.0;
-        return say(
-            format!("{w} {noun} do not fill it: {bw} {noun} reached {be:.1} %"),
-            vec![be],
-        );
+        let few = if w == 1 {
+            format!("1 {} does not fill it", noun.trim_end_matches('s'))
+        } else {
+            format!("{w} {noun} do not fill it")
+        };
+        return say(format!("{few}: {bw} {noun} reached {be:.1} %"), vec![be]);
     }
     say("no cause this run can show".into(), vec![])
 }

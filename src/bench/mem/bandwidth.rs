@@ -12,6 +12,7 @@ use crate::bench::spec::Work;
 use crate::results::params::{self as rp, Params};
 use crate::results::{Metric, ResultRecord, Unit};
 use crate::runner::{self, Repetition, affinity};
+use crate::sysinfo::peak::Peak;
 
 /// Thread i's arrays for one point.
 type Arrays = Vec<Buffer>;
@@ -80,11 +81,12 @@ impl MemSession<'_> {
     }
 
     /// Runs a bandwidth point: its throughput record.
+    /// A bandwidth point's record; a block workload's also the time of one operation.
     pub(super) fn bandwidth(
         &self,
         point: MemPoint,
         tick: &mut dyn FnMut(),
-    ) -> Result<ResultRecord, MemError> {
+    ) -> Result<Vec<ResultRecord>, MemError> {
         let w = point.workload;
         let Some(kind) = Pass::of(w) else {
             return Err(MemError::Invalid(format!(
@@ -219,13 +221,89 @@ impl MemSession<'_> {
             }),
             node: rp::NodeTag::default(),
         });
-        Ok(record(
-            w,
-            params,
-            Metric::Throughput,
-            Unit::GBPerSec,
-            samples,
-            self.peak.clone(),
-        ))
+        // Every thread moves `passes × blocks` blocks in the repetition's time, at once.
+        let ops = passes * blocks;
+        let moved = (reads + writes) * block * point.threads as u64;
+        Ok(self.records(w, params, samples, &times, ops, moved))
     }
+
+    /// A bandwidth point's records: its throughput, and a block workload's time of one
+    /// operation (each thread did `ops` of them in a repetition, all threads together moving
+    /// `moved` bytes in one).
+    fn records(
+        &self,
+        w: MemWorkload,
+        params: Params,
+        samples: Vec<f64>,
+        times: &[std::time::Duration],
+        ops: u64,
+        moved: u64,
+    ) -> Vec<ResultRecord> {
+        let mut out = Vec::new();
+        if w.uses_blocks() {
+            let ops = ops.max(1) as f64;
+            let ns = times.iter().map(|t| t.as_secs_f64() * 1e9 / ops).collect();
+            let floor = op_floor(self.opts.peak.latency_ns, moved, &self.peak);
+            out.push(record(
+                w,
+                params.clone(),
+                Metric::Latency,
+                Unit::Nanos,
+                ns,
+                floor,
+            ));
+        }
+        let bandwidth = self.peak.clone();
+        out.insert(
+            0,
+            record(
+                w,
+                params,
+                Metric::Throughput,
+                Unit::GBPerSec,
+                samples,
+                bandwidth,
+            ),
+        );
+        out
+    }
+}
+
+/// The least time of one block operation, ns: the memory's rated latency (`--mem-latency-ns`)
+/// plus the bytes all threads move in one operation each (`moved`) at the bandwidth peak,
+/// where that is known; unknown without a rated latency.
+fn op_floor(
+    latency_ns: Option<f64>,
+    moved: u64,
+    bandwidth: &Result<Peak, String>,
+) -> Result<Peak, String> {
+    let mut floor = crate::sysinfo::peak::memory_latency(latency_ns)?;
+    match bandwidth {
+        Ok(bw) => {
+            // GB/s: bytes per ns.
+            floor.value += moved as f64 / bw.value.max(1e-9);
+            floor.formula =
+                "rated + bytes moved per operation (all threads) / bandwidth peak".into();
+            floor.inputs.insert(
+                "bytes_moved".into(),
+                crate::sysinfo::peak::PeakInput {
+                    value: moved as f64,
+                    unit: "bytes".into(),
+                    source: crate::sysinfo::Source::Detected,
+                },
+            );
+            floor.inputs.insert(
+                "bandwidth".into(),
+                crate::sysinfo::peak::PeakInput {
+                    value: bw.value,
+                    unit: bw.unit.to_string(),
+                    source: crate::sysinfo::Source::Detected,
+                },
+            );
+        }
+        Err(why) => {
+            floor.formula = format!("rated (the transfer is not counted: {why})");
+        }
+    }
+    Ok(floor)
 }

@@ -111,7 +111,7 @@ impl<'a> MemSession<'a> {
                     Err("the NULL workload measures harness overhead and has no peak".into()),
                 )])
             }
-            _ => self.bandwidth(point, tick).map(|r| vec![r]),
+            _ => self.bandwidth(point, tick),
         }
     }
 }

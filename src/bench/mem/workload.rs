@@ -48,8 +48,8 @@ const BANDWIDTH: [&str; 7] = [
     "duration",
     "array-size",
 ];
-const BLOCKS_WRITTEN: &[&[&str]] = &[&["block-size", "stores"], &BANDWIDTH];
-const BLOCKS_READ: &[&[&str]] = &[&["block-size"], &BANDWIDTH];
+const BLOCKS_WRITTEN: &[&[&str]] = &[&["block-size", "stores", "mem-latency-ns"], &BANDWIDTH];
+const BLOCKS_READ: &[&[&str]] = &[&["block-size", "mem-latency-ns"], &BANDWIDTH];
 const STREAM_OPTIONS: &[&[&str]] = &[&["stores"], &BANDWIDTH];
 const BANDWIDTH_READ: &[&[&str]] = &[&BANDWIDTH];
 const BANDWIDTH_CHARTS: &[ChartKind] = &[ChartKind::Sweeps, ChartKind::Efficiency];
@@ -208,7 +208,11 @@ impl MemWorkload {
             what,
             // SUM came after the reports' set: named, not run by default.
             default: !matches!(self, MemWorkload::Sum),
-            metrics: &[Metric::Throughput],
+            // A block workload also times one operation (a block per thread).
+            metrics: match work {
+                Work::Blocks { .. } => &[Metric::Throughput, Metric::Latency],
+                _ => &[Metric::Throughput],
+            },
             options,
             axes,
             references,
