@@ -6,11 +6,12 @@
 
 mod efficiency;
 mod per_point;
+mod roofline;
 mod series;
 mod staircase;
 mod sweeps;
 
-use super::plot::{Chart, ChartError, PNG_SCALE, Plot, drawable, png};
+use super::plot::{Chart, ChartError, PNG_SCALE, Plot, Series, drawable, png};
 use crate::bench::registry;
 use crate::bench::spec::ChartKind;
 use crate::results::{Report, ResultRecord, Subsystem};
@@ -40,12 +41,17 @@ pub fn pngs(report: &Report) -> Vec<(String, Result<Vec<u8>, ChartError>)> {
 /// sweep of one point is a table row, not a chart).
 fn has_a_line(plot: &Plot) -> bool {
     match plot {
-        Plot::Lines { series, .. } => series.iter().any(|s| {
-            let mut xs: Vec<f64> = s.points.iter().map(|p| p.0).collect();
-            xs.sort_by(f64::total_cmp);
-            xs.dedup();
-            xs.len() >= 2
-        }),
+        Plot::Lines { series, guides, .. } => {
+            let spans = |s: &Series| {
+                let mut xs: Vec<f64> = s.points.iter().map(|p| p.0).collect();
+                xs.sort_by(f64::total_cmp);
+                xs.dedup();
+                xs.len() >= 2
+            };
+            // A line of points, or points under a guide line (a roofline's roof).
+            series.iter().any(spans)
+                || (guides.iter().any(spans) && series.iter().any(|s| !s.points.is_empty()))
+        }
         Plot::Bars { rows, .. } => rows.len() >= 2,
     }
 }
@@ -101,6 +107,7 @@ pub fn for_report(report: &Report) -> Vec<Chart> {
         out.extend(interval_charts(subsystem, &of_kind(ChartKind::Intervals)));
         out.extend(efficiency_chart(subsystem, &of_kind(ChartKind::Efficiency)));
     }
+    out.extend(roofline::roofline(report));
     out.retain(|c| drawable(&c.plot) && has_a_line(&c.plot));
     // Every chart names the machine and the run, also as a picture on its own.
     let host = report

@@ -196,3 +196,50 @@ fn slugs_are_file_names() {
         "net-throughput-2-streams"
     );
 }
+
+/// The quick profile's run has DP and SP peaks, COPY and TRIAD and a LINPACK: its roofline
+/// places LINPACK at 2/3·N³ ÷ 8·N² FLOP/byte and TRIAD at 2 FLOP per 24 bytes, under roofs
+/// min(peak, bandwidth × intensity) bent at their ridges.
+#[test]
+fn the_roofline_places_each_kernel_at_its_intensity() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/history");
+    let bytes = std::fs::read(dir.join("quick.json")).unwrap();
+    let run = crate::results::Report::from_json(&bytes).unwrap();
+    let run = run.displayed(&Default::default());
+    let charts = super::for_report(&run);
+    let roof = charts
+        .iter()
+        .find(|c| c.slug == "cpu-mem-roofline")
+        .expect("a roofline");
+    let Plot::Lines { series, guides, .. } = &roof.plot else {
+        panic!("{:?}", roof.plot)
+    };
+    let at = |w: &str| {
+        series
+            .iter()
+            .find(|s| s.name.starts_with(w))
+            .unwrap()
+            .points[0]
+    };
+    let rec = |w: &str| run.results.iter().find(|r| r.workload == w).unwrap();
+    let n = 2000.0;
+    let linpack = at("LINPACK");
+    assert!((linpack.0 - crate::bench::linalg::hpl::flops(2000) / (8.0 * n * n)).abs() < 1e-9);
+    assert_eq!(linpack.1, rec("LINPACK").summary.mean);
+    let triad = at("TRIAD");
+    assert!((triad.0 - 2.0 / 24.0).abs() < 1e-12);
+    assert!((triad.1 - rec("TRIAD").summary.mean * 2.0 / 24.0).abs() < 1e-9);
+    assert_eq!(guides.len(), 2, "DP and SP under COPY's bandwidth");
+    let copy = rec("COPY").summary.mean;
+    let dp = rec("DP").peak.as_ref().unwrap().value;
+    for &(x, y) in &guides[0].points {
+        assert!((y - (copy * x).min(dp)).abs() <= 1e-9 * y, "({x}, {y})");
+    }
+    // The roof bends at the ridge: a point at peak ÷ bandwidth.
+    assert!(
+        guides[0]
+            .points
+            .iter()
+            .any(|p| (p.0 - dp / copy).abs() < 1e-9)
+    );
+}
