@@ -421,7 +421,10 @@ fn mem_bad_input_is_one_line_and_exit_2() {
             &["mem", "--block-size", "0"],
             "--block-size 0 is out of range",
         ),
-        (&["mem", "--block-size", "1001"], "not a multiple of 8"),
+        (
+            &["mem", "--block-size", "2G"],
+            "out of range: use 1 B to 1 GiB",
+        ),
         (&["mem", "--block-size", "1X"], "'1X' is not a size"),
         (
             &[

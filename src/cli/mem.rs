@@ -30,7 +30,8 @@ pub enum HugeArg {
 pub struct MemArgs {
     #[arg(long, value_delimiter = ',', value_parser = parse_workload, help = workload_help(Subsystem::Mem, true))]
     pub workload: Vec<MemWorkload>,
-    /// Block sizes of RWS…RR, 8 B to 1 GiB, multiples of 8 (sizes: 4k = 4K = 4KiB = 4096 B,
+    /// Block sizes of RWS…RR, 1 B to 1 GiB; a block not a multiple of 8 bytes is moved byte by
+    /// byte, each byte one load or store (sizes: 4k = 4K = 4KiB = 4096 B,
     /// 4kB = 4KB = 4000 B; M, G, T alike).
     #[arg(long, value_delimiter = ',', value_parser = parse_bytes, default_value = "1KB,1MB,10MB")]
     pub block_size: Vec<u64>,

@@ -112,10 +112,6 @@ impl MemSession<'_> {
         let pass_bytes = (reads + writes) * touched;
 
         // Allocate on each pinned thread: first touch places the pages on its node.
-        let once = Repetition {
-            warmup: 0,
-            repeat: 1,
-        };
         let arrays: Vec<Arrays> = on_each(cpus, w.arrays() * array, |_| {
             (0..w.arrays().max(1))
                 .map(|k| {
@@ -127,7 +123,10 @@ impl MemSession<'_> {
                 .collect()
         })?;
 
+        // A block that is not whole 8-byte words is moved byte by byte, with byte stores.
+        let bytewise = !block.is_multiple_of(8);
         let (k, streams) = self.kernels_for(block);
+        let streams = streams && !bytewise;
         let sink = std::sync::atomic::AtomicU64::new(0);
         // One pass over thread i's arrays; `seed` varies the random block order.
         let pass = |i: usize, seed: u64| {
@@ -143,6 +142,14 @@ impl MemSession<'_> {
                     Pass::Triad => (k.triad)(p(2), p(0), p(1), 3.0, elems),
                     Pass::Sum => {
                         let acc = (k.read)(p(0), elems);
+                        sink.fetch_add(acc, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    Pass::Blocks { read, write } if bytewise => {
+                        // A copy's second array; the others have one.
+                        let to = if read && write { p(1) } else { p(0) };
+                        let order = w.random().then_some(seed ^ (i as u64) << 32);
+                        let acc =
+                            byte_pass(p(0) as _, to as _, (block, blocks), (read, write), order);
                         sink.fetch_add(acc, std::sync::atomic::Ordering::Relaxed);
                     }
                     Pass::Blocks { read, write } => {
@@ -168,17 +175,7 @@ impl MemSession<'_> {
             }
             kernels::fence();
         };
-        let passes = match self.opts.total_bytes {
-            Some(total) => self.fixed_passes(total, point.threads, pass_bytes),
-            // Calibrate: one timed pass, then as many passes as fill the target duration.
-            None => {
-                let first = runner::run_rounds(cpus, once, |i| pass(i, 0), |_| {}, |_| {})
-                    .map_err(|e| MemError::Pin(e.to_string()))?;
-                (self.opts.duration.as_secs_f64() / first[0].as_secs_f64().max(1e-9))
-                    .ceil()
-                    .max(1.0) as u64
-            }
-        };
+        let passes = self.passes(cpus, point.threads, pass_bytes, &pass)?;
         let times = runner::run_rounds(
             cpus,
             self.opts.reps,
@@ -214,7 +211,7 @@ impl MemSession<'_> {
                 working_set_bytes: w.arrays() * per_thread * point.threads as u64,
                 bytes_read_per_pass: reads * touched * point.threads as u64,
                 bytes_written_per_pass: writes * touched * point.threads as u64,
-                passes: passes as u64,
+                passes,
                 total_bytes: self.opts.total_bytes,
                 scaling: self.opts.total_bytes.map(|_| self.opts.scaling),
                 byte_counting: rp::ByteCounting::Stream,
@@ -225,6 +222,31 @@ impl MemSession<'_> {
         let ops = passes * blocks;
         let moved = (reads + writes) * block * point.threads as u64;
         Ok(self.records(w, params, samples, &times, ops, moved))
+    }
+
+    /// The passes of a repetition: the fixed work's (`--total-bytes`), else calibrated — one
+    /// timed pass, then as many as fill the target duration.
+    fn passes(
+        &self,
+        cpus: &[usize],
+        threads: usize,
+        pass_bytes: u64,
+        pass: &(dyn Fn(usize, u64) + Sync),
+    ) -> Result<u64, MemError> {
+        if let Some(total) = self.opts.total_bytes {
+            return Ok(self.fixed_passes(total, threads, pass_bytes));
+        }
+        let once = Repetition {
+            warmup: 0,
+            repeat: 1,
+        };
+        let first = runner::run_rounds(cpus, once, |i| pass(i, 0), |_| {}, |_| {})
+            .map_err(|e| MemError::Pin(e.to_string()))?;
+        Ok(
+            (self.opts.duration.as_secs_f64() / first[0].as_secs_f64().max(1e-9))
+                .ceil()
+                .max(1.0) as u64,
+        )
     }
 
     /// A bandwidth point's records: its throughput, and a block workload's time of one
@@ -306,4 +328,38 @@ fn op_floor(
         }
     }
     Ok(floor)
+}
+
+/// One pass of blocks of `size` bytes (`count` of them) moved byte by byte: each byte one
+/// volatile load and/or store, never merged or vectorised; in sequence, or in the random order
+/// of `seed`. Returns the sum of the bytes read.
+///
+/// # Safety
+/// `from`, and `to` for a copy, hold at least `size × count` bytes.
+unsafe fn byte_pass(
+    from: *mut u8,
+    to: *mut u8,
+    (size, count): (u64, u64),
+    (read, write): (bool, bool),
+    seed: Option<u64>,
+) -> u64 {
+    let mut acc = 0u64;
+    let mut one = |b: u64| {
+        let off = (b * size) as usize;
+        for j in off..off + size as usize {
+            // SAFETY: j < size × count, within both buffers (the caller's contract).
+            unsafe {
+                match (read, write) {
+                    (true, true) => to.add(j).write_volatile(from.add(j).read_volatile()),
+                    (false, _) => from.add(j).write_volatile(2),
+                    (true, false) => acc = acc.wrapping_add(from.add(j).read_volatile() as u64),
+                }
+            }
+        }
+    };
+    match seed {
+        Some(seed) => BlockOrder::new(count, seed).for_each(&mut one),
+        None => (0..count).for_each(&mut one),
+    }
+    acc
 }

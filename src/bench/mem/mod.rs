@@ -76,10 +76,8 @@ pub struct MemOptions {
 /// Why a memory run cannot start or go on.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum MemError {
-    #[error("--block-size {0} is out of range: use 8 B to 1 GiB")]
+    #[error("--block-size {0} is out of range: use 1 B to 1 GiB")]
     BlockRange(u64),
-    #[error("--block-size {0} is not a multiple of 8 bytes: the kernels move 8-byte words")]
-    BlockAlign(u64),
     #[error(
         "--block-size {block} is larger than each thread's array ({array} bytes with {threads} threads); give a larger --array-size or a smaller block"
     )]
@@ -219,11 +217,8 @@ pub fn validate(opts: &MemOptions, sys: &SystemInfo) -> Result<(), MemError> {
     }
     if opts.workloads.iter().any(|w| w.uses_blocks()) {
         for &b in &opts.block_sizes {
-            if !(8..=1 << 30).contains(&b) {
+            if !(1..=1 << 30).contains(&b) {
                 return Err(MemError::BlockRange(b));
-            }
-            if b % 8 != 0 {
-                return Err(MemError::BlockAlign(b));
             }
             if b > per_thread {
                 return Err(MemError::BlockTooLarge {
