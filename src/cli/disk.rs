@@ -97,6 +97,15 @@ pub struct DiskArgs {
     /// Repetitions of every point.
     #[arg(long, default_value = "3", value_parser = parse_repeat)]
     pub repeat: usize,
+    #[command(flatten)]
+    pub rated: DiskPeakArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// A device's rated figures, for its peaks (`disk`, and `peak` for a machine not at hand).
+#[derive(Debug, Args)]
+pub struct DiskPeakArgs {
     /// The device's rated sequential read throughput, MB/s.
     #[arg(long, value_name = "MBPS", value_parser = parse_positive)]
     pub disk_peak_read_mbps: Option<f64>,
@@ -120,8 +129,21 @@ pub struct DiskArgs {
     /// A rotating disk's average seek time in ms (with --rpm).
     #[arg(long, value_name = "MS", value_parser = parse_positive, requires = "rpm")]
     pub seek_ms: Option<f64>,
-    #[command(flatten)]
-    pub output: OutputArgs,
+}
+
+impl DiskPeakArgs {
+    /// The rated figures given.
+    pub fn peaks(&self) -> DiskPeaks {
+        DiskPeaks {
+            read_mbps: self.disk_peak_read_mbps,
+            write_mbps: self.disk_peak_write_mbps,
+            read_iops: self.disk_peak_read_iops,
+            write_iops: self.disk_peak_write_iops,
+            latency_us: self.disk_latency_us,
+            rpm: self.rpm,
+            seek_ms: self.seek_ms,
+        }
+    }
 }
 
 fn parse_workload(s: &str) -> Result<DiskWorkload, String> {
@@ -200,15 +222,7 @@ fn options(args: &DiskArgs) -> anyhow::Result<DiskOptions> {
             warmup: 0,
             repeat: args.output.fit.repeat(args.repeat),
         },
-        peaks: DiskPeaks {
-            read_mbps: args.disk_peak_read_mbps,
-            write_mbps: args.disk_peak_write_mbps,
-            read_iops: args.disk_peak_read_iops,
-            write_iops: args.disk_peak_write_iops,
-            latency_us: args.disk_latency_us,
-            rpm: args.rpm,
-            seek_ms: args.seek_ms,
-        },
+        peaks: args.rated.peaks(),
     })
 }
 
@@ -271,14 +285,14 @@ fn refuse_unused(args: &DiskArgs) -> Result<(), UsageError> {
     let mixers = named(mixes, true);
     for (read, write, read_id, write_id) in [
         (
-            args.disk_peak_read_mbps,
-            args.disk_peak_write_mbps,
+            args.rated.disk_peak_read_mbps,
+            args.rated.disk_peak_write_mbps,
             "disk_peak_read_mbps",
             "disk_peak_write_mbps",
         ),
         (
-            args.disk_peak_read_iops,
-            args.disk_peak_write_iops,
+            args.rated.disk_peak_read_iops,
+            args.rated.disk_peak_write_iops,
             "disk_peak_read_iops",
             "disk_peak_write_iops",
         ),

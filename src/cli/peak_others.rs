@@ -6,7 +6,7 @@
 use super::common::{UsageError, parse_positive};
 use crate::ids::Unit;
 use crate::report;
-use crate::sysinfo::peak::{self, DiskPeaks, MemPeakOverrides, Peak, PeakInput};
+use crate::sysinfo::peak::{self, MemPeakOverrides, Peak, PeakInput};
 use crate::sysinfo::{Fact, Source};
 use clap::Args;
 use serde::Serialize;
@@ -28,27 +28,8 @@ pub struct OtherPeaks {
     /// CL × 2000 / MT/s ns (with --mem-mts).
     #[arg(long, value_name = "CL", value_parser = parse_cl, requires = "mem_mts")]
     pub mem_cl: Option<f64>,
-    /// Disk: rated sequential read throughput, MB/s.
-    #[arg(long, value_name = "MBPS", value_parser = parse_positive)]
-    pub disk_peak_read_mbps: Option<f64>,
-    /// Disk: rated sequential write throughput, MB/s.
-    #[arg(long, value_name = "MBPS", value_parser = parse_positive)]
-    pub disk_peak_write_mbps: Option<f64>,
-    /// Disk: rated random read IOPS.
-    #[arg(long, value_name = "IOPS", value_parser = parse_positive)]
-    pub disk_peak_read_iops: Option<f64>,
-    /// Disk: rated random write IOPS.
-    #[arg(long, value_name = "IOPS", value_parser = parse_positive)]
-    pub disk_peak_write_iops: Option<f64>,
-    /// Disk: rated access latency of one I/O, µs.
-    #[arg(long, value_name = "US", value_parser = parse_positive, conflicts_with = "rpm")]
-    pub disk_latency_us: Option<f64>,
-    /// Disk: a rotating disk's spindle speed (with --seek-ms), e.g. 7200.
-    #[arg(long, value_name = "RPM", value_parser = parse_positive, requires = "seek_ms")]
-    pub rpm: Option<f64>,
-    /// Disk: a rotating disk's average seek time in ms (with --rpm), e.g. 9.
-    #[arg(long, value_name = "MS", value_parser = parse_positive, requires = "rpm")]
-    pub seek_ms: Option<f64>,
+    #[command(flatten)]
+    pub disk: super::disk::DiskPeakArgs,
     /// Disk: the record size of the IOPS and latency figures [default: 4K].
     #[arg(long, value_name = "SIZE", value_parser = parse_block)]
     pub block_size: Option<u64>,
@@ -235,15 +216,7 @@ impl OtherPeaks {
     }
 
     fn disk(&self) -> Option<Section> {
-        let rated = DiskPeaks {
-            read_mbps: self.disk_peak_read_mbps,
-            write_mbps: self.disk_peak_write_mbps,
-            read_iops: self.disk_peak_read_iops,
-            write_iops: self.disk_peak_write_iops,
-            latency_us: self.disk_latency_us,
-            rpm: self.rpm,
-            seek_ms: self.seek_ms,
-        };
+        let rated = self.disk.peaks();
         let given = [
             rated.read_mbps,
             rated.write_mbps,
