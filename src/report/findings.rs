@@ -92,22 +92,6 @@ fn workers(r: &ResultRecord) -> (usize, &'static str) {
 
 const WORKERS: &[&str] = &["threads", "streams", "side"];
 
-/// Records grouped by `key`, in first-seen order.
-fn group<'a, K: PartialEq>(
-    recs: &[&'a ResultRecord],
-    key: impl Fn(&ResultRecord) -> K,
-) -> Vec<(K, Vec<&'a ResultRecord>)> {
-    let mut out: Vec<(K, Vec<&'a ResultRecord>)> = Vec::new();
-    for &r in recs {
-        let k = key(r);
-        match out.iter_mut().find(|(g, _)| *g == k) {
-            Some((_, v)) => v.push(r),
-            None => out.push((k, vec![r])),
-        }
-    }
-    out
-}
-
 /// Each sweep over threads (streams) of a rate: from the fewest to the most, its gain, and
 /// where it stops gaining ("flat from 4: saturated"), or that it is still gaining.
 fn scaling(recs: &[&ResultRecord]) -> Vec<Finding> {
@@ -123,7 +107,9 @@ fn scaling(recs: &[&ResultRecord]) -> Vec<Finding> {
         .filter(|r| !(r.metric == Metric::Iops && has_throughput(r)))
         .collect();
     let mut out = Vec::new();
-    for ((_, metric, unit), mut sweep) in group(&rates, |r| (what(r, WORKERS), r.metric, r.unit)) {
+    for ((_, metric, unit), mut sweep) in
+        super::group_by(&rates, |r| (what(r, WORKERS), r.metric, r.unit))
+    {
         sweep.sort_by_key(|r| workers(r).0);
         sweep.dedup_by_key(|r| workers(r).0);
         if sweep.len() < 2 {

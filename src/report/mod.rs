@@ -633,6 +633,22 @@ pub fn littles_law_notes(results: &[ResultRecord]) -> Vec<String> {
         .collect()
 }
 
+/// Records grouped by `key`, in first-seen order.
+pub(crate) fn group_by<'a, K: PartialEq>(
+    records: &[&'a ResultRecord],
+    key: impl Fn(&ResultRecord) -> K,
+) -> Vec<(K, Vec<&'a ResultRecord>)> {
+    let mut out: Vec<(K, Vec<&'a ResultRecord>)> = Vec::new();
+    for &rec in records {
+        let k = key(rec);
+        match out.iter_mut().find(|(g, _)| *g == k) {
+            Some((_, v)) => v.push(rec),
+            None => out.push((k, vec![rec])),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

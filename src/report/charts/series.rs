@@ -6,21 +6,7 @@ use super::super::plot::{Detail, Series};
 use crate::results::ResultRecord;
 use crate::results::point::series_conditions;
 
-/// Records grouped by `key`, in first-seen order.
-pub(super) fn group_by<'a, K: PartialEq>(
-    records: &[&'a ResultRecord],
-    key: impl Fn(&ResultRecord) -> K,
-) -> Vec<(K, Vec<&'a ResultRecord>)> {
-    let mut out: Vec<(K, Vec<&'a ResultRecord>)> = Vec::new();
-    for &rec in records {
-        let k = key(rec);
-        match out.iter_mut().find(|(g, _)| *g == k) {
-            Some((_, v)) => v.push(rec),
-            None => out.push((k, vec![rec])),
-        }
-    }
-    out
-}
+pub(super) use crate::report::group_by;
 
 /// One series per distinct `name` of the records: (`x` of the record, the mean), each point
 /// with its repetitions and hover text.
