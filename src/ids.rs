@@ -72,6 +72,11 @@ impl Subsystem {
             Subsystem::Net => "Network",
         }
     }
+
+    /// Its place in [`Subsystem::ALL`], for tables indexed by subsystem.
+    pub const fn index(self) -> usize {
+        self as usize
+    }
 }
 
 named_enum! {

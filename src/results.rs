@@ -192,6 +192,11 @@ impl ResultRecord {
 
     /// The record with its figures, and its peak's, converted by `map` (given the subsystem
     /// and the unit). Efficiencies, coefficients of variation and parameters do not change.
+    /// What [`units::Display::fitted`] fits a unit to: its subsystem, unit and mean.
+    pub fn figure(&self) -> (Subsystem, Unit, f64) {
+        (self.subsystem, self.unit, self.summary.mean)
+    }
+
     pub fn converted(mut self, map: UnitMap) -> ResultRecord {
         if let Some(c) = map(self.subsystem, self.unit) {
             let s = &mut self.summary;
@@ -357,7 +362,10 @@ impl Report {
 
     /// The report with its figures in the units `display` shows (for the exporters that
     /// print; the JSON document keeps base units).
+    /// Times are shown in the unit that suits this report's figures, unless `display` has
+    /// one for them already ([`units::Display::fitted`]).
     pub fn displayed(&self, display: &units::Display) -> Report {
+        let display = display.fitted(self.results.iter().map(ResultRecord::figure));
         self.clone()
             .converted(&|subsystem, unit| display.conversion(subsystem, unit))
     }

@@ -232,6 +232,24 @@ pub struct Display {
     pub mib: bool,
     /// Network goodput in Gbit/s (else Mbit/s).
     pub gbit: bool,
+    /// The unit each subsystem's times are shown in (by [`Subsystem::index`]), where fitted to
+    /// the figures ([`Display::fitted`]); else ns for CPU and memory, µs for disk and network.
+    pub time: [Option<Unit>; 4],
+}
+
+/// The unit a time of `seconds` reads best in: the one that puts it in 1..1000 (ns below
+/// 1 µs, s from 1 s).
+pub fn time_unit_for(seconds: f64) -> Unit {
+    let s = seconds.abs();
+    if !s.is_finite() || s < 1e-6 {
+        Unit::Nanos
+    } else if s < 1e-3 {
+        Unit::Micros
+    } else if s < 1.0 {
+        Unit::Millis
+    } else {
+        Unit::Seconds
+    }
 }
 
 /// A change of unit: the unit a value gets and how it converts.
@@ -272,6 +290,26 @@ impl Conversion {
 }
 
 impl Display {
+    /// This display with each subsystem's times in the unit that suits the median of the
+    /// `figures` (subsystem, stored unit, mean) that count time in seconds: a disk at 13 ms
+    /// reads "13.2 ms", not "13167 µs". A subsystem fitted already keeps its unit, so that
+    /// runs shown side by side can share one.
+    pub fn fitted(mut self, figures: impl IntoIterator<Item = (Subsystem, Unit, f64)>) -> Display {
+        let mut times: [Vec<f64>; 4] = Default::default();
+        for (subsystem, unit, mean) in figures {
+            if unit == Unit::Seconds && mean.is_finite() {
+                times[subsystem.index()].push(mean.abs());
+            }
+        }
+        for (slot, mut t) in self.time.iter_mut().zip(times) {
+            if slot.is_none() && !t.is_empty() {
+                t.sort_by(f64::total_cmp);
+                *slot = Some(time_unit_for(t[t.len() / 2]));
+            }
+        }
+        self
+    }
+
     /// From the base unit a figure of `subsystem` is stored in to the unit it is shown in.
     pub fn conversion(&self, subsystem: Subsystem, base_unit: Unit) -> Option<Conversion> {
         self.unit(subsystem, base_unit)
@@ -292,6 +330,9 @@ impl Display {
             (Unit::BytesPerSec, _) => Unit::GBPerSec,
             (Unit::BitsPerSec, _) if self.gbit => Unit::GbitPerSec,
             (Unit::BitsPerSec, _) => Unit::MbitPerSec,
+            (Unit::Seconds, _) if self.time[subsystem.index()].is_some() => {
+                self.time[subsystem.index()]?
+            }
             (Unit::Seconds, Subsystem::Cpu | Subsystem::Mem) => Unit::Nanos,
             (Unit::Seconds, _) => Unit::Micros,
             _ => return None,
@@ -434,6 +475,7 @@ mod tests {
         let both = Display {
             mib: true,
             gbit: true,
+            ..Default::default()
         };
         assert_eq!(plain.unit(Net, BitsPerSec), Some((MbitPerSec, 1e6)));
         assert_eq!(both.unit(Net, BitsPerSec), Some((GbitPerSec, 1e9)));
@@ -470,6 +512,35 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Times in the unit of the figure: a disk at 13 ms reads 13.2 ms, a loopback round trip
+    /// 52 µs, a load 80 ns; the median decides for a subsystem, and a unit set is kept.
+    #[test]
+    fn times_take_the_unit_that_suits_them() {
+        use Subsystem::*;
+        use Unit::*;
+        assert_eq!(time_unit_for(80e-9), Nanos);
+        assert_eq!(time_unit_for(52e-6), Micros);
+        assert_eq!(time_unit_for(13.167e-3), Millis);
+        assert_eq!(time_unit_for(2.5), Seconds);
+        assert_eq!(time_unit_for(f64::NAN), Nanos);
+        let d = Display::default().fitted([
+            (Disk, Seconds, 13.167e-3),
+            (Disk, Seconds, 9e-3),
+            (Disk, Seconds, 40e-6),
+            (Disk, Iops, 75.0),
+            (Net, Seconds, 52e-6),
+        ]);
+        let c = d.conversion(Disk, Seconds).unwrap();
+        assert_eq!((c.unit, c.apply(13.167e-3)), (Millis, 13.167));
+        assert_eq!(d.unit(Net, Seconds), Some((Micros, 1e-6)));
+        // Unfitted subsystems keep the fixed units; seconds are shown as stored.
+        assert_eq!(d.unit(Mem, Seconds), Some((Nanos, 1e-9)));
+        let slow = Display::default().fitted([(Cpu, Seconds, 2.5)]);
+        assert_eq!(slow.conversion(Cpu, Seconds), None);
+        // A unit fitted already stays (runs shown side by side share it).
+        assert_eq!(d.fitted([(Disk, Seconds, 5e-9)]).unit(Disk, Seconds).unwrap().0, Millis);
     }
 
     /// The sizes and durations named in issue 16: beyond 2^64 − 1 bytes is out of range (never

@@ -12,9 +12,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Charts in [`common::chart_report`]: CPU DP, SP, efficiency; memory COPY, RWS, staircase;
-/// disk throughput, IOPS and latency against queue depth, latency percentiles, throughput per
-/// interval; network goodput, latency percentiles.
-const CHARTS: usize = 13;
+/// disk throughput, IOPS, mean and p99 latency against queue depth, latency percentiles,
+/// throughput per interval; network goodput, latency percentiles.
+const CHARTS: usize = 14;
 
 fn html_of(r: &Report) -> String {
     String::from_utf8(report::html::render(&common::shown(r))).unwrap()
@@ -734,7 +734,7 @@ fn charts_follow_what_was_swept() {
         ],
     );
     let titles = chart_titles(&disk);
-    for what in ["throughput", "IOPS", "mean latency"] {
+    for what in ["throughput", "IOPS", "mean latency", "p99 latency"] {
         for axis in ["threads", "block size"] {
             let title = format!("Disk RS, RR: {what} vs {axis}");
             assert!(titles.contains(&title), "{title} not in {titles:?}");
@@ -785,6 +785,10 @@ fn charts_follow_what_was_swept() {
     );
     assert_eq!(
         line_names(&net, "Network LATENCY: round-trip time vs streams"),
+        ["LATENCY"]
+    );
+    assert_eq!(
+        line_names(&net, "Network LATENCY: p99 round-trip time vs streams"),
         ["LATENCY"]
     );
 

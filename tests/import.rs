@@ -36,6 +36,7 @@ fn use_everywhere(r: &Report) -> Result<(), TestCaseError> {
     let mib = Display {
         mib: true,
         gbit: true,
+        ..Default::default()
     };
     for shown in [r.displayed(&Display::default()), r.displayed(&mib)] {
         report::csv::render(&shown);

@@ -777,6 +777,42 @@ fn every_mem_option_is_used_or_refused() {
                     .any(|x| x["metric"] == "latency" && user_input(x, 80.0))
             },
         ),
+        // Or the CAS latency as the reports computed it: CL 15 at 2133 MT/s = 14.06 ns.
+        used(
+            "mem-cl",
+            &[
+                "--workload",
+                "RWS",
+                "--block-size",
+                "64",
+                "--array-size",
+                "1Mi",
+                "--duration",
+                "5ms",
+                "--mem-cl",
+                "15",
+                "--mem-mts",
+                "2133",
+            ],
+            |r| {
+                r.results().iter().any(|x| {
+                    x["metric"] == "latency"
+                        && user_input(x, 15.0)
+                        && user_input(x, 2133.0)
+                        && x["peak"]["value"].as_f64() > Some(14.06e-9)
+                })
+            },
+        ),
+        refused(
+            "mem-cl",
+            &[&copy[..], &["--mem-cl", "15", "--mem-mts", "2133"]].concat(),
+            "none of them is in --workload",
+        ),
+        refused(
+            "mem-mts",
+            &[&copy[..], &["--mem-mts", "2133"]].concat(),
+            "give one of them",
+        ),
     ];
     if last_cache.is_some_and(|c| c >= 16 << 10) {
         cases.push(refused(

@@ -23,7 +23,7 @@ enum History {
 /// display units.
 fn verbose_line(r: &ResultRecord, display: &crate::units::Display) -> String {
     use crate::units::format_sig;
-    let conv = display.conversion(r.subsystem, r.unit);
+    let conv = display.fitted([r.figure()]).conversion(r.subsystem, r.unit);
     let f = |v: f64| conv.map_or(v, |c| c.apply(v));
     let unit = conv.map_or(r.unit, |c| c.unit);
     let s = &r.summary;

@@ -108,6 +108,7 @@ impl DisplayArgs {
         units::Display {
             mib: self.mib,
             gbit: self.gbit,
+            ..Default::default()
         }
     }
 }

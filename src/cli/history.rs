@@ -126,6 +126,9 @@ fn table_of(changes: &[Change], display: &units::Display) -> Table {
         "Point", "Metric", "A", "B", "Unit", "Change %", "p (Holm)", "Verdict",
     ]);
     for c in changes {
+        let time = (c.unit == crate::ids::Unit::Seconds).then(|| units::time_unit_for(c.mean_a));
+        let mut display = *display;
+        display.time[c.subsystem.index()] = time;
         let (a, b, unit) = match display.conversion(c.subsystem, c.unit) {
             Some(d) => (d.apply(c.mean_a), d.apply(c.mean_b), d.unit),
             None => (c.mean_a, c.mean_b, c.unit),

@@ -77,9 +77,14 @@ pub struct MemArgs {
     /// it.
     #[arg(long, value_name = "NS", value_parser = parse_positive)]
     pub mem_latency_ns: Option<f64>,
-    /// Memory transfer rate in MT/s, for the peak (with --mem-channels).
-    #[arg(long, value_name = "MTS", requires = "mem_channels", value_parser = parse_positive)]
+    /// Memory transfer rate in MT/s: for the bandwidth peak (with --mem-channels) and for the
+    /// rated latency (with --mem-cl).
+    #[arg(long, value_name = "MTS", value_parser = parse_positive)]
     pub mem_mts: Option<f64>,
+    /// The modules' CAS latency in cycles (CL, as DDR4-2133 CL15 gives it): the rated latency
+    /// is CL × 2000 / MT/s ns (with --mem-mts), in place of --mem-latency-ns.
+    #[arg(long, value_name = "CL", requires = "mem_mts", conflicts_with = "mem_latency_ns", value_parser = parse_positive)]
+    pub mem_cl: Option<f64>,
     #[command(flatten)]
     pub run: RunArgs,
     #[command(flatten)]
@@ -169,6 +174,7 @@ fn options(args: &MemArgs, sys: &SystemInfo) -> MemOptions {
             channels: args.mem_channels,
             mts: args.mem_mts,
             latency_ns: args.mem_latency_ns,
+            cl: args.mem_cl,
         },
     }
 }
@@ -202,7 +208,7 @@ fn refuse_unused(args: &MemArgs, workloads: &[MemWorkload]) -> Result<(), UsageE
     let (floored, add) = and("mem-latency-ns");
     given.refuse_unless(
         uses("mem-latency-ns"),
-        &["mem_latency_ns"],
+        &["mem_latency_ns", "mem_cl"],
         &format!(
             "is the floor of a load from memory, for {floored} (the staircase's memory plateau, one block operation), and none of them is in --workload"
         ),
@@ -217,9 +223,21 @@ fn refuse_unused(args: &MemArgs, workloads: &[MemWorkload]) -> Result<(), UsageE
         ),
         "add one of them or drop --stores",
     )?;
+    if args.mem_mts.is_some() && args.mem_channels.is_none() && args.mem_cl.is_none() {
+        return Err(UsageError(
+            "--mem-mts is the transfer rate of the bandwidth peak (with --mem-channels) or of the rated latency (with --mem-cl): give one of them, or drop --mem-mts".into(),
+        ));
+    }
+    // With --mem-cl, the transfer rate gives the rated latency, which the workloads that
+    // have a floor use.
+    let peak_options: &[&str] = if args.mem_cl.is_some() {
+        &["isa", "mem_peak_gbs", "mem_channels"]
+    } else {
+        &["isa", "mem_peak_gbs", "mem_channels", "mem_mts"]
+    };
     given.refuse_unless(
         uses("isa"),
-        &["isa", "mem_peak_gbs", "mem_channels", "mem_mts"],
+        peak_options,
         &format!(
             "applies to the bandwidth workloads (their kernels, their peak), and --workload has only {}",
             only("isa")

@@ -6,11 +6,10 @@
 use super::common::{UsageError, parse_positive};
 use crate::ids::Unit;
 use crate::report;
-use crate::sysinfo::peak::{self, MemPeakOverrides, Peak, PeakInput};
+use crate::sysinfo::peak::{self, MemPeakOverrides, Peak};
 use crate::sysinfo::{Fact, Source};
 use clap::Args;
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// What the error says when nothing is described.
 pub const WHAT_TO_GIVE: &str = "--uarch, --cores and --ghz (CPU), --mem-channels and --mem-mts \
@@ -203,7 +202,7 @@ impl OtherPeaks {
         };
         let bandwidth = peak::mem_peak(&Fact::unknown("described, not detected"), &user);
         let latency = match self.mem_cl {
-            Some(cl) => Ok(cas_latency(cl, mts)),
+            Some(cl) => Ok(peak::cas_latency(cl, mts, Source::User)),
             None => Err("the CAS latency is not given; give --mem-cl".to_string()),
         };
         Some(Section {
@@ -297,25 +296,6 @@ impl OtherPeaks {
                 Figure::of(format!("UDP round trip ({message} B messages)"), rtt(false)),
             ],
         })
-    }
-}
-
-/// The modules' CAS latency in ns: CL cycles of the memory clock, which runs at half the
-/// transfer rate (double data rate): CL × 2000 / MT/s.
-fn cas_latency(cl: f64, mts: f64) -> Peak {
-    let input = |value, unit: &str| PeakInput {
-        value,
-        unit: unit.into(),
-        source: Source::User,
-    };
-    Peak {
-        value: cl * 2000.0 / mts,
-        unit: Unit::Nanos,
-        formula: "CL × 2000 / transfer_rate".into(),
-        inputs: BTreeMap::from([
-            ("CL".to_string(), input(cl, "cycles")),
-            ("transfer_rate".to_string(), input(mts, "MT/s")),
-        ]),
     }
 }
 

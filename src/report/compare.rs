@@ -77,6 +77,12 @@ pub struct Comparison {
 impl Comparison {
     /// `runs` compared with the first; `names` as the user gave them.
     pub fn of(runs: &[Report], names: &[String], criteria: Criteria, display: &Display) -> Self {
+        // One unit for each subsystem's times across the runs, so that their rows and chart
+        // lines compare.
+        let display = &display.fitted(
+            runs.iter()
+                .flat_map(|r| r.results.iter().map(|x| x.figure())),
+        );
         let letters = |k: usize| ((b'A' + (k % 26) as u8) as char).to_string();
         let infos: Vec<RunInfo> = runs
             .iter()

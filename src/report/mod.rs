@@ -722,6 +722,7 @@ mod tests {
         let display = crate::units::Display {
             mib: false,
             gbit: false,
+            ..Default::default()
         };
         let shown = rec.clone().converted(&|s, u| display.conversion(s, u));
         assert_eq!(shown.unit, Unit::Gops);

@@ -445,11 +445,16 @@ pub fn cache_latency(
     })
 }
 
-/// The least latency of a load from memory, ns: the modules' rated latency, from the user.
-/// SMBIOS (type 17) gives their speed, not their CAS latency, which is in each module's SPD.
-pub fn memory_latency(user_ns: Option<f64>) -> Result<Peak, String> {
-    let ns = user_ns.ok_or(
-        "SMBIOS gives the modules' speed but not their CAS latency (it is in each module's SPD); give the rated latency with --mem-latency-ns",
+/// The least latency of a load from memory, ns: the modules' rated latency, from the user —
+/// given in ns (`--mem-latency-ns`), or as the CAS latency in cycles and the transfer rate
+/// (`--mem-cl`, `--mem-mts`). SMBIOS (type 17) gives their speed, not their CAS latency, which
+/// is in each module's SPD.
+pub fn memory_latency(user: &MemPeakOverrides) -> Result<Peak, String> {
+    if let (Some(cl), Some(mts)) = (user.cl, user.mts) {
+        return Ok(cas_latency(cl, mts, Source::User));
+    }
+    let ns = user.latency_ns.ok_or(
+        "SMBIOS gives the modules' speed but not their CAS latency (it is in each module's SPD); give the rated latency with --mem-latency-ns, or --mem-cl with --mem-mts",
     )?;
     Ok(Peak {
         value: ns,
@@ -457,6 +462,20 @@ pub fn memory_latency(user_ns: Option<f64>) -> Result<Peak, String> {
         formula: "rated".into(),
         inputs: BTreeMap::from([("rated".to_string(), input(ns, "ns", Source::User))]),
     })
+}
+
+/// The modules' CAS latency in ns: CL cycles of the memory clock, which runs at half the
+/// transfer rate (double data rate): CL × 2000 / MT/s.
+pub fn cas_latency(cl: f64, mts: f64, source: Source) -> Peak {
+    Peak {
+        value: cl * 2000.0 / mts,
+        unit: Unit::Nanos,
+        formula: "CL × 2000 / transfer_rate".into(),
+        inputs: BTreeMap::from([
+            ("CL".to_string(), input(cl, "cycles", source)),
+            ("transfer_rate".to_string(), input(mts, "MT/s", source)),
+        ]),
+    }
 }
 
 /// The least round trip of a `message`-byte ping over a link of `link_mbps`: the message's
@@ -657,6 +676,8 @@ pub struct MemPeakOverrides {
     pub mts: Option<f64>,
     /// The modules' rated latency, ns: the floor of a load from memory (`--mem-latency-ns`).
     pub latency_ns: Option<f64>,
+    /// Or their CAS latency in cycles of the memory clock (`--mem-cl`, with `mts`).
+    pub cl: Option<f64>,
 }
 
 /// The DRAM bandwidth peak: Σ over populated DIMMs of transfer rate × data width / 8 — that is
@@ -774,7 +795,7 @@ mod mem_tests {
             channels: Some(2),
             mts: Some(4800.0),
             gbs: None,
-            latency_ns: None,
+            ..Default::default()
         };
         assert_eq!(mem_peak(&none, &user).unwrap().value, 76.8);
         let user = MemPeakOverrides {
@@ -940,11 +961,24 @@ mod mem_tests {
                 .starts_with(CLOCK_UNKNOWN)
         );
         assert!(
-            memory_latency(None)
+            memory_latency(&MemPeakOverrides::default())
                 .unwrap_err()
                 .contains("--mem-latency-ns")
         );
-        assert_eq!(memory_latency(Some(80.0)).unwrap().value, 80.0);
+        let rated = |latency_ns, cl| MemPeakOverrides {
+            latency_ns,
+            cl,
+            mts: Some(2133.0),
+            ..Default::default()
+        };
+        assert_eq!(
+            memory_latency(&rated(Some(80.0), None)).unwrap().value,
+            80.0
+        );
+        // The reports' DDR4-2133 CL15: 15 × 2000 / 2133 = 14.06 ns.
+        let cas = memory_latency(&rated(None, Some(15.0))).unwrap();
+        assert!((cas.value - 14.065).abs() < 1e-3, "{cas:?}");
+        assert_eq!(cas.formula, "CL × 2000 / transfer_rate");
     }
 
     /// A round trip's floor: the message's frames serialised both ways and the propagation

@@ -265,7 +265,7 @@ impl MemSession<'_> {
         if w.uses_blocks() {
             let ops = ops.max(1) as f64;
             let ns = times.iter().map(|t| t.as_secs_f64() * 1e9 / ops).collect();
-            let floor = op_floor(self.opts.peak.latency_ns, moved, &self.peak);
+            let floor = op_floor(&self.opts.peak, moved, &self.peak);
             out.push(record(
                 w,
                 params.clone(),
@@ -291,15 +291,15 @@ impl MemSession<'_> {
     }
 }
 
-/// The least time of one block operation, ns: the memory's rated latency (`--mem-latency-ns`)
-/// plus the bytes all threads move in one operation each (`moved`) at the bandwidth peak,
+/// The least time of one block operation, ns: the memory's rated latency (`--mem-latency-ns`,
+/// or `--mem-cl` with `--mem-mts`) plus the bytes all threads move in one operation each (`moved`) at the bandwidth peak,
 /// where that is known; unknown without a rated latency.
 fn op_floor(
-    latency_ns: Option<f64>,
+    rated: &crate::sysinfo::peak::MemPeakOverrides,
     moved: u64,
     bandwidth: &Result<Peak, String>,
 ) -> Result<Peak, String> {
-    let mut floor = crate::sysinfo::peak::memory_latency(latency_ns)?;
+    let mut floor = crate::sysinfo::peak::memory_latency(rated)?;
     match bandwidth {
         Ok(bw) => {
             // GB/s: bytes per ns.

@@ -124,7 +124,7 @@ impl MemSession<'_> {
                         clock.ok_or_else(|| "the clock probes did not agree".to_string()),
                     ),
                     latency::LevelKind::Memory(1) => {
-                        crate::sysinfo::peak::memory_latency(self.opts.peak.latency_ns)
+                        crate::sysinfo::peak::memory_latency(&self.opts.peak)
                     }
                     latency::LevelKind::Memory(_) => Err("a rise past memory comes from page walks (TLB reach), which have no floor here".into()),
                 };

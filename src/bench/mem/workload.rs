@@ -48,8 +48,11 @@ const BANDWIDTH: [&str; 7] = [
     "duration",
     "array-size",
 ];
-const BLOCKS_WRITTEN: &[&[&str]] = &[&["block-size", "stores", "mem-latency-ns"], &BANDWIDTH];
-const BLOCKS_READ: &[&[&str]] = &[&["block-size", "mem-latency-ns"], &BANDWIDTH];
+const BLOCKS_WRITTEN: &[&[&str]] = &[
+    &["block-size", "stores", "mem-latency-ns", "mem-cl"],
+    &BANDWIDTH,
+];
+const BLOCKS_READ: &[&[&str]] = &[&["block-size", "mem-latency-ns", "mem-cl"], &BANDWIDTH];
 const STREAM_OPTIONS: &[&[&str]] = &[&["stores"], &BANDWIDTH];
 const BANDWIDTH_READ: &[&[&str]] = &[&BANDWIDTH];
 const BANDWIDTH_CHARTS: &[ChartKind] = &[ChartKind::Sweeps, ChartKind::Efficiency];
@@ -65,6 +68,8 @@ const LATENCY_SPEC: Spec = Spec {
         "huge-pages",
         "latency-max",
         "mem-latency-ns",
+        "mem-cl",
+        "mem-mts",
         "duration",
         "array-size",
     ]],

@@ -27,18 +27,43 @@ pub(super) fn sweep_charts(subsystem: Subsystem, records: &[&ResultRecord]) -> V
             .into_iter()
             .map(|(w, _)| w)
             .collect();
+        let tails: Vec<ResultRecord> = recs.iter().filter_map(|r| tail_of(r)).collect();
+        let tails: Vec<&ResultRecord> = tails.iter().collect();
         for (key, title) in varied_axes(&recs) {
-            let group = Group {
+            let mut group = Group {
                 subsystem,
                 workloads: &workloads,
                 metric,
                 unit,
                 recs: &recs,
+                tail: false,
             };
             out.push(group.chart(key, title));
+            // The 99th percentile beside the mean, where the points measured their
+            // distribution and it varies along this parameter too.
+            if tails.len() >= 2 && varied_axes(&tails).iter().any(|(k, _)| *k == key) {
+                group.recs = &tails;
+                group.tail = true;
+                out.push(group.chart(key, title));
+            }
         }
     }
     out
+}
+
+/// A latency point as its 99th percentile: the figure is the percentile (no bars: it is one
+/// figure of all the repetitions' operations), its floor kept, its reference (a mean) dropped.
+fn tail_of(r: &ResultRecord) -> Option<ResultRecord> {
+    let p99 = *r.percentiles.as_ref()?.get("p99")?;
+    if r.metric != Metric::Latency || !p99.is_finite() {
+        return None;
+    }
+    let mut t = r.clone();
+    let s = &mut t.summary;
+    (s.mean, s.median, s.min, s.max, s.stddev, s.cv) = (p99, p99, p99, p99, 0.0, 0.0);
+    t.samples = vec![p99];
+    t.reference = None;
+    Some(t)
 }
 
 /// Whether a record is drawn on the sweep charts: a staircase step is drawn on the staircase,
@@ -96,6 +121,8 @@ struct Group<'a> {
     metric: Metric,
     unit: Unit,
     recs: &'a [&'a ResultRecord],
+    /// Drawing the 99th percentiles ([`tail_of`]), not the means.
+    tail: bool,
 }
 
 impl Group<'_> {
@@ -151,7 +178,11 @@ impl Group<'_> {
         series.extend(reference_series(&shown, x, name));
         let names = self.workloads.join(", ");
         let what = self.what();
-        let mut note = String::from("Bars: the least and greatest repetition");
+        let mut note = String::from(if self.tail {
+            "The 99th percentile of every operation timed at the point"
+        } else {
+            "Bars: the least and greatest repetition"
+        });
         if !dashed.is_empty() {
             note.push_str(&format!("; dashed: {}", dashed.join(" and ")));
         }
@@ -160,7 +191,13 @@ impl Group<'_> {
             note.push_str(&format!(" {left} more lines are in the table."));
         }
         Chart {
-            slug: slug(&[self.subsystem.name(), &names, self.metric.name(), "vs", key]),
+            slug: slug(&[
+                self.subsystem.name(),
+                &names,
+                if self.tail { "p99" } else { self.metric.name() },
+                "vs",
+                key,
+            ]),
             subsystem: self.subsystem,
             // The axis in a word or two: "N", "queue depth".
             title: format!(
@@ -187,6 +224,8 @@ impl Group<'_> {
     /// The figure in words.
     fn what(&self) -> &'static str {
         match (self.metric, self.subsystem) {
+            (Metric::Latency, Subsystem::Net) if self.tail => "p99 round-trip time",
+            (Metric::Latency, _) if self.tail => "p99 latency",
             (Metric::Throughput, Subsystem::Net) => "goodput",
             (Metric::Throughput, _) => "throughput",
             (Metric::Iops, _) => "IOPS",
