@@ -540,7 +540,13 @@ mod tests {
         let slow = Display::default().fitted([(Cpu, Seconds, 2.5)]);
         assert_eq!(slow.conversion(Cpu, Seconds), None);
         // A unit fitted already stays (runs shown side by side share it).
-        assert_eq!(d.fitted([(Disk, Seconds, 5e-9)]).unit(Disk, Seconds).unwrap().0, Millis);
+        assert_eq!(
+            d.fitted([(Disk, Seconds, 5e-9)])
+                .unit(Disk, Seconds)
+                .unwrap()
+                .0,
+            Millis
+        );
     }
 
     /// The sizes and durations named in issue 16: beyond 2^64 − 1 bytes is out of range (never

@@ -12,7 +12,9 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 pub struct Entry {
     pub name: String,
     pub color: RGBColor,
-    pub dashed: bool,
+    /// The dash and gap lengths (CSS px) where the line is dashed (a guide, or a series past
+    /// the palette's colours), as the chart draws it; None for a solid series.
+    pub dash: Option<(f64, f64)>,
 }
 
 /// The label's font size.
@@ -143,15 +145,22 @@ pub fn draw<DB: DrawingBackend>(
     for (placed, e) in layout.items.iter().zip(entries) {
         let mid = placed.y + LINE / 2.0;
         let (x0, x1) = (placed.x, placed.x + SWATCH);
-        if e.dashed {
-            // Three dashes, as the guide is drawn.
-            for k in 0..3 {
-                let a = x0 + k as f64 * 6.0;
+        if let Some((dash, gap)) = e.dash {
+            // The line's dashes, as the chart draws it, across the swatch (scaled to show
+            // at least two).
+            let k = (SWATCH / (2.0 * dash + gap)).min(1.0);
+            let (dash, gap) = (dash * k, gap * k);
+            let mut a = x0;
+            while a < x1 {
                 area.draw(&Rectangle::new(
-                    [(px(a), px(mid - 1.0)), (px(a + 4.0), px(mid + 1.0))],
+                    [
+                        (px(a), px(mid - 1.0)),
+                        (px((a + dash).min(x1)), px(mid + 1.0)),
+                    ],
                     e.color.filled(),
                 ))
                 .map_err(|e| e.to_string())?;
+                a += dash + gap;
             }
         } else {
             area.draw(&Rectangle::new(
@@ -180,7 +189,7 @@ mod tests {
         Entry {
             name: name.into(),
             color: RGBColor(0, 0, 0),
-            dashed: false,
+            dash: None,
         }
     }
 

@@ -65,8 +65,8 @@ fn variant_of(rec: &ResultRecord, with_protocol: bool) -> String {
     }
 }
 
-/// The ISA for CPU points; for memory, the block size, or for latency the working set and page
-/// size, the probe, or the cache level found.
+/// The ISA for CPU points; for memory, the block size or the arrays' size, or for latency the
+/// working set and page size, the probe, or the cache level found.
 fn base_variant(params: &Params, metric: Metric, with_protocol: bool) -> String {
     match params {
         Params::Cpu(p) => match &p.kernel {
@@ -116,11 +116,18 @@ fn base_variant(params: &Params, metric: Metric, with_protocol: bool) -> String 
             }
             v
         }
+        // A whole-array kernel's arrays (each, all threads together, as --array-size gives
+        // them), so that runs over several sizes tell their rows apart.
         Params::Mem(p) => p
             .kernel
             .as_ref()
-            .and_then(|k| k.blocks.as_ref())
-            .map(|b| format_size(b.block_size_bytes))
+            .map(|k| match &k.blocks {
+                Some(b) => format_size(b.block_size_bytes),
+                None => format!(
+                    "{} arrays",
+                    format_size(k.array_bytes_per_thread.saturating_mul(p.threads as u64))
+                ),
+            })
             .unwrap_or_default(),
         Params::MemLatency(p) => match (&p.chase, &p.level) {
             (Some(c), _) => format!("{} {}", format_size(c.working_set_bytes), c.pages),
@@ -269,7 +276,8 @@ pub fn variant_header(subsystem: Subsystem) -> &'static str {
     match subsystem {
         Subsystem::Cpu => "ISA",
         Subsystem::Net => "Message",
-        Subsystem::Mem | Subsystem::Disk => "Block size",
+        Subsystem::Mem => "Size",
+        Subsystem::Disk => "Block size",
     }
 }
 
@@ -653,6 +661,26 @@ pub(crate) fn group_by<'a, K: PartialEq>(
 mod tests {
     use super::*;
     use crate::sysinfo::peak::{CpuPeakOverrides, OpClass, cpu_peak};
+
+    /// A whole-array kernel's row names its arrays (each, all threads together, as
+    /// --array-size gives them), so that runs over several sizes tell their rows apart; a
+    /// block workload's names its blocks.
+    #[test]
+    fn memory_rows_name_their_arrays_or_blocks() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/history");
+        let run =
+            crate::results::Report::from_json(&std::fs::read(dir.join("quick.json")).unwrap())
+                .unwrap();
+        let copy = run.results.iter().find(|r| r.workload == "COPY").unwrap();
+        // 64 MiB per thread, two threads.
+        assert_eq!(row(copy).variant, "128 MiB arrays");
+        let mut smaller = copy.clone();
+        if let Params::Mem(m) = &mut smaller.params {
+            m.kernel.as_mut().unwrap().array_bytes_per_thread = 16 << 10;
+        }
+        assert_eq!(row(&smaller).variant, "32 KiB arrays");
+        assert_eq!(variant_header(Subsystem::Mem), "Size");
+    }
 
     /// Several threads or streams at once: each one's figure in a note, with memory's loads
     /// per second together; of a staircase only its largest working set; one thread, no note.

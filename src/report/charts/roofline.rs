@@ -9,6 +9,7 @@ use crate::bench::mem::MemWorkload;
 use crate::bench::registry;
 use crate::bench::spec::Work;
 use crate::results::{Metric, Report, ResultRecord, Subsystem, Unit};
+use crate::sysinfo::Cache;
 use crate::units::format_sig;
 
 /// A CPU ceiling: the workload (DP, SP) and its peak, GFLOP/s.
@@ -17,17 +18,19 @@ struct Ceiling {
     gflops: f64,
 }
 
-/// A memory bandwidth: what gave it and GB/s.
+/// A memory bandwidth: what gave it, GB/s, and whether it is a cache level's (drawn under the
+/// first ceiling only, so that the guides stay few).
 struct Bandwidth {
     name: String,
     gbs: f64,
+    cache: bool,
 }
 
 /// The roofline of `report` (in display units), or None where it lacks a floating-point peak
 /// or a memory bandwidth, or has no point to place on it.
 pub(super) fn roofline(report: &Report) -> Option<Chart> {
     let ceilings = ceilings(&report.results);
-    let bandwidths = bandwidths(&report.results);
+    let bandwidths = bandwidths(&report.results, &report.system.caches);
     let points = points(&report.results);
     if ceilings.is_empty() || bandwidths.is_empty() || points.is_empty() {
         return None;
@@ -39,8 +42,8 @@ pub(super) fn roofline(report: &Report) -> Option<Chart> {
         .fold(f64::INFINITY, f64::min);
     let x_hi = points.iter().map(|p| p.points[0].0).fold(0.0, f64::max);
     let mut guides = Vec::new();
-    for c in &ceilings {
-        for b in &bandwidths {
+    for (k, c) in ceilings.iter().enumerate() {
+        for b in bandwidths.iter().filter(|b| k == 0 || !b.cache) {
             let mut xs = intensities(x_lo, x_hi);
             let ridge = c.gflops / b.gbs;
             if ridge > x_lo && ridge < x_hi {
@@ -117,37 +120,72 @@ fn ceilings(results: &[ResultRecord]) -> Vec<Ceiling> {
     out
 }
 
-/// The run's best measured memory bandwidth (a whole-array kernel's, at any thread count),
-/// and the memory's theoretical peak where known, GB/s.
-fn bandwidths(results: &[ResultRecord]) -> Vec<Bandwidth> {
-    let arrays = results.iter().filter(|r| {
-        r.subsystem == Subsystem::Mem
-            && r.metric == Metric::Throughput
-            && r.unit == Unit::GBPerSec
-            && registry::find(r.subsystem, &r.workload)
-                .is_some_and(|s| matches!(s.work, Work::Arrays { .. }))
-    });
+/// The run's best measured bandwidth (a whole-array kernel's, at any thread count) in each
+/// level its working sets fit — a cache level where the run swept the array size into it,
+/// else memory — and the memory's theoretical peak where known, GB/s.
+fn bandwidths(results: &[ResultRecord], caches: &[Cache]) -> Vec<Bandwidth> {
+    let arrays: Vec<&ResultRecord> = results
+        .iter()
+        .filter(|r| {
+            r.subsystem == Subsystem::Mem
+                && r.metric == Metric::Throughput
+                && r.unit == Unit::GBPerSec
+                && registry::find(r.subsystem, &r.workload)
+                    .is_some_and(|s| matches!(s.work, Work::Arrays { .. }))
+        })
+        .collect();
     let mut out = Vec::new();
-    if let Some(best) = arrays
-        .clone()
-        .max_by(|a, b| a.summary.mean.total_cmp(&b.summary.mean))
-    {
+    for (level, recs) in crate::report::group_by(&arrays, |r| level_of(r, caches)) {
+        let best = recs
+            .iter()
+            .max_by(|a, b| a.summary.mean.total_cmp(&b.summary.mean))
+            .expect("a group has a record");
+        let threads = best.params.threads();
+        let s = if threads == 1 { "" } else { "s" };
         out.push(Bandwidth {
-            name: format!("{} measured", best.workload),
+            name: match level {
+                Some(l) => format!("L{l} measured ({}, {threads} thread{s})", best.workload),
+                None => format!("{} measured", best.workload),
+            },
             gbs: best.summary.mean,
+            cache: level.is_some(),
         });
     }
+    // Memory first, then the caches from the slowest: the order of the roofs from the ground.
+    out.sort_by(|a, b| a.cache.cmp(&b.cache).then(a.gbs.total_cmp(&b.gbs)));
     if let Some(peak) = arrays
+        .iter()
         .filter_map(|r| r.peak.as_ref())
         .map(|p| p.value)
         .reduce(f64::max)
     {
-        out.push(Bandwidth {
-            name: "memory peak".into(),
-            gbs: peak,
-        });
+        out.insert(
+            out.iter().take_while(|b| !b.cache).count(),
+            Bandwidth {
+                name: "memory peak".into(),
+                gbs: peak,
+                cache: false,
+            },
+        );
     }
     out
+}
+
+/// The data cache level a bandwidth point's arrays fit in (its threads' share of each
+/// instance: working set ÷ threads × the threads that share one), or None for memory.
+fn level_of(r: &ResultRecord, caches: &[Cache]) -> Option<u32> {
+    let kernel = r.params.mem()?.kernel.as_ref()?;
+    let threads = r.params.threads().max(1) as u64;
+    let per_thread = kernel.working_set_bytes / threads;
+    caches
+        .iter()
+        .filter(|c| c.kind != "Instruction")
+        .filter(|c| {
+            let sharing = threads.min(u64::from(c.shared_by_cpus.max(1)));
+            per_thread.saturating_mul(sharing) <= c.size_bytes
+        })
+        .map(|c| c.level)
+        .min()
 }
 
 /// The run's kernels at their arithmetic intensity: dense solves and multiplies (at their

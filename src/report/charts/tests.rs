@@ -243,3 +243,52 @@ fn the_roofline_places_each_kernel_at_its_intensity() {
             .any(|p| (p.0 - dp / copy).abs() < 1e-9)
     );
 }
+
+/// Where the run measured bandwidth with arrays that fit a cache, the roofline has that
+/// level's diagonal too (under the first ceiling), named after the level, beside memory's.
+#[test]
+fn the_roofline_has_a_diagonal_per_level_measured() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/history");
+    let bytes = std::fs::read(dir.join("quick.json")).unwrap();
+    let mut run = crate::results::Report::from_json(&bytes).unwrap();
+    let l2 = run
+        .system
+        .caches
+        .iter()
+        .find(|c| c.level == 2)
+        .expect("the fixture's machine has an L2")
+        .size_bytes;
+    let copy = run.results.iter().find(|r| r.workload == "COPY").unwrap();
+    let mut in_l2 = copy.clone();
+    let threads = in_l2.params.threads() as u64;
+    if let crate::results::params::Params::Mem(m) = &mut in_l2.params {
+        m.kernel.as_mut().unwrap().working_set_bytes = l2 / 2 * threads;
+    }
+    in_l2.summary.mean = copy.summary.mean * 4.0;
+    run.results.push(in_l2);
+    let run = run.displayed(&Default::default());
+    let roof = super::for_report(&run)
+        .into_iter()
+        .find(|c| c.slug == "cpu-mem-roofline")
+        .expect("a roofline");
+    let Plot::Lines { guides, .. } = &roof.plot else {
+        panic!("{:?}", roof.plot)
+    };
+    let names: Vec<&str> = guides.iter().map(|g| g.name.as_str()).collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(
+        names[0].starts_with("DP") && names[0].contains("COPY measured"),
+        "{names:?}"
+    );
+    assert!(
+        names[1].starts_with("DP") && names[1].contains("L2 measured (COPY"),
+        "{names:?}"
+    );
+    assert!(
+        names[2].starts_with("SP") && names[2].contains("COPY measured"),
+        "{names:?}"
+    );
+    let bw = run.results.last().unwrap().summary.mean;
+    let &(x, y) = guides[1].points.first().unwrap();
+    assert!((y - bw * x).abs() <= 1e-9 * y, "({x}, {y}) under {bw} GB/s");
+}

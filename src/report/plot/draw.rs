@@ -1,7 +1,10 @@
 //! A prepared chart drawn with plotters: lines with their spread and guides, or bars.
 
 use super::prepare::{Bars, Frame, Lines, Prepared, from_plot};
-use super::{Chart, ChartError, Detail, MARKER, PALETTE, STRIP_FROM, Scale, Tip, err, legend};
+use super::{
+    Chart, ChartError, Detail, MARKER, PALETTE, SERIES_DASH, STRIP_FROM, Scale, Tip, err,
+    guide_style, legend,
+};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -106,24 +109,26 @@ fn draw_lines<DB: DrawingBackend>(
         draw_series(&mut ctx, pen, i, points)?;
     }
     let tips = draw_spread(&mut ctx, pen, &l.details)?;
-    for (_, points) in &l.guides {
-        guide(&mut ctx, pen, points.iter().copied())?;
+    for (i, (_, points)) in l.guides.iter().enumerate() {
+        guide(&mut ctx, pen, i, points.iter().copied())?;
     }
     Ok(tips)
 }
 
-/// A guide (a peak): a grey dashed line through `points`.
+/// Guide `i` (a peak, ideal scaling, a roof): a grey dashed line through `points`, in the
+/// `i`th [`guide_style`].
 fn guide<DB: DrawingBackend>(
     ctx: &mut Ctx<'_, DB>,
     pen: &Pen,
+    i: usize,
     points: impl Iterator<Item = (f64, f64)> + Clone,
 ) -> Result<(), ChartError> {
-    let dash = MARKER.stroke_width(pen.px(1.5));
+    let style = guide_style(i);
     ctx.draw_series(DashedLineSeries::new(
         points,
-        pen.px(6.0),
-        pen.px(4.0),
-        dash,
+        pen.px(style.dash),
+        pen.px(style.gap),
+        style.color.stroke_width(pen.px(1.5)),
     ))
     .map_err(err)?;
     Ok(())
@@ -186,8 +191,8 @@ fn draw_series<DB: DrawingBackend>(
     }
     ctx.draw_series(DashedLineSeries::new(
         points.iter().copied(),
-        px(6.0),
-        px(3.0),
+        px(SERIES_DASH.0),
+        px(SERIES_DASH.1),
         color.stroke_width(px(2.0)),
     ))
     .map_err(err)?;
@@ -281,6 +286,7 @@ fn draw_bars<DB: DrawingBackend>(
         guide(
             &mut ctx,
             pen,
+            0,
             [(*pos, rows.lo), (*pos, rows.hi)].into_iter(),
         )?;
     }

@@ -242,6 +242,30 @@ pub const PALETTE: [RGBColor; 8] = [
     RGBColor(127, 127, 127),
 ];
 const MARKER: RGBColor = RGBColor(90, 90, 90);
+/// The dash and gap of a series past the palette's colours, CSS px.
+pub(super) const SERIES_DASH: (f64, f64) = (6.0, 3.0);
+
+/// How a guide is drawn: its dash and gap (CSS px) and colour.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GuideStyle {
+    pub dash: f64,
+    pub gap: f64,
+    pub color: RGBColor,
+}
+
+/// Guide `i`'s style: dashes, dots, long dashes, then the three again in a lighter grey, so
+/// that a chart's guides (peaks, ideal scaling, a roofline's roofs) tell apart, as their
+/// legend swatches do.
+pub fn guide_style(i: usize) -> GuideStyle {
+    const DASHES: [(f64, f64); 3] = [(6.0, 4.0), (2.0, 3.0), (14.0, 4.0)];
+    const GREYS: [RGBColor; 2] = [MARKER, RGBColor(150, 150, 150)];
+    let (dash, gap) = DASHES[i % DASHES.len()];
+    GuideStyle {
+        dash,
+        gap,
+        color: GREYS[(i / DASHES.len()) % GREYS.len()],
+    }
+}
 
 /// The chart's size in CSS pixels (PNGs multiply it by their scale).
 fn size(plot: &Plot) -> (u32, u32) {
@@ -307,12 +331,15 @@ fn legend_entries(prepared: &Prepared) -> Vec<legend::Entry> {
     let entry = |name: &str, i: usize| legend::Entry {
         name: name.to_string(),
         color: PALETTE[i % PALETTE.len()],
-        dashed: i >= PALETTE.len(),
+        dash: (i >= PALETTE.len()).then_some(SERIES_DASH),
     };
-    let guide = |name: &str| legend::Entry {
-        name: name.to_string(),
-        color: MARKER,
-        dashed: true,
+    let guide = |name: &str, i: usize| {
+        let style = guide_style(i);
+        legend::Entry {
+            name: name.to_string(),
+            color: style.color,
+            dash: Some((style.dash, style.gap)),
+        }
     };
     match prepared {
         Prepared::Lines(l) => l
@@ -320,17 +347,22 @@ fn legend_entries(prepared: &Prepared) -> Vec<legend::Entry> {
             .iter()
             .enumerate()
             .map(|(i, (name, _))| entry(name, i))
-            .chain(l.guides.iter().map(|(name, _)| guide(name)))
+            .chain(
+                l.guides
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (name, _))| guide(name, i)),
+            )
             .collect(),
         Prepared::Bars(b) => b
             .series
             .iter()
             .enumerate()
             .map(|(i, (name, _))| legend::Entry {
-                dashed: false,
+                dash: None,
                 ..entry(name, i)
             })
-            .chain(b.guide.iter().map(|(_, label)| guide(label)))
+            .chain(b.guide.iter().map(|(_, label)| guide(label, 0)))
             .collect(),
     }
 }

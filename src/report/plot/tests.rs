@@ -227,9 +227,10 @@ fn bars_give_one_rect_per_value_and_the_guide() {
     let base = svg(&plain).unwrap().unwrap().matches("<rect").count();
     let svg = svg(&c).unwrap().unwrap();
     // The plain chart: the background and one legend swatch. This one: 3 bars, the
-    // background, two series swatches and the guide's swatch of three dashes.
+    // background, two series swatches and the guide's swatch of two dashes (6 px, a 4 px
+    // gap, across 16 px).
     assert_eq!(base, 2, "{svg}");
-    assert_eq!(svg.matches("<rect").count(), 3 + 1 + 2 + 3, "{svg}");
+    assert_eq!(svg.matches("<rect").count(), 3 + 1 + 2 + 2, "{svg}");
     for text in ["DP ×2", "SP ×1", "likwid-bench", "peak", "99.4"] {
         assert!(svg.contains(text), "{text} missing");
     }
