@@ -195,13 +195,17 @@ pub enum Tool {
     Qperf,
     Ping,
     Hpcc,
+    Sysbench,
+    Mbw,
 }
 
 impl Tool {
     /// Every tool, in the order `reference check` lists them.
-    pub const ALL: [Tool; 8] = [
+    pub const ALL: [Tool; 10] = [
         Tool::LikwidBench,
         Tool::Stream,
+        Tool::Sysbench,
+        Tool::Mbw,
         Tool::Fio,
         Tool::Iperf3,
         Tool::Sockperf,
@@ -221,6 +225,8 @@ impl Tool {
             Tool::Qperf => "qperf",
             Tool::Ping => "ping",
             Tool::Hpcc => "HPL (hpcc)",
+            Tool::Sysbench => "sysbench",
+            Tool::Mbw => "mbw",
         }
     }
 
@@ -235,6 +241,8 @@ impl Tool {
             Tool::Qperf => "qperf",
             Tool::Ping => "ping",
             Tool::Hpcc => "hpcc",
+            Tool::Sysbench => "sysbench",
+            Tool::Mbw => "mbw",
         }
     }
 
@@ -252,6 +260,8 @@ impl Tool {
             Tool::Qperf => "apt-get install qperf",
             Tool::Ping => "apt-get install iputils-ping",
             Tool::Hpcc => "apt-get install hpcc openmpi-bin libopenblas0-serial",
+            Tool::Sysbench => "apt-get install sysbench",
+            Tool::Mbw => "apt-get install mbw",
         }
     }
 }

@@ -8,13 +8,15 @@ use serde_json::json;
 use std::time::Duration;
 
 /// (name in the table, program on PATH, install command).
-const TOOLS: [(&str, &str, &str); 8] = [
+const TOOLS: [(&str, &str, &str); 10] = [
     ("likwid-bench", "likwid-bench", "apt-get install likwid"),
     (
         "STREAM",
         "stream",
         "build stream.c from https://www.cs.virginia.edu/stream/",
     ),
+    ("sysbench", "sysbench", "apt-get install sysbench"),
+    ("mbw", "mbw", "apt-get install mbw"),
     ("fio", "fio", "apt-get install fio"),
     ("iperf3", "iperf3", "apt-get install iperf3"),
     ("sockperf", "sockperf", "apt-get install sockperf"),
@@ -53,6 +55,10 @@ fn check(path: &std::ffi::OsStr) -> Vec<Vec<String>> {
         .stdout
         .clone();
     let text = String::from_utf8(out).unwrap();
+    // What cannot be had here is said, with what stands in for it.
+    for tool in ["IOzone", "pmbw", "netperf", "lmbench", "Intel MLC"] {
+        assert!(text.contains(tool), "{tool}: {text}");
+    }
     let rows = rows(&text);
     assert_eq!(rows.len(), TOOLS.len() + 1, "{text}");
     assert_eq!(rows[0], ["Tool", "Status", "Covers", "Install"]);
@@ -313,4 +319,86 @@ fn likwid_measures_a_cpu_point() {
     // Stored in op/s, as the record and its peak are.
     assert!(r.mean > 0.1e9, "{r:?}");
     assert_eq!(r.efficiency, Some(r.mean / 1000e9));
+}
+
+/// A memory block record as `peakbench mem` writes it: 8 MiB per thread.
+fn block(
+    workload: &str,
+    metric: &str,
+    unit: &str,
+    block: u64,
+    mean: f64,
+) -> peakbench::results::ResultRecord {
+    let order = if workload.ends_with('R') {
+        "random"
+    } else {
+        "sequential"
+    };
+    record(
+        "mem",
+        workload,
+        metric,
+        unit,
+        json!({"threads": 1, "isa": "scalar", "stores": "regular",
+               "array_bytes_per_thread": 8u64 << 20, "working_set_bytes": 8u64 << 20,
+               "block_size_bytes": block, "blocks_per_thread": (8u64 << 20) / block,
+               "order": order}),
+        mean,
+        None,
+    )
+}
+
+/// sysbench memory reads and writes an 8 MiB buffer in sequence, and 8-byte words at random,
+/// for RS, WS and RR points; its time of one operation is the block over its rate; a random
+/// 1 KiB block is refused with the reason.
+#[test]
+fn sysbench_measures_memory_blocks() {
+    if !installed(Tool::Sysbench) {
+        return;
+    }
+    let (_dir, ctx) = context();
+    let rs = measure(&block("RS", "throughput", "B/s", 1024, 10e9), &ctx)
+        .unwrap()
+        .unwrap();
+    assert_eq!(rs.tool, "sysbench");
+    assert!(rs.mean > 100e6, "{rs:?}");
+    // The same run gives the time of one 1 KiB read.
+    let op = measure(&block("RS", "latency", "s", 1024, 1e-7), &ctx)
+        .unwrap()
+        .unwrap();
+    assert!(
+        (op.mean - 1024.0 / rs.mean).abs() <= 1e-9 * op.mean,
+        "{op:?} {rs:?}"
+    );
+    for w in ["WS", "RR"] {
+        let r = measure(&block(w, "throughput", "B/s", 8, 1e9), &ctx)
+            .unwrap()
+            .unwrap();
+        assert!(r.mean > 1e6, "{w}: {r:?}");
+    }
+    let e = measure(&block("RR", "throughput", "B/s", 1024, 1e9), &ctx)
+        .unwrap()
+        .unwrap_err();
+    assert!(e.contains("not random 1024-byte blocks"), "{e}");
+}
+
+/// mbw copies an 8 MiB array in 1 KiB blocks; its rate counts the bytes read and written; two
+/// threads are two mbw processes at once.
+#[test]
+fn mbw_measures_a_block_copy() {
+    if !installed(Tool::Mbw) {
+        return;
+    }
+    let (_dir, ctx) = context();
+    let one = measure(&block("RWS", "throughput", "B/s", 1024, 10e9), &ctx)
+        .unwrap()
+        .unwrap();
+    assert_eq!(one.tool, "mbw");
+    assert!(one.mean > 200e6, "{one:?}");
+    let mut two = block("RWS", "throughput", "B/s", 1024, 10e9);
+    if let peakbench::results::params::Params::Mem(m) = &mut two.params {
+        m.threads = 2;
+    }
+    let both = measure(&two, &ctx).unwrap().unwrap();
+    assert!(both.mean > one.mean * 0.8, "{both:?} against {one:?}");
 }

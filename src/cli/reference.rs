@@ -37,7 +37,16 @@ pub fn render(statuses: &[ToolStatus]) -> String {
             s.install.to_string(),
         ]);
     }
-    format!("{t}\n")
+    let mut out = format!("{t}\n");
+    for line in reference::UNAVAILABLE {
+        out.push_str(&crate::text::wrap(
+            line,
+            crate::text::terminal_width(),
+            "  ",
+        ));
+        out.push('\n');
+    }
+    out
 }
 
 pub fn run(args: ReferenceArgs) -> anyhow::Result<()> {

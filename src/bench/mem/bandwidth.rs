@@ -123,10 +123,12 @@ impl MemSession<'_> {
                 .collect()
         })?;
 
-        // A block that is not whole 8-byte words is moved byte by byte, with byte stores.
+        // A block that is not whole 8-byte words is moved byte by byte, with byte stores; a
+        // small one word by word.
         let bytewise = !block.is_multiple_of(8);
+        let wordwise = !bytewise && block < WORD_BLOCKS_BELOW;
         let (k, streams) = self.kernels_for(block);
-        let streams = streams && !bytewise;
+        let streams = streams && !bytewise && !wordwise;
         let sink = std::sync::atomic::AtomicU64::new(0);
         // One pass over thread i's arrays; `seed` varies the random block order.
         let pass = |i: usize, seed: u64| {
@@ -144,12 +146,17 @@ impl MemSession<'_> {
                         let acc = (k.read)(p(0), elems);
                         sink.fetch_add(acc, std::sync::atomic::Ordering::Relaxed);
                     }
-                    Pass::Blocks { read, write } if bytewise => {
+                    Pass::Blocks { read, write } if bytewise || wordwise => {
                         // A copy's second array; the others have one.
                         let to = if read && write { p(1) } else { p(0) };
                         let order = w.random().then_some(seed ^ (i as u64) << 32);
-                        let acc =
-                            byte_pass(p(0) as _, to as _, (block, blocks), (read, write), order);
+                        let ends = (read, write);
+                        let acc = if bytewise {
+                            element_pass::<u8>(p(0) as _, to as _, (block, blocks), ends, order)
+                        } else {
+                            let words = (block / 8, blocks);
+                            element_pass::<u64>(p(0) as _, to as _, words, ends, order)
+                        };
                         sink.fetch_add(acc, std::sync::atomic::Ordering::Relaxed);
                     }
                     Pass::Blocks { read, write } => {
@@ -330,36 +337,67 @@ fn op_floor(
     Ok(floor)
 }
 
-/// One pass of blocks of `size` bytes (`count` of them) moved byte by byte: each byte one
-/// volatile load and/or store, never merged or vectorised; in sequence, or in the random order
-/// of `seed`. Returns the sum of the bytes read.
+/// An element a small block is moved by: a byte, or an 8-byte word.
+trait Element: Copy {
+    /// What a write stores.
+    const FILL: Self;
+    fn widen(self) -> u64;
+}
+
+impl Element for u8 {
+    const FILL: u8 = 2;
+    fn widen(self) -> u64 {
+        self as u64
+    }
+}
+
+impl Element for u64 {
+    const FILL: u64 = 2;
+    fn widen(self) -> u64 {
+        self
+    }
+}
+
+/// Blocks of whole 8-byte words below this size are moved word by word in one inlined loop:
+/// the vector kernels would spend an indirect call and their reduction on each block, and
+/// their vector loop (four vectors at a time) never runs on one this small.
+pub(super) const WORD_BLOCKS_BELOW: u64 = 256;
+
+/// One pass of blocks of `size` elements (`count` of them) moved element by element — bytes
+/// for a block that is not whole words, 8-byte words for a small one: each element one
+/// volatile load and/or store, never merged or vectorised; in sequence (one run over all the blocks), or in the
+/// random order of `seed`. Returns the sum of the elements read.
 ///
 /// # Safety
-/// `from`, and `to` for a copy, hold at least `size × count` bytes.
-unsafe fn byte_pass(
-    from: *mut u8,
-    to: *mut u8,
+/// `from`, and `to` for a copy, hold at least `size × count` elements.
+unsafe fn element_pass<T: Element>(
+    from: *mut T,
+    to: *mut T,
     (size, count): (u64, u64),
     (read, write): (bool, bool),
     seed: Option<u64>,
 ) -> u64 {
     let mut acc = 0u64;
-    let mut one = |b: u64| {
-        let off = (b * size) as usize;
-        for j in off..off + size as usize {
+    // Elements `off..off + n`, each its own load and/or store.
+    let mut run = |off: usize, n: usize| {
+        for j in off..off + n {
             // SAFETY: j < size × count, within both buffers (the caller's contract).
             unsafe {
                 match (read, write) {
                     (true, true) => to.add(j).write_volatile(from.add(j).read_volatile()),
-                    (false, _) => from.add(j).write_volatile(2),
-                    (true, false) => acc = acc.wrapping_add(from.add(j).read_volatile() as u64),
+                    (false, _) => from.add(j).write_volatile(T::FILL),
+                    (true, false) => acc = acc.wrapping_add(from.add(j).read_volatile().widen()),
                 }
             }
         }
     };
     match seed {
-        Some(seed) => BlockOrder::new(count, seed).for_each(&mut one),
-        None => (0..count).for_each(&mut one),
+        Some(seed) => {
+            BlockOrder::new(count, seed).for_each(|b| run((b * size) as usize, size as usize))
+        }
+        // Blocks in sequence are the same loads and stores in the same order as one run over
+        // them all: no bookkeeping between blocks.
+        None => run(0, (size * count) as usize),
     }
     acc
 }

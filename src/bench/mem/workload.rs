@@ -104,7 +104,7 @@ impl MemWorkload {
             MemWorkload::Rws => (
                 "read and write blocks in sequence",
                 BLOCKS_WRITTEN,
-                &[],
+                &[Tool::Mbw],
                 Work::Blocks {
                     read: true,
                     write: true,
@@ -113,7 +113,7 @@ impl MemWorkload {
             MemWorkload::Rwr => (
                 "read and write blocks at random",
                 BLOCKS_WRITTEN,
-                &[],
+                &[Tool::Mbw],
                 Work::Blocks {
                     read: true,
                     write: true,
@@ -122,7 +122,7 @@ impl MemWorkload {
             MemWorkload::Ws => (
                 "write blocks in sequence",
                 BLOCKS_WRITTEN,
-                &[],
+                &[Tool::Sysbench],
                 Work::Blocks {
                     read: false,
                     write: true,
@@ -131,7 +131,7 @@ impl MemWorkload {
             MemWorkload::Wr => (
                 "write blocks at random",
                 BLOCKS_WRITTEN,
-                &[],
+                &[Tool::Sysbench],
                 Work::Blocks {
                     read: false,
                     write: true,
@@ -140,7 +140,7 @@ impl MemWorkload {
             MemWorkload::Rs => (
                 "read blocks in sequence",
                 BLOCKS_READ,
-                &[],
+                &[Tool::Sysbench],
                 Work::Blocks {
                     read: true,
                     write: false,
@@ -149,7 +149,7 @@ impl MemWorkload {
             MemWorkload::Rr => (
                 "read blocks at random",
                 BLOCKS_READ,
-                &[],
+                &[Tool::Sysbench],
                 Work::Blocks {
                     read: true,
                     write: false,

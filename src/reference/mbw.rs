@@ -1,0 +1,248 @@
+//! mbw (1.2): memory RWS, blocks copied in sequence — its MCBLOCK test (`-t2 -b BLOCK`) copies
+//! an array into another with one `memcpy` per block, in order, as RWS does.
+//!
+//! mbw is one thread: at N threads the job starts N mbw processes at once, each with one
+//! thread's share of the arrays, and adds up their rates (the command line says so). RWR (blocks
+//! at random) has no mbw test: the row says so.
+//!
+//! Units: mbw's "Copy: X MiB/s" is the array's MiB over the time of one copy — bytes copied,
+//! once. peakbench counts a copy as STREAM does, bytes read plus bytes written: B/s = 2 × X ×
+//! 2²⁰. The time of one operation (a block per thread, all threads at once) is the block's
+//! bytes copied over one process's rate.
+
+use super::process::run_bounded;
+use super::{RefContext, RefError, Tool, params_of, unit_error};
+use crate::bench::mem::MemWorkload;
+use crate::results::params::Order;
+use crate::results::{Metric, ResultRecord, Unit};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+const TOOL: Tool = Tool::Mbw;
+
+/// Copies timed per run at least, and at most (mbw reports their mean).
+const COPIES: (u64, u64) = (3, 10_000);
+
+/// One set of mbw processes run at once.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Job {
+    /// mbw processes at once (the point's threads).
+    pub processes: u64,
+    /// Each process's array, MiB (mbw takes whole MiB).
+    pub array_mib: u64,
+    pub block_bytes: u64,
+    /// Copies each process times (`-n`).
+    pub copies: u64,
+}
+
+/// The run for a memory RWS record (throughput, or the time of one operation).
+pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
+    let w = rec.workload.parse::<MemWorkload>().ok()?;
+    if !matches!(rec.metric, Metric::Throughput | Metric::Latency)
+        || !w.spec().references.contains(&TOOL)
+    {
+        return None;
+    }
+    Some(build(rec, ctx))
+}
+
+fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
+    let kernel = params_of(rec, TOOL, |p| p.mem().and_then(|m| m.kernel.as_ref()))?;
+    let blocks = kernel.blocks.as_ref().ok_or_else(|| {
+        RefError::unsupported(TOOL, "the point has no blocks (a whole-array kernel)")
+    })?;
+    if blocks.order == Order::Random {
+        return Err(RefError::unsupported(
+            TOOL,
+            "mbw copies blocks in sequence only; no tool here copies blocks at random",
+        ));
+    }
+    let array_mib = (kernel.array_bytes_per_thread >> 20).max(1);
+    if blocks.block_size_bytes > array_mib << 20 {
+        return Err(RefError::unsupported(
+            TOOL,
+            format!(
+                "its arrays are whole MiB and a {}-byte block does not fit in {array_mib} MiB",
+                blocks.block_size_bytes
+            ),
+        ));
+    }
+    // As many copies as fill the point's time at the rate peakbench measured (each copy reads
+    // and writes the array), within COPIES.
+    let seconds = ctx.seconds(None).unwrap_or(1.0);
+    let per_process = match (rec.metric, rec.summary.mean) {
+        (Metric::Throughput, bps) if bps > 0.0 => bps / rec.params.threads().max(1) as f64,
+        _ => 1e9,
+    };
+    let copy_s = 2.0 * (array_mib << 20) as f64 / per_process;
+    let copies = ((seconds / copy_s).ceil() as u64).clamp(COPIES.0, COPIES.1);
+    Ok(Job {
+        processes: rec.params.threads().max(1) as u64,
+        array_mib,
+        block_bytes: blocks.block_size_bytes,
+        copies,
+    })
+}
+
+/// One mbw process's arguments: quiet, the MCBLOCK test, the block, the copies, the array.
+pub fn argv(job: &Job) -> Vec<String> {
+    vec![
+        "-q".into(),
+        "-t2".into(),
+        "-b".into(),
+        job.block_bytes.to_string(),
+        "-n".into(),
+        job.copies.to_string(),
+        job.array_mib.to_string(),
+    ]
+}
+
+/// Runs the job's processes at once; each bounded to five minutes.
+pub fn run(program: &Path, job: &Job) -> Result<MbwResult, RefError> {
+    let outputs: Vec<Result<MbwResult, RefError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..job.processes)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut cmd = Command::new(program);
+                    cmd.args(argv(job));
+                    let out = run_bounded(TOOL, cmd, Duration::from_secs(300))?;
+                    if !out.status.success() {
+                        return Err(out.failure(TOOL));
+                    }
+                    parse_output(&out.stdout).map_err(|m| RefError::parse(TOOL, m))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(RefError::failed(TOOL, "its reader thread panicked")))
+            })
+            .collect()
+    });
+    let mut total = MbwResult {
+        copy_mib_s: 0.0,
+        processes: 0,
+    };
+    for o in outputs {
+        let r = o?;
+        total.copy_mib_s += r.copy_mib_s;
+        total.processes += 1;
+    }
+    Ok(total)
+}
+
+/// What mbw reported: the mean copy rate (its AVG line), MiB copied per second, summed over
+/// the processes run at once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MbwResult {
+    pub copy_mib_s: f64,
+    pub processes: u64,
+}
+
+/// Parses one mbw run's `AVG … Copy: X MiB/s` line.
+pub fn parse_output(text: &str) -> Result<MbwResult, String> {
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("AVG"))
+        .ok_or("no AVG line (was it run with -a?)")?;
+    let rate = line
+        .split_once("Copy:")
+        .and_then(|(_, r)| r.split_whitespace().next())
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .ok_or_else(|| format!("'{}' has no copy rate", line.trim()))?;
+    Ok(MbwResult {
+        copy_mib_s: rate,
+        processes: 1,
+    })
+}
+
+/// The figure for `rec`: bytes read and written per second, or the time of one block copied
+/// by each thread at once, in seconds.
+pub fn figure(r: &MbwResult, rec: &ResultRecord) -> Result<f64, RefError> {
+    let copied = r.copy_mib_s * 1_048_576.0;
+    match (rec.metric, rec.unit) {
+        (Metric::Throughput, Unit::BytesPerSec) => Ok(2.0 * copied),
+        (Metric::Latency, Unit::Seconds) => {
+            let block = rec
+                .params
+                .mem()
+                .and_then(|m| m.kernel.as_ref()?.blocks.as_ref())
+                .map(|b| b.block_size_bytes)
+                .ok_or_else(|| unit_error(TOOL, rec))?;
+            let per_process = copied / r.processes.max(1) as f64;
+            Ok(block as f64 / per_process)
+        }
+        _ => Err(unit_error(TOOL, rec)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::testing::{fixture, record};
+    use serde_json::json;
+
+    fn rws(metric: &str, unit: &str, block: u64, order: &str, threads: usize) -> ResultRecord {
+        record(
+            "mem",
+            if order == "random" { "RWR" } else { "RWS" },
+            metric,
+            unit,
+            json!({"threads": threads, "isa": "avx512", "stores": "nt",
+                   "array_bytes_per_thread": 64u64 << 20, "working_set_bytes": 128u64 << 20,
+                   "block_size_bytes": block, "blocks_per_thread": (64u64 << 20) / block,
+                   "order": order}),
+            None,
+        )
+    }
+
+    /// A recorded run: 64 MiB copied in 1 KiB blocks, five times; AVG 7791.955 MiB/s.
+    #[test]
+    fn parses_a_recorded_run() {
+        let r = parse_output(&fixture("mbw-mcblock.txt")).unwrap();
+        assert_eq!(r.copy_mib_s, 7791.955);
+        // Read and written: twice the bytes copied.
+        let t = rws("throughput", "B/s", 1024, "sequential", 1);
+        assert_eq!(figure(&r, &t).unwrap(), 2.0 * 7791.955 * 1_048_576.0);
+        let op = rws("latency", "s", 1024, "sequential", 1);
+        assert_eq!(
+            figure(&op_rate(&r, 2), &op).unwrap(),
+            1024.0 / (7791.955 * 1_048_576.0)
+        );
+        for bad in [
+            "",
+            "AVG\tMethod: MCBLOCK\tCopy: nan MiB/s",
+            "0\tMethod: MCBLOCK\tCopy: 1 MiB/s",
+        ] {
+            assert!(parse_output(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// Two processes at once, each as fast as the one recorded.
+    fn op_rate(r: &MbwResult, n: u64) -> MbwResult {
+        MbwResult {
+            copy_mib_s: r.copy_mib_s * n as f64,
+            processes: n,
+        }
+    }
+
+    #[test]
+    fn jobs_follow_the_point() {
+        let ctx = RefContext::new(std::env::temp_dir());
+        let j = job(&rws("throughput", "B/s", 1000, "sequential", 2), &ctx)
+            .unwrap()
+            .unwrap();
+        assert_eq!((j.processes, j.array_mib, j.block_bytes), (2, 64, 1000));
+        assert_eq!(&argv(&j)[..4], ["-q", "-t2", "-b", "1000"]);
+        assert!(j.copies >= COPIES.0);
+        let e = job(&rws("throughput", "B/s", 1000, "random", 1), &ctx)
+            .unwrap()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("in sequence only"), "{e}");
+    }
+}
