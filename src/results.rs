@@ -45,13 +45,63 @@ impl Default for Tool {
 }
 
 /// The reference tool's figure for the same point.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Reference {
     pub tool: String,
     pub version: String,
     #[serde(deserialize_with = "nan_as_null::number")]
     pub mean: f64,
     pub efficiency: Option<f64>,
+    /// The tool's figure of each of its runs (it runs as many times as the point was
+    /// repeated), in the record's unit; `mean` is theirs. Empty in documents written before
+    /// references were repeated.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<f64>,
+    /// The spread of `samples` (as a record's own): standard deviation, least, greatest, and
+    /// whether the coefficient of variation passes 5 %.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stddev: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub noisy: bool,
+    /// Every command line run for the figure (servers included), as typed in a shell.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<String>,
+    /// What the tool printed: each command (`$ …`) and the end of its output (8 KiB at most a
+    /// run), control characters escaped.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub output: String,
+}
+
+impl Reference {
+    /// A reference figure from the tool's `samples` (one per run), with the evidence of its
+    /// runs; its efficiency against `peak` where the record has one.
+    pub fn measured(
+        tool: &str,
+        version: &str,
+        samples: Vec<f64>,
+        efficiency: impl Fn(f64) -> Option<f64>,
+        (commands, output): (Vec<String>, String),
+    ) -> Reference {
+        let s = crate::measure::stats::Summary::of(&samples);
+        let mean = s.as_ref().map_or(f64::NAN, |s| s.mean);
+        Reference {
+            tool: tool.into(),
+            version: version.into(),
+            mean,
+            efficiency: efficiency(mean),
+            stddev: s.as_ref().map(|s| s.stddev),
+            min: s.as_ref().map(|s| s.min),
+            max: s.as_ref().map(|s| s.max),
+            noisy: s.as_ref().is_some_and(|s| s.noisy),
+            samples,
+            commands,
+            output,
+        }
+    }
 }
 
 /// One measured point. A non-finite statistic or sample is written as `null` and read back as
@@ -217,6 +267,13 @@ impl ResultRecord {
             }
             if let Some(r) = self.reference.as_mut() {
                 r.mean = c.apply(r.mean);
+                for v in r.samples.iter_mut().chain(
+                    [&mut r.stddev, &mut r.min, &mut r.max]
+                        .into_iter()
+                        .flatten(),
+                ) {
+                    *v = c.apply(*v);
+                }
             }
             for v in self.intervals.iter_mut().flat_map(|i| i.values.iter_mut()) {
                 *v = c.apply(*v);

@@ -20,6 +20,15 @@ pub fn printable(text: &str) -> String {
         .collect()
 }
 
+/// `text` with every control character but the line feed escaped: several lines (a tool's
+/// output) kept as lines, nothing in them able to move the cursor.
+pub fn printable_lines(text: &str) -> String {
+    text.split('\n')
+        .map(printable)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// A list as a sentence says it: "a", "a or b", "a, b or c".
 pub fn one_of<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
     let items: Vec<&str> = items.into_iter().collect();

@@ -854,3 +854,35 @@ fn charts_follow_what_was_swept() {
         }
     }
 }
+
+/// A reference's runs are on the page on demand, folded, once per run however many records
+/// it gave a figure to; what the tool printed is escaped, even from a hostile document.
+#[test]
+fn reference_runs_are_shown_folded_and_escaped() {
+    let mut report = common::fixed_report();
+    let hostile = "$ likwid-bench -t peakflops\n<script>alert(1)</script>\u{1b}[2J done\n";
+    let rec = report
+        .results
+        .iter_mut()
+        .find(|r| r.reference.is_some())
+        .expect("the fixed report has a reference");
+    let reference = rec.reference.as_mut().unwrap();
+    reference.samples = vec![1.0, 2.0, 3.0];
+    reference.output = hostile.into();
+    let page = String::from_utf8(peakbench::report::html::render(&report)).unwrap();
+    assert_eq!(
+        page.matches("<details class=\"evidence\">").count(),
+        1,
+        "{page}"
+    );
+    assert!(page.contains("likwid-bench 5.2.2: 3 runs"), "{page}");
+    assert!(
+        page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{page}"
+    );
+    assert!(!page.contains("<script>"), "{page}");
+    assert!(
+        !page.contains('\u{1b}'),
+        "an escape sequence reached the page"
+    );
+}

@@ -402,3 +402,40 @@ fn mbw_measures_a_block_copy() {
     let both = measure(&two, &ctx).unwrap().unwrap();
     assert!(both.mean > one.mean * 0.8, "{both:?} against {one:?}");
 }
+
+/// A point repeated three times gets three runs of its tool: the reference has their figures,
+/// their spread, the three command lines and what each printed.
+#[test]
+fn a_reference_is_repeated_as_its_point_and_keeps_its_evidence() {
+    if !installed(Tool::Mbw) {
+        return;
+    }
+    let (_dir, ctx) = context();
+    let mut rec = block("RWS", "throughput", "B/s", 4096, 10e9);
+    rec.samples = vec![10e9, 10.1e9, 9.9e9];
+    let r = measure(&rec, &ctx).unwrap().unwrap();
+    assert_eq!(r.samples.len(), 3, "{r:?}");
+    let mean = r.samples.iter().sum::<f64>() / 3.0;
+    assert!((r.mean - mean).abs() <= 1e-9 * mean);
+    let (lo, hi) = (r.min.unwrap(), r.max.unwrap());
+    assert!(
+        lo <= r.mean && r.mean <= hi && r.stddev.unwrap() >= 0.0,
+        "{r:?}"
+    );
+    assert_eq!(r.commands.len(), 3, "{:?}", r.commands);
+    for c in &r.commands {
+        assert!(
+            c.ends_with("mbw -q -t2 -b 4096 -n ") || c.contains("mbw -q -t2 -b 4096 -n "),
+            "{c}"
+        );
+    }
+    assert_eq!(r.output.matches("$ ").count(), 3, "{}", r.output);
+    assert_eq!(r.output.matches("AVG").count(), 3, "{}", r.output);
+    // In the JSON document, as the schema says.
+    let json = serde_json::to_value(&r).unwrap();
+    for key in [
+        "samples", "stddev", "min", "max", "noisy", "commands", "output",
+    ] {
+        assert!(json.get(key).is_some(), "{key}: {json}");
+    }
+}

@@ -10,7 +10,7 @@
 //! 2²⁰. The time of one operation (a block per thread, all threads at once) is the block's
 //! bytes copied over one process's rate.
 
-use super::process::run_bounded;
+use super::process::{Output, record, run_bounded};
 use super::{RefContext, RefError, Tool, params_of, unit_error};
 use crate::bench::mem::MemWorkload;
 use crate::results::params::Order;
@@ -100,17 +100,23 @@ pub fn argv(job: &Job) -> Vec<String> {
 
 /// Runs the job's processes at once; each bounded to five minutes.
 pub fn run(program: &Path, job: &Job) -> Result<MbwResult, RefError> {
-    let outputs: Vec<Result<MbwResult, RefError>> = std::thread::scope(|s| {
+    let command = || {
+        let mut cmd = Command::new(program);
+        cmd.args(argv(job));
+        cmd
+    };
+    // Each process on a thread of its own, all at once; their outputs are recorded here (a
+    // transcript is kept by the thread that measures).
+    let outputs: Vec<Result<(Output, MbwResult), RefError>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..job.processes)
             .map(|_| {
                 s.spawn(|| {
-                    let mut cmd = Command::new(program);
-                    cmd.args(argv(job));
-                    let out = run_bounded(TOOL, cmd, Duration::from_secs(300))?;
+                    let out = run_bounded(TOOL, command(), Duration::from_secs(300))?;
                     if !out.status.success() {
                         return Err(out.failure(TOOL));
                     }
-                    parse_output(&out.stdout).map_err(|m| RefError::parse(TOOL, m))
+                    let r = parse_output(&out.stdout).map_err(|m| RefError::parse(TOOL, m))?;
+                    Ok((out, r))
                 })
             })
             .collect();
@@ -127,7 +133,8 @@ pub fn run(program: &Path, job: &Job) -> Result<MbwResult, RefError> {
         processes: 0,
     };
     for o in outputs {
-        let r = o?;
+        let (out, r) = o?;
+        record(&command(), &out);
         total.copy_mib_s += r.copy_mib_s;
         total.processes += 1;
     }

@@ -334,7 +334,17 @@ pub struct RefContext {
     /// Where the tools are looked up.
     pub locator: Locator,
     tools: Mutex<HashMap<Tool, Availability>>,
-    runs: Mutex<HashMap<Job, Result<Outcome, RefError>>>,
+    runs: Mutex<HashMap<Job, Result<Runs, RefError>>>,
+}
+
+/// The most runs of a tool for one point (a point repeated more is matched by this many).
+pub const MAX_RUNS: usize = 10;
+
+/// A job's runs: each one's outcome, and the transcript of them all.
+#[derive(Debug, Clone)]
+struct Runs {
+    outcomes: Vec<Outcome>,
+    transcript: process::Transcript,
 }
 
 impl RefContext {
@@ -534,7 +544,7 @@ fn measure_first_found(
                 continue;
             }
         };
-        let outcome = {
+        let runs = {
             let cached = ctx
                 .runs
                 .lock()
@@ -544,7 +554,17 @@ fn measure_first_found(
             match cached {
                 Some(o) => o,
                 None => {
-                    let o = job.run(&found.path);
+                    // As many runs as the point has repetitions, so that both have a spread.
+                    let wanted = rec.samples.len().clamp(1, MAX_RUNS);
+                    let (outcomes, transcript) = process::transcribed(|| {
+                        (0..wanted)
+                            .map(|_| job.run(&found.path))
+                            .collect::<Result<Vec<_>, _>>()
+                    });
+                    let o = outcomes.map(|outcomes| Runs {
+                        outcomes,
+                        transcript,
+                    });
                     ctx.runs
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
@@ -553,16 +573,23 @@ fn measure_first_found(
                 }
             }
         }?;
-        let mean = outcome.figure(rec)?;
-        return Ok(Reference {
-            tool: tool.name().into(),
-            version: found.version,
-            mean,
-            efficiency: rec
-                .peak
+        let samples = runs
+            .outcomes
+            .iter()
+            .map(|o| o.figure(rec))
+            .collect::<Result<Vec<f64>, _>>()?;
+        let efficiency = |mean: f64| {
+            rec.peak
                 .as_ref()
-                .map(|p| rec.metric.efficiency(mean, p.value)),
-        });
+                .map(|p| rec.metric.efficiency(mean, p.value))
+        };
+        return Ok(Reference::measured(
+            tool.name(),
+            &found.version,
+            samples,
+            efficiency,
+            (runs.transcript.commands, runs.transcript.output),
+        ));
     }
     if let Some(e) = unusable {
         return Err(e);

@@ -66,9 +66,101 @@ fn reader(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Strin
     })
 }
 
+/// The most of one run's output a transcript keeps (its end: where the figures are).
+pub const OUTPUT_KEPT: usize = 8 << 10;
+
+/// What the tool runs of one reference measurement were: each command line, and the end of
+/// what each printed (standard output, then standard error), as evidence beside the figure.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Transcript {
+    pub commands: Vec<String>,
+    pub output: String,
+}
+
+thread_local! {
+    static TRANSCRIPT: std::cell::RefCell<Option<Transcript>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with a transcript of the commands it runs on this thread ([`run_bounded`] and
+/// [`record`]), and returns both.
+pub fn transcribed<T>(f: impl FnOnce() -> T) -> (T, Transcript) {
+    TRANSCRIPT.with(|t| *t.borrow_mut() = Some(Transcript::default()));
+    let out = f();
+    let transcript = TRANSCRIPT
+        .with(|t| t.borrow_mut().take())
+        .unwrap_or_default();
+    (out, transcript)
+}
+
+/// A command line as a person would type it (arguments with spaces or quotes quoted), its
+/// text made printable.
+pub fn command_line(cmd: &Command) -> String {
+    let quote = |a: &std::ffi::OsStr| {
+        let a = a.to_string_lossy();
+        if a.is_empty() || a.contains(|c: char| c.is_whitespace() || "'\"\\$`".contains(c)) {
+            format!("'{}'", a.replace('\'', "'\\''"))
+        } else {
+            a.into_owned()
+        }
+    };
+    let envs: Vec<String> = cmd
+        .get_envs()
+        .filter_map(|(k, v)| Some(format!("{}={}", k.to_string_lossy(), quote(v?))))
+        .collect();
+    let words: Vec<String> = std::iter::once(quote(cmd.get_program()))
+        .chain(cmd.get_args().map(quote))
+        .collect();
+    let line = envs.into_iter().chain(words).collect::<Vec<_>>().join(" ");
+    crate::text::printable(&line)
+}
+
+/// Adds a command and what it printed to this thread's transcript, if one is being kept (a
+/// tool run on other threads is recorded by the thread that waits for it).
+pub fn record(cmd: &Command, out: &Output) {
+    TRANSCRIPT.with(|t| {
+        if let Some(t) = t.borrow_mut().as_mut() {
+            let line = command_line(cmd);
+            let text = format!("{}{}", out.stdout, out.stderr);
+            let cut = text.len().saturating_sub(OUTPUT_KEPT);
+            let cut = (cut..=text.len())
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(text.len());
+            t.output.push_str(&format!("$ {line}\n"));
+            if cut > 0 {
+                t.output.push_str(&format!("[… {cut} bytes before]\n"));
+            }
+            t.output
+                .push_str(&crate::text::printable_lines(&text[cut..]));
+            if !t.output.ends_with('\n') {
+                t.output.push('\n');
+            }
+            t.commands.push(line);
+        }
+    });
+}
+
+/// Adds a server's command line to this thread's transcript (its output is not kept).
+fn record_server(cmd: &Command) {
+    TRANSCRIPT.with(|t| {
+        if let Some(t) = t.borrow_mut().as_mut() {
+            let line = command_line(cmd);
+            t.output.push_str(&format!(
+                "$ {line} &   (the server, stopped after the run)\n"
+            ));
+            t.commands.push(line);
+        }
+    });
+}
+
 /// Runs `cmd` to completion, its standard input empty and its output captured; kills it when
-/// it runs past `timeout`.
+/// it runs past `timeout`. The command and its output go to the thread's transcript.
 pub fn run_bounded(tool: Tool, mut cmd: Command, timeout: Duration) -> Result<Output, RefError> {
+    let out = run_to_end(tool, &mut cmd, timeout)?;
+    record(&cmd, &out);
+    Ok(out)
+}
+
+fn run_to_end(tool: Tool, cmd: &mut Command, timeout: Duration) -> Result<Output, RefError> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -231,6 +323,7 @@ impl Server {
         let child = cmd
             .spawn()
             .map_err(|e| RefError::failed(tool, format!("cannot start its server: {e}")))?;
+        record_server(&cmd);
         let mut server = Server { child };
         // IPv4 sockets, and IPv6 ones (a dual-stack wildcard, as qperf's server binds), in the
         // server's own network namespace (ours, or one made for it: see [`NetNamespace`]).

@@ -205,6 +205,33 @@ pub fn render(report: &Report) -> Vec<u8> {
     render_doc(&Document::of(report))
 }
 
+/// The reference tools' runs of subsystem `id`, folded: what was run for which points and
+/// what it printed.
+fn reference_runs(doc: &Document, id: crate::results::Subsystem) -> String {
+    let runs: Vec<_> = doc
+        .reference_runs
+        .iter()
+        .filter(|r| r.subsystem == id)
+        .collect();
+    if runs.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "<details class=\"evidence\"><summary>The reference tools' runs ({}): command lines and output</summary>\n",
+        runs.len()
+    );
+    for r in runs {
+        out.push_str(&format!(
+            "<p class=\"meta\">{} — for {}</p>\n<pre class=\"cmd\"><code>{}</code></pre>\n",
+            esc(&r.summary),
+            esc(&r.points.join("; ")),
+            esc(&r.output)
+        ));
+    }
+    out.push_str("</details>\n");
+    out
+}
+
 /// A report's document (its tables, maybe pivoted) as one self-contained HTML page.
 pub fn render_doc(doc: &Document) -> Vec<u8> {
     let command = shell_line(&doc.command_line);
@@ -290,6 +317,7 @@ pub fn render_doc(doc: &Document) -> Vec<u8> {
                 );
             }
         }
+        out.push_str(&reference_runs(doc, *id));
         out.push_str("</section>\n");
     }
     if doc.has_results {

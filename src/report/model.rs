@@ -93,6 +93,55 @@ pub struct Document {
     pub nodes: Option<NodesView>,
     pub system: SystemRows,
     pub has_results: bool,
+    /// The reference tools' runs, by subsystem: what was run for which points and what it
+    /// printed (the HTML page shows them on demand).
+    pub reference_runs: Vec<ReferenceRun>,
+}
+
+/// One reference measurement's evidence: the points it gave a figure for, the tool and its
+/// figure, the command lines and the output (already printable: escaped when recorded).
+#[derive(Debug, Clone)]
+pub struct ReferenceRun {
+    pub subsystem: Subsystem,
+    pub points: Vec<String>,
+    pub summary: String,
+    pub output: String,
+}
+
+/// The reference runs of `results`, one per run (the records of one point share theirs).
+fn reference_runs(results: &[crate::results::ResultRecord]) -> Vec<ReferenceRun> {
+    let mut out: Vec<ReferenceRun> = Vec::new();
+    for r in results {
+        let Some(reference) = r.reference.as_ref().filter(|x| !x.output.is_empty()) else {
+            continue;
+        };
+        let point = format!(
+            "{} {} ({} {})",
+            crate::results::point::label(r),
+            r.metric,
+            crate::units::format_sig(reference.mean),
+            r.unit
+        );
+        match out
+            .iter_mut()
+            .find(|x| x.subsystem == r.subsystem && x.output == reference.output)
+        {
+            Some(run) => run.points.push(point),
+            None => out.push(ReferenceRun {
+                subsystem: r.subsystem,
+                points: vec![point],
+                summary: format!(
+                    "{} {}: {} run{}",
+                    reference.tool,
+                    reference.version,
+                    reference.samples.len().max(1),
+                    if reference.samples.len() > 1 { "s" } else { "" }
+                ),
+                output: reference.output.clone(),
+            }),
+        }
+    }
+    out
 }
 
 impl ResultTable {
@@ -205,6 +254,7 @@ impl Document {
             }),
             system: system_rows(&report.system),
             has_results: !report.results.is_empty(),
+            reference_runs: reference_runs(&report.results),
         }
         .printable()
     }
@@ -229,6 +279,13 @@ impl Document {
             p(s);
         }
         self.command_line.iter_mut().for_each(p);
+        // A run's output keeps its lines; anything else in it is escaped (a document read
+        // from a file holds what anyone wrote there).
+        for r in &mut self.reference_runs {
+            r.points.iter_mut().for_each(p);
+            p(&mut r.summary);
+            r.output = crate::text::printable_lines(&r.output);
+        }
         for t in &mut self.tables {
             t.headers.iter_mut().for_each(p);
             rows(&mut t.rows);

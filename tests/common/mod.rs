@@ -170,6 +170,7 @@ pub fn fixed_report() -> Report {
         version: "5.2.2".into(),
         mean: 114.5,
         efficiency: Some(114.5 / 115.2),
+        ..Default::default()
     });
     let mut null = record("NULL", 1, vec![20.0, 30.0, 25.0], None);
     null.metric = Metric::Latency;
@@ -365,6 +366,7 @@ pub fn chart_report() -> Report {
                     version: "5.2.2".into(),
                     mean: mean * 1.01 * 1e9,
                     efficiency: Some(mean * 1.01 / peak),
+                    ..Default::default()
                 });
             }
             results.push(rec);
