@@ -130,6 +130,10 @@ pub struct ResultRecord {
     /// mean / peak, 0–1 (may exceed 1 when a peak input is wrong).
     pub efficiency: Option<f64>,
     pub reference: Option<Reference>,
+    /// Why `reference` is null when a reference was asked for (`--reference`): no tool
+    /// measures the point, its tool is missing, or refused it or failed — with the reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_unknown_reason: Option<String>,
     /// What a reader must not miss about this point (an efficiency above 100 % under a
     /// user-given peak input); absent when there is nothing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -211,6 +215,7 @@ impl ResultRecord {
             peak_unknown_reason,
             efficiency,
             reference: None,
+            reference_unknown_reason: None,
             warnings,
             intervals: None,
         }
@@ -312,6 +317,8 @@ struct WireRecord {
     efficiency: Option<f64>,
     reference: Option<Reference>,
     #[serde(default)]
+    reference_unknown_reason: Option<String>,
+    #[serde(default)]
     warnings: Vec<String>,
     #[serde(default)]
     intervals: Option<Intervals>,
@@ -336,6 +343,7 @@ impl<'de> Deserialize<'de> for ResultRecord {
             peak_unknown_reason: w.peak_unknown_reason,
             efficiency: w.efficiency,
             reference: w.reference,
+            reference_unknown_reason: w.reference_unknown_reason,
             warnings: w.warnings,
             intervals: w.intervals,
         })

@@ -173,6 +173,7 @@ impl Recorder {
             match crate::reference::measure(r, ctx) {
                 None => {
                     // --reference was asked for: say where it cannot apply, once a workload.
+                    let why = format!("no reference tool measures {} {}", r.workload, r.metric);
                     let note = format!(
                         "no reference tool measures {} {} {} (its reference column stays empty)",
                         r.subsystem, r.workload, r.metric
@@ -180,12 +181,15 @@ impl Recorder {
                     if self.reference_notes.insert(note.clone()) {
                         eprintln!("peakbench: reference: {note}");
                     }
+                    r.reference_unknown_reason = Some(why);
                 }
                 Some(Ok(reference)) => r.reference = Some(reference),
-                Some(Err(e)) if self.reference_notes.insert(e.clone()) => {
-                    eprintln!("peakbench: reference: {e}");
+                Some(Err(e)) => {
+                    if self.reference_notes.insert(e.clone()) {
+                        eprintln!("peakbench: reference: {e}");
+                    }
+                    r.reference_unknown_reason = Some(e);
                 }
-                Some(Err(_)) => {}
             }
         }
     }

@@ -317,6 +317,13 @@ pub fn render_doc(doc: &Document) -> Vec<u8> {
                 );
             }
         }
+        let gaps: Vec<String> = doc
+            .reference_gaps_by
+            .iter()
+            .filter(|(s, _)| s == id)
+            .map(|(_, g)| g.clone())
+            .collect();
+        out.push_str(&notes("References", &gaps));
         out.push_str(&reference_runs(doc, *id));
         out.push_str("</section>\n");
     }

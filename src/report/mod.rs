@@ -281,6 +281,33 @@ pub fn variant_header(subsystem: Subsystem) -> &'static str {
     }
 }
 
+/// Why points have no reference figure (with `--reference`): one line per reason, naming its
+/// points by workload and variant ("RR 1 KiB, WR 1 KiB: sysbench cannot run this point: …"),
+/// once however many rows and metrics share it.
+pub fn reference_gap_notes(records: &[&ResultRecord]) -> Vec<String> {
+    let mut by_reason: Vec<(&str, Vec<String>)> = Vec::new();
+    for r in records {
+        let Some(why) = r.reference_unknown_reason.as_deref() else {
+            continue;
+        };
+        let v = variant_of(r, false);
+        let name = if v.is_empty() {
+            r.workload.clone()
+        } else {
+            format!("{} {v}", r.workload)
+        };
+        match by_reason.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, names)) if !names.contains(&name) => names.push(name),
+            Some(_) => {}
+            None => by_reason.push((why, vec![name])),
+        }
+    }
+    by_reason
+        .into_iter()
+        .map(|(why, names)| format!("no reference figure for {}: {why}", names.join(", ")))
+        .collect()
+}
+
 /// One line per warning of the records ([`ResultRecord::warnings`]: oversubscribed threads, a
 /// disk target in memory, an efficiency above 100 % under a user's input), naming its points.
 pub fn notice_notes(results: &[ResultRecord]) -> Vec<String> {
@@ -661,6 +688,46 @@ pub(crate) fn group_by<'a, K: PartialEq>(
 mod tests {
     use super::*;
     use crate::sysinfo::peak::{CpuPeakOverrides, OpClass, cpu_peak};
+
+    /// Points without a reference figure are said once per reason, by workload and variant,
+    /// however many metrics and thread counts share it.
+    #[test]
+    fn reference_gaps_are_said_once_per_reason() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/history");
+        let run =
+            crate::results::Report::from_json(&std::fs::read(dir.join("quick.json")).unwrap())
+                .unwrap();
+        let mut recs: Vec<ResultRecord> = run
+            .results
+            .iter()
+            .filter(|r| matches!(r.workload.as_str(), "COPY" | "TRIAD" | "DP"))
+            .cloned()
+            .collect();
+        for r in &mut recs {
+            r.reference_unknown_reason = Some(match r.workload.as_str() {
+                "DP" => "likwid-bench not found: apt-get install likwid".into(),
+                _ => "no reference tool measures it".into(),
+            });
+        }
+        let mut twice = recs.clone();
+        twice.extend(recs.iter().cloned());
+        let refs: Vec<&ResultRecord> = twice.iter().collect();
+        let notes = reference_gap_notes(&refs);
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("no reference figure for DP ")
+                    && n.ends_with(": likwid-bench not found: apt-get install likwid")),
+            "{notes:?}"
+        );
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("no reference figure for COPY 128 MiB arrays, TRIAD")),
+            "{notes:?}"
+        );
+    }
 
     /// A whole-array kernel's row names its arrays (each, all threads together, as
     /// --array-size gives them), so that runs over several sizes tell their rows apart; a

@@ -96,6 +96,10 @@ pub struct Document {
     /// The reference tools' runs, by subsystem: what was run for which points and what it
     /// printed (the HTML page shows them on demand).
     pub reference_runs: Vec<ReferenceRun>,
+    /// Why points have no reference figure, one line per reason ([`super::reference_gap_notes`]),
+    /// "Memory: …"; and per subsystem.
+    pub reference_gaps: Vec<String>,
+    pub reference_gaps_by: Vec<(Subsystem, String)>,
 }
 
 /// One reference measurement's evidence: the points it gave a figure for, the tool and its
@@ -182,6 +186,15 @@ impl Document {
             })
             .collect();
         let found = super::findings::of(report);
+        let gaps: Vec<(Subsystem, String)> =
+            super::group_by(&report.results.iter().collect::<Vec<_>>(), |r| r.subsystem)
+                .into_iter()
+                .flat_map(|(s, recs)| {
+                    super::reference_gap_notes(&recs)
+                        .into_iter()
+                        .map(move |g| (s, g))
+                })
+                .collect();
         let mut subsystems: Vec<Subsystem> = Vec::new();
         for t in &tables {
             if !subsystems.contains(&t.subsystem) {
@@ -255,6 +268,11 @@ impl Document {
             system: system_rows(&report.system),
             has_results: !report.results.is_empty(),
             reference_runs: reference_runs(&report.results),
+            reference_gaps: gaps
+                .iter()
+                .map(|(s, g)| format!("{}: {g}", s.title()))
+                .collect(),
+            reference_gaps_by: gaps,
         }
         .printable()
     }
@@ -290,7 +308,11 @@ impl Document {
             t.headers.iter_mut().for_each(p);
             rows(&mut t.rows);
         }
+        for (_, g) in &mut self.reference_gaps_by {
+            p(g);
+        }
         for notes in [
+            &mut self.reference_gaps,
             &mut self.peak_notes,
             &mut self.notices,
             &mut self.percentile_notes,
@@ -327,10 +349,11 @@ impl Document {
 
     /// The notes after the tables, titled, in the order the text exporters print them (empty
     /// ones included: each exporter leaves them out).
-    pub fn text_notes(&self) -> [(&'static str, &[String]); 7] {
+    pub fn text_notes(&self) -> [(&'static str, &[String]); 8] {
         [
             ("Findings", &self.findings),
             ("Notices", &self.notices),
+            ("References", &self.reference_gaps),
             ("Solves and multiplies", &self.solve_notes),
             ("Per thread and stream", &self.concurrency_notes),
             ("Latency percentiles", &self.percentile_notes),

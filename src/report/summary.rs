@@ -151,7 +151,8 @@ fn subsystem_table(
 ) -> (String, Vec<String>, bool) {
     let metrics = metric_columns(recs);
     let points = points_of(recs);
-    let (rows, notes) = sweep_rows(sub, &points);
+    let (rows, mut notes) = sweep_rows(sub, &points);
+    notes.extend(super::reference_gap_notes(recs));
     let with_reference = rows.iter().any(|(p, _)| p.primary().reference.is_some());
     let mut header = vec!["Workload".to_string(), "Thr".into(), "Variant".into()];
     header.extend(metrics.iter().map(|(m, u)| metric_header(sub, *m, *u)));
