@@ -20,11 +20,17 @@ pub fn printable(text: &str) -> String {
         .collect()
 }
 
-/// `text` with every control character but the line feed escaped: several lines (a tool's
-/// output) kept as lines, nothing in them able to move the cursor.
+/// `text` with every control character but the line feed and the tab escaped: several lines
+/// (a tool's output, its columns) kept as they are, nothing in them able to move the cursor
+/// but to the next line or column.
 pub fn printable_lines(text: &str) -> String {
     text.split('\n')
-        .map(printable)
+        .map(|line| {
+            line.split('\t')
+                .map(printable)
+                .collect::<Vec<_>>()
+                .join("\t")
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -197,6 +203,14 @@ pub fn columns(header: &[String], rows: &[Vec<String>], align: &[Align], max: us
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tool's output keeps its lines and columns; anything else that moves the cursor is
+    /// escaped.
+    #[test]
+    fn output_keeps_lines_and_tabs_only() {
+        let out = printable_lines("AVG\tCopy: 1 MiB/s\n\u{1b}[2J\rgone\n");
+        assert_eq!(out, "AVG\tCopy: 1 MiB/s\n\\u{1b}[2J\\u{d}gone\n");
+    }
 
     #[test]
     fn wrapping_and_cutting_keep_to_the_width() {

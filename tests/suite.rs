@@ -441,3 +441,90 @@ fn a_budget_shortens_the_jobs_and_the_estimate_holds() {
         "{err}"
     );
 }
+
+/// `--dry-run --reference` says, under each job, which tool will give which points a
+/// reference figure and which will have none and why, counts the points covered, and adds the
+/// tools' time to the estimate. With no tool on PATH every point says which tool is missing;
+/// a random 1 KiB block says why sysbench cannot measure it, whatever is installed.
+#[test]
+fn a_dry_run_with_references_lists_each_points_tool() {
+    let _share = common::share(false);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.toml");
+    std::fs::write(
+        &path,
+        "[[job]]\nsubsystem = 'mem'\nworkload = ['RS', 'RR']\nblock_size = ['8', '1K']\n\
+         threads = 1\narray_size = '8M'\nduration = '10ms'\nrepeat = 2\n",
+    )
+    .unwrap();
+    let dry = |path_env: Option<&std::path::Path>, reference: bool| {
+        let mut cmd = peakbench(&dir.path().join("h.db"));
+        cmd.args(["run", "--dry-run", "--profile"]).arg(&path);
+        if reference {
+            cmd.arg("--reference");
+        }
+        if let Some(p) = path_env {
+            cmd.env("PATH", p);
+        }
+        let out = cmd.env("COLUMNS", "400").output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        )
+    };
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let none = dry(Some(&empty), true);
+    assert!(
+        none.contains("references: a tool's figure for 0 of 8 points"),
+        "{none}"
+    );
+    assert!(
+        none.contains("reference none: RS 8 B blocks, RS 1 KiB blocks, RR 8 B blocks (6 points): sysbench not found: apt-get install sysbench"),
+        "{none}"
+    );
+    let refused = "reference none: RR 1 KiB blocks (2 points): sysbench cannot run this point: --memory-access-mode=rnd reads or writes random 8-byte words, not random 1024-byte blocks";
+    assert!(none.contains(refused), "{none}");
+    // Without --reference, no such lines.
+    assert!(
+        !dry(Some(&empty), false).contains("reference "),
+        "no references asked"
+    );
+    let sysbench = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .any(|d| d.join("sysbench").is_file());
+    if !sysbench {
+        println!(
+            "SKIPPED the installed part: sysbench is not installed (apt-get install sysbench)"
+        );
+        return;
+    }
+    let with = dry(None, true);
+    assert!(
+        with.contains("references: a tool's figure for 6 of 8 points"),
+        "{with}"
+    );
+    assert!(
+        with.contains(
+            "reference sysbench: RS 8 B blocks, RS 1 KiB blocks, RR 8 B blocks (6 points)"
+        ),
+        "{with}"
+    );
+    assert!(with.contains(refused), "{with}");
+    // The tools' time is in the estimate: two sysbench runs (RS, RR 8 B) of 1 s, twice each.
+    let estimate = |text: &str| {
+        let at = text.find("estimated ").unwrap() + "estimated ".len();
+        let words: Vec<&str> = text[at..].split_whitespace().take(4).collect();
+        // "42 s" or "3 min 05 s".
+        let n = |w: &str| w.parse::<f64>().unwrap_or(0.0);
+        match words.as_slice() {
+            [m, "min", s, ..] => n(m) * 60.0 + n(s),
+            [s, ..] => n(s),
+            _ => 0.0,
+        }
+    };
+    let without = dry(None, false);
+    let (a, b) = (estimate(&without), estimate(&with));
+    assert!(b >= a + 4.0, "with references {b} s, without {a} s: {with}");
+}

@@ -194,6 +194,20 @@ impl super::Request for CpuRequest {
     fn run(self: Box<Self>, rec: &mut Recorder) -> anyhow::Result<()> {
         run(*self, rec)
     }
+
+    fn planned(&self, sys: &SystemInfo) -> Vec<crate::results::ResultRecord> {
+        let Ok(plan) = plan(self, sys) else {
+            return Vec::new();
+        };
+        let mut out = match &plan.kernels {
+            Some(o) => {
+                super::planned::cpu(&o.workloads, &o.threads, self.isa, plan.reps.repeat, sys)
+            }
+            None => Vec::new(),
+        };
+        out.extend(super::planned::linalg(&plan.linalg, plan.reps.repeat));
+        out
+    }
 }
 
 /// Measures the points of `req` into `rec` (one command, or one job of a suite).

@@ -41,6 +41,10 @@ impl super::Request for DiskOptions {
     fn run(self: Box<Self>, rec: &mut Recorder) -> anyhow::Result<()> {
         run(*self, rec)
     }
+
+    fn planned(&self, _: &crate::sysinfo::SystemInfo) -> Vec<crate::results::ResultRecord> {
+        super::planned::disk(self)
+    }
 }
 
 /// Measures the points of `opts` into `rec` (one command, or one job of a suite).

@@ -34,6 +34,10 @@ impl super::Request for MemOptions {
     fn run(self: Box<Self>, rec: &mut Recorder) -> anyhow::Result<()> {
         run(*self, rec)
     }
+
+    fn planned(&self, sys: &SystemInfo) -> Vec<crate::results::ResultRecord> {
+        super::planned::mem(self, sys)
+    }
 }
 
 /// Measures the points of `opts` into `rec` (one command, or one job of a suite).

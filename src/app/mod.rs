@@ -8,6 +8,7 @@ pub mod disk;
 pub mod mem;
 pub mod net;
 pub mod outputs;
+pub mod planned;
 pub mod recorder;
 pub mod suite;
 pub mod workloads;
@@ -28,4 +29,10 @@ pub trait Request {
 
     /// Measures its points into `rec` (one command, or one job of a suite).
     fn run(self: Box<Self>, rec: &mut Recorder) -> anyhow::Result<()>;
+
+    /// Its points as records without figures, with the parameters the reference tools'
+    /// adapters read ([`planned`]): what `run --dry-run --reference` asks them.
+    fn planned(&self, _sys: &SystemInfo) -> Vec<crate::results::ResultRecord> {
+        Vec::new()
+    }
 }

@@ -71,6 +71,10 @@ impl super::Request for NetRequest {
     fn run(self: Box<Self>, rec: &mut Recorder) -> anyhow::Result<()> {
         run(self.opts, self.server.as_deref(), self.token, rec)
     }
+
+    fn planned(&self, _: &crate::sysinfo::SystemInfo) -> Vec<crate::results::ResultRecord> {
+        super::planned::net(&self.opts, self.server.as_deref())
+    }
 }
 
 /// Measures the client points of `opts` against `server` (None: a server in this process, on

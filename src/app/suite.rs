@@ -15,6 +15,9 @@ pub struct Job {
     pub experiment: Option<String>,
     pub line: Vec<String>,
     pub estimate: Duration,
+    /// With `--reference`: which tool will measure which of its points, and the tools' time
+    /// (in `estimate`).
+    pub references: Option<crate::reference::plan::Coverage>,
     pub measure: Measure,
 }
 

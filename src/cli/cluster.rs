@@ -215,7 +215,7 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
     };
     // Every job checked on this node as it would run, before any node measures.
     let sys = crate::sysinfo::collect(crate::sysinfo::ClockBudget::default());
-    let (profile, jobs) = suite_run::plan(&a.profile, &sys, Default::default())?;
+    let (profile, jobs) = suite_run::plan(&a.profile, &sys, Default::default(), None)?;
     let jobs: Vec<Job> = jobs
         .into_iter()
         .filter(|j| j.line.first().map(String::as_str) != Some("net"))

@@ -6,6 +6,8 @@ use super::{Cli, Command, clap_message};
 use crate::app::suite::{self, Job};
 use crate::app::{Recorder, Request, suite::total};
 use crate::profile::{BUILT_IN, Profile};
+use crate::reference::RefContext;
+use crate::reference::plan::coverage;
 use crate::results::Subsystem;
 use crate::sysinfo::SystemInfo;
 use crate::units::format_duration;
@@ -72,7 +74,12 @@ fn parse_budget(s: &str) -> Result<Duration, String> {
 /// Loads a profile and checks every job on `sys` as it would run (`fit` applied) before
 /// anything runs: a typo or an impossible size in the last job fails at once. Each job's
 /// estimate is its own subsystem's.
-pub(super) fn plan(name: &str, sys: &SystemInfo, fit: Fit) -> anyhow::Result<(Profile, Vec<Job>)> {
+pub(super) fn plan(
+    name: &str,
+    sys: &SystemInfo,
+    fit: Fit,
+    refs: Option<&RefContext>,
+) -> anyhow::Result<(Profile, Vec<Job>)> {
     let profile = load(name)?;
     let hw = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut jobs = Vec::new();
@@ -95,9 +102,13 @@ pub(super) fn plan(name: &str, sys: &SystemInfo, fit: Fit) -> anyhow::Result<(Pr
         }
         let checked = request(&command, sys).and_then(|r| Ok((r.check(sys)?, r)));
         let (estimate, request) = checked.map_err(|e| which(&super::one_line(&e)))?;
+        // With --reference: the tools' plan for the job's points, and their time.
+        let references = refs.map(|ctx| coverage(&request.planned(sys), ctx));
+        let tools = references.as_ref().map_or(Duration::ZERO, |c| c.time);
         jobs.push(Job {
             experiment: job.experiment.clone(),
-            estimate: estimate + JOB_OVERHEAD,
+            estimate: estimate + tools + JOB_OVERHEAD,
+            references,
             line,
             measure: Box::new(move |rec: &mut Recorder| request.run(rec)),
         });
@@ -126,7 +137,9 @@ pub(super) fn fit_budget(
     name: &str,
     sys: &SystemInfo,
     budget: Duration,
+    refs: Option<&RefContext>,
 ) -> anyhow::Result<(Profile, Vec<Job>, Fit)> {
+    let plan = |name: &str, sys: &SystemInfo, fit: Fit| plan(name, sys, fit, refs);
     let full = plan(name, sys, Fit::default())?;
     if total(&full.1) <= budget {
         return Ok((full.0, full.1, Fit::default()));
@@ -175,10 +188,12 @@ pub(super) fn fit_budget(
 pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
     args.output.validate()?;
     let sys = crate::sysinfo::collect(crate::sysinfo::ClockBudget::default());
+    // The tools are looked up once for every plan the budget tries.
+    let refs = args.output.reference.then(|| RefContext::new("."));
     let (profile, jobs, fit) = match args.budget {
-        Some(b) => fit_budget(&args.profile, &sys, b)?,
+        Some(b) => fit_budget(&args.profile, &sys, b, refs.as_ref())?,
         None => {
-            let (p, j) = plan(&args.profile, &sys, Fit::default())?;
+            let (p, j) = plan(&args.profile, &sys, Fit::default(), refs.as_ref())?;
             (p, j, Fit::default())
         }
     };
@@ -206,6 +221,18 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
         eprintln!("{}", crate::text::wrap(&line, width, "  "));
         let machine = format!("machine: {}", crate::report::table::machine_line(&sys));
         eprintln!("{}", crate::text::wrap(&machine, width, "  "));
+        let planned: Vec<_> = jobs.iter().filter_map(|j| j.references.as_ref()).collect();
+        if !planned.is_empty() {
+            let (covered, points) = planned
+                .iter()
+                .fold((0, 0), |(c, p), x| (c + x.covered, p + x.points));
+            let time: Duration = planned.iter().map(|c| c.time).sum();
+            let line = format!(
+                "references: a tool's figure for {covered} of {points} points; the tools run about {} (in the estimate)",
+                format_duration(time)
+            );
+            eprintln!("{}", crate::text::wrap(&line, width, "  "));
+        }
     }
     if args.dry_run {
         let lines: String = jobs
@@ -213,6 +240,17 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
             .enumerate()
             .map(|(i, job)| {
                 let command = format!("peakbench {}", job.line.join(" "));
+                let refs: String = job
+                    .references
+                    .iter()
+                    .flat_map(|c| &c.lines)
+                    .map(|l| {
+                        format!(
+                            "{}\n",
+                            crate::text::wrap(&format!("  reference {l}"), width, "    ")
+                        )
+                    })
+                    .collect();
                 match &job.experiment {
                     // The experiment, then the command line under it.
                     Some(e) => {
@@ -222,7 +260,7 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
                             format_duration(job.estimate)
                         );
                         format!(
-                            "{}\n{}\n",
+                            "{}\n{}\n{refs}",
                             crate::text::wrap(&head, width, "    "),
                             crate::text::wrap(&format!("  {command}"), width, "    ")
                         )
@@ -233,7 +271,7 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
                             i + 1,
                             format_duration(job.estimate)
                         );
-                        format!("{}\n", crate::text::wrap(&line, width, "    "))
+                        format!("{}\n{refs}", crate::text::wrap(&line, width, "    "))
                     }
                 }
             })

@@ -34,7 +34,12 @@ pub struct Job {
     pub block_bytes: u64,
     /// Copies each process times (`-n`).
     pub copies: u64,
+    /// About how long the copies take, ms (for the plan).
+    pub expected_ms: u64,
 }
+
+/// The time of one memcpy call of a small block, s: mbw's rate on small blocks is its calls'.
+const CALL_S: f64 = 2e-9;
 
 /// The run for a memory RWS record (throughput, or the time of one operation).
 pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
@@ -71,10 +76,14 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
     // As many copies as fill the point's time at the rate peakbench measured (each copy reads
     // and writes the array), within COPIES.
     let seconds = ctx.seconds(None).unwrap_or(1.0);
-    let per_process = match (rec.metric, rec.summary.mean) {
-        (Metric::Throughput, bps) if bps > 0.0 => bps / rec.params.threads().max(1) as f64,
-        _ => 1e9,
+    // Bytes read and written per second by one process: the point's own per thread, but no
+    // more than one memcpy call per CALL_S allows.
+    let measured = match (rec.metric, rec.summary.mean) {
+        // (A planned point, not measured yet, has no rate: 10 GB/s is assumed.)
+        (Metric::Throughput, bps) if bps > 1e6 => bps / rec.params.threads().max(1) as f64,
+        _ => 10e9,
     };
+    let per_process = measured.min(2.0 * blocks.block_size_bytes as f64 / CALL_S);
     let copy_s = 2.0 * (array_mib << 20) as f64 / per_process;
     let copies = ((seconds / copy_s).ceil() as u64).clamp(COPIES.0, COPIES.1);
     Ok(Job {
@@ -82,6 +91,7 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
         array_mib,
         block_bytes: blocks.block_size_bytes,
         copies,
+        expected_ms: (copies as f64 * copy_s * 1e3).ceil() as u64,
     })
 }
 

@@ -29,6 +29,7 @@ pub mod iperf3;
 pub mod likwid;
 pub mod mbw;
 pub mod ping;
+pub mod plan;
 mod process;
 pub mod qperf;
 pub mod sockperf;
@@ -405,6 +406,31 @@ impl Job {
             Job::Sysbench(_) => Tool::Sysbench,
             Job::Mbw(_) => Tool::Mbw,
         }
+    }
+
+    /// About how long one run takes (a plan, not a promise): the time it is given, with its
+    /// start-up, warm-up and set-up.
+    pub fn estimate(&self) -> Duration {
+        let s = match self {
+            Job::Likwid(j) => j.target_ms as f64 / 1e3 + 0.5,
+            // Its arrays and repetitions are compiled in: a few seconds as usually built.
+            Job::Stream(_) => 5.0,
+            // The file laid out at about 500 MB/s, then the ramp and the run.
+            Job::Fio(j) => {
+                j.size_bytes as f64 / 500e6 + (j.ramp_ms + j.runtime_ms) as f64 / 1e3 + 0.5
+            }
+            Job::Iperf3(j) => (j.seconds + j.omit_seconds) as f64 + 1.0,
+            Job::Sockperf(j) | Job::Qperf(j) => j.seconds as f64 + 1.0,
+            Job::Ping(j) => j.count as f64 * ping::INTERVAL_S + 0.5,
+            // 2/3·N³ floating-point operations at about 10 GFLOP/s a process.
+            Job::Hpcc(j) => {
+                let n = j.n as f64;
+                2.0 / 3.0 * n * n * n / (10e9 * j.processes.max(1) as f64) + 2.0
+            }
+            Job::Sysbench(j) => j.seconds as f64 + 0.5,
+            Job::Mbw(j) => j.expected_ms as f64 / 1e3 + 0.2,
+        };
+        Duration::from_secs_f64(s)
     }
 
     fn run(&self, program: &Path) -> Result<Outcome, RefError> {

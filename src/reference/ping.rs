@@ -27,7 +27,7 @@ pub const MIN_PAYLOAD: u64 = 16;
 /// Echoes of one run, at most.
 const MAX_COUNT: u64 = 5000;
 /// ping's shortest interval for an ordinary user, s.
-const INTERVAL_S: f64 = 0.002;
+pub const INTERVAL_S: f64 = 0.002;
 
 /// One ping run.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -102,7 +102,7 @@ impl DiskWorkload {
     }
 
     /// Whether it picks its blocks at random.
-    pub(super) fn random(self) -> bool {
+    pub fn random(self) -> bool {
         matches!(self, DiskWorkload::Rr | DiskWorkload::Wr | DiskWorkload::Rw)
     }
 
@@ -134,7 +134,7 @@ impl DiskWorkload {
     }
 
     /// Percent of I/Os that read (a copy reads and writes every block once).
-    pub(super) fn read_percent(self, mixed: u32) -> u32 {
+    pub fn read_percent(self, mixed: u32) -> u32 {
         match self.spec().work {
             Work::Io {
                 read_percent: Some(p),

@@ -253,7 +253,7 @@ impl MemWorkload {
     }
 
     /// Whether it moves its blocks in a random order.
-    pub(super) fn random(self) -> bool {
+    pub fn random(self) -> bool {
         matches!(self, MemWorkload::Rwr | MemWorkload::Wr | MemWorkload::Rr)
     }
 }

@@ -1,0 +1,125 @@
+//! Which tool will give which planned point its reference figure, which points will have none
+//! and why, and about how long the tools will run: for `run --dry-run` and `--budget` with
+//! `--reference`. The points are the ones a request will measure, as records without figures
+//! ([`crate::app::Request::planned`]); each is asked of the adapters exactly as the measured
+//! record will be.
+
+use super::{Availability, Job, MAX_RUNS, RefContext, jobs};
+use crate::results::ResultRecord;
+use std::time::Duration;
+
+/// Points named in one line before "and N more".
+const NAMED: usize = 6;
+
+/// The reference plan of some points.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Coverage {
+    /// "sysbench: RS 8 B, WS 8 B (4 points)", "none: RWR 1 KiB (mbw cannot run this point: …)".
+    pub lines: Vec<String>,
+    /// Points that will get a figure, and points in all.
+    pub covered: usize,
+    pub points: usize,
+    /// About how long the tools run: each distinct run once per repetition.
+    pub time: Duration,
+}
+
+/// The plan for `records` (planned points, each with as many samples as it will have
+/// repetitions) with the tools `ctx` finds.
+pub fn coverage(records: &[ResultRecord], ctx: &RefContext) -> Coverage {
+    let mut by_tool: Vec<(String, Vec<String>, usize)> = Vec::new();
+    let mut missing: Vec<(String, Vec<String>, usize)> = Vec::new();
+    let mut runs: Vec<(Job, usize)> = Vec::new();
+    let mut covered = 0;
+    for r in records {
+        let name = point_name(r);
+        let (group, key) = match jobs(r, ctx) {
+            None => (
+                &mut missing,
+                format!("no tool measures {} {}", r.workload, r.metric),
+            ),
+            Some(Err(e)) => (&mut missing, e.to_string()),
+            Some(Ok(candidates)) => {
+                let names: Vec<&str> = candidates.iter().map(|j| j.tool().name()).collect();
+                let installs: Vec<&str> = candidates.iter().map(|j| j.tool().install()).collect();
+                let absent = format!(
+                    "{} not found: {}",
+                    names.join(" or "),
+                    installs.join("; or ")
+                );
+                let usable = candidates
+                    .into_iter()
+                    .find(|j| matches!(ctx.availability(j.tool()), Availability::Found(_)));
+                match usable {
+                    Some(job) => {
+                        covered += 1;
+                        let tool = job.tool().name().to_string();
+                        let n = r.samples.len().clamp(1, MAX_RUNS);
+                        match runs.iter_mut().find(|(j, _)| *j == job) {
+                            Some((_, m)) => *m = (*m).max(n),
+                            None => runs.push((job, n)),
+                        }
+                        (&mut by_tool, tool)
+                    }
+                    None => (&mut missing, absent),
+                }
+            }
+        };
+        match group.iter_mut().find(|(k, _, _)| *k == key) {
+            Some((_, names, count)) => {
+                *count += 1;
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+            None => group.push((key, vec![name], 1)),
+        }
+    }
+    let list = |names: &[String]| {
+        let mut shown = names[..names.len().min(NAMED)].join(", ");
+        if names.len() > NAMED {
+            shown.push_str(&format!(" and {} more", names.len() - NAMED));
+        }
+        shown
+    };
+    let plural = |n: usize| if n == 1 { "point" } else { "points" };
+    let mut lines: Vec<String> = by_tool
+        .iter()
+        .map(|(tool, names, n)| format!("{tool}: {} ({n} {})", list(names), plural(*n)))
+        .collect();
+    lines.extend(
+        missing
+            .iter()
+            .map(|(why, names, n)| format!("none: {} ({n} {}): {why}", list(names), plural(*n))),
+    );
+    Coverage {
+        lines,
+        covered,
+        points: records.len(),
+        time: runs
+            .iter()
+            .map(|(job, n)| job.estimate().mul_f64(*n as f64))
+            .sum(),
+    }
+}
+
+/// A point as a plan names it: its workload and what it sweeps but the threads ("RS 8 B
+/// blocks", "THROUGHPUT TCP 128 KiB messages").
+fn point_name(r: &ResultRecord) -> String {
+    use crate::results::point::{Drawn, Role, fields};
+    // A staircase is planned before its working sets are known: its workload names it.
+    if matches!(r.params, crate::results::params::Params::MemLatency(_)) {
+        return crate::text::printable(&r.workload);
+    }
+    let words: Vec<String> = fields(&r.params)
+        .iter()
+        .filter(|f| (f.role == Role::Axis && f.drawn != Drawn::Not) || f.key == "protocol")
+        .filter(|f| !matches!(f.key, "threads" | "streams" | "server" | "target_rate_bps"))
+        .filter_map(|f| f.words())
+        .collect();
+    crate::text::printable(
+        &std::iter::once(r.workload.clone())
+            .chain(words)
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
