@@ -11,7 +11,7 @@
 //! bytes copied over one process's rate.
 
 use super::process::{Output, record, run_bounded};
-use super::{RefContext, RefError, Tool, params_of, unit_error};
+use super::{RefContext, RefError, Tool, block_time, params_of, unit_error};
 use crate::bench::mem::MemWorkload;
 use crate::results::params::Order;
 use crate::results::{Metric, ResultRecord, Unit};
@@ -184,14 +184,7 @@ pub fn figure(r: &MbwResult, rec: &ResultRecord) -> Result<f64, RefError> {
     match (rec.metric, rec.unit) {
         (Metric::Throughput, Unit::BytesPerSec) => Ok(2.0 * copied),
         (Metric::Latency, Unit::Seconds) => {
-            let block = rec
-                .params
-                .mem()
-                .and_then(|m| m.kernel.as_ref()?.blocks.as_ref())
-                .map(|b| b.block_size_bytes)
-                .ok_or_else(|| unit_error(TOOL, rec))?;
-            let per_process = copied / r.processes.max(1) as f64;
-            Ok(block as f64 / per_process)
+            block_time(TOOL, rec, copied / r.processes.max(1) as f64)
         }
         _ => Err(unit_error(TOOL, rec)),
     }

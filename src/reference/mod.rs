@@ -666,6 +666,18 @@ fn version_after(text: &str, marker: &str) -> Option<String> {
     })
 }
 
+/// The time of one block operation of a memory block record (a block per thread, all threads
+/// at once), s, at `per_thread` bytes of blocks per second per thread.
+fn block_time(tool: Tool, rec: &ResultRecord, per_thread: f64) -> Result<f64, RefError> {
+    let block = rec
+        .params
+        .mem()
+        .and_then(|m| m.kernel.as_ref()?.blocks.as_ref())
+        .map(|b| b.block_size_bytes)
+        .ok_or_else(|| unit_error(tool, rec))?;
+    Ok(block as f64 / per_thread)
+}
+
 /// An error for a record whose unit the adapter does not produce.
 fn unit_error(tool: Tool, rec: &ResultRecord) -> RefError {
     RefError::unsupported(

@@ -17,7 +17,7 @@
 //! threads at once) is the block's bytes over one thread's share of that rate.
 
 use super::process::run_bounded;
-use super::{RefContext, RefError, Tool, params_of, unit_error};
+use super::{RefContext, RefError, Tool, block_time, params_of, unit_error};
 use crate::bench::mem::MemWorkload;
 use crate::results::params::Order;
 use crate::results::{Metric, ResultRecord, Unit};
@@ -201,14 +201,8 @@ pub fn figure(r: &MemoryResult, rec: &ResultRecord) -> Result<f64, RefError> {
     match (rec.metric, rec.unit) {
         (Metric::Throughput, Unit::BytesPerSec) => Ok(bytes_per_s),
         (Metric::Latency, Unit::Seconds) => {
-            let block = rec
-                .params
-                .mem()
-                .and_then(|m| m.kernel.as_ref()?.blocks.as_ref())
-                .map(|b| b.block_size_bytes)
-                .ok_or_else(|| unit_error(TOOL, rec))?;
             let threads = rec.params.threads().max(1) as f64;
-            Ok(block as f64 * threads / bytes_per_s)
+            block_time(TOOL, rec, bytes_per_s / threads)
         }
         _ => Err(unit_error(TOOL, rec)),
     }
