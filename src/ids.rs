@@ -197,16 +197,18 @@ pub enum Tool {
     Hpcc,
     Sysbench,
     Mbw,
+    Dd,
 }
 
 impl Tool {
     /// Every tool, in the order `reference check` lists them.
-    pub const ALL: [Tool; 10] = [
+    pub const ALL: [Tool; 11] = [
         Tool::LikwidBench,
         Tool::Stream,
         Tool::Sysbench,
         Tool::Mbw,
         Tool::Fio,
+        Tool::Dd,
         Tool::Iperf3,
         Tool::Sockperf,
         Tool::Qperf,
@@ -227,6 +229,7 @@ impl Tool {
             Tool::Hpcc => "HPL (hpcc)",
             Tool::Sysbench => "sysbench",
             Tool::Mbw => "mbw",
+            Tool::Dd => "dd",
         }
     }
 
@@ -243,6 +246,7 @@ impl Tool {
             Tool::Hpcc => "hpcc",
             Tool::Sysbench => "sysbench",
             Tool::Mbw => "mbw",
+            Tool::Dd => "dd",
         }
     }
 
@@ -262,6 +266,7 @@ impl Tool {
             Tool::Hpcc => "apt-get install hpcc openmpi-bin libopenblas0-serial",
             Tool::Sysbench => "apt-get install sysbench",
             Tool::Mbw => "apt-get install mbw",
+            Tool::Dd => "apt-get install coreutils",
         }
     }
 }

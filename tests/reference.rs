@@ -8,7 +8,7 @@ use serde_json::json;
 use std::time::Duration;
 
 /// (name in the table, program on PATH, install command).
-const TOOLS: [(&str, &str, &str); 10] = [
+const TOOLS: [(&str, &str, &str); 11] = [
     ("likwid-bench", "likwid-bench", "apt-get install likwid"),
     (
         "STREAM",
@@ -18,6 +18,7 @@ const TOOLS: [(&str, &str, &str); 10] = [
     ("sysbench", "sysbench", "apt-get install sysbench"),
     ("mbw", "mbw", "apt-get install mbw"),
     ("fio", "fio", "apt-get install fio"),
+    ("dd", "dd", "apt-get install coreutils"),
     ("iperf3", "iperf3", "apt-get install iperf3"),
     ("sockperf", "sockperf", "apt-get install sockperf"),
     ("qperf", "qperf", "apt-get install qperf"),
@@ -436,4 +437,49 @@ fn a_reference_is_repeated_as_its_point_and_keeps_its_evidence() {
     for key in ["samples", "stddev", "min", "max", "commands", "output"] {
         assert!(json.get(key).is_some(), "{key}: {json}");
     }
+}
+
+/// dd copies a file block by block, two threads at once, O_DIRECT, in the point's directory:
+/// MB/s, IOPS and latency from one run, and both of its files removed afterwards.
+#[test]
+fn dd_copies_a_file_for_a_disk_copy_point_and_removes_its_files() {
+    if !installed(Tool::Dd) {
+        return;
+    }
+    let (dir, ctx) = context();
+    let target = dir.path().join("peakbench-target");
+    let params = json!({
+        "threads": 2, "iodepth": 1, "block_size_bytes": 65536, "engine": "psync",
+        "io_mode": "direct", "pattern": "sequential", "read_percent": 50,
+        "file_size_bytes": 4_194_304, "runtime_s": 0.2, "ramp_s": 0.0,
+        "target": target.display().to_string()
+    });
+    let bw = record(
+        "disk",
+        "COPY",
+        "throughput",
+        "B/s",
+        params.clone(),
+        100e6,
+        None,
+    );
+    let r = measure(&bw, &ctx).unwrap().unwrap();
+    assert_eq!(r.tool, "dd");
+    assert!(r.mean > 1e6, "{r:?}");
+    assert_eq!(
+        r.commands.len(),
+        3,
+        "the layout and two copies: {:?}",
+        r.commands
+    );
+    assert!(r.commands[1].contains("oflag=direct"), "{:?}", r.commands);
+    // The IOPS and latency of the same run.
+    let iops = record("disk", "COPY", "iops", "IOPS", params.clone(), 1.0, None);
+    let i = measure(&iops, &ctx).unwrap().unwrap();
+    assert!((i.mean - r.mean / 65536.0).abs() <= 1e-9 * i.mean, "{i:?}");
+    let lat = record("disk", "COPY", "latency", "s", params, 1.0, None);
+    let l = measure(&lat, &ctx).unwrap().unwrap();
+    assert!((l.mean - 2.0 / i.mean).abs() <= 1e-9 * l.mean, "{l:?}");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }

@@ -14,6 +14,7 @@
 //! | STREAM       | mem COPY, SCALE, ADD, TRIAD               | Best Rate MB/s × 10⁶            |
 //! | sysbench     | mem RS, WS; RR, WR of 8-byte blocks       | MiB/sec × 2²⁰                   |
 //! | mbw          | mem RWS (MCBLOCK: memcpy per block)       | 2 × Copy MiB/s × 2²⁰            |
+//! | dd           | disk COPY (a dd per thread at once)       | 2 × bytes copied ÷ s            |
 //! | fio          | disk RS, WS, RR, WR, RW                   | bw_bytes, iops, lat_ns          |
 //! | iperf3       | net THROUGHPUT (goodput, UDP loss/jitter) | bits_per_second, lost_percent   |
 //! | sockperf     | net LATENCY (round trip, rate)            | avg-rtt, messages ÷ run time    |
@@ -23,6 +24,7 @@
 //! A tool that is not installed is an error that names the package to install; a tool that
 //! fails, hangs or prints something unreadable is an error with its message — never a panic.
 
+pub mod dd;
 pub mod fio;
 pub mod hpcc;
 pub mod iperf3;
@@ -236,7 +238,9 @@ fn version_of(tool: Tool, path: &Path) -> Option<String> {
                 .filter(|v| !v.is_empty());
         }
         Tool::LikwidBench => "-v",
-        Tool::Fio | Tool::Iperf3 | Tool::Sockperf | Tool::Qperf | Tool::Sysbench => "--version",
+        Tool::Fio | Tool::Iperf3 | Tool::Sockperf | Tool::Qperf | Tool::Sysbench | Tool::Dd => {
+            "--version"
+        }
         Tool::Ping => "-V",
     };
     let mut cmd = std::process::Command::new(path);
@@ -251,6 +255,7 @@ fn version_of(tool: Tool, path: &Path) -> Option<String> {
         Tool::Qperf => qperf::parse_version(&text),
         Tool::Ping => ping::parse_version(&text),
         Tool::Sysbench => sysbench::parse_version(&text),
+        Tool::Dd => dd::parse_version(&text),
         Tool::Stream | Tool::Hpcc | Tool::Mbw => None,
     }
 }
@@ -285,6 +290,7 @@ pub fn covers(tool: Tool) -> String {
         Tool::Hpcc => "HPL; StarDGEMM",
         Tool::Sysbench => "memory: blocks read or written in sequence, 8-byte words at random",
         Tool::Mbw => "memcpy block by block, in sequence",
+        Tool::Dd => "a file copied block by block to another: MB/s, IOPS, latency",
     };
     format!("{} ({what})", parts.join("; "))
 }
@@ -390,6 +396,7 @@ pub enum Job {
     Hpcc(hpcc::Job),
     Sysbench(sysbench::Job),
     Mbw(mbw::Job),
+    Dd(dd::Job),
 }
 
 impl Job {
@@ -405,6 +412,7 @@ impl Job {
             Job::Hpcc(_) => Tool::Hpcc,
             Job::Sysbench(_) => Tool::Sysbench,
             Job::Mbw(_) => Tool::Mbw,
+            Job::Dd(_) => Tool::Dd,
         }
     }
 
@@ -429,6 +437,7 @@ impl Job {
             }
             Job::Sysbench(j) => j.seconds as f64 + 0.5,
             Job::Mbw(j) => j.expected_ms as f64 / 1e3 + 0.2,
+            Job::Dd(j) => j.expected_ms as f64 / 1e3 + 0.5,
         };
         Duration::from_secs_f64(s)
     }
@@ -445,6 +454,7 @@ impl Job {
             Job::Hpcc(j) => Outcome::Hpcc(hpcc::run(program, j)?),
             Job::Sysbench(j) => Outcome::Sysbench(sysbench::run(program, j)?),
             Job::Mbw(j) => Outcome::Mbw(mbw::run(program, j)?),
+            Job::Dd(j) => Outcome::Dd(dd::run(program, j)?),
         })
     }
 }
@@ -462,6 +472,7 @@ pub enum Outcome {
     Hpcc(hpcc::HpccResult),
     Sysbench(sysbench::MemoryResult),
     Mbw(mbw::MbwResult),
+    Dd(dd::DdResult),
 }
 
 impl Outcome {
@@ -478,6 +489,7 @@ impl Outcome {
             Outcome::Hpcc(r) => hpcc::figure(r, rec),
             Outcome::Sysbench(r) => sysbench::figure(r, rec),
             Outcome::Mbw(r) => mbw::figure(r, rec),
+            Outcome::Dd(r) => dd::figure(r, rec),
         }
     }
 }
@@ -513,6 +525,7 @@ fn job_of(tool: Tool, rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job
         Tool::Hpcc => hpcc::job(rec, ctx).map(|r| r.map(Job::Hpcc)),
         Tool::Sysbench => sysbench::job(rec, ctx).map(|r| r.map(Job::Sysbench)),
         Tool::Mbw => mbw::job(rec, ctx).map(|r| r.map(Job::Mbw)),
+        Tool::Dd => dd::job(rec, ctx).map(|r| r.map(Job::Dd)),
     }
 }
 

@@ -90,7 +90,7 @@ impl DiskWorkload {
                 _ => &[],
             },
             axes: &[Axis::BlockSize, Axis::Threads, Axis::QueueDepth],
-            references: if copy { &[] } else { &[Tool::Fio] },
+            references: if copy { &[Tool::Dd] } else { &[Tool::Fio] },
             charts: &[
                 ChartKind::Sweeps,
                 ChartKind::Percentiles,
