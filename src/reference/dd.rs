@@ -12,7 +12,7 @@
 //! longest dd's), IOPS = B/s ÷ block, and the latency of one I/O is the threads over the IOPS
 //! (each thread has one I/O in flight).
 
-use super::process::{Output, TempPath, record, run_bounded};
+use super::process::{TempPath, run_at_once, run_bounded};
 use super::{RefContext, RefError, Tool, params_of, unit_error};
 use crate::results::params::IoMode;
 use crate::results::{Metric, ResultRecord, Unit};
@@ -140,41 +140,16 @@ pub fn run(program: &Path, job: &Job) -> Result<DdResult, RefError> {
         cmd.args(argv(job, i, &src.0, &dst.0));
         cmd
     };
-    // Each dd on a thread of its own, all at once; their outputs are recorded here.
-    let outputs: Vec<Result<(Output, u64, f64), RefError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..job.threads)
-            .map(|i| {
-                s.spawn(move || {
-                    let out = run_bounded(TOOL, command(i), timeout)?;
-                    if !out.status.success() {
-                        return Err(out.failure(TOOL));
-                    }
-                    let (bytes, secs) =
-                        parse_output(&out.stderr).map_err(|m| RefError::parse(TOOL, m))?;
-                    Ok((out, bytes, secs))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(RefError::failed(TOOL, "its thread panicked")))
-            })
-            .collect()
-    });
-    let mut r = DdResult {
-        bytes: 0,
-        seconds: 0.0,
+    // Each dd on a thread of its own, all at once.
+    let each = run_at_once(TOOL, job.threads, &command, timeout, &|out| {
+        parse_output(&out.stderr)
+    })?;
+    let r = DdResult {
+        bytes: each.iter().map(|(b, _)| b).sum(),
+        seconds: each.iter().map(|(_, s)| *s).fold(0.0, f64::max),
         threads: job.threads,
         block_bytes: job.block_bytes,
     };
-    for (i, o) in outputs.into_iter().enumerate() {
-        let (out, bytes, secs) = o?;
-        record(&command(i as u64), &out);
-        r.bytes += bytes;
-        r.seconds = r.seconds.max(secs);
-    }
     drop((src, dst));
     Ok(r)
 }

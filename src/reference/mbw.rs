@@ -10,7 +10,7 @@
 //! 2²⁰. The time of one operation (a block per thread, all threads at once) is the block's
 //! bytes copied over one process's rate.
 
-use super::process::{Output, record, run_bounded};
+use super::process::run_at_once;
 use super::{RefContext, RefError, Tool, block_time, params_of, unit_error};
 use crate::bench::mem::MemWorkload;
 use crate::results::params::Order;
@@ -115,39 +115,18 @@ pub fn run(program: &Path, job: &Job) -> Result<MbwResult, RefError> {
         cmd.args(argv(job));
         cmd
     };
-    // Each process on a thread of its own, all at once; their outputs are recorded here (a
-    // transcript is kept by the thread that measures).
-    let outputs: Vec<Result<(Output, MbwResult), RefError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..job.processes)
-            .map(|_| {
-                s.spawn(|| {
-                    let out = run_bounded(TOOL, command(), Duration::from_secs(300))?;
-                    if !out.status.success() {
-                        return Err(out.failure(TOOL));
-                    }
-                    let r = parse_output(&out.stdout).map_err(|m| RefError::parse(TOOL, m))?;
-                    Ok((out, r))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(RefError::failed(TOOL, "its reader thread panicked")))
-            })
-            .collect()
-    });
-    let mut total = MbwResult {
-        copy_mib_s: 0.0,
-        processes: 0,
+    // Each process on a thread of its own, all at once.
+    let each = run_at_once(
+        TOOL,
+        job.processes,
+        &|_| command(),
+        Duration::from_secs(300),
+        &|out| parse_output(&out.stdout),
+    )?;
+    let total = MbwResult {
+        copy_mib_s: each.iter().map(|r| r.copy_mib_s).sum(),
+        processes: each.len() as u64,
     };
-    for o in outputs {
-        let (out, r) = o?;
-        record(&command(), &out);
-        total.copy_mib_s += r.copy_mib_s;
-        total.processes += 1;
-    }
     Ok(total)
 }
 

@@ -202,6 +202,46 @@ fn run_to_end(tool: Tool, cmd: &mut Command, timeout: Duration) -> Result<Output
     })
 }
 
+/// Runs `n` commands (`command(i)`) at once, each bounded by `timeout`, each one's output
+/// parsed by `parse`; records every command and its output in this thread's transcript (in
+/// order) and returns what each parsed, or the first error.
+pub fn run_at_once<T: Send>(
+    tool: Tool,
+    n: u64,
+    command: &(dyn Fn(u64) -> Command + Sync),
+    timeout: Duration,
+    parse: &(dyn Fn(&Output) -> Result<T, String> + Sync),
+) -> Result<Vec<T>, RefError> {
+    let outputs: Vec<Result<(Output, T), RefError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                s.spawn(move || {
+                    let out = run_bounded(tool, command(i), timeout)?;
+                    if !out.status.success() {
+                        return Err(out.failure(tool));
+                    }
+                    let r = parse(&out).map_err(|m| RefError::parse(tool, m))?;
+                    Ok((out, r))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(RefError::failed(tool, "its thread panicked")))
+            })
+            .collect()
+    });
+    let mut parsed = Vec::new();
+    for (i, o) in outputs.into_iter().enumerate() {
+        let (out, r) = o?;
+        record(&command(i as u64), &out);
+        parsed.push(r);
+    }
+    Ok(parsed)
+}
+
 /// The transport a server listens on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transport {
