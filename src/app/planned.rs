@@ -42,6 +42,19 @@ fn record(
     ))
 }
 
+/// A point's records, one per metric, with the same parameters.
+fn records(
+    subsystem: Subsystem,
+    workload: &str,
+    metrics: &[Metric],
+    params: Value,
+    repeat: usize,
+) -> impl Iterator<Item = ResultRecord> {
+    metrics
+        .iter()
+        .filter_map(move |&m| record(subsystem, workload, m, params.clone(), repeat))
+}
+
 /// The widest instruction set of the machine, or the one asked for.
 fn isa_name(asked: Option<crate::sysinfo::Isa>, sys: &SystemInfo) -> &'static str {
     asked
@@ -69,15 +82,13 @@ pub fn mem(opts: &MemOptions, sys: &SystemInfo) -> Vec<ResultRecord> {
                 "array_bytes_per_thread": per_thread, "working_set_bytes": array * w.arrays(),
             }),
         };
-        for &metric in p.workload.spec().metrics {
-            out.extend(record(
-                Subsystem::Mem,
-                p.workload.name(),
-                metric,
-                params.clone(),
-                opts.reps.repeat,
-            ));
-        }
+        out.extend(records(
+            Subsystem::Mem,
+            p.workload.name(),
+            p.workload.spec().metrics,
+            params,
+            opts.reps.repeat,
+        ));
     }
     out
 }
@@ -95,15 +106,13 @@ pub fn disk(opts: &DiskOptions) -> Vec<ResultRecord> {
             "file_size_bytes": opts.size, "runtime_s": opts.runtime.as_secs_f64(),
             "ramp_s": opts.ramp.as_secs_f64(), "sync": opts.sync.name(),
         });
-        for &metric in p.workload.spec().metrics {
-            out.extend(record(
-                Subsystem::Disk,
-                p.workload.name(),
-                metric,
-                params.clone(),
-                opts.reps.repeat,
-            ));
-        }
+        out.extend(records(
+            Subsystem::Disk,
+            p.workload.name(),
+            p.workload.spec().metrics,
+            params,
+            opts.reps.repeat,
+        ));
     }
     out
 }
@@ -130,21 +139,19 @@ pub fn net(opts: &NetOptions, server: Option<&str>) -> Vec<ResultRecord> {
             (NetWorkload::Throughput, true) => &[Metric::Throughput, Metric::Loss, Metric::Jitter],
             (NetWorkload::Throughput, false) => &[Metric::Throughput],
         };
-        for &metric in metrics {
-            out.extend(record(
-                Subsystem::Net,
-                p.workload.name(),
-                metric,
-                params.clone(),
-                opts.repeat,
-            ));
-        }
+        out.extend(records(
+            Subsystem::Net,
+            p.workload.name(),
+            metrics,
+            params,
+            opts.repeat,
+        ));
     }
     out
 }
 
-/// A CPU request's synthetic kernels at each thread count (the dense solves and multiplies
-/// are planned by their own adapter's order N, which the plan knows only once it runs).
+/// A CPU request's synthetic kernels at each thread count (its dense solves and multiplies:
+/// [`linalg`]).
 pub fn cpu(
     kernels: &[CpuWorkload],
     threads: &[usize],
@@ -156,15 +163,13 @@ pub fn cpu(
     let mut out = Vec::new();
     for (w, t) in crate::sweep::product(kernels, threads) {
         let params = json!({"threads": t, "isa": isa});
-        for &metric in w.spec().metrics {
-            out.extend(record(
-                Subsystem::Cpu,
-                w.name(),
-                metric,
-                params.clone(),
-                repeat,
-            ));
-        }
+        out.extend(records(
+            Subsystem::Cpu,
+            w.name(),
+            w.spec().metrics,
+            params,
+            repeat,
+        ));
     }
     out
 }

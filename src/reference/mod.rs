@@ -633,8 +633,13 @@ fn measure_first_found(
     if let Some(e) = unusable {
         return Err(e);
     }
+    Err(none_installed(jobs))
+}
+
+/// The error of `jobs` whose tools are none of them installed: which, and how to install them.
+fn none_installed(jobs: &[Job]) -> RefError {
     let tools: Vec<Tool> = jobs.iter().map(Job::tool).collect();
-    Err(RefError::Missing {
+    RefError::Missing {
         tools: tools
             .iter()
             .map(|t| t.name())
@@ -645,7 +650,7 @@ fn measure_first_found(
             .map(|t| t.install())
             .collect::<Vec<_>>()
             .join("; or "),
-    })
+    }
 }
 
 /// The parameters an adapter reads, of the kind it needs: another kind is an error that says

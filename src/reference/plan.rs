@@ -4,7 +4,7 @@
 //! ([`crate::app::Request::planned`]); each is asked of the adapters exactly as the measured
 //! record will be.
 
-use super::{Availability, Job, MAX_RUNS, RefContext, jobs};
+use super::{Availability, Job, MAX_RUNS, RefContext, jobs, none_installed};
 use crate::results::ResultRecord;
 use std::time::Duration;
 
@@ -39,13 +39,7 @@ pub fn coverage(records: &[ResultRecord], ctx: &RefContext) -> Coverage {
             ),
             Some(Err(e)) => (&mut missing, e.to_string()),
             Some(Ok(candidates)) => {
-                let names: Vec<&str> = candidates.iter().map(|j| j.tool().name()).collect();
-                let installs: Vec<&str> = candidates.iter().map(|j| j.tool().install()).collect();
-                let absent = format!(
-                    "{} not found: {}",
-                    names.join(" or "),
-                    installs.join("; or ")
-                );
+                let absent = none_installed(&candidates).to_string();
                 let usable = candidates
                     .into_iter()
                     .find(|j| matches!(ctx.availability(j.tool()), Availability::Found(_)));
