@@ -89,6 +89,26 @@ pub(super) fn figure(chart: &Chart) -> String {
 }
 
 /// A table from a header row and body rows; columns from `numeric_from` on are right-aligned.
+/// `cell` with each number held to the unit after it ("1 KiB", "4 KiB QD1"): the space
+/// after a word that is a number, before a word that starts with a letter, becomes a no-break
+/// space, so that a narrow column never puts the number on one line and its unit on the next.
+fn units_kept(cell: &str) -> String {
+    let words: Vec<&str> = cell.split(' ').collect();
+    let mut out = String::with_capacity(cell.len());
+    for (i, w) in words.iter().enumerate() {
+        if i > 0 {
+            let number = {
+                let prev = words[i - 1];
+                !prev.is_empty() && prev.chars().all(|c| c.is_ascii_digit() || c == '.')
+            };
+            let unit = w.chars().next().is_some_and(char::is_alphabetic);
+            out.push(if number && unit { '\u{a0}' } else { ' ' });
+        }
+        out.push_str(w);
+    }
+    out
+}
+
 pub(super) fn table(
     class: &str,
     head: &[String],
@@ -106,7 +126,7 @@ pub(super) fn table(
             if i >= numeric_from {
                 out.push_str(&format!("<td class=\"num\">{}</td>", esc(c)));
             } else {
-                out.push_str(&format!("<td>{}</td>", esc(c)));
+                out.push_str(&format!("<td>{}</td>", esc(&units_kept(c))));
             }
         }
         out.push_str("</tr>\n");
@@ -349,4 +369,21 @@ pub fn render_doc(doc: &Document) -> Vec<u8> {
         esc(&doc.version)
     ));
     out.into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A number keeps its unit on its line; other spaces still break.
+    #[test]
+    fn numbers_keep_their_units() {
+        assert_eq!(units_kept("1 KiB"), "1\u{a0}KiB");
+        assert_eq!(units_kept("4 KiB QD1 buffered"), "4\u{a0}KiB QD1 buffered");
+        assert_eq!(units_kept("avx512 fp64 FMA"), "avx512 fp64 FMA");
+        assert_eq!(units_kept("N=2000 AVX-512 24x8"), "N=2000 AVX-512 24x8");
+        assert_eq!(units_kept("TCP 1.5 ms"), "TCP 1.5\u{a0}ms");
+        let cell = table("t", &["Size".into()], vec![vec!["1 KiB".into()]], 1);
+        assert!(cell.contains("<td>1\u{a0}KiB</td>"), "{cell}");
+    }
 }
