@@ -549,6 +549,140 @@ fn across_a_veth_pair_between_two_namespaces() {
     drop(ns);
 }
 
+/// The pids in network namespace `ns` (`ip netns pids`).
+fn pids_in(ns: &str) -> Vec<String> {
+    let out = std::process::Command::new("ip")
+        .args(["netns", "pids", ns])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Issue 29: `net serve --references` in one namespace, the client in another across a veth
+/// pair: iperf3's and sockperf's figures for 1 and 2 streams are in the rows, measured against
+/// servers the peakbench server started for each test and stopped after; a client without
+/// the token gets no reference server.
+#[test]
+fn remote_references_across_a_veth_pair() {
+    let missing: Vec<&str> = ["iperf3", "sockperf"]
+        .into_iter()
+        .filter(|t| {
+            std::process::Command::new(t)
+                .arg("--version")
+                .output()
+                .is_err()
+        })
+        .collect();
+    if !missing.is_empty() {
+        eprintln!(
+            "SKIPPED remote_references_across_a_veth_pair: {missing:?} not installed (apt-get install iperf3 sockperf)"
+        );
+        return;
+    }
+    let ns = match veth_pair() {
+        Ok(ns) => ns,
+        Err(why) => {
+            eprintln!("SKIPPED remote_references_across_a_veth_pair: {why}");
+            return;
+        }
+    };
+    let bin = env!("CARGO_BIN_EXE_peakbench");
+    let mut server = std::process::Command::new("ip")
+        .args(["netns", "exec", &ns.names[0], bin, "net", "serve"])
+        .args(["--bind", "10.231.0.1", "--idle-timeout", "5s"])
+        .args(["--references", "--token", "shared-secret"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("refs.json");
+    let client = |token: Option<&str>| {
+        let mut cmd = std::process::Command::new("ip");
+        cmd.env("PEAKBENCH_DB", common::test_db())
+            .args(["netns", "exec", &ns.names[1], bin, "net"])
+            .args(["--server", "10.231.0.1", "--workload", "THROUGHPUT,LATENCY"])
+            .args(["--protocol", "tcp", "--streams", "1,2", "--duration", "1s"])
+            .args(["--message-size", "64"])
+            .args([
+                "--omit",
+                "0",
+                "--repeat",
+                "1",
+                "--reference",
+                "--quiet",
+                "--json",
+            ])
+            .arg(&json);
+        if let Some(t) = token {
+            cmd.args(["--token", t]);
+        }
+        cmd.output().unwrap()
+    };
+    // The server needs a moment to listen: retry a bounded number of times.
+    let mut out = client(Some("shared-secret"));
+    for _ in 0..20 {
+        if out.status.success() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        out = client(Some("shared-secret"));
+    }
+    let server_pid = server.id().to_string();
+    let left: Vec<String> = pids_in(&ns.names[0])
+        .into_iter()
+        .filter(|p| *p != server_pid)
+        .collect();
+    let doc: Option<Value> = std::fs::read(&json)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    // Without the token: refused before any test, and no tool's server started.
+    let stranger = client(None);
+    let after_stranger = pids_in(&ns.names[0]);
+    let _ = server.kill();
+    let _ = server.wait();
+    drop(ns);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        left.is_empty(),
+        "processes left in the server's namespace: {left:?}"
+    );
+    assert!(!stranger.status.success());
+    assert_eq!(
+        after_stranger,
+        [server_pid],
+        "a tool started for a client without the token"
+    );
+    let doc = doc.expect("the run wrote its JSON");
+    let recs = doc["results"].as_array().unwrap();
+    for (workload, metric, tool) in [
+        ("THROUGHPUT", "throughput", "iperf3"),
+        ("LATENCY", "latency", "sockperf"),
+    ] {
+        for streams in [1, 2] {
+            let r = recs
+                .iter()
+                .find(|r| {
+                    r["workload"] == workload
+                        && r["metric"] == metric
+                        && r["params"]["streams"] == streams
+                })
+                .unwrap_or_else(|| panic!("no {workload} {metric} row of {streams} streams"));
+            let reference = &r["reference"];
+            assert_eq!(reference["tool"], tool, "{r}");
+            assert!(reference["mean"].as_f64().unwrap() > 0.0, "{r}");
+            let command = reference["commands"].to_string();
+            assert!(command.contains("10.231.0.1"), "{command}");
+        }
+    }
+}
+
 /// Something that is not a peakbench server (here an HTTP-speaking listener on loopback) gets
 /// a one-line error that says each thing once.
 #[test]

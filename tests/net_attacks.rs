@@ -1,6 +1,7 @@
 //! The network server under attack (issue 16, items 7, 8, 9 and 12): a client that never reads,
-//! crowds of silent or unauthenticated connections, a server that cannot prove the token, and
-//! strangers that try to claim or feed a test's data streams. Everything on 127.0.0.1, every
+//! crowds of silent or unauthenticated connections, a server that cannot prove the token,
+//! strangers that try to claim or feed a test's data streams, and requests for reference tools'
+//! servers (issue 29) without the token or out of bounds. Everything on 127.0.0.1, every
 //! wait bounded.
 
 mod common;
@@ -9,9 +10,9 @@ use common::net::{params, raw, serves_again, start, start_with};
 use peakbench::bench::net::auth::{self, Speaker, Transcript};
 use peakbench::bench::net::client::{self, NetError, Target};
 use peakbench::bench::net::protocol::{
-    self, AUTH_PROTOCOL, Msg, PROTOCOL_VERSION, Proto, TestKind, TestParams,
+    self, AUTH_PROTOCOL, Msg, PROTOCOL_VERSION, Proto, RefTool, TestKind, TestParams, ToolRequest,
 };
-use peakbench::bench::net::server::ServerConfig;
+use peakbench::bench::net::server::{ServerConfig, ToolServers};
 use peakbench::bench::net::streams::{HEADER_BYTES, MAGIC, MEASURED};
 use peakbench::bench::net::transport::UDP_HELLO;
 use std::io::Write;
@@ -330,5 +331,102 @@ fn a_token_file_is_read_and_checked() {
             assert_eq!(err.trim().lines().count(), 1, "{err}");
             assert!(err.contains("authentication failed"), "{err}");
         }
+    }
+}
+
+/// Counts the tool servers a server was asked to start; starts nothing.
+#[derive(Debug, Default)]
+struct CountingTools(std::sync::atomic::AtomicUsize);
+
+impl ToolServers for CountingTools {
+    fn start(
+        &self,
+        request: &ToolRequest,
+        _ip: std::net::IpAddr,
+    ) -> Result<(Vec<u16>, Box<dyn Send>), String> {
+        self.0.fetch_add(
+            request.instances as usize,
+            std::sync::atomic::Ordering::SeqCst,
+        );
+        Ok((vec![1; request.instances as usize], Box::new(())))
+    }
+
+    fn describe(&self) -> String {
+        "counting".into()
+    }
+}
+
+fn tool_request(instances: u32) -> Msg {
+    Msg::ToolSetup {
+        request: ToolRequest {
+            tool: RefTool::Sockperf,
+            proto: Proto::Tcp,
+            instances,
+            seconds: 1,
+        },
+    }
+}
+
+/// `net serve --references` starts a reference tool's servers only for a client that proved
+/// the token, within the request's bounds; a server without `--references` starts none and
+/// says why; a client that asks and vanishes leaves the server serving.
+#[test]
+fn reference_servers_only_for_an_authenticated_bounded_request() {
+    let tools = std::sync::Arc::new(CountingTools::default());
+    let started = || tools.0.load(std::sync::atomic::Ordering::SeqCst);
+    let s = start_with(ServerConfig {
+        token: Some("secret".into()),
+        idle_timeout: Duration::from_millis(500),
+        log: false,
+        tools: Some(tools.clone()),
+        ..Default::default()
+    });
+    // Without the token: hello, then the request instead of the proof.
+    let mut c = hello(s.addr);
+    assert!(matches!(
+        protocol::recv(&mut c).unwrap(),
+        Msg::Challenge { .. }
+    ));
+    protocol::send(&mut c, &tool_request(1)).unwrap();
+    match protocol::recv(&mut c).unwrap() {
+        Msg::Error { message } => assert!(message.contains("expected auth"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+    // With the wrong token.
+    let wrong = client::start_tools(&target(s.addr, Some("guess")), &request(1));
+    assert!(wrong.is_err());
+    assert_eq!(
+        started(),
+        0,
+        "a server was started for an unauthenticated client"
+    );
+    // Out of bounds, authenticated.
+    let absurd = client::start_tools(&target(s.addr, Some("secret")), &request(1_000_000));
+    assert!(
+        matches!(&absurd, Err(NetError::Refused(m)) if m.contains("out of range")),
+        "{absurd:?}"
+    );
+    assert_eq!(started(), 0);
+    // Authenticated and bounded: the ports announced, stopped when done.
+    let ok = client::start_tools(&target(s.addr, Some("secret")), &request(2)).unwrap();
+    assert_eq!(ok.ports.len(), 2);
+    ok.finish().unwrap();
+    assert_eq!(started(), 2);
+    // One that asks and goes away: the server serves the next.
+    drop(client::start_tools(&target(s.addr, Some("secret")), &request(1)).unwrap());
+    serves_again(&target(s.addr, Some("secret")));
+    // A server without --references.
+    let plain = start(None);
+    let refused = client::start_tools(&target(plain.addr, None), &request(1));
+    assert!(
+        matches!(&refused, Err(NetError::Refused(m)) if m.contains("--references")),
+        "{refused:?}"
+    );
+}
+
+fn request(instances: u32) -> ToolRequest {
+    match tool_request(instances) {
+        Msg::ToolSetup { request } => request,
+        _ => unreachable!(),
     }
 }

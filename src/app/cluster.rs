@@ -80,8 +80,12 @@ pub fn run(mut c: ClusterRun, argv: Vec<String>) -> anyhow::Result<()> {
     crate::runner::stop::graceful();
     let env = |k: &str| std::env::var(k).ok();
     let run_id = rendezvous::run_id(c.run_id.as_deref(), env);
-    let net = worker::net_server(matches!(c.advertise, Some(IpAddr::V6(_))), c.token.clone())
-        .map_err(|e| anyhow::anyhow!("cannot start this rank's network server: {e}"))?;
+    let net = worker::net_server(
+        matches!(c.advertise, Some(IpAddr::V6(_))),
+        c.token.clone(),
+        c.outputs.reference,
+    )
+    .map_err(|e| anyhow::anyhow!("cannot start this rank's network server: {e}"))?;
     let hello = hello(&c, net.addr().port())?;
     let deadline = Instant::now() + c.plan.total_timeout();
     let mut local = local_run(std::mem::take(&mut c.jobs), argv.clone());

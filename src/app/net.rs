@@ -12,7 +12,7 @@ use crate::units::format_bytes_binary;
 use std::net::SocketAddr;
 
 pub use crate::bench::net::protocol::{DEFAULT_PORT, PROTOCOL_VERSION, limits};
-pub use crate::bench::net::server::ServerConfig;
+pub use crate::bench::net::server::{ServerConfig, ToolServers};
 pub use crate::bench::net::{NetOptions, NetWorkload, Proto, estimate};
 
 /// A user error (2) or a failure (1).
@@ -48,6 +48,12 @@ pub fn serve(addr: SocketAddr, config: ServerConfig) -> anyhow::Result<()> {
         "peakbench net serve: listening on {} (protocol version {PROTOCOL_VERSION}); Ctrl-C stops",
         server.local_addr()?,
     );
+    if let Some(tools) = &server.config().tools {
+        eprintln!(
+            "peakbench net serve: starts for a client's --reference: {}",
+            tools.describe()
+        );
+    }
     server.serve(stop::flag())?;
     eprintln!("peakbench net serve: stopped");
     Ok(())
@@ -86,6 +92,7 @@ fn run(
     rec: &mut Recorder,
 ) -> anyhow::Result<()> {
     let pts = points(&opts);
+    rec.set_net_token(token.clone());
     let session = match server {
         Some(s) => NetSession::remote(
             opts.clone(),
@@ -101,7 +108,7 @@ fn run(
     rec.announce(
         "net",
         &format!(
-            "server {}{}, link {}, {} repetitions of {:?} after a {:?} warm-up",
+            "server {}{}, link {}, {} repetitions of {:?} {}",
             session.target().addr,
             if server.is_none() {
                 " (in this process)"
@@ -118,7 +125,11 @@ fn run(
             },
             opts.repeat,
             opts.duration,
-            opts.omit
+            if opts.omit.is_zero() {
+                "with no warm-up".to_string()
+            } else {
+                format!("after a {:?} warm-up", opts.omit)
+            }
         ),
         Some(estimate(&opts)),
     );

@@ -83,6 +83,14 @@ impl Recorder {
         self.output.verbose
     }
 
+    /// The network run's token: proved to a peakbench server on another host that starts the
+    /// reference tools' servers (`net serve --references`).
+    pub fn set_net_token(&mut self, token: Option<String>) {
+        if let Some(ctx) = &mut self.reference {
+            ctx.net_token = token;
+        }
+    }
+
     /// From now on the recorder measures the jobs of a suite ([`crate::app::suite`]).
     pub fn set_in_suite(&mut self) {
         self.in_suite = true;

@@ -240,6 +240,7 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
             ..Default::default()
         },
         log: rank0 && !a.output.quiet,
+        reference: a.output.reference,
     };
     crate::app::cluster::run(
         ClusterRun {

@@ -97,6 +97,10 @@ pub struct ServeArgs {
     /// Tests that may run at once; other clients are told the server is busy.
     #[arg(long, default_value = "1", value_parser = parse_max_tests)]
     pub max_tests: usize,
+    /// Start iperf3's and sockperf's servers for a client's `--reference` run, bound to the
+    /// address it reached, for that test only (authenticated as a test: same --token).
+    #[arg(long)]
+    pub references: bool,
 }
 
 fn parse_workload(s: &str) -> Result<NetWorkload, String> {
@@ -247,6 +251,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             token: args.token.token()?,
             idle_timeout: args.idle_timeout,
             max_tests: args.max_tests,
+            tools: args.references.then(|| {
+                std::sync::Arc::new(crate::reference::remote::Launcher::from_env())
+                    as std::sync::Arc<dyn net::ToolServers>
+            }),
             ..Default::default()
         },
     )

@@ -80,6 +80,9 @@ pub struct Plan {
     pub rule: OutlierRule,
     /// Print a line per step on stderr.
     pub log: bool,
+    /// Run the reference tools (iperf3, sockperf) on every link measured one at a time, against
+    /// the servers the destination rank starts for them.
+    pub reference: bool,
 }
 
 impl Plan {
@@ -91,8 +94,10 @@ impl Plan {
                     .saturating_add(Duration::from_secs(3))
             })
         };
+        // With references, each repetition of the tools as long as ours, and their start-up.
+        let per_repeat = if self.reference { 4 } else { 2 };
         (one(&self.throughput).saturating_add(one(&self.latency)))
-            .saturating_mul(self.repeat.max(1).saturating_mul(2))
+            .saturating_mul(self.repeat.max(1).saturating_mul(per_repeat))
             .saturating_add(Duration::from_secs(30))
     }
 
@@ -542,6 +547,7 @@ impl Coordinator {
                     None
                 },
                 repeat: plan.repeat,
+                reference: plan.reference && pattern.one_at_a_time(),
             };
             match members[s].send(&Msg::RunTest { test }) {
                 Ok(()) => running.push((s, *l)),
@@ -558,11 +564,19 @@ impl Coordinator {
             match members[s].recv(until) {
                 Ok(Msg::TestDone { records, error }) => {
                     // Only records of the link this rank was asked to measure.
-                    out.extend(records.into_iter().filter(|r: &ResultRecord| {
+                    let mine = records.into_iter().filter(|r: &ResultRecord| {
                         r.params
                             .net()
                             .and_then(|n| n.between.as_ref())
                             .is_some_and(|b| b.src_node == link.src && b.dst_node == link.dst)
+                    });
+                    out.extend(mine.map(|mut r| {
+                        if plan.reference && !pattern.one_at_a_time() {
+                            r.reference_unknown_reason = Some(format!(
+                                "the reference tools run on links measured one at a time, and {pattern} loads every link at once"
+                            ));
+                        }
+                        r
                     }));
                     if let Some(e) = error {
                         notes.push(format!("rank {s}: {e}"));
@@ -627,6 +641,7 @@ mod tests {
                 local_timeout: Duration::from_secs(1),
                 rule: OutlierRule::default(),
                 log: false,
+                reference: false,
             };
             let same = vec![String::new(); n as usize];
             assert_eq!(

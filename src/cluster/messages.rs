@@ -59,6 +59,10 @@ pub struct LinkTest {
     pub throughput: Option<TestParams>,
     pub latency: Option<TestParams>,
     pub repeat: u32,
+    /// Run the reference tools against the servers the destination rank starts for them
+    /// (absent from coordinators before issue 29: none).
+    #[serde(default)]
+    pub reference: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

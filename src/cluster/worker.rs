@@ -16,8 +16,13 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 /// This rank's network server on an ephemeral port of every IPv4 (or, with `ipv6`, IPv6)
-/// address, stopped when dropped.
-pub fn net_server(ipv6: bool, token: Option<String>) -> std::io::Result<BackgroundServer> {
+/// address, stopped when dropped; with `references`, it starts the reference tools' servers
+/// for the link tests of other ranks (as `net serve --references`).
+pub fn net_server(
+    ipv6: bool,
+    token: Option<String>,
+    references: bool,
+) -> std::io::Result<BackgroundServer> {
     let any: IpAddr = if ipv6 {
         IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED)
     } else {
@@ -28,6 +33,10 @@ pub fn net_server(ipv6: bool, token: Option<String>) -> std::io::Result<Backgrou
         ServerConfig {
             token,
             log: false,
+            tools: references.then(|| {
+                std::sync::Arc::new(crate::reference::remote::Launcher::from_env())
+                    as std::sync::Arc<dyn crate::bench::net::server::ToolServers>
+            }),
             ..Default::default()
         },
     )
@@ -199,7 +208,7 @@ pub fn link_test(
         opts,
         Target {
             addr: t.server,
-            token,
+            token: token.clone(),
         },
     );
     let mut records = Vec::new();
@@ -223,6 +232,9 @@ pub fn link_test(
             }
         }
     }
+    if t.reference {
+        add_references(&mut records, token);
+    }
     for r in &mut records {
         // The server's ephemeral port changes every run; the nodes say which link it is.
         if let Some(p) = r.params.net_mut() {
@@ -236,6 +248,20 @@ pub fn link_test(
         tag(r, me.rank, &me.hostname);
     }
     (records, error)
+}
+
+/// The reference tools' figures for a link's records, measured against the servers the
+/// destination rank's peakbench starts for them (or why there is none).
+fn add_references(records: &mut [ResultRecord], token: Option<String>) {
+    let mut ctx = crate::reference::RefContext::new(".");
+    ctx.net_token = token;
+    for r in records.iter_mut() {
+        match crate::reference::measure(r, &ctx) {
+            Some(Ok(reference)) => r.reference = Some(reference),
+            Some(Err(e)) => r.reference_unknown_reason = Some(e),
+            None => {}
+        }
+    }
 }
 
 #[cfg(test)]
@@ -264,6 +290,7 @@ mod tests {
             throughput: Some(TestParams { message_bytes, ..p }),
             latency: None,
             repeat,
+            reference: false,
         };
         assert!(check(&t(3, 131072)).is_ok());
         assert!(check(&t(0, 131072)).unwrap_err().contains("repetitions"));

@@ -1,22 +1,27 @@
-//! iperf3 (3.x) with `-J`: network THROUGHPUT over loopback — goodput of the receiver and the
-//! sender, and UDP loss and jitter.
+//! iperf3 (3.x) with `-J`: network THROUGHPUT — goodput of the receiver and the sender, and UDP
+//! loss and jitter.
 //!
-//! The adapter starts `iperf3 -s -1` on a free port of 127.0.0.1 and kills it after the client's
-//! run; it never talks to another address. The client mirrors the point: `-P` streams, `-l`
+//! Over loopback the adapter starts `iperf3 -s -1` on a free port of 127.0.0.1 and kills it
+//! after the client's run; against a peakbench server on another address, that server starts
+//! it (`net serve --references`, see [`remote`](super::remote)) and the client talks to that
+//! address only. The client mirrors the point: `-P` streams, `-l`
 //! bytes per write or datagram, `-t` seconds after `-O` omitted ones (iperf3 takes whole
 //! seconds: rounded up, at least 1), `-R` for a reverse point, and for UDP `-u -b RATE` with
 //! peakbench's per-stream target rate (0 = unlimited, as in iperf3).
 //!
 //! Units: iperf3's `bits_per_second` is bits of payload per second; Mbit/s = ÷ 10⁶.
 
-use super::process::{LOOPBACK, Server, Transport, run_bounded, whole_seconds};
+use super::process::{run_bounded, whole_seconds};
+use super::remote::{remote_of, with_servers};
 use super::{RefContext, RefError, Tool, params_of, unit_error};
+use crate::bench::net::protocol::{RefTool, ToolRequest};
 use crate::results::Metric;
 use crate::results::ResultRecord;
 use crate::results::Unit;
+use crate::results::params::Proto;
 use crate::results::params::Side;
-use crate::results::params::{NetParams, Proto};
 use serde_json::Value;
+use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -34,38 +39,8 @@ pub struct Job {
     pub reverse: bool,
     /// UDP target rate per stream in bit/s; 0 = unlimited.
     pub rate_bps: u64,
-}
-
-/// Refuses a point measured against another host: the reference runs on loopback only.
-/// The network parameters of a point that one ping-pong over loopback repeats (sockperf,
-/// qperf, ping): refused over another address, and with `refusal(streams)` when the point ran
-/// several streams at once.
-pub(super) fn single_stream_loopback(
-    rec: &crate::results::ResultRecord,
-    tool: Tool,
-    refusal: impl FnOnce(u32) -> String,
-) -> Result<&NetParams, RefError> {
-    let p = super::params_of(rec, tool, |p| p.net())?;
-    require_loopback(p, tool)?;
-    if p.streams > 1 {
-        return Err(RefError::unsupported(tool, refusal(p.streams)));
-    }
-    Ok(p)
-}
-
-pub(super) fn require_loopback(p: &NetParams, tool: Tool) -> Result<(), RefError> {
-    match p
-        .server
-        .as_deref()
-        .map(|s| (s, s.parse::<std::net::SocketAddr>()))
-    {
-        None => Ok(()),
-        Some((_, Ok(addr))) if addr.ip().is_loopback() => Ok(()),
-        Some((server, _)) => Err(RefError::unsupported(
-            tool,
-            format!("the reference runs over loopback only, and this point measured {server}"),
-        )),
-    }
+    /// The peakbench server that starts iperf3's server (None: one on loopback, here).
+    pub remote: Option<SocketAddr>,
 }
 
 /// The run for a THROUGHPUT record (goodput, loss or jitter).
@@ -83,7 +58,7 @@ pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>
 
 fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
     let p = params_of(rec, TOOL, |p| p.net())?;
-    require_loopback(p, TOOL)?;
+    let remote = remote_of(p, TOOL)?;
     let udp = p.protocol == Proto::Udp;
     let seconds = ctx.seconds(Some(p.duration_s)).unwrap_or(1.0);
     Ok(Job {
@@ -100,26 +75,15 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
         } else {
             0
         },
+        remote,
     })
 }
 
-/// The server's arguments: one test on 127.0.0.1:`port`, then exit.
-pub fn server_argv(port: u16) -> Vec<String> {
-    vec![
-        "-s".into(),
-        "-1".into(),
-        "-B".into(),
-        LOOPBACK.to_string(),
-        "-p".into(),
-        port.to_string(),
-    ]
-}
-
-/// The client's arguments for `job` against 127.0.0.1:`port`.
-pub fn argv(job: &Job, port: u16) -> Vec<String> {
+/// The client's arguments for `job` against the server on `ip`:`port`.
+pub fn argv(job: &Job, ip: IpAddr, port: u16) -> Vec<String> {
     let mut a: Vec<String> = vec![
         "-c".into(),
-        LOOPBACK.to_string(),
+        ip.to_string(),
         "-p".into(),
         port.to_string(),
         "-J".into(),
@@ -141,17 +105,25 @@ pub fn argv(job: &Job, port: u16) -> Vec<String> {
     a
 }
 
-/// Runs `job` against a loopback server started for it and killed afterwards.
-pub fn run(program: &Path, job: &Job) -> Result<Iperf3Result, RefError> {
-    let server = |port| {
-        let mut cmd = Command::new(program);
-        cmd.args(server_argv(port));
-        cmd
+/// Runs `job` against a server started for it (here on loopback, or by the peakbench server
+/// that proves `token`) and stopped afterwards.
+pub fn run(program: &Path, job: &Job, token: Option<&str>) -> Result<Iperf3Result, RefError> {
+    let seconds = job.seconds + job.omit_seconds;
+    let request = ToolRequest {
+        tool: RefTool::Iperf3,
+        proto: if job.udp { Proto::Udp } else { Proto::Tcp },
+        instances: 1,
+        seconds: u32::try_from(seconds).unwrap_or(u32::MAX),
     };
-    let (_server, port) = Server::start_on_free_port(TOOL, server, Transport::Tcp)?;
-    let mut cmd = Command::new(program);
-    cmd.args(argv(job, port));
-    let timeout = Duration::from_secs(job.seconds + job.omit_seconds + 20);
+    with_servers(program, &request, job.remote, token, |ip, ports| {
+        let mut cmd = Command::new(program);
+        cmd.args(argv(job, ip, ports[0]));
+        client(cmd, seconds)
+    })
+}
+
+fn client(cmd: Command, seconds: u64) -> Result<Iperf3Result, RefError> {
+    let timeout = Duration::from_secs(seconds + 20);
     let out = run_bounded(TOOL, cmd, timeout)?;
     match parse_json(&out.stdout) {
         Ok(r) if out.status.success() => Ok(r),
@@ -304,8 +276,10 @@ mod tests {
         )
         .unwrap()
         .unwrap();
+        let lo: IpAddr = "127.0.0.1".parse().unwrap();
+        assert_eq!(tcp.remote, None);
         assert_eq!(
-            argv(&tcp, 40000),
+            argv(&tcp, lo, 40000),
             [
                 "-c",
                 "127.0.0.1",
@@ -322,10 +296,6 @@ mod tests {
                 "131072"
             ]
         );
-        assert_eq!(
-            server_argv(40000),
-            ["-s", "-1", "-B", "127.0.0.1", "-p", "40000"]
-        );
         let mut ctx = RefContext::new("/tmp");
         ctx.duration = Some(Duration::from_secs(3));
         let mut rec = net("loss", "%", "UDP", "receiver", "[::1]:5301");
@@ -335,19 +305,25 @@ mod tests {
         }
         let udp = job(&rec, &ctx).unwrap().unwrap();
         assert_eq!(
-            argv(&udp, 40000)[5..],
+            argv(&udp, lo, 40000)[5..],
             [
                 "-t", "3", "-O", "0", "-P", "2", "-l", "1400", "-u", "-b", "0", "-R"
             ]
         );
     }
 
+    /// A point against another host runs iperf3 against the server that host's peakbench
+    /// starts for it.
     #[test]
-    fn only_loopback_points() {
+    fn remote_points_run_against_the_remote_server() {
         let ctx = RefContext::new("/tmp");
         let remote = net("throughput", "Mbit/s", "TCP", "receiver", "10.0.0.2:5301");
-        let err = job(&remote, &ctx).unwrap().unwrap_err();
-        assert!(err.to_string().contains("loopback only"), "{err}");
+        let j = job(&remote, &ctx).unwrap().unwrap();
+        assert_eq!(j.remote, Some("10.0.0.2:5301".parse().unwrap()));
+        assert_eq!(
+            argv(&j, "10.0.0.2".parse().unwrap(), 7)[..4],
+            ["-c", "10.0.0.2", "-p", "7"]
+        );
         let mut lat = remote.clone();
         lat.workload = "LATENCY".into();
         assert!(job(&lat, &ctx).is_none());

@@ -17,7 +17,7 @@
 //! | dd           | disk COPY (a dd per thread at once)       | 2 × bytes copied ÷ s            |
 //! | fio          | disk RS, WS, RR, WR, RW                   | bw_bytes, iops, lat_ns          |
 //! | iperf3       | net THROUGHPUT (goodput, UDP loss/jitter) | bits_per_second, lost_percent   |
-//! | sockperf     | net LATENCY (round trip, rate)            | avg-rtt, messages ÷ run time    |
+//! | sockperf     | net LATENCY (round trip, rate), per stream | avg-rtt, messages ÷ run time   |
 //! | qperf        | net LATENCY under 14 B (sockperf's least)  | 2 × one-way latency, its inverse |
 //! | ping         | net LATENCY round trip, ICMP (last resort) | rtt avg                          |
 //!
@@ -34,6 +34,7 @@ pub mod ping;
 pub mod plan;
 mod process;
 pub mod qperf;
+pub mod remote;
 pub mod sockperf;
 pub mod stream;
 pub mod sysbench;
@@ -279,8 +280,10 @@ pub fn covers(tool: Tool) -> String {
         Tool::LikwidBench => "peakflops; copy, stream and sum kernels",
         Tool::Stream => "its four kernels",
         Tool::Fio => "MB/s, IOPS, latency",
-        Tool::Iperf3 => "goodput, UDP loss and jitter",
-        Tool::Sockperf => "round trip, transactions/s; messages of 14 B or more",
+        Tool::Iperf3 => "goodput, UDP loss, jitter; loopback or `net serve --references`",
+        Tool::Sockperf => {
+            "round trip, trans/s, a ping-pong per stream, ≥ 14 B; loopback or `serve --references`"
+        }
         Tool::Qperf => {
             "round trip, transactions/s; where sockperf is missing or the messages are under 14 B"
         }
@@ -340,6 +343,9 @@ pub struct RefContext {
     pub prefer_stream: bool,
     /// Where the tools are looked up.
     pub locator: Locator,
+    /// The token that a peakbench server on another host asks for before it starts a tool's
+    /// servers (`net serve --references --token`): the network run's own.
+    pub net_token: Option<String>,
     tools: Mutex<HashMap<Tool, Availability>>,
     runs: Mutex<HashMap<Job, Result<Runs, RefError>>>,
 }
@@ -363,6 +369,7 @@ impl RefContext {
             duration: None,
             prefer_stream: false,
             locator: Locator::from_env(),
+            net_token: None,
             tools: Mutex::new(HashMap::new()),
             runs: Mutex::new(HashMap::new()),
         }
@@ -428,7 +435,8 @@ impl Job {
                 j.size_bytes as f64 / 500e6 + (j.ramp_ms + j.runtime_ms) as f64 / 1e3 + 0.5
             }
             Job::Iperf3(j) => (j.seconds + j.omit_seconds) as f64 + 1.0,
-            Job::Sockperf(j) | Job::Qperf(j) => j.seconds as f64 + 1.0,
+            Job::Sockperf(j) => j.seconds as f64 + 1.0,
+            Job::Qperf(j) => j.seconds as f64 + 1.0,
             Job::Ping(j) => j.count as f64 * ping::INTERVAL_S + 0.5,
             // 2/3·N³ floating-point operations at about 10 GFLOP/s a process.
             Job::Hpcc(j) => {
@@ -442,13 +450,14 @@ impl Job {
         Duration::from_secs_f64(s)
     }
 
-    fn run(&self, program: &Path) -> Result<Outcome, RefError> {
+    fn run(&self, program: &Path, ctx: &RefContext) -> Result<Outcome, RefError> {
+        let token = ctx.net_token.as_deref();
         Ok(match self {
             Job::Likwid(j) => Outcome::Likwid(likwid::run(program, j)?),
             Job::Stream(j) => Outcome::Stream(stream::run(program, j)?),
             Job::Fio(j) => Outcome::Fio(fio::run(program, j)?),
-            Job::Iperf3(j) => Outcome::Iperf3(iperf3::run(program, j)?),
-            Job::Sockperf(j) => Outcome::Sockperf(sockperf::run(program, j)?),
+            Job::Iperf3(j) => Outcome::Iperf3(iperf3::run(program, j, token)?),
+            Job::Sockperf(j) => Outcome::Sockperf(sockperf::run(program, j, token)?),
             Job::Qperf(j) => Outcome::Qperf(qperf::run(program, j)?),
             Job::Ping(j) => Outcome::Ping(ping::run(program, j)?),
             Job::Hpcc(j) => Outcome::Hpcc(hpcc::run(program, j)?),
@@ -597,7 +606,7 @@ fn measure_first_found(
                     let wanted = rec.samples.len().clamp(1, MAX_RUNS);
                     let (outcomes, transcript) = process::transcribed(|| {
                         (0..wanted)
-                            .map(|_| job.run(&found.path))
+                            .map(|_| job.run(&found.path, ctx))
                             .collect::<Result<Vec<_>, _>>()
                     });
                     let o = outcomes.map(|outcomes| Runs {

@@ -10,8 +10,8 @@
 //! Figure: the mean of `rtt min/avg/max/mdev`, in ms → s. No rate: echoes are sent at ping's
 //! interval, not one after another.
 
-use super::iperf3::single_stream_loopback;
 use super::process::run_bounded;
+use super::remote::single_stream_loopback;
 use super::{RefContext, RefError, Tool, unit_error};
 use crate::results::Metric;
 use crate::results::ResultRecord;

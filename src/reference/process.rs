@@ -1,10 +1,11 @@
-//! Running the tools: PATH lookup, a run bounded in time (killed when it overruns), loopback
-//! servers that are killed when dropped, free ports, and temporary files removed when dropped.
+//! Running the tools: PATH lookup, a run bounded in time (killed when it overruns), servers
+//! (on loopback, or on the address `net serve --references` was reached at) that are killed
+//! when dropped, free ports, and temporary files removed when dropped.
 
 use super::{RefError, Tool};
 use std::ffi::OsStr;
 use std::io::Read;
-use std::net::{Ipv4Addr, TcpListener, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, UdpSocket};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -249,7 +250,7 @@ pub enum Transport {
     Udp,
 }
 
-/// A server process on loopback, killed and reaped when dropped.
+/// A server process, killed and reaped when dropped.
 #[derive(Debug)]
 pub struct Server {
     child: Child,
@@ -330,17 +331,18 @@ impl Drop for NetNamespace {
 }
 
 impl Server {
-    /// Starts the server `command(port)` makes on a free port of 127.0.0.1; another port is
-    /// tried when the one found free was taken before the server could bind it.
+    /// Starts the server `command(port)` makes on a free port of `ip`; another port is tried
+    /// when the one found free was taken before the server could bind it.
     pub fn start_on_free_port(
         tool: Tool,
+        ip: IpAddr,
         command: impl Fn(u16) -> Command,
         transport: Transport,
     ) -> Result<(Server, u16), RefError> {
         let mut last = None;
         for _ in 0..3 {
-            let port = free_port(tool)?;
-            match Server::start(tool, command(port), port, transport) {
+            let port = free_port(tool, ip)?;
+            match Server::start(tool, command(port), (ip, port).into(), transport) {
                 Ok(server) => return Ok((server, port)),
                 Err(e) => last = Some(e),
             }
@@ -348,13 +350,13 @@ impl Server {
         Err(last.unwrap_or_else(|| RefError::failed(tool, "its server did not start")))
     }
 
-    /// Starts `cmd` and waits (at most 5 s) until a socket is bound to 127.0.0.1:`port` in
-    /// /proc/net (listening, for TCP). Reading /proc rather than connecting keeps the probe
-    /// from counting as a client.
+    /// Starts `cmd` and waits (at most 5 s) until a socket is bound to `at` in /proc/net
+    /// (listening, for TCP). Reading /proc rather than connecting keeps the probe from counting
+    /// as a client.
     pub fn start(
         tool: Tool,
         mut cmd: Command,
-        port: u16,
+        at: SocketAddr,
         transport: Transport,
     ) -> Result<Server, RefError> {
         cmd.stdin(Stdio::null())
@@ -378,12 +380,12 @@ impl Server {
             if let Ok(Some(status)) = server.child.try_wait() {
                 return Err(RefError::failed(
                     tool,
-                    format!("its server on 127.0.0.1:{port} exited at once ({status})"),
+                    format!("its server on {at} exited at once ({status})"),
                 ));
             }
             let bound = tables.iter().any(|table| {
                 std::fs::read_to_string(table)
-                    .is_ok_and(|t| proc_net_bound(&t, port, transport == Transport::Tcp))
+                    .is_ok_and(|t| proc_net_bound(&t, at, transport == Transport::Tcp))
             });
             if bound {
                 return Ok(server);
@@ -391,7 +393,7 @@ impl Server {
             if start.elapsed() > Duration::from_secs(5) {
                 return Err(RefError::failed(
                     tool,
-                    format!("its server did not bind 127.0.0.1:{port} within 5 s"),
+                    format!("its server did not bind {at} within 5 s"),
                 ));
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -399,39 +401,58 @@ impl Server {
     }
 }
 
-/// Whether a /proc/net/tcp, udp, tcp6 or udp6 table has a socket bound to 127.0.0.1:`port`
-/// (or a wildcard address, or ::1, or ::ffff:127.0.0.1), in LISTEN state (0A) when
-/// `listening`.
-pub fn proc_net_bound(table: &str, port: u16, listening: bool) -> bool {
-    let want = [
-        format!("0100007F:{port:04X}"),
-        format!("00000000:{port:04X}"),
-        format!("00000000000000000000000000000000:{port:04X}"),
-        format!("00000000000000000000000001000000:{port:04X}"),
-        format!("0000000000000000FFFF00000100007F:{port:04X}"),
+/// `ip` as /proc/net/{tcp,udp}[6] print it: each 32-bit word of the address in the host's
+/// byte order, in hex.
+fn proc_hex(ip: IpAddr) -> String {
+    let word = |b: &[u8]| format!("{:08X}", u32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
+    match ip {
+        IpAddr::V4(v4) => word(&v4.octets()),
+        IpAddr::V6(v6) => v6.octets().chunks(4).map(word).collect(),
+    }
+}
+
+/// Whether a /proc/net/tcp, udp, tcp6 or udp6 table has a socket bound to `at`'s port on its
+/// address or a wildcard (an IPv4 address also as IPv4-mapped IPv6; 127.0.0.1 also as ::1),
+/// in LISTEN state (0A) when `listening`.
+pub fn proc_net_bound(table: &str, at: SocketAddr, listening: bool) -> bool {
+    let mut ips = vec![
+        at.ip(),
+        Ipv4Addr::UNSPECIFIED.into(),
+        std::net::Ipv6Addr::UNSPECIFIED.into(),
     ];
+    if let IpAddr::V4(v4) = at.ip() {
+        ips.push(v4.to_ipv6_mapped().into());
+        if v4 == LOOPBACK {
+            ips.push(std::net::Ipv6Addr::LOCALHOST.into());
+        }
+    }
+    let port = at.port();
+    let want: Vec<String> = ips
+        .into_iter()
+        .map(|ip| format!("{}:{port:04X}", proc_hex(ip)))
+        .collect();
     table.lines().skip(1).any(|line| {
         let fields: Vec<&str> = line.split_whitespace().collect();
         fields.len() > 3 && want.iter().any(|w| w == fields[1]) && (!listening || fields[3] == "0A")
     })
 }
 
-/// A port free on 127.0.0.1 for both TCP and UDP (iperf3 uses the same number for both).
-pub fn free_port(tool: Tool) -> Result<u16, RefError> {
+/// A port free on `ip` for both TCP and UDP (iperf3 uses the same number for both).
+pub fn free_port(tool: Tool, ip: IpAddr) -> Result<u16, RefError> {
     for _ in 0..50 {
-        let tcp = TcpListener::bind((LOOPBACK, 0))
-            .map_err(|e| RefError::failed(tool, format!("no free port on 127.0.0.1: {e}")))?;
+        let tcp = TcpListener::bind((ip, 0))
+            .map_err(|e| RefError::failed(tool, format!("no free port on {ip}: {e}")))?;
         let port = tcp
             .local_addr()
             .map_err(|e| RefError::failed(tool, e.to_string()))?
             .port();
-        if UdpSocket::bind((LOOPBACK, port)).is_ok() {
+        if UdpSocket::bind((ip, port)).is_ok() {
             return Ok(port);
         }
     }
     Err(RefError::failed(
         tool,
-        "no port free for both TCP and UDP on 127.0.0.1",
+        format!("no port free for both TCP and UDP on {ip}"),
     ))
 }
 
@@ -491,8 +512,9 @@ mod tests {
             cmd.args(["--listen_port", &port.to_string()]);
             ns.wrap(&cmd)
         };
-        let (server, port) = Server::start_on_free_port(Tool::Qperf, server, Transport::Tcp)
-            .expect("the server starts inside the namespace");
+        let (server, port) =
+            Server::start_on_free_port(Tool::Qperf, LOOPBACK.into(), server, Transport::Tcp)
+                .expect("the server starts inside the namespace");
         let from_host = std::net::TcpStream::connect_timeout(
             &(LOOPBACK, port).into(),
             Duration::from_millis(500),
@@ -532,17 +554,40 @@ mod tests {
     #[test]
     fn proc_net_tables() {
         let tcp = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n   0: 0100007F:14B5 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 1 1 0 100 0 0 10 0\n   1: 0100007F:9C40 0100007F:14B5 01 00000000:00000000 00:00000000 00000000  1000        0 2 1 0 20 4 30 10 -1\n";
-        assert!(proc_net_bound(tcp, 5301, true));
-        assert!(!proc_net_bound(tcp, 40000, true));
-        assert!(proc_net_bound(tcp, 40000, false));
-        assert!(!proc_net_bound("garbage\nmore garbage", 5301, false));
-        assert!(!proc_net_bound("", 5301, false));
+        let lo = |port: u16| SocketAddr::from((LOOPBACK, port));
+        assert!(proc_net_bound(tcp, lo(5301), true));
+        assert!(!proc_net_bound(tcp, lo(40000), true));
+        assert!(proc_net_bound(tcp, lo(40000), false));
+        assert!(!proc_net_bound("garbage\nmore garbage", lo(5301), false));
+        assert!(!proc_net_bound("", lo(5301), false));
+        // Bound to 127.0.0.1: not to another address.
+        assert!(!proc_net_bound(
+            tcp,
+            "10.231.0.1:5301".parse().unwrap(),
+            true
+        ));
+        let veth = "  sl  local_address rem_address   st\n   0: 0100E70A:14B5 00000000:0000 0A 0\n";
+        assert!(proc_net_bound(
+            veth,
+            "10.231.0.1:5301".parse().unwrap(),
+            true
+        ));
+        assert!(!proc_net_bound(veth, lo(5301), true));
         // A dual-stack wildcard listener, as qperf's server binds, in /proc/net/tcp6.
         let tcp6 = "  sl  local_address                         remote_address                        st
    0: 00000000000000000000000000000000:4E1E 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0 100 0 0 10 0
 ";
-        assert!(proc_net_bound(tcp6, 19998, true));
-        assert!(!proc_net_bound(tcp6, 19999, true));
+        assert!(proc_net_bound(tcp6, lo(19998), true));
+        assert!(!proc_net_bound(tcp6, lo(19999), true));
+        assert!(proc_net_bound(
+            tcp6,
+            "[fd00::1]:19998".parse().unwrap(),
+            true
+        ));
+        assert_eq!(
+            proc_hex("::1".parse().unwrap()),
+            "00000000000000000000000001000000"
+        );
     }
 
     #[test]
@@ -594,14 +639,18 @@ mod tests {
     #[test]
     fn a_free_port_is_found() {
         // Whether it is still free a moment later depends on the rest of the machine.
-        assert_ne!(free_port(Tool::Iperf3).unwrap(), 0);
+        assert_ne!(free_port(Tool::Iperf3, LOOPBACK.into()).unwrap(), 0);
     }
 
     #[test]
     fn a_server_that_exits_at_once_is_an_error() {
-        let err =
-            Server::start_on_free_port(Tool::Sockperf, |_| Command::new("true"), Transport::Tcp)
-                .unwrap_err();
+        let err = Server::start_on_free_port(
+            Tool::Sockperf,
+            LOOPBACK.into(),
+            |_| Command::new("true"),
+            Transport::Tcp,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("exited at once"), "{err}");
     }
 }

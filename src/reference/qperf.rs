@@ -10,8 +10,8 @@
 //! Figures: qperf's `latency` is one way, half of a round trip, so the round trip (s) is twice
 //! it; the rate (trans/s) is one round trip after another, 1 ÷ that round trip.
 
-use super::iperf3::single_stream_loopback;
 use super::process::{LOOPBACK, NetNamespace, Server, Transport, run_bounded, whole_seconds};
+use super::remote::single_stream_loopback;
 use super::{RefContext, RefError, Tool, unit_error};
 use crate::results::Metric;
 use crate::results::ResultRecord;
@@ -23,8 +23,13 @@ use std::time::Duration;
 
 const TOOL: Tool = Tool::Qperf;
 
-/// One qperf latency run: the same as sockperf's (protocol, message size, seconds).
-pub use super::sockperf::Job;
+/// One qperf latency run over loopback.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Job {
+    pub udp: bool,
+    pub message_bytes: u64,
+    pub seconds: u64,
+}
 
 /// The run for a LATENCY record (round trip or rate) of one stream over loopback.
 pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
@@ -71,8 +76,12 @@ pub fn run(program: &Path, job: &Job) -> Result<QperfResult, RefError> {
         Some(ns) => ns.wrap(&cmd),
         None => cmd,
     };
-    let (_server, port) =
-        Server::start_on_free_port(TOOL, |port| inside(server(port)), Transport::Tcp)?;
+    let (_server, port) = Server::start_on_free_port(
+        TOOL,
+        LOOPBACK.into(),
+        |port| inside(server(port)),
+        Transport::Tcp,
+    )?;
     let mut cmd = Command::new(program);
     cmd.args(argv(job, port));
     let out = run_bounded(TOOL, inside(cmd), Duration::from_secs(job.seconds + 20))?;

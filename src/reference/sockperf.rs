@@ -1,21 +1,26 @@
-//! sockperf (3.x) `ping-pong --full-rtt`: network LATENCY over loopback — round-trip time and
-//! transactions per second, TCP or UDP.
+//! sockperf (3.x) `ping-pong --full-rtt`: network LATENCY — round-trip time and transactions
+//! per second, TCP or UDP, one ping-pong per stream of the point, all at once.
 //!
-//! The adapter starts `sockperf server` on a free port of 127.0.0.1 and kills it after the
-//! client's run; it never talks to another address. The client sends messages of the point's
-//! size for `-t` whole seconds (rounded up, at least 1); sockperf warms up by itself first.
-//! `--full-rtt` makes it report round trips, as peakbench does, not half of them.
+//! Over loopback the adapter starts one `sockperf server` per stream on free ports of 127.0.0.1
+//! and kills them after the clients' run; against a peakbench server on another address, that
+//! server starts them (`net serve --references`, see [`remote`](super::remote)). Each client
+//! sends messages of the point's size to its own server for `-t` whole seconds (rounded up, at
+//! least 1); sockperf warms up by itself first. `--full-rtt` makes it report round trips, as
+//! peakbench does, not half of them.
 //!
-//! Figures: latency (µs) is sockperf's `avg-rtt`, in µs; the rate is the messages received in
-//! its valid duration ÷ that duration.
+//! Figures: latency (µs) is sockperf's `avg-rtt` (with several streams, the mean of every
+//! round trip: each client's weighted by its messages, as peakbench counts them); the rate is
+//! the messages received in the valid duration ÷ that duration, summed over the clients.
 
-use super::iperf3::single_stream_loopback;
-use super::process::{LOOPBACK, Server, Transport, run_bounded, whole_seconds};
-use super::{RefContext, RefError, Tool, unit_error};
+use super::process::{run_at_once, whole_seconds};
+use super::remote::{remote_of, with_servers};
+use super::{RefContext, RefError, Tool, params_of, unit_error};
+use crate::bench::net::protocol::{RefTool, ToolRequest, limits};
 use crate::results::Metric;
 use crate::results::ResultRecord;
 use crate::results::Unit;
 use crate::results::params::Proto;
+use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -25,12 +30,15 @@ const TOOL: Tool = Tool::Sockperf;
 /// sockperf's smallest message: its header (sequence number and flags) is 14 bytes.
 pub const MIN_MESSAGE_BYTES: u64 = 14;
 
-/// One sockperf ping-pong run.
+/// One sockperf run: a ping-pong per stream, at once.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Job {
     pub udp: bool,
     pub message_bytes: u64,
     pub seconds: u64,
+    pub streams: u64,
+    /// The peakbench server that starts sockperf's servers (None: on loopback, here).
+    pub remote: Option<SocketAddr>,
 }
 
 /// Why a tool that runs one ping-pong cannot repeat a point of `streams` at once.
@@ -47,7 +55,18 @@ pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>
 }
 
 fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
-    let p = single_stream_loopback(rec, TOOL, one_ping_pong)?;
+    let p = params_of(rec, TOOL, |p| p.net())?;
+    let remote = remote_of(p, TOOL)?;
+    if p.streams == 0 || p.streams > limits::MAX_STREAMS {
+        return Err(RefError::unsupported(
+            TOOL,
+            format!(
+                "the point ran {} streams; sockperf runs 1 to {} at once",
+                p.streams,
+                limits::MAX_STREAMS
+            ),
+        ));
+    }
     let udp = p.protocol == Proto::Udp;
     let message_bytes = p.message_size_bytes as u64;
     if message_bytes < MIN_MESSAGE_BYTES {
@@ -63,34 +82,18 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
         udp,
         message_bytes,
         seconds: whole_seconds(seconds, 1),
+        streams: p.streams.into(),
+        remote,
     })
 }
 
-fn endpoint(udp: bool, port: u16) -> Vec<String> {
-    let mut a = Vec::new();
-    if !udp {
-        a.push("--tcp".to_string());
-    }
-    a.extend([
-        "-i".into(),
-        LOOPBACK.to_string(),
-        "-p".into(),
-        port.to_string(),
-    ]);
-    a
-}
-
-/// The server's arguments on 127.0.0.1:`port`.
-pub fn server_argv(udp: bool, port: u16) -> Vec<String> {
-    let mut a = vec!["server".to_string()];
-    a.extend(endpoint(udp, port));
-    a
-}
-
-/// The client's arguments for `job` against 127.0.0.1:`port`.
-pub fn argv(job: &Job, port: u16) -> Vec<String> {
+/// One client's arguments for `job` against the server on `ip`:`port`.
+pub fn argv(job: &Job, ip: IpAddr, port: u16) -> Vec<String> {
     let mut a = vec!["ping-pong".to_string()];
-    a.extend(endpoint(job.udp, port));
+    if !job.udp {
+        a.push("--tcp".into());
+    }
+    a.extend(["-i".into(), ip.to_string(), "-p".into(), port.to_string()]);
     a.extend([
         "-m".into(),
         job.message_bytes.to_string(),
@@ -101,27 +104,67 @@ pub fn argv(job: &Job, port: u16) -> Vec<String> {
     a
 }
 
-/// Runs `job` against a loopback server started for it and killed afterwards.
-pub fn run(program: &Path, job: &Job) -> Result<SockperfResult, RefError> {
-    let server = |port| {
-        let mut cmd = Command::new(program);
-        cmd.args(server_argv(job.udp, port));
-        cmd
+/// Runs `job`: a client per stream at once, each against its own server started for it (here
+/// on loopback, or by the peakbench server that proves `token`) and stopped afterwards.
+pub fn run(program: &Path, job: &Job, token: Option<&str>) -> Result<SockperfResult, RefError> {
+    let request = ToolRequest {
+        tool: RefTool::Sockperf,
+        proto: if job.udp { Proto::Udp } else { Proto::Tcp },
+        instances: u32::try_from(job.streams).unwrap_or(u32::MAX),
+        // Its warm-up and report after the run.
+        seconds: u32::try_from(job.seconds + 2).unwrap_or(u32::MAX),
     };
-    let transport = if job.udp {
-        Transport::Udp
-    } else {
-        Transport::Tcp
-    };
-    let (_server, port) = Server::start_on_free_port(TOOL, server, transport)?;
-    let mut cmd = Command::new(program);
-    cmd.args(argv(job, port));
-    let out = run_bounded(TOOL, cmd, Duration::from_secs(job.seconds + 20))?;
-    if !out.status.success() {
-        return Err(out.failure(TOOL));
+    with_servers(program, &request, job.remote, token, |ip, ports| {
+        let command = |i: u64| {
+            let mut cmd = Command::new(program);
+            cmd.args(argv(job, ip, ports[i as usize]));
+            cmd
+        };
+        // sockperf writes its report to standard output and some lines to standard error.
+        let parse =
+            |out: &super::process::Output| parse_output(&format!("{}\n{}", out.stdout, out.stderr));
+        let each = run_at_once(
+            TOOL,
+            job.streams.min(ports.len() as u64),
+            &command,
+            Duration::from_secs(job.seconds + 20),
+            &parse,
+        )?;
+        combine(each).ok_or_else(|| RefError::failed(TOOL, "no client ran"))
+    })
+}
+
+/// The clients' reports as one: every round trip's mean (each client's weighted by the
+/// messages it received, equally where one did not say), the rates summed, the percentiles
+/// the worst client's.
+pub fn combine(each: Vec<SockperfResult>) -> Option<SockperfResult> {
+    if each.len() <= 1 {
+        return each.into_iter().next();
     }
-    // sockperf writes its report to standard output and some lines to standard error.
-    parse_output(&format!("{}\n{}", out.stdout, out.stderr)).map_err(|m| RefError::parse(TOOL, m))
+    let counted = each.iter().all(|r| r.received_messages.is_some());
+    let weight = |r: &SockperfResult| match (counted, r.received_messages) {
+        (true, Some(m)) => m as f64,
+        _ => 1.0,
+    };
+    let total: f64 = each.iter().map(weight).sum();
+    let worst = |f: fn(&SockperfResult) -> Option<f64>| {
+        each.iter()
+            .filter_map(f)
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+    };
+    Some(SockperfResult {
+        version: each[0].version.clone(),
+        avg_rtt_us: each.iter().map(|r| r.avg_rtt_us * weight(r)).sum::<f64>() / total.max(1e-300),
+        std_dev_us: None,
+        p50_us: worst(|r| Some(r.p50_us)).unwrap_or(0.0),
+        p99_us: worst(|r| r.p99_us),
+        p999_us: worst(|r| r.p999_us),
+        max_us: worst(|r| r.max_us),
+        min_us: each.iter().filter_map(|r| r.min_us).reduce(f64::min),
+        valid_seconds: worst(|r| r.valid_seconds),
+        received_messages: counted.then(|| each.iter().filter_map(|r| r.received_messages).sum()),
+        rate_per_s: each.iter().map(|r| r.rate_per_s).sum::<Option<f64>>(),
+    })
 }
 
 /// What one ping-pong run reports; times in µs.
@@ -138,6 +181,9 @@ pub struct SockperfResult {
     /// The valid duration (after the warm-up), in s.
     pub valid_seconds: Option<f64>,
     pub received_messages: Option<u64>,
+    /// Round trips per second: the messages received in the valid duration ÷ that duration
+    /// (summed over the clients of a run of several).
+    pub rate_per_s: Option<f64>,
 }
 
 /// The number after `key` in `line` (`key` included, e.g. "avg-rtt="), up to the next
@@ -166,6 +212,7 @@ pub fn parse_output(text: &str) -> Result<SockperfResult, String> {
         min_us: None,
         valid_seconds: None,
         received_messages: None,
+        rate_per_s: None,
     };
     let mut p50 = None;
     for line in text.lines() {
@@ -198,6 +245,10 @@ pub fn parse_output(text: &str) -> Result<SockperfResult, String> {
         )
     })?;
     r.p50_us = p50.ok_or_else(|| "no 'percentile 50.000' in sockperf's report".to_string())?;
+    r.rate_per_s = match (r.received_messages, r.valid_seconds) {
+        (Some(m), Some(s)) if s > 0.0 => Some(m as f64 / s),
+        _ => None,
+    };
     Ok(r)
 }
 
@@ -211,13 +262,12 @@ pub fn parse_version(text: &str) -> Option<String> {
 pub fn figure(r: &SockperfResult, rec: &ResultRecord) -> Result<f64, RefError> {
     match (rec.metric, rec.unit) {
         (Metric::Latency, Unit::Seconds) => Ok(r.avg_rtt_us / 1e6),
-        (Metric::Rate, Unit::TransPerSec) => match (r.received_messages, r.valid_seconds) {
-            (Some(m), Some(s)) if s > 0.0 => Ok(m as f64 / s),
-            _ => Err(RefError::parse(
+        (Metric::Rate, Unit::TransPerSec) => r.rate_per_s.ok_or_else(|| {
+            RefError::parse(
                 TOOL,
                 "no [Valid Duration] line with RunTime and ReceivedMessages",
-            )),
-        },
+            )
+        }),
         _ => Err(unit_error(TOOL, rec)),
     }
 }
@@ -248,8 +298,10 @@ mod tests {
         let tcp = job(&lat("latency", "us", "TCP", 64), &ctx)
             .unwrap()
             .unwrap();
+        let lo: IpAddr = "127.0.0.1".parse().unwrap();
+        assert_eq!(tcp.remote, None);
         assert_eq!(
-            argv(&tcp, 40000),
+            argv(&tcp, lo, 40000),
             [
                 "ping-pong",
                 "--tcp",
@@ -264,24 +316,47 @@ mod tests {
                 "--full-rtt"
             ]
         );
-        assert_eq!(
-            server_argv(true, 40000),
-            ["server", "-i", "127.0.0.1", "-p", "40000"]
-        );
         let udp = job(&lat("rate", "trans/s", "UDP", 14), &ctx)
             .unwrap()
             .unwrap();
-        assert_eq!(argv(&udp, 1)[1..5], ["-i", "127.0.0.1", "-p", "1"]);
+        assert_eq!(argv(&udp, lo, 1)[1..5], ["-i", "127.0.0.1", "-p", "1"]);
         let tiny = job(&lat("latency", "us", "TCP", 1), &ctx)
             .unwrap()
             .unwrap_err();
         assert!(tiny.to_string().contains("at least 14 bytes"), "{tiny}");
+        // Several streams: one client each, at once; against another host, its server's.
         let mut several = lat("latency", "us", "TCP", 64);
         if let crate::results::params::Params::Net(p) = &mut several.params {
             p.streams = 4;
+            p.server = Some("10.231.0.1:5301".into());
+        }
+        let j = job(&several, &ctx).unwrap().unwrap();
+        assert_eq!(j.streams, 4);
+        assert_eq!(j.remote, Some("10.231.0.1:5301".parse().unwrap()));
+        assert_eq!(
+            argv(&j, "10.231.0.1".parse().unwrap(), 7)[2..6],
+            ["-i", "10.231.0.1", "-p", "7"]
+        );
+        if let crate::results::params::Params::Net(p) = &mut several.params {
+            p.streams = 100_000;
         }
         let e = job(&several, &ctx).unwrap().unwrap_err();
-        assert!(e.to_string().contains("ran 4 at once"), "{e}");
+        assert!(e.to_string().contains("1 to 128"), "{e}");
+    }
+
+    #[test]
+    fn clients_of_several_streams_combine() {
+        let one = parse_output(&fixture("sockperf-tcp.txt")).unwrap();
+        let mut two = one.clone();
+        two.avg_rtt_us = 100.0;
+        two.received_messages = Some(2 * 7679);
+        two.rate_per_s = Some(1000.0);
+        let c = combine(vec![one.clone(), two]).unwrap();
+        assert!((c.avg_rtt_us - (71.801 + 2.0 * 100.0) / 3.0).abs() < 1e-9);
+        assert_eq!(c.rate_per_s, Some(7679.0 / 0.552 + 1000.0));
+        assert_eq!(c.received_messages, Some(3 * 7679));
+        assert_eq!(combine(vec![one.clone()]), Some(one));
+        assert_eq!(combine(vec![]), None);
     }
 
     #[test]
@@ -300,6 +375,7 @@ mod tests {
                 min_us: Some(23.534),
                 valid_seconds: Some(0.552),
                 received_messages: Some(7679),
+                rate_per_s: Some(7679.0 / 0.552),
             }
         );
         assert_eq!(

@@ -4,6 +4,7 @@
 use super::auth::{self, Speaker, Transcript};
 use super::protocol::{
     self, AUTH_PROTOCOL, FrameError, Msg, PROTOCOL_VERSION, SideStats, TestKind, TestParams,
+    ToolRequest,
 };
 use super::roles::{self, Role, SideResult};
 use super::streams::{UDP_GRACE, Window};
@@ -153,6 +154,53 @@ pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetErro
             buffers,
         }),
         other => Err(expect(other, "results")),
+    }
+}
+
+/// A reference tool's servers that `net serve --references` started for this client; they
+/// stop when [`ToolSession::finish`] says the run is done, or when this is dropped (the
+/// control connection closes).
+#[derive(Debug)]
+pub struct ToolSession {
+    ctl: TcpStream,
+    /// The ports the servers listen on, one per instance asked for.
+    pub ports: Vec<u16>,
+}
+
+/// Asks the server at `target` for the reference tool's servers of `request`.
+pub fn start_tools(target: &Target, request: &ToolRequest) -> Result<ToolSession, NetError> {
+    let ctl = TcpStream::connect_timeout(&target.addr, Duration::from_secs(5)).map_err(|e| {
+        NetError::Connect {
+            addr: target.addr,
+            source: e,
+        }
+    })?;
+    ctl.set_nodelay(true)?;
+    ctl.set_write_timeout(Some(REPLY_TIMEOUT))?;
+    handshake(&ctl, target)?;
+    protocol::send(&mut &ctl, &Msg::ToolSetup { request: *request })?;
+    match reply(&ctl)? {
+        Msg::ToolReady { ports } if ports.len() == request.instances as usize => {
+            Ok(ToolSession { ctl, ports })
+        }
+        Msg::ToolReady { ports } => Err(NetError::Refused(format!(
+            "the server announced {} ports for {} {} servers",
+            ports.len(),
+            request.instances,
+            request.tool.name()
+        ))),
+        other => Err(expect(other, "tool_ready")),
+    }
+}
+
+impl ToolSession {
+    /// Tells the server the run is over and waits until it has stopped the servers.
+    pub fn finish(self) -> Result<(), NetError> {
+        protocol::send(&mut &self.ctl, &Msg::ToolDone)?;
+        match reply(&self.ctl)? {
+            Msg::ToolStopped => Ok(()),
+            other => Err(expect(other, "tool_stopped")),
+        }
     }
 }
 

@@ -21,6 +21,17 @@
 //!                                  <-      Results {SideStats}     (the server's view)
 //! ```
 //!
+//! Instead of `Setup`, a client may ask a server started with `--references` for a reference
+//! tool's servers (iperf3's or sockperf's), bound to the address it reached, for one test:
+//!
+//! ```text
+//! ToolSetup {ToolRequest}          ->
+//!                                  <-      ToolReady {ports}       (the tool's servers listen)
+//! (the client runs the tool's clients against those ports)
+//! ToolDone                         ->      (or EOF, or the request's time runs out)
+//!                                  <-      ToolStopped             (the servers are gone)
+//! ```
+//!
 //! With a token, authentication is mutual (see [`auth`](super::auth)): the client's `Hello` and
 //! the server's `Challenge` carry a nonce each; the client proves it knows the token in `Auth`,
 //! the server in `Welcome`, each proof bound to both nonces and its direction. The server takes
@@ -80,6 +91,62 @@ pub enum TestKind {
 
 /// The transport of the data streams.
 pub use crate::results::params::Proto;
+
+/// A reference tool whose servers `net serve --references` starts for one test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefTool {
+    Iperf3,
+    Sockperf,
+}
+
+impl RefTool {
+    pub fn name(self) -> &'static str {
+        match self {
+            RefTool::Iperf3 => "iperf3",
+            RefTool::Sockperf => "sockperf",
+        }
+    }
+}
+
+/// What a client asks of `net serve --references`: `instances` servers of `tool` for `proto`,
+/// for at most `seconds` (the run and its warm-up; the server stops them then, or when the
+/// client says it is done or goes away).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolRequest {
+    pub tool: RefTool,
+    pub proto: Proto,
+    pub instances: u32,
+    pub seconds: u32,
+}
+
+impl ToolRequest {
+    /// Checks every field against [`limits`]: iperf3 serves all of a test's streams with one
+    /// server; sockperf gets one server per stream.
+    pub fn validate(&self) -> Result<(), String> {
+        use limits::*;
+        let most = match self.tool {
+            RefTool::Iperf3 => 1,
+            RefTool::Sockperf => MAX_STREAMS,
+        };
+        if self.instances == 0 || self.instances > most {
+            return Err(format!(
+                "{} {} servers is out of range: 1 to {most}",
+                self.instances,
+                self.tool.name()
+            ));
+        }
+        if self.seconds == 0 || u64::from(self.seconds) * 1000 > MAX_TEST_MS {
+            return Err(format!(
+                "a reference run of {} s is out of range: 1 to {} s",
+                self.seconds,
+                MAX_TEST_MS / 1000
+            ));
+        }
+        Ok(())
+    }
+}
 
 /// One test's parameters, chosen by the client and validated by the server.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -237,6 +304,14 @@ pub enum Msg {
     Results {
         stats: SideStats,
     },
+    ToolSetup {
+        request: ToolRequest,
+    },
+    ToolReady {
+        ports: Vec<u16>,
+    },
+    ToolDone,
+    ToolStopped,
 }
 
 impl Msg {
@@ -256,6 +331,10 @@ impl Msg {
             Msg::Start => "start",
             Msg::Done { .. } => "done",
             Msg::Results { .. } => "results",
+            Msg::ToolSetup { .. } => "tool_setup",
+            Msg::ToolReady { .. } => "tool_ready",
+            Msg::ToolDone => "tool_done",
+            Msg::ToolStopped => "tool_stopped",
         }
     }
 }
@@ -515,6 +594,19 @@ mod tests {
             Msg::Start,
             Msg::Done { stats },
             Msg::Results { stats },
+            Msg::ToolSetup {
+                request: ToolRequest {
+                    tool: RefTool::Sockperf,
+                    proto: Proto::Udp,
+                    instances: 2,
+                    seconds: 3,
+                },
+            },
+            Msg::ToolReady {
+                ports: vec![1, 65535],
+            },
+            Msg::ToolDone,
+            Msg::ToolStopped,
         ]
     }
 
@@ -628,6 +720,42 @@ mod tests {
         for p in bad {
             assert!(p.validate().is_err(), "{p:?}");
         }
+    }
+
+    /// A reference tool's request is bounded: one iperf3 server, up to MAX_STREAMS sockperf
+    /// servers, and no run longer than a test.
+    #[test]
+    fn tool_requests_are_bounded() {
+        let ok = ToolRequest {
+            tool: RefTool::Sockperf,
+            proto: Proto::Tcp,
+            instances: limits::MAX_STREAMS,
+            seconds: 600,
+        };
+        assert!(ok.validate().is_ok());
+        for bad in [
+            ToolRequest { instances: 0, ..ok },
+            ToolRequest {
+                instances: limits::MAX_STREAMS + 1,
+                ..ok
+            },
+            ToolRequest {
+                tool: RefTool::Iperf3,
+                instances: 2,
+                ..ok
+            },
+            ToolRequest { seconds: 0, ..ok },
+            ToolRequest { seconds: 601, ..ok },
+            ToolRequest {
+                seconds: u32::MAX,
+                ..ok
+            },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?}");
+        }
+        // An unknown tool is a malformed message, not a program the server looks for.
+        let foreign = br#"{"type":"tool_setup","request":{"tool":"sh","proto":"tcp","instances":1,"seconds":1}}"#;
+        assert!(decode(foreign).is_err());
     }
 
     /// A version-2 client's hello (no nonce) is understood, so that it can be told about

@@ -19,18 +19,35 @@
 
 use super::auth::{self, Speaker, Transcript};
 use super::protocol::{
-    self, AUTH_PROTOCOL, FrameError, Msg, PROTOCOL_VERSION, TestKind, TestParams,
+    self, AUTH_PROTOCOL, FrameError, Msg, PROTOCOL_VERSION, TestKind, TestParams, ToolRequest,
 };
 use super::roles::{self, Role};
 use super::streams::{UDP_GRACE, Window};
 use super::transport::{Attached, Pending};
 use std::collections::VecDeque;
 use std::io;
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// Starts a reference tool's servers for one test (`net serve --references`); the server
+/// knows nothing of the tools themselves.
+pub trait ToolServers: Send + Sync + std::fmt::Debug {
+    /// Starts what `request` asks for, bound to `ip` (the address the client reached): the
+    /// ports the servers listen on, and a guard that stops them (and waits for them) when
+    /// dropped. The error is one line for the client.
+    fn start(&self, request: &ToolRequest, ip: IpAddr)
+    -> Result<(Vec<u16>, Box<dyn Send>), String>;
+
+    /// What it can start, for the server's first lines.
+    fn describe(&self) -> String;
+}
+
+/// How long after a reference run's announced time its servers are stopped whatever the
+/// client says: the tools' start-up and reports.
+pub const TOOL_GRACE: Duration = Duration::from_secs(20);
 
 /// The server's settings.
 #[derive(Debug, Clone)]
@@ -47,6 +64,8 @@ pub struct ServerConfig {
     pub max_pending: usize,
     /// Print one line per test and per refused client on stderr.
     pub log: bool,
+    /// Reference tools' servers an authenticated client may ask for (`--references`).
+    pub tools: Option<std::sync::Arc<dyn ToolServers>>,
 }
 
 impl Default for ServerConfig {
@@ -58,6 +77,7 @@ impl Default for ServerConfig {
             max_tests: 1,
             max_pending: 8,
             log: true,
+            tools: None,
         }
     }
 }
@@ -210,6 +230,10 @@ impl Server {
         self.listener.local_addr()
     }
 
+    pub fn config(&self) -> &ServerConfig {
+        &self.cfg
+    }
+
     /// Accepts clients until `stop` (checked every 100 ms); each control connection is
     /// handled on its own thread.
     pub fn serve(&self, stop: &AtomicBool) -> io::Result<()> {
@@ -277,12 +301,18 @@ impl Server {
                     }
                     if cfg.log {
                         match result {
-                            Ok(params) => eprintln!(
+                            Ok(Served::Test(params)) => eprintln!(
                                 "peakbench net serve: {peer}: {:?} {} {}×{} B done",
                                 params.kind,
                                 params.proto.name(),
                                 params.streams,
                                 params.message_bytes
+                            ),
+                            Ok(Served::Tool(r)) => eprintln!(
+                                "peakbench net serve: {peer}: {} {} ×{} for a reference run, stopped",
+                                r.tool.name(),
+                                r.proto.name(),
+                                r.instances
                             ),
                             // The error may quote what the peer sent.
                             Err(e) => eprintln!(
@@ -328,6 +358,12 @@ fn admit(
     Ok(slot)
 }
 
+/// What one control connection was served.
+enum Served {
+    Test(TestParams),
+    Tool(ToolRequest),
+}
+
 /// One control connection, from hello to results.
 fn session(
     stream: &TcpStream,
@@ -335,7 +371,7 @@ fn session(
     cfg: &ServerConfig,
     tests: &Arc<AtomicUsize>,
     startup: Startup,
-) -> Result<TestParams, SessionError> {
+) -> Result<Served, SessionError> {
     stream.set_nodelay(true)?;
     stream.set_write_timeout(Some(cfg.idle_timeout.min(cfg.handshake_timeout)))?;
     let local = stream.local_addr()?.ip();
@@ -411,25 +447,11 @@ fn session(
                 slot = Some(admit(&mut out, cfg, tests, Some(proof))?);
                 State::AwaitSetup
             }
-            (State::AwaitSetup, Msg::Setup { params }) => {
-                params
-                    .validate()
-                    .map_err(|e| SessionError::Refused(format!("refused parameters: {e}")))?;
-                let pending = Pending::open(params.proto, local, params.streams as usize)?;
-                let cookie = auth::random_u64()?;
-                protocol::send(
-                    &mut out,
-                    &Msg::Ready {
-                        data_ports: pending.ports()?,
-                        cookie,
-                    },
-                )?;
-                State::AwaitConnected {
-                    params,
-                    pending,
-                    cookie,
-                }
+            (State::AwaitSetup, Msg::ToolSetup { request }) => {
+                serve_tool(stream, cfg, &request, local)?;
+                return Ok(Served::Tool(request));
             }
+            (State::AwaitSetup, Msg::Setup { params }) => set_up(stream, params, local)?,
             (
                 State::AwaitConnected {
                     params,
@@ -475,8 +497,64 @@ fn session(
             }
         };
         if let State::Finished { params } = state {
-            return Ok(params);
+            return Ok(Served::Test(params));
         }
+    }
+}
+
+/// Checks a test's parameters, opens its data sockets on `local` and announces them with the
+/// test's cookie.
+fn set_up(stream: &TcpStream, params: TestParams, local: IpAddr) -> Result<State, SessionError> {
+    params
+        .validate()
+        .map_err(|e| SessionError::Refused(format!("refused parameters: {e}")))?;
+    let pending = Pending::open(params.proto, local, params.streams as usize)?;
+    let cookie = auth::random_u64()?;
+    protocol::send(
+        &mut &*stream,
+        &Msg::Ready {
+            data_ports: pending.ports()?,
+            cookie,
+        },
+    )?;
+    Ok(State::AwaitConnected {
+        params,
+        pending,
+        cookie,
+    })
+}
+
+/// Starts the reference tool's servers `request` asks for (with the test slot this session
+/// holds), announces their ports, and stops them when the client is done, goes away or its
+/// time is up.
+fn serve_tool(
+    stream: &TcpStream,
+    cfg: &ServerConfig,
+    request: &ToolRequest,
+    local: IpAddr,
+) -> Result<(), SessionError> {
+    let Some(tools) = &cfg.tools else {
+        return Err(SessionError::Refused(
+            "this server starts no reference tool: start it with `peakbench net serve --references` (in a cluster: `--reference` on every rank) to compare with iperf3 and sockperf".into(),
+        ));
+    };
+    request
+        .validate()
+        .map_err(|e| SessionError::Refused(format!("refused reference run: {e}")))?;
+    let (ports, servers) = tools
+        .start(request, local)
+        .map_err(|e| SessionError::Refused(format!("{}: {e}", request.tool.name())))?;
+    let mut out = stream;
+    protocol::send(&mut out, &Msg::ToolReady { ports })?;
+    let until = Instant::now() + Duration::from_secs(request.seconds.into()) + TOOL_GRACE;
+    let done = recv_by(stream, until);
+    drop(servers);
+    match done? {
+        Msg::ToolDone => Ok(protocol::send(&mut out, &Msg::ToolStopped)?),
+        other => Err(SessionError::Refused(format!(
+            "unexpected {} message, expected tool_done",
+            other.name()
+        ))),
     }
 }
 
