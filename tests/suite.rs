@@ -442,6 +442,85 @@ fn a_budget_shortens_the_jobs_and_the_estimate_holds() {
     );
 }
 
+/// `--budget` with `--reference` fits the tools too: the plan says how (each tool run once a
+/// point), the estimate holds it, and the run takes the budget within 20 % with the tools'
+/// figures in its rows (sysbench memory, where it is installed).
+#[test]
+fn a_budget_with_references_fits_the_tools_too() {
+    let sysbench = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .any(|d| d.join("sysbench").is_file());
+    if !sysbench {
+        println!("SKIPPED: sysbench is not installed (apt-get install sysbench)");
+        return;
+    }
+    let _share = common::share(true);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.toml");
+    std::fs::write(
+        &path,
+        "[[job]]\nsubsystem = 'mem'\nworkload = ['RS', 'WS']\nblock_size = ['8', '1K']\n\
+         threads = [1, 2]\narray_size = '8M'\nduration = '1s'\nwarmup = 0\nrepeat = 3\n",
+    )
+    .unwrap();
+    let budget = 12.0;
+    let dry = real(&dir.path().join("h.db"))
+        .args([
+            "run",
+            "--dry-run",
+            "--reference",
+            "--budget",
+            "12s",
+            "--profile",
+        ])
+        .arg(&path)
+        .env("COLUMNS", "400")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&dry.stderr);
+    assert!(dry.status.success(), "{err}");
+    assert!(
+        err.contains("each reference tool run once a point"),
+        "{err}"
+    );
+    assert!(
+        err.contains("references: a tool's figure for 16 of 16 points"),
+        "{err}"
+    );
+    let start = std::time::Instant::now();
+    let out = real(&dir.path().join("h.db"))
+        .args([
+            "run",
+            "--reference",
+            "--budget",
+            "12s",
+            "--no-history",
+            "--json",
+        ])
+        .arg(dir.path().join("r.json"))
+        .arg("--profile")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let took = start.elapsed().as_secs_f64();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        (0.8 * budget..=1.2 * budget).contains(&took),
+        "a {budget} s budget with references took {took:.1} s:\n{err}"
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
+    for r in doc["results"].as_array().unwrap() {
+        assert_eq!(r["reference"]["tool"], "sysbench", "{r}");
+        // Run once: one sample, however many repetitions the point had.
+        assert_eq!(
+            r["reference"]["samples"].as_array().unwrap().len(),
+            1,
+            "{r}"
+        );
+    }
+}
+
 /// `--dry-run --reference` says, under each job, which tool will give which points a
 /// reference figure and which will have none and why, counts the points covered, and adds the
 /// tools' time to the estimate. With no tool on PATH every point says which tool is missing;

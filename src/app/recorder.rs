@@ -91,6 +91,20 @@ impl Recorder {
         }
     }
 
+    /// What the reference tools may take (`run --budget`).
+    pub fn set_reference_limits(&mut self, limits: crate::reference::Limits) {
+        if let Some(ctx) = &mut self.reference {
+            ctx.set_limits(limits);
+        }
+    }
+
+    /// Removes the files the reference tools keep between runs (fio's laid-out file).
+    pub fn release_reference_files(&self) {
+        if let Some(ctx) = &self.reference {
+            ctx.release_files();
+        }
+    }
+
     /// From now on the recorder measures the jobs of a suite ([`crate::app::suite`]).
     pub fn set_in_suite(&mut self) {
         self.in_suite = true;

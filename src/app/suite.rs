@@ -26,16 +26,45 @@ pub fn total(jobs: &[Job]) -> Duration {
     jobs.iter().map(|j| j.estimate).sum()
 }
 
+fn total_of(jobs: &std::collections::VecDeque<Job>) -> Duration {
+    jobs.iter().map(|j| j.estimate).sum()
+}
+
 /// Runs the jobs one after the other into `rec`. A job that fails (io_uring disabled, a
 /// missing directory, an absent server) is reported and the suite goes on with the next one;
 /// the failed jobs are returned ("3 (disk)" and the error). An interruption stops the suite at
 /// once (Err).
 pub fn run_jobs(jobs: Vec<Job>, rec: &mut Recorder) -> anyhow::Result<Vec<(String, String)>> {
+    run_jobs_refitted(jobs, rec, &mut |_, _, _| None)
+}
+
+/// Fits the jobs left again while a run goes (`run --budget`): given the index of the next
+/// job, the time spent and the jobs left's estimate, the jobs from that index on and what the
+/// reference tools may take, or None to keep the plan.
+pub type Refit<'a> =
+    dyn FnMut(usize, Duration, Duration) -> Option<(Vec<Job>, crate::reference::Limits)> + 'a;
+
+/// [`run_jobs`], asking `refit` before each job after the first.
+pub fn run_jobs_refitted(
+    jobs: Vec<Job>,
+    rec: &mut Recorder,
+    refit: &mut Refit,
+) -> anyhow::Result<Vec<(String, String)>> {
     let n = jobs.len();
     let mut failed = Vec::new();
     rec.set_in_suite();
     let width = crate::text::terminal_width();
-    for (i, job) in jobs.into_iter().enumerate() {
+    let started = std::time::Instant::now();
+    let mut left: std::collections::VecDeque<Job> = jobs.into();
+    for i in 0..n {
+        if i > 0
+            && let Some((jobs, limits)) = refit(i, started.elapsed(), total_of(&left))
+            && jobs.len() == left.len()
+        {
+            left = jobs.into();
+            rec.set_reference_limits(limits);
+        }
+        let Some(job) = left.pop_front() else { break };
         if crate::runner::stop::requested() {
             return Err(Interrupted.into());
         }
@@ -59,6 +88,8 @@ pub fn run_jobs(jobs: Vec<Job>, rec: &mut Recorder) -> anyhow::Result<Vec<(Strin
         let subsystem = job.line.first().cloned().unwrap_or_default();
         let start = std::time::Instant::now();
         let outcome = (job.measure)(rec);
+        // The reference tools' files of this job are not the next job's.
+        rec.release_reference_files();
         if rec.verbose() {
             eprintln!(
                 "job {}/{n}: {} (estimated {})",
@@ -85,8 +116,13 @@ pub fn run_jobs(jobs: Vec<Job>, rec: &mut Recorder) -> anyhow::Result<Vec<(Strin
 /// Runs a whole suite and says whether every job succeeded: an error names the failed jobs
 /// (the other jobs' points are kept).
 pub fn run(jobs: Vec<Job>, rec: &mut Recorder) -> anyhow::Result<()> {
+    run_refitted(jobs, rec, &mut |_, _, _| None)
+}
+
+/// [`run`], the jobs left fitted again as it goes (see [`run_jobs_refitted`]).
+pub fn run_refitted(jobs: Vec<Job>, rec: &mut Recorder, refit: &mut Refit) -> anyhow::Result<()> {
     let n = jobs.len();
-    let failed = run_jobs(jobs, rec)?;
+    let failed = run_jobs_refitted(jobs, rec, refit)?;
     if failed.is_empty() {
         return Ok(());
     }

@@ -160,12 +160,31 @@ pub struct OutputArgs {
 }
 
 /// How a job of `run --budget` is shortened: its durations (measured time, warm-up, ramp,
-/// omit) × `time_scale`, down to each subsystem's floor, and its repetitions at most
-/// `max_repeat`.
-#[derive(Debug, Clone, Copy)]
+/// omit) × `time_scale`, down to each subsystem's floor, its repetitions at most
+/// `max_repeat`, and with `--reference` each tool's runs per point at most `reference_runs`.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fit {
     pub time_scale: f64,
     pub max_repeat: Option<usize>,
+    /// Runs of each reference tool per point (`None`: as many as the point's repetitions).
+    pub reference_runs: Option<usize>,
+    /// The longest run of a reference tool (`None`: any).
+    pub reference_longest: Option<std::time::Duration>,
+}
+
+/// How long a tool that sets its own time (likwid-bench, mbw) measures once tools run once a
+/// point to fit a budget.
+pub const FITTED_TOOL_TIME: std::time::Duration = std::time::Duration::from_millis(250);
+
+impl Fit {
+    /// What the reference tools may take under this fit.
+    pub fn reference_limits(&self) -> crate::reference::Limits {
+        crate::reference::Limits {
+            runs: self.reference_runs.unwrap_or(crate::reference::MAX_RUNS),
+            longest: self.reference_longest,
+            own_time: self.reference_runs.map(|_| FITTED_TOOL_TIME),
+        }
+    }
 }
 
 impl Default for Fit {
@@ -173,6 +192,8 @@ impl Default for Fit {
         Fit {
             time_scale: 1.0,
             max_repeat: None,
+            reference_runs: None,
+            reference_longest: None,
         }
     }
 }

@@ -122,9 +122,15 @@ pub fn run_history(args: HistoryArgs) -> anyhow::Result<()> {
 
 fn table_of(changes: &[Change], display: &units::Display) -> Table {
     let mut table = crate::report::table::new_table(crate::text::terminal_width());
-    table.set_header([
+    // The reference tools' change, where both runs have one for some point.
+    let references = changes.iter().any(|c| c.reference.is_some());
+    let mut header = vec![
         "Point", "Metric", "A", "B", "Unit", "Change %", "p (Holm)", "Verdict",
-    ]);
+    ];
+    if references {
+        header.insert(7, "Ref %");
+    }
+    table.set_header(header);
     for c in changes {
         let time = (c.unit == crate::ids::Unit::Seconds).then(|| units::time_unit_for(c.mean_a));
         let mut display = *display;
@@ -133,7 +139,7 @@ fn table_of(changes: &[Change], display: &units::Display) -> Table {
             Some(d) => (d.apply(c.mean_a), d.apply(c.mean_b), d.unit),
             None => (c.mean_a, c.mean_b, c.unit),
         };
-        table.add_row([
+        let mut row = vec![
             format!("{} {}", c.subsystem, c.label),
             c.metric.to_string(),
             format_sig(a),
@@ -143,7 +149,16 @@ fn table_of(changes: &[Change], display: &units::Display) -> Table {
             c.p_adjusted
                 .map_or_else(|| "—".into(), |p| format!("{p:.3}")),
             c.verdict().to_string(),
-        ]);
+        ];
+        if references {
+            row.insert(
+                7,
+                c.reference
+                    .as_ref()
+                    .map_or_else(|| "—".into(), |r| r.cell()),
+            );
+        }
+        table.add_row(row);
     }
     table
 }
@@ -250,8 +265,14 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
             args.threshold,
         );
         let width = crate::text::terminal_width();
+        let reference_note = if changes.iter().any(|c| c.reference.is_some()) {
+            let text = "Ref %: the reference tool's change between the runs, tested on its runs as the points are (* significant beyond the threshold, ? fewer than 2 runs a side); a change the tool shows too is the machine's";
+            format!("{}\n", crate::text::wrap(text, width, "  "))
+        } else {
+            String::new()
+        };
         crate::files::print(&format!(
-            "{}\n{}\n{}{}{}",
+            "{}\n{}\n{reference_note}{}{}{}",
             crate::text::wrap(&head, width, "  "),
             table_of(&changes, &args.display.display()),
             unpaired_lines("A", &only_a),

@@ -28,8 +28,10 @@ pub struct SuiteArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// Fit the run in this wall time (e.g. 5m, 30m): every job's measured time, warm-up, ramp
-    /// and omit are shortened alike (down to each one's floor), then its repetitions to 2,
-    /// until the estimate fits; a profile that cannot fit is refused with the least budget.
+    /// and omit are shortened alike (down to each one's floor), then its repetitions to 2, then
+    /// with --reference each tool's runs to one a point and none longer than a 40th of the
+    /// budget, until the estimate fits; a profile that cannot fit is refused with the least
+    /// budget.
     #[arg(long, value_parser = parse_budget)]
     pub budget: Option<Duration>,
     #[command(flatten)]
@@ -103,7 +105,8 @@ pub(super) fn plan(
         let checked = request(&command, sys).and_then(|r| Ok((r.check(sys)?, r)));
         let (estimate, request) = checked.map_err(|e| which(&super::one_line(&e)))?;
         // With --reference: the tools' plan for the job's points, and their time.
-        let references = refs.map(|ctx| coverage(&request.planned(sys), ctx));
+        let references =
+            refs.map(|ctx| coverage(&request.planned(sys), ctx, fit.reference_limits()));
         let tools = references.as_ref().map_or(Duration::ZERO, |c| c.time);
         jobs.push(Job {
             experiment: job.experiment.clone(),
@@ -131,58 +134,138 @@ fn request(command: &Command, sys: &SystemInfo) -> anyhow::Result<Box<dyn Reques
 
 /// The plan of profile `name` that fits `budget`: as written where it does; else with every
 /// job's times scaled by the largest factor that fits (found by bisection on the estimate),
-/// then with at most 2 repetitions too; an error with the least budget where even the
-/// shortest does not fit.
+/// then with at most 2 repetitions too, then (with `--reference`) with each tool run once per
+/// point, then without the tools' runs longer than a 40th of the budget; an error with the
+/// least budget where even the shortest does not fit.
 pub(super) fn fit_budget(
     name: &str,
     sys: &SystemInfo,
     budget: Duration,
     refs: Option<&RefContext>,
 ) -> anyhow::Result<(Profile, Vec<Job>, Fit)> {
-    let plan = |name: &str, sys: &SystemInfo, fit: Fit| plan(name, sys, fit, refs);
-    let full = plan(name, sys, Fit::default())?;
+    let full = plan(name, sys, Fit::default(), refs)?;
     if total(&full.1) <= budget {
         return Ok((full.0, full.1, Fit::default()));
     }
-    let estimate = |fit: Fit| -> anyhow::Result<Duration> { Ok(total(&plan(name, sys, fit)?.1)) };
-    for max_repeat in [None, Some(2)] {
-        let shortest = Fit {
-            time_scale: 0.0,
+    let longest = refs.map(|_| budget / 40);
+    if let Some(fit) = fit_from(name, sys, budget, refs, 0, longest)? {
+        let (profile, jobs) = plan(name, sys, fit, refs)?;
+        return Ok((profile, jobs, fit));
+    }
+    let once = refs.map(|_| 1);
+    let estimate =
+        |fit: Fit| -> anyhow::Result<Duration> { Ok(total(&plan(name, sys, fit, refs)?.1)) };
+    let least = estimate(Fit {
+        time_scale: 0.0,
+        max_repeat: Some(2),
+        reference_runs: once,
+        reference_longest: longest,
+    })?;
+    Err(UsageError(format!(
+        "profile {name} takes at least {} on this machine (each job at its shortest, 2 repetitions{}): give --budget {} or more",
+        format_duration(least),
+        match longest {
+            Some(l) => format!(
+                ", each reference tool run once a point and none longer than {}",
+                format_duration(l)
+            ),
+            None => String::new(),
+        },
+        format_duration(least)
+    ))
+    .into())
+}
+
+/// The fit under which the jobs of profile `name` from index `from` on take `budget` at
+/// most (the stages of [`fit_budget`], a tool's run at most `longest` in the last): None where
+/// even the shortest does not.
+fn fit_from(
+    name: &str,
+    sys: &SystemInfo,
+    budget: Duration,
+    refs: Option<&RefContext>,
+    from: usize,
+    longest: Option<Duration>,
+) -> anyhow::Result<Option<Fit>> {
+    let estimate = |fit: Fit| -> anyhow::Result<Duration> {
+        let jobs = plan(name, sys, fit, refs)?.1;
+        Ok(total(jobs.get(from..).unwrap_or_default()))
+    };
+    let once = refs.map(|_| 1);
+    let stages = [
+        (None, None, None),
+        (Some(2), None, None),
+        (Some(2), once, None),
+        (Some(2), once, longest),
+    ];
+    for (max_repeat, reference_runs, reference_longest) in stages {
+        let fit = |time_scale| Fit {
+            time_scale,
             max_repeat,
+            reference_runs,
+            reference_longest,
         };
-        if estimate(shortest)? > budget {
+        if estimate(fit(0.0))? > budget {
             continue;
         }
         let (mut lo, mut hi) = (0.0, 1.0);
         for _ in 0..20 {
             let mid = (lo + hi) / 2.0;
-            let fit = Fit {
-                time_scale: mid,
-                max_repeat,
-            };
-            if estimate(fit)? <= budget {
+            if estimate(fit(mid))? <= budget {
                 lo = mid;
             } else {
                 hi = mid;
             }
         }
-        let fit = Fit {
-            time_scale: lo,
-            max_repeat,
-        };
-        let (profile, jobs) = plan(name, sys, fit)?;
-        return Ok((profile, jobs, fit));
+        return Ok(Some(fit(lo)));
     }
-    let least = estimate(Fit {
-        time_scale: 0.0,
-        max_repeat: Some(2),
-    })?;
-    Err(UsageError(format!(
-        "profile {name} takes at least {} on this machine (each job at its shortest, 2 repetitions): give --budget {} or more",
-        format_duration(least),
-        format_duration(least)
-    ))
-    .into())
+    Ok(None)
+}
+
+/// After each job of a run fitted to `budget`: when the jobs left are estimated to take more
+/// than the time left (an estimate that was short on this machine), they are fitted again to
+/// it — at their shortest where nothing fits — so that the run ends near its budget.
+fn refit_as_it_goes<'a>(
+    name: &'a str,
+    sys: &'a SystemInfo,
+    budget: Duration,
+    refs: Option<&'a RefContext>,
+    quiet: bool,
+) -> impl FnMut(usize, Duration, Duration) -> Option<(Vec<Job>, crate::reference::Limits)> + 'a {
+    let longest = refs.map(|_| budget / 40);
+    let mut last: Option<Fit> = None;
+    move |from, elapsed, planned_left| {
+        let left = budget.saturating_sub(elapsed);
+        // Within 5 % of the budget: not worth a new plan.
+        if planned_left <= left + budget / 20 {
+            return None;
+        }
+        let fit = match fit_from(name, sys, left, refs, from, longest) {
+            Ok(Some(fit)) => fit,
+            Ok(None) => Fit {
+                time_scale: 0.0,
+                max_repeat: Some(2),
+                reference_runs: refs.map(|_| 1),
+                reference_longest: longest,
+            },
+            Err(_) => return None,
+        };
+        let jobs = plan(name, sys, fit, refs).ok()?.1.split_off(from);
+        // Said once a fit: at the shortest, the next jobs keep it.
+        if !quiet && last != Some(fit) {
+            eprintln!(
+                "peakbench run: {} left of --budget {} and the jobs left estimated at {}: jobs {}–{} fitted again (times × {:.3})",
+                format_duration(left),
+                format_duration(budget),
+                format_duration(planned_left),
+                from + 1,
+                from + jobs.len(),
+                fit.time_scale
+            );
+        }
+        last = Some(fit);
+        Some((jobs, fit.reference_limits()))
+    }
 }
 
 pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
@@ -201,18 +284,30 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
     let width = crate::text::terminal_width();
     if !args.output.quiet || args.dry_run {
         let line = format!(
-            "peakbench run: profile {} — {}; {} jobs, estimated {}{}",
+            "peakbench run: profile {}{}; {} jobs, estimated {}{}",
             profile.name,
-            profile.description,
+            if profile.description.is_empty() {
+                String::new()
+            } else {
+                format!(" — {}", profile.description)
+            },
             jobs.len(),
             format_duration(estimated),
             match (args.budget, fit.time_scale < 1.0) {
                 (Some(b), true) => format!(
-                    " (to fit --budget {}: times × {:.3}{})",
+                    " (to fit --budget {}: times × {:.3}{}{})",
                     format_duration(b),
                     fit.time_scale,
                     fit.max_repeat
-                        .map_or(String::new(), |r| format!(", at most {r} repetitions"))
+                        .map_or(String::new(), |r| format!(", at most {r} repetitions")),
+                    match (fit.reference_runs, fit.reference_longest) {
+                        (_, Some(l)) => format!(
+                            ", each reference tool run once a point and none longer than {}",
+                            format_duration(l)
+                        ),
+                        (Some(_), None) => ", each reference tool run once a point".into(),
+                        _ => String::new(),
+                    }
                 ),
                 (Some(b), false) => format!(" (within --budget {} as written)", format_duration(b)),
                 _ => String::new(),
@@ -280,8 +375,16 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
     }
     let start = std::time::Instant::now();
     let quiet = args.output.quiet;
+    let sys2 = sys.clone();
     let mut rec = Recorder::new(argv, args.output.outputs()).with_system(sys);
-    let outcome = suite::run(jobs, &mut rec);
+    rec.set_reference_limits(fit.reference_limits());
+    let outcome = match args.budget {
+        Some(budget) => {
+            let mut refit = refit_as_it_goes(&args.profile, &sys2, budget, refs.as_ref(), quiet);
+            suite::run_refitted(jobs, &mut rec, &mut refit)
+        }
+        None => suite::run(jobs, &mut rec),
+    };
     if !quiet {
         eprintln!(
             "peakbench run: {} in {} (estimated {})",

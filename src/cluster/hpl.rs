@@ -169,7 +169,8 @@ pub fn run(
     (out.p, out.q) = hpcc::grid(job.processes);
     // SAFETY: geteuid has no preconditions and cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
-    out.command = hpcc::command_line(program, &job, root);
+    let cpus = crate::runner::affinity::allowed_cpus().len();
+    out.command = hpcc::command_line(program, &job, root, cpus);
     match hpcc::run(program, &job) {
         Ok(r) => {
             out.gflops = Some(r.hpl_gflops);

@@ -8,6 +8,10 @@
 //! beyond a minimum effect size (`threshold`). Points that share workload, metric and sweep
 //! parameters but were measured under different conditions (another sync mode, array size, unit)
 //! are paired but not tested: the reason is said instead.
+//!
+//! Where both runs have the same reference tool's figure for a point, its change is tested the
+//! same way on the tool's runs (Holm over the references compared): a regression that the tool
+//! shows too is the machine's, one it does not show is peakbench's.
 
 use crate::measure::welch;
 use crate::results::point::{conditions, label, point_key, shown_value};
@@ -69,6 +73,61 @@ pub struct Change {
     /// Not significant, and the repetitions could not have detected a change of the
     /// threshold's size: nothing can be said either way.
     pub inconclusive: bool,
+    /// The reference tool's figures for the point in both runs, when the same tool measured it
+    /// in each.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<RefChange>,
+}
+
+/// The change of a point's reference figure between two runs, tested as the points are.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RefChange {
+    pub tool: String,
+    pub mean_a: f64,
+    pub mean_b: f64,
+    /// mean_b / mean_a − 1.
+    pub change: f64,
+    /// Welch's p on the tool's runs, corrected by Holm–Bonferroni for the references compared;
+    /// None with fewer than two runs on a side.
+    pub p_adjusted: Option<f64>,
+    /// `p_adjusted` below alpha, and beyond the threshold.
+    pub significant: bool,
+}
+
+impl RefChange {
+    /// "−4.8*" (a significant change beyond the threshold), "+0.3", "+12 ?" (untested).
+    pub fn cell(&self) -> String {
+        let mark = match (self.p_adjusted, self.significant) {
+            (None, _) => " ?",
+            (Some(_), true) => "*",
+            (Some(_), false) => "",
+        };
+        format!("{:+.1}{mark}", self.change * 100.0)
+    }
+}
+
+/// The reference change of a pair, when the same tool measured the point in both runs.
+fn reference_change(ra: &ResultRecord, rb: &ResultRecord) -> Option<(RefChange, Option<f64>)> {
+    let (a, b) = (ra.reference.as_ref()?, rb.reference.as_ref()?);
+    if a.tool != b.tool || !a.mean.is_finite() || !b.mean.is_finite() {
+        return None;
+    }
+    let p = welch::test(&a.samples, &b.samples).map(|w| w.p);
+    Some((
+        RefChange {
+            tool: a.tool.clone(),
+            mean_a: a.mean,
+            mean_b: b.mean,
+            change: if a.mean != 0.0 {
+                b.mean / a.mean - 1.0
+            } else {
+                f64::NAN
+            },
+            p_adjusted: None,
+            significant: false,
+        },
+        p,
+    ))
 }
 
 /// What a comparison says of one point.
@@ -236,6 +295,7 @@ pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Chang
                 not_comparable,
                 detectable_change: None,
                 inconclusive: false,
+                reference: None,
             };
             Some((change, (ra.samples.as_slice(), rb.samples.as_slice())))
         })
@@ -272,7 +332,35 @@ pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Chang
         ch.improvement = ch.significant && beyond && !worse;
         ch.inconclusive = !ch.significant && ch.detectable_change.is_none_or(|d| d > c.threshold);
     }
+    add_references(&mut changes, a, &by_key, c);
     changes
+}
+
+/// Each change's reference change, the p-values corrected over the references tested.
+fn add_references(
+    changes: &mut [Change],
+    a: &[ResultRecord],
+    b: &BTreeMap<String, &ResultRecord>,
+    c: Criteria,
+) {
+    let by_a: BTreeMap<String, &ResultRecord> = a.iter().map(|r| (point_key(r), r)).collect();
+    let mut tested = Vec::new();
+    for (i, ch) in changes.iter_mut().enumerate() {
+        let pair = by_a.get(&ch.key).zip(b.get(&ch.key));
+        if let Some((r, p)) = pair.and_then(|(ra, rb)| reference_change(ra, rb)) {
+            ch.reference = Some(r);
+            if let Some(p) = p {
+                tested.push((i, p));
+            }
+        }
+    }
+    let p: Vec<f64> = tested.iter().map(|(_, p)| *p).collect();
+    for ((i, _), adjusted) in tested.iter().zip(holm(&p)) {
+        if let Some(r) = changes[*i].reference.as_mut() {
+            r.p_adjusted = Some(adjusted);
+            r.significant = adjusted < c.alpha && r.change.abs() > c.threshold;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -468,6 +556,54 @@ mod tests {
             ("loss", "THROUGHPUT")
         );
         assert!(only_in(&b, &a).is_empty());
+    }
+
+    /// A point's reference figures are compared as the points are: a tool that fell in B by
+    /// 20 % over three runs each is a significant change; another tool in B, or a single run,
+    /// is shown but not tested.
+    #[test]
+    fn reference_figures_are_compared_with_their_spread() {
+        let with_ref = |samples: Vec<f64>, tool: &str, runs: Vec<f64>| {
+            let mut r = rec("throughput", samples);
+            r.reference = Some(crate::results::Reference::measured(
+                tool,
+                "3.12",
+                runs,
+                |_| None,
+                (Vec::new(), String::new()),
+            ));
+            r
+        };
+        let a = [with_ref(
+            vec![100.0, 101.0, 99.0],
+            "iperf3",
+            vec![90.0, 91.0, 89.0],
+        )];
+        let b = [with_ref(
+            vec![100.0, 99.5, 100.5],
+            "iperf3",
+            vec![72.0, 73.0, 71.0],
+        )];
+        let ch = &compare(&a, &b, C)[0];
+        let r = ch.reference.as_ref().unwrap();
+        assert_eq!(r.tool, "iperf3");
+        assert!((r.change + 0.2).abs() < 1e-9, "{r:?}");
+        assert!(r.significant && r.p_adjusted.unwrap() < 0.05, "{r:?}");
+        assert_eq!(r.cell(), "-20.0*");
+        // peakbench's own figure did not move: no regression of its own.
+        assert!(!ch.regression);
+        let b = [with_ref(vec![100.0, 99.5, 100.5], "iperf3", vec![72.0])];
+        let r = compare(&a, &b, C)[0].reference.clone().unwrap();
+        assert_eq!((r.p_adjusted, r.significant), (None, false));
+        assert!(r.cell().ends_with(" ?"), "{}", r.cell());
+        let b = [with_ref(
+            vec![100.0, 99.5, 100.5],
+            "sockperf",
+            vec![72.0, 73.0],
+        )];
+        assert!(compare(&a, &b, C)[0].reference.is_none());
+        let b = [rec("throughput", vec![100.0, 99.5, 100.5])];
+        assert!(compare(&a, &b, C)[0].reference.is_none());
     }
 
     #[test]

@@ -3,14 +3,18 @@
 //! The job mirrors the point: the same block size, queue depth, jobs (threads, `--thread` so
 //! that killing fio kills them all), engine, O_DIRECT or buffered, read share, file size, ramp
 //! and runtime, on the same CPUs, writes ending with a sync (`end_fsync`) as peakbench's end
-//! with fdatasync. The file is fio's own, laid out by fio in the context's directory under a
-//! fresh name, and removed after the run whatever its outcome.
+//! with fdatasync. The file is created empty under a fresh name (O_EXCL) in the point's
+//! directory and laid out by fio on its first run; the next runs of the same directory and size
+//! reuse it (fio lays out a file it finds too short only, and invalidates its pages in the
+//! cache before each run), so that a 10 GB file is written once, not once a point. It is removed
+//! when a run needs another, and when the context ends, whatever the outcomes. With a file per
+//! job, fio's files go to a directory of their own, removed after each run.
 //!
 //! Units: fio's `bw_bytes` is bytes per second (its `bw` is KiB/s: not used); MB/s = bw_bytes ÷
 //! 10⁶, MiB/s = bw_bytes ÷ 2²⁰. Latency is fio's `lat_ns` (submission to completion), which is
 //! what peakbench times per I/O; percentiles are fio's `clat_ns` ones.
 
-use super::process::{TempPath, run_bounded};
+use super::process::run_bounded;
 use super::{RefContext, RefError, Tool, params_of, unit_error};
 use crate::results::Metric;
 use crate::results::ResultRecord;
@@ -20,6 +24,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
+use std::sync::Mutex;
 use std::time::Duration;
 
 const TOOL: Tool = Tool::Fio;
@@ -172,9 +177,56 @@ pub fn argv(job: &Job, file: &Path) -> Vec<String> {
     a
 }
 
-/// Runs `job` on a fresh file in its directory, removed afterwards even when fio fails or
-/// overruns.
-pub fn run(program: &Path, job: &Job) -> Result<FioResult, RefError> {
+/// fio's file between runs: its directory, size and path (removed when dropped).
+#[derive(Debug)]
+pub struct Scratch {
+    dir: std::path::PathBuf,
+    size: u64,
+    file: tempfile::TempPath,
+}
+
+/// The file for a run of `size` bytes in `dir`: the one `kept` holds when it matches, else a
+/// new empty one (the old removed first, to free its space).
+fn scratch_file(
+    kept: &Mutex<Option<Scratch>>,
+    dir: &Path,
+    size: u64,
+) -> Result<std::path::PathBuf, RefError> {
+    let mut slot = kept.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(s) = slot.as_ref()
+        && s.dir == dir
+        && s.size == size
+        && s.file.exists()
+    {
+        return Ok(s.file.to_path_buf());
+    }
+    *slot = None;
+    let file = tempfile::Builder::new()
+        .prefix("peakbench-ref-fio")
+        .tempfile_in(dir)
+        .map_err(|e| {
+            RefError::failed(
+                TOOL,
+                format!("cannot create a file in {}: {e}", dir.display()),
+            )
+        })?
+        .into_temp_path();
+    let path = file.to_path_buf();
+    *slot = Some(Scratch {
+        dir: dir.to_path_buf(),
+        size,
+        file,
+    });
+    Ok(path)
+}
+
+/// Runs `job` on its directory's file (see [`Scratch`]), or on a directory of files of its own
+/// removed afterwards, even when fio fails or overruns.
+pub fn run(
+    program: &Path,
+    job: &Job,
+    kept: &Mutex<Option<Scratch>>,
+) -> Result<FioResult, RefError> {
     let dir = job.dir.as_path();
     // fio would create a missing directory; the reference writes only where it is told to.
     if !dir.is_dir() {
@@ -183,7 +235,7 @@ pub fn run(program: &Path, job: &Job) -> Result<FioResult, RefError> {
             format!("{} is not a directory; give an existing one", dir.display()),
         ));
     }
-    // One file, or a directory of fio's files (one per job), removed afterwards.
+    // The kept file, or a directory of fio's files (one per job) removed afterwards.
     let (file, jobs_dir) = if job.file_per_job {
         let d = tempfile::Builder::new()
             .prefix("peakbench-ref-fio")
@@ -194,18 +246,17 @@ pub fn run(program: &Path, job: &Job) -> Result<FioResult, RefError> {
                     format!("cannot create a directory in {}: {e}", dir.display()),
                 )
             })?;
-        (TempPath(d.path().to_path_buf()), Some(d))
+        (d.path().to_path_buf(), Some(d))
     } else {
-        (TempPath::new(dir, "peakbench-ref-fio"), None)
+        (scratch_file(kept, dir, job.size_bytes)?, None)
     };
     let mut cmd = Command::new(program);
-    cmd.args(argv(job, &file.0));
+    cmd.args(argv(job, &file));
     // Laying the file out at 20 MB/s or faster, then ramp and runtime, then slack.
     let layout_s = job.size_bytes / 20_000_000;
     let timeout = Duration::from_millis(job.runtime_ms + job.ramp_ms)
         + Duration::from_secs(60 + layout_s + job.io_bytes.unwrap_or(0) * job.jobs / 20_000_000);
     let out = run_bounded(TOOL, cmd, timeout);
-    drop(file);
     drop(jobs_dir);
     let out = out?;
     let parsed = parse_json(&out.stdout);
@@ -513,7 +564,7 @@ mod tests {
         .unwrap()
         .unwrap();
         j.dir = "/nonexistent-peakbench-dir".into();
-        let err = run(Path::new("/nonexistent/fio"), &j).unwrap_err();
+        let err = run(Path::new("/nonexistent/fio"), &j, &Mutex::new(None)).unwrap_err();
         assert!(err.to_string().contains("is not a directory"), "{err}");
         assert!(!Path::new("/nonexistent-peakbench-dir").exists());
         let noted = format!("note: both iodepth >= 1 and synchronous I/O engine\n{text}");

@@ -90,7 +90,8 @@ pub fn run(program: &Path, job: &Job) -> Result<HpccResult, RefError> {
     .map_err(|e| RefError::failed(TOOL, format!("cannot write its input file: {e}")))?;
     // SAFETY: geteuid has no preconditions and cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
-    let argv = command_line(program, job, root);
+    let cpus = crate::runner::affinity::allowed_cpus().len();
+    let argv = command_line(program, job, root, cpus);
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]).current_dir(dir.path());
     // Under an MPI launcher itself (a `cluster run` rank), the inner launcher must not take
@@ -137,7 +138,7 @@ pub fn launcher_wiring(key: &str) -> bool {
 /// The launcher's command line for `job` (one thread per process; Open MPI refuses root
 /// unless told). hpcc reads its input and writes its output on its first process, in the
 /// launcher's working directory.
-pub fn command_line(program: &Path, job: &Job, root: bool) -> Vec<String> {
+pub fn command_line(program: &Path, job: &Job, root: bool, cpus: usize) -> Vec<String> {
     let np = job.processes.max(1).to_string();
     let program = program.to_string_lossy().into_owned();
     let mpirun = |hosts: Option<String>| {
@@ -146,6 +147,11 @@ pub fn command_line(program: &Path, job: &Job, root: bool) -> Vec<String> {
             v.push("--allow-run-as-root".into());
         }
         v.extend(["-np".to_string(), np.clone()]);
+        // A point of more threads than this machine's CPUs ran oversubscribed; so does HPL
+        // (Open MPI refuses more processes than slots otherwise).
+        if hosts.is_none() && job.processes > cpus {
+            v.push("--oversubscribe".into());
+        }
         if let Some(h) = hosts {
             v.extend(["--host".to_string(), h]);
         }
@@ -369,22 +375,27 @@ mod tests {
         };
         let hpcc = Path::new("/usr/bin/hpcc");
         assert_eq!(
-            command_line(hpcc, &job(Launch::Local), false).join(" "),
+            command_line(hpcc, &job(Launch::Local), false, 8).join(" "),
             "mpirun -np 4 -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 /usr/bin/hpcc"
         );
         assert_eq!(
-            command_line(hpcc, &job(Launch::Local), true)[1],
+            command_line(hpcc, &job(Launch::Local), true, 8)[1],
             "--allow-run-as-root"
+        );
+        // More processes than CPUs: oversubscribed, as the point was.
+        assert_eq!(
+            command_line(hpcc, &job(Launch::Local), false, 2)[..4],
+            ["mpirun", "-np", "4", "--oversubscribe"]
         );
         let hosts = Launch::Hosts(vec![
             ("10.0.0.1".parse().unwrap(), 2),
             ("fe80::1".parse().unwrap(), 2),
         ]);
-        let argv = command_line(hpcc, &job(hosts), false);
+        let argv = command_line(hpcc, &job(hosts), false, 2);
         let at = argv.iter().position(|a| a == "--host").unwrap();
         assert_eq!(argv[at + 1], "10.0.0.1:2,[fe80::1]:2");
         assert_eq!(
-            command_line(hpcc, &job(Launch::Srun), true).join(" "),
+            command_line(hpcc, &job(Launch::Srun), true, 2).join(" "),
             "srun --overlap --ntasks=4 --cpus-per-task=1 \
              --export=ALL,OMP_NUM_THREADS=1,OPENBLAS_NUM_THREADS=1 /usr/bin/hpcc"
         );

@@ -54,9 +54,17 @@ pub struct Job {
 }
 
 impl Job {
-    /// The workgroup (`-W`), e.g. `N:16000B:1`.
+    /// The workgroup (`-W`), e.g. `N:16000B:1`. likwid-bench reads the size as a 32-bit int:
+    /// from 2³¹ bytes on it is given in its kB (10³ bytes, rounded down: likwid-bench rounds the
+    /// size to its own granularity anyway), and from 2³¹ kB on in MB.
     pub fn workgroup(&self) -> String {
-        format!("N:{}B:{}", self.size_bytes, self.threads)
+        const INT_MAX: u64 = i32::MAX as u64;
+        let size = match self.size_bytes {
+            b if b <= INT_MAX => format!("{b}B"),
+            b if b / 1000 <= INT_MAX => format!("{}kB", b / 1000),
+            b => format!("{}MB", b / 1_000_000),
+        };
+        format!("N:{size}:{}", self.threads)
     }
 }
 
@@ -85,8 +93,7 @@ fn threads_and_isa(rec: &ResultRecord) -> Result<(u64, &'static str), RefError> 
 }
 
 fn target_ms(ctx: &RefContext) -> u64 {
-    ctx.duration
-        .map_or(1000, |d| d.as_millis().clamp(1, 600_000) as u64)
+    (ctx.own_seconds() * 1000.0).clamp(1.0, 600_000.0) as u64
 }
 
 /// The record's rate per thread in units (flop/s or byte/s), when it is a usable figure.
@@ -252,10 +259,17 @@ pub fn run(program: &Path, job: &Job) -> Result<LikwidResult, RefError> {
         iterations(job, &info, rate)
     });
     let r = run_once(program, job, iterations)?;
-    // peakbench's figure far below likwid's makes too short a run: measure again, calibrated.
-    match r.time_s {
-        Some(t) if iterations.is_some() && t * 4000.0 < job.target_ms as f64 => {
-            run_once(program, job, None)
+    // peakbench's figure far below likwid's makes too short a run: measure again, sized by the
+    // short run's own time (likwid-bench's own calibration, `-s`, doubles its iterations
+    // run after run: 10 s where threads share CPUs).
+    match (r.time_s, iterations) {
+        (Some(t), Some(n)) if t * 4000.0 < job.target_ms as f64 => {
+            let scale = (job.target_ms as f64 / 1000.0 / t.max(1e-6)).min(100_000.0);
+            run_once(
+                program,
+                job,
+                Some(((n as f64 * scale).ceil() as u64).max(10)),
+            )
         }
         _ => Ok(r),
     }
@@ -356,6 +370,26 @@ mod tests {
 
     fn ctx() -> RefContext {
         RefContext::new(std::env::temp_dir())
+    }
+
+    /// likwid-bench reads its size as a 32-bit int: 2 GiB and more go in its kB.
+    #[test]
+    fn large_sizes_fit_likwid_benchs_int() {
+        let job = |size_bytes| Job {
+            kernel: "copy_avx512".into(),
+            size_bytes,
+            threads: 2,
+            counted: Counted::Bytes,
+            target_ms: 1000,
+            expected_per_thread: None,
+        };
+        assert_eq!(job(16_000).workgroup(), "N:16000B:2");
+        assert_eq!(job(2_147_483_647).workgroup(), "N:2147483647B:2");
+        assert_eq!(job(2_181_038_080).workgroup(), "N:2181038kB:2");
+        assert_eq!(
+            job(u64::MAX).workgroup(),
+            format!("N:{}MB:2", u64::MAX / 1_000_000)
+        );
     }
 
     #[test]

@@ -63,19 +63,23 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
             "mbw copies blocks in sequence only; no tool here copies blocks at random",
         ));
     }
-    let array_mib = (kernel.array_bytes_per_thread >> 20).max(1);
-    if blocks.block_size_bytes > array_mib << 20 {
-        return Err(RefError::unsupported(
+    let array_mib = whole_blocks_mib(
+        (kernel.array_bytes_per_thread >> 20).max(1),
+        blocks.block_size_bytes,
+    )
+    .ok_or_else(|| {
+        RefError::unsupported(
             TOOL,
             format!(
-                "its arrays are whole MiB and a {}-byte block does not fit in {array_mib} MiB",
+                "its arrays are whole MiB, and no whole number of MiB up to the point's {} is a whole number of {}-byte blocks (mbw 1.2 writes past its arrays' end otherwise)",
+                crate::units::format_bytes_binary(kernel.array_bytes_per_thread),
                 blocks.block_size_bytes
             ),
-        ));
-    }
+        )
+    })?;
     // As many copies as fill the point's time at the rate peakbench measured (each copy reads
     // and writes the array), within COPIES.
-    let seconds = ctx.seconds(None).unwrap_or(1.0);
+    let seconds = ctx.own_seconds();
     // Bytes read and written per second by one process: the point's own per thread, but no
     // more than one memcpy call per CALL_S allows.
     let measured = match (rec.metric, rec.summary.mean) {
@@ -93,6 +97,26 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
         copies,
         expected_ms: (copies as f64 * copy_s * 1e3).ceil() as u64,
     })
+}
+
+/// The largest array of whole MiB, at most `mib`, that is a whole number of `block`-byte
+/// blocks: mbw 1.2's MCBLOCK copies its last, partial block past the arrays' end (glibc then
+/// aborts it: "munmap_chunk(): invalid pointer"). `None` where there is none.
+pub fn whole_blocks_mib(mib: u64, block: u64) -> Option<u64> {
+    if block == 0 {
+        return None;
+    }
+    // k MiB is a whole number of blocks when block / gcd(block, 2^20) divides k.
+    let step = block / gcd(block, 1 << 20);
+    let k = mib / step * step;
+    (k > 0).then_some(k)
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 /// One mbw process's arguments: quiet, the MCBLOCK test, the block, the copies, the array.
@@ -189,6 +213,20 @@ mod tests {
         )
     }
 
+    /// mbw 1.2 aborts when its array is no whole number of blocks: the array is rounded down
+    /// to one that is.
+    #[test]
+    fn arrays_are_whole_numbers_of_blocks() {
+        assert_eq!(whole_blocks_mib(256, 10 << 20), Some(250));
+        assert_eq!(whole_blocks_mib(1024, 80 << 20), Some(960));
+        assert_eq!(whole_blocks_mib(128, 80 << 20), Some(80));
+        assert_eq!(whole_blocks_mib(64, 80 << 20), None);
+        assert_eq!(whole_blocks_mib(64, 1024), Some(64));
+        assert_eq!(whole_blocks_mib(64, 1), Some(64));
+        assert_eq!(whole_blocks_mib(200, 1000), Some(125));
+        assert_eq!(whole_blocks_mib(64, 0), None);
+    }
+
     /// A recorded run: 64 MiB copied in 1 KiB blocks, five times; AVG 7791.955 MiB/s.
     #[test]
     fn parses_a_recorded_run() {
@@ -222,11 +260,17 @@ mod tests {
     #[test]
     fn jobs_follow_the_point() {
         let ctx = RefContext::new(std::env::temp_dir());
-        let j = job(&rws("throughput", "B/s", 1000, "sequential", 2), &ctx)
+        let j = job(&rws("throughput", "B/s", 4096, "sequential", 2), &ctx)
             .unwrap()
             .unwrap();
-        assert_eq!((j.processes, j.array_mib, j.block_bytes), (2, 64, 1000));
-        assert_eq!(&argv(&j)[..4], ["-q", "-t2", "-b", "1000"]);
+        assert_eq!((j.processes, j.array_mib, j.block_bytes), (2, 64, 4096));
+        assert_eq!(&argv(&j)[..4], ["-q", "-t2", "-b", "4096"]);
+        // No whole number of 1000-byte blocks fills 1 to 64 MiB (125 MiB is the least).
+        let e = job(&rws("throughput", "B/s", 1000, "sequential", 2), &ctx)
+            .unwrap()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("writes past its arrays"), "{e}");
         assert!(j.copies >= COPIES.0);
         let e = job(&rws("throughput", "B/s", 1000, "random", 1), &ctx)
             .unwrap()

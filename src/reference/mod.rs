@@ -285,7 +285,7 @@ pub fn covers(tool: Tool) -> String {
             "round trip, trans/s, a ping-pong per stream, ≥ 14 B; loopback or `serve --references`"
         }
         Tool::Qperf => {
-            "round trip, transactions/s; where sockperf is missing or the messages are under 14 B"
+            "round trip, trans/s, a ping-pong per stream; where sockperf is missing or under 14 B"
         }
         Tool::Ping => {
             "round trip over ICMP, payloads of 16 B or more, where sockperf and qperf are missing"
@@ -346,12 +346,38 @@ pub struct RefContext {
     /// The token that a peakbench server on another host asks for before it starts a tool's
     /// servers (`net serve --references --token`): the network run's own.
     pub net_token: Option<String>,
+    /// What the tools may take: fewer runs, no long run and shorter ones, to fit a `--budget`
+    /// (set as each plan is made, so behind a lock).
+    limits: Mutex<Limits>,
+    /// fio's file, kept from one run to the next of the same directory and size.
+    fio_scratch: Mutex<Option<fio::Scratch>>,
     tools: Mutex<HashMap<Tool, Availability>>,
     runs: Mutex<HashMap<Job, Result<Runs, RefError>>>,
 }
 
 /// The most runs of a tool for one point (a point repeated more is matched by this many).
 pub const MAX_RUNS: usize = 10;
+
+/// How much of the tools a run can afford (`run --budget`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    /// Runs of a tool per point at most (1 to [`MAX_RUNS`]).
+    pub runs: usize,
+    /// A tool whose one run takes longer (by [`Job::estimate`]) is not run: the point says so.
+    pub longest: Option<Duration>,
+    /// How long a tool that sets its own time measures (likwid-bench, mbw): 1 s unless fitted.
+    pub own_time: Option<Duration>,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            runs: MAX_RUNS,
+            longest: None,
+            own_time: None,
+        }
+    }
+}
 
 /// A job's runs: each one's outcome, and the transcript of them all.
 #[derive(Debug, Clone)]
@@ -370,6 +396,8 @@ impl RefContext {
             prefer_stream: false,
             locator: Locator::from_env(),
             net_token: None,
+            limits: Mutex::new(Limits::default()),
+            fio_scratch: Mutex::new(None),
             tools: Mutex::new(HashMap::new()),
             runs: Mutex::new(HashMap::new()),
         }
@@ -384,9 +412,31 @@ impl RefContext {
             .clone()
     }
 
+    /// Removes the files kept between runs (fio's): the next run lays out its own.
+    pub fn release_files(&self) {
+        *self.fio_scratch.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
     /// The run's duration in seconds: the context's, else the record's.
     fn seconds(&self, record_s: Option<f64>) -> Option<f64> {
         self.duration.map(|d| d.as_secs_f64()).or(record_s)
+    }
+
+    /// How long a tool that sets its own time measures: the context's duration, else the
+    /// limits', else 1 s.
+    fn own_seconds(&self) -> f64 {
+        self.seconds(self.limits().own_time.map(|d| d.as_secs_f64()))
+            .unwrap_or(1.0)
+    }
+
+    /// What the tools may take now.
+    pub fn limits(&self) -> Limits {
+        *self.limits.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sets what the tools may take (a plan's, or the run's once fitted).
+    pub fn set_limits(&self, limits: Limits) {
+        *self.limits.lock().unwrap_or_else(|e| e.into_inner()) = limits;
     }
 }
 
@@ -431,17 +481,21 @@ impl Job {
             // Its arrays and repetitions are compiled in: a few seconds as usually built.
             Job::Stream(_) => 5.0,
             // The file laid out at about 500 MB/s, then the ramp and the run.
-            Job::Fio(j) => {
-                j.size_bytes as f64 / 500e6 + (j.ramp_ms + j.runtime_ms) as f64 / 1e3 + 0.5
-            }
+            // Its file is laid out once for the runs that share it: see `layout`.
+            Job::Fio(j) => (j.ramp_ms + j.runtime_ms) as f64 / 1e3 + 0.5,
             Job::Iperf3(j) => (j.seconds + j.omit_seconds) as f64 + 1.0,
             Job::Sockperf(j) => j.seconds as f64 + 1.0,
             Job::Qperf(j) => j.seconds as f64 + 1.0,
             Job::Ping(j) => j.count as f64 * ping::INTERVAL_S + 0.5,
-            // 2/3·N³ floating-point operations at about 10 GFLOP/s a process.
+            // HPL's 2/3·N³ floating-point operations at about 10 GFLOP/s a process, after the
+            // suite's other parts, whose working sets hpcc sizes from N (RandomAccess, FFT,
+            // STREAM, PTRANS): about 15 s at N = 4000 and 85 s at N = 8000 on one process of a
+            // Sapphire Rapids core, growing as N^2.5.
             Job::Hpcc(j) => {
                 let n = j.n as f64;
-                2.0 / 3.0 * n * n * n / (10e9 * j.processes.max(1) as f64) + 2.0
+                2.0 / 3.0 * n * n * n / (10e9 * j.processes.max(1) as f64)
+                    + 1.0
+                    + 1.5e-8 * n.powf(2.5)
             }
             Job::Sysbench(j) => j.seconds as f64 + 0.5,
             Job::Mbw(j) => j.expected_ms as f64 / 1e3 + 0.2,
@@ -450,12 +504,25 @@ impl Job {
         Duration::from_secs_f64(s)
     }
 
+    /// The file a run lays out that the next runs of the same directory and size reuse: its
+    /// directory and size, and about how long laying it out takes (at about 500 MB/s).
+    pub fn layout(&self) -> Option<(PathBuf, u64, Duration)> {
+        match self {
+            Job::Fio(j) if !j.file_per_job => Some((
+                j.dir.clone(),
+                j.size_bytes,
+                Duration::from_secs_f64(j.size_bytes as f64 / 500e6),
+            )),
+            _ => None,
+        }
+    }
+
     fn run(&self, program: &Path, ctx: &RefContext) -> Result<Outcome, RefError> {
         let token = ctx.net_token.as_deref();
         Ok(match self {
             Job::Likwid(j) => Outcome::Likwid(likwid::run(program, j)?),
             Job::Stream(j) => Outcome::Stream(stream::run(program, j)?),
-            Job::Fio(j) => Outcome::Fio(fio::run(program, j)?),
+            Job::Fio(j) => Outcome::Fio(fio::run(program, j, &ctx.fio_scratch)?),
             Job::Iperf3(j) => Outcome::Iperf3(iperf3::run(program, j, token)?),
             Job::Sockperf(j) => Outcome::Sockperf(sockperf::run(program, j, token)?),
             Job::Qperf(j) => Outcome::Qperf(qperf::run(program, j)?),
@@ -507,13 +574,32 @@ impl Outcome {
 /// spec names, in its order of preference (STREAM first with `prefer_stream`); `None` when no
 /// tool applies to its subsystem, workload and metric.
 pub fn jobs(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Vec<Job>, RefError>> {
+    jobs_within(rec, ctx, ctx.limits())
+}
+
+/// [`jobs`] under `limits`: a run longer than `limits.longest` is refused with its time.
+fn jobs_within(
+    rec: &ResultRecord,
+    ctx: &RefContext,
+    limits: Limits,
+) -> Option<Result<Vec<Job>, RefError>> {
     let spec = crate::bench::registry::find(rec.subsystem, &rec.workload)?;
     let mut tools = spec.references.to_vec();
     if ctx.prefer_stream {
         // A stable sort: STREAM first, the others in the spec's order.
         tools.sort_by_key(|t| *t != Tool::Stream);
     }
-    usable(tools.into_iter().map(|t| job_of(t, rec, ctx)))
+    let within = |job: Result<Job, RefError>| match (job, limits.longest) {
+        (Ok(j), Some(most)) if j.estimate() > most => Err(RefError::unsupported(
+            j.tool(),
+            format!(
+                "a run takes longer than --budget leaves a tool's run ({}); give a larger --budget",
+                crate::units::format_duration(most)
+            ),
+        )),
+        (j, _) => j,
+    };
+    usable(tools.into_iter().map(|t| job_of(t, rec, ctx).map(within)))
 }
 
 /// The job of `tool` for `rec`, where the tool applies to it (sockperf refuses messages under
@@ -603,7 +689,10 @@ fn measure_first_found(
                 Some(o) => o,
                 None => {
                     // As many runs as the point has repetitions, so that both have a spread.
-                    let wanted = rec.samples.len().clamp(1, MAX_RUNS);
+                    let wanted = rec
+                        .samples
+                        .len()
+                        .clamp(1, ctx.limits().runs.clamp(1, MAX_RUNS));
                     let (outcomes, transcript) = process::transcribed(|| {
                         (0..wanted)
                             .map(|_| job.run(&found.path, ctx))

@@ -4,7 +4,7 @@
 //! ([`crate::app::Request::planned`]); each is asked of the adapters exactly as the measured
 //! record will be.
 
-use super::{Availability, Job, MAX_RUNS, RefContext, jobs, none_installed};
+use super::{Availability, Job, Limits, MAX_RUNS, RefContext, jobs, none_installed};
 use crate::results::ResultRecord;
 use std::time::Duration;
 
@@ -24,8 +24,9 @@ pub struct Coverage {
 }
 
 /// The plan for `records` (planned points, each with as many samples as it will have
-/// repetitions) with the tools `ctx` finds.
-pub fn coverage(records: &[ResultRecord], ctx: &RefContext) -> Coverage {
+/// repetitions) with the tools `ctx` finds, within `limits`.
+pub fn coverage(records: &[ResultRecord], ctx: &RefContext, limits: Limits) -> Coverage {
+    ctx.set_limits(limits);
     let mut by_tool: Vec<(String, Vec<String>, usize)> = Vec::new();
     let mut missing: Vec<(String, Vec<String>, usize)> = Vec::new();
     let mut runs: Vec<(Job, usize)> = Vec::new();
@@ -47,7 +48,7 @@ pub fn coverage(records: &[ResultRecord], ctx: &RefContext) -> Coverage {
                     Some(job) => {
                         covered += 1;
                         let tool = job.tool().name().to_string();
-                        let n = r.samples.len().clamp(1, MAX_RUNS);
+                        let n = r.samples.len().clamp(1, limits.runs.clamp(1, MAX_RUNS));
                         match runs.iter_mut().find(|(j, _)| *j == job) {
                             Some((_, m)) => *m = (*m).max(n),
                             None => runs.push((job, n)),
@@ -92,8 +93,23 @@ pub fn coverage(records: &[ResultRecord], ctx: &RefContext) -> Coverage {
         time: runs
             .iter()
             .map(|(job, n)| job.estimate().mul_f64(*n as f64))
-            .sum(),
+            .sum::<Duration>()
+            + layouts(runs.iter().map(|(job, _)| job)),
     }
+}
+
+/// The time of laying out the files the runs share: once each time a run needs another
+/// directory or size than the run before (see [`Job::layout`]).
+fn layouts<'a>(runs: impl Iterator<Item = &'a Job>) -> Duration {
+    let mut last = None;
+    let mut time = Duration::ZERO;
+    for (dir, size, t) in runs.filter_map(Job::layout) {
+        if last.as_ref() != Some(&(dir.clone(), size)) {
+            time += t;
+            last = Some((dir, size));
+        }
+    }
+    time
 }
 
 /// A point as a plan names it: its workload and what it sweeps but the threads ("RS 8 B

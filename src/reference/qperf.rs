@@ -7,12 +7,18 @@
 //! network namespace made for the run (only its loopback up) and deleted after; elsewhere the
 //! server listens on every address of the host for the seconds of the run (SECURITY.md).
 //!
+//! A point of several streams runs one server and one client per stream, all at once.
+//!
 //! Figures: qperf's `latency` is one way, half of a round trip, so the round trip (s) is twice
-//! it; the rate (trans/s) is one round trip after another, 1 ÷ that round trip.
+//! it; the rate (trans/s) is one round trip after another, 1 ÷ that round trip, summed over the
+//! clients. With several clients the round trip is the mean of every round trip (as peakbench
+//! counts them): each client makes time ÷ its round trip of them, so the mean is the clients'
+//! harmonic mean.
 
-use super::process::{LOOPBACK, NetNamespace, Server, Transport, run_bounded, whole_seconds};
-use super::remote::single_stream_loopback;
-use super::{RefContext, RefError, Tool, unit_error};
+use super::process::{LOOPBACK, NetNamespace, Server, Transport, run_at_once, whole_seconds};
+use super::remote::require_loopback;
+use super::{RefContext, RefError, Tool, params_of, unit_error};
+use crate::bench::net::protocol::limits;
 use crate::results::Metric;
 use crate::results::ResultRecord;
 use crate::results::Unit;
@@ -29,6 +35,8 @@ pub struct Job {
     pub udp: bool,
     pub message_bytes: u64,
     pub seconds: u64,
+    /// Ping-pongs at once, each a client against its own server.
+    pub streams: u64,
 }
 
 /// The run for a LATENCY record (round trip or rate) of one stream over loopback.
@@ -40,9 +48,21 @@ pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>
 }
 
 fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
-    let p = single_stream_loopback(rec, TOOL, super::sockperf::one_ping_pong)?;
+    let p = params_of(rec, TOOL, |p| p.net())?;
+    require_loopback(p, TOOL)?;
+    if p.streams == 0 || p.streams > limits::MAX_STREAMS {
+        return Err(RefError::unsupported(
+            TOOL,
+            format!(
+                "the point ran {} streams; qperf runs 1 to {} at once",
+                p.streams,
+                limits::MAX_STREAMS
+            ),
+        ));
+    }
     let seconds = ctx.seconds(Some(p.duration_s)).unwrap_or(1.0);
     Ok(Job {
+        streams: p.streams.into(),
         udp: p.protocol == Proto::Udp,
         message_bytes: p.message_size_bytes as u64,
         seconds: whole_seconds(seconds, 1),
@@ -63,39 +83,68 @@ pub fn argv(job: &Job, port: u16) -> Vec<String> {
     ]
 }
 
-/// Runs `job` against a qperf server started for it and killed afterwards.
+/// Runs `job`: a qperf server and client per stream, the clients at once, the servers killed
+/// afterwards.
 pub fn run(program: &Path, job: &Job) -> Result<QperfResult, RefError> {
     let server = |port: u16| {
         let mut cmd = Command::new(program);
         cmd.args(["--listen_port", &port.to_string()]);
         cmd
     };
-    // Dropped after the server (declared before it), so the namespace outlives its processes.
+    // Dropped after the servers (declared before them), so the namespace outlives its processes.
     let namespace = NetNamespace::create(TOOL);
     let inside = |cmd: Command| match &namespace {
         Some(ns) => ns.wrap(&cmd),
         None => cmd,
     };
-    let (_server, port) = Server::start_on_free_port(
-        TOOL,
-        LOOPBACK.into(),
-        |port| inside(server(port)),
-        Transport::Tcp,
-    )?;
-    let mut cmd = Command::new(program);
-    cmd.args(argv(job, port));
-    let out = run_bounded(TOOL, inside(cmd), Duration::from_secs(job.seconds + 20))?;
-    if !out.status.success() {
-        return Err(out.failure(TOOL));
+    let mut servers = Vec::new();
+    let mut ports = Vec::new();
+    for _ in 0..job.streams.max(1) {
+        let (s, port) = Server::start_on_free_port(
+            TOOL,
+            LOOPBACK.into(),
+            |port| inside(server(port)),
+            Transport::Tcp,
+        )?;
+        servers.push(s);
+        ports.push(port);
     }
-    parse_output(&out.stdout).map_err(|m| RefError::parse(TOOL, m))
+    let client = |i: u64| {
+        let mut cmd = Command::new(program);
+        cmd.args(argv(job, ports[i as usize]));
+        inside(cmd)
+    };
+    let parse = |out: &super::process::Output| parse_output(&out.stdout);
+    let each = run_at_once(
+        TOOL,
+        ports.len() as u64,
+        &client,
+        Duration::from_secs(job.seconds + 20),
+        &parse,
+    )?;
+    drop(servers);
+    combine(&each).ok_or_else(|| RefError::failed(TOOL, "no client ran"))
+}
+
+/// The clients' reports as one: the harmonic mean of their latencies (the mean of every round
+/// trip), and how many there were.
+pub fn combine(each: &[QperfResult]) -> Option<QperfResult> {
+    let inverse: f64 = each.iter().map(|r| r.clients as f64 / r.latency_us).sum();
+    let clients: u64 = each.iter().map(|r| r.clients).sum();
+    (clients > 0 && inverse > 0.0).then(|| QperfResult {
+        latency_us: clients as f64 / inverse,
+        clients,
+    })
 }
 
 /// What one latency test reports.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QperfResult {
-    /// qperf's one-way latency (half a round trip), µs.
+    /// qperf's one-way latency (half a round trip), µs; of several clients, their harmonic
+    /// mean.
     pub latency_us: f64,
+    /// The clients that ran at once.
+    pub clients: u64,
 }
 
 /// Parses `qperf … tcp_lat` ("    latency  =  30.7 us"; qperf picks ns, us, ms or sec).
@@ -126,6 +175,7 @@ pub fn parse_output(text: &str) -> Result<QperfResult, String> {
     };
     Ok(QperfResult {
         latency_us: value * scale,
+        clients: 1,
     })
 }
 
@@ -140,7 +190,7 @@ pub fn figure(r: &QperfResult, rec: &ResultRecord) -> Result<f64, RefError> {
     let rtt_s = 2.0 * r.latency_us / 1e6;
     match (rec.metric, rec.unit) {
         (Metric::Latency, Unit::Seconds) => Ok(rtt_s),
-        (Metric::Rate, Unit::TransPerSec) => Ok(1.0 / rtt_s),
+        (Metric::Rate, Unit::TransPerSec) => Ok(r.clients as f64 / rtt_s),
         _ => Err(unit_error(TOOL, rec)),
     }
 }
@@ -189,16 +239,34 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(argv(&u, 1).last().unwrap(), "udp_lat");
-        assert!(
+        assert_eq!(
             job(&lat("latency", "us", "TCP", 1, 2), &ctx)
                 .unwrap()
-                .is_err()
+                .unwrap()
+                .streams,
+            2
         );
         let mut remote = lat("latency", "us", "TCP", 1, 1);
         if let crate::results::params::Params::Net(p) = &mut remote.params {
             p.server = Some("192.0.2.1:5301".into());
         }
         assert!(job(&remote, &ctx).unwrap().is_err());
+    }
+
+    /// Two clients at 10 and 30 µs one way: every round trip's mean is their harmonic mean
+    /// (the faster made three times as many), and the rates add up.
+    #[test]
+    fn clients_at_once_combine() {
+        let one = |us| QperfResult {
+            latency_us: us,
+            clients: 1,
+        };
+        let c = combine(&[one(10.0), one(30.0)]).unwrap();
+        assert_eq!(c.clients, 2);
+        assert!((c.latency_us - 15.0).abs() < 1e-9, "{c:?}");
+        let rate = figure(&c, &lat("rate", "trans/s", "TCP", 1, 2)).unwrap();
+        assert!((rate - (1.0 / 20e-6 + 1.0 / 60e-6)).abs() < 1e-6, "{rate}");
+        assert_eq!(combine(&[]), None);
     }
 
     #[test]

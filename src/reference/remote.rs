@@ -56,7 +56,7 @@ pub(super) fn single_stream_loopback(
     Ok(p)
 }
 
-fn require_loopback(p: &NetParams, tool: Tool) -> Result<(), RefError> {
+pub(super) fn require_loopback(p: &NetParams, tool: Tool) -> Result<(), RefError> {
     match remote_of(p, tool)? {
         None => Ok(()),
         Some(addr) => Err(RefError::unsupported(

@@ -41,11 +41,6 @@ pub struct Job {
     pub remote: Option<SocketAddr>,
 }
 
-/// Why a tool that runs one ping-pong cannot repeat a point of `streams` at once.
-pub(super) fn one_ping_pong(streams: u32) -> String {
-    format!("it runs one ping-pong and this point ran {streams} at once; compare with --streams 1")
-}
-
 /// The run for a LATENCY record (round trip or rate).
 pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
     if rec.workload != "LATENCY" || !matches!(rec.metric, Metric::Latency | Metric::Rate) {
