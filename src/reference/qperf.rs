@@ -16,9 +16,8 @@
 //! harmonic mean.
 
 use super::process::{LOOPBACK, NetNamespace, Server, Transport, run_at_once, whole_seconds};
-use super::remote::require_loopback;
+use super::remote::{require_loopback, streams_of};
 use super::{RefContext, RefError, Tool, params_of, unit_error};
-use crate::bench::net::protocol::limits;
 use crate::results::Metric;
 use crate::results::ResultRecord;
 use crate::results::Unit;
@@ -50,19 +49,10 @@ pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>
 fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
     let p = params_of(rec, TOOL, |p| p.net())?;
     require_loopback(p, TOOL)?;
-    if p.streams == 0 || p.streams > limits::MAX_STREAMS {
-        return Err(RefError::unsupported(
-            TOOL,
-            format!(
-                "the point ran {} streams; qperf runs 1 to {} at once",
-                p.streams,
-                limits::MAX_STREAMS
-            ),
-        ));
-    }
+    let streams = streams_of(p, TOOL)?;
     let seconds = ctx.seconds(Some(p.duration_s)).unwrap_or(1.0);
     Ok(Job {
-        streams: p.streams.into(),
+        streams,
         udp: p.protocol == Proto::Udp,
         message_bytes: p.message_size_bytes as u64,
         seconds: whole_seconds(seconds, 1),

@@ -9,6 +9,7 @@
 use super::process::{LOOPBACK, Server, Transport};
 use super::{Availability, Locator, RefError, Tool};
 use crate::bench::net::client::{self, NetError, Target};
+use crate::bench::net::protocol::limits::MAX_STREAMS;
 use crate::bench::net::protocol::{RefTool, ToolRequest};
 use crate::bench::net::server::ToolServers;
 use crate::results::params::{NetParams, Proto};
@@ -38,6 +39,22 @@ pub fn remote_of(p: &NetParams, tool: Tool) -> Result<Option<SocketAddr>, RefErr
             )),
         },
     }
+}
+
+/// The streams of a point, for a tool that runs one client per stream: 1 to the protocol's
+/// most.
+pub(super) fn streams_of(p: &NetParams, tool: Tool) -> Result<u64, RefError> {
+    if p.streams == 0 || p.streams > MAX_STREAMS {
+        return Err(RefError::unsupported(
+            tool,
+            format!(
+                "the point ran {} streams; {} runs 1 to {MAX_STREAMS} at once",
+                p.streams,
+                tool.name()
+            ),
+        ));
+    }
+    Ok(p.streams.into())
 }
 
 /// The network parameters of a point that one ping-pong over loopback repeats (sockperf,

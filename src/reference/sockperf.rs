@@ -13,9 +13,9 @@
 //! the messages received in the valid duration ÷ that duration, summed over the clients.
 
 use super::process::{run_at_once, whole_seconds};
-use super::remote::{remote_of, with_servers};
+use super::remote::{remote_of, streams_of, with_servers};
 use super::{RefContext, RefError, Tool, params_of, unit_error};
-use crate::bench::net::protocol::{RefTool, ToolRequest, limits};
+use crate::bench::net::protocol::{RefTool, ToolRequest};
 use crate::results::Metric;
 use crate::results::ResultRecord;
 use crate::results::Unit;
@@ -52,16 +52,7 @@ pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>
 fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
     let p = params_of(rec, TOOL, |p| p.net())?;
     let remote = remote_of(p, TOOL)?;
-    if p.streams == 0 || p.streams > limits::MAX_STREAMS {
-        return Err(RefError::unsupported(
-            TOOL,
-            format!(
-                "the point ran {} streams; sockperf runs 1 to {} at once",
-                p.streams,
-                limits::MAX_STREAMS
-            ),
-        ));
-    }
+    let streams = streams_of(p, TOOL)?;
     let udp = p.protocol == Proto::Udp;
     let message_bytes = p.message_size_bytes as u64;
     if message_bytes < MIN_MESSAGE_BYTES {
@@ -77,7 +68,7 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
         udp,
         message_bytes,
         seconds: whole_seconds(seconds, 1),
-        streams: p.streams.into(),
+        streams,
         remote,
     })
 }

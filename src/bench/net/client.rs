@@ -90,8 +90,8 @@ fn reply(ctl: &TcpStream) -> Result<Msg, NetError> {
     Ok(protocol::recv_until(ctl, Instant::now() + REPLY_TIMEOUT)?)
 }
 
-/// Runs one test against the server at `target`.
-pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetError> {
+/// The control connection to `target`, authenticated (see [`handshake`]).
+fn connect(target: &Target) -> Result<TcpStream, NetError> {
     let ctl = TcpStream::connect_timeout(&target.addr, Duration::from_secs(5)).map_err(|e| {
         NetError::Connect {
             addr: target.addr,
@@ -100,8 +100,14 @@ pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetErro
     })?;
     ctl.set_nodelay(true)?;
     ctl.set_write_timeout(Some(REPLY_TIMEOUT))?;
-    let mut out = &ctl;
     handshake(&ctl, target)?;
+    Ok(ctl)
+}
+
+/// Runs one test against the server at `target`.
+pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetError> {
+    let ctl = connect(target)?;
+    let mut out = &ctl;
     protocol::send(&mut out, &Msg::Setup { params: *params })?;
     let (ports, cookie) = match reply(&ctl)? {
         Msg::Ready { data_ports, cookie } => (data_ports, cookie),
@@ -169,15 +175,7 @@ pub struct ToolSession {
 
 /// Asks the server at `target` for the reference tool's servers of `request`.
 pub fn start_tools(target: &Target, request: &ToolRequest) -> Result<ToolSession, NetError> {
-    let ctl = TcpStream::connect_timeout(&target.addr, Duration::from_secs(5)).map_err(|e| {
-        NetError::Connect {
-            addr: target.addr,
-            source: e,
-        }
-    })?;
-    ctl.set_nodelay(true)?;
-    ctl.set_write_timeout(Some(REPLY_TIMEOUT))?;
-    handshake(&ctl, target)?;
+    let ctl = connect(target)?;
     protocol::send(&mut &ctl, &Msg::ToolSetup { request: *request })?;
     match reply(&ctl)? {
         Msg::ToolReady { ports } if ports.len() == request.instances as usize => {
