@@ -607,6 +607,19 @@ fn report_compares_runs_side_by_side() {
             *v *= f;
         }
     }
+    // The first point has a reference in both runs: the tool 20 % lower in B, over 3 runs.
+    let mut base = base;
+    let reference = |runs: Vec<f64>| {
+        Some(peakbench::results::Reference::measured(
+            "likwid-bench",
+            "5.2.2",
+            runs,
+            |_| None,
+            (Vec::new(), String::new()),
+        ))
+    };
+    base.results[0].reference = reference(vec![90.0, 91.0, 89.0]);
+    slower.results[0].reference = reference(vec![72.0, 73.0, 71.0]);
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
     std::fs::write(&a, report::json::render(&base)).unwrap();
     std::fs::write(&b, report::json::render(&slower)).unwrap();
@@ -639,12 +652,21 @@ fn report_compares_runs_side_by_side() {
         charts[0].contains("A: ") && charts[0].contains("B: "),
         "both runs' series"
     );
+    // The reference's change, tested on its runs, in its own column (after the verdicts).
+    assert!(
+        page.contains("Ref B vs A %") && page.contains("-20.0*"),
+        "{page}"
+    );
     let md = std::fs::read_to_string(&md).unwrap();
     assert!(md.contains("| B / A |") && md.contains("0.800"), "{md}");
-    let csv = std::fs::read_to_string(&csv).unwrap();
     assert!(
-        csv.starts_with("subsystem,point,metric,unit,mean_A,mean_B,ratio_B,p_adjusted_B,verdict_B")
+        md.contains("| Ref B vs A % |") && md.contains("| -20.0* |"),
+        "{md}"
     );
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    assert!(csv.starts_with(
+        "subsystem,point,metric,unit,mean_A,mean_B,ratio_B,p_adjusted_B,verdict_B,ref_change_B,ref_p_adjusted_B"
+    ));
     // One run's formats are refused for a comparison, in one line.
     let out = peakbench()
         .arg("report")

@@ -172,14 +172,32 @@ impl Comparison {
             .count()
     }
 
+    /// The later runs (their indexes) that share a reference tool's figure with the baseline
+    /// for some point.
+    fn with_references(&self) -> Vec<usize> {
+        (1..self.runs.len())
+            .filter(|&k| {
+                self.rows.iter().any(|r| {
+                    r.changes
+                        .get(k)
+                        .and_then(Option::as_ref)
+                        .is_some_and(|c| c.reference.is_some())
+                })
+            })
+            .collect()
+    }
+
     /// The header of the table: point, metric, unit, each run's figure, then per later run
-    /// its ratio and verdict.
+    /// its ratio and verdict, then per later run with references the tool's change.
     pub fn headers(&self) -> Vec<String> {
         let mut h = vec!["Point".to_string(), "Metric".into(), "Unit".into()];
         h.extend(self.runs.iter().map(|r| r.letter.clone()));
         for r in &self.runs[1..] {
             h.push(format!("{} / A", r.letter));
             h.push(format!("{} vs A", r.letter));
+        }
+        for k in self.with_references() {
+            h.push(format!("Ref {} vs A %", self.runs[k].letter));
         }
         h
     }
@@ -205,6 +223,14 @@ impl Comparison {
                             .map_or_else(|| "—".into(), |r| format!("{r:.3}")),
                     );
                     cells.push(row.verdict(k));
+                }
+                for k in self.with_references() {
+                    cells.push(
+                        row.changes[k]
+                            .as_ref()
+                            .and_then(|c| c.reference.as_ref())
+                            .map_or_else(|| "—".into(), |r| r.cell()),
+                    );
                 }
                 cells
             })
@@ -233,10 +259,17 @@ impl Comparison {
 
     /// How to read the verdicts.
     pub fn method(&self) -> String {
+        let references = if self.with_references().is_empty() {
+            ""
+        } else {
+            " Ref X vs A %: the reference tool's change, tested the same way on the tool's runs \
+             (* significant beyond the threshold; ? fewer than 2 runs a side); a change the \
+             tool shows too is the machine's."
+        };
         format!(
             "Each later run against A: Welch's t-test on each point's repetitions, its p-value \
              corrected for the number of points by Holm–Bonferroni; significant below {}; \
-             better or worse only beyond {} %.",
+             better or worse only beyond {} %.{references}",
             self.criteria.alpha,
             self.criteria.threshold * 100.0
         )
@@ -266,6 +299,11 @@ impl Comparison {
                 format!("verdict_{l}"),
             ]);
         }
+        let references = self.with_references();
+        for &k in &references {
+            let l = &self.runs[k].letter;
+            head.extend([format!("ref_change_{l}"), format!("ref_p_adjusted_{l}")]);
+        }
         let mut out = head.join(",");
         out.push('\n');
         let num = |v: Option<f64>| {
@@ -283,6 +321,10 @@ impl Comparison {
             for k in 1..self.runs.len() {
                 let p = row.changes[k].as_ref().and_then(|c| c.p_adjusted);
                 cells.extend([num(row.ratio(k)), num(p), esc(&row.verdict(k))]);
+            }
+            for &k in &references {
+                let r = row.changes[k].as_ref().and_then(|c| c.reference.as_ref());
+                cells.extend([num(r.map(|r| r.change)), num(r.and_then(|r| r.p_adjusted))]);
             }
             out.push_str(&cells.join(","));
             out.push('\n');
@@ -375,8 +417,10 @@ impl Comparison {
             out.push_str("<tr>");
             for (i, c) in cells.iter().enumerate() {
                 // The verdict columns: 3 + runs + 2k + 1 for later run k (from 0).
+                // (The reference columns come after them all.)
                 let verdict_of =
-                    (i >= 3 + runs && (i - 3 - runs) % 2 == 1).then(|| (i - 3 - runs) / 2 + 1);
+                    (i >= 3 + runs && i < 3 + runs + 2 * (runs - 1) && (i - 3 - runs) % 2 == 1)
+                        .then(|| (i - 3 - runs) / 2 + 1);
                 let class = match verdict_of.and_then(|k| row.changes[k].as_ref()) {
                     Some(ch) if ch.regression => " class=\"worse\"",
                     Some(ch) if ch.improvement => " class=\"better\"",
