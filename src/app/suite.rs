@@ -26,10 +26,6 @@ pub fn total(jobs: &[Job]) -> Duration {
     jobs.iter().map(|j| j.estimate).sum()
 }
 
-fn total_of(jobs: &std::collections::VecDeque<Job>) -> Duration {
-    jobs.iter().map(|j| j.estimate).sum()
-}
-
 /// Runs the jobs one after the other into `rec`. A job that fails (io_uring disabled, a
 /// missing directory, an absent server) is reported and the suite goes on with the next one;
 /// the failed jobs are returned ("3 (disk)" and the error). An interruption stops the suite at
@@ -58,7 +54,7 @@ pub fn run_jobs_refitted(
     let mut left: std::collections::VecDeque<Job> = jobs.into();
     for i in 0..n {
         if i > 0
-            && let Some((jobs, limits)) = refit(i, started.elapsed(), total_of(&left))
+            && let Some((jobs, limits)) = refit(i, started.elapsed(), total(left.make_contiguous()))
             && jobs.len() == left.len()
         {
             left = jobs.into();

@@ -572,17 +572,10 @@ impl Outcome {
 
 /// The jobs that could give `rec` a reference figure, best first: the tools its workload's
 /// spec names, in its order of preference (STREAM first with `prefer_stream`); `None` when no
-/// tool applies to its subsystem, workload and metric.
+/// tool applies to its subsystem, workload and metric. A run longer than the context's limits
+/// allow is refused, and says so.
 pub fn jobs(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Vec<Job>, RefError>> {
-    jobs_within(rec, ctx, ctx.limits())
-}
-
-/// [`jobs`] under `limits`: a run longer than `limits.longest` is refused with its time.
-fn jobs_within(
-    rec: &ResultRecord,
-    ctx: &RefContext,
-    limits: Limits,
-) -> Option<Result<Vec<Job>, RefError>> {
+    let limits = ctx.limits();
     let spec = crate::bench::registry::find(rec.subsystem, &rec.workload)?;
     let mut tools = spec.references.to_vec();
     if ctx.prefer_stream {
