@@ -74,6 +74,10 @@ pub struct Reference {
     /// run), control characters escaped.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub output: String,
+    /// What the tool measured where it is not exactly the point ("sysbench takes the same
+    /// blocks in sequence, not at random …"); absent where it is the point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub differs: Option<String>,
 }
 
 impl Reference {
@@ -100,6 +104,7 @@ impl Reference {
             samples,
             commands,
             output,
+            differs: None,
         }
     }
 }

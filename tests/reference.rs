@@ -387,6 +387,50 @@ fn sysbench_measures_memory_blocks() {
     assert!(e.contains("not random 1024-byte blocks"), "{e}");
 }
 
+/// sysbench reads a LATENCY point's 8 MiB span in 8-byte words, in sequence and at random: the
+/// time of one load of each thread; a 1-byte probe and a staircase step are refused with the
+/// reason.
+#[test]
+fn sysbench_measures_the_eight_byte_probes() {
+    if !installed(Tool::Sysbench) {
+        return;
+    }
+    let (_dir, ctx) = context();
+    let probe = |name: &str, bytes: u64, order: &str| {
+        let params = json!({"threads": 2, "probe": name, "op_bytes": bytes, "order": order,
+                            "working_set_bytes": 8u64 << 20, "ops": 1000});
+        measure(
+            &record("mem", "LATENCY", "latency", "s", params, 1e-9, None),
+            &ctx,
+        )
+        .unwrap()
+    };
+    let seq = probe("seq-8B", 8, "sequential").unwrap();
+    let rnd = probe("random-8B", 8, "random").unwrap();
+    assert_eq!(seq.tool, "sysbench");
+    // Between a tenth of a nanosecond and a microsecond a load; random no faster than in order.
+    for r in [&seq, &rnd] {
+        assert!(r.mean > 1e-10 && r.mean < 1e-6, "{r:?}");
+    }
+    assert!(rnd.mean > seq.mean, "{seq:?} {rnd:?}");
+    assert!(
+        seq.commands
+            .iter()
+            .any(|c| c.contains("--memory-access-mode=seq")),
+        "{seq:?}"
+    );
+    let e = probe("random-1B", 1, "random").unwrap_err();
+    assert!(e.contains("1-byte loads"), "{e}");
+    let chase = json!({"threads": 1, "probe": "chase", "working_set_bytes": 4096});
+    let e = measure(
+        &record("mem", "LATENCY", "latency", "s", chase, 1e-9, None),
+        &ctx,
+    )
+    .unwrap()
+    .unwrap_err();
+    assert!(e.contains("does not chase pointers"), "{e}");
+}
+
 /// mbw copies an 8 MiB array in 1 KiB blocks; its rate counts the bytes read and written; two
 /// threads are two mbw processes at once.
 #[test]

@@ -462,14 +462,14 @@ fn a_budget_with_references_fits_the_tools_too() {
          threads = [1, 2]\narray_size = '8M'\nduration = '1s'\nwarmup = 0\nrepeat = 3\n",
     )
     .unwrap();
-    let budget = 12.0;
+    let budget = 10.0;
     let dry = real(&dir.path().join("h.db"))
         .args([
             "run",
             "--dry-run",
             "--reference",
             "--budget",
-            "12s",
+            "10s",
             "--profile",
         ])
         .arg(&path)
@@ -492,7 +492,7 @@ fn a_budget_with_references_fits_the_tools_too() {
             "run",
             "--reference",
             "--budget",
-            "12s",
+            "10s",
             "--no-history",
             "--json",
         ])

@@ -70,7 +70,10 @@ pub fn mem(opts: &MemOptions, sys: &SystemInfo) -> Vec<ResultRecord> {
     for p in mem_points(opts) {
         let per_thread = array / p.threads.max(1) as u64;
         let params = match (p.workload, p.block) {
-            (MemWorkload::Latency, _) => json!({"threads": p.threads}),
+            (MemWorkload::Latency, _) => {
+                out.extend(latency(p.threads, opts, sys));
+                continue;
+            }
             (w, Some(block)) => json!({
                 "threads": p.threads, "isa": isa, "stores": "regular",
                 "array_bytes_per_thread": per_thread, "working_set_bytes": array * w.arrays(),
@@ -91,6 +94,32 @@ pub fn mem(opts: &MemOptions, sys: &SystemInfo) -> Vec<ResultRecord> {
         ));
     }
     out
+}
+
+/// A LATENCY point's records: its staircase (one record for all its steps, whose working sets
+/// are known only as it runs) and its per-operation probes.
+fn latency(threads: usize, opts: &MemOptions, sys: &SystemInfo) -> Vec<ResultRecord> {
+    use crate::bench::mem::latency::Probe;
+    let span = crate::bench::mem::probe_span(opts, sys, threads);
+    let probes = Probe::ALL.iter().map(|p| {
+        json!({
+            "threads": threads, "probe": p.name().to_string(), "op_bytes": p.op_bytes,
+            "order": if p.random { "random" } else { "sequential" },
+            "working_set_bytes": span,
+        })
+    });
+    std::iter::once(json!({"threads": threads, "probe": "chase"}))
+        .chain(probes)
+        .filter_map(|params| {
+            record(
+                Subsystem::Mem,
+                MemWorkload::Latency.name(),
+                Metric::Latency,
+                params,
+                opts.reps.repeat,
+            )
+        })
+        .collect()
 }
 
 /// A disk request's points: each workload, block size, thread count and queue depth.

@@ -198,6 +198,9 @@ fn fit_from(
         (Some(2), once, None),
         (Some(2), once, longest),
     ];
+    // The first stage that leaves the points a tenth of their time; else the one that leaves
+    // them most (the tools' runs are cut before the points are cut to nothing).
+    let mut best: Option<Fit> = None;
     for (max_repeat, reference_runs, reference_longest) in stages {
         let fit = |time_scale| Fit {
             time_scale,
@@ -217,10 +220,19 @@ fn fit_from(
                 hi = mid;
             }
         }
-        return Ok(Some(fit(lo)));
+        if lo >= MIN_TIME_SCALE {
+            return Ok(Some(fit(lo)));
+        }
+        if best.is_none_or(|b| lo > b.time_scale) {
+            best = Some(fit(lo));
+        }
     }
-    Ok(None)
+    Ok(best)
 }
+
+/// The share of their time below which the points are cut only when the stages that cut
+/// repetitions and the tools' runs do not leave more.
+const MIN_TIME_SCALE: f64 = 0.1;
 
 /// After each job of a run fitted to `budget`: when the jobs left are estimated to take more
 /// than the time left (an estimate that was short on this machine), they are fitted again to

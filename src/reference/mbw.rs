@@ -3,7 +3,8 @@
 //!
 //! mbw is one thread: at N threads the job starts N mbw processes at once, each with one
 //! thread's share of the arrays, and adds up their rates (the command line says so). RWR (blocks
-//! at random) has no mbw test: the row says so.
+//! at random) has no mbw test: from 1 MiB blocks ([`super::IN_ORDER_FROM`]) its copy in
+//! sequence stands in, and the row says so; under that, the row says why it has no figure.
 //!
 //! Units: mbw's "Copy: X MiB/s" is the array's MiB over the time of one copy — bytes copied,
 //! once. peakbench counts a copy as STREAM does, bytes read plus bytes written: B/s = 2 × X ×
@@ -11,7 +12,7 @@
 //! bytes copied over one process's rate.
 
 use super::process::run_at_once;
-use super::{RefContext, RefError, Tool, block_time, params_of, unit_error};
+use super::{IN_ORDER_FROM, RefContext, RefError, Tool, block_time, params_of, unit_error};
 use crate::bench::mem::MemWorkload;
 use crate::results::params::Order;
 use crate::results::{Metric, ResultRecord, Unit};
@@ -57,10 +58,15 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
     let blocks = kernel.blocks.as_ref().ok_or_else(|| {
         RefError::unsupported(TOOL, "the point has no blocks (a whole-array kernel)")
     })?;
-    if blocks.order == Order::Random {
+    // From IN_ORDER_FROM, its blocks in sequence stand in for random ones (the row says so:
+    // `Job::differs`).
+    if blocks.order == Order::Random && blocks.block_size_bytes < IN_ORDER_FROM {
         return Err(RefError::unsupported(
             TOOL,
-            "mbw copies blocks in sequence only; no tool here copies blocks at random",
+            format!(
+                "mbw copies blocks in sequence only, and a random order of blocks under {} is not its sequence; no tool here copies blocks at random",
+                crate::units::format_bytes_binary(IN_ORDER_FROM)
+            ),
         ));
     }
     let array_mib = whole_blocks_mib(
@@ -277,5 +283,20 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("in sequence only"), "{e}");
+        // From 1 MiB blocks, the copy in sequence stands in for random blocks (one run for
+        // both), and says so.
+        let (seq, rnd) = (
+            rws("throughput", "B/s", 1 << 20, "sequential", 1),
+            rws("throughput", "B/s", 1 << 20, "random", 1),
+        );
+        let j = job(&rnd, &ctx).unwrap().unwrap();
+        assert_eq!(Some(&j), job(&seq, &ctx).unwrap().as_ref().ok());
+        let j = crate::reference::Job::Mbw(j);
+        assert!(
+            j.differs(&rnd)
+                .unwrap()
+                .starts_with("mbw takes the same blocks in sequence")
+        );
+        assert_eq!(j.differs(&seq), None);
     }
 }

@@ -116,9 +116,13 @@ fn layouts<'a>(runs: impl Iterator<Item = &'a Job>) -> Duration {
 /// blocks", "THROUGHPUT TCP 128 KiB messages").
 fn point_name(r: &ResultRecord) -> String {
     use crate::results::point::{Drawn, Role, fields};
-    // A staircase is planned before its working sets are known: its workload names it.
-    if matches!(r.params, crate::results::params::Params::MemLatency(_)) {
-        return crate::text::printable(&r.workload);
+    // A staircase is planned before its working sets are known: its probe names it.
+    if let crate::results::params::Params::MemLatency(p) = &r.params {
+        let probe = match p.probe {
+            crate::results::params::Probe::Chase => "staircase".to_string(),
+            other => other.to_string(),
+        };
+        return crate::text::printable(&format!("{} {probe}", r.workload));
     }
     let words: Vec<String> = fields(&r.params)
         .iter()

@@ -1,5 +1,6 @@
-//! sysbench (1.0) `memory`: memory RS, WS (blocks read or written in sequence) and RR, WR
-//! with 8-byte blocks (words read or written at random).
+//! sysbench (1.0) `memory`: memory RS, WS (blocks read or written in sequence), RR, WR with
+//! 8-byte blocks (words read or written at random) or blocks of 1 MiB or more, and LATENCY's
+//! 8-byte probes.
 //!
 //! What sysbench measures: each thread has a buffer of its own (`--memory-scope=local`) of
 //! `--memory-block-size` bytes (a power of two); one event reads or writes the whole buffer,
@@ -9,17 +10,24 @@
 //! - RS, WS at any block size of 8 B or more: blocks in sequence through the array are one
 //!   sequential stream of it, which `seq` reads or writes;
 //! - RR, WR at 8-byte blocks: random 8-byte words of the array, which `rnd` is;
-//! - nothing else: random blocks of more than a word are not random words, and a block under 8
-//!   bytes is not sysbench's smallest operation (the row says so).
+//! - RR, WR at blocks of 1 MiB or more ([`super::IN_ORDER_FROM`]): `seq` over the same array
+//!   stands in, as a random order of such blocks changes only each block's first lines (the
+//!   row says so);
+//! - LATENCY's 8-byte probes (`seq-8B`, `random-8B`): independent 8-byte loads over each
+//!   thread's span, which `read` of a buffer of that span in `seq` or `rnd` mode is; the time
+//!   of one load is a word over one thread's share of the rate;
+//! - nothing else: random blocks of more than a word are not random words, a block under 8
+//!   bytes is not sysbench's smallest operation, and sysbench chases no pointers (the row says
+//!   so).
 //!
 //! Units: "MiB transferred (X MiB/sec)" counts the bytes read or written, as peakbench counts
 //! RS, WS, RR and WR: B/s = X × 2²⁰. The time of one operation (a block per thread, all
 //! threads at once) is the block's bytes over one thread's share of that rate.
 
 use super::process::run_bounded;
-use super::{RefContext, RefError, Tool, block_time, params_of, unit_error};
+use super::{IN_ORDER_FROM, RefContext, RefError, Tool, block_time, params_of, unit_error};
 use crate::bench::mem::MemWorkload;
-use crate::results::params::Order;
+use crate::results::params::{LatencyParams, Order, Params};
 use crate::results::{Metric, ResultRecord, Unit};
 use std::path::Path;
 use std::process::Command;
@@ -52,7 +60,49 @@ pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>
     {
         return None;
     }
-    Some(build(rec, ctx, w))
+    Some(match &rec.params {
+        Params::MemLatency(p) => probe_job(p, ctx),
+        _ => build(rec, ctx, w),
+    })
+}
+
+/// The run for a LATENCY point's 8-byte probe: independent 8-byte loads over each thread's
+/// span, in sequence or at random, are `read` of a buffer of that span in `seq` or `rnd` mode;
+/// the time of one load is the word over one thread's share of the rate.
+fn probe_job(p: &LatencyParams, ctx: &RefContext) -> Result<Job, RefError> {
+    let Some(op) = &p.op else {
+        return Err(RefError::unsupported(
+            TOOL,
+            "it does not chase pointers (each load's address read by the load before); \
+             lmbench's lat_mem_rd and Intel MLC, which do, cannot be had here",
+        ));
+    };
+    if op.op_bytes != WORD {
+        return Err(RefError::unsupported(
+            TOOL,
+            format!(
+                "its smallest operation is an 8-byte word, and this point's are {}-byte loads",
+                op.op_bytes
+            ),
+        ));
+    }
+    let span = op.working_set_bytes.max(WORD);
+    Ok(Job {
+        oper: "read",
+        mode: if op.order == Order::Random {
+            "rnd"
+        } else {
+            "seq"
+        },
+        buffer_bytes: 1u64 << (63 - span.leading_zeros()),
+        threads: p.threads.max(1) as u64,
+        seconds: seconds(ctx),
+    })
+}
+
+/// `--time`: the context's time for a tool's run, in whole seconds.
+fn seconds(ctx: &RefContext) -> u64 {
+    ctx.seconds(None).unwrap_or(1.0).ceil().clamp(1.0, 3600.0) as u64
 }
 
 fn build(rec: &ResultRecord, ctx: &RefContext, w: MemWorkload) -> Result<Job, RefError> {
@@ -69,12 +119,15 @@ fn build(rec: &ResultRecord, ctx: &RefContext, w: MemWorkload) -> Result<Job, Re
             ),
         ));
     }
-    let random = blocks.order == Order::Random;
-    if random && block != WORD {
+    // Random blocks of a word are rnd's random words; from IN_ORDER_FROM, seq's blocks in
+    // sequence stand in for random ones (the row says so: `Job::differs`).
+    let random = blocks.order == Order::Random && block == WORD;
+    if blocks.order == Order::Random && block != WORD && block < IN_ORDER_FROM {
         return Err(RefError::unsupported(
             TOOL,
             format!(
-                "--memory-access-mode=rnd reads or writes random 8-byte words, not random {block}-byte blocks"
+                "--memory-access-mode=rnd reads or writes random 8-byte words, not random {block}-byte blocks, and a random order of blocks under {} is not the sequence it reads",
+                crate::units::format_bytes_binary(IN_ORDER_FROM)
             ),
         ));
     }
@@ -86,13 +139,12 @@ fn build(rec: &ResultRecord, ctx: &RefContext, w: MemWorkload) -> Result<Job, Re
     // The largest power of two within each thread's array (sysbench allows nothing else).
     let array = kernel.array_bytes_per_thread.max(WORD);
     let buffer_bytes = 1u64 << (63 - array.leading_zeros());
-    let seconds = ctx.seconds(None).unwrap_or(1.0).ceil().clamp(1.0, 3600.0) as u64;
     Ok(Job {
         oper,
         mode: if random { "rnd" } else { "seq" },
         buffer_bytes,
         threads: rec.params.threads().max(1) as u64,
-        seconds,
+        seconds: seconds(ctx),
     })
 }
 
@@ -201,8 +253,12 @@ pub fn figure(r: &MemoryResult, rec: &ResultRecord) -> Result<f64, RefError> {
     match (rec.metric, rec.unit) {
         (Metric::Throughput, Unit::BytesPerSec) => Ok(bytes_per_s),
         (Metric::Latency, Unit::Seconds) => {
-            let threads = rec.params.threads().max(1) as f64;
-            block_time(TOOL, rec, bytes_per_s / threads)
+            let per_thread = bytes_per_s / rec.params.threads().max(1) as f64;
+            match &rec.params {
+                // One 8-byte load of each thread.
+                Params::MemLatency(_) => Ok(WORD as f64 / per_thread),
+                _ => block_time(TOOL, rec, per_thread),
+            }
         }
         _ => Err(unit_error(TOOL, rec)),
     }
@@ -289,6 +345,20 @@ mod tests {
         assert!(argv(&rs).contains(&"--memory-scope=local".to_string()));
         let wr = job("WR", 8, "random").unwrap();
         assert_eq!((wr.oper, wr.mode), ("write", "rnd"));
+        // Random blocks of 1 MiB or more: the same blocks in sequence, and the row says so.
+        let rr = block_record("RR", "throughput", "B/s", 1 << 20, "random");
+        let big = super::job(&rr, &ctx).unwrap().unwrap();
+        assert_eq!((big.oper, big.mode), ("read", "seq"));
+        let rs_rec = block_record("RS", "throughput", "B/s", 1 << 20, "sequential");
+        let rs_job = super::job(&rs_rec, &ctx).unwrap().unwrap();
+        // One run for both.
+        assert_eq!(big, rs_job);
+        let differs = crate::reference::Job::Sysbench(big).differs(&rr).unwrap();
+        assert!(differs.contains("in sequence, not at random"), "{differs}");
+        assert_eq!(
+            crate::reference::Job::Sysbench(rs_job).differs(&rs_rec),
+            None
+        );
         let e = job("RR", 1000, "random").unwrap_err().to_string();
         assert!(
             e.contains("random 8-byte words, not random 1000-byte blocks"),
@@ -296,6 +366,40 @@ mod tests {
         );
         let e = job("RS", 1, "sequential").unwrap_err().to_string();
         assert!(e.contains("8-byte word"), "{e}");
+        // LATENCY's 8-byte probes over each thread's span; not its 1-byte ones, nor a chase.
+        let probe = |name: &str, bytes: u64, order: &str| {
+            let params = json!({"threads": 2, "probe": name, "op_bytes": bytes, "order": order,
+                                "working_set_bytes": 3u64 << 20, "ops": 10});
+            super::job(
+                &record("mem", "LATENCY", "latency", "s", params, None),
+                &ctx,
+            )
+            .unwrap()
+        };
+        let rnd = probe("random-8B", 8, "random").unwrap();
+        assert_eq!(
+            (rnd.oper, rnd.mode, rnd.buffer_bytes, rnd.threads),
+            ("read", "rnd", 2 << 20, 2)
+        );
+        assert_eq!(probe("seq-8B", 8, "sequential").unwrap().mode, "seq");
+        let e = probe("seq-1B", 1, "sequential").unwrap_err().to_string();
+        assert!(e.contains("1-byte loads"), "{e}");
+        let chase = json!({"threads": 1, "probe": "chase"});
+        let e = super::job(&record("mem", "LATENCY", "latency", "s", chase, None), &ctx)
+            .unwrap()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not chase pointers"), "{e}");
+        // One 8-byte load of each of the two threads at the seq run's rate.
+        let seq = parse_memory(&fixture("sysbench-memory-seq-read.txt")).unwrap();
+        let params = json!({"threads": 2, "probe": "seq-8B", "op_bytes": 8,
+                            "order": "sequential", "working_set_bytes": 64u64 << 20, "ops": 10});
+        let t = figure(
+            &seq,
+            &record("mem", "LATENCY", "latency", "s", params, None),
+        )
+        .unwrap();
+        assert!((t - 16.0 / (32944.68 * 1_048_576.0)).abs() < 1e-18, "{t}");
         // No tool for a copy of blocks here (mbw's); nor for the whole-array kernels.
         assert!(
             super::job(

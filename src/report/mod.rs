@@ -17,9 +17,9 @@ pub mod plot;
 pub mod summary;
 pub mod table;
 
-use crate::results::ResultRecord;
 use crate::results::params::{Direction, LinalgEngine, Pages, Params};
 use crate::results::{Metric, Subsystem, Unit};
+use crate::results::{Reference, ResultRecord};
 use crate::units::{format_sig, format_size};
 
 /// The columns of SPEC §4 for one record, already formatted; shared by the terminal table,
@@ -281,14 +281,22 @@ pub fn variant_header(subsystem: Subsystem) -> &'static str {
     }
 }
 
-/// Why points have no reference figure (with `--reference`): one line per reason, naming its
-/// points by workload and variant ("RR 1 KiB, WR 1 KiB: sysbench cannot run this point: …"),
-/// once however many rows and metrics share it.
+/// Why points have no reference figure (with `--reference`), and what their tool measured
+/// where it is not exactly the point: one line per reason, naming its points by workload and
+/// variant ("RR 1 KiB, WR 1 KiB: sysbench cannot run this point: …"), once however many rows
+/// and metrics share it.
 pub fn reference_gap_notes(records: &[&ResultRecord]) -> Vec<String> {
-    let mut by_reason: Vec<(&str, Vec<String>)> = Vec::new();
+    let mut by_reason: Vec<(String, Vec<String>)> = Vec::new();
     for r in records {
-        let Some(why) = r.reference_unknown_reason.as_deref() else {
-            continue;
+        let why = match (&r.reference_unknown_reason, &r.reference) {
+            (Some(why), _) => format!("no reference figure for {{}}: {why}"),
+            (
+                None,
+                Some(Reference {
+                    differs: Some(d), ..
+                }),
+            ) => format!("the reference for {{}}: {d}"),
+            _ => continue,
         };
         let v = variant_of(r, false);
         let name = if v.is_empty() {
@@ -304,7 +312,7 @@ pub fn reference_gap_notes(records: &[&ResultRecord]) -> Vec<String> {
     }
     by_reason
         .into_iter()
-        .map(|(why, names)| format!("no reference figure for {}: {why}", names.join(", ")))
+        .map(|(why, names)| why.replacen("{}", &names.join(", "), 1))
         .collect()
 }
 
@@ -709,6 +717,14 @@ mod tests {
                 _ => "no reference tool measures it".into(),
             });
         }
+        // A reference that is not exactly its point says what it measured, once too.
+        let mut stand_in = recs[0].clone();
+        stand_in.reference_unknown_reason = None;
+        stand_in.reference = Some(Reference {
+            differs: Some("the tool takes the blocks in sequence".into()),
+            ..Reference::default()
+        });
+        recs.push(stand_in);
         let mut twice = recs.clone();
         twice.extend(recs.iter().cloned());
         let refs: Vec<&ResultRecord> = twice.iter().collect();
@@ -720,7 +736,12 @@ mod tests {
                     && n.ends_with(": likwid-bench not found: apt-get install likwid")),
             "{notes:?}"
         );
-        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert!(
+            notes.iter().any(|n| n.starts_with("the reference for ")
+                && n.ends_with(": the tool takes the blocks in sequence")),
+            "{notes:?}"
+        );
         assert!(
             notes
                 .iter()

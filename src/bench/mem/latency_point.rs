@@ -149,8 +149,7 @@ impl MemSession<'_> {
         tick: &mut dyn FnMut(),
     ) -> Result<Vec<ResultRecord>, MemError> {
         let threads = cpus.len().max(1);
-        let share = (array_bytes(self.opts, self.sys) / threads as u64).max(4096);
-        let span = 1usize << (63 - share.leading_zeros());
+        let span = probe_span(self.opts, self.sys, threads) as usize;
         let bufs = on_each(cpus, (span * threads) as u64, |_| {
             Buffer::new(span, HugePages::On)
         })?;
@@ -177,6 +176,17 @@ impl MemSession<'_> {
         }
         Ok(out)
     }
+}
+
+/// The bytes each thread's per-operation probes run over at `threads` threads: the largest
+/// power of two within its share of the array (at least a page).
+pub fn probe_span(
+    opts: &super::MemOptions,
+    sys: &crate::sysinfo::SystemInfo,
+    threads: usize,
+) -> u64 {
+    let share = (array_bytes(opts, sys) / threads.max(1) as u64).max(4096);
+    1u64 << (63 - share.leading_zeros())
 }
 
 /// The timed rounds of a latency point on one or more threads at once.

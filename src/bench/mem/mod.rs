@@ -21,6 +21,7 @@ use crate::runner::{Repetition, affinity};
 use crate::sysinfo::peak::MemPeakOverrides;
 use crate::sysinfo::{Isa, SystemInfo};
 use latency::{Probe, staircase_sizes};
+pub use latency_point::probe_span;
 pub use session::MemSession;
 use std::time::Duration;
 pub use workload::{MemPoint, MemWorkload, points, rounds};

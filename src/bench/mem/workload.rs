@@ -74,7 +74,8 @@ const LATENCY_SPEC: Spec = Spec {
         "array-size",
     ]],
     axes: &[Axis::WorkingSet, Axis::Threads],
-    references: &[],
+    // Its 8-byte per-operation probes; nothing here chases pointers.
+    references: &[Tool::Sysbench],
     charts: &[
         ChartKind::Sweeps,
         ChartKind::Staircase,

@@ -1,0 +1,150 @@
+//! The registry of tools: what is found, what is missing, which records get none.
+
+use super::testing::record;
+use super::*;
+use serde_json::json;
+
+fn empty_path_ctx() -> RefContext {
+    let mut ctx = RefContext::new(std::env::temp_dir());
+    ctx.locator = Locator {
+        path: OsString::new(),
+        stream: None,
+    };
+    ctx
+}
+
+#[test]
+fn every_tool_is_missing_on_an_empty_path() {
+    let statuses = check_with(&Locator::default());
+    assert_eq!(statuses.len(), Tool::ALL.len());
+    for s in statuses {
+        assert_eq!(s.availability, Availability::Missing, "{}", s.name);
+        assert!(!s.install.is_empty());
+    }
+}
+
+#[test]
+fn a_missing_tool_is_an_error_naming_the_package() {
+    let ctx = empty_path_ctx();
+    let dp = record(
+        "cpu",
+        "DP",
+        "throughput",
+        "GOPS",
+        json!({"threads": 1, "isa": "avx2"}),
+        Some(50.0),
+    );
+    let err = measure(&dp, &ctx).unwrap().unwrap_err();
+    assert_eq!(err, "likwid-bench not found: apt-get install likwid");
+    let copy = record(
+        "mem",
+        "COPY",
+        "throughput",
+        "GB/s",
+        json!({"threads": 1, "isa": "avx2", "stores": "nt", "working_set_bytes": 64_000_000}),
+        None,
+    );
+    let err = measure_typed(&copy, &ctx).unwrap().unwrap_err();
+    match err {
+        RefError::Missing { tools, install } => {
+            assert_eq!(tools, "likwid-bench or STREAM");
+            assert!(install.starts_with("apt-get install likwid; or build stream.c"));
+        }
+        e => panic!("{e}"),
+    }
+    let lat = record(
+        "net",
+        "LATENCY",
+        "latency",
+        "us",
+        json!({"protocol": "TCP", "message_size_bytes": 64, "server": "127.0.0.1:5301", "duration_s": 1.0}),
+        None,
+    );
+    assert_eq!(
+        measure(&lat, &ctx).unwrap().unwrap_err(),
+        "sockperf or qperf or ping not found: apt-get install sockperf; or apt-get install qperf; or apt-get install iputils-ping"
+    );
+    // A 1-byte ping-pong: sockperf cannot, so qperf (ping cannot time it either).
+    let mut one = lat.clone();
+    if let crate::results::params::Params::Net(p) = &mut one.params {
+        p.message_size_bytes = 1;
+    }
+    assert_eq!(
+        measure(&one, &ctx).unwrap().unwrap_err(),
+        "qperf not found: apt-get install qperf"
+    );
+}
+
+#[test]
+fn records_without_a_tool_get_none() {
+    let ctx = empty_path_ctx();
+    for (sub, wl, metric, unit) in [
+        ("cpu", "INT32", "throughput", "GOPS"),
+        ("cpu", "NULL", "latency", "ns"),
+        ("mem", "NULL", "latency", "ns"),
+        ("mem", "SCALE", "latency", "ns"),
+    ] {
+        let rec = record(sub, wl, metric, unit, json!({"threads": 1}), None);
+        assert!(measure(&rec, &ctx).is_none(), "{sub} {wl}");
+    }
+    // A staircase step: sysbench (LATENCY's tool, for its 8-byte probes) says why not.
+    let chase = record(
+        "mem",
+        "LATENCY",
+        "latency",
+        "ns",
+        json!({"threads": 1}),
+        None,
+    );
+    let e = measure(&chase, &ctx).unwrap().unwrap_err();
+    assert!(e.contains("does not chase pointers"), "{e}");
+}
+
+#[test]
+fn stream_named_by_env_but_absent_is_unusable() {
+    let loc = Locator {
+        path: OsString::new(),
+        stream: Some("/nonexistent/stream".into()),
+    };
+    match loc.availability(Tool::Stream) {
+        Availability::Unusable { reason, .. } => {
+            assert!(reason.contains("PEAKBENCH_STREAM=/nonexistent/stream"))
+        }
+        a => panic!("{a:?}"),
+    }
+}
+
+#[test]
+fn another_program_named_stream_is_unusable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let fake = dir.join("stream");
+    std::fs::write(&fake, "#!/bin/sh\necho ImageMagick\n").unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let loc = Locator {
+        path: dir.as_os_str().to_owned(),
+        stream: None,
+    };
+    let a = loc.availability(Tool::Stream);
+    match a {
+        Availability::Unusable { reason, path } => {
+            assert_eq!(path, fake);
+            assert!(reason.contains("is not McCalpin's STREAM"), "{reason}");
+        }
+        a => panic!("{a:?}"),
+    }
+}
+
+#[test]
+fn a_found_tool_has_a_path_and_version() {
+    let loc = Locator::from_env();
+    for tool in [Tool::Fio, Tool::Iperf3, Tool::Sockperf, Tool::LikwidBench] {
+        match loc.availability(tool) {
+            Availability::Found(f) => {
+                assert!(f.path.is_absolute() || f.path.components().count() > 1);
+                assert_ne!(f.version, "unknown", "{tool}");
+            }
+            _ => eprintln!("skipped {tool}: not installed ({})", tool.install()),
+        }
+    }
+}
