@@ -135,6 +135,10 @@ pub struct ResultRecord {
     /// mean / peak, 0–1 (may exceed 1 when a peak input is wrong).
     pub efficiency: Option<f64>,
     pub reference: Option<Reference>,
+    /// The other tools' figures for the same point, where more than one measures it (sysbench
+    /// fileio beside fio); `reference` is the preferred tool's, which the tables show.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_references: Vec<Reference>,
     /// Why `reference` is null when a reference was asked for (`--reference`): no tool
     /// measures the point, its tool is missing, or refused it or failed — with the reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -220,6 +224,7 @@ impl ResultRecord {
             peak_unknown_reason,
             efficiency,
             reference: None,
+            other_references: Vec::new(),
             reference_unknown_reason: None,
             warnings,
             intervals: None,
@@ -322,6 +327,8 @@ struct WireRecord {
     efficiency: Option<f64>,
     reference: Option<Reference>,
     #[serde(default)]
+    other_references: Vec<Reference>,
+    #[serde(default)]
     reference_unknown_reason: Option<String>,
     #[serde(default)]
     warnings: Vec<String>,
@@ -348,6 +355,7 @@ impl<'de> Deserialize<'de> for ResultRecord {
             peak_unknown_reason: w.peak_unknown_reason,
             efficiency: w.efficiency,
             reference: w.reference,
+            other_references: w.other_references,
             reference_unknown_reason: w.reference_unknown_reason,
             warnings: w.warnings,
             intervals: w.intervals,

@@ -730,7 +730,8 @@ fn every_mem_option_is_used_or_refused() {
         ),
         // The floor of the memory plateau: the staircase must go past the last cache (to eight
         // times its size, so that memory's plateau has a few points), and one that stops inside
-        // the caches is refused. Alone: a staircase beside other benchmarks is a slope.
+        // the caches is refused. Alone: a staircase beside other benchmarks is a slope; 25 ms
+        // samples, as 10 ms ones once left its last steps too noisy to name a memory plateau.
         timed(
             "mem-latency-ns",
             &[
@@ -741,7 +742,7 @@ fn every_mem_option_is_used_or_refused() {
                 "--huge-pages",
                 "on",
                 "--duration",
-                "10ms",
+                "25ms",
                 "--mem-latency-ns",
                 "80",
             ],

@@ -209,6 +209,60 @@ fn fio_measures_a_disk_point_and_removes_its_file() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
+/// sysbench fileio measures a disk point beside fio with the same parameters (random 4 KiB
+/// reads and writes, O_DIRECT, two threads), from the same prepared file for the point's three
+/// records; fio's figure is the preferred one; its directory goes with the context's files.
+#[test]
+fn sysbench_fileio_measures_a_disk_point_beside_fio() {
+    if !installed(Tool::Fio) || !installed(Tool::Sysbench) {
+        return;
+    }
+    let (dir, ctx) = context();
+    let params = json!({
+        "threads": 2, "iodepth": 1, "block_size_bytes": 4096, "engine": "psync",
+        "io_mode": "direct", "pattern": "random", "read_percent": 60,
+        "file_size_bytes": 4_194_304, "runtime_s": 5.0, "ramp_s": 0.0, "sync": "none"
+    });
+    let mut figures = Vec::new();
+    for (metric, unit) in [("throughput", "B/s"), ("iops", "IOPS"), ("latency", "s")] {
+        let rec = record("disk", "RW", metric, unit, params.clone(), 1.0, None);
+        let (first, others) = peakbench::reference::measure_all(&rec, &ctx)
+            .unwrap()
+            .unwrap();
+        assert_eq!(first.tool, "fio");
+        let other = match others.as_slice() {
+            [Ok(o)] => o.clone(),
+            other => panic!("{metric}: {other:?}"),
+        };
+        assert_eq!(other.tool, "sysbench");
+        assert!(other.mean > 0.0 && other.samples.len() == 1, "{other:?}");
+        assert!(
+            other
+                .commands
+                .iter()
+                .any(|c| c.contains("--file-test-mode=rndrw")
+                    && c.contains("--file-rw-ratio=1.5")
+                    && c.contains("--file-extra-flags=direct")
+                    && c.contains("--threads=2"))
+        );
+        figures.push(other.mean);
+    }
+    // Bytes per second are 4 KiB per I/O; the latency is about threads over IOPS.
+    assert!(
+        (figures[0] / figures[1] - 4096.0).abs() < 1.0,
+        "{figures:?}"
+    );
+    let little = 2.0 / figures[1];
+    assert!(
+        figures[2] > 0.5 * little && figures[2] < 2.0 * little,
+        "{figures:?}"
+    );
+    // fio's file and sysbench's directory, each laid out once, removed with the context's files.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    ctx.release_files();
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
 #[test]
 fn iperf3_and_sockperf_measure_loopback_points() {
     let (_dir, ctx) = context();

@@ -192,7 +192,7 @@ impl Recorder {
             return;
         };
         for r in records.iter_mut() {
-            match crate::reference::measure(r, ctx) {
+            match crate::reference::measure_all(r, ctx).map(|m| m.map_err(|e| e.to_string())) {
                 None => {
                     // --reference was asked for: say where it cannot apply, once a workload.
                     let why = format!("no reference tool measures {} {}", r.workload, r.metric);
@@ -205,7 +205,21 @@ impl Recorder {
                     }
                     r.reference_unknown_reason = Some(why);
                 }
-                Some(Ok(reference)) => r.reference = Some(reference),
+                Some(Ok((reference, others))) => {
+                    r.reference = Some(reference);
+                    for other in others {
+                        match other {
+                            Ok(o) => r.other_references.push(o),
+                            // The row has its figure: another tool's failure is a note.
+                            Err(e) => {
+                                let e = e.to_string();
+                                if self.reference_notes.insert(e.clone()) {
+                                    eprintln!("peakbench: reference: {e}");
+                                }
+                            }
+                        }
+                    }
+                }
                 Some(Err(e)) => {
                     if self.reference_notes.insert(e.clone()) {
                         eprintln!("peakbench: reference: {e}");

@@ -183,6 +183,7 @@ impl Fit {
             runs: self.reference_runs.unwrap_or(crate::reference::MAX_RUNS),
             longest: self.reference_longest,
             own_time: self.reference_runs.map(|_| FITTED_TOOL_TIME),
+            others: self.reference_runs.is_none(),
         }
     }
 }

@@ -25,6 +25,7 @@
 //! fails, hangs or prints something unreadable is an error with its message — never a panic.
 
 pub mod dd;
+pub mod fileio;
 pub mod fio;
 pub mod hpcc;
 pub mod iperf3;
@@ -291,7 +292,7 @@ pub fn covers(tool: Tool) -> String {
             "round trip over ICMP, payloads of 16 B or more, where sockperf and qperf are missing"
         }
         Tool::Hpcc => "HPL; StarDGEMM",
-        Tool::Sysbench => "memory: blocks in sequence, random 8-byte words, 8-byte loads",
+        Tool::Sysbench => "memory blocks and 8-byte loads; fileio beside fio",
         Tool::Mbw => "memcpy block by block, in sequence",
         Tool::Dd => "a file copied block by block to another: MB/s, IOPS, latency",
     };
@@ -351,6 +352,7 @@ pub struct RefContext {
     limits: Mutex<Limits>,
     /// fio's file, kept from one run to the next of the same directory and size.
     fio_scratch: Mutex<Option<fio::Scratch>>,
+    fileio_scratch: Mutex<Option<fileio::Prepared>>,
     tools: Mutex<HashMap<Tool, Availability>>,
     runs: Mutex<HashMap<Job, Result<Runs, RefError>>>,
 }
@@ -367,6 +369,9 @@ pub struct Limits {
     pub longest: Option<Duration>,
     /// How long a tool that sets its own time measures (likwid-bench, mbw): 1 s unless fitted.
     pub own_time: Option<Duration>,
+    /// Whether the other tools that measure a point run beside its preferred one (sysbench
+    /// fileio beside fio): yes unless a budget leaves one run a point.
+    pub others: bool,
 }
 
 impl Default for Limits {
@@ -375,6 +380,7 @@ impl Default for Limits {
             runs: MAX_RUNS,
             longest: None,
             own_time: None,
+            others: true,
         }
     }
 }
@@ -398,6 +404,7 @@ impl RefContext {
             net_token: None,
             limits: Mutex::new(Limits::default()),
             fio_scratch: Mutex::new(None),
+            fileio_scratch: Mutex::new(None),
             tools: Mutex::new(HashMap::new()),
             runs: Mutex::new(HashMap::new()),
         }
@@ -415,6 +422,10 @@ impl RefContext {
     /// Removes the files kept between runs (fio's): the next run lays out its own.
     pub fn release_files(&self) {
         *self.fio_scratch.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *self
+            .fileio_scratch
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = None;
     }
 
     /// The run's duration in seconds: the context's, else the record's.
@@ -459,6 +470,7 @@ pub enum Job {
     Ping(ping::Job),
     Hpcc(hpcc::Job),
     Sysbench(sysbench::Job),
+    SysbenchFileio(fileio::Job),
     Mbw(mbw::Job),
     Dd(dd::Job),
 }
@@ -474,7 +486,7 @@ impl Job {
             Job::Qperf(_) => Tool::Qperf,
             Job::Ping(_) => Tool::Ping,
             Job::Hpcc(_) => Tool::Hpcc,
-            Job::Sysbench(_) => Tool::Sysbench,
+            Job::Sysbench(_) | Job::SysbenchFileio(_) => Tool::Sysbench,
             Job::Mbw(_) => Tool::Mbw,
             Job::Dd(_) => Tool::Dd,
         }
@@ -506,6 +518,8 @@ impl Job {
             }
             // Its time, after its buffers are written (page faults and all, about 5 GB/s).
             Job::Sysbench(j) => j.seconds as f64 + 0.05 + (j.buffer_bytes * j.threads) as f64 / 5e9,
+            // Its file is laid out once for the runs that share it: see `layout`.
+            Job::SysbenchFileio(j) => (j.seconds + j.warmup_seconds) as f64 + 0.3,
             Job::Mbw(j) => j.expected_ms as f64 / 1e3 + 0.2,
             Job::Dd(j) => j.expected_ms as f64 / 1e3 + 0.5,
         };
@@ -529,17 +543,16 @@ impl Job {
         })
     }
 
-    /// The file a run lays out that the next runs of the same directory and size reuse: its
-    /// directory and size, and about how long laying it out takes (at about 500 MB/s).
-    pub fn layout(&self) -> Option<(PathBuf, u64, Duration)> {
-        match self {
-            Job::Fio(j) if !j.file_per_job => Some((
-                j.dir.clone(),
-                j.size_bytes,
-                Duration::from_secs_f64(j.size_bytes as f64 / 500e6),
-            )),
-            _ => None,
-        }
+    /// The file a run lays out that the next runs of the same tool, directory and size reuse:
+    /// those, and about how long laying it out takes (at about 500 MB/s).
+    pub fn layout(&self) -> Option<(Tool, PathBuf, u64, Duration)> {
+        let (dir, size) = match self {
+            Job::Fio(j) if !j.file_per_job => (&j.dir, j.size_bytes),
+            Job::SysbenchFileio(j) => (&j.dir, j.size_bytes),
+            _ => return None,
+        };
+        let time = Duration::from_secs_f64(size as f64 / 500e6);
+        Some((self.tool(), dir.clone(), size, time))
     }
 
     fn run(&self, program: &Path, ctx: &RefContext) -> Result<Outcome, RefError> {
@@ -554,6 +567,9 @@ impl Job {
             Job::Ping(j) => Outcome::Ping(ping::run(program, j)?),
             Job::Hpcc(j) => Outcome::Hpcc(hpcc::run(program, j)?),
             Job::Sysbench(j) => Outcome::Sysbench(sysbench::run(program, j)?),
+            Job::SysbenchFileio(j) => {
+                Outcome::SysbenchFileio(fileio::run(program, j, &ctx.fileio_scratch)?)
+            }
             Job::Mbw(j) => Outcome::Mbw(mbw::run(program, j)?),
             Job::Dd(j) => Outcome::Dd(dd::run(program, j)?),
         })
@@ -572,6 +588,7 @@ pub enum Outcome {
     Ping(ping::PingResult),
     Hpcc(hpcc::HpccResult),
     Sysbench(sysbench::MemoryResult),
+    SysbenchFileio(fileio::FileioResult),
     Mbw(mbw::MbwResult),
     Dd(dd::DdResult),
 }
@@ -589,6 +606,7 @@ impl Outcome {
             Outcome::Ping(r) => ping::figure(r, rec),
             Outcome::Hpcc(r) => hpcc::figure(r, rec),
             Outcome::Sysbench(r) => sysbench::figure(r, rec),
+            Outcome::SysbenchFileio(r) => fileio::figure(r, rec),
             Outcome::Mbw(r) => mbw::figure(r, rec),
             Outcome::Dd(r) => dd::figure(r, rec),
         }
@@ -636,7 +654,10 @@ fn job_of(tool: Tool, rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job
         Tool::Qperf => qperf::job(rec, ctx).map(|r| r.map(Job::Qperf)),
         Tool::Ping => ping::job(rec, ctx).map(|r| r.map(Job::Ping)),
         Tool::Hpcc => hpcc::job(rec, ctx).map(|r| r.map(Job::Hpcc)),
-        Tool::Sysbench => sysbench::job(rec, ctx).map(|r| r.map(Job::Sysbench)),
+        Tool::Sysbench => match rec.subsystem {
+            Subsystem::Disk => fileio::job(rec, ctx).map(|r| r.map(Job::SysbenchFileio)),
+            _ => sysbench::job(rec, ctx).map(|r| r.map(Job::Sysbench)),
+        },
         Tool::Mbw => mbw::job(rec, ctx).map(|r| r.map(Job::Mbw)),
         Tool::Dd => dd::job(rec, ctx).map(|r| r.map(Job::Dd)),
     }
@@ -670,88 +691,118 @@ pub fn measure(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Reference,
 
 /// [`measure`] with the error's kind kept.
 pub fn measure_typed(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Reference, RefError>> {
+    measure_with(rec, ctx, false).map(|r| r.map(|(first, _)| first))
+}
+
+/// The figure of the first tool found for `rec` (its workload's preferred), and those of the
+/// other tools found that measure it too (or why they could not), unless the context's limits
+/// leave them out: `None` when no tool applies; an error when the first tool found fails or
+/// none is found.
+pub fn measure_all(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Measured, RefError>> {
+    measure_with(rec, ctx, ctx.limits().others)
+}
+
+/// [`measure_all`], the other tools run or not as `others` says.
+fn measure_with(
+    rec: &ResultRecord,
+    ctx: &RefContext,
+    others: bool,
+) -> Option<Result<Measured, RefError>> {
     let jobs = match jobs(rec, ctx)? {
         Ok(jobs) => jobs,
         Err(e) => return Some(Err(e)),
     };
-    Some(measure_first_found(rec, ctx, &jobs))
-}
-
-fn measure_first_found(
-    rec: &ResultRecord,
-    ctx: &RefContext,
-    jobs: &[Job],
-) -> Result<Reference, RefError> {
     let mut unusable = None;
-    for job in jobs {
-        let tool = job.tool();
-        let found = match ctx.availability(tool) {
-            Availability::Found(f) => f,
-            Availability::Missing => continue,
+    let mut found = Vec::new();
+    for job in &jobs {
+        match ctx.availability(job.tool()) {
+            Availability::Found(f) => found.push((job, f)),
+            Availability::Missing => {}
             Availability::Unusable { reason, .. } => {
                 unusable.get_or_insert(RefError::Unusable {
-                    tool: tool.name().into(),
+                    tool: job.tool().name().into(),
                     reason,
                 });
-                continue;
             }
-        };
-        let runs = {
-            let cached = ctx
-                .runs
+        }
+    }
+    let Some(((first, tool), rest)) = found.split_first() else {
+        return Some(Err(unusable.unwrap_or_else(|| none_installed(&jobs))));
+    };
+    let reference = match measure_job(rec, ctx, first, tool) {
+        Ok(r) => r,
+        Err(e) => return Some(Err(e)),
+    };
+    let others = if others {
+        rest.iter()
+            .map(|(job, tool)| measure_job(rec, ctx, job, tool))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Some(Ok((reference, others)))
+}
+
+/// The preferred tool's figure, and each other tool's or why it has none.
+pub type Measured = (Reference, Vec<Result<Reference, RefError>>);
+
+/// `job`'s figure for `rec`: its runs (as many as the point has repetitions, once for all the
+/// records that share them) and their evidence.
+fn measure_job(
+    rec: &ResultRecord,
+    ctx: &RefContext,
+    job: &Job,
+    found: &Found,
+) -> Result<Reference, RefError> {
+    let cached = ctx
+        .runs
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(job)
+        .cloned();
+    let runs = match cached {
+        Some(o) => o,
+        None => {
+            // As many runs as the point has repetitions, so that both have a spread.
+            let wanted = rec
+                .samples
+                .len()
+                .clamp(1, ctx.limits().runs.clamp(1, MAX_RUNS));
+            let (outcomes, transcript) = process::transcribed(|| {
+                (0..wanted)
+                    .map(|_| job.run(&found.path, ctx))
+                    .collect::<Result<Vec<_>, _>>()
+            });
+            let o = outcomes.map(|outcomes| Runs {
+                outcomes,
+                transcript,
+            });
+            ctx.runs
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .get(job)
-                .cloned();
-            match cached {
-                Some(o) => o,
-                None => {
-                    // As many runs as the point has repetitions, so that both have a spread.
-                    let wanted = rec
-                        .samples
-                        .len()
-                        .clamp(1, ctx.limits().runs.clamp(1, MAX_RUNS));
-                    let (outcomes, transcript) = process::transcribed(|| {
-                        (0..wanted)
-                            .map(|_| job.run(&found.path, ctx))
-                            .collect::<Result<Vec<_>, _>>()
-                    });
-                    let o = outcomes.map(|outcomes| Runs {
-                        outcomes,
-                        transcript,
-                    });
-                    ctx.runs
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(job.clone(), o.clone());
-                    o
-                }
-            }
-        }?;
-        let samples = runs
-            .outcomes
-            .iter()
-            .map(|o| o.figure(rec))
-            .collect::<Result<Vec<f64>, _>>()?;
-        let efficiency = |mean: f64| {
-            rec.peak
-                .as_ref()
-                .map(|p| rec.metric.efficiency(mean, p.value))
-        };
-        let mut reference = Reference::measured(
-            tool.name(),
-            &found.version,
-            samples,
-            efficiency,
-            (runs.transcript.commands, runs.transcript.output),
-        );
-        reference.differs = job.differs(rec);
-        return Ok(reference);
-    }
-    if let Some(e) = unusable {
-        return Err(e);
-    }
-    Err(none_installed(jobs))
+                .insert(job.clone(), o.clone());
+            o
+        }
+    }?;
+    let samples = runs
+        .outcomes
+        .iter()
+        .map(|o| o.figure(rec))
+        .collect::<Result<Vec<f64>, _>>()?;
+    let efficiency = |mean: f64| {
+        rec.peak
+            .as_ref()
+            .map(|p| rec.metric.efficiency(mean, p.value))
+    };
+    let mut reference = Reference::measured(
+        job.tool().name(),
+        &found.version,
+        samples,
+        efficiency,
+        (runs.transcript.commands, runs.transcript.output),
+    );
+    reference.differs = job.differs(rec);
+    Ok(reference)
 }
 
 /// The error of `jobs` whose tools are none of them installed: which, and how to install them.

@@ -41,21 +41,25 @@ pub fn coverage(records: &[ResultRecord], ctx: &RefContext, limits: Limits) -> C
             Some(Err(e)) => (&mut missing, e.to_string()),
             Some(Ok(candidates)) => {
                 let absent = none_installed(&candidates).to_string();
-                let usable = candidates
+                // The first tool found, and the others found where they run beside it.
+                let usable: Vec<Job> = candidates
                     .into_iter()
-                    .find(|j| matches!(ctx.availability(j.tool()), Availability::Found(_)));
-                match usable {
-                    Some(job) => {
-                        covered += 1;
-                        let tool = job.tool().name().to_string();
-                        let n = r.samples.len().clamp(1, limits.runs.clamp(1, MAX_RUNS));
-                        match runs.iter_mut().find(|(j, _)| *j == job) {
+                    .filter(|j| matches!(ctx.availability(j.tool()), Availability::Found(_)))
+                    .take(if limits.others { usize::MAX } else { 1 })
+                    .collect();
+                if usable.is_empty() {
+                    (&mut missing, absent)
+                } else {
+                    covered += 1;
+                    let tools: Vec<&str> = usable.iter().map(|j| j.tool().name()).collect();
+                    let n = r.samples.len().clamp(1, limits.runs.clamp(1, MAX_RUNS));
+                    for job in usable.iter() {
+                        match runs.iter_mut().find(|(j, _)| j == job) {
                             Some((_, m)) => *m = (*m).max(n),
-                            None => runs.push((job, n)),
+                            None => runs.push((job.clone(), n)),
                         }
-                        (&mut by_tool, tool)
                     }
-                    None => (&mut missing, absent),
+                    (&mut by_tool, tools.join(" and "))
                 }
             }
         };
@@ -101,12 +105,20 @@ pub fn coverage(records: &[ResultRecord], ctx: &RefContext, limits: Limits) -> C
 /// The time of laying out the files the runs share: once each time a run needs another
 /// directory or size than the run before (see [`Job::layout`]).
 fn layouts<'a>(runs: impl Iterator<Item = &'a Job>) -> Duration {
-    let mut last = None;
+    // Each tool keeps its own file: its last directory and size.
+    let mut last: Vec<(crate::ids::Tool, std::path::PathBuf, u64)> = Vec::new();
     let mut time = Duration::ZERO;
-    for (dir, size, t) in runs.filter_map(Job::layout) {
-        if last.as_ref() != Some(&(dir.clone(), size)) {
-            time += t;
-            last = Some((dir, size));
+    for (tool, dir, size, t) in runs.filter_map(Job::layout) {
+        match last.iter_mut().find(|(k, _, _)| *k == tool) {
+            Some(kept) if (kept.1.as_path(), kept.2) == (dir.as_path(), size) => {}
+            Some(kept) => {
+                time += t;
+                *kept = (tool, dir, size);
+            }
+            None => {
+                time += t;
+                last.push((tool, dir, size));
+            }
         }
     }
     time

@@ -155,6 +155,7 @@ fn record(workload: &str, threads: u32, samples: Vec<f64>, peak: Option<f64>) ->
         efficiency,
         intervals: None,
         reference: None,
+        other_references: Vec::new(),
         reference_unknown_reason: None,
         warnings: Vec::new(),
     }

@@ -90,7 +90,11 @@ impl DiskWorkload {
                 _ => &[],
             },
             axes: &[Axis::BlockSize, Axis::Threads, Axis::QueueDepth],
-            references: if copy { &[Tool::Dd] } else { &[Tool::Fio] },
+            references: if copy {
+                &[Tool::Dd]
+            } else {
+                &[Tool::Fio, Tool::Sysbench]
+            },
             charts: &[
                 ChartKind::Sweeps,
                 ChartKind::Percentiles,
