@@ -51,14 +51,7 @@ pub struct Job {
 
 /// The run for a disk throughput, IOPS or latency record (not COPY: dd's).
 pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
-    if !matches!(
-        rec.metric,
-        Metric::Throughput | Metric::Iops | Metric::Latency
-    ) || rec.workload == "COPY"
-    {
-        return None;
-    }
-    Some(build(rec, ctx))
+    super::fio::file_tool_record(rec).then(|| build(rec, ctx))
 }
 
 fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
@@ -93,15 +86,8 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
         (r, true) => ("rndrw", Some(r)),
         (_, false) => return refuse("mixes reads and writes at random only".into()),
     };
-    let dir = match Some(Path::new(&p.target)).filter(|t| !t.as_os_str().is_empty()) {
-        Some(t) if t.starts_with("/dev") => {
-            return refuse("runs on files only, and the point measured a block device".into());
-        }
-        Some(t) => t
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
-        None => ctx.dir.clone(),
+    let Some(dir) = super::fio::point_dir(&p.target, ctx) else {
+        return refuse("runs on files only, and the point measured a block device".into());
     };
     let seconds = ctx.seconds(Some(p.runtime_s)).unwrap_or(1.0);
     Ok(Job {

@@ -60,15 +60,32 @@ pub struct Job {
 
 /// The run for a disk throughput, IOPS or latency record.
 pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
-    // fio has no copy workload (a read of one file written to another).
-    if !matches!(
+    file_tool_record(rec).then(|| build(rec, ctx))
+}
+
+/// Whether the file tools (fio, sysbench fileio) measure `rec`: throughput, IOPS or latency
+/// of a workload but COPY (a read of one file written to another: neither has it).
+pub(super) fn file_tool_record(rec: &ResultRecord) -> bool {
+    matches!(
         rec.metric,
         Metric::Throughput | Metric::Iops | Metric::Latency
-    ) || rec.workload == "COPY"
-    {
-        return None;
-    }
-    Some(build(rec, ctx))
+    ) && rec.workload != "COPY"
+}
+
+/// The directory of the file a disk point measured (the same file system and device), the
+/// context's where the point does not say; `None` for a block device, which no tool is handed
+/// (its run would write over it).
+pub(super) fn point_dir(target: &str, ctx: &RefContext) -> Option<std::path::PathBuf> {
+    Some(
+        match Some(Path::new(target)).filter(|t| !t.as_os_str().is_empty()) {
+            Some(t) if t.starts_with("/dev") => return None,
+            Some(t) => match t.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => std::path::PathBuf::from("."),
+            },
+            None => ctx.dir.clone(),
+        },
+    )
 }
 
 fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
@@ -85,21 +102,12 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
     };
     // fio's ioengines of the same names.
     let engine = p.engine.name();
-    // The same file system as the point: the directory of peakbench's target file. A block
-    // device is never handed to fio (its run would write over it).
-    let dir = match Some(Path::new(&p.target)).filter(|t| !t.as_os_str().is_empty()) {
-        Some(t) if t.starts_with("/dev") => {
-            return Err(RefError::unsupported(
-                TOOL,
-                "the point measured a block device; the reference runs on files only",
-            ));
-        }
-        Some(t) => match t.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => std::path::PathBuf::from("."),
-        },
-        None => ctx.dir.clone(),
-    };
+    let dir = point_dir(&p.target, ctx).ok_or_else(|| {
+        RefError::unsupported(
+            TOOL,
+            "the point measured a block device; the reference runs on files only",
+        )
+    })?;
     let seconds = ctx.seconds(Some(p.runtime_s)).unwrap_or(1.0);
     let cpus = p
         .cpus
