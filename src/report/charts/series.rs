@@ -111,7 +111,8 @@ fn detail(r: &ResultRecord, x: f64, y: f64, name: &str) -> Detail {
 }
 
 /// The reference tool's figures beside peakbench's: one series per `name` with any, named
-/// after the tool.
+/// after the tool ("(stand-in)" where its run is not exactly the points: see
+/// `Reference::differs`, which its points' labels give).
 pub(super) fn reference_series(
     records: &[&ResultRecord],
     x: impl Fn(&ResultRecord) -> Option<f64>,
@@ -120,19 +121,41 @@ pub(super) fn reference_series(
     group_by(records, name)
         .into_iter()
         .filter_map(|(name, recs)| {
-            let tool = recs.iter().find_map(|r| r.reference.as_ref())?.tool.clone();
-            let points: Vec<(f64, f64)> = recs
+            let first = recs.iter().find_map(|r| r.reference.as_ref())?;
+            // Each point's figure, and what its tool measured where it is not the point.
+            let figures: Vec<(f64, f64, Option<String>)> = recs
                 .iter()
                 .filter_map(|r| {
-                    let m = r.reference.as_ref()?.mean;
-                    m.is_finite().then_some((x(r)?, m))
+                    let reference = r.reference.as_ref()?;
+                    let m = reference.mean;
+                    m.is_finite()
+                        .then_some((x(r)?, m, reference.differs.clone()))
                 })
                 .collect();
-            let tool = crate::text::printable(&tool);
+            let stand_ins = figures.iter().filter(|f| f.2.is_some()).count();
+            let tool = crate::text::printable(&first.tool);
+            let tool = match stand_ins {
+                0 => tool,
+                n if n == figures.len() => format!("{tool} (stand-in)"),
+                _ => format!("{tool} (stand-in in part)"),
+            };
+            let points = figures.iter().map(|f| (f.0, f.1)).collect();
             Some(Series::of_figures(
                 format!("{tool}: {name}"),
                 points,
-                |_, y| format!("{tool} (reference) {name}: {}", crate::units::format_sig(y)),
+                |x, y| {
+                    let what = figures
+                        .iter()
+                        .find(|f| f.0 == x && f.1 == y)
+                        .and_then(|f| f.2.as_deref())
+                        .map_or(String::new(), |d| {
+                            format!(" ({})", crate::text::printable(d))
+                        });
+                    format!(
+                        "{tool} (reference) {name}: {}{what}",
+                        crate::units::format_sig(y)
+                    )
+                },
             ))
         })
         .collect()

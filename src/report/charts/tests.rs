@@ -154,6 +154,39 @@ fn series_are_split_by_their_conditions() {
     assert_eq!(series[1].points, vec![(1.0, 14e3), (32.0, 75e3)]);
 }
 
+/// A reference that stands in for some of its points says so in its legend, and each such
+/// point's label says what the tool measured.
+#[test]
+fn stand_in_references_say_so() {
+    let with = |iodepth: u32, differs: Option<&str>| {
+        let mut r = disk("io_uring", iodepth, 1e4);
+        r.reference = Some(crate::results::Reference {
+            tool: "tool".into(),
+            mean: 2e4,
+            differs: differs.map(String::from),
+            ..Default::default()
+        });
+        r
+    };
+    let recs = [with(1, None), with(32, Some("the tool ran in sequence"))];
+    let refs: Vec<&ResultRecord> = recs.iter().collect();
+    let charts = sweep_charts(Subsystem::Disk, &refs);
+    let Plot::Lines { series, .. } = &charts[0].plot else {
+        panic!("{:?}", charts[0].plot)
+    };
+    let reference = series
+        .iter()
+        .find(|s| s.name.starts_with("tool"))
+        .expect("a reference series");
+    assert_eq!(reference.name, "tool (stand-in in part): RR");
+    let labels: Vec<&str> = reference.details.iter().map(|d| d.tip.as_str()).collect();
+    assert!(!labels[0].contains("in sequence"), "{labels:?}");
+    assert!(
+        labels[1].ends_with("(the tool ran in sequence)"),
+        "{labels:?}"
+    );
+}
+
 /// Twenty points' percentiles: three charts of eight, eight and four lines, none left out.
 #[test]
 fn many_points_are_drawn_in_parts_none_left_out() {
