@@ -419,7 +419,8 @@ impl RefContext {
             .clone()
     }
 
-    /// Removes the files kept between runs (fio's): the next run lays out its own.
+    /// Removes the files kept between runs (fio's file, sysbench fileio's directory): the next
+    /// run lays out its own.
     pub fn release_files(&self) {
         *self.fio_scratch.lock().unwrap_or_else(|e| e.into_inner()) = None;
         *self
@@ -517,7 +518,9 @@ impl Job {
                     + 1.5e-8 * n.powf(2.5)
             }
             // Its time, after its buffers are written (page faults and all, about 5 GB/s).
-            Job::Sysbench(j) => j.seconds as f64 + 0.05 + (j.buffer_bytes * j.threads) as f64 / 5e9,
+            Job::Sysbench(j) => {
+                j.seconds as f64 + 0.05 + j.buffer_bytes.saturating_mul(j.threads) as f64 / 5e9
+            }
             // Its file is laid out once for the runs that share it: see `layout`.
             Job::SysbenchFileio(j) => (j.seconds + j.warmup_seconds) as f64 + 0.3,
             Job::Mbw(j) => j.expected_ms as f64 / 1e3 + 0.2,
