@@ -231,8 +231,10 @@ impl MemSession<'_> {
         Ok(self.records(w, params, samples, &times, ops, moved))
     }
 
-    /// The passes of a repetition: the fixed work's (`--total-bytes`), else calibrated — one
-    /// timed pass, then as many as fill the target duration.
+    /// The passes of a repetition: the fixed work's (`--total-bytes`), else calibrated — rounds
+    /// of 1, 2, 4, … passes until one takes a twentieth of the duration (1 ms at least), then
+    /// as many as fill it. One pass of a cache-resident array is shorter than starting the
+    /// threads, and timing one alone left repetitions at 60–80 % of --duration.
     fn passes(
         &self,
         cpus: &[usize],
@@ -247,13 +249,24 @@ impl MemSession<'_> {
             warmup: 0,
             repeat: 1,
         };
-        let first = runner::run_rounds(cpus, once, |i| pass(i, 0), |_| {}, |_| {})
+        let target = self.opts.duration.as_secs_f64();
+        let floor = (target / 20.0).max(1e-3);
+        let mut n: u64 = 1;
+        loop {
+            let round = runner::run_rounds(
+                cpus,
+                once,
+                |i| (1..=n).for_each(|s| pass(i, s)),
+                |_| {},
+                |_| {},
+            )
             .map_err(|e| MemError::Pin(e.to_string()))?;
-        Ok(
-            (self.opts.duration.as_secs_f64() / first[0].as_secs_f64().max(1e-9))
-                .ceil()
-                .max(1.0) as u64,
-        )
+            let t = round[0].as_secs_f64().max(1e-9);
+            if t >= floor || n >= 1 << 40 {
+                return Ok((n as f64 * target / t).ceil().max(1.0) as u64);
+            }
+            n *= 2;
+        }
     }
 
     /// A bandwidth point's records: its throughput, and a block workload's time of one
