@@ -286,16 +286,17 @@ pub fn variant_header(subsystem: Subsystem) -> &'static str {
 /// variant ("RR 1 KiB, WR 1 KiB: sysbench cannot run this point: …"), once however many rows
 /// and metrics share it.
 pub fn reference_gap_notes(records: &[&ResultRecord]) -> Vec<String> {
-    let mut by_reason: Vec<(String, Vec<String>)> = Vec::new();
+    // (the line's opening, its reason) and the points that share them.
+    let mut by_reason: Vec<((&str, &str), Vec<String>)> = Vec::new();
     for r in records {
         let why = match (&r.reference_unknown_reason, &r.reference) {
-            (Some(why), _) => format!("no reference figure for {{}}: {why}"),
+            (Some(why), _) => ("no reference figure for", why.as_str()),
             (
                 None,
                 Some(Reference {
                     differs: Some(d), ..
                 }),
-            ) => format!("the reference for {{}}: {d}"),
+            ) => ("the reference for", d.as_str()),
             _ => continue,
         };
         let v = variant_of(r, false);
@@ -312,7 +313,7 @@ pub fn reference_gap_notes(records: &[&ResultRecord]) -> Vec<String> {
     }
     by_reason
         .into_iter()
-        .map(|(why, names)| why.replacen("{}", &names.join(", "), 1))
+        .map(|((opening, why), names)| format!("{opening} {}: {why}", names.join(", ")))
         .collect()
 }
 
