@@ -78,6 +78,10 @@ pub struct Reference {
     /// blocks in sequence, not at random …"); absent where it is the point.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub differs: Option<String>,
+    /// Whether the tool's runs alternated with the point's repetitions (one after each), so
+    /// that both saw the machine at the same time; absent where they followed the point.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interleaved: bool,
 }
 
 impl Reference {
@@ -105,6 +109,7 @@ impl Reference {
             commands,
             output,
             differs: None,
+            interleaved: false,
         }
     }
 }

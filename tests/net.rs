@@ -679,6 +679,8 @@ fn remote_references_across_a_veth_pair() {
             assert!(reference["mean"].as_f64().unwrap() > 0.0, "{r}");
             let command = reference["commands"].to_string();
             assert!(command.contains("10.231.0.1"), "{command}");
+            // Run between the point's own tests, the server's tools started for each.
+            assert_eq!(reference["interleaved"], true, "{r}");
         }
     }
 }

@@ -585,3 +585,88 @@ fn dd_copies_a_file_for_a_disk_copy_point_and_removes_its_files() {
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// The references of `args`' run (peakbench's JSON on standard output): each record's tool
+/// figures, preferred first.
+fn references_of(args: &[&str]) -> Vec<(String, serde_json::Value)> {
+    let out = Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .args(args)
+        .args(["--reference", "--json", "-", "--no-history", "--quiet"])
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let mut refs = Vec::new();
+    for r in doc["results"].as_array().unwrap() {
+        let label = format!("{} {}", r["workload"], r["metric"]);
+        let others = r["other_references"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for reference in std::iter::once(r["reference"].clone()).chain(others) {
+            if !reference.is_null() {
+                refs.push((label.clone(), reference));
+            }
+        }
+    }
+    refs
+}
+
+/// A tool's runs alternate with the point's repetitions: three repetitions, three runs of each
+/// tool, made between them (`interleaved`), none made again after the point.
+#[test]
+fn a_tools_runs_alternate_with_the_points_repetitions() {
+    if installed(Tool::Mbw) {
+        let refs = references_of(&[
+            "mem",
+            "--workload=RWS",
+            "--block-size=1M",
+            "--array-size=8M",
+            "--threads=1",
+            "--repeat=3",
+            "--warmup=1",
+            "--duration=20ms",
+        ]);
+        assert_eq!(
+            refs.len(),
+            2,
+            "throughput and the time of one block: {refs:?}"
+        );
+        for (label, r) in refs {
+            assert_eq!(r["tool"], "mbw", "{label}: {r}");
+            assert_eq!(r["interleaved"], true, "{label}: {r}");
+            assert_eq!(r["samples"].as_array().unwrap().len(), 3, "{label}: {r}");
+            assert_eq!(r["commands"].as_array().unwrap().len(), 3, "{label}: {r}");
+        }
+    }
+    if installed(Tool::Fio) {
+        let dir = tempfile::tempdir().unwrap();
+        let refs = references_of(&[
+            "disk",
+            "--workload=RS",
+            "--block-size=64K",
+            "--threads=1",
+            "--size=8M",
+            "--runtime=200ms",
+            "--repeat=3",
+            "--dir",
+            dir.path().to_str().unwrap(),
+        ]);
+        let fio: Vec<_> = refs.iter().filter(|(_, r)| r["tool"] == "fio").collect();
+        assert_eq!(fio.len(), 3, "MB/s, IOPS and latency: {refs:?}");
+        for (label, r) in fio {
+            assert_eq!(r["interleaved"], true, "{label}: {r}");
+            assert_eq!(r["commands"].as_array().unwrap().len(), 3, "{label}: {r}");
+        }
+        // sysbench fileio beside it, where installed: its file prepared once, then three runs.
+        for (label, r) in refs.iter().filter(|(_, r)| r["tool"] == "sysbench") {
+            assert_eq!(r["interleaved"], true, "{label}: {r}");
+            assert_eq!(r["samples"].as_array().unwrap().len(), 3, "{label}: {r}");
+        }
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+    }
+}

@@ -237,6 +237,7 @@ fn run(req: CpuRequest, rec: &mut Recorder) -> anyhow::Result<()> {
         &points(&opts),
         |_| rounds,
         |p| format!("{} ×{}", p.workload, p.threads),
+        |p| super::planned::cpu_point(p.workload, p.threads, req.isa, opts.reps.repeat, &sys),
         |point, tick| {
             session
                 .run(point, tick)
@@ -318,6 +319,7 @@ fn run_linalg(
         &pts,
         |_| rounds,
         |p| format!("{} N={} ×{}", p.workload.name(), p.n, p.threads),
+        |p| super::planned::linalg(std::slice::from_ref(p), reps.repeat),
         |point, tick| {
             linalg::run(
                 &sys,

@@ -89,6 +89,7 @@ fn run(opts: DiskOptions, rec: &mut Recorder) -> anyhow::Result<()> {
                 p.iodepth
             )
         },
+        |p| session.planned(*p),
         |point, tick| session.run(point, tick).map_err(classify),
     )
 }

@@ -65,6 +65,7 @@ fn run(opts: MemOptions, rec: &mut Recorder) -> anyhow::Result<()> {
             Some(b) => format!("{} {} ×{}", p.workload, format_size(b), p.threads),
             None => format!("{} ×{}", p.workload, p.threads),
         },
+        |p| super::planned::mem_point(&session, *p, &opts, &sys),
         |point, tick| {
             session
                 .run(point, tick)

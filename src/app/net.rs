@@ -134,6 +134,7 @@ fn run(
         Some(estimate(&opts)),
     );
     let rounds = opts.repeat as u64;
+    let server_addr = session.target().addr.to_string();
     rec.drive(
         &pts,
         |_| rounds,
@@ -146,6 +147,7 @@ fn run(
                 p.params.streams
             )
         },
+        |p| super::planned::net_point(*p, &opts, Some(&server_addr)),
         |point, tick| session.run(point, tick).map_err(classify),
     )
 }

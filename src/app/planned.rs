@@ -5,7 +5,7 @@
 
 use crate::bench::cpu::CpuWorkload;
 use crate::bench::disk::{DiskOptions, points as disk_points};
-use crate::bench::mem::{MemOptions, MemWorkload, points as mem_points};
+use crate::bench::mem::{MemOptions, MemPoint, MemSession, MemWorkload, points as mem_points};
 use crate::bench::net::{NetOptions, points as net_points};
 use crate::results::params::Params;
 use crate::results::{Metric, ResultRecord, Subsystem, Unit};
@@ -22,6 +22,17 @@ fn record(
     repeat: usize,
 ) -> Option<ResultRecord> {
     let params = Params::with_defaults(subsystem, workload, params).ok()?;
+    Some(record_of(subsystem, workload, metric, params, repeat))
+}
+
+/// A planned record of `workload` with decoded `params`.
+fn record_of(
+    subsystem: Subsystem,
+    workload: &str,
+    metric: Metric,
+    params: Params,
+    repeat: usize,
+) -> ResultRecord {
     let unit = match (metric, subsystem) {
         (Metric::Throughput, Subsystem::Cpu) => Unit::OpsPerSec,
         (Metric::Throughput, Subsystem::Net) => Unit::BitsPerSec,
@@ -31,7 +42,7 @@ fn record(
         (Metric::Rate, _) => Unit::TransPerSec,
         (Metric::Loss, _) => Unit::Percent,
     };
-    Some(ResultRecord::new(
+    ResultRecord::new(
         subsystem,
         workload,
         params,
@@ -39,7 +50,7 @@ fn record(
         unit,
         vec![1.0; repeat.max(1)],
         Err("planned".into()),
-    ))
+    )
 }
 
 /// A point's records, one per metric, with the same parameters.
@@ -62,38 +73,46 @@ fn isa_name(asked: Option<crate::sysinfo::Isa>, sys: &SystemInfo) -> &'static st
         .map_or("scalar", |i| i.name())
 }
 
-/// A memory request's points: the block and array kernels with their arrays, LATENCY.
+/// A memory request's points: the block and array kernels with their arrays, LATENCY (none
+/// where the request does not hold on this machine).
 pub fn mem(opts: &MemOptions, sys: &SystemInfo) -> Vec<ResultRecord> {
-    let array = crate::bench::mem::array_bytes(opts, sys);
-    let isa = isa_name(opts.isa, sys);
-    let mut out = Vec::new();
-    for p in mem_points(opts) {
-        let per_thread = array / p.threads.max(1) as u64;
-        let params = match (p.workload, p.block) {
-            (MemWorkload::Latency, _) => {
-                out.extend(latency(p.threads, opts, sys));
-                continue;
-            }
-            (w, Some(block)) => json!({
-                "threads": p.threads, "isa": isa, "stores": "regular",
-                "array_bytes_per_thread": per_thread, "working_set_bytes": array * w.arrays(),
-                "block_size_bytes": block, "blocks_per_thread": per_thread / block.max(1),
-                "order": if w.random() { "random" } else { "sequential" },
-            }),
-            (w, None) => json!({
-                "threads": p.threads, "isa": isa, "stores": "nt",
-                "array_bytes_per_thread": per_thread, "working_set_bytes": array * w.arrays(),
-            }),
-        };
-        out.extend(records(
-            Subsystem::Mem,
-            p.workload.name(),
-            p.workload.spec().metrics,
-            params,
-            opts.reps.repeat,
-        ));
+    let Ok(session) = MemSession::new(sys, opts) else {
+        return Vec::new();
+    };
+    mem_points(opts)
+        .into_iter()
+        .flat_map(|p| mem_point(&session, p, opts, sys))
+        .collect()
+}
+
+/// One memory point's records, with the parameters `session` will run it with (its CPUs,
+/// instruction set and kind of stores).
+pub fn mem_point(
+    session: &MemSession,
+    p: MemPoint,
+    opts: &MemOptions,
+    sys: &SystemInfo,
+) -> Vec<ResultRecord> {
+    if p.workload == MemWorkload::Latency {
+        return latency(p.threads, opts, sys);
     }
-    out
+    let Some(params) = session.planned_params(p) else {
+        return Vec::new();
+    };
+    p.workload
+        .spec()
+        .metrics
+        .iter()
+        .map(|&m| {
+            record_of(
+                Subsystem::Mem,
+                p.workload.name(),
+                m,
+                params.clone(),
+                opts.reps.repeat,
+            )
+        })
+        .collect()
 }
 
 /// A LATENCY point's records: its staircase (one record for all its steps, whose working sets
@@ -149,34 +168,43 @@ pub fn disk(opts: &DiskOptions) -> Vec<ResultRecord> {
 /// A network request's points: goodput as the receiver measures it (and UDP's loss and
 /// jitter), or the round trip and the transaction rate.
 pub fn net(opts: &NetOptions, server: Option<&str>) -> Vec<ResultRecord> {
+    net_points(opts)
+        .into_iter()
+        .flat_map(|p| net_point(p, opts, server))
+        .collect()
+}
+
+/// One network point's records, against `server` (loopback where `None`).
+pub fn net_point(
+    p: crate::bench::net::NetPoint,
+    opts: &NetOptions,
+    server: Option<&str>,
+) -> Vec<ResultRecord> {
     use crate::bench::net::NetWorkload;
-    let mut out = Vec::new();
-    for p in net_points(opts) {
-        let udp = p.params.proto == crate::bench::net::Proto::Udp;
-        let params = json!({
-            "threads": p.params.streams, "streams": p.params.streams,
-            "protocol": if udp { "UDP" } else { "TCP" },
-            "message_size_bytes": p.params.message_bytes,
-            "duration_s": p.params.duration_ms as f64 / 1e3,
-            "omit_s": p.params.omit_ms as f64 / 1e3,
-            "server": server.unwrap_or("127.0.0.1:0"),
-            "side": "receiver",
-            "target_rate_bps": p.params.rate_bps,
-        });
-        let metrics: &[Metric] = match (p.workload, udp) {
-            (NetWorkload::Latency, _) => &[Metric::Latency, Metric::Rate],
-            (NetWorkload::Throughput, true) => &[Metric::Throughput, Metric::Loss, Metric::Jitter],
-            (NetWorkload::Throughput, false) => &[Metric::Throughput],
-        };
-        out.extend(records(
-            Subsystem::Net,
-            p.workload.name(),
-            metrics,
-            params,
-            opts.repeat,
-        ));
-    }
-    out
+    let udp = p.params.proto == crate::bench::net::Proto::Udp;
+    let params = json!({
+        "threads": p.params.streams, "streams": p.params.streams,
+        "protocol": if udp { "UDP" } else { "TCP" },
+        "message_size_bytes": p.params.message_bytes,
+        "duration_s": p.params.duration_ms as f64 / 1e3,
+        "omit_s": p.params.omit_ms as f64 / 1e3,
+        "server": server.unwrap_or("127.0.0.1:0"),
+        "side": "receiver",
+        "target_rate_bps": p.params.rate_bps,
+    });
+    let metrics: &[Metric] = match (p.workload, udp) {
+        (NetWorkload::Latency, _) => &[Metric::Latency, Metric::Rate],
+        (NetWorkload::Throughput, true) => &[Metric::Throughput, Metric::Loss, Metric::Jitter],
+        (NetWorkload::Throughput, false) => &[Metric::Throughput],
+    };
+    records(
+        Subsystem::Net,
+        p.workload.name(),
+        metrics,
+        params,
+        opts.repeat,
+    )
+    .collect()
 }
 
 /// A CPU request's synthetic kernels at each thread count (its dense solves and multiplies:
@@ -188,19 +216,22 @@ pub fn cpu(
     repeat: usize,
     sys: &SystemInfo,
 ) -> Vec<ResultRecord> {
-    let isa = isa_name(isa, sys);
-    let mut out = Vec::new();
-    for (w, t) in crate::sweep::product(kernels, threads) {
-        let params = json!({"threads": t, "isa": isa});
-        out.extend(records(
-            Subsystem::Cpu,
-            w.name(),
-            w.spec().metrics,
-            params,
-            repeat,
-        ));
-    }
-    out
+    crate::sweep::product(kernels, threads)
+        .into_iter()
+        .flat_map(|(w, t)| cpu_point(w, t, isa, repeat, sys))
+        .collect()
+}
+
+/// One synthetic kernel's records at `threads`.
+pub fn cpu_point(
+    w: CpuWorkload,
+    threads: usize,
+    isa: Option<crate::sysinfo::Isa>,
+    repeat: usize,
+    sys: &SystemInfo,
+) -> Vec<ResultRecord> {
+    let params = json!({"threads": threads, "isa": isa_name(isa, sys)});
+    records(Subsystem::Cpu, w.name(), w.spec().metrics, params, repeat).collect()
 }
 
 /// A request's dense solves and multiplies, with the built-in engine's operation count.
@@ -230,4 +261,146 @@ pub fn linalg(
             )
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    //! A point's plan asks the reference tools for what its measured records will ask them
+    //! for: the runs made between its rounds are the ones its figures are taken from.
+    use super::*;
+    use crate::bench::buffer::HugePages;
+    use crate::reference::{RefContext, jobs};
+    use crate::runner::Repetition;
+    use std::collections::BTreeSet;
+    use std::time::Duration;
+
+    fn sys() -> SystemInfo {
+        crate::sysinfo::collect(crate::sysinfo::ClockBudget {
+            warmup: Duration::from_millis(1),
+            sample: Duration::from_millis(1),
+            samples: 1,
+        })
+    }
+
+    /// The jobs (by key) that `recs` ask the tools for.
+    fn keys(recs: &[ResultRecord], ctx: &RefContext) -> BTreeSet<String> {
+        recs.iter()
+            .filter_map(|r| jobs(r, ctx)?.ok())
+            .flatten()
+            .map(|j| format!("{:?}", j.key()))
+            .collect()
+    }
+
+    fn reps() -> Repetition {
+        Repetition {
+            warmup: 0,
+            repeat: 2,
+        }
+    }
+
+    #[test]
+    fn memory_points_plan_the_jobs_they_measure() {
+        use crate::bench::mem::Stores;
+        let sys = sys();
+        let ctx = RefContext::new(std::env::temp_dir());
+        let mut asked = 0;
+        for stores in [Stores::Nt, Stores::Regular, Stores::Auto] {
+            let opts = MemOptions {
+                workloads: MemWorkload::ALL.to_vec(),
+                block_sizes: vec![8, 8192, 1 << 20],
+                threads: vec![1, 2],
+                array_bytes: Some(2 << 20),
+                stores,
+                isa: None,
+                huge_pages: vec![HugePages::On],
+                latency_max_bytes: 64 << 10,
+                latency_threads: vec![1],
+                latency_sample: Duration::from_millis(2),
+                total_bytes: None,
+                scaling: crate::results::params::Scaling::Strong,
+                duration: Duration::from_millis(2),
+                reps: reps(),
+                peak: Default::default(),
+            };
+            let Ok(session) = MemSession::new(&sys, &opts) else {
+                // No non-temporal stores here: the other modes still run.
+                continue;
+            };
+            for p in mem_points(&opts) {
+                let planned = keys(&mem_point(&session, p, &opts, &sys), &ctx);
+                let measured = keys(&session.run(p, &mut || {}).unwrap(), &ctx);
+                assert_eq!(planned, measured, "{stores:?} {p:?}");
+                asked += measured.len();
+            }
+        }
+        // sysbench, mbw and likwid-bench have jobs for these points, installed or not.
+        assert!(asked >= 20, "{asked}");
+    }
+
+    #[test]
+    fn disk_points_plan_the_jobs_they_measure() {
+        use crate::bench::disk::{DiskSession, DiskWorkload, EngineKind, target::Place};
+        let dir = tempfile::tempdir().unwrap();
+        let sys = sys();
+        let ctx = RefContext::new(dir.path());
+        let opts = DiskOptions {
+            workloads: vec![DiskWorkload::Ws, DiskWorkload::Rr, DiskWorkload::Rw],
+            block_sizes: vec![4096, 65536],
+            threads: vec![1, 2],
+            iodepths: vec![1],
+            engine: EngineKind::Psync,
+            place: Place::Dir(dir.path().to_path_buf()),
+            size: 1 << 20,
+            runtime: Duration::from_millis(20),
+            ramp: Duration::ZERO,
+            read_percent: 70,
+            direct: false,
+            sync: crate::results::params::SyncMode::FdatasyncEnd,
+            file_per_thread: false,
+            total_bytes: None,
+            scaling: crate::results::params::Scaling::Strong,
+            reps: reps(),
+            peaks: Default::default(),
+        };
+        let session = DiskSession::new(&sys, &opts).unwrap();
+        let mut asked = 0;
+        for p in disk_points(&opts) {
+            let planned = keys(&session.planned(p), &ctx);
+            let measured = keys(&session.run(p, &mut || {}).unwrap(), &ctx);
+            assert_eq!(planned, measured, "{p:?}");
+            // fio and sysbench fileio.
+            assert_eq!(measured.len(), 2, "{p:?}");
+            asked += 1;
+        }
+        assert_eq!(asked, 12);
+    }
+
+    #[test]
+    fn cpu_points_plan_the_jobs_they_measure() {
+        use crate::bench::cpu::{CpuOptions, CpuSession, points};
+        let sys = sys();
+        let ctx = RefContext::new(std::env::temp_dir());
+        let opts = CpuOptions {
+            workloads: CpuWorkload::ALL.to_vec(),
+            threads: vec![1, 2],
+            scaling: crate::results::params::Scaling::Weak,
+            isa: None,
+            duration: Duration::from_millis(2),
+            total_ops: None,
+            reps: reps(),
+            clock_ghz: None,
+            ops_per_cycle: Default::default(),
+            peak_per_core: Default::default(),
+        };
+        let mut session = CpuSession::new(&sys, &opts).unwrap();
+        let mut asked = 0;
+        for p in points(&opts) {
+            let planned = keys(&cpu_point(p.workload, p.threads, None, 2, &sys), &ctx);
+            let measured = keys(&[session.run(p, &mut || {}).unwrap()], &ctx);
+            assert_eq!(planned, measured, "{p:?}");
+            asked += measured.len();
+        }
+        // likwid-bench's peakflops for DP and SP at each thread count.
+        assert!(asked >= 4, "{asked}");
+    }
 }

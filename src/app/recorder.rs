@@ -253,11 +253,15 @@ impl Recorder {
     /// Runs `points` one after the other with a progress bar on stderr (ticked between rounds,
     /// never inside a timed region), recording every point as soon as it is measured so that an
     /// interrupted run keeps it. A point that fails stops the run; the points before it stay.
+    /// With reference tools, the runs of those that will measure a point alternate with its
+    /// rounds, as `planned` (its records before it runs: empty where it allows none) says
+    /// they will ([`crate::reference::Interleave`]).
     pub fn drive<P: Copy>(
         &mut self,
         points: &[P],
         rounds: impl Fn(&P) -> u64,
         label: impl Fn(&P) -> String,
+        planned: impl Fn(&P) -> Vec<ResultRecord>,
         mut run: impl FnMut(P, &mut dyn FnMut()) -> anyhow::Result<Vec<ResultRecord>>,
     ) -> anyhow::Result<()> {
         self.system();
@@ -283,7 +287,23 @@ impl Recorder {
                 return Err(Interrupted.into());
             }
             bar.set_message(label(&point));
-            let outcome = run(point, &mut || bar.inc(1));
+            let available = self
+                .report
+                .as_ref()
+                .and_then(|r| r.system.memory.available_bytes.get().copied());
+            let mut tools = self
+                .reference
+                .as_ref()
+                .map(|ctx| ctx.interleave(&planned(&point), rounds(&point), available));
+            let outcome = run(point, &mut || {
+                bar.inc(1);
+                if let Some(t) = &mut tools {
+                    t.tick();
+                }
+            });
+            if let Some(t) = tools {
+                t.finish(outcome.is_ok());
+            }
             match outcome {
                 Ok(mut records) => {
                     let cpus = crate::runner::affinity::allowed_cpus().len();

@@ -249,6 +249,21 @@ pub fn iterations(job: &Job, info: &KernelInfo, expected_per_thread: u64) -> Opt
     Some((n as u64).max(10))
 }
 
+/// `job` sized from what its previous run measured (a planned point has no rate of its own).
+pub fn resized(job: &Job, previous: &LikwidResult) -> Job {
+    let rate = match job.counted {
+        Counted::Flops => previous.mflops_per_s,
+        Counted::Bytes => previous.mbytes_per_s,
+    };
+    let per_thread = rate
+        .map(|r| r * 1e6 / job.threads.max(1) as f64)
+        .filter(|r| r.is_finite() && *r >= 1.0);
+    Job {
+        expected_per_thread: per_thread.map(|r| r as u64).or(job.expected_per_thread),
+        ..job.clone()
+    }
+}
+
 /// Runs `job`, sized by its expected rate when there is one (else calibrated by likwid-bench).
 pub fn run(program: &Path, job: &Job) -> Result<LikwidResult, RefError> {
     let iterations = job.expected_per_thread.and_then(|rate| {

@@ -83,26 +83,46 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
             ),
         )
     })?;
-    // As many copies as fill the point's time at the rate peakbench measured (each copy reads
-    // and writes the array), within COPIES.
-    let seconds = ctx.own_seconds();
-    // Bytes read and written per second by one process: the point's own per thread, but no
-    // more than one memcpy call per CALL_S allows.
+    // Bytes read and written per second by one process: the point's own per thread.
     let measured = match (rec.metric, rec.summary.mean) {
         // (A planned point, not measured yet, has no rate: 10 GB/s is assumed.)
         (Metric::Throughput, bps) if bps > 1e6 => bps / rec.params.threads().max(1) as f64,
         _ => 10e9,
     };
-    let per_process = measured.min(2.0 * blocks.block_size_bytes as f64 / CALL_S);
-    let copy_s = 2.0 * (array_mib << 20) as f64 / per_process;
+    Ok(sized(
+        Job {
+            processes: rec.params.threads().max(1) as u64,
+            array_mib,
+            block_bytes: blocks.block_size_bytes,
+            copies: 0,
+            expected_ms: 0,
+        },
+        measured,
+        ctx.own_seconds(),
+    ))
+}
+
+/// `job` with as many copies as fill `seconds` at `per_process` bytes read and written per
+/// second (each copy reads and writes the array), within COPIES; no more than one memcpy call
+/// per CALL_S allows.
+fn sized(job: Job, per_process: f64, seconds: f64) -> Job {
+    let per_process = per_process.min(2.0 * job.block_bytes as f64 / CALL_S);
+    let copy_s = 2.0 * (job.array_mib << 20) as f64 / per_process;
     let copies = ((seconds / copy_s).ceil() as u64).clamp(COPIES.0, COPIES.1);
-    Ok(Job {
-        processes: rec.params.threads().max(1) as u64,
-        array_mib,
-        block_bytes: blocks.block_size_bytes,
+    Job {
         copies,
         expected_ms: (copies as f64 * copy_s * 1e3).ceil() as u64,
-    })
+        ..job
+    }
+}
+
+/// `job` sized from what its previous run measured (a planned point has no rate of its own).
+pub fn resized(job: &Job, previous: &MbwResult, seconds: f64) -> Job {
+    let per_process = 2.0 * previous.copy_mib_s * 1_048_576.0 / previous.processes.max(1) as f64;
+    if !(per_process.is_finite() && per_process > 1e6) {
+        return job.clone();
+    }
+    sized(job.clone(), per_process, seconds)
 }
 
 /// The largest array of whole MiB, at most `mib`, that is a whole number of `block`-byte

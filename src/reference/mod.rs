@@ -28,6 +28,7 @@ pub mod dd;
 pub mod fileio;
 pub mod fio;
 pub mod hpcc;
+mod interleave;
 pub mod iperf3;
 pub mod likwid;
 pub mod mbw;
@@ -52,6 +53,7 @@ use std::time::Duration;
 pub const STREAM_ENV: &str = "PEAKBENCH_STREAM";
 
 pub use crate::ids::Tool;
+pub use interleave::Interleave;
 
 /// An installed tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -390,6 +392,8 @@ impl Default for Limits {
 struct Runs {
     outcomes: Vec<Outcome>,
     transcript: process::Transcript,
+    /// Made between the point's rounds ([`interleave`]), not after them.
+    interleaved: bool,
 }
 
 impl RefContext {
@@ -439,6 +443,17 @@ impl RefContext {
     fn own_seconds(&self) -> f64 {
         self.seconds(self.limits().own_time.map(|d| d.as_secs_f64()))
             .unwrap_or(1.0)
+    }
+
+    /// The runs of the job of `key` ([`Job::key`]), where they were made.
+    fn cached(&self, key: &Job) -> Option<Result<Runs, RefError>> {
+        let runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+        runs.get(key).cloned()
+    }
+
+    fn cache(&self, key: Job, runs: Result<Runs, RefError>) {
+        let mut all = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+        all.insert(key, runs);
     }
 
     /// What the tools may take now.
@@ -757,13 +772,8 @@ fn measure_job(
     job: &Job,
     found: &Found,
 ) -> Result<Reference, RefError> {
-    let cached = ctx
-        .runs
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(job)
-        .cloned();
-    let runs = match cached {
+    let key = job.key();
+    let runs = match ctx.cached(&key) {
         Some(o) => o,
         None => {
             // As many runs as the point has repetitions, so that both have a spread.
@@ -779,11 +789,9 @@ fn measure_job(
             let o = outcomes.map(|outcomes| Runs {
                 outcomes,
                 transcript,
+                interleaved: false,
             });
-            ctx.runs
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(job.clone(), o.clone());
+            ctx.cache(key, o.clone());
             o
         }
     }?;
@@ -805,6 +813,7 @@ fn measure_job(
         (runs.transcript.commands, runs.transcript.output),
     );
     reference.differs = job.differs(rec);
+    reference.interleaved = runs.interleaved;
     Ok(reference)
 }
 

@@ -135,11 +135,16 @@ fn reference_runs(results: &[crate::results::ResultRecord]) -> Vec<ReferenceRun>
                 subsystem: r.subsystem,
                 points: vec![point],
                 summary: format!(
-                    "{} {}: {} run{}",
+                    "{} {}: {} run{}{}",
                     reference.tool,
                     reference.version,
                     reference.samples.len().max(1),
-                    if reference.samples.len() > 1 { "s" } else { "" }
+                    if reference.samples.len() > 1 { "s" } else { "" },
+                    if reference.interleaved {
+                        ", each after one of peakbench's repetitions"
+                    } else {
+                        ", after peakbench's repetitions"
+                    }
                 ),
                 output: reference.output.clone(),
             }),

@@ -166,6 +166,39 @@ impl DiskSession<'_> {
         out
     }
 
+    /// `point`'s records before it runs, with the parameters it will run with (its CPUs and
+    /// file) and a sample of 1 a repetition: what the reference tools are asked before it runs.
+    pub fn planned(&self, point: DiskPoint) -> Vec<ResultRecord> {
+        let cpus = self.placement(point.threads).cpus;
+        let outstanding = point.threads * point.iodepth;
+        let law = LittlesLaw {
+            outstanding,
+            expected_iops: 0.0,
+            ratio: 0.0,
+            within_5_percent: false,
+        };
+        let params = self.params(point, &cpus, 0.0, law);
+        let samples = vec![1.0; self.opts.reps.repeat.max(1)];
+        [
+            (Metric::Throughput, Unit::MBPerSec),
+            (Metric::Iops, Unit::Iops),
+            (Metric::Latency, Unit::Micros),
+        ]
+        .into_iter()
+        .map(|(metric, unit)| {
+            ResultRecord::new(
+                Subsystem::Disk,
+                point.workload.name(),
+                Params::Disk(params.clone()),
+                metric,
+                unit,
+                samples.clone(),
+                Err("planned: not measured yet".into()),
+            )
+        })
+        .collect()
+    }
+
     /// The parameters of `point`'s records (without the latency's definition).
     fn params(
         &self,

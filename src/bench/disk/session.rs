@@ -82,7 +82,7 @@ impl<'a> DiskSession<'a> {
     /// interrupts (a completion on another CPU costs a cross-CPU wake-up: on this VM's virtio
     /// disk, 4k QD1 reads go from 12.5k to 15.7k IOPS with fio pinned to the IRQ's CPU), then
     /// on the others, as the CPU benchmark places them.
-    fn placement(&self, threads: usize) -> affinity::Placement {
+    pub(super) fn placement(&self, threads: usize) -> affinity::Placement {
         let mut p = affinity::place(threads, &self.allowed, &self.sys.cpu.logical);
         let irq: Vec<usize> = self
             .target()

@@ -17,6 +17,24 @@ use crate::sysinfo::peak::Peak;
 /// Thread i's arrays for one point.
 type Arrays = Vec<Buffer>;
 
+/// How a bandwidth point lays out its arrays and blocks ([`MemSession::shape`]).
+struct Shape {
+    /// Each thread's array, bytes (whole 64-byte lines).
+    per_thread: u64,
+    block: u64,
+    blocks: u64,
+    /// Arrays read and written by a pass.
+    reads: u64,
+    writes: u64,
+    /// Bytes of each array a pass touches.
+    touched: u64,
+    bytewise: bool,
+    wordwise: bool,
+    kernels: kernels::Kernels,
+    /// Non-temporal stores.
+    streams: bool,
+}
+
 /// What one pass of a bandwidth workload runs: a STREAM kernel over whole arrays, or a block
 /// kernel over every block (copied, filled or read).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,8 +98,82 @@ impl MemSession<'_> {
         share.div_ceil(pass_bytes.max(1)).max(1)
     }
 
-    /// Runs a bandwidth point: its throughput record.
-    /// A bandwidth point's record; a block workload's also the time of one operation.
+    /// How a bandwidth point lays out its arrays and blocks, and the kernels it runs.
+    fn shape(&self, point: MemPoint) -> Shape {
+        let w = point.workload;
+        let array = array_bytes(self.opts, self.sys);
+        // Each thread's arrays: a whole number of 64-byte lines.
+        let per_thread = (array / point.threads.max(1) as u64) / 64 * 64;
+        let block = point.block.unwrap_or(per_thread);
+        let blocks = per_thread / block.max(1);
+        let (reads, writes) = w.traffic();
+        let touched = if w.uses_blocks() {
+            blocks * block
+        } else {
+            per_thread / 8 * 8
+        };
+        // A block that is not whole 8-byte words is moved byte by byte, with byte stores; a
+        // small one word by word.
+        let bytewise = !block.is_multiple_of(8);
+        let wordwise = !bytewise && block < WORD_BLOCKS_BELOW;
+        let (kernels, streams) = self.kernels_for(block);
+        Shape {
+            per_thread,
+            block,
+            blocks,
+            reads,
+            writes,
+            touched,
+            bytewise,
+            wordwise,
+            kernels,
+            streams: streams && !bytewise && !wordwise,
+        }
+    }
+
+    /// A bandwidth point's parameters, run on `cpus` with `passes` a repetition.
+    fn params(&self, point: MemPoint, shape: &Shape, cpus: &[usize], passes: u64) -> Params {
+        let w = point.workload;
+        let threads = point.threads as u64;
+        Params::Mem(rp::MemParams {
+            threads: point.threads,
+            kernel: Some(rp::MemKernel {
+                cpus: cpus.to_vec(),
+                isa: self.isa,
+                stores: store_kind(shape.writes, shape.streams),
+                blocks: w.uses_blocks().then(|| rp::MemBlocks {
+                    block_size_bytes: shape.block,
+                    blocks_per_thread: shape.blocks,
+                    order: if w.random() {
+                        rp::Order::Random
+                    } else {
+                        rp::Order::Sequential
+                    },
+                }),
+                array_bytes_per_thread: shape.per_thread,
+                pages: HugePages::On.pages(),
+                working_set_bytes: w.arrays() * shape.per_thread * threads,
+                bytes_read_per_pass: shape.reads * shape.touched * threads,
+                bytes_written_per_pass: shape.writes * shape.touched * threads,
+                passes,
+                total_bytes: self.opts.total_bytes,
+                scaling: self.opts.total_bytes.map(|_| self.opts.scaling),
+                byte_counting: rp::ByteCounting::Stream,
+            }),
+            node: rp::NodeTag::default(),
+        })
+    }
+
+    /// A bandwidth point's parameters before it runs (its passes not calibrated yet: 0), on
+    /// the CPUs it will run on; `None` for another workload.
+    pub fn planned_params(&self, point: MemPoint) -> Option<Params> {
+        Pass::of(point.workload)?;
+        let placement = affinity::place(point.threads, &self.allowed, &self.sys.cpu.logical);
+        Some(self.params(point, &self.shape(point), &placement.cpus, 0))
+    }
+
+    /// Runs a bandwidth point: its throughput record; a block workload's also the time of one
+    /// operation.
     pub(super) fn bandwidth(
         &self,
         point: MemPoint,
@@ -96,19 +188,21 @@ impl MemSession<'_> {
         let placement = affinity::place(point.threads, &self.allowed, &self.sys.cpu.logical);
         let cpus = &placement.cpus;
         let array = array_bytes(self.opts, self.sys);
-        // Each thread's arrays: a whole number of 64-byte lines.
-        let per_thread = (array / point.threads as u64) / 64 * 64;
+        let shape = self.shape(point);
+        let Shape {
+            per_thread,
+            block,
+            blocks,
+            reads,
+            writes,
+            touched,
+            bytewise,
+            wordwise,
+            kernels: k,
+            ..
+        } = shape;
         let elems = (per_thread / 8) as usize;
-        let block = point.block.unwrap_or(per_thread);
-        let blocks = per_thread / block;
         let block_elems = (block / 8) as usize;
-        // Bytes moved per pass by one thread, as STREAM counts them.
-        let (reads, writes) = w.traffic();
-        let touched = if w.uses_blocks() {
-            blocks * block
-        } else {
-            elems as u64 * 8
-        };
         let pass_bytes = (reads + writes) * touched;
 
         // Allocate on each pinned thread: first touch places the pages on its node.
@@ -123,12 +217,6 @@ impl MemSession<'_> {
                 .collect()
         })?;
 
-        // A block that is not whole 8-byte words is moved byte by byte, with byte stores; a
-        // small one word by word.
-        let bytewise = !block.is_multiple_of(8);
-        let wordwise = !bytewise && block < WORD_BLOCKS_BELOW;
-        let (k, streams) = self.kernels_for(block);
-        let streams = streams && !bytewise && !wordwise;
         let sink = std::sync::atomic::AtomicU64::new(0);
         // One pass over thread i's arrays; `seed` varies the random block order.
         let pass = |i: usize, seed: u64| {
@@ -197,34 +285,7 @@ impl MemSession<'_> {
             .iter()
             .map(|t| total / t.as_secs_f64() / 1e9)
             .collect();
-        let stores = store_kind(writes, streams);
-        let params = Params::Mem(rp::MemParams {
-            threads: point.threads,
-            kernel: Some(rp::MemKernel {
-                cpus: placement.cpus.clone(),
-                isa: self.isa,
-                stores,
-                blocks: w.uses_blocks().then(|| rp::MemBlocks {
-                    block_size_bytes: block,
-                    blocks_per_thread: blocks,
-                    order: if w.random() {
-                        rp::Order::Random
-                    } else {
-                        rp::Order::Sequential
-                    },
-                }),
-                array_bytes_per_thread: per_thread,
-                pages: HugePages::On.pages(),
-                working_set_bytes: w.arrays() * per_thread * point.threads as u64,
-                bytes_read_per_pass: reads * touched * point.threads as u64,
-                bytes_written_per_pass: writes * touched * point.threads as u64,
-                passes,
-                total_bytes: self.opts.total_bytes,
-                scaling: self.opts.total_bytes.map(|_| self.opts.scaling),
-                byte_counting: rp::ByteCounting::Stream,
-            }),
-            node: rp::NodeTag::default(),
-        });
+        let params = self.params(point, &shape, cpus, passes);
         // Every thread moves `passes × blocks` blocks in the repetition's time, at once.
         let ops = passes * blocks;
         let moved = (reads + writes) * block * point.threads as u64;
