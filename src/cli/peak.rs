@@ -104,7 +104,8 @@ pub fn sheet(u: &'static Uarch, cores: u32, sockets: u32, ghz: f64) -> PeakSheet
         clock_ghz: Some(ghz),
         ..Default::default()
     };
-    let workloads = CpuWorkload::defaults()
+    // Every kernel's (the FP issue ceilings of SPFA and DPFA too), not NULL's.
+    let workloads = CpuWorkload::ALL
         .into_iter()
         .filter_map(|w| w.op_with_fp16(u.fp16).map(|op| (w.name().to_string(), op)));
     let dots = [

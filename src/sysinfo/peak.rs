@@ -23,11 +23,17 @@ use crate::ids::Unit;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod disk;
+pub use disk::{DiskPeaks, disk_iops, disk_latency, disk_throughput};
+
 /// The kind of operation a CPU workload performs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum OpClass {
     /// Floating-point fused multiply-add on elements of this many bits.
     Fma { element_bits: u32 },
+    /// Floating-point FMAs and adds together, as many adds as the core issues beside its FMAs
+    /// (its FP issue ceiling; an add is one operation a lane, an FMA two).
+    FmaAdd { element_bits: u32 },
     /// Integer add on elements of this many bits.
     IntAdd { element_bits: u32 },
     /// Dot product of 8-bit integers (VNNI, `sdot`) or bf16 values into 32-bit lanes: each lane
@@ -40,7 +46,8 @@ impl OpClass {
     /// add: 1; a dot product into 32-bit lanes: 2 × 32 / element_bits).
     pub fn lane_bits_and_ops(self) -> (u32, u64) {
         match self {
-            OpClass::Fma { element_bits } => (element_bits, 2),
+            // An FMA's; the adds beside them are the kernel's to count.
+            OpClass::Fma { element_bits } | OpClass::FmaAdd { element_bits } => (element_bits, 2),
             OpClass::IntAdd { element_bits } => (element_bits, 1),
             OpClass::Dot { element_bits } => (32, 2 * 32 / element_bits.clamp(1, 32) as u64),
         }
@@ -127,69 +134,16 @@ pub fn cpu_peak(
             let uarch = uarch.ok_or_else(|| {
                 "the microarchitecture is not in peakbench's table, so its operations per cycle are unknown; give them with --ops-per-cycle WORKLOAD=N".to_string()
             })?;
-            let vector: Vec<Isa> = isas.iter().copied().filter(|i| *i != Isa::Scalar).collect();
-            // (rates, bits per lane, operations per lane, the rate's name, usable ISAs)
-            let (rates, lane_bits, ops_per_lane, what, usable): (
-                &[Rate],
-                u32,
-                f64,
-                &str,
-                Vec<Isa>,
-            ) = match op {
-                OpClass::Fma { element_bits } => (
-                    uarch.fma,
-                    element_bits,
-                    2.0,
-                    "fma_per_cycle",
-                    isas.iter().copied().filter(|i| i.has_fma()).collect(),
-                ),
-                OpClass::IntAdd { element_bits } => (
-                    uarch.int_add,
-                    element_bits,
-                    1.0,
-                    "int_add_per_cycle",
-                    isas.to_vec(),
-                ),
-                OpClass::Dot { element_bits: 8 } => {
-                    (uarch.int8_dot, 32, 8.0, "int8_dot_per_cycle", vector)
+            match op {
+                OpClass::FmaAdd { element_bits } => {
+                    let (ops, d) = fp_issue(uarch, isas, element_bits, &mut inputs)?;
+                    (ops, Some(d))
                 }
-                OpClass::Dot { .. } => (uarch.bf16_dot, 32, 4.0, "bf16_dot_per_cycle", vector),
-            };
-            if rates.is_empty() {
-                return Err(format!(
-                    "the {} entry has no {what} (the core has no such instruction, or no published rate was confirmed)",
-                    uarch.name
-                ));
+                _ => {
+                    let (ops, d) = table_ops(op, uarch, isas, &mut inputs)?;
+                    (ops, Some(d))
+                }
             }
-            let best = Uarch::best(rates, &usable).ok_or_else(|| {
-                format!(
-                    "no vector instruction set of the {} entry is usable on this machine (ISAs: {})",
-                    uarch.name,
-                    isas.iter().map(|i| i.name()).collect::<Vec<_>>().join(", ")
-                )
-            })?;
-            let lanes = (best.width_bits / lane_bits) as f64;
-            inputs.insert(
-                what.into(),
-                input(best.per_cycle, "instructions/cycle/core", Source::Table),
-            );
-            inputs.insert(
-                "vector_width".into(),
-                input(best.width_bits as f64, "bits", Source::Table),
-            );
-            inputs.insert(
-                "element_width".into(),
-                input(lane_bits as f64, "bits", Source::Detected),
-            );
-            let ops = best.per_cycle * lanes * ops_per_lane;
-            let derivation = match op {
-                OpClass::Dot { .. } => format!(
-                    "{what} × (vector_width / element_width) × {ops_per_lane} (multiplies and adds per 32-bit lane)"
-                ),
-                _ if ops_per_lane == 2.0 => format!("{what} × (vector_width / element_width) × 2"),
-                _ => format!("{what} × (vector_width / element_width)"),
-            };
-            (ops, Some(derivation))
         }
     };
     let formula = match derivation {
@@ -210,211 +164,108 @@ pub fn cpu_peak(
     })
 }
 
-/// The rated figures of a disk, from the user.
-#[derive(Debug, Clone, Default)]
-pub struct DiskPeaks {
-    pub read_mbps: Option<f64>,
-    pub write_mbps: Option<f64>,
-    pub read_iops: Option<f64>,
-    pub write_iops: Option<f64>,
-    /// The rated access latency of one I/O, µs (`--disk-latency-us`).
-    pub latency_us: Option<f64>,
-    /// A rotating disk's spindle speed and average seek (`--rpm`, `--seek-ms`).
-    pub rpm: Option<f64>,
-    pub seek_ms: Option<f64>,
-}
-
-impl DiskPeaks {
-    /// The least time to reach a record before its transfer, µs, with its formula and inputs:
-    /// the rated access latency, or for random I/O on a rotating disk the average seek and half
-    /// a rotation (sequential I/O on it neither seeks nor waits: 0); None when neither is
-    /// given.
-    fn access_us(&self, random: bool) -> Option<(f64, String, BTreeMap<String, PeakInput>)> {
-        let mut inputs = BTreeMap::new();
-        if let Some(l) = self.latency_us {
-            inputs.insert("access".into(), input(l, "µs", Source::User));
-            return Some((l, "access".into(), inputs));
-        }
-        let (rpm, seek) = (self.rpm?, self.seek_ms?);
-        inputs.insert("rpm".into(), input(rpm, "rev/min", Source::User));
-        inputs.insert("seek".into(), input(seek, "ms", Source::User));
-        if !random {
-            return Some((
-                0.0,
-                "0 (sequential: no seek, no rotational wait)".into(),
-                inputs,
-            ));
-        }
-        let us = seek * 1e3 + 0.5 * 60e6 / rpm;
-        Some((us, "(seek + ½ × 60 s / rpm)".into(), inputs))
-    }
-}
-
-/// The rated figure for a mix with `read_share` of the bytes (or I/Os) read: the harmonic
-/// mean of the read and write figures, weighted by the mix.
-fn rated_mix(read: Option<f64>, write: Option<f64>, read_share: f64) -> Option<f64> {
-    match (read, write) {
-        (Some(r), Some(w)) => Some(1.0 / (read_share / r + (1.0 - read_share) / w)),
-        (Some(r), None) if read_share >= 1.0 => Some(r),
-        (None, Some(w)) if read_share <= 0.0 => Some(w),
-        _ => None,
-    }
-}
-
-/// A disk's throughput peak in MB/s: its rated figure (user) for the read/write mix, bounded
-/// by its link (`link`: MB/s and a description); or the link alone; or unknown with the reason
-/// (`no_link`: why there is no link bound).
-pub fn disk_throughput(
-    rated: &DiskPeaks,
-    read_share: f64,
-    link: Option<(f64, String)>,
-    no_link: &str,
-) -> Result<Peak, String> {
-    let rated = rated_mix(rated.read_mbps, rated.write_mbps, read_share);
-    let mut inputs = BTreeMap::new();
-    let input = |v: f64, u: &str, s: Source| PeakInput {
-        value: v,
-        unit: u.into(),
-        source: s,
-    };
-    match (rated, link) {
-        (Some(r), Some((l, desc))) => {
-            inputs.insert("rated".into(), input(r, "MB/s", Source::User));
-            inputs.insert(
-                "link".into(),
-                input(l, &format!("MB/s ({desc})"), Source::Detected),
-            );
-            Ok(Peak {
-                value: r.min(l),
-                unit: Unit::MBPerSec,
-                formula: "min(rated, link)".into(),
-                inputs,
-            })
-        }
-        (Some(r), None) => {
-            inputs.insert("rated".into(), input(r, "MB/s", Source::User));
-            Ok(Peak {
-                value: r,
-                unit: Unit::MBPerSec,
-                formula: "rated".into(),
-                inputs,
-            })
-        }
-        (None, Some((l, desc))) => {
-            inputs.insert(
-                "link".into(),
-                input(l, &format!("MB/s ({desc})"), Source::Detected),
-            );
-            Ok(Peak {
-                value: l,
-                unit: Unit::MBPerSec,
-                formula: "link (the device's rated figure is not known: give --disk-peak-read-mbps/--disk-peak-write-mbps)".into(),
-                inputs,
-            })
-        }
-        (None, None) => Err(format!(
-            "the device's rated throughput is not in sysfs and {no_link}; give --disk-peak-read-mbps and --disk-peak-write-mbps"
-        )),
-    }
-}
-
-/// A disk's IOPS peak for records of `block` bytes with `read_share` of them read: the least
-/// of the rated IOPS (user) for the mix, the bandwidth bound (the rated MB/s for the mix, or
-/// the link's, ÷ the record size) and, for random I/O on a rotating disk, one I/O per seek and
-/// half a rotation (`--rpm`, `--seek-ms`); unknown where none is known.
-pub fn disk_iops(
-    rated: &DiskPeaks,
-    read_share: f64,
-    block: u64,
-    link: Option<(f64, String)>,
-    random: bool,
-) -> Result<Peak, String> {
-    let mut bounds: Vec<(f64, &str)> = Vec::new();
-    let mut inputs = BTreeMap::new();
-    if let Some(r) = rated_mix(rated.read_iops, rated.write_iops, read_share) {
-        inputs.insert("rated".into(), input(r, "IOPS", Source::User));
-        bounds.push((r, "rated"));
-    }
-    let bandwidth = rated_mix(rated.read_mbps, rated.write_mbps, read_share)
-        .map(|m| (m, "rated MB/s".to_string(), Source::User))
-        .or(link.map(|(m, desc)| (m, format!("MB/s ({desc})"), Source::Detected)));
-    if let Some((mbps, unit, source)) = bandwidth {
-        inputs.insert("bandwidth".into(), input(mbps, &unit, source));
-        inputs.insert(
-            "block".into(),
-            input(block as f64, "bytes", Source::Detected),
-        );
-        bounds.push((mbps * 1e6 / block.max(1) as f64, "bandwidth / block"));
-    }
-    if random && let Some((us, formula, more)) = rated.access_us(true) {
-        inputs.extend(more);
-        bounds.push((
-            1e6 / us.max(1e-9),
-            if formula == "access" {
-                "1 / access"
-            } else {
-                "1 / (seek + ½ rotation)"
-            },
+/// A core's operations per cycle of `op` from the table: the instruction's rate at the best
+/// usable width × lanes × operations per lane; its inputs go in `inputs`.
+fn table_ops(
+    op: OpClass,
+    uarch: &Uarch,
+    isas: &[Isa],
+    inputs: &mut BTreeMap<String, PeakInput>,
+) -> Result<(f64, String), String> {
+    let vector: Vec<Isa> = isas.iter().copied().filter(|i| *i != Isa::Scalar).collect();
+    // (rates, bits per lane, operations per lane, the rate's name, usable ISAs)
+    let (rates, lane_bits, ops_per_lane, what, usable): (&[Rate], u32, f64, &str, Vec<Isa>) =
+        match op {
+            OpClass::Fma { element_bits } | OpClass::FmaAdd { element_bits } => (
+                uarch.fma,
+                element_bits,
+                2.0,
+                "fma_per_cycle",
+                isas.iter().copied().filter(|i| i.has_fma()).collect(),
+            ),
+            OpClass::IntAdd { element_bits } => (
+                uarch.int_add,
+                element_bits,
+                1.0,
+                "int_add_per_cycle",
+                isas.to_vec(),
+            ),
+            OpClass::Dot { element_bits: 8 } => {
+                (uarch.int8_dot, 32, 8.0, "int8_dot_per_cycle", vector)
+            }
+            OpClass::Dot { .. } => (uarch.bf16_dot, 32, 4.0, "bf16_dot_per_cycle", vector),
+        };
+    if rates.is_empty() {
+        return Err(format!(
+            "the {} entry has no {what} (the core has no such instruction, or no published rate was confirmed)",
+            uarch.name
         ));
     }
-    let Some(&(value, _)) = bounds.iter().min_by(|a, b| a.0.total_cmp(&b.0)) else {
-        return Err("a device's rated IOPS and bandwidth are not in sysfs and it has no link bound; give --disk-peak-read-iops and --disk-peak-write-iops (or the MB/s figures), or --rpm and --seek-ms for a rotating disk".to_string());
-    };
-    let formula = match bounds.len() {
-        1 => bounds[0].1.to_string(),
-        _ => format!(
-            "min({})",
-            bounds.iter().map(|b| b.1).collect::<Vec<_>>().join(", ")
+    let best = Uarch::best(rates, &usable).ok_or_else(|| {
+        format!(
+            "no vector instruction set of the {} entry is usable on this machine (ISAs: {})",
+            uarch.name,
+            isas.iter().map(|i| i.name()).collect::<Vec<_>>().join(", ")
+        )
+    })?;
+    let lanes = (best.width_bits / lane_bits) as f64;
+    inputs.insert(
+        what.into(),
+        input(best.per_cycle, "instructions/cycle/core", Source::Table),
+    );
+    inputs.insert(
+        "vector_width".into(),
+        input(best.width_bits as f64, "bits", Source::Table),
+    );
+    inputs.insert(
+        "element_width".into(),
+        input(lane_bits as f64, "bits", Source::Detected),
+    );
+    let ops = best.per_cycle * lanes * ops_per_lane;
+    let derivation = match op {
+        OpClass::Dot { .. } => format!(
+            "{what} × (vector_width / element_width) × {ops_per_lane} (multiplies and adds per 32-bit lane)"
         ),
+        _ if ops_per_lane == 2.0 => format!("{what} × (vector_width / element_width) × 2"),
+        _ => format!("{what} × (vector_width / element_width)"),
     };
-    Ok(Peak {
-        value,
-        unit: Unit::Iops,
-        formula,
-        inputs,
-    })
+    Ok((ops, derivation))
 }
 
-/// A disk's least latency for one record of `block` bytes, µs: the access (rated, or seek and
-/// half a rotation for random I/O on a rotating disk) plus the record's transfer at the
-/// bandwidth peak (rated for the mix, or the link's), where that is known; unknown without an
-/// access figure.
-pub fn disk_latency(
-    rated: &DiskPeaks,
-    read_share: f64,
-    block: u64,
-    link: Option<(f64, String)>,
-    random: bool,
-) -> Result<Peak, String> {
-    let Some((access, formula, mut inputs)) = rated.access_us(random) else {
-        return Err("a device's access latency is not in sysfs; give --disk-latency-us (or --rpm and --seek-ms for a rotating disk)".to_string());
-    };
-    let bandwidth = rated_mix(rated.read_mbps, rated.write_mbps, read_share)
-        .map(|m| (m, "rated MB/s".to_string(), Source::User))
-        .or(link.map(|(m, desc)| (m, format!("MB/s ({desc})"), Source::Detected)));
-    let (transfer, formula) = match bandwidth {
-        Some((mbps, unit, source)) => {
-            inputs.insert("bandwidth".into(), input(mbps, &unit, source));
-            inputs.insert(
-                "block".into(),
-                input(block as f64, "bytes", Source::Detected),
-            );
-            (
-                block as f64 / mbps,
-                format!("{formula} + block / bandwidth"),
-            )
-        }
-        None => (
-            0.0,
-            format!("{formula} (the transfer time is not counted: the bandwidth is unknown)"),
-        ),
-    };
-    Ok(Peak {
-        value: access + transfer,
-        unit: Unit::Micros,
-        formula,
-        inputs,
-    })
+/// The FP issue ceiling of a core on `element_bits` lanes: at the width where FMAs and the adds
+/// beside them (on add pipes of their own) do the most, `(2 × fma + fadd) × lanes` per cycle.
+fn fp_issue(
+    uarch: &Uarch,
+    isas: &[Isa],
+    element_bits: u32,
+    inputs: &mut BTreeMap<String, PeakInput>,
+) -> Result<(f64, String), String> {
+    let usable: Vec<Isa> = isas.iter().copied().filter(|i| i.has_fma()).collect();
+    let (fma, fadd) = uarch.fp_issue(&usable, element_bits).ok_or_else(|| {
+        format!(
+            "no FMA instruction set of the {} entry is usable on this machine",
+            uarch.name
+        )
+    })?;
+    let lanes = (fma.width_bits / element_bits.max(1)) as f64;
+    let table = |v: f64, unit: &str| input(v, unit, Source::Table);
+    inputs.insert(
+        "fma_per_cycle".into(),
+        table(fma.per_cycle, "instructions/cycle/core"),
+    );
+    inputs.insert(
+        "fadd_per_cycle".into(),
+        table(fadd, "instructions/cycle/core"),
+    );
+    inputs.insert("vector_width".into(), table(fma.width_bits as f64, "bits"));
+    inputs.insert(
+        "element_width".into(),
+        input(element_bits as f64, "bits", Source::Detected),
+    );
+    Ok((
+        (2.0 * fma.per_cycle + fadd) * lanes,
+        "(2 × fma_per_cycle + fadd_per_cycle) × (vector_width / element_width)".into(),
+    ))
 }
 
 /// The least latency of a load that hits cache level `level` (1, 2, 3): its load-to-use cycles
@@ -610,6 +461,61 @@ mod tests {
         )
         .unwrap();
         assert_eq!(i8.value, 128.0); // 4 × 256-bit adds = 2 × 512-bit adds = 128 bytes/cycle
+    }
+
+    /// The FP issue ceiling: FMAs and the adds on pipes of their own, at the width where they
+    /// do the most; the FMA's where adds take the FMA pipes.
+    #[test]
+    fn fp_issue_ceilings_per_family() {
+        let lookup = |k: &str| super::super::uarch::lookup(k).unwrap();
+        let per_cycle = |key: &str, op: OpClass, isas: &[Isa]| {
+            cpu_peak(op, 1, Ok(1.0), Some(lookup(key)), isas, &Default::default())
+                .unwrap()
+                .value
+        };
+        let avx2 = [Isa::Avx2, Isa::Sse2, Isa::Scalar];
+        let fa = OpClass::FmaAdd { element_bits: 64 };
+        let fma = OpClass::Fma { element_bits: 64 };
+        for (key, isas, fma_only, with_adds) in [
+            // Two 512-bit FMAs and two 512-bit adds a cycle.
+            ("zen5", &X86[..], 32.0, 48.0),
+            // One 512-bit FMA (two 256-bit) and one 512-bit add (two 256-bit).
+            ("zen4", &X86[..], 16.0, 24.0),
+            ("zen3", &avx2[..], 16.0, 24.0),
+            // Two 256-bit FMAs (one 256-bit on Zen 1) and two 128-bit adds.
+            ("zen", &avx2[..], 8.0, 12.0),
+            // The port-5 adder beside two 256-bit FMAs; none beside 512-bit FMAs, which stay
+            // the ceiling where AVX-512 is there.
+            ("alderlake", &avx2[..], 16.0, 20.0),
+            ("sapphirerapids", &X86[..], 32.0, 32.0),
+            ("sapphirerapids", &avx2[..], 16.0, 20.0),
+            ("skylake", &avx2[..], 16.0, 16.0),
+            ("skylake-sp", &X86[..], 32.0, 32.0),
+        ] {
+            assert_eq!(per_cycle(key, fma, isas), fma_only, "{key} {isas:?}");
+            assert_eq!(per_cycle(key, fa, isas), with_adds, "{key} {isas:?}");
+        }
+        let arm = [Isa::Sve, Isa::Neon, Isa::Scalar];
+        assert_eq!(
+            per_cycle("neoverse-v2", fa, &arm),
+            per_cycle("neoverse-v2", fma, &arm)
+        );
+        let p = cpu_peak(
+            fa,
+            2,
+            Ok(3.0),
+            Some(lookup("zen5")),
+            &X86,
+            &Default::default(),
+        )
+        .unwrap();
+        assert_eq!(p.value, 2.0 * 3.0 * 48.0);
+        assert_eq!(p.inputs["fadd_per_cycle"].value, 2.0);
+        assert_eq!(p.inputs["fadd_per_cycle"].source, Source::Table);
+        assert!(p.formula.contains("fadd_per_cycle"), "{}", p.formula);
+        // SP: twice the lanes.
+        let sp = OpClass::FmaAdd { element_bits: 32 };
+        assert_eq!(per_cycle("zen5", sp, &X86), 96.0);
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! name. Figures are instructions per cycle per core for each vector width, from the vendors'
 //! optimisation manuals, Agner Fog's instruction tables and uops.info measurements:
 //! * `fma`: fused multiply-add instructions (FP32/FP64) per cycle;
+//! * `fadd`: floating-point add instructions per cycle beside the FMAs, on add pipes of their
+//!   own (the FP issue ceiling: FMAs and adds together);
 //! * `int_add`: vector integer add instructions (`vpadd{b,w,d,q}`, `add v.4s`) per cycle.
 //!
 //! A width is listed once per uarch, e.g. Zen 4 executes one 512-bit FMA per cycle (two 256-bit
@@ -114,6 +116,12 @@ pub struct Uarch {
     pub name: &'static str,
     /// FMA instructions per cycle per core, by vector width.
     pub fma: &'static [Rate],
+    /// Floating-point add instructions per cycle per core that issue beside the `fma` rate of
+    /// the same width, on pipes of their own (Zen's FP2/FP3, Golden Cove's port-5 adder); empty
+    /// at a width where adds take the FMA pipes (Skylake, and every Intel core at 512 bits), or
+    /// on a core whose FP pipes all do FMAs (Neoverse). With them the FP issue ceiling is
+    /// `2 × fma + fadd` operations per lane per cycle.
+    pub fadd: &'static [Rate],
     /// Vector integer add instructions per cycle per core, by vector width.
     pub int_add: &'static [Rate],
     /// Native fp16 arithmetic (AVX512-FP16; Arm FEAT_FP16): fp16 FMAs issue at the `fma` rates
@@ -148,6 +156,7 @@ const HASWELL: Uarch = Uarch {
     aliases: &["broadwell"],
     name: "Intel Haswell/Broadwell",
     fma: &[r(256, 2.0), r(128, 2.0)],
+    fadd: &[],
     int_add: &[r(256, 2.0), r(128, 2.0)],
     fp16: false,
     int8_dot: &[],
@@ -163,6 +172,7 @@ const SKYLAKE: Uarch = Uarch {
     aliases: &["kabylake", "coffeelake", "cometlake"],
     name: "Intel Skylake (client: Kaby/Coffee/Comet Lake)",
     fma: &[r(256, 2.0), r(128, 2.0)],
+    fadd: &[],
     int_add: &[r(256, 3.0), r(128, 3.0)],
     fp16: false,
     int8_dot: &[],
@@ -185,6 +195,7 @@ const SKYLAKE_SP: Uarch = Uarch {
     ],
     name: "Intel Skylake-SP/Cascade Lake/Cooper Lake",
     fma: &[r(512, 2.0), r(256, 2.0), r(128, 2.0)],
+    fadd: &[],
     int_add: &[r(512, 2.0), r(256, 3.0), r(128, 3.0)],
     fp16: false,
     int8_dot: &[r(512, 2.0), r(256, 2.0), r(128, 2.0)],
@@ -200,6 +211,7 @@ const SKYLAKE_SP_1FMA: Uarch = Uarch {
     aliases: &["cascadelake-1fma"],
     name: "Intel Skylake-SP/Cascade Lake with one 512-bit FMA unit",
     fma: &[r(512, 1.0), r(256, 2.0), r(128, 2.0)],
+    fadd: &[],
     int_add: &[r(512, 2.0), r(256, 3.0), r(128, 3.0)],
     fp16: false,
     int8_dot: &[r(512, 1.0), r(256, 2.0), r(128, 2.0)],
@@ -215,6 +227,7 @@ const ICELAKE_SP: Uarch = Uarch {
     aliases: &["icx", "icelake-server"],
     name: "Intel Ice Lake-SP",
     fma: &[r(512, 2.0), r(256, 2.0), r(128, 2.0)],
+    fadd: &[],
     int_add: &[r(512, 2.0), r(256, 3.0), r(128, 3.0)],
     fp16: false,
     int8_dot: &[r(512, 2.0), r(256, 2.0), r(128, 2.0)],
@@ -230,6 +243,7 @@ const ICELAKE_CLIENT: Uarch = Uarch {
     aliases: &["icelake-client", "tigerlake", "rocketlake"],
     name: "Intel Ice Lake/Tiger Lake/Rocket Lake (client)",
     fma: &[r(512, 1.0), r(256, 2.0), r(128, 2.0)],
+    fadd: &[],
     int_add: &[r(512, 2.0), r(256, 3.0), r(128, 3.0)],
     fp16: false,
     int8_dot: &[r(512, 1.0), r(256, 2.0), r(128, 2.0)],
@@ -245,6 +259,7 @@ const ALDER_LAKE: Uarch = Uarch {
     aliases: &["raptorlake", "goldencove"],
     name: "Intel Alder Lake/Raptor Lake (Golden/Raptor Cove P-core)",
     fma: &[r(256, 2.0), r(128, 2.0)],
+    fadd: &[r(256, 1.0), r(128, 1.0)],
     int_add: &[r(256, 3.0), r(128, 3.0)],
     fp16: false,
     int8_dot: &[r(256, 2.0), r(128, 2.0)],
@@ -265,6 +280,7 @@ const SAPPHIRE_RAPIDS: Uarch = Uarch {
     aliases: &["spr", "emeraldrapids", "emr"],
     name: "Intel Sapphire Rapids/Emerald Rapids",
     fma: &[r(512, 2.0), r(256, 2.0), r(128, 2.0)],
+    fadd: &[r(256, 1.0), r(128, 1.0)],
     int_add: &[r(512, 2.0), r(256, 3.0), r(128, 3.0)],
     fp16: true,
     int8_dot: &[r(512, 2.0), r(256, 2.0), r(128, 2.0)],
@@ -272,7 +288,7 @@ const SAPPHIRE_RAPIDS: Uarch = Uarch {
     latency: lat(3.0, 4.0, 1.0),
     cache_cycles: cache(5.0, Some(16.0)),
     max_turbo_ghz: Some(4.8),
-    note: "two 512-bit FMA units (Golden/Raptor Cove server core); Golden Cove folds add-immediate chains, so only multiply/FMA chains time its clock",
+    note: "two 512-bit FMA units (Golden/Raptor Cove server core); Golden Cove folds add-immediate chains, so only multiply/FMA chains time its clock; a third FP add a cycle beside two 256-bit FMAs (port 5's adder: 3.0 instructions a cycle measured with 14 FMA chains and 7 adds on ymm), none beside 512-bit FMAs (1.85 a cycle with any mix of adds on zmm)",
     source: INTEL_ORM,
 };
 const GRANITE_RAPIDS: Uarch = Uarch {
@@ -280,6 +296,7 @@ const GRANITE_RAPIDS: Uarch = Uarch {
     aliases: &["gnr"],
     name: "Intel Granite Rapids",
     fma: &[r(512, 2.0), r(256, 2.0), r(128, 2.0)],
+    fadd: &[r(256, 1.0), r(128, 1.0)],
     int_add: &[r(512, 2.0), r(256, 3.0), r(128, 3.0)],
     fp16: true,
     int8_dot: &[r(512, 2.0), r(256, 2.0), r(128, 2.0)],
@@ -295,6 +312,7 @@ const ZEN1: Uarch = Uarch {
     aliases: &["zen1", "zen+", "zenplus", "naples"],
     name: "AMD Zen/Zen+",
     fma: &[r(256, 1.0), r(128, 2.0)],
+    fadd: &[r(256, 1.0), r(128, 2.0)],
     int_add: &[r(256, 1.5), r(128, 3.0)],
     fp16: false,
     int8_dot: &[],
@@ -310,6 +328,7 @@ const ZEN2: Uarch = Uarch {
     aliases: &["rome"],
     name: "AMD Zen 2",
     fma: &[r(256, 2.0), r(128, 2.0)],
+    fadd: &[r(256, 2.0), r(128, 2.0)],
     int_add: &[r(256, 3.0), r(128, 3.0)],
     fp16: false,
     int8_dot: &[],
@@ -325,6 +344,7 @@ const ZEN3: Uarch = Uarch {
     aliases: &["milan"],
     name: "AMD Zen 3",
     fma: &[r(256, 2.0), r(128, 2.0)],
+    fadd: &[r(256, 2.0), r(128, 2.0)],
     int_add: &[r(256, 4.0), r(128, 4.0)],
     fp16: false,
     int8_dot: &[],
@@ -340,6 +360,7 @@ const ZEN4: Uarch = Uarch {
     aliases: &["genoa", "bergamo"],
     name: "AMD Zen 4",
     fma: &[r(512, 1.0), r(256, 2.0), r(128, 2.0)],
+    fadd: &[r(512, 1.0), r(256, 2.0), r(128, 2.0)],
     int_add: &[r(512, 2.0), r(256, 4.0), r(128, 4.0)],
     fp16: false,
     int8_dot: &[r(512, 1.0), r(256, 2.0), r(128, 2.0)],
@@ -355,6 +376,7 @@ const ZEN5: Uarch = Uarch {
     aliases: &["turin"],
     name: "AMD Zen 5",
     fma: &[r(512, 2.0), r(256, 2.0), r(128, 2.0)],
+    fadd: &[r(512, 2.0), r(256, 2.0), r(128, 2.0)],
     int_add: &[r(512, 4.0), r(256, 4.0), r(128, 4.0)],
     fp16: false,
     int8_dot: &[r(512, 2.0), r(256, 2.0), r(128, 2.0)],
@@ -371,6 +393,7 @@ const NEOVERSE_N1: Uarch = Uarch {
     aliases: &["n1", "graviton2", "altra"],
     name: "Arm Neoverse N1",
     fma: &[r(128, 2.0)],
+    fadd: &[],
     int_add: &[r(128, 2.0)],
     fp16: true,
     int8_dot: &[r(128, 2.0)],
@@ -386,6 +409,7 @@ const NEOVERSE_N2: Uarch = Uarch {
     aliases: &["n2", "cobalt100", "yitian710"],
     name: "Arm Neoverse N2",
     fma: &[r(128, 2.0)],
+    fadd: &[],
     int_add: &[r(128, 2.0)],
     fp16: true,
     int8_dot: &[r(128, 2.0)],
@@ -401,6 +425,7 @@ const NEOVERSE_V1: Uarch = Uarch {
     aliases: &["v1", "graviton3"],
     name: "Arm Neoverse V1",
     fma: &[r(256, 2.0), r(128, 4.0)],
+    fadd: &[],
     int_add: &[r(256, 2.0), r(128, 4.0)],
     fp16: true,
     int8_dot: &[r(256, 2.0), r(128, 4.0)],
@@ -416,6 +441,7 @@ const NEOVERSE_V2: Uarch = Uarch {
     aliases: &["v2", "grace", "graviton4", "axion"],
     name: "Arm Neoverse V2",
     fma: &[r(128, 4.0)],
+    fadd: &[],
     int_add: &[r(128, 4.0)],
     fp16: true,
     int8_dot: &[r(128, 4.0)],
@@ -572,6 +598,31 @@ impl Uarch {
     }
 
     /// The best rate (bits per cycle) among the widths that some ISA in `isas` can issue.
+    /// FP add instructions per cycle beside the FMAs at `width_bits` (0 where adds take the FMA
+    /// pipes).
+    pub fn fadd_at(&self, width_bits: u32) -> f64 {
+        self.fadd
+            .iter()
+            .find(|r| r.width_bits == width_bits)
+            .map_or(0.0, |r| r.per_cycle)
+    }
+
+    /// The FP issue ceiling among the widths of `isas`: the FMA rate and the adds beside it at
+    /// the width where `(2 × fma + fadd) × lanes` of `lane_bits` is the most.
+    pub fn fp_issue(&self, isas: &[Isa], lane_bits: u32) -> Option<(Rate, f64)> {
+        let ops = |(f, a): &(Rate, f64)| {
+            (2.0 * f.per_cycle + a) * (f.width_bits / lane_bits.max(1)) as f64
+        };
+        self.fma
+            .iter()
+            .filter(|rate| {
+                isas.iter()
+                    .any(|i| *i != Isa::Scalar && i.width_bits() == rate.width_bits)
+            })
+            .map(|f| (*f, self.fadd_at(f.width_bits)))
+            .max_by(|a, b| ops(a).total_cmp(&ops(b)))
+    }
+
     pub fn best(rates: &[Rate], isas: &[Isa]) -> Option<Rate> {
         rates
             .iter()

@@ -36,6 +36,8 @@ super::spec::workloads! {
         Hp = "HP",
         Sp = "SP",
         Dp = "DP",
+        SpFa = "SPFA",
+        DpFa = "DPFA",
         Int32 = "INT32",
         Int64 = "INT64",
         Null = "NULL",
@@ -55,6 +57,18 @@ impl CpuWorkload {
             CpuWorkload::Hp => ("16-bit adds, or fp16 FMA where the core has it", true, &[]),
             CpuWorkload::Sp => ("fp32 FMA", true, &[Tool::LikwidBench]),
             CpuWorkload::Dp => ("fp64 FMA", true, &[Tool::LikwidBench]),
+            // likwid-bench 5.2 has no kernel of FMAs and adds together (newer likwid's
+            // peakflops_*_fma_add are not in Debian).
+            CpuWorkload::SpFa => (
+                "fp32 FMAs and adds together: the FP issue ceiling",
+                false,
+                &[],
+            ),
+            CpuWorkload::DpFa => (
+                "fp64 FMAs and adds together: the FP issue ceiling",
+                false,
+                &[],
+            ),
             CpuWorkload::Int32 => ("32-bit integer vector adds", true, &[]),
             CpuWorkload::Int64 => ("64-bit integer vector adds", true, &[]),
             CpuWorkload::Null => {
@@ -100,6 +114,8 @@ impl CpuWorkload {
             CpuWorkload::Hp => Op::IntAdd { element_bits: 16 },
             CpuWorkload::Sp => Op::Fma { element_bits: 32 },
             CpuWorkload::Dp => Op::Fma { element_bits: 64 },
+            CpuWorkload::SpFa => Op::FmaAdd { element_bits: 32 },
+            CpuWorkload::DpFa => Op::FmaAdd { element_bits: 64 },
             CpuWorkload::Int32 => Op::IntAdd { element_bits: 32 },
             CpuWorkload::Int64 => Op::IntAdd { element_bits: 64 },
             CpuWorkload::Null => return None,
@@ -118,6 +134,57 @@ pub struct Kernel {
     pub ops_per_iteration: u64,
     /// The instruction timed, for the report.
     pub instruction: &'static str,
+}
+
+/// How many adds an FMA+add kernel issues per FMA: as many as the core's add pipes beside its
+/// FMA pipes take at the kernel's width (`Uarch::fadd`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddMix {
+    /// None: the adds would take the FMA pipes (or the core is not in the table).
+    None,
+    /// One add for two FMAs (Golden Cove's adder beside two FMA pipes).
+    Half,
+    /// One add for each FMA (Zen's two add pipes beside two FMA pipes).
+    Equal,
+}
+
+impl AddMix {
+    /// The mix for `isa`'s width on `uarch`.
+    pub fn of(uarch: Option<&crate::sysinfo::uarch::Uarch>, isa: Isa) -> AddMix {
+        let Some(u) = uarch else {
+            return AddMix::None;
+        };
+        let width = isa.width_bits();
+        let fma = u
+            .fma
+            .iter()
+            .find(|r| r.width_bits == width)
+            .map_or(0.0, |r| r.per_cycle);
+        match u.fadd_at(width) {
+            a if a <= 0.0 || fma <= 0.0 || isa == Isa::Scalar => AddMix::None,
+            a if a >= fma => AddMix::Equal,
+            _ => AddMix::Half,
+        }
+    }
+}
+
+/// The kernel for `op` in `isa` (FMA+add: with `mix` adds; the FMA kernel where there are
+/// none), where this build has one.
+pub fn kernel_with(op: Op, isa: Isa, mix: AddMix) -> Option<Kernel> {
+    match op {
+        Op::FmaAdd { element_bits } => {
+            let fma = || kernel(Op::Fma { element_bits }, isa);
+            #[cfg(target_arch = "x86_64")]
+            {
+                if mix != AddMix::None {
+                    return x86::fma_add_kernel(element_bits, isa, mix).or_else(fma);
+                }
+            }
+            let _ = mix;
+            fma()
+        }
+        _ => kernel(op, isa),
+    }
 }
 
 /// The kernel for `op` in `isa`, where this build has one.
@@ -276,7 +343,7 @@ pub fn point_probes(sys: &SystemInfo, op: Op, isa: Isa) -> Vec<Probe> {
     let width_bits = isa.width_bits();
     let own = match op {
         _ if isa == Isa::Scalar => None,
-        Op::Fma { .. } if isa.has_fma() => Some(Probe::Fma { width_bits }),
+        Op::Fma { .. } | Op::FmaAdd { .. } if isa.has_fma() => Some(Probe::Fma { width_bits }),
         _ => Some(Probe::VecAdd { width_bits }),
     };
     let mut probes: Vec<Probe> = own.into_iter().filter(|p| available.contains(p)).collect();
@@ -401,8 +468,9 @@ impl<'a> CpuSession<'a> {
                 Err("the NULL workload measures harness overhead and has no peak".into()),
             ));
         };
-        let kernel =
-            kernel(op, self.isa).ok_or_else(|| CpuError::NoKernels(self.sys.cpu.arch.clone()))?;
+        let mix = AddMix::of(self.sys.uarch(), self.isa);
+        let kernel = kernel_with(op, self.isa, mix)
+            .ok_or_else(|| CpuError::NoKernels(self.sys.cpu.arch.clone()))?;
         let duration = self.opts.duration;
         let single = match self.opts.total_ops {
             // Fixed work: the kernel's work model gives the iterations.
@@ -459,7 +527,19 @@ impl<'a> CpuSession<'a> {
             scaling: self.opts.scaling,
             isa: self.isa,
             instruction: kernel.instruction.into(),
-            operation: operation(op),
+            operation: match op {
+                // The mix the kernel issued: FMAs to adds.
+                Op::FmaAdd { .. } => format!(
+                    "{} {}",
+                    operation(op),
+                    match mix {
+                        AddMix::None => "1:0",
+                        AddMix::Half => "2:1",
+                        AddMix::Equal => "1:1",
+                    }
+                ),
+                _ => operation(op),
+            },
             ops_per_iteration: kernel.ops_per_iteration,
             iterations_per_thread: per_thread,
             total_ops: self.opts.total_ops,
@@ -498,6 +578,7 @@ impl<'a> CpuSession<'a> {
 pub fn operation(op: Op) -> String {
     match op {
         Op::Fma { element_bits } => format!("fp{element_bits} FMA"),
+        Op::FmaAdd { element_bits } => format!("fp{element_bits} FMA+add"),
         Op::IntAdd { element_bits } => format!("int{element_bits} add"),
         Op::Dot { element_bits: 8 } => "int8 dot product".into(),
         Op::Dot { element_bits } => format!("bf{element_bits} dot product"),
@@ -526,6 +607,58 @@ fn record(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The adds an FMA+add kernel issues per FMA follow the table's add pipes at its width.
+    #[test]
+    fn add_mix_follows_the_add_pipes_beside_the_fmas() {
+        let u = |k: &str| Some(crate::sysinfo::uarch::lookup(k).unwrap());
+        for (key, isa, mix) in [
+            ("sapphirerapids", Isa::Avx512, AddMix::None),
+            ("sapphirerapids", Isa::Avx2, AddMix::Half),
+            ("alderlake", Isa::Avx2, AddMix::Half),
+            ("zen4", Isa::Avx512, AddMix::Equal),
+            ("zen4", Isa::Avx2, AddMix::Equal),
+            ("zen5", Isa::Avx512, AddMix::Equal),
+            ("skylake-sp", Isa::Avx512, AddMix::None),
+            ("skylake", Isa::Avx2, AddMix::None),
+            ("zen3", Isa::Scalar, AddMix::None),
+        ] {
+            assert_eq!(AddMix::of(u(key), isa), mix, "{key} {isa}");
+        }
+        assert_eq!(AddMix::of(None, Isa::Avx2), AddMix::None);
+    }
+
+    /// Every FMA+add kernel this machine can run runs, and counts 14 FMAs (two operations a
+    /// lane) and 7 or 14 adds (one) an iteration; without adds the FMA kernel takes its place.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn fma_add_kernels_run_and_count_their_operations() {
+        let sys = crate::sysinfo::collect(crate::sysinfo::ClockBudget {
+            warmup: Duration::from_millis(1),
+            sample: Duration::from_millis(1),
+            samples: 1,
+        });
+        let mut ran = 0;
+        for isa in [Isa::Avx512, Isa::Avx2] {
+            if !sys.cpu.isas.contains(&isa) {
+                continue;
+            }
+            for bits in [64, 32] {
+                let lanes = isa.lanes(bits) as u64;
+                for (mix, adds) in [(AddMix::Half, 7), (AddMix::Equal, 14)] {
+                    let k = kernel_with(Op::FmaAdd { element_bits: bits }, isa, mix).unwrap();
+                    assert_eq!(k.ops_per_iteration, lanes * (14 * 2 + adds), "{isa} {bits}");
+                    assert!(k.instruction.contains("vadd"), "{}", k.instruction);
+                    (k.run)(1000);
+                    ran += 1;
+                }
+                let fma = kernel_with(Op::FmaAdd { element_bits: bits }, isa, AddMix::None);
+                let plain = kernel(Op::Fma { element_bits: bits }, isa).unwrap();
+                assert_eq!(fma.unwrap().instruction, plain.instruction);
+            }
+        }
+        assert!(ran > 0 || !sys.cpu.isas.contains(&Isa::Avx2));
+    }
 
     #[test]
     fn workload_names_round_trip() {

@@ -37,6 +37,12 @@ macro_rules! each2 {
 macro_rules! r12 {
     ($m:ident!($($t:expr),*)) => { $m!($($t),*; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11") };
 }
+#[allow(unused_macros)] // only the x86 FMA+add kernels use 14 chains
+macro_rules! r14 {
+    ($m:ident!($($t:expr),*)) => {
+        $m!($($t),*; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11" "12" "13")
+    };
+}
 macro_rules! r24 {
     ($m:ident!($($t:expr),*)) => {
         $m!($($t),*; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"

@@ -10,7 +10,7 @@
 //! no overflow, no denormals, no slow paths.
 
 use super::regs::{CONSTS, Consts};
-use super::{Kernel, Op};
+use super::{AddMix, Kernel, Op};
 use crate::sysinfo::Isa;
 use core::arch::asm;
 
@@ -144,6 +144,292 @@ kernel!(
     "vzeroupper"
 );
 
+// ---- FMAs and adds together (the FP issue ceiling): 14 FMA chains x = 0.5·x + 0.5 (which
+// stays at 1), and adds of 0.5 to a chain's value written to a scratch register, off the
+// chains' paths (each reads a chain written an instruction group earlier): the adds need no
+// chains of their own, so that 16 registers hold enough FMA chains for two FMA pipes of
+// latency 4 with room for the adds to take their own pipes (Golden Cove: 3.0 instructions a
+// cycle on ymm, against 2.66 with the adds on chains of their own). `half`: an add for every
+// two FMAs (Golden Cove's one adder beside two FMA pipes); `equal`: one for each (Zen's two
+// add pipes beside two FMA pipes).
+macro_rules! fma_add_kernel {
+    ($name:ident, $feature:literal, $width:literal, $setup:literal, $body:expr) => {
+        kernel!(
+            $name,
+            $feature,
+            concat!(
+                $setup,
+                r14!(each1!(
+                    concat!("vmovaps ", $width),
+                    concat!(", ", $width, "15")
+                ))
+            ),
+            $body,
+            "vzeroupper"
+        );
+    };
+}
+fma_add_kernel!(
+    dp_add_half_avx512,
+    "avx512f",
+    "zmm",
+    "mov rax, 0x3FE0000000000000\nvmovq xmm15, rax\nvbroadcastsd zmm15, xmm15\n",
+    concat!(
+        "vaddpd zmm14, zmm1, zmm15\n",
+        "vfmadd213pd zmm0, zmm15, zmm15\n",
+        "vfmadd213pd zmm1, zmm15, zmm15\n",
+        "vaddpd zmm14, zmm3, zmm15\n",
+        "vfmadd213pd zmm2, zmm15, zmm15\n",
+        "vfmadd213pd zmm3, zmm15, zmm15\n",
+        "vaddpd zmm14, zmm5, zmm15\n",
+        "vfmadd213pd zmm4, zmm15, zmm15\n",
+        "vfmadd213pd zmm5, zmm15, zmm15\n",
+        "vaddpd zmm14, zmm7, zmm15\n",
+        "vfmadd213pd zmm6, zmm15, zmm15\n",
+        "vfmadd213pd zmm7, zmm15, zmm15\n",
+        "vaddpd zmm14, zmm9, zmm15\n",
+        "vfmadd213pd zmm8, zmm15, zmm15\n",
+        "vfmadd213pd zmm9, zmm15, zmm15\n",
+        "vaddpd zmm14, zmm11, zmm15\n",
+        "vfmadd213pd zmm10, zmm15, zmm15\n",
+        "vfmadd213pd zmm11, zmm15, zmm15\n",
+        "vaddpd zmm14, zmm13, zmm15\n",
+        "vfmadd213pd zmm12, zmm15, zmm15\n",
+        "vfmadd213pd zmm13, zmm15, zmm15\n"
+    )
+);
+fma_add_kernel!(
+    dp_add_equal_avx512,
+    "avx512f",
+    "zmm",
+    "mov rax, 0x3FE0000000000000\nvmovq xmm15, rax\nvbroadcastsd zmm15, xmm15\n",
+    concat!(
+        "vaddpd zmm14, zmm1, zmm15\n",
+        "vfmadd213pd zmm0, zmm15, zmm15\n",
+        "vaddpd zmm14, zmm2, zmm15\n",
+        "vfmadd213pd zmm1, zmm15, zmm15\n",
+        "vaddpd zmm14, zmm3, zmm15\n",
+        "vfmadd213pd zmm2, zmm15, zmm15\n",
+        "vaddpd zmm14, zmm4, zmm15\n",
+        "vfmadd213pd zmm3, zmm15, zmm15\n",
+        "vaddpd zmm14, zmm5, zmm15\n",
+        "vfmadd213pd zmm4, zmm15, zmm15\n",
+        "vaddpd zmm14, zmm6, zmm15\n",
+        "vfmadd213pd zmm5, zmm15, zmm15\n",
+        "vaddpd zmm14, zmm7, zmm15\n",
+        "vfmadd213pd zmm6, zmm15, zmm15\n",
+        "vaddpd zmm14, zmm8, zmm15\n",
+        "vfmadd213pd zmm7, zmm15, zmm15\n",
+        "vaddpd zmm14, zmm9, zmm15\n",
+        "vfmadd213pd zmm8, zmm15, zmm15\n",
+        "vaddpd zmm14, zmm10, zmm15\n",
+        "vfmadd213pd zmm9, zmm15, zmm15\n",
+        "vaddpd zmm14, zmm11, zmm15\n",
+        "vfmadd213pd zmm10, zmm15, zmm15\n",
+        "vaddpd zmm14, zmm12, zmm15\n",
+        "vfmadd213pd zmm11, zmm15, zmm15\n",
+        "vaddpd zmm14, zmm13, zmm15\n",
+        "vfmadd213pd zmm12, zmm15, zmm15\n",
+        "vaddpd zmm14, zmm0, zmm15\n",
+        "vfmadd213pd zmm13, zmm15, zmm15\n"
+    )
+);
+fma_add_kernel!(
+    dp_add_half_avx2,
+    "avx2,fma",
+    "ymm",
+    "mov rax, 0x3FE0000000000000\nvmovq xmm15, rax\nvbroadcastsd ymm15, xmm15\n",
+    concat!(
+        "vaddpd ymm14, ymm1, ymm15\n",
+        "vfmadd213pd ymm0, ymm15, ymm15\n",
+        "vfmadd213pd ymm1, ymm15, ymm15\n",
+        "vaddpd ymm14, ymm3, ymm15\n",
+        "vfmadd213pd ymm2, ymm15, ymm15\n",
+        "vfmadd213pd ymm3, ymm15, ymm15\n",
+        "vaddpd ymm14, ymm5, ymm15\n",
+        "vfmadd213pd ymm4, ymm15, ymm15\n",
+        "vfmadd213pd ymm5, ymm15, ymm15\n",
+        "vaddpd ymm14, ymm7, ymm15\n",
+        "vfmadd213pd ymm6, ymm15, ymm15\n",
+        "vfmadd213pd ymm7, ymm15, ymm15\n",
+        "vaddpd ymm14, ymm9, ymm15\n",
+        "vfmadd213pd ymm8, ymm15, ymm15\n",
+        "vfmadd213pd ymm9, ymm15, ymm15\n",
+        "vaddpd ymm14, ymm11, ymm15\n",
+        "vfmadd213pd ymm10, ymm15, ymm15\n",
+        "vfmadd213pd ymm11, ymm15, ymm15\n",
+        "vaddpd ymm14, ymm13, ymm15\n",
+        "vfmadd213pd ymm12, ymm15, ymm15\n",
+        "vfmadd213pd ymm13, ymm15, ymm15\n"
+    )
+);
+fma_add_kernel!(
+    dp_add_equal_avx2,
+    "avx2,fma",
+    "ymm",
+    "mov rax, 0x3FE0000000000000\nvmovq xmm15, rax\nvbroadcastsd ymm15, xmm15\n",
+    concat!(
+        "vaddpd ymm14, ymm1, ymm15\n",
+        "vfmadd213pd ymm0, ymm15, ymm15\n",
+        "vaddpd ymm14, ymm2, ymm15\n",
+        "vfmadd213pd ymm1, ymm15, ymm15\n",
+        "vaddpd ymm14, ymm3, ymm15\n",
+        "vfmadd213pd ymm2, ymm15, ymm15\n",
+        "vaddpd ymm14, ymm4, ymm15\n",
+        "vfmadd213pd ymm3, ymm15, ymm15\n",
+        "vaddpd ymm14, ymm5, ymm15\n",
+        "vfmadd213pd ymm4, ymm15, ymm15\n",
+        "vaddpd ymm14, ymm6, ymm15\n",
+        "vfmadd213pd ymm5, ymm15, ymm15\n",
+        "vaddpd ymm14, ymm7, ymm15\n",
+        "vfmadd213pd ymm6, ymm15, ymm15\n",
+        "vaddpd ymm14, ymm8, ymm15\n",
+        "vfmadd213pd ymm7, ymm15, ymm15\n",
+        "vaddpd ymm14, ymm9, ymm15\n",
+        "vfmadd213pd ymm8, ymm15, ymm15\n",
+        "vaddpd ymm14, ymm10, ymm15\n",
+        "vfmadd213pd ymm9, ymm15, ymm15\n",
+        "vaddpd ymm14, ymm11, ymm15\n",
+        "vfmadd213pd ymm10, ymm15, ymm15\n",
+        "vaddpd ymm14, ymm12, ymm15\n",
+        "vfmadd213pd ymm11, ymm15, ymm15\n",
+        "vaddpd ymm14, ymm13, ymm15\n",
+        "vfmadd213pd ymm12, ymm15, ymm15\n",
+        "vaddpd ymm14, ymm0, ymm15\n",
+        "vfmadd213pd ymm13, ymm15, ymm15\n"
+    )
+);
+fma_add_kernel!(
+    sp_add_half_avx512,
+    "avx512f",
+    "zmm",
+    "mov eax, 0x3F000000\nvmovd xmm15, eax\nvbroadcastss zmm15, xmm15\n",
+    concat!(
+        "vaddps zmm14, zmm1, zmm15\n",
+        "vfmadd213ps zmm0, zmm15, zmm15\n",
+        "vfmadd213ps zmm1, zmm15, zmm15\n",
+        "vaddps zmm14, zmm3, zmm15\n",
+        "vfmadd213ps zmm2, zmm15, zmm15\n",
+        "vfmadd213ps zmm3, zmm15, zmm15\n",
+        "vaddps zmm14, zmm5, zmm15\n",
+        "vfmadd213ps zmm4, zmm15, zmm15\n",
+        "vfmadd213ps zmm5, zmm15, zmm15\n",
+        "vaddps zmm14, zmm7, zmm15\n",
+        "vfmadd213ps zmm6, zmm15, zmm15\n",
+        "vfmadd213ps zmm7, zmm15, zmm15\n",
+        "vaddps zmm14, zmm9, zmm15\n",
+        "vfmadd213ps zmm8, zmm15, zmm15\n",
+        "vfmadd213ps zmm9, zmm15, zmm15\n",
+        "vaddps zmm14, zmm11, zmm15\n",
+        "vfmadd213ps zmm10, zmm15, zmm15\n",
+        "vfmadd213ps zmm11, zmm15, zmm15\n",
+        "vaddps zmm14, zmm13, zmm15\n",
+        "vfmadd213ps zmm12, zmm15, zmm15\n",
+        "vfmadd213ps zmm13, zmm15, zmm15\n"
+    )
+);
+fma_add_kernel!(
+    sp_add_equal_avx512,
+    "avx512f",
+    "zmm",
+    "mov eax, 0x3F000000\nvmovd xmm15, eax\nvbroadcastss zmm15, xmm15\n",
+    concat!(
+        "vaddps zmm14, zmm1, zmm15\n",
+        "vfmadd213ps zmm0, zmm15, zmm15\n",
+        "vaddps zmm14, zmm2, zmm15\n",
+        "vfmadd213ps zmm1, zmm15, zmm15\n",
+        "vaddps zmm14, zmm3, zmm15\n",
+        "vfmadd213ps zmm2, zmm15, zmm15\n",
+        "vaddps zmm14, zmm4, zmm15\n",
+        "vfmadd213ps zmm3, zmm15, zmm15\n",
+        "vaddps zmm14, zmm5, zmm15\n",
+        "vfmadd213ps zmm4, zmm15, zmm15\n",
+        "vaddps zmm14, zmm6, zmm15\n",
+        "vfmadd213ps zmm5, zmm15, zmm15\n",
+        "vaddps zmm14, zmm7, zmm15\n",
+        "vfmadd213ps zmm6, zmm15, zmm15\n",
+        "vaddps zmm14, zmm8, zmm15\n",
+        "vfmadd213ps zmm7, zmm15, zmm15\n",
+        "vaddps zmm14, zmm9, zmm15\n",
+        "vfmadd213ps zmm8, zmm15, zmm15\n",
+        "vaddps zmm14, zmm10, zmm15\n",
+        "vfmadd213ps zmm9, zmm15, zmm15\n",
+        "vaddps zmm14, zmm11, zmm15\n",
+        "vfmadd213ps zmm10, zmm15, zmm15\n",
+        "vaddps zmm14, zmm12, zmm15\n",
+        "vfmadd213ps zmm11, zmm15, zmm15\n",
+        "vaddps zmm14, zmm13, zmm15\n",
+        "vfmadd213ps zmm12, zmm15, zmm15\n",
+        "vaddps zmm14, zmm0, zmm15\n",
+        "vfmadd213ps zmm13, zmm15, zmm15\n"
+    )
+);
+fma_add_kernel!(
+    sp_add_half_avx2,
+    "avx2,fma",
+    "ymm",
+    "mov eax, 0x3F000000\nvmovd xmm15, eax\nvbroadcastss ymm15, xmm15\n",
+    concat!(
+        "vaddps ymm14, ymm1, ymm15\n",
+        "vfmadd213ps ymm0, ymm15, ymm15\n",
+        "vfmadd213ps ymm1, ymm15, ymm15\n",
+        "vaddps ymm14, ymm3, ymm15\n",
+        "vfmadd213ps ymm2, ymm15, ymm15\n",
+        "vfmadd213ps ymm3, ymm15, ymm15\n",
+        "vaddps ymm14, ymm5, ymm15\n",
+        "vfmadd213ps ymm4, ymm15, ymm15\n",
+        "vfmadd213ps ymm5, ymm15, ymm15\n",
+        "vaddps ymm14, ymm7, ymm15\n",
+        "vfmadd213ps ymm6, ymm15, ymm15\n",
+        "vfmadd213ps ymm7, ymm15, ymm15\n",
+        "vaddps ymm14, ymm9, ymm15\n",
+        "vfmadd213ps ymm8, ymm15, ymm15\n",
+        "vfmadd213ps ymm9, ymm15, ymm15\n",
+        "vaddps ymm14, ymm11, ymm15\n",
+        "vfmadd213ps ymm10, ymm15, ymm15\n",
+        "vfmadd213ps ymm11, ymm15, ymm15\n",
+        "vaddps ymm14, ymm13, ymm15\n",
+        "vfmadd213ps ymm12, ymm15, ymm15\n",
+        "vfmadd213ps ymm13, ymm15, ymm15\n"
+    )
+);
+fma_add_kernel!(
+    sp_add_equal_avx2,
+    "avx2,fma",
+    "ymm",
+    "mov eax, 0x3F000000\nvmovd xmm15, eax\nvbroadcastss ymm15, xmm15\n",
+    concat!(
+        "vaddps ymm14, ymm1, ymm15\n",
+        "vfmadd213ps ymm0, ymm15, ymm15\n",
+        "vaddps ymm14, ymm2, ymm15\n",
+        "vfmadd213ps ymm1, ymm15, ymm15\n",
+        "vaddps ymm14, ymm3, ymm15\n",
+        "vfmadd213ps ymm2, ymm15, ymm15\n",
+        "vaddps ymm14, ymm4, ymm15\n",
+        "vfmadd213ps ymm3, ymm15, ymm15\n",
+        "vaddps ymm14, ymm5, ymm15\n",
+        "vfmadd213ps ymm4, ymm15, ymm15\n",
+        "vaddps ymm14, ymm6, ymm15\n",
+        "vfmadd213ps ymm5, ymm15, ymm15\n",
+        "vaddps ymm14, ymm7, ymm15\n",
+        "vfmadd213ps ymm6, ymm15, ymm15\n",
+        "vaddps ymm14, ymm8, ymm15\n",
+        "vfmadd213ps ymm7, ymm15, ymm15\n",
+        "vaddps ymm14, ymm9, ymm15\n",
+        "vfmadd213ps ymm8, ymm15, ymm15\n",
+        "vaddps ymm14, ymm10, ymm15\n",
+        "vfmadd213ps ymm9, ymm15, ymm15\n",
+        "vaddps ymm14, ymm11, ymm15\n",
+        "vfmadd213ps ymm10, ymm15, ymm15\n",
+        "vaddps ymm14, ymm12, ymm15\n",
+        "vfmadd213ps ymm11, ymm15, ymm15\n",
+        "vaddps ymm14, ymm13, ymm15\n",
+        "vfmadd213ps ymm12, ymm15, ymm15\n",
+        "vaddps ymm14, ymm0, ymm15\n",
+        "vfmadd213ps ymm13, ymm15, ymm15\n"
+    )
+);
+
 // ---- vector integer adds: increments of ones at [p+256]; the accumulators start from whatever
 // the registers hold (integer adds wrap and never fault, so the start value does not matter) ----
 macro_rules! int_kernels {
@@ -212,6 +498,14 @@ scalar_int!(i64_scalar, "");
 
 safe_wrapper!(
     hp_fp16_avx512,
+    dp_add_half_avx512,
+    dp_add_equal_avx512,
+    dp_add_half_avx2,
+    dp_add_equal_avx2,
+    sp_add_half_avx512,
+    sp_add_equal_avx512,
+    sp_add_half_avx2,
+    sp_add_equal_avx2,
     dp_avx512,
     sp_avx512,
     dp_avx2,
@@ -286,6 +580,44 @@ pub fn kernel(op: Op, isa: Isa) -> Option<Kernel> {
     })
 }
 
+/// The FMA+add kernel of `element_bits` lanes in `isa` with `mix` adds (none: the FMA kernel's
+/// place, not this one's).
+pub fn fma_add_kernel(element_bits: u32, isa: Isa, mix: AddMix) -> Option<Kernel> {
+    let (run, instruction): (fn(u64), &'static str) = match (element_bits, isa, mix) {
+        (64, Isa::Avx512, AddMix::Half) => {
+            (checked::dp_add_half_avx512, "vfmadd213pd+vaddpd zmm, 2:1")
+        }
+        (64, Isa::Avx512, AddMix::Equal) => {
+            (checked::dp_add_equal_avx512, "vfmadd213pd+vaddpd zmm, 1:1")
+        }
+        (64, Isa::Avx2, AddMix::Half) => (checked::dp_add_half_avx2, "vfmadd213pd+vaddpd ymm, 2:1"),
+        (64, Isa::Avx2, AddMix::Equal) => {
+            (checked::dp_add_equal_avx2, "vfmadd213pd+vaddpd ymm, 1:1")
+        }
+        (32, Isa::Avx512, AddMix::Half) => {
+            (checked::sp_add_half_avx512, "vfmadd213ps+vaddps zmm, 2:1")
+        }
+        (32, Isa::Avx512, AddMix::Equal) => {
+            (checked::sp_add_equal_avx512, "vfmadd213ps+vaddps zmm, 1:1")
+        }
+        (32, Isa::Avx2, AddMix::Half) => (checked::sp_add_half_avx2, "vfmadd213ps+vaddps ymm, 2:1"),
+        (32, Isa::Avx2, AddMix::Equal) => {
+            (checked::sp_add_equal_avx2, "vfmadd213ps+vaddps ymm, 1:1")
+        }
+        _ => return None,
+    };
+    // 14 FMA chains (two operations a lane each) and the adds beside them (one).
+    let adds = match mix {
+        AddMix::Half => 7,
+        _ => 14,
+    };
+    Some(Kernel {
+        run,
+        ops_per_iteration: isa.lanes(element_bits) as u64 * (14 * 2 + adds),
+        instruction,
+    })
+}
+
 fn instruction(op: Op, isa: Isa) -> &'static str {
     match (op, isa) {
         (Op::Fma { element_bits: 64 }, Isa::Avx512) => "vfmadd213pd zmm",
@@ -301,6 +633,6 @@ fn instruction(op: Op, isa: Isa) -> &'static str {
         (Op::IntAdd { .. }, Isa::Avx2) => "vpadd ymm",
         (Op::IntAdd { .. }, Isa::Sse2) => "padd xmm",
         (Op::IntAdd { .. }, _) => "add r64",
-        (Op::Dot { .. }, _) => "no kernel",
+        (Op::Dot { .. } | Op::FmaAdd { .. }, _) => "no kernel",
     }
 }
