@@ -4,7 +4,7 @@
 
 use super::common::{UsageError, count_in, parse_positive};
 use super::peak_others::{OtherPeaks, Sections};
-use crate::app::cpu::{CpuWorkload, Op, operation};
+use crate::app::cpu::{CpuWorkload, operation};
 use crate::files::check_output_file;
 use crate::report;
 use crate::sysinfo::peak::{CpuPeakOverrides, Peak, cpu_peak};
@@ -104,16 +104,11 @@ pub fn sheet(u: &'static Uarch, cores: u32, sockets: u32, ghz: f64) -> PeakSheet
         clock_ghz: Some(ghz),
         ..Default::default()
     };
-    // Every kernel's (the FP issue ceilings of SPFA and DPFA too), not NULL's.
+    // Every kernel's (the FP issue ceilings of SPFA and DPFA, the dot products), not NULL's.
     let workloads = CpuWorkload::ALL
         .into_iter()
         .filter_map(|w| w.op_with_fp16(u.fp16).map(|op| (w.name().to_string(), op)));
-    let dots = [
-        ("INT8-DOT".to_string(), Op::Dot { element_bits: 8 }),
-        ("BF16-DOT".to_string(), Op::Dot { element_bits: 16 }),
-    ];
     let peaks = workloads
-        .chain(dots)
         .map(|(name, op)| {
             let peak = cpu_peak(op, total, Ok(ghz), Some(u), &isas, &user).map(|mut p| {
                 if let Some(c) = p.inputs.get_mut("cores") {

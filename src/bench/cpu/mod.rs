@@ -38,6 +38,8 @@ super::spec::workloads! {
         Dp = "DP",
         SpFa = "SPFA",
         DpFa = "DPFA",
+        Int8Dot = "INT8-DOT",
+        Bf16Dot = "BF16-DOT",
         Int32 = "INT32",
         Int64 = "INT64",
         Null = "NULL",
@@ -66,6 +68,16 @@ impl CpuWorkload {
             ),
             CpuWorkload::DpFa => (
                 "fp64 FMAs and adds together: the FP issue ceiling",
+                false,
+                &[],
+            ),
+            CpuWorkload::Int8Dot => (
+                "int8 dot products into 32-bit lanes (VNNI vpdpbusd: 8 operations a lane)",
+                false,
+                &[],
+            ),
+            CpuWorkload::Bf16Dot => (
+                "bf16 dot products into fp32 lanes (vdpbf16ps: 4 operations a lane)",
                 false,
                 &[],
             ),
@@ -116,6 +128,8 @@ impl CpuWorkload {
             CpuWorkload::Dp => Op::Fma { element_bits: 64 },
             CpuWorkload::SpFa => Op::FmaAdd { element_bits: 32 },
             CpuWorkload::DpFa => Op::FmaAdd { element_bits: 64 },
+            CpuWorkload::Int8Dot => Op::Dot { element_bits: 8 },
+            CpuWorkload::Bf16Dot => Op::Dot { element_bits: 16 },
             CpuWorkload::Int32 => Op::IntAdd { element_bits: 32 },
             CpuWorkload::Int64 => Op::IntAdd { element_bits: 64 },
             CpuWorkload::Null => return None,
@@ -236,6 +250,14 @@ pub enum CpuError {
         "peakbench has no CPU kernels for {0} yet; run `peakbench sysinfo` for what it can detect"
     )]
     NoKernels(String),
+    #[error(
+        "{workload} needs {needs}, which this CPU does not have with --isa {isa}; run `peakbench sysinfo` for what it has"
+    )]
+    NoDotKernel {
+        workload: CpuWorkload,
+        needs: &'static str,
+        isa: Isa,
+    },
     #[error("could not pin a thread: {0}")]
     Pin(String),
 }
@@ -343,7 +365,10 @@ pub fn point_probes(sys: &SystemInfo, op: Op, isa: Isa) -> Vec<Probe> {
     let width_bits = isa.width_bits();
     let own = match op {
         _ if isa == Isa::Scalar => None,
-        Op::Fma { .. } | Op::FmaAdd { .. } if isa.has_fma() => Some(Probe::Fma { width_bits }),
+        // bf16 dot products run on the FP multipliers, as FMAs do, at their clock.
+        Op::Fma { .. } | Op::FmaAdd { .. } | Op::Dot { element_bits: 16 } if isa.has_fma() => {
+            Some(Probe::Fma { width_bits })
+        }
         _ => Some(Probe::VecAdd { width_bits }),
     };
     let mut probes: Vec<Probe> = own.into_iter().filter(|p| available.contains(p)).collect();
@@ -418,10 +443,31 @@ pub struct CpuSession<'a> {
 
 impl<'a> CpuSession<'a> {
     pub fn new(sys: &'a SystemInfo, opts: &'a CpuOptions) -> Result<Self, CpuError> {
+        let isa = choose_isa(sys, opts.isa)?;
+        // A dot product's instructions are extensions of their own (VNNI, BF16): refused here,
+        // before any point runs, where the machine has none at this width.
+        for &w in &opts.workloads {
+            if let Some(op @ Op::Dot { element_bits }) = w.op()
+                && kernel(op, isa).is_none()
+            {
+                let needs = match element_bits {
+                    _ if cfg!(not(target_arch = "x86_64")) => {
+                        "a kernel peakbench has on x86 only so far (AVX512-VNNI, AVX-VNNI, AVX512-BF16)"
+                    }
+                    8 => "AVX512-VNNI (--isa avx512) or AVX-VNNI (--isa avx2)",
+                    _ => "AVX512-BF16 (--isa avx512)",
+                };
+                return Err(CpuError::NoDotKernel {
+                    workload: w,
+                    needs,
+                    isa,
+                });
+            }
+        }
         Ok(CpuSession {
             sys,
             opts,
-            isa: choose_isa(sys, opts.isa)?,
+            isa,
             allowed: affinity::allowed_cpus(),
             iterations: HashMap::new(),
         })
@@ -660,6 +706,60 @@ mod tests {
         assert!(ran > 0 || !sys.cpu.isas.contains(&Isa::Avx2));
     }
 
+    /// A dot product whose extension the machine lacks at the ISA is refused before any point,
+    /// with what it needs; where it has one, its kernel counts 8 (int8) or 4 (bf16) operations a
+    /// 32-bit lane and runs.
+    #[test]
+    fn dot_products_need_their_extension() {
+        let sys = crate::sysinfo::collect(crate::sysinfo::ClockBudget {
+            warmup: Duration::from_millis(1),
+            sample: Duration::from_millis(1),
+            samples: 1,
+        });
+        let opts = |w: CpuWorkload, isa: Isa| CpuOptions {
+            workloads: vec![w],
+            threads: vec![1],
+            scaling: Scaling::Weak,
+            isa: Some(isa),
+            duration: Duration::from_millis(2),
+            total_ops: None,
+            reps: Repetition {
+                warmup: 0,
+                repeat: 1,
+            },
+            clock_ghz: None,
+            ops_per_cycle: BTreeMap::new(),
+            peak_per_core: BTreeMap::new(),
+        };
+        for w in [CpuWorkload::Int8Dot, CpuWorkload::Bf16Dot] {
+            let o = opts(w, Isa::Scalar);
+            let e = CpuSession::new(&sys, &o)
+                .err()
+                .expect("no dot product in scalar code");
+            let needs = if cfg!(target_arch = "x86_64") {
+                "needs AVX512"
+            } else {
+                "x86 only"
+            };
+            assert!(e.to_string().contains(needs), "{e}");
+            assert!(e.to_string().starts_with(w.name()), "{e}");
+            for &isa in &sys.cpu.isas {
+                let op = w.op().unwrap();
+                let Some(k) = kernel(op, isa) else {
+                    assert!(CpuSession::new(&sys, &opts(w, isa)).is_err());
+                    continue;
+                };
+                let per_lane = if w == CpuWorkload::Int8Dot { 8 } else { 4 };
+                let chains = if isa == Isa::Avx512 { 24 } else { 12 };
+                assert_eq!(
+                    k.ops_per_iteration,
+                    chains * isa.lanes(32) as u64 * per_lane
+                );
+                (k.run)(100);
+            }
+        }
+    }
+
     #[test]
     fn workload_names_round_trip() {
         for w in CpuWorkload::ALL {
@@ -679,8 +779,15 @@ mod tests {
             samples: 1,
         });
         for &isa in &sys.cpu.isas {
+            // A dot product without its extension at this width is refused (tested below).
+            let workloads = CpuWorkload::ALL
+                .into_iter()
+                .filter(
+                    |w| !matches!(w.op(), Some(op @ Op::Dot { .. }) if kernel(op, isa).is_none()),
+                )
+                .collect();
             let opts = CpuOptions {
-                workloads: CpuWorkload::ALL.to_vec(),
+                workloads,
                 threads: vec![1],
                 scaling: Scaling::Weak,
                 isa: Some(isa),

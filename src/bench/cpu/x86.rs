@@ -430,6 +430,47 @@ fma_add_kernel!(
     )
 );
 
+// ---- dot products into 32-bit lanes: int8 (VNNI `vpdpbusd`: four u8 × s8 products added to
+// each int32 lane, which wraps and never faults) and bf16 (`vdpbf16ps`: two bf16 products added
+// to each fp32 lane; with inputs of 1.0 a lane grows by 2 until 2^25, then stays: no overflow,
+// and the instruction flushes denormals itself) ----
+kernel!(
+    int8_dot_avx512,
+    "avx512f,avx512vnni",
+    concat!(
+        "mov eax, 0x01010101\n",
+        "vpbroadcastd zmm30, eax\n",
+        "vmovdqa64 zmm31, zmm30\n"
+    ),
+    r24!(each1!("vpdpbusd zmm", ", zmm30, zmm31")),
+    "vzeroupper"
+);
+kernel!(
+    int8_dot_avx2,
+    "avx2,avxvnni",
+    concat!(
+        "mov eax, 0x01010101\n",
+        "vmovd xmm13, eax\n",
+        "vpbroadcastd ymm13, xmm13\n",
+        "vmovdqa ymm12, ymm13\n"
+    ),
+    r12!(each1!("{{vex}} vpdpbusd ymm", ", ymm12, ymm13")),
+    "vzeroupper"
+);
+kernel!(
+    bf16_dot_avx512,
+    "avx512f,avx512bf16",
+    concat!(
+        "mov eax, 0x3F803F80\n",
+        "vpbroadcastd zmm30, eax\n",
+        "vmovdqa64 zmm31, zmm30\n",
+        // The accumulators start at 0x3F803F80 read as fp32: about 1.0039.
+        r24!(each1!("vmovdqa64 zmm", ", zmm30"))
+    ),
+    r24!(each1!("vdpbf16ps zmm", ", zmm30, zmm31")),
+    "vzeroupper"
+);
+
 // ---- vector integer adds: increments of ones at [p+256]; the accumulators start from whatever
 // the registers hold (integer adds wrap and never fault, so the start value does not matter) ----
 macro_rules! int_kernels {
@@ -498,6 +539,9 @@ scalar_int!(i64_scalar, "");
 
 safe_wrapper!(
     hp_fp16_avx512,
+    int8_dot_avx512,
+    int8_dot_avx2,
+    bf16_dot_avx512,
     dp_add_half_avx512,
     dp_add_equal_avx512,
     dp_add_half_avx2,
@@ -554,6 +598,20 @@ pub fn kernel(op: Op, isa: Isa) -> Option<Kernel> {
         (Op::Fma { element_bits: 32 }, Isa::Sse2) => checked::sp_sse2,
         (Op::Fma { element_bits: 64 }, Isa::Scalar) => checked::dp_scalar,
         (Op::Fma { element_bits: 32 }, Isa::Scalar) => checked::sp_scalar,
+        // VNNI and BF16 are not implied by the ISAs (AVX-512 F + BW; AVX2 + FMA): checked here.
+        (Op::Dot { element_bits: 8 }, Isa::Avx512)
+            if std::is_x86_feature_detected!("avx512vnni") =>
+        {
+            checked::int8_dot_avx512
+        }
+        (Op::Dot { element_bits: 8 }, Isa::Avx2) if std::is_x86_feature_detected!("avxvnni") => {
+            checked::int8_dot_avx2
+        }
+        (Op::Dot { element_bits: 16 }, Isa::Avx512)
+            if std::is_x86_feature_detected!("avx512bf16") =>
+        {
+            checked::bf16_dot_avx512
+        }
         (Op::IntAdd { element_bits: 8 }, Isa::Avx512) => checked::qp_avx512,
         (Op::IntAdd { element_bits: 8 }, Isa::Avx2) => checked::qp_avx2,
         (Op::IntAdd { element_bits: 8 }, Isa::Sse2) => checked::qp_sse2,
@@ -633,6 +691,9 @@ fn instruction(op: Op, isa: Isa) -> &'static str {
         (Op::IntAdd { .. }, Isa::Avx2) => "vpadd ymm",
         (Op::IntAdd { .. }, Isa::Sse2) => "padd xmm",
         (Op::IntAdd { .. }, _) => "add r64",
+        (Op::Dot { element_bits: 8 }, Isa::Avx512) => "vpdpbusd zmm",
+        (Op::Dot { element_bits: 8 }, Isa::Avx2) => "vpdpbusd ymm (AVX-VNNI)",
+        (Op::Dot { element_bits: 16 }, Isa::Avx512) => "vdpbf16ps zmm",
         (Op::Dot { .. } | Op::FmaAdd { .. }, _) => "no kernel",
     }
 }
