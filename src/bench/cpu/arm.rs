@@ -97,6 +97,52 @@ neon_int!(hp_neon, "8h");
 neon_int!(i32_neon, "4s");
 neon_int!(i64_neon, "2d");
 
+// ---- dot products into 32-bit lanes: int8 (`sdot`, FEAT_DotProd: four s8 × s8 products added
+// to each int32 lane, which wraps) and bf16 (`bfdot`, FEAT_BF16: two bf16 products into each
+// fp32 lane; with inputs of 0.5 a lane grows by 0.5 until 2^24, then stays) ----
+kernel!(
+    int8_dot_neon,
+    "neon,dotprod",
+    concat!(
+        "ldr q31, [x1, #256]\n",
+        "mov v30.16b, v31.16b\n",
+        r24!(each1!("mov v", ".16b, v31.16b"))
+    ),
+    r24!(each1!("sdot v", ".4s, v30.16b, v31.16b"))
+);
+kernel!(
+    bf16_dot_neon,
+    "neon,bf16",
+    concat!(
+        "movi v31.8h, #0x3f, lsl #8\n",
+        "mov v30.16b, v31.16b\n",
+        r24!(each1!("mov v", ".16b, v31.16b"))
+    ),
+    r24!(each1!("bfdot v", ".4s, v30.8h, v31.8h"))
+);
+kernel!(
+    int8_dot_sve,
+    "sve",
+    concat!(
+        "ptrue p0.b\n",
+        "mov z31.b, #1\n",
+        "mov z30.b, #1\n",
+        r24!(each1!("mov z", ".b, #1"))
+    ),
+    r24!(each1!("sdot z", ".s, z30.b, z31.b"))
+);
+kernel!(
+    bf16_dot_sve,
+    "sve,bf16",
+    concat!(
+        "ptrue p0.b\n",
+        "mov z31.h, #0x3f00\n",
+        "mov z30.h, #0x3f00\n",
+        r24!(each1!("mov z", ".h, #0x3f00"))
+    ),
+    r24!(each1!("bfdot z", ".s, z30.h, z31.h"))
+);
+
 // ---- SVE at the process's vector length: constants broadcast from the same places ----
 kernel!(
     dp_sve,
@@ -213,6 +259,10 @@ scalar_int!(i64_scalar, ":x");
 
 safe_wrapper!(
     hp_fp16_neon,
+    int8_dot_neon,
+    bf16_dot_neon,
+    int8_dot_sve,
+    bf16_dot_sve,
     hp_fp16_sve,
     dp_neon,
     sp_neon,
@@ -250,6 +300,23 @@ pub fn kernel(op: Op, isa: Isa) -> Option<Kernel> {
             (checked::hp_fp16_neon, "fmla v.8h")
         }
         (Op::Fma { element_bits: 16 }, Isa::Sve) => (checked::hp_fp16_sve, "fmla z.h"),
+        // FEAT_DotProd and FEAT_BF16 are not implied by ASIMD (SVE has sdot, not bfdot).
+        (Op::Dot { element_bits: 8 }, Isa::Neon)
+            if std::arch::is_aarch64_feature_detected!("dotprod") =>
+        {
+            (checked::int8_dot_neon, "sdot v.4s")
+        }
+        (Op::Dot { element_bits: 16 }, Isa::Neon)
+            if std::arch::is_aarch64_feature_detected!("bf16") =>
+        {
+            (checked::bf16_dot_neon, "bfdot v.4s")
+        }
+        (Op::Dot { element_bits: 8 }, Isa::Sve) => (checked::int8_dot_sve, "sdot z.s"),
+        (Op::Dot { element_bits: 16 }, Isa::Sve)
+            if std::arch::is_aarch64_feature_detected!("bf16") =>
+        {
+            (checked::bf16_dot_sve, "bfdot z.s")
+        }
         (Op::IntAdd { element_bits: 8 }, Isa::Neon) => (checked::qp_neon, "add v.16b"),
         (Op::IntAdd { element_bits: 16 }, Isa::Neon) => (checked::hp_neon, "add v.8h"),
         (Op::IntAdd { element_bits: 32 }, Isa::Neon) => (checked::i32_neon, "add v.4s"),
@@ -302,8 +369,11 @@ mod tests {
             Op::IntAdd { element_bits: 16 },
             Op::IntAdd { element_bits: 32 },
             Op::IntAdd { element_bits: 64 },
+            Op::Dot { element_bits: 8 },
+            Op::Dot { element_bits: 16 },
         ];
-        let mut expected = vec![(Isa::Neon, [96, 192, 384, 384, 192, 96, 48])];
+        // Dot products: 24 chains × 32-bit lanes × 8 (int8) or 4 (bf16) operations a lane.
+        let mut expected = vec![(Isa::Neon, [96, 192, 384, 384, 192, 96, 48, 768, 384])];
         if sve {
             // SAFETY: HWCAP says the CPU has SVE.
             let bits = unsafe { rdvl_bits() };
@@ -318,6 +388,8 @@ mod tests {
                     24 * bits / 16,
                     24 * bits / 32,
                     24 * bits / 64,
+                    24 * bits / 32 * 8,
+                    24 * bits / 32 * 4,
                 ],
             ));
         } else {
@@ -326,8 +398,18 @@ mod tests {
         for (isa, counts) in expected {
             for (op, count) in ops.into_iter().zip(counts) {
                 let Some(k) = kernel(op, isa) else {
-                    assert!(op == Op::Fma { element_bits: 16 } && isa == Isa::Neon);
-                    eprintln!("SKIPPED: fp16 FMA on NEON (this CPU has no FEAT_FP16)");
+                    let optional = [
+                        (Op::Fma { element_bits: 16 }, Isa::Neon, "fp16"),
+                        (Op::Dot { element_bits: 8 }, Isa::Neon, "dotprod"),
+                        (Op::Dot { element_bits: 16 }, Isa::Neon, "bf16"),
+                        (Op::Dot { element_bits: 16 }, Isa::Sve, "bf16"),
+                    ];
+                    let Some((.., feature)) =
+                        optional.iter().find(|(o, i, _)| *o == op && *i == isa)
+                    else {
+                        panic!("no kernel for {op:?} on {isa}");
+                    };
+                    eprintln!("SKIPPED: {op:?} on {isa} (this CPU has no FEAT_{feature})");
                     continue;
                 };
                 (k.run)(1000);

@@ -451,9 +451,8 @@ impl<'a> CpuSession<'a> {
                 && kernel(op, isa).is_none()
             {
                 let needs = match element_bits {
-                    _ if cfg!(not(target_arch = "x86_64")) => {
-                        "a kernel peakbench has on x86 only so far (AVX512-VNNI, AVX-VNNI, AVX512-BF16)"
-                    }
+                    8 if cfg!(target_arch = "aarch64") => "FEAT_DotProd (NEON sdot) or SVE",
+                    _ if cfg!(target_arch = "aarch64") => "FEAT_BF16 (NEON or SVE bfdot)",
                     8 => "AVX512-VNNI (--isa avx512) or AVX-VNNI (--isa avx2)",
                     _ => "AVX512-BF16 (--isa avx512)",
                 };
@@ -739,7 +738,7 @@ mod tests {
             let needs = if cfg!(target_arch = "x86_64") {
                 "needs AVX512"
             } else {
-                "x86 only"
+                "needs FEAT_"
             };
             assert!(e.to_string().contains(needs), "{e}");
             assert!(e.to_string().starts_with(w.name()), "{e}");
@@ -750,7 +749,11 @@ mod tests {
                     continue;
                 };
                 let per_lane = if w == CpuWorkload::Int8Dot { 8 } else { 4 };
-                let chains = if isa == Isa::Avx512 { 24 } else { 12 };
+                let chains = if isa == Isa::Avx512 || cfg!(target_arch = "aarch64") {
+                    24
+                } else {
+                    12
+                };
                 assert_eq!(
                     k.ops_per_iteration,
                     chains * isa.lanes(32) as u64 * per_lane
