@@ -163,8 +163,7 @@ impl RefContext {
                 let fits = job
                     .memory_bytes()
                     .is_some_and(|m| available.is_none_or(|a| m.saturating_add(ours) <= a / 2));
-                let cached = self.cached(&key).is_some();
-                if !fits || cached || pending.iter().any(|p| p.key == key) {
+                if !fits || self.has_runs(&key) || pending.iter().any(|p| p.key == key) {
                     continue;
                 }
                 pending.push(Pending {

@@ -451,6 +451,12 @@ impl RefContext {
         runs.get(key).cloned()
     }
 
+    /// Whether the job of `key` has its runs already.
+    fn has_runs(&self, key: &Job) -> bool {
+        let runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+        runs.contains_key(key)
+    }
+
     fn cache(&self, key: Job, runs: Result<Runs, RefError>) {
         let mut all = self.runs.lock().unwrap_or_else(|e| e.into_inner());
         all.insert(key, runs);

@@ -592,6 +592,14 @@ pub fn lookup(spec: &str) -> Result<&'static Uarch, String> {
     })
 }
 
+/// The rate of `rates` at `width_bits`, 0 where none is listed.
+fn per_cycle_at(rates: &[Rate], width_bits: u32) -> f64 {
+    rates
+        .iter()
+        .find(|r| r.width_bits == width_bits)
+        .map_or(0.0, |r| r.per_cycle)
+}
+
 impl Uarch {
     /// Whether the entry is an Arm core (else x86).
     pub fn is_arm(&self) -> bool {
@@ -602,10 +610,12 @@ impl Uarch {
     /// FP add instructions per cycle beside the FMAs at `width_bits` (0 where adds take the FMA
     /// pipes).
     pub fn fadd_at(&self, width_bits: u32) -> f64 {
-        self.fadd
-            .iter()
-            .find(|r| r.width_bits == width_bits)
-            .map_or(0.0, |r| r.per_cycle)
+        per_cycle_at(self.fadd, width_bits)
+    }
+
+    /// FMA instructions per cycle at `width_bits` (0 where the table lists none).
+    pub fn fma_at(&self, width_bits: u32) -> f64 {
+        per_cycle_at(self.fma, width_bits)
     }
 
     /// The FP issue ceiling among the widths of `isas`: the FMA rate and the adds beside it at

@@ -169,11 +169,7 @@ impl AddMix {
             return AddMix::None;
         };
         let width = isa.width_bits();
-        let fma = u
-            .fma
-            .iter()
-            .find(|r| r.width_bits == width)
-            .map_or(0.0, |r| r.per_cycle);
+        let fma = u.fma_at(width);
         match u.fadd_at(width) {
             a if a <= 0.0 || fma <= 0.0 || isa == Isa::Scalar => AddMix::None,
             a if a >= fma => AddMix::Equal,
@@ -653,6 +649,31 @@ fn record(
 mod tests {
     use super::*;
 
+    /// The machine, with the shortest clock measurement.
+    fn tiny_sys() -> SystemInfo {
+        crate::sysinfo::collect(crate::sysinfo::ClockBudget {
+            warmup: Duration::from_millis(1),
+            sample: Duration::from_millis(1),
+            samples: 1,
+        })
+    }
+
+    /// Tiny options: `workloads` on one thread at `isa`, `repeat` repetitions of 2 ms.
+    fn tiny_opts(workloads: Vec<CpuWorkload>, isa: Isa, repeat: usize) -> CpuOptions {
+        CpuOptions {
+            workloads,
+            threads: vec![1],
+            scaling: Scaling::Weak,
+            isa: Some(isa),
+            duration: Duration::from_millis(2),
+            total_ops: None,
+            reps: Repetition { warmup: 0, repeat },
+            clock_ghz: None,
+            ops_per_cycle: BTreeMap::new(),
+            peak_per_core: BTreeMap::new(),
+        }
+    }
+
     /// The adds an FMA+add kernel issues per FMA follow the table's add pipes at its width.
     #[test]
     fn add_mix_follows_the_add_pipes_beside_the_fmas() {
@@ -678,11 +699,7 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn fma_add_kernels_run_and_count_their_operations() {
-        let sys = crate::sysinfo::collect(crate::sysinfo::ClockBudget {
-            warmup: Duration::from_millis(1),
-            sample: Duration::from_millis(1),
-            samples: 1,
-        });
+        let sys = tiny_sys();
         let mut ran = 0;
         for isa in [Isa::Avx512, Isa::Avx2] {
             if !sys.cpu.isas.contains(&isa) {
@@ -710,26 +727,8 @@ mod tests {
     /// 32-bit lane and runs.
     #[test]
     fn dot_products_need_their_extension() {
-        let sys = crate::sysinfo::collect(crate::sysinfo::ClockBudget {
-            warmup: Duration::from_millis(1),
-            sample: Duration::from_millis(1),
-            samples: 1,
-        });
-        let opts = |w: CpuWorkload, isa: Isa| CpuOptions {
-            workloads: vec![w],
-            threads: vec![1],
-            scaling: Scaling::Weak,
-            isa: Some(isa),
-            duration: Duration::from_millis(2),
-            total_ops: None,
-            reps: Repetition {
-                warmup: 0,
-                repeat: 1,
-            },
-            clock_ghz: None,
-            ops_per_cycle: BTreeMap::new(),
-            peak_per_core: BTreeMap::new(),
-        };
+        let sys = tiny_sys();
+        let opts = |w: CpuWorkload, isa: Isa| tiny_opts(vec![w], isa, 1);
         for w in [CpuWorkload::Int8Dot, CpuWorkload::Bf16Dot] {
             let o = opts(w, Isa::Scalar);
             let e = CpuSession::new(&sys, &o)
@@ -776,11 +775,7 @@ mod tests {
     /// gives a positive finite rate.
     #[test]
     fn conformance_every_workload_every_isa() {
-        let sys = crate::sysinfo::collect(crate::sysinfo::ClockBudget {
-            warmup: Duration::from_millis(1),
-            sample: Duration::from_millis(1),
-            samples: 1,
-        });
+        let sys = tiny_sys();
         for &isa in &sys.cpu.isas {
             // A dot product without its extension at this width is refused (tested below).
             let workloads = CpuWorkload::ALL
@@ -789,21 +784,7 @@ mod tests {
                     |w| !matches!(w.op(), Some(op @ Op::Dot { .. }) if kernel(op, isa).is_none()),
                 )
                 .collect();
-            let opts = CpuOptions {
-                workloads,
-                threads: vec![1],
-                scaling: Scaling::Weak,
-                isa: Some(isa),
-                duration: Duration::from_millis(2),
-                total_ops: None,
-                reps: Repetition {
-                    warmup: 0,
-                    repeat: 2,
-                },
-                clock_ghz: None,
-                ops_per_cycle: BTreeMap::new(),
-                peak_per_core: BTreeMap::new(),
-            };
+            let opts = tiny_opts(workloads, isa, 2);
             let Ok(mut session) = CpuSession::new(&sys, &opts) else {
                 eprintln!("skipped: no kernels for {isa} on {}", sys.cpu.arch);
                 continue;
@@ -860,11 +841,7 @@ mod tests {
 
     #[test]
     fn forced_isa_must_exist() {
-        let mut sys = crate::sysinfo::collect(crate::sysinfo::ClockBudget {
-            warmup: Duration::from_millis(1),
-            sample: Duration::from_millis(1),
-            samples: 1,
-        });
+        let mut sys = tiny_sys();
         sys.cpu.isas = vec![Isa::Scalar];
         let err = choose_isa(&sys, Some(Isa::Avx512)).unwrap_err();
         assert!(err.to_string().contains("not available"), "{err}");
