@@ -262,6 +262,22 @@ mod tests {
             .find(|p| p.workload == "INT8-DOT")
             .unwrap();
         assert!(none.peak.is_none());
+        // AMX: one TMUL every 16 cycles, 16 × 16 lanes × 64 (int8) or 32 (bf16) products × 2:
+        // Intel's 2048 and 1024 operations a cycle per core.
+        assert!((value(&spr, "INT8-MM") - 112.0 * 2.0 * 2048.0).abs() < 1e-6);
+        assert!((value(&spr, "BF16-MM") - 112.0 * 2.0 * 1024.0).abs() < 1e-6);
+        // Neoverse V1 MMLA: 4 × 128-bit (or 2 × 256-bit SVE) a cycle, 4 lanes × 8 (int8) or
+        // 4 (bf16) products × 2 = 256 and 128 a cycle.
+        assert!((value(&v1, "INT8-MM") - 64.0 * 2.6 * 256.0).abs() < 1e-9);
+        assert!((value(&v1, "BF16-MM") - 64.0 * 2.6 * 128.0).abs() < 1e-9);
+        let no_matrix = zen4.peaks.iter().find(|p| p.workload == "BF16-MM").unwrap();
+        assert!(
+            no_matrix
+                .unknown_reason
+                .as_ref()
+                .unwrap()
+                .contains("no matrix-multiply instructions")
+        );
         let clock = &haswell.peaks[0].peak.as_ref().unwrap().inputs["clock"];
         assert_eq!(clock.source, Source::User);
     }

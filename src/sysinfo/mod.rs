@@ -2,6 +2,7 @@
 //! clocks, memory, operating system and virtualization. Every figure is a [`Fact`]: a value with
 //! its source, or unknown with the reason.
 
+pub mod amx;
 pub mod blockdev;
 pub mod cgroup;
 pub mod clock;

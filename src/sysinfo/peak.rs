@@ -39,6 +39,11 @@ pub enum OpClass {
     /// Dot product of 8-bit integers (VNNI, `sdot`) or bf16 values into 32-bit lanes: each lane
     /// does 32 / element_bits multiplies and as many adds.
     Dot { element_bits: u32 },
+    /// Matrix multiply of int8 or bf16 inputs into 32-bit lanes (Intel AMX tiles, Arm
+    /// SMMLA/BFMMLA): each lane sums many products per instruction ([`MatrixUnit`]).
+    ///
+    /// [`MatrixUnit`]: super::uarch::MatrixUnit
+    Matrix { element_bits: u32 },
 }
 
 impl OpClass {
@@ -50,6 +55,9 @@ impl OpClass {
             OpClass::Fma { element_bits } | OpClass::FmaAdd { element_bits } => (element_bits, 2),
             OpClass::IntAdd { element_bits } => (element_bits, 1),
             OpClass::Dot { element_bits } => (32, 2 * 32 / element_bits.clamp(1, 32) as u64),
+            // Arm's MMLA: 64 bits of each operand per 32-bit lane (AMX kernels count their
+            // tiles' own).
+            OpClass::Matrix { element_bits } => (32, 2 * 64 / element_bits.clamp(1, 32) as u64),
         }
     }
 }
@@ -139,6 +147,7 @@ pub fn cpu_peak(
                     let (ops, d) = fp_issue(uarch, isas, element_bits, &mut inputs)?;
                     (ops, Some(d))
                 }
+
                 _ => {
                     let (ops, d) = table_ops(op, uarch, isas, &mut inputs)?;
                     (ops, Some(d))
@@ -194,6 +203,9 @@ fn table_ops(
                 (uarch.int8_dot, 32, 8.0, "int8_dot_per_cycle", vector)
             }
             OpClass::Dot { .. } => (uarch.bf16_dot, 32, 4.0, "bf16_dot_per_cycle", vector),
+            OpClass::Matrix { element_bits } => {
+                return matrix_ops(uarch, isas, element_bits, inputs);
+            }
         };
     if rates.is_empty() {
         return Err(format!(
@@ -230,6 +242,46 @@ fn table_ops(
         _ => format!("{what} × (vector_width / element_width)"),
     };
     Ok((ops, derivation))
+}
+
+/// A core's matrix-multiply operations per cycle: instructions per cycle × result lanes ×
+/// 2 × products a lane.
+fn matrix_ops(
+    uarch: &Uarch,
+    isas: &[Isa],
+    element_bits: u32,
+    inputs: &mut BTreeMap<String, PeakInput>,
+) -> Result<(f64, String), String> {
+    let unit = uarch.matrix.as_ref().ok_or_else(|| {
+        format!(
+            "the {} entry has no matrix-multiply instructions (AMX, SMMLA/BFMMLA)",
+            uarch.name
+        )
+    })?;
+    let (ops, rate) = unit.ops_per_cycle(element_bits, isas).ok_or_else(|| {
+        format!(
+            "no vector instruction set of the {} entry's {} is usable on this machine",
+            uarch.name, unit.name
+        )
+    })?;
+    let table = |v: f64, unit: &str| input(v, unit, Source::Table);
+    inputs.insert(
+        "matrix_per_cycle".into(),
+        table(rate.per_cycle, "instructions/cycle/core"),
+    );
+    inputs.insert("result_width".into(), table(rate.width_bits as f64, "bits"));
+    inputs.insert(
+        "depth".into(),
+        table(f64::from(unit.depth_bytes), "bytes/lane"),
+    );
+    inputs.insert(
+        "element_width".into(),
+        input(element_bits as f64, "bits", Source::Detected),
+    );
+    Ok((
+        ops,
+        "matrix_per_cycle × (result_width / 32) × 2 × (depth × 8 / element_width)".into(),
+    ))
 }
 
 /// The FP issue ceiling of a core on `element_bits` lanes: at the width where FMAs and the adds

@@ -23,6 +23,55 @@ pub struct Rate {
     pub per_cycle: f64,
 }
 
+/// A core's matrix-multiply unit. One instruction updates `width_bits / 32` result lanes (fp32
+/// or int32), each with the sum of `depth_bytes × 8 / element_bits` products: AMX's `tdpbusd`
+/// a 16 × 16 tile (8192 bits) with 64 int8 products a lane, Arm's `smmla` a 2 × 2 block per
+/// 128 bits with 8.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct MatrixUnit {
+    pub name: &'static str,
+    /// Instructions per cycle per core by result width.
+    pub rates: &'static [Rate],
+    pub depth_bytes: u32,
+    /// Whether the operands are tiles (AMX), whose rate holds whatever vector ISA is usable.
+    pub tile: bool,
+}
+
+impl MatrixUnit {
+    /// Operations (multiplies and adds) per cycle per core on `element_bits` inputs, at the best
+    /// rate usable with `isas`, and that rate.
+    pub fn ops_per_cycle(&self, element_bits: u32, isas: &[Isa]) -> Option<(f64, Rate)> {
+        let best = if self.tile {
+            self.rates.first().copied()
+        } else {
+            Uarch::best(self.rates, isas)
+        }?;
+        let lanes = f64::from(best.width_bits / 32);
+        let products = f64::from(self.depth_bytes * 8 / element_bits.clamp(1, 32));
+        Some((best.per_cycle * lanes * 2.0 * products, best))
+    }
+}
+
+/// Intel AMX on Sapphire Rapids and later: one TMUL instruction (16 × 16 result, 64 bytes
+/// deep) every 16 cycles, the 2048 int8 and 1024 bf16 operations a cycle Intel states.
+const AMX: MatrixUnit = MatrixUnit {
+    name: "AMX TMUL (tdpbusd, tdpbf16ps)",
+    rates: &[r(8192, 1.0 / 16.0)],
+    depth_bytes: 64,
+    tile: true,
+};
+
+/// Arm SMMLA/BFMMLA (FEAT_I8MM, FEAT_BF16) at the FMLA rate of each width (LLVM's
+/// AArch64SchedNeoverse* models issue them on the same pipes, one a cycle each).
+const fn mmla(rates: &'static [Rate]) -> MatrixUnit {
+    MatrixUnit {
+        name: "SMMLA, BFMMLA",
+        rates,
+        depth_bytes: 8,
+        tile: false,
+    }
+}
+
 const fn r(width_bits: u32, per_cycle: f64) -> Rate {
     Rate {
         width_bits,
@@ -136,6 +185,9 @@ pub struct Uarch {
     /// (Sapphire/Granite Rapids: not confirmed; a Sapphire Rapids guest ran `vdpbf16ps zmm` at
     /// 0.45 a cycle, the same with 6 chains as with 24, which no published rate explains).
     pub bf16_dot: &'static [Rate],
+    /// Matrix-multiply instructions (int8 and bf16 alike): Intel AMX's TMUL on tiles, Arm's
+    /// SMMLA/BFMMLA on vector registers; None where the core has none.
+    pub matrix: Option<MatrixUnit>,
     /// Latencies of the clock probes' chains.
     pub latency: Latencies,
     /// The caches' least load-to-use latencies ([`CACHE_SOURCE`]).
@@ -162,6 +214,7 @@ const HASWELL: Uarch = Uarch {
     fp16: false,
     int8_dot: &[],
     bf16_dot: &[],
+    matrix: None,
     latency: lat(3.0, 5.0, 1.0),
     cache_cycles: cache(4.0, Some(11.0)),
     max_turbo_ghz: Some(4.4),
@@ -178,6 +231,7 @@ const SKYLAKE: Uarch = Uarch {
     fp16: false,
     int8_dot: &[],
     bf16_dot: &[],
+    matrix: None,
     latency: lat(3.0, 4.0, 1.0),
     cache_cycles: cache(4.0, Some(12.0)),
     max_turbo_ghz: Some(5.3),
@@ -201,6 +255,7 @@ const SKYLAKE_SP: Uarch = Uarch {
     fp16: false,
     int8_dot: &[r(512, 2.0), r(256, 2.0), r(128, 2.0)],
     bf16_dot: &[],
+    matrix: None,
     latency: lat(3.0, 4.0, 1.0),
     cache_cycles: cache(4.0, Some(14.0)),
     max_turbo_ghz: Some(4.8),
@@ -217,6 +272,7 @@ const SKYLAKE_SP_1FMA: Uarch = Uarch {
     fp16: false,
     int8_dot: &[r(512, 1.0), r(256, 2.0), r(128, 2.0)],
     bf16_dot: &[],
+    matrix: None,
     latency: lat(3.0, 4.0, 1.0),
     cache_cycles: cache(4.0, Some(14.0)),
     max_turbo_ghz: Some(4.8),
@@ -233,6 +289,7 @@ const ICELAKE_SP: Uarch = Uarch {
     fp16: false,
     int8_dot: &[r(512, 2.0), r(256, 2.0), r(128, 2.0)],
     bf16_dot: &[],
+    matrix: None,
     latency: lat(3.0, 4.0, 1.0),
     cache_cycles: cache(5.0, Some(14.0)),
     max_turbo_ghz: Some(4.0),
@@ -249,6 +306,7 @@ const ICELAKE_CLIENT: Uarch = Uarch {
     fp16: false,
     int8_dot: &[r(512, 1.0), r(256, 2.0), r(128, 2.0)],
     bf16_dot: &[],
+    matrix: None,
     latency: lat(3.0, 4.0, 1.0),
     cache_cycles: cache(5.0, Some(13.0)),
     max_turbo_ghz: Some(5.3),
@@ -265,6 +323,7 @@ const ALDER_LAKE: Uarch = Uarch {
     fp16: false,
     int8_dot: &[r(256, 2.0), r(128, 2.0)],
     bf16_dot: &[],
+    matrix: None,
     latency: lat(3.0, 4.0, 1.0),
     // Hybrid: a thread may run on an E-core, whose caches differ; no floor for both.
     cache_cycles: CacheCycles {
@@ -286,6 +345,7 @@ const SAPPHIRE_RAPIDS: Uarch = Uarch {
     fp16: true,
     int8_dot: &[r(512, 2.0), r(256, 2.0), r(128, 2.0)],
     bf16_dot: &[],
+    matrix: Some(AMX),
     latency: lat(3.0, 4.0, 1.0),
     cache_cycles: cache(5.0, Some(16.0)),
     max_turbo_ghz: Some(4.8),
@@ -302,6 +362,7 @@ const GRANITE_RAPIDS: Uarch = Uarch {
     fp16: true,
     int8_dot: &[r(512, 2.0), r(256, 2.0), r(128, 2.0)],
     bf16_dot: &[],
+    matrix: Some(AMX),
     latency: lat(3.0, 4.0, 1.0),
     cache_cycles: cache(5.0, Some(16.0)),
     max_turbo_ghz: Some(4.8),
@@ -318,6 +379,7 @@ const ZEN1: Uarch = Uarch {
     fp16: false,
     int8_dot: &[],
     bf16_dot: &[],
+    matrix: None,
     latency: lat(3.0, 5.0, 1.0),
     cache_cycles: cache(4.0, Some(17.0)),
     max_turbo_ghz: Some(4.4),
@@ -334,6 +396,7 @@ const ZEN2: Uarch = Uarch {
     fp16: false,
     int8_dot: &[],
     bf16_dot: &[],
+    matrix: None,
     latency: lat(3.0, 5.0, 1.0),
     cache_cycles: cache(4.0, Some(12.0)),
     max_turbo_ghz: Some(4.7),
@@ -350,6 +413,7 @@ const ZEN3: Uarch = Uarch {
     fp16: false,
     int8_dot: &[],
     bf16_dot: &[],
+    matrix: None,
     latency: lat(3.0, 4.0, 1.0),
     cache_cycles: cache(4.0, Some(12.0)),
     max_turbo_ghz: Some(5.0),
@@ -366,6 +430,7 @@ const ZEN4: Uarch = Uarch {
     fp16: false,
     int8_dot: &[r(512, 1.0), r(256, 2.0), r(128, 2.0)],
     bf16_dot: &[r(512, 1.0), r(256, 2.0), r(128, 2.0)],
+    matrix: None,
     latency: lat(3.0, 4.0, 1.0),
     cache_cycles: cache(4.0, Some(14.0)),
     max_turbo_ghz: Some(5.7),
@@ -382,6 +447,7 @@ const ZEN5: Uarch = Uarch {
     fp16: false,
     int8_dot: &[r(512, 2.0), r(256, 2.0), r(128, 2.0)],
     bf16_dot: &[],
+    matrix: None,
     latency: lat(3.0, 4.0, 2.0),
     cache_cycles: cache(4.0, Some(14.0)),
     max_turbo_ghz: Some(5.7),
@@ -399,6 +465,7 @@ const NEOVERSE_N1: Uarch = Uarch {
     fp16: true,
     int8_dot: &[r(128, 2.0)],
     bf16_dot: &[],
+    matrix: None,
     latency: lat(4.0, 4.0, 2.0),
     cache_cycles: cache(4.0, None),
     max_turbo_ghz: Some(3.3),
@@ -415,6 +482,7 @@ const NEOVERSE_N2: Uarch = Uarch {
     fp16: true,
     int8_dot: &[r(128, 2.0)],
     bf16_dot: &[r(128, 2.0)],
+    matrix: Some(mmla(&[r(128, 2.0)])),
     latency: lat(2.0, 4.0, 2.0),
     cache_cycles: cache(4.0, None),
     max_turbo_ghz: None,
@@ -431,6 +499,7 @@ const NEOVERSE_V1: Uarch = Uarch {
     fp16: true,
     int8_dot: &[r(256, 2.0), r(128, 4.0)],
     bf16_dot: &[r(256, 2.0), r(128, 4.0)],
+    matrix: Some(mmla(&[r(256, 2.0), r(128, 4.0)])),
     latency: lat(2.0, 4.0, 2.0),
     cache_cycles: cache(4.0, None),
     max_turbo_ghz: Some(3.0),
@@ -447,6 +516,7 @@ const NEOVERSE_V2: Uarch = Uarch {
     fp16: true,
     int8_dot: &[r(128, 4.0)],
     bf16_dot: &[r(128, 4.0)],
+    matrix: Some(mmla(&[r(128, 4.0)])),
     latency: lat(2.0, 4.0, 2.0),
     cache_cycles: cache(4.0, None),
     max_turbo_ghz: None,

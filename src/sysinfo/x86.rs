@@ -82,6 +82,9 @@ pub fn identify() -> X86Id {
         add("avx512_bf16", e.has_avx512_bf16());
         add("avx512_fp16", e.has_avx512_fp16());
         add("avx_vnni", e.has_avx_vnni());
+        add("amx_tile", e.has_amx_tile());
+        add("amx_int8", e.has_amx_int8());
+        add("amx_bf16", e.has_amx_bf16());
     }
     let xcr0 = osxsave.then(read_xcr0);
     let has = |name: &str| flags.iter().any(|f| f == name);
@@ -132,6 +135,20 @@ pub fn identify() -> X86Id {
         hypervisor,
         tsc_hz_cpuid,
     }
+}
+
+/// Tile palette 1 (CPUID leaf 0x1D, subleaf 1): rows and bytes per row of a tile, where the CPU
+/// has the leaf.
+pub fn tile_palette() -> Option<(u16, u16)> {
+    use core::arch::x86_64::__cpuid_count;
+    // CPUID is available on every x86_64 CPU; a leaf above the maximum is not read.
+    let max = __cpuid_count(0, 0).eax;
+    if max < 0x1D {
+        return None;
+    }
+    let palette = __cpuid_count(0x1D, 1);
+    let (row_bytes, rows) = (palette.ebx & 0xffff, palette.ecx & 0xffff);
+    (rows > 0 && row_bytes > 0).then_some((rows as u16, row_bytes as u16))
 }
 
 /// Reads the time-stamp counter.

@@ -143,6 +143,53 @@ kernel!(
     r24!(each1!("bfdot z", ".s, z30.h, z31.h"))
 );
 
+// ---- matrix multiplies into 2 × 2 blocks of 32-bit lanes per 128 bits: int8 (`smmla`,
+// FEAT_I8MM: eight s8 × s8 products added to each int32 lane, which wraps) and bf16 (`bfmmla`,
+// FEAT_BF16: four bf16 products into each fp32 lane; with inputs of 0.5 a lane grows by 1 until
+// 2^24, then stays) ----
+kernel!(
+    int8_mm_neon,
+    "neon,i8mm",
+    concat!(
+        "ldr q31, [x1, #256]\n",
+        "mov v30.16b, v31.16b\n",
+        r24!(each1!("mov v", ".16b, v31.16b"))
+    ),
+    r24!(each1!("smmla v", ".4s, v30.16b, v31.16b"))
+);
+kernel!(
+    bf16_mm_neon,
+    "neon,bf16",
+    concat!(
+        "movi v31.8h, #0x3f, lsl #8\n",
+        "mov v30.16b, v31.16b\n",
+        r24!(each1!("mov v", ".16b, v31.16b"))
+    ),
+    r24!(each1!("bfmmla v", ".4s, v30.8h, v31.8h"))
+);
+kernel!(
+    int8_mm_sve,
+    "sve,i8mm",
+    concat!(
+        "ptrue p0.b\n",
+        "mov z31.b, #1\n",
+        "mov z30.b, #1\n",
+        r24!(each1!("mov z", ".b, #1"))
+    ),
+    r24!(each1!("smmla z", ".s, z30.b, z31.b"))
+);
+kernel!(
+    bf16_mm_sve,
+    "sve,bf16",
+    concat!(
+        "ptrue p0.b\n",
+        "mov z31.h, #0x3f00\n",
+        "mov z30.h, #0x3f00\n",
+        r24!(each1!("mov z", ".h, #0x3f00"))
+    ),
+    r24!(each1!("bfmmla z", ".s, z30.h, z31.h"))
+);
+
 // ---- SVE at the process's vector length: constants broadcast from the same places ----
 kernel!(
     dp_sve,
@@ -263,6 +310,10 @@ safe_wrapper!(
     bf16_dot_neon,
     int8_dot_sve,
     bf16_dot_sve,
+    int8_mm_neon,
+    bf16_mm_neon,
+    int8_mm_sve,
+    bf16_mm_sve,
     hp_fp16_sve,
     dp_neon,
     sp_neon,
@@ -316,6 +367,27 @@ pub fn kernel(op: Op, isa: Isa) -> Option<Kernel> {
             if std::arch::is_aarch64_feature_detected!("bf16") =>
         {
             (checked::bf16_dot_sve, "bfdot z.s")
+        }
+        // FEAT_I8MM and FEAT_BF16: not implied by ASIMD or SVE either.
+        (Op::Matrix { element_bits: 8 }, Isa::Neon)
+            if std::arch::is_aarch64_feature_detected!("i8mm") =>
+        {
+            (checked::int8_mm_neon, "smmla v.4s")
+        }
+        (Op::Matrix { element_bits: 16 }, Isa::Neon)
+            if std::arch::is_aarch64_feature_detected!("bf16") =>
+        {
+            (checked::bf16_mm_neon, "bfmmla v.4s")
+        }
+        (Op::Matrix { element_bits: 8 }, Isa::Sve)
+            if std::arch::is_aarch64_feature_detected!("i8mm") =>
+        {
+            (checked::int8_mm_sve, "smmla z.s")
+        }
+        (Op::Matrix { element_bits: 16 }, Isa::Sve)
+            if std::arch::is_aarch64_feature_detected!("bf16") =>
+        {
+            (checked::bf16_mm_sve, "bfmmla z.s")
         }
         (Op::IntAdd { element_bits: 8 }, Isa::Neon) => (checked::qp_neon, "add v.16b"),
         (Op::IntAdd { element_bits: 16 }, Isa::Neon) => (checked::hp_neon, "add v.8h"),
@@ -371,9 +443,15 @@ mod tests {
             Op::IntAdd { element_bits: 64 },
             Op::Dot { element_bits: 8 },
             Op::Dot { element_bits: 16 },
+            Op::Matrix { element_bits: 8 },
+            Op::Matrix { element_bits: 16 },
         ];
-        // Dot products: 24 chains × 32-bit lanes × 8 (int8) or 4 (bf16) operations a lane.
-        let mut expected = vec![(Isa::Neon, [96, 192, 384, 384, 192, 96, 48, 768, 384])];
+        // Dot products: 24 chains × 32-bit lanes × 8 (int8) or 4 (bf16) operations a lane;
+        // matrix multiplies (a 2 × 2 block per 128 bits, 8 or 4 products a lane): 16 or 8.
+        let mut expected = vec![(
+            Isa::Neon,
+            [96, 192, 384, 384, 192, 96, 48, 768, 384, 1536, 768],
+        )];
         if sve {
             // SAFETY: HWCAP says the CPU has SVE.
             let bits = unsafe { rdvl_bits() };
@@ -390,6 +468,8 @@ mod tests {
                     24 * bits / 64,
                     24 * bits / 32 * 8,
                     24 * bits / 32 * 4,
+                    24 * bits / 32 * 16,
+                    24 * bits / 32 * 8,
                 ],
             ));
         } else {
@@ -403,6 +483,10 @@ mod tests {
                         (Op::Dot { element_bits: 8 }, Isa::Neon, "dotprod"),
                         (Op::Dot { element_bits: 16 }, Isa::Neon, "bf16"),
                         (Op::Dot { element_bits: 16 }, Isa::Sve, "bf16"),
+                        (Op::Matrix { element_bits: 8 }, Isa::Neon, "i8mm"),
+                        (Op::Matrix { element_bits: 16 }, Isa::Neon, "bf16"),
+                        (Op::Matrix { element_bits: 8 }, Isa::Sve, "i8mm"),
+                        (Op::Matrix { element_bits: 16 }, Isa::Sve, "bf16"),
                     ];
                     let Some((.., feature)) =
                         optional.iter().find(|(o, i, _)| *o == op && *i == isa)

@@ -6,6 +6,8 @@
 
 #[macro_use]
 mod regs;
+#[cfg(target_arch = "x86_64")]
+mod amx;
 #[cfg(target_arch = "aarch64")]
 mod arm;
 #[cfg(target_arch = "x86_64")]
@@ -40,6 +42,8 @@ super::spec::workloads! {
         DpFa = "DPFA",
         Int8Dot = "INT8-DOT",
         Bf16Dot = "BF16-DOT",
+        Int8Mm = "INT8-MM",
+        Bf16Mm = "BF16-MM",
         Int32 = "INT32",
         Int64 = "INT64",
         Null = "NULL",
@@ -78,6 +82,16 @@ impl CpuWorkload {
             ),
             CpuWorkload::Bf16Dot => (
                 "bf16 dot products into fp32 lanes (vdpbf16ps: 4 operations a lane)",
+                false,
+                &[],
+            ),
+            CpuWorkload::Int8Mm => (
+                "int8 matrix multiplies (AMX tdpbusd tiles; Arm smmla: 16 operations a lane)",
+                false,
+                &[],
+            ),
+            CpuWorkload::Bf16Mm => (
+                "bf16 matrix multiplies (AMX tdpbf16ps tiles; Arm bfmmla: 8 operations a lane)",
                 false,
                 &[],
             ),
@@ -130,6 +144,8 @@ impl CpuWorkload {
             CpuWorkload::DpFa => Op::FmaAdd { element_bits: 64 },
             CpuWorkload::Int8Dot => Op::Dot { element_bits: 8 },
             CpuWorkload::Bf16Dot => Op::Dot { element_bits: 16 },
+            CpuWorkload::Int8Mm => Op::Matrix { element_bits: 8 },
+            CpuWorkload::Bf16Mm => Op::Matrix { element_bits: 16 },
             CpuWorkload::Int32 => Op::IntAdd { element_bits: 32 },
             CpuWorkload::Int64 => Op::IntAdd { element_bits: 64 },
             CpuWorkload::Null => return None,
@@ -247,11 +263,11 @@ pub enum CpuError {
     )]
     NoKernels(String),
     #[error(
-        "{workload} needs {needs}, which this CPU does not have with --isa {isa}; run `peakbench sysinfo` for what it has"
+        "{workload} needs {needs}, which this machine does not give with --isa {isa}; run `peakbench sysinfo` for what it has"
     )]
     NoDotKernel {
         workload: CpuWorkload,
-        needs: &'static str,
+        needs: String,
         isa: Isa,
     },
     #[error("could not pin a thread: {0}")]
@@ -362,7 +378,9 @@ pub fn point_probes(sys: &SystemInfo, op: Op, isa: Isa) -> Vec<Probe> {
     let own = match op {
         _ if isa == Isa::Scalar => None,
         // bf16 dot products run on the FP multipliers, as FMAs do, at their clock.
-        Op::Fma { .. } | Op::FmaAdd { .. } | Op::Dot { element_bits: 16 } if isa.has_fma() => {
+        Op::Fma { .. } | Op::FmaAdd { .. } | Op::Dot { element_bits: 16 } | Op::Matrix { .. }
+            if isa.has_fma() =>
+        {
             Some(Probe::Fma { width_bits })
         }
         _ => Some(Probe::VecAdd { width_bits }),
@@ -428,6 +446,27 @@ fn point_clock(per_thread: &[Vec<ClockDecision>]) -> ClockDecision {
     }
 }
 
+/// What a dot-product or matrix workload needs that this machine lacks at `isa`, if anything.
+fn missing_extension(op: Op, isa: Isa) -> Option<String> {
+    let arm = cfg!(target_arch = "aarch64");
+    let needs = match op {
+        Op::Dot { .. } | Op::Matrix { .. } if kernel(op, isa).is_some() => return None,
+        Op::Dot { element_bits: 8 } if arm => "FEAT_DotProd (NEON sdot) or SVE",
+        Op::Dot { .. } if arm => "FEAT_BF16 (NEON or SVE bfdot)",
+        Op::Dot { element_bits: 8 } => "AVX512-VNNI (--isa avx512) or AVX-VNNI (--isa avx2)",
+        Op::Dot { .. } => "AVX512-BF16 (--isa avx512)",
+        Op::Matrix { element_bits: 8 } if arm => "FEAT_I8MM (NEON or SVE smmla)",
+        Op::Matrix { .. } if arm => "FEAT_BF16 (NEON or SVE bfmmla)",
+        #[cfg(target_arch = "x86_64")]
+        Op::Matrix { .. } if isa == Isa::Avx512 => {
+            return amx::kernel(op).err();
+        }
+        Op::Matrix { .. } => "Intel AMX (--isa avx512)",
+        _ => return None,
+    };
+    Some(needs.to_string())
+}
+
 /// State kept across the points of one run: the ISA and the calibrations.
 pub struct CpuSession<'a> {
     sys: &'a SystemInfo,
@@ -440,18 +479,12 @@ pub struct CpuSession<'a> {
 impl<'a> CpuSession<'a> {
     pub fn new(sys: &'a SystemInfo, opts: &'a CpuOptions) -> Result<Self, CpuError> {
         let isa = choose_isa(sys, opts.isa)?;
-        // A dot product's instructions are extensions of their own (VNNI, BF16): refused here,
-        // before any point runs, where the machine has none at this width.
+        // Dot products and matrix multiplies are extensions of their own (VNNI, BF16, AMX,
+        // I8MM): refused here, before any point runs, where the machine has none at this width.
         for &w in &opts.workloads {
-            if let Some(op @ Op::Dot { element_bits }) = w.op()
-                && kernel(op, isa).is_none()
+            if let Some(op) = w.op()
+                && let Some(needs) = missing_extension(op, isa)
             {
-                let needs = match element_bits {
-                    8 if cfg!(target_arch = "aarch64") => "FEAT_DotProd (NEON sdot) or SVE",
-                    _ if cfg!(target_arch = "aarch64") => "FEAT_BF16 (NEON or SVE bfdot)",
-                    8 => "AVX512-VNNI (--isa avx512) or AVX-VNNI (--isa avx2)",
-                    _ => "AVX512-BF16 (--isa avx512)",
-                };
                 return Err(CpuError::NoDotKernel {
                     workload: w,
                     needs,
@@ -623,6 +656,8 @@ pub fn operation(op: Op) -> String {
         Op::IntAdd { element_bits } => format!("int{element_bits} add"),
         Op::Dot { element_bits: 8 } => "int8 dot product".into(),
         Op::Dot { element_bits } => format!("bf{element_bits} dot product"),
+        Op::Matrix { element_bits: 8 } => "int8 matrix multiply".into(),
+        Op::Matrix { element_bits } => format!("bf{element_bits} matrix multiply"),
     }
 }
 
@@ -762,6 +797,46 @@ mod tests {
         }
     }
 
+    /// A matrix workload where the machine lacks the extension is refused before any point
+    /// with what it needs (on x86, the AMX decision's own reason); where it has one, the kernel
+    /// counts its products and runs.
+    #[test]
+    fn matrix_multiplies_need_their_extension() {
+        let sys = tiny_sys();
+        for (w, products) in [(CpuWorkload::Int8Mm, 8), (CpuWorkload::Bf16Mm, 4)] {
+            let op = w.op().unwrap();
+            let o = tiny_opts(vec![w], Isa::Scalar, 1);
+            let e = CpuSession::new(&sys, &o)
+                .err()
+                .expect("no matrix multiply in scalar code");
+            let needs = if cfg!(target_arch = "x86_64") {
+                "needs Intel AMX"
+            } else {
+                "needs FEAT_"
+            };
+            assert!(e.to_string().contains(needs), "{e}");
+            for &isa in &sys.cpu.isas {
+                let opts = tiny_opts(vec![w], isa, 1);
+                let session = CpuSession::new(&sys, &opts);
+                let Some(k) = kernel(op, isa) else {
+                    let e = session.err().expect("refused without a kernel");
+                    eprintln!("refused as it should be: {e}");
+                    continue;
+                };
+                assert!(session.is_ok());
+                // Arm MMLA: 24 chains of 2 × 2 blocks per 128 bits, `products` × 2 a lane per
+                // 64 bits; AMX: 8 instructions of 16 × 16 lanes, 4 × `products` a lane each.
+                let expected = if cfg!(target_arch = "aarch64") {
+                    24 * isa.lanes(32) as u64 * 2 * 2 * products
+                } else {
+                    8 * 256 * 2 * 8 * products
+                };
+                assert_eq!(k.ops_per_iteration, expected, "{isa} {w}");
+                (k.run)(100);
+            }
+        }
+    }
+
     #[test]
     fn workload_names_round_trip() {
         for w in CpuWorkload::ALL {
@@ -781,7 +856,7 @@ mod tests {
             let workloads = CpuWorkload::ALL
                 .into_iter()
                 .filter(
-                    |w| !matches!(w.op(), Some(op @ Op::Dot { .. }) if kernel(op, isa).is_none()),
+                    |w| !matches!(w.op(), Some(op @ (Op::Dot { .. } | Op::Matrix { .. })) if kernel(op, isa).is_none()),
                 )
                 .collect();
             let opts = tiny_opts(workloads, isa, 2);

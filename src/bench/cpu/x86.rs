@@ -612,6 +612,9 @@ pub fn kernel(op: Op, isa: Isa) -> Option<Kernel> {
         {
             checked::bf16_dot_avx512
         }
+        // AMX: the CPU, the OS and Linux's permission decide (the tiles need no vector ISA,
+        // but every AMX CPU has AVX-512).
+        (Op::Matrix { .. }, Isa::Avx512) => return super::amx::kernel(op).ok(),
         (Op::IntAdd { element_bits: 8 }, Isa::Avx512) => checked::qp_avx512,
         (Op::IntAdd { element_bits: 8 }, Isa::Avx2) => checked::qp_avx2,
         (Op::IntAdd { element_bits: 8 }, Isa::Sse2) => checked::qp_sse2,
@@ -694,6 +697,6 @@ fn instruction(op: Op, isa: Isa) -> &'static str {
         (Op::Dot { element_bits: 8 }, Isa::Avx512) => "vpdpbusd zmm",
         (Op::Dot { element_bits: 8 }, Isa::Avx2) => "vpdpbusd ymm (AVX-VNNI)",
         (Op::Dot { element_bits: 16 }, Isa::Avx512) => "vdpbf16ps zmm",
-        (Op::Dot { .. } | Op::FmaAdd { .. }, _) => "no kernel",
+        (Op::Dot { .. } | Op::FmaAdd { .. } | Op::Matrix { .. }, _) => "no kernel",
     }
 }
