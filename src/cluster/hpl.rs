@@ -170,7 +170,7 @@ pub fn run(
     // SAFETY: geteuid has no preconditions and cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
     let cpus = crate::runner::affinity::allowed_cpus().len();
-    out.command = hpcc::command_line(program, &job, root, cpus);
+    out.command = hpcc::command_line(program, &job, root, cpus, hpcc::openblas_coretype());
     match hpcc::run(program, &job) {
         Ok(r) => {
             out.gflops = Some(r.hpl_gflops);

@@ -91,7 +91,7 @@ pub fn run(program: &Path, job: &Job) -> Result<HpccResult, RefError> {
     // SAFETY: geteuid has no preconditions and cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
     let cpus = crate::runner::affinity::allowed_cpus().len();
-    let argv = command_line(program, job, root, cpus);
+    let argv = command_line(program, job, root, cpus, openblas_coretype());
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]).current_dir(dir.path());
     // Under an MPI launcher itself (a `cluster run` rank), the inner launcher must not take
@@ -138,7 +138,18 @@ pub fn launcher_wiring(key: &str) -> bool {
 /// The launcher's command line for `job` (one thread per process; Open MPI refuses root
 /// unless told). hpcc reads its input and writes its output on its first process, in the
 /// launcher's working directory.
-pub fn command_line(program: &Path, job: &Job, root: bool, cpus: usize) -> Vec<String> {
+pub fn command_line(
+    program: &Path,
+    job: &Job,
+    root: bool,
+    cpus: usize,
+    coretype: Option<&str>,
+) -> Vec<String> {
+    let mut env = vec![
+        "OMP_NUM_THREADS=1".to_string(),
+        "OPENBLAS_NUM_THREADS=1".into(),
+    ];
+    env.extend(coretype.map(|c| format!("OPENBLAS_CORETYPE={c}")));
     let np = job.processes.max(1).to_string();
     let program = program.to_string_lossy().into_owned();
     let mpirun = |hosts: Option<String>| {
@@ -155,7 +166,9 @@ pub fn command_line(program: &Path, job: &Job, root: bool, cpus: usize) -> Vec<S
         if let Some(h) = hosts {
             v.extend(["--host".to_string(), h]);
         }
-        v.extend(["-x", "OMP_NUM_THREADS=1", "-x", "OPENBLAS_NUM_THREADS=1"].map(String::from));
+        for e in &env {
+            v.extend(["-x".to_string(), e.clone()]);
+        }
         v.push(program.clone());
         v
     };
@@ -178,9 +191,75 @@ pub fn command_line(program: &Path, job: &Job, root: bool, cpus: usize) -> Vec<S
             "--overlap".into(),
             format!("--ntasks={np}"),
             "--cpus-per-task=1".into(),
-            "--export=ALL,OMP_NUM_THREADS=1,OPENBLAS_NUM_THREADS=1".into(),
+            format!("--export=ALL,{}", env.join(",")),
             program,
         ],
+    }
+}
+
+/// OpenBLAS's kernels for HPL where its own detection falls back to a generic core on this CPU
+/// (OpenBLAS 0.3.21 takes a Sapphire Rapids guest, model 0xCF, for a Prescott and runs SSE3
+/// kernels at a fifth of the machine's DGEMM rate): the kernels of the widest ISA this CPU has,
+/// so that the reference is the tool at its best. None where OpenBLAS knows the CPU, or the
+/// library is not OpenBLAS.
+pub fn openblas_coretype() -> Option<&'static str> {
+    static CORE: std::sync::OnceLock<Option<&'static str>> = std::sync::OnceLock::new();
+    *CORE.get_or_init(|| {
+        let blas = crate::bench::linalg::system_blas::SystemBlas::load(None, false).ok()?;
+        #[cfg(target_arch = "x86_64")]
+        let (avx512, avx2) = (
+            ["avx512f", "avx512bw", "avx512dq", "avx512vl"]
+                .iter()
+                .all(|f| feature(f)),
+            std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma"),
+        );
+        #[cfg(not(target_arch = "x86_64"))]
+        let (avx512, avx2) = (false, false);
+        coretype_for(&blas.micro_kernel(), avx512, avx2)
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+fn feature(name: &str) -> bool {
+    match name {
+        "avx512f" => std::arch::is_x86_feature_detected!("avx512f"),
+        "avx512bw" => std::arch::is_x86_feature_detected!("avx512bw"),
+        "avx512dq" => std::arch::is_x86_feature_detected!("avx512dq"),
+        "avx512vl" => std::arch::is_x86_feature_detected!("avx512vl"),
+        _ => false,
+    }
+}
+
+/// The `OPENBLAS_CORETYPE` to ask for, given the kernel OpenBLAS chose ("OpenBLAS Prescott")
+/// and the vector ISAs this CPU has: only where OpenBLAS fell back to a pre-AVX core.
+pub fn coretype_for(micro_kernel: &str, avx512: bool, avx2: bool) -> Option<&'static str> {
+    const GENERIC: &[&str] = &[
+        "Prescott",
+        "Core2",
+        "Penryn",
+        "Dunnington",
+        "Nehalem",
+        "Atom",
+        "Katmai",
+        "Coppermine",
+        "Northwood",
+        "Banias",
+        "Barcelona",
+        "Opteron",
+        "Generic",
+        "Unknown",
+    ];
+    let core = micro_kernel.strip_prefix("OpenBLAS ")?;
+    if !GENERIC.iter().any(|g| core.eq_ignore_ascii_case(g)) {
+        return None;
+    }
+    if avx512 {
+        Some("SkylakeX")
+    } else if avx2 {
+        Some("Haswell")
+    } else {
+        None
     }
 }
 
@@ -375,30 +454,59 @@ mod tests {
         };
         let hpcc = Path::new("/usr/bin/hpcc");
         assert_eq!(
-            command_line(hpcc, &job(Launch::Local), false, 8).join(" "),
+            command_line(hpcc, &job(Launch::Local), false, 8, None).join(" "),
             "mpirun -np 4 -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 /usr/bin/hpcc"
         );
         assert_eq!(
-            command_line(hpcc, &job(Launch::Local), true, 8)[1],
+            command_line(hpcc, &job(Launch::Local), true, 8, None)[1],
             "--allow-run-as-root"
         );
         // More processes than CPUs: oversubscribed, as the point was.
         assert_eq!(
-            command_line(hpcc, &job(Launch::Local), false, 2)[..4],
+            command_line(hpcc, &job(Launch::Local), false, 2, None)[..4],
             ["mpirun", "-np", "4", "--oversubscribe"]
         );
         let hosts = Launch::Hosts(vec![
             ("10.0.0.1".parse().unwrap(), 2),
             ("fe80::1".parse().unwrap(), 2),
         ]);
-        let argv = command_line(hpcc, &job(hosts), false, 2);
+        let argv = command_line(hpcc, &job(hosts), false, 2, None);
         let at = argv.iter().position(|a| a == "--host").unwrap();
         assert_eq!(argv[at + 1], "10.0.0.1:2,[fe80::1]:2");
         assert_eq!(
-            command_line(hpcc, &job(Launch::Srun), true, 2).join(" "),
+            command_line(hpcc, &job(Launch::Srun), true, 2, None).join(" "),
             "srun --overlap --ntasks=4 --cpus-per-task=1 \
              --export=ALL,OMP_NUM_THREADS=1,OPENBLAS_NUM_THREADS=1 /usr/bin/hpcc"
         );
+        // OpenBLAS told which kernels to use where it does not know the CPU.
+        assert_eq!(
+            command_line(hpcc, &job(Launch::Local), false, 8, Some("SkylakeX")).join(" "),
+            "mpirun -np 4 -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 \
+             -x OPENBLAS_CORETYPE=SkylakeX /usr/bin/hpcc"
+        );
+        assert!(
+            command_line(hpcc, &job(Launch::Srun), true, 2, Some("Haswell")).contains(
+                &"--export=ALL,OMP_NUM_THREADS=1,OPENBLAS_NUM_THREADS=1,OPENBLAS_CORETYPE=Haswell"
+                    .to_string()
+            )
+        );
+    }
+
+    /// Only a fallback to a pre-AVX core is overridden, with the widest ISA the CPU has.
+    #[test]
+    fn openblas_is_told_its_kernels_only_where_it_fell_back() {
+        assert_eq!(
+            coretype_for("OpenBLAS Prescott", true, true),
+            Some("SkylakeX")
+        );
+        assert_eq!(
+            coretype_for("OpenBLAS Nehalem", false, true),
+            Some("Haswell")
+        );
+        assert_eq!(coretype_for("OpenBLAS Prescott", false, false), None);
+        assert_eq!(coretype_for("OpenBLAS SkylakeX", true, true), None);
+        assert_eq!(coretype_for("OpenBLAS Zen", true, true), None);
+        assert_eq!(coretype_for("BLIS 0.9 haswell", true, true), None);
     }
 
     #[test]
