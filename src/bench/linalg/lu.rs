@@ -86,7 +86,7 @@ fn factor_carrying(
     let nr = g.kernel.nr;
     let mut work = Vec::new();
     let jb0 = nb.min(n);
-    getrf2(g, a, n, jb0, ld, 0, &mut ipiv[..jb0], &mut work)?;
+    getrf2(&one, a, n, jb0, ld, 0, &mut ipiv[..jb0], &mut work)?;
     let mut j = 0;
     let mut jb = jb0;
     loop {
