@@ -270,7 +270,12 @@ impl<T: Element> Gemm<T> {
         // Only as large as this multiply needs: small multiplies (a panel's, a chunk's) are
         // many, and zeroing a full-size block for each would cost more than their work.
         let mut bbuf = Aligned::new(kc.min(k) * nc.min(n).div_ceil(nr) * nr);
-        let mut abuf = Aligned::new(kc.min(k) * mc.min(m).div_ceil(mr) * mr);
+        // A packed beforehand needs no buffer (zeroing one of KC × MC values for each of a
+        // LINPACK step's many chunks cost more than some of their multiplies).
+        let mut abuf = Aligned::new(match a {
+            Src::Plain(_) => kc.min(k) * mc.min(m).div_ceil(mr) * mr,
+            Src::Packed(_) => 0,
+        });
         let mut edge = vec![T::ZERO; mr * nr];
         for jc in (0..n).step_by(nc) {
             let nb = nc.min(n - jc);
