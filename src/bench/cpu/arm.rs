@@ -97,49 +97,72 @@ neon_int!(hp_neon, "8h");
 neon_int!(i32_neon, "4s");
 neon_int!(i64_neon, "2d");
 
+// The setups of the dot-product and matrix kernels: ones (int8) or 0.5 (bf16) in the operands
+// v30/v31 (z30/z31) and the 24 accumulators.
+macro_rules! int8_neon_setup {
+    () => {
+        concat!(
+            "ldr q31, [x1, #256]\n",
+            "mov v30.16b, v31.16b\n",
+            r24!(each1!("mov v", ".16b, v31.16b"))
+        )
+    };
+}
+macro_rules! bf16_neon_setup {
+    () => {
+        concat!(
+            "movi v31.8h, #0x3f, lsl #8\n",
+            "mov v30.16b, v31.16b\n",
+            r24!(each1!("mov v", ".16b, v31.16b"))
+        )
+    };
+}
+macro_rules! int8_sve_setup {
+    () => {
+        concat!(
+            "ptrue p0.b\n",
+            "mov z31.b, #1\n",
+            "mov z30.b, #1\n",
+            r24!(each1!("mov z", ".b, #1"))
+        )
+    };
+}
+macro_rules! bf16_sve_setup {
+    () => {
+        concat!(
+            "ptrue p0.b\n",
+            "mov z31.h, #0x3f00\n",
+            "mov z30.h, #0x3f00\n",
+            r24!(each1!("mov z", ".h, #0x3f00"))
+        )
+    };
+}
+
 // ---- dot products into 32-bit lanes: int8 (`sdot`, FEAT_DotProd: four s8 × s8 products added
 // to each int32 lane, which wraps) and bf16 (`bfdot`, FEAT_BF16: two bf16 products into each
 // fp32 lane; with inputs of 0.5 a lane grows by 0.5 until 2^24, then stays) ----
 kernel!(
     int8_dot_neon,
     "neon,dotprod",
-    concat!(
-        "ldr q31, [x1, #256]\n",
-        "mov v30.16b, v31.16b\n",
-        r24!(each1!("mov v", ".16b, v31.16b"))
-    ),
+    int8_neon_setup!(),
     r24!(each1!("sdot v", ".4s, v30.16b, v31.16b"))
 );
 kernel!(
     bf16_dot_neon,
     "neon,bf16",
-    concat!(
-        "movi v31.8h, #0x3f, lsl #8\n",
-        "mov v30.16b, v31.16b\n",
-        r24!(each1!("mov v", ".16b, v31.16b"))
-    ),
+    bf16_neon_setup!(),
     r24!(each1!("bfdot v", ".4s, v30.8h, v31.8h"))
 );
 kernel!(
     int8_dot_sve,
     "sve",
-    concat!(
-        "ptrue p0.b\n",
-        "mov z31.b, #1\n",
-        "mov z30.b, #1\n",
-        r24!(each1!("mov z", ".b, #1"))
-    ),
+    int8_sve_setup!(),
     r24!(each1!("sdot z", ".s, z30.b, z31.b"))
 );
 kernel!(
     bf16_dot_sve,
     "sve,bf16",
-    concat!(
-        "ptrue p0.b\n",
-        "mov z31.h, #0x3f00\n",
-        "mov z30.h, #0x3f00\n",
-        r24!(each1!("mov z", ".h, #0x3f00"))
-    ),
+    bf16_sve_setup!(),
     r24!(each1!("bfdot z", ".s, z30.h, z31.h"))
 );
 
@@ -150,43 +173,25 @@ kernel!(
 kernel!(
     int8_mm_neon,
     "neon,i8mm",
-    concat!(
-        "ldr q31, [x1, #256]\n",
-        "mov v30.16b, v31.16b\n",
-        r24!(each1!("mov v", ".16b, v31.16b"))
-    ),
+    int8_neon_setup!(),
     r24!(each1!("smmla v", ".4s, v30.16b, v31.16b"))
 );
 kernel!(
     bf16_mm_neon,
     "neon,bf16",
-    concat!(
-        "movi v31.8h, #0x3f, lsl #8\n",
-        "mov v30.16b, v31.16b\n",
-        r24!(each1!("mov v", ".16b, v31.16b"))
-    ),
+    bf16_neon_setup!(),
     r24!(each1!("bfmmla v", ".4s, v30.8h, v31.8h"))
 );
 kernel!(
     int8_mm_sve,
     "sve,i8mm",
-    concat!(
-        "ptrue p0.b\n",
-        "mov z31.b, #1\n",
-        "mov z30.b, #1\n",
-        r24!(each1!("mov z", ".b, #1"))
-    ),
+    int8_sve_setup!(),
     r24!(each1!("smmla z", ".s, z30.b, z31.b"))
 );
 kernel!(
     bf16_mm_sve,
     "sve,bf16",
-    concat!(
-        "ptrue p0.b\n",
-        "mov z31.h, #0x3f00\n",
-        "mov z30.h, #0x3f00\n",
-        r24!(each1!("mov z", ".h, #0x3f00"))
-    ),
+    bf16_sve_setup!(),
     r24!(each1!("bfmmla z", ".s, z30.h, z31.h"))
 );
 

@@ -824,10 +824,10 @@ mod tests {
                     continue;
                 };
                 assert!(session.is_ok());
-                // Arm MMLA: 24 chains of 2 × 2 blocks per 128 bits, `products` × 2 a lane per
-                // 64 bits; AMX: 8 instructions of 16 × 16 lanes, 4 × `products` a lane each.
+                // Arm MMLA: 24 chains, each 32-bit lane the sum of `products` products (2
+                // operations each); AMX: 8 instructions of 16 × 16 lanes, 8 × `products` each.
                 let expected = if cfg!(target_arch = "aarch64") {
-                    24 * isa.lanes(32) as u64 * 2 * 2 * products
+                    24 * isa.lanes(32) as u64 * 2 * products
                 } else {
                     8 * 256 * 2 * 8 * products
                 };
