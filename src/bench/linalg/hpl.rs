@@ -183,8 +183,23 @@ mod tests {
             }
             Err(e) => panic!("{e}"),
         }
+        // The same through the team of threads that carries b (its error path: the panel's
+        // thread stops the team, the helpers hand their blocks back, the scope closes).
+        let mut ab = matrix(1, n, n + 1, n, 1);
+        let (l, r) = ab.split_at_mut(17 * n);
+        r[..n].copy_from_slice(&l[3 * n..4 * n]);
+        match lu::solve_carried(&Gemm::new(2), &mut ab, n, n, 16, &mut ipiv) {
+            Err(lu::LuError::Singular(c)) => assert!(c >= 17, "{c}"),
+            Ok(()) => assert!(
+                ab[n * n..].iter().any(|v| !v.is_finite() || v.abs() > 1e6),
+                "{:?}",
+                &ab[n * n..]
+            ),
+            Err(e) => panic!("{e}"),
+        }
         let mut short = vec![0.0; 10];
         assert!(lu::factor(&Gemm::new(1), &mut short, 4, 4, 2, &mut ipiv).is_err());
+        assert!(lu::solve_carried(&Gemm::new(2), &mut short, 4, 4, 2, &mut ipiv).is_err());
     }
 
     #[test]

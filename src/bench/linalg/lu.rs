@@ -42,7 +42,9 @@ pub fn factor(
 /// Solves A·x = b as HPL does: `ab` holds [A | b] (`n × (n + 1)`, leading dimension `ld`), b is
 /// carried through the factorisation as one more column of the trailing matrix (so that it
 /// becomes L⁻¹·P·b, and the rows of L are never swapped back, since nothing reads them again),
-/// then U·x = that column is solved by back substitution. x is left in column `n`.
+/// then U·x = that column is solved by back substitution. x is left in column `n`. On more than
+/// one thread the factorisation runs on a team that lives as long as the solve
+/// ([`super::lu_team`]).
 pub fn solve_carried(
     g: &Gemm,
     ab: &mut [f64],
@@ -51,7 +53,13 @@ pub fn solve_carried(
     nb: usize,
     ipiv: &mut [usize],
 ) -> Result<(), LuError> {
-    factor_carrying(g, ab, n, n + 1, ld, nb, ipiv, false)?;
+    if g.threads > 1 {
+        super::gemm::fits(n, n + 1, ld, ab.len())?;
+        super::gemm::fits(n, 1, n.max(1), ipiv.len())?;
+        super::lu_team::factor(g, ab, n, n + 1, ld, nb, ipiv)?;
+    } else {
+        factor_carrying(g, ab, n, n + 1, ld, nb, ipiv, false)?;
+    }
     let (u, b) = ab.split_at_mut(n * ld);
     back_substitute(u, n, ld, &mut b[..n]);
     Ok(())
@@ -131,7 +139,18 @@ fn factor_carrying(
         let left: &[f64] = left;
         let drain = |work: &mut Vec<f64>| -> Result<(), LuError> {
             while let Some((width, cols)) = grab() {
-                update_columns(&one, left, &l21, cols, width, j, jb, ld, piv, work)?;
+                update_columns(
+                    &one,
+                    &left[j + j * ld..],
+                    &l21,
+                    cols,
+                    width,
+                    j,
+                    jb,
+                    ld,
+                    piv,
+                    work,
+                )?;
             }
             Ok(())
         };
@@ -146,7 +165,18 @@ fn factor_carrying(
                 .collect();
             let mut mine = || -> Result<(), LuError> {
                 if jb2 > 0 {
-                    update_columns(&one, left, &l21, panel, jb2, j, jb, ld, piv, &mut work)?;
+                    update_columns(
+                        &one,
+                        &left[j + j * ld..],
+                        &l21,
+                        panel,
+                        jb2,
+                        j,
+                        jb,
+                        ld,
+                        piv,
+                        &mut work,
+                    )?;
                     getrf2(
                         &one,
                         &mut panel[next..],
@@ -204,12 +234,12 @@ fn factor_carrying(
 }
 
 /// Brings `width` columns (`cols`, starting at the matrix's column 0 of `cols`) up to date with
-/// the factored panel at `j` (`jb` wide, its pivots `piv`, its L11 in `left` and its L21
-/// packed): the panel's row swaps, U12 = L11⁻¹ · A12, A22 −= L21 · U12.
+/// the factored panel at `j` (`jb` wide, its pivots `piv`, `l11` from its L11's first element,
+/// its L21 packed): the panel's row swaps, U12 = L11⁻¹ · A12, A22 −= L21 · U12.
 #[allow(clippy::too_many_arguments)]
-fn update_columns(
+pub(super) fn update_columns(
     g: &Gemm,
-    left: &[f64],
+    l11: &[f64],
     l21: &PackedA,
     cols: &mut [f64],
     width: usize,
@@ -221,7 +251,7 @@ fn update_columns(
 ) -> Result<(), ShapeError> {
     swap_rows(cols, ld, 0..width, j, piv);
     let l11 = MatRef {
-        data: &left[j + j * ld..],
+        data: l11,
         rows: jb,
         cols: jb,
         ld,
@@ -293,7 +323,7 @@ fn update(
 /// Factors the `m × n` panel `p` (leading dimension `ld`, m ≥ n) recursively; `ipiv` relative
 /// to the panel's first row; `col0` is the panel's first column in the matrix (for errors).
 #[allow(clippy::too_many_arguments)]
-fn getrf2(
+pub(super) fn getrf2(
     g: &Gemm,
     p: &mut [f64],
     m: usize,
