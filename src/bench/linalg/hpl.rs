@@ -85,7 +85,7 @@ pub fn residual(seed: u64, n: usize, x: &[f64]) -> Residual {
 #[cfg(test)]
 mod tests {
     use super::super::gemm::{Blocking, Gemm};
-    use super::super::{kernels, lu};
+    use super::super::{kernels, lu, lu_team};
     use super::*;
 
     /// Solves the system twice, by the factors and with b carried through the factorisation
@@ -100,7 +100,7 @@ mod tests {
         lu::solve(&a, n, ld, &ipiv, &mut x);
         let mut ab = matrix(seed, n, n + 1, ld, 3);
         let mut carried_piv = vec![0; n];
-        lu::solve_carried(g, &mut ab, n, ld, nb, &mut carried_piv).unwrap();
+        lu_team::solve_carried(g, &mut ab, n, ld, nb, &mut carried_piv).unwrap();
         assert_eq!(ipiv, carried_piv);
         let carried = ab[n * ld..n * ld + n].to_vec();
         let scale = x.iter().fold(1.0f64, |m, v| m.max(v.abs()));
@@ -188,7 +188,7 @@ mod tests {
         let mut ab = matrix(1, n, n + 1, n, 1);
         let (l, r) = ab.split_at_mut(17 * n);
         r[..n].copy_from_slice(&l[3 * n..4 * n]);
-        match lu::solve_carried(&Gemm::new(2), &mut ab, n, n, 16, &mut ipiv) {
+        match lu_team::solve_carried(&Gemm::new(2), &mut ab, n, n, 16, &mut ipiv) {
             Err(lu::LuError::Singular(c)) => assert!(c >= 17, "{c}"),
             Ok(()) => assert!(
                 ab[n * n..].iter().any(|v| !v.is_finite() || v.abs() > 1e6),
@@ -199,7 +199,7 @@ mod tests {
         }
         let mut short = vec![0.0; 10];
         assert!(lu::factor(&Gemm::new(1), &mut short, 4, 4, 2, &mut ipiv).is_err());
-        assert!(lu::solve_carried(&Gemm::new(2), &mut short, 4, 4, 2, &mut ipiv).is_err());
+        assert!(lu_team::solve_carried(&Gemm::new(2), &mut short, 4, 4, 2, &mut ipiv).is_err());
     }
 
     #[test]

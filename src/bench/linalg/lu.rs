@@ -39,32 +39,6 @@ pub fn factor(
     factor_carrying(g, a, n, n, ld, nb, ipiv, true)
 }
 
-/// Solves A·x = b as HPL does: `ab` holds [A | b] (`n × (n + 1)`, leading dimension `ld`), b is
-/// carried through the factorisation as one more column of the trailing matrix (so that it
-/// becomes L⁻¹·P·b, and the rows of L are never swapped back, since nothing reads them again),
-/// then U·x = that column is solved by back substitution. x is left in column `n`. On more than
-/// one thread the factorisation runs on a team that lives as long as the solve
-/// ([`super::lu_team`]).
-pub fn solve_carried(
-    g: &Gemm,
-    ab: &mut [f64],
-    n: usize,
-    ld: usize,
-    nb: usize,
-    ipiv: &mut [usize],
-) -> Result<(), LuError> {
-    if g.threads > 1 {
-        super::gemm::fits(n, n + 1, ld, ab.len())?;
-        super::gemm::fits(n, 1, n.max(1), ipiv.len())?;
-        super::lu_team::factor(g, ab, n, n + 1, ld, nb, ipiv)?;
-    } else {
-        factor_carrying(g, ab, n, n + 1, ld, nb, ipiv, false)?;
-    }
-    let (u, b) = ab.split_at_mut(n * ld);
-    back_substitute(u, n, ld, &mut b[..n]);
-    Ok(())
-}
-
 /// Factors the first `n` of the `cols ≥ n` columns of `a` and applies the same row swaps and
 /// eliminations to the others (right-hand sides carried along). With `swap_left`, each panel's
 /// row swaps are applied to the columns left of it at the end, so that P·A = L·U.
@@ -73,7 +47,7 @@ pub fn solve_carried(
 /// k+1 up to date and factors that panel while the others update the rest of the trailing
 /// matrix in column chunks, and the panel's thread joins them when it is done.
 #[allow(clippy::too_many_arguments)]
-fn factor_carrying(
+pub(super) fn factor_carrying(
     g: &Gemm,
     a: &mut [f64],
     n: usize,
@@ -136,7 +110,7 @@ fn factor_carrying(
         };
         let (done, todo) = ipiv.split_at_mut(next);
         let piv = &done[j..next];
-        let left: &[f64] = left;
+        let l11: &[f64] = &left[j + j * ld..];
         let drain = |work: &mut Vec<f64>| -> Result<(), LuError> {
             while let Some((width, cols)) = grab() {
                 update_columns(
@@ -165,18 +139,7 @@ fn factor_carrying(
                 .collect();
             let mut mine = || -> Result<(), LuError> {
                 if jb2 > 0 {
-                    update_columns(
-                        &one,
-                        &left[j + j * ld..],
-                        &l21,
-                        panel,
-                        jb2,
-                        j,
-                        jb,
-                        ld,
-                        piv,
-                        &mut work,
-                    )?;
+                    update_columns(&one, l11, &l21, panel, jb2, j, jb, ld, piv, &mut work)?;
                     getrf2(
                         &one,
                         &mut panel[next..],
@@ -481,7 +444,7 @@ fn swap_rows(a: &mut [f64], ld: usize, cols: std::ops::Range<usize>, first: usiz
 
 /// Solves U·x = y for the upper triangle U of `u` (`n × n`, leading dimension `ld`); `y`
 /// becomes x.
-fn back_substitute(u: &[f64], n: usize, ld: usize, y: &mut [f64]) {
+pub(super) fn back_substitute(u: &[f64], n: usize, ld: usize, y: &mut [f64]) {
     for j in (0..n).rev() {
         y[j] /= u[j + j * ld];
         let x = y[j];

@@ -1,4 +1,4 @@
-//! The factorisation of [`super::lu::solve_carried`] on a team of threads that lives as long as
+//! HPL's solve ([`solve_carried`]), its factorisation on a team of threads that lives as long as
 //! the solve: the matrix is cut once into blocks of NB columns (and one of the carried columns),
 //! the blocks travel between the threads by value, and between steps the helpers spin instead
 //! of sleeping, as an MPI rank polls for HPL. Under a hypervisor a sleeping thread's virtual CPU
@@ -12,7 +12,7 @@
 //! spinning helper must never share a CPU with the thread it waits for).
 
 use super::gemm::{Gemm, MatRef, PackedA};
-use super::lu::{LuError, getrf2, update_columns};
+use super::lu::{LuError, back_substitute, factor_carrying, getrf2, update_columns};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -110,10 +110,35 @@ impl<'a> Team<'a> {
     }
 }
 
+/// Solves A·x = b as HPL does: `ab` holds [A | b] (`n × (n + 1)`, leading dimension `ld`), b is
+/// carried through the factorisation as one more column of the trailing matrix (so that it
+/// becomes L⁻¹·P·b, and the rows of L are never swapped back, since nothing reads them again),
+/// then U·x = that column is solved by back substitution. x is left in column `n`. On more than
+/// one thread the factorisation runs on the team.
+pub fn solve_carried(
+    g: &Gemm,
+    ab: &mut [f64],
+    n: usize,
+    ld: usize,
+    nb: usize,
+    ipiv: &mut [usize],
+) -> Result<(), LuError> {
+    if g.threads > 1 {
+        super::gemm::fits(n, n + 1, ld, ab.len())?;
+        super::gemm::fits(n, 1, n.max(1), ipiv.len())?;
+        factor(g, ab, n, n + 1, ld, nb, ipiv)?;
+    } else {
+        factor_carrying(g, ab, n, n + 1, ld, nb, ipiv, false)?;
+    }
+    let (u, b) = ab.split_at_mut(n * ld);
+    back_substitute(u, n, ld, &mut b[..n]);
+    Ok(())
+}
+
 /// Factors the first `n` of the `cols` columns of `a` (the others carried along) on
 /// `g.threads` threads; as [`super::lu`]'s `factor_carrying` without the swaps to the left.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn factor(
+fn factor(
     g: &Gemm,
     a: &mut [f64],
     n: usize,
@@ -169,7 +194,7 @@ pub(super) fn factor(
                         return;
                     }
                     if now == seen {
-                        std::hint::spin_loop();
+                        wait(pinned);
                         continue;
                     }
                     seen = now;
@@ -188,7 +213,7 @@ pub(super) fn factor(
         if pinned {
             let _ = crate::runner::affinity::pin_current_thread(cpus[0]);
         }
-        let done = steps(&team, &one, &mut blocks, n, ld, nb, ipiv);
+        let done = steps(&team, &one, &mut blocks, n, ld, nb, ipiv, pinned);
         if pinned {
             let _ = crate::runner::affinity::restrict_current_thread(&cpus);
         }
@@ -197,6 +222,7 @@ pub(super) fn factor(
 }
 
 /// The main thread's part: every step's panel, then its share of the blocks.
+#[allow(clippy::too_many_arguments)]
 fn steps<'a>(
     team: &Team<'a>,
     one: &Gemm,
@@ -205,6 +231,7 @@ fn steps<'a>(
     ld: usize,
     nb: usize,
     ipiv: &mut [usize],
+    pinned: bool,
 ) -> Result<(), LuError> {
     let mut work = Vec::new();
     let Some((_, first)) = blocks.first_mut().and_then(Option::take) else {
@@ -277,7 +304,7 @@ fn steps<'a>(
             if team.stop.load(Ordering::Acquire) {
                 return Err(team_failed(team));
             }
-            std::hint::spin_loop();
+            wait(pinned);
         }
         team.step
             .lock()
@@ -312,6 +339,16 @@ fn steps<'a>(
         jb = jb2;
     }
     Ok(())
+}
+
+/// One turn of a wait for the other threads: a spin where each thread has a CPU of its own, a
+/// yield where they share CPUs (a spinning thread would take the CPU from the one it waits for).
+fn wait(own_cpu: bool) {
+    if own_cpu {
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
 }
 
 /// The error of a team whose helper stopped it (a panic: its thread's join reports it).

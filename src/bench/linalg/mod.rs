@@ -9,6 +9,6 @@ pub mod gemm;
 pub mod hpl;
 pub mod kernels;
 pub mod lu;
-mod lu_team;
+pub mod lu_team;
 pub mod system_blas;
 pub mod workload;

@@ -11,7 +11,7 @@
 use super::gemm::{Blocking, Gemm, MatMut, MatRef};
 use super::kernels::{self, Element, MicroKernel};
 use super::system_blas::{BlasError, SystemBlas, Threads};
-use super::{hpl, lu};
+use super::{hpl, lu, lu_team};
 use crate::bench::spec::{Axis, ChartKind, Spec, Work};
 use crate::ids::Tool;
 use crate::results::ResultRecord;
@@ -433,7 +433,7 @@ fn built_in(
             let g = plan_for::<f64>(sys, threads, isa);
             let mut ipiv = vec![0usize; n];
             linpack(n, threads, reps, tick, kernel_name(&g), &mut |ab| {
-                Ok(lu::solve_carried(&g, ab, n, n, nb, &mut ipiv)?)
+                Ok(lu_team::solve_carried(&g, ab, n, n, nb, &mut ipiv)?)
             })
         }
         LinalgWorkload::Dgemm => {
