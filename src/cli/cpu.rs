@@ -25,7 +25,7 @@ pub struct CpuArgs {
     #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
     pub memory_fraction: Option<f64>,
     /// LINPACK with the built-in engine: the factorisation's block (HPL's NB). Default: 256, or
-    /// for N under 1536 the largest power of two up to N/6 (at least 32).
+    /// for N under 3072 the largest power of two up to N/12 (at least 32).
     #[arg(long, value_parser = parse_nb)]
     pub nb: Option<usize>,
     /// LINPACK, DGEMM, SGEMM: the engine: built-in (peakbench's own, the default) or system (an

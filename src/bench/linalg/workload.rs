@@ -233,12 +233,16 @@ pub fn estimate(
 pub const DEFAULT_NB: usize = 256;
 
 /// The factorisation's block for an `n × n` matrix when none is given: [`DEFAULT_NB`], or for a
-/// small matrix the largest power of two that leaves it six panels or more (at least 32). A
-/// wide panel on a small matrix leaves the threads idle while one factors it: on 2 threads of a
-/// Zen 4 at N = 1000, NB = 256 reached 39.5 GFLOP/s and NB = 128 44.1; at N = 500, 11.9 and 64
-/// 19.3; from N = 2000 the three were within 3 %.
+/// small matrix the largest power of two that leaves it twelve panels or more (at least 32). A
+/// wide panel on a small matrix leaves the threads idle while one factors it. Six panels were
+/// the rule while a step's threads were spawned for it (on 2 threads of a Zen 4 at N = 1000,
+/// NB = 256 reached 39.5 GFLOP/s and NB = 128 44.1; at N = 500, 11.9 and 64 19.3); with the
+/// team of [`super::lu_team`] the narrower block wins up to N = 3000 (2 threads of a Sapphire
+/// Rapids guest, medians: N = 1000 NB = 64 63.1 GFLOP/s, 128 59.3, 160 55.1; N = 2000 NB = 128
+/// 87.8, 256 77.8; N = 3000 128 97–101, 256 91–94; on 1 thread at N = 1000, 64 36.6 and 128
+/// 32–36).
 pub fn default_nb(n: usize) -> usize {
-    let fit = (n / 6).max(1);
+    let fit = (n / 12).max(1);
     (1usize << fit.ilog2()).clamp(32, DEFAULT_NB)
 }
 
@@ -632,10 +636,11 @@ mod tests {
             (0, 32),
             (1, 32),
             (64, 32),
-            (500, 64),
-            (1000, 128),
-            (1535, 128),
-            (1536, 256),
+            (500, 32),
+            (1000, 64),
+            (2000, 128),
+            (3071, 128),
+            (3072, 256),
             (8000, 256),
             (100_000, 256),
         ] {
