@@ -207,28 +207,17 @@ pub fn openblas_coretype() -> Option<&'static str> {
     *CORE.get_or_init(|| {
         let blas = crate::bench::linalg::system_blas::SystemBlas::load(None, false).ok()?;
         #[cfg(target_arch = "x86_64")]
-        let (avx512, avx2) = (
-            ["avx512f", "avx512bw", "avx512dq", "avx512vl"]
-                .iter()
-                .all(|f| feature(f)),
-            std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma"),
-        );
+        let (avx512, avx2) = {
+            use std::arch::is_x86_feature_detected as has;
+            (
+                has!("avx512f") && has!("avx512bw") && has!("avx512dq") && has!("avx512vl"),
+                has!("avx2") && has!("fma"),
+            )
+        };
         #[cfg(not(target_arch = "x86_64"))]
         let (avx512, avx2) = (false, false);
         coretype_for(&blas.micro_kernel(), avx512, avx2)
     })
-}
-
-#[cfg(target_arch = "x86_64")]
-fn feature(name: &str) -> bool {
-    match name {
-        "avx512f" => std::arch::is_x86_feature_detected!("avx512f"),
-        "avx512bw" => std::arch::is_x86_feature_detected!("avx512bw"),
-        "avx512dq" => std::arch::is_x86_feature_detected!("avx512dq"),
-        "avx512vl" => std::arch::is_x86_feature_detected!("avx512vl"),
-        _ => false,
-    }
 }
 
 /// The `OPENBLAS_CORETYPE` to ask for, given the kernel OpenBLAS chose ("OpenBLAS Prescott")
