@@ -267,28 +267,63 @@ impl<T: Element> Gemm<T> {
         let kern = &self.kernel;
         let (mr, nr) = (kern.mr, kern.nr);
         let Blocking { mc, kc, nc } = self.blocking;
-        // Only as large as this multiply needs: small multiplies (a panel's, a chunk's) are
-        // many, and zeroing a full-size block for each would cost more than their work.
-        let mut bbuf = Aligned::new(kc.min(k) * nc.min(n).div_ceil(nr) * nr);
-        // A packed beforehand needs no buffer (zeroing one of KC × MC values for each of a
-        // LINPACK step's many chunks cost more than some of their multiplies).
-        let mut abuf = Aligned::new(match a {
+        // The packing buffers are the thread's scratch, only as large as this multiply needs:
+        // small multiplies (a panel's, a chunk's) are many, and allocating and zeroing
+        // buffers for each cost more than some of their work. A packed A needs none.
+        let blen = kc.min(k) * nc.min(n).div_ceil(nr) * nr;
+        let alen = match a {
             Src::Plain(_) => kc.min(k) * mc.min(m).div_ceil(mr) * mr,
             Src::Packed(_) => 0,
+        };
+        let extra = 64 / std::mem::size_of::<T>();
+        T::with_scratch(blen + alen + 2 * extra, |scratch| {
+            let (bs, as_) = scratch.split_at_mut(blen + extra);
+            let (bbuf, abuf) = (aligned(bs), aligned(as_));
+            self.blocks(
+                alpha,
+                a,
+                b,
+                MatMut {
+                    data,
+                    rows: m,
+                    cols: n,
+                    ld: ldc,
+                },
+                bbuf,
+                abuf,
+            );
         });
+    }
+
+    /// The blocked loops of [`Gemm::serial`], packing B into `bbuf` and A into `abuf`.
+    fn blocks(
+        &self,
+        alpha: T,
+        a: Src<T>,
+        b: MatRef<T>,
+        c: MatMut<T>,
+        bbuf: &mut [T],
+        abuf: &mut [T],
+    ) {
+        let (m, n, k) = (c.rows, c.cols, a.shape().1);
+        let ldc = c.ld;
+        let data = c.data;
+        let kern = &self.kernel;
+        let (mr, nr) = (kern.mr, kern.nr);
+        let Blocking { mc, kc, nc } = self.blocking;
         let mut edge = vec![T::ZERO; mr * nr];
         for jc in (0..n).step_by(nc) {
             let nb = nc.min(n - jc);
             for pc in (0..k).step_by(kc) {
                 let kb = kc.min(k - pc);
-                let bp = bbuf.slice(kb * nb.div_ceil(nr) * nr);
+                let bp = &mut bbuf[..kb * nb.div_ceil(nr) * nr];
                 pack_b(&b, pc, kb, jc, nb, nr, bp);
                 for ic in (0..m).step_by(mc) {
                     let mb = mc.min(m - ic);
                     let len = kb * mb.div_ceil(mr) * mr;
                     let ap: &[T] = match a {
                         Src::Plain(a) => {
-                            let ap = abuf.slice(len);
+                            let ap = &mut abuf[..len];
                             pack_a(&a, ic, mb, pc, kb, mr, ap);
                             ap
                         }
@@ -429,6 +464,16 @@ fn pack_b<T: Element>(
             }
         }
     }
+}
+
+/// `buf` from its first value on a 64-byte boundary (within its first 64 bytes).
+fn aligned<T>(buf: &mut [T]) -> &mut [T] {
+    let len = buf.len();
+    let offset = buf
+        .as_ptr()
+        .align_offset(64)
+        .min(64 / std::mem::size_of::<T>().max(1));
+    &mut buf[offset.min(len)..]
 }
 
 /// A buffer whose slices start on a 64-byte boundary (whole cache lines, aligned vector loads).

@@ -34,6 +34,29 @@ pub trait Element:
     fn to_f64(self) -> f64;
     /// The unit roundoff as f64 (half the machine epsilon).
     fn unit_roundoff() -> f64;
+    /// Runs `f` on this thread's scratch buffer of `len` values, kept between calls (grown,
+    /// never zeroed again: it holds what its last user left). A nested call gets a new buffer.
+    fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [Self]) -> R) -> R;
+}
+
+/// The scratch buffer of [`Element::with_scratch`] for one type.
+macro_rules! scratch {
+    ($t:ty) => {
+        fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [$t]) -> R) -> R {
+            thread_local! {
+                static SCRATCH: std::cell::RefCell<Vec<$t>> = const { std::cell::RefCell::new(Vec::new()) };
+            }
+            SCRATCH.with(|cell| match cell.try_borrow_mut() {
+                Ok(mut buf) => {
+                    if buf.len() < len {
+                        buf.resize(len, 0.0);
+                    }
+                    f(&mut buf[..len])
+                }
+                Err(_) => f(&mut vec![0.0; len]),
+            })
+        }
+    };
 }
 
 /// One micro-kernel: its tile and its code.
@@ -96,6 +119,7 @@ pub fn portable<T: Element>() -> MicroKernel<T> {
 }
 
 impl Element for f64 {
+    scratch!(f64);
     const ZERO: f64 = 0.0;
     const ONE: f64 = 1.0;
     const ELEMENT_BITS: u32 = 64;
@@ -117,6 +141,7 @@ impl Element for f64 {
 }
 
 impl Element for f32 {
+    scratch!(f32);
     const ZERO: f32 = 0.0;
     const ONE: f32 = 1.0;
     const ELEMENT_BITS: u32 = 32;

@@ -12,25 +12,25 @@
 //! spinning helper must never share a CPU with the thread it waits for).
 
 use super::gemm::{Gemm, MatRef, PackedA};
-use super::lu::{LuError, back_substitute, factor_carrying, getrf2, update_columns};
+use super::lu::{LuError, back_substitute, factor_carrying, getrf2, pack_inverse, update_columns};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// What every thread of a step reads: the factored panel and its pivots.
-struct Panel<'a> {
+struct Panel {
     /// Its first column (and row), its width.
     j: usize,
     jb: usize,
     /// Its rows swaps, absolute row numbers.
     piv: Vec<usize>,
-    /// The panel's block, factored (L11 at row j).
-    block: &'a [f64],
+    /// L11⁻¹ and L21, packed.
+    l11_inv: PackedA,
     l21: PackedA,
 }
 
 /// A step's work: its panel and the blocks still to update (with their first column).
 struct Step<'a> {
-    panel: Option<Arc<Panel<'a>>>,
+    panel: Option<Arc<Panel>>,
     todo: Vec<(usize, &'a mut [f64])>,
 }
 
@@ -97,9 +97,17 @@ impl<'a> Team<'a> {
             let Some((_, block)) = back.1.as_mut() else {
                 return;
             };
-            let l11 = &panel.block[panel.j..];
             if let Err(e) = update_columns(
-                one, l11, &panel.l21, block, width, panel.j, panel.jb, ld, &panel.piv, work,
+                one,
+                &panel.l11_inv,
+                &panel.l21,
+                block,
+                width,
+                panel.j,
+                panel.jb,
+                ld,
+                &panel.piv,
+                work,
             ) {
                 self.failed
                     .lock()
@@ -254,7 +262,7 @@ fn steps<'a>(
             j,
             jb,
             piv: ipiv[j..next].to_vec(),
-            block: panel_block,
+            l11_inv: pack_inverse(one, &panel_block[j.min(panel_block.len())..], jb, ld)?,
             l21,
         });
         // The next panel's block stays here; the others go to the team.
@@ -280,9 +288,17 @@ fn steps<'a>(
         team.epoch.fetch_add(1, Ordering::AcqRel);
         let mut factored = None;
         if let Some((first_col, block)) = ahead {
-            let l11 = &panel.block[j..];
             update_columns(
-                one, l11, &panel.l21, block, jb2, j, jb, ld, &panel.piv, &mut work,
+                one,
+                &panel.l11_inv,
+                &panel.l21,
+                block,
+                jb2,
+                j,
+                jb,
+                ld,
+                &panel.piv,
+                &mut work,
             )?;
             getrf2(
                 one,
