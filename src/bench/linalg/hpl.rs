@@ -84,7 +84,7 @@ pub fn residual(seed: u64, n: usize, x: &[f64]) -> Residual {
 
 #[cfg(test)]
 mod tests {
-    use super::super::gemm::{Blocking, Gemm};
+    use super::super::gemm::{self, Blocking, Gemm};
     use super::super::{kernels, lu, lu_team};
     use super::*;
 
@@ -214,5 +214,55 @@ mod tests {
         let single: Vec<f32> = matrix(7, 50, 50, 50, 2);
         assert!(single.iter().zip(&a).all(|(s, d)| *s == *d as f32));
         assert!((flops(1000) - (2.0 / 3.0 * 1e9 + 1.5e6)).abs() < 1.0);
+    }
+
+    /// The packed inverse of a panel's unit lower triangle, applied by the multiply, gives the
+    /// identity: L11⁻¹ · L11 = I (the values above L11's diagonal, U's, are not read).
+    #[test]
+    fn a_panels_packed_inverse_undoes_its_triangle() {
+        for kernel in kernels::available::<f64>() {
+            let g = Gemm {
+                kernel,
+                blocking: Blocking::for_caches(&kernel, None, None, None),
+                threads: 1,
+            };
+            let (jb, ld) = (37, 45);
+            // Lower triangle from HPL's elements (|l| ≤ 0.5), U's place filled with 9s.
+            let mut l: Vec<f64> = matrix(3, ld, jb, ld, 1);
+            for c in 0..jb {
+                l[c * ld..c * ld + c].fill(9.0);
+            }
+            let inv = lu::pack_inverse(&g, &l, jb, ld).unwrap();
+            let mut unit = l.clone();
+            for c in 0..jb {
+                unit[c * ld..c * ld + c].fill(0.0);
+                unit[c * ld + c] = 1.0;
+            }
+            let mut out = vec![f64::NAN; jb * jb];
+            let triangle = gemm::MatRef {
+                data: &unit,
+                rows: jb,
+                cols: jb,
+                ld,
+            };
+            let product = gemm::MatMut {
+                data: &mut out,
+                rows: jb,
+                cols: jb,
+                ld: jb,
+            };
+            g.run_packed(1.0, &inv, triangle, 0.0, product).unwrap();
+            for c in 0..jb {
+                for r in 0..jb {
+                    let want = if r == c { 1.0 } else { 0.0 };
+                    let got = out[r + c * jb];
+                    assert!(
+                        (got - want).abs() < 1e-12,
+                        "{} ({r}, {c}): {got}",
+                        kernel.isa
+                    );
+                }
+            }
+        }
     }
 }

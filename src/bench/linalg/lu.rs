@@ -1,10 +1,11 @@
 //! LU factorisation with partial pivoting (P·A = L·U) and the solve of A·x = b, as HPL does it:
 //! a blocked right-looking factorisation whose trailing update is the blocked [`Gemm`], each
 //! panel factored recursively (LAPACK's dgetrf2: in halves, so that most of the panel's work is
-//! a multiply too), and the triangular solves recursive as well.
+//! a multiply too, its triangular solves recursive as well). The update's U12 = L11⁻¹ · A12 is
+//! a multiply by the panel's inverse ([`pack_inverse`]).
 //!
 //! The trailing update needs U12 (rows of the same columns as A22) as a separate operand: it is
-//! copied to a workspace of NB × N values, which the multiply packs anyway.
+//! made in a workspace of NB × N values, which the multiply packs anyway.
 
 use super::gemm::{Gemm, MatMut, MatRef, PackedA, ShapeError};
 
