@@ -182,20 +182,7 @@ macro_rules! fma_add_equal_avx512 {
             concat!(
                 $setup,
                 r14!(each1!("vmovaps zmm", ", zmm15")),
-                "vmovaps zmm16, zmm15\n",
-                "vmovaps zmm17, zmm15\n",
-                "vmovaps zmm18, zmm15\n",
-                "vmovaps zmm19, zmm15\n",
-                "vmovaps zmm20, zmm15\n",
-                "vmovaps zmm21, zmm15\n",
-                "vmovaps zmm22, zmm15\n",
-                "vmovaps zmm23, zmm15\n",
-                "vmovaps zmm24, zmm15\n",
-                "vmovaps zmm25, zmm15\n",
-                "vmovaps zmm26, zmm15\n",
-                "vmovaps zmm27, zmm15\n",
-                "vmovaps zmm28, zmm15\n",
-                "vmovaps zmm29, zmm15\n"
+                each1!("vmovaps zmm", ", zmm15"; "16" "17" "18" "19" "20" "21" "22" "23" "24" "25" "26" "27" "28" "29")
             ),
             $body,
             "vzeroupper"

@@ -282,8 +282,10 @@ impl<T: Element> Gemm<T> {
             Src::Packed(_) => 0,
         };
         let extra = 64 / std::mem::size_of::<T>();
-        T::with_scratch(blen + alen + 2 * extra, |scratch| {
-            let (bs, as_) = scratch.split_at_mut(blen + extra);
+        let edge = mr * nr;
+        T::with_scratch(edge + blen + alen + 2 * extra, |scratch| {
+            let (edge, rest) = scratch.split_at_mut(edge);
+            let (bs, as_) = rest.split_at_mut(blen + extra);
             let (bbuf, abuf) = (aligned(bs), aligned(as_));
             self.blocks(
                 alpha,
@@ -297,11 +299,14 @@ impl<T: Element> Gemm<T> {
                 },
                 bbuf,
                 abuf,
+                edge,
             );
         });
     }
 
-    /// The blocked loops of [`Gemm::serial`], packing B into `bbuf` and A into `abuf`.
+    /// The blocked loops of [`Gemm::serial`], packing B into `bbuf` and A into `abuf`; the
+    /// kernel writes edge tiles into `edge` (MR × NR values).
+    #[allow(clippy::too_many_arguments)]
     fn blocks(
         &self,
         alpha: T,
@@ -310,6 +315,7 @@ impl<T: Element> Gemm<T> {
         c: MatMut<T>,
         bbuf: &mut [T],
         abuf: &mut [T],
+        edge: &mut [T],
     ) {
         let (m, n, k) = (c.rows, c.cols, a.shape().1);
         let ldc = c.ld;
@@ -317,7 +323,6 @@ impl<T: Element> Gemm<T> {
         let kern = &self.kernel;
         let (mr, nr) = (kern.mr, kern.nr);
         let Blocking { mc, kc, nc } = self.blocking;
-        let mut edge = vec![T::ZERO; mr * nr];
         for jc in (0..n).step_by(nc) {
             let nb = nc.min(n - jc);
             for pc in (0..k).step_by(kc) {

@@ -111,7 +111,8 @@ pub(super) fn factor_carrying(
         };
         let (done, todo) = ipiv.split_at_mut(next);
         let piv = &done[j..next];
-        let l11 = pack_inverse(g, &left[j + j * ld..], jb, ld)?;
+        // A 64 × 64 pack is not worth the plan's threads.
+        let l11 = pack_inverse(&one, &left[j + j * ld..], jb, ld)?;
         let drain = |work: &mut Vec<f64>| -> Result<(), LuError> {
             while let Some((width, cols)) = grab() {
                 update_columns(&one, &l11, &l21, cols, width, j, jb, ld, piv, work)?;
