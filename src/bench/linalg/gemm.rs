@@ -344,11 +344,16 @@ impl<T: Element> Gemm<T> {
                             &p.data.get()[at..at + len]
                         }
                     };
+                    let calls = mb.div_ceil(mr);
                     for jr in (0..nb).step_by(nr) {
                         let nrr = nr.min(nb - jr);
                         let bpanel = &bp[jr * kb..(jr + nr) * kb];
+                        // The next panel of B, a share of it before each tile: it comes from
+                        // the last-level cache, and the first tile that reads it would wait.
+                        let bnext = bp.get((jr + nr) * kb..(jr + 2 * nr) * kb).unwrap_or(&[]);
                         for ir in (0..mb).step_by(mr) {
                             let mrr = mr.min(mb - ir);
+                            prefetch_part(bnext, ir / mr, calls);
                             let apanel = &ap[ir * kb..(ir + mr) * kb];
                             let at = (ic + ir) + (jc + jr) * ldc;
                             if mrr == mr && nrr == nr {
@@ -437,13 +442,26 @@ fn pack_a<T: Element>(
     mr: usize,
     out: &mut [T],
 ) {
-    for (i, panel) in out.chunks_exact_mut(kb * mr).enumerate() {
-        let r0 = ic + i * mr;
-        let rows = mr.min(ic + mb - r0);
-        for (p, step) in panel.chunks_exact_mut(mr).enumerate() {
-            let col = &a.data[r0 + (pc + p) * a.ld..];
-            step[..rows].copy_from_slice(&col[..rows]);
-            step[rows..].fill(T::ZERO);
+    // Column by column: each column's mb rows are read in one run (the panels' steps are
+    // written at a stride, in the cache the packed block lives in); panel by panel, each
+    // column would be visited once a panel, a new page each time.
+    let panels = out.len() / (kb * mr).max(1);
+    for p in 0..kb {
+        let col = &a.data[ic + (pc + p) * a.ld..][..mb];
+        for i in 0..panels {
+            let step = &mut out[(i * kb + p) * mr..][..mr];
+            let r0 = i * mr;
+            let rows = mr.min(mb.saturating_sub(r0));
+            let (to, zeros) = step.split_at_mut(rows);
+            // Whole groups of eight as fixed-size copies: a call to memmove a step cost
+            // more than the copy.
+            let (to, to_rest) = to.as_chunks_mut::<8>();
+            let (from, from_rest) = col[r0..r0 + rows].as_chunks::<8>();
+            for (t, f) in to.iter_mut().zip(from) {
+                *t = *f;
+            }
+            to_rest.copy_from_slice(from_rest);
+            zeros.fill(T::ZERO);
         }
     }
 }
@@ -462,19 +480,47 @@ fn pack_b<T: Element>(
     for (j, panel) in out.chunks_exact_mut(kb * nr).enumerate() {
         let c0 = jc + j * nr;
         let cols = nr.min(jc + nb - c0);
-        for c in 0..nr {
-            if c < cols {
-                let col = &b.data[pc + (c0 + c) * b.ld..];
-                for p in 0..kb {
-                    panel[p * nr + c] = col[p];
-                }
-            } else {
-                for p in 0..kb {
-                    panel[p * nr + c] = T::ZERO;
+        // Eight steps at a time, so that the strided writes of each column stay in the same
+        // few cache lines while the column is read in order.
+        for (g, rows) in panel.chunks_mut(8 * nr).enumerate() {
+            let p0 = pc + 8 * g;
+            let depth = rows.len() / nr;
+            for c in 0..nr {
+                if c < cols {
+                    let col = &b.data[p0 + (c0 + c) * b.ld..][..depth];
+                    for (q, v) in col.iter().enumerate() {
+                        rows[q * nr + c] = *v;
+                    }
+                } else {
+                    for q in 0..depth {
+                        rows[q * nr + c] = T::ZERO;
+                    }
                 }
             }
         }
     }
+}
+
+/// Prefetches the `part`-th of `parts` equal shares of the cache lines of `data` (none past
+/// its end; a no-op where the architecture has no prefetch instruction in stable Rust).
+#[inline(always)]
+fn prefetch_part<T>(data: &[T], part: usize, parts: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let bytes = std::mem::size_of_val(data);
+        let per = bytes.div_ceil(64).div_ceil(parts.max(1));
+        let base = data.as_ptr().cast::<i8>();
+        for line in part * per..((part + 1) * per).min(bytes.div_ceil(64)) {
+            // SAFETY: a prefetch never faults, and the address is inside `data`.
+            unsafe {
+                core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                    base.add(line * 64),
+                )
+            };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (data, part, parts);
 }
 
 /// `buf` from its first value on a 64-byte boundary (within its first 64 bytes).
