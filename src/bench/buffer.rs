@@ -112,6 +112,29 @@ impl Buffer {
     }
 }
 
+/// Asks for transparent huge pages (madvise MADV_HUGEPAGE) on the whole 2 MiB pages inside
+/// `data`, for memory not yet touched (a fresh `vec![0; n]` or a Vec's spare capacity): the
+/// pages faulted in afterwards are huge where the kernel allows it. Only advice: where THP is
+/// off, or `data` holds no whole huge page, nothing changes, and the values are never touched.
+pub fn advise_huge_pages<T>(data: &[T]) {
+    const HUGE: usize = 2 << 20;
+    let start = data.as_ptr() as usize;
+    let end = start.saturating_add(std::mem::size_of_val(data));
+    let first = start.div_ceil(HUGE).saturating_mul(HUGE);
+    let last = end / HUGE * HUGE;
+    if first < last {
+        // SAFETY: the range lies inside `data`'s own memory, and MADV_HUGEPAGE changes only
+        // how its pages are backed, never their contents; failure (THP disabled) is harmless.
+        unsafe {
+            libc::madvise(
+                first as *mut libc::c_void,
+                last - first,
+                libc::MADV_HUGEPAGE,
+            )
+        };
+    }
+}
+
 impl Drop for Buffer {
     fn drop(&mut self) {
         // SAFETY: ptr/len is exactly the mapping created in `new`, unmapped once.
@@ -132,5 +155,21 @@ mod tests {
         assert_eq!(unsafe { *b.as_ptr().add(b.len() - 1) }, 0);
         let off = Buffer::new(1 << 20, HugePages::Off).unwrap();
         assert_eq!(off.huge_page_bytes().unwrap_or(0), 0);
+    }
+
+    #[test]
+    fn huge_page_advice_keeps_the_values() {
+        let mut v = vec![0.5f64; 1 << 20];
+        v[12345] = 2.0;
+        advise_huge_pages(&v);
+        assert_eq!(v[12345], 2.0);
+        assert_eq!(v.iter().filter(|&&x| x == 0.5).count(), (1 << 20) - 1);
+        // Small, empty and unaligned slices ask for nothing and do not fail.
+        advise_huge_pages(&v[1..3]);
+        advise_huge_pages::<f64>(&[]);
+        let mut w: Vec<u8> = Vec::with_capacity(5 << 20);
+        advise_huge_pages(w.spare_capacity_mut());
+        w.resize(5 << 20, 7);
+        assert!(w.iter().all(|&x| x == 7));
     }
 }

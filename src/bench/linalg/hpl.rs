@@ -24,6 +24,9 @@ pub fn element(seed: u64, n: usize, i: usize, j: usize) -> f64 {
 /// (rounded to `T`).
 pub fn matrix<T: Element>(seed: u64, n: usize, cols: usize, ld: usize, threads: usize) -> Vec<T> {
     let mut a = vec![T::ZERO; ld * cols];
+    // Huge pages before the first touch: the multiply's tiles of C and its packing read
+    // columns a page apart (2–3 % of DGEMM at N = 4000 on 2 threads of a Zen 4).
+    crate::bench::buffer::advise_huge_pages(&a);
     let per = cols.div_ceil(threads.max(1)).max(1);
     std::thread::scope(|s| {
         for (t, chunk) in a.chunks_mut(per * ld).enumerate() {

@@ -49,7 +49,12 @@ macro_rules! scratch {
             SCRATCH.with(|cell| match cell.try_borrow_mut() {
                 Ok(mut buf) => {
                     if buf.len() < len {
-                        buf.resize(len, 0.0);
+                        // A new buffer, huge pages asked for before its first touch (the
+                        // packed block of B spans megabytes).
+                        let mut grown = Vec::with_capacity(len);
+                        crate::bench::buffer::advise_huge_pages(grown.spare_capacity_mut());
+                        grown.resize(len, 0.0);
+                        *buf = grown;
                     }
                     f(&mut buf[..len])
                 }

@@ -594,6 +594,7 @@ fn multiply<T: Element>(
     let a: Vec<T> = hpl::matrix(1, n, n, n, threads);
     let b: Vec<T> = hpl::matrix(2, n, n, n, threads);
     let mut c = vec![T::ZERO; n * n];
+    crate::bench::buffer::advise_huge_pages(&c);
     let mut seconds = Vec::new();
     for round in 0..reps.warmup + reps.repeat {
         let t = Instant::now();
