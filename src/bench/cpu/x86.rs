@@ -175,7 +175,7 @@ macro_rules! fma_add_kernel {
 // against 1.89-1.92 for adds into a scratch register read from the FMA chains (C
 // microbenchmark, interleaved rounds).
 macro_rules! fma_add_equal_avx512 {
-    ($name:ident, $setup:literal, $body:expr) => {
+    ($name:ident, $setup:literal, $p:literal) => {
         kernel!(
             $name,
             "avx512f",
@@ -184,7 +184,36 @@ macro_rules! fma_add_equal_avx512 {
                 r14!(each1!("vmovaps zmm", ", zmm15")),
                 each1!("vmovaps zmm", ", zmm15"; "16" "17" "18" "19" "20" "21" "22" "23" "24" "25" "26" "27" "28" "29")
             ),
-            $body,
+            concat!(
+                "vfmadd213", $p, " zmm0, zmm15, zmm15\n",
+                "vfmadd213", $p, " zmm1, zmm15, zmm15\n",
+                "vadd", $p, " zmm16, zmm16, zmm15\n",
+                "vadd", $p, " zmm17, zmm17, zmm15\n",
+                "vfmadd213", $p, " zmm2, zmm15, zmm15\n",
+                "vfmadd213", $p, " zmm3, zmm15, zmm15\n",
+                "vadd", $p, " zmm18, zmm18, zmm15\n",
+                "vadd", $p, " zmm19, zmm19, zmm15\n",
+                "vfmadd213", $p, " zmm4, zmm15, zmm15\n",
+                "vfmadd213", $p, " zmm5, zmm15, zmm15\n",
+                "vadd", $p, " zmm20, zmm20, zmm15\n",
+                "vadd", $p, " zmm21, zmm21, zmm15\n",
+                "vfmadd213", $p, " zmm6, zmm15, zmm15\n",
+                "vfmadd213", $p, " zmm7, zmm15, zmm15\n",
+                "vadd", $p, " zmm22, zmm22, zmm15\n",
+                "vadd", $p, " zmm23, zmm23, zmm15\n",
+                "vfmadd213", $p, " zmm8, zmm15, zmm15\n",
+                "vfmadd213", $p, " zmm9, zmm15, zmm15\n",
+                "vadd", $p, " zmm24, zmm24, zmm15\n",
+                "vadd", $p, " zmm25, zmm25, zmm15\n",
+                "vfmadd213", $p, " zmm10, zmm15, zmm15\n",
+                "vfmadd213", $p, " zmm11, zmm15, zmm15\n",
+                "vadd", $p, " zmm26, zmm26, zmm15\n",
+                "vadd", $p, " zmm27, zmm27, zmm15\n",
+                "vfmadd213", $p, " zmm12, zmm15, zmm15\n",
+                "vfmadd213", $p, " zmm13, zmm15, zmm15\n",
+                "vadd", $p, " zmm28, zmm28, zmm15\n",
+                "vadd", $p, " zmm29, zmm29, zmm15\n",
+            ),
             "vzeroupper"
         );
     };
@@ -221,36 +250,7 @@ fma_add_kernel!(
 fma_add_equal_avx512!(
     dp_add_equal_avx512,
     "mov rax, 0x3FE0000000000000\nvmovq xmm15, rax\nvbroadcastsd zmm15, xmm15\n",
-    concat!(
-        "vfmadd213pd zmm0, zmm15, zmm15\n",
-        "vfmadd213pd zmm1, zmm15, zmm15\n",
-        "vaddpd zmm16, zmm16, zmm15\n",
-        "vaddpd zmm17, zmm17, zmm15\n",
-        "vfmadd213pd zmm2, zmm15, zmm15\n",
-        "vfmadd213pd zmm3, zmm15, zmm15\n",
-        "vaddpd zmm18, zmm18, zmm15\n",
-        "vaddpd zmm19, zmm19, zmm15\n",
-        "vfmadd213pd zmm4, zmm15, zmm15\n",
-        "vfmadd213pd zmm5, zmm15, zmm15\n",
-        "vaddpd zmm20, zmm20, zmm15\n",
-        "vaddpd zmm21, zmm21, zmm15\n",
-        "vfmadd213pd zmm6, zmm15, zmm15\n",
-        "vfmadd213pd zmm7, zmm15, zmm15\n",
-        "vaddpd zmm22, zmm22, zmm15\n",
-        "vaddpd zmm23, zmm23, zmm15\n",
-        "vfmadd213pd zmm8, zmm15, zmm15\n",
-        "vfmadd213pd zmm9, zmm15, zmm15\n",
-        "vaddpd zmm24, zmm24, zmm15\n",
-        "vaddpd zmm25, zmm25, zmm15\n",
-        "vfmadd213pd zmm10, zmm15, zmm15\n",
-        "vfmadd213pd zmm11, zmm15, zmm15\n",
-        "vaddpd zmm26, zmm26, zmm15\n",
-        "vaddpd zmm27, zmm27, zmm15\n",
-        "vfmadd213pd zmm12, zmm15, zmm15\n",
-        "vfmadd213pd zmm13, zmm15, zmm15\n",
-        "vaddpd zmm28, zmm28, zmm15\n",
-        "vaddpd zmm29, zmm29, zmm15\n"
-    )
+    "pd"
 );
 fma_add_kernel!(
     dp_add_half_avx2,
@@ -349,36 +349,7 @@ fma_add_kernel!(
 fma_add_equal_avx512!(
     sp_add_equal_avx512,
     "mov eax, 0x3F000000\nvmovd xmm15, eax\nvbroadcastss zmm15, xmm15\n",
-    concat!(
-        "vfmadd213ps zmm0, zmm15, zmm15\n",
-        "vfmadd213ps zmm1, zmm15, zmm15\n",
-        "vaddps zmm16, zmm16, zmm15\n",
-        "vaddps zmm17, zmm17, zmm15\n",
-        "vfmadd213ps zmm2, zmm15, zmm15\n",
-        "vfmadd213ps zmm3, zmm15, zmm15\n",
-        "vaddps zmm18, zmm18, zmm15\n",
-        "vaddps zmm19, zmm19, zmm15\n",
-        "vfmadd213ps zmm4, zmm15, zmm15\n",
-        "vfmadd213ps zmm5, zmm15, zmm15\n",
-        "vaddps zmm20, zmm20, zmm15\n",
-        "vaddps zmm21, zmm21, zmm15\n",
-        "vfmadd213ps zmm6, zmm15, zmm15\n",
-        "vfmadd213ps zmm7, zmm15, zmm15\n",
-        "vaddps zmm22, zmm22, zmm15\n",
-        "vaddps zmm23, zmm23, zmm15\n",
-        "vfmadd213ps zmm8, zmm15, zmm15\n",
-        "vfmadd213ps zmm9, zmm15, zmm15\n",
-        "vaddps zmm24, zmm24, zmm15\n",
-        "vaddps zmm25, zmm25, zmm15\n",
-        "vfmadd213ps zmm10, zmm15, zmm15\n",
-        "vfmadd213ps zmm11, zmm15, zmm15\n",
-        "vaddps zmm26, zmm26, zmm15\n",
-        "vaddps zmm27, zmm27, zmm15\n",
-        "vfmadd213ps zmm12, zmm15, zmm15\n",
-        "vfmadd213ps zmm13, zmm15, zmm15\n",
-        "vaddps zmm28, zmm28, zmm15\n",
-        "vaddps zmm29, zmm29, zmm15\n"
-    )
+    "ps"
 );
 fma_add_kernel!(
     sp_add_half_avx2,
