@@ -543,7 +543,6 @@ impl<T: Element> Aligned<T> {
     fn new(len: usize) -> Aligned<T> {
         let extra = 64 / std::mem::size_of::<T>();
         let buf = vec![T::ZERO; len + extra];
-        crate::bench::buffer::advise_huge_pages(&buf);
         let offset = buf.as_ptr().align_offset(64).min(extra);
         Aligned { buf, offset }
     }
