@@ -3,7 +3,7 @@
 //! run point by point into a recorder.
 
 use super::Recorder;
-use crate::bench::mem::{MemError, MemSession, array_bytes, points, rounds};
+use crate::bench::mem::{MemError, MemSession, default_array_bytes, points, rounds};
 use crate::error::UsageError;
 use crate::report;
 use crate::sysinfo::SystemInfo;
@@ -12,6 +12,7 @@ use std::time::Duration;
 
 pub use crate::bench::buffer::HugePages;
 pub use crate::bench::mem::kernels::has_kernels;
+pub use crate::bench::mem::latency::staircase_sizes;
 pub use crate::bench::mem::{
     DEFAULT_LATENCY_MAX, DEFAULT_LATENCY_SAMPLE, MemOptions, MemWorkload, Stores, estimate,
 };
@@ -51,7 +52,16 @@ fn run(opts: MemOptions, rec: &mut Recorder) -> anyhow::Result<()> {
             report::table::machine_line(&sys),
             session.isa(),
             session.stores(),
-            format_size(array_bytes(&opts, &sys)),
+            match opts.array_sizes.as_slice() {
+                [] => format_size(default_array_bytes(&sys)),
+                [one] => format_size(*one),
+                many => format!(
+                    "{} sizes from {} to {}",
+                    many.len(),
+                    format_size(many.iter().copied().min().unwrap_or(0)),
+                    format_size(many.iter().copied().max().unwrap_or(0))
+                ),
+            },
             opts.reps.repeat,
             opts.duration,
             opts.reps.warmup
@@ -61,9 +71,15 @@ fn run(opts: MemOptions, rec: &mut Recorder) -> anyhow::Result<()> {
     rec.drive(
         &points(&opts),
         |p| rounds(p, &opts),
-        |p| match p.block {
-            Some(b) => format!("{} {} ×{}", p.workload, format_size(b), p.threads),
-            None => format!("{} ×{}", p.workload, p.threads),
+        |p| {
+            let array = match (p.array, opts.array_sizes.len()) {
+                (Some(a), 2..) => format!(" {}", format_size(a)),
+                _ => String::new(),
+            };
+            match p.block {
+                Some(b) => format!("{} {}{array} ×{}", p.workload, format_size(b), p.threads),
+                None => format!("{}{array} ×{}", p.workload, p.threads),
+            }
         },
         |p| super::planned::mem_point(&session, *p, &opts, &sys),
         |point, tick| {

@@ -309,7 +309,7 @@ mod tests {
                 workloads: MemWorkload::ALL.to_vec(),
                 block_sizes: vec![8, 8192, 1 << 20],
                 threads: vec![1, 2],
-                array_bytes: Some(2 << 20),
+                array_sizes: vec![2 << 20],
                 stores,
                 isa: None,
                 huge_pages: vec![HugePages::On],

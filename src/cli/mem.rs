@@ -49,10 +49,12 @@ pub struct MemArgs {
     /// thread's).
     #[arg(long, value_enum, default_value = "strong")]
     pub scaling: crate::results::params::Scaling,
-    /// Size of each array, all threads together (split between them; 1G = 1 GiB, 1GB = 10⁹ B). Default: 4 × the
-    /// last-level cache, at least 64 MiB, so that it lives in DRAM.
-    #[arg(long, value_parser = parse_bytes)]
-    pub array_size: Option<u64>,
+    /// Size of each array, all threads together (split between them; 1G = 1 GiB, 1GB = 10⁹ B).
+    /// A list or a range gives the bandwidth staircase, a point per size: 16K,1M,1G, or
+    /// 16K..1G (√2 steps, as LATENCY's). Default: 4 × the last-level cache, at least 64 MiB,
+    /// so that it lives in DRAM.
+    #[arg(long, value_name = "SIZES", value_parser = parse_array_sizes)]
+    pub array_size: Option<Sizes>,
     /// Store instructions of the writing kernels.
     #[arg(long, value_enum, default_value = "auto")]
     pub stores: Stores,
@@ -103,6 +105,48 @@ fn parse_bytes(s: &str) -> Result<u64, String> {
     parse_size(s).map_err(|e| e.to_string())
 }
 
+/// The sizes of `--array-size`, in the order given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sizes(pub Vec<u64>);
+
+/// The most sizes one `--array-size` may name.
+const MAX_SIZES: usize = 256;
+
+/// `--array-size`: sizes and ranges separated by commas; a range `A..B` is A, the sizes of
+/// LATENCY's √2 grid (powers of two and their √2 multiples) between, and B.
+fn parse_array_sizes(s: &str) -> Result<Sizes, String> {
+    let mut out = Vec::new();
+    for item in s.split(',') {
+        if item.trim().is_empty() {
+            return Err(format!(
+                "'{s}' has an empty entry; give sizes or ranges separated by commas, e.g. 16K,1M or 16K..1G"
+            ));
+        }
+        match item.split_once("..") {
+            Some((a, b)) => {
+                let (a, b) = (parse_bytes(a.trim())?, parse_bytes(b.trim())?);
+                if a == 0 || a > b {
+                    return Err(format!(
+                        "'{item}' is an empty range; write the smaller size first, e.g. 16K..1G"
+                    ));
+                }
+                out.push(a);
+                let grid = crate::app::mem::staircase_sizes(a, b);
+                out.extend(grid.into_iter().filter(|&g| g > a && g < b));
+                out.push(b);
+                out.dedup();
+            }
+            None => out.push(parse_bytes(item.trim())?),
+        }
+        if out.len() > MAX_SIZES {
+            return Err(format!(
+                "'{s}' names more than {MAX_SIZES} sizes; give fewer"
+            ));
+        }
+    }
+    Ok(Sizes(out))
+}
+
 fn parse_channels(s: &str) -> Result<u32, String> {
     super::common::count_in(s, 1, 64)
 }
@@ -144,7 +188,7 @@ fn options(args: &MemArgs, sys: &SystemInfo) -> MemOptions {
             None => crate::sweep::powers_of_two_up_to(sys.cpu.threads as usize),
             Some(t) => t.to_vec(),
         },
-        array_bytes: args.array_size,
+        array_sizes: args.array_size.clone().map(|s| s.0).unwrap_or_default(),
         stores: args.stores,
         isa: args.isa,
         huge_pages: match args.huge_pages {
@@ -280,6 +324,32 @@ fn refuse_unused(args: &MemArgs, workloads: &[MemWorkload]) -> Result<(), UsageE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn array_sizes_take_lists_and_ranges() {
+        assert_eq!(parse_array_sizes("16K"), Ok(Sizes(vec![16 << 10])));
+        assert_eq!(
+            parse_array_sizes("1M, 16K"),
+            Ok(Sizes(vec![1 << 20, 16 << 10]))
+        );
+        let Sizes(r) = parse_array_sizes("16K..1G").unwrap();
+        // √2 steps from 2^14 to 2^30: 33 sizes, each a whole number of lines.
+        assert_eq!((r.len(), r[0], r[1], r[32]), (33, 16 << 10, 23168, 1 << 30));
+        assert!(r.windows(2).all(|w| w[0] < w[1]) && r.iter().all(|s| s % 64 == 0));
+        // Ends off the grid are kept as given.
+        let Sizes(r) = parse_array_sizes("10000..20000").unwrap();
+        assert_eq!(r, vec![10000, 11584, 16384, 20000]);
+        for bad in [
+            "",
+            "1M,",
+            "1G..1M",
+            "0..1M",
+            "x..1M",
+            "16K..1G,16K..1G,16K..1G,16K..1G,16K..1G,16K..1G,16K..1G,16K..1G",
+        ] {
+            assert!(parse_array_sizes(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn the_staircase_default_is_the_library_s() {

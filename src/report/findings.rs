@@ -33,6 +33,8 @@ pub enum Kind {
     Efficiency,
     /// Why a point stays below 70 % of its peak.
     Cause,
+    /// The levels a bandwidth staircase shows (L1, L2…, memory) and their rates.
+    Levels,
 }
 
 /// An efficiency below this is explained.
@@ -61,7 +63,17 @@ pub fn of(report: &Report) -> Vec<Finding> {
             .copied()
             .filter(|r| r.subsystem == sub)
             .collect();
-        out.extend(scaling(&mine));
+        // A staircase's points scale over threads at each of its working sets: its levels,
+        // per thread count, say that in one line each.
+        let stairs = super::bandwidth_levels::staircases(&mine, &report.system.caches);
+        let on_stairs = |r: &ResultRecord| {
+            stairs
+                .iter()
+                .any(|l| l.records.iter().any(|x| std::ptr::eq(*x, r)))
+        };
+        let sweeps: Vec<&ResultRecord> = mine.iter().copied().filter(|r| !on_stairs(r)).collect();
+        out.extend(scaling(&sweeps));
+        out.extend(levels(&mine, report));
         out.extend(pairs(&mine));
         out.extend(bands(sub, &mine));
         out.extend(mine.iter().filter_map(|r| cause(r, &mine, report)));
@@ -80,6 +92,47 @@ fn what(r: &ResultRecord, without: &[&str]) -> String {
             .filter_map(Field::words),
     );
     parts.join(" · ")
+}
+
+/// Each bandwidth staircase's levels: "SUM · 1 thread over 33 working sets per thread: L1
+/// 178 GB/s at 16 KiB, ends near 41 KiB (sysfs 32 KiB); L2 106 GB/s at 128–256 KiB, …".
+fn levels(recs: &[&ResultRecord], report: &Report) -> Vec<Finding> {
+    use crate::units::format_bytes_binary as size;
+    super::bandwidth_levels::staircases(recs, &report.system.caches)
+        .into_iter()
+        .filter(|l| !l.levels.is_empty())
+        .map(|l| {
+            let unit = l.records[0].unit;
+            let parts: Vec<String> = (l.levels.iter())
+                .map(|v| {
+                    let span = if v.from_bytes == v.to_bytes {
+                        size(v.from_bytes)
+                    } else {
+                        format!("{}–{}", size(v.from_bytes), size(v.to_bytes))
+                    };
+                    let end = match (v.capacity_bytes, v.sysfs_bytes) {
+                        (Some(c), Some(s)) => {
+                            format!(", ends near {} (sysfs {})", size(c), size(s))
+                        }
+                        (Some(c), None) => format!(", ends near {}", size(c)),
+                        _ => String::new(),
+                    };
+                    format!("{} {} {unit} at {span}{end}", v.kind, format_sig(v.gbps))
+                })
+                .collect();
+            Finding {
+                subsystem: Subsystem::Mem,
+                kind: Kind::Levels,
+                text: format!(
+                    "{} over {} working sets per thread: {}",
+                    l.name,
+                    l.points.len(),
+                    parts.join("; ")
+                ),
+                cites: l.levels.iter().map(|v| v.gbps).collect(),
+            }
+        })
+        .collect()
 }
 
 /// The worker count of a point: its threads, or a network point's streams.

@@ -6,7 +6,7 @@ use super::kernels;
 use super::order::BlockOrder;
 use super::records::record;
 use super::session::on_each;
-use super::{MemError, MemPoint, MemSession, MemWorkload, array_bytes};
+use super::{MemError, MemPoint, MemSession, MemWorkload, default_array_bytes};
 use crate::bench::buffer::{Buffer, HugePages};
 use crate::bench::spec::Work;
 use crate::results::params::{self as rp, Params};
@@ -75,6 +75,11 @@ impl Pass {
     }
 }
 
+/// Bytes of each of the point's arrays, all threads together.
+fn point_array(point: MemPoint, sys: &crate::sysinfo::SystemInfo) -> u64 {
+    point.array.unwrap_or_else(|| default_array_bytes(sys))
+}
+
 fn ptr(b: &Buffer) -> *mut f64 {
     b.as_ptr() as *mut f64
 }
@@ -101,7 +106,7 @@ impl MemSession<'_> {
     /// How a bandwidth point lays out its arrays and blocks, and the kernels it runs.
     fn shape(&self, point: MemPoint) -> Shape {
         let w = point.workload;
-        let array = array_bytes(self.opts, self.sys);
+        let array = point_array(point, self.sys);
         // Each thread's arrays: a whole number of 64-byte lines.
         let per_thread = (array / point.threads.max(1) as u64) / 64 * 64;
         let block = point.block.unwrap_or(per_thread);
@@ -116,7 +121,12 @@ impl MemSession<'_> {
         // small one word by word.
         let bytewise = !block.is_multiple_of(8);
         let wordwise = !bytewise && block < WORD_BLOCKS_BELOW;
-        let (kernels, streams) = self.kernels_for(block);
+        // The last level's every instance (sockets, core complexes) together.
+        let in_cache = (self.sys.caches.iter())
+            .filter(|c| c.kind != "Instruction")
+            .max_by_key(|c| c.level)
+            .is_some_and(|c| w.arrays() * array <= c.size_bytes * u64::from(c.instances.max(1)));
+        let (kernels, streams) = self.kernels_for(block, in_cache);
         Shape {
             per_thread,
             block,
@@ -187,7 +197,7 @@ impl MemSession<'_> {
         };
         let placement = affinity::place(point.threads, &self.allowed, &self.sys.cpu.logical);
         let cpus = &placement.cpus;
-        let array = array_bytes(self.opts, self.sys);
+        let array = point_array(point, self.sys);
         let shape = self.shape(point);
         let Shape {
             per_thread,
@@ -199,7 +209,7 @@ impl MemSession<'_> {
             bytewise,
             wordwise,
             kernels: k,
-            ..
+            streams,
         } = shape;
         let elems = (per_thread / 8) as usize;
         let block_elems = (block / 8) as usize;
@@ -217,7 +227,6 @@ impl MemSession<'_> {
                 .collect()
         })?;
 
-        let sink = std::sync::atomic::AtomicU64::new(0);
         // One pass over thread i's arrays; `seed` varies the random block order.
         let pass = |i: usize, seed: u64| {
             let a = &arrays[i];
@@ -231,8 +240,7 @@ impl MemSession<'_> {
                     Pass::Add => (k.add)(p(2), p(0), p(1), elems),
                     Pass::Triad => (k.triad)(p(2), p(0), p(1), 3.0, elems),
                     Pass::Sum => {
-                        let acc = (k.read)(p(0), elems);
-                        sink.fetch_add(acc, std::sync::atomic::Ordering::Relaxed);
+                        std::hint::black_box((k.read)(p(0), elems));
                     }
                     Pass::Blocks { read, write } if bytewise || wordwise => {
                         // A copy's second array; the others have one.
@@ -245,7 +253,7 @@ impl MemSession<'_> {
                             let words = (block / 8, blocks);
                             element_pass::<u64>(p(0) as _, to as _, words, ends, order)
                         };
-                        sink.fetch_add(acc, std::sync::atomic::Ordering::Relaxed);
+                        std::hint::black_box(acc);
                     }
                     Pass::Blocks { read, write } => {
                         let mut acc = 0u64;
@@ -264,11 +272,15 @@ impl MemSession<'_> {
                         } else {
                             (0..blocks).for_each(&mut one);
                         }
-                        sink.fetch_add(acc, std::sync::atomic::Ordering::Relaxed);
+                        std::hint::black_box(acc);
                     }
                 }
             }
-            kernels::fence();
+            // Only streaming stores need ordering; a fence after each pass of a small array
+            // cost a tenth of its time.
+            if streams {
+                kernels::fence();
+            }
         };
         let passes = self.passes(cpus, point.threads, pass_bytes, &pass)?;
         let times = runner::run_rounds(
@@ -279,7 +291,6 @@ impl MemSession<'_> {
             |_| tick(),
         )
         .map_err(|e| MemError::Pin(e.to_string()))?;
-        std::hint::black_box(sink.into_inner());
         let total = pass_bytes as f64 * passes as f64 * point.threads as f64;
         let samples = times
             .iter()

@@ -164,8 +164,15 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// plateaus, and neighbouring plateaus within 1.5× of each other are merged. A level's capacity
 /// is where the curve between it and the next plateau crosses their geometric mean.
 pub fn detect_levels(points: &[(u64, f64)]) -> Vec<Level> {
+    detect_levels_within(points, FLAT, SAME_LEVEL)
+}
+
+/// [`detect_levels`] with a point flat within `flat` of each neighbour, and neighbouring
+/// plateaus merged only within `same_level` of each other (a bandwidth staircase's L2 and L3
+/// differ by less than its latency levels do).
+pub fn detect_levels_within(points: &[(u64, f64)], flat: f64, same_level: f64) -> Vec<Level> {
     let n = points.len();
-    let within = |a: f64, b: f64| a.max(b) <= a.min(b) * FLAT;
+    let within = |a: f64, b: f64| a.max(b) <= a.min(b) * flat;
     let flat: Vec<bool> = (0..n)
         .map(|i| {
             (i == 0 || within(points[i - 1].1, points[i].1))
@@ -186,7 +193,7 @@ pub fn detect_levels(points: &[(u64, f64)]) -> Vec<Level> {
     let mut merged: Vec<(usize, usize)> = Vec::new();
     for run in runs {
         match merged.last_mut() {
-            Some(prev) if latency(run) < latency(*prev) * SAME_LEVEL => prev.1 = run.1,
+            Some(prev) if latency(run) < latency(*prev) * same_level => prev.1 = run.1,
             _ => merged.push(run),
         }
     }

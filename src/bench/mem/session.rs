@@ -60,12 +60,13 @@ impl<'a> MemSession<'a> {
         self.isa
     }
 
-    /// The kernels for a point moving blocks of `block` bytes, and whether they stream.
-    pub(super) fn kernels_for(&self, block: u64) -> (Kernels, bool) {
+    /// The kernels for a point moving blocks of `block` bytes, and whether they stream;
+    /// `in_cache`: whether the point's arrays fit in the last-level cache.
+    pub(super) fn kernels_for(&self, block: u64, in_cache: bool) -> (Kernels, bool) {
         let want = match self.opts.stores {
             Stores::Nt => true,
             Stores::Regular => false,
-            Stores::Auto => block.is_multiple_of(64) && block >= 1024,
+            Stores::Auto => !in_cache && block.is_multiple_of(64) && block >= 1024,
         };
         match (want, self.streaming) {
             (true, Some(k)) => (k, true),

@@ -9,7 +9,7 @@ fn tiny(workloads: Vec<MemWorkload>) -> MemOptions {
         workloads,
         block_sizes: vec![8, 1000, 65536],
         threads: vec![1, 2],
-        array_bytes: Some(1 << 20),
+        array_sizes: vec![1 << 20],
         stores: Stores::Nt,
         isa: None,
         huge_pages: vec![HugePages::On],
@@ -181,7 +181,7 @@ fn bad_options_are_refused() {
     o.block_sizes = vec![1 << 20];
     assert!(matches!(err(o), MemError::BlockTooLarge { .. }));
     let mut o = tiny(vec![MemWorkload::Copy]);
-    o.array_bytes = Some(1 << 50);
+    o.array_sizes = vec![1 << 50];
     assert!(matches!(err(o), MemError::TooMuchMemory { .. }));
     let mut o = tiny(vec![MemWorkload::Latency]);
     o.latency_max_bytes = 1 << 50;
@@ -237,4 +237,57 @@ fn byte_blocks_move_each_byte_once() {
         }
         assert!(rate.summary.mean > 0.0 && op.summary.mean > 0.0);
     }
+}
+
+/// A list of array sizes gives a bandwidth point per size (in the order given, each thread's
+/// share of it), LATENCY and NULL none; with --stores auto, streaming stores only for arrays
+/// that do not fit in the last-level cache; the smallest size is checked against the threads.
+#[test]
+fn array_sizes_give_a_point_each() {
+    let sys = sys();
+    let mut opts = tiny(vec![
+        MemWorkload::Copy,
+        MemWorkload::Latency,
+        MemWorkload::Null,
+    ]);
+    opts.stores = Stores::Auto;
+    opts.threads = vec![1];
+    opts.latency_threads = vec![1];
+    let llc = sys.llc_bytes();
+    let big = llc.map_or(64 << 20, |l| 4 * l);
+    opts.array_sizes = vec![16 << 10, big];
+    let pts = points(&opts);
+    let arrays: Vec<(MemWorkload, Option<u64>)> =
+        pts.iter().map(|p| (p.workload, p.array)).collect();
+    assert_eq!(
+        arrays,
+        [
+            (MemWorkload::Copy, Some(16 << 10)),
+            (MemWorkload::Copy, Some(big)),
+            (MemWorkload::Latency, None),
+            (MemWorkload::Null, None),
+        ]
+    );
+    let session = MemSession::new(&sys, &opts).unwrap();
+    let small = session.planned_params(pts[0]).unwrap();
+    let k = small.mem().unwrap().kernel.clone().unwrap();
+    assert_eq!(
+        (k.array_bytes_per_thread, k.working_set_bytes),
+        (16 << 10, 32 << 10)
+    );
+    use crate::results::params::StoreKind;
+    assert_eq!(k.stores, StoreKind::Regular, "16 KiB arrays are in a cache");
+    let large = session.planned_params(pts[1]).unwrap();
+    let streams = super::kernels::kernels(session.isa(), true).1;
+    if llc.is_some() && streams {
+        let k = large.mem().unwrap().kernel.clone().unwrap();
+        assert_eq!(k.stores, StoreKind::Nt, "4 × LLC is past the caches");
+    }
+    // A size too small for the most threads is refused, whichever place it has in the list.
+    opts.threads = vec![1, 8];
+    opts.array_sizes = vec![1 << 20, 16 << 10];
+    assert_eq!(
+        validate(&opts, &sys),
+        Err(MemError::WorkingSetTooSmall(16 << 10))
+    );
 }

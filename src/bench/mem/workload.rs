@@ -55,7 +55,11 @@ const BLOCKS_WRITTEN: &[&[&str]] = &[
 const BLOCKS_READ: &[&[&str]] = &[&["block-size", "mem-latency-ns", "mem-cl"], &BANDWIDTH];
 const STREAM_OPTIONS: &[&[&str]] = &[&["stores"], &BANDWIDTH];
 const BANDWIDTH_READ: &[&[&str]] = &[&BANDWIDTH];
-const BANDWIDTH_CHARTS: &[ChartKind] = &[ChartKind::Sweeps, ChartKind::Efficiency];
+const BANDWIDTH_CHARTS: &[ChartKind] = &[
+    ChartKind::Sweeps,
+    ChartKind::Staircase,
+    ChartKind::Efficiency,
+];
 
 /// LATENCY's spec: the staircase, its levels and the per-operation probes.
 const LATENCY_SPEC: Spec = Spec {
@@ -265,10 +269,13 @@ pub struct MemPoint {
     pub workload: MemWorkload,
     pub threads: usize,
     pub block: Option<u64>,
+    /// Bytes of each array, all threads together, where the user gave sizes (None: the
+    /// default size, [`super::default_array_bytes`]; LATENCY and NULL have none).
+    pub array: Option<u64>,
 }
 
-/// Every workload × block size (where it uses blocks) × thread count; LATENCY once per count of
-/// `latency_threads`.
+/// Every workload × array size × block size (where it uses blocks) × thread count; LATENCY
+/// once per count of `latency_threads`.
 pub fn points(opts: &MemOptions) -> Vec<MemPoint> {
     let mut out = Vec::new();
     for &workload in &opts.workloads {
@@ -277,6 +284,7 @@ pub fn points(opts: &MemOptions) -> Vec<MemPoint> {
                 workload,
                 threads,
                 block: None,
+                array: None,
             }));
             continue;
         }
@@ -285,12 +293,20 @@ pub fn points(opts: &MemOptions) -> Vec<MemPoint> {
         } else {
             vec![None]
         };
-        for (block, threads) in crate::sweep::product(&blocks, &opts.threads) {
-            out.push(MemPoint {
-                workload,
-                threads,
-                block,
-            });
+        let arrays: Vec<Option<u64>> = match workload {
+            _ if opts.array_sizes.is_empty() => vec![None],
+            MemWorkload::Null => vec![None],
+            _ => opts.array_sizes.iter().map(|s| Some(*s)).collect(),
+        };
+        for array in arrays {
+            for (block, threads) in crate::sweep::product(&blocks, &opts.threads) {
+                out.push(MemPoint {
+                    workload,
+                    threads,
+                    block,
+                    array,
+                });
+            }
         }
     }
     out

@@ -17,7 +17,7 @@ use crate::bench::spec::ChartKind;
 use crate::results::{Report, ResultRecord, Subsystem};
 use efficiency::efficiency_chart;
 use per_point::{interval_charts, percentile_charts};
-use staircase::staircase;
+use staircase::{bandwidth_staircase, staircase};
 use sweeps::sweep_charts;
 
 /// Every chart of `report` as a PNG file, in page order: (file name such as
@@ -100,6 +100,7 @@ pub fn for_report(report: &Report) -> Vec<Chart> {
         };
         out.extend(sweep_charts(subsystem, &of_kind(ChartKind::Sweeps)));
         out.extend(staircase(&of_kind(ChartKind::Staircase), report));
+        out.extend(bandwidth_staircase(&of_kind(ChartKind::Staircase), report));
         out.extend(percentile_charts(
             subsystem,
             &of_kind(ChartKind::Percentiles),

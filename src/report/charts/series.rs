@@ -86,7 +86,7 @@ fn split_by_condition<'a>(
 
 /// A measured point at (`x`, `y`) of series `name`: its repetitions and the text shown on
 /// hover — the series, the point in words, the figure with its unit and spread.
-fn detail(r: &ResultRecord, x: f64, y: f64, name: &str) -> Detail {
+pub(super) fn detail(r: &ResultRecord, x: f64, y: f64, name: &str) -> Detail {
     use crate::units::format_sig;
     let s = &r.summary;
     let unit = r.unit;

@@ -1,8 +1,10 @@
 //! The memory latency staircase: latency per load against the working set, the cache sizes
 //! marked.
 
+use super::super::bandwidth_levels::staircases;
+use super::super::plot::Series;
 use super::super::plot::{Axis, Chart, Marker, Plot, Scale, Ticks};
-use super::series::series_of;
+use super::series::{detail, series_of};
 use crate::results::params::Pages;
 use crate::results::{Report, ResultRecord, Subsystem};
 use crate::units::format_bytes_binary;
@@ -35,21 +37,7 @@ pub(super) fn staircase(records: &[&ResultRecord], report: &Report) -> Option<Ch
             }
         },
     );
-    let markers = report
-        .system
-        .caches
-        .iter()
-        .filter(|c| c.kind != "Instruction")
-        .map(|c| Marker {
-            x: c.size_bytes as f64,
-            label: format!(
-                "L{}{} {}",
-                c.level,
-                if c.kind == "Data" { "d" } else { "" },
-                format_bytes_binary(c.size_bytes)
-            ),
-        })
-        .collect();
+    let markers = cache_markers(report);
     Some(Chart {
         slug: "mem-latency-staircase".into(),
         subsystem: Subsystem::Mem,
@@ -69,6 +57,58 @@ pub(super) fn staircase(records: &[&ResultRecord], report: &Report) -> Option<Ch
             series,
             guides: Vec::new(),
             markers,
+        },
+    })
+}
+
+/// The data caches' sizes (per instance), as sysfs gives them.
+fn cache_markers(report: &Report) -> Vec<Marker> {
+    (report.system.caches.iter())
+        .filter(|c| c.kind != "Instruction")
+        .map(|c| Marker {
+            x: c.size_bytes as f64,
+            label: format!(
+                "L{}{} {}",
+                c.level,
+                if c.kind == "Data" { "d" } else { "" },
+                format_bytes_binary(c.size_bytes)
+            ),
+        })
+        .collect()
+}
+
+/// The bandwidth staircase (a run over several `--array-size`s): each bandwidth workload's
+/// rate against the working set of one thread, with the cache sizes marked.
+pub(super) fn bandwidth_staircase(records: &[&ResultRecord], report: &Report) -> Option<Chart> {
+    let lines = staircases(records, &report.system.caches);
+    let unit = lines.first()?.records.first()?.unit;
+    let series = lines
+        .iter()
+        .map(|l| Series {
+            name: l.name.clone(),
+            points: l.points.iter().map(|&(x, y)| (x as f64, y)).collect(),
+            details: (l.records.iter().zip(&l.points))
+                .map(|(r, &(x, y))| detail(r, x as f64, y, &l.name))
+                .collect(),
+        })
+        .collect();
+    Some(Chart {
+        slug: "mem-bandwidth-staircase".into(),
+        subsystem: Subsystem::Mem,
+        title: "Memory bandwidth staircase".into(),
+        note: "Each bandwidth workload over the array sizes of --array-size, a line per workload \
+               and thread count; the x axis is one thread's working set (all its arrays), so \
+               that the dashed lines, the cache sizes sysfs gives per instance, mark where a \
+               private cache's plateau ends. With --stores auto the writing kernels use \
+               non-temporal stores only where the arrays exceed the last-level cache. The \
+               levels found are in the findings."
+            .into(),
+        plot: Plot::Lines {
+            x: Axis::new("working set per thread", Scale::Log, Ticks::Bytes),
+            y: Axis::new(format!("bandwidth ({unit})"), Scale::Log, Ticks::Number),
+            series,
+            guides: Vec::new(),
+            markers: cache_markers(report),
         },
     })
 }

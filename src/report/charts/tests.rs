@@ -325,3 +325,111 @@ fn the_roofline_has_a_diagonal_per_level_measured() {
     let &(x, y) = guides[1].points.first().unwrap();
     assert!((y - bw * x).abs() <= 1e-9 * y, "({x}, {y}) under {bw} GB/s");
 }
+
+/// A COPY point of the stored quick run at each working set per thread of `gbps` (bytes, GB/s),
+/// on the fixture's machine.
+fn copy_staircase(gbps: &[(u64, f64)]) -> crate::results::Report {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/history");
+    let bytes = std::fs::read(dir.join("quick.json")).unwrap();
+    let mut run = crate::results::Report::from_json(&bytes).unwrap();
+    let copy = run
+        .results
+        .iter()
+        .find(|r| r.workload == "COPY")
+        .unwrap()
+        .clone();
+    run.results.clear();
+    for &(ws, rate) in gbps {
+        let mut r = copy.clone();
+        let threads = r.params.threads() as u64;
+        if let Params::Mem(m) = &mut r.params {
+            let k = m.kernel.as_mut().unwrap();
+            k.working_set_bytes = ws * threads;
+            k.array_bytes_per_thread = ws / 2;
+        }
+        r.summary.mean = rate * 1e9;
+        r.samples = vec![rate * 1e9];
+        run.results.push(r);
+    }
+    run.displayed(&Default::default())
+}
+
+/// A run over working sets draws the bandwidth staircase (one thread's working set along x,
+/// the caches marked), and its findings name the levels instead of scaling each size.
+#[test]
+fn a_bandwidth_staircase_is_drawn_and_its_levels_found() {
+    let run = copy_staircase(&[
+        (16 << 10, 180.0),
+        (22 << 10, 178.0),
+        (32 << 10, 170.0),
+        (45 << 10, 115.0),
+        (64 << 10, 110.0),
+        (128 << 10, 108.0),
+        (256 << 10, 106.0),
+        (512 << 10, 104.0),
+        (1 << 20, 92.0),
+        (2 << 20, 90.0),
+        (4 << 20, 90.0),
+        (8 << 20, 88.0),
+        (16 << 20, 40.0),
+        (32 << 20, 29.0),
+        (64 << 20, 28.0),
+        (256 << 20, 27.5),
+        (1 << 30, 27.0),
+    ]);
+    let chart = super::for_report(&run)
+        .into_iter()
+        .find(|c| c.slug == "mem-bandwidth-staircase")
+        .expect("a staircase");
+    let Plot::Lines {
+        series, markers, x, ..
+    } = &chart.plot
+    else {
+        panic!("{:?}", chart.plot)
+    };
+    assert_eq!(series.len(), 1, "{series:?}");
+    assert_eq!(series[0].points.len(), 17);
+    assert_eq!(series[0].points[0], ((16 << 10) as f64, 180.0));
+    assert!(x.label.contains("per thread"), "{}", x.label);
+    let sizes: Vec<u64> = run
+        .system
+        .caches
+        .iter()
+        .filter(|c| c.kind != "Instruction")
+        .map(|c| c.size_bytes)
+        .collect();
+    let marked: Vec<u64> = markers.iter().map(|m| m.x as u64).collect();
+    assert_eq!(marked, sizes);
+    let found = crate::report::findings::of(&run);
+    let levels: Vec<&str> = found
+        .iter()
+        .filter(|f| f.kind == crate::report::findings::Kind::Levels)
+        .map(|f| f.text.as_str())
+        .collect();
+    assert_eq!(levels.len(), 1, "{found:?}");
+    assert!(
+        levels[0].starts_with("COPY · 2 threads over 17 working sets per thread: L1 ")
+            && levels[0].contains("(sysfs 32 KiB); L2 ")
+            && levels[0].contains("(sysfs 1 MiB); L3 ")
+            && levels[0].ends_with("; memory 27.50 GB/s at 64 MiB–1 GiB"),
+        "{}",
+        levels[0]
+    );
+    assert!(
+        !found
+            .iter()
+            .any(|f| f.kind == crate::report::findings::Kind::Scaling),
+        "{found:?}"
+    );
+}
+
+/// A run at one array size has no staircase.
+#[test]
+fn one_array_size_draws_no_staircase() {
+    let run = copy_staircase(&[(64 << 20, 28.0)]);
+    assert!(
+        !super::for_report(&run)
+            .iter()
+            .any(|c| c.slug == "mem-bandwidth-staircase")
+    );
+}
