@@ -656,7 +656,7 @@ fn every_mem_option_is_used_or_refused() {
         refused(
             "isa",
             &[&lat[..], &["--isa", "scalar"]].concat(),
-            "--workload has only LATENCY or NULL",
+            "--workload has only LATENCY, C2C or NULL",
         ),
         used(
             "huge-pages",
@@ -681,6 +681,37 @@ fn every_mem_option_is_used_or_refused() {
             &[&copy[..], &["--huge-pages", "off"]].concat(),
             "applies to the LATENCY staircase",
         ),
+        used(
+            "cpus",
+            &[
+                "--workload",
+                "C2C",
+                "--duration",
+                "2ms",
+                "--repeat",
+                "1",
+                "--cpus",
+                "1,0",
+            ],
+            |r| {
+                let pairs: Vec<(u64, u64)> = r
+                    .results()
+                    .iter()
+                    .filter_map(|x| {
+                        Some((
+                            x["params"]["from_cpu"].as_u64()?,
+                            x["params"]["to_cpu"].as_u64()?,
+                        ))
+                    })
+                    .collect();
+                pairs == [(1, 0), (0, 1)]
+            },
+        ),
+        refused(
+            "cpus",
+            &[&copy[..], &["--cpus", "0,1"]].concat(),
+            "--cpus names the CPUs that C2C pairs",
+        ),
         used("latency-max", &lat, move |r| ws(r) == Some(16384)),
         refused(
             "latency-max",
@@ -695,7 +726,7 @@ fn every_mem_option_is_used_or_refused() {
         refused(
             "mem-peak-gbs",
             &[&lat[..], &["--mem-peak-gbs", "50"]].concat(),
-            "--workload has only LATENCY or NULL",
+            "--workload has only LATENCY, C2C or NULL",
         ),
         used(
             "mem-channels",
@@ -726,7 +757,7 @@ fn every_mem_option_is_used_or_refused() {
         refused(
             "mem-mts",
             &[&lat[..], &["--mem-channels", "2", "--mem-mts", "3200"]].concat(),
-            "--workload has only LATENCY or NULL",
+            "--workload has only LATENCY, C2C or NULL",
         ),
         // The floor of the memory plateau: the staircase must go past the last cache (to eight
         // times its size, so that memory's plateau has a few points), and one that stops inside
@@ -885,7 +916,7 @@ fn every_mem_option_is_used_or_refused() {
         refused(
             "total-bytes",
             &["--workload", "LATENCY", "--total-bytes", "100M"],
-            "--workload has only LATENCY or NULL",
+            "--workload has only LATENCY, C2C or NULL",
         ),
         used(
             "scaling",

@@ -315,6 +315,7 @@ mod tests {
                 huge_pages: vec![HugePages::On],
                 latency_max_bytes: 64 << 10,
                 latency_threads: vec![1],
+                c2c_cpus: Vec::new(),
                 latency_sample: Duration::from_millis(2),
                 total_bytes: None,
                 scaling: crate::results::params::Scaling::Strong,

@@ -50,6 +50,8 @@ pub enum Axis {
     QueueDepth,
     Streams,
     MessageSize,
+    /// The pair of CPUs a cache line bounces between (C2C).
+    CpuPair,
 }
 
 /// A chart a workload's points get.

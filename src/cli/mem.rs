@@ -58,6 +58,10 @@ pub struct MemArgs {
     /// Store instructions of the writing kernels.
     #[arg(long, value_enum, default_value = "auto")]
     pub stores: Stores,
+    /// The CPUs C2C bounces its cache line between, every ordered pair of them: CPU numbers
+    /// and ranges, e.g. 0,8,64 or 0..7. Default: every CPU this process may run on.
+    #[arg(long, value_name = "CPUS", value_parser = parse_cpu_list)]
+    pub cpus: Option<Counts>,
     /// Force an instruction set: avx512, avx2 or scalar (portable code). Default: the widest.
     #[arg(long, value_parser = parse_isa)]
     pub isa: Option<Isa>,
@@ -147,6 +151,11 @@ fn parse_array_sizes(s: &str) -> Result<Sizes, String> {
     Ok(Sizes(out))
 }
 
+/// `--cpus`: CPU numbers (0…65535) and ranges.
+fn parse_cpu_list(s: &str) -> Result<Counts, String> {
+    super::common::parse_counts(s, 0, 65535)
+}
+
 fn parse_channels(s: &str) -> Result<u32, String> {
     super::common::count_in(s, 1, 64)
 }
@@ -197,6 +206,15 @@ fn options(args: &MemArgs, sys: &SystemInfo) -> MemOptions {
             HugeArg::Both => vec![HugePages::On, HugePages::Off],
         },
         latency_max_bytes: args.latency_max,
+        c2c_cpus: {
+            let mut seen = Vec::new();
+            for &c in args.cpus.iter().flat_map(|c| c.iter()) {
+                if !seen.contains(&c) {
+                    seen.push(c);
+                }
+            }
+            seen
+        },
         latency_threads: args
             .threads
             .as_ref()
@@ -247,6 +265,13 @@ fn refuse_unused(args: &MemArgs, workloads: &[MemWorkload]) -> Result<(), UsageE
         &format!(
             "applies to the {staircase} staircase (its shape, its memory floor), and {staircase} is not in --workload"
         ),
+        &format!("add {add} or drop it"),
+    )?;
+    let (pairs, add) = and("cpus");
+    given.refuse_unless(
+        uses("cpus"),
+        &["cpus"],
+        &format!("names the CPUs that {pairs} pairs, and {pairs} is not in --workload"),
         &format!("add {add} or drop it"),
     )?;
     let (floored, add) = and("mem-latency-ns");

@@ -149,6 +149,7 @@ pub fn mem_job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefEr
         | MemWorkload::Scale
         | MemWorkload::Add
         | MemWorkload::Latency
+        | MemWorkload::C2c
         | MemWorkload::Null => {
             return Some(Err(RefError::unsupported(
                 TOOL,

@@ -337,6 +337,11 @@ pub fn render_doc(doc: &Document) -> Vec<u8> {
                 );
             }
         }
+        if *id == crate::results::Subsystem::Mem {
+            for m in &doc.c2c {
+                out.push_str(&heatmap(m));
+            }
+        }
         let gaps: Vec<String> = doc
             .reference_gaps_by
             .iter()

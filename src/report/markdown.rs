@@ -43,6 +43,10 @@ pub fn render_doc(doc: &Document) -> Vec<u8> {
             out.push_str("\n`!` noisy: coefficient of variation above 5 %.\n");
         }
     }
+    for m in &doc.c2c {
+        out.push_str(&format!("\n## {}\n\n", m.title));
+        out.push_str(&grid(&m.headers, &m.rows));
+    }
     for (title, notes) in doc.text_notes() {
         if !notes.is_empty() {
             out.push_str(&format!("\n## {title}\n\n"));

@@ -3,6 +3,7 @@
 //! that lets a run be interrupted without losing a point.
 
 pub mod bandwidth_levels;
+pub mod c2c;
 pub mod charts;
 pub mod compare;
 pub mod csv;
@@ -130,10 +131,11 @@ fn base_variant(params: &Params, metric: Metric, with_protocol: bool) -> String 
                 ),
             })
             .unwrap_or_default(),
-        Params::MemLatency(p) => match (&p.chase, &p.level) {
-            (Some(c), _) => format!("{} {}", format_size(c.working_set_bytes), c.pages),
-            (None, Some(l)) => format!("{} ({})", l.level, l.pages),
-            (None, None) => p.probe.to_string(),
+        Params::MemLatency(p) => match (&p.chase, &p.level, &p.pair) {
+            (Some(c), _, _) => format!("{} {}", format_size(c.working_set_bytes), c.pages),
+            (None, Some(l), _) => format!("{} ({})", l.level, l.pages),
+            (None, None, Some(c)) => format!("CPU {} → {}", c.from_cpu, c.to_cpu),
+            (None, None, None) => p.probe.to_string(),
         },
     }
 }

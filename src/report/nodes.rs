@@ -250,16 +250,27 @@ pub fn summary(f: &Fleet) -> String {
 /// The background of a heatmap's cells: green for the best value of the matrix, red for the
 /// worst (for latency, lower is better); None where not measured or all equal.
 pub fn heat(m: &Matrix) -> impl Fn(Option<f64>) -> Option<String> + '_ {
-    let all = m.values.iter().flatten().flatten().copied();
-    let lo = all.clone().fold(f64::INFINITY, f64::min);
-    let hi = all.fold(f64::NEG_INFINITY, f64::max);
+    shade(
+        m.values.iter().flatten().flatten().copied(),
+        m.metric == Metric::Latency,
+    )
+}
+
+/// The background of a heatmap's cells among `values`: green for the best, red for the worst
+/// (the lowest where `lower_is_better`); None where not measured or all equal.
+pub fn shade(
+    values: impl Iterator<Item = f64> + Clone,
+    lower_is_better: bool,
+) -> impl Fn(Option<f64>) -> Option<String> {
+    let lo = values.clone().fold(f64::INFINITY, f64::min);
+    let hi = values.fold(f64::NEG_INFINITY, f64::max);
     move |v| {
         let v = v?;
         if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
             return None;
         }
         let mut good = (v - lo) / (hi - lo);
-        if m.metric == Metric::Latency {
+        if lower_is_better {
             good = 1.0 - good;
         }
         Some(format!("hsl({:.0}, 70%, 78%)", good * 120.0))

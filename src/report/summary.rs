@@ -104,6 +104,11 @@ pub fn render(report: &Report, width: usize) -> String {
             out.push_str(&wrap(&format!("  {n}"), width, "    "));
             out.push('\n');
         }
+        if sub == Subsystem::Mem {
+            for m in super::c2c::matrices(&report.results) {
+                out.push_str(&matrix_text(&m, width));
+            }
+        }
     }
     if noisy {
         out.push_str("! noisy: coefficient of variation above 5 %\n");
@@ -136,6 +141,33 @@ fn findings(report: &Report, width: usize) -> String {
     }
     if found.len() > FINDINGS {
         out.push_str(&format!("  … {} more: -v\n", found.len() - FINDINGS));
+    }
+    out
+}
+
+/// A C2C matrix as text: its title, then the rows aligned right, where it fits `width`
+/// (else where to find it).
+fn matrix_text(m: &super::c2c::MatrixView, width: usize) -> String {
+    let mut cols = vec![0usize; m.headers.len()];
+    for row in std::iter::once(&m.headers).chain(&m.rows) {
+        for (w, c) in cols.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = wrap(&m.title, width, "  ");
+    out.push('\n');
+    let line_width: usize = cols.iter().map(|w| w + 2).sum();
+    if line_width > width {
+        out.push_str("  (wider than the terminal: --html or --markdown FILE shows it)\n");
+        return out;
+    }
+    for row in std::iter::once(&m.headers).chain(&m.rows) {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&cols)
+            .map(|(c, &w)| format!("{c:>w$}"))
+            .collect();
+        out.push_str(&format!("  {}\n", cells.join("  ")));
     }
     out
 }

@@ -143,8 +143,13 @@ impl std::str::FromStr for LevelKind {
 pub enum Probe {
     Chase,
     Level,
-    Op { order: Order, bytes: u64 },
+    Op {
+        order: Order,
+        bytes: u64,
+    },
     Memory,
+    /// A cache line's round trip between two CPUs (the C2C workload).
+    C2c,
 }
 
 impl std::fmt::Display for Probe {
@@ -153,6 +158,7 @@ impl std::fmt::Display for Probe {
             Probe::Chase => f.write_str("chase"),
             Probe::Level => f.write_str("level"),
             Probe::Memory => f.write_str("memory"),
+            Probe::C2c => f.write_str("c2c"),
             Probe::Op { order, bytes } => {
                 let order = match order {
                     Order::Sequential => "seq",
@@ -176,6 +182,7 @@ impl std::str::FromStr for Probe {
             "chase" => Some(Probe::Chase),
             "level" => Some(Probe::Level),
             "memory" => Some(Probe::Memory),
+            "c2c" => Some(Probe::C2c),
             _ => s
                 .strip_prefix("seq-")
                 .and_then(|r| op(Order::Sequential, r))
@@ -183,7 +190,7 @@ impl std::str::FromStr for Probe {
         };
         probe.ok_or_else(|| {
             let s = crate::text::printable(s);
-            format!("'{s}' is not a probe: use chase, level, seq-NB or random-NB")
+            format!("'{s}' is not a probe: use chase, level, c2c, seq-NB or random-NB")
         })
     }
 }

@@ -309,6 +309,8 @@ pub struct LatencyParams {
     #[serde(flatten)]
     pub op: Option<OpProbe>,
     #[serde(flatten)]
+    pub pair: Option<CpuPair>,
+    #[serde(flatten)]
     pub node: NodeTag,
 }
 
@@ -339,7 +341,8 @@ impl<'de> Deserialize<'de> for LatencyParams {
             ops_per_s: head.ops_per_s,
             chase: serde_json::from_value(v.clone()).ok(),
             level: serde_json::from_value(v.clone()).ok(),
-            op: serde_json::from_value(v).ok(),
+            op: serde_json::from_value(v.clone()).ok(),
+            pair: serde_json::from_value(v).ok(),
             node: head.node,
         })
     }
@@ -375,6 +378,18 @@ pub struct Level {
     pub sysfs_size_bytes: Option<Option<u64>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_cycles: Option<f64>,
+}
+
+/// The two CPUs of a C2C point: the line's round trip starts and ends on `from_cpu`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuPair {
+    pub from_cpu: usize,
+    pub to_cpu: usize,
+    /// What the two share, from the topology: `smt` (one core), `l3` (one last-level cache),
+    /// `package` (one socket, other caches), `system` (other sockets).
+    pub shared: String,
+    /// Round trips in one repetition.
+    pub round_trips: u64,
 }
 
 /// Independent loads of one size over a DRAM-sized span.
@@ -551,7 +566,7 @@ impl Params {
         let what = |e: serde_json::Error| format!("{subsystem} {workload} parameters: {e}");
         Ok(match (subsystem, workload) {
             (Subsystem::Cpu, _) => Params::Cpu(serde_json::from_value(value).map_err(what)?),
-            (Subsystem::Mem, "LATENCY") => {
+            (Subsystem::Mem, "LATENCY" | "C2C") => {
                 Params::MemLatency(serde_json::from_value(value).map_err(what)?)
             }
             (Subsystem::Mem, _) => Params::Mem(serde_json::from_value(value).map_err(what)?),
@@ -583,6 +598,10 @@ impl Params {
                 "duration_s": 1.0, "omit_s": 0.0
             }),
             (Subsystem::Mem, "LATENCY") => json!({"threads": 1, "probe": "chase"}),
+            (Subsystem::Mem, "C2C") => json!({
+                "threads": 2, "probe": "c2c", "from_cpu": 0, "to_cpu": 1, "shared": "l3",
+                "round_trips": 1
+            }),
             _ => json!({"threads": 1}),
         };
         let kernel = match subsystem {
@@ -771,6 +790,12 @@ mod tests {
                 "LATENCY",
                 json!({"threads": 1, "probe": "seq-8B", "op_bytes": 8, "order": "sequential",
                        "working_set_bytes": 67108864, "ops": 1000}),
+            ),
+            (
+                "mem",
+                "C2C",
+                json!({"threads": 2, "probe": "c2c", "cpus": [0, 5], "from_cpu": 0, "to_cpu": 5,
+                       "shared": "package", "round_trips": 400000}),
             ),
             (
                 "disk",

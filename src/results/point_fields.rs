@@ -112,11 +112,12 @@ impl Fields for LatencyParams {
             out.variant("pages", pages, PAGES);
         }
         // A staircase's level record: its level says it ("L2 level").
-        let words = if self.probe == Probe::Level && self.level.is_some() {
-            Words::Hidden
-        } else {
-            Words::Bare
-        };
+        let words =
+            if (self.probe == Probe::Level && self.level.is_some()) || self.probe == Probe::C2c {
+                Words::Hidden
+            } else {
+                Words::Bare
+            };
         out.axis("probe", self.probe, words);
         if let Some(op) = &self.op {
             // The probe's name says its size.
@@ -124,6 +125,11 @@ impl Fields for LatencyParams {
         }
         if let Some(level) = &self.level {
             out.axis("level", level.level, Words::Around("", " level"));
+        }
+        if let Some(pair) = &self.pair {
+            out.axis("from_cpu", pair.from_cpu, Words::Around("from CPU ", ""));
+            out.axis("to_cpu", pair.to_cpu, Words::Around("to CPU ", ""));
+            out.follows("shared", &pair.shared, Words::Around("shared: ", ""));
         }
         self.node.fields(out);
         if let Some(op) = &self.op {

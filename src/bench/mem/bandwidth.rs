@@ -70,7 +70,7 @@ impl Pass {
                 Work::Blocks { read, write } => Pass::Blocks { read, write },
                 _ => return None,
             },
-            MemWorkload::Latency | MemWorkload::Null => return None,
+            MemWorkload::Latency | MemWorkload::C2c | MemWorkload::Null => return None,
         })
     }
 }

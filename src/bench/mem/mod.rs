@@ -7,6 +7,7 @@
 //! arrays it reads and writes ([`MemWorkload::traffic`]), and rates are computed here, once.
 
 mod bandwidth;
+pub mod c2c;
 pub mod kernels;
 pub mod latency;
 mod latency_point;
@@ -65,8 +66,10 @@ pub struct MemOptions {
     /// Thread counts of LATENCY: each thread chases its own ring (runs its own probe) at the
     /// same time, so that more than one shows the latency under load.
     pub latency_threads: Vec<usize>,
-    /// How long each LATENCY sample chases (or probes).
+    /// How long each LATENCY sample chases (or probes), and each C2C pair bounces its line.
     pub latency_sample: Duration,
+    /// The CPUs C2C pairs (empty: every CPU this process may run on).
+    pub c2c_cpus: Vec<usize>,
     pub duration: Duration,
     /// Fixed work instead of `duration` (`--total-bytes`): the bytes each repetition of a
     /// bandwidth point moves (read + written), split between its threads (strong) or each
@@ -113,6 +116,12 @@ pub enum MemError {
         crate::units::format_size(cache.saturating_mul(4))
     )]
     NoMemoryPlateau { max: u64, cache: u64 },
+    #[error(
+        "C2C needs two CPUs or more to bounce a line between, and has {0}; give --cpus with two of those this process may run on"
+    )]
+    TooFewCpus(usize),
+    #[error("--cpus names CPU {0}, which this process may not run on; allowed: {1}")]
+    CpuNotAllowed(usize, String),
     #[error("could not allocate {bytes} bytes: {reason}")]
     Alloc { bytes: u64, reason: String },
     #[error("could not pin a thread: {0}")]
@@ -154,6 +163,13 @@ pub fn estimate(opts: &MemOptions, sys: &SystemInfo) -> Duration {
         let t = p.threads as f64;
         let share = (t / cpus).max(1.0);
         // The cost follows the workload's work model (its spec).
+        if p.workload == MemWorkload::C2c {
+            // Per pair: the calibration (two rounds of 1000 round trips) and each round a
+            // sample.
+            let n = rounds_of_c2c(opts, cpus as usize);
+            s += n * (2e-3 + rounds * opts.latency_sample.as_secs_f64());
+            continue;
+        }
         match p.workload.spec().work {
             Work::Nothing => s += rounds * 1e-3,
             Work::Loads => {
@@ -186,6 +202,16 @@ pub fn estimate(opts: &MemOptions, sys: &SystemInfo) -> Duration {
         }
     }
     Duration::from_secs_f64(s)
+}
+
+/// The ordered pairs C2C measures: of `--cpus`, else of the `allowed` CPUs.
+fn rounds_of_c2c(opts: &MemOptions, allowed: usize) -> f64 {
+    let n = if opts.c2c_cpus.is_empty() {
+        allowed
+    } else {
+        opts.c2c_cpus.len()
+    } as f64;
+    n * (n - 1.0).max(0.0)
 }
 
 /// Bytes of each array (all threads together) when the user gives no size: 4 × the
@@ -274,6 +300,23 @@ pub fn validate(opts: &MemOptions, sys: &SystemInfo) -> Result<(), MemError> {
                 available,
                 hint: " or --latency-max",
             });
+        }
+    }
+    if opts.workloads.contains(&MemWorkload::C2c) {
+        let allowed = crate::runner::affinity::allowed_cpus();
+        if let Some(&cpu) = opts.c2c_cpus.iter().find(|c| !allowed.contains(c)) {
+            let list: Vec<String> = allowed.iter().map(|c| c.to_string()).collect();
+            return Err(MemError::CpuNotAllowed(cpu, list.join(",")));
+        }
+        let mut cpus = if opts.c2c_cpus.is_empty() {
+            allowed
+        } else {
+            opts.c2c_cpus.clone()
+        };
+        cpus.sort_unstable();
+        cpus.dedup();
+        if cpus.len() < 2 {
+            return Err(MemError::TooFewCpus(cpus.len()));
         }
     }
     if let Some(isa) = opts.isa

@@ -23,6 +23,7 @@ pub(super) fn latency_params(
         chase,
         level,
         op,
+        pair: None,
         node: rp::NodeTag::default(),
     })
 }

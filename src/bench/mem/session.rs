@@ -91,6 +91,7 @@ impl<'a> MemSession<'a> {
     ) -> Result<Vec<ResultRecord>, MemError> {
         match point.workload {
             MemWorkload::Latency => self.latency(point.threads, tick),
+            MemWorkload::C2c => self.c2c(tick),
             MemWorkload::Null => {
                 let placement =
                     affinity::place(point.threads, &self.allowed, &self.sys.cpu.logical);

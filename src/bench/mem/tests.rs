@@ -15,6 +15,7 @@ fn tiny(workloads: Vec<MemWorkload>) -> MemOptions {
         huge_pages: vec![HugePages::On],
         latency_max_bytes: 64 << 10,
         latency_threads: vec![1, 2],
+        c2c_cpus: Vec::new(),
         latency_sample: Duration::from_millis(2),
         total_bytes: None,
         scaling: crate::results::params::Scaling::Strong,

@@ -33,6 +33,8 @@ crate::bench::spec::workloads! {
         Sum = "SUM",
         /// Pointer-chasing staircase, cache levels and per-operation latencies.
         Latency = "LATENCY",
+        /// Core-to-core latency: a cache line's round trip between every two CPUs.
+        C2c = "C2C",
         /// No work: the harness's overhead per repetition.
         Null = "NULL",
     }
@@ -85,6 +87,21 @@ const LATENCY_SPEC: Spec = Spec {
         ChartKind::Staircase,
         ChartKind::Efficiency,
     ],
+    work: Work::Loads,
+};
+
+/// C2C's spec: a matrix of round trips, one point per ordered pair of CPUs.
+const C2C_SPEC: Spec = Spec {
+    subsystem: Subsystem::Mem,
+    name: MemWorkload::C2c.name(),
+    what: "core-to-core latency: a cache line's round trip between every two CPUs",
+    default: false,
+    metrics: &[Metric::Latency],
+    options: &[&["cpus", "duration"]],
+    axes: &[Axis::CpuPair],
+    // Intel MLC's --c2c_latency and the core-to-core-latency tools cannot be had here.
+    references: &[],
+    charts: &[],
     work: Work::Loads,
 };
 
@@ -206,6 +223,7 @@ impl MemWorkload {
                 },
             ),
             MemWorkload::Latency => return LATENCY_SPEC,
+            MemWorkload::C2c => return C2C_SPEC,
             MemWorkload::Null => return NULL_SPEC,
         };
         let axes: &[Axis] = match work {
@@ -279,6 +297,16 @@ pub struct MemPoint {
 pub fn points(opts: &MemOptions) -> Vec<MemPoint> {
     let mut out = Vec::new();
     for &workload in &opts.workloads {
+        if workload == MemWorkload::C2c {
+            // One point: every pair of CPUs, two threads at a time.
+            out.push(MemPoint {
+                workload,
+                threads: 2,
+                block: None,
+                array: None,
+            });
+            continue;
+        }
         if workload == MemWorkload::Latency {
             out.extend(opts.latency_threads.iter().map(|&threads| MemPoint {
                 workload,
@@ -319,6 +347,14 @@ pub fn rounds(point: &MemPoint, opts: &MemOptions) -> u64 {
         MemWorkload::Latency => {
             let sizes = staircase_sizes(4096, opts.latency_max_bytes).len() as u64;
             per * (sizes * opts.huge_pages.len() as u64 + Probe::ALL.len() as u64)
+        }
+        MemWorkload::C2c => {
+            let cpus = if opts.c2c_cpus.is_empty() {
+                crate::runner::affinity::allowed_cpus().len()
+            } else {
+                opts.c2c_cpus.len()
+            } as u64;
+            per * cpus * cpus.saturating_sub(1)
         }
         _ => per,
     }
