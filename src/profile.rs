@@ -14,6 +14,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("quick", include_str!("../profiles/quick.toml")),
     ("assignment", include_str!("../profiles/assignment.toml")),
     ("ci", include_str!("../profiles/ci.toml")),
+    ("memory", include_str!("../profiles/memory.toml")),
 ];
 
 /// One option's value as written in the file.

@@ -66,7 +66,14 @@ fn matrix(recs: &[(&ResultRecord, &CpuPair)], node: Option<u32>) -> MatrixView {
             .find(|(_, p)| p.from_cpu == a && p.to_cpu == b)
             .map(|(r, _)| r.summary.mean)
     };
-    let shade = super::nodes::shade(recs.iter().map(|(r, _)| r.summary.mean), true);
+    // Pairs within 5 % of each other are not told apart by colour (two equal pairs were one
+    // red and one green for a 0.02 % difference).
+    let all = recs.iter().map(|(r, _)| r.summary.mean);
+    let lo = all.clone().fold(f64::INFINITY, f64::min);
+    let hi = all.clone().fold(f64::NEG_INFINITY, f64::max);
+    let apart = hi > lo * 1.05;
+    let colour = super::nodes::shade(all, true);
+    let shade = |v: Option<f64>| if apart { colour(v) } else { None };
     let mut headers = vec!["from \\ to".to_string()];
     headers.extend(cpus.iter().map(|c| format!("CPU {c}")));
     let rows = cpus
@@ -182,5 +189,8 @@ mod tests {
             m.title
         );
         assert!(matrices(&[]).is_empty());
+        // Two pairs 1 % apart are not coloured.
+        let even = matrices(&[c2c(0, 1, "l3", 61.0), c2c(1, 0, "l3", 61.6)]);
+        assert!(even[0].heat.iter().flatten().all(|h| h.is_none()));
     }
 }

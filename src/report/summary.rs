@@ -183,7 +183,30 @@ fn subsystem_table(
 ) -> (String, Vec<String>, bool) {
     let metrics = metric_columns(recs);
     let points = points_of(recs);
-    let (rows, mut notes) = sweep_rows(sub, &points);
+    // A bandwidth staircase's sizes each scale over threads: its levels (in the findings) say
+    // it per thread count, in a line each.
+    let stairs = super::bandwidth_levels::staircases(recs, &[]);
+    let on_stairs = |r: &ResultRecord| {
+        stairs
+            .iter()
+            .any(|l| l.records.iter().any(|x| std::ptr::eq(*x, r)))
+    };
+    let (rows, mut notes) = sweep_rows(sub, &points, on_stairs);
+    if let Some(first) = stairs.first() {
+        let mut names: Vec<&str> = stairs
+            .iter()
+            .map(|l| l.records[0].workload.as_str())
+            .collect();
+        names.dedup();
+        notes.insert(
+            0,
+            format!(
+                "{}: a bandwidth staircase over {} working sets; each row is its best thread count, the levels of each line are in the findings, the chart: --html FILE",
+                names.join(", "),
+                first.points.len()
+            ),
+        );
+    }
     notes.extend(super::reference_gap_notes(recs));
     let with_reference = rows.iter().any(|(p, _)| p.primary().reference.is_some());
     let mut header = vec!["Workload".to_string(), "Thr".into(), "Variant".into()];
@@ -257,6 +280,7 @@ fn points_of<'a>(recs: &[&'a ResultRecord]) -> Vec<Point<'a>> {
 fn sweep_rows<'p, 'a>(
     sub: Subsystem,
     points: &'p [Point<'a>],
+    quiet: impl Fn(&ResultRecord) -> bool,
 ) -> (Vec<(&'p Point<'a>, Option<String>)>, Vec<String>) {
     let mut rows: Vec<(&Point, Option<String>)> = Vec::new();
     let mut notes = Vec::new();
@@ -275,7 +299,9 @@ fn sweep_rows<'p, 'a>(
             continue;
         }
         let (best, range, note) = sweep_summary(sub, p, &sweep);
-        notes.push(note);
+        if !quiet(p.primary()) {
+            notes.push(note);
+        }
         rows.push((best, Some(range)));
     }
     (rows, notes)
