@@ -2,20 +2,10 @@
 //! CPU, as a table and a heatmap (green the fastest pair, red the slowest), with what each
 //! pair shares (one core, one last-level cache, one socket) in a legend line.
 
+use super::matrix::MatrixView;
 use crate::results::params::{CpuPair, Params, Probe};
 use crate::results::{ResultRecord, Subsystem};
 use crate::units::format_sig;
-
-/// A pair matrix: its title, its table (a header row, then a row per CPU the line starts in,
-/// its first cell the CPU) and each cell's heat colour.
-#[derive(Debug, Clone)]
-pub struct MatrixView {
-    pub title: String,
-    pub headers: Vec<String>,
-    pub rows: Vec<Vec<String>>,
-    /// `heat[row][column]`: the cell's background, where it has one.
-    pub heat: Vec<Vec<Option<String>>>,
-}
 
 /// A C2C record's pair.
 fn pair(r: &ResultRecord) -> Option<&CpuPair> {

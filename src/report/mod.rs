@@ -12,6 +12,7 @@ pub mod html;
 pub mod json;
 pub mod legend;
 pub mod markdown;
+pub mod matrix;
 pub mod model;
 pub mod nodes;
 pub mod pivot;

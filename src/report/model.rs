@@ -30,15 +30,7 @@ pub struct ResultTable {
     pub noisy: bool,
 }
 
-/// A node-pair matrix: its title, its table and each cell's heat colour.
-#[derive(Debug, Clone)]
-pub struct MatrixView {
-    pub title: String,
-    pub headers: Vec<String>,
-    pub rows: Vec<Vec<String>>,
-    /// `heat[src][dst]`: the cell's background, where it has one.
-    pub heat: Vec<Vec<Option<String>>>,
-}
+pub use super::matrix::MatrixView;
 
 /// A system's properties: (name, value with its source).
 pub type SystemRows = Vec<(String, String)>;
@@ -233,15 +225,7 @@ impl Document {
             littles_law_notes: littles_law_notes(&report.results),
             solve_notes: solve_notes(&report.results),
             concurrency_notes: concurrency_notes(&report.results),
-            c2c: super::c2c::matrices(&report.results)
-                .into_iter()
-                .map(|m| MatrixView {
-                    title: m.title,
-                    headers: m.headers,
-                    rows: m.rows,
-                    heat: m.heat,
-                })
-                .collect(),
+            c2c: super::c2c::matrices(&report.results),
             nodes: report.fleet.as_ref().map(|f| {
                 let (headers, rows) = nodes::node_table(f);
                 let (totals_headers, totals_rows) = nodes::totals_table(f, &report.results);

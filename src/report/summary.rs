@@ -147,7 +147,7 @@ fn findings(report: &Report, width: usize) -> String {
 
 /// A C2C matrix as text: its title, then the rows aligned right, where it fits `width`
 /// (else where to find it).
-fn matrix_text(m: &super::c2c::MatrixView, width: usize) -> String {
+fn matrix_text(m: &super::matrix::MatrixView, width: usize) -> String {
     let mut cols = vec![0usize; m.headers.len()];
     for row in std::iter::once(&m.headers).chain(&m.rows) {
         for (w, c) in cols.iter_mut().zip(row) {

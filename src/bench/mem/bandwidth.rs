@@ -276,8 +276,8 @@ impl MemSession<'_> {
                     }
                 }
             }
-            // Only streaming stores need ordering; a fence after each pass of a small array
-            // cost a tenth of its time.
+            // Only streaming stores need ordering (an sfence); loads and regular stores
+            // need none.
             if streams {
                 kernels::fence();
             }
