@@ -166,6 +166,7 @@ impl MemSession<'_> {
             std::path::Path::new("/sys/devices/system/cpu"),
         );
         let mut out = Vec::new();
+        let mut failed = Vec::new();
         for (a, b) in pairs(&cpus) {
             let (pa, pb) = (
                 places.iter().find(|p| p.cpu == a),
@@ -175,8 +176,18 @@ impl MemSession<'_> {
                 (Some(pa), Some(pb)) => shared(pa, pb),
                 _ => "system",
             };
-            let trips = self.c2c_calibrate(a, b)?;
-            let times = self.c2c_rounds(a, b, trips, self.opts.reps, tick)?;
+            // A pair that fails is left out with its reason; the others are measured.
+            let measured = self.c2c_calibrate(a, b).and_then(|trips| {
+                let times = self.c2c_rounds(a, b, trips, self.opts.reps, tick)?;
+                Ok((trips, times))
+            });
+            let (trips, times) = match measured {
+                Ok(m) => m,
+                Err(e) => {
+                    failed.push(format!("C2C CPU {a} → {b} was not measured: {e}"));
+                    continue;
+                }
+            };
             let ns: Vec<f64> = times
                 .iter()
                 .map(|t| t.as_secs_f64() * 1e9 / trips as f64)
@@ -207,7 +218,7 @@ impl MemSession<'_> {
                 Err("a cache line's transfer between cores has no rated floor".into()),
             ));
         }
-        Ok(out)
+        keep_measured(out, failed)
     }
 
     /// Round trips that take about one LATENCY sample: 1000, timed, scaled.
@@ -257,6 +268,23 @@ impl MemSession<'_> {
     }
 }
 
+/// The pairs measured, each carrying the reasons of those that failed (the matrix shows them
+/// as not measured); an error if none was measured.
+fn keep_measured(
+    mut out: Vec<ResultRecord>,
+    failed: Vec<String>,
+) -> Result<Vec<ResultRecord>, MemError> {
+    if out.is_empty()
+        && let Some(first) = failed.first()
+    {
+        return Err(MemError::Pin(first.clone()));
+    }
+    for r in &mut out {
+        r.warnings.extend(failed.iter().cloned());
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,6 +316,45 @@ mod tests {
             shared(&place(0, 0, 0, None), &place(1, 0, 1, None)),
             "package"
         );
+    }
+
+    /// A failed pair leaves the measured ones standing, each with the reason; with none
+    /// measured, the point fails with it.
+    #[test]
+    fn a_failed_pair_keeps_the_others() {
+        let rec = || {
+            record(
+                MemWorkload::C2c,
+                Params::MemLatency(rp::LatencyParams {
+                    threads: 2,
+                    probe: rp::Probe::C2c,
+                    cpus: vec![0, 1],
+                    thread_latency_ns: Vec::new(),
+                    ops_per_s: None,
+                    chase: None,
+                    level: None,
+                    op: None,
+                    pair: None,
+                    node: rp::NodeTag::default(),
+                }),
+                Metric::Latency,
+                Unit::Nanos,
+                vec![60.0],
+                Err("none".into()),
+            )
+        };
+        let why = "C2C CPU 1 → 0 was not measured: no answer".to_string();
+        let kept = keep_measured(vec![rec()], vec![why.clone()]).unwrap();
+        assert_eq!(kept[0].warnings, std::slice::from_ref(&why));
+        assert_eq!(
+            keep_measured(vec![rec()], vec![]).unwrap()[0]
+                .warnings
+                .len(),
+            0
+        );
+        let e = keep_measured(Vec::new(), vec![why.clone()]).unwrap_err();
+        assert_eq!(e, MemError::Pin(why));
+        assert!(keep_measured(Vec::new(), Vec::new()).unwrap().is_empty());
     }
 
     #[test]
