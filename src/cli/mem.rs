@@ -206,15 +206,7 @@ fn options(args: &MemArgs, sys: &SystemInfo) -> MemOptions {
             HugeArg::Both => vec![HugePages::On, HugePages::Off],
         },
         latency_max_bytes: args.latency_max,
-        c2c_cpus: {
-            let mut seen = Vec::new();
-            for &c in args.cpus.iter().flat_map(|c| c.iter()) {
-                if !seen.contains(&c) {
-                    seen.push(c);
-                }
-            }
-            seen
-        },
+        c2c_cpus: args.cpus.as_ref().map(|c| c.to_vec()).unwrap_or_default(),
         latency_threads: args
             .threads
             .as_ref()

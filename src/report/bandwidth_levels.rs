@@ -136,6 +136,13 @@ pub fn staircases<'a>(records: &[&'a ResultRecord], caches: &[Cache]) -> Vec<Sta
         .collect()
 }
 
+/// Whether `r` is one of the records of `stairs` (the same record, not an equal one).
+pub fn on_stairs(stairs: &[Staircase], r: &ResultRecord) -> bool {
+    stairs
+        .iter()
+        .any(|l| l.records.iter().any(|x| std::ptr::eq(*x, r)))
+}
+
 /// The plateaus of a line (x: working set per thread, y: GB/s), named after `caches` (level,
 /// bytes per instance).
 pub fn levels(points: &[(u64, f64)], caches: &[(u32, u64)]) -> Vec<BandwidthLevel> {

@@ -66,12 +66,11 @@ pub fn of(report: &Report) -> Vec<Finding> {
         // A staircase's points scale over threads at each of its working sets: its levels,
         // per thread count, say that in one line each.
         let stairs = super::bandwidth_levels::staircases(&mine, &report.system.caches);
-        let on_stairs = |r: &ResultRecord| {
-            stairs
-                .iter()
-                .any(|l| l.records.iter().any(|x| std::ptr::eq(*x, r)))
-        };
-        let sweeps: Vec<&ResultRecord> = mine.iter().copied().filter(|r| !on_stairs(r)).collect();
+        let sweeps: Vec<&ResultRecord> = mine
+            .iter()
+            .copied()
+            .filter(|r| !super::bandwidth_levels::on_stairs(&stairs, r))
+            .collect();
         out.extend(scaling(&sweeps));
         out.extend(levels(&mine, report));
         out.extend(pairs(&mine));

@@ -186,12 +186,9 @@ fn subsystem_table(
     // A bandwidth staircase's sizes each scale over threads: its levels (in the findings) say
     // it per thread count, in a line each.
     let stairs = super::bandwidth_levels::staircases(recs, &[]);
-    let on_stairs = |r: &ResultRecord| {
-        stairs
-            .iter()
-            .any(|l| l.records.iter().any(|x| std::ptr::eq(*x, r)))
-    };
-    let (rows, mut notes) = sweep_rows(sub, &points, on_stairs);
+    let (rows, mut notes) = sweep_rows(sub, &points, |r| {
+        super::bandwidth_levels::on_stairs(&stairs, r)
+    });
     if let Some(first) = stairs.first() {
         let mut names: Vec<&str> = stairs
             .iter()

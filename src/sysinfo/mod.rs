@@ -630,7 +630,17 @@ impl SystemInfo {
         })
     }
 
-    /// The last-level cache's size, if sysfs gives it.
+    /// The last-level cache's size, all its instances (sockets, core complexes) together, if
+    /// sysfs gives it.
+    pub fn llc_total_bytes(&self) -> Option<u64> {
+        self.caches
+            .iter()
+            .filter(|c| c.kind != "Instruction")
+            .max_by_key(|c| c.level)
+            .map(|c| c.size_bytes * u64::from(c.instances.max(1)))
+    }
+
+    /// The last-level cache's size (one instance), if sysfs gives it.
     pub fn llc_bytes(&self) -> Option<u64> {
         self.caches
             .iter()

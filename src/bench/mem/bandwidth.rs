@@ -121,11 +121,7 @@ impl MemSession<'_> {
         // small one word by word.
         let bytewise = !block.is_multiple_of(8);
         let wordwise = !bytewise && block < WORD_BLOCKS_BELOW;
-        // The last level's every instance (sockets, core complexes) together.
-        let in_cache = (self.sys.caches.iter())
-            .filter(|c| c.kind != "Instruction")
-            .max_by_key(|c| c.level)
-            .is_some_and(|c| w.arrays() * array <= c.size_bytes * u64::from(c.instances.max(1)));
+        let in_cache = (self.sys.llc_total_bytes()).is_some_and(|llc| w.arrays() * array <= llc);
         let (kernels, streams) = self.kernels_for(block, in_cache);
         Shape {
             per_thread,

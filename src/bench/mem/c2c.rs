@@ -84,6 +84,22 @@ fn last_level_sharers(root: &std::path::Path, cpu: usize) -> Option<usize> {
     best.map(|b| b.1)
 }
 
+/// The CPUs C2C pairs: `--cpus` (each once, in the order given), else every CPU of `allowed`.
+pub fn cpus_of(opts: &super::MemOptions, allowed: &[usize]) -> Vec<usize> {
+    let asked = if opts.c2c_cpus.is_empty() {
+        allowed
+    } else {
+        &opts.c2c_cpus[..]
+    };
+    let mut out: Vec<usize> = Vec::new();
+    for &c in asked {
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Every ordered pair of distinct CPUs of `cpus`.
 pub fn pairs(cpus: &[usize]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
@@ -147,19 +163,10 @@ fn wait(line: &AtomicU64, parity: u64, stop: &AtomicBool) -> Option<u64> {
 }
 
 impl MemSession<'_> {
-    /// The CPUs C2C pairs: the user's `--cpus`, else every CPU this process may run on.
-    pub(super) fn c2c_cpus(&self) -> Vec<usize> {
-        if self.opts.c2c_cpus.is_empty() {
-            self.allowed.clone()
-        } else {
-            self.opts.c2c_cpus.clone()
-        }
-    }
-
     /// Every ordered pair's round trip: a record each (ns per round trip), calibrated to the
     /// LATENCY sample time, repeated as every point is.
     pub(super) fn c2c(&self, tick: &mut dyn FnMut()) -> Result<Vec<ResultRecord>, MemError> {
-        let cpus = self.c2c_cpus();
+        let cpus = cpus_of(self.opts, &self.allowed);
         let places = places(
             &cpus,
             &self.sys.cpu.logical,
@@ -221,7 +228,9 @@ impl MemSession<'_> {
         keep_measured(out, failed)
     }
 
-    /// Round trips that take about one LATENCY sample: 1000, timed, scaled.
+    /// Round trips that take about one LATENCY sample: 1000, timed, scaled. The time is the
+    /// first side's own, inside its thread: `runner::calibrate` times from the calling thread,
+    /// which here would count starting the two threads of each try.
     fn c2c_calibrate(&self, a: usize, b: usize) -> Result<u64, MemError> {
         let once = Repetition {
             warmup: 1,

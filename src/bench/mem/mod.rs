@@ -166,7 +166,7 @@ pub fn estimate(opts: &MemOptions, sys: &SystemInfo) -> Duration {
         if p.workload == MemWorkload::C2c {
             // Per pair: the calibration (two rounds of 1000 round trips) and each round a
             // sample.
-            let n = rounds_of_c2c(opts, cpus as usize);
+            let n = c2c::pairs(&c2c::cpus_of(opts, &affinity::allowed_cpus())).len() as f64;
             s += n * (2e-3 + rounds * opts.latency_sample.as_secs_f64());
             continue;
         }
@@ -202,16 +202,6 @@ pub fn estimate(opts: &MemOptions, sys: &SystemInfo) -> Duration {
         }
     }
     Duration::from_secs_f64(s)
-}
-
-/// The ordered pairs C2C measures: of `--cpus`, else of the `allowed` CPUs.
-fn rounds_of_c2c(opts: &MemOptions, allowed: usize) -> f64 {
-    let n = if opts.c2c_cpus.is_empty() {
-        allowed
-    } else {
-        opts.c2c_cpus.len()
-    } as f64;
-    n * (n - 1.0).max(0.0)
 }
 
 /// Bytes of each array (all threads together) when the user gives no size: 4 × the
@@ -308,13 +298,7 @@ pub fn validate(opts: &MemOptions, sys: &SystemInfo) -> Result<(), MemError> {
             let list: Vec<String> = allowed.iter().map(|c| c.to_string()).collect();
             return Err(MemError::CpuNotAllowed(cpu, list.join(",")));
         }
-        let mut cpus = if opts.c2c_cpus.is_empty() {
-            allowed
-        } else {
-            opts.c2c_cpus.clone()
-        };
-        cpus.sort_unstable();
-        cpus.dedup();
+        let cpus = c2c::cpus_of(opts, &allowed);
         if cpus.len() < 2 {
             return Err(MemError::TooFewCpus(cpus.len()));
         }

@@ -349,12 +349,9 @@ pub fn rounds(point: &MemPoint, opts: &MemOptions) -> u64 {
             per * (sizes * opts.huge_pages.len() as u64 + Probe::ALL.len() as u64)
         }
         MemWorkload::C2c => {
-            let cpus = if opts.c2c_cpus.is_empty() {
-                crate::runner::affinity::allowed_cpus().len()
-            } else {
-                opts.c2c_cpus.len()
-            } as u64;
-            per * cpus * cpus.saturating_sub(1)
+            let allowed = crate::runner::affinity::allowed_cpus();
+            let pairs = super::c2c::pairs(&super::c2c::cpus_of(opts, &allowed));
+            per * pairs.len() as u64
         }
         _ => per,
     }
