@@ -195,10 +195,21 @@ fn subsystem_table(
             .map(|l| l.records[0].workload.as_str())
             .collect();
         names.dedup();
+        let mut counts: Vec<usize> = stairs
+            .iter()
+            .map(|l| l.records[0].params.threads())
+            .collect();
+        counts.sort_unstable();
+        counts.dedup();
+        let folded = if counts.len() > 1 {
+            " each row is its best thread count;"
+        } else {
+            ""
+        };
         notes.insert(
             0,
             format!(
-                "{}: a bandwidth staircase over {} working sets; each row is its best thread count, the levels of each line are in the findings, the chart: --html FILE",
+                "{}: a bandwidth staircase over {} working sets;{folded} the levels of each line are in the findings, the chart: --html FILE",
                 names.join(", "),
                 first.points.len()
             ),
