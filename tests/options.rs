@@ -679,7 +679,31 @@ fn every_mem_option_is_used_or_refused() {
         refused(
             "huge-pages",
             &[&copy[..], &["--huge-pages", "off"]].concat(),
-            "applies to the LATENCY staircase",
+            "--huge-pages chooses the pages that LATENCY and LOADED chase through",
+        ),
+        used(
+            "mix",
+            &[
+                "--workload",
+                "MIX",
+                "--duration",
+                "5ms",
+                "--array-size",
+                "1Mi",
+                "--mix",
+                "6:2",
+            ],
+            |r| r.params()["mix"] == "3:1" && r.params()["bytes_read_per_pass"] == 3 << 20,
+        ),
+        refused(
+            "mix",
+            &[&copy[..], &["--mix", "1:1"]].concat(),
+            "--mix chooses the read/write mixes of MIX and LOADED",
+        ),
+        refused(
+            "mix",
+            &["--workload", "MIX", "--mix", "4:1"],
+            "4:1 is not one of the kernels' mixes",
         ),
         used(
             "cpus",
@@ -916,7 +940,7 @@ fn every_mem_option_is_used_or_refused() {
         refused(
             "total-bytes",
             &["--workload", "LATENCY", "--total-bytes", "100M"],
-            "--workload has only LATENCY, C2C or NULL",
+            "--workload has only LATENCY, LOADED, C2C or NULL",
         ),
         used(
             "scaling",

@@ -316,6 +316,7 @@ mod tests {
                 latency_max_bytes: 64 << 10,
                 latency_threads: vec![1],
                 c2c_cpus: Vec::new(),
+                mixes: Vec::new(),
                 latency_sample: Duration::from_millis(2),
                 total_bytes: None,
                 scaling: crate::results::params::Scaling::Strong,

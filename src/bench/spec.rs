@@ -52,6 +52,10 @@ pub enum Axis {
     MessageSize,
     /// The pair of CPUs a cache line bounces between (C2C).
     CpuPair,
+    /// A read/write mix (MIX).
+    Mix,
+    /// The traffic threads' pause between bursts (LOADED).
+    InjectionDelay,
 }
 
 /// A chart a workload's points get.
@@ -68,6 +72,8 @@ pub enum ChartKind {
     Intervals,
     /// Each point's efficiency against its peak.
     Efficiency,
+    /// Latency against bandwidth, a point per injection delay (LOADED).
+    LoadedLatency,
 }
 
 impl Work {

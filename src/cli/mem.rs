@@ -9,6 +9,7 @@ use crate::app::mem::{
 use crate::app::workloads::{non_users_of, registry, users_of};
 use crate::app::{Recorder, Request};
 use crate::results::Subsystem;
+use crate::results::params::Mix;
 use crate::runner::Repetition;
 use crate::sysinfo::Isa;
 use crate::sysinfo::SystemInfo;
@@ -55,6 +56,11 @@ pub struct MemArgs {
     /// so that it lives in DRAM.
     #[arg(long, value_name = "SIZES", value_parser = parse_array_sizes)]
     pub array_size: Option<Sizes>,
+    /// Read/write mixes of MIX and of LOADED's traffic, reads:writes per element as Intel MLC
+    /// names them: 1:0 (all reads), 3:1, 2:1, 1:1, and 0:1 (all writes). Default: the first
+    /// four for MIX, 1:0 for LOADED.
+    #[arg(long, value_name = "MIXES", value_delimiter = ',', value_parser = parse_mix)]
+    pub mix: Vec<Mix>,
     /// Store instructions of the writing kernels.
     #[arg(long, value_enum, default_value = "auto")]
     pub stores: Stores,
@@ -65,7 +71,7 @@ pub struct MemArgs {
     /// Force an instruction set: avx512, avx2 or scalar (portable code). Default: the widest.
     #[arg(long, value_parser = parse_isa)]
     pub isa: Option<Isa>,
-    /// Page size of the latency staircase.
+    /// Page size of the latency staircase and of LOADED's chase.
     #[arg(long, value_enum, default_value = "both")]
     pub huge_pages: HugeArg,
     /// Largest working set of the latency staircase (from 4 KiB, √2 steps).
@@ -99,6 +105,10 @@ pub struct MemArgs {
 
 fn parse_workload(s: &str) -> Result<MemWorkload, String> {
     s.parse()
+}
+
+fn parse_mix(s: &str) -> Result<Mix, String> {
+    Mix::parse(s)
 }
 
 fn parse_isa(s: &str) -> Result<Isa, String> {
@@ -207,6 +217,7 @@ fn options(args: &MemArgs, sys: &SystemInfo) -> MemOptions {
         },
         latency_max_bytes: args.latency_max,
         c2c_cpus: args.cpus.as_ref().map(|c| c.to_vec()).unwrap_or_default(),
+        mixes: args.mix.clone(),
         latency_threads: args
             .threads
             .as_ref()
@@ -253,9 +264,18 @@ fn refuse_unused(args: &MemArgs, workloads: &[MemWorkload]) -> Result<(), UsageE
     let (staircase, add) = and("latency-max");
     given.refuse_unless(
         uses("latency-max"),
-        &["huge_pages", "latency_max"],
+        &["latency_max"],
         &format!(
             "applies to the {staircase} staircase (its shape, its memory floor), and {staircase} is not in --workload"
+        ),
+        &format!("add {add} or drop it"),
+    )?;
+    let (chasing, add) = and("huge-pages");
+    given.refuse_unless(
+        uses("huge-pages"),
+        &["huge_pages"],
+        &format!(
+            "chooses the pages that {chasing} chase through, and none of them is in --workload"
         ),
         &format!("add {add} or drop it"),
     )?;
@@ -264,6 +284,13 @@ fn refuse_unused(args: &MemArgs, workloads: &[MemWorkload]) -> Result<(), UsageE
         uses("cpus"),
         &["cpus"],
         &format!("names the CPUs that {pairs} pairs, and {pairs} is not in --workload"),
+        &format!("add {add} or drop it"),
+    )?;
+    let (mixed, add) = and("mix");
+    given.refuse_unless(
+        uses("mix"),
+        &["mix"],
+        &format!("chooses the read/write mixes of {mixed}, and none of them is in --workload"),
         &format!("add {add} or drop it"),
     )?;
     let (floored, add) = and("mem-latency-ns");

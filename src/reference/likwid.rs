@@ -140,6 +140,24 @@ pub fn mem_job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefEr
         MemWorkload::Copy => "copy",
         MemWorkload::Triad => "stream",
         MemWorkload::Sum => "sum",
+        // Each mix has its likwid-bench kernel: sum 1:0, triad (A = B·C + D) 3:1, stream
+        // 2:1, copy 1:1, store 0:1.
+        MemWorkload::Mix => {
+            let mix = (rec.params.mem().and_then(|m| m.kernel.as_ref())).and_then(|k| k.mix);
+            match mix.map(|m| (m.reads, m.writes)) {
+                Some((1, 0)) => "sum",
+                Some((3, 1)) => "triad",
+                Some((2, 1)) => "stream",
+                Some((1, 1)) => "copy",
+                Some((0, 1)) => "store",
+                _ => {
+                    return Some(Err(RefError::unsupported(
+                        TOOL,
+                        "a MIX record without a mix likwid-bench has".to_string(),
+                    )));
+                }
+            }
+        }
         MemWorkload::Rws
         | MemWorkload::Rwr
         | MemWorkload::Ws
@@ -149,6 +167,7 @@ pub fn mem_job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefEr
         | MemWorkload::Scale
         | MemWorkload::Add
         | MemWorkload::Latency
+        | MemWorkload::Loaded
         | MemWorkload::C2c
         | MemWorkload::Null => {
             return Some(Err(RefError::unsupported(

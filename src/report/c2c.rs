@@ -134,6 +134,7 @@ mod tests {
                 shared: shared.into(),
                 round_trips: 1000,
             }),
+            load: None,
             node: NodeTag::default(),
         });
         let mut r = ResultRecord::new(

@@ -124,15 +124,25 @@ fn base_variant(params: &Params, metric: Metric, with_protocol: bool) -> String 
         Params::Mem(p) => p
             .kernel
             .as_ref()
-            .map(|k| match &k.blocks {
-                Some(b) => format_size(b.block_size_bytes),
-                None => format!(
-                    "{} arrays",
+            .map(|k| match (&k.blocks, k.mix) {
+                (Some(b), _) => format_size(b.block_size_bytes),
+                (None, mix) => format!(
+                    "{}{} arrays",
+                    mix.map_or_else(String::new, |m| format!("mix {m}, ")),
                     format_size(k.array_bytes_per_thread.saturating_mul(p.threads as u64))
                 ),
             })
             .unwrap_or_default(),
         Params::MemLatency(p) => match (&p.chase, &p.level, &p.pair) {
+            // LOADED: the traffic's mix and delay ("1:0 400 ns thp", "1:0 idle thp").
+            (Some(c), _, _) if p.load.is_some() => {
+                let load = p.load.as_ref();
+                let delay = load
+                    .and_then(|l| l.injection_delay_ns)
+                    .map_or_else(|| "idle".to_string(), |ns| format!("{ns} ns"));
+                let mix = load.map(|l| l.mix.to_string()).unwrap_or_default();
+                format!("{mix} {delay} {}", c.pages)
+            }
             (Some(c), _, _) => format!("{} {}", format_size(c.working_set_bytes), c.pages),
             (None, Some(l), _) => format!("{} ({})", l.level, l.pages),
             (None, None, Some(c)) => format!("CPU {} → {}", c.from_cpu, c.to_cpu),

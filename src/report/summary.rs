@@ -58,10 +58,11 @@ fn key_of(rec: &ResultRecord, except: &[&str]) -> String {
     )
 }
 
-/// A staircase's points are summed up by its levels where the run found them.
+/// A staircase's points are summed up by its levels where the run found them (a LOADED
+/// point's chase is not a step).
 fn shown(rec: &ResultRecord, has_levels: bool) -> bool {
     match &rec.params {
-        Params::MemLatency(p) => !(has_levels && p.chase.is_some()),
+        Params::MemLatency(p) => !(has_levels && p.chase.is_some() && p.load.is_none()),
         _ => true,
     }
 }

@@ -150,6 +150,8 @@ pub enum Probe {
     Memory,
     /// A cache line's round trip between two CPUs (the C2C workload).
     C2c,
+    /// A chase beside traffic at an injection delay (the LOADED workload).
+    Loaded,
 }
 
 impl std::fmt::Display for Probe {
@@ -159,6 +161,7 @@ impl std::fmt::Display for Probe {
             Probe::Level => f.write_str("level"),
             Probe::Memory => f.write_str("memory"),
             Probe::C2c => f.write_str("c2c"),
+            Probe::Loaded => f.write_str("loaded"),
             Probe::Op { order, bytes } => {
                 let order = match order {
                     Order::Sequential => "seq",
@@ -183,6 +186,7 @@ impl std::str::FromStr for Probe {
             "level" => Some(Probe::Level),
             "memory" => Some(Probe::Memory),
             "c2c" => Some(Probe::C2c),
+            "loaded" => Some(Probe::Loaded),
             _ => s
                 .strip_prefix("seq-")
                 .and_then(|r| op(Order::Sequential, r))
@@ -190,7 +194,7 @@ impl std::str::FromStr for Probe {
         };
         probe.ok_or_else(|| {
             let s = crate::text::printable(s);
-            format!("'{s}' is not a probe: use chase, level, c2c, seq-NB or random-NB")
+            format!("'{s}' is not a probe: use chase, level, c2c, loaded, seq-NB or random-NB")
         })
     }
 }
@@ -233,5 +237,132 @@ mod tests {
         for bad in ["", "L", "Lx", "memory-", "memory2", "l1"] {
             assert!(bad.parse::<LevelKind>().is_err(), "{bad}");
         }
+    }
+}
+
+/// A read/write mix of memory traffic: arrays read and arrays written per element, in lowest
+/// terms — Intel MLC's "ALL Reads" (1:0), "3:1", "2:1" and "1:1 Reads-Writes", and all writes
+/// (0:1). The JSON writes it "R:W".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Mix {
+    pub reads: u8,
+    pub writes: u8,
+}
+
+impl Mix {
+    /// Only loads.
+    pub const ALL_READS: Mix = Mix {
+        reads: 1,
+        writes: 0,
+    };
+    /// MLC's `--max_bandwidth` mixes, in its order.
+    pub const MLC: [Mix; 4] = [
+        Mix::ALL_READS,
+        Mix {
+            reads: 3,
+            writes: 1,
+        },
+        Mix {
+            reads: 2,
+            writes: 1,
+        },
+        Mix {
+            reads: 1,
+            writes: 1,
+        },
+    ];
+
+    /// Arrays a mix's pass touches.
+    pub fn arrays(self) -> u64 {
+        self.reads as u64 + self.writes as u64
+    }
+
+    /// "R:W" (integers up to 1000, in any multiple: 2:2 is 1:1), reduced; a kernel reads up to
+    /// three arrays and writes at most one per element.
+    pub fn parse(s: &str) -> Result<Mix, String> {
+        const WHAT: &str = "a mix is reads:writes per element, up to 3 reads and 1 write: 1:0, 3:1, 2:1, 1:1 or 0:1";
+        let (r, w) = s
+            .trim()
+            .split_once(':')
+            .ok_or_else(|| format!("{:?} is not R:W; {WHAT}", crate::text::printable(s)))?;
+        let number = |t: &str| t.trim().parse::<u32>().ok().filter(|n| *n <= 1000);
+        let (Some(r), Some(w)) = (number(r), number(w)) else {
+            return Err(format!(
+                "{:?} is not two whole numbers up to 1000; {WHAT}",
+                crate::text::printable(s)
+            ));
+        };
+        let g = gcd(r, w);
+        if g == 0 {
+            return Err(format!("0:0 moves nothing; {WHAT}"));
+        }
+        let (r, w) = (r / g, w / g);
+        if r > 3 || w > 1 {
+            return Err(format!("{r}:{w} is not one of the kernels' mixes; {WHAT}"));
+        }
+        Ok(Mix {
+            reads: r as u8,
+            writes: w as u8,
+        })
+    }
+
+    /// As MLC names it: "all reads", "all writes", "3:1 reads-writes".
+    pub fn words(self) -> String {
+        match (self.reads, self.writes) {
+            (_, 0) => "all reads".into(),
+            (0, _) => "all writes".into(),
+            (r, w) => format!("{r}:{w} reads-writes"),
+        }
+    }
+}
+
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+impl std::fmt::Display for Mix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.reads, self.writes)
+    }
+}
+
+impl serde::Serialize for Mix {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Mix {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Mix::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod mix_tests {
+    use super::Mix;
+
+    #[test]
+    fn mixes_parse_reduced_and_refuse_what_no_kernel_moves() {
+        assert_eq!(Mix::parse("1:0"), Ok(Mix::ALL_READS));
+        assert_eq!(
+            Mix::parse(" 6 : 2 ").map(|m| m.to_string()),
+            Ok("3:1".into())
+        );
+        assert_eq!(Mix::parse("2:2").map(|m| m.to_string()), Ok("1:1".into()));
+        assert_eq!(Mix::parse("0:5").map(|m| m.to_string()), Ok("0:1".into()));
+        for bad in [
+            "", "3", "0:0", "4:1", "3:2", "a:b", "-1:1", "1001:1", "1:1:1", "1:\u{1b}",
+        ] {
+            let e = Mix::parse(bad).unwrap_err();
+            assert!(e.contains("1:0, 3:1"), "{bad}: {e}");
+            assert!(!e.contains('\u{1b}'), "{bad}: {e}");
+        }
+        assert_eq!(Mix::MLC.map(|m| m.words())[1], "3:1 reads-writes");
+        assert_eq!(Mix::ALL_READS.words(), "all reads");
+        let json = serde_json::to_string(&Mix::MLC[2]).unwrap();
+        assert_eq!(json, "\"2:1\"");
+        assert_eq!(serde_json::from_str::<Mix>(&json).unwrap(), Mix::MLC[2]);
     }
 }

@@ -259,6 +259,10 @@ pub struct MemKernel {
     pub cpus: Vec<usize>,
     pub isa: Isa,
     pub stores: StoreKind,
+    /// MIX and LOADED's traffic: arrays read and written per element ("3:1"); absent for the
+    /// fixed kernels, whose workload says it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<Mix>,
     #[serde(flatten)]
     pub blocks: Option<MemBlocks>,
     pub array_bytes_per_thread: u64,
@@ -311,6 +315,8 @@ pub struct LatencyParams {
     #[serde(flatten)]
     pub pair: Option<CpuPair>,
     #[serde(flatten)]
+    pub load: Option<Load>,
+    #[serde(flatten)]
     pub node: NodeTag,
 }
 
@@ -342,7 +348,8 @@ impl<'de> Deserialize<'de> for LatencyParams {
             chase: serde_json::from_value(v.clone()).ok(),
             level: serde_json::from_value(v.clone()).ok(),
             op: serde_json::from_value(v.clone()).ok(),
-            pair: serde_json::from_value(v).ok(),
+            pair: serde_json::from_value(v.clone()).ok(),
+            load: serde_json::from_value(v).ok(),
             node: head.node,
         })
     }
@@ -390,6 +397,20 @@ pub struct CpuPair {
     pub shared: String,
     /// Round trips in one repetition.
     pub round_trips: u64,
+}
+
+/// LOADED: the traffic that ran beside the chase (its `cpus`) at one injection delay.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Load {
+    /// The traffic threads' pause after each burst, ns; null: idle (no traffic threads).
+    pub injection_delay_ns: Option<u64>,
+    pub mix: Mix,
+    /// Bytes of each array one burst moves.
+    pub burst_bytes: u64,
+    pub traffic_cpus: Vec<usize>,
+    pub isa: Isa,
+    pub stores: StoreKind,
+    pub array_bytes_per_thread: u64,
 }
 
 /// Independent loads of one size over a DRAM-sized span.
@@ -566,7 +587,7 @@ impl Params {
         let what = |e: serde_json::Error| format!("{subsystem} {workload} parameters: {e}");
         Ok(match (subsystem, workload) {
             (Subsystem::Cpu, _) => Params::Cpu(serde_json::from_value(value).map_err(what)?),
-            (Subsystem::Mem, "LATENCY" | "C2C") => {
+            (Subsystem::Mem, "LATENCY" | "C2C" | "LOADED") => {
                 Params::MemLatency(serde_json::from_value(value).map_err(what)?)
             }
             (Subsystem::Mem, _) => Params::Mem(serde_json::from_value(value).map_err(what)?),

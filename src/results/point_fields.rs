@@ -72,6 +72,9 @@ impl Fields for MemParams {
             if let Some(b) = &k.blocks {
                 out.swept("block_size_bytes", b.block_size_bytes, BLOCKS, "block size");
             }
+            if let Some(mix) = k.mix {
+                out.axis("mix", mix, Words::Bare);
+            }
             // All arrays of all threads: it follows from the threads and the array size.
             out.follows("working_set_bytes", k.working_set_bytes, WORKING_SET);
             out.variant("pages", k.pages, PAGES);
@@ -112,12 +115,13 @@ impl Fields for LatencyParams {
             out.variant("pages", pages, PAGES);
         }
         // A staircase's level record: its level says it ("L2 level").
-        let words =
-            if (self.probe == Probe::Level && self.level.is_some()) || self.probe == Probe::C2c {
-                Words::Hidden
-            } else {
-                Words::Bare
-            };
+        let words = if (self.probe == Probe::Level && self.level.is_some())
+            || matches!(self.probe, Probe::C2c | Probe::Loaded)
+        {
+            Words::Hidden
+        } else {
+            Words::Bare
+        };
         out.axis("probe", self.probe, words);
         if let Some(op) = &self.op {
             // The probe's name says its size.
@@ -131,9 +135,24 @@ impl Fields for LatencyParams {
             out.axis("to_cpu", pair.to_cpu, Words::Around("to CPU ", ""));
             out.follows("shared", &pair.shared, Words::Around("shared: ", ""));
         }
+        if let Some(load) = &self.load {
+            out.axis("mix", load.mix, Words::Bare);
+            out.swept(
+                "injection_delay_ns",
+                load.injection_delay_ns,
+                Words::Bare,
+                "injection delay",
+            );
+            out.variant("isa", load.isa, Words::Bare);
+            out.variant("stores", load.stores, Words::Around("", " stores"));
+        }
         self.node.fields(out);
         if let Some(op) = &self.op {
             out.condition("order", op.order);
+        }
+        if let Some(load) = &self.load {
+            out.condition("burst_bytes", load.burst_bytes);
+            out.extent("array_bytes_per_thread", load.array_bytes_per_thread);
         }
     }
 }

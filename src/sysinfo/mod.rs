@@ -11,6 +11,7 @@ pub mod fact;
 pub mod fma_units;
 pub mod isa;
 pub mod netif;
+pub mod numa;
 pub mod peak;
 pub mod smbios;
 pub mod sysfs;

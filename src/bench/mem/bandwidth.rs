@@ -45,6 +45,10 @@ enum Pass {
     Triad,
     /// The sum of a whole array (read only).
     Sum,
+    /// Three arrays read into a fourth (MIX 3:1).
+    Add3,
+    /// A whole array written (MIX 0:1).
+    Fill,
     Blocks {
         read: bool,
         write: bool,
@@ -52,10 +56,20 @@ enum Pass {
 }
 
 impl Pass {
-    /// The pass of `w`; `None` for the workloads that are not bandwidth workloads (their
-    /// points never come here). Exhaustive: a workload without its pass does not compile.
-    fn of(w: MemWorkload) -> Option<Pass> {
+    /// The pass of `point`'s workload (MIX: of its mix); `None` for the workloads that are not
+    /// bandwidth workloads (their points never come here). Exhaustive: a workload without its
+    /// pass does not compile.
+    fn of(point: MemPoint) -> Option<Pass> {
+        let w = point.workload;
         Some(match w {
+            MemWorkload::Mix => match point.traffic() {
+                (1, 0) => Pass::Sum,
+                (0, 1) => Pass::Fill,
+                (1, 1) => Pass::Copy,
+                (2, 1) => Pass::Add,
+                (3, 1) => Pass::Add3,
+                _ => return None,
+            },
             MemWorkload::Copy => Pass::Copy,
             MemWorkload::Scale => Pass::Scale,
             MemWorkload::Add => Pass::Add,
@@ -70,7 +84,9 @@ impl Pass {
                 Work::Blocks { read, write } => Pass::Blocks { read, write },
                 _ => return None,
             },
-            MemWorkload::Latency | MemWorkload::C2c | MemWorkload::Null => return None,
+            MemWorkload::Latency | MemWorkload::Loaded | MemWorkload::C2c | MemWorkload::Null => {
+                return None;
+            }
         })
     }
 }
@@ -111,7 +127,7 @@ impl MemSession<'_> {
         let per_thread = (array / point.threads.max(1) as u64) / 64 * 64;
         let block = point.block.unwrap_or(per_thread);
         let blocks = per_thread / block.max(1);
-        let (reads, writes) = w.traffic();
+        let (reads, writes) = point.traffic();
         let touched = if w.uses_blocks() {
             blocks * block
         } else {
@@ -121,7 +137,8 @@ impl MemSession<'_> {
         // small one word by word.
         let bytewise = !block.is_multiple_of(8);
         let wordwise = !bytewise && block < WORD_BLOCKS_BELOW;
-        let in_cache = (self.sys.llc_total_bytes()).is_some_and(|llc| w.arrays() * array <= llc);
+        let in_cache =
+            (self.sys.llc_total_bytes()).is_some_and(|llc| (reads + writes) * array <= llc);
         let (kernels, streams) = self.kernels_for(block, in_cache);
         Shape {
             per_thread,
@@ -147,6 +164,7 @@ impl MemSession<'_> {
                 cpus: cpus.to_vec(),
                 isa: self.isa,
                 stores: store_kind(shape.writes, shape.streams),
+                mix: point.mix,
                 blocks: w.uses_blocks().then(|| rp::MemBlocks {
                     block_size_bytes: shape.block,
                     blocks_per_thread: shape.blocks,
@@ -158,7 +176,7 @@ impl MemSession<'_> {
                 }),
                 array_bytes_per_thread: shape.per_thread,
                 pages: HugePages::On.pages(),
-                working_set_bytes: w.arrays() * shape.per_thread * threads,
+                working_set_bytes: (shape.reads + shape.writes) * shape.per_thread * threads,
                 bytes_read_per_pass: shape.reads * shape.touched * threads,
                 bytes_written_per_pass: shape.writes * shape.touched * threads,
                 passes,
@@ -173,7 +191,7 @@ impl MemSession<'_> {
     /// A bandwidth point's parameters before it runs (its passes not calibrated yet: 0), on
     /// the CPUs it will run on; `None` for another workload.
     pub fn planned_params(&self, point: MemPoint) -> Option<Params> {
-        Pass::of(point.workload)?;
+        Pass::of(point)?;
         let placement = affinity::place(point.threads, &self.allowed, &self.sys.cpu.logical);
         Some(self.params(point, &self.shape(point), &placement.cpus, 0))
     }
@@ -186,7 +204,7 @@ impl MemSession<'_> {
         tick: &mut dyn FnMut(),
     ) -> Result<Vec<ResultRecord>, MemError> {
         let w = point.workload;
-        let Some(kind) = Pass::of(w) else {
+        let Some(kind) = Pass::of(point) else {
             return Err(MemError::Invalid(format!(
                 "{w} is not a bandwidth workload"
             )));
@@ -212,8 +230,8 @@ impl MemSession<'_> {
         let pass_bytes = (reads + writes) * touched;
 
         // Allocate on each pinned thread: first touch places the pages on its node.
-        let arrays: Vec<Arrays> = on_each(cpus, w.arrays() * array, |_| {
-            (0..w.arrays().max(1))
+        let arrays: Vec<Arrays> = on_each(cpus, (reads + writes) * array, |_| {
+            (0..(reads + writes).max(1))
                 .map(|k| {
                     let b = Buffer::new(per_thread as usize, HugePages::On)?;
                     // SAFETY: the buffer holds `elems` f64.
@@ -238,6 +256,8 @@ impl MemSession<'_> {
                     Pass::Sum => {
                         std::hint::black_box((k.read)(p(0), elems));
                     }
+                    Pass::Add3 => (k.add3)(p(3), p(0), p(1), p(2), elems),
+                    Pass::Fill => (k.fill)(p(0), 2.0, elems),
                     Pass::Blocks { read, write } if bytewise || wordwise => {
                         // A copy's second array; the others have one.
                         let to = if read && write { p(1) } else { p(0) };

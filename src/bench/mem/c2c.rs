@@ -214,6 +214,7 @@ impl MemSession<'_> {
                     shared: shared.to_string(),
                     round_trips: trips,
                 }),
+                load: None,
                 node: rp::NodeTag::default(),
             });
             out.push(record(
@@ -344,6 +345,7 @@ mod tests {
                     level: None,
                     op: None,
                     pair: None,
+                    load: None,
                     node: rp::NodeTag::default(),
                 }),
                 Metric::Latency,

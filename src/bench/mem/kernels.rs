@@ -1,5 +1,6 @@
-//! Memory bandwidth kernels: copy, scale, add, triad (the STREAM kernels), fill and read, over
-//! f64 elements, with regular or non-temporal stores, for AVX-512, AVX2 and portable code.
+//! Memory bandwidth kernels: copy, scale, add, triad (the STREAM kernels), add3 (three reads to
+//! a write), fill and read, over f64 elements, with regular or non-temporal stores, for AVX-512,
+//! AVX2 and portable code.
 //!
 //! Each kernel streams through its ranges once: a scalar head until the destination is aligned
 //! to the vector width, a body unrolled by four vectors, a scalar tail. Non-temporal stores bypass
@@ -21,6 +22,8 @@ pub struct Kernels {
     pub add: unsafe fn(*mut f64, *const f64, *const f64, usize),
     /// dst[i] = b[i] + s × c[i]
     pub triad: unsafe fn(*mut f64, *const f64, *const f64, f64, usize),
+    /// dst[i] = a[i] + b[i] + c[i]: three reads to a write (MLC's 3:1 mix).
+    pub add3: unsafe fn(*mut f64, *const f64, *const f64, *const f64, usize),
     /// dst[i] = v
     pub fill: unsafe fn(*mut f64, f64, usize),
     /// Sum of the 64-bit words (so the loads cannot be dropped).
@@ -49,6 +52,12 @@ mod portable {
         for i in 0..n {
             // SAFETY: i < n, within all ranges.
             unsafe { *d.add(i) = *b.add(i) + k * *c.add(i) }
+        }
+    }
+    pub unsafe fn add3(d: *mut f64, a: *const f64, b: *const f64, c: *const f64, n: usize) {
+        for i in 0..n {
+            // SAFETY: i < n, within all ranges.
+            unsafe { *d.add(i) = *a.add(i) + *b.add(i) + *c.add(i) }
         }
     }
     pub unsafe fn fill(d: *mut f64, v: f64, n: usize) {
@@ -92,6 +101,7 @@ pub const PORTABLE: Kernels = Kernels {
     scale: portable::scale,
     add: portable::add,
     triad: portable::triad,
+    add3: portable::add3,
     fill: portable::fill,
     read: portable::read,
 };
@@ -203,6 +213,27 @@ macro_rules! x86_kernels {
                 }
             }
             #[target_feature(enable = $feat)]
+            pub unsafe fn add3<const NT: bool>(
+                d: *mut f64,
+                a: *const f64,
+                b: *const f64,
+                c: *const f64,
+                n: usize,
+            ) {
+                // SAFETY: indices stay below n, within the caller's ranges.
+                unsafe {
+                    sweep!(
+                        d,
+                        n,
+                        |i| *d.add(i) = *a.add(i) + *b.add(i) + *c.add(i),
+                        |j| put::<NT>(
+                            d.add(j),
+                            $addpd($addpd($loadu(a.add(j)), $loadu(b.add(j))), $loadu(c.add(j)))
+                        )
+                    )
+                }
+            }
+            #[target_feature(enable = $feat)]
             pub unsafe fn fill<const NT: bool>(d: *mut f64, v: f64, n: usize) {
                 let vv = $set1(v);
                 // SAFETY: indices stay below n, within the caller's range.
@@ -284,6 +315,7 @@ macro_rules! table {
             scale: $m::scale::<$nt>,
             add: $m::add::<$nt>,
             triad: $m::triad::<$nt>,
+            add3: $m::add3::<$nt>,
             fill: $m::fill::<$nt>,
             read: $m::read,
         }
@@ -356,6 +388,8 @@ mod tests {
                         assert!((0..n).all(|i| dst[off + i] == src[off + i] + b[off + i]));
                         (k.triad)(d, bp, s, 3.0, n);
                         assert!((0..n).all(|i| dst[off + i] == b[off + i] + 3.0 * src[off + i]));
+                        (k.add3)(d, s, bp, s, n);
+                        assert!((0..n).all(|i| dst[off + i] == 2.0 * src[off + i] + b[off + i]));
                         (k.fill)(d, 7.0, n);
                         assert!((0..n).all(|i| dst[off + i] == 7.0));
                         let words: u64 = src[off..off + n]

@@ -11,6 +11,8 @@ pub mod c2c;
 pub mod kernels;
 pub mod latency;
 mod latency_point;
+pub mod loaded;
+pub mod numa;
 pub mod order;
 mod records;
 mod session;
@@ -70,6 +72,9 @@ pub struct MemOptions {
     pub latency_sample: Duration,
     /// The CPUs C2C pairs (empty: every CPU this process may run on).
     pub c2c_cpus: Vec<usize>,
+    /// The read/write mixes of MIX and of LOADED's traffic (empty: MLC's four for MIX, all
+    /// reads for LOADED).
+    pub mixes: Vec<crate::results::params::Mix>,
     pub duration: Duration,
     /// Fixed work instead of `duration` (`--total-bytes`): the bytes each repetition of a
     /// bandwidth point moves (read + written), split between its threads (strong) or each
@@ -120,6 +125,10 @@ pub enum MemError {
         "C2C needs two CPUs or more to bounce a line between, and has {0}; give --cpus with two of those this process may run on"
     )]
     TooFewCpus(usize),
+    #[error(
+        "LOADED needs two threads or more (one chases, the others make traffic), and -t gives at most {0}; give -t 2 or more"
+    )]
+    LoadedNeedsTwo(usize),
     #[error("--cpus names CPU {0}, which this process may not run on; allowed: {1}")]
     CpuNotAllowed(usize, String),
     #[error("could not allocate {bytes} bytes: {reason}")]
@@ -170,6 +179,18 @@ pub fn estimate(opts: &MemOptions, sys: &SystemInfo) -> Duration {
             s += n * (2e-3 + rounds * opts.latency_sample.as_secs_f64());
             continue;
         }
+        if p.workload == MemWorkload::Loaded {
+            // The clock, then per page mode the ring built and calibrated, and each delay's
+            // rounds with the traffic's arrays (first touched once).
+            let size = loaded::ring_bytes(sys) as f64;
+            let sample = opts.latency_sample.as_secs_f64();
+            let delays = loaded::DELAYS_NS.len() as f64;
+            let (r, w) = p.traffic();
+            s += 0.3 + (r + w) as f64 * array_bytes(opts, sys) as f64 / 2e9;
+            s += opts.huge_pages.len() as f64
+                * (size / 64.0 * 25e-9 + sample / 10.0 + delays * (rounds * sample + 1e-3));
+            continue;
+        }
         match p.workload.spec().work {
             Work::Nothing => s += rounds * 1e-3,
             Work::Loads => {
@@ -197,7 +218,8 @@ pub fn estimate(opts: &MemOptions, sys: &SystemInfo) -> Duration {
                     None => opts.duration.as_secs_f64() + opts.duration.as_secs_f64() / 20.0,
                 };
                 let array = p.array.map_or(array, |a| a as f64);
-                s += p.workload.arrays() as f64 * array / 2e9 + rounds * d;
+                let (r, w) = p.traffic();
+                s += (r + w) as f64 * array / 2e9 + rounds * d;
             }
         }
     }
@@ -284,6 +306,16 @@ pub fn validate(opts: &MemOptions, sys: &SystemInfo) -> Result<(), MemError> {
         let latency_threads = opts.latency_threads.iter().copied().max().unwrap_or(1) as u64;
         let chase =
             (opts.latency_max_bytes + opts.latency_max_bytes / 16).saturating_mul(latency_threads);
+        // LOADED: one ring, and the traffic's arrays (up to four).
+        let ring = loaded::ring_bytes(sys);
+        let loaded = (ring + ring / 16).saturating_add(4u64.saturating_mul(array));
+        if opts.workloads.contains(&MemWorkload::Loaded) && loaded > limit {
+            return Err(MemError::TooMuchMemory {
+                need: loaded,
+                available,
+                hint: " or --latency-max",
+            });
+        }
         if opts.workloads.contains(&MemWorkload::Latency) && chase > limit {
             return Err(MemError::TooMuchMemory {
                 need: chase,
@@ -291,6 +323,9 @@ pub fn validate(opts: &MemOptions, sys: &SystemInfo) -> Result<(), MemError> {
                 hint: " or --latency-max",
             });
         }
+    }
+    if opts.workloads.contains(&MemWorkload::Loaded) && max_threads < 2 {
+        return Err(MemError::LoadedNeedsTwo(max_threads));
     }
     if opts.workloads.contains(&MemWorkload::C2c) {
         let allowed = crate::runner::affinity::allowed_cpus();

@@ -24,6 +24,7 @@ pub(super) fn latency_params(
         level,
         op,
         pair: None,
+        load: None,
         node: rp::NodeTag::default(),
     })
 }

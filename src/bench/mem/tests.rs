@@ -16,6 +16,7 @@ fn tiny(workloads: Vec<MemWorkload>) -> MemOptions {
         latency_max_bytes: 64 << 10,
         latency_threads: vec![1, 2],
         c2c_cpus: Vec::new(),
+        mixes: Vec::new(),
         latency_sample: Duration::from_millis(2),
         total_bytes: None,
         scaling: crate::results::params::Scaling::Strong,
@@ -60,7 +61,7 @@ fn conformance_every_workload() {
             }
             let r = &recs[0];
             if r.unit == Unit::BytesPerSec {
-                let (reads, writes) = point.workload.traffic();
+                let (reads, writes) = point.traffic();
                 let k = r.params.mem().unwrap().kernel.as_ref().unwrap();
                 let (read, written) = (k.bytes_read_per_pass, k.bytes_written_per_pass);
                 assert_eq!(read * writes, written * reads, "{point:?}");
@@ -290,5 +291,88 @@ fn array_sizes_give_a_point_each() {
     assert_eq!(
         validate(&opts, &sys),
         Err(MemError::WorkingSetTooSmall(16 << 10))
+    );
+}
+
+/// MIX: MLC's four mixes by default, a point per mix; each moves its reads and writes (the
+/// bytes of a pass in the mix's ratio, the arrays of its working set) and names its mix.
+#[test]
+fn mixes_move_their_reads_and_writes() {
+    use crate::results::params::Mix;
+    let sys = sys();
+    let mut opts = tiny(vec![MemWorkload::Mix]);
+    opts.threads = vec![1];
+    let names = |o: &MemOptions| -> Vec<String> {
+        points(o)
+            .iter()
+            .map(|p| p.mix.unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(&opts), ["1:0", "3:1", "2:1", "1:1"]);
+    opts.mixes = ["0:1", "3:1", "2:2"]
+        .map(|m| Mix::parse(m).unwrap())
+        .to_vec();
+    assert_eq!(names(&opts), ["0:1", "3:1", "1:1"]);
+    let session = MemSession::new(&sys, &opts).unwrap();
+    for point in points(&opts) {
+        let mix = point.mix.unwrap();
+        let recs = session.run(point, &mut || {}).unwrap();
+        let k = recs[0].params.mem().unwrap().kernel.clone().unwrap();
+        assert_eq!(k.mix, Some(mix));
+        let each = k.array_bytes_per_thread;
+        assert_eq!(k.bytes_read_per_pass, mix.reads as u64 * each, "{mix}");
+        assert_eq!(k.bytes_written_per_pass, mix.writes as u64 * each, "{mix}");
+        assert_eq!(k.working_set_bytes, mix.arrays() * each, "{mix}");
+        assert!(recs[0].summary.mean > 0.0);
+        let label = crate::results::point::label(&recs[0]);
+        assert!(label.contains(&mix.words()), "{label}");
+    }
+}
+
+/// LOADED: at two threads or more (one chases, the others make traffic), a point per
+/// injection delay from idle to none, each a latency and a bandwidth record with the same
+/// parameters; traffic flat out moves more than idle; one thread is refused.
+#[test]
+fn loaded_gives_a_curve_from_idle_to_flat_out() {
+    use crate::results::params::Mix;
+    let sys = sys();
+    let mut opts = tiny(vec![MemWorkload::Loaded]);
+    opts.mixes = vec![Mix::parse("2:1").unwrap()];
+    opts.reps.repeat = 1;
+    let pts = points(&opts);
+    assert_eq!(pts.len(), 1, "{pts:?}");
+    assert_eq!(pts[0].threads, 2);
+    let session = MemSession::new(&sys, &opts).unwrap();
+    let mut ticks = 0;
+    let recs = session.run(pts[0], &mut || ticks += 1).unwrap();
+    assert_eq!(ticks, rounds(&pts[0], &opts));
+    assert_eq!(recs.len(), 2 * loaded::DELAYS_NS.len());
+    let mut delays = Vec::new();
+    for pair in recs.chunks(2) {
+        assert_eq!(
+            (pair[0].metric, pair[1].metric),
+            (
+                crate::results::Metric::Latency,
+                crate::results::Metric::Throughput
+            )
+        );
+        assert_eq!(pair[0].params, pair[1].params);
+        let l = pair[0].params.latency().unwrap();
+        let load = l.load.as_ref().unwrap();
+        assert_eq!(load.mix, opts.mixes[0]);
+        assert_eq!(load.traffic_cpus.len(), 1);
+        assert_eq!(
+            l.chase.as_ref().unwrap().working_set_bytes,
+            loaded::ring_bytes(&sys)
+        );
+        delays.push(load.injection_delay_ns);
+    }
+    assert_eq!(delays, loaded::DELAYS_NS);
+    let (idle, flat) = (recs[1].summary.mean, recs[recs.len() - 1].summary.mean);
+    assert!(flat > 2.0 * idle, "idle {idle} B/s, flat out {flat} B/s");
+    opts.threads = vec![1];
+    assert_eq!(
+        validate(&opts, &sys).unwrap_err(),
+        MemError::LoadedNeedsTwo(1)
     );
 }

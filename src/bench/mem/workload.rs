@@ -5,6 +5,7 @@ use super::MemOptions;
 use super::latency::{Probe, staircase_sizes};
 use crate::bench::spec::{Axis, ChartKind, Spec, Work};
 use crate::ids::{Metric, Subsystem, Tool};
+use crate::results::params::Mix;
 
 crate::bench::spec::workloads! {
     /// A memory workload, as users type it.
@@ -31,8 +32,13 @@ crate::bench::spec::workloads! {
         Triad = "TRIAD",
         /// The sum of a whole array: read-only bandwidth (likwid-bench's `sum`).
         Sum = "SUM",
+        /// Read/write mixes (`--mix`), as Intel MLC's `--max_bandwidth` runs them.
+        Mix = "MIX",
         /// Pointer-chasing staircase, cache levels and per-operation latencies.
         Latency = "LATENCY",
+        /// Loaded latency: one thread chases pointers while the others inject traffic of a
+        /// mix at a series of delays (Intel MLC's `--loaded_latency`).
+        Loaded = "LOADED",
         /// Core-to-core latency: a cache line's round trip between every two CPUs.
         C2c = "C2C",
         /// No work: the harness's overhead per repetition.
@@ -56,6 +62,7 @@ const BLOCKS_WRITTEN: &[&[&str]] = &[
 ];
 const BLOCKS_READ: &[&[&str]] = &[&["block-size", "mem-latency-ns", "mem-cl"], &BANDWIDTH];
 const STREAM_OPTIONS: &[&[&str]] = &[&["stores"], &BANDWIDTH];
+const MIX_OPTIONS: &[&[&str]] = &[&["mix", "stores"], &BANDWIDTH];
 const BANDWIDTH_READ: &[&[&str]] = &[&BANDWIDTH];
 const BANDWIDTH_CHARTS: &[ChartKind] = &[
     ChartKind::Sweeps,
@@ -102,6 +109,33 @@ const C2C_SPEC: Spec = Spec {
     // Intel MLC's --c2c_latency and the core-to-core-latency tools cannot be had here.
     references: &[],
     charts: &[],
+    work: Work::Loads,
+};
+
+/// LOADED's spec: the chaser's latency and the traffic's bandwidth at each injection delay.
+const LOADED_SPEC: Spec = Spec {
+    subsystem: Subsystem::Mem,
+    name: MemWorkload::Loaded.name(),
+    what: "loaded latency: a pointer chase while the other threads inject traffic of a mix at a series of delays",
+    default: false,
+    metrics: &[Metric::Latency, Metric::Throughput],
+    options: &[&[
+        "mix",
+        "stores",
+        "isa",
+        "huge-pages",
+        "mem-latency-ns",
+        "mem-cl",
+        "mem-peak-gbs",
+        "mem-channels",
+        "mem-mts",
+        "duration",
+        "array-size",
+    ]],
+    axes: &[Axis::InjectionDelay, Axis::Threads],
+    // Intel MLC's --loaded_latency cannot be had here (not in Debian, Intel-only).
+    references: &[],
+    charts: &[ChartKind::LoadedLatency],
     work: Work::Loads,
 };
 
@@ -222,20 +256,34 @@ impl MemWorkload {
                     written: 0,
                 },
             ),
+            MemWorkload::Mix => (
+                "read/write mixes as Intel MLC names them (--mix)",
+                MIX_OPTIONS,
+                // likwid-bench has a kernel for each mix (Intel MLC cannot be had here).
+                &[Tool::LikwidBench],
+                // The most a mix touches: three arrays read, one written (3:1); each point's
+                // own is its mix ([`MemPoint::traffic`]).
+                Work::Arrays {
+                    read: 3,
+                    written: 1,
+                },
+            ),
             MemWorkload::Latency => return LATENCY_SPEC,
+            MemWorkload::Loaded => return LOADED_SPEC,
             MemWorkload::C2c => return C2C_SPEC,
             MemWorkload::Null => return NULL_SPEC,
         };
-        let axes: &[Axis] = match work {
-            Work::Blocks { .. } => &[Axis::BlockSize, Axis::Threads],
+        let axes: &[Axis] = match (self, work) {
+            (_, Work::Blocks { .. }) => &[Axis::BlockSize, Axis::Threads],
+            (MemWorkload::Mix, _) => &[Axis::Mix, Axis::Threads],
             _ => &[Axis::Threads],
         };
         Spec {
             subsystem: Subsystem::Mem,
             name: self.name(),
             what,
-            // SUM came after the reports' set: named, not run by default.
-            default: !matches!(self, MemWorkload::Sum),
+            // SUM and MIX came after the reports' set: named, not run by default.
+            default: !matches!(self, MemWorkload::Sum | MemWorkload::Mix),
             // A block workload also times one operation (a block per thread).
             metrics: match work {
                 Work::Blocks { .. } => &[Metric::Throughput, Metric::Latency],
@@ -290,6 +338,31 @@ pub struct MemPoint {
     /// Bytes of each array, all threads together, where the user gave sizes (None: the
     /// default size, [`super::default_array_bytes`]; LATENCY and NULL have none).
     pub array: Option<u64>,
+    /// MIX's and LOADED's read/write mix (None for the others).
+    pub mix: Option<Mix>,
+}
+
+impl MemPoint {
+    /// (arrays read, arrays written) per element: its mix's, else its workload's.
+    pub fn traffic(&self) -> (u64, u64) {
+        match self.mix {
+            Some(m) => (m.reads as u64, m.writes as u64),
+            None => self.workload.traffic(),
+        }
+    }
+}
+
+/// The mixes a workload runs: the user's (`--mix`), else MLC's four for MIX and all reads
+/// for LOADED; none for the others.
+pub fn mixes(workload: MemWorkload, opts: &MemOptions) -> Vec<Option<Mix>> {
+    match workload {
+        MemWorkload::Mix | MemWorkload::Loaded if !opts.mixes.is_empty() => {
+            opts.mixes.iter().map(|m| Some(*m)).collect()
+        }
+        MemWorkload::Mix => Mix::MLC.iter().map(|m| Some(*m)).collect(),
+        MemWorkload::Loaded => vec![Some(Mix::ALL_READS)],
+        _ => vec![None],
+    }
 }
 
 /// Every workload × array size × block size (where it uses blocks) × thread count; LATENCY
@@ -304,7 +377,26 @@ pub fn points(opts: &MemOptions) -> Vec<MemPoint> {
                 threads: 2,
                 block: None,
                 array: None,
+                mix: None,
             });
+            continue;
+        }
+        if workload == MemWorkload::Loaded {
+            // A chaser and at least one thread of traffic.
+            for mix in mixes(workload, opts) {
+                out.extend(
+                    opts.threads
+                        .iter()
+                        .filter(|t| **t >= 2)
+                        .map(|&threads| MemPoint {
+                            workload,
+                            threads,
+                            block: None,
+                            array: None,
+                            mix,
+                        }),
+                );
+            }
             continue;
         }
         if workload == MemWorkload::Latency {
@@ -313,6 +405,7 @@ pub fn points(opts: &MemOptions) -> Vec<MemPoint> {
                 threads,
                 block: None,
                 array: None,
+                mix: None,
             }));
             continue;
         }
@@ -326,14 +419,17 @@ pub fn points(opts: &MemOptions) -> Vec<MemPoint> {
             MemWorkload::Null => vec![None],
             _ => opts.array_sizes.iter().map(|s| Some(*s)).collect(),
         };
-        for array in arrays {
-            for (block, threads) in crate::sweep::product(&blocks, &opts.threads) {
-                out.push(MemPoint {
-                    workload,
-                    threads,
-                    block,
-                    array,
-                });
+        for mix in mixes(workload, opts) {
+            for &array in &arrays {
+                for (block, threads) in crate::sweep::product(&blocks, &opts.threads) {
+                    out.push(MemPoint {
+                        workload,
+                        threads,
+                        block,
+                        array,
+                        mix,
+                    });
+                }
             }
         }
     }
@@ -347,6 +443,9 @@ pub fn rounds(point: &MemPoint, opts: &MemOptions) -> u64 {
         MemWorkload::Latency => {
             let sizes = staircase_sizes(4096, opts.latency_max_bytes).len() as u64;
             per * (sizes * opts.huge_pages.len() as u64 + Probe::ALL.len() as u64)
+        }
+        MemWorkload::Loaded => {
+            per * super::loaded::DELAYS_NS.len() as u64 * opts.huge_pages.len() as u64
         }
         MemWorkload::C2c => {
             let allowed = crate::runner::affinity::allowed_cpus();

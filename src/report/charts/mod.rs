@@ -5,6 +5,7 @@
 //! share.
 
 mod efficiency;
+mod loaded;
 mod per_point;
 mod roofline;
 mod series;
@@ -16,6 +17,7 @@ use crate::bench::registry;
 use crate::bench::spec::ChartKind;
 use crate::results::{Report, ResultRecord, Subsystem};
 use efficiency::efficiency_chart;
+use loaded::loaded_latency;
 use per_point::{interval_charts, percentile_charts};
 use staircase::{bandwidth_staircase, staircase};
 use sweeps::sweep_charts;
@@ -101,6 +103,7 @@ pub fn for_report(report: &Report) -> Vec<Chart> {
         out.extend(sweep_charts(subsystem, &of_kind(ChartKind::Sweeps)));
         out.extend(staircase(&of_kind(ChartKind::Staircase), report));
         out.extend(bandwidth_staircase(&of_kind(ChartKind::Staircase), report));
+        out.extend(loaded_latency(&of_kind(ChartKind::LoadedLatency)));
         out.extend(percentile_charts(
             subsystem,
             &of_kind(ChartKind::Percentiles),
