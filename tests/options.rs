@@ -940,7 +940,7 @@ fn every_mem_option_is_used_or_refused() {
         refused(
             "total-bytes",
             &["--workload", "LATENCY", "--total-bytes", "100M"],
-            "--workload has only LATENCY, LOADED, C2C or NULL",
+            "--workload has only LATENCY, LOADED, C2C, NUMA or NULL",
         ),
         used(
             "scaling",

@@ -42,6 +42,16 @@ impl Buffer {
     /// Maps `len` bytes (rounded up to 2 MiB so that huge pages can cover it), applies the huge
     /// page advice, and touches every page with zeros from the calling thread.
     pub fn new(len: usize, huge: HugePages) -> std::io::Result<Buffer> {
+        Buffer::new_with(len, huge, |_, _| Ok(()))
+    }
+
+    /// [`Buffer::new`], with `place(ptr, len)` run on the mapping before its first touch (a
+    /// NUMA binding: the pages are then faulted in where it says).
+    pub fn new_with(
+        len: usize,
+        huge: HugePages,
+        place: impl FnOnce(*mut u8, usize) -> std::io::Result<()>,
+    ) -> std::io::Result<Buffer> {
         const ALIGN: usize = 2 << 20;
         let len = len.max(1).div_ceil(ALIGN) * ALIGN;
         // SAFETY: anonymous private mapping, no file; the result is checked below.
@@ -65,6 +75,11 @@ impl Buffer {
         // SAFETY: ptr/len is the mapping just created. Advice failing (THP disabled) is harmless:
         // the buffer then uses 4 KiB pages, and `huge_page_bytes` reports what it got.
         unsafe { libc::madvise(ptr, len, advice) };
+        if let Err(e) = place(ptr as *mut u8, len) {
+            // SAFETY: the mapping just created, not yet handed out.
+            unsafe { libc::munmap(ptr, len) };
+            return Err(e);
+        }
         // SAFETY: the mapping is len bytes, readable and writable.
         unsafe { std::ptr::write_bytes(ptr as *mut u8, 0, len) };
         Ok(Buffer {

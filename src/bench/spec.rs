@@ -56,6 +56,8 @@ pub enum Axis {
     Mix,
     /// The traffic threads' pause between bursts (LOADED).
     InjectionDelay,
+    /// The node of the CPUs and the node of the memory (NUMA).
+    NodePair,
 }
 
 /// A chart a workload's points get.

@@ -19,7 +19,8 @@ pub struct SuiteArgs {
     /// A built-in profile (quick: every subsystem's headline points in under a minute; ci:
     /// the same points with six repetitions each, for `compare`; assignment: every experiment of
     /// the assignment's five reports, one job each; memory: the latency and bandwidth
-    /// staircases and the core-to-core matrix in under two minutes) or a profile file (TOML,
+    /// staircases, read/write mixes, loaded latency, the core-to-core and NUMA matrices in under
+    /// two minutes) or a profile file (TOML,
     /// see profiles/quick.toml).
     #[arg(long, default_value = "quick")]
     pub profile: String,

@@ -169,6 +169,7 @@ pub fn mem_job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefEr
         | MemWorkload::Latency
         | MemWorkload::Loaded
         | MemWorkload::C2c
+        | MemWorkload::Numa
         | MemWorkload::Null => {
             return Some(Err(RefError::unsupported(
                 TOOL,

@@ -135,6 +135,7 @@ mod tests {
                 round_trips: 1000,
             }),
             load: None,
+            cell: None,
             node: NodeTag::default(),
         });
         let mut r = ResultRecord::new(

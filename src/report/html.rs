@@ -338,7 +338,7 @@ pub fn render_doc(doc: &Document) -> Vec<u8> {
             }
         }
         if *id == crate::results::Subsystem::Mem {
-            for m in &doc.c2c {
+            for m in &doc.mem_matrices {
                 out.push_str(&heatmap(m));
             }
         }

@@ -43,7 +43,7 @@ pub fn render_doc(doc: &Document) -> Vec<u8> {
             out.push_str("\n`!` noisy: coefficient of variation above 5 %.\n");
         }
     }
-    for m in &doc.c2c {
+    for m in &doc.mem_matrices {
         out.push_str(&format!("\n## {}\n\n", m.title));
         out.push_str(&grid(&m.headers, &m.rows));
     }

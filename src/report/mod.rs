@@ -15,6 +15,7 @@ pub mod markdown;
 pub mod matrix;
 pub mod model;
 pub mod nodes;
+pub mod numa;
 pub mod pivot;
 pub mod plot;
 pub mod summary;
@@ -43,6 +44,13 @@ pub struct Row {
 
 fn percent(fraction: Option<f64>) -> String {
     fraction.map_or_else(|| "—".to_string(), |f| format!("{:.1}", f * 100.0))
+}
+
+/// The memory's matrices of a run: C2C's, then NUMA's.
+pub fn mem_matrices(records: &[ResultRecord]) -> Vec<matrix::MatrixView> {
+    let mut out = c2c::matrices(records);
+    out.extend(numa::matrices(records));
+    out
 }
 
 /// The "variant" column, and where the point ran in a multi-node run: "node 2", or the link
@@ -134,6 +142,10 @@ fn base_variant(params: &Params, metric: Metric, with_protocol: bool) -> String 
             })
             .unwrap_or_default(),
         Params::MemLatency(p) => match (&p.chase, &p.level, &p.pair) {
+            // NUMA: the row's CPUs and the column's memory.
+            (Some(_), _, _) if p.cell.is_some() => p.cell.as_ref().map_or_else(String::new, |c| {
+                format!("CPUs node {} → mem node {}", c.cpu_node, c.mem_node)
+            }),
             // LOADED: the traffic's mix and delay ("1:0 400 ns thp", "1:0 idle thp").
             (Some(c), _, _) if p.load.is_some() => {
                 let load = p.load.as_ref();

@@ -83,8 +83,8 @@ pub struct Document {
     pub solve_notes: Vec<String>,
     pub concurrency_notes: Vec<String>,
     pub nodes: Option<NodesView>,
-    /// The C2C matrices (memory), [`super::c2c`].
-    pub c2c: Vec<MatrixView>,
+    /// The memory's matrices: C2C's and NUMA's, [`super::mem_matrices`].
+    pub mem_matrices: Vec<MatrixView>,
     pub system: SystemRows,
     pub has_results: bool,
     /// The reference tools' runs, by subsystem: what was run for which points and what it
@@ -225,7 +225,7 @@ impl Document {
             littles_law_notes: littles_law_notes(&report.results),
             solve_notes: solve_notes(&report.results),
             concurrency_notes: concurrency_notes(&report.results),
-            c2c: super::c2c::matrices(&report.results),
+            mem_matrices: super::mem_matrices(&report.results),
             nodes: report.fleet.as_ref().map(|f| {
                 let (headers, rows) = nodes::node_table(f);
                 let (totals_headers, totals_rows) = nodes::totals_table(f, &report.results);

@@ -58,11 +58,10 @@ fn key_of(rec: &ResultRecord, except: &[&str]) -> String {
     )
 }
 
-/// A staircase's points are summed up by its levels where the run found them (a LOADED
-/// point's chase is not a step).
+/// A staircase's points are summed up by its levels where the run found them.
 fn shown(rec: &ResultRecord, has_levels: bool) -> bool {
     match &rec.params {
-        Params::MemLatency(p) => !(has_levels && p.chase.is_some() && p.load.is_none()),
+        Params::MemLatency(p) => !(has_levels && p.is_step()),
         _ => true,
     }
 }
@@ -106,7 +105,7 @@ pub fn render(report: &Report, width: usize) -> String {
             out.push('\n');
         }
         if sub == Subsystem::Mem {
-            for m in super::c2c::matrices(&report.results) {
+            for m in super::mem_matrices(&report.results) {
                 out.push_str(&matrix_text(&m, width));
             }
         }

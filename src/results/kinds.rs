@@ -152,6 +152,8 @@ pub enum Probe {
     C2c,
     /// A chase beside traffic at an injection delay (the LOADED workload).
     Loaded,
+    /// A cell of the node matrices (the NUMA workload).
+    Numa,
 }
 
 impl std::fmt::Display for Probe {
@@ -162,6 +164,7 @@ impl std::fmt::Display for Probe {
             Probe::Memory => f.write_str("memory"),
             Probe::C2c => f.write_str("c2c"),
             Probe::Loaded => f.write_str("loaded"),
+            Probe::Numa => f.write_str("numa"),
             Probe::Op { order, bytes } => {
                 let order = match order {
                     Order::Sequential => "seq",
@@ -187,6 +190,7 @@ impl std::str::FromStr for Probe {
             "memory" => Some(Probe::Memory),
             "c2c" => Some(Probe::C2c),
             "loaded" => Some(Probe::Loaded),
+            "numa" => Some(Probe::Numa),
             _ => s
                 .strip_prefix("seq-")
                 .and_then(|r| op(Order::Sequential, r))
@@ -194,7 +198,9 @@ impl std::str::FromStr for Probe {
         };
         probe.ok_or_else(|| {
             let s = crate::text::printable(s);
-            format!("'{s}' is not a probe: use chase, level, c2c, loaded, seq-NB or random-NB")
+            format!(
+                "'{s}' is not a probe: use chase, level, c2c, loaded, numa, seq-NB or random-NB"
+            )
         })
     }
 }

@@ -317,7 +317,17 @@ pub struct LatencyParams {
     #[serde(flatten)]
     pub load: Option<Load>,
     #[serde(flatten)]
+    pub cell: Option<NodeCell>,
+    #[serde(flatten)]
     pub node: NodeTag,
+}
+
+impl LatencyParams {
+    /// Whether it is a step of the pointer-chasing staircase (a LOADED or NUMA point chases
+    /// too, beside traffic or on a node's memory).
+    pub fn is_step(&self) -> bool {
+        self.chase.is_some() && self.load.is_none() && self.cell.is_none()
+    }
 }
 
 /// The parts share keys (`pages`, `working_set_bytes`), which serde's flattening cannot read
@@ -349,7 +359,8 @@ impl<'de> Deserialize<'de> for LatencyParams {
             level: serde_json::from_value(v.clone()).ok(),
             op: serde_json::from_value(v.clone()).ok(),
             pair: serde_json::from_value(v.clone()).ok(),
-            load: serde_json::from_value(v).ok(),
+            load: serde_json::from_value(v.clone()).ok(),
+            cell: serde_json::from_value(v).ok(),
             node: head.node,
         })
     }
@@ -410,6 +421,24 @@ pub struct Load {
     pub traffic_cpus: Vec<usize>,
     pub isa: Isa,
     pub stores: StoreKind,
+    pub array_bytes_per_thread: u64,
+}
+
+/// NUMA: one cell of the node matrices. The latency chases on the first of `bandwidth_cpus`
+/// (`cpus`), the bandwidth reads on all of them, over memory bound to `mem_node`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeCell {
+    pub cpu_node: u32,
+    pub mem_node: u32,
+    /// The topology's distance from `cpu_node` to `mem_node` (10 is local); null where sysfs
+    /// gives none.
+    pub distance: Option<u32>,
+    /// NUMA nodes the machine has (1: the matrix is one cell).
+    pub nodes: u32,
+    /// Whether the memory was bound to `mem_node` (mbind); false where the kernel has no NUMA.
+    pub bound: bool,
+    pub bandwidth_cpus: Vec<usize>,
+    pub isa: Isa,
     pub array_bytes_per_thread: u64,
 }
 
@@ -587,7 +616,7 @@ impl Params {
         let what = |e: serde_json::Error| format!("{subsystem} {workload} parameters: {e}");
         Ok(match (subsystem, workload) {
             (Subsystem::Cpu, _) => Params::Cpu(serde_json::from_value(value).map_err(what)?),
-            (Subsystem::Mem, "LATENCY" | "C2C" | "LOADED") => {
+            (Subsystem::Mem, "LATENCY" | "C2C" | "LOADED" | "NUMA") => {
                 Params::MemLatency(serde_json::from_value(value).map_err(what)?)
             }
             (Subsystem::Mem, _) => Params::Mem(serde_json::from_value(value).map_err(what)?),

@@ -116,7 +116,7 @@ impl Fields for LatencyParams {
         }
         // A staircase's level record: its level says it ("L2 level").
         let words = if (self.probe == Probe::Level && self.level.is_some())
-            || matches!(self.probe, Probe::C2c | Probe::Loaded)
+            || matches!(self.probe, Probe::C2c | Probe::Loaded | Probe::Numa)
         {
             Words::Hidden
         } else {
@@ -135,6 +135,20 @@ impl Fields for LatencyParams {
             out.axis("to_cpu", pair.to_cpu, Words::Around("to CPU ", ""));
             out.follows("shared", &pair.shared, Words::Around("shared: ", ""));
         }
+        if let Some(cell) = &self.cell {
+            out.axis(
+                "cpu_node",
+                cell.cpu_node,
+                Words::Around("CPUs of node ", ""),
+            );
+            out.axis(
+                "mem_node",
+                cell.mem_node,
+                Words::Around("memory of node ", ""),
+            );
+            out.follows("distance", cell.distance, Words::Around("distance ", ""));
+            out.variant("isa", cell.isa, Words::Bare);
+        }
         if let Some(load) = &self.load {
             out.axis("mix", load.mix, Words::Bare);
             out.swept(
@@ -149,6 +163,10 @@ impl Fields for LatencyParams {
         self.node.fields(out);
         if let Some(op) = &self.op {
             out.condition("order", op.order);
+        }
+        if let Some(cell) = &self.cell {
+            out.condition("bound", cell.bound);
+            out.extent("array_bytes_per_thread", cell.array_bytes_per_thread);
         }
         if let Some(load) = &self.load {
             out.condition("burst_bytes", load.burst_bytes);

@@ -84,7 +84,11 @@ impl Pass {
                 Work::Blocks { read, write } => Pass::Blocks { read, write },
                 _ => return None,
             },
-            MemWorkload::Latency | MemWorkload::Loaded | MemWorkload::C2c | MemWorkload::Null => {
+            MemWorkload::Latency
+            | MemWorkload::Loaded
+            | MemWorkload::C2c
+            | MemWorkload::Numa
+            | MemWorkload::Null => {
                 return None;
             }
         })
@@ -323,7 +327,7 @@ impl MemSession<'_> {
     /// of 1, 2, 4, … passes until one takes a twentieth of the duration (1 ms at least), then
     /// as many as fill it. One pass of a cache-resident array is shorter than starting the
     /// threads, and timing one alone left repetitions at 60–80 % of --duration.
-    fn passes(
+    pub(super) fn passes(
         &self,
         cpus: &[usize],
         threads: usize,

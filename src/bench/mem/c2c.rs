@@ -215,6 +215,7 @@ impl MemSession<'_> {
                     round_trips: trips,
                 }),
                 load: None,
+                cell: None,
                 node: rp::NodeTag::default(),
             });
             out.push(record(
@@ -346,6 +347,7 @@ mod tests {
                     op: None,
                     pair: None,
                     load: None,
+                    cell: None,
                     node: rp::NodeTag::default(),
                 }),
                 Metric::Latency,

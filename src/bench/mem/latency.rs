@@ -20,8 +20,21 @@ impl Chase {
     /// Builds a ring over `working_set` bytes (rounded down to whole lines, at least 2), each
     /// line holding the address of the next line of one random cycle.
     pub fn new(working_set: usize, huge: HugePages, seed: u64) -> std::io::Result<Chase> {
+        Chase::on_node(working_set, huge, seed, None)
+    }
+
+    /// [`Chase::new`], its memory bound to NUMA `node` where one is given.
+    pub fn on_node(
+        working_set: usize,
+        huge: HugePages,
+        seed: u64,
+        node: Option<u32>,
+    ) -> std::io::Result<Chase> {
         let lines = (working_set / LINE).max(2);
-        let buffer = Buffer::new(lines * LINE, huge)?;
+        let buffer = Buffer::new_with(lines * LINE, huge, |p, len| match node {
+            Some(n) => super::numa::bind(p, len, n),
+            None => Ok(()),
+        })?;
         let base = buffer.as_ptr();
         let next = single_cycle(lines, seed);
         for (i, &n) in next.iter().enumerate() {

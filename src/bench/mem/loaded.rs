@@ -42,11 +42,12 @@ pub const BURST: u64 = 4096;
 /// How long the chaser waits for the traffic threads to start before it measures.
 const START_PATIENCE: Duration = Duration::from_secs(2);
 
-/// The chaser's ring: 4 × the last-level cache and at least 64 MiB (as the default arrays), on
-/// the staircase's memory plateau (a ring of 1 GiB added page walks, TLB misses, to each load:
-/// 283 against 163 ns on a Zen 4 guest with huge pages).
-pub fn ring_bytes(sys: &crate::sysinfo::SystemInfo) -> u64 {
-    super::default_array_bytes(sys)
+/// The chaser's ring (LOADED's and NUMA's): `--array-size` (the largest), by default 4 × the
+/// last-level cache and at least 64 MiB, on the staircase's memory plateau (a ring of 1 GiB
+/// added page walks, TLB misses, to each load: 283 against 163 ns on a Zen 4 guest with huge
+/// pages).
+pub fn ring_bytes(opts: &super::MemOptions, sys: &crate::sysinfo::SystemInfo) -> u64 {
+    array_bytes(opts, sys)
 }
 
 /// A counter on a line of its own: one traffic thread's bytes, read by the chaser.
@@ -181,7 +182,7 @@ impl MemSession<'_> {
         })?;
         let spins_per_ns = runner::on_cpu(traffic_cpus[0], spins_per_ns)
             .map_err(|e| MemError::Pin(e.to_string()))?;
-        let size = ring_bytes(self.sys);
+        let size = ring_bytes(self.opts, self.sys);
         let mut out = Vec::new();
         for &huge in &self.opts.huge_pages {
             let ring = runner::on_cpu(chaser, || Chase::new(size as usize, huge, size))
@@ -339,7 +340,7 @@ impl MemSession<'_> {
             .collect();
         let mean = ns.iter().sum::<f64>() / ns.len().max(1) as f64;
         let chase = rp::Chase {
-            working_set_bytes: ring_bytes(self.sys),
+            working_set_bytes: ring_bytes(self.opts, self.sys),
             pages: huge.pages(),
             huge_page_bytes: ring.huge_page_bytes(),
             loads,

@@ -13,6 +13,7 @@ pub mod latency;
 mod latency_point;
 pub mod loaded;
 pub mod numa;
+mod numa_matrix;
 pub mod order;
 mod records;
 mod session;
@@ -179,10 +180,24 @@ pub fn estimate(opts: &MemOptions, sys: &SystemInfo) -> Duration {
             s += n * (2e-3 + rounds * opts.latency_sample.as_secs_f64());
             continue;
         }
+        if p.workload == MemWorkload::Numa {
+            // Per cell: a ring built and chased, arrays first touched and read.
+            let cells = numa_matrix::matrix_cells(&affinity::allowed_cpus()).0.len() as f64;
+            let ring = loaded::ring_bytes(opts, sys) as f64;
+            let sample = opts.latency_sample.as_secs_f64();
+            let d = opts.duration.as_secs_f64() * 1.05;
+            s += cells
+                * (ring / 64.0 * 25e-9
+                    + sample / 10.0
+                    + rounds * sample
+                    + array_bytes(opts, sys) as f64 / 2e9
+                    + rounds * d);
+            continue;
+        }
         if p.workload == MemWorkload::Loaded {
             // The clock, then per page mode the ring built and calibrated, and each delay's
             // rounds with the traffic's arrays (first touched once).
-            let size = loaded::ring_bytes(sys) as f64;
+            let size = loaded::ring_bytes(opts, sys) as f64;
             let sample = opts.latency_sample.as_secs_f64();
             let delays = loaded::DELAYS_NS.len() as f64;
             let (r, w) = p.traffic();
@@ -307,7 +322,7 @@ pub fn validate(opts: &MemOptions, sys: &SystemInfo) -> Result<(), MemError> {
         let chase =
             (opts.latency_max_bytes + opts.latency_max_bytes / 16).saturating_mul(latency_threads);
         // LOADED: one ring, and the traffic's arrays (up to four).
-        let ring = loaded::ring_bytes(sys);
+        let ring = loaded::ring_bytes(opts, sys);
         let loaded = (ring + ring / 16).saturating_add(4u64.saturating_mul(array));
         if opts.workloads.contains(&MemWorkload::Loaded) && loaded > limit {
             return Err(MemError::TooMuchMemory {

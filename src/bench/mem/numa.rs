@@ -287,18 +287,16 @@ mod tests {
                     .map(|n| n.id)
             })
             .unwrap_or(0);
-        let buf = Buffer::new(4 << 20, HugePages::Off).unwrap();
-        match bind(buf.as_ptr(), buf.len(), node) {
+        // Bound before its first touch, as the NUMA points bind theirs.
+        let buf = match Buffer::new_with(4 << 20, HugePages::Off, |p, len| bind(p, len, node)) {
             Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM)) => {
                 eprintln!(
                     "skipped: mbind is not allowed here ({e}); the kernel lacks NUMA or a seccomp filter refuses it"
                 );
                 return;
             }
-            bound => bound.unwrap(),
-        }
-        // SAFETY: the range is the buffer's own mapping, readable and writable.
-        unsafe { std::ptr::write_bytes(buf.as_ptr(), 1, buf.len()) };
+            made => made.unwrap(),
+        };
         assert_eq!(node_of(buf.as_ptr()).unwrap(), node);
         assert_eq!(
             node_of(buf.as_ptr().wrapping_add(buf.len() - 1)).unwrap(),
@@ -308,6 +306,12 @@ mod tests {
 
     #[test]
     fn bad_nodes_and_addresses_are_errors() {
+        // A buffer whose binding fails is not made (and its mapping not leaked).
+        let failed = Buffer::new_with(1 << 20, HugePages::Off, |p, len| bind(p, len, 5000));
+        assert_eq!(
+            failed.err().map(|e| e.kind()),
+            Some(io::ErrorKind::InvalidInput)
+        );
         let buf = Buffer::new(1 << 20, HugePages::Off).unwrap();
         assert!(bind(buf.as_ptr(), buf.len(), 1000).is_err());
         for node in [5000, u32::MAX] {

@@ -25,6 +25,7 @@ pub(super) fn latency_params(
         op,
         pair: None,
         load: None,
+        cell: None,
         node: rp::NodeTag::default(),
     })
 }

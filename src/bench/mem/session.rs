@@ -93,6 +93,7 @@ impl<'a> MemSession<'a> {
             MemWorkload::Latency => self.latency(point.threads, tick),
             MemWorkload::C2c => self.c2c(tick),
             MemWorkload::Loaded => self.loaded_latency(point, tick),
+            MemWorkload::Numa => self.numa(tick),
             MemWorkload::Null => {
                 let placement =
                     affinity::place(point.threads, &self.allowed, &self.sys.cpu.logical);

@@ -339,6 +339,9 @@ fn loaded_gives_a_curve_from_idle_to_flat_out() {
     let mut opts = tiny(vec![MemWorkload::Loaded]);
     opts.mixes = vec![Mix::parse("2:1").unwrap()];
     opts.reps.repeat = 1;
+    // A ring in DRAM, where an idle chase moves far less than the traffic flat out (in a
+    // cache the chase alone moved 5.5 GB/s).
+    opts.array_sizes = vec![64 << 20];
     let pts = points(&opts);
     assert_eq!(pts.len(), 1, "{pts:?}");
     assert_eq!(pts[0].threads, 2);
@@ -363,7 +366,7 @@ fn loaded_gives_a_curve_from_idle_to_flat_out() {
         assert_eq!(load.traffic_cpus.len(), 1);
         assert_eq!(
             l.chase.as_ref().unwrap().working_set_bytes,
-            loaded::ring_bytes(&sys)
+            loaded::ring_bytes(&opts, &sys)
         );
         delays.push(load.injection_delay_ns);
     }
@@ -375,4 +378,37 @@ fn loaded_gives_a_curve_from_idle_to_flat_out() {
         validate(&opts, &sys).unwrap_err(),
         MemError::LoadedNeedsTwo(1)
     );
+}
+
+/// NUMA on this machine: a latency and a bandwidth record per cell of its matrix (one cell on
+/// one node), each naming its cell, its node's CPUs, the machine's node count and whether the
+/// memory was bound.
+#[test]
+fn numa_gives_a_latency_and_a_bandwidth_per_cell() {
+    let sys = sys();
+    let opts = tiny(vec![MemWorkload::Numa]);
+    let pts = points(&opts);
+    assert_eq!(pts.len(), 1);
+    let (cells, nodes, bound) = numa_matrix::matrix_cells(&affinity::allowed_cpus());
+    assert!(!cells.is_empty());
+    let mut ticks = 0;
+    let session = MemSession::new(&sys, &opts).unwrap();
+    let recs = session.run(pts[0], &mut || ticks += 1).unwrap();
+    assert_eq!(ticks, rounds(&pts[0], &opts));
+    assert_eq!(recs.len(), 2 * cells.len());
+    for (pair, cell) in recs.chunks(2).zip(&cells) {
+        assert_eq!(
+            (pair[0].metric, pair[1].metric),
+            (
+                crate::results::Metric::Latency,
+                crate::results::Metric::Throughput
+            )
+        );
+        assert_eq!(pair[0].params, pair[1].params);
+        let c = pair[0].params.latency().unwrap().cell.clone().unwrap();
+        assert_eq!((c.cpu_node, c.mem_node), (cell.cpu_node, cell.mem_node));
+        assert_eq!(c.bandwidth_cpus, cell.cpus);
+        assert_eq!((c.nodes, c.bound), (nodes, bound));
+        assert!(pair.iter().all(|r| r.samples.iter().all(|s| *s > 0.0)));
+    }
 }

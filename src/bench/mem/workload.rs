@@ -41,6 +41,9 @@ crate::bench::spec::workloads! {
         Loaded = "LOADED",
         /// Core-to-core latency: a cache line's round trip between every two CPUs.
         C2c = "C2C",
+        /// NUMA node matrices: each node's CPUs on each node's memory (Intel MLC's
+        /// `--latency_matrix` and `--bandwidth_matrix`).
+        Numa = "NUMA",
         /// No work: the harness's overhead per repetition.
         Null = "NULL",
     }
@@ -136,6 +139,30 @@ const LOADED_SPEC: Spec = Spec {
     // Intel MLC's --loaded_latency cannot be had here (not in Debian, Intel-only).
     references: &[],
     charts: &[ChartKind::LoadedLatency],
+    work: Work::Loads,
+};
+
+/// NUMA's spec: a latency and a bandwidth record per cell of the node matrices.
+const NUMA_SPEC: Spec = Spec {
+    subsystem: Subsystem::Mem,
+    name: MemWorkload::Numa.name(),
+    what: "NUMA node matrices: latency and read bandwidth of each node's CPUs on each node's memory",
+    default: false,
+    metrics: &[Metric::Latency, Metric::Throughput],
+    options: &[&[
+        "isa",
+        "array-size",
+        "duration",
+        "mem-latency-ns",
+        "mem-cl",
+        "mem-peak-gbs",
+        "mem-channels",
+        "mem-mts",
+    ]],
+    axes: &[Axis::NodePair],
+    // Intel MLC's --latency_matrix and --bandwidth_matrix cannot be had here.
+    references: &[],
+    charts: &[],
     work: Work::Loads,
 };
 
@@ -271,6 +298,7 @@ impl MemWorkload {
             MemWorkload::Latency => return LATENCY_SPEC,
             MemWorkload::Loaded => return LOADED_SPEC,
             MemWorkload::C2c => return C2C_SPEC,
+            MemWorkload::Numa => return NUMA_SPEC,
             MemWorkload::Null => return NULL_SPEC,
         };
         let axes: &[Axis] = match (self, work) {
@@ -370,6 +398,17 @@ pub fn mixes(workload: MemWorkload, opts: &MemOptions) -> Vec<Option<Mix>> {
 pub fn points(opts: &MemOptions) -> Vec<MemPoint> {
     let mut out = Vec::new();
     for &workload in &opts.workloads {
+        if workload == MemWorkload::Numa {
+            // One point: every cell of the node matrices.
+            out.push(MemPoint {
+                workload,
+                threads: 1,
+                block: None,
+                array: None,
+                mix: None,
+            });
+            continue;
+        }
         if workload == MemWorkload::C2c {
             // One point: every pair of CPUs, two threads at a time.
             out.push(MemPoint {
@@ -446,6 +485,11 @@ pub fn rounds(point: &MemPoint, opts: &MemOptions) -> u64 {
         }
         MemWorkload::Loaded => {
             per * super::loaded::DELAYS_NS.len() as u64 * opts.huge_pages.len() as u64
+        }
+        MemWorkload::Numa => {
+            let allowed = crate::runner::affinity::allowed_cpus();
+            // Each cell: its latency's rounds and its bandwidth's.
+            2 * per * super::numa_matrix::matrix_cells(&allowed).0.len() as u64
         }
         MemWorkload::C2c => {
             let allowed = crate::runner::affinity::allowed_cpus();

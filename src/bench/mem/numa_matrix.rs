@@ -1,0 +1,181 @@
+//! A NUMA point: the node matrices (Intel MLC's `--latency_matrix` and `--bandwidth_matrix`).
+//! For each cell — a node whose CPUs this process may use, and a node that has memory — a
+//! pointer chase on the node's first CPU through a ring bound to the memory's node (mbind before
+//! the first touch), and a read of arrays bound there on every CPU of the node at once. A
+//! machine with one node has a one-cell matrix; a kernel without NUMA, one cell whose memory is
+//! not bound (the record says so).
+
+use super::latency::Chase;
+use super::loaded::ring_bytes;
+use super::numa::{self, NumaCell};
+use super::records::{latency_params, record};
+use super::session::on_each;
+use super::{MemError, MemSession, MemWorkload, array_bytes};
+use crate::bench::buffer::{Buffer, HugePages};
+use crate::results::params::{self as rp, Params};
+use crate::results::{Metric, ResultRecord, Unit};
+use crate::runner;
+use std::time::Duration;
+
+/// The cells of this machine's matrices and its node count: sysfs's nodes, or one cell of node
+/// 0 over every allowed CPU where the kernel lists no nodes; and whether memory can be bound.
+pub fn matrix_cells(allowed: &[usize]) -> (Vec<NumaCell>, u32, bool) {
+    match crate::sysinfo::numa::current() {
+        Some(t) if !t.nodes.is_empty() => (numa::cells(&t, allowed), t.nodes.len() as u32, true),
+        _ => (
+            vec![NumaCell {
+                cpu_node: 0,
+                mem_node: 0,
+                cpus: allowed.to_vec(),
+                distance: None,
+            }],
+            1,
+            false,
+        ),
+    }
+}
+
+impl MemSession<'_> {
+    /// Every cell's latency and bandwidth records.
+    pub(super) fn numa(&self, tick: &mut dyn FnMut()) -> Result<Vec<ResultRecord>, MemError> {
+        let (cells, nodes, bound) = matrix_cells(&self.allowed);
+        let budget = crate::sysinfo::ClockBudget::default();
+        let mut out = Vec::new();
+        for cell in cells.iter().filter(|c| !c.cpus.is_empty()) {
+            let place = bound.then_some(cell.mem_node);
+            let chaser = cell.cpus[0];
+            let clock = runner::on_cpu(chaser, || {
+                self.sys.measure_clock(&self.sys.clock_probes(), budget).ghz
+            })
+            .map_err(|e| MemError::Pin(e.to_string()))?;
+            let (ns, chase) = self.cell_latency(chaser, place, clock, tick)?;
+            let (gbs, per_thread) = self.cell_bandwidth(&cell.cpus, place, tick)?;
+            let mut params =
+                latency_params(cell.cpus.len(), rp::Probe::Numa, Some(chase), None, None);
+            if let Params::MemLatency(p) = &mut params {
+                p.cpus = vec![chaser];
+                p.cell = Some(rp::NodeCell {
+                    cpu_node: cell.cpu_node,
+                    mem_node: cell.mem_node,
+                    distance: cell.distance,
+                    nodes,
+                    bound,
+                    bandwidth_cpus: cell.cpus.clone(),
+                    isa: self.isa,
+                    array_bytes_per_thread: per_thread,
+                });
+            }
+            let floor = crate::sysinfo::peak::memory_latency(&self.opts.peak);
+            out.push(record(
+                MemWorkload::Numa,
+                params.clone(),
+                Metric::Latency,
+                Unit::Nanos,
+                ns,
+                floor,
+            ));
+            let peak = self.peak.clone();
+            out.push(record(
+                MemWorkload::Numa,
+                params,
+                Metric::Throughput,
+                Unit::GBPerSec,
+                gbs,
+                peak,
+            ));
+        }
+        Ok(out)
+    }
+
+    /// A cell's latency: per round, ns per load of a chase on `chaser` through a DRAM-sized
+    /// ring on `node` (huge pages), and the chase's parameters.
+    fn cell_latency(
+        &self,
+        chaser: usize,
+        node: Option<u32>,
+        clock: Option<f64>,
+        tick: &mut dyn FnMut(),
+    ) -> Result<(Vec<f64>, rp::Chase), MemError> {
+        let size = ring_bytes(self.opts, self.sys);
+        let huge = HugePages::On;
+        let ring = runner::on_cpu(chaser, || Chase::on_node(size as usize, huge, size, node))
+            .map_err(|e| MemError::Pin(e.to_string()))?
+            .map_err(|e| MemError::Alloc {
+                bytes: size,
+                reason: e.to_string(),
+            })?;
+        let loads = runner::calibrate(self.opts.latency_sample, |n| {
+            std::hint::black_box(ring.run(n));
+        })
+        .div_ceil(16)
+            * 16;
+        let times = runner::run_rounds(
+            &[chaser],
+            self.opts.reps,
+            |_| {
+                std::hint::black_box(ring.run(loads));
+            },
+            |_| {},
+            |_| tick(),
+        )
+        .map_err(|e| MemError::Pin(e.to_string()))?;
+        let ns: Vec<f64> = times.iter().map(|t| per_load(*t, loads)).collect();
+        let mean = ns.iter().sum::<f64>() / ns.len().max(1) as f64;
+        let chase = rp::Chase {
+            working_set_bytes: size,
+            pages: huge.pages(),
+            huge_page_bytes: ring.huge_page_bytes(),
+            loads,
+            clock_ghz: clock,
+            latency_cycles: clock.map(|c| mean * c),
+        };
+        Ok((ns, chase))
+    }
+
+    /// A cell's bandwidth: per round, GB/s of every CPU of `cpus` summing arrays of its own on
+    /// `node` (`--array-size` split between them), and each thread's array size.
+    fn cell_bandwidth(
+        &self,
+        cpus: &[usize],
+        node: Option<u32>,
+        tick: &mut dyn FnMut(),
+    ) -> Result<(Vec<f64>, u64), MemError> {
+        let threads = cpus.len().max(1);
+        let per_thread = (array_bytes(self.opts, self.sys) / threads as u64).max(4096) / 64 * 64;
+        let elems = (per_thread / 8) as usize;
+        let arrays = on_each(cpus, per_thread * threads as u64, |_| {
+            let b = Buffer::new_with(per_thread as usize, HugePages::On, |p, len| match node {
+                Some(n) => numa::bind(p, len, n),
+                None => Ok(()),
+            })?;
+            // SAFETY: the buffer holds `elems` f64.
+            unsafe { (self.regular.fill)(b.as_ptr() as *mut f64, 1.0, elems) };
+            Ok(b)
+        })?;
+        let read = self.regular.read;
+        let pass = |i: usize, _: u64| {
+            // SAFETY: thread i's array holds `elems` f64.
+            std::hint::black_box(unsafe { read(arrays[i].as_ptr() as *const f64, elems) });
+        };
+        let passes = self.passes(cpus, threads, per_thread, &pass)?;
+        let times = runner::run_rounds(
+            cpus,
+            self.opts.reps,
+            |i| (1..=passes).for_each(|s| pass(i, s)),
+            |_| {},
+            |_| tick(),
+        )
+        .map_err(|e| MemError::Pin(e.to_string()))?;
+        let bytes = per_thread as f64 * passes as f64 * threads as f64;
+        let gbs = times
+            .iter()
+            .map(|t| bytes / t.as_secs_f64().max(1e-9) / 1e9)
+            .collect();
+        Ok((gbs, per_thread))
+    }
+}
+
+/// ns per load of a round of `loads` loads.
+fn per_load(t: Duration, loads: u64) -> f64 {
+    t.as_secs_f64() * 1e9 / loads.max(1) as f64
+}
