@@ -705,6 +705,16 @@ fn every_mem_option_is_used_or_refused() {
             &["--workload", "MIX", "--mix", "4:1"],
             "4:1 is not one of the kernels' mixes",
         ),
+        refused(
+            "stores",
+            &["--workload", "LOADED", "--stores", "nt"],
+            "every mix of MIX and LOADED here reads only",
+        ),
+        refused(
+            "threads",
+            &["--workload", "NUMA", "--threads", "2"],
+            "NUMA runs every CPU of each node",
+        ),
         used(
             "cpus",
             &[

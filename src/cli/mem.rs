@@ -311,6 +311,24 @@ fn refuse_unused(args: &MemArgs, workloads: &[MemWorkload]) -> Result<(), UsageE
         ),
         "add one of them or drop --stores",
     )?;
+    // MIX and LOADED store only in a mix that writes (LOADED's default reads only).
+    let writes = |w: &MemWorkload| match w {
+        MemWorkload::Mix | MemWorkload::Loaded if args.mix.is_empty() => *w == MemWorkload::Mix,
+        MemWorkload::Mix | MemWorkload::Loaded => args.mix.iter().any(|m| m.writes > 0),
+        w => w.spec().uses("stores"),
+    };
+    given.refuse_unless(
+        workloads.iter().any(writes),
+        &["stores"],
+        "chooses the store instructions of the mixes that write, and every mix of MIX and LOADED here reads only",
+        "add a mix that writes (--mix 3:1, 2:1, 1:1 or 0:1) or drop --stores",
+    )?;
+    given.refuse_unless(
+        workloads.iter().any(|w| *w != MemWorkload::Numa),
+        &["threads"],
+        "sets thread counts, and NUMA runs every CPU of each node (its latency one)",
+        "drop --threads",
+    )?;
     if args.mem_mts.is_some() && args.mem_channels.is_none() && args.mem_cl.is_none() {
         return Err(UsageError(
             "--mem-mts is the transfer rate of the bandwidth peak (with --mem-channels) or of the rated latency (with --mem-cl): give one of them, or drop --mem-mts".into(),

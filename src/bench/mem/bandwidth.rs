@@ -302,15 +302,7 @@ impl MemSession<'_> {
                 kernels::fence();
             }
         };
-        let passes = self.passes(cpus, point.threads, pass_bytes, &pass)?;
-        let times = runner::run_rounds(
-            cpus,
-            self.opts.reps,
-            |i| (1..=passes).for_each(|s| pass(i, s)),
-            |_| {},
-            |_| tick(),
-        )
-        .map_err(|e| MemError::Pin(e.to_string()))?;
+        let (passes, times) = self.timed_passes(cpus, point.threads, pass_bytes, &pass, tick)?;
         let total = pass_bytes as f64 * passes as f64 * point.threads as f64;
         let samples = times
             .iter()
@@ -323,11 +315,33 @@ impl MemSession<'_> {
         Ok(self.records(w, params, samples, &times, ops, moved))
     }
 
+    /// The point's repetitions: the passes of one ([`Self::passes`]), then each repetition's
+    /// time of that many passes on every thread at once, `tick` after each.
+    pub(super) fn timed_passes(
+        &self,
+        cpus: &[usize],
+        threads: usize,
+        pass_bytes: u64,
+        pass: &(dyn Fn(usize, u64) + Sync),
+        tick: &mut dyn FnMut(),
+    ) -> Result<(u64, Vec<std::time::Duration>), MemError> {
+        let passes = self.passes(cpus, threads, pass_bytes, pass)?;
+        let times = runner::run_rounds(
+            cpus,
+            self.opts.reps,
+            |i| (1..=passes).for_each(|s| pass(i, s)),
+            |_| {},
+            |_| tick(),
+        )
+        .map_err(|e| MemError::Pin(e.to_string()))?;
+        Ok((passes, times))
+    }
+
     /// The passes of a repetition: the fixed work's (`--total-bytes`), else calibrated — rounds
     /// of 1, 2, 4, … passes until one takes a twentieth of the duration (1 ms at least), then
     /// as many as fill it. One pass of a cache-resident array is shorter than starting the
     /// threads, and timing one alone left repetitions at 60–80 % of --duration.
-    pub(super) fn passes(
+    fn passes(
         &self,
         cpus: &[usize],
         threads: usize,

@@ -147,7 +147,14 @@ impl MemSession<'_> {
         tick: &mut dyn FnMut(),
     ) -> Result<Vec<ResultRecord>, MemError> {
         let mix = point.mix.unwrap_or(Mix::ALL_READS);
-        let cpus = affinity::place(point.threads, &self.allowed, &self.sys.cpu.logical).cpus;
+        let placement = affinity::place(point.threads, &self.allowed, &self.sys.cpu.logical);
+        if placement.oversubscribed {
+            return Err(MemError::LoadedOversubscribed(
+                point.threads,
+                self.allowed.len(),
+            ));
+        }
+        let cpus = placement.cpus;
         let Some((&chaser, traffic_cpus)) = cpus.split_first().filter(|(_, t)| !t.is_empty())
         else {
             return Err(MemError::LoadedNeedsTwo(cpus.len()));
@@ -161,7 +168,9 @@ impl MemSession<'_> {
         let per_thread = (array_bytes(self.opts, self.sys) / traffic_cpus.len() as u64).max(BURST)
             / BURST
             * BURST;
-        let (kernels, streams) = self.kernels_for(per_thread, false);
+        let in_cache = (self.sys.llc_total_bytes())
+            .is_some_and(|llc| mix.arrays() * array_bytes(self.opts, self.sys) <= llc);
+        let (kernels, streams) = self.kernels_for(per_thread, in_cache);
         let traffic = Traffic {
             kernels,
             streams: streams && mix.writes > 0,
@@ -182,20 +191,9 @@ impl MemSession<'_> {
         })?;
         let spins_per_ns = runner::on_cpu(traffic_cpus[0], spins_per_ns)
             .map_err(|e| MemError::Pin(e.to_string()))?;
-        let size = ring_bytes(self.opts, self.sys);
         let mut out = Vec::new();
         for &huge in &self.opts.huge_pages {
-            let ring = runner::on_cpu(chaser, || Chase::new(size as usize, huge, size))
-                .map_err(|e| MemError::Pin(e.to_string()))?
-                .map_err(|e| MemError::Alloc {
-                    bytes: size,
-                    reason: e.to_string(),
-                })?;
-            let loads = runner::calibrate(self.opts.latency_sample, |n| {
-                std::hint::black_box(ring.run(n));
-            })
-            .div_ceil(16)
-                * 16;
+            let (ring, loads) = self.dram_ring(chaser, huge, None)?;
             for delay in DELAYS_NS {
                 let spins = delay.map(|ns| (ns as f64 * spins_per_ns).round() as u64);
                 let on = match spins {
@@ -211,12 +209,13 @@ impl MemSession<'_> {
                     |n| ring.run(n),
                     loads,
                 )?;
-                rounds.times.iter().for_each(|_| tick());
+                // Every round, warm-up included (the chaser's thread cannot tick).
+                (0..self.opts.reps.warmup + self.opts.reps.repeat).for_each(|_| tick());
                 let load = rp::Load {
                     injection_delay_ns: delay,
                     mix,
                     burst_bytes: BURST,
-                    traffic_cpus: traffic_cpus.to_vec(),
+                    traffic_cpus: on.to_vec(),
                     isa: self.isa,
                     stores: match (mix.writes, traffic.streams) {
                         (0, _) => rp::StoreKind::None,
@@ -237,6 +236,27 @@ impl MemSession<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// A ring of [`ring_bytes`] built on `chaser` (its memory bound to `node` where given),
+    /// and the loads of one sample (`--duration`), whole sixteens.
+    pub(super) fn dram_ring(
+        &self,
+        chaser: usize,
+        huge: HugePages,
+        node: Option<u32>,
+    ) -> Result<(Chase, u64), MemError> {
+        let size = ring_bytes(self.opts, self.sys);
+        let ring = runner::on_cpu(chaser, || Chase::on_node(size as usize, huge, size, node))
+            .map_err(|e| MemError::Pin(e.to_string()))?
+            .map_err(|e| MemError::Alloc {
+                bytes: size,
+                reason: e.to_string(),
+            })?;
+        let loads = runner::calibrate(self.opts.latency_sample, |n| {
+            std::hint::black_box(ring.run(n));
+        });
+        Ok((ring, loads.div_ceil(16) * 16))
     }
 
     /// One delay's rounds: the traffic threads started on `traffic` (none: idle), then the
@@ -309,8 +329,10 @@ impl MemSession<'_> {
                 .join();
             stop.store(true, Ordering::Relaxed);
             for w in workers {
-                if let Ok(Err(e)) = w.join() {
-                    return Err(MemError::Pin(e.to_string()));
+                match w.join() {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => return Err(MemError::Pin(e.to_string())),
+                    Err(_) => return Err(MemError::Invalid("a traffic thread panicked".into())),
                 }
             }
             match measured {

@@ -130,8 +130,16 @@ pub enum MemError {
         "LOADED needs two threads or more (one chases, the others make traffic), and -t gives at most {0}; give -t 2 or more"
     )]
     LoadedNeedsTwo(usize),
+    #[error(
+        "LOADED runs each of its {0} threads on a CPU of its own (the chaser must not share one), and this process may run on {1}; give -t {1} or fewer"
+    )]
+    LoadedOversubscribed(usize, usize),
     #[error("--cpus names CPU {0}, which this process may not run on; allowed: {1}")]
     CpuNotAllowed(usize, String),
+    #[error(
+        "NUMA cannot bind memory to a node here (mbind: {0}): a seccomp filter, as containers have, forbids it; run it where mbind is allowed"
+    )]
+    NoBinding(String),
     #[error("could not allocate {bytes} bytes: {reason}")]
     Alloc { bytes: u64, reason: String },
     #[error("could not pin a thread: {0}")]
@@ -146,7 +154,10 @@ impl MemError {
     pub fn is_usage(&self) -> bool {
         !matches!(
             self,
-            MemError::Alloc { .. } | MemError::Pin(_) | MemError::Invalid(_)
+            MemError::Alloc { .. }
+                | MemError::Pin(_)
+                | MemError::Invalid(_)
+                | MemError::NoBinding(_)
         )
     }
 }
@@ -186,8 +197,11 @@ pub fn estimate(opts: &MemOptions, sys: &SystemInfo) -> Duration {
             let ring = loaded::ring_bytes(opts, sys) as f64;
             let sample = opts.latency_sample.as_secs_f64();
             let d = opts.duration.as_secs_f64() * 1.05;
+            // Each cell's clock (0.3 s) and the calibration of its passes (d / 20 and more).
             s += cells
-                * (ring / 64.0 * 25e-9
+                * (0.3
+                    + d / 10.0
+                    + ring / 64.0 * 25e-9
                     + sample / 10.0
                     + rounds * sample
                     + array_bytes(opts, sys) as f64 / 2e9
@@ -324,6 +338,14 @@ pub fn validate(opts: &MemOptions, sys: &SystemInfo) -> Result<(), MemError> {
         // LOADED: one ring, and the traffic's arrays (up to four).
         let ring = loaded::ring_bytes(opts, sys);
         let loaded = (ring + ring / 16).saturating_add(4u64.saturating_mul(array));
+        // NUMA: one cell's ring and arrays at a time.
+        if opts.workloads.contains(&MemWorkload::Numa) && ring + ring / 16 + array > limit {
+            return Err(MemError::TooMuchMemory {
+                need: ring + ring / 16 + array,
+                available,
+                hint: "",
+            });
+        }
         if opts.workloads.contains(&MemWorkload::Loaded) && loaded > limit {
             return Err(MemError::TooMuchMemory {
                 need: loaded,
@@ -339,8 +361,14 @@ pub fn validate(opts: &MemOptions, sys: &SystemInfo) -> Result<(), MemError> {
             });
         }
     }
-    if opts.workloads.contains(&MemWorkload::Loaded) && max_threads < 2 {
-        return Err(MemError::LoadedNeedsTwo(max_threads));
+    if opts.workloads.contains(&MemWorkload::Loaded) {
+        if max_threads < 2 {
+            return Err(MemError::LoadedNeedsTwo(max_threads));
+        }
+        let allowed = crate::runner::affinity::allowed_cpus().len();
+        if max_threads > allowed {
+            return Err(MemError::LoadedOversubscribed(max_threads, allowed));
+        }
     }
     if opts.workloads.contains(&MemWorkload::C2c) {
         let allowed = crate::runner::affinity::allowed_cpus();

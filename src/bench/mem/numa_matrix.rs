@@ -5,7 +5,6 @@
 //! machine with one node has a one-cell matrix; a kernel without NUMA, one cell whose memory is
 //! not bound (the record says so).
 
-use super::latency::Chase;
 use super::loaded::ring_bytes;
 use super::numa::{self, NumaCell};
 use super::records::{latency_params, record};
@@ -17,11 +16,18 @@ use crate::results::{Metric, ResultRecord, Unit};
 use crate::runner;
 use std::time::Duration;
 
-/// The cells of this machine's matrices and its node count: sysfs's nodes, or one cell of node
-/// 0 over every allowed CPU where the kernel lists no nodes; and whether memory can be bound.
+/// The cells of this machine's matrices and its node count: sysfs's nodes (the columns those
+/// this process may allocate on, its cpuset's `Mems_allowed`), or one cell of node 0 over every
+/// allowed CPU where the kernel lists no nodes; and whether memory can be bound.
 pub fn matrix_cells(allowed: &[usize]) -> (Vec<NumaCell>, u32, bool) {
     match crate::sysinfo::numa::current() {
-        Some(t) if !t.nodes.is_empty() => (numa::cells(&t, allowed), t.nodes.len() as u32, true),
+        Some(t) if !t.nodes.is_empty() => {
+            let mut cells = numa::cells(&t, allowed);
+            if let Some(mems) = mems_allowed() {
+                cells.retain(|c| mems.contains(&(c.mem_node as usize)));
+            }
+            (cells, t.nodes.len() as u32, true)
+        }
         _ => (
             vec![NumaCell {
                 cpu_node: 0,
@@ -35,10 +41,37 @@ pub fn matrix_cells(allowed: &[usize]) -> (Vec<NumaCell>, u32, bool) {
     }
 }
 
+/// The memory nodes this process may allocate on (`Mems_allowed_list` of /proc/self/status);
+/// None where it is not there.
+fn mems_allowed() -> Option<Vec<usize>> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let list = crate::sysinfo::sysfs::proc_field(&status, "Mems_allowed_list")?;
+    crate::sysinfo::sysfs::parse_cpu_list(&list)
+}
+
+/// Whether memory can be bound to `node` here: a seccomp filter (a container's default one)
+/// refuses mbind with EPERM, a kernel without NUMA with ENOSYS.
+fn binding_refused(node: u32) -> Option<std::io::Error> {
+    match Buffer::new_with(4096, HugePages::Off, |p, len| numa::bind(p, len, node)) {
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::ENOSYS)) => Some(e),
+        _ => None,
+    }
+}
+
 impl MemSession<'_> {
     /// Every cell's latency and bandwidth records.
     pub(super) fn numa(&self, tick: &mut dyn FnMut()) -> Result<Vec<ResultRecord>, MemError> {
-        let (cells, nodes, bound) = matrix_cells(&self.allowed);
+        let (cells, nodes, mut bound) = matrix_cells(&self.allowed);
+        if let Some(first) = cells.first()
+            && bound
+            && let Some(e) = binding_refused(first.mem_node)
+        {
+            // One node: first touch places everything there anyway.
+            if nodes > 1 {
+                return Err(MemError::NoBinding(e.to_string()));
+            }
+            bound = false;
+        }
         let budget = crate::sysinfo::ClockBudget::default();
         let mut out = Vec::new();
         for cell in cells.iter().filter(|c| !c.cpus.is_empty()) {
@@ -96,19 +129,8 @@ impl MemSession<'_> {
         clock: Option<f64>,
         tick: &mut dyn FnMut(),
     ) -> Result<(Vec<f64>, rp::Chase), MemError> {
-        let size = ring_bytes(self.opts, self.sys);
         let huge = HugePages::On;
-        let ring = runner::on_cpu(chaser, || Chase::on_node(size as usize, huge, size, node))
-            .map_err(|e| MemError::Pin(e.to_string()))?
-            .map_err(|e| MemError::Alloc {
-                bytes: size,
-                reason: e.to_string(),
-            })?;
-        let loads = runner::calibrate(self.opts.latency_sample, |n| {
-            std::hint::black_box(ring.run(n));
-        })
-        .div_ceil(16)
-            * 16;
+        let (ring, loads) = self.dram_ring(chaser, huge, node)?;
         let times = runner::run_rounds(
             &[chaser],
             self.opts.reps,
@@ -122,7 +144,7 @@ impl MemSession<'_> {
         let ns: Vec<f64> = times.iter().map(|t| per_load(*t, loads)).collect();
         let mean = ns.iter().sum::<f64>() / ns.len().max(1) as f64;
         let chase = rp::Chase {
-            working_set_bytes: size,
+            working_set_bytes: ring_bytes(self.opts, self.sys),
             pages: huge.pages(),
             huge_page_bytes: ring.huge_page_bytes(),
             loads,
@@ -157,15 +179,7 @@ impl MemSession<'_> {
             // SAFETY: thread i's array holds `elems` f64.
             std::hint::black_box(unsafe { read(arrays[i].as_ptr() as *const f64, elems) });
         };
-        let passes = self.passes(cpus, threads, per_thread, &pass)?;
-        let times = runner::run_rounds(
-            cpus,
-            self.opts.reps,
-            |i| (1..=passes).for_each(|s| pass(i, s)),
-            |_| {},
-            |_| tick(),
-        )
-        .map_err(|e| MemError::Pin(e.to_string()))?;
+        let (passes, times) = self.timed_passes(cpus, threads, per_thread, &pass, tick)?;
         let bytes = per_thread as f64 * passes as f64 * threads as f64;
         let gbs = times
             .iter()

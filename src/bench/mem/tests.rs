@@ -363,7 +363,9 @@ fn loaded_gives_a_curve_from_idle_to_flat_out() {
         let l = pair[0].params.latency().unwrap();
         let load = l.load.as_ref().unwrap();
         assert_eq!(load.mix, opts.mixes[0]);
-        assert_eq!(load.traffic_cpus.len(), 1);
+        // Idle runs no traffic.
+        let traffic = usize::from(load.injection_delay_ns.is_some());
+        assert_eq!(load.traffic_cpus.len(), traffic);
         assert_eq!(
             l.chase.as_ref().unwrap().working_set_bytes,
             loaded::ring_bytes(&opts, &sys)
@@ -373,6 +375,13 @@ fn loaded_gives_a_curve_from_idle_to_flat_out() {
     assert_eq!(delays, loaded::DELAYS_NS);
     let (idle, flat) = (recs[1].summary.mean, recs[recs.len() - 1].summary.mean);
     assert!(flat > 2.0 * idle, "idle {idle} B/s, flat out {flat} B/s");
+    // A CPU per thread, or the chaser would share one with the traffic.
+    let allowed = affinity::allowed_cpus().len();
+    opts.threads = vec![2, allowed + 1];
+    assert_eq!(
+        validate(&opts, &sys).unwrap_err(),
+        MemError::LoadedOversubscribed(allowed + 1, allowed)
+    );
     opts.threads = vec![1];
     assert_eq!(
         validate(&opts, &sys).unwrap_err(),

@@ -385,7 +385,14 @@ impl MemPoint {
 pub fn mixes(workload: MemWorkload, opts: &MemOptions) -> Vec<Option<Mix>> {
     match workload {
         MemWorkload::Mix | MemWorkload::Loaded if !opts.mixes.is_empty() => {
-            opts.mixes.iter().map(|m| Some(*m)).collect()
+            // Once each (6:2 and 3:1 are one mix).
+            let mut out: Vec<Option<Mix>> = Vec::new();
+            for m in &opts.mixes {
+                if !out.contains(&Some(*m)) {
+                    out.push(Some(*m));
+                }
+            }
+            out
         }
         MemWorkload::Mix => Mix::MLC.iter().map(|m| Some(*m)).collect(),
         MemWorkload::Loaded => vec![Some(Mix::ALL_READS)],

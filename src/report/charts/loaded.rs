@@ -38,7 +38,14 @@ pub(super) fn loaded_latency(records: &[&ResultRecord]) -> Option<Chart> {
             Pages::Thp => "huge pages",
             Pages::Small => "4 KiB pages",
         };
-        let name = format!("{}, {} threads, {pages}", load.mix.words(), l.threads);
+        // A multi-node run's nodes each have their curve.
+        let host = r
+            .params
+            .node()
+            .node
+            .map(|n| format!(", node {n}"))
+            .unwrap_or_default();
+        let name = format!("{}, {} threads, {pages}{host}", load.mix.words(), l.threads);
         let (x, y) = (bw.summary.mean, r.summary.mean);
         let line = lines.entry(name.clone()).or_insert_with(|| Series {
             name: name.clone(),
