@@ -36,9 +36,14 @@ fn tiny(w: &Spec, dir: &Path) -> Vec<String> {
             args.extend([format!("--{option}"), value.to_string()]);
         }
     }
-    args.extend(match w.subsystem {
-        Subsystem::Cpu | Subsystem::Mem => s(&["--threads", "1", "--repeat", "2", "--warmup", "0"]),
-        Subsystem::Disk => {
+    args.extend(match (w.subsystem, w.name) {
+        // LOADED chases on one thread and loads on the others; NUMA runs every CPU of a node.
+        (Subsystem::Mem, "LOADED") => s(&["--threads", "2", "--repeat", "2", "--warmup", "0"]),
+        (Subsystem::Mem, "NUMA") => s(&["--repeat", "2", "--warmup", "0"]),
+        (Subsystem::Cpu | Subsystem::Mem, _) => {
+            s(&["--threads", "1", "--repeat", "2", "--warmup", "0"])
+        }
+        (Subsystem::Disk, _) => {
             let mut a = s(&[
                 "--engine",
                 "null",
@@ -57,7 +62,7 @@ fn tiny(w: &Spec, dir: &Path) -> Vec<String> {
             a.push(dir.display().to_string());
             a
         }
-        Subsystem::Net => s(&[
+        (Subsystem::Net, _) => s(&[
             "--loopback",
             "--protocol",
             "tcp",
