@@ -108,7 +108,8 @@ pub use crate::results::params::LevelKind;
 ///
 /// With more plateaus than cache levels, they are taken in order (L1, L2…, then memory, then
 /// memory-2…: sizes that sysfs reports for a whole package, or a hypervisor's, would
-/// otherwise misplace them). With as many or fewer (a sweep that stops inside the caches, or
+/// otherwise misplace them), except that a plateau reaching four times the last cache is
+/// memory (and those after it memory-2…). With as many or fewer (a sweep that stops inside the caches, or
 /// two levels too close to tell apart), a plateau that reaches past twice the last cache is
 /// memory (with 4 KiB pages, or on a guest, the curve can rise so gently from inside the last
 /// cache to far past it that it reads as one plateau), and any other is named by its middle
@@ -123,12 +124,21 @@ pub fn name_levels(levels: &[Level], caches: &[(u32, u64)]) -> Vec<LevelKind> {
         } else {
             levels.len().saturating_sub(1)
         };
-        return (0..levels.len())
-            .map(|n| {
-                if n < cache_levels {
-                    LevelKind::Cache(n as u32 + 1)
+        // A plateau that reaches four times the last cache is no cache, whatever the order
+        // says (a staircase with no L3 plateau of its own named memory L3 and its page walks
+        // memory on a Zen 4 guest).
+        let last_size = caches.iter().map(|c| c.1).max().unwrap_or(0);
+        let (mut cache, mut memory) = (0, 0);
+        return levels
+            .iter()
+            .map(|l| {
+                let past = known > 0 && l.to_bytes >= last_size.saturating_mul(4);
+                if memory == 0 && !past && cache < cache_levels {
+                    cache += 1;
+                    LevelKind::Cache(cache as u32)
                 } else {
-                    LevelKind::Memory(n - cache_levels + 1)
+                    memory += 1;
+                    LevelKind::Memory(memory)
                 }
             })
             .collect();
@@ -344,6 +354,12 @@ mod tests {
         assert_eq!(
             names(&[l1, l2, l3, memory, (2 << 30, 4 << 30)], &zen4),
             ["L1", "L2", "L3", "memory", "memory-2"]
+        );
+        // No L3 plateau of its own, memory from inside L3 to 256 MiB, then page walks (huge
+        // pages, a Zen 4 guest): memory and memory-2, not L3 and memory.
+        assert_eq!(
+            names(&[l1, l2, (5 << 20, 256 << 20), (724 << 20, 1 << 30)], &zen4),
+            ["L1", "L2", "memory", "memory-2"]
         );
         // A sweep that stops inside the caches names no memory.
         assert_eq!(names(&[l1], &zen4), ["L1"]);

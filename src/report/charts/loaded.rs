@@ -64,7 +64,7 @@ pub(super) fn loaded_latency(records: &[&ResultRecord]) -> Option<Chart> {
         subsystem: Subsystem::Mem,
         title: "Loaded latency".into(),
         note: "One thread chases pointers through a ring of --array-size bytes (4 × the last-level cache by default: in DRAM) while the \
-               others run the mix's kernel in bursts of 4 KiB per array, pausing the injection \
+               others run the mix's kernel in bursts of 64 KiB per array, pausing the injection \
                delay after each: each point is one delay, from idle (no traffic, at the left) to \
                none (the bandwidth wall, at the right). The x axis is the bandwidth of all \
                threads (the traffic as STREAM counts it and the chaser's lines)."
