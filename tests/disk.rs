@@ -73,6 +73,13 @@ fn null_engine_gives_exact_records_and_leaves_no_file() {
         // The file system holding the file, by name (a test directory is on some known one).
         let fs = r["params"]["file_system"].as_str().unwrap();
         assert!(!fs.is_empty() && !fs.contains('\n'), "{fs}");
+        // What the point cost in CPU, as fio reports usr/sys per job.
+        let cpu = &r["params"]["cpu"];
+        assert!(cpu["window_s"].as_f64().is_some_and(|w| w > 0.0), "{cpu}");
+        for k in ["process_user_cpus", "process_system_cpus"] {
+            assert!(cpu[k].as_f64().is_some_and(|v| v >= 0.0), "{k}: {cpu}");
+        }
+        assert!(cpu["online_cpus"].as_u64().is_some_and(|n| n >= 1), "{cpu}");
     }
     // Throughput per 10 ms interval (a twentieth of 20 ms, at least 10 ms) of the last
     // repetition, on the throughput record only.

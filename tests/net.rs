@@ -721,3 +721,51 @@ fn a_foreign_server_is_one_clear_line() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert_eq!(err.matches("exceeds").count(), 1, "said once: {err}");
 }
+
+/// A CPU-bound loopback stream: its records carry what it cost in CPU, at least 80 % of one CPU
+/// of the machine busy (sender and receiver are both here), this process's own share, and the
+/// service demand (µs of CPU per KB of goodput).
+#[test]
+fn a_loopback_stream_carries_its_cpu_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("net.json");
+    peakbench()
+        .args([
+            "net",
+            "--loopback",
+            "--protocol",
+            "tcp",
+            "--workload",
+            "THROUGHPUT",
+            "--duration",
+            "300ms",
+            "--omit",
+            "0",
+            "--repeat",
+            "1",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&json)
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let recs = doc["results"].as_array().unwrap();
+    assert!(!recs.is_empty());
+    for r in recs {
+        let cpu = &r["params"]["cpu"];
+        let f = |k: &str| cpu[k].as_f64().unwrap_or_else(|| panic!("no {k}: {cpu}"));
+        let busy = f("user_cpus") + f("system_cpus") + f("irq_cpus") + f("softirq_cpus");
+        assert!(busy >= 0.8, "{cpu}");
+        assert!(busy <= cpu["online_cpus"].as_f64().unwrap() + 0.01, "{cpu}");
+        // This process's share: both ends are its threads; other tests on these cores may
+        // take part of the machine's busy time, so only its presence is asserted.
+        assert!(
+            f("process_user_cpus") + f("process_system_cpus") > 0.0,
+            "{cpu}"
+        );
+        assert!(f("window_s") >= 0.25, "{cpu}");
+        assert!(f("service_demand_us_per_kb") > 0.0, "{cpu}");
+    }
+}

@@ -1,5 +1,6 @@
 //! Measurements: raw samples and the statistics computed from them, in one place.
 
+pub mod cpu_usage;
 pub mod latency;
 pub mod stats;
 pub mod welch;

@@ -451,6 +451,8 @@ pub struct OpProbe {
     pub ops: u64,
 }
 
+pub use crate::measure::cpu_usage::CpuUse;
+
 /// Disk points: the throughput, IOPS and latency records of one point share them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiskParams {
@@ -493,6 +495,9 @@ pub struct DiskParams {
     pub littles_law: LittlesLaw,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_definition: Option<String>,
+    /// What the point cost in CPU (absent in documents from before it was measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuUse>,
     #[serde(flatten)]
     pub node: NodeTag,
 }
@@ -561,6 +566,10 @@ pub struct NetParams {
     /// Round trips: each stream's own mean round-trip time, µs (mean over the repetitions).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stream_rtt_us: Vec<f64>,
+    /// What the point cost in CPU on this end, from the start of each repetition's transfer to
+    /// its end (absent in documents from before it was measured, and between nodes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuUse>,
     #[serde(flatten)]
     pub between: Option<Link>,
     #[serde(flatten)]

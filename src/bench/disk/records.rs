@@ -105,6 +105,7 @@ impl DiskSession<'_> {
         point: DiskPoint,
         cpus: &[usize],
         stats: Vec<Vec<ThreadStats>>,
+        cpu: rp::CpuUse,
     ) -> Vec<ResultRecord> {
         let reps = stats.iter().map(|s| s.len()).min().unwrap_or(0);
         let rates = Rates::of(&stats, reps);
@@ -115,6 +116,7 @@ impl DiskSession<'_> {
             .fold(0.0, f64::max);
         let read_share = rates.read_share();
         let mut params = self.params(point, cpus, sync_s, rates.littles_law(point));
+        params.cpu = Some(cpu);
         let label = point.workload.name();
         let mut out = vec![
             ResultRecord::new(
@@ -244,6 +246,7 @@ impl DiskSession<'_> {
             file_system: self.target().file_system.clone(),
             littles_law,
             latency_definition: None,
+            cpu: None,
             node: NodeTag::default(),
         }
     }

@@ -121,6 +121,7 @@ impl<'a> DiskSession<'a> {
             warmup: 0,
             repeat: self.opts.reps.repeat,
         };
+        let before = crate::measure::cpu_usage::snapshot();
         runner::run_rounds(
             &placement.cpus,
             reps,
@@ -141,10 +142,12 @@ impl<'a> DiskSession<'a> {
             |_| tick(),
         )
         .map_err(|e| DiskError::Io(format!("could not pin a thread: {e}")))?;
+        let cpu = before.until(&crate::measure::cpu_usage::snapshot());
         if let Some(e) = failure.into_inner().expect("failure") {
             return Err(e);
         }
-        Ok(self.records(point, &placement.cpus, stats.into_inner().expect("stats")))
+        let stats = stats.into_inner().expect("stats");
+        Ok(self.records(point, &placement.cpus, stats, cpu))
     }
 
     /// Thread `i`'s plan for a repetition of `point`, its random choices seeded with `seed`.

@@ -74,6 +74,8 @@ pub struct Outcome {
     pub server: SideStats,
     /// The client's first data socket's (send, receive) buffer bytes at the end of the test.
     pub buffers: Option<(u64, u64)>,
+    /// The CPU the test cost on this machine, from the start of the transfer to its end.
+    pub cpu: crate::results::params::CpuUse,
 }
 
 fn expect(msg: Msg, expected: &'static str) -> NetError {
@@ -144,7 +146,9 @@ pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetErro
     protocol::send(&mut out, &Msg::Start)?;
     let stop = AtomicBool::new(false);
     let probe = attached.probe();
+    let before = crate::measure::cpu_usage::snapshot();
     let client = roles::run(attached, params, Role::of(params, false), w, cookie, &stop)?;
+    let cpu = before.until(&crate::measure::cpu_usage::snapshot());
     let buffers = probe.and_then(|p| p.read());
     protocol::send(
         &mut out,
@@ -158,6 +162,7 @@ pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetErro
             client,
             server: stats,
             buffers,
+            cpu,
         }),
         other => Err(expect(other, "results")),
     }

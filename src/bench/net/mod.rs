@@ -354,6 +354,7 @@ impl NetSession {
             lost: None,
             latency_definition: None,
             stream_rtt_us: Vec::new(),
+            cpu: None,
             between: None,
             node: NodeTag::default(),
         }
@@ -368,6 +369,9 @@ impl NetSession {
             base.send_buffer_bytes = Some(send);
             base.receive_buffer_bytes = Some(receive);
         }
+        let cpu: Vec<crate::results::params::CpuUse> =
+            outcomes.iter().map(|o| o.cpu.clone()).collect();
+        base.cpu = crate::results::params::CpuUse::mean(&cpu);
         match point.workload {
             NetWorkload::Throughput => self.throughput_records(name, p, base, outcomes),
             NetWorkload::Latency => latency_records(name, p, base, outcomes, self.rtt_peak(&p)),
@@ -396,6 +400,13 @@ impl NetSession {
             .collect();
         let rate = |bytes: u64, ns: u64| bytes as f64 * 8.0 / (ns.max(1) as f64 / 1e9) / unit_bits;
         let mut base = base;
+        // The service demand: the CPU per KB of the receiver's goodput (mean over repetitions).
+        let received = sides
+            .iter()
+            .map(|(_, r)| r.bytes_received as f64 / (r.window_ns.max(1) as f64 / 1e9))
+            .sum::<f64>()
+            / sides.len().max(1) as f64;
+        base.cpu = base.cpu.take().map(|c| c.with_demand(received));
         base.direction = Some(if p.reverse {
             crate::results::params::Direction::ServerToClient
         } else {
