@@ -223,12 +223,22 @@ fn subsystem_table(
     if with_reference {
         header.extend(["Ref".to_string(), "Ref %".into()]);
     }
+    // What each point cost in CPU: the machine's CPUs kept busy, where it was measured.
+    let busy = |p: &Point| p.primary().params.cpu_use().and_then(|c| c.busy_cpus());
+    let with_cpu = rows.iter().any(|(p, _)| busy(p).is_some());
+    if with_cpu {
+        header.push("CPUs".into());
+    }
     header.push("CV %".into());
     let mut any_noisy = false;
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|(p, range)| {
-            let (row, noisy) = row_cells(p, range.as_deref(), &metrics, with_reference);
+            let (mut row, noisy) = row_cells(p, range.as_deref(), &metrics, with_reference);
+            if with_cpu {
+                let cell = busy(p).map_or_else(|| "—".into(), |b| format!("{b:.2}"));
+                row.insert(row.len() - 1, cell);
+            }
             any_noisy |= noisy;
             row
         })
@@ -462,5 +472,46 @@ mod tests {
             text.contains("from 1 to 4 threads (1.96×); best at 2"),
             "{text}"
         );
+    }
+
+    /// Points that measured their CPU cost get a CPUs column (the machine's CPUs kept busy);
+    /// a table of points without it has none.
+    #[test]
+    fn points_with_a_cpu_cost_show_it_in_a_column() {
+        let mut report = crate::results::Report::new(
+            crate::sysinfo::collect(crate::sysinfo::ClockBudget {
+                warmup: std::time::Duration::ZERO,
+                sample: std::time::Duration::from_millis(1),
+                samples: 1,
+            }),
+            vec!["peakbench".into()],
+        );
+        let params = Params::with_defaults(
+            Subsystem::Net,
+            "THROUGHPUT",
+            serde_json::json!({"side": "receiver", "cpu": {
+                "window_s": 1.0, "process_user_cpus": 0.1, "process_system_cpus": 1.8,
+                "user_cpus": 0.11, "system_cpus": 1.6, "irq_cpus": 0.0, "softirq_cpus": 0.26,
+                "online_cpus": 2, "service_demand_us_per_kb": 0.54
+            }}),
+        )
+        .unwrap();
+        report.results = vec![ResultRecord::new(
+            Subsystem::Net,
+            "THROUGHPUT",
+            params,
+            Metric::Throughput,
+            Unit::MbitPerSec,
+            vec![30000.0, 30100.0],
+            Err("none".into()),
+        )];
+        let text = render(&report.displayed(&Default::default()), 100);
+        let header = text.lines().find(|l| l.starts_with("Workload")).unwrap();
+        assert!(header.contains("CPUs"), "{text}");
+        let row = text.lines().find(|l| l.starts_with("THROUGHPUT")).unwrap();
+        assert!(row.contains("1.97"), "{text}");
+        report.results = vec![rec(1, 50.0)];
+        let text = render(&report.displayed(&Default::default()), 100);
+        assert!(!text.contains("CPUs"), "{text}");
     }
 }

@@ -750,6 +750,15 @@ impl Params {
         }
     }
 
+    /// What the point cost in CPU, where it was measured (disk and network points).
+    pub fn cpu_use(&self) -> Option<&CpuUse> {
+        match self {
+            Params::Disk(d) => d.cpu.as_ref(),
+            Params::Net(n) => n.cpu.as_ref(),
+            _ => None,
+        }
+    }
+
     pub fn disk(&self) -> Option<&DiskParams> {
         match self {
             Params::Disk(p) => Some(p),
