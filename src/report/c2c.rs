@@ -5,7 +5,6 @@
 use super::matrix::MatrixView;
 use crate::results::params::{CpuPair, Params, Probe};
 use crate::results::{ResultRecord, Subsystem};
-use crate::units::format_sig;
 
 /// A C2C record's pair.
 fn pair(r: &ResultRecord) -> Option<&CpuPair> {
@@ -56,50 +55,29 @@ fn matrix(recs: &[(&ResultRecord, &CpuPair)], node: Option<u32>) -> MatrixView {
             .find(|(_, p)| p.from_cpu == a && p.to_cpu == b)
             .map(|(r, _)| r.summary.mean)
     };
-    // Pairs within 5 % of each other are not told apart by colour (two equal pairs were one
-    // red and one green for a 0.02 % difference).
-    let all = recs.iter().map(|(r, _)| r.summary.mean);
-    let lo = all.clone().fold(f64::INFINITY, f64::min);
-    let hi = all.clone().fold(f64::NEG_INFINITY, f64::max);
-    let apart = hi > lo * 1.05;
-    let colour = super::nodes::shade(all, true);
-    let shade = |v: Option<f64>| if apart { colour(v) } else { None };
-    let mut headers = vec!["from \\ to".to_string()];
-    headers.extend(cpus.iter().map(|c| format!("CPU {c}")));
-    let rows = cpus
-        .iter()
-        .map(|&a| {
-            let mut row = vec![format!("CPU {a}")];
-            row.extend(
-                cpus.iter()
-                    .map(|&b| value(a, b).map_or("—".to_string(), format_sig)),
-            );
-            row
-        })
-        .collect();
-    let heat = cpus
-        .iter()
-        .map(|&a| cpus.iter().map(|&b| shade(value(a, b))).collect())
-        .collect();
     // Closest first.
     let rank = |k: &str| ["smt", "l3", "package"].iter().position(|x| *x == k);
     let mut kinds: Vec<&str> = recs.iter().map(|(_, p)| p.shared.as_str()).collect();
     kinds.sort_by_key(|k| rank(k).unwrap_or(usize::MAX));
     kinds.dedup();
     let node = node.map(|n| format!(", node {n}")).unwrap_or_default();
-    MatrixView {
-        title: format!(
-            "Core-to-core round trip ({unit}){node}: a cache line from the row's CPU to the column's and back; the pairs share {}",
-            kinds
-                .iter()
-                .map(|k| shared_words(k))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        headers,
-        rows,
-        heat,
-    }
+    let title = format!(
+        "Core-to-core round trip ({unit}){node}: a cache line from the row's CPU to the column's and back; the pairs share {}",
+        kinds
+            .iter()
+            .map(|k| shared_words(k))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let cpus = cpus.as_slice();
+    MatrixView::grid(
+        title,
+        "from \\ to",
+        (cpus, cpus),
+        |c| format!("CPU {c}"),
+        value,
+        true,
+    )
 }
 
 /// What a pair's `shared` says, in words.

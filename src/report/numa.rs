@@ -5,7 +5,6 @@
 use super::matrix::MatrixView;
 use crate::results::params::{NodeCell, Params, Probe};
 use crate::results::{Metric, ResultRecord, Subsystem};
-use crate::units::format_sig;
 
 /// A NUMA record's cell.
 fn cell(r: &ResultRecord) -> Option<&NodeCell> {
@@ -59,32 +58,6 @@ fn matrix(recs: &[(&ResultRecord, &NodeCell)], metric: Metric, host: Option<u32>
             .find(|(_, c)| c.cpu_node == i && c.mem_node == j)
             .map(|(r, _)| r.summary.mean)
     };
-    let all = recs.iter().map(|(r, _)| r.summary.mean);
-    let (lo, hi) = (
-        all.clone().fold(f64::INFINITY, f64::min),
-        all.clone().fold(f64::NEG_INFINITY, f64::max),
-    );
-    // Cells within 5 % of each other are not told apart by colour.
-    let apart = hi > lo * 1.05;
-    let colour = super::nodes::shade(all, metric == Metric::Latency);
-    let shade = |v: Option<f64>| if apart { colour(v) } else { None };
-    let mut headers = vec!["CPUs \\ memory".to_string()];
-    headers.extend(cols.iter().map(|j| format!("node {j}")));
-    let table = rows
-        .iter()
-        .map(|&i| {
-            let mut row = vec![format!("node {i}")];
-            row.extend(
-                cols.iter()
-                    .map(|&j| value(i, j).map_or("—".into(), format_sig)),
-            );
-            row
-        })
-        .collect();
-    let heat = rows
-        .iter()
-        .map(|&i| cols.iter().map(|&j| shade(value(i, j))).collect())
-        .collect();
     let what = match metric {
         Metric::Latency => "one thread of the row's node chases pointers through",
         _ => "every CPU of the row's node reads",
@@ -102,19 +75,23 @@ fn matrix(recs: &[(&ResultRecord, &NodeCell)], metric: Metric, host: Option<u32>
             format!("; {n} nodes: a row per node whose CPUs ran, a column per node with memory")
         }
     };
-    MatrixView {
-        title: format!(
-            "NUMA {} ({unit}){host}: {what} memory bound to the column's node{shape}",
-            if metric == Metric::Latency {
-                "latency"
-            } else {
-                "read bandwidth"
-            }
-        ),
-        headers,
-        rows: table,
-        heat,
-    }
+    let title = format!(
+        "NUMA {} ({unit}){host}: {what} memory bound to the column's node{shape}",
+        if metric == Metric::Latency {
+            "latency"
+        } else {
+            "read bandwidth"
+        }
+    );
+    let lower_is_better = metric == Metric::Latency;
+    MatrixView::grid(
+        title,
+        "CPUs \\ memory",
+        (&rows, &cols),
+        |n| format!("node {n}"),
+        value,
+        lower_is_better,
+    )
 }
 
 #[cfg(test)]

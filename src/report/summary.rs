@@ -448,17 +448,22 @@ mod tests {
         )
     }
 
-    /// A sweep over threads is one row, its best point, with its scaling in a note.
-    #[test]
-    fn a_sweep_is_its_best_point_and_its_scaling() {
-        let mut report = crate::results::Report::new(
+    /// A report of this machine with no results yet.
+    fn empty_report() -> crate::results::Report {
+        crate::results::Report::new(
             crate::sysinfo::collect(crate::sysinfo::ClockBudget {
                 warmup: std::time::Duration::ZERO,
                 sample: std::time::Duration::from_millis(1),
                 samples: 1,
             }),
             vec!["peakbench".into()],
-        );
+        )
+    }
+
+    /// A sweep over threads is one row, its best point, with its scaling in a note.
+    #[test]
+    fn a_sweep_is_its_best_point_and_its_scaling() {
+        let mut report = empty_report();
         report.results = vec![rec(1, 50.0), rec(2, 99.0), rec(4, 98.0)];
         let text = render(&report.displayed(&Default::default()), 100);
         assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
@@ -478,14 +483,7 @@ mod tests {
     /// a table of points without it has none.
     #[test]
     fn points_with_a_cpu_cost_show_it_in_a_column() {
-        let mut report = crate::results::Report::new(
-            crate::sysinfo::collect(crate::sysinfo::ClockBudget {
-                warmup: std::time::Duration::ZERO,
-                sample: std::time::Duration::from_millis(1),
-                samples: 1,
-            }),
-            vec!["peakbench".into()],
-        );
+        let mut report = empty_report();
         let params = Params::with_defaults(
             Subsystem::Net,
             "THROUGHPUT",

@@ -68,6 +68,26 @@ impl Chase {
     pub fn huge_page_bytes(&self) -> Option<u64> {
         self.buffer.huge_page_bytes()
     }
+
+    /// The record's parameters of a chase through this ring of `working_set` bytes (`huge`
+    /// pages asked for): `loads` a round at a mean of `mean_ns` each, on a core at `clock_ghz`.
+    pub fn params(
+        &self,
+        working_set: u64,
+        huge: HugePages,
+        loads: u64,
+        clock_ghz: Option<f64>,
+        mean_ns: Option<f64>,
+    ) -> crate::results::params::Chase {
+        crate::results::params::Chase {
+            working_set_bytes: working_set,
+            pages: huge.pages(),
+            huge_page_bytes: self.huge_page_bytes(),
+            loads,
+            clock_ghz,
+            latency_cycles: clock_ghz.zip(mean_ns).map(|(c, ns)| ns * c),
+        }
+    }
 }
 
 /// Working sets from `min` to `max` bytes, spaced by √2 (powers of two and their √2 multiples),

@@ -44,14 +44,8 @@ impl MemSession<'_> {
                 })?;
                 // In ns, as measured (the record stores seconds).
                 let ns = crate::measure::Summary::of(&loaded.samples_ns);
-                let chase = rp::Chase {
-                    working_set_bytes: size,
-                    pages: huge.pages(),
-                    huge_page_bytes: rings[0].huge_page_bytes(),
-                    loads: loaded.ops,
-                    clock_ghz: clock,
-                    latency_cycles: clock.zip(ns.as_ref()).map(|(c, ns)| ns.mean * c),
-                };
+                let mean = ns.as_ref().map(|s| s.mean);
+                let chase = rings[0].params(size, huge, loaded.ops, clock, mean);
                 stair.push((size, ns.map_or(f64::NAN, |s| s.median)));
                 let params = latency_params(threads, rp::Probe::Chase, Some(chase), None, None);
                 out.push(latency_record(loaded.params(params), loaded.samples_ns));

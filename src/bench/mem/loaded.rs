@@ -363,14 +363,8 @@ impl MemSession<'_> {
             .map(|(t, b)| *b as f64 / t.as_secs_f64().max(1e-9) / 1e9)
             .collect();
         let mean = ns.iter().sum::<f64>() / ns.len().max(1) as f64;
-        let chase = rp::Chase {
-            working_set_bytes: ring_bytes(self.opts, self.sys),
-            pages: huge.pages(),
-            huge_page_bytes: ring.huge_page_bytes(),
-            loads,
-            clock_ghz: clock,
-            latency_cycles: clock.map(|c| mean * c),
-        };
+        let size = ring_bytes(self.opts, self.sys);
+        let chase = ring.params(size, huge, loads, clock, Some(mean));
         let mut params = latency_params(point.threads, rp::Probe::Loaded, Some(chase), None, None);
         if let Params::MemLatency(p) = &mut params {
             p.cpus = vec![chaser];

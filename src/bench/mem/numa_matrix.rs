@@ -143,14 +143,8 @@ impl MemSession<'_> {
         .map_err(|e| MemError::Pin(e.to_string()))?;
         let ns: Vec<f64> = times.iter().map(|t| per_load(*t, loads)).collect();
         let mean = ns.iter().sum::<f64>() / ns.len().max(1) as f64;
-        let chase = rp::Chase {
-            working_set_bytes: ring_bytes(self.opts, self.sys),
-            pages: huge.pages(),
-            huge_page_bytes: ring.huge_page_bytes(),
-            loads,
-            clock_ghz: clock,
-            latency_cycles: clock.map(|c| mean * c),
-        };
+        let size = ring_bytes(self.opts, self.sys);
+        let chase = ring.params(size, huge, loads, clock, Some(mean));
         Ok((ns, chase))
     }
 
