@@ -6,6 +6,7 @@ pub mod kinds;
 pub mod params;
 pub mod point;
 pub(crate) mod point_fields;
+pub mod socket;
 
 pub use crate::ids::{Metric, Subsystem, Unit};
 use crate::measure::Summary;

@@ -12,6 +12,7 @@ use common::net::{
 use common::{Namespaces, run_ip};
 use peakbench::bench::net::client::{self, NetError, Target};
 use peakbench::bench::net::protocol::{self, Msg, PROTOCOL_VERSION, Proto, TestKind};
+use peakbench::bench::net::transport::tcp_hello;
 use serde_json::Value;
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
@@ -150,7 +151,7 @@ fn a_client_that_vanishes_mid_test_frees_the_server() {
         panic!("no ready")
     };
     let mut data = TcpStream::connect(SocketAddr::new(s.addr.ip(), data_ports[0])).unwrap();
-    data.write_all(&cookie.to_be_bytes()).unwrap();
+    data.write_all(&tcp_hello(cookie, 0)).unwrap();
     protocol::send(&mut c, &Msg::Connected).unwrap();
     assert!(matches!(protocol::recv(&mut c).unwrap(), Msg::Go));
     protocol::send(&mut c, &Msg::Start).unwrap();
@@ -458,9 +459,25 @@ fn a_server_that_is_not_there_is_a_one_line_failure() {
     assert!(err.contains("is `peakbench net serve` running"), "{err}");
 }
 
-/// Two network namespaces joined by a veth pair, removed when dropped.
-/// Two namespaces joined by a veth pair, 10.231.0.1 and .2.
-fn veth_pair() -> Result<Namespaces, String> {
+/// One veth pair at a time: they share their names and addresses.
+static VETH: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Two network namespaces joined by a veth pair, 10.231.0.1 and .2, removed when dropped (and
+/// the next test's pair made only then).
+struct VethPair {
+    ns: Namespaces,
+    _one: std::sync::MutexGuard<'static, ()>,
+}
+
+impl std::ops::Deref for VethPair {
+    type Target = Namespaces;
+    fn deref(&self) -> &Namespaces {
+        &self.ns
+    }
+}
+
+fn veth_pair() -> Result<VethPair, String> {
+    let one = VETH.lock().unwrap_or_else(|e| e.into_inner());
     let id = std::process::id() % 10_000;
     let ns = Namespaces::new(vec![format!("pbtest{id}a"), format!("pbtest{id}b")])?;
     let (a, b) = (&ns.names[0], &ns.names[1]);
@@ -473,7 +490,7 @@ fn veth_pair() -> Result<Namespaces, String> {
         run_ip(&["-n", n, "link", "set", dev, "up"])?;
         run_ip(&["-n", n, "link", "set", "lo", "up"])?;
     }
-    Ok(ns)
+    Ok(VethPair { ns, _one: one })
 }
 
 #[test]
@@ -546,6 +563,13 @@ fn across_a_veth_pair_between_two_namespaces() {
         "{tcp}"
     );
     assert_eq!(tcp["params"]["streams"], 2);
+    // A remote server reports what the test cost it, checked by the client.
+    let server_cpu = &tcp["params"]["server_cpu"];
+    assert!(server_cpu["online_cpus"].as_u64().is_some(), "{tcp}");
+    assert!(
+        server_cpu["service_demand_us_per_kb"].as_f64().is_some(),
+        "{tcp}"
+    );
     drop(ns);
 }
 
@@ -768,4 +792,177 @@ fn a_loopback_stream_carries_its_cpu_cost() {
         assert!(f("window_s") >= 0.25, "{cpu}");
         assert!(f("service_demand_us_per_kb") > 0.0, "{cpu}");
     }
+}
+
+/// Issue 32: over a veth pair whose two ends are each limited to 100 Mbit/s (tc tbf), `--bidir`
+/// reports each way and their sum, and the sum is within 5 % of a one-way run plus a
+/// `--reverse` run (each way has its own link, as on a full-duplex wire).
+#[test]
+fn both_ways_at_once_across_a_rate_limited_veth_pair() {
+    let ns = match veth_pair() {
+        Ok(ns) => ns,
+        Err(why) => {
+            eprintln!("SKIPPED both_ways_at_once_across_a_rate_limited_veth_pair: {why}");
+            return;
+        }
+    };
+    let id = std::process::id() % 10_000;
+    for (n, dev) in [
+        (&ns.names[0], format!("pb{id}a")),
+        (&ns.names[1], format!("pb{id}b")),
+    ] {
+        let ok = std::process::Command::new("ip")
+            .args([
+                "netns", "exec", n, "tc", "qdisc", "add", "dev", &dev, "root", "tbf",
+            ])
+            .args(["rate", "100mbit", "burst", "32kb", "latency", "20ms"])
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("SKIPPED both_ways_at_once_across_a_rate_limited_veth_pair: tc tbf failed");
+            return;
+        }
+    }
+    let bin = env!("CARGO_BIN_EXE_peakbench");
+    let mut server = std::process::Command::new("ip")
+        .args(["netns", "exec", &ns.names[0], bin, "net", "serve"])
+        .args(["--bind", "10.231.0.1", "--idle-timeout", "2s"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // Each run's receiver records: direction → Mbit/s (bounded retries while the server starts).
+    let run = |extra: &[&str]| -> Vec<(String, f64)> {
+        let json = dir.path().join("bidir.json");
+        for _ in 0..20 {
+            let status = std::process::Command::new("ip")
+                .args([
+                    "netns",
+                    "exec",
+                    &ns.names[1],
+                    bin,
+                    "net",
+                    "--server",
+                    "10.231.0.1",
+                ])
+                .args(["--workload", "THROUGHPUT", "--protocol", "tcp"])
+                .args(["--duration", "700ms", "--omit", "200ms", "--repeat", "1"])
+                .args(["--quiet", "--no-history", "--json"])
+                .arg(&json)
+                .args(extra)
+                .stderr(std::process::Stdio::null())
+                .status()
+                .unwrap();
+            if status.success() {
+                let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+                return doc["results"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|r| r["metric"] == "throughput" && r["params"]["side"] == "receiver")
+                    .map(|r| {
+                        let d = r["params"]["direction"].as_str().unwrap().to_string();
+                        (d, r["mean"].as_f64().unwrap() / 1e6)
+                    })
+                    .collect();
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("the client never completed across the veth pair");
+    };
+    let one = run(&[]);
+    let reverse = run(&["--reverse"]);
+    let both = run(&["--bidir"]);
+    let _ = server.kill();
+    let _ = server.wait();
+    let get = |v: &[(String, f64)], d: &str| {
+        v.iter()
+            .find(|(x, _)| x == d)
+            .map(|(_, m)| *m)
+            .unwrap_or_else(|| panic!("no {d}: {v:?}"))
+    };
+    let one = get(&one, "client to server");
+    let reverse = get(&reverse, "server to client (--reverse)");
+    let there = get(&both, "client to server, both ways at once (--bidir)");
+    let back = get(&both, "server to client, both ways at once (--bidir)");
+    let sum = get(&both, "both ways at once, summed (--bidir)");
+    assert!(
+        (sum - (there + back)).abs() < 0.01 * sum,
+        "{sum} {there} {back}"
+    );
+    // About 100 Mbit/s less the headers each way, as the token bucket allows.
+    for v in [one, reverse, there, back] {
+        assert!(
+            (80.0..=101.0).contains(&v),
+            "{one} {reverse} {there} {back}"
+        );
+    }
+    let ratio = sum / (one + reverse);
+    assert!(
+        (0.95..=1.05).contains(&ratio),
+        "bidir {sum} against {one} + {reverse}"
+    );
+    drop(ns);
+}
+
+/// `--total-bytes` and `--count` are fixed work: each stream sends exactly its bytes (the last
+/// write cut to fit; no warm-up) or makes exactly its round trips, and its window ends with
+/// them, long before the bound; `--bidir` gives both ways' figures.
+#[test]
+fn fixed_amounts_are_exact_and_both_ways_are_reported() {
+    let s = common::net::start(None);
+    let t = Target {
+        addr: s.addr,
+        token: None,
+    };
+    let bytes = peakbench::bench::net::TestParams {
+        streams: 2,
+        duration_ms: 20_000,
+        omit_ms: 0,
+        amount_per_stream: 5_000_003,
+        ..params(Proto::Tcp, TestKind::Throughput, 1)
+    };
+    let begun = Instant::now();
+    let out = client::run_test(&t, &bytes).unwrap();
+    assert_eq!(
+        out.client.stats.bytes_sent, 10_000_006,
+        "{:?}",
+        out.client.stats
+    );
+    assert_eq!(out.server.bytes_received, 10_000_006, "{:?}", out.server);
+    assert!(out.server.window_ns < 10_000_000_000, "{:?}", out.server);
+    assert!(begun.elapsed() < Duration::from_secs(15));
+    let trips = peakbench::bench::net::TestParams {
+        duration_ms: 20_000,
+        omit_ms: 0,
+        amount_per_stream: 300,
+        ..params(Proto::Udp, TestKind::Latency, 1)
+    };
+    let out = client::run_test(&t, &trips).unwrap();
+    assert_eq!(
+        out.client.stats.messages_sent, 300,
+        "{:?}",
+        out.client.stats
+    );
+    let both = peakbench::bench::net::TestParams {
+        bidir: true,
+        ..params(Proto::Udp, TestKind::Throughput, 200)
+    };
+    let out = client::run_test(&t, &both).unwrap();
+    let (back_sent, back_received) = (
+        out.server_second.expect("the server's way").bytes_sent,
+        out.client_second
+            .expect("the client's way")
+            .stats
+            .bytes_received,
+    );
+    assert!(out.client.stats.bytes_sent > 0 && out.server.bytes_received > 0);
+    assert!(
+        back_sent > 0 && back_received > 0,
+        "{back_sent} {back_received}"
+    );
+    assert_eq!(
+        out.client.stats.bytes_received, 0,
+        "the first half only sends"
+    );
 }

@@ -1,8 +1,9 @@
 //! The network server under attack (issue 16, items 7, 8, 9 and 12): a client that never reads,
 //! crowds of silent or unauthenticated connections, a server that cannot prove the token,
 //! strangers that try to claim or feed a test's data streams, and requests for reference tools'
-//! servers (issue 29) without the token or out of bounds. Everything on 127.0.0.1, every
-//! wait bounded.
+//! servers (issue 29) without the token or out of bounds; absurd socket options, amounts and
+//! rates, stream indexes out of range and a server that lies about itself (issue 32).
+//! Everything on 127.0.0.1, every wait bounded.
 
 mod common;
 
@@ -14,8 +15,9 @@ use peakbench::bench::net::protocol::{
 };
 use peakbench::bench::net::server::{ServerConfig, ToolServers};
 use peakbench::bench::net::streams::{HEADER_BYTES, MAGIC, MEASURED};
-use peakbench::bench::net::transport::UDP_HELLO;
-use std::io::Write;
+use peakbench::bench::net::transport::{UDP_HELLO, tcp_hello};
+use peakbench::results::socket::{CcName, SocketOptions};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::time::{Duration, Instant};
 
@@ -78,7 +80,7 @@ fn a_client_that_never_reads_does_not_block_the_server() {
         p.reverse = kind == TestKind::Throughput;
         let (ports, cookie) = set_up(&mut c, p);
         let mut data = TcpStream::connect(SocketAddr::new(s.addr.ip(), ports[0])).unwrap();
-        data.write_all(&cookie.to_be_bytes()).unwrap();
+        data.write_all(&tcp_hello(cookie, 0)).unwrap();
         go(&mut c);
         // A ping the echo will try to return to a client that does not read.
         let ping = if kind == TestKind::Latency {
@@ -233,11 +235,12 @@ fn results(c: &mut TcpStream) -> protocol::SideStats {
         c,
         &Msg::Done {
             stats: Default::default(),
+            second: None,
         },
     )
     .unwrap();
     match protocol::recv(c).unwrap() {
-        Msg::Results { stats } => stats,
+        Msg::Results { stats, .. } => stats,
         other => panic!("{other:?}"),
     }
 }
@@ -281,9 +284,9 @@ fn strangers_can_neither_claim_nor_feed_a_tests_streams() {
     let (ports, cookie) = set_up(&mut c, params(Proto::Tcp, TestKind::Throughput, 300));
     let to = SocketAddr::new(s.addr.ip(), ports[0]);
     let mut stranger = TcpStream::connect(to).unwrap();
-    stranger.write_all(&0u64.to_be_bytes()).unwrap();
+    stranger.write_all(&tcp_hello(0, 0)).unwrap();
     let mut data = TcpStream::connect(to).unwrap();
-    data.write_all(&cookie.to_be_bytes()).unwrap();
+    data.write_all(&tcp_hello(cookie, 0)).unwrap();
     go(&mut c);
     let _ = stranger.write_all(&[9u8; 1 << 20]);
     data.write_all(&[1u8; 100_000]).unwrap();
@@ -428,5 +431,190 @@ fn request(instances: u32) -> ToolRequest {
     match tool_request(instances) {
         Msg::ToolSetup { request } => request,
         _ => unreachable!(),
+    }
+}
+
+/// Issue 32, item 7: what a client may ask of sockets, amounts and pacing is bounded by the
+/// server (an absurd window, MSS, amount, rate or stream count is refused in one message), a
+/// congestion control the server's kernel lacks is refused by name, a name that could be
+/// anything else is a malformed message, and the server serves the next client.
+#[test]
+fn absurd_socket_options_amounts_and_rates_are_refused_and_the_server_stays_up() {
+    let s = start(None);
+    let tcp = params(Proto::Tcp, TestKind::Throughput, 100);
+    let ping = params(Proto::Tcp, TestKind::Latency, 100);
+    let socket = |o: SocketOptions| TestParams { socket: o, ..tcp };
+    for p in [
+        socket(SocketOptions {
+            window_bytes: Some(u32::MAX),
+            ..Default::default()
+        }),
+        socket(SocketOptions {
+            mss_bytes: Some(1 << 20),
+            ..Default::default()
+        }),
+        TestParams {
+            amount_per_stream: u64::MAX,
+            ..tcp
+        },
+        TestParams {
+            mps: u32::MAX,
+            ..ping
+        },
+        TestParams {
+            amount_per_stream: u64::MAX,
+            ..ping
+        },
+        TestParams {
+            streams: 100,
+            bidir: true,
+            ..tcp
+        },
+    ] {
+        let mut c = welcomed(s.addr);
+        protocol::send(&mut c, &Msg::Setup { params: p }).unwrap();
+        match protocol::recv(&mut c) {
+            Ok(Msg::Error { message }) => {
+                assert!(message.contains("refused parameters"), "{message}")
+            }
+            other => panic!("{p:?}: {other:?}"),
+        }
+    }
+    // A congestion control this kernel has not got: refused with the kernel's list.
+    let p = socket(SocketOptions {
+        congestion: Some(CcName::new("no_such_cc").unwrap()),
+        ..Default::default()
+    });
+    match client::run_test(&target(s.addr, None), &p) {
+        Err(NetError::Refused(m)) => {
+            assert!(m.contains("no congestion control 'no_such_cc'"), "{m}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // A name that is not one (a path, a terminal's escape): a malformed message.
+    for name in ["../../etc/passwd", "\u{1b}[2Jcubic"] {
+        let mut c = welcomed(s.addr);
+        let setup = serde_json::json!({"type": "setup", "params": {
+            "kind": "throughput", "proto": "tcp", "streams": 1, "message_bytes": 1024,
+            "duration_ms": 100, "omit_ms": 0, "reverse": false, "rate_bps": 0,
+            "busy_poll_us": 0, "socket": {"congestion": name}}});
+        protocol::write_raw(&mut c, setup.to_string().as_bytes()).unwrap();
+        match protocol::recv(&mut c) {
+            Ok(Msg::Error { message }) => {
+                assert!(message.contains("malformed"), "{message}");
+                assert!(!message.contains('\u{1b}'), "{message}");
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    serves_again(&target(s.addr, None));
+}
+
+/// A TCP data connection with the test's cookie but an index out of range, or one already
+/// taken, joins nothing: the test counts exactly what its own streams sent.
+#[test]
+fn stream_indexes_out_of_range_or_taken_twice_join_nothing() {
+    let s = start(None);
+    let mut c = welcomed(s.addr);
+    let p = TestParams {
+        streams: 2,
+        ..params(Proto::Tcp, TestKind::Throughput, 300)
+    };
+    let (ports, cookie) = set_up(&mut c, p);
+    let to = SocketAddr::new(s.addr.ip(), ports[0]);
+    let mut far = TcpStream::connect(to).unwrap();
+    far.write_all(&tcp_hello(cookie, u32::MAX)).unwrap();
+    let mut first = TcpStream::connect(to).unwrap();
+    first.write_all(&tcp_hello(cookie, 0)).unwrap();
+    let mut twice = TcpStream::connect(to).unwrap();
+    twice.write_all(&tcp_hello(cookie, 0)).unwrap();
+    let mut second = TcpStream::connect(to).unwrap();
+    second.write_all(&tcp_hello(cookie, 1)).unwrap();
+    go(&mut c);
+    let _ = twice.write_all(&[9u8; 1 << 16]);
+    let _ = far.write_all(&[9u8; 1 << 16]);
+    for (d, n) in [(&mut first, 50_000), (&mut second, 30_000)] {
+        d.write_all(&vec![1u8; n]).unwrap();
+        d.shutdown(std::net::Shutdown::Write).unwrap();
+    }
+    let server = results(&mut c);
+    assert_eq!(server.bytes_received, 80_000, "{server:?}");
+    serves_again(&target(s.addr, None));
+}
+
+/// A server that claims CPU figures no machine can have, or socket figures no kernel gives,
+/// is refused by the client: its word is checked like any peer's.
+#[test]
+fn a_server_that_lies_about_its_cpu_or_sockets_is_refused() {
+    let lies = [
+        (
+            Some(
+                serde_json::json!({"window_s": 1.0, "process_user_cpus": 1e12,
+                "process_system_cpus": 0.0, "user_cpus": null, "system_cpus": null,
+                "irq_cpus": null, "softirq_cpus": null, "online_cpus": 2}),
+            ),
+            None,
+            "impossible CPU figures",
+        ),
+        (
+            None,
+            Some(serde_json::json!({"receive_buffer_bytes": u64::MAX})),
+            "impossible socket figures",
+        ),
+    ];
+    for (cpu, socket, what) in lies {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let server = std::thread::spawn(move || -> Option<()> {
+            let (mut s, _) = l.accept().ok()?;
+            s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+            let Msg::Hello { .. } = protocol::recv(&mut s).ok()? else {
+                return None;
+            };
+            let welcome = Msg::Welcome {
+                version: PROTOCOL_VERSION,
+                proof: None,
+            };
+            protocol::send(&mut s, &welcome).ok()?;
+            let Msg::Setup { .. } = protocol::recv(&mut s).ok()? else {
+                return None;
+            };
+            let data = TcpListener::bind("127.0.0.1:0").ok()?;
+            let ready = Msg::Ready {
+                data_ports: vec![data.local_addr().ok()?.port()],
+                cookie: 7,
+            };
+            protocol::send(&mut s, &ready).ok()?;
+            let (mut d, _) = data.accept().ok()?;
+            let Msg::Connected = protocol::recv(&mut s).ok()? else {
+                return None;
+            };
+            protocol::send(&mut s, &Msg::Go).ok()?;
+            let Msg::Start = protocol::recv(&mut s).ok()? else {
+                return None;
+            };
+            // Drain the data until the client is done.
+            d.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+            let mut buf = vec![0u8; 1 << 16];
+            while d.read(&mut buf).ok()? > 0 {}
+            let Msg::Done { stats, .. } = protocol::recv(&mut s).ok()? else {
+                return None;
+            };
+            let results = serde_json::json!({"type": "results",
+                "stats": serde_json::to_value(stats).ok()?, "cpu": cpu, "socket": socket});
+            protocol::write_raw(&mut s, results.to_string().as_bytes()).ok()
+        });
+        let got = client::run_test(
+            &target(addr, None),
+            &params(Proto::Tcp, TestKind::Throughput, 100),
+        );
+        match got {
+            Err(NetError::Refused(m)) => assert!(m.contains(what), "{m}"),
+            other => panic!("{what}: {other:?}"),
+        }
+        server
+            .join()
+            .unwrap()
+            .expect("the fake server's conversation");
     }
 }

@@ -1230,6 +1230,7 @@ fn every_net_option_is_used_or_refused() {
     ];
     let lat = ["--workload", "LATENCY"];
     let tput = ["--workload", "THROUGHPUT"];
+    let tcp = ["--workload", "THROUGHPUT", "--protocol", "tcp"];
     let mut cases = vec![
         used(
             "server",
@@ -1388,6 +1389,119 @@ fn every_net_option_is_used_or_refused() {
         refused(
             "propagation-us",
             &[&tput[..], &["--propagation-us", "2"]].concat(),
+            "LATENCY is not in --workload",
+        ),
+        used("bidir", &[&tcp[..], &["--bidir"]].concat(), |r| {
+            r.results()
+                .iter()
+                .any(|x| x["params"]["direction"] == "both ways at once, summed (--bidir)")
+        }),
+        refused(
+            "bidir",
+            &[&lat[..], &["--bidir"]].concat(),
+            "THROUGHPUT is not in --workload",
+        ),
+        used("window", &[&tcp[..], &["--window", "256K"]].concat(), |r| {
+            r.params()["socket_options"]["window_bytes"] == 262_144
+                && r.params()["client_socket"]["receive_buffer_bytes"] == 524_288
+        }),
+        refused(
+            "window",
+            &[&tcp[..], &["--window", "1G"]].concat(),
+            "out of range",
+        ),
+        used(
+            "congestion",
+            &[&tcp[..], &["--congestion", "reno"]].concat(),
+            |r| r.params()["client_socket"]["congestion"] == "reno",
+        ),
+        refused(
+            "congestion",
+            &[&tcp[..], &["--congestion", "no_such_cc"]].concat(),
+            "this kernel has no congestion control 'no_such_cc'",
+        ),
+        used("mss", &[&tcp[..], &["--mss", "1200"]].concat(), |r| {
+            r.params()["client_socket"]["mss_bytes"]
+                .as_u64()
+                .is_some_and(|m| m <= 1200)
+        }),
+        refused(
+            "mss",
+            &[&tput[..], &["--protocol", "udp", "--mss", "1200"]].concat(),
+            "is a TCP option",
+        ),
+        used(
+            "no-delay",
+            &[
+                "--workload",
+                "LATENCY",
+                "--protocol",
+                "tcp",
+                "--no-delay",
+                "off",
+            ],
+            |r| r.params()["client_socket"]["nodelay"] == false,
+        ),
+        refused(
+            "no-delay",
+            &[&lat[..], &["--no-delay", "maybe"]].concat(),
+            "is neither on nor off",
+        ),
+        used("zerocopy", &[&tcp[..], &["--zerocopy"]].concat(), |r| {
+            r.params()["client_socket"]["zerocopy_sends"]
+                .as_u64()
+                .is_some_and(|n| n > 0)
+        }),
+        refused(
+            "zerocopy",
+            &["--workload", "LATENCY", "--protocol", "tcp", "--zerocopy"],
+            "THROUGHPUT is not in --workload",
+        ),
+        used(
+            "total-bytes",
+            &[&tcp[..], &["--total-bytes", "64M", "--streams", "2"]].concat(),
+            |r| r.params()["amount_per_stream"] == 32 << 20 && r.params()["scaling"] == "strong",
+        ),
+        refused(
+            "total-bytes",
+            &[
+                &tput[..],
+                &["--protocol", "tcp,udp", "--total-bytes", "64M"],
+            ]
+            .concat(),
+            "add --protocol tcp",
+        ),
+        used("count", &[&lat[..], &["--count", "500"]].concat(), |r| {
+            r.params()["amount_per_stream"] == 500
+        }),
+        refused(
+            "count",
+            &[&tcp[..], &["--count", "500"]].concat(),
+            "LATENCY is not in --workload",
+        ),
+        used(
+            "scaling",
+            &[
+                &lat[..],
+                &["--count", "500", "--streams", "2", "--scaling", "weak"],
+            ]
+            .concat(),
+            |r| r.params()["amount_per_stream"] == 500 && r.params()["scaling"] == "weak",
+        ),
+        refused(
+            "scaling",
+            &[&lat[..], &["--scaling", "weak"]].concat(),
+            "neither is given",
+        ),
+        used("mps", &[&lat[..], &["--mps", "2000"]].concat(), |r| {
+            r.params()["mps"] == 2000
+                && r.metric("rate")["mean"]
+                    .as_f64()
+                    .is_some_and(|v| v > 1000.0 && v <= 2050.0)
+        }),
+        refused(
+            "mps",
+            &[&tput[..], &["--mps", "2000"]].concat(),
             "LATENCY is not in --workload",
         ),
         used("gbit", &[&tput[..], &["--gbit"]].concat(), |r| {

@@ -13,7 +13,9 @@ use std::net::SocketAddr;
 
 pub use crate::bench::net::protocol::{DEFAULT_PORT, PROTOCOL_VERSION, limits};
 pub use crate::bench::net::server::{ServerConfig, ToolServers};
+pub use crate::bench::net::sockopt::check_congestion;
 pub use crate::bench::net::{NetOptions, NetWorkload, Proto, estimate};
+pub use crate::results::socket::SocketOptions;
 
 /// A user error (2) or a failure (1).
 fn classify(e: NetError) -> anyhow::Error {
@@ -108,7 +110,7 @@ fn run(
     rec.announce(
         "net",
         &format!(
-            "server {}{}, link {}, {} repetitions of {:?} {}",
+            "server {}{}, link {}, {} repetitions of {} {}",
             session.target().addr,
             if server.is_none() {
                 " (in this process)"
@@ -124,9 +126,29 @@ fn run(
                 Err(e) => format!("unknown ({e})"),
             },
             opts.repeat,
-            opts.duration,
-            if opts.omit.is_zero() {
+            match (opts.total_bytes, opts.count) {
+                (None, None) => format!("{:?}", opts.duration),
+                (bytes, trips) => format!(
+                    "{}{}{} (each at most {:?})",
+                    bytes.map_or(String::new(), |b| format!(
+                        "{} of payload",
+                        format_bytes_binary(b)
+                    )),
+                    if bytes.is_some() && trips.is_some() {
+                        ", "
+                    } else {
+                        ""
+                    },
+                    trips.map_or(String::new(), |n| format!("{n} round trips")),
+                    opts.duration
+                ),
+            },
+            if opts.omit.is_zero()
+                || (opts.total_bytes.is_some() && !opts.workloads.contains(&NetWorkload::Latency))
+            {
                 "with no warm-up".to_string()
+            } else if opts.total_bytes.is_some() {
+                format!("(LATENCY after a {:?} warm-up)", opts.omit)
             } else {
                 format!("after a {:?} warm-up", opts.omit)
             }

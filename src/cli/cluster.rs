@@ -189,6 +189,10 @@ fn net_params(a: &RunArgs) -> anyhow::Result<(Option<TestParams>, Option<TestPar
         reverse: false,
         rate_bps: 0,
         busy_poll_us: 50,
+        bidir: false,
+        socket: Default::default(),
+        amount_per_stream: 0,
+        mps: 0,
     };
     let ping = TestParams {
         kind: TestKind::Latency,

@@ -56,8 +56,50 @@ pub struct ClientArgs {
     #[arg(long, value_parser = parse_omit, default_value = "1s")]
     pub omit: std::time::Duration,
     /// The server sends, the client receives (throughput).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "bidir")]
     pub reverse: bool,
+    /// THROUGHPUT both ways at once (iperf3 --bidir): --streams streams each way; each way's
+    /// goodput (and UDP loss and jitter) and their sum.
+    #[arg(long)]
+    pub bidir: bool,
+    /// Socket buffers of every data socket on both ends, SO_SNDBUF and SO_RCVBUF (iperf3 -w;
+    /// 256K = 256 KiB). Linux doubles it and caps it at net.core.[rw]mem_max; the buffers the
+    /// kernel gave are recorded.
+    #[arg(long, value_name = "BYTES", value_parser = parse_window)]
+    pub window: Option<u32>,
+    /// TCP congestion control on both ends (iperf3 -C), e.g. cubic, bbr, reno; refused with the
+    /// kernel's list when it has no such one.
+    #[arg(long, value_name = "NAME", value_parser = parse_congestion)]
+    pub congestion: Option<crate::results::socket::CcName>,
+    /// TCP maximum segment size on both ends (iperf3 -M), bytes, 88 to 32767.
+    #[arg(long, value_name = "BYTES", value_parser = parse_mss)]
+    pub mss: Option<u32>,
+    /// TCP_NODELAY: on sends every write at once, off lets Nagle's algorithm gather small
+    /// writes. Default: on for LATENCY, off for THROUGHPUT.
+    #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
+    pub no_delay: Option<bool>,
+    /// THROUGHPUT's TCP senders send with MSG_ZEROCOPY (the kernel pins the pages instead of
+    /// copying them; over loopback and veth it copies them after all, and says so).
+    #[arg(long)]
+    pub zerocopy: bool,
+    /// Fixed work instead of a time (iperf3 -n): the payload bytes THROUGHPUT's TCP senders
+    /// send, without a warm-up (10G = 10 GiB, 10GB = 10^10 B), split between the streams with
+    /// --scaling strong (the default) or each stream's with weak. --duration, given, bounds it;
+    /// otherwise the bound is 10 minutes.
+    #[arg(long, value_name = "BYTES", value_parser = parse_total_bytes)]
+    pub total_bytes: Option<u64>,
+    /// Fixed work for LATENCY (iperf3 -k): round trips after the warm-up, split between the
+    /// streams with --scaling strong or each stream's with weak; bounded as --total-bytes.
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub count: Option<u64>,
+    /// With --total-bytes or --count: strong (the total split between the streams) or weak
+    /// (each stream's).
+    #[arg(long, value_enum, default_value = "strong")]
+    pub scaling: crate::results::params::Scaling,
+    /// LATENCY's round trips per second per stream, paced (sockperf --mps; under load when
+    /// THROUGHPUT streams run beside it); default: back to back.
+    #[arg(long, value_name = "N", value_parser = parse_mps)]
+    pub mps: Option<u32>,
     /// UDP target rate per stream, bit/s with k, M, G (decimal, as iperf3 -b); 0 = unlimited.
     #[arg(long, value_parser = parse_rate, default_value = "0")]
     pub rate: u64,
@@ -124,6 +166,56 @@ pub(super) fn parse_message(s: &str) -> Result<u32, String> {
         ));
     }
     Ok(n as u32)
+}
+
+fn parse_window(s: &str) -> Result<u32, String> {
+    let n = crate::units::parse_size(s).map_err(|e| e.to_string())?;
+    if n < limits::MIN_WINDOW as u64 || n > limits::MAX_WINDOW as u64 {
+        return Err(format!(
+            "'{s}' is out of range: {} to {}",
+            format_bytes_binary(limits::MIN_WINDOW as u64),
+            format_bytes_binary(limits::MAX_WINDOW as u64)
+        ));
+    }
+    Ok(n as u32)
+}
+
+fn parse_congestion(s: &str) -> Result<crate::results::socket::CcName, String> {
+    crate::results::socket::CcName::new(s)
+}
+
+fn parse_mss(s: &str) -> Result<u32, String> {
+    super::common::count_in(s, limits::MIN_MSS as u64, limits::MAX_MSS as u64)
+}
+
+fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!(
+            "'{}' is neither on nor off",
+            crate::text::printable(s)
+        )),
+    }
+}
+
+fn parse_total_bytes(s: &str) -> Result<u64, String> {
+    let n = crate::units::parse_size(s).map_err(|e| e.to_string())?;
+    if n == 0 || n > limits::MAX_AMOUNT_BYTES {
+        return Err(format!(
+            "'{s}' is out of range: 1 byte to {}",
+            format_bytes_binary(limits::MAX_AMOUNT_BYTES)
+        ));
+    }
+    Ok(n)
+}
+
+fn parse_count(s: &str) -> Result<u64, String> {
+    super::common::count_in(s, 1, limits::MAX_AMOUNT_ROUND_TRIPS)
+}
+
+fn parse_mps(s: &str) -> Result<u32, String> {
+    super::common::count_in(s, 1, limits::MAX_MPS as u64)
 }
 
 fn parse_propagation(s: &str) -> Result<f64, String> {
@@ -214,6 +306,54 @@ fn refuse_unused(args: &ClientArgs) -> Result<(), UsageError> {
         &["rate"],
         "paces UDP THROUGHPUT streams, and this run has none (a ping-pong sends one message at a time)",
         "add --workload THROUGHPUT --protocol udp or drop --rate",
+    )?;
+    refuse_unused_new(args)
+}
+
+/// The options of both directions, fixed amounts, pacing and sockets: refused where no point
+/// would use them.
+fn refuse_unused_new(args: &ClientArgs) -> Result<(), UsageError> {
+    let given = &args.output.given;
+    let uses = |option: &str| args.workload.iter().any(|w| w.spec().uses(option));
+    let all = registry::of(Subsystem::Net);
+    let (streams, add_streams) = users_of(&all, "bidir");
+    given.refuse_unless(
+        uses("bidir"),
+        &["bidir", "total_bytes", "zerocopy"],
+        &format!("applies to {streams} (its streams), and {streams} is not in --workload"),
+        &format!("add {add_streams} or drop it"),
+    )?;
+    let (pingpong, add_pingpong) = users_of(&all, "count");
+    given.refuse_unless(
+        uses("count"),
+        &["count", "mps"],
+        &format!("applies to {pingpong} (its round trips), and {pingpong} is not in --workload"),
+        &format!("add {add_pingpong} or drop it"),
+    )?;
+    given.refuse_unless(
+        args.total_bytes.is_none() || args.omit.is_zero(),
+        &["omit"],
+        "is a warm-up, and --total-bytes measures each stream's bytes whole, from the first (the receiver cannot tell warm-up bytes queued in its buffers from the others)",
+        "drop --omit (with --total-bytes THROUGHPUT has none)",
+    )?;
+    given.refuse_unless(
+        args.total_bytes.is_some() || args.count.is_some(),
+        &["scaling"],
+        "splits --total-bytes or --count between the streams, and neither is given",
+        "give --total-bytes or --count, or drop --scaling",
+    )?;
+    let tcp_only = args.protocol == [Proto::Tcp];
+    given.refuse_unless(
+        tcp_only || !args.workload.contains(&NetWorkload::Throughput),
+        &["total_bytes", "zerocopy"],
+        "applies to TCP streams (a UDP receiver cannot tell the end of a fixed amount from a loss; MSG_ZEROCOPY is TCP's here), and --protocol includes udp",
+        "add --protocol tcp",
+    )?;
+    given.refuse_unless(
+        tcp_only,
+        &["congestion", "mss", "no_delay"],
+        "is a TCP option, and --protocol includes udp",
+        "add --protocol tcp",
     )
 }
 
@@ -291,8 +431,35 @@ fn options(args: &ClientArgs) -> anyhow::Result<NetOptions> {
         repeat: args.output.fit.repeat(args.repeat),
         link_gbps: args.link_gbps,
         propagation_us: args.propagation_us,
+        bidir: args.bidir,
+        socket: net::SocketOptions {
+            window_bytes: args.window,
+            congestion: args.congestion,
+            mss_bytes: args.mss,
+            nodelay: args.no_delay,
+            zerocopy: args.zerocopy,
+        },
+        total_bytes: args.total_bytes,
+        count: args.count,
+        scaling: args.scaling,
+        mps: args.mps.unwrap_or(0),
+    };
+    // A fixed amount: the duration is only its bound (10 minutes in all unless given).
+    let opts = if (args.total_bytes.is_some() || args.count.is_some())
+        && !args.output.given.has("duration")
+    {
+        let most = std::time::Duration::from_millis(limits::MAX_TEST_MS);
+        NetOptions {
+            duration: most.saturating_sub(opts.omit),
+            ..opts
+        }
+    } else {
+        opts
     };
     net::validate(&opts, args.server.as_deref())?;
+    if let Some(cc) = args.congestion {
+        net::check_congestion(cc).map_err(|e| UsageError(format!("--congestion {cc}: {e}")))?;
+    }
     Ok(opts)
 }
 

@@ -203,6 +203,12 @@ pub fn link_test(
         repeat: t.repeat.max(1) as usize,
         link_gbps: None,
         propagation_us: None,
+        bidir: false,
+        socket: Default::default(),
+        total_bytes: None,
+        count: None,
+        scaling: crate::results::params::Scaling::Strong,
+        mps: 0,
     };
     let session = NetSession::remote(
         opts,
@@ -281,6 +287,10 @@ mod tests {
             reverse: false,
             rate_bps: 0,
             busy_poll_us: 0,
+            bidir: false,
+            socket: Default::default(),
+            amount_per_stream: 0,
+            mps: 0,
         };
         let t = |repeat: u32, message_bytes: u32| LinkTest {
             pattern: crate::results::params::LinkPattern::Pairs,

@@ -145,6 +145,41 @@ impl CpuUse {
         })
     }
 
+    /// Checks figures that came from a peer: finite, not negative, at most twice its CPUs
+    /// (accounting at the window's edges may overshoot them a little), at most 65 536 CPUs and
+    /// a window of at most a day.
+    pub fn validate(&self) -> Result<(), String> {
+        let cpus = f64::from(self.online_cpus);
+        if self.online_cpus == 0 || self.online_cpus > 65_536 {
+            return Err(format!("{} online CPUs", self.online_cpus));
+        }
+        if !(self.window_s.is_finite() && self.window_s > 0.0 && self.window_s <= 86_400.0) {
+            return Err(format!("a CPU window of {} s", self.window_s));
+        }
+        let share = [
+            Some(self.process_user_cpus),
+            Some(self.process_system_cpus),
+            self.user_cpus,
+            self.system_cpus,
+            self.irq_cpus,
+            self.softirq_cpus,
+        ];
+        if share
+            .into_iter()
+            .flatten()
+            .any(|v| !(v.is_finite() && (0.0..=cpus * 2.0).contains(&v)))
+        {
+            return Err(format!("CPU figures outside 0 to {cpus} CPUs"));
+        }
+        if self
+            .service_demand_us_per_kb
+            .is_some_and(|d| !(d.is_finite() && d >= 0.0))
+        {
+            return Err("a service demand that is not a positive number".into());
+        }
+        Ok(())
+    }
+
     /// The machine's CPUs kept busy (user, system, irq and softirq), where /proc/stat was read.
     pub fn busy_cpus(&self) -> Option<f64> {
         Some(self.user_cpus? + self.system_cpus? + self.irq_cpus? + self.softirq_cpus?)
@@ -206,5 +241,63 @@ mod tests {
         assert!(d.service_demand_us_per_kb.is_some_and(|s| s > 0.0));
         let m = CpuUse::mean(&[use_.clone(), use_]).unwrap();
         assert!(m.window_s > 0.3);
+        assert!(m.validate().is_ok(), "{m:?}");
+    }
+
+    #[test]
+    fn a_peers_cpu_figures_are_bounded() {
+        let ok = CpuUse {
+            window_s: 4.0,
+            process_user_cpus: 0.1,
+            process_system_cpus: 0.9,
+            user_cpus: Some(0.2),
+            system_cpus: Some(1.0),
+            irq_cpus: Some(0.0),
+            softirq_cpus: Some(0.3),
+            online_cpus: 2,
+            service_demand_us_per_kb: Some(0.5),
+        };
+        assert!(ok.validate().is_ok());
+        let bad = [
+            CpuUse {
+                online_cpus: 0,
+                ..ok.clone()
+            },
+            CpuUse {
+                online_cpus: u32::MAX,
+                ..ok.clone()
+            },
+            CpuUse {
+                window_s: f64::NAN,
+                ..ok.clone()
+            },
+            CpuUse {
+                window_s: -1.0,
+                ..ok.clone()
+            },
+            CpuUse {
+                window_s: 1e12,
+                ..ok.clone()
+            },
+            CpuUse {
+                system_cpus: Some(1e9),
+                ..ok.clone()
+            },
+            CpuUse {
+                process_user_cpus: -0.5,
+                ..ok.clone()
+            },
+            CpuUse {
+                softirq_cpus: Some(f64::INFINITY),
+                ..ok.clone()
+            },
+            CpuUse {
+                service_demand_us_per_kb: Some(-1.0),
+                ..ok.clone()
+            },
+        ];
+        for b in bad {
+            assert!(b.validate().is_err(), "{b:?}");
+        }
     }
 }

@@ -14,6 +14,7 @@ pub mod legend;
 pub mod markdown;
 pub mod matrix;
 pub mod model;
+mod net_conditions;
 pub mod nodes;
 pub mod numa;
 pub mod pivot;
@@ -122,9 +123,13 @@ fn base_variant(params: &Params, metric: Metric, with_protocol: bool) -> String 
                 Metric::Loss | Metric::Jitter => v.push_str(&format!(" {metric}")),
                 Metric::Iops | Metric::Latency | Metric::Rate => {}
             }
-            if p.direction == Some(Direction::ServerToClient) {
-                v.push_str(" reverse");
-            }
+            v.push_str(match p.direction {
+                Some(Direction::ServerToClient) => " reverse",
+                Some(Direction::BidirClientToServer) => " bidir c→s",
+                Some(Direction::BidirServerToClient) => " bidir s→c",
+                Some(Direction::BidirSum) => " bidir sum",
+                Some(Direction::ClientToServer) | None => "",
+            });
             v
         }
         // A whole-array kernel's arrays (each, all threads together, as --array-size gives
@@ -522,31 +527,7 @@ pub fn setup_line(subsystem: Subsystem, results: &[ResultRecord]) -> Option<Stri
         }
         Subsystem::Net => {
             let ns: Vec<_> = recs.iter().filter_map(|r| r.params.net()).collect();
-            if let Some(v) = join(ns.iter().filter_map(|n| n.server.clone()).collect()) {
-                parts.push(format!("server {}", crate::text::printable(&v)));
-            }
-            if let Some(v) = join(ns.iter().map(|n| n.protocol.name().to_string()).collect()) {
-                parts.push(v);
-            }
-            let range = |vals: Vec<u64>| -> Option<String> {
-                let (lo, hi) = (*vals.iter().min()?, *vals.iter().max()?);
-                Some(if lo == hi {
-                    crate::units::format_bytes_binary(lo)
-                } else {
-                    format!(
-                        "{}–{}",
-                        crate::units::format_bytes_binary(lo),
-                        crate::units::format_bytes_binary(hi)
-                    )
-                })
-            };
-            let send = range(ns.iter().filter_map(|n| n.send_buffer_bytes).collect());
-            let receive = range(ns.iter().filter_map(|n| n.receive_buffer_bytes).collect());
-            if let (Some(s), Some(r)) = (send, receive) {
-                parts.push(format!(
-                    "client socket buffers at the end of a test: send {s}, receive {r}"
-                ));
-            }
+            parts.extend(net_conditions::of(&ns));
         }
         Subsystem::Cpu | Subsystem::Mem => {}
     }

@@ -67,6 +67,8 @@ pub struct Document {
     /// (disk: engine, I/O and sync mode, device, file system; network: server, protocol,
     /// socket buffers).
     pub setups: Vec<(Subsystem, String)>,
+    /// The same, a line per subsystem, for the text exporters.
+    pub setup_notes: Vec<String>,
     /// In the order of their first record.
     pub tables: Vec<ResultTable>,
     pub charts: Vec<Chart>,
@@ -184,6 +186,10 @@ impl Document {
                 }
             })
             .collect();
+        let setups: Vec<(Subsystem, String)> = [Subsystem::Disk, Subsystem::Net]
+            .into_iter()
+            .filter_map(|s| Some((s, super::setup_line(s, &report.results)?)))
+            .collect();
         let found = super::findings::of(report);
         let gaps: Vec<(Subsystem, String)> =
             super::group_by(&report.results.iter().collect::<Vec<_>>(), |r| r.subsystem)
@@ -218,9 +224,10 @@ impl Document {
             findings_by: found.into_iter().map(|f| (f.subsystem, f.text)).collect(),
             notices: notice_notes(&report.results),
             percentile_notes: percentile_notes(&report.results),
-            setups: [Subsystem::Disk, Subsystem::Net]
-                .into_iter()
-                .filter_map(|s| Some((s, super::setup_line(s, &report.results)?)))
+            setups: setups.clone(),
+            setup_notes: setups
+                .iter()
+                .map(|(s, line)| format!("{}: {line}", s.title()))
                 .collect(),
             littles_law_notes: littles_law_notes(&report.results),
             solve_notes: solve_notes(&report.results),
@@ -349,8 +356,9 @@ impl Document {
 
     /// The notes after the tables, titled, in the order the text exporters print them (empty
     /// ones included: each exporter leaves them out).
-    pub fn text_notes(&self) -> [(&'static str, &[String]); 8] {
+    pub fn text_notes(&self) -> [(&'static str, &[String]); 9] {
         [
+            ("Set-up", &self.setup_notes),
             ("Findings", &self.findings),
             ("Notices", &self.notices),
             ("References", &self.reference_gaps),

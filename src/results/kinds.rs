@@ -59,6 +59,10 @@ crate::ids::named_enum! {
         ClientToServer = "client to server",
         /// `--reverse`: the server sends.
         ServerToClient = "server to client (--reverse)",
+        /// `--bidir`: each way's own figures, while the other way runs too, and their sum.
+        BidirClientToServer = "client to server, both ways at once (--bidir)",
+        BidirServerToClient = "server to client, both ways at once (--bidir)",
+        BidirSum = "both ways at once, summed (--bidir)",
     }
 }
 

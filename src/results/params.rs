@@ -570,6 +570,27 @@ pub struct NetParams {
     /// its end (absent in documents from before it was measured, and between nodes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<CpuUse>,
+    /// What it cost the server's machine, as the server reported it (absent on loopback, where
+    /// `cpu` is the same machine's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu: Option<Box<CpuUse>>,
+    /// The socket options asked of both ends (absent when none were), and each end's first
+    /// data socket as its kernel held it at the end of the last repetition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket_options: Option<crate::results::socket::SocketOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_socket: Option<Box<crate::results::socket::SocketState>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_socket: Option<Box<crate::results::socket::SocketState>>,
+    /// Fixed work per stream (iperf3 `-n`, `-k`): payload bytes, or round trips of a ping-pong;
+    /// `scaling` says whether the total was split among the streams (strong) or each stream's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount_per_stream: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaling: Option<Scaling>,
+    /// A paced ping-pong's round trips per second per stream (sockperf `--mps`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mps: Option<u32>,
     #[serde(flatten)]
     pub between: Option<Link>,
     #[serde(flatten)]

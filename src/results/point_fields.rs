@@ -238,6 +238,30 @@ impl Fields for NetParams {
         if let Some(rate) = self.target_rate_bps {
             out.axis("target_rate_bps", rate, Words::Around("rate ", " bit/s"));
         }
+        if let Some(mps) = self.mps {
+            out.axis("mps", mps, Words::Around("", " round trips/s"));
+        }
+        if let Some(o) = &self.socket_options {
+            if let Some(w) = o.window_bytes {
+                out.variant("window_bytes", w, Words::Around("window ", ""));
+            }
+            if let Some(cc) = o.congestion {
+                out.variant("congestion", cc, Words::Bare);
+            }
+            if let Some(m) = o.mss_bytes {
+                out.variant("mss_bytes", m, Words::Around("MSS ", ""));
+            }
+            if let Some(nodelay) = o.nodelay {
+                let on = if nodelay { "on" } else { "off" };
+                out.variant("nodelay", on, Words::Around("nodelay ", ""));
+            }
+            if o.zerocopy {
+                out.variant("zerocopy", "zero-copy", Words::Bare);
+            }
+        }
+        if let Some(scaling) = self.scaling {
+            out.variant("scaling", scaling, Words::Around("", " scaling"));
+        }
         // Only what was measured names the point: the server is its host, not the port it
         // listened on (an in-process loopback server's port is ephemeral, new every run).
         if let Some(server) = &self.server {
@@ -254,6 +278,9 @@ impl Fields for NetParams {
         }
         if let Some(nodelay) = self.tcp_nodelay {
             out.condition("tcp_nodelay", nodelay);
+        }
+        if let Some(amount) = self.amount_per_stream {
+            out.condition("amount_per_stream", amount);
         }
     }
 }

@@ -62,6 +62,10 @@ pub fn params(proto: Proto, kind: TestKind, ms: u64) -> TestParams {
         reverse: false,
         rate_bps: 0,
         busy_poll_us: 50,
+        bidir: false,
+        socket: Default::default(),
+        amount_per_stream: 0,
+        mps: 0,
     }
 }
 

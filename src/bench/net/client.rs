@@ -3,12 +3,13 @@
 
 use super::auth::{self, Speaker, Transcript};
 use super::protocol::{
-    self, AUTH_PROTOCOL, FrameError, Msg, PROTOCOL_VERSION, SideStats, TestKind, TestParams,
-    ToolRequest,
+    self, AUTH_PROTOCOL, FrameError, Msg, PROTOCOL_VERSION, SideStats, TestParams, ToolRequest,
 };
-use super::roles::{self, Role, SideResult};
+use super::roles::{self, SideResult};
 use super::streams::{UDP_GRACE, Window};
 use super::transport;
+use crate::results::params::CpuUse;
+use crate::results::socket::SocketState;
 use std::io;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::AtomicBool;
@@ -72,10 +73,18 @@ impl NetError {
 pub struct Outcome {
     pub client: SideResult,
     pub server: SideStats,
-    /// The client's first data socket's (send, receive) buffer bytes at the end of the test.
-    pub buffers: Option<(u64, u64)>,
+    /// A `bidir` test: the figures of the streams the server sends on (`client` and `server`
+    /// are those of the streams the client sends on).
+    pub client_second: Option<SideResult>,
+    pub server_second: Option<SideStats>,
+    /// The client's first data socket as the kernel held it at the end of the test.
+    pub socket: Option<SocketState>,
+    /// The server's, as it reported it.
+    pub server_socket: Option<Box<SocketState>>,
     /// The CPU the test cost on this machine, from the start of the transfer to its end.
-    pub cpu: crate::results::params::CpuUse,
+    pub cpu: CpuUse,
+    /// What it cost the server's machine, as the server reported it.
+    pub server_cpu: Option<Box<CpuUse>>,
 }
 
 fn expect(msg: Msg, expected: &'static str) -> NetError {
@@ -115,14 +124,7 @@ pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetErro
         Msg::Ready { data_ports, cookie } => (data_ports, cookie),
         other => return Err(expect(other, "ready")),
     };
-    let attached = transport::connect(
-        params.proto,
-        target.addr.ip(),
-        &ports,
-        params.streams as usize,
-        params.kind == TestKind::Latency,
-        cookie,
-    )?;
+    let attached = transport::connect(params, target.addr.ip(), &ports, cookie)?;
     protocol::send(&mut out, &Msg::Connected)?;
     // UDP hellos can be lost: resend them until the server has seen every stream.
     let until = Instant::now() + REPLY_TIMEOUT;
@@ -147,25 +149,57 @@ pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetErro
     let stop = AtomicBool::new(false);
     let probe = attached.probe();
     let before = crate::measure::cpu_usage::snapshot();
-    let client = roles::run(attached, params, Role::of(params, false), w, cookie, &stop)?;
+    let sides = roles::run_end(attached, params, false, w, cookie, &stop)?;
     let cpu = before.until(&crate::measure::cpu_usage::snapshot());
-    let buffers = probe.and_then(|p| p.read());
+    let socket = probe.map(|p| {
+        p.read().with_zerocopy(
+            params.socket.zerocopy,
+            sides.first.stats.zerocopy_sends,
+            sides.first.stats.zerocopy_copied,
+        )
+    });
     protocol::send(
         &mut out,
         &Msg::Done {
-            stats: client.stats,
+            stats: sides.first.stats,
+            second: sides.second.as_ref().map(|s| s.stats),
         },
     )?;
     let results = protocol::recv_until(&ctl, Instant::now() + UDP_GRACE + REPLY_TIMEOUT)?;
-    match results {
-        Msg::Results { stats } => Ok(Outcome {
-            client,
-            server: stats,
-            buffers,
-            cpu,
-        }),
-        other => Err(expect(other, "results")),
+    let Msg::Results {
+        stats,
+        second,
+        cpu: server_cpu,
+        socket: server_socket,
+    } = results
+    else {
+        return Err(expect(results, "results"));
+    };
+    // The server's word, checked: figures no machine can have are refused.
+    let lie = |what: &str, e: String| NetError::Refused(format!("the server sent {what}: {e}"));
+    if let Some(c) = &server_cpu {
+        c.validate().map_err(|e| lie("impossible CPU figures", e))?;
     }
+    if let Some(s) = &server_socket {
+        s.validate()
+            .map_err(|e| lie("impossible socket figures", e))?;
+    }
+    if second.is_some() != params.bidir {
+        return Err(lie(
+            "figures of the wrong shape",
+            "one direction per half of a --bidir test, one otherwise".into(),
+        ));
+    }
+    Ok(Outcome {
+        client: sides.first,
+        server: stats,
+        client_second: sides.second,
+        server_second: second,
+        socket,
+        server_socket,
+        cpu,
+        server_cpu,
+    })
 }
 
 /// A reference tool's servers that `net serve --references` started for this client; they

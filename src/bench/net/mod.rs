@@ -9,16 +9,20 @@
 
 pub mod auth;
 pub mod client;
+pub mod params;
 pub mod protocol;
+mod records;
 pub mod roles;
 pub mod server;
+pub mod sockopt;
 pub mod streams;
 pub mod transport;
 
 use super::spec::{Axis, ChartKind, Spec, Work};
 use crate::ids::Tool;
 use crate::results::ResultRecord;
-use crate::results::params::{NetParams, NodeTag, Route, Side};
+use crate::results::params::{CpuUse, NetParams, NodeTag, Route, Scaling, Side};
+use crate::results::socket::SocketOptions;
 use crate::results::{Metric, Subsystem, Unit};
 use crate::sysinfo::fact::Source;
 use crate::sysinfo::netif::{self, Link};
@@ -62,7 +66,14 @@ impl NetWorkload {
             NetWorkload::Throughput => (
                 "goodput; UDP loss and jitter",
                 &[Metric::Throughput, Metric::Loss, Metric::Jitter],
-                &[&["reverse", "busy-poll", "rate"]],
+                &[&[
+                    "reverse",
+                    "busy-poll",
+                    "rate",
+                    "bidir",
+                    "total-bytes",
+                    "zerocopy",
+                ]],
                 &[Tool::Iperf3],
                 &[
                     ChartKind::Sweeps,
@@ -73,7 +84,7 @@ impl NetWorkload {
             NetWorkload::Latency => (
                 "ping-pong round trips",
                 &[Metric::Latency, Metric::Rate],
-                &[&["propagation-us"]],
+                &[&["propagation-us", "count", "mps"]],
                 &[Tool::Sockperf, Tool::Qperf, Tool::Ping],
                 &[
                     ChartKind::Sweeps,
@@ -117,6 +128,32 @@ pub struct NetOptions {
     pub link_gbps: Option<f64>,
     /// One-way propagation delay of the path, µs (user): the round trips' floor needs it.
     pub propagation_us: Option<f64>,
+    /// THROUGHPUT both ways at once (iperf3 `--bidir`).
+    pub bidir: bool,
+    /// What both ends ask of every data socket.
+    pub socket: SocketOptions,
+    /// Fixed work instead of a time (iperf3 `-n`, `-k`): THROUGHPUT's payload bytes (TCP), and
+    /// LATENCY's round trips; with strong scaling the point's total, split among its streams,
+    /// with weak scaling each stream's.
+    pub total_bytes: Option<u64>,
+    pub count: Option<u64>,
+    pub scaling: Scaling,
+    /// LATENCY: round trips per second per stream, paced (sockperf `--mps`); 0: back to back.
+    pub mps: u32,
+}
+
+impl NetOptions {
+    /// The fixed work per stream of a point of `workload` with `streams` streams (0: by time).
+    pub fn amount_per_stream(&self, workload: NetWorkload, streams: u32) -> u64 {
+        let total = match workload {
+            NetWorkload::Throughput => self.total_bytes,
+            NetWorkload::Latency => self.count,
+        };
+        total.map_or(0, |t| match self.scaling {
+            Scaling::Strong => (t / u64::from(streams.max(1))).max(1),
+            Scaling::Weak => t,
+        })
+    }
 }
 
 /// One point of the sweep.
@@ -153,7 +190,14 @@ pub fn points(opts: &NetOptions) -> Vec<NetPoint> {
                             streams: n,
                             message_bytes,
                             duration_ms: opts.duration.as_millis() as u64,
-                            omit_ms: opts.omit.as_millis() as u64,
+                            // A stream's fixed amount is measured whole.
+                            omit_ms: if workload == NetWorkload::Throughput
+                                && opts.total_bytes.is_some()
+                            {
+                                0
+                            } else {
+                                opts.omit.as_millis() as u64
+                            },
                             reverse: opts.reverse && workload == NetWorkload::Throughput,
                             rate_bps: if proto == Proto::Udp {
                                 opts.rate_bps
@@ -161,6 +205,14 @@ pub fn points(opts: &NetOptions) -> Vec<NetPoint> {
                                 0
                             },
                             busy_poll_us: opts.busy_poll.as_micros() as u32,
+                            bidir: opts.bidir && workload == NetWorkload::Throughput,
+                            socket: opts.socket,
+                            amount_per_stream: opts.amount_per_stream(workload, n),
+                            mps: if workload == NetWorkload::Latency {
+                                opts.mps
+                            } else {
+                                0
+                            },
                         },
                     });
                 }
@@ -171,7 +223,7 @@ pub fn points(opts: &NetOptions) -> Vec<NetPoint> {
 }
 
 /// About how long the points of `opts` take (a plan, not a promise): per repetition of each
-/// point its warm-up and duration, the control conversation and the streams' set-up (about
+/// point its warm-up and duration (a fixed amount: at 10 Gbit/s, or 50 µs a round trip), the control conversation and the streams' set-up (about
 /// 50 ms), and for UDP the grace the receiver waits for late datagrams.
 pub fn estimate(opts: &NetOptions) -> Duration {
     let s: f64 = points(opts)
@@ -182,8 +234,16 @@ pub fn estimate(opts: &NetOptions) -> Duration {
             } else {
                 0.0
             };
-            opts.repeat as f64
-                * (opts.omit.as_secs_f64() + opts.duration.as_secs_f64() + 0.05 + grace)
+            // A fixed amount: at 10 Gbit/s, or 50 µs a round trip (a guess; the duration is
+            // its bound).
+            let amount = p.params.amount_per_stream as f64;
+            let time = match (amount > 0.0, p.workload) {
+                (false, _) => opts.duration.as_secs_f64(),
+                (true, NetWorkload::Throughput) => amount * 8.0 / 10e9,
+                (true, NetWorkload::Latency) => amount * 50e-6,
+            }
+            .min(opts.duration.as_secs_f64());
+            opts.repeat as f64 * (p.params.omit_ms as f64 / 1e3 + time + 0.05 + grace)
         })
         .sum();
     Duration::from_secs_f64(s)
@@ -355,6 +415,13 @@ impl NetSession {
             latency_definition: None,
             stream_rtt_us: Vec::new(),
             cpu: None,
+            server_cpu: None,
+            socket_options: p.socket.any().then_some(p.socket),
+            client_socket: None,
+            server_socket: None,
+            amount_per_stream: (p.amount_per_stream > 0).then_some(p.amount_per_stream),
+            scaling: (p.amount_per_stream > 0).then_some(self.opts.scaling),
+            mps: (p.mps > 0).then_some(p.mps),
             between: None,
             node: NodeTag::default(),
         }
@@ -364,147 +431,32 @@ impl NetSession {
         let p = point.params;
         let name = point.workload.name();
         let mut base = self.base_params(&p);
-        // The last repetition's buffers: what TCP grew them to.
-        if let Some((send, receive)) = outcomes.iter().rev().find_map(|o| o.buffers) {
-            base.send_buffer_bytes = Some(send);
-            base.receive_buffer_bytes = Some(receive);
+        // The last repetition's sockets: what TCP grew the buffers to.
+        if let Some(last) = outcomes.last() {
+            base.client_socket = last.socket.map(Box::new);
+            base.server_socket = last.server_socket.clone();
         }
-        let cpu: Vec<crate::results::params::CpuUse> =
-            outcomes.iter().map(|o| o.cpu.clone()).collect();
-        base.cpu = crate::results::params::CpuUse::mean(&cpu);
+        if let Some(st) = &base.client_socket {
+            base.send_buffer_bytes = st.send_buffer_bytes;
+            base.receive_buffer_bytes = st.receive_buffer_bytes;
+        }
+        let cpu: Vec<CpuUse> = outcomes.iter().map(|o| o.cpu.clone()).collect();
+        base.cpu = CpuUse::mean(&cpu);
+        // A server in this process shares the machine: its figures would be the same.
+        if self._local.is_none() {
+            let server: Option<Vec<CpuUse>> = outcomes
+                .iter()
+                .map(|o| o.server_cpu.as_deref().cloned())
+                .collect();
+            base.server_cpu = server.and_then(|s| CpuUse::mean(&s)).map(Box::new);
+        }
         match point.workload {
-            NetWorkload::Throughput => self.throughput_records(name, p, base, outcomes),
+            NetWorkload::Throughput => {
+                let peak = self.peak(&p, records::GOODPUT_UNIT, records::GOODPUT_BITS);
+                records::throughput(name, p, base, outcomes, peak)
+            }
             NetWorkload::Latency => latency_records(name, p, base, outcomes, self.rtt_peak(&p)),
         }
-    }
-
-    fn throughput_records(
-        &self,
-        name: &str,
-        p: TestParams,
-        base: NetParams,
-        outcomes: &[Outcome],
-    ) -> Vec<ResultRecord> {
-        // Benchmarks state goodput in Mbit/s; the record stores bit/s.
-        let (unit, unit_bits) = (Unit::MbitPerSec, 1e6);
-        // (sender, receiver) of each repetition.
-        let sides: Vec<(&protocol::SideStats, &protocol::SideStats)> = outcomes
-            .iter()
-            .map(|o| {
-                if p.reverse {
-                    (&o.server, &o.client.stats)
-                } else {
-                    (&o.client.stats, &o.server)
-                }
-            })
-            .collect();
-        let rate = |bytes: u64, ns: u64| bytes as f64 * 8.0 / (ns.max(1) as f64 / 1e9) / unit_bits;
-        let mut base = base;
-        // The service demand: the CPU per KB of the receiver's goodput (mean over repetitions).
-        let received = sides
-            .iter()
-            .map(|(_, r)| r.bytes_received as f64 / (r.window_ns.max(1) as f64 / 1e9))
-            .sum::<f64>()
-            / sides.len().max(1) as f64;
-        base.cpu = base.cpu.take().map(|c| c.with_demand(received));
-        base.direction = Some(if p.reverse {
-            crate::results::params::Direction::ServerToClient
-        } else {
-            crate::results::params::Direction::ClientToServer
-        });
-        if p.proto == Proto::Udp {
-            base.target_rate_bps = Some(p.rate_bps);
-        }
-        base.busy_poll_us = Some(p.busy_poll_us as u64);
-        let with_side = |side: Side| NetParams {
-            side: Some(side),
-            ..base.clone()
-        };
-        let mut out = vec![
-            ResultRecord::new(
-                Subsystem::Net,
-                name,
-                with_side(Side::Receiver),
-                Metric::Throughput,
-                unit,
-                sides
-                    .iter()
-                    .map(|(_, r)| rate(r.bytes_received, r.window_ns))
-                    .collect(),
-                self.peak(&p, unit, unit_bits),
-            ),
-            ResultRecord::new(
-                Subsystem::Net,
-                name,
-                with_side(Side::Sender),
-                Metric::Throughput,
-                unit,
-                sides
-                    .iter()
-                    .map(|(s, _)| rate(s.bytes_sent, s.window_ns))
-                    .collect(),
-                self.peak(&p, unit, unit_bits),
-            ),
-        ];
-        // The client's side of the last repetition, interval by interval (whole intervals of
-        // its window only), on the record of its side: the sender's, or with --reverse the
-        // receiver's.
-        if let Some(last) = outcomes.last() {
-            let tl = &last.client.timeline;
-            let interval = tl.interval.as_secs_f64();
-            let whole =
-                (last.client.stats.window_ns as u128 / tl.interval.as_nanos().max(1)) as usize;
-            let values: Vec<f64> = tl
-                .bytes
-                .iter()
-                .take(whole)
-                .map(|b| *b as f64 * 8.0 / interval)
-                .collect();
-            if values.len() >= 2 && interval > 0.0 {
-                out[usize::from(!p.reverse)].intervals = Some(crate::results::Intervals {
-                    interval_s: interval,
-                    values,
-                });
-            }
-        }
-        if p.proto == Proto::Udp {
-            let sent: u64 = sides.iter().map(|(s, _)| s.messages_sent).sum();
-            let received: u64 = sides.iter().map(|(_, r)| r.messages_received).sum();
-            let ooo: u64 = sides.iter().map(|(_, r)| r.out_of_order).sum();
-            let mut m = with_side(Side::Receiver);
-            m.datagrams_sent = Some(sent);
-            m.datagrams_received = Some(received);
-            m.out_of_order = Some(ooo);
-            m.loss_definition = Some("datagrams the sender sent inside its measured window that the receiver never got, % of those sent".into());
-            out.push(ResultRecord::new(
-                Subsystem::Net,
-                name,
-                m.clone(),
-                Metric::Loss,
-                Unit::Percent,
-                sides
-                    .iter()
-                    .map(|(s, r)| {
-                        100.0 * s.messages_sent.saturating_sub(r.messages_received) as f64
-                            / s.messages_sent.max(1) as f64
-                    })
-                    .collect(),
-                Err("loss has no theoretical peak".into()),
-            ));
-            m.jitter_definition = Some(
-                "RFC 3550 interarrival jitter of the measured datagrams, mean over streams".into(),
-            );
-            out.push(ResultRecord::new(
-                Subsystem::Net,
-                name,
-                m,
-                Metric::Jitter,
-                Unit::Micros,
-                sides.iter().map(|(_, r)| r.jitter_ns / 1000.0).collect(),
-                Err("jitter has no theoretical peak".into()),
-            ));
-        }
-        out
     }
 
     /// The link's speed (Mbit/s, from the user or sysfs) and MTU, or why they are unknown.

@@ -18,7 +18,8 @@
 //!                                  <-      Go                      (every stream is attached)
 //! Start                            ->      (both sides start their streams together)
 //! Done {SideStats}                 ->      (the client's side has finished)
-//!                                  <-      Results {SideStats}     (the server's view)
+//!                                  <-      Results {SideStats, cpu, socket}  (the server's
+//!                                          view, its CPU cost and its socket's options)
 //! ```
 //!
 //! Instead of `Setup`, a client may ask a server started with `--references` for a reference
@@ -50,47 +51,19 @@ use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 /// The protocol version sent in `Hello` and `Welcome`; a peer with another version is refused.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 /// What the proofs of this protocol are bound to (with both nonces and the direction).
-pub const AUTH_PROTOCOL: &str = "peakbench-net-v3";
+pub const AUTH_PROTOCOL: &str = "peakbench-net-v4";
 /// The largest frame either side accepts (the length prefix is checked before allocation).
 pub const MAX_FRAME_BYTES: u32 = 64 * 1024;
 /// The default TCP port of `peakbench net serve`.
 pub const DEFAULT_PORT: u16 = 5301;
 
-/// Limits on what a client may ask for, checked by the server and by the client's parser.
-pub mod limits {
-    /// Parallel streams (each one a thread on both sides).
-    pub const MAX_STREAMS: u32 = 128;
-    /// The largest TCP message (one write).
-    pub const MAX_TCP_MESSAGE: u32 = 16 * 1024 * 1024;
-    /// The largest UDP payload over IPv4 (65 535 − 20 IP − 8 UDP).
-    pub const MAX_UDP_MESSAGE: u32 = 65_507;
-    /// The smallest UDP throughput datagram: its header (sequence number, send time, flags,
-    /// magic and the test's cookie).
-    pub const MIN_UDP_MESSAGE: u32 = 32;
-    /// The smallest UDP ping: its sequence number and the test's cookie.
-    pub const MIN_UDP_PING: u32 = 16;
-    /// Buffers of all streams together: streams × message size.
-    pub const MAX_BUFFER_BYTES: u64 = 256 * 1024 * 1024;
-    /// One test's measured time plus its omitted warm-up.
-    pub const MAX_TEST_MS: u64 = 600_000;
-    /// A receiver's busy-poll window.
-    pub const MAX_BUSY_POLL_US: u32 = 10_000;
-}
-
-/// What is measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TestKind {
-    /// Streams of messages one way: goodput, and for UDP loss and jitter.
-    Throughput,
-    /// Ping-pong of one message at a time: round-trip time.
-    Latency,
-}
-
+pub use super::params::{SideStats, TestKind, TestParams, limits};
+use crate::results::params::CpuUse;
 /// The transport of the data streams.
 pub use crate::results::params::Proto;
+use crate::results::socket::SocketState;
 
 /// A reference tool whose servers `net serve --references` starts for one test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -148,116 +121,6 @@ impl ToolRequest {
     }
 }
 
-/// One test's parameters, chosen by the client and validated by the server.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TestParams {
-    pub kind: TestKind,
-    pub proto: Proto,
-    pub streams: u32,
-    pub message_bytes: u32,
-    /// Measured time.
-    pub duration_ms: u64,
-    /// Warm-up before the measured time, not counted.
-    pub omit_ms: u64,
-    /// The server sends (throughput only).
-    pub reverse: bool,
-    /// UDP target rate per stream in bits per second; 0 = as fast as possible.
-    pub rate_bps: u64,
-    /// How long a receiving stream keeps polling its socket after finding it empty before it
-    /// sleeps until data arrives (µs; 0: sleep at once). Since version 2.
-    pub busy_poll_us: u32,
-}
-
-impl TestParams {
-    /// Checks every field against [`limits`]; the message says what is wrong and the bound.
-    pub fn validate(&self) -> Result<(), String> {
-        use limits::*;
-        if self.streams == 0 || self.streams > MAX_STREAMS {
-            return Err(format!(
-                "{} streams is out of range: 1 to {MAX_STREAMS}",
-                self.streams
-            ));
-        }
-        let (min_message, max_message) = self.message_range();
-        if self.message_bytes < min_message || self.message_bytes > max_message {
-            return Err(format!(
-                "a {}-byte {} message is out of range: {min_message} to {max_message} bytes{}",
-                self.message_bytes,
-                self.proto.name(),
-                if self.proto == Proto::Udp {
-                    " (every datagram carries the test's cookie and its sequence number)"
-                } else {
-                    ""
-                }
-            ));
-        }
-        if self.streams as u64 * self.message_bytes as u64 > MAX_BUFFER_BYTES {
-            return Err(format!(
-                "{} streams × {} bytes exceeds the server's {} MiB of buffers; use fewer streams or smaller messages",
-                self.streams,
-                self.message_bytes,
-                MAX_BUFFER_BYTES >> 20
-            ));
-        }
-        // Checked: a peer's u64s must not wrap past the limit.
-        let total = self.duration_ms.checked_add(self.omit_ms);
-        if self.duration_ms == 0 || total.is_none_or(|t| t > MAX_TEST_MS) {
-            return Err(format!(
-                "duration {} ms + omit {} ms is out of range: at most {} s in all, duration above 0",
-                self.duration_ms,
-                self.omit_ms,
-                MAX_TEST_MS / 1000
-            ));
-        }
-        if self.kind == TestKind::Latency && self.reverse {
-            return Err("a latency test has no --reverse: both sides send".into());
-        }
-        if self.busy_poll_us > MAX_BUSY_POLL_US {
-            return Err(format!(
-                "a busy-poll window of {} µs is out of range: at most {} ms",
-                self.busy_poll_us,
-                MAX_BUSY_POLL_US / 1000
-            ));
-        }
-        if self.proto == Proto::Tcp && self.rate_bps != 0 {
-            return Err("--rate applies to UDP only".into());
-        }
-        Ok(())
-    }
-
-    /// The smallest and largest message of this test's transport and kind.
-    pub fn message_range(&self) -> (u32, u32) {
-        use limits::*;
-        match (self.proto, self.kind) {
-            (Proto::Tcp, _) => (1, MAX_TCP_MESSAGE),
-            (Proto::Udp, TestKind::Throughput) => (MIN_UDP_MESSAGE, MAX_UDP_MESSAGE),
-            (Proto::Udp, TestKind::Latency) => (MIN_UDP_PING, MAX_UDP_MESSAGE),
-        }
-    }
-}
-
-/// What one side measured in one test.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SideStats {
-    /// Payload bytes sent and received in the measured window.
-    pub bytes_sent: u64,
-    pub bytes_received: u64,
-    /// Messages (writes, datagrams or round trips) sent and received in the measured window.
-    pub messages_sent: u64,
-    pub messages_received: u64,
-    /// Length of the measured window by this side's clock.
-    pub window_ns: u64,
-    /// UDP receiver: datagrams that arrived with a lower sequence number than one before them.
-    pub out_of_order: u64,
-    /// UDP receiver: RFC 3550 interarrival jitter at the end of the window, nanoseconds.
-    pub jitter_ns: f64,
-    /// UDP pings that got no pong in time.
-    #[serde(default)]
-    pub lost: u64,
-}
-
 /// One control message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
@@ -300,9 +163,21 @@ pub enum Msg {
     Start,
     Done {
         stats: SideStats,
+        /// A `bidir` test: the figures of the second half of the streams (server to client);
+        /// `stats` are the first half's. Since version 4.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        second: Option<SideStats>,
     },
     Results {
         stats: SideStats,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        second: Option<SideStats>,
+        /// What the test cost the server's machine in CPU (checked: it is a peer's word).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cpu: Option<Box<CpuUse>>,
+        /// The server's first data socket as its kernel held it at the end.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        socket: Option<Box<SocketState>>,
     },
     ToolSetup {
         request: ToolRequest,
@@ -524,32 +399,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn params() -> TestParams {
-        TestParams {
-            kind: TestKind::Throughput,
-            proto: Proto::Udp,
-            streams: 2,
-            message_bytes: 1400,
-            duration_ms: 1000,
-            omit_ms: 100,
-            reverse: true,
-            rate_bps: 1_000_000,
-            busy_poll_us: 50,
-        }
-    }
-
-    /// A peer's duration and omit that wrap around when added are refused, not let through
-    /// under the 600 s limit (or a panic in a debug build).
-    #[test]
-    fn durations_that_overflow_are_refused() {
-        for (duration_ms, omit_ms) in [(u64::MAX, 1), (1, u64::MAX), (u64::MAX - 5, 10)] {
-            let p = TestParams {
-                duration_ms,
-                omit_ms,
-                ..params()
-            };
-            assert!(p.validate().is_err(), "{duration_ms} + {omit_ms}");
-        }
-        assert!(params().validate().is_ok());
+        super::super::params::sample()
     }
 
     fn every_message() -> Vec<Msg> {
@@ -562,6 +412,26 @@ mod tests {
             out_of_order: 6,
             jitter_ns: 7.5,
             lost: 8,
+            zerocopy_sends: 9,
+            zerocopy_copied: 9,
+        };
+        let cpu = CpuUse {
+            window_s: 1.0,
+            process_user_cpus: 0.25,
+            process_system_cpus: 0.5,
+            user_cpus: Some(0.25),
+            system_cpus: None,
+            irq_cpus: Some(0.0),
+            softirq_cpus: Some(0.125),
+            online_cpus: 2,
+            service_demand_us_per_kb: Some(0.5),
+        };
+        let socket = SocketState {
+            send_buffer_bytes: Some(1 << 20),
+            congestion: Some(crate::results::socket::CcName::new("cubic").unwrap()),
+            mss_bytes: Some(1448),
+            nodelay: Some(false),
+            ..Default::default()
         };
         vec![
             Msg::Hello {
@@ -592,8 +462,26 @@ mod tests {
             Msg::Connected,
             Msg::Go,
             Msg::Start,
-            Msg::Done { stats },
-            Msg::Results { stats },
+            Msg::Done {
+                stats,
+                second: None,
+            },
+            Msg::Done {
+                stats,
+                second: Some(stats),
+            },
+            Msg::Results {
+                stats,
+                second: None,
+                cpu: None,
+                socket: None,
+            },
+            Msg::Results {
+                stats,
+                second: Some(stats),
+                cpu: Some(Box::new(cpu)),
+                socket: Some(Box::new(socket)),
+            },
             Msg::ToolSetup {
                 request: ToolRequest {
                     tool: RefTool::Sockperf,
@@ -649,77 +537,6 @@ mod tests {
         assert!(recv(&mut &bad[..]).is_err());
         let extra = br#"{"type":"hello","version":1,"extra":1}"#;
         assert!(decode(extra).is_err(), "unknown fields are refused");
-    }
-
-    #[test]
-    fn validation_bounds_every_field() {
-        assert!(params().validate().is_ok());
-        let bad = [
-            TestParams {
-                streams: 0,
-                ..params()
-            },
-            TestParams {
-                streams: 10_000,
-                ..params()
-            },
-            TestParams {
-                message_bytes: 0,
-                ..params()
-            },
-            TestParams {
-                message_bytes: 70_000,
-                ..params()
-            },
-            TestParams {
-                proto: Proto::Tcp,
-                message_bytes: u32::MAX,
-                rate_bps: 0,
-                ..params()
-            },
-            TestParams {
-                proto: Proto::Tcp,
-                streams: 128,
-                message_bytes: 16 << 20,
-                rate_bps: 0,
-                ..params()
-            },
-            TestParams {
-                duration_ms: 0,
-                ..params()
-            },
-            TestParams {
-                duration_ms: u64::MAX / 2,
-                ..params()
-            },
-            TestParams {
-                proto: Proto::Tcp,
-                ..params()
-            },
-            TestParams {
-                kind: TestKind::Latency,
-                ..params()
-            },
-            TestParams {
-                busy_poll_us: 1_000_000,
-                ..params()
-            },
-            // Too short for the header and the cookie.
-            TestParams {
-                message_bytes: limits::MIN_UDP_MESSAGE - 1,
-                ..params()
-            },
-            TestParams {
-                kind: TestKind::Latency,
-                streams: 1,
-                reverse: false,
-                message_bytes: limits::MIN_UDP_PING - 1,
-                ..params()
-            },
-        ];
-        for p in bad {
-            assert!(p.validate().is_err(), "{p:?}");
-        }
     }
 
     /// A reference tool's request is bounded: one iperf3 server, up to MAX_STREAMS sockperf
@@ -784,6 +601,8 @@ mod tests {
                     out_of_order: c as u64 / 5,
                     jitter_ns: j,
                     lost: c as u64 / 7,
+                    zerocopy_sends: a / 3,
+                    zerocopy_copied: a / 5,
                 }
             });
         let params = (
@@ -796,21 +615,41 @@ mod tests {
             any::<bool>(),
             any::<u64>(),
             any::<u32>(),
+            any::<bool>(),
+            (
+                proptest::option::of(any::<u32>()),
+                proptest::option::of(any::<u32>()),
+                proptest::option::of(any::<bool>()),
+                any::<bool>(),
+            ),
+            (any::<u64>(), any::<u32>()),
         )
-            .prop_map(|(k, p, s, m, d, o, r, b, bp)| TestParams {
-                kind: if k {
-                    TestKind::Latency
-                } else {
-                    TestKind::Throughput
-                },
-                proto: if p { Proto::Udp } else { Proto::Tcp },
-                streams: s,
-                message_bytes: m,
-                duration_ms: d,
-                omit_ms: o,
-                reverse: r,
-                rate_bps: b,
-                busy_poll_us: bp,
+            .prop_map(|(k, p, s, m, d, o, r, b, bp, bidir, so, (amount, mps))| {
+                TestParams {
+                    kind: if k {
+                        TestKind::Latency
+                    } else {
+                        TestKind::Throughput
+                    },
+                    proto: if p { Proto::Udp } else { Proto::Tcp },
+                    streams: s,
+                    message_bytes: m,
+                    duration_ms: d,
+                    omit_ms: o,
+                    reverse: r,
+                    rate_bps: b,
+                    busy_poll_us: bp,
+                    bidir,
+                    socket: crate::results::socket::SocketOptions {
+                        window_bytes: so.0,
+                        congestion: None,
+                        mss_bytes: so.1,
+                        nodelay: so.2,
+                        zerocopy: so.3,
+                    },
+                    amount_per_stream: amount,
+                    mps,
+                }
             });
         prop_oneof![
             (any::<u32>(), ".{0,70}").prop_map(|(version, nonce)| Msg::Hello { version, nonce }),
@@ -829,8 +668,16 @@ mod tests {
             Just(Msg::Connected),
             Just(Msg::Go),
             Just(Msg::Start),
-            stats.clone().prop_map(|stats| Msg::Done { stats }),
-            stats.prop_map(|stats| Msg::Results { stats }),
+            (stats.clone(), proptest::option::of(stats.clone()))
+                .prop_map(|(stats, second)| Msg::Done { stats, second }),
+            (stats.clone(), proptest::option::of(stats)).prop_map(|(stats, second)| {
+                Msg::Results {
+                    stats,
+                    second,
+                    cpu: None,
+                    socket: None,
+                }
+            }),
         ]
     }
 

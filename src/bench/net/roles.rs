@@ -3,7 +3,7 @@
 //! into the side's figures.
 
 use super::protocol::{SideStats, TestKind, TestParams};
-use super::streams::{self, Window};
+use super::streams::{self, Plan, Window};
 use super::transport::{Attached, Channel};
 use hdrhistogram::Histogram;
 use std::io;
@@ -43,6 +43,52 @@ pub struct SideResult {
     pub timeline: streams::Timeline,
 }
 
+/// One end's figures of a test: with `bidir`, `first` are those of the streams the client
+/// sends on, `second` those of the streams the server sends on.
+#[derive(Debug, Clone)]
+pub struct Sides {
+    pub first: SideResult,
+    pub second: Option<SideResult>,
+}
+
+/// Runs this end's streams of a test (`server`: the server's end): each stream in its role,
+/// and with `bidir` both halves at once, each in its own role. A stream that fails stops the
+/// others and its error is returned.
+pub fn run_end(
+    mut attached: Attached,
+    params: &TestParams,
+    server: bool,
+    w: Window,
+    cookie: u64,
+    stop: &AtomicBool,
+) -> io::Result<Sides> {
+    let role = Role::of(params, server);
+    if !params.bidir {
+        return Ok(Sides {
+            first: run(attached, params, role, w, cookie, stop)?,
+            second: None,
+        });
+    }
+    let back = attached.split_off(params.streams as usize);
+    let other = if role == Role::Send {
+        Role::Receive
+    } else {
+        Role::Send
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let b = s.spawn(|| run(back, params, other, w, cookie, stop));
+        let a = run(attached, params, role, w, cookie, stop);
+        let b = b
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("a stream thread panicked")));
+        (a, b)
+    });
+    Ok(Sides {
+        first: a?,
+        second: Some(b?),
+    })
+}
+
 /// Runs every stream of `attached` (of the test with `cookie`) in `role` for the window; a
 /// stream that fails stops the others and its error is returned.
 pub fn run(
@@ -80,6 +126,7 @@ fn run_on<C: Channel>(
     stop: &AtomicBool,
 ) -> io::Result<SideResult> {
     let size = params.message_bytes as usize;
+    let plan = Plan::of(params);
     let deadline = w.end() + streams::UDP_GRACE + Duration::from_secs(10);
     // The streams each thread serves: one each, except senders beyond the CPUs.
     let workers = if role == Role::Send {
@@ -115,24 +162,27 @@ fn run_on<C: Channel>(
                     let mut buf: Vec<u8> = (0..size).map(|i| (i * 131 + 7) as u8).collect();
                     let mut tl = streams::Timeline::for_window(&w);
                     let out = if group.len() > 1 {
-                        streams::send_many(&mut group, &buf, w, stop, &mut tl).map(|st| (st, None))
+                        streams::send_many(&mut group, &buf, w, plan, stop, &mut tl)
+                            .map(|st| (st, None))
                     } else if let Some(ch) = group.first_mut() {
                         match role {
                             Role::Send => {
-                                let rate = params.rate_bps;
-                                streams::send_loop(ch, &mut buf, w, rate, cookie, stop, &mut tl)
+                                streams::send_loop(ch, &mut buf, w, plan, cookie, stop, &mut tl)
                                     .map(|st| (st, None))
                             }
                             Role::Receive => {
                                 let poll = Duration::from_micros(params.busy_poll_us as u64);
-                                streams::recv_loop(ch, &mut buf, w, poll, cookie, stop, &mut tl)
-                                    .map(|st| (st, None))
+                                let fixed = plan.amount > 0;
+                                streams::recv_loop(
+                                    ch, &mut buf, w, poll, fixed, cookie, stop, &mut tl,
+                                )
+                                .map(|st| (st, None))
                             }
                             Role::Ping => {
                                 let mut reply = vec![0u8; size];
                                 let mut hist = crate::measure::latency::histogram();
-                                let rtt = &mut hist;
-                                streams::ping_loop(ch, &mut buf, &mut reply, w, rtt, cookie, stop)
+                                let (rtt, reply) = (&mut hist, &mut reply);
+                                streams::ping_loop(ch, &mut buf, reply, w, plan, rtt, cookie, stop)
                                     .map(|st| (st, Some(hist)))
                             }
                             Role::Echo => streams::echo_loop(ch, &mut buf, deadline, cookie, stop)
@@ -176,6 +226,8 @@ fn run_on<C: Channel>(
         // Jitter: the mean of the streams' (iperf3 reports the same for its sum).
         m.jitter_ns += st.jitter_ns / n;
         m.lost += st.lost;
+        m.zerocopy_sends += st.zerocopy_sends;
+        m.zerocopy_copied += st.zerocopy_copied;
         if let Some(h) = hist {
             merged.stream_rtt_ns.push(h.mean());
             match &mut merged.rtt {

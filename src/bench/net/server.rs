@@ -19,7 +19,7 @@
 
 use super::auth::{self, Speaker, Transcript};
 use super::protocol::{
-    self, AUTH_PROTOCOL, FrameError, Msg, PROTOCOL_VERSION, TestKind, TestParams, ToolRequest,
+    self, AUTH_PROTOCOL, FrameError, Msg, PROTOCOL_VERSION, TestParams, ToolRequest,
 };
 use super::roles::{self, Role};
 use super::streams::{UDP_GRACE, Window};
@@ -462,9 +462,8 @@ fn session(
             ) => {
                 let attached = pending.attach(
                     peer.ip(),
-                    params.streams as usize,
+                    &params,
                     Instant::now() + cfg.idle_timeout.min(Duration::from_secs(5)),
-                    params.kind == TestKind::Latency,
                     cookie,
                 )?;
                 protocol::send(&mut out, &Msg::Go)?;
@@ -482,10 +481,10 @@ fn session(
                 },
                 Msg::Start,
             ) => {
-                let stats = run_test(stream, cfg, params, attached, cookie)?;
+                let results = run_test(stream, cfg, params, attached, cookie)?;
                 // Free the slot first: the client may start its next test at once.
                 drop(slot.take());
-                protocol::send(&mut out, &Msg::Results { stats })?;
+                protocol::send(&mut out, &results)?;
                 State::Finished { params }
             }
             (state, msg) => {
@@ -508,7 +507,7 @@ fn set_up(stream: &TcpStream, params: TestParams, local: IpAddr) -> Result<State
     params
         .validate()
         .map_err(|e| SessionError::Refused(format!("refused parameters: {e}")))?;
-    let pending = Pending::open(params.proto, local, params.streams as usize)?;
+    let pending = Pending::open(&params, local)?;
     let cookie = auth::random_u64()?;
     protocol::send(
         &mut &*stream,
@@ -559,14 +558,15 @@ fn serve_tool(
 }
 
 /// Runs the server's side of a started test while waiting for the client's `Done`; if the
-/// client vanishes or says something else, the streams are stopped.
+/// client vanishes or says something else, the streams are stopped. The `Results` to send: the
+/// server's figures, its CPU cost and its first data socket's options.
 fn run_test(
     stream: &TcpStream,
     cfg: &ServerConfig,
     params: TestParams,
     attached: Attached,
     cookie: u64,
-) -> Result<protocol::SideStats, SessionError> {
+) -> Result<Msg, SessionError> {
     let w = Window {
         start: Instant::now(),
         omit: Duration::from_millis(params.omit_ms),
@@ -574,8 +574,10 @@ fn run_test(
     };
     let stop = AtomicBool::new(false);
     let role = Role::of(&params, true);
+    let probe = attached.probe();
+    let before = crate::measure::cpu_usage::snapshot();
     let (side, done) = std::thread::scope(|s| {
-        let streams = s.spawn(|| roles::run(attached, &params, role, w, cookie, &stop));
+        let streams = s.spawn(|| roles::run_end(attached, &params, true, w, cookie, &stop));
         let until = w.end() + UDP_GRACE + cfg.idle_timeout;
         let done = recv_by(stream, until);
         if !matches!(done, Ok(Msg::Done { .. })) {
@@ -590,8 +592,22 @@ fn run_test(
             .unwrap_or_else(|_| Err(io::Error::other("the streams panicked")));
         (side, done)
     });
+    let cpu = before.until(&crate::measure::cpu_usage::snapshot());
     match done? {
-        Msg::Done { .. } => Ok(side?.stats),
+        Msg::Done { .. } => {
+            let side = side?;
+            let first = side.first.stats;
+            Ok(Msg::Results {
+                stats: side.first.stats,
+                second: side.second.map(|s| s.stats),
+                cpu: Some(Box::new(cpu)),
+                socket: probe.map(|p| {
+                    let zc = params.socket.zerocopy;
+                    let st = p.read();
+                    Box::new(st.with_zerocopy(zc, first.zerocopy_sends, first.zerocopy_copied))
+                }),
+            })
+        }
         other => Err(SessionError::Refused(format!(
             "unexpected {} message, expected done",
             other.name()

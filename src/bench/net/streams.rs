@@ -14,7 +14,8 @@
 //! its sequence number and the cookie in its first 16 bytes. Jitter is RFC 3550's interarrival jitter: for consecutive measured datagrams i, j,
 //! D = (Rj − Ri) − (Sj − Si) and J += (|D| − J) / 16; the clocks' offset cancels in D.
 
-use super::protocol::SideStats;
+use super::protocol::{SideStats, TestParams};
+use super::sockopt::{ZEROCOPY_WAIT, ZeroCopy};
 use super::transport::Channel;
 use hdrhistogram::Histogram;
 use std::io;
@@ -57,6 +58,48 @@ impl Window {
     }
     pub fn end(&self) -> Instant {
         self.start + self.omit + self.duration
+    }
+}
+
+/// What a stream is asked beyond its window.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Plan {
+    /// A UDP sender's pace, bit/s; 0: as fast as it can.
+    pub rate_bps: u64,
+    /// Fixed work after the warm-up: a TCP sender's payload bytes, a pinger's round trips; 0:
+    /// the window decides (it bounds the work in any case).
+    pub amount: u64,
+    /// A TCP sender sends with MSG_ZEROCOPY.
+    pub zerocopy: bool,
+    /// A pinger's round trips per second; 0: back to back.
+    pub mps: u32,
+}
+
+impl Plan {
+    pub fn of(p: &TestParams) -> Plan {
+        Plan {
+            rate_bps: p.rate_bps,
+            amount: p.amount_per_stream,
+            zerocopy: p.socket.zerocopy,
+            mps: p.mps,
+        }
+    }
+}
+
+/// Sends on `ch` with MSG_ZEROCOPY through `zc`, or plainly.
+fn send_via<C: Channel>(ch: &mut C, zc: &mut Option<ZeroCopy>, buf: &[u8]) -> io::Result<usize> {
+    match zc {
+        Some(z) => z.send(ch.fd(), buf),
+        None => ch.send(buf),
+    }
+}
+
+/// Waits for a zero-copy sender's last completions and counts them into `st`.
+fn settle(fd: std::os::fd::RawFd, zc: Option<ZeroCopy>, st: &mut SideStats) {
+    if let Some(mut z) = zc {
+        z.finish(fd, Instant::now() + ZEROCOPY_WAIT);
+        st.zerocopy_sends += z.completed;
+        st.zerocopy_copied += z.copied;
     }
 }
 
@@ -123,13 +166,14 @@ fn is_gone(e: &io::Error) -> bool {
     )
 }
 
-/// Sends `buf` until the window ends (or `stop`), paced to `rate_bps` when above 0. A send
-/// that blocks (a peer that does not read) is retried until the window's end, never past it.
+/// Sends `buf` until the window ends (or `stop`, or the plan's amount is sent), paced to the
+/// plan's rate when above 0. A send that blocks (a peer that does not read) is retried until
+/// the window's end, never past it.
 pub fn send_loop<C: Channel>(
     ch: &mut C,
     buf: &mut [u8],
     w: Window,
-    rate_bps: u64,
+    plan: Plan,
     cookie: u64,
     stop: &AtomicBool,
     tl: &mut Timeline,
@@ -142,8 +186,9 @@ pub fn send_loop<C: Channel>(
         buf[24..32].copy_from_slice(&cookie.to_be_bytes());
     }
     // Pacing: datagram k is due at start + k × (bits per datagram / rate).
-    let gap = (rate_bps > 0)
-        .then(|| Duration::from_secs_f64((buf.len() as f64 * 8.0 / rate_bps as f64).min(1.0)));
+    let gap = (plan.rate_bps > 0)
+        .then(|| Duration::from_secs_f64((buf.len() as f64 * 8.0 / plan.rate_bps as f64).min(1.0)));
+    let mut zc = plan.zerocopy.then(ZeroCopy::default);
     let mut due = w.start;
     let mut st = SideStats::default();
     let mut seq = 0u64;
@@ -161,6 +206,15 @@ pub fn send_loop<C: Channel>(
             due += gap;
         }
         let measured = now >= from;
+        // A fixed amount: its last write is cut to what is left.
+        let len = if plan.amount > 0 && measured {
+            (plan.amount.saturating_sub(st.bytes_sent)).min(buf.len() as u64) as usize
+        } else {
+            buf.len()
+        };
+        if len == 0 {
+            break;
+        }
         if header {
             buf[0..8].copy_from_slice(&seq.to_be_bytes());
             let sent_ns = now.duration_since(w.start).as_nanos() as u64;
@@ -168,7 +222,7 @@ pub fn send_loop<C: Channel>(
             let flags = if measured { MEASURED } else { 0 };
             buf[16..20].copy_from_slice(&flags.to_be_bytes());
         }
-        match ch.send(buf) {
+        match send_via(ch, &mut zc, &buf[..len]) {
             Ok(n) => {
                 if measured {
                     st.bytes_sent += n as u64;
@@ -185,20 +239,23 @@ pub fn send_loop<C: Channel>(
         now = Instant::now();
     }
     st.window_ns = now.saturating_duration_since(from).as_nanos() as u64;
+    settle(ch.fd(), zc, &mut st);
     ch.finish();
     Ok(st)
 }
 
 /// Sends `buf` on every stream of `chs` from this one thread until the window ends (or
-/// `stop`): non-blocking writes in turn, and poll() only when no stream could take data, as
-/// iperf3's single thread does. Used when there are more streams than CPUs to run their threads:
-/// threads sharing a CPU would sleep on full send buffers and be woken one by one, which on a VM
-/// cost a third of the throughput of two streams on one CPU. Reliable transports only (no
-/// pacing, no datagram header). A partial write counts its bytes and as one message.
+/// `stop`, or every stream has sent the plan's amount): non-blocking writes in turn, and poll()
+/// only when no stream could take data, as iperf3's single thread does. Used when there are
+/// more streams than CPUs to run their threads: threads sharing a CPU would sleep on full send
+/// buffers and be woken one by one, which on a VM cost a third of the throughput of two streams
+/// on one CPU. Reliable transports only (no pacing, no datagram header). A partial write counts
+/// its bytes and as one message.
 pub fn send_many<C: Channel>(
     chs: &mut [C],
     buf: &[u8],
     w: Window,
+    plan: Plan,
     stop: &AtomicBool,
     tl: &mut Timeline,
 ) -> io::Result<SideStats> {
@@ -215,15 +272,33 @@ pub fn send_many<C: Channel>(
             revents: 0,
         })
         .collect();
+    let mut zcs: Vec<Option<ZeroCopy>> = chs
+        .iter()
+        .map(|_| plan.zerocopy.then(ZeroCopy::default))
+        .collect();
+    // Each stream's measured bytes (for its amount).
+    let mut sent = vec![0u64; chs.len()];
     let mut st = SideStats::default();
     let mut now = Instant::now();
     while now < end && !stop.load(Ordering::Relaxed) {
         let mut wrote = false;
-        for ch in chs.iter_mut() {
-            match ch.send(buf) {
+        let mut open = false;
+        for (i, ch) in chs.iter_mut().enumerate() {
+            let measured = now >= from;
+            let len = if plan.amount > 0 && measured {
+                (plan.amount.saturating_sub(sent[i])).min(buf.len() as u64) as usize
+            } else {
+                buf.len()
+            };
+            if len == 0 {
+                continue;
+            }
+            open = true;
+            match send_via(ch, &mut zcs[i], &buf[..len]) {
                 Ok(n) => {
                     wrote = true;
-                    if now >= from {
+                    if measured {
+                        sent[i] += n as u64;
                         st.bytes_sent += n as u64;
                         st.messages_sent += 1;
                         tl.add(from, now, n as u64);
@@ -233,7 +308,16 @@ pub fn send_many<C: Channel>(
                 Err(e) => return Err(e),
             }
         }
+        if !open {
+            break;
+        }
         if !wrote {
+            // Completions waiting would make poll() return at once (POLLERR).
+            for (ch, zc) in chs.iter().zip(zcs.iter_mut()) {
+                if let Some(z) = zc {
+                    z.drain(ch.fd());
+                }
+            }
             let wait = (end - now).min(POLL).as_millis().max(1) as libc::c_int;
             // SAFETY: `pfds` is a valid array of pollfds for sockets that outlive the call.
             unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, wait) };
@@ -241,7 +325,8 @@ pub fn send_many<C: Channel>(
         now = Instant::now();
     }
     st.window_ns = now.saturating_duration_since(from).as_nanos() as u64;
-    for ch in chs.iter_mut() {
+    for (ch, zc) in chs.iter_mut().zip(zcs) {
+        settle(ch.fd(), zc, &mut st);
         // Back to blocking: the shutdown's FIN must not be cut short.
         let _ = ch.set_nonblocking(false);
         ch.finish();
@@ -258,11 +343,13 @@ pub fn send_many<C: Channel>(
 /// sender's CPU: with two streams over loopback it cost 40 % of TCP goodput, as much for iperf3
 /// as for peakbench. The window is the kernel's SO_BUSY_POLL idea in user space; 0 sleeps at
 /// once, as iperf3 does.
+#[allow(clippy::too_many_arguments)]
 pub fn recv_loop<C: Channel>(
     ch: &mut C,
     buf: &mut [u8],
     w: Window,
     busy_poll: Duration,
+    fixed: bool,
     cookie: u64,
     stop: &AtomicBool,
     tl: &mut Timeline,
@@ -293,6 +380,8 @@ pub fn recv_loop<C: Channel>(
     };
     let mut next_seq = 0u64;
     let mut last_transit: Option<i128> = None;
+    // A fixed amount's window ends with its last byte.
+    let mut last = from;
     loop {
         match ch.recv(buf) {
             Ok(0) if C::CAPS.reliable => break,
@@ -327,10 +416,11 @@ pub fn recv_loop<C: Channel>(
                     st.bytes_received += n as u64;
                     st.messages_received += 1;
                     tl.add(from, now, n as u64);
-                } else if now >= from && now < end {
+                } else if now >= from && (now < end || fixed) {
                     st.bytes_received += n as u64;
                     st.messages_received += 1;
                     tl.add(from, now, n as u64);
+                    last = now;
                 }
                 if !C::CAPS.reliable && now >= give_up {
                     break;
@@ -357,6 +447,9 @@ pub fn recv_loop<C: Channel>(
     }
     if polling {
         let _ = ch.set_nonblocking(false);
+    }
+    if fixed {
+        st.window_ns = last.saturating_duration_since(from).as_nanos() as u64;
     }
     Ok(st)
 }
@@ -392,11 +485,17 @@ fn send_all<C: Channel>(
 /// the window are recorded (ns) in `hist`. A UDP ping carries its sequence number and the
 /// test's cookie in its first 16 bytes; a pong that does not match is stale or foreign and
 /// skipped, one that does not come within [`PING_TIMEOUT`] is counted lost.
+///
+/// With the plan's `mps`, round trip k starts at the window's start + k / mps (or at once when
+/// the previous one ended late), as sockperf's `under-load`; with its `amount`, the loop ends
+/// after that many measured round trips.
+#[allow(clippy::too_many_arguments)]
 pub fn ping_loop<C: Channel>(
     ch: &mut C,
     buf: &mut [u8],
     reply: &mut [u8],
     w: Window,
+    plan: Plan,
     hist: &mut Histogram<u64>,
     cookie: u64,
     stop: &AtomicBool,
@@ -414,8 +513,25 @@ pub fn ping_loop<C: Channel>(
     ch.set_send_timeout(Some(SEND_SLICE))?;
     let mut st = SideStats::default();
     let mut seq = 0u64;
+    let gap = (plan.mps > 0).then(|| Duration::from_secs_f64(1.0 / plan.mps as f64));
+    let mut due = w.start;
     let mut t = Instant::now();
     while t < end && !stop.load(Ordering::Relaxed) {
+        if plan.amount > 0 && st.messages_sent >= plan.amount {
+            break;
+        }
+        if let Some(gap) = gap {
+            if due > t {
+                let ahead = due - t;
+                if ahead > Duration::from_micros(50) {
+                    std::thread::sleep((ahead - Duration::from_micros(20)).min(end - t));
+                }
+                t = Instant::now();
+                continue;
+            }
+            // A late round trip does not bunch the next ones up.
+            due = (due + gap).max(t);
+        }
         if tagged {
             buf[..8].copy_from_slice(&seq.to_be_bytes());
         }
@@ -543,6 +659,7 @@ mod tests {
                 &mut buf,
                 w,
                 poll,
+                false,
                 COOKIE,
                 &AtomicBool::new(false),
                 &mut Timeline::default(),
@@ -556,7 +673,10 @@ mod tests {
             &mut tx,
             &mut buf,
             w,
-            10_000_000,
+            Plan {
+                rate_bps: 10_000_000,
+                ..Plan::default()
+            },
             COOKIE,
             &stop,
             &mut Timeline::default(),
@@ -611,6 +731,7 @@ mod tests {
             &mut buf,
             w,
             Duration::ZERO,
+            false,
             COOKIE,
             &AtomicBool::new(false),
             &mut Timeline::default(),
@@ -652,6 +773,7 @@ mod tests {
             &mut senders,
             &buf,
             w,
+            Plan::default(),
             &AtomicBool::new(false),
             &mut Timeline::default(),
         )
@@ -691,6 +813,7 @@ mod tests {
                 &mut buf,
                 w,
                 poll,
+                false,
                 COOKIE,
                 &AtomicBool::new(false),
                 &mut Timeline::default(),
@@ -726,6 +849,7 @@ mod tests {
             &mut buf,
             &mut reply,
             window(100),
+            Plan::default(),
             &mut hist,
             COOKIE,
             &AtomicBool::new(false),
@@ -776,7 +900,7 @@ mod tests {
             &mut tx,
             &mut buf,
             w,
-            0,
+            Plan::default(),
             COOKIE,
             &AtomicBool::new(false),
             &mut Timeline::default(),

@@ -4,11 +4,14 @@
 //! Data sockets exist only during a test: the server opens them on ephemeral ports of the
 //! address the control connection arrived on and announces the ports in `Ready` (as netperf
 //! does); it attaches only peers from the control connection's address that show the test's
-//! cookie: the first 8 bytes of a TCP data connection, or a UDP hello (`UDP_HELLO` then the
-//! cookie). The server then `connect`s a UDP socket to the hello's source, and the stream loops
+//! cookie: the first 8 bytes of a TCP data connection (then the stream's index, 4 bytes), or a
+//! UDP hello (`UDP_HELLO` then the cookie). The server then `connect`s a UDP socket to the hello's source, and the stream loops
 //! drop every datagram without the cookie, so that nothing else can join or feed the test.
 
-use super::protocol::Proto;
+use super::protocol::{Proto, TestKind, TestParams};
+use super::sockopt;
+use crate::results::socket::SocketState;
+use socket2::SockRef;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
@@ -107,6 +110,14 @@ fn udp_hello(cookie: u64) -> Vec<u8> {
     h
 }
 
+/// The first bytes of the TCP data connection `index` of the test with `cookie`.
+pub fn tcp_hello(cookie: u64, index: u32) -> [u8; 12] {
+    let mut h = [0u8; 12];
+    h[..8].copy_from_slice(&cookie.to_be_bytes());
+    h[8..].copy_from_slice(&index.to_be_bytes());
+    h
+}
+
 /// How long the server waits for a new TCP data connection's cookie.
 const COOKIE_WAIT: Duration = Duration::from_millis(500);
 
@@ -123,14 +134,29 @@ pub enum Attached {
 }
 
 impl Pending {
-    /// Opens the data sockets of a test on `ip` (the control connection's local address).
-    pub fn open(proto: Proto, ip: IpAddr, streams: usize) -> io::Result<Pending> {
+    /// Opens the data sockets of a test on `ip` (the control connection's local address),
+    /// with the options the test asks (a TCP listener's connections inherit them).
+    pub fn open(p: &TestParams, ip: IpAddr) -> io::Result<Pending> {
         let any = SocketAddr::new(ip, 0);
-        Ok(match proto {
-            Proto::Tcp => Pending::Tcp(TcpListener::bind(any)?),
+        Ok(match p.proto {
+            Proto::Tcp => {
+                let s = socket2::Socket::new(
+                    socket2::Domain::for_address(any),
+                    socket2::Type::STREAM,
+                    None,
+                )?;
+                sockopt::before_connect(SockRef::from(&s), &p.socket, true)?;
+                s.bind(&any.into())?;
+                s.listen(128)?;
+                Pending::Tcp(s.into())
+            }
             Proto::Udp => Pending::Udp(
-                (0..streams)
-                    .map(|_| UdpSocket::bind(any))
+                (0..p.channels())
+                    .map(|_| {
+                        let s = UdpSocket::bind(any)?;
+                        sockopt::before_connect(SockRef::from(&s), &p.socket, false)?;
+                        Ok(s)
+                    })
                     .collect::<io::Result<_>>()?,
             ),
         })
@@ -147,17 +173,18 @@ impl Pending {
         })
     }
 
-    /// Waits until `streams` peers from `peer` that show `cookie` have attached, or
-    /// `deadline`; strangers are turned away and do not count. `nodelay` turns Nagle's
-    /// algorithm off (ping-pong).
+    /// Waits until every stream of the test `p` has attached from `peer` with `cookie`, or
+    /// `deadline`; strangers are turned away and do not count. Each TCP stream takes the place
+    /// of its index, gets the test's options, and Nagle's algorithm off for a ping-pong unless
+    /// asked otherwise.
     pub fn attach(
         self,
         peer: IpAddr,
-        streams: usize,
+        p: &TestParams,
         deadline: Instant,
-        nodelay: bool,
         cookie: u64,
     ) -> io::Result<Attached> {
+        let streams = p.channels() as usize;
         let left = || {
             deadline
                 .checked_duration_since(Instant::now())
@@ -172,19 +199,30 @@ impl Pending {
         match self {
             Pending::Tcp(listener) => {
                 listener.set_nonblocking(true)?;
-                let mut out = Vec::with_capacity(streams);
-                while out.len() < streams {
+                let mut slots: Vec<Option<TcpStream>> = (0..streams).map(|_| None).collect();
+                let mut attached = 0;
+                while attached < streams {
                     left()?;
                     match listener.accept() {
                         Ok((s, from)) if from.ip() == peer => {
                             s.set_nonblocking(false)?;
-                            s.set_nodelay(nodelay)?;
                             s.set_read_timeout(Some(left()?.min(COOKIE_WAIT)))?;
-                            let mut got = [0u8; 8];
-                            if (&s).read_exact(&mut got).is_ok() && got == cookie.to_be_bytes() {
-                                s.set_read_timeout(None)?;
-                                out.push(s);
+                            let mut got = [0u8; 12];
+                            if (&s).read_exact(&mut got).is_err()
+                                || got[..8] != cookie.to_be_bytes()
+                            {
+                                continue;
                             }
+                            let i = u32::from_be_bytes([got[8], got[9], got[10], got[11]]) as usize;
+                            // An index out of range or taken twice is not this test's stream.
+                            let Some(slot @ None) = slots.get_mut(i) else {
+                                continue;
+                            };
+                            s.set_read_timeout(None)?;
+                            let nodelay = p.kind == TestKind::Latency;
+                            sockopt::after_connect(SockRef::from(&s), &p.socket, nodelay)?;
+                            *slot = Some(s);
+                            attached += 1;
                         }
                         Ok(_) => {}
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -193,7 +231,7 @@ impl Pending {
                         Err(e) => return Err(e),
                     }
                 }
-                Ok(Attached::Tcp(out))
+                Ok(Attached::Tcp(slots.into_iter().flatten().collect()))
             }
             Pending::Udp(sockets) => {
                 let hello = udp_hello(cookie);
@@ -222,33 +260,36 @@ impl Pending {
     }
 }
 
-/// The client's side: connects one data socket per stream to the announced ports (a TCP
-/// connection starts with the test's `cookie`).
-pub fn connect(
-    proto: Proto,
-    server: IpAddr,
-    ports: &[u16],
-    streams: usize,
-    nodelay: bool,
-    cookie: u64,
-) -> io::Result<Attached> {
+/// The client's side: connects one data socket per stream of the test `p` to the announced
+/// ports, with the test's options (a TCP connection starts with the test's `cookie` and its
+/// index).
+pub fn connect(p: &TestParams, server: IpAddr, ports: &[u16], cookie: u64) -> io::Result<Attached> {
+    let streams = p.channels() as usize;
     let bad = || {
         io::Error::new(
             io::ErrorKind::InvalidData,
             "the server announced the wrong number of data ports",
         )
     };
-    Ok(match proto {
+    Ok(match p.proto {
         Proto::Tcp => {
             let [port] = ports else { return Err(bad()) };
             let to = SocketAddr::new(server, *port);
+            let nodelay = p.kind == TestKind::Latency;
             Attached::Tcp(
                 (0..streams)
-                    .map(|_| {
-                        let mut s = TcpStream::connect_timeout(&to, Duration::from_secs(5))?;
-                        s.set_nodelay(nodelay)?;
+                    .map(|i| {
+                        let s = socket2::Socket::new(
+                            socket2::Domain::for_address(to),
+                            socket2::Type::STREAM,
+                            None,
+                        )?;
+                        sockopt::before_connect(SockRef::from(&s), &p.socket, true)?;
+                        s.connect_timeout(&to.into(), Duration::from_secs(5))?;
+                        let mut s: TcpStream = s.into();
+                        sockopt::after_connect(SockRef::from(&s), &p.socket, nodelay)?;
                         s.set_write_timeout(Some(Duration::from_secs(5)))?;
-                        s.write_all(&cookie.to_be_bytes())?;
+                        s.write_all(&tcp_hello(cookie, i as u32))?;
                         Ok(s)
                     })
                     .collect::<io::Result<_>>()?,
@@ -269,9 +310,10 @@ pub fn connect(
             Attached::Udp(
                 ports
                     .iter()
-                    .map(|p| {
+                    .map(|port| {
                         let s = UdpSocket::bind(local)?;
-                        s.connect(SocketAddr::new(server, *p))?;
+                        sockopt::before_connect(SockRef::from(&s), &p.socket, false)?;
+                        s.connect(SocketAddr::new(server, *port))?;
                         Ok(s)
                     })
                     .collect::<io::Result<_>>()?,
@@ -280,47 +322,42 @@ pub fn connect(
     })
 }
 
-/// A socket's buffer size option (`SO_SNDBUF`, `SO_RCVBUF`) as the kernel holds it (Linux
-/// reports twice what was asked: its bookkeeping included).
-fn buffer_size(fd: RawFd, option: libc::c_int) -> Option<u64> {
-    let mut value: libc::c_int = 0;
-    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: getsockopt writes at most `len` bytes into the c_int it is given.
-    let rc = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            option,
-            (&mut value as *mut libc::c_int).cast(),
-            &mut len,
-        )
-    };
-    (rc == 0 && value > 0).then_some(value as u64)
+/// The first data socket of a test, kept to read its options after the test (TCP grows its
+/// buffers as it goes).
+pub struct SocketProbe {
+    fd: std::os::fd::OwnedFd,
+    tcp: bool,
 }
 
-/// The first data socket of a test, kept to read its buffers after the test (TCP grows them
-/// as it goes).
-pub struct BufferProbe(std::os::fd::OwnedFd);
-
-impl BufferProbe {
-    /// (send, receive) buffer bytes now.
-    pub fn read(&self) -> Option<(u64, u64)> {
-        let fd = self.0.as_raw_fd();
-        Some((
-            buffer_size(fd, libc::SO_SNDBUF)?,
-            buffer_size(fd, libc::SO_RCVBUF)?,
-        ))
+impl SocketProbe {
+    /// The options as the kernel holds them now.
+    pub fn read(&self) -> SocketState {
+        sockopt::read_back(&self.fd, self.tcp)
     }
 }
 
 impl Attached {
-    /// A probe of the first data socket's buffers (a duplicate of its descriptor).
-    pub fn probe(&self) -> Option<BufferProbe> {
-        let fd = match self {
-            Attached::Tcp(v) => std::os::fd::AsFd::as_fd(v.first()?).try_clone_to_owned(),
-            Attached::Udp(v) => std::os::fd::AsFd::as_fd(v.first()?).try_clone_to_owned(),
+    /// A probe of the first data socket's options (a duplicate of its descriptor).
+    pub fn probe(&self) -> Option<SocketProbe> {
+        let (fd, tcp) = match self {
+            Attached::Tcp(v) => (
+                std::os::fd::AsFd::as_fd(v.first()?).try_clone_to_owned(),
+                true,
+            ),
+            Attached::Udp(v) => (
+                std::os::fd::AsFd::as_fd(v.first()?).try_clone_to_owned(),
+                false,
+            ),
         };
-        fd.ok().map(BufferProbe)
+        fd.ok().map(|fd| SocketProbe { fd, tcp })
+    }
+
+    /// Splits off the streams from `at` on (a `bidir` test's second half).
+    pub fn split_off(&mut self, at: usize) -> Attached {
+        match self {
+            Attached::Tcp(v) => Attached::Tcp(v.split_off(at.min(v.len()))),
+            Attached::Udp(v) => Attached::Udp(v.split_off(at.min(v.len()))),
+        }
     }
 
     /// Client, UDP: (re)sends the hello of the test with `cookie` on every stream so that the

@@ -1,0 +1,237 @@
+//! A throughput point's records from its repetitions' outcomes: each way's goodput at the
+//! receiver and at the sender (and for UDP its loss and jitter), and with `--bidir` both ways'
+//! and their sum.
+
+use super::client::Outcome;
+use super::protocol::{Proto, SideStats, TestParams};
+use super::roles::SideResult;
+use crate::results::params::{Direction, NetParams, Side};
+use crate::results::{Intervals, Metric, ResultRecord, Subsystem, Unit};
+use crate::sysinfo::peak::Peak;
+
+/// Benchmarks state goodput in Mbit/s; the record stores bit/s.
+pub const GOODPUT_UNIT: Unit = Unit::MbitPerSec;
+pub const GOODPUT_BITS: f64 = 1e6;
+
+/// (sender, receiver) figures of one way, one pair per repetition.
+type Way<'a> = Vec<(&'a SideStats, &'a SideStats)>;
+
+/// Goodput of `bytes` over `ns`, in [`GOODPUT_UNIT`].
+fn rate(bytes: u64, ns: u64) -> f64 {
+    bytes as f64 * 8.0 / (ns.max(1) as f64 / 1e9) / GOODPUT_BITS
+}
+
+/// The receiver's goodput of each repetition of a way, bytes per second.
+fn received_per_s(way: &Way) -> Vec<f64> {
+    way.iter()
+        .map(|(_, r)| r.bytes_received as f64 / (r.window_ns.max(1) as f64 / 1e9))
+        .collect()
+}
+
+/// Every record of a throughput point.
+pub fn throughput(
+    name: &str,
+    p: TestParams,
+    mut base: NetParams,
+    outcomes: &[Outcome],
+    peak: Result<Peak, String>,
+) -> Vec<ResultRecord> {
+    if p.proto == Proto::Udp {
+        base.target_rate_bps = Some(p.rate_bps);
+    }
+    base.busy_poll_us = Some(p.busy_poll_us as u64);
+    let last = outcomes.last();
+    if !p.bidir {
+        let way: Way = outcomes
+            .iter()
+            .map(|o| {
+                if p.reverse {
+                    (&o.server, &o.client.stats)
+                } else {
+                    (&o.client.stats, &o.server)
+                }
+            })
+            .collect();
+        with_demand(&mut base, &[received_per_s(&way)]);
+        base.direction = Some(if p.reverse {
+            Direction::ServerToClient
+        } else {
+            Direction::ClientToServer
+        });
+        let mut out = one_way(name, &p, &base, &way, &peak);
+        // The client's side, interval by interval, on the record of its side: the sender's,
+        // or with --reverse the receiver's.
+        set_intervals(&mut out[usize::from(!p.reverse)], last.map(|o| &o.client));
+        return out;
+    }
+    let there: Way = outcomes
+        .iter()
+        .map(|o| (&o.client.stats, &o.server))
+        .collect();
+    let back: Way = outcomes
+        .iter()
+        .filter_map(|o| Some((o.server_second.as_ref()?, &o.client_second.as_ref()?.stats)))
+        .collect();
+    let (there_rates, back_rates) = (received_per_s(&there), received_per_s(&back));
+    with_demand(&mut base, &[there_rates.clone(), back_rates.clone()]);
+    let along = |d: Direction| NetParams {
+        direction: Some(d),
+        ..base.clone()
+    };
+    let mut out = one_way(
+        name,
+        &p,
+        &along(Direction::BidirClientToServer),
+        &there,
+        &peak,
+    );
+    set_intervals(&mut out[1], last.map(|o| &o.client));
+    let mut from_server = one_way(
+        name,
+        &p,
+        &along(Direction::BidirServerToClient),
+        &back,
+        &peak,
+    );
+    set_intervals(
+        &mut from_server[0],
+        last.and_then(|o| o.client_second.as_ref()),
+    );
+    out.extend(from_server);
+    // Both ways' goodput at their receivers, repetition by repetition; the ceiling is twice
+    // one way's (a full-duplex link).
+    let sum: Vec<f64> = there_rates
+        .iter()
+        .zip(&back_rates)
+        .map(|(a, b)| (a + b) * 8.0 / GOODPUT_BITS)
+        .collect();
+    let sum_peak = peak.map(|pk| Peak {
+        value: 2.0 * pk.value,
+        formula: format!("2 × {} (full duplex: both ways)", pk.formula),
+        ..pk
+    });
+    out.push(ResultRecord::new(
+        Subsystem::Net,
+        name,
+        NetParams {
+            side: Some(Side::Receiver),
+            ..along(Direction::BidirSum)
+        },
+        Metric::Throughput,
+        GOODPUT_UNIT,
+        sum,
+        sum_peak,
+    ));
+    out
+}
+
+/// The service demand: the machine's busy CPU per KB of goodput at the receivers, all ways
+/// together, the mean over the repetitions (its server's too, where it reported its CPU).
+fn with_demand(base: &mut NetParams, ways: &[Vec<f64>]) {
+    let reps = ways.iter().map(Vec::len).min().unwrap_or(0);
+    let received = (0..reps)
+        .map(|i| ways.iter().map(|w| w[i]).sum::<f64>())
+        .sum::<f64>()
+        / reps.max(1) as f64;
+    base.cpu = base.cpu.take().map(|c| c.with_demand(received));
+    base.server_cpu = base
+        .server_cpu
+        .take()
+        .map(|c| Box::new(c.with_demand(received)));
+}
+
+/// One way's records: goodput at its receiver and its sender, and for UDP loss and jitter.
+fn one_way(
+    name: &str,
+    p: &TestParams,
+    base: &NetParams,
+    way: &Way,
+    peak: &Result<Peak, String>,
+) -> Vec<ResultRecord> {
+    let with_side = |side: Side| NetParams {
+        side: Some(side),
+        ..base.clone()
+    };
+    let mut out = vec![
+        ResultRecord::new(
+            Subsystem::Net,
+            name,
+            with_side(Side::Receiver),
+            Metric::Throughput,
+            GOODPUT_UNIT,
+            way.iter()
+                .map(|(_, r)| rate(r.bytes_received, r.window_ns))
+                .collect(),
+            peak.clone(),
+        ),
+        ResultRecord::new(
+            Subsystem::Net,
+            name,
+            with_side(Side::Sender),
+            Metric::Throughput,
+            GOODPUT_UNIT,
+            way.iter()
+                .map(|(s, _)| rate(s.bytes_sent, s.window_ns))
+                .collect(),
+            peak.clone(),
+        ),
+    ];
+    if p.proto == Proto::Udp {
+        let sent: u64 = way.iter().map(|(s, _)| s.messages_sent).sum();
+        let received: u64 = way.iter().map(|(_, r)| r.messages_received).sum();
+        let ooo: u64 = way.iter().map(|(_, r)| r.out_of_order).sum();
+        let mut m = with_side(Side::Receiver);
+        m.datagrams_sent = Some(sent);
+        m.datagrams_received = Some(received);
+        m.out_of_order = Some(ooo);
+        m.loss_definition = Some("datagrams the sender sent inside its measured window that the receiver never got, % of those sent".into());
+        out.push(ResultRecord::new(
+            Subsystem::Net,
+            name,
+            m.clone(),
+            Metric::Loss,
+            Unit::Percent,
+            way.iter()
+                .map(|(s, r)| {
+                    100.0 * s.messages_sent.saturating_sub(r.messages_received) as f64
+                        / s.messages_sent.max(1) as f64
+                })
+                .collect(),
+            Err("loss has no theoretical peak".into()),
+        ));
+        m.jitter_definition = Some(
+            "RFC 3550 interarrival jitter of the measured datagrams, mean over streams".into(),
+        );
+        out.push(ResultRecord::new(
+            Subsystem::Net,
+            name,
+            m,
+            Metric::Jitter,
+            Unit::Micros,
+            way.iter().map(|(_, r)| r.jitter_ns / 1000.0).collect(),
+            Err("jitter has no theoretical peak".into()),
+        ));
+    }
+    out
+}
+
+/// The last repetition's figures of one side, interval by interval (whole intervals of its
+/// window only), on `rec`.
+fn set_intervals(rec: &mut ResultRecord, side: Option<&SideResult>) {
+    let Some(side) = side else { return };
+    let tl = &side.timeline;
+    let interval = tl.interval.as_secs_f64();
+    let whole = (side.stats.window_ns as u128 / tl.interval.as_nanos().max(1)) as usize;
+    let values: Vec<f64> = tl
+        .bytes
+        .iter()
+        .take(whole)
+        .map(|b| *b as f64 * 8.0 / interval)
+        .collect();
+    if values.len() >= 2 && interval > 0.0 {
+        rec.intervals = Some(Intervals {
+            interval_s: interval,
+            values,
+        });
+    }
+}
