@@ -3,9 +3,14 @@
 # it creates (pbvethA, pbvethB; 10.232.0.1 and .2) and removes on exit, root only:
 #
 # - both ways at once: each veth end's egress is limited by a token bucket (tc tbf, RATE,
-#   default 200mbit); peakbench THROUGHPUT one way, --reverse, and --bidir, and iperf3 --bidir
-#   where iperf3 is 3.7 or later, ROUNDS times each. Prints each way's goodput and the ratios:
-#   bidir sum / (one way + reverse), bidir each way / its one-way run, peakbench / iperf3.
+#   default 200mbit, queueing at most 20 ms); peakbench THROUGHPUT one way, --reverse, and
+#   --bidir, and iperf3 --bidir where iperf3 is 3.7 or later, ROUNDS times each. Prints each
+#   way's goodput and the ratios: bidir sum / (one way + reverse), bidir each way / its one-way
+#   run, peakbench / iperf3.
+# - latency under load: LATENCY (TCP, 64-byte messages) with 0, 1 and 2 bulk streams beside
+#   it (--load 0,1,2): the round trips' mean, p50 and p99, and the bulk streams' goodput; the
+#   token bucket's queue shows in the loaded round trips.
+# - connections: CONNECT (one stream, 1-byte request and response) across the pair.
 #
 # Usage: bench/net-veth-check.sh        (RATE=200mbit ROUNDS=3 SECS=3)
 set -euo pipefail
@@ -87,3 +92,38 @@ PY
     fi
 done
 [ $have_iperf = yes ] || echo "iperf3 with --bidir (3.7 or later) not installed: no iperf3 comparison"
+echo
+echo "LATENCY under load (TCP, 64 B), ${secs}s per point after a 1s warm-up"
+printf '%-6s %6s %10s %10s %10s %14s\n' round load 'mean µs' 'p50 µs' 'p99 µs' 'load Mbit/s'
+for i in $(seq "$rounds"); do
+    ip netns exec $b "$bin" net --server 10.232.0.1 --workload LATENCY --protocol tcp \
+        --message-size 64 --load 0,1,2 --duration "${secs}s" --omit 1s --repeat 1 --quiet \
+        --no-history --json "$tmp/lat.json" 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
+    python3 - "$tmp/lat.json" "$i" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["results"]:
+    p = r["params"]
+    if r["metric"] != "latency":
+        continue
+    q = r["percentiles"] or {}
+    load = p.get("load_goodput_bps")
+    print(f'{sys.argv[2]:<6} {p["load_streams"]:6} {r["mean"] * 1e6:10.1f} {q.get("p50", 0) * 1e6:10.1f} '
+          f'{q.get("p99", 0) * 1e6:10.1f} {load / 1e6 if load else 0:14.1f}')
+PY
+done
+echo
+echo "CONNECT across the pair (one stream, 1 B), ${secs}s per run after a 1s warm-up"
+for i in $(seq "$rounds"); do
+    ip netns exec $b "$bin" net --server 10.232.0.1 --workload CONNECT --duration "${secs}s" \
+        --omit 1s --repeat 1 --quiet --no-history --json "$tmp/crr.json" 2>"$tmp/err" \
+        || { cat "$tmp/err"; exit 1; }
+    python3 - "$tmp/crr.json" "$i" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rate = next(r["mean"] for r in d["results"] if r["metric"] == "rate")
+ph = {r["params"]["phase"]: r["mean"] * 1e6 for r in d["results"] if r["metric"] == "latency"}
+lost = d["results"][0]["params"].get("lost")
+print(f'{sys.argv[2]:<6} {rate:10.0f} connections/s, whole {ph["whole connection"]:.1f} µs, connect {ph["connect"]:.1f} µs, lost {lost}')
+PY
+done

@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn every_transport_and_workload_round_trips() {
+    // Beside other tests, not beside a timed one.
+    let _shared = common::share(false);
     let s = start(None);
     let t = Target {
         addr: s.addr,
@@ -61,6 +63,8 @@ fn every_transport_and_workload_round_trips() {
 
 #[test]
 fn garbage_and_a_2gb_length_prefix_leave_the_server_serving() {
+    // Beside other tests, not beside a timed one.
+    let _shared = common::share(false);
     let s = start(None);
     let mut g = raw(s.addr);
     g.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
@@ -77,6 +81,8 @@ fn garbage_and_a_2gb_length_prefix_leave_the_server_serving() {
 
 #[test]
 fn silent_and_trickling_clients_are_dropped_without_blocking_others() {
+    // Beside other tests, not beside a timed one.
+    let _shared = common::share(false);
     let s = start(None);
     let silent = raw(s.addr);
     // A client that sends one byte of a frame and then nothing.
@@ -94,6 +100,8 @@ fn silent_and_trickling_clients_are_dropped_without_blocking_others() {
 
 #[test]
 fn out_of_order_and_oversized_requests_are_refused() {
+    // Beside other tests, not beside a timed one.
+    let _shared = common::share(false);
     let s = start(None);
     let mut c = raw(s.addr);
     protocol::send(&mut c, &Msg::Start).unwrap();
@@ -131,6 +139,8 @@ fn out_of_order_and_oversized_requests_are_refused() {
 
 #[test]
 fn a_client_that_vanishes_mid_test_frees_the_server() {
+    // Beside other tests, not beside a timed one.
+    let _shared = common::share(false);
     let s = start(None);
     let mut c = raw(s.addr);
     protocol::send(
@@ -171,6 +181,8 @@ fn a_client_that_vanishes_mid_test_frees_the_server() {
 
 #[test]
 fn a_client_process_killed_mid_test_leaves_the_server_serving() {
+    // Beside other tests, not beside a timed one.
+    let _shared = common::share(false);
     let s = start(None);
     for proto in ["tcp", "udp"] {
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"))
@@ -216,6 +228,8 @@ fn a_client_process_killed_mid_test_leaves_the_server_serving() {
 
 #[test]
 fn the_token_is_required_and_checked() {
+    // Beside other tests, not beside a timed one.
+    let _shared = common::share(false);
     let s = start(Some("s3cret"));
     let p = params(Proto::Tcp, TestKind::Throughput, 50);
     let none = Target {
@@ -248,6 +262,8 @@ fn peakbench() -> Command {
 
 #[test]
 fn loopback_cli_reports_every_record_in_the_schema() {
+    // Beside other tests, not beside a timed one.
+    let _shared = common::share(false);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("net.json");
     peakbench()
@@ -341,6 +357,8 @@ fn loopback_cli_reports_every_record_in_the_schema() {
 /// trip, the merged histogram of all of them, and each stream's round trips counted.
 #[test]
 fn latency_runs_one_ping_pong_per_stream() {
+    // Beside other tests, not beside a timed one.
+    let _shared = common::share(false);
     let s = start(None);
     let t = Target {
         addr: s.addr,
@@ -405,6 +423,8 @@ fn latency_runs_one_ping_pong_per_stream() {
 
 #[test]
 fn net_bad_input_is_one_line_and_exit_2() {
+    // Beside other tests, not beside a timed one.
+    let _shared = common::share(false);
     for (args, expected) in [
         (&["net", "--streams", "0"][..], "--streams"),
         (&["net", "--streams", "1000"], "--streams"),
@@ -440,6 +460,8 @@ fn net_bad_input_is_one_line_and_exit_2() {
 
 #[test]
 fn a_server_that_is_not_there_is_a_one_line_failure() {
+    // Beside other tests, not beside a timed one.
+    let _shared = common::share(false);
     // Port 1 on loopback: nothing listens there.
     let out = peakbench()
         .args([
@@ -495,6 +517,8 @@ fn veth_pair() -> Result<VethPair, String> {
 
 #[test]
 fn across_a_veth_pair_between_two_namespaces() {
+    // Beside other tests, not beside a timed one.
+    let _shared = common::share(false);
     let ns = match veth_pair() {
         Ok(ns) => ns,
         Err(why) => {
@@ -591,6 +615,8 @@ fn pids_in(ns: &str) -> Vec<String> {
 /// the token gets no reference server.
 #[test]
 fn remote_references_across_a_veth_pair() {
+    // Beside other tests, not beside a timed one.
+    let _shared = common::share(false);
     let missing: Vec<&str> = ["iperf3", "sockperf"]
         .into_iter()
         .filter(|t| {
@@ -713,6 +739,8 @@ fn remote_references_across_a_veth_pair() {
 /// a one-line error that says each thing once.
 #[test]
 fn a_foreign_server_is_one_clear_line() {
+    // Beside other tests, not beside a timed one.
+    let _shared = common::share(false);
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -751,6 +779,8 @@ fn a_foreign_server_is_one_clear_line() {
 /// service demand (µs of CPU per KB of goodput).
 #[test]
 fn a_loopback_stream_carries_its_cpu_cost() {
+    // Beside other tests, not beside a timed one.
+    let _shared = common::share(false);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("net.json");
     peakbench()
@@ -799,6 +829,8 @@ fn a_loopback_stream_carries_its_cpu_cost() {
 /// `--reverse` run (each way has its own link, as on a full-duplex wire).
 #[test]
 fn both_ways_at_once_across_a_rate_limited_veth_pair() {
+    // Timed: no other test of this binary runs beside it.
+    let _alone = common::share(true);
     let ns = match veth_pair() {
         Ok(ns) => ns,
         Err(why) => {
@@ -846,7 +878,7 @@ fn both_ways_at_once_across_a_rate_limited_veth_pair() {
                     "10.231.0.1",
                 ])
                 .args(["--workload", "THROUGHPUT", "--protocol", "tcp"])
-                .args(["--duration", "700ms", "--omit", "200ms", "--repeat", "1"])
+                .args(["--duration", "1s", "--omit", "300ms", "--repeat", "1"])
                 .args(["--quiet", "--no-history", "--json"])
                 .arg(&json)
                 .args(extra)
@@ -910,6 +942,8 @@ fn both_ways_at_once_across_a_rate_limited_veth_pair() {
 /// them, long before the bound; `--bidir` gives both ways' figures.
 #[test]
 fn fixed_amounts_are_exact_and_both_ways_are_reported() {
+    // Beside other tests, not beside a timed one.
+    let _shared = common::share(false);
     let s = common::net::start(None);
     let t = Target {
         addr: s.addr,
@@ -965,4 +999,82 @@ fn fixed_amounts_are_exact_and_both_ways_are_reported() {
         out.client.stats.bytes_received, 0,
         "the first half only sends"
     );
+}
+
+/// CONNECT over loopback: connections per second, the time of a whole connection and of its
+/// connect (the connect the shorter), nothing lost, each stream's own mean; a client's own
+/// connections only (the server counts as many as the client made).
+#[test]
+fn connect_opens_requests_and_closes_connections() {
+    // Beside other tests, not beside a timed one.
+    let _shared = common::share(false);
+    let s = common::net::start(None);
+    let t = Target {
+        addr: s.addr,
+        token: None,
+    };
+    let p = peakbench::bench::net::TestParams {
+        kind: TestKind::Connect,
+        streams: 2,
+        message_bytes: 100,
+        omit_ms: 50,
+        ..params(Proto::Tcp, TestKind::Connect, 400)
+    };
+    let out = client::run_test(&t, &p).unwrap();
+    let st = &out.client.stats;
+    assert!(st.messages_received > 20, "{st:?}");
+    assert_eq!(st.lost, 0, "{st:?}");
+    assert_eq!(st.bytes_received, 100 * st.messages_received);
+    let (whole, connect) = (out.client.rtt.unwrap(), out.client.connect.unwrap());
+    assert_eq!(whole.len(), st.messages_received);
+    assert!(
+        connect.mean() < whole.mean(),
+        "{} {}",
+        connect.mean(),
+        whole.mean()
+    );
+    assert_eq!(out.client.stream_rtt_ns.len(), 2);
+    // The server answered every connection the client made, warm-up ones too.
+    assert!(
+        out.server.messages_received >= st.messages_received,
+        "{:?}",
+        out.server
+    );
+    // Paced: at most the asked rate.
+    let paced = peakbench::bench::net::TestParams {
+        mps: 200,
+        streams: 1,
+        omit_ms: 0,
+        ..p
+    };
+    let out = client::run_test(&t, &paced).unwrap();
+    let rate = out.client.stats.messages_received as f64 / 0.4;
+    assert!((100.0..=215.0).contains(&rate), "{rate} connections/s");
+}
+
+/// LATENCY under load over loopback: the ping-pong and a bulk stream in one test, the bulk
+/// stream's goodput counted by the server, the pings answered.
+#[test]
+fn a_ping_pong_runs_under_load() {
+    // Beside other tests, not beside a timed one.
+    let _shared = common::share(false);
+    let s = common::net::start(None);
+    let t = Target {
+        addr: s.addr,
+        token: None,
+    };
+    let p = peakbench::bench::net::TestParams {
+        load_streams: 1,
+        omit_ms: 50,
+        ..params(Proto::Tcp, TestKind::Latency, 300)
+    };
+    let out = client::run_test(&t, &p).unwrap();
+    assert!(
+        out.client.stats.messages_received > 10,
+        "{:?}",
+        out.client.stats
+    );
+    let load = out.server_second.expect("the bulk stream's figures");
+    assert!(load.bytes_received > 1 << 20, "{load:?}");
+    assert!(out.client_second.unwrap().stats.bytes_sent > 0);
 }

@@ -470,6 +470,14 @@ fn absurd_socket_options_amounts_and_rates_are_refused_and_the_server_stays_up()
             bidir: true,
             ..tcp
         },
+        TestParams {
+            load_streams: 1000,
+            ..ping
+        },
+        TestParams {
+            load_streams: 1,
+            ..tcp
+        },
     ] {
         let mut c = welcomed(s.addr);
         protocol::send(&mut c, &Msg::Setup { params: p }).unwrap();
@@ -617,4 +625,54 @@ fn a_server_that_lies_about_its_cpu_or_sockets_is_refused() {
             .unwrap()
             .expect("the fake server's conversation");
     }
+}
+
+/// CONNECT: a client asking for a million connections per second is refused; one that floods
+/// the test's port with connections that never show the cookie, or never send, does not stop
+/// the test's own connections, and the server serves the next client.
+#[test]
+fn connection_floods_and_absurd_rates_are_bounded() {
+    let s = start(None);
+    let connect = TestParams {
+        message_bytes: 1,
+        ..params(Proto::Tcp, TestKind::Connect, 300)
+    };
+    let mut c = welcomed(s.addr);
+    let p = TestParams {
+        mps: 1_000_000,
+        ..connect
+    };
+    protocol::send(&mut c, &Msg::Setup { params: p }).unwrap();
+    match protocol::recv(&mut c) {
+        Ok(Msg::Error { message }) => {
+            assert!(message.contains("connections per second"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // Strangers on the test's port: silent ones, and ones with a wrong cookie.
+    let mut c = welcomed(s.addr);
+    let (ports, cookie) = set_up(&mut c, connect);
+    let to = SocketAddr::new(s.addr.ip(), ports[0]);
+    go(&mut c);
+    let silent: Vec<TcpStream> = (0..20)
+        .filter_map(|_| TcpStream::connect(to).ok())
+        .collect();
+    for _ in 0..50 {
+        if let Ok(mut x) = TcpStream::connect(to) {
+            let _ = x.write_all(&tcp_hello(cookie ^ 1, 0));
+            let _ = x.write_all(&[1]);
+        }
+    }
+    // The test's own connection is still answered.
+    let mut own = TcpStream::connect(to).unwrap();
+    own.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    own.write_all(&tcp_hello(cookie, 0)).unwrap();
+    own.write_all(&[7]).unwrap();
+    let mut reply = [0u8; 1];
+    own.read_exact(&mut reply).unwrap();
+    assert_eq!(reply, [7]);
+    let server = results(&mut c);
+    assert!(server.messages_received >= 1, "{server:?}");
+    drop(silent);
+    serves_again(&target(s.addr, None));
 }

@@ -1477,7 +1477,7 @@ fn every_net_option_is_used_or_refused() {
         refused(
             "count",
             &[&tcp[..], &["--count", "500"]].concat(),
-            "LATENCY is not in --workload",
+            "--workload has none of them",
         ),
         used(
             "scaling",
@@ -1502,6 +1502,21 @@ fn every_net_option_is_used_or_refused() {
         refused(
             "mps",
             &[&tput[..], &["--mps", "2000"]].concat(),
+            "--workload has none of them",
+        ),
+        used("load", &[&lat[..], &["--load", "0,1"]].concat(), |r| {
+            let load = |x: &Value| x["params"]["load_streams"].as_u64();
+            r.results().iter().any(|x| load(x) == Some(0))
+                && r.results().iter().any(|x| {
+                    load(x) == Some(1)
+                        && x["params"]["load_goodput_bps"]
+                            .as_f64()
+                            .is_some_and(|v| v > 0.0)
+                })
+        }),
+        refused(
+            "load",
+            &[&tcp[..], &["--load", "1"]].concat(),
             "LATENCY is not in --workload",
         ),
         used("gbit", &[&tput[..], &["--gbit"]].concat(), |r| {

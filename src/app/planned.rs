@@ -194,6 +194,7 @@ pub fn net_point(
     });
     let metrics: &[Metric] = match (p.workload, udp) {
         (NetWorkload::Latency, _) => &[Metric::Latency, Metric::Rate],
+        (NetWorkload::Connect, _) => &[Metric::Rate, Metric::Latency],
         (NetWorkload::Throughput, true) => &[Metric::Throughput, Metric::Loss, Metric::Jitter],
         (NetWorkload::Throughput, false) => &[Metric::Throughput],
     };

@@ -193,6 +193,7 @@ fn net_params(a: &RunArgs) -> anyhow::Result<(Option<TestParams>, Option<TestPar
         socket: Default::default(),
         amount_per_stream: 0,
         mps: 0,
+        load_streams: 0,
     };
     let ping = TestParams {
         kind: TestKind::Latency,

@@ -100,6 +100,11 @@ pub struct ClientArgs {
     /// THROUGHPUT streams run beside it); default: back to back.
     #[arg(long, value_name = "N", value_parser = parse_mps)]
     pub mps: Option<u32>,
+    /// LATENCY under load: bulk streams from the client to the server beside the pings, on the
+    /// same link (TCP 128K writes, UDP 1400-byte datagrams); a list sweeps, 0 is idle, e.g.
+    /// 0,1,2: the round trips' percentiles against idle show the queue.
+    #[arg(long, value_name = "N[,N...]", value_parser = parse_load)]
+    pub load: Option<Counts>,
     /// UDP target rate per stream, bit/s with k, M, G (decimal, as iperf3 -b); 0 = unlimited.
     #[arg(long, value_parser = parse_rate, default_value = "0")]
     pub rate: u64,
@@ -214,6 +219,10 @@ fn parse_count(s: &str) -> Result<u64, String> {
     super::common::count_in(s, 1, limits::MAX_AMOUNT_ROUND_TRIPS)
 }
 
+fn parse_load(s: &str) -> Result<Counts, String> {
+    super::common::parse_counts(s, 0, limits::MAX_STREAMS as u64 - 1)
+}
+
 fn parse_mps(s: &str) -> Result<u32, String> {
     super::common::count_in(s, 1, limits::MAX_MPS as u64)
 }
@@ -324,10 +333,19 @@ fn refuse_unused_new(args: &ClientArgs) -> Result<(), UsageError> {
         &format!("add {add_streams} or drop it"),
     )?;
     let (pingpong, add_pingpong) = users_of(&all, "count");
+    let (loaded, add_loaded) = users_of(&all, "load");
+    given.refuse_unless(
+        uses("load"),
+        &["load"],
+        &format!("runs {loaded} under load, and {loaded} is not in --workload"),
+        &format!("add {add_loaded} or drop it"),
+    )?;
     given.refuse_unless(
         uses("count"),
         &["count", "mps"],
-        &format!("applies to {pingpong} (its round trips), and {pingpong} is not in --workload"),
+        &format!(
+            "applies to {pingpong} (round trips, connections), and --workload has none of them"
+        ),
         &format!("add {add_pingpong} or drop it"),
     )?;
     given.refuse_unless(
@@ -343,6 +361,19 @@ fn refuse_unused_new(args: &ClientArgs) -> Result<(), UsageError> {
         "give --total-bytes or --count, or drop --scaling",
     )?;
     let tcp_only = args.protocol == [Proto::Tcp];
+    let streams_or_pings = args.workload.iter().any(|w| *w != NetWorkload::Connect);
+    given.refuse_unless(
+        streams_or_pings,
+        &["window", "congestion", "mss", "no_delay"],
+        "applies to THROUGHPUT's and LATENCY's sockets (CONNECT's connections take the kernel's options), and --workload has only CONNECT",
+        "add THROUGHPUT or LATENCY, or drop it",
+    )?;
+    given.refuse_unless(
+        !args.workload.contains(&NetWorkload::Connect) || args.protocol.contains(&Proto::Tcp),
+        &["protocol"],
+        "has no tcp, and CONNECT opens TCP connections",
+        "add tcp to --protocol or drop CONNECT",
+    )?;
     given.refuse_unless(
         tcp_only || !args.workload.contains(&NetWorkload::Throughput),
         &["total_bytes", "zerocopy"],
@@ -443,6 +474,11 @@ fn options(args: &ClientArgs) -> anyhow::Result<NetOptions> {
         count: args.count,
         scaling: args.scaling,
         mps: args.mps.unwrap_or(0),
+        load: args
+            .load
+            .as_ref()
+            .map(|c| c.iter().map(|&n| n as u32).collect())
+            .unwrap_or_default(),
     };
     // A fixed amount: the duration is only its bound (10 minutes in all unless given).
     let opts = if (args.total_bytes.is_some() || args.count.is_some())

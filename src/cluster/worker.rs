@@ -209,6 +209,7 @@ pub fn link_test(
         count: None,
         scaling: crate::results::params::Scaling::Strong,
         mps: 0,
+        load: Vec::new(),
     };
     let session = NetSession::remote(
         opts,
@@ -291,6 +292,7 @@ mod tests {
             socket: Default::default(),
             amount_per_stream: 0,
             mps: 0,
+            load_streams: 0,
         };
         let t = |repeat: u32, message_bytes: u32| LinkTest {
             pattern: crate::results::params::LinkPattern::Pairs,

@@ -6,8 +6,10 @@
 //! it (`net serve --references`, see [`remote`](super::remote)) and the client talks to that
 //! address only. The client mirrors the point: `-P` streams, `-l`
 //! bytes per write or datagram, `-t` seconds after `-O` omitted ones (iperf3 takes whole
-//! seconds: rounded up, at least 1), `-R` for a reverse point, and for UDP `-u -b RATE` with
-//! peakbench's per-stream target rate (0 = unlimited, as in iperf3).
+//! seconds: rounded up, at least 1), `-R` for a reverse point, `--bidir` for a point both ways
+//! at once, `-w`, `-C`, `-M` and `-N` for its socket options, `-n` for its fixed amount (all
+//! streams' bytes), and for UDP `-u -b RATE` with peakbench's per-stream target rate
+//! (0 = unlimited, as in iperf3).
 //!
 //! Units: iperf3's `bits_per_second` is bits of payload per second; Mbit/s = ÷ 10⁶.
 
@@ -18,8 +20,8 @@ use crate::bench::net::protocol::{RefTool, ToolRequest};
 use crate::results::Metric;
 use crate::results::ResultRecord;
 use crate::results::Unit;
-use crate::results::params::Proto;
 use crate::results::params::Side;
+use crate::results::params::{Direction, Proto};
 use serde_json::Value;
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
@@ -39,6 +41,15 @@ pub struct Job {
     pub reverse: bool,
     /// UDP target rate per stream in bit/s; 0 = unlimited.
     pub rate_bps: u64,
+    /// Both ways at once (`--bidir`, iperf3 3.7 and later).
+    pub bidir: bool,
+    /// Socket options: `-w` bytes, `-C` name, `-M` bytes, `-N`.
+    pub window_bytes: Option<u32>,
+    pub congestion: Option<String>,
+    pub mss_bytes: Option<u32>,
+    pub nodelay: bool,
+    /// `-n`: the payload bytes of all streams together (instead of `-t`).
+    pub total_bytes: Option<u64>,
     /// The peakbench server that starts iperf3's server (None: one on loopback, here).
     pub remote: Option<SocketAddr>,
 }
@@ -69,12 +80,30 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
         // iperf3 3.12 counts UDP datagrams of the omitted seconds as lost (esnet/iperf#1489:
         // loss above 100 %), so UDP runs omit nothing and their warm-up is measured.
         omit_seconds: if udp { 0 } else { whole_seconds(p.omit_s, 0) },
-        reverse: p.direction == Some(crate::results::params::Direction::ServerToClient),
+        reverse: p.direction == Some(Direction::ServerToClient),
         rate_bps: if udp {
             p.target_rate_bps.unwrap_or(0)
         } else {
             0
         },
+        bidir: matches!(
+            p.direction,
+            Some(
+                Direction::BidirClientToServer
+                    | Direction::BidirServerToClient
+                    | Direction::BidirSum
+            )
+        ),
+        window_bytes: p.socket_options.and_then(|o| o.window_bytes),
+        congestion: p
+            .socket_options
+            .and_then(|o| o.congestion)
+            .map(|c| c.to_string()),
+        mss_bytes: p.socket_options.and_then(|o| o.mss_bytes),
+        nodelay: p.socket_options.and_then(|o| o.nodelay) == Some(true),
+        total_bytes: p
+            .amount_per_stream
+            .map(|a| a.saturating_mul(u64::from(p.streams))),
         remote,
     })
 }
@@ -101,6 +130,26 @@ pub fn argv(job: &Job, ip: IpAddr, port: u16) -> Vec<String> {
     }
     if job.reverse {
         a.push("-R".into());
+    }
+    if job.bidir {
+        a.push("--bidir".into());
+    }
+    if let Some(w) = job.window_bytes {
+        a.extend(["-w".into(), w.to_string()]);
+    }
+    if let Some(c) = &job.congestion {
+        a.extend(["-C".into(), c.clone()]);
+    }
+    if let Some(m) = job.mss_bytes {
+        a.extend(["-M".into(), m.to_string()]);
+    }
+    if job.nodelay {
+        a.push("-N".into());
+    }
+    if let Some(n) = job.total_bytes {
+        // A fixed amount replaces the time.
+        let at = a.iter().position(|x| x == "-t").unwrap_or(a.len());
+        a.splice(at..(at + 2).min(a.len()), ["-n".to_string(), n.to_string()]);
     }
     a
 }
@@ -144,13 +193,15 @@ pub struct UdpSummary {
     pub lost_percent: f64,
 }
 
-/// What one iperf3 client run reports.
+/// What one iperf3 client run reports (with `--bidir`, the server-to-client way too).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Iperf3Result {
     pub version: Option<String>,
     pub sent_bits_per_s: f64,
     pub received_bits_per_s: f64,
     pub udp: Option<UdpSummary>,
+    pub reverse_sent_bits_per_s: Option<f64>,
+    pub reverse_received_bits_per_s: Option<f64>,
 }
 
 fn num(v: &Value, section: &str, key: &str) -> Result<f64, String> {
@@ -212,11 +263,18 @@ pub fn parse_json(text: &str) -> Result<Iperf3Result, String> {
         }
         None => None,
     };
+    let reverse = |name: &str| {
+        end.get(name)
+            .map(|s| num(s, name, "bits_per_second"))
+            .transpose()
+    };
     Ok(Iperf3Result {
         version,
         sent_bits_per_s: num(sent, "sum_sent", "bits_per_second")?,
         received_bits_per_s: num(received, "sum_received", "bits_per_second")?,
         udp,
+        reverse_sent_bits_per_s: reverse("sum_sent_bidir_reverse")?,
+        reverse_received_bits_per_s: reverse("sum_received_bidir_reverse")?,
     })
 }
 
@@ -232,14 +290,37 @@ pub fn figure(r: &Iperf3Result, rec: &ResultRecord) -> Result<f64, RefError> {
             .as_ref()
             .ok_or_else(|| RefError::parse(TOOL, "iperf3 reported no UDP loss or jitter"))
     };
+    let p = rec.params.net();
+    let sender = p.and_then(|p| p.side) == Some(Side::Sender);
+    let reverse = || {
+        let v = if sender {
+            r.reverse_sent_bits_per_s
+        } else {
+            r.reverse_received_bits_per_s
+        };
+        v.ok_or_else(|| {
+            RefError::parse(
+                TOOL,
+                "iperf3 reported no server-to-client way (--bidir needs iperf3 3.7 or later)",
+            )
+        })
+    };
     match (rec.metric, rec.unit) {
-        (Metric::Throughput, Unit::BitsPerSec) => Ok(
-            if rec.params.net().and_then(|p| p.side) == Some(Side::Sender) {
-                r.sent_bits_per_s
-            } else {
-                r.received_bits_per_s
-            },
-        ),
+        (Metric::Throughput, Unit::BitsPerSec) => match p.and_then(|p| p.direction) {
+            Some(Direction::BidirServerToClient) => reverse(),
+            Some(Direction::BidirSum) => Ok(r.received_bits_per_s + reverse()?),
+            _ if sender => Ok(r.sent_bits_per_s),
+            _ => Ok(r.received_bits_per_s),
+        },
+        // Both ways' UDP accounting is not split here: loss and jitter of one way only.
+        (Metric::Loss | Metric::Jitter, _)
+            if p.and_then(|p| p.direction) == Some(Direction::BidirServerToClient) =>
+        {
+            Err(RefError::unsupported(
+                TOOL,
+                "the server-to-client way's loss and jitter of --bidir are not compared",
+            ))
+        }
         (Metric::Loss, Unit::Percent) => Ok(udp()?.lost_percent),
         (Metric::Jitter, Unit::Seconds) => Ok(udp()?.jitter_ms / 1000.0),
         _ => Err(unit_error(TOOL, rec)),
@@ -310,6 +391,59 @@ mod tests {
                 "-t", "3", "-O", "0", "-P", "2", "-l", "1400", "-u", "-b", "0", "-R"
             ]
         );
+    }
+
+    /// A point both ways at once with socket options and a fixed amount: `--bidir`, `-w`, `-C`,
+    /// `-M`, `-N`, and `-n` (all streams' bytes) instead of `-t`; each way's figure and their
+    /// sum from one run.
+    #[test]
+    fn both_ways_socket_options_and_amounts() {
+        let ctx = RefContext::new("/tmp");
+        let mut rec = net("throughput", "Mbit/s", "TCP", "receiver", "127.0.0.1:5301");
+        if let Some(p) = rec.params.net_mut() {
+            p.direction = Some(Direction::BidirSum);
+            p.socket_options = Some(crate::results::socket::SocketOptions {
+                window_bytes: Some(262_144),
+                congestion: crate::results::socket::CcName::new("cubic").ok(),
+                mss_bytes: Some(1400),
+                nodelay: Some(true),
+                zerocopy: false,
+            });
+            p.amount_per_stream = Some(1 << 20);
+        }
+        let j = job(&rec, &ctx).unwrap().unwrap();
+        let a = argv(&j, "127.0.0.1".parse().unwrap(), 7);
+        let joined = a.join(" ");
+        assert!(!joined.contains("-t "), "{joined}");
+        for part in [
+            "-n 2097152",
+            "--bidir",
+            "-w 262144",
+            "-C cubic",
+            "-M 1400",
+            "-N",
+        ] {
+            assert!(joined.contains(part), "{part}: {joined}");
+        }
+        let doc = r#"{"start": {"version": "iperf 3.16"}, "end": {
+            "sum_sent": {"bits_per_second": 1e8}, "sum_received": {"bits_per_second": 9e7},
+            "sum_sent_bidir_reverse": {"bits_per_second": 8e7},
+            "sum_received_bidir_reverse": {"bits_per_second": 7e7}}}"#;
+        let r = parse_json(doc).unwrap();
+        assert_eq!(figure(&r, &rec).unwrap(), 9e7 + 7e7);
+        let mut back = rec.clone();
+        if let Some(p) = back.params.net_mut() {
+            p.direction = Some(Direction::BidirServerToClient);
+            p.side = Some(Side::Sender);
+        }
+        assert_eq!(figure(&r, &back).unwrap(), 8e7);
+        // An iperf3 without --bidir reports one way: no figure for the other.
+        let old = parse_json(
+            r#"{"end": {"sum_sent": {"bits_per_second": 1},
+            "sum_received": {"bits_per_second": 1}}}"#,
+        )
+        .unwrap();
+        assert!(figure(&old, &back).is_err());
     }
 
     /// A point against another host runs iperf3 against the server that host's peakbench

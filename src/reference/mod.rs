@@ -306,7 +306,7 @@ pub fn covers(tool: Tool) -> String {
 /// stands in for it.
 pub const UNAVAILABLE: [&str; 3] = [
     "Not available: IOzone and pmbw are not in Debian's main archive, so peakbench has no adapter for them (it would have no real output to test one on); fio measures IOzone's operations, mbw and sysbench memory pmbw's.",
-    "Not available: netperf and lmbench are not in Debian's main archive; iperf3, sockperf and qperf measure their network figures.",
+    "Not available: netperf and lmbench are not in Debian's main archive; iperf3, sockperf and qperf measure their network figures, and CONNECT (netperf's TCP_CRR) is checked against a stand-alone connect loop by bench/net-connect-check.sh.",
     "Not available: Intel MLC is closed, Intel-only and not packaged; peakbench's own LATENCY staircase stands in for its idle latency.",
 ];
 

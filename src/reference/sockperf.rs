@@ -37,6 +37,10 @@ pub struct Job {
     pub message_bytes: u64,
     pub seconds: u64,
     pub streams: u64,
+    /// A paced point's round trips per second per stream (`--mps`; sockperf's `under-load`
+    /// replies to one message in 100 and does not wait for it, so the paced ping-pong is the
+    /// same measurement).
+    pub mps: Option<u32>,
     /// The peakbench server that starts sockperf's servers (None: on loopback, here).
     pub remote: Option<SocketAddr>,
 }
@@ -63,12 +67,19 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
             ),
         ));
     }
+    if p.load_streams.is_some_and(|n| n > 0) {
+        return Err(RefError::unsupported(
+            TOOL,
+            "this point's round trips ran beside bulk streams (--load), and sockperf's would run without them",
+        ));
+    }
     let seconds = ctx.seconds(Some(p.duration_s)).unwrap_or(1.0);
     Ok(Job {
         udp,
         message_bytes,
         seconds: whole_seconds(seconds, 1),
         streams,
+        mps: p.mps,
         remote,
     })
 }
@@ -87,6 +98,9 @@ pub fn argv(job: &Job, ip: IpAddr, port: u16) -> Vec<String> {
         job.seconds.to_string(),
         "--full-rtt".into(),
     ]);
+    if let Some(mps) = job.mps {
+        a.extend(["--mps".into(), mps.to_string()]);
+    }
     a
 }
 

@@ -130,6 +130,12 @@ fn base_variant(params: &Params, metric: Metric, with_protocol: bool) -> String 
                 Some(Direction::BidirSum) => " bidir sum",
                 Some(Direction::ClientToServer) | None => "",
             });
+            if let Some(phase) = p.phase {
+                v.push_str(&format!(" {phase}"));
+            }
+            if let Some(n) = p.load_streams {
+                v.push_str(&format!(" load {n}"));
+            }
             v
         }
         // A whole-array kernel's arrays (each, all threads together, as --array-size gives

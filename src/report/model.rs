@@ -10,7 +10,7 @@ use super::{
     concurrency_notes, groups, headers, littles_law_notes, notice_notes, peak_notes,
     percentile_notes, reference_tools, row, solve_notes, variant_header,
 };
-use crate::results::{Report, Subsystem, Unit};
+use crate::results::{Report, ResultRecord, Subsystem, Unit};
 use crate::sysinfo::{Fact, SystemInfo};
 use crate::units::format_bytes_binary;
 
@@ -149,6 +149,23 @@ fn reference_runs(results: &[crate::results::ResultRecord]) -> Vec<ReferenceRun>
     out
 }
 
+/// The full tables' column of the CPUs a point kept busy.
+pub const CPU_COLUMN: &str = "CPUs busy";
+
+/// Where a table's points measured what they cost in CPU: a column of the machine's CPUs they
+/// kept busy, before the last (the spread).
+fn with_cpu_column(records: &[&ResultRecord], headers: &mut Vec<String>, rows: &mut [Vec<String>]) {
+    let busy = |r: &ResultRecord| r.params.cpu_use().and_then(|c| c.busy_cpus());
+    if !records.iter().any(|r| busy(r).is_some()) {
+        return;
+    }
+    headers.insert(headers.len() - 1, CPU_COLUMN.into());
+    for (r, cells) in records.iter().zip(rows.iter_mut()) {
+        let cell = busy(r).map_or_else(|| "—".into(), |b| format!("{b:.2}"));
+        cells.insert(cells.len() - 1, cell);
+    }
+}
+
 impl ResultTable {
     /// Its heading: the title, or the subsystem and unit.
     pub fn heading(&self) -> String {
@@ -167,19 +184,22 @@ impl Document {
                 let tools = reference_tools(&records);
                 let with_reference = tools.is_some();
                 let protocol = records.iter().any(|r| r.params.net().is_some());
+                let mut headers = headers(
+                    unit.name(),
+                    variant_header(subsystem),
+                    tools.as_deref(),
+                    protocol,
+                );
+                let mut rows: Vec<Vec<String>> = records
+                    .iter()
+                    .map(|r| row(r).cells(with_reference))
+                    .collect();
+                with_cpu_column(&records, &mut headers, &mut rows);
                 ResultTable {
                     title: None,
                     first_figure: if protocol { 4 } else { 3 },
-                    headers: headers(
-                        unit.name(),
-                        variant_header(subsystem),
-                        tools.as_deref(),
-                        protocol,
-                    ),
-                    rows: records
-                        .iter()
-                        .map(|r| row(r).cells(with_reference))
-                        .collect(),
+                    headers,
+                    rows,
                     noisy: records.iter().any(|r| r.summary.noisy),
                     subsystem,
                     unit,

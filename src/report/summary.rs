@@ -508,6 +508,17 @@ mod tests {
         assert!(header.contains("CPUs"), "{text}");
         let row = text.lines().find(|l| l.starts_with("THROUGHPUT")).unwrap();
         assert!(row.contains("1.97"), "{text}");
+        // The full tables: a column in Markdown (and HTML), in the terminal where it fits.
+        let shown = report.displayed(&Default::default());
+        let md = String::from_utf8(crate::report::markdown::render(&shown)).unwrap();
+        assert!(
+            md.contains("| CPUs busy |") && md.contains("| 1.97 |"),
+            "{md}"
+        );
+        let wide = crate::report::table::render(&shown, 200);
+        assert!(wide.contains("CPUs busy"), "{wide}");
+        let narrow = crate::report::table::render(&shown, 100);
+        assert!(narrow.lines().all(|l| l.chars().count() <= 100), "{narrow}");
         report.results = vec![rec(1, 50.0)];
         let text = render(&report.displayed(&Default::default()), 100);
         assert!(!text.contains("CPUs"), "{text}");

@@ -41,6 +41,25 @@ pub fn set_whole_words(t: &mut Table, headers: &[String], rows: &[Vec<String>]) 
     }
 }
 
+use super::model::CPU_COLUMN;
+
+/// One result table's grid, its figures aligned right.
+fn grid(
+    table: &super::model::ResultTable,
+    headers: &[String],
+    rows: &[Vec<String>],
+    width: usize,
+) -> Table {
+    let mut t = new_table(width);
+    set_whole_words(&mut t, headers, rows);
+    for col in table.first_figure..t.column_count() {
+        if let Some(c) = t.column_mut(col) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}
+
 /// The results as one table per subsystem and unit, then the peaks.
 pub fn render(report: &Report, width: usize) -> String {
     render_doc(&Document::of(report), width)
@@ -50,12 +69,25 @@ pub fn render(report: &Report, width: usize) -> String {
 pub fn render_doc(doc: &Document, width: usize) -> String {
     let mut out = String::new();
     for table in &doc.tables {
-        let mut t = new_table(width);
-        set_whole_words(&mut t, &table.headers, &table.rows);
-        for col in table.first_figure..t.column_count() {
-            if let Some(c) = t.column_mut(col) {
-                c.set_cell_alignment(CellAlignment::Right);
-            }
+        let mut t = grid(table, &table.headers, &table.rows, width);
+        // The CPU column where the terminal has room for it (the summary table has it too).
+        let cpu = table.headers.iter().position(|h| h == CPU_COLUMN);
+        let wide = t.lines().any(|l| l.chars().count() > width);
+        if let (Some(i), true) = (cpu, wide) {
+            let mut headers = table.headers.clone();
+            headers.remove(i);
+            let rows: Vec<Vec<String>> = table
+                .rows
+                .iter()
+                .map(|r| {
+                    r.iter()
+                        .enumerate()
+                        .filter(|(j, _)| *j != i)
+                        .map(|(_, c)| c.clone())
+                        .collect()
+                })
+                .collect();
+            t = grid(table, &headers, &rows, width);
         }
         out.push_str(&format!("{}\n{t}\n", table.heading()));
         if table.noisy {

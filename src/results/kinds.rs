@@ -67,6 +67,15 @@ crate::ids::named_enum! {
 }
 
 crate::ids::named_enum! {
+    /// What a CONNECT latency record times: the connect alone, or the whole connection
+    /// (connect, request, response, close).
+    pub enum ConnectPhase {
+        Connect = "connect",
+        Whole = "whole connection",
+    }
+}
+
+crate::ids::named_enum! {
     /// How the links between the nodes of a multi-node run were tested.
     pub enum LinkPattern {
         /// Every ordered pair, in rounds of disjoint pairs.

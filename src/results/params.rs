@@ -588,9 +588,19 @@ pub struct NetParams {
     pub amount_per_stream: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scaling: Option<Scaling>,
-    /// A paced ping-pong's round trips per second per stream (sockperf `--mps`).
+    /// A paced ping-pong's round trips (CONNECT: connections) per second per stream (sockperf
+    /// `--mps`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mps: Option<u32>,
+    /// LATENCY under load: the bulk streams from the client to the server beside the pings
+    /// (0: idle), and their goodput at the server (mean over the repetitions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_streams: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_goodput_bps: Option<f64>,
+    /// CONNECT's latency records: what they time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<crate::results::kinds::ConnectPhase>,
     #[serde(flatten)]
     pub between: Option<Link>,
     #[serde(flatten)]

@@ -262,6 +262,13 @@ impl Fields for NetParams {
         if let Some(scaling) = self.scaling {
             out.variant("scaling", scaling, Words::Around("", " scaling"));
         }
+        if let Some(load) = self.load_streams {
+            let words = Words::Count("bulk stream beside", "bulk streams beside");
+            out.axis("load_streams", load, words);
+        }
+        if let Some(phase) = self.phase {
+            out.variant("phase", phase, Words::Bare);
+        }
         // Only what was measured names the point: the server is its host, not the port it
         // listened on (an in-process loopback server's port is ephemeral, new every run).
         if let Some(server) = &self.server {

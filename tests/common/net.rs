@@ -66,6 +66,7 @@ pub fn params(proto: Proto, kind: TestKind, ms: u64) -> TestParams {
         socket: Default::default(),
         amount_per_stream: 0,
         mps: 0,
+        load_streams: 0,
     }
 }
 

@@ -184,10 +184,10 @@ pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetErro
         s.validate()
             .map_err(|e| lie("impossible socket figures", e))?;
     }
-    if second.is_some() != params.bidir {
+    if second.is_some() != (params.bidir || params.load_streams > 0) {
         return Err(lie(
             "figures of the wrong shape",
-            "one direction per half of a --bidir test, one otherwise".into(),
+            "two sets with --bidir or a load, one otherwise".into(),
         ));
     }
     Ok(Outcome {

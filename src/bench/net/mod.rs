@@ -9,6 +9,7 @@
 
 pub mod auth;
 pub mod client;
+pub mod connect;
 pub mod params;
 pub mod protocol;
 mod records;
@@ -49,6 +50,8 @@ super::spec::workloads! {
         Throughput = "THROUGHPUT",
         /// Ping-pong round trips.
         Latency = "LATENCY",
+        /// A TCP connection per request: connect, request, response, close (netperf TCP_CRR).
+        Connect = "CONNECT",
     }
 }
 
@@ -56,12 +59,13 @@ impl NetWorkload {
     /// What it is, everything every reader needs (see [`Spec`]).
     pub const fn spec(self) -> Spec {
         type Options = &'static [&'static [&'static str]];
-        let (what, metrics, options, references, charts): (
+        let (what, metrics, options, references, charts, default): (
             _,
             &[Metric],
             Options,
             &[Tool],
             &[ChartKind],
+            bool,
         ) = match self {
             NetWorkload::Throughput => (
                 "goodput; UDP loss and jitter",
@@ -80,24 +84,34 @@ impl NetWorkload {
                     ChartKind::Intervals,
                     ChartKind::Efficiency,
                 ],
+                true,
             ),
             NetWorkload::Latency => (
                 "ping-pong round trips",
                 &[Metric::Latency, Metric::Rate],
-                &[&["propagation-us", "count", "mps"]],
+                &[&["propagation-us", "count", "mps", "load"]],
                 &[Tool::Sockperf, Tool::Qperf, Tool::Ping],
                 &[
                     ChartKind::Sweeps,
                     ChartKind::Percentiles,
                     ChartKind::Efficiency,
                 ],
+                true,
+            ),
+            NetWorkload::Connect => (
+                "TCP connections per second, each opened, one request and response, closed",
+                &[Metric::Rate, Metric::Latency],
+                &[&["count", "mps"]],
+                &[],
+                &[ChartKind::Sweeps, ChartKind::Percentiles],
+                false,
             ),
         };
         Spec {
             subsystem: Subsystem::Net,
             name: self.name(),
             what,
-            default: true,
+            default,
             metrics,
             options,
             axes: &[Axis::Streams, Axis::MessageSize],
@@ -140,6 +154,9 @@ pub struct NetOptions {
     pub scaling: Scaling,
     /// LATENCY: round trips per second per stream, paced (sockperf `--mps`); 0: back to back.
     pub mps: u32,
+    /// LATENCY under load: a point per count of bulk streams beside the pings (0: idle); empty:
+    /// no load.
+    pub load: Vec<u32>,
 }
 
 impl NetOptions {
@@ -147,7 +164,7 @@ impl NetOptions {
     pub fn amount_per_stream(&self, workload: NetWorkload, streams: u32) -> u64 {
         let total = match workload {
             NetWorkload::Throughput => self.total_bytes,
-            NetWorkload::Latency => self.count,
+            NetWorkload::Latency | NetWorkload::Connect => self.count,
         };
         total.map_or(0, |t| match self.scaling {
             Scaling::Strong => (t / u64::from(streams.max(1))).max(1),
@@ -169,53 +186,73 @@ pub fn points(opts: &NetOptions) -> Vec<NetPoint> {
     let mut out = Vec::new();
     for &workload in &opts.workloads {
         for &proto in &opts.protocols {
+            // CONNECT opens TCP connections.
+            if workload == NetWorkload::Connect && proto != Proto::Tcp {
+                continue;
+            }
             let sizes = opts.message_sizes.clone().unwrap_or_else(|| {
                 vec![match (workload, proto) {
-                    (NetWorkload::Latency, Proto::Tcp) => DEFAULT_PING_MESSAGE,
+                    (NetWorkload::Latency | NetWorkload::Connect, Proto::Tcp) => {
+                        DEFAULT_PING_MESSAGE
+                    }
                     (NetWorkload::Latency, Proto::Udp) => DEFAULT_UDP_PING_MESSAGE,
                     (_, Proto::Tcp) => DEFAULT_TCP_MESSAGE,
                     (_, Proto::Udp) => DEFAULT_UDP_MESSAGE,
                 }]
             });
-            for &message_bytes in &sizes {
-                for &n in &opts.streams {
-                    out.push(NetPoint {
-                        workload,
-                        params: TestParams {
-                            kind: match workload {
-                                NetWorkload::Throughput => TestKind::Throughput,
-                                NetWorkload::Latency => TestKind::Latency,
-                            },
-                            proto,
-                            streams: n,
-                            message_bytes,
-                            duration_ms: opts.duration.as_millis() as u64,
-                            // A stream's fixed amount is measured whole.
-                            omit_ms: if workload == NetWorkload::Throughput
-                                && opts.total_bytes.is_some()
-                            {
-                                0
-                            } else {
-                                opts.omit.as_millis() as u64
-                            },
-                            reverse: opts.reverse && workload == NetWorkload::Throughput,
-                            rate_bps: if proto == Proto::Udp {
-                                opts.rate_bps
-                            } else {
-                                0
-                            },
-                            busy_poll_us: opts.busy_poll.as_micros() as u32,
-                            bidir: opts.bidir && workload == NetWorkload::Throughput,
-                            socket: opts.socket,
-                            amount_per_stream: opts.amount_per_stream(workload, n),
-                            mps: if workload == NetWorkload::Latency {
-                                opts.mps
-                            } else {
-                                0
-                            },
+            // LATENCY under load: a point per load.
+            let loads = match workload {
+                NetWorkload::Latency if !opts.load.is_empty() => opts.load.clone(),
+                _ => vec![0],
+            };
+            for (&message_bytes, &n, &load_streams) in sizes
+                .iter()
+                .flat_map(|m| opts.streams.iter().map(move |n| (m, n)))
+                .flat_map(|(m, n)| loads.iter().map(move |l| (m, n, l)))
+            {
+                out.push(NetPoint {
+                    workload,
+                    params: TestParams {
+                        kind: match workload {
+                            NetWorkload::Throughput => TestKind::Throughput,
+                            NetWorkload::Latency => TestKind::Latency,
+                            NetWorkload::Connect => TestKind::Connect,
                         },
-                    });
-                }
+                        proto,
+                        streams: n,
+                        message_bytes,
+                        duration_ms: opts.duration.as_millis() as u64,
+                        // A stream's fixed amount is measured whole.
+                        omit_ms: if workload == NetWorkload::Throughput
+                            && opts.total_bytes.is_some()
+                        {
+                            0
+                        } else {
+                            opts.omit.as_millis() as u64
+                        },
+                        reverse: opts.reverse && workload == NetWorkload::Throughput,
+                        rate_bps: if proto == Proto::Udp {
+                            opts.rate_bps
+                        } else {
+                            0
+                        },
+                        busy_poll_us: opts.busy_poll.as_micros() as u32,
+                        bidir: opts.bidir && workload == NetWorkload::Throughput,
+                        // CONNECT's connections take the kernel's options.
+                        socket: if workload == NetWorkload::Connect {
+                            SocketOptions::default()
+                        } else {
+                            opts.socket
+                        },
+                        amount_per_stream: opts.amount_per_stream(workload, n),
+                        mps: if workload == NetWorkload::Throughput {
+                            0
+                        } else {
+                            opts.mps
+                        },
+                        load_streams,
+                    },
+                });
             }
         }
     }
@@ -241,6 +278,7 @@ pub fn estimate(opts: &NetOptions) -> Duration {
                 (false, _) => opts.duration.as_secs_f64(),
                 (true, NetWorkload::Throughput) => amount * 8.0 / 10e9,
                 (true, NetWorkload::Latency) => amount * 50e-6,
+                (true, NetWorkload::Connect) => amount * 100e-6,
             }
             .min(opts.duration.as_secs_f64());
             opts.repeat as f64 * (p.params.omit_ms as f64 / 1e3 + time + 0.05 + grace)
@@ -422,6 +460,10 @@ impl NetSession {
             amount_per_stream: (p.amount_per_stream > 0).then_some(p.amount_per_stream),
             scaling: (p.amount_per_stream > 0).then_some(self.opts.scaling),
             mps: (p.mps > 0).then_some(p.mps),
+            phase: None,
+            load_streams: (p.kind == TestKind::Latency && !self.opts.load.is_empty())
+                .then_some(p.load_streams),
+            load_goodput_bps: None,
             between: None,
             node: NodeTag::default(),
         }
@@ -456,6 +498,7 @@ impl NetSession {
                 records::throughput(name, p, base, outcomes, peak)
             }
             NetWorkload::Latency => latency_records(name, p, base, outcomes, self.rtt_peak(&p)),
+            NetWorkload::Connect => records::connect(name, p, base, outcomes),
         }
     }
 
@@ -514,6 +557,16 @@ fn latency_records(
     m.tcp_nodelay = Some(p.proto == Proto::Tcp);
     m.lost = Some(outcomes.iter().map(|o| o.client.stats.lost).sum());
     m.latency_definition = Some("round-trip time of one message to the server and back, from before the send to after the whole reply is read (client clock); with several streams, each runs its own ping-pong at the same time and every round trip counts; samples are per-repetition means, percentiles over all repetitions".into());
+    // Under load: the bulk streams' goodput at the server, bit/s.
+    if p.load_streams > 0 {
+        let rates: Vec<f64> = outcomes
+            .iter()
+            .filter_map(|o| o.server_second.as_ref())
+            .map(|st| st.bytes_received as f64 * 8.0 / (st.window_ns.max(1) as f64 / 1e9))
+            .collect();
+        m.load_goodput_bps =
+            (!rates.is_empty()).then(|| rates.iter().sum::<f64>() / rates.len() as f64);
+    }
     let mut all = crate::measure::latency::histogram();
     let mut means = Vec::new();
     let mut rates = Vec::new();

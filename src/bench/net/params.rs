@@ -37,6 +37,12 @@ pub mod limits {
     pub const MAX_AMOUNT_ROUND_TRIPS: u64 = 10_000_000_000;
     /// A paced ping-pong's round trips per second per stream.
     pub const MAX_MPS: u32 = 1_000_000;
+    /// The most connections per second a server accepts for one CONNECT test, all streams
+    /// together (a client's `--mps` is refused above it; a client that just connects as fast
+    /// as it can is slowed to it).
+    pub const MAX_CONNECT_RATE: u64 = 100_000;
+    /// The largest request and response of a CONNECT test.
+    pub const MAX_CONNECT_MESSAGE: u32 = 64 * 1024;
 }
 
 /// What is measured.
@@ -47,6 +53,9 @@ pub enum TestKind {
     Throughput,
     /// Ping-pong of one message at a time: round-trip time.
     Latency,
+    /// A connection per request (netperf TCP_CRR): connect, request, response, close. Since
+    /// version 4.
+    Connect,
 }
 
 /// One test's parameters, chosen by the client and validated by the server.
@@ -86,15 +95,42 @@ pub struct TestParams {
     /// Since version 4.
     #[serde(default)]
     pub mps: u32,
+    /// A ping-pong under load: this many bulk streams from the client to the server beside the
+    /// pings, on the same link, of [`TestParams::load_message`] bytes a write. Since version 4.
+    #[serde(default)]
+    pub load_streams: u32,
 }
 
 impl TestParams {
-    /// The data connections of the test: its streams, twice with `bidir`.
+    /// The data connections of the test: its streams, twice with `bidir`, and the bulk
+    /// streams of a ping-pong under load after its own.
     pub fn channels(&self) -> u32 {
         if self.bidir {
             self.streams.saturating_mul(2)
         } else {
-            self.streams
+            self.streams.saturating_add(self.load_streams)
+        }
+    }
+
+    /// A load stream's write: iperf3's default for TCP, a datagram that fits an Ethernet MTU
+    /// for UDP.
+    pub fn load_message(&self) -> u32 {
+        match self.proto {
+            Proto::Tcp => 128 * 1024,
+            Proto::Udp => 1400,
+        }
+    }
+
+    /// The bulk streams beside a ping-pong under load, as a test of their own.
+    pub fn load(&self) -> TestParams {
+        TestParams {
+            kind: TestKind::Throughput,
+            streams: self.load_streams,
+            message_bytes: self.load_message(),
+            load_streams: 0,
+            amount_per_stream: 0,
+            mps: 0,
+            ..*self
         }
     }
 
@@ -121,7 +157,17 @@ impl TestParams {
                 }
             ));
         }
-        if self.channels() as u64 * self.message_bytes as u64 > MAX_BUFFER_BYTES {
+        if self.load_streams > 0 && self.kind != TestKind::Latency {
+            return Err("only a ping-pong (LATENCY) runs under load".into());
+        }
+        // A message buffer per stream (bulk streams under load: their own size).
+        let (streams, load) = (u64::from(self.streams), u64::from(self.load_streams));
+        let buffers = if self.bidir {
+            2 * streams * u64::from(self.message_bytes)
+        } else {
+            streams * u64::from(self.message_bytes) + load * u64::from(self.load_message())
+        };
+        if buffers > MAX_BUFFER_BYTES {
             return Err(format!(
                 "{} streams × {} bytes exceeds the server's {} MiB of buffers; use fewer streams or smaller messages",
                 self.channels(),
@@ -139,8 +185,13 @@ impl TestParams {
                 MAX_TEST_MS / 1000
             ));
         }
-        if self.kind == TestKind::Latency && (self.reverse || self.bidir) {
-            return Err("a latency test has no --reverse or --bidir: both sides send".into());
+        if self.kind != TestKind::Throughput && (self.reverse || self.bidir) {
+            return Err(
+                "a latency or connect test has no --reverse or --bidir: both sides send".into(),
+            );
+        }
+        if self.kind == TestKind::Connect {
+            self.validate_connect()?;
         }
         if self.bidir && self.reverse {
             return Err("--bidir sends both ways already: drop --reverse".into());
@@ -157,6 +208,28 @@ impl TestParams {
         }
         self.validate_socket()?;
         self.validate_amount()
+    }
+
+    fn validate_connect(&self) -> Result<(), String> {
+        if self.proto != Proto::Tcp {
+            return Err("CONNECT opens TCP connections: --protocol tcp".into());
+        }
+        if self.socket.any() {
+            return Err(
+                "CONNECT's connections take the kernel's socket options: drop --window, --congestion, --mss, --no-delay and --zerocopy"
+                    .into(),
+            );
+        }
+        let rate = u64::from(self.mps).saturating_mul(u64::from(self.streams));
+        if rate > limits::MAX_CONNECT_RATE {
+            return Err(format!(
+                "{rate} connections per second ({} per stream × {} streams) is out of range: at most {} per test",
+                self.mps,
+                self.streams,
+                limits::MAX_CONNECT_RATE
+            ));
+        }
+        Ok(())
     }
 
     fn validate_socket(&self) -> Result<(), String> {
@@ -210,7 +283,7 @@ impl TestParams {
                 "{n} bytes per stream is out of range: at most {} TiB",
                 MAX_AMOUNT_BYTES >> 40
             )),
-            TestKind::Latency if n > MAX_AMOUNT_ROUND_TRIPS => Err(format!(
+            TestKind::Latency | TestKind::Connect if n > MAX_AMOUNT_ROUND_TRIPS => Err(format!(
                 "{n} round trips per stream is out of range: at most {MAX_AMOUNT_ROUND_TRIPS}"
             )),
             TestKind::Throughput if self.mps > 0 => {
@@ -228,9 +301,11 @@ impl TestParams {
     pub fn message_range(&self) -> (u32, u32) {
         use limits::*;
         match (self.proto, self.kind) {
+            (Proto::Tcp, TestKind::Connect) => (1, limits::MAX_CONNECT_MESSAGE),
             (Proto::Tcp, _) => (1, MAX_TCP_MESSAGE),
             (Proto::Udp, TestKind::Throughput) => (MIN_UDP_MESSAGE, MAX_UDP_MESSAGE),
             (Proto::Udp, TestKind::Latency) => (MIN_UDP_PING, MAX_UDP_MESSAGE),
+            (Proto::Udp, TestKind::Connect) => (1, MAX_UDP_MESSAGE),
         }
     }
 }
@@ -277,6 +352,7 @@ pub(super) fn sample() -> TestParams {
         socket: SocketOptions::default(),
         amount_per_stream: 0,
         mps: 0,
+        load_streams: 0,
     }
 }
 

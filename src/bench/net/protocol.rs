@@ -622,14 +622,14 @@ mod tests {
                 proptest::option::of(any::<bool>()),
                 any::<bool>(),
             ),
-            (any::<u64>(), any::<u32>()),
+            (any::<u64>(), any::<u32>(), any::<u32>(), any::<u8>()),
         )
-            .prop_map(|(k, p, s, m, d, o, r, b, bp, bidir, so, (amount, mps))| {
-                TestParams {
-                    kind: if k {
-                        TestKind::Latency
-                    } else {
-                        TestKind::Throughput
+            .prop_map(
+                |(k, p, s, m, d, o, r, b, bp, bidir, so, (amount, mps, load, kind))| TestParams {
+                    kind: match (k, kind % 3) {
+                        (_, 0) => TestKind::Connect,
+                        (true, _) => TestKind::Latency,
+                        (false, _) => TestKind::Throughput,
                     },
                     proto: if p { Proto::Udp } else { Proto::Tcp },
                     streams: s,
@@ -649,8 +649,9 @@ mod tests {
                     },
                     amount_per_stream: amount,
                     mps,
-                }
-            });
+                    load_streams: load,
+                },
+            );
         prop_oneof![
             (any::<u32>(), ".{0,70}").prop_map(|(version, nonce)| Msg::Hello { version, nonce }),
             ".{0,40}".prop_map(|nonce| Msg::Challenge { nonce }),

@@ -5,9 +5,11 @@
 use super::client::Outcome;
 use super::protocol::{Proto, SideStats, TestParams};
 use super::roles::SideResult;
+use crate::results::kinds::ConnectPhase;
 use crate::results::params::{Direction, NetParams, Side};
 use crate::results::{Intervals, Metric, ResultRecord, Subsystem, Unit};
 use crate::sysinfo::peak::Peak;
+use hdrhistogram::Histogram;
 
 /// Benchmarks state goodput in Mbit/s; the record stores bit/s.
 pub const GOODPUT_UNIT: Unit = Unit::MbitPerSec;
@@ -234,4 +236,71 @@ fn set_intervals(rec: &mut ResultRecord, side: Option<&SideResult>) {
             values,
         });
     }
+}
+
+/// Where a side's times of one kind are.
+type TimesOf = fn(&SideResult) -> Option<&Histogram<u64>>;
+
+/// CONNECT's records: the rate of whole connections (all streams together), the time of a
+/// whole connection and of its connect (per-repetition means; percentiles over all).
+pub fn connect(
+    name: &str,
+    p: TestParams,
+    base: NetParams,
+    outcomes: &[Outcome],
+) -> Vec<ResultRecord> {
+    let mut m = base;
+    m.side = Some(Side::Client);
+    m.lost = Some(outcomes.iter().map(|o| o.client.stats.lost).sum());
+    m.latency_definition = Some("from before connect() to the server's close after the response (whole connection), or to connect()'s return (connect); each stream's connections one after the other, every stream at once".into());
+    let rates = outcomes
+        .iter()
+        .map(|o| {
+            let st = &o.client.stats;
+            st.messages_received as f64 / (st.window_ns.max(1) as f64 / 1e9)
+        })
+        .collect();
+    let mut per_stream = vec![0.0; p.streams as usize];
+    for o in outcomes {
+        for (sum, ns) in per_stream.iter_mut().zip(&o.client.stream_rtt_ns) {
+            *sum += ns / 1000.0 / outcomes.len() as f64;
+        }
+    }
+    m.stream_rtt_us = per_stream;
+    let mut out = vec![ResultRecord::new(
+        Subsystem::Net,
+        name,
+        m.clone(),
+        Metric::Rate,
+        Unit::TransPerSec,
+        rates,
+        Err("a connection rate has no theoretical peak".into()),
+    )];
+    let phases: [(ConnectPhase, TimesOf); 2] = [
+        (ConnectPhase::Whole, |s| s.rtt.as_ref()),
+        (ConnectPhase::Connect, |s| s.connect.as_ref()),
+    ];
+    for (phase, hist_of) in phases {
+        let mut all = crate::measure::latency::histogram();
+        let mut means = Vec::new();
+        for h in outcomes.iter().filter_map(|o| hist_of(&o.client)) {
+            means.push(h.mean() / 1000.0);
+            let _ = all.add(h);
+        }
+        let mut rec = ResultRecord::new(
+            Subsystem::Net,
+            name,
+            NetParams {
+                phase: Some(phase),
+                ..m.clone()
+            },
+            Metric::Latency,
+            Unit::Micros,
+            means,
+            Err("a connection's time has no theoretical peak".into()),
+        );
+        rec.percentiles = crate::measure::latency::percentiles_s(&all);
+        out.push(rec);
+    }
+    out
 }

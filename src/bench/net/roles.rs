@@ -2,6 +2,7 @@
 //! one thread per CPU), in one role (send, receive, ping or echo), and what they counted merged
 //! into the side's figures.
 
+use super::connect;
 use super::protocol::{SideStats, TestKind, TestParams};
 use super::streams::{self, Plan, Window};
 use super::transport::{Attached, Channel};
@@ -17,6 +18,9 @@ pub enum Role {
     Receive,
     Ping,
     Echo,
+    /// CONNECT: the client opens connections, the server accepts them.
+    Connect,
+    Accept,
 }
 
 impl Role {
@@ -25,6 +29,8 @@ impl Role {
         match (params.kind, params.reverse != server) {
             (TestKind::Latency, _) if server => Role::Echo,
             (TestKind::Latency, _) => Role::Ping,
+            (TestKind::Connect, _) if server => Role::Accept,
+            (TestKind::Connect, _) => Role::Connect,
             (TestKind::Throughput, true) => Role::Receive,
             (TestKind::Throughput, false) => Role::Send,
         }
@@ -35,8 +41,10 @@ impl Role {
 #[derive(Debug, Clone)]
 pub struct SideResult {
     pub stats: SideStats,
-    /// Round-trip times (ns) of a pinging side.
+    /// Round-trip times (ns) of a pinging side; a connecting side's whole connections.
     pub rtt: Option<Histogram<u64>>,
+    /// A connecting side's connects (ns).
+    pub connect: Option<Histogram<u64>>,
     /// A pinging side: each stream's mean round-trip time (ns), in the order of its streams.
     pub stream_rtt_ns: Vec<f64>,
     /// Payload bytes per interval of the window, all streams of this side together.
@@ -44,7 +52,8 @@ pub struct SideResult {
 }
 
 /// One end's figures of a test: with `bidir`, `first` are those of the streams the client
-/// sends on, `second` those of the streams the server sends on.
+/// sends on, `second` those of the streams the server sends on; under load, `first` are the
+/// ping-pong's and `second` the bulk streams'.
 #[derive(Debug, Clone)]
 pub struct Sides {
     pub first: SideResult,
@@ -52,7 +61,8 @@ pub struct Sides {
 }
 
 /// Runs this end's streams of a test (`server`: the server's end): each stream in its role,
-/// and with `bidir` both halves at once, each in its own role. A stream that fails stops the
+/// and with `bidir` both halves at once, each in its own role (under load: the pings, and the
+/// bulk streams from the client to the server). A stream that fails stops the
 /// others and its error is returned.
 pub fn run_end(
     mut attached: Attached,
@@ -63,20 +73,20 @@ pub fn run_end(
     stop: &AtomicBool,
 ) -> io::Result<Sides> {
     let role = Role::of(params, server);
-    if !params.bidir {
+    if !params.bidir && params.load_streams == 0 {
         return Ok(Sides {
             first: run(attached, params, role, w, cookie, stop)?,
             second: None,
         });
     }
     let back = attached.split_off(params.streams as usize);
-    let other = if role == Role::Send {
-        Role::Receive
-    } else {
-        Role::Send
+    let (other, other_params) = match (params.bidir, role) {
+        (true, Role::Send) => (Role::Receive, *params),
+        (true, _) => (Role::Send, *params),
+        (false, _) => (Role::of(&params.load(), server), params.load()),
     };
     let (a, b) = std::thread::scope(|s| {
-        let b = s.spawn(|| run(back, params, other, w, cookie, stop));
+        let b = s.spawn(|| run(back, &other_params, other, w, cookie, stop));
         let a = run(attached, params, role, w, cookie, stop);
         let b = b
             .join()
@@ -102,7 +112,111 @@ pub fn run(
     match attached {
         Attached::Tcp(v) => run_on(v, params, role, w, cookie, stop),
         Attached::Udp(v) => run_on(v, params, role, w, cookie, stop),
+        Attached::Accept { listener, peer } => accept_all(&listener, peer, params, w, cookie, stop),
+        Attached::Connect(to) => connect_all(to, params, w, cookie, stop),
     }
+}
+
+/// CONNECT's server: an acceptor per stream on the test's listener, sharing its rate cap.
+fn accept_all(
+    listener: &std::net::TcpListener,
+    peer: std::net::IpAddr,
+    params: &TestParams,
+    w: Window,
+    cookie: u64,
+    stop: &AtomicBool,
+) -> io::Result<SideResult> {
+    let cap = connect::RateCap::new(connect::MAX_CONNECT_RATE);
+    let deadline = w.end() + streams::STUCK;
+    let size = params.message_bytes as usize;
+    let outcomes: Vec<io::Result<SideStats>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..params.streams)
+            .map(|_| {
+                s.spawn(|| connect::accept_loop(listener, peer, size, deadline, cookie, stop, &cap))
+            })
+            .collect();
+        handles.into_iter().map(joined).collect()
+    });
+    let mut merged = empty_side();
+    for o in outcomes {
+        add_stats(&mut merged.stats, &o?, 1.0);
+    }
+    Ok(merged)
+}
+
+/// CONNECT's client: each stream its own connections, one after the other.
+fn connect_all(
+    to: std::net::SocketAddr,
+    params: &TestParams,
+    w: Window,
+    cookie: u64,
+    stop: &AtomicBool,
+) -> io::Result<SideResult> {
+    let plan = Plan::of(params);
+    let size = params.message_bytes as usize;
+    let outcomes: Vec<io::Result<connect::Connections>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..params.streams)
+            .map(|i| {
+                s.spawn(move || {
+                    let out = connect::connect_loop(to, size, i, w, plan, cookie, stop);
+                    if out.is_err() {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles.into_iter().map(joined).collect()
+    });
+    let mut merged = empty_side();
+    for o in outcomes {
+        let c = o?;
+        add_stats(&mut merged.stats, &c.stats, 1.0);
+        merged.stream_rtt_ns.push(c.whole.mean());
+        merge_hist(&mut merged.rtt, c.whole);
+        merge_hist(&mut merged.connect, c.connect);
+    }
+    Ok(merged)
+}
+
+/// A stream thread's result; a panic is an error.
+fn joined<T>(h: std::thread::ScopedJoinHandle<'_, io::Result<T>>) -> io::Result<T> {
+    h.join()
+        .unwrap_or_else(|_| Err(io::Error::other("a stream thread panicked")))
+}
+
+fn empty_side() -> SideResult {
+    SideResult {
+        stats: SideStats::default(),
+        rtt: None,
+        connect: None,
+        stream_rtt_ns: Vec::new(),
+        timeline: streams::Timeline::default(),
+    }
+}
+
+fn merge_hist(into: &mut Option<Histogram<u64>>, h: Histogram<u64>) {
+    match into {
+        Some(all) => {
+            let _ = all.add(&h);
+        }
+        None => *into = Some(h),
+    }
+}
+
+/// Adds a stream's figures to the side's (`n` streams: jitter is their mean).
+fn add_stats(m: &mut SideStats, st: &SideStats, n: f64) {
+    m.bytes_sent += st.bytes_sent;
+    m.bytes_received += st.bytes_received;
+    m.messages_sent += st.messages_sent;
+    m.messages_received += st.messages_received;
+    m.window_ns = m.window_ns.max(st.window_ns);
+    m.out_of_order += st.out_of_order;
+    // Jitter: the mean of the streams' (iperf3 reports the same for its sum).
+    m.jitter_ns += st.jitter_ns / n;
+    m.lost += st.lost;
+    m.zerocopy_sends += st.zerocopy_sends;
+    m.zerocopy_copied += st.zerocopy_copied;
 }
 
 /// How many threads send `streams` streams: one per stream while there are CPUs for them
@@ -187,6 +301,9 @@ fn run_on<C: Channel>(
                             }
                             Role::Echo => streams::echo_loop(ch, &mut buf, deadline, cookie, stop)
                                 .map(|st| (st, None)),
+                            Role::Connect | Role::Accept => {
+                                Err(io::Error::other("a CONNECT test has no data streams"))
+                            }
                         }
                     } else {
                         Ok((SideStats::default(), None))
@@ -198,44 +315,17 @@ fn run_on<C: Channel>(
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(io::Error::other("a stream thread panicked")))
-            })
-            .collect()
+        handles.into_iter().map(joined).collect()
     });
-    let mut merged = SideResult {
-        stats: SideStats::default(),
-        rtt: None,
-        stream_rtt_ns: Vec::new(),
-        timeline: streams::Timeline::default(),
-    };
+    let mut merged = empty_side();
     let n = outcomes.len().max(1) as f64;
     for o in outcomes {
         let (st, hist, tl) = o?;
         merged.timeline.merge(&tl);
-        let m = &mut merged.stats;
-        m.bytes_sent += st.bytes_sent;
-        m.bytes_received += st.bytes_received;
-        m.messages_sent += st.messages_sent;
-        m.messages_received += st.messages_received;
-        m.window_ns = m.window_ns.max(st.window_ns);
-        m.out_of_order += st.out_of_order;
-        // Jitter: the mean of the streams' (iperf3 reports the same for its sum).
-        m.jitter_ns += st.jitter_ns / n;
-        m.lost += st.lost;
-        m.zerocopy_sends += st.zerocopy_sends;
-        m.zerocopy_copied += st.zerocopy_copied;
+        add_stats(&mut merged.stats, &st, n);
         if let Some(h) = hist {
             merged.stream_rtt_ns.push(h.mean());
-            match &mut merged.rtt {
-                Some(all) => {
-                    let _ = all.add(&h);
-                }
-                None => merged.rtt = Some(h),
-            }
+            merge_hist(&mut merged.rtt, h);
         }
     }
     Ok(merged)

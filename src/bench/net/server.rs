@@ -583,8 +583,8 @@ fn run_test(
         if !matches!(done, Ok(Msg::Done { .. })) {
             stop.store(true, Ordering::Relaxed);
         }
-        // An echo stops when the pinging client says it is done.
-        if role == Role::Echo {
+        // An echo or an acceptor stops when the client says it is done.
+        if matches!(role, Role::Echo | Role::Accept) {
             stop.store(true, Ordering::Relaxed);
         }
         let side = streams

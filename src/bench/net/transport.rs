@@ -127,10 +127,13 @@ pub enum Pending {
     Udp(Vec<UdpSocket>),
 }
 
-/// The attached data sockets of one test.
+/// The attached data sockets of one test; for CONNECT, the server's listener (and the only
+/// address it serves) and the client's destination.
 pub enum Attached {
     Tcp(Vec<TcpStream>),
     Udp(Vec<UdpSocket>),
+    Accept { listener: TcpListener, peer: IpAddr },
+    Connect(SocketAddr),
 }
 
 impl Pending {
@@ -197,6 +200,11 @@ impl Pending {
                 })
         };
         match self {
+            // CONNECT: its connections come and go during the test.
+            Pending::Tcp(listener) if p.kind == TestKind::Connect => {
+                listener.set_nonblocking(true)?;
+                Ok(Attached::Accept { listener, peer })
+            }
             Pending::Tcp(listener) => {
                 listener.set_nonblocking(true)?;
                 let mut slots: Vec<Option<TcpStream>> = (0..streams).map(|_| None).collect();
@@ -272,6 +280,10 @@ pub fn connect(p: &TestParams, server: IpAddr, ports: &[u16], cookie: u64) -> io
         )
     };
     Ok(match p.proto {
+        Proto::Tcp if p.kind == TestKind::Connect => {
+            let [port] = ports else { return Err(bad()) };
+            Attached::Connect(SocketAddr::new(server, *port))
+        }
         Proto::Tcp => {
             let [port] = ports else { return Err(bad()) };
             let to = SocketAddr::new(server, *port);
@@ -348,6 +360,7 @@ impl Attached {
                 std::os::fd::AsFd::as_fd(v.first()?).try_clone_to_owned(),
                 false,
             ),
+            Attached::Accept { .. } | Attached::Connect(_) => return None,
         };
         fd.ok().map(|fd| SocketProbe { fd, tcp })
     }
@@ -357,6 +370,7 @@ impl Attached {
         match self {
             Attached::Tcp(v) => Attached::Tcp(v.split_off(at.min(v.len()))),
             Attached::Udp(v) => Attached::Udp(v.split_off(at.min(v.len()))),
+            Attached::Accept { .. } | Attached::Connect(_) => Attached::Tcp(Vec::new()),
         }
     }
 
