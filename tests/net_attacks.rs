@@ -676,3 +676,47 @@ fn connection_floods_and_absurd_rates_are_bounded() {
     drop(silent);
     serves_again(&target(s.addr, None));
 }
+
+/// A client that goes on sending after its window and never says it is done (a bulk stream,
+/// or pings it reads the echoes of) does not hold the server: the test ends at its deadline and
+/// the next client is served while the flood goes on.
+#[test]
+fn a_client_that_sends_past_its_window_does_not_hold_the_server() {
+    let s = start(None);
+    for kind in [TestKind::Throughput, TestKind::Latency] {
+        let mut c = welcomed(s.addr);
+        let (ports, cookie) = set_up(&mut c, params(Proto::Tcp, kind, 200));
+        let mut data = TcpStream::connect(SocketAddr::new(s.addr.ip(), ports[0])).unwrap();
+        data.write_all(&tcp_hello(cookie, 0)).unwrap();
+        go(&mut c);
+        let flooding = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let on = flooding.clone();
+        let flood = std::thread::spawn(move || {
+            data.set_write_timeout(Some(Duration::from_millis(200)))
+                .unwrap();
+            data.set_read_timeout(Some(Duration::from_millis(1)))
+                .unwrap();
+            let message = vec![
+                5u8;
+                if kind == TestKind::Latency {
+                    64
+                } else {
+                    16 << 10
+                }
+            ];
+            let mut echo = [0u8; 4096];
+            let until = Instant::now() + Duration::from_secs(8);
+            while on.load(std::sync::atomic::Ordering::Relaxed) && Instant::now() < until {
+                if data.write_all(&message).is_err() {
+                    break;
+                }
+                let _ = data.read(&mut echo);
+            }
+        });
+        // The control connection stays open and silent: no Done.
+        serves_again(&target(s.addr, None));
+        flooding.store(false, std::sync::atomic::Ordering::Relaxed);
+        flood.join().unwrap();
+        drop(c);
+    }
+}

@@ -129,7 +129,7 @@ fn run(
             match (opts.total_bytes, opts.count) {
                 (None, None) => format!("{:?}", opts.duration),
                 (bytes, trips) => format!(
-                    "{}{}{} (each at most {:?})",
+                    "{}{}{} (each at most {:?}){}",
                     bytes.map_or(String::new(), |b| format!(
                         "{} of payload",
                         format_bytes_binary(b)
@@ -140,7 +140,20 @@ fn run(
                         ""
                     },
                     trips.map_or(String::new(), |n| format!("{n} round trips")),
-                    opts.duration
+                    opts.amount_bound.unwrap_or_else(|| {
+                        std::time::Duration::from_millis(limits::MAX_TEST_MS)
+                            .saturating_sub(opts.omit)
+                    }),
+                    // The workloads without an amount run by time.
+                    if opts
+                        .workloads
+                        .iter()
+                        .any(|w| opts.amount_per_stream(*w, 1) == 0)
+                    {
+                        format!(", the others {:?}", opts.duration)
+                    } else {
+                        String::new()
+                    }
                 ),
             },
             if opts.omit.is_zero()

@@ -479,18 +479,8 @@ fn options(args: &ClientArgs) -> anyhow::Result<NetOptions> {
             .as_ref()
             .map(|c| c.iter().map(|&n| n as u32).collect())
             .unwrap_or_default(),
-    };
-    // A fixed amount: the duration is only its bound (10 minutes in all unless given).
-    let opts = if (args.total_bytes.is_some() || args.count.is_some())
-        && !args.output.given.has("duration")
-    {
-        let most = std::time::Duration::from_millis(limits::MAX_TEST_MS);
-        NetOptions {
-            duration: most.saturating_sub(opts.omit),
-            ..opts
-        }
-    } else {
-        opts
+        // A fixed amount's bound: the duration given (10 minutes in all otherwise).
+        amount_bound: args.output.given.has("duration").then_some(args.duration),
     };
     net::validate(&opts, args.server.as_deref())?;
     if let Some(cc) = args.congestion {

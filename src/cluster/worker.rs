@@ -210,6 +210,7 @@ pub fn link_test(
         scaling: crate::results::params::Scaling::Strong,
         mps: 0,
         load: Vec::new(),
+        amount_bound: None,
     };
     let session = NetSession::remote(
         opts,

@@ -59,9 +59,12 @@ pub fn of(ns: &[&NetParams]) -> Vec<String> {
     if let Some(v) = mss {
         parts.push(format!("MSS in use: {v}"));
     }
+    // Each point once (its sender's record), both ends (either may send).
     let (sends, copied) = ns
         .iter()
-        .filter_map(|n| n.client_socket.as_deref())
+        .filter(|n| n.side == Some(crate::results::params::Side::Sender))
+        .flat_map(|n| [n.client_socket.as_deref(), n.server_socket.as_deref()])
+        .flatten()
         .filter_map(|s| Some((s.zerocopy_sends?, s.zerocopy_copied?)))
         .fold((0u64, 0u64), |(a, b), (s, c)| (a + s, b + c));
     if sends > 0 {

@@ -18,43 +18,49 @@ use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long the server gives one connection to send its request and read the response.
 const CONNECTION_WAIT: Duration = Duration::from_secs(1);
 
-/// A shared pace for the server's acceptors: the n-th connection of a test is due at the
-/// test's start + n / rate.
+/// A shared pace for the server's acceptors: each answer is due a 1/rate after the one before
+/// (or now, if that is later): idle time earns no credit, so no burst passes the rate.
 pub struct RateCap {
-    start: Instant,
-    per_s: u64,
-    taken: AtomicU64,
+    gap: Duration,
+    next: Mutex<Instant>,
 }
 
 impl RateCap {
     pub fn new(per_s: u64) -> RateCap {
         RateCap {
-            start: Instant::now(),
-            per_s: per_s.max(1),
-            taken: AtomicU64::new(0),
+            gap: Duration::from_secs_f64(1.0 / per_s.max(1) as f64),
+            next: Mutex::new(Instant::now()),
         }
     }
 
     /// Waits for this connection's turn (never past `deadline`).
     fn take(&self, deadline: Instant) {
-        let n = self.taken.fetch_add(1, Ordering::Relaxed);
-        let due = self.start + Duration::from_secs_f64(n as f64 / self.per_s as f64);
         let now = Instant::now();
-        if due > now {
-            std::thread::sleep((due - now).min(deadline.saturating_duration_since(now)));
+        let slot = {
+            let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
+            let slot = (*next).max(now);
+            *next = slot + self.gap;
+            slot
+        };
+        if slot > now {
+            std::thread::sleep((slot - now).min(deadline.saturating_duration_since(now)));
         }
     }
 }
 
-/// Connections an acceptor keeps waiting for their request at once; one more drops the
-/// oldest (as sshd's MaxStartups), so that silent connections cannot hold it.
-const MAX_PENDING: usize = 256;
+/// Connections a test's acceptors keep waiting for their requests, all together (each its
+/// share); one more drops the oldest (as sshd's MaxStartups), so that silent connections hold
+/// neither an acceptor nor the server's descriptors.
+const MAX_PENDING: usize = 512;
+/// Connections an acceptor takes from the listener between two looks at its deadline.
+const ACCEPTS_PER_PASS: usize = 64;
 
 /// An accepted connection that has not sent all of its hello and request yet.
 struct Waiting {
@@ -75,14 +81,16 @@ pub fn accept_loop(
     deadline: Instant,
     cookie: u64,
     stop: &AtomicBool,
-    cap: &RateCap,
+    bounds: &Bounds,
 ) -> io::Result<SideStats> {
+    let (cap, pending) = (&bounds.rate, bounds.pending);
     let response: Vec<u8> = (0..message).map(|i| (i * 131 + 7) as u8).collect();
     let mut scratch = vec![0u8; message.clamp(1, 64 * 1024)];
     let mut waiting: VecDeque<Waiting> = VecDeque::new();
     let mut st = SideStats::default();
-    while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
-        accept_all(listener, peer, &mut waiting)?;
+    let over = || stop.load(Ordering::Relaxed) || Instant::now() >= deadline;
+    while !over() {
+        accept_some(listener, peer, pending, &mut waiting)?;
         let mut fds: Vec<libc::pollfd> = std::iter::once(listener.as_raw_fd())
             .chain(waiting.iter().map(|w| w.s.as_raw_fd()))
             .map(|fd| libc::pollfd {
@@ -96,6 +104,9 @@ pub fn accept_loop(
         let now = Instant::now();
         let mut kept = VecDeque::with_capacity(waiting.len());
         for (mut w, fd) in waiting.into_iter().zip(&fds[1..]) {
+            if over() {
+                break;
+            }
             if fd.revents == 0 {
                 if now < w.until {
                     kept.push_back(w);
@@ -122,17 +133,19 @@ pub fn accept_loop(
     Ok(st)
 }
 
-/// Takes every connection waiting on the listener (from `peer` only).
-fn accept_all(
+/// Takes the connections waiting on the listener (from `peer` only; at most
+/// [`ACCEPTS_PER_PASS`]), keeping at most `pending` waiting.
+fn accept_some(
     listener: &TcpListener,
     peer: IpAddr,
+    pending: usize,
     waiting: &mut VecDeque<Waiting>,
 ) -> io::Result<()> {
-    loop {
+    for _ in 0..ACCEPTS_PER_PASS {
         match listener.accept() {
             Ok((s, from)) if from.ip() == peer => {
                 s.set_nonblocking(true)?;
-                if waiting.len() >= MAX_PENDING {
+                if waiting.len() >= pending.max(1) {
                     waiting.pop_front();
                 }
                 waiting.push_back(Waiting {
@@ -155,6 +168,24 @@ fn accept_all(
                 return Ok(());
             }
             Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// What a test's acceptors share: the rate of answers, and each one's share of the waiting
+/// connections.
+pub struct Bounds {
+    pub rate: RateCap,
+    pub pending: usize,
+}
+
+impl Bounds {
+    /// The bounds of a test with `acceptors` acceptors.
+    pub fn of(acceptors: u32) -> Bounds {
+        Bounds {
+            rate: RateCap::new(MAX_CONNECT_RATE),
+            pending: (MAX_PENDING / acceptors.max(1) as usize).max(4),
         }
     }
 }
@@ -180,14 +211,19 @@ fn read_request(w: &mut Waiting, message: usize, scratch: &mut [u8]) -> io::Resu
     Ok(true)
 }
 
-/// Sends the response, blocking for at most a tenth of [`CONNECTION_WAIT`] (a client that
-/// does not read its response holds the acceptor no longer).
+/// Sends the response in one write that does not wait: the socket's buffer is made large
+/// enough for it, and a connection whose buffer still cannot take it all is dropped (a client
+/// that does not read holds nothing; the kernel sends what it took after the close).
 fn respond(s: &TcpStream, response: &[u8]) -> io::Result<()> {
-    s.set_nonblocking(false)?;
     s.set_nodelay(true)?;
-    s.set_write_timeout(Some(CONNECTION_WAIT / 10))?;
+    if response.len() > 8 * 1024 {
+        socket2::SockRef::from(s).set_send_buffer_size(4 * response.len())?;
+    }
     let mut w = s;
-    w.write_all(response)
+    match w.write(response)? {
+        n if n == response.len() => Ok(()),
+        _ => Err(io::ErrorKind::WouldBlock.into()),
+    }
 }
 
 /// What a connecting stream measured: its figures, and the time of each connect and of each
@@ -236,7 +272,7 @@ pub fn connect_loop(
             due = (due + gap).max(t);
         }
         let measured = t >= from;
-        let done = one_connection(to, &request, &mut reply[..message]);
+        let done = one_connection(to, &request, &mut reply[..message], end + STUCK);
         let now = Instant::now();
         if measured {
             st.messages_sent += 1;
@@ -257,19 +293,42 @@ pub fn connect_loop(
     Ok(out)
 }
 
-/// Connects, sends the request, reads the response and then to the server's close; the time
-/// the connection was made.
-fn one_connection(to: SocketAddr, request: &[u8], reply: &mut [u8]) -> io::Result<Instant> {
-    let s = TcpStream::connect_timeout(&to, STUCK)?;
+/// Connects, sends the request, reads the response and then the server's close, all by
+/// `until`; the time the connection was made. Anything after the response is an error.
+fn one_connection(
+    to: SocketAddr,
+    request: &[u8],
+    reply: &mut [u8],
+    until: Instant,
+) -> io::Result<Instant> {
+    let left = || {
+        until
+            .checked_duration_since(Instant::now())
+            .filter(|d| !d.is_zero())
+            .ok_or(io::ErrorKind::TimedOut)
+    };
+    let s = TcpStream::connect_timeout(&to, left()?.min(STUCK))?;
     let connected = Instant::now();
     s.set_nodelay(true)?;
-    s.set_read_timeout(Some(STUCK))?;
-    s.set_write_timeout(Some(STUCK))?;
+    s.set_write_timeout(Some(left()?.min(STUCK)))?;
     let mut s = s;
     s.write_all(request)?;
-    s.read_exact(reply)?;
+    let mut got = 0;
+    while got < reply.len() {
+        s.set_read_timeout(Some(left()?))?;
+        match s.read(&mut reply[got..])? {
+            0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+            n => got += n,
+        }
+    }
     // The server closes first: wait for its FIN, so that TIME_WAIT is the server's.
-    let mut rest = [0u8; 64];
-    while s.read(&mut rest)? > 0 {}
-    Ok(connected)
+    s.set_read_timeout(Some(left()?))?;
+    let mut rest = [0u8; 1];
+    match s.read(&mut rest)? {
+        0 => Ok(connected),
+        _ => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "the server sent more than the response",
+        )),
+    }
 }

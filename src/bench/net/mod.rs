@@ -157,6 +157,9 @@ pub struct NetOptions {
     /// LATENCY under load: a point per count of bulk streams beside the pings (0: idle); empty:
     /// no load.
     pub load: Vec<u32>,
+    /// The most a point with a fixed amount may take (the user's `--duration`); None: the
+    /// protocol's limit less the warm-up. Points by time take `duration`.
+    pub amount_bound: Option<Duration>,
 }
 
 impl NetOptions {
@@ -221,7 +224,14 @@ pub fn points(opts: &NetOptions) -> Vec<NetPoint> {
                         proto,
                         streams: n,
                         message_bytes,
-                        duration_ms: opts.duration.as_millis() as u64,
+                        duration_ms: if opts.amount_per_stream(workload, n) > 0 {
+                            let most = Duration::from_millis(protocol::limits::MAX_TEST_MS);
+                            opts.amount_bound
+                                .unwrap_or_else(|| most.saturating_sub(opts.omit))
+                                .as_millis() as u64
+                        } else {
+                            opts.duration.as_millis() as u64
+                        },
                         // A stream's fixed amount is measured whole.
                         omit_ms: if workload == NetWorkload::Throughput
                             && opts.total_bytes.is_some()
@@ -239,10 +249,14 @@ pub fn points(opts: &NetOptions) -> Vec<NetPoint> {
                         busy_poll_us: opts.busy_poll.as_micros() as u32,
                         bidir: opts.bidir && workload == NetWorkload::Throughput,
                         // CONNECT's connections take the kernel's options.
-                        socket: if workload == NetWorkload::Connect {
-                            SocketOptions::default()
-                        } else {
-                            opts.socket
+                        socket: match workload {
+                            NetWorkload::Connect => SocketOptions::default(),
+                            // Zero-copy is a sender's: THROUGHPUT's.
+                            NetWorkload::Latency => SocketOptions {
+                                zerocopy: false,
+                                ..opts.socket
+                            },
+                            NetWorkload::Throughput => opts.socket,
                         },
                         amount_per_stream: opts.amount_per_stream(workload, n),
                         mps: if workload == NetWorkload::Throughput {
@@ -280,7 +294,7 @@ pub fn estimate(opts: &NetOptions) -> Duration {
                 (true, NetWorkload::Latency) => amount * 50e-6,
                 (true, NetWorkload::Connect) => amount * 100e-6,
             }
-            .min(opts.duration.as_secs_f64());
+            .min(p.params.duration_ms as f64 / 1e3);
             opts.repeat as f64 * (p.params.omit_ms as f64 / 1e3 + time + 0.05 + grace)
         })
         .sum();

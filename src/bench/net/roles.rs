@@ -126,13 +126,15 @@ fn accept_all(
     cookie: u64,
     stop: &AtomicBool,
 ) -> io::Result<SideResult> {
-    let cap = connect::RateCap::new(connect::MAX_CONNECT_RATE);
+    let bounds = connect::Bounds::of(params.streams);
     let deadline = w.end() + streams::STUCK;
     let size = params.message_bytes as usize;
     let outcomes: Vec<io::Result<SideStats>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..params.streams)
             .map(|_| {
-                s.spawn(|| connect::accept_loop(listener, peer, size, deadline, cookie, stop, &cap))
+                s.spawn(|| {
+                    connect::accept_loop(listener, peer, size, deadline, cookie, stop, &bounds)
+                })
             })
             .collect();
         handles.into_iter().map(joined).collect()

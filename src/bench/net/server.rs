@@ -507,6 +507,9 @@ fn set_up(stream: &TcpStream, params: TestParams, local: IpAddr) -> Result<State
     params
         .validate()
         .map_err(|e| SessionError::Refused(format!("refused parameters: {e}")))?;
+    if let Some(cc) = params.socket.congestion {
+        super::sockopt::loaded(cc).map_err(SessionError::Refused)?;
+    }
     let pending = Pending::open(&params, local)?;
     let cookie = auth::random_u64()?;
     protocol::send(
@@ -596,15 +599,18 @@ fn run_test(
     match done? {
         Msg::Done { .. } => {
             let side = side?;
-            let first = side.first.stats;
+            let second = side.second.map(|s| s.stats);
+            // Zero-copy sends of both halves (with --bidir the server sends on the second).
+            let both = [Some(side.first.stats), second];
+            let zc = |f: fn(&protocol::SideStats) -> u64| both.iter().flatten().map(f).sum::<u64>();
+            let (sends, copied) = (zc(|s| s.zerocopy_sends), zc(|s| s.zerocopy_copied));
             Ok(Msg::Results {
                 stats: side.first.stats,
-                second: side.second.map(|s| s.stats),
+                second,
                 cpu: Some(Box::new(cpu)),
                 socket: probe.map(|p| {
-                    let zc = params.socket.zerocopy;
-                    let st = p.read();
-                    Box::new(st.with_zerocopy(zc, first.zerocopy_sends, first.zerocopy_copied))
+                    let asked = params.socket.zerocopy;
+                    Box::new(p.read().with_zerocopy(asked, sends, copied))
                 }),
             })
         }

@@ -17,13 +17,40 @@ const SO_EE_CODE_ZEROCOPY_COPIED: u8 = 1;
 /// Where the kernel lists the congestion controls it has loaded.
 const AVAILABLE_CC: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
 
+/// Where the kernel lists those an unprivileged socket may choose.
+const ALLOWED_CC: &str = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
+
 /// The congestion controls this kernel has loaded (a root user may get others loaded as
 /// modules by asking for them), or an empty list where it cannot be read.
 pub fn available_congestion() -> Vec<String> {
+    names_in(AVAILABLE_CC)
+}
+
+/// A server takes only a congestion control its kernel has loaded (or allows): a client's
+/// name never makes a root server load a module.
+pub fn loaded(cc: CcName) -> Result<(), String> {
+    let mut known = names_in(AVAILABLE_CC);
+    known.extend(names_in(ALLOWED_CC));
+    if known.iter().any(|k| k == cc.as_str()) {
+        return Ok(());
+    }
+    known.sort();
+    known.dedup();
+    Err(format!(
+        "this server's kernel has no congestion control '{cc}' loaded; loaded: {}",
+        if known.is_empty() {
+            "unknown".to_string()
+        } else {
+            known.join(", ")
+        }
+    ))
+}
+
+/// The names listed in one of /proc's congestion control files (at most 4 KiB read).
+fn names_in(path: &str) -> Vec<String> {
     use std::io::Read;
     let mut text = String::new();
-    let read =
-        std::fs::File::open(AVAILABLE_CC).and_then(|f| f.take(4096).read_to_string(&mut text));
+    let read = std::fs::File::open(path).and_then(|f| f.take(4096).read_to_string(&mut text));
     if read.is_err() {
         return Vec::new();
     }
@@ -188,17 +215,27 @@ impl ZeroCopy {
             if rc < 0 {
                 return;
             }
+            // A control buffer the kernel had to cut holds nothing whole to read.
+            if msg.msg_flags & libc::MSG_CTRUNC != 0 {
+                continue;
+            }
+            // SAFETY: CMSG_LEN computes a length; it reads no memory.
+            let whole =
+                unsafe { libc::CMSG_LEN(std::mem::size_of::<libc::sock_extended_err>() as u32) }
+                    as usize;
             // SAFETY: the CMSG macros walk the control buffer the kernel filled, within
             // `msg_controllen`.
             let mut c = unsafe { libc::CMSG_FIRSTHDR(&msg) };
             while !c.is_null() {
                 // SAFETY: `c` is a header inside the control buffer (see above).
-                let (level, kind) = unsafe { ((*c).cmsg_level, (*c).cmsg_type) };
-                let recverr = (level == libc::SOL_IP && kind == libc::IP_RECVERR)
-                    || (level == libc::SOL_IPV6 && kind == libc::IPV6_RECVERR);
+                let (level, kind, len) =
+                    unsafe { ((*c).cmsg_level, (*c).cmsg_type, (*c).cmsg_len as usize) };
+                let recverr = len >= whole
+                    && ((level == libc::SOL_IP && kind == libc::IP_RECVERR)
+                        || (level == libc::SOL_IPV6 && kind == libc::IPV6_RECVERR));
                 if recverr {
-                    // SAFETY: an IP(V6)_RECVERR message carries a sock_extended_err; it may be
-                    // unaligned in the buffer, so it is read unaligned.
+                    // SAFETY: an IP(V6)_RECVERR message whose length was checked above carries
+                    // a whole sock_extended_err; it may be unaligned, so it is read unaligned.
                     let ee = unsafe {
                         std::ptr::read_unaligned(
                             libc::CMSG_DATA(c) as *const libc::sock_extended_err
@@ -313,6 +350,12 @@ mod tests {
         assert!(msg.contains("available:"), "{msg}");
         if available_congestion().iter().any(|c| c == "cubic") {
             assert!(check_congestion(CcName::new("cubic").unwrap()).is_ok());
+        }
+        // A server takes only what its kernel has loaded: no module is loaded for a client.
+        let server = loaded(CcName::new("no_such_cc").unwrap()).unwrap_err();
+        assert!(server.contains("loaded:"), "{server}");
+        for cc in available_congestion() {
+            assert!(loaded(CcName::new(&cc).unwrap()).is_ok(), "{cc}");
         }
     }
 }

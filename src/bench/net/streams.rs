@@ -94,10 +94,10 @@ fn send_via<C: Channel>(ch: &mut C, zc: &mut Option<ZeroCopy>, buf: &[u8]) -> io
     }
 }
 
-/// Waits for a zero-copy sender's last completions and counts them into `st`.
-fn settle(fd: std::os::fd::RawFd, zc: Option<ZeroCopy>, st: &mut SideStats) {
+/// Waits (until `until`) for a zero-copy sender's last completions and counts them into `st`.
+fn settle(fd: std::os::fd::RawFd, zc: Option<ZeroCopy>, st: &mut SideStats, until: Instant) {
     if let Some(mut z) = zc {
-        z.finish(fd, Instant::now() + ZEROCOPY_WAIT);
+        z.finish(fd, until);
         st.zerocopy_sends += z.completed;
         st.zerocopy_copied += z.copied;
     }
@@ -239,7 +239,7 @@ pub fn send_loop<C: Channel>(
         now = Instant::now();
     }
     st.window_ns = now.saturating_duration_since(from).as_nanos() as u64;
-    settle(ch.fd(), zc, &mut st);
+    settle(ch.fd(), zc, &mut st, Instant::now() + ZEROCOPY_WAIT);
     ch.finish();
     Ok(st)
 }
@@ -325,8 +325,10 @@ pub fn send_many<C: Channel>(
         now = Instant::now();
     }
     st.window_ns = now.saturating_duration_since(from).as_nanos() as u64;
+    // One wait for all the streams' last completions.
+    let until = Instant::now() + ZEROCOPY_WAIT;
     for (ch, zc) in chs.iter_mut().zip(zcs) {
-        settle(ch.fd(), zc, &mut st);
+        settle(ch.fd(), zc, &mut st, until);
         // Back to blocking: the shutdown's FIN must not be cut short.
         let _ = ch.set_nonblocking(false);
         ch.finish();
@@ -388,6 +390,11 @@ pub fn recv_loop<C: Channel>(
             Ok(n) => {
                 empty_since = None;
                 let now = Instant::now();
+                // A peer that goes on sending (or feeding foreign datagrams) after the window
+                // does not hold the stream: its deadline and `stop` hold whatever arrives.
+                if stop.load(Ordering::Relaxed) || now >= give_up {
+                    break;
+                }
                 if header {
                     if n < HEADER_BYTES
                         || buf[20..24] != MAGIC.to_be_bytes()
@@ -421,9 +428,6 @@ pub fn recv_loop<C: Channel>(
                     st.messages_received += 1;
                     tl.add(from, now, n as u64);
                     last = now;
-                }
-                if !C::CAPS.reliable && now >= give_up {
-                    break;
                 }
             }
             Err(e) if is_timeout(&e) => {
@@ -540,6 +544,8 @@ pub fn ping_loop<C: Channel>(
             loop {
                 match ch.recv(reply) {
                     Ok(n) if n == buf.len() && (!tagged || reply[..16] == buf[..16]) => break true,
+                    // A stale or foreign pong: skipped, but not past the ping's own time.
+                    Ok(_) if t.elapsed() >= PING_TIMEOUT => break false,
                     Ok(_) => {}
                     Err(e) if is_timeout(&e) => break false,
                     Err(e) => return Err(e),
@@ -553,6 +559,13 @@ pub fn ping_loop<C: Channel>(
                     Ok(n) => got += n,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     Err(e) => return Err(e),
+                }
+                // A peer that trickles its reply is given up as one that sends none.
+                if Instant::now() >= end + STUCK {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "the peer trickles its replies",
+                    ));
                 }
             }
             true
@@ -589,7 +602,12 @@ pub fn echo_loop<C: Channel>(
     ch.set_recv_timeout(Some(Duration::from_millis(50)))?;
     ch.set_send_timeout(Some(SEND_SLICE))?;
     let mut st = SideStats::default();
+    // A peer that pings on (or trickles a message) past the deadline is not echoed.
+    let over = || stop.load(Ordering::Relaxed) || Instant::now() >= deadline;
     loop {
+        if over() {
+            return Ok(st);
+        }
         let n = if C::CAPS.keeps_boundaries {
             match ch.recv(buf) {
                 Ok(n) if n >= PING_HEADER_BYTES && buf[8..16] == cookie.to_be_bytes() => n,
@@ -604,13 +622,12 @@ pub fn echo_loop<C: Channel>(
                 match ch.recv(&mut buf[got..]) {
                     Ok(0) => return Ok(st),
                     Ok(n) => got += n,
-                    Err(e) if is_timeout(&e) => {
-                        if stop.load(Ordering::Relaxed) || Instant::now() >= deadline {
-                            return Ok(st);
-                        }
-                    }
+                    Err(e) if is_timeout(&e) => {}
                     Err(e) if is_gone(&e) => return Ok(st),
                     Err(e) => return Err(e),
+                }
+                if over() {
+                    return Ok(st);
                 }
             }
             got
@@ -621,8 +638,6 @@ pub fn echo_loop<C: Channel>(
             st.messages_sent += 1;
             st.bytes_received += n as u64;
             st.bytes_sent += n as u64;
-        } else if stop.load(Ordering::Relaxed) || Instant::now() >= deadline {
-            return Ok(st);
         }
     }
 }
