@@ -481,6 +481,24 @@ fn a_server_that_is_not_there_is_a_one_line_failure() {
     assert!(err.contains("is `peakbench net serve` running"), "{err}");
 }
 
+/// `peakbench net serve` on 10.231.0.1 in the namespace `ns`, with `args`.
+fn serve_in(ns: &str, args: &[&str]) -> std::process::Child {
+    std::process::Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            ns,
+            env!("CARGO_BIN_EXE_peakbench"),
+            "net",
+            "serve",
+        ])
+        .args(["--bind", "10.231.0.1"])
+        .args(args)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// One veth pair at a time: they share their names and addresses.
 static VETH: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -527,12 +545,7 @@ fn across_a_veth_pair_between_two_namespaces() {
         }
     };
     let bin = env!("CARGO_BIN_EXE_peakbench");
-    let mut server = std::process::Command::new("ip")
-        .args(["netns", "exec", &ns.names[0], bin, "net", "serve"])
-        .args(["--bind", "10.231.0.1", "--idle-timeout", "2s"])
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut server = serve_in(&ns.names[0], &["--idle-timeout", "2s"]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("veth.json");
     // The server needs a moment to listen: retry a bounded number of times.
@@ -640,13 +653,16 @@ fn remote_references_across_a_veth_pair() {
         }
     };
     let bin = env!("CARGO_BIN_EXE_peakbench");
-    let mut server = std::process::Command::new("ip")
-        .args(["netns", "exec", &ns.names[0], bin, "net", "serve"])
-        .args(["--bind", "10.231.0.1", "--idle-timeout", "5s"])
-        .args(["--references", "--token", "shared-secret"])
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut server = serve_in(
+        &ns.names[0],
+        &[
+            "--idle-timeout",
+            "5s",
+            "--references",
+            "--token",
+            "shared-secret",
+        ],
+    );
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("refs.json");
     let client = |token: Option<&str>| {
@@ -856,12 +872,7 @@ fn both_ways_at_once_across_a_rate_limited_veth_pair() {
         }
     }
     let bin = env!("CARGO_BIN_EXE_peakbench");
-    let mut server = std::process::Command::new("ip")
-        .args(["netns", "exec", &ns.names[0], bin, "net", "serve"])
-        .args(["--bind", "10.231.0.1", "--idle-timeout", "2s"])
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut server = serve_in(&ns.names[0], &["--idle-timeout", "2s"]);
     let dir = tempfile::tempdir().unwrap();
     // Each run's receiver records: direction → Mbit/s (bounded retries while the server starts).
     let run = |extra: &[&str]| -> Vec<(String, f64)> {
@@ -945,10 +956,7 @@ fn fixed_amounts_are_exact_and_both_ways_are_reported() {
     // Beside other tests, not beside a timed one.
     let _shared = common::share(false);
     let s = common::net::start(None);
-    let t = Target {
-        addr: s.addr,
-        token: None,
-    };
+    let t = common::net::target_of(&s);
     let bytes = peakbench::bench::net::TestParams {
         streams: 2,
         duration_ms: 20_000,
@@ -1009,10 +1017,7 @@ fn connect_opens_requests_and_closes_connections() {
     // Beside other tests, not beside a timed one.
     let _shared = common::share(false);
     let s = common::net::start(None);
-    let t = Target {
-        addr: s.addr,
-        token: None,
-    };
+    let t = common::net::target_of(&s);
     let p = peakbench::bench::net::TestParams {
         kind: TestKind::Connect,
         streams: 2,
@@ -1059,10 +1064,7 @@ fn a_ping_pong_runs_under_load() {
     // Beside other tests, not beside a timed one.
     let _shared = common::share(false);
     let s = common::net::start(None);
-    let t = Target {
-        addr: s.addr,
-        token: None,
-    };
+    let t = common::net::target_of(&s);
     let p = peakbench::bench::net::TestParams {
         load_streams: 1,
         omit_ms: 50,
@@ -1077,4 +1079,48 @@ fn a_ping_pong_runs_under_load() {
     let load = out.server_second.expect("the bulk stream's figures");
     assert!(load.bytes_received > 1 << 20, "{load:?}");
     assert!(out.client_second.unwrap().stats.bytes_sent > 0);
+}
+
+/// Over loopback, UDP receivers do not busy-poll where both ends' threads outnumber the CPUs
+/// (spinning receivers starve the paced senders), unless `--busy-poll` says so; the record says
+/// what ran.
+#[test]
+fn loopback_udp_receivers_poll_only_where_the_cpus_suffice() {
+    let _shared = common::share(false);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("udp.json");
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for (extra, asked) in [(&[][..], false), (&["--busy-poll", "50us"][..], true)] {
+        peakbench()
+            .args([
+                "net",
+                "--workload",
+                "THROUGHPUT",
+                "--protocol",
+                "udp",
+                "--streams",
+                "2",
+            ])
+            .args([
+                "--duration",
+                "100ms",
+                "--omit",
+                "0",
+                "--repeat",
+                "1",
+                "--quiet",
+                "--json",
+            ])
+            .arg(&json)
+            .args(extra)
+            .timeout(Duration::from_secs(60))
+            .assert()
+            .success();
+        let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let poll = doc["results"][0]["params"]["busy_poll_us"]
+            .as_u64()
+            .unwrap();
+        let expected = if !asked && 2 * 2 > cpus { 0 } else { 50 };
+        assert_eq!(poll, expected, "{extra:?} on {cpus} CPUs");
+    }
 }

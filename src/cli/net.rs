@@ -459,6 +459,7 @@ fn options(args: &ClientArgs) -> anyhow::Result<NetOptions> {
         reverse: args.reverse,
         rate_bps: args.rate,
         busy_poll: args.busy_poll,
+        busy_poll_asked: args.output.given.has("busy_poll"),
         repeat: args.output.fit.repeat(args.repeat),
         link_gbps: args.link_gbps,
         propagation_us: args.propagation_us,

@@ -200,6 +200,7 @@ pub fn link_test(
         reverse: false,
         rate_bps: 0,
         busy_poll: Duration::ZERO,
+        busy_poll_asked: true,
         repeat: t.repeat.max(1) as usize,
         link_gbps: None,
         propagation_us: None,

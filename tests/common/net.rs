@@ -47,6 +47,14 @@ pub fn start_with(cfg: ServerConfig) -> Running {
     }
 }
 
+/// A client's target of the server `s`, without a token.
+pub fn target_of(s: &Running) -> Target {
+    Target {
+        addr: s.addr,
+        token: None,
+    }
+}
+
 pub fn params(proto: Proto, kind: TestKind, ms: u64) -> TestParams {
     TestParams {
         kind,

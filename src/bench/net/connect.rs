@@ -11,7 +11,7 @@
 
 use super::params::SideStats;
 pub use super::params::limits::{MAX_CONNECT_MESSAGE, MAX_CONNECT_RATE};
-use super::streams::{Plan, STUCK, Window};
+use super::streams::{Pacer, Plan, STUCK, Window};
 use super::transport::tcp_hello;
 use hdrhistogram::Histogram;
 use std::collections::VecDeque;
@@ -256,20 +256,15 @@ pub fn connect_loop(
         whole: crate::measure::latency::histogram(),
     };
     let st = &mut out.stats;
-    let gap = (plan.mps > 0).then(|| Duration::from_secs_f64(1.0 / plan.mps as f64));
-    let mut due = w.start;
+    let mut pacer = Pacer::new(plan.mps, w.start);
     let mut t = Instant::now();
     while t < end && !stop.load(Ordering::Relaxed) {
         if plan.amount > 0 && st.messages_sent >= plan.amount {
             break;
         }
-        if let Some(gap) = gap {
-            if due > t {
-                std::thread::sleep((due - t).min(end - t));
-                t = Instant::now();
-                continue;
-            }
-            due = (due + gap).max(t);
+        if !pacer.ready(t, end) {
+            t = Instant::now();
+            continue;
         }
         let measured = t >= from;
         let done = one_connection(to, &request, &mut reply[..message], end + STUCK);

@@ -376,22 +376,31 @@ mod tests {
         assert!(sample().validate().is_ok());
     }
 
-    #[test]
-    fn validation_bounds_every_field() {
-        let tcp = TestParams {
+    /// A TCP stream without a warm-up, and a ping-pong.
+    fn tcp() -> TestParams {
+        TestParams {
             proto: Proto::Tcp,
             rate_bps: 0,
             reverse: false,
+            omit_ms: 0,
             message_bytes: 128 << 10,
             ..sample()
-        };
-        let ping = TestParams {
+        }
+    }
+
+    fn ping() -> TestParams {
+        TestParams {
             kind: TestKind::Latency,
             streams: 1,
             reverse: false,
             message_bytes: 64,
             ..sample()
-        };
+        }
+    }
+
+    #[test]
+    fn validation_bounds_every_field() {
+        let (tcp, ping) = (tcp(), ping());
         let opts = |socket: SocketOptions| TestParams { socket, ..tcp };
         let good = [
             sample(),
@@ -502,21 +511,7 @@ mod tests {
 
     #[test]
     fn socket_options_amounts_and_rates_are_bounded() {
-        let tcp = TestParams {
-            proto: Proto::Tcp,
-            rate_bps: 0,
-            reverse: false,
-            omit_ms: 0,
-            message_bytes: 128 << 10,
-            ..sample()
-        };
-        let ping = TestParams {
-            kind: TestKind::Latency,
-            streams: 1,
-            reverse: false,
-            message_bytes: 64,
-            ..sample()
-        };
+        let (tcp, ping) = (tcp(), ping());
         let opts = |socket: SocketOptions| TestParams { socket, ..tcp };
         let bad = [
             // An absurd window, MSS, amount or rate.

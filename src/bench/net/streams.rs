@@ -86,6 +86,39 @@ impl Plan {
     }
 }
 
+/// Paces a loop's rounds (a ping, a connection) at a rate from the window's start: round k is
+/// due a 1/rate after round k − 1, or at once when that one ended late (a late round does not
+/// bunch the next ones up).
+pub struct Pacer {
+    gap: Option<Duration>,
+    due: Instant,
+}
+
+impl Pacer {
+    /// `per_s` rounds a second (0: back to back) from `start`.
+    pub fn new(per_s: u32, start: Instant) -> Pacer {
+        Pacer {
+            gap: (per_s > 0).then(|| Duration::from_secs_f64(1.0 / per_s as f64)),
+            due: start,
+        }
+    }
+
+    /// Whether the round may start at `t`; if not, it has slept towards its time (never past
+    /// `end`) and the caller looks again.
+    pub fn ready(&mut self, t: Instant, end: Instant) -> bool {
+        let Some(gap) = self.gap else { return true };
+        if self.due > t {
+            let ahead = self.due - t;
+            if ahead > Duration::from_micros(50) {
+                std::thread::sleep((ahead - Duration::from_micros(20)).min(end - t));
+            }
+            return false;
+        }
+        self.due = (self.due + gap).max(t);
+        true
+    }
+}
+
 /// Sends on `ch` with MSG_ZEROCOPY through `zc`, or plainly.
 fn send_via<C: Channel>(ch: &mut C, zc: &mut Option<ZeroCopy>, buf: &[u8]) -> io::Result<usize> {
     match zc {
@@ -517,24 +550,15 @@ pub fn ping_loop<C: Channel>(
     ch.set_send_timeout(Some(SEND_SLICE))?;
     let mut st = SideStats::default();
     let mut seq = 0u64;
-    let gap = (plan.mps > 0).then(|| Duration::from_secs_f64(1.0 / plan.mps as f64));
-    let mut due = w.start;
+    let mut pacer = Pacer::new(plan.mps, w.start);
     let mut t = Instant::now();
     while t < end && !stop.load(Ordering::Relaxed) {
         if plan.amount > 0 && st.messages_sent >= plan.amount {
             break;
         }
-        if let Some(gap) = gap {
-            if due > t {
-                let ahead = due - t;
-                if ahead > Duration::from_micros(50) {
-                    std::thread::sleep((ahead - Duration::from_micros(20)).min(end - t));
-                }
-                t = Instant::now();
-                continue;
-            }
-            // A late round trip does not bunch the next ones up.
-            due = (due + gap).max(t);
+        if !pacer.ready(t, end) {
+            t = Instant::now();
+            continue;
         }
         if tagged {
             buf[..8].copy_from_slice(&seq.to_be_bytes());
