@@ -42,22 +42,27 @@ impl Group {
 
     /// Runs peakbench with `args` inside the group; (exit code, stdout, stderr).
     fn run(&self, args: &[&str]) -> (Option<i32>, String, String) {
-        let procs = self.dir.join("cgroup.procs");
-        let out = Command::new("sh")
-            .arg("-c")
-            .arg("echo $$ > \"$0\" && exec \"$@\"")
-            .arg(&procs)
-            .arg(env!("CARGO_BIN_EXE_peakbench"))
-            .args(args)
-            .env("PEAKBENCH_DB", common::test_db())
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        run_in(&self.dir, args)
     }
+}
+
+/// Runs peakbench with `args` inside the control group at `dir`; (exit code, stdout, stderr).
+fn run_in(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let procs = dir.join("cgroup.procs");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("echo $$ > \"$0\" && exec \"$@\"")
+        .arg(&procs)
+        .arg(env!("CARGO_BIN_EXE_peakbench"))
+        .args(args)
+        .env("PEAKBENCH_DB", common::test_db())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 impl Drop for Group {
@@ -117,4 +122,77 @@ fn a_control_group_limit_is_seen_and_respected() {
         0,
         "no file left"
     );
+}
+
+/// A CPU control group of its own (v1 `cpu` or v2) with a quota of half a CPU, removed when
+/// dropped.
+struct CpuGroup {
+    dir: PathBuf,
+}
+
+impl CpuGroup {
+    fn new() -> Option<CpuGroup> {
+        let name = format!("peakbench-cpu-test-{}", std::process::id());
+        for (root, file, text) in [
+            ("/sys/fs/cgroup/cpu", "cpu.cfs_quota_us", "50000"),
+            ("/sys/fs/cgroup", "cpu.max", "50000 100000"),
+        ] {
+            let root = Path::new(root);
+            if !root.join("cgroup.procs").exists() {
+                continue;
+            }
+            let dir = root.join(&name);
+            if std::fs::create_dir(&dir).is_err() {
+                continue;
+            }
+            let g = CpuGroup { dir };
+            let period = g.dir.join("cpu.cfs_period_us");
+            let ok = (!period.exists() || std::fs::write(&period, "100000").is_ok())
+                && std::fs::write(g.dir.join(file), text).is_ok();
+            if ok {
+                return Some(g);
+            }
+        }
+        eprintln!("skipped: no writable CPU control group");
+        None
+    }
+}
+
+impl Drop for CpuGroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// Under a quota of half a CPU, `sysinfo` names the quota (JSON and text) and `--threads all`
+/// gives one thread: the CPUs' worth the quota allows, not the machine's CPUs.
+#[test]
+fn a_cpu_quota_is_seen_and_threads_all_follows_it() {
+    let Some(group) = CpuGroup::new() else { return };
+    let run = |args: &[&str]| run_in(&group.dir, args);
+    let (code, out, err) = run(&["sysinfo", "--json", "-"]);
+    assert_eq!(code, Some(0), "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let quota = &doc["system"]["cpu"]["cgroup_cpu_quota"];
+    assert_eq!(quota["quota_us"], 50000, "{quota}");
+    assert_eq!(quota["period_us"], 100000, "{quota}");
+    let (code, out, err) = run(&["sysinfo"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("0.50 CPUs of time"), "{out}");
+    let (code, out, err) = run(&[
+        "cpu",
+        "--workload",
+        "DP",
+        "--threads",
+        "all",
+        "--repeat",
+        "1",
+        "--no-history",
+        "--json",
+        "-",
+        "--quiet",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["results"][0]["params"]["threads"], 1, "{out}");
 }

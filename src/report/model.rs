@@ -485,6 +485,20 @@ pub fn system_rows(sys: &SystemInfo) -> Vec<(String, String)> {
         ("Sockets".into(), fact(&c.sockets)),
         ("Cores".into(), fact(&c.cores)),
         ("Hardware threads".into(), c.threads.to_string()),
+        (
+            "CPU quota (cgroup)".into(),
+            c.cgroup_cpu_quota.map_or_else(
+                || "none".into(),
+                |q| {
+                    format!(
+                        "{:.2} CPUs of time ({} µs every {} µs): this process's share of the machine",
+                        q.cpus(),
+                        q.quota_us,
+                        q.period_us
+                    )
+                },
+            ),
+        ),
         ("Threads per core".into(), fact(&c.threads_per_core)),
         (
             "Instruction sets".into(),

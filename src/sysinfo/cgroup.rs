@@ -1,8 +1,13 @@
-//! The memory limit of this process's control group (a container's, a Slurm job's): cgroup v2
-//! `memory.max` less `memory.current` (the tightest along the path to the root), or cgroup v1
-//! `memory.limit_in_bytes` less `memory.usage_in_bytes`. A benchmark that allocates past it is
-//! killed by the OOM killer without a word, so the memory checks use the smaller of this and
-//! the machine's MemAvailable.
+//! The limits of this process's control group (a container's, a Slurm job's, a Kubernetes
+//! pod's):
+//! - memory: cgroup v2 `memory.max` less `memory.current` (the tightest along the path to the
+//!   root), or cgroup v1 `memory.limit_in_bytes` less `memory.usage_in_bytes`. A benchmark that
+//!   allocates past it is killed by the OOM killer without a word, so the memory checks use the
+//!   smaller of this and the machine's MemAvailable.
+//! - CPU time: cgroup v2 `cpu.max` ("QUOTA PERIOD", "max" for none), or cgroup v1
+//!   `cpu.cfs_quota_us` (-1 for none) over `cpu.cfs_period_us`, the tightest along the path: the
+//!   CPUs' worth of time the group may use (Kubernetes' `limits.cpu`), whatever CPUs it may run
+//!   on.
 
 use std::path::Path;
 
@@ -17,8 +22,7 @@ pub struct MemoryLimit {
 }
 
 fn number(path: &Path) -> Option<u64> {
-    let text = std::fs::read_to_string(path).ok()?;
-    text.trim().parse().ok()
+    read_small(path)?.trim().parse().ok()
 }
 
 /// The limit of the control group named in `proc_self_cgroup` (the text of
@@ -68,6 +72,113 @@ pub fn memory_limit(root: &Path, proc_self_cgroup: &str) -> Option<MemoryLimit> 
 pub fn own_memory_limit() -> Option<MemoryLimit> {
     let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok()?;
     memory_limit(Path::new("/sys/fs/cgroup"), &cgroup)
+}
+
+/// A control group's CPU quota: `quota_us` of CPU time every `period_us`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CpuQuota {
+    pub quota_us: u64,
+    pub period_us: u64,
+}
+
+impl CpuQuota {
+    /// The CPUs' worth of time it allows (0.5: half a CPU).
+    pub fn cpus(&self) -> f64 {
+        self.quota_us as f64 / self.period_us.max(1) as f64
+    }
+
+    /// A quota and period as cgroup files give them: both above 0, the period at most a second
+    /// (v2 and v1 refuse more), the quota at most a million CPUs' worth.
+    fn checked(quota_us: u64, period_us: u64) -> Option<CpuQuota> {
+        ((1..=1_000_000).contains(&period_us) && quota_us > 0)
+            .then_some(CpuQuota {
+                quota_us,
+                period_us,
+            })
+            .filter(|q| q.cpus() <= 1e6)
+    }
+}
+
+/// The tightest CPU quota of the control group named in `proc_self_cgroup` and its ancestors,
+/// under the cgroup file system at `root`; None without one.
+pub fn cpu_quota(root: &Path, proc_self_cgroup: &str) -> Option<CpuQuota> {
+    let mut best: Option<CpuQuota> = None;
+    let mut consider = |q: Option<CpuQuota>| {
+        if let Some(q) = q
+            && best.is_none_or(|b| q.cpus() < b.cpus())
+        {
+            best = Some(q);
+        }
+    };
+    for line in proc_self_cgroup.lines().take(64) {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let rel = path.trim_start_matches('/');
+        let (base, v2) = if controllers.is_empty() {
+            (root.to_path_buf(), true)
+        } else if controllers.split(',').any(|c| c == "cpu") {
+            // v1 mounts the controller alone or with cpuacct ("cpu,cpuacct").
+            let dir = ["cpu", "cpu,cpuacct", "cpuacct,cpu"]
+                .iter()
+                .map(|d| root.join(d))
+                .find(|d| d.is_dir());
+            match dir {
+                Some(d) => (d, false),
+                None => continue,
+            }
+        } else {
+            continue;
+        };
+        let mut dir = base.join(rel);
+        loop {
+            consider(if v2 {
+                read_small(&dir.join("cpu.max")).and_then(|t| parse_cpu_max(&t))
+            } else {
+                let quota = read_small(&dir.join("cpu.cfs_quota_us"))
+                    .and_then(|t| t.trim().parse::<i64>().ok());
+                let period = number(&dir.join("cpu.cfs_period_us"));
+                match (quota, period) {
+                    (Some(q), Some(p)) if q > 0 => CpuQuota::checked(q as u64, p),
+                    _ => None,
+                }
+            });
+            if dir == base || !dir.pop() || !dir.starts_with(&base) {
+                break;
+            }
+        }
+    }
+    best
+}
+
+/// cgroup v2's `cpu.max`: "QUOTA PERIOD", or "max PERIOD" for none.
+pub fn parse_cpu_max(text: &str) -> Option<CpuQuota> {
+    let mut words = text.split_ascii_whitespace();
+    let (quota, period) = (words.next()?, words.next()?);
+    if words.next().is_some() || quota == "max" {
+        return None;
+    }
+    CpuQuota::checked(quota.parse().ok()?, period.parse().ok()?)
+}
+
+/// A cgroup file of at most 4 KiB.
+fn read_small(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(4096)
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
+}
+
+/// This process's CPU quota (None outside a control group that has one).
+pub fn own_cpu_quota() -> Option<CpuQuota> {
+    let cgroup = read_small(Path::new("/proc/self/cgroup"))?;
+    cpu_quota(Path::new("/sys/fs/cgroup"), &cgroup)
 }
 
 #[cfg(test)]
@@ -121,5 +232,48 @@ mod tests {
         );
         assert_eq!(memory_limit(r, text), None);
         assert_eq!(memory_limit(r, "garbage\n::\n"), None);
+    }
+
+    #[test]
+    fn cpu_quotas_v2_and_v1_the_tightest_on_the_path() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        write(r, "", "cpu.max", "max 100000\n");
+        write(r, "pod", "cpu.max", "200000 100000\n");
+        write(r, "pod/c1", "cpu.max", "50000 100000\n");
+        let q = cpu_quota(r, "0::/pod/c1\n").unwrap();
+        assert_eq!(q.cpus(), 0.5);
+        write(r, "pod/c1", "cpu.max", "max 100000\n");
+        assert_eq!(cpu_quota(r, "0::/pod/c1\n").unwrap().cpus(), 2.0);
+        write(r, "pod", "cpu.max", "max 100000\n");
+        assert_eq!(cpu_quota(r, "0::/pod/c1\n"), None);
+        // v1: the cpu controller's quota over its period; -1 is none.
+        write(r, "cpu,cpuacct/job", "cpu.cfs_quota_us", "150000\n");
+        write(r, "cpu,cpuacct/job", "cpu.cfs_period_us", "100000\n");
+        let text = "4:memory:/job\n2:cpu,cpuacct:/job\n";
+        assert_eq!(cpu_quota(r, text).unwrap().cpus(), 1.5);
+        write(r, "cpu,cpuacct/job", "cpu.cfs_quota_us", "-1\n");
+        assert_eq!(cpu_quota(r, text), None);
+    }
+
+    #[test]
+    fn hostile_cpu_quota_files_are_no_quota() {
+        for bad in [
+            "",
+            "max",
+            "0 100000",
+            "50000 0",
+            "50000 100000 7",
+            "x y",
+            "-5 100000",
+            "50000 99999999999",
+            "18446744073709551615 1",
+            "\u{1b}[2J 1",
+        ] {
+            assert_eq!(parse_cpu_max(bad), None, "{bad:?}");
+        }
+        assert_eq!(parse_cpu_max("25000 100000").unwrap().cpus(), 0.25);
+        let root = tempfile::tempdir().unwrap();
+        assert_eq!(cpu_quota(root.path(), "garbage\n::\n0::/../../etc\n"), None);
     }
 }

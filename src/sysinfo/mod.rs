@@ -77,6 +77,11 @@ pub struct CpuInfo {
     /// two); unknown, with the reason, elsewhere.
     #[serde(default = "not_measured_units")]
     pub fma512_units: Fact<u32>,
+    /// The CPU quota of this process's control group (cgroup v2 `cpu.max`, v1
+    /// `cpu.cfs_quota_us`), the tightest on its path: the CPUs' worth of time it may use
+    /// whatever CPUs it may run on; absent where there is none. The peaks stay the hardware's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup_cpu_quota: Option<cgroup::CpuQuota>,
     #[serde(skip)]
     pub logical: Vec<LogicalCpu>,
 }
@@ -367,6 +372,7 @@ fn portable_cpu(cpuinfo: &str) -> CpuInfo {
         fma512_units: Fact::unknown(
             "measured only on Skylake-SP/Cascade Lake, whose parts have one or two 512-bit FMA units",
         ),
+        cgroup_cpu_quota: cgroup::own_cpu_quota(),
         logical,
     }
 }

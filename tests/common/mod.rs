@@ -60,6 +60,7 @@ pub fn fixed_system() -> SystemInfo {
             fma512_units: Fact::unknown(
                 "measured only on Skylake-SP/Cascade Lake, whose parts have one or two 512-bit FMA units",
             ),
+            cgroup_cpu_quota: None,
             logical: vec![
                 LogicalCpu {
                     cpu: 0,
