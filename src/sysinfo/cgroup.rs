@@ -70,7 +70,7 @@ pub fn memory_limit(root: &Path, proc_self_cgroup: &str) -> Option<MemoryLimit> 
 
 /// This process's limit (None outside a limited control group).
 pub fn own_memory_limit() -> Option<MemoryLimit> {
-    let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let cgroup = read_small(Path::new("/proc/self/cgroup"))?;
     memory_limit(Path::new("/sys/fs/cgroup"), &cgroup)
 }
 
@@ -165,14 +165,7 @@ pub fn parse_cpu_max(text: &str) -> Option<CpuQuota> {
 
 /// A cgroup file of at most 4 KiB.
 fn read_small(path: &Path) -> Option<String> {
-    use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(4096)
-        .read_to_string(&mut text)
-        .ok()?;
-    Some(text)
+    super::sysfs::read_bounded(path, 4096)
 }
 
 /// This process's CPU quota (None outside a control group that has one).

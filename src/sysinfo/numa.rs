@@ -7,7 +7,6 @@
 
 use crate::sysinfo::sysfs::parse_cpu_list;
 use serde::Serialize;
-use std::io::Read;
 use std::path::Path;
 
 /// The most nodes a topology may have: Linux's MAX_NUMNODES is at most 2^10 (NODES_SHIFT ≤ 10).
@@ -113,13 +112,7 @@ fn node_ids(root: &Path) -> Option<Vec<u32>> {
 /// A file's text, or None when it is missing, unreadable, larger than [`MAX_FILE_BYTES`] or not
 /// UTF-8.
 fn read_bounded(path: &Path) -> Option<String> {
-    let file = std::fs::File::open(path).ok()?;
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).ok()?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return None;
-    }
-    String::from_utf8(bytes).ok()
+    super::sysfs::read_bounded(path, MAX_FILE_BYTES)
 }
 
 /// A cpulist's CPUs, ascending and distinct; None when it does not parse or names more than

@@ -9,6 +9,19 @@ pub fn read_trimmed(path: impl AsRef<Path>) -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
+/// A file's text, or None when it is missing, unreadable, larger than `max` bytes or not UTF-8
+/// (a procfs or sysfs file is small; a larger one is not what it should be).
+pub fn read_bounded(path: impl AsRef<Path>, max: u64) -> Option<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).ok()?;
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes).ok()?;
+    if bytes.len() as u64 > max {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
+}
+
 /// Parses a sysfs CPU list such as `0-3,8,10-11`.
 pub fn parse_cpu_list(text: &str) -> Option<Vec<usize>> {
     let mut cpus = Vec::new();

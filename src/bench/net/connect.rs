@@ -11,7 +11,7 @@
 
 use super::params::SideStats;
 pub use super::params::limits::{MAX_CONNECT_MESSAGE, MAX_CONNECT_RATE};
-use super::streams::{Pacer, Plan, STUCK, Window};
+use super::streams::{Pacer, Plan, STUCK, Turn, Window};
 use super::transport::tcp_hello;
 use hdrhistogram::Histogram;
 use std::collections::VecDeque;
@@ -86,24 +86,29 @@ pub fn accept_loop(
     let (cap, pending) = (&bounds.rate, bounds.pending);
     let response: Vec<u8> = (0..message).map(|i| (i * 131 + 7) as u8).collect();
     let mut scratch = vec![0u8; message.clamp(1, 64 * 1024)];
+    // Kept across passes: no allocation per pass.
     let mut waiting: VecDeque<Waiting> = VecDeque::new();
+    let mut kept: VecDeque<Waiting> = VecDeque::new();
+    let mut fds: Vec<libc::pollfd> = Vec::new();
     let mut st = SideStats::default();
     let over = || stop.load(Ordering::Relaxed) || Instant::now() >= deadline;
     while !over() {
         accept_some(listener, peer, pending, &mut waiting)?;
-        let mut fds: Vec<libc::pollfd> = std::iter::once(listener.as_raw_fd())
-            .chain(waiting.iter().map(|w| w.s.as_raw_fd()))
-            .map(|fd| libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            })
-            .collect();
+        fds.clear();
+        fds.extend(
+            std::iter::once(listener.as_raw_fd())
+                .chain(waiting.iter().map(|w| w.s.as_raw_fd()))
+                .map(|fd| libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                }),
+        );
         // SAFETY: `fds` is a valid array of pollfds for sockets that outlive the call.
         unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 20) };
         let now = Instant::now();
-        let mut kept = VecDeque::with_capacity(waiting.len());
-        for (mut w, fd) in waiting.into_iter().zip(&fds[1..]) {
+        kept.clear();
+        for (mut w, fd) in waiting.drain(..).zip(&fds[1..]) {
             if over() {
                 break;
             }
@@ -128,7 +133,7 @@ pub fn accept_loop(
                 _ => {}
             }
         }
-        waiting = kept;
+        std::mem::swap(&mut waiting, &mut kept);
     }
     Ok(st)
 }
@@ -256,15 +261,16 @@ pub fn connect_loop(
         whole: crate::measure::latency::histogram(),
     };
     let st = &mut out.stats;
-    let mut pacer = Pacer::new(plan.mps, w.start);
+    let mut pacer = Pacer::new(plan, w.start);
     let mut t = Instant::now();
     while t < end && !stop.load(Ordering::Relaxed) {
-        if plan.amount > 0 && st.messages_sent >= plan.amount {
-            break;
-        }
-        if !pacer.ready(t, end) {
-            t = Instant::now();
-            continue;
+        match pacer.turn(t, end, st.messages_sent) {
+            Turn::Done => break,
+            Turn::Wait => {
+                t = Instant::now();
+                continue;
+            }
+            Turn::Go => {}
         }
         let measured = t >= from;
         let done = one_connection(to, &request, &mut reply[..message], end + STUCK);

@@ -46,14 +46,9 @@ pub fn loaded(cc: CcName) -> Result<(), String> {
     ))
 }
 
-/// The names listed in one of /proc's congestion control files (at most 4 KiB read).
+/// The names listed in one of /proc's congestion control files (at most 4 KiB).
 fn names_in(path: &str) -> Vec<String> {
-    use std::io::Read;
-    let mut text = String::new();
-    let read = std::fs::File::open(path).and_then(|f| f.take(4096).read_to_string(&mut text));
-    if read.is_err() {
-        return Vec::new();
-    }
+    let text = crate::sysinfo::sysfs::read_bounded(path, 4096).unwrap_or_default();
     text.split_ascii_whitespace()
         .filter_map(|w| CcName::new(w).ok())
         .map(|c| c.to_string())

@@ -86,36 +86,55 @@ impl Plan {
     }
 }
 
-/// Paces a loop's rounds (a ping, a connection) at a rate from the window's start: round k is
-/// due a 1/rate after round k − 1, or at once when that one ended late (a late round does not
-/// bunch the next ones up).
+/// Paces a loop's rounds (a ping, a connection) by a plan: at its rate from the window's start
+/// (round k is due a 1/rate after round k − 1, or at once when that one ended late: a late
+/// round does not bunch the next ones up), and no more than its amount.
 pub struct Pacer {
     gap: Option<Duration>,
     due: Instant,
+    amount: u64,
+}
+
+/// What a paced loop does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Turn {
+    /// Start the round now.
+    Go,
+    /// It has slept towards the round's time: look again.
+    Wait,
+    /// The plan's amount is done.
+    Done,
 }
 
 impl Pacer {
-    /// `per_s` rounds a second (0: back to back) from `start`.
-    pub fn new(per_s: u32, start: Instant) -> Pacer {
+    /// The plan's `mps` rounds a second (0: back to back) from `start`, at most its `amount`
+    /// (0: no bound).
+    pub fn new(plan: Plan, start: Instant) -> Pacer {
         Pacer {
-            gap: (per_s > 0).then(|| Duration::from_secs_f64(1.0 / per_s as f64)),
+            gap: (plan.mps > 0).then(|| Duration::from_secs_f64(1.0 / plan.mps as f64)),
             due: start,
+            amount: plan.amount,
         }
     }
 
-    /// Whether the round may start at `t`; if not, it has slept towards its time (never past
-    /// `end`) and the caller looks again.
-    pub fn ready(&mut self, t: Instant, end: Instant) -> bool {
-        let Some(gap) = self.gap else { return true };
+    /// The turn at `t` of a loop that has done `done` measured rounds (sleeping never past
+    /// `end`).
+    pub fn turn(&mut self, t: Instant, end: Instant, done: u64) -> Turn {
+        if self.amount > 0 && done >= self.amount {
+            return Turn::Done;
+        }
+        let Some(gap) = self.gap else {
+            return Turn::Go;
+        };
         if self.due > t {
             let ahead = self.due - t;
             if ahead > Duration::from_micros(50) {
                 std::thread::sleep((ahead - Duration::from_micros(20)).min(end - t));
             }
-            return false;
+            return Turn::Wait;
         }
         self.due = (self.due + gap).max(t);
-        true
+        Turn::Go
     }
 }
 
@@ -550,15 +569,16 @@ pub fn ping_loop<C: Channel>(
     ch.set_send_timeout(Some(SEND_SLICE))?;
     let mut st = SideStats::default();
     let mut seq = 0u64;
-    let mut pacer = Pacer::new(plan.mps, w.start);
+    let mut pacer = Pacer::new(plan, w.start);
     let mut t = Instant::now();
     while t < end && !stop.load(Ordering::Relaxed) {
-        if plan.amount > 0 && st.messages_sent >= plan.amount {
-            break;
-        }
-        if !pacer.ready(t, end) {
-            t = Instant::now();
-            continue;
+        match pacer.turn(t, end, st.messages_sent) {
+            Turn::Done => break,
+            Turn::Wait => {
+                t = Instant::now();
+                continue;
+            }
+            Turn::Go => {}
         }
         if tagged {
             buf[..8].copy_from_slice(&seq.to_be_bytes());
