@@ -242,11 +242,20 @@ impl ResultRecord {
     /// point measured here by a process that may use `cpus` CPUs: more compute threads than
     /// CPUs (oversubscribed: its efficiency is of a share of the cores), or a disk target in
     /// memory (tmpfs, ramfs: RAM measured, not a disk, and O_DIRECT has no effect there).
-    pub fn add_notices(&mut self, cpus: usize) {
+    /// `quota` is the CPUs' worth of time its control group allows (cgroup CPU quota), if any:
+    /// a CPU or memory point with more threads than that can reach only that share of its peak.
+    pub fn add_notices(&mut self, cpus: usize, quota: Option<f64>) {
         let threads = self.params.threads();
-        if matches!(self.subsystem, Subsystem::Cpu | Subsystem::Mem) && cpus > 0 && threads > cpus {
+        let computes = matches!(self.subsystem, Subsystem::Cpu | Subsystem::Mem);
+        if computes && cpus > 0 && threads > cpus {
             self.warnings.push(format!(
                 "oversubscribed: {threads} threads on the {cpus} CPUs this process may use, so each thread has a share of a core"
+            ));
+        }
+        if let Some(q) = quota.filter(|q| computes && *q < threads.min(cpus.max(1)) as f64) {
+            self.warnings.push(format!(
+                "CPU quota: this process may use {q:.2} CPUs' worth of time (its cgroup's quota), so its {threads} threads can reach at most {:.1} % of their peak",
+                100.0 * q / threads as f64
             ));
         }
         if let Some(fs) = self

@@ -179,6 +179,10 @@ fn a_cpu_quota_is_seen_and_threads_all_follows_it() {
     let (code, out, err) = run(&["sysinfo"]);
     assert_eq!(code, Some(0), "{err}");
     assert!(out.contains("0.50 CPUs of time"), "{out}");
+    assert!(
+        out.contains("effective 0.50 CPUs with the CPU quota"),
+        "{out}"
+    );
     let (code, out, err) = run(&[
         "cpu",
         "--workload",
@@ -195,4 +199,34 @@ fn a_cpu_quota_is_seen_and_threads_all_follows_it() {
     assert_eq!(code, Some(0), "{err}");
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["results"][0]["params"]["threads"], 1, "{out}");
+    let allowed = doc["system"]["cpu"]["allowed_cpus"].as_array().unwrap();
+    assert!(!allowed.is_empty(), "{out}");
+    // Named before the run and, for a point with more threads than the quota, in its warnings.
+    let (code, out, err) = run(&[
+        "cpu",
+        "--workload",
+        "DP",
+        "--threads",
+        "1",
+        "--repeat",
+        "1",
+        "--duration",
+        "50ms",
+        "--no-history",
+        "--json",
+        "-",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("CPU quota 0.50 CPUs (cgroup: 50000 µs every 100000 µs)")
+            && err.contains("effective 0.50 CPUs"),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let warnings = doc["results"][0]["warnings"].to_string();
+    assert!(
+        warnings.contains("CPU quota: this process may use 0.50 CPUs' worth of time")
+            && warnings.contains("at most 50.0 % of their peak"),
+        "{warnings}"
+    );
 }

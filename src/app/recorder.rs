@@ -307,7 +307,8 @@ impl Recorder {
             match outcome {
                 Ok(mut records) => {
                     let cpus = crate::runner::affinity::allowed_cpus().len();
-                    records.iter_mut().for_each(|r| r.add_notices(cpus));
+                    let quota = crate::sysinfo::cgroup::own_cpu_quota().map(|q| q.cpus());
+                    records.iter_mut().for_each(|r| r.add_notices(cpus, quota));
                     bar.suspend(|| self.add(records))?;
                 }
                 Err(e) => {

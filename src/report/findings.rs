@@ -454,6 +454,20 @@ fn cause(r: &ResultRecord, recs: &[&ResultRecord], report: &Report) -> Option<Fi
             );
         }
     }
+    let threads = r.params.threads();
+    if let Some(q) = cpu.cgroup_cpu_quota.map(|q| q.cpus())
+        && matches!(r.subsystem, Subsystem::Cpu | Subsystem::Mem)
+        && q < threads as f64
+    {
+        let reach = 100.0 * q / threads as f64;
+        return say(
+            format!(
+                "this process's cgroup allows {} CPUs' worth of time for its {threads} threads: at most {reach:.1} % of the peak is within its reach",
+                format_sig(q)
+            ),
+            vec![q, reach],
+        );
+    }
     if r.params.cpu().is_some_and(|c| c.oversubscribed) {
         let t = r.params.threads() as f64;
         return say(format!("{t} threads share fewer cores"), vec![t]);
@@ -716,6 +730,20 @@ mod tests {
         assert!(
             slow[0].ends_with("its clock was 2.40 GHz, below the 3.60 GHz one thread reached"),
             "{slow:?}"
+        );
+        let mut limited = run(vec![dp(2, 60.0, "avx512", 3.6)]);
+        limited.system.cpu.cgroup_cpu_quota = Some(crate::sysinfo::cgroup::CpuQuota {
+            quota_us: 50_000,
+            period_us: 100_000,
+        });
+        let found = of(&limited);
+        found.iter().for_each(cited);
+        let quota = only(&found, Kind::Cause);
+        assert!(
+            quota[0].ends_with(
+                "50.0 % of its peak — this process's cgroup allows 0.500 CPUs' worth of time for its 2 threads: at most 25.0 % of the peak is within its reach"
+            ),
+            "{quota:?}"
         );
         let buffered = causes(vec![disk("RR", "random", 4096, 2, 100.0, true)]);
         assert!(

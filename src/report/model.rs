@@ -433,8 +433,12 @@ pub fn machine_line(sys: &SystemInfo) -> String {
         .cores
         .get()
         .map_or_else(|| "?".into(), |c| c.to_string());
+    let share = sys
+        .cpu
+        .share_line()
+        .map_or_else(String::new, |l| format!("; this process: {l}"));
     format!(
-        "{uarch} ({brand}), {cores} cores / {} threads, {clock}, {}",
+        "{uarch} ({brand}), {cores} cores / {} threads, {clock}, {}{share}",
         sys.cpu.threads,
         sys.os.virtualization.display()
     )
@@ -498,6 +502,25 @@ pub fn system_rows(sys: &SystemInfo) -> Vec<(String, String)> {
                     )
                 },
             ),
+        ),
+        (
+            "CPUs this process may use".into(),
+            if c.allowed_cpus.is_empty() {
+                "not recorded (a document written before peakbench recorded them)".into()
+            } else {
+                format!(
+                    "{} ({} of {}); effective {:.2} CPUs{}",
+                    crate::sysinfo::sysfs::cpu_list(&c.allowed_cpus),
+                    c.allowed_count(),
+                    c.threads,
+                    c.effective_cpus(),
+                    if c.cgroup_cpu_quota.is_some() {
+                        " with the CPU quota"
+                    } else {
+                        ""
+                    }
+                )
+            },
         ),
         ("Threads per core".into(), fact(&c.threads_per_core)),
         (

@@ -82,8 +82,65 @@ pub struct CpuInfo {
     /// whatever CPUs it may run on; absent where there is none. The peaks stay the hardware's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cgroup_cpu_quota: Option<cgroup::CpuQuota>,
+    /// The CPUs this process may run on (its affinity mask: a cpuset, `taskset`), ascending;
+    /// empty in documents written before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_cpus: Vec<usize>,
     #[serde(skip)]
     pub logical: Vec<LogicalCpu>,
+}
+
+impl CpuInfo {
+    /// How many CPUs this process may run on: its affinity mask's, or every hardware thread
+    /// where the document does not record the mask.
+    pub fn allowed_count(&self) -> usize {
+        if self.allowed_cpus.is_empty() {
+            self.threads as usize
+        } else {
+            self.allowed_cpus.len()
+        }
+    }
+
+    /// The CPUs' worth of time this process may use: its allowed CPUs, or its cgroup CPU
+    /// quota where that is less (0.5 under a quota of half a CPU).
+    pub fn effective_cpus(&self) -> f64 {
+        let allowed = self.allowed_count() as f64;
+        self.cgroup_cpu_quota
+            .map_or(allowed, |q| q.cpus().min(allowed))
+    }
+
+    /// Where the process may use less than the machine: "CPU quota 0.50 CPUs (cgroup), CPUs
+    /// 0 (1 of 2): effective 0.50 CPUs"; None where it may use all of it.
+    pub fn share_line(&self) -> Option<String> {
+        let allowed = self.allowed_count();
+        let limited = allowed < self.threads as usize;
+        if self.cgroup_cpu_quota.is_none() && !limited {
+            return None;
+        }
+        let mut parts = Vec::new();
+        if let Some(q) = self.cgroup_cpu_quota {
+            parts.push(format!(
+                "CPU quota {:.2} CPUs (cgroup: {} µs every {} µs)",
+                q.cpus(),
+                q.quota_us,
+                q.period_us
+            ));
+        }
+        if limited {
+            parts.push(format!(
+                "CPUs {} ({allowed} of {})",
+                sysfs::cpu_list(&self.allowed_cpus),
+                self.threads
+            ));
+        } else {
+            parts.push(format!("{allowed} CPUs allowed"));
+        }
+        Some(format!(
+            "{}: effective {:.2} CPUs",
+            parts.join(", "),
+            self.effective_cpus()
+        ))
+    }
 }
 
 /// One cache level as sysfs describes it.
@@ -373,6 +430,7 @@ fn portable_cpu(cpuinfo: &str) -> CpuInfo {
             "measured only on Skylake-SP/Cascade Lake, whose parts have one or two 512-bit FMA units",
         ),
         cgroup_cpu_quota: cgroup::own_cpu_quota(),
+        allowed_cpus: cpuset::allowed_cpus(),
         logical,
     }
 }

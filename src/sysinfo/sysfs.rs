@@ -60,12 +60,33 @@ pub fn proc_field(text: &str, key: &str) -> Option<String> {
     })
 }
 
+/// CPUs as sysfs lists them (the inverse of [`parse_cpu_list`]): "0-3,8,10-11".
+pub fn cpu_list(cpus: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        out.push(if i == j {
+            cpus[i].to_string()
+        } else {
+            format!("{}-{}", cpus[i], cpus[j])
+        });
+        i = j + 1;
+    }
+    out.join(",")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn cpu_lists() {
+        assert_eq!(cpu_list(&[0, 1, 2, 3, 8, 10, 11]), "0-3,8,10-11");
+        assert_eq!(cpu_list(&[]), "");
         assert_eq!(
             parse_cpu_list("0-3,8,10-11"),
             Some(vec![0, 1, 2, 3, 8, 10, 11])

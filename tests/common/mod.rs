@@ -61,6 +61,7 @@ pub fn fixed_system() -> SystemInfo {
                 "measured only on Skylake-SP/Cascade Lake, whose parts have one or two 512-bit FMA units",
             ),
             cgroup_cpu_quota: None,
+            allowed_cpus: Vec::new(),
             logical: vec![
                 LogicalCpu {
                     cpu: 0,
