@@ -118,6 +118,10 @@ pub(super) fn run_thread<E: Engine>(
     let mut in_flight = plan.depth;
     let mut stopping = false;
     let mut failure = None;
+    // A timed repetition counts what completed by its deadline, over exactly its runtime: the
+    // I/Os still in flight then are drained but not counted (one held back by a throttling
+    // device could otherwise stretch the window by its wait).
+    let mut at_deadline: Option<Tally> = None;
     while in_flight > 0 {
         done.clear();
         engine.complete(1, &mut done).map_err(io_err)?;
@@ -137,6 +141,9 @@ pub(super) fn run_thread<E: Engine>(
                         now = Instant::now();
                     }
                     if now >= ramp_end {
+                        if plan.quota.is_none() && now > deadline && at_deadline.is_none() {
+                            at_deadline = Some(tally.clone());
+                        }
                         tally.count(dir, *n as u64, submitted[slot], now, ramp_end);
                         // Fixed work: no more I/O once the quota is moved.
                         if plan.quota.is_some_and(|q| tally.bytes() >= q) {
@@ -174,6 +181,13 @@ pub(super) fn run_thread<E: Engine>(
     if let Some(f) = failure {
         return Err(f);
     }
+    let end = Instant::now();
+    // Where nothing completed by the deadline (an I/O longer than the runtime), the whole
+    // drain counts.
+    let (tally, window) = match at_deadline {
+        Some(t) if t.ios > 0 => (t, deadline.saturating_duration_since(ramp_end)),
+        _ => (tally, end.saturating_duration_since(ramp_end)),
+    };
     let mut sync_time = Duration::ZERO;
     if sync && plan.sync == SyncMode::FdatasyncEnd && tally.written_bytes > 0 {
         sync_time = final_sync(&plan, fds).map_err(io_err)?;
@@ -181,10 +195,7 @@ pub(super) fn run_thread<E: Engine>(
     if stop::requested() {
         return Err(DiskError::Interrupted);
     }
-    Ok(tally.into_stats(
-        Instant::now().saturating_duration_since(ramp_end),
-        sync_time,
-    ))
+    Ok(tally.into_stats(window, sync_time))
 }
 
 /// Where a thread's I/Os go, one after the other: a block of its region, in order or at
@@ -219,6 +230,7 @@ impl Picker {
 
 /// What completed after the ramp: the bytes read and written, the I/Os and their latencies, and
 /// the bytes of each interval of the timeline.
+#[derive(Clone)]
 struct Tally {
     read_bytes: u64,
     written_bytes: u64,
