@@ -7,6 +7,7 @@ pub mod params;
 pub mod point;
 pub(crate) mod point_fields;
 pub mod socket;
+pub mod verify;
 
 pub use crate::ids::{Metric, Subsystem, Unit};
 use crate::measure::Summary;
@@ -253,6 +254,7 @@ impl ResultRecord {
             ));
         }
         if let Some(q) = quota.filter(|q| computes && *q < threads.min(cpus.max(1)) as f64) {
+            self.params.set_cpu_quota(q);
             self.warnings.push(format!(
                 "CPU quota: this process may use {q:.2} CPUs' worth of time (its cgroup's quota), so its {threads} threads can reach at most {:.1} % of their peak",
                 100.0 * q / threads as f64
@@ -392,6 +394,10 @@ pub struct Report {
     /// one machine).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fleet: Option<fleet::Fleet>,
+    /// `peakbench verify`'s checks: each imposed ceiling against what was measured (absent for
+    /// other runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verification: Option<verify::Verification>,
 }
 
 /// Why a document could not be read back as a [`Report`].
@@ -471,6 +477,13 @@ impl Report {
         if let Some(f) = self.fleet.as_mut() {
             f.convert(map);
         }
+        for c in self
+            .verification
+            .iter_mut()
+            .flat_map(|v| v.checks.iter_mut())
+        {
+            c.convert(map);
+        }
         self
     }
 
@@ -484,6 +497,7 @@ impl Report {
             system,
             results: Vec::new(),
             fleet: None,
+            verification: None,
         }
     }
 }

@@ -76,6 +76,7 @@ fn page_of(cmd: &str) -> &'static str {
         "net" => "net.md",
         "history" | "compare" => "history.md",
         "cluster" => "cluster.md",
+        "verify" => "verify.md",
         _ => "usage.md",
     }
 }

@@ -11,6 +11,7 @@ pub mod outputs;
 pub mod planned;
 pub mod recorder;
 pub mod suite;
+pub mod verify;
 pub mod workloads;
 
 pub use outputs::Outputs;

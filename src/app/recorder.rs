@@ -164,6 +164,33 @@ impl Recorder {
         self.add(records)
     }
 
+    /// The points measured so far.
+    pub fn results(&self) -> &[ResultRecord] {
+        self.report.as_ref().map_or(&[], |r| r.results.as_slice())
+    }
+
+    /// Sets the run's checks (`peakbench verify`): in the report, its files and the history.
+    pub fn set_verification(
+        &mut self,
+        v: crate::results::verify::Verification,
+    ) -> anyhow::Result<()> {
+        self.system();
+        if let Some(report) = self.report.take() {
+            self.start_history(&report);
+            self.report = Some(report);
+        }
+        if let History::On(store, run) = &mut self.history
+            && let Err(e) = store.set_verification(*run, &v)
+        {
+            eprintln!("peakbench: warning: the checks are not stored in the history: {e:#}");
+        }
+        let Some(report) = self.report.as_mut() else {
+            return Ok(());
+        };
+        report.verification = Some(v);
+        self.output.write_files(report)
+    }
+
     /// The report measured so far (none when nothing started).
     pub fn into_report(self) -> Option<Report> {
         self.report

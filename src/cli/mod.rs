@@ -16,6 +16,7 @@ mod run;
 mod shell;
 mod sysinfo;
 mod token;
+mod verify;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -60,6 +61,10 @@ pub enum Command {
     /// Many machines: `cluster run` under mpirun, srun, SSH or Kubernetes (one merged report);
     /// `cluster identity` shows the rank this process gets from its launcher.
     Cluster(cluster::ClusterArgs),
+    /// Impose ceilings on purpose (a link's rate, a delay, a loss rate, disk caps, a CPU quota)
+    /// in namespaces, a loop device and control groups of its own, and check that the
+    /// benchmarks measure each within its tolerance (root).
+    Verify(Box<verify::VerifyArgs>),
     /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
     Completions(shell::CompletionsArgs),
     /// Print the manual page peakbench(1) in roff, or write one per command with --out-dir.
@@ -76,6 +81,7 @@ impl Command {
             Command::Disk(a) => Some(&mut a.output),
             Command::Net(a) => Some(&mut a.client.output),
             Command::Run(a) => Some(&mut a.output),
+            Command::Verify(a) => Some(&mut a.output),
             Command::Sysinfo(_)
             | Command::Peak(_)
             | Command::Report(_)
@@ -119,6 +125,7 @@ pub fn run(cli: Cli, argv: Vec<String>) -> anyhow::Result<()> {
         Command::History(args) => history::run_history(args),
         Command::Compare(args) => history::run_compare(args),
         Command::Cluster(args) => cluster::run(args, argv),
+        Command::Verify(args) => verify::run(*args, argv),
         Command::Completions(args) => shell::completions(args),
         Command::Man(args) => shell::man(args),
     }

@@ -122,7 +122,7 @@ pub(super) fn plan(
 }
 
 /// A job's request (`fit` already applied to its command).
-fn request(command: &Command, sys: &SystemInfo) -> anyhow::Result<Box<dyn Request>> {
+pub(super) fn request(command: &Command, sys: &SystemInfo) -> anyhow::Result<Box<dyn Request>> {
     match command {
         Command::Cpu(a) => super::cpu::job(a),
         Command::Mem(a) => super::mem::job(a, sys),
@@ -412,7 +412,7 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
 
 /// Parses one job's command line (without the program name); the `inherited` options (from
 /// the profile's [defaults]) count as not given by the job.
-fn parse_job(line: &[String], inherited: &[&str]) -> Result<Command, String> {
+pub(super) fn parse_job(line: &[String], inherited: &[&str]) -> Result<Command, String> {
     let full = std::iter::once("peakbench".to_string()).chain(line.iter().cloned());
     let mut command = Cli::parse_noting(full)
         .map(|c| c.command)

@@ -65,6 +65,10 @@ CREATE TABLE IF NOT EXISTS fleets (
     run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
     fleet TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS verifications (
+    run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+    verification TEXT NOT NULL
+);
 ";
 
 /// The database's default place: `$XDG_DATA_HOME/peakbench/history.db`, else
@@ -354,6 +358,24 @@ impl Store {
         tx.commit().map_err(&err)
     }
 
+    /// Stores (or replaces) `verify`'s checks of `run`.
+    pub fn set_verification(
+        &mut self,
+        run: i64,
+        verification: &crate::results::verify::Verification,
+    ) -> anyhow::Result<()> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO verifications(run_id, verification) VALUES (?1, ?2)",
+                params![run, serde_json::to_string(verification)?],
+            )
+            .map_err(sql_err(
+                &self.what("cannot store the run's checks"),
+                &self.path,
+            ))?;
+        Ok(())
+    }
+
     /// Records how a run ended.
     pub fn finish_run(&mut self, run: i64, status: &str) -> anyhow::Result<()> {
         let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
@@ -376,11 +398,13 @@ impl Store {
         let err = sql_err(&what, &self.path);
         let tx = self.conn.transaction().map_err(&err)?;
         let empty = "NOT EXISTS (SELECT 1 FROM points WHERE run_id = ?1)";
-        tx.execute(
-            &format!("DELETE FROM fleets WHERE run_id = ?1 AND {empty}"),
-            params![run],
-        )
-        .map_err(&err)?;
+        for table in ["fleets", "verifications"] {
+            tx.execute(
+                &format!("DELETE FROM {table} WHERE run_id = ?1 AND {empty}"),
+                params![run],
+            )
+            .map_err(&err)?;
+        }
         tx.execute(
             &format!("DELETE FROM runs WHERE id = ?1 AND {empty}"),
             params![run],
@@ -393,6 +417,9 @@ impl Store {
     pub fn import(&mut self, report: &Report) -> anyhow::Result<i64> {
         let run = self.begin_run(report)?;
         self.add_records(run, 0, &report.results)?;
+        if let Some(v) = &report.verification {
+            self.set_verification(run, v)?;
+        }
         self.finish_run(run, "complete")?;
         Ok(run)
     }
@@ -500,6 +527,19 @@ impl Store {
             .map(|f| serde_json::from_str(&f))
             .transpose()
             .map_err(|e| anyhow::anyhow!("{what}: its node list is unreadable: {e}"))?;
+        let verification: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT verification FROM verifications WHERE run_id = ?1",
+                [run],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(sql_err(what, &self.path))?;
+        let verification = verification
+            .map(|v| serde_json::from_str(&v))
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("{what}: its checks are unreadable: {e}"))?;
         Ok(Report {
             schema_version: schema,
             tool: Tool {
@@ -513,6 +553,7 @@ impl Store {
             })?,
             results: records,
             fleet,
+            verification,
         }
         .upgraded())
     }

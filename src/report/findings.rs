@@ -455,7 +455,11 @@ fn cause(r: &ResultRecord, recs: &[&ResultRecord], report: &Report) -> Option<Fi
         }
     }
     let threads = r.params.threads();
-    if let Some(q) = cpu.cgroup_cpu_quota.map(|q| q.cpus())
+    let quota = r
+        .params
+        .cpu_quota()
+        .or(cpu.cgroup_cpu_quota.map(|q| q.cpus()));
+    if let Some(q) = quota
         && matches!(r.subsystem, Subsystem::Cpu | Subsystem::Mem)
         && q < threads as f64
     {

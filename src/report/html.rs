@@ -276,6 +276,9 @@ pub fn render_doc(doc: &Document) -> Vec<u8> {
         esc(&doc.machine),
     ));
     out.push_str("<nav>");
+    if doc.verification.is_some() {
+        out.push_str("<a href=\"#verification\">Verification</a>");
+    }
     if doc.nodes.is_some() {
         out.push_str("<a href=\"#nodes\">Nodes</a>");
     }
@@ -289,6 +292,15 @@ pub fn render_doc(doc: &Document) -> Vec<u8> {
 
     if !doc.has_results {
         out.push_str("<p>This report has no results.</p>\n");
+    }
+    if let Some(v) = &doc.verification {
+        out.push_str(&format!(
+            "<section id=\"verification\">\n<h2>{}</h2>\n",
+            esc(&v.title)
+        ));
+        out.push_str(&table("verification", &v.headers, v.rows.clone(), 2));
+        out.push_str(&notes("How each figure is expected", &v.notes));
+        out.push_str("</section>\n");
     }
     if let Some(n) = &doc.nodes {
         out.push_str(&nodes_section(n));

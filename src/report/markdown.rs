@@ -36,6 +36,14 @@ pub fn render_doc(doc: &Document) -> Vec<u8> {
         }
         g
     };
+    if let Some(v) = &doc.verification {
+        out.push_str(&format!("\n## {}\n\n", v.title));
+        out.push_str(&grid(&v.headers, &v.rows));
+        out.push('\n');
+        for n in &v.notes {
+            out.push_str(&format!("- {n}\n"));
+        }
+    }
     for t in &doc.tables {
         out.push_str(&format!("\n## {}\n\n", t.heading()));
         out.push_str(&grid(&t.headers, &t.rows));

@@ -21,6 +21,7 @@ pub mod pivot;
 pub mod plot;
 pub mod summary;
 pub mod table;
+pub mod verify;
 
 use crate::results::params::{Direction, LinalgEngine, Pages, Params};
 use crate::results::{Metric, Subsystem, Unit};
@@ -63,7 +64,10 @@ fn variant(rec: &ResultRecord) -> String {
 /// [`variant`], with a network point's protocol or without it (where a table gives it a
 /// column).
 fn variant_of(rec: &ResultRecord, with_protocol: bool) -> String {
-    let v = base_variant(&rec.params, rec.metric, with_protocol);
+    let mut v = base_variant(&rec.params, rec.metric, with_protocol);
+    if let Some(q) = rec.params.cpu_quota() {
+        v.push_str(&format!(" quota {q} CPUs"));
+    }
     let link = rec.params.net().and_then(|n| n.between.as_ref());
     let place = match (link, rec.params.node().node) {
         (Some(l), _) => format!("{} {}→{}", l.pattern, l.src_node, l.dst_node),

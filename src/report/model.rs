@@ -85,6 +85,8 @@ pub struct Document {
     pub solve_notes: Vec<String>,
     pub concurrency_notes: Vec<String>,
     pub nodes: Option<NodesView>,
+    /// `verify`'s checks (absent for other runs).
+    pub verification: Option<super::verify::VerifyView>,
     /// The memory's matrices: C2C's and NUMA's, [`super::mem_matrices`].
     pub mem_matrices: Vec<MatrixView>,
     pub system: SystemRows,
@@ -294,6 +296,7 @@ impl Document {
             }),
             system: system_rows(&report.system),
             has_results: !report.results.is_empty(),
+            verification: report.verification.as_ref().map(super::verify::view),
             reference_runs: reference_runs(&report.results),
             reference_gaps: gaps
                 .iter()

@@ -288,6 +288,7 @@ mod tests {
         let metric: Metric = metric.parse().unwrap();
         let params = Params::Cpu(CpuParams {
             threads: 2,
+            cpu_quota: None,
             cpus: vec![0, 1],
             cores: 2,
             oversubscribed: false,

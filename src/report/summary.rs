@@ -89,7 +89,12 @@ pub fn render(report: &Report, width: usize) -> String {
         .results
         .iter()
         .any(|r| matches!(&r.params, Params::MemLatency(p) if p.level.is_some()));
-    let mut out = String::new();
+    let mut out = report.verification.as_ref().map_or(String::new(), |v| {
+        format!(
+            "{}\n",
+            super::table::render_verification(&super::verify::view(v), width)
+        )
+    });
     let mut noisy = false;
     for sub in subsystems {
         let recs: Vec<&ResultRecord> = report
@@ -276,14 +281,33 @@ fn metric_columns(recs: &[&ResultRecord]) -> Vec<(Metric, Unit)> {
 }
 
 /// The points of `recs`: a record joins the point of its identity (without the side).
+/// A point measured again (the same parameters twice in one run, as `verify` measures a round
+/// trip without and with a delay) is a row of its own: its records are the ones after the
+/// first point's.
 fn points_of<'a>(recs: &[&'a ResultRecord]) -> Vec<Point<'a>> {
     let mut points: Vec<Point> = Vec::new();
+    let same = |a: &ResultRecord, b: &ResultRecord| {
+        a.metric == b.metric
+            && a.unit == b.unit
+            && a.params.net().map(|n| n.side) == b.params.net().map(|n| n.side)
+    };
     for r in recs {
-        let key = key_of(r, &["side"]);
+        let mut key = key_of(r, &["side"]);
+        let mut sweep_key = key_of(r, &["side", "threads", "streams"]);
+        // The measurements of the same point so far, each a row.
+        let mut again = 0;
+        while points
+            .iter()
+            .any(|p| p.key == key && p.records.iter().any(|x| same(x, r)))
+        {
+            again += 1;
+            key = format!("{} #{again}", key_of(r, &["side"]));
+            sweep_key = format!("{} #{again}", key_of(r, &["side", "threads", "streams"]));
+        }
         match points.iter_mut().find(|p| p.key == key) {
             Some(p) => p.records.push(r),
             None => points.push(Point {
-                sweep_key: key_of(r, &["side", "threads", "streams"]),
+                sweep_key,
                 key,
                 records: vec![r],
             }),

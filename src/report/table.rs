@@ -67,7 +67,9 @@ pub fn render(report: &Report, width: usize) -> String {
 
 /// A report's document (its tables, maybe pivoted) as text.
 pub fn render_doc(doc: &Document, width: usize) -> String {
-    let mut out = String::new();
+    let mut out = doc.verification.as_ref().map_or(String::new(), |v| {
+        format!("{}\n", render_verification(v, width))
+    });
     for table in &doc.tables {
         let mut t = grid(table, &table.headers, &table.rows, width);
         // The CPU column where the terminal has room for it (the summary table has it too).
@@ -105,6 +107,18 @@ pub fn render_doc(doc: &Document, width: usize) -> String {
     }
     if let Some(n) = &doc.nodes {
         out.push_str(&render_nodes(n, width));
+    }
+    out
+}
+
+/// `verify`'s checks as a table `width` columns wide, with their notes.
+pub fn render_verification(v: &super::verify::VerifyView, width: usize) -> String {
+    let mut t = new_table(width);
+    set_whole_words(&mut t, &v.headers, &v.rows);
+    let mut out = format!("{}\n{t}\n", v.title);
+    for n in &v.notes {
+        out.push_str(&crate::text::wrap(&format!("  {n}"), width, "    "));
+        out.push('\n');
     }
     out
 }

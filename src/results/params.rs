@@ -173,6 +173,10 @@ pub struct CpuParams {
     pub cores: u32,
     #[serde(default, skip_serializing_if = "is_false")]
     pub oversubscribed: bool,
+    /// The CPUs' worth of time the process's control group allowed while the point ran (its
+    /// CPU quota), where that was less than the point's threads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_quota: Option<f64>,
     #[serde(flatten)]
     pub kernel: Option<CpuKernel>,
     /// LINPACK and DGEMM points: the problem and how it was solved.
@@ -247,6 +251,9 @@ pub struct CpuKernel {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemParams {
     pub threads: usize,
+    /// As [`CpuParams::cpu_quota`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_quota: Option<f64>,
     #[serde(flatten)]
     pub kernel: Option<MemKernel>,
     #[serde(flatten)]
@@ -757,6 +764,24 @@ impl Params {
             Params::MemLatency(p) => &mut p.node,
             Params::Disk(p) => &mut p.node,
             Params::Net(p) => &mut p.node,
+        }
+    }
+
+    /// The CPU quota a CPU or memory point ran under ([`CpuParams::cpu_quota`]).
+    pub fn cpu_quota(&self) -> Option<f64> {
+        match self {
+            Params::Cpu(p) => p.cpu_quota,
+            Params::Mem(p) => p.cpu_quota,
+            _ => None,
+        }
+    }
+
+    /// Records the CPU quota a CPU or memory point ran under; other points have none.
+    pub fn set_cpu_quota(&mut self, quota: f64) {
+        match self {
+            Params::Cpu(p) => p.cpu_quota = Some(quota),
+            Params::Mem(p) => p.cpu_quota = Some(quota),
+            _ => {}
         }
     }
 

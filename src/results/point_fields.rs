@@ -27,9 +27,14 @@ impl Fields for NodeTag {
     }
 }
 
+const QUOTA: Words = Words::Around("quota ", " CPUs");
+
 impl Fields for CpuParams {
     fn fields(&self, out: &mut FieldList) {
         out.swept("threads", self.threads, THREADS, "threads");
+        if let Some(q) = self.cpu_quota {
+            out.variant("cpu_quota", q, QUOTA);
+        }
         if let Some(l) = &self.linalg {
             out.swept(
                 "n",
@@ -64,6 +69,9 @@ impl Fields for CpuParams {
 impl Fields for MemParams {
     fn fields(&self, out: &mut FieldList) {
         out.swept("threads", self.threads, THREADS, "threads");
+        if let Some(q) = self.cpu_quota {
+            out.variant("cpu_quota", q, QUOTA);
+        }
         if let Some(k) = &self.kernel {
             out.variant("isa", k.isa, Words::Bare);
             if let Some(scaling) = k.scaling {

@@ -227,6 +227,7 @@ pub fn fixed_report() -> Report {
             chase,
         ],
         fleet: None,
+        verification: None,
     }
     .upgraded()
 }
@@ -582,6 +583,7 @@ pub fn chart_report() -> Report {
         system,
         results,
         fleet: None,
+        verification: None,
     }
 }
 

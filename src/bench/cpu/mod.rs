@@ -520,6 +520,7 @@ impl<'a> CpuSession<'a> {
         let placement = affinity::place(point.threads, &self.allowed, &self.sys.cpu.logical);
         let mut params = CpuParams {
             threads: point.threads,
+            cpu_quota: None,
             cpus: placement.cpus.clone(),
             cores: placement.cores,
             oversubscribed: placement.oversubscribed,

@@ -370,6 +370,7 @@ pub fn run(
     );
     let params = CpuParams {
         threads,
+        cpu_quota: None,
         cpus: placement.cpus,
         cores: placement.cores,
         oversubscribed: placement.oversubscribed,

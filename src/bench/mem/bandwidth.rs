@@ -164,6 +164,7 @@ impl MemSession<'_> {
         let threads = point.threads as u64;
         Params::Mem(rp::MemParams {
             threads: point.threads,
+            cpu_quota: None,
             kernel: Some(rp::MemKernel {
                 cpus: cpus.to_vec(),
                 isa: self.isa,

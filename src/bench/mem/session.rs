@@ -103,6 +103,7 @@ impl<'a> MemSession<'a> {
                 let samples = times.iter().map(|t| t.as_secs_f64() * 1e9).collect();
                 let params = Params::Mem(rp::MemParams {
                     threads: point.threads,
+                    cpu_quota: None,
                     kernel: None,
                     node: rp::NodeTag::default(),
                 });

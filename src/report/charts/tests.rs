@@ -14,6 +14,7 @@ use crate::sysinfo::peak::Peak;
 pub(in crate::report) fn linpack(n: usize, threads: usize, gops: f64) -> ResultRecord {
     let params = Params::Cpu(CpuParams {
         threads,
+        cpu_quota: None,
         cpus: (0..threads).collect(),
         cores: threads as u32,
         oversubscribed: false,

@@ -1,0 +1,167 @@
+//! A control group of `verify`'s own, made under this process's group for one controller (the
+//! CPU's, or the block I/O's), with limits written to it, the whole process moved in to be
+//! measured under them and moved back out; dropped, the process is back in its group and the
+//! group removed. cgroup v1 (a hierarchy per controller) where the controller is mounted so,
+//! else cgroup v2 (one hierarchy).
+
+use std::path::{Path, PathBuf};
+
+/// The controllers `verify` limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Controller {
+    Cpu,
+    Io,
+}
+
+impl Controller {
+    /// v1's directory names under /sys/fs/cgroup, and the name /proc/self/cgroup gives it.
+    fn v1(self) -> (&'static [&'static str], &'static str) {
+        match self {
+            Controller::Cpu => (&["cpu", "cpu,cpuacct", "cpuacct,cpu"], "cpu"),
+            Controller::Io => (&["blkio"], "blkio"),
+        }
+    }
+
+    /// v2's name for it.
+    fn v2(self) -> &'static str {
+        match self {
+            Controller::Cpu => "cpu",
+            Controller::Io => "io",
+        }
+    }
+}
+
+const ROOT: &str = "/sys/fs/cgroup";
+
+/// A group of ours.
+pub struct Group {
+    pub dir: PathBuf,
+    /// The group this process was in, to go back to.
+    home: PathBuf,
+    pub v2: bool,
+    joined: bool,
+}
+
+/// This process's group for `controller`: its directory and whether it is cgroup v2.
+fn own_group(controller: Controller) -> Result<(PathBuf, bool), String> {
+    let text = crate::sysinfo::sysfs::read_bounded(Path::new("/proc/self/cgroup"), 64 * 1024)
+        .ok_or("cannot read /proc/self/cgroup")?;
+    let (dirs, name) = controller.v1();
+    let mut unified = None;
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let rel = path.trim_start_matches('/');
+        if rel.split('/').any(|c| c == "..") {
+            continue;
+        }
+        if controllers.is_empty() {
+            unified = Some(Path::new(ROOT).join(rel));
+        } else if controllers.split(',').any(|c| c == name)
+            && let Some(d) = dirs
+                .iter()
+                .map(|d| Path::new(ROOT).join(d))
+                .find(|d| d.join("cgroup.procs").exists())
+        {
+            return Ok((d.join(rel), false));
+        }
+    }
+    let dir = unified.ok_or(format!(
+        "no cgroup hierarchy has the {} controller",
+        controller.v2()
+    ))?;
+    let has = std::fs::read_to_string(Path::new(ROOT).join("cgroup.controllers"))
+        .map(|t| t.split_whitespace().any(|c| c == controller.v2()))
+        .unwrap_or(false);
+    if !has {
+        return Err(format!(
+            "the cgroup v2 hierarchy has no {} controller",
+            controller.v2()
+        ));
+    }
+    Ok((dir, true))
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text)
+        .map_err(|e| format!("cannot write '{text}' to {}: {e}", path.display()))
+}
+
+impl Group {
+    /// Makes group `name` under this process's group for `controller`. Refused where a group of
+    /// that name exists (not this run's), or where the controller cannot be had below it.
+    pub fn new(controller: Controller, name: &str) -> Result<Group, String> {
+        let (home, v2) = own_group(controller)?;
+        let dir = home.join(name);
+        std::fs::create_dir(&dir)
+            .map_err(|e| format!("cannot make the control group {}: {e}", dir.display()))?;
+        let group = Group {
+            dir,
+            home,
+            v2,
+            joined: false,
+        };
+        if v2 {
+            // Below a group, a controller exists only where its parent hands it down; a group
+            // with processes of its own cannot (v2's "no internal processes").
+            write(
+                &group.home.join("cgroup.subtree_control"),
+                &format!("+{}", controller.v2()),
+            )
+            .map_err(|e| {
+                format!("{e} (cgroup v2 hands a controller down only from a group without processes of its own: run verify in a group of its own, e.g. under systemd-run --scope)")
+            })?;
+        }
+        Ok(group)
+    }
+
+    /// Writes `text` to the group's file `file`.
+    pub fn set(&self, file: &str, text: &str) -> Result<(), String> {
+        write(&self.dir.join(file), text)
+    }
+
+    /// Moves this whole process (every thread) into the group.
+    pub fn join(&mut self) -> Result<(), String> {
+        write(
+            &self.dir.join("cgroup.procs"),
+            &std::process::id().to_string(),
+        )?;
+        self.joined = true;
+        Ok(())
+    }
+
+    /// Moves it back to the group it came from.
+    pub fn leave(&mut self) -> Result<(), String> {
+        if self.joined {
+            write(
+                &self.home.join("cgroup.procs"),
+                &std::process::id().to_string(),
+            )?;
+            self.joined = false;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Err(e) = self.leave() {
+            eprintln!("peakbench: warning: {e}");
+        }
+        // A group just left may stay busy for a moment.
+        for _ in 0..50 {
+            match std::fs::remove_dir(&self.dir) {
+                Ok(()) => return,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+            }
+        }
+        eprintln!(
+            "peakbench: warning: cannot remove the control group {}",
+            self.dir.display()
+        );
+    }
+}

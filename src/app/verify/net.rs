@@ -1,0 +1,385 @@
+//! The network's checks, between two namespaces of the run's own (a server in the first, in
+//! this process, and the client in the second): a rate (tc tbf on both ends of the veth pair)
+//! for TCP and UDP, a delay (a TUN delay line: no netem needed), and a loss rate (iptables'
+//! statistic match on the server's end).
+
+use super::delay_line::{DelayLine, open_tun};
+use super::sandbox::{Inside, NetPair, SERVER_ADDR, run};
+use super::{Checks, Group, Judge, failed, judged, skipped, strings};
+use crate::bench::net::server::{Server, ServerConfig};
+use crate::results::params::Side;
+use crate::results::verify::Check;
+use crate::results::{Metric, Subsystem, Unit};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// The link's rate, each way.
+const RATE_BPS: u64 = 200_000_000;
+/// The delay added each way.
+const DELAY: Duration = Duration::from_millis(5);
+/// The share of datagrams dropped, and the rate they are sent at.
+const LOSS: f64 = 0.01;
+const LOSS_SEND_RATE: &str = "100M";
+/// The datagrams a loss figure needs to be within ±0.5 points (its standard error at 1 % is
+/// 0.07 points).
+const MIN_DATAGRAMS: u64 = 20_000;
+/// A datagram's payload that fills a 1500-byte MTU (less 20 bytes of IP, 8 of UDP).
+const UDP_PAYLOAD: u64 = 1472;
+/// Ethernet's header, which tbf counts with each packet on a veth.
+const ETHERNET: u64 = 14;
+/// The delay line's addresses.
+const TUN_SERVER: &str = "10.233.1.1";
+const TUN_CLIENT: &str = "10.233.1.2";
+
+/// The four checks, none run yet.
+fn bases() -> [Check; 4] {
+    let rate = format!("tbf {} Mbit/s", RATE_BPS / 1_000_000);
+    let goodput = (Subsystem::Net, Unit::BitsPerSec);
+    [
+        skipped("rate tcp", Group::Net, &rate, goodput, ""),
+        skipped("rate udp", Group::Net, &rate, goodput, ""),
+        skipped(
+            "delay",
+            Group::Net,
+            &format!("+{} ms each way", DELAY.as_millis()),
+            (Subsystem::Net, Unit::Seconds),
+            "",
+        ),
+        skipped(
+            "loss",
+            Group::Net,
+            &format!("{} % UDP dropped", LOSS * 100.0),
+            (Subsystem::Net, Unit::Percent),
+            "",
+        ),
+    ]
+}
+
+/// Skips the checks of `bases` from `from` on, for `why`.
+fn skip_rest(c: &mut Checks, from: usize, why: &str) -> anyhow::Result<()> {
+    for base in bases().into_iter().skip(from) {
+        c.push(Check {
+            reason: why.into(),
+            ..base
+        })?;
+    }
+    Ok(())
+}
+
+/// Runs the network's checks (or skips them with the reason where the namespaces, the server
+/// or the shaping cannot be had).
+pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
+    let pair = match NetPair::new(std::process::id()) {
+        Ok(p) => p,
+        Err(why) => return skip_rest(c, 0, &format!("no network namespace pair: {why}")),
+    };
+    let (server_ns, client_ns) = match (pair.handle(0), pair.handle(1)) {
+        (Ok(s), Ok(c)) => (s, c),
+        (Err(why), _) | (_, Err(why)) => return skip_rest(c, 0, &why),
+    };
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel::<Result<(), String>>();
+        let (stop, server_ns) = (&stop, &server_ns);
+        s.spawn(move || {
+            let _inside = match Inside::new(server_ns) {
+                Ok(i) => i,
+                Err(why) => {
+                    let _ = tx.send(Err(why));
+                    return;
+                }
+            };
+            let cfg = ServerConfig {
+                log: false,
+                ..Default::default()
+            };
+            let any = SocketAddr::new(
+                IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+                crate::app::net::DEFAULT_PORT,
+            );
+            match Server::bind(any, cfg) {
+                Ok(server) => {
+                    let _ = tx.send(Ok(()));
+                    let _ = server.serve(stop);
+                }
+                Err(e) => {
+                    let _ = tx.send(Err(format!("the server cannot listen: {e}")));
+                }
+            }
+        });
+        let ready = rx
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| Err("the server did not start".into()));
+        let outcome = match ready.and_then(|()| Inside::new(&client_ns)) {
+            Ok(inside) => {
+                let outcome = measure_all(c, &pair, server_ns);
+                drop(inside);
+                outcome
+            }
+            Err(why) => skip_rest(c, 0, &why),
+        };
+        stop.store(true, Ordering::SeqCst);
+        outcome
+    })
+}
+
+/// The checks, from the client's namespace.
+fn measure_all(c: &mut Checks, pair: &NetPair, server_ns: &OwnedFd) -> anyhow::Result<()> {
+    match pair.limit_rate(RATE_BPS) {
+        Ok(()) => {
+            let outcome = rate(c, "tcp").and_then(|()| rate(c, "udp"));
+            let _ = pair.unlimit_rate();
+            outcome?;
+        }
+        Err(why) => {
+            for base in bases().into_iter().take(2) {
+                c.push(Check {
+                    reason: format!("cannot shape the veth pair: {why}"),
+                    ..base
+                })?;
+            }
+        }
+    }
+    delay(c, pair, server_ns)?;
+    loss(c, pair)
+}
+
+fn interrupted(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<crate::error::Interrupted>().is_some()
+}
+
+/// The rate check of `proto`: the receiver's goodput against the rate times the payload's
+/// share of each packet tbf counts.
+fn rate(c: &mut Checks, proto: &str) -> anyhow::Result<()> {
+    let base = bases()[if proto == "tcp" { 0 } else { 1 }].clone();
+    let mut line = strings(&[
+        "net",
+        "--server",
+        SERVER_ADDR,
+        "--workload",
+        "THROUGHPUT",
+        "--protocol",
+        proto,
+        "--streams",
+        "1",
+    ]);
+    if proto == "udp" {
+        // Sent at twice the link's rate: the bucket passes its rate and drops the rest.
+        line.extend(strings(&[
+            "--message-size",
+            &UDP_PAYLOAD.to_string(),
+            "--rate",
+            &format!("{}M", 2 * RATE_BPS / 1_000_000),
+        ]));
+    }
+    line.extend(c.timing("--duration"));
+    let points = match c.measure(&line) {
+        Ok(p) => p,
+        Err(e) if interrupted(&e) => return Err(e),
+        Err(e) => return c.push(failed(base, &line, &e)),
+    };
+    let at = c.find(&points, |r| {
+        r.metric == Metric::Throughput
+            && r.params
+                .net()
+                .is_some_and(|n| n.side == Some(Side::Receiver))
+    });
+    let rec = at.and_then(|i| c.record(i));
+    let net = rec.and_then(|r| r.params.net());
+    let mtu = net
+        .and_then(|n| n.link.as_ref())
+        .and_then(|l| l.mtu_bytes)
+        .map_or(1500, u64::from);
+    let (payload, packet, what) = if proto == "tcp" {
+        // A full segment fills the MTU; its payload is the MSS the kernel used (timestamps
+        // take 12 bytes of the 40 of headers beyond it).
+        let mss = net
+            .and_then(|n| n.client_socket.as_ref())
+            .and_then(|s| s.mss_bytes)
+            .map_or(mtu - 52, u64::from);
+        (mss, mtu + ETHERNET, "MSS")
+    } else {
+        (UDP_PAYLOAD, UDP_PAYLOAD + 28 + ETHERNET, "datagram payload")
+    };
+    let expected = RATE_BPS as f64 * payload as f64 / packet as f64;
+    let measured = rec.map(|r| r.summary.mean);
+    let check = judged(
+        base,
+        &line,
+        points,
+        measured,
+        Judge {
+            expected,
+            tolerance: 0.03 * expected,
+            tolerance_text: "±3 %".into(),
+            reason: format!(
+                "tc tbf shapes both ends' egress of a veth pair between two namespaces of the run's to {} Mbit/s; expected: the rate × the payload's share of each packet, {payload} B ({what}) of {packet} B (with {ETHERNET} B of Ethernet header)",
+                RATE_BPS / 1_000_000
+            ),
+        },
+    );
+    c.push(check)
+}
+
+/// The delay check: round trips through the delay line without and with the delay; the added
+/// time against twice the delay.
+fn delay(c: &mut Checks, pair: &NetPair, server_ns: &OwnedFd) -> anyhow::Result<()> {
+    let base = bases()[2].clone();
+    let pid = std::process::id();
+    let names = [format!("pbv{pid}ts"), format!("pbv{pid}tc")];
+    let tuns = Inside::new(server_ns)
+        .and_then(|inside| {
+            let t = open_tun(&names[0]).map_err(|e| format!("no TUN device: {e}"));
+            drop(inside);
+            t
+        })
+        .and_then(|s| {
+            Ok((
+                s,
+                open_tun(&names[1]).map_err(|e| format!("no TUN device: {e}"))?,
+            ))
+        });
+    let line = match tuns.and_then(|(s, cl)| {
+        for (ns, dev, addr) in [
+            (&pair.names[0], &names[0], TUN_SERVER),
+            (&pair.names[1], &names[1], TUN_CLIENT),
+        ] {
+            run(
+                "ip",
+                &["-n", ns, "addr", "add", &format!("{addr}/24"), "dev", dev],
+            )?;
+            run("ip", &["-n", ns, "link", "set", dev, "up"])?;
+        }
+        DelayLine::start(s, cl).map_err(|e| format!("cannot start the delay line: {e}"))
+    }) {
+        Ok(line) => line,
+        Err(why) => {
+            return c.push(Check {
+                reason: why,
+                ..base
+            });
+        }
+    };
+    let mut args = strings(&[
+        "net",
+        "--server",
+        TUN_SERVER,
+        "--workload",
+        "LATENCY",
+        "--protocol",
+        "tcp",
+        "--message-size",
+        "64",
+    ]);
+    args.extend(c.timing("--duration"));
+    let mut rtts = Vec::new();
+    let mut all = Vec::new();
+    for d in [Duration::ZERO, DELAY] {
+        line.set_delay(d);
+        match c.measure(&args) {
+            Ok(points) => {
+                let at = c.find(&points, |r| r.metric == Metric::Latency);
+                rtts.push(at.and_then(|i| c.record(i)).map(|r| r.summary.mean));
+                all.extend(points);
+            }
+            Err(e) if interrupted(&e) => return Err(e),
+            Err(e) => return c.push(failed(base, &args, &e)),
+        }
+    }
+    let dropped = line.dropped();
+    drop(line);
+    let added = 2.0 * DELAY.as_secs_f64();
+    let (Some(plain), measured) = (rtts[0], rtts[1]) else {
+        return c.push(Check {
+            status: crate::results::verify::Status::Fail,
+            reason: "the round trip without the delay was not measured".into(),
+            ..base
+        });
+    };
+    let check = judged(
+        base,
+        &args,
+        all,
+        measured,
+        Judge {
+            expected: plain + added,
+            tolerance: 0.05 * added,
+            tolerance_text: format!("±5 % of {} ms", added * 1e3),
+            reason: format!(
+                "a TUN device in each namespace, peakbench carrying every packet between them after the delay (no netem needed); expected: the round trip through the same line without the delay ({} µs) + 2 × {} ms{}",
+                crate::units::format_sig(plain * 1e6),
+                DELAY.as_millis(),
+                if dropped > 0 {
+                    format!("; the line dropped {dropped} packets (its queue was full)")
+                } else {
+                    String::new()
+                }
+            ),
+        },
+    );
+    c.push(check)
+}
+
+/// The loss check: UDP datagrams at a rate the path carries whole, a share of them dropped.
+fn loss(c: &mut Checks, pair: &NetPair) -> anyhow::Result<()> {
+    let base = bases()[3].clone();
+    if let Err(why) = pair.add_loss(LOSS) {
+        return c.push(Check {
+            reason: format!("cannot drop datagrams: {why}"),
+            ..base
+        });
+    }
+    let mut line = strings(&[
+        "net",
+        "--server",
+        SERVER_ADDR,
+        "--workload",
+        "THROUGHPUT",
+        "--protocol",
+        "udp",
+        "--streams",
+        "1",
+        "--message-size",
+        &UDP_PAYLOAD.to_string(),
+        "--rate",
+        LOSS_SEND_RATE,
+    ]);
+    line.extend(c.timing("--duration"));
+    let measured = c.measure(&line);
+    let _ = pair.remove_loss(LOSS);
+    let points = match measured {
+        Ok(p) => p,
+        Err(e) if interrupted(&e) => return Err(e),
+        Err(e) => return c.push(failed(base, &line, &e)),
+    };
+    let at = c.find(&points, |r| r.metric == Metric::Loss);
+    let rec = at.and_then(|i| c.record(i));
+    // Sent inside the measured windows of all the repetitions.
+    let sent = rec
+        .and_then(|r| r.params.net())
+        .and_then(|n| n.datagrams_sent)
+        .unwrap_or(0);
+    let mut check = judged(
+        base,
+        &line,
+        points,
+        rec.map(|r| r.summary.mean),
+        Judge {
+            expected: LOSS * 100.0,
+            tolerance: 0.5,
+            tolerance_text: "±0.5 points".into(),
+            reason: format!(
+                "iptables' statistic match drops each UDP datagram arriving at the server's end with probability {LOSS}; expected: that share, of {sent} datagrams sent"
+            ),
+        },
+    );
+    if sent < MIN_DATAGRAMS {
+        check.status = crate::results::verify::Status::Fail;
+        check.reason = format!(
+            "only {sent} datagrams were sent: the check needs {MIN_DATAGRAMS} (give a longer --duration or more --repeat)"
+        );
+    }
+    c.push(check)
+}

@@ -1,0 +1,51 @@
+//! `peakbench verify`.
+
+use super::common::{OutputArgs, UsageError, parse_duration, parse_repeat};
+use crate::app::Recorder;
+use crate::app::verify::{Group, VerifyOptions};
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Only these groups of checks (a list): net (a link's rate for TCP and UDP, a delay, a
+    /// loss rate), disk (IOPS and bandwidth caps on a loop device), cpu (a CPU quota).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Group::Net, Group::Disk, Group::Cpu])]
+    pub only: Vec<Group>,
+    /// Measured time of each repetition of each check's benchmark (the network's after a 1 s
+    /// warm-up).
+    #[arg(long, value_parser = parse_duration, default_value = "2s")]
+    pub duration: std::time::Duration,
+    /// Repetitions of each check's benchmark.
+    #[arg(long, default_value = "3", value_parser = parse_repeat)]
+    pub repeat: usize,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+pub fn run(args: VerifyArgs, argv: Vec<String>) -> anyhow::Result<()> {
+    args.output.validate()?;
+    if args.output.reference {
+        return Err(UsageError(
+            "verify judges each figure against a ceiling it imposes, not against a reference tool: leave out --reference".into(),
+        )
+        .into());
+    }
+    crate::app::verify::refuse_unless_able()?;
+    let mut groups = args.only.clone();
+    groups.sort();
+    groups.dedup();
+    let opts = VerifyOptions {
+        groups,
+        duration: args.duration,
+        repeat: args.repeat,
+    };
+    let mut rec = Recorder::new(argv, args.output.outputs());
+    rec.set_in_suite();
+    let sys = rec.system();
+    let build = |line: &[String]| -> anyhow::Result<Box<dyn crate::app::Request>> {
+        let command = super::run::parse_job(line, &[]).map_err(UsageError)?;
+        super::run::request(&command, &sys)
+    };
+    let outcome = crate::app::verify::run(&opts, &build, &mut rec);
+    rec.finish(outcome)
+}
