@@ -164,6 +164,55 @@ impl Drop for CpuGroup {
     }
 }
 
+/// Run on one CPU of two (an affinity mask, as a cpuset or `taskset` gives), `--threads all`
+/// gives one thread, and the JSON names the CPU allowed.
+#[test]
+fn threads_all_follows_the_allowed_cpus() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        eprintln!("skipped: one CPU only");
+        return;
+    }
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"));
+    cmd.args([
+        "cpu",
+        "--workload",
+        "NULL",
+        "--threads",
+        "all",
+        "--repeat",
+        "1",
+        "--no-history",
+        "--json",
+        "-",
+        "--quiet",
+    ]);
+    // SAFETY: cpu_set_t is plain data; zeroed is a valid empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: CPU 0 is below CPU_SETSIZE, the set's capacity.
+    unsafe { libc::CPU_SET(0, &mut set) };
+    // SAFETY: between fork and exec the child only calls sched_setaffinity, which is
+    // async-signal-safe, on a set built before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["results"][0]["params"]["threads"], 1, "{doc}");
+    assert_eq!(doc["system"]["cpu"]["allowed_cpus"], serde_json::json!([0]));
+}
+
 /// Under a quota of half a CPU, `sysinfo` names the quota (JSON and text) and `--threads all`
 /// gives one thread: the CPUs' worth the quota allows, not the machine's CPUs.
 #[test]

@@ -13,13 +13,24 @@ pub struct VerifyArgs {
     pub only: Vec<Group>,
     /// Measured time of each repetition of each check's benchmark (the network's after a 1 s
     /// warm-up).
-    #[arg(long, value_parser = parse_duration, default_value = "2s")]
+    #[arg(long, value_parser = parse_measured, default_value = "2s")]
     pub duration: std::time::Duration,
     /// Repetitions of each check's benchmark.
     #[arg(long, default_value = "3", value_parser = parse_repeat)]
     pub repeat: usize,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// A measured time of at least 100 ms (the caps and the loss rate need whole periods of it).
+fn parse_measured(s: &str) -> Result<std::time::Duration, String> {
+    let d = parse_duration(s)?;
+    if d < std::time::Duration::from_millis(100) {
+        return Err(format!(
+            "'{s}' is too short to judge a ceiling by: give 100ms or more"
+        ));
+    }
+    Ok(d)
 }
 
 pub fn run(args: VerifyArgs, argv: Vec<String>) -> anyhow::Result<()> {

@@ -455,10 +455,12 @@ fn cause(r: &ResultRecord, recs: &[&ResultRecord], report: &Report) -> Option<Fi
         }
     }
     let threads = r.params.threads();
-    let quota = r
-        .params
-        .cpu_quota()
-        .or(cpu.cgroup_cpu_quota.map(|q| q.cpus()));
+    // The quota the point ran under; or, in a document that does not say, the machine's, where
+    // it is tighter than the CPUs the process may use.
+    let quota = r.params.cpu_quota().or(cpu
+        .cgroup_cpu_quota
+        .map(|q| q.cpus())
+        .filter(|q| *q < threads.min(cpu.allowed_count()) as f64));
     if let Some(q) = quota
         && matches!(r.subsystem, Subsystem::Cpu | Subsystem::Mem)
         && q < threads as f64

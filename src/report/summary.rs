@@ -19,6 +19,9 @@ struct Point<'a> {
     /// Identity without the side and the concurrency: the points of a sweep over threads.
     sweep_key: String,
     records: Vec<&'a ResultRecord>,
+    /// How many times the same point was measured before this one in the run (its row says
+    /// "run 2", "run 3", …).
+    again: usize,
 }
 
 impl<'a> Point<'a> {
@@ -310,6 +313,7 @@ fn points_of<'a>(recs: &[&'a ResultRecord]) -> Vec<Point<'a>> {
                 sweep_key,
                 key,
                 records: vec![r],
+                again,
             }),
         }
     }
@@ -413,7 +417,12 @@ fn row_cells(
     with_reference: bool,
 ) -> (Vec<String>, bool) {
     let primary = p.primary();
-    let v = variant(primary);
+    let mut v = variant(primary);
+    if p.again > 0 {
+        v = format!("{v} (run {})", p.again + 1)
+            .trim_start()
+            .to_string();
+    }
     let mut row = vec![
         primary.workload.clone(),
         range.map_or_else(|| primary.params.threads().to_string(), str::to_string),

@@ -3,6 +3,7 @@
 //! ratio, the tolerance and PASS, FAIL or SKIP.
 
 use crate::results::verify::{Check, Status, Verification};
+use crate::text::printable;
 use crate::units::{Display, format_sig};
 
 /// A figure of `check` in the unit that suits it (its unit already where the report was
@@ -21,7 +22,7 @@ fn or_dash(check: &Check, v: Option<f64>) -> String {
 
 /// The check's tolerance as it states it.
 fn tolerance(check: &Check) -> String {
-    check.tolerance_text.clone()
+    printable(&check.tolerance_text)
 }
 
 /// "rate tcp: PASS: 191.2 Mbit/s measured, 191.3 Mbit/s expected (ratio 0.999, ±3 %)", or
@@ -30,19 +31,19 @@ pub fn one_line(check: &Check) -> String {
     match (check.status, check.measured, check.expected) {
         (_, Some(m), Some(e)) => format!(
             "{}: {}: {} measured, {} expected (ratio {}, {}) — imposed {}",
-            check.name,
+            printable(&check.name),
             check.status.name(),
             figure(check, m),
             figure(check, e),
             check.ratio().map_or("—".into(), |r| format!("{r:.3}")),
             tolerance(check),
-            check.imposed
+            printable(&check.imposed)
         ),
         _ => format!(
             "{}: {}: {}",
-            check.name,
+            printable(&check.name),
             check.status.name(),
-            crate::text::printable(&check.reason)
+            printable(&check.reason)
         ),
     }
 }
@@ -68,8 +69,8 @@ pub fn rows(v: &Verification) -> Vec<Vec<String>> {
         .iter()
         .map(|c| {
             vec![
-                c.name.clone(),
-                c.imposed.clone(),
+                printable(&c.name),
+                printable(&c.imposed),
                 or_dash(c, c.expected),
                 or_dash(c, c.measured),
                 c.ratio().map_or("—".into(), |r| format!("{r:.3}")),
@@ -90,9 +91,12 @@ pub fn notes(v: &Verification) -> Vec<String> {
     v.checks
         .iter()
         .map(|c| {
-            let mut line = format!("{}: {}", c.name, crate::text::printable(&c.reason));
+            let mut line = format!("{}: {}", printable(&c.name), printable(&c.reason));
             if !c.commands.is_empty() {
-                line.push_str(&format!("; measured by `{}`", c.commands.join("`, `")));
+                line.push_str(&format!(
+                    "; measured by `{}`",
+                    printable(&c.commands.join("`, `"))
+                ));
             }
             line
         })

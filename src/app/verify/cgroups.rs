@@ -73,15 +73,6 @@ fn own_group(controller: Controller) -> Result<(PathBuf, bool), String> {
         "no cgroup hierarchy has the {} controller",
         controller.v2()
     ))?;
-    let has = std::fs::read_to_string(Path::new(ROOT).join("cgroup.controllers"))
-        .map(|t| t.split_whitespace().any(|c| c == controller.v2()))
-        .unwrap_or(false);
-    if !has {
-        return Err(format!(
-            "the cgroup v2 hierarchy has no {} controller",
-            controller.v2()
-        ));
-    }
     Ok((dir, true))
 }
 
@@ -95,27 +86,30 @@ impl Group {
     /// that name exists (not this run's), or where the controller cannot be had below it.
     pub fn new(controller: Controller, name: &str) -> Result<Group, String> {
         let (home, v2) = own_group(controller)?;
+        if v2 {
+            // Below a group, a v2 controller exists only where the group hands it down, which
+            // a group with processes of its own cannot do (only the root group can): verify
+            // changes no group it did not make.
+            let handed = std::fs::read_to_string(home.join("cgroup.subtree_control"))
+                .map(|t| t.split_whitespace().any(|c| c == controller.v2()))
+                .unwrap_or(false);
+            if !handed {
+                return Err(format!(
+                    "cgroup v2: the group this process runs in ({}) does not hand the {} controller down to groups below it (only the root group can, beside processes of its own): run verify from the root group (as root: echo $$ > /sys/fs/cgroup/cgroup.procs)",
+                    home.display(),
+                    controller.v2()
+                ));
+            }
+        }
         let dir = home.join(name);
         std::fs::create_dir(&dir)
             .map_err(|e| format!("cannot make the control group {}: {e}", dir.display()))?;
-        let group = Group {
+        Ok(Group {
             dir,
             home,
             v2,
             joined: false,
-        };
-        if v2 {
-            // Below a group, a controller exists only where its parent hands it down; a group
-            // with processes of its own cannot (v2's "no internal processes").
-            write(
-                &group.home.join("cgroup.subtree_control"),
-                &format!("+{}", controller.v2()),
-            )
-            .map_err(|e| {
-                format!("{e} (cgroup v2 hands a controller down only from a group without processes of its own: run verify in a group of its own, e.g. under systemd-run --scope)")
-            })?;
-        }
-        Ok(group)
+        })
     }
 
     /// Writes `text` to the group's file `file`.

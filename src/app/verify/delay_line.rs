@@ -135,7 +135,15 @@ fn wait_readable(fd: &OwnedFd, timeout: Duration) {
 fn carry(from: &OwnedFd, to: &OwnedFd, delay: &AtomicU64, stop: &AtomicBool, dropped: &AtomicU64) {
     // Wake at the due time, not up to the default 50 µs of timer slack after it.
     // SAFETY: PR_SET_TIMERSLACK takes a number and changes only this thread's slack.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+    unsafe {
+        libc::prctl(
+            libc::PR_SET_TIMERSLACK,
+            1 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        )
+    };
     let mut queue: VecDeque<(Instant, Vec<u8>)> = VecDeque::new();
     let mut spare: Vec<Vec<u8>> = Vec::new();
     let mut scratch = vec![0u8; MAX_PACKET];

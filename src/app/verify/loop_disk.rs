@@ -5,6 +5,7 @@
 
 use super::sandbox::run;
 use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 
 pub struct LoopDisk {
@@ -58,6 +59,7 @@ impl LoopDisk {
             .args(["--find", "--show"])
             .arg(&image)
             .stdin(std::process::Stdio::null())
+            .process_group(0)
             .output()
             .map_err(|e| format!("cannot run losetup: {e}"))?;
         let device = String::from_utf8_lossy(&out.stdout).trim().to_string();

@@ -81,6 +81,8 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
     };
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
+        // The server stops however this scope ends (a panic too): the scope waits for it.
+        let _stop = StopOnDrop(&stop);
         let (tx, rx) = std::sync::mpsc::channel::<Result<(), String>>();
         let (stop, server_ns) = (&stop, &server_ns);
         s.spawn(move || {
@@ -112,17 +114,24 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
         let ready = rx
             .recv_timeout(Duration::from_secs(10))
             .unwrap_or_else(|_| Err("the server did not start".into()));
-        let outcome = match ready.and_then(|()| Inside::new(&client_ns)) {
+        match ready.and_then(|()| Inside::new(&client_ns)) {
             Ok(inside) => {
                 let outcome = measure_all(c, &pair, server_ns);
                 drop(inside);
                 outcome
             }
             Err(why) => skip_rest(c, 0, &why),
-        };
-        stop.store(true, Ordering::SeqCst);
-        outcome
+        }
     })
+}
+
+/// Raises its flag when dropped.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
 }
 
 /// The checks, from the client's namespace.
@@ -134,6 +143,8 @@ fn measure_all(c: &mut Checks, pair: &NetPair, server_ns: &OwnedFd) -> anyhow::R
             outcome?;
         }
         Err(why) => {
+            // One end may be shaped already.
+            let _ = pair.unlimit_rate();
             for base in bases().into_iter().take(2) {
                 c.push(Check {
                     reason: format!("cannot shape the veth pair: {why}"),

@@ -4,6 +4,7 @@
 //! only where nothing of that name exists, and removed when the pair is dropped.
 
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 /// The server's end (the first namespace).
@@ -18,6 +19,9 @@ pub fn run(program: &str, args: &[&str]) -> Result<(), String> {
     let out = Command::new(program)
         .args(args)
         .stdin(std::process::Stdio::null())
+        // Its own process group: a Ctrl-C at the terminal stops peakbench after the current
+        // point (and its cleanup), not the `ip netns add` or `losetup -d` under way.
+        .process_group(0)
         .output()
         .map_err(|e| format!("cannot run {program}: {e}"))?;
     if out.status.success() {

@@ -118,9 +118,10 @@ pub(super) fn run_thread<E: Engine>(
     let mut in_flight = plan.depth;
     let mut stopping = false;
     let mut failure = None;
-    // A timed repetition counts what completed by its deadline, over exactly its runtime: the
-    // I/Os still in flight then are drained but not counted (one held back by a throttling
-    // device could otherwise stretch the window by its wait).
+    // A timed repetition counts the bytes and I/Os that completed by its deadline, over exactly
+    // its runtime: those still in flight then are drained, their latencies kept, but not
+    // counted (one held back by a throttling device could otherwise stretch the window by its
+    // wait).
     let mut at_deadline: Option<Tally> = None;
     while in_flight > 0 {
         done.clear();
@@ -185,7 +186,15 @@ pub(super) fn run_thread<E: Engine>(
     // Where nothing completed by the deadline (an I/O longer than the runtime), the whole
     // drain counts.
     let (tally, window) = match at_deadline {
-        Some(t) if t.ios > 0 => (t, deadline.saturating_duration_since(ramp_end)),
+        // The latencies keep the I/Os drained after the deadline: a stall that crossed the end
+        // is a latency like any other.
+        Some(t) if t.ios > 0 => (
+            Tally {
+                hist: tally.hist,
+                ..t
+            },
+            deadline.saturating_duration_since(ramp_end),
+        ),
         _ => (tally, end.saturating_duration_since(ramp_end)),
     };
     let mut sync_time = Duration::ZERO;
