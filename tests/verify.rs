@@ -21,7 +21,7 @@ fn root() -> bool {
 }
 
 /// What a verify run of process `pid` could leave behind: namespaces, links, loop devices,
-/// control groups, mounts, temporary directories.
+/// control groups, mounts, temporary directories (any verify's: the runs are one at a time).
 fn left_by(pid: u32) -> Vec<String> {
     let mut left = Vec::new();
     let name = format!("pbv{pid}");
@@ -75,6 +75,19 @@ fn left_by(pid: u32) -> Vec<String> {
             .filter(|l| l.starts_with("peakbench-verify"))
             .map(|l| format!("mount {l}")),
     );
+    // Its tmpfs's directory (made with tempfile under the temporary directory).
+    for e in std::fs::read_dir(std::env::temp_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        if e.file_name()
+            .to_string_lossy()
+            .starts_with("peakbench-verify-")
+        {
+            left.push(format!("directory {}", e.path().display()));
+        }
+    }
     if let Ok(out) = Command::new("losetup").arg("-a").output() {
         let text = String::from_utf8_lossy(&out.stdout);
         left.extend(
