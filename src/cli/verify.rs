@@ -11,8 +11,8 @@ pub struct VerifyArgs {
     /// loss rate), disk (IOPS and bandwidth caps on a loop device), cpu (a CPU quota).
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Group::Net, Group::Disk, Group::Cpu])]
     pub only: Vec<Group>,
-    /// Measured time of each repetition of each check's benchmark (the network's after a 1 s
-    /// warm-up).
+    /// Measured time of each repetition of each check's benchmark, at least 100ms (the
+    /// network's after a 1 s warm-up, the disk's after a 1 s ramp).
     #[arg(long, value_parser = parse_measured, default_value = "2s")]
     pub duration: std::time::Duration,
     /// Repetitions of each check's benchmark.

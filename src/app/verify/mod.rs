@@ -193,6 +193,11 @@ fn failed(base: Check, line: &[String], e: &anyhow::Error) -> Check {
     }
 }
 
+/// Whether `e` is the user's Ctrl-C (which ends the run), not a check's failure.
+fn interrupted(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<crate::error::Interrupted>().is_some()
+}
+
 /// "peakbench net --server …", as typed.
 fn command_line(line: &[String]) -> String {
     std::iter::once("peakbench".to_string())
@@ -365,7 +370,7 @@ fn disk(c: &mut Checks) -> anyhow::Result<()> {
                     },
                 )
             }
-            Err(e) if e.downcast_ref::<crate::error::Interrupted>().is_some() => return Err(e),
+            Err(e) if interrupted(&e) => return Err(e),
             Err(e) => failed(base.clone(), &line, &e),
         };
         c.push(check)?;
@@ -413,7 +418,7 @@ fn cpu(c: &mut Checks) -> anyhow::Result<()> {
     };
     let free = match c.measure(&line) {
         Ok(points) => (throughput(c, &points), points),
-        Err(e) if e.downcast_ref::<crate::error::Interrupted>().is_some() => return Err(e),
+        Err(e) if interrupted(&e) => return Err(e),
         Err(e) => return c.push(failed(base, &line, &e)),
     };
     let limits = if group.v2 {
@@ -463,7 +468,7 @@ fn cpu(c: &mut Checks) -> anyhow::Result<()> {
             reason: "the run without the quota gave no throughput".into(),
             ..base
         },
-        (Err(e), _) if e.downcast_ref::<crate::error::Interrupted>().is_some() => return Err(e),
+        (Err(e), _) if interrupted(&e) => return Err(e),
         (Err(e), _) => failed(base, &line, &e),
     };
     c.push(check)

@@ -5,7 +5,7 @@
 
 use super::delay_line::{DelayLine, open_tun};
 use super::sandbox::{Inside, NetPair, SERVER_ADDR, run};
-use super::{Checks, Group, Judge, failed, judged, skipped, strings};
+use super::{Checks, Group, Judge, failed, interrupted, judged, skipped, strings};
 use crate::bench::net::server::{Server, ServerConfig};
 use crate::results::params::Side;
 use crate::results::verify::Check;
@@ -157,15 +157,9 @@ fn measure_all(c: &mut Checks, pair: &NetPair, server_ns: &OwnedFd) -> anyhow::R
     loss(c, pair)
 }
 
-fn interrupted(e: &anyhow::Error) -> bool {
-    e.downcast_ref::<crate::error::Interrupted>().is_some()
-}
-
-/// The rate check of `proto`: the receiver's goodput against the rate times the payload's
-/// share of each packet tbf counts.
-fn rate(c: &mut Checks, proto: &str) -> anyhow::Result<()> {
-    let base = bases()[if proto == "tcp" { 0 } else { 1 }].clone();
-    let mut line = strings(&[
+/// A THROUGHPUT point of one `proto` stream to the server's end of the veth pair.
+fn throughput_line(proto: &str) -> Vec<String> {
+    strings(&[
         "net",
         "--server",
         SERVER_ADDR,
@@ -175,7 +169,14 @@ fn rate(c: &mut Checks, proto: &str) -> anyhow::Result<()> {
         proto,
         "--streams",
         "1",
-    ]);
+    ])
+}
+
+/// The rate check of `proto`: the receiver's goodput against the rate times the payload's
+/// share of each packet tbf counts.
+fn rate(c: &mut Checks, proto: &str) -> anyhow::Result<()> {
+    let base = bases()[if proto == "tcp" { 0 } else { 1 }].clone();
+    let mut line = throughput_line(proto);
     if proto == "udp" {
         // Sent at twice the link's rate: the bucket passes its rate and drops the rest.
         line.extend(strings(&[
@@ -342,21 +343,13 @@ fn loss(c: &mut Checks, pair: &NetPair) -> anyhow::Result<()> {
             ..base
         });
     }
-    let mut line = strings(&[
-        "net",
-        "--server",
-        SERVER_ADDR,
-        "--workload",
-        "THROUGHPUT",
-        "--protocol",
-        "udp",
-        "--streams",
-        "1",
+    let mut line = throughput_line("udp");
+    line.extend(strings(&[
         "--message-size",
         &UDP_PAYLOAD.to_string(),
         "--rate",
         LOSS_SEND_RATE,
-    ]);
+    ]));
     line.extend(c.timing("--duration"));
     let measured = c.measure(&line);
     let _ = pair.remove_loss(LOSS);
