@@ -83,6 +83,11 @@ impl Recorder {
         self.output.verbose
     }
 
+    /// The units the user chose for what is printed (`--gbit`, `--mib`, …).
+    pub fn display(&self) -> &crate::units::Display {
+        &self.output.display
+    }
+
     /// The network run's token: proved to a peakbench server on another host that starts the
     /// reference tools' servers (`net serve --references`).
     pub fn set_net_token(&mut self, token: Option<String>) {

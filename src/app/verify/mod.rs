@@ -94,9 +94,17 @@ impl Checks<'_> {
     /// run keeps them).
     fn push(&mut self, check: Check) -> anyhow::Result<()> {
         if !self.rec.quiet() {
+            // In the units the user chose (--gbit, --mib), as the tables.
+            let mut shown = check.clone();
+            let figures = [check.expected, check.measured]
+                .into_iter()
+                .flatten()
+                .map(|v| (check.subsystem, check.unit, v));
+            let display = self.rec.display().fitted(figures);
+            shown.convert(&|sub, unit| display.conversion(sub, unit));
             let line = format!(
                 "peakbench verify: {}",
-                crate::report::verify::one_line(&check)
+                crate::report::verify::one_line(&shown)
             );
             eprintln!(
                 "{}",
