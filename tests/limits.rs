@@ -11,33 +11,66 @@ use std::process::Command;
 
 const LIMIT: u64 = 256 << 20;
 
-/// A memory control group of its own (v1 or v2), removed when dropped.
+/// A control group of its own, removed when dropped.
 struct Group {
     dir: PathBuf,
 }
 
 impl Group {
-    fn new() -> Option<Group> {
-        let name = format!("peakbench-test-{}", std::process::id());
-        for (root, file) in [
-            ("/sys/fs/cgroup/memory", "memory.limit_in_bytes"),
-            ("/sys/fs/cgroup", "memory.max"),
-        ] {
+    /// Group `name` under the first hierarchy of `tries` (its root, then the files to write
+    /// and their texts, in order) whose files take the texts; None, saying so, without one.
+    fn make(name: &str, tries: &[(&str, &[(&str, &str)])]) -> Option<Group> {
+        for (root, writes) in tries {
             let root = Path::new(root);
             if !root.join("cgroup.procs").exists() {
                 continue;
             }
-            let dir = root.join(&name);
+            let dir = root.join(name);
             if std::fs::create_dir(&dir).is_err() {
                 continue;
             }
             let g = Group { dir };
-            if std::fs::write(g.dir.join(file), LIMIT.to_string()).is_ok() {
+            if writes
+                .iter()
+                .all(|(file, text)| std::fs::write(g.dir.join(file), text).is_ok())
+            {
                 return Some(g);
             }
         }
-        eprintln!("skipped: no writable memory control group");
+        eprintln!("skipped: no writable control group for {name}");
         None
+    }
+
+    /// A memory group (v1 or v2) limited to [`LIMIT`].
+    fn new() -> Option<Group> {
+        let limit = LIMIT.to_string();
+        Group::make(
+            &format!("peakbench-test-{}", std::process::id()),
+            &[
+                (
+                    "/sys/fs/cgroup/memory",
+                    &[("memory.limit_in_bytes", &limit)],
+                ),
+                ("/sys/fs/cgroup", &[("memory.max", &limit)]),
+            ],
+        )
+    }
+
+    /// A CPU group (v1 `cpu` or v2) with a quota of half a CPU.
+    fn half_a_cpu() -> Option<Group> {
+        Group::make(
+            &format!("peakbench-cpu-test-{}", std::process::id()),
+            &[
+                (
+                    "/sys/fs/cgroup/cpu",
+                    &[
+                        ("cpu.cfs_period_us", "100000"),
+                        ("cpu.cfs_quota_us", "50000"),
+                    ],
+                ),
+                ("/sys/fs/cgroup", &[("cpu.max", "50000 100000")]),
+            ],
+        )
     }
 
     /// Runs peakbench with `args` inside the group; (exit code, stdout, stderr).
@@ -124,46 +157,6 @@ fn a_control_group_limit_is_seen_and_respected() {
     );
 }
 
-/// A CPU control group of its own (v1 `cpu` or v2) with a quota of half a CPU, removed when
-/// dropped.
-struct CpuGroup {
-    dir: PathBuf,
-}
-
-impl CpuGroup {
-    fn new() -> Option<CpuGroup> {
-        let name = format!("peakbench-cpu-test-{}", std::process::id());
-        for (root, file, text) in [
-            ("/sys/fs/cgroup/cpu", "cpu.cfs_quota_us", "50000"),
-            ("/sys/fs/cgroup", "cpu.max", "50000 100000"),
-        ] {
-            let root = Path::new(root);
-            if !root.join("cgroup.procs").exists() {
-                continue;
-            }
-            let dir = root.join(&name);
-            if std::fs::create_dir(&dir).is_err() {
-                continue;
-            }
-            let g = CpuGroup { dir };
-            let period = g.dir.join("cpu.cfs_period_us");
-            let ok = (!period.exists() || std::fs::write(&period, "100000").is_ok())
-                && std::fs::write(g.dir.join(file), text).is_ok();
-            if ok {
-                return Some(g);
-            }
-        }
-        eprintln!("skipped: no writable CPU control group");
-        None
-    }
-}
-
-impl Drop for CpuGroup {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.dir);
-    }
-}
-
 /// Run on one CPU of two (an affinity mask, as a cpuset or `taskset` gives), `--threads all`
 /// gives one thread, and the JSON names the CPU allowed.
 #[test]
@@ -217,7 +210,9 @@ fn threads_all_follows_the_allowed_cpus() {
 /// gives one thread: the CPUs' worth the quota allows, not the machine's CPUs.
 #[test]
 fn a_cpu_quota_is_seen_and_threads_all_follows_it() {
-    let Some(group) = CpuGroup::new() else { return };
+    let Some(group) = Group::half_a_cpu() else {
+        return;
+    };
     let run = |args: &[&str]| run_in(&group.dir, args);
     let (code, out, err) = run(&["sysinfo", "--json", "-"]);
     assert_eq!(code, Some(0), "{err}");

@@ -179,11 +179,7 @@ impl Recorder {
         &mut self,
         v: crate::results::verify::Verification,
     ) -> anyhow::Result<()> {
-        self.system();
-        if let Some(report) = self.report.take() {
-            self.start_history(&report);
-            self.report = Some(report);
-        }
+        self.begin();
         if let History::On(store, run) = &mut self.history
             && let Err(e) = store.set_verification(*run, &v)
         {
@@ -199,6 +195,16 @@ impl Recorder {
     /// The report measured so far (none when nothing started).
     pub fn into_report(self) -> Option<Report> {
         self.report
+    }
+
+    /// The run begins: its machine collected and, where wanted, the run entered in the
+    /// history (once).
+    fn begin(&mut self) {
+        self.system();
+        if let Some(report) = self.report.take() {
+            self.start_history(&report);
+            self.report = Some(report);
+        }
     }
 
     /// Opens the database and starts the run in it, unless that is not wanted or done.
@@ -296,11 +302,7 @@ impl Recorder {
         planned: impl Fn(&P) -> Vec<ResultRecord>,
         mut run: impl FnMut(P, &mut dyn FnMut()) -> anyhow::Result<Vec<ResultRecord>>,
     ) -> anyhow::Result<()> {
-        self.system();
-        if let Some(report) = self.report.take() {
-            self.start_history(&report);
-            self.report = Some(report);
-        }
+        self.begin();
         let bar = if self.output.quiet {
             ProgressBar::hidden()
         } else {

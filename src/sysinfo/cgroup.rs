@@ -38,13 +38,7 @@ pub fn memory_limit(root: &Path, proc_self_cgroup: &str) -> Option<MemoryLimit> 
             }
         }
     };
-    for line in proc_self_cgroup.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
-        else {
-            continue;
-        };
-        let rel = path.trim_start_matches('/');
+    for (controllers, rel) in memberships(proc_self_cgroup) {
         if controllers.is_empty() {
             // v2: this group and each ancestor may limit.
             let mut dir = root.join(rel);
@@ -66,6 +60,21 @@ pub fn memory_limit(root: &Path, proc_self_cgroup: &str) -> Option<MemoryLimit> 
         }
     }
     best
+}
+
+/// The groups `proc_self_cgroup` (the text of /proc/self/cgroup) names: for each hierarchy its
+/// controllers ("cpu,cpuacct"; empty for cgroup v2) and the group's path below its root,
+/// without the leading slash. At most 64 lines; a path that climbs (`..`) is skipped.
+pub fn memberships(proc_self_cgroup: &str) -> impl Iterator<Item = (&str, &str)> {
+    proc_self_cgroup.lines().take(64).filter_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return None;
+        };
+        let rel = path.trim_start_matches('/');
+        (!rel.split('/').any(|c| c == "..")).then_some((controllers, rel))
+    })
 }
 
 /// This process's limit (None outside a limited control group).
@@ -110,13 +119,7 @@ pub fn cpu_quota(root: &Path, proc_self_cgroup: &str) -> Option<CpuQuota> {
             best = Some(q);
         }
     };
-    for line in proc_self_cgroup.lines().take(64) {
-        let mut parts = line.splitn(3, ':');
-        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
-        else {
-            continue;
-        };
-        let rel = path.trim_start_matches('/');
+    for (controllers, rel) in memberships(proc_self_cgroup) {
         let (base, v2) = if controllers.is_empty() {
             (root.to_path_buf(), true)
         } else if controllers.split(',').any(|c| c == "cpu") {

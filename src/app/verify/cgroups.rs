@@ -48,16 +48,7 @@ fn own_group(controller: Controller) -> Result<(PathBuf, bool), String> {
         .ok_or("cannot read /proc/self/cgroup")?;
     let (dirs, name) = controller.v1();
     let mut unified = None;
-    for line in text.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
-        else {
-            continue;
-        };
-        let rel = path.trim_start_matches('/');
-        if rel.split('/').any(|c| c == "..") {
-            continue;
-        }
+    for (controllers, rel) in crate::sysinfo::cgroup::memberships(&text) {
         if controllers.is_empty() {
             unified = Some(Path::new(ROOT).join(rel));
         } else if controllers.split(',').any(|c| c == name)
