@@ -89,6 +89,8 @@ fn run_in(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
         .arg(env!("CARGO_BIN_EXE_peakbench"))
         .args(args)
         .env("PEAKBENCH_DB", common::test_db())
+        // One line per message: the phrases the tests look for are never split by wrapping.
+        .env("COLUMNS", "1000")
         .output()
         .unwrap();
     (
