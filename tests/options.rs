@@ -160,6 +160,7 @@ fn run(sub: &str, case: &Case, servers: &[(&str, String)]) -> Ran {
         .args(&args)
         .env("PEAKBENCH_DB", dir.path().join("env.db"))
         .env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1)
+        .env("COLUMNS", "1000")
         .output()
         .unwrap();
     let doc = std::fs::read(&json)

@@ -281,7 +281,11 @@ impl Recorder {
         }
         if self.output.verbose {
             for r in &records {
-                eprintln!("{}", verbose_line(r, &self.output.display));
+                let line = verbose_line(r, &self.output.display);
+                eprintln!(
+                    "{}",
+                    crate::text::wrap(&line, crate::text::terminal_width(), "    ")
+                );
             }
         }
         report.results.extend(records);
