@@ -224,6 +224,25 @@ pub fn format_size(bytes: u64) -> String {
     format_bytes_binary(bytes)
 }
 
+/// A rate in bit/s as it was most likely typed (decimal prefixes, as iperf3's -b): `200 Mbit/s`,
+/// `1.5 Gbit/s`; 0 is "unlimited" (as fast as the sender can).
+pub fn format_bit_rate(bps: u64) -> String {
+    if bps == 0 {
+        return "unlimited".into();
+    }
+    let (value, unit) = [(1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")]
+        .into_iter()
+        .find(|(size, _)| bps as f64 >= *size)
+        .map_or((bps as f64, "bit/s"), |(size, unit)| {
+            (bps as f64 / size, unit)
+        });
+    let text = format!("{value:.3}");
+    format!(
+        "{} {unit}",
+        text.trim_end_matches('0').trim_end_matches('.')
+    )
+}
+
 /// How figures are shown: the choices of `--mib` and `--gbit`. They change only what exporters
 /// print, never what is stored.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -372,6 +391,16 @@ pub fn format_sig(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bit_rates_read_as_typed() {
+        assert_eq!(format_bit_rate(0), "unlimited");
+        assert_eq!(format_bit_rate(200_000_000), "200 Mbit/s");
+        assert_eq!(format_bit_rate(1_500_000_000), "1.5 Gbit/s");
+        assert_eq!(format_bit_rate(1000), "1 kbit/s");
+        assert_eq!(format_bit_rate(999), "999 bit/s");
+        assert_eq!(format_bit_rate(u64::MAX), "18446744073.71 Gbit/s");
+    }
 
     /// One grammar: a bare prefix and one with i are binary, one with B alone decimal.
     #[test]

@@ -224,6 +224,9 @@ pub fn shown_value(key: &str, v: &Value) -> String {
         // A read/write mix as MLC names it ("3:1 reads-writes", "all reads").
         Value::String(s) if key == "mix" => super::params::Mix::parse(s)
             .map_or_else(|_| crate::text::printable(s), super::params::Mix::words),
+        Value::Number(n) if key == "target_rate_bps" => n
+            .as_u64()
+            .map_or_else(|| n.to_string(), crate::units::format_bit_rate),
         Value::String(s) => crate::text::printable(s),
         // LOADED's traffic: none at all, or a pause after each burst.
         Value::Null if key == "injection_delay_ns" => "idle".into(),

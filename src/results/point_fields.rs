@@ -244,7 +244,7 @@ impl Fields for NetParams {
             out.variant("direction", direction, Words::Bare);
         }
         if let Some(rate) = self.target_rate_bps {
-            out.axis("target_rate_bps", rate, Words::Around("rate ", " bit/s"));
+            out.axis("target_rate_bps", rate, Words::Around("rate ", ""));
         }
         if let Some(mps) = self.mps {
             out.axis("mps", mps, Words::Around("", " round trips/s"));
@@ -455,7 +455,7 @@ mod tests {
                 "stores" => format!("{shown} stores"),
                 "iodepth" => format!("QD {shown}"),
                 "read_percent" => format!("{shown} % reads"),
-                "target_rate_bps" => format!("rate {shown} bit/s"),
+                "target_rate_bps" => format!("rate {shown}"),
                 "server" => format!("server {shown}"),
                 "node" => format!("node {shown}"),
                 "src_node" => format!("from node {shown}"),
