@@ -117,7 +117,18 @@ pub fn wrap(text: &str, max: usize, indent: &str) -> String {
     let body = text.trim_start_matches(' ');
     let mut line = " ".repeat(text.len() - body.len());
     let mut words = 0;
+    // A unit that is a sign of its own ("3 %") stays with its number.
+    let mut tokens: Vec<String> = Vec::new();
     for word in body.split(' ') {
+        match tokens.last_mut() {
+            Some(last) if word.starts_with('%') && !last.is_empty() => {
+                last.push(' ');
+                last.push_str(word);
+            }
+            _ => tokens.push(word.to_string()),
+        }
+    }
+    for word in &tokens {
         let needed = width(&line) + usize::from(words > 0) + width(word);
         if words > 0 && needed > max {
             lines.push(line);
@@ -200,6 +211,67 @@ pub fn columns(header: &[String], rows: &[Vec<String>], align: &[Align], max: us
     out
 }
 
+/// [`columns`], where the columns listed in `wrapped` share the width the others leave (each
+/// its natural width where that fits) and a cell too wide for its column goes on over the next
+/// lines, its later lines indented by two, instead of being cut.
+pub fn columns_wrapped(
+    header: &[String],
+    rows: &[Vec<String>],
+    align: &[Align],
+    max: usize,
+    wrapped: &[usize],
+) -> String {
+    let natural = |i: usize| {
+        rows.iter()
+            .filter_map(|r| r.get(i))
+            .chain(header.get(i))
+            .map(|c| width(c))
+            .max()
+            .unwrap_or(0)
+    };
+    let fixed: usize = (0..header.len())
+        .filter(|i| !wrapped.contains(i))
+        .map(natural)
+        .sum();
+    let mut left = max.saturating_sub(fixed + 2 * header.len().saturating_sub(1));
+    // The narrowest first: each takes its natural width or an equal share of what is left.
+    let mut order: Vec<(usize, usize)> = wrapped.iter().map(|&i| (natural(i), i)).collect();
+    order.sort_unstable();
+    let mut widths = vec![0; header.len()];
+    for (k, (want, i)) in order.iter().enumerate() {
+        let share = left / (order.len() - k);
+        widths[*i] = (*want).min(share).max(12);
+        left = left.saturating_sub(widths[*i]);
+    }
+    let mut lines: Vec<Vec<String>> = Vec::new();
+    for row in rows {
+        let parts: Vec<Vec<String>> = row
+            .iter()
+            .enumerate()
+            .map(|(i, cell)| {
+                if wrapped.contains(&i) {
+                    wrap(cell, widths[i], "  ")
+                        .lines()
+                        .map(str::to_string)
+                        .collect()
+                } else {
+                    vec![cell.clone()]
+                }
+            })
+            .collect();
+        let height = parts.iter().map(Vec::len).max().unwrap_or(1);
+        for k in 0..height {
+            lines.push(
+                parts
+                    .iter()
+                    .map(|p| p.get(k).cloned().unwrap_or_default())
+                    .collect(),
+            );
+        }
+    }
+    columns(header, &lines, align, max)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,6 +295,10 @@ mod tests {
         assert!(long.lines().all(|l| width(l) <= 40), "{long}");
         assert_eq!(wrap("short", 40, "  "), "short");
         assert_eq!(wrap("  note", 40, "    "), "  note");
+        assert_eq!(
+            wrap("worse by more than 3 %", 20, "  "),
+            "worse by more than\n  3 %"
+        );
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(truncate("abc", 4), "abc");
         let h = ["Workload".to_string(), "Variant".into(), "GOPS".into()];
@@ -234,6 +310,24 @@ mod tests {
         let t = columns(&h, &rows, &[Align::Left, Align::Left, Align::Right], 30);
         assert!(t.lines().all(|l| width(l) <= 30), "{t}");
         assert!(t.contains('…') && t.contains("115.9"), "{t}");
+        let t = columns_wrapped(
+            &h,
+            &rows,
+            &[Align::Left, Align::Left, Align::Right],
+            30,
+            &[1],
+        );
+        assert!(t.lines().all(|l| width(l) <= 30), "{t}");
+        assert!(!t.contains('…') && t.lines().count() > 2, "{t}");
+        let first = t.lines().nth(1).unwrap();
+        assert!(first.starts_with("DP") && first.ends_with("115.9"), "{t}");
+        let mut words: Vec<&str> = t.lines().skip(1).flat_map(str::split_whitespace).collect();
+        words.retain(|w| !["DP", "115.9"].contains(w));
+        assert_eq!(
+            words.join(" "),
+            "a very long variant text that goes on",
+            "{t}"
+        );
     }
 
     #[test]

@@ -159,6 +159,52 @@ fn scaled(report: &serde_json::Value, factor: f64) -> serde_json::Value {
     r
 }
 
+/// `compare` at 100 columns: a table per subsystem under its title, the parts every point of
+/// it shares said once above it, no line wider than the terminal, and each point's figures and
+/// verdict on one line (its label may go on below, never cut).
+#[test]
+fn compare_fits_100_columns_a_line_per_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let quick = fixture("quick.json");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&quick).unwrap()).unwrap();
+    let copy = dir.path().join("copy.json");
+    std::fs::write(&copy, serde_json::to_vec(&scaled(&report, 0.9)).unwrap()).unwrap();
+    let out = peakbench(&db)
+        .env("COLUMNS", "100")
+        .args(["compare", "--json", "-"])
+        .arg(&quick)
+        .arg(&copy)
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let changes = doc["changes"].as_array().unwrap();
+    assert!(changes.len() > 20, "{doc}");
+    let out = peakbench(&db)
+        .env("COLUMNS", "100")
+        .arg("compare")
+        .arg(&quick)
+        .arg(&copy)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "{line}\n{text}");
+    }
+    assert!(!text.contains('…'), "a cell was cut:\n{text}");
+    // A row's figures: the change in percent, then p and the verdict.
+    let rows = text
+        .lines()
+        .filter(|l| l.contains(" -10.0 ") || l.contains(" +11.1 "))
+        .count();
+    assert_eq!(rows, changes.len(), "{text}");
+    for title in ["CPU", "Memory", "Disk", "Network"] {
+        assert!(text.lines().any(|l| l == title), "{title}:\n{text}");
+    }
+    assert!(text.contains("every point: 1 thread · 1 stream"), "{text}");
+}
+
 /// A run against a copy of itself 1 % worse in every point: no regression (below the 3 %
 /// threshold, and the many points' p-values are corrected); 20 % worse: exit 3. The table
 /// names points for a person and says the correction.

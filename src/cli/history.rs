@@ -6,7 +6,6 @@ use super::common::{
 use crate::history::compare::{Change, Criteria, Unpaired, compare, only_in};
 use crate::units::{self, format_sig};
 use clap::Args;
-use comfy_table::Table;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
@@ -120,47 +119,106 @@ pub fn run_history(args: HistoryArgs) -> anyhow::Result<()> {
     crate::files::print(&format!("{table}\n"))
 }
 
-fn table_of(changes: &[Change], display: &units::Display) -> Table {
-    let mut table = crate::report::table::new_table(crate::text::terminal_width());
+/// The changes, a table for each subsystem under its title, in at most `width` columns: the
+/// point (wrapped in its column), its figure's unit, A, B, the change, p and the verdict.
+fn tables_of(changes: &[Change], display: &units::Display, width: usize) -> String {
+    use crate::text::Align;
     // The reference tools' change, where both runs have one for some point.
     let references = changes.iter().any(|c| c.reference.is_some());
-    let mut header = vec![
-        "Point", "Metric", "A", "B", "Unit", "Change %", "p (Holm)", "Verdict",
+    let mut header: Vec<String> = ["Point", "Figure", "A", "B", "Δ %", "p", "Verdict"]
+        .map(String::from)
+        .to_vec();
+    if references {
+        header.insert(6, "Ref %".into());
+    }
+    let mut align = vec![Align::Left, Align::Left];
+    align.resize(header.len() - 1, Align::Right);
+    align.push(Align::Left);
+    let mut subsystems: Vec<crate::results::Subsystem> = Vec::new();
+    for c in changes {
+        if !subsystems.contains(&c.subsystem) {
+            subsystems.push(c.subsystem);
+        }
+    }
+    let mut out = String::new();
+    for sub in subsystems {
+        let mut rows: Vec<Vec<String>> = changes
+            .iter()
+            .filter(|c| c.subsystem == sub)
+            .map(|c| row_of(c, display, references))
+            .collect();
+        out.push_str(sub.title());
+        out.push('\n');
+        let common = common_parts(&mut rows);
+        if !common.is_empty() {
+            let line = format!("  every point: {common}");
+            out.push_str(&format!("{}\n", crate::text::wrap(&line, width, "    ")));
+        }
+        let last = header.len() - 1;
+        out.push_str(&crate::text::columns_wrapped(
+            &header,
+            &rows,
+            &align,
+            width,
+            &[0, last],
+        ));
+    }
+    out
+}
+
+/// The parts of the points' labels (first cells, "DP · 2 threads · avx512") after the
+/// workload that every row of two or more has, taken out of the rows and joined.
+fn common_parts(rows: &mut [Vec<String>]) -> String {
+    if rows.len() < 2 {
+        return String::new();
+    }
+    let parts =
+        |row: &Vec<String>| -> Vec<String> { row[0].split(" · ").map(str::to_string).collect() };
+    let common: Vec<String> = parts(&rows[0])
+        .into_iter()
+        .skip(1)
+        .filter(|p| rows.iter().all(|r| parts(r).iter().skip(1).any(|q| q == p)))
+        .collect();
+    for row in rows.iter_mut() {
+        let kept: Vec<String> = parts(row)
+            .into_iter()
+            .enumerate()
+            .filter(|(i, p)| *i == 0 || !common.contains(p))
+            .map(|(_, p)| p)
+            .collect();
+        row[0] = kept.join(" · ");
+    }
+    common.join(" · ")
+}
+
+/// A change's row of [`tables_of`], in display units.
+fn row_of(c: &Change, display: &units::Display, references: bool) -> Vec<String> {
+    let time = (c.unit == crate::ids::Unit::Seconds).then(|| units::time_unit_for(c.mean_a));
+    let mut display = *display;
+    display.time[c.subsystem.index()] = time;
+    let (a, b, unit) = match display.conversion(c.subsystem, c.unit) {
+        Some(d) => (d.apply(c.mean_a), d.apply(c.mean_b), d.unit),
+        None => (c.mean_a, c.mean_b, c.unit),
+    };
+    let mut row = vec![
+        c.label.clone(),
+        crate::report::summary::metric_header(c.subsystem, c.metric, unit),
+        format_sig(a),
+        format_sig(b),
+        format!("{:+.1}", c.change * 100.0),
+        c.p_adjusted
+            .map_or_else(|| "—".into(), |p| format!("{p:.3}")),
+        c.verdict().brief(),
     ];
     if references {
-        header.insert(7, "Ref %");
+        row.insert(
+            6,
+            c.reference
+                .as_ref()
+                .map_or_else(|| "—".into(), |r| r.cell()),
+        );
     }
-    table.set_header(header);
-    for c in changes {
-        let time = (c.unit == crate::ids::Unit::Seconds).then(|| units::time_unit_for(c.mean_a));
-        let mut display = *display;
-        display.time[c.subsystem.index()] = time;
-        let (a, b, unit) = match display.conversion(c.subsystem, c.unit) {
-            Some(d) => (d.apply(c.mean_a), d.apply(c.mean_b), d.unit),
-            None => (c.mean_a, c.mean_b, c.unit),
-        };
-        let mut row = vec![
-            format!("{} {}", c.subsystem, c.label),
-            c.metric.to_string(),
-            format_sig(a),
-            format_sig(b),
-            unit.to_string(),
-            format!("{:+.1}", c.change * 100.0),
-            c.p_adjusted
-                .map_or_else(|| "—".into(), |p| format!("{p:.3}")),
-            c.verdict().to_string(),
-        ];
-        if references {
-            row.insert(
-                7,
-                c.reference
-                    .as_ref()
-                    .map_or_else(|| "—".into(), |r| r.cell()),
-            );
-        }
-        table.add_row(row);
-    }
-    table
+    row
 }
 
 /// "only in A (3): cpu DP · 4 threads (throughput); …", one line per point after the first.
@@ -255,7 +313,7 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
             String::new()
         };
         let head = format!(
-            "A: {} ({}), B: {} ({}); significance: Welch's t-test on the repetitions, p corrected for {} points by Holm–Bonferroni < {}; regression: worse by more than {} %",
+            "A: {} ({}), B: {} ({}); significance: Welch's t-test on the repetitions, p corrected for {} points by Holm–Bonferroni < {}; regression: worse by more than {} %; Δ %: B against A",
             crate::text::printable(&args.a),
             crate::text::printable(&a.started_at),
             crate::text::printable(&args.b),
@@ -272,9 +330,9 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
             String::new()
         };
         crate::files::print(&format!(
-            "{}\n{}\n{reference_note}{}{}{}",
+            "{}\n{}{reference_note}{}{}{}",
             crate::text::wrap(&head, width, "  "),
-            table_of(&changes, &args.display.display()),
+            tables_of(&changes, &args.display.display(), width),
             unpaired_lines("A", &only_a),
             unpaired_lines("B", &only_b),
             advice,

@@ -164,6 +164,22 @@ impl std::fmt::Display for Verdict {
     }
 }
 
+impl Verdict {
+    /// The verdict in a table's cell: as [`Display`](std::fmt::Display) says it, shorter —
+    /// "inconclusive (≥ 26 %)", the smallest change the repetitions detect.
+    pub fn brief(&self) -> String {
+        match self {
+            Verdict::WithinThreshold => "within threshold".into(),
+            Verdict::NotTested => "not tested (< 2 reps)".into(),
+            Verdict::Inconclusive(d) if d.is_finite() && *d < 100.0 => {
+                format!("inconclusive (≥ {})", percent(*d))
+            }
+            Verdict::Inconclusive(_) => "inconclusive (too few reps)".into(),
+            other => other.to_string(),
+        }
+    }
+}
+
 /// A fraction as a percentage with two significant digits: 0.034 → "3.4 %", 0.5 → "50 %".
 fn percent(x: f64) -> String {
     let p = x * 100.0;

@@ -70,7 +70,7 @@ fn shown(rec: &ResultRecord, has_levels: bool) -> bool {
 }
 
 /// A metric's column header, short: "GOPS", "IOPS", "lat µs", "RTT µs", "loss %".
-fn metric_header(subsystem: Subsystem, metric: Metric, unit: Unit) -> String {
+pub fn metric_header(subsystem: Subsystem, metric: Metric, unit: Unit) -> String {
     match metric {
         Metric::Latency if subsystem == Subsystem::Net => format!("RTT {unit}"),
         Metric::Latency => format!("lat {unit}"),
