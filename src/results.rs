@@ -256,7 +256,8 @@ impl ResultRecord {
         if let Some(q) = quota.filter(|q| computes && *q < threads.min(cpus.max(1)) as f64) {
             self.params.set_cpu_quota(q);
             self.warnings.push(format!(
-                "CPU quota: this process may use {q:.2} CPUs' worth of time (its cgroup's quota), so its {threads} threads can reach at most {:.1} % of their peak",
+                "CPU quota: this process may use {q:.2} CPUs' worth of time (its cgroup's quota), so {} can reach at most {:.1} % of the peak",
+                its_threads(threads),
                 100.0 * q / threads as f64
             ));
         }
@@ -499,6 +500,15 @@ impl Report {
             fleet: None,
             verification: None,
         }
+    }
+}
+
+/// A point's threads in a sentence: "its thread", "its 4 threads".
+pub fn its_threads(threads: usize) -> String {
+    if threads == 1 {
+        "its thread".into()
+    } else {
+        format!("its {threads} threads")
     }
 }
 

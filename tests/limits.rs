@@ -272,7 +272,7 @@ fn a_cpu_quota_is_seen_and_threads_all_follows_it() {
     let warnings = doc["results"][0]["warnings"].to_string();
     assert!(
         warnings.contains("CPU quota: this process may use 0.50 CPUs' worth of time")
-            && warnings.contains("at most 50.0 % of their peak"),
+            && warnings.contains("its thread can reach at most 50.0 % of the peak"),
         "{warnings}"
     );
 }

@@ -468,8 +468,8 @@ fn cause(r: &ResultRecord, recs: &[&ResultRecord], report: &Report) -> Option<Fi
         let reach = 100.0 * q / threads as f64;
         return say(
             format!(
-                "this process's cgroup allows {} CPUs' worth of time for its {threads} threads: at most {reach:.1} % of the peak is within its reach",
-                format_sig(q)
+                "this process's cgroup allows {q:.2} CPUs' worth of time for {}: at most {reach:.1} % of the peak is within its reach",
+                crate::results::its_threads(threads)
             ),
             vec![q, reach],
         );
@@ -747,7 +747,7 @@ mod tests {
         let quota = only(&found, Kind::Cause);
         assert!(
             quota[0].ends_with(
-                "50.0 % of its peak — this process's cgroup allows 0.500 CPUs' worth of time for its 2 threads: at most 25.0 % of the peak is within its reach"
+                "50.0 % of its peak — this process's cgroup allows 0.50 CPUs' worth of time for its 2 threads: at most 25.0 % of the peak is within its reach"
             ),
             "{quota:?}"
         );

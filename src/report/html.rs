@@ -32,6 +32,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 table.system td:first-child { white-space: nowrap; color: #4a5561; }
 .note { color: #4a5561; font-size: 13px; margin: 4px 0 12px; }
 ul.notes li { margin: 3px 0; }
+ul.notes code { font-size: 13px; background: #f4f6f8; padding: 0 3px; border-radius: 3px; }
 .error { color: #b00020; }
 footer { margin-top: 40px; color: #6b7682; font-size: 13px; }
 @media print { .charts { grid-template-columns: 1fr 1fr; } figure.chart { break-inside: avoid; } }
@@ -40,6 +41,24 @@ footer { margin-top: 40px; color: #6b7682; font-size: 13px; }
 /// Escapes text for HTML content and attribute values.
 fn esc(text: &str) -> String {
     crate::text::xml_escape(text)
+}
+
+/// Escaped `text` with its spans between backticks (a command, an option) as code; text whose
+/// backticks do not pair stays as it is.
+fn code_spans(text: &str) -> String {
+    let parts: Vec<&str> = text.split('`').collect();
+    if parts.len().is_multiple_of(2) {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    for (i, part) in parts.iter().enumerate() {
+        if i % 2 == 1 {
+            out.push_str(&format!("<code>{part}</code>"));
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
 }
 
 /// The command line as a shell would take it back: arguments with spaces or quotes quoted.
@@ -141,7 +160,7 @@ fn notes(title: &str, lines: &[String]) -> String {
     }
     let mut out = format!("<h3>{}</h3>\n<ul class=\"notes\">\n", esc(title));
     for l in lines {
-        out.push_str(&format!("<li>{}</li>\n", esc(l)));
+        out.push_str(&format!("<li>{}</li>\n", code_spans(&esc(l))));
     }
     out.push_str("</ul>\n");
     out
@@ -402,5 +421,26 @@ mod tests {
         assert_eq!(units_kept("TCP 1.5 ms"), "TCP 1.5\u{a0}ms");
         let cell = table("t", &["Size".into()], vec![vec!["1 KiB".into()]], 1);
         assert!(cell.contains("<td>1\u{a0}KiB</td>"), "{cell}");
+    }
+
+    /// A note's commands between backticks are code; text whose backticks do not pair, and
+    /// markup in the note, stay text.
+    #[test]
+    fn notes_show_commands_as_code() {
+        let html = notes(
+            "Notes",
+            &["measured by `peakbench net --server 10.0.0.1`, then `<b>`".into()],
+        );
+        assert!(
+            html.contains("<code>peakbench net --server 10.0.0.1</code>")
+                && html.contains("<code>&lt;b&gt;</code>"),
+            "{html}"
+        );
+        assert!(!html.contains('`'), "{html}");
+        let odd = notes("Notes", &["one ` alone".into()]);
+        assert!(
+            odd.contains("one ` alone") && !odd.contains("<code>"),
+            "{odd}"
+        );
     }
 }
