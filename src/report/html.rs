@@ -17,7 +17,7 @@ h2 { font-size: 21px; margin: 36px 0 12px; padding-bottom: 4px; border-bottom: 2
 h3 { font-size: 16px; margin: 22px 0 6px; }
 .meta { color: #4a5561; margin: 2px 0; }
 pre.cmd { background: #f4f6f8; padding: 8px 12px; border-radius: 4px; white-space: pre-wrap;
-  word-break: break-all; margin: 8px 0; }
+  overflow-wrap: anywhere; margin: 8px 0; }
 nav { margin: 12px 0; }
 nav a { margin-right: 16px; color: #1f5fa8; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 16px; }

@@ -103,7 +103,7 @@ pub fn notes(v: &Verification) -> Vec<String> {
         .collect()
 }
 
-/// The summary line: "5 checks passed, 1 skipped".
+/// The summary line: "6 checks: 5 passed, 1 skipped", "1 check: 1 passed".
 pub fn summary(v: &Verification) -> String {
     let count = |s: Status| v.checks.iter().filter(|c| c.status == s).count();
     let mut parts = vec![format!("{} passed", count(Status::Pass))];
@@ -112,7 +112,9 @@ pub fn summary(v: &Verification) -> String {
             parts.push(format!("{} {word}", count(s)));
         }
     }
-    format!("{} checks: {}", v.checks.len(), parts.join(", "))
+    let n = v.checks.len();
+    let noun = if n == 1 { "check" } else { "checks" };
+    format!("{n} {noun}: {}", parts.join(", "))
 }
 
 /// The checks as the exporters show them.
