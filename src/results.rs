@@ -3,6 +3,8 @@
 
 pub mod fleet;
 pub mod kinds;
+pub mod latency_params;
+pub mod node_tag;
 pub mod params;
 pub mod point;
 pub(crate) mod point_fields;

@@ -275,4 +275,25 @@ fn a_cpu_quota_is_seen_and_threads_all_follows_it() {
             && warnings.contains("its thread can reach at most 50.0 % of the peak"),
         "{warnings}"
     );
+    // A memory latency point records the quota too (one thread: half of it is within reach).
+    let (code, out, err) = run(&[
+        "mem",
+        "--workload",
+        "LATENCY",
+        "--latency-max",
+        "16K",
+        "--repeat",
+        "1",
+        "--duration",
+        "20ms",
+        "--no-history",
+        "--json",
+        "-",
+        "--quiet",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let first = &doc["results"][0];
+    assert_eq!(first["params"]["probe"], "chase", "{first}");
+    assert_eq!(first["params"]["cpu_quota"], 0.5, "{first}");
 }

@@ -99,6 +99,7 @@ mod tests {
     fn c2c(from: usize, to: usize, shared: &str, ns: f64) -> ResultRecord {
         let params = Params::MemLatency(LatencyParams {
             threads: 2,
+            cpu_quota: None,
             probe: Probe::C2c,
             cpus: vec![from, to],
             thread_latency_ns: Vec::new(),

@@ -109,6 +109,9 @@ const PAGES: Words = Words::Around("", " pages");
 impl Fields for LatencyParams {
     fn fields(&self, out: &mut FieldList) {
         out.swept("threads", self.threads, THREADS, "threads");
+        if let Some(q) = self.cpu_quota {
+            out.variant("cpu_quota", q, QUOTA);
+        }
         // The parts share keys; as in the JSON object, the last part's value is the one.
         let working_set = self
             .op

@@ -201,6 +201,7 @@ impl MemSession<'_> {
                 .collect();
             let params = Params::MemLatency(rp::LatencyParams {
                 threads: 2,
+                cpu_quota: None,
                 probe: rp::Probe::C2c,
                 cpus: vec![a, b],
                 thread_latency_ns: Vec::new(),
@@ -338,6 +339,7 @@ mod tests {
                 MemWorkload::C2c,
                 Params::MemLatency(rp::LatencyParams {
                     threads: 2,
+                    cpu_quota: None,
                     probe: rp::Probe::C2c,
                     cpus: vec![0, 1],
                     thread_latency_ns: Vec::new(),

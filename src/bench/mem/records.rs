@@ -16,6 +16,7 @@ pub(super) fn latency_params(
 ) -> Params {
     Params::MemLatency(rp::LatencyParams {
         threads,
+        cpu_quota: None,
         probe,
         cpus: Vec::new(),
         thread_latency_ns: Vec::new(),
