@@ -211,9 +211,41 @@ pub fn columns(header: &[String], rows: &[Vec<String>], align: &[Align], max: us
     out
 }
 
+/// Rows for a terminal too narrow for their columns: each row's first cell on lines of its
+/// own, then its other cells as "header cell", wrapped and indented.
+fn stacked(header: &[String], rows: &[Vec<String>], max: usize) -> String {
+    let mut out = String::new();
+    for row in rows {
+        out.push_str(&wrap(row.first().map_or("", String::as_str), max, "  "));
+        out.push('\n');
+        let pairs: Vec<String> = header
+            .iter()
+            .zip(row)
+            .skip(1)
+            .filter(|(_, cell)| !cell.is_empty())
+            .map(|(h, cell)| format!("{h} {cell}"))
+            .collect();
+        // Pairs whole on a line where they fit: "Δ % -10.0" is never split.
+        let mut line = String::from(" ");
+        for (k, pair) in pairs.iter().enumerate() {
+            let sep = if k + 1 < pairs.len() { "," } else { "" };
+            if width(&line) > 2 && width(&line) + 1 + width(pair) + sep.len() > max {
+                out.push_str(&wrap(&line, max, "    "));
+                out.push('\n');
+                line = String::from("   ");
+            }
+            line.push_str(&format!(" {pair}{sep}"));
+        }
+        out.push_str(&wrap(&line, max, "    "));
+        out.push('\n');
+    }
+    out
+}
+
 /// [`columns`], where the columns listed in `wrapped` share the width the others leave (each
 /// its natural width where that fits) and a cell too wide for its column goes on over the next
-/// lines, its later lines indented by two, instead of being cut.
+/// lines, its later lines indented by two, instead of being cut. Where even that cannot fit
+/// `max`, each row is [`stacked`].
 pub fn columns_wrapped(
     header: &[String],
     rows: &[Vec<String>],
@@ -229,11 +261,23 @@ pub fn columns_wrapped(
             .max()
             .unwrap_or(0)
     };
+    let wrapped: Vec<usize> = wrapped
+        .iter()
+        .copied()
+        .filter(|i| *i < header.len())
+        .collect();
     let fixed: usize = (0..header.len())
         .filter(|i| !wrapped.contains(i))
         .map(natural)
         .sum();
-    let mut left = max.saturating_sub(fixed + 2 * header.len().saturating_sub(1));
+    let gaps = 2 * header.len().saturating_sub(1);
+    // Each wrapped column needs 20 columns (or less where its cells are narrower): narrower,
+    // its cells would take more lines than the row is worth.
+    let least: usize = wrapped.iter().map(|&i| natural(i).min(20)).sum();
+    if fixed + gaps + least > max {
+        return stacked(header, rows, max);
+    }
+    let mut left = max - fixed - gaps;
     // The narrowest first: each takes its natural width or an equal share of what is left.
     let mut order: Vec<(usize, usize)> = wrapped.iter().map(|&i| (natural(i), i)).collect();
     order.sort_unstable();
@@ -314,11 +358,23 @@ mod tests {
             &h,
             &rows,
             &[Align::Left, Align::Left, Align::Right],
-            30,
+            40,
             &[1],
         );
-        assert!(t.lines().all(|l| width(l) <= 30), "{t}");
+        assert!(t.lines().all(|l| width(l) <= 40), "{t}");
         assert!(!t.contains('…') && t.lines().count() > 2, "{t}");
+        let narrow = columns_wrapped(
+            &h,
+            &rows,
+            &[Align::Left, Align::Left, Align::Right],
+            20,
+            &[1],
+        );
+        assert!(narrow.lines().all(|l| width(l) <= 20), "{narrow}");
+        assert!(
+            narrow.starts_with("DP\n") && narrow.contains("115.9"),
+            "{narrow}"
+        );
         let first = t.lines().nth(1).unwrap();
         assert!(first.starts_with("DP") && first.ends_with("115.9"), "{t}");
         let mut words: Vec<&str> = t.lines().skip(1).flat_map(str::split_whitespace).collect();

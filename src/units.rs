@@ -232,7 +232,8 @@ pub fn format_bit_rate(bps: u64) -> String {
     }
     let (value, unit) = [(1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")]
         .into_iter()
-        .find(|(size, _)| bps as f64 >= *size)
+        // The unit of the value as printed: 999 999 999 is "1 Gbit/s", not "1000 Mbit/s".
+        .find(|(size, _)| (bps as f64 / size * 1000.0).round() >= 1000.0)
         .map_or((bps as f64, "bit/s"), |(size, unit)| {
             (bps as f64 / size, unit)
         });
@@ -399,6 +400,7 @@ mod tests {
         assert_eq!(format_bit_rate(1_500_000_000), "1.5 Gbit/s");
         assert_eq!(format_bit_rate(1000), "1 kbit/s");
         assert_eq!(format_bit_rate(999), "999 bit/s");
+        assert_eq!(format_bit_rate(999_999_999), "1 Gbit/s");
         assert_eq!(format_bit_rate(u64::MAX), "18446744073.71 Gbit/s");
     }
 

@@ -203,6 +203,20 @@ fn compare_fits_100_columns_a_line_per_point() {
         assert!(text.lines().any(|l| l == title), "{title}:\n{text}");
     }
     assert!(text.contains("every point: 1 thread · 1 stream"), "{text}");
+    // Too narrow for the columns: a point a line, its figures below it, nothing cut.
+    let out = peakbench(&db)
+        .env("COLUMNS", "40")
+        .arg("compare")
+        .arg(&quick)
+        .arg(&copy)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in text.lines() {
+        assert!(line.chars().count() <= 40, "{line}\n{text}");
+    }
+    assert!(!text.contains('…'), "a cell was cut:\n{text}");
+    assert!(text.contains("Δ % -10.0"), "{text}");
 }
 
 /// A run against a copy of itself 1 % worse in every point: no regression (below the 3 %

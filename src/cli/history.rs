@@ -167,7 +167,7 @@ fn tables_of(changes: &[Change], display: &units::Display, width: usize) -> Stri
 }
 
 /// The parts of the points' labels (first cells, "DP · 2 threads · avx512") after the
-/// workload that every row of two or more has, taken out of the rows and joined.
+/// workload that every row of two or more has, once each, taken out of the rows and joined.
 fn common_parts(rows: &mut [Vec<String>]) -> String {
     if rows.len() < 2 {
         return String::new();
@@ -177,7 +177,10 @@ fn common_parts(rows: &mut [Vec<String>]) -> String {
     let common: Vec<String> = parts(&rows[0])
         .into_iter()
         .skip(1)
-        .filter(|p| rows.iter().all(|r| parts(r).iter().skip(1).any(|q| q == p)))
+        .filter(|p| {
+            rows.iter()
+                .all(|r| parts(r).iter().skip(1).filter(|q| *q == p).count() == 1)
+        })
         .collect();
     for row in rows.iter_mut() {
         let kept: Vec<String> = parts(row)
