@@ -19,23 +19,30 @@ pub fn new_table(width: usize) -> Table {
 
 /// Sets a table's header and rows so that no column is narrower than its longest word, in the
 /// header or a cell: a narrow terminal wraps text between words, never inside one
-/// ("theoretica / l", "0.53 / 9").
+/// ("theoretica / l", "0.53 / 9"). Where the table fits the width with every cell whole, only
+/// the headers wrap (a row stays one line: "128 MiB arrays", not "128 MiB / arrays").
 pub fn set_whole_words(t: &mut Table, headers: &[String], rows: &[Vec<String>]) {
     t.set_header(headers.to_vec());
     for r in rows {
         t.add_row(r.clone());
     }
-    let longest = |text: &str| text.split_whitespace().map(|w| w.chars().count()).max();
-    for (i, h) in headers.iter().enumerate() {
-        let cells = rows
-            .iter()
-            .filter_map(|r| r.get(i))
-            .filter_map(|c| longest(c));
-        let word = cells.chain(longest(h)).max().unwrap_or(0);
-        if let (Some(c), Ok(word)) = (t.column_mut(i), u16::try_from(word)) {
+    let chars = |text: &str| text.chars().count();
+    let longest = |text: &str| text.split_whitespace().map(chars).max();
+    let bound = |i: usize, cell: &dyn Fn(&str) -> Option<usize>| {
+        let cells = rows.iter().filter_map(|r| r.get(i)).filter_map(|c| cell(c));
+        cells.chain(longest(&headers[i])).max().unwrap_or(0)
+    };
+    let whole: Vec<usize> = (0..headers.len())
+        .map(|i| bound(i, &|c| Some(chars(c))))
+        .collect();
+    // Each column's padding (a space each side) and border.
+    let fits = whole.iter().map(|w| w + 3).sum::<usize>() < usize::from(t.width().unwrap_or(0));
+    for (i, whole) in whole.iter().enumerate() {
+        let least = if fits { *whole } else { bound(i, &longest) };
+        if let (Some(c), Ok(least)) = (t.column_mut(i), u16::try_from(least)) {
             // The constraint counts the cell's padding (one space each side).
             c.set_constraint(comfy_table::ColumnConstraint::LowerBoundary(
-                comfy_table::Width::Fixed(word.saturating_add(2)),
+                comfy_table::Width::Fixed(least.saturating_add(2)),
             ));
         }
     }
@@ -189,4 +196,36 @@ pub fn render_system(sys: &SystemInfo, width: usize) -> String {
         t.add_row([k, v]);
     }
     format!("{t}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where the table fits with every cell whole, only its headers wrap; where it does not,
+    /// text wraps between words, never inside one.
+    #[test]
+    fn rows_stay_whole_where_they_fit() {
+        let headers: Vec<String> = ["Workload", "Size", "peakbench measured (GB/s)"]
+            .map(String::from)
+            .to_vec();
+        let rows = vec![vec![
+            "COPY".to_string(),
+            "128 MiB arrays".into(),
+            "49.66".into(),
+        ]];
+        let mut t = new_table(42);
+        set_whole_words(&mut t, &headers, &rows);
+        let text = t.to_string();
+        assert!(text.contains("128 MiB arrays"), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= 42), "{text}");
+        let mut t = new_table(34);
+        set_whole_words(&mut t, &headers, &rows);
+        let text = t.to_string();
+        assert!(
+            !text.contains("128 MiB arrays") && text.contains("arrays"),
+            "{text}"
+        );
+        assert!(!text.contains("measure "), "{text}");
+    }
 }
