@@ -181,18 +181,23 @@ fn compare_fits_100_columns_a_line_per_point() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let changes = doc["changes"].as_array().unwrap();
     assert!(changes.len() > 20, "{doc}");
-    let out = peakbench(&db)
-        .env("COLUMNS", "100")
-        .arg("compare")
-        .arg(&quick)
-        .arg(&copy)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    for line in text.lines() {
-        assert!(line.chars().count() <= 100, "{line}\n{text}");
-    }
-    assert!(!text.contains('…'), "a cell was cut:\n{text}");
+    // The text at `columns`, no line wider and no cell cut.
+    let at = |columns: usize| {
+        let out = peakbench(&db)
+            .env("COLUMNS", columns.to_string())
+            .arg("compare")
+            .arg(&quick)
+            .arg(&copy)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        for line in text.lines() {
+            assert!(line.chars().count() <= columns, "{line}\n{text}");
+        }
+        assert!(!text.contains('…'), "a cell was cut:\n{text}");
+        text
+    };
+    let text = at(100);
     // A row's figures: the change in percent, then p and the verdict.
     let rows = text
         .lines()
@@ -203,19 +208,8 @@ fn compare_fits_100_columns_a_line_per_point() {
         assert!(text.lines().any(|l| l == title), "{title}:\n{text}");
     }
     assert!(text.contains("every point: 1 thread · 1 stream"), "{text}");
-    // Too narrow for the columns: a point a line, its figures below it, nothing cut.
-    let out = peakbench(&db)
-        .env("COLUMNS", "40")
-        .arg("compare")
-        .arg(&quick)
-        .arg(&copy)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    for line in text.lines() {
-        assert!(line.chars().count() <= 40, "{line}\n{text}");
-    }
-    assert!(!text.contains('…'), "a cell was cut:\n{text}");
+    // Too narrow for the columns: a point a line, its figures below it.
+    let text = at(40);
     assert!(text.contains("Δ % -10.0"), "{text}");
 }
 
