@@ -225,7 +225,10 @@ fn stacked(header: &[String], rows: &[Vec<String>], max: usize) -> String {
             .filter(|(_, cell)| !cell.is_empty())
             .map(|(h, cell)| format!("{h} {cell}"))
             .collect();
-        // Pairs whole on a line where they fit: "Δ % -10.0" is never split.
+        if pairs.is_empty() {
+            continue;
+        }
+        // Pairs whole on a line where they fit: "Δ % -10.0" is not split.
         let mut line = String::from(" ");
         for (k, pair) in pairs.iter().enumerate() {
             let sep = if k + 1 < pairs.len() { "," } else { "" };
@@ -245,7 +248,8 @@ fn stacked(header: &[String], rows: &[Vec<String>], max: usize) -> String {
 /// [`columns`], where the columns listed in `wrapped` share the width the others leave (each
 /// its natural width where that fits) and a cell too wide for its column goes on over the next
 /// lines, its later lines indented by two, instead of being cut. Where even that cannot fit
-/// `max`, each row is [`stacked`].
+/// `max`, each row is [`stacked`]. `max` is 20 or more, as [`terminal_width`] gives (below,
+/// a line may be wider).
 pub fn columns_wrapped(
     header: &[String],
     rows: &[Vec<String>],

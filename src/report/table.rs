@@ -33,7 +33,7 @@ pub fn set_whole_words(t: &mut Table, headers: &[String], rows: &[Vec<String>]) 
         cells.chain(longest(&headers[i])).max().unwrap_or(0)
     };
     let whole: Vec<usize> = (0..headers.len())
-        .map(|i| bound(i, &|c| Some(chars(c))))
+        .map(|i| bound(i, &|c| c.lines().map(chars).max()))
         .collect();
     // Each column's padding (a space each side) and border.
     let fits = whole.iter().map(|w| w + 3).sum::<usize>() < usize::from(t.width().unwrap_or(0));
