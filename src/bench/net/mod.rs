@@ -592,7 +592,7 @@ fn latency_records(
     m.side = Some(Side::Client);
     m.tcp_nodelay = Some(p.proto == Proto::Tcp);
     m.lost = Some(outcomes.iter().map(|o| o.client.stats.lost).sum());
-    m.latency_definition = Some("round-trip time of one message to the server and back, from before the send to after the whole reply is read (client clock); with several streams, each runs its own ping-pong at the same time and every round trip counts; stream i's pinger runs on the i-th CPU this process may use, a peakbench server's echo on the next CPU it may use; samples are per-repetition means, percentiles over all repetitions".into());
+    m.latency_definition = Some("round-trip time of one message to the server and back, from before the send to after the whole reply is read (client clock); with several streams, each runs its own ping-pong at the same time and every round trip counts; stream i's pinger runs on the i-th CPU this process may use and, over loopback, a peakbench server's echo on the next one; samples are per-repetition means, percentiles over all repetitions".into());
     // Under load: the bulk streams' goodput at the server, bit/s.
     if p.load_streams > 0 {
         let rates: Vec<f64> = outcomes

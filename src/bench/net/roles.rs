@@ -255,14 +255,16 @@ fn run_on<C: Channel>(
         groups[i % workers.max(1)].push(ch);
     }
     // A pinging side's streams run pinned, one per CPU this process may use in turn, so that
-    // several ping-pongs at once are spread over the cores as the memory's chains are. The
-    // echoing side's stream i runs on the CPU after stream i's pinger's: over loopback the two
-    // ends of a round trip are never left to share a CPU by chance (a pinger that slept before
-    // its ping found its echo woken on its own CPU, 14.5 µs against 60 µs apart on a 2-CPU VM),
-    // and between hosts the streams are spread all the same.
+    // several ping-pongs at once are spread over the cores as the memory's chains are. Over
+    // loopback the echoing side's stream i runs on the CPU after stream i's pinger's, so that
+    // the two ends of a round trip never share a CPU by chance (a pinger that slept before its
+    // ping found its echo woken on its own CPU: 14.5 µs against 60 µs apart on a 2-CPU VM).
+    // From another host the echo is left where the scheduler wakes it, as sockperf's and
+    // netperf's servers are.
+    let local = groups.iter().flatten().all(Channel::peer_is_loopback);
     let (cpus, offset) = match role {
         Role::Ping => (crate::runner::affinity::allowed_cpus(), 0),
-        Role::Echo => (crate::runner::affinity::allowed_cpus(), 1),
+        Role::Echo if local => (crate::runner::affinity::allowed_cpus(), 1),
         _ => (Vec::new(), 0),
     };
     type Outcome = (SideStats, Option<Histogram<u64>>, streams::Timeline);

@@ -43,6 +43,32 @@ pub trait Channel: Send {
     fn set_nonblocking(&mut self, on: bool) -> io::Result<()>;
     /// The socket, for poll().
     fn fd(&self) -> RawFd;
+    /// Whether its peer is this machine's loopback (127.0.0.0/8, ::1, or one mapped in IPv6).
+    fn peer_is_loopback(&self) -> bool;
+}
+
+/// The bytes waiting in a socket's receive queue (FIONREAD); 0 where it cannot tell.
+pub fn queued_bytes(fd: RawFd) -> u64 {
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int into `n`, which lives for the call; on a descriptor that
+    // is no socket it fails and writes nothing.
+    let rc = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) };
+    if rc == 0 {
+        u64::try_from(n).unwrap_or(0)
+    } else {
+        0
+    }
+}
+
+/// Whether `peer` is a loopback address (an IPv4 one mapped in IPv6 too).
+fn is_loopback(peer: io::Result<std::net::SocketAddr>) -> bool {
+    match peer.map(|a| a.ip()) {
+        Ok(std::net::IpAddr::V4(ip)) => ip.is_loopback(),
+        Ok(std::net::IpAddr::V6(ip)) => ip
+            .to_ipv4_mapped()
+            .map_or(ip.is_loopback(), |v4| v4.is_loopback()),
+        Err(_) => false,
+    }
 }
 
 impl Channel for TcpStream {
@@ -71,6 +97,9 @@ impl Channel for TcpStream {
     fn fd(&self) -> RawFd {
         self.as_raw_fd()
     }
+    fn peer_is_loopback(&self) -> bool {
+        is_loopback(self.peer_addr())
+    }
 }
 
 impl Channel for UdpSocket {
@@ -96,6 +125,9 @@ impl Channel for UdpSocket {
     }
     fn fd(&self) -> RawFd {
         self.as_raw_fd()
+    }
+    fn peer_is_loopback(&self) -> bool {
+        is_loopback(self.peer_addr())
     }
 }
 
@@ -383,5 +415,21 @@ impl Attached {
                 let _ = s.send(&hello);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Loopback in IPv4 (all of 127/8), IPv6 and IPv4 mapped in IPv6; nothing else, and no peer
+    /// is no loopback.
+    #[test]
+    fn loopback_peers_are_told_apart() {
+        let at = |a: &str| is_loopback(Ok(a.parse().unwrap()));
+        assert!(at("127.0.0.1:5201") && at("127.3.2.1:1") && at("[::1]:5201"));
+        assert!(at("[::ffff:127.0.0.1]:5201"));
+        assert!(!at("10.233.0.2:5201") && !at("[::ffff:10.0.0.1]:1") && !at("[fe80::1]:1"));
+        assert!(!is_loopback(Err(io::ErrorKind::NotConnected.into())));
     }
 }
