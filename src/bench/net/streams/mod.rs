@@ -4,7 +4,8 @@
 //! Timing. Each side starts its window when the test starts (`Start` for the server, just
 //! before sending it for the client); the first `omit` is a warm-up that is not counted, the
 //! next `duration` is measured. A sender counts what it wrote inside its window; a TCP receiver
-//! counts what it read inside its own window; a UDP receiver counts the datagrams that the
+//! counts what it read inside its own window (one that was not running as it opened starts it at
+//! its first read, without the backlog: [`recv_loop`]); a UDP receiver counts the datagrams that the
 //! sender flagged as measured (so that loss is exact), or, for datagrams too short to carry the
 //! header, what arrived inside its own window.
 //!
