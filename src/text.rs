@@ -159,12 +159,9 @@ pub enum Align {
     Right,
 }
 
-/// Rows laid out in columns two spaces apart under a header, with no borders, in at most `max`
-/// columns: where the table is wider, the widest left-aligned column is cut ("…") until it fits
-/// or is down to 8 columns.
-pub fn columns(header: &[String], rows: &[Vec<String>], align: &[Align], max: usize) -> String {
-    let n = header.len();
-    let mut widths: Vec<usize> = (0..n)
+/// Each column's width: its widest cell, the header's included.
+fn natural_widths(header: &[String], rows: &[Vec<String>]) -> Vec<usize> {
+    (0..header.len())
         .map(|i| {
             rows.iter()
                 .filter_map(|r| r.get(i))
@@ -173,7 +170,15 @@ pub fn columns(header: &[String], rows: &[Vec<String>], align: &[Align], max: us
                 .max()
                 .unwrap_or(0)
         })
-        .collect();
+        .collect()
+}
+
+/// Rows laid out in columns two spaces apart under a header, with no borders, in at most `max`
+/// columns: where the table is wider, the widest left-aligned column is cut ("…") until it fits
+/// or is down to 8 columns.
+pub fn columns(header: &[String], rows: &[Vec<String>], align: &[Align], max: usize) -> String {
+    let n = header.len();
+    let mut widths = natural_widths(header, rows);
     let total = |w: &[usize]| w.iter().sum::<usize>() + 2 * n.saturating_sub(1);
     while total(&widths) > max {
         let Some((i, _)) = widths
@@ -257,14 +262,8 @@ pub fn columns_wrapped(
     max: usize,
     wrapped: &[usize],
 ) -> String {
-    let natural = |i: usize| {
-        rows.iter()
-            .filter_map(|r| r.get(i))
-            .chain(header.get(i))
-            .map(|c| width(c))
-            .max()
-            .unwrap_or(0)
-    };
+    let widest = natural_widths(header, rows);
+    let natural = |i: usize| widest[i];
     let wrapped: Vec<usize> = wrapped
         .iter()
         .copied()

@@ -172,18 +172,22 @@ fn common_parts(rows: &mut [Vec<String>]) -> String {
     if rows.len() < 2 {
         return String::new();
     }
-    let parts =
-        |row: &Vec<String>| -> Vec<String> { row[0].split(" · ").map(str::to_string).collect() };
-    let common: Vec<String> = parts(&rows[0])
-        .into_iter()
-        .skip(1)
-        .filter(|p| {
-            rows.iter()
-                .all(|r| parts(r).iter().skip(1).filter(|q| *q == p).count() == 1)
-        })
+    // Each label's parts after its workload, split once.
+    let split: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r[0].split(" · ").map(str::to_string).collect())
         .collect();
-    for row in rows.iter_mut() {
-        let kept: Vec<String> = parts(row)
+    let common: Vec<String> = split[0][1..]
+        .iter()
+        .filter(|p| {
+            split
+                .iter()
+                .all(|r| r[1..].iter().filter(|q| q == p).count() == 1)
+        })
+        .cloned()
+        .collect();
+    for (row, parts) in rows.iter_mut().zip(split) {
+        let kept: Vec<String> = parts
             .into_iter()
             .enumerate()
             .filter(|(i, p)| *i == 0 || !common.contains(p))

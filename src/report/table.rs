@@ -26,7 +26,7 @@ pub fn set_whole_words(t: &mut Table, headers: &[String], rows: &[Vec<String>]) 
     for r in rows {
         t.add_row(r.clone());
     }
-    let chars = |text: &str| text.chars().count();
+    let chars = crate::text::width;
     let longest = |text: &str| text.split_whitespace().map(chars).max();
     let bound = |i: usize, cell: &dyn Fn(&str) -> Option<usize>| {
         let cells = rows.iter().filter_map(|r| r.get(i)).filter_map(|c| cell(c));

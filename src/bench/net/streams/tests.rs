@@ -6,6 +6,21 @@ use std::net::{TcpListener, TcpStream, UdpSocket};
 
 const COOKIE: u64 = 0x0123_4567_89ab_cdef;
 
+/// A timed receiver's figures: `recv_loop` with this test's cookie, never stopped.
+fn receive<C: Channel>(rx: &mut C, buf: &mut [u8], w: Window, poll: Duration) -> SideStats {
+    recv_loop(
+        rx,
+        buf,
+        w,
+        poll,
+        false,
+        COOKIE,
+        &AtomicBool::new(false),
+        &mut Timeline::default(),
+    )
+    .unwrap()
+}
+
 fn window(ms: u64) -> Window {
     Window {
         start: Instant::now(),
@@ -26,17 +41,7 @@ fn udp_receiver_counts_flagged_datagrams_and_orders() {
     let recv = std::thread::spawn(move || {
         let mut buf = vec![0u8; 1400];
         let poll = Duration::from_micros(50);
-        recv_loop(
-            &mut rx,
-            &mut buf,
-            w,
-            poll,
-            false,
-            COOKIE,
-            &AtomicBool::new(false),
-            &mut Timeline::default(),
-        )
-        .unwrap()
+        receive(&mut rx, &mut buf, w, poll)
     });
     let mut tx = a.try_clone().unwrap();
     let mut buf = vec![0u8; 1400];
@@ -98,17 +103,7 @@ fn udp_receiver_sees_reordering_and_jitter() {
     }
     let mut rx = b;
     let mut buf = vec![0u8; 100];
-    let st = recv_loop(
-        &mut rx,
-        &mut buf,
-        w,
-        Duration::ZERO,
-        false,
-        COOKIE,
-        &AtomicBool::new(false),
-        &mut Timeline::default(),
-    )
-    .unwrap();
+    let st = receive(&mut rx, &mut buf, w, Duration::ZERO);
     assert_eq!(st.messages_received, 4);
     assert_eq!(st.out_of_order, 1);
     assert!(st.jitter_ns > 0.0);
@@ -230,17 +225,7 @@ fn a_tcp_receiver_stalled_at_the_windows_start_counts_no_backlog() {
         stall: Some(Duration::from_millis(400)),
     };
     let mut buf = vec![0u8; 64 * 1024];
-    let st = recv_loop(
-        &mut rx,
-        &mut buf,
-        w,
-        Duration::ZERO,
-        false,
-        COOKIE,
-        &AtomicBool::new(false),
-        &mut Timeline::default(),
-    )
-    .unwrap();
+    let st = receive(&mut rx, &mut buf, w, Duration::ZERO);
     sender.join().unwrap();
     assert_eq!(st.bytes_received, 50_000, "{st:?}");
     // The window from the first read, at about 500 ms, to its end at 1200 ms.
@@ -267,17 +252,7 @@ fn tcp_receiver_gets_everything_polling_or_sleeping() {
             tx.finish();
         });
         let mut buf = vec![0u8; 64 * 1024];
-        let st = recv_loop(
-            &mut rx,
-            &mut buf,
-            w,
-            poll,
-            false,
-            COOKIE,
-            &AtomicBool::new(false),
-            &mut Timeline::default(),
-        )
-        .unwrap();
+        let st = receive(&mut rx, &mut buf, w, poll);
         sender.join().unwrap();
         assert_eq!(st.bytes_received, 1_000_000, "busy poll {poll:?}");
     }
