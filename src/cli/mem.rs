@@ -14,7 +14,7 @@ use crate::runner::Repetition;
 use crate::sysinfo::Isa;
 use crate::sysinfo::SystemInfo;
 use crate::sysinfo::peak::MemPeakOverrides;
-use crate::units::parse_size;
+use crate::units::{format_bytes_binary, parse_size};
 use clap::{Args, ValueEnum};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -75,7 +75,7 @@ pub struct MemArgs {
     #[arg(long, value_enum, default_value = "both")]
     pub huge_pages: HugeArg,
     /// Largest working set of the latency staircase (from 4 KiB, √2 steps).
-    #[arg(long, value_parser = parse_bytes, default_value = "1Gi")]
+    #[arg(long, value_parser = parse_working_set, default_value = "1Gi")]
     pub latency_max: u64,
     /// The memory's theoretical peak in GB/s (instead of SMBIOS).
     #[arg(long, value_name = "GBS", value_parser = parse_positive)]
@@ -119,6 +119,23 @@ fn parse_bytes(s: &str) -> Result<u64, String> {
     parse_size(s).map_err(|e| e.to_string())
 }
 
+/// The largest working set an option may name: more memory than any one machine has (the
+/// largest single-system-image servers hold tens of TiB), so that a typo is refused here
+/// rather than by the memory check after the plan is made.
+const MAX_WORKING_SET: u64 = 1 << 50;
+
+/// A working set (`--array-size`, `--latency-max`): 1 byte to [`MAX_WORKING_SET`].
+fn parse_working_set(s: &str) -> Result<u64, String> {
+    let n = parse_bytes(s)?;
+    if n > MAX_WORKING_SET {
+        return Err(format!(
+            "'{s}' is out of range: at most {} of memory",
+            format_bytes_binary(MAX_WORKING_SET)
+        ));
+    }
+    Ok(n)
+}
+
 /// The sizes of `--array-size`, in the order given.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sizes(pub Vec<u64>);
@@ -138,7 +155,7 @@ fn parse_array_sizes(s: &str) -> Result<Sizes, String> {
         }
         match item.split_once("..") {
             Some((a, b)) => {
-                let (a, b) = (parse_bytes(a.trim())?, parse_bytes(b.trim())?);
+                let (a, b) = (parse_working_set(a.trim())?, parse_working_set(b.trim())?);
                 if a == 0 || a > b {
                     return Err(format!(
                         "'{item}' is an empty range; write the smaller size first, e.g. 16K..1G"
@@ -150,7 +167,7 @@ fn parse_array_sizes(s: &str) -> Result<Sizes, String> {
                 out.push(b);
                 out.dedup();
             }
-            None => out.push(parse_bytes(item.trim())?),
+            None => out.push(parse_working_set(item.trim())?),
         }
         if out.len() > MAX_SIZES {
             return Err(format!(
@@ -408,6 +425,9 @@ mod tests {
             "0..1M",
             "x..1M",
             "16K..1G,16K..1G,16K..1G,16K..1G,16K..1G,16K..1G,16K..1G,16K..1G",
+            "1..18446744073709551615",
+            "18446744073709551615",
+            "2Pi",
         ] {
             assert!(parse_array_sizes(bad).is_err(), "{bad}");
         }

@@ -92,20 +92,19 @@ impl Chase {
 
 /// Working sets from `min` to `max` bytes, spaced by √2 (powers of two and their √2 multiples),
 /// rounded to whole cache lines.
+///
+/// The grid is computed in `f64` and ends at the first step past `max` or past what a `u64`
+/// holds (2⁶⁴ bytes, 120 steps from 4 KiB), whichever comes first: a `max` near `u64::MAX`
+/// gives a finite list, never a step that saturates and repeats.
 pub fn staircase_sizes(min: u64, max: u64) -> Vec<u64> {
-    let mut out = Vec::new();
-    let mut k = 0.0f64;
-    loop {
-        let size = ((4096.0 * 2f64.powf(k / 2.0)) as u64) / LINE as u64 * LINE as u64;
-        k += 1.0;
-        if size > max {
-            break;
-        }
-        if size >= min {
-            out.push(size);
-        }
-    }
-    out
+    // 4096 × 2^(k/2) < 2^64 for k < 2 × (64 − 12).
+    const STEPS: u32 = 2 * (64 - 12);
+    (0..STEPS)
+        .map(|k| 4096.0 * 2f64.powf(f64::from(k) / 2.0))
+        .take_while(|&size| size <= max as f64)
+        .map(|size| (size as u64) / LINE as u64 * LINE as u64)
+        .filter(|&size| size >= min && size <= max)
+        .collect()
 }
 
 /// One plateau of the staircase.
@@ -427,6 +426,15 @@ mod tests {
         let start = c.buffer.as_ptr() as usize;
         // 1600 loads = 16 full laps: back at the start.
         assert_eq!(c.run(1600), start);
+    }
+
+    #[test]
+    fn the_staircase_ends_for_any_max() {
+        let all = staircase_sizes(1, u64::MAX);
+        assert_eq!(all.len(), 104);
+        assert!(all.windows(2).all(|w| w[0] < w[1]), "{all:?}");
+        assert!(staircase_sizes(u64::MAX - 63, u64::MAX).is_empty());
+        assert!(staircase_sizes(1, 4095).is_empty());
     }
 
     #[test]
