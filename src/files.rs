@@ -253,14 +253,32 @@ pub enum InputError {
         path: String,
         source: std::io::Error,
     },
-    #[error("{path} is not a regular file; give a file written by --json")]
-    NotAFile { path: String },
+    #[error("{path} is not a regular file ({kind}); give a regular file")]
+    NotAFile { path: String, kind: &'static str },
     #[error("{path} is larger than {limit} bytes, the most peakbench reads here; {raise}")]
     TooLarge {
         path: String,
         limit: u64,
         raise: &'static str,
     },
+}
+
+/// What a file that is not a regular file is, in words.
+fn kind_of(t: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "another kind of file"
+    }
 }
 
 /// Reads the file at `path`: a regular file of at most `limit` bytes (a device, a pipe or a
@@ -271,10 +289,19 @@ pub fn read_input(path: &Path, limit: u64, raise: &'static str) -> Result<Vec<u8
         path: shown.clone(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(io)?;
+    // O_NONBLOCK: opening a FIFO for reading waits for a writer; with it the open returns at
+    // once and the type check below refuses the FIFO (a regular file ignores the flag).
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(io)?;
     let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
-        return Err(InputError::NotAFile { path: shown });
+        return Err(InputError::NotAFile {
+            path: shown,
+            kind: kind_of(meta.file_type()),
+        });
     }
     if meta.len() > limit {
         return Err(InputError::TooLarge {
@@ -394,6 +421,13 @@ mod tests {
         assert_eq!(read_input(&small, 4096, raise).unwrap().len(), 2048);
         let e = read_input(&small, 1024, raise).unwrap_err().to_string();
         assert!(e.contains("1024 bytes") && e.contains("--max-input"), "{e}");
+        // A FIFO with no writer: refused at once, not waited on.
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo reads it and keeps nothing.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = read_input(&fifo, 1024, raise).unwrap_err();
+        assert!(matches!(e, InputError::NotAFile { .. }), "{e}");
         let e = read_input(Path::new("/dev/zero"), 1024, raise).unwrap_err();
         assert!(matches!(e, InputError::NotAFile { .. }), "{e}");
         assert!(read_input(dir.path(), 1024, raise).is_err());
