@@ -80,7 +80,38 @@ fn options(table: &toml::Table, skip: &[&str]) -> Result<Vec<(String, Value)>, S
         .collect()
 }
 
+/// Options that destroy data (an existing file's, a block device's): a profile file that sets
+/// one is refused unless the same flag is given to `peakbench run` itself, so that a shared,
+/// innocent-looking profile cannot decide it alone.
+pub const DESTRUCTIVE: &[&str] = &["allow-overwrite", "destructive"];
+
 impl Profile {
+    /// Refuses a profile that sets one of the [`DESTRUCTIVE`] options (in a job or in
+    /// `[defaults]`) not in `given`, the flags of the command line that runs it.
+    pub fn refuse_destructive(&self, given: &[&str]) -> Result<(), String> {
+        let jobs = self.jobs.iter().enumerate().map(|(i, j)| {
+            (
+                format!("job {} ({})", i + 1, j.subsystem),
+                j.options.as_slice(),
+            )
+        });
+        let all = std::iter::once(("[defaults]".to_string(), self.defaults.as_slice())).chain(jobs);
+        for (where_, options) in all {
+            for (key, v) in options {
+                if DESTRUCTIVE.contains(&key.as_str())
+                    && *v != Value::Flag(false)
+                    && !given.contains(&key.as_str())
+                {
+                    return Err(format!(
+                        "profile {}, {where_}: '{key}' destroys data, and a profile cannot decide that alone; give --{key} to peakbench run as well if that is what you want",
+                        self.name
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Parses a profile's TOML text; `name` is for messages.
     pub fn parse(name: &str, text: &str) -> Result<Profile, String> {
         let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
@@ -304,6 +335,39 @@ mod tests {
 
     /// A job's experiment names it, and is no option of the command line; control characters
     /// in it are escaped.
+    #[test]
+    fn destructive_options_need_the_run_s_flag() {
+        let p = Profile::parse(
+            "x.toml",
+            "[[job]]\nsubsystem = 'disk'\nfile = '/dev/loop0'\ndestructive = true\n",
+        )
+        .unwrap();
+        let e = p.refuse_destructive(&[]).unwrap_err();
+        assert!(e.contains("job 1 (disk): 'destructive'"), "{e}");
+        assert!(e.contains("--destructive"), "{e}");
+        assert!(p.refuse_destructive(&["allow-overwrite"]).is_err());
+        assert_eq!(p.refuse_destructive(&["destructive"]), Ok(()));
+        let p = Profile::parse(
+            "x.toml",
+            "[defaults]\nallow_overwrite = 'yes'\n[[job]]\nsubsystem = 'disk'\n",
+        )
+        .unwrap();
+        let e = p.refuse_destructive(&[]).unwrap_err();
+        assert!(e.contains("[defaults]: 'allow-overwrite'"), "{e}");
+        let p = Profile::parse(
+            "x.toml",
+            "[[job]]\nsubsystem = 'disk'\nallow_overwrite = false\n",
+        )
+        .unwrap();
+        assert_eq!(p.refuse_destructive(&[]), Ok(()));
+        for (name, _) in BUILT_IN {
+            assert_eq!(
+                Profile::built_in(name).unwrap().refuse_destructive(&[]),
+                Ok(())
+            );
+        }
+    }
+
     #[test]
     fn a_job_names_its_experiment() {
         let text = r#"[[job]]

@@ -220,6 +220,9 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
     };
     // Every job checked on this node as it would run, before any node measures.
     let sys = crate::sysinfo::collect(crate::sysinfo::ClockBudget::default());
+    // Nothing destructive on every node at once: a profile's disk jobs may not overwrite a
+    // file or a device in a cluster run (run `peakbench run` on a node for that).
+    suite_run::refuse_destructive(&a.profile, &[])?;
     let (profile, jobs) = suite_run::plan(&a.profile, &sys, Default::default(), None)?;
     let jobs: Vec<Job> = jobs
         .into_iter()

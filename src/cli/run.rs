@@ -36,8 +36,52 @@ pub struct SuiteArgs {
     /// budget.
     #[arg(long, value_parser = parse_budget)]
     pub budget: Option<Duration>,
+    /// Let a profile file's disk jobs set `allow_overwrite = true` (an existing --file's
+    /// contents are destroyed): a profile cannot decide that alone.
+    #[arg(long)]
+    pub allow_overwrite: bool,
+    /// Let a profile file's disk jobs set `destructive = true` (a block device's data are
+    /// destroyed): a profile cannot decide that alone.
+    #[arg(long)]
+    pub destructive: bool,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+impl SuiteArgs {
+    /// The destructive flags given, by their profile keys.
+    fn permits(&self) -> Vec<&'static str> {
+        [
+            ("allow-overwrite", self.allow_overwrite),
+            ("destructive", self.destructive),
+        ]
+        .into_iter()
+        .filter_map(|(k, on)| on.then_some(k))
+        .collect()
+    }
+}
+
+/// Refuses profile `name` where it sets a destructive option that `given` (the command line's
+/// flags) does not permit, and a flag that no job of it uses (never ignored).
+pub(super) fn refuse_destructive(name: &str, given: &[&str]) -> anyhow::Result<()> {
+    let profile = load(name)?;
+    profile.refuse_destructive(given).map_err(UsageError)?;
+    let sets = |key: &str| {
+        let on = |o: &[(String, crate::profile::Value)]| {
+            o.iter()
+                .any(|(k, v)| k == key && *v != crate::profile::Value::Flag(false))
+        };
+        on(&profile.defaults) || profile.jobs.iter().any(|j| on(&j.options))
+    };
+    if let Some(unused) = given.iter().find(|k| !sets(k)) {
+        return Err(UsageError(format!(
+            "--{unused} lets a profile's job set {} = true, and no job of profile {} does; drop it",
+            unused.replace('-', "_"),
+            profile.name
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 fn load(name: &str) -> anyhow::Result<Profile> {
@@ -45,7 +89,9 @@ fn load(name: &str) -> anyhow::Result<Profile> {
         return Profile::parse(n, text).map_err(|e| anyhow::anyhow!(e));
     }
     let path = std::path::Path::new(name);
-    if !path.is_file() {
+    // Anything of that name is read as a profile file; read_input refuses what is not a
+    // regular file (a FIFO, a device) before it is opened for long.
+    if !path.exists() {
         let names: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
         return Err(UsageError(format!(
             "no profile '{name}': give {} or a profile file (TOML)",
@@ -284,6 +330,7 @@ fn refit_as_it_goes<'a>(
 
 pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
     args.output.validate()?;
+    refuse_destructive(&args.profile, &args.permits())?;
     let sys = crate::sysinfo::collect(crate::sysinfo::ClockBudget::default());
     // The tools are looked up once for every plan the budget tries.
     let refs = args.output.reference.then(|| RefContext::new("."));
