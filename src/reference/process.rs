@@ -1,12 +1,16 @@
 //! Running the tools: PATH lookup, a run bounded in time (killed when it overruns), servers
 //! (on loopback, or on the address `net serve --references` was reached at) that are killed
 //! when dropped, free ports, and temporary files removed when dropped.
+//!
+//! Every tool started here dies with the thread that started it ([`die_with_parent`]): a
+//! peakbench killed outright (SIGKILL, a crash) leaves no tool or tool's server behind.
 
 use super::{RefError, Tool};
 use std::ffi::OsStr;
 use std::io::Read;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, UdpSocket};
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -57,6 +61,37 @@ impl Output {
     pub fn failure(&self, tool: Tool) -> RefError {
         RefError::failed(tool, format!("{} ({})", self.tail(), self.status))
     }
+}
+
+/// Makes the process `cmd` starts receive SIGKILL when the thread that starts it ends
+/// (Linux's `PR_SET_PDEATHSIG`): when peakbench exits, is killed or crashes, every thread ends
+/// and its tools die with it. The signal follows the *thread* that forked, not the process, so
+/// the thread that starts a tool must outlive it: here each one is started by the thread that
+/// waits for it or holds its [`Server`] (the control connection's thread in `net serve`). A
+/// parent that died before the child could ask is caught too: the child then exits at once.
+pub fn die_with_parent(cmd: &mut Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the hook runs in the child between fork and exec; it calls only prctl and
+    // getppid, which are async-signal-safe, and allocates nothing (the errors are raw).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            // Re-parented already: the parent ended before the line above took effect.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        })
+    };
 }
 
 fn reader(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
@@ -165,6 +200,7 @@ fn run_to_end(tool: Tool, cmd: &mut Command, timeout: Duration) -> Result<Output
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    die_with_parent(cmd);
     let mut child = cmd
         .spawn()
         .map_err(|e| RefError::failed(tool, format!("cannot start: {e}")))?;
@@ -362,6 +398,7 @@ impl Server {
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
+        die_with_parent(&mut cmd);
         let child = cmd
             .spawn()
             .map_err(|e| RefError::failed(tool, format!("cannot start its server: {e}")))?;
@@ -640,6 +677,38 @@ mod tests {
     fn a_free_port_is_found() {
         // Whether it is still free a moment later depends on the rest of the machine.
         assert_ne!(free_port(Tool::Iperf3, LOOPBACK.into()).unwrap(), 0);
+    }
+
+    /// A tool whose starting thread ends is killed, though the process goes on and nobody
+    /// kills it: what takes every tool with peakbench when peakbench is killed outright.
+    #[test]
+    fn a_tool_dies_with_the_thread_that_started_it() {
+        let mut child = std::thread::spawn(|| {
+            let mut cmd = Command::new("sleep");
+            cmd.arg("30");
+            die_with_parent(&mut cmd);
+            cmd.spawn().unwrap()
+        })
+        .join()
+        .unwrap();
+        let until = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if Instant::now() > until {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            status.and_then(|s| s.signal()),
+            Some(libc::SIGKILL),
+            "the tool outlived the thread that started it"
+        );
     }
 
     #[test]
