@@ -550,10 +550,11 @@ fn stream_indexes_out_of_range_or_taken_twice_join_nothing() {
     serves_again(&target(s.addr, None));
 }
 
-/// A server that claims CPU figures no machine can have, or socket figures no kernel gives,
-/// is refused by the client: its word is checked like any peer's.
+/// A server that claims CPU figures no machine can have, socket figures no kernel gives, or
+/// to have received at a rate no link carries (1.5×10²⁹ bit/s: every byte a u64 holds in one
+/// nanosecond) is refused by the client: its word is checked like any peer's.
 #[test]
-fn a_server_that_lies_about_its_cpu_or_sockets_is_refused() {
+fn a_server_that_lies_about_its_cpu_sockets_or_rate_is_refused() {
     let lies = [
         (
             Some(
@@ -562,15 +563,23 @@ fn a_server_that_lies_about_its_cpu_or_sockets_is_refused() {
                 "irq_cpus": null, "softirq_cpus": null, "online_cpus": 2}),
             ),
             None,
+            None,
             "impossible CPU figures",
         ),
         (
             None,
             Some(serde_json::json!({"receive_buffer_bytes": u64::MAX})),
+            None,
             "impossible socket figures",
         ),
+        (
+            None,
+            None,
+            Some(serde_json::json!({"bytes_sent": 0, "bytes_received": u64::MAX, "window_ns": 1})),
+            "impossible figures for its side: 18446744073709551615 bytes received",
+        ),
     ];
-    for (cpu, socket, what) in lies {
+    for (cpu, socket, side, what) in lies {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
         let server = std::thread::spawn(move || -> Option<()> {
@@ -608,8 +617,16 @@ fn a_server_that_lies_about_its_cpu_or_sockets_is_refused() {
             let Msg::Done { stats, .. } = protocol::recv(&mut s).ok()? else {
                 return None;
             };
+            // The client's own figures as the server's, but for what the lie changes.
+            let mut stats = serde_json::to_value(stats).ok()?;
+            for (k, v) in side
+                .iter()
+                .flat_map(|s| s.as_object().into_iter().flatten())
+            {
+                stats[k] = v.clone();
+            }
             let results = serde_json::json!({"type": "results",
-                "stats": serde_json::to_value(stats).ok()?, "cpu": cpu, "socket": socket});
+                "stats": stats, "cpu": cpu, "socket": socket});
             protocol::write_raw(&mut s, results.to_string().as_bytes()).ok()
         });
         let got = client::run_test(

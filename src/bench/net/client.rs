@@ -3,7 +3,8 @@
 
 use super::auth::{self, Speaker, Transcript};
 use super::protocol::{
-    self, AUTH_PROTOCOL, FrameError, Msg, PROTOCOL_VERSION, SideStats, TestParams, ToolRequest,
+    self, AUTH_PROTOCOL, FrameError, Msg, PROTOCOL_VERSION, SideStats, TestKind, TestParams,
+    ToolRequest,
 };
 use super::roles::{self, SideResult};
 use super::streams::{UDP_GRACE, Window};
@@ -189,6 +190,15 @@ pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetErro
             "figures of the wrong shape",
             "two sets with --bidir or a load, one otherwise".into(),
         ));
+    }
+    // Its streams' figures: a throughput stream's rates are taken over its window (the
+    // second set is always one: --bidir's other way, or the load's bulk streams).
+    stats
+        .validate(params, params.kind == TestKind::Throughput)
+        .map_err(|e| lie("impossible figures for its side", e))?;
+    if let Some(s) = &second {
+        s.validate(params, true)
+            .map_err(|e| lie("impossible figures for its side", e))?;
     }
     Ok(Outcome {
         client: sides.first,

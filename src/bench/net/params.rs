@@ -336,6 +336,78 @@ pub struct SideStats {
     pub zerocopy_copied: u64,
 }
 
+/// The fastest a side's figures may say it moved data, bit/s: 10 Tbit/s. The fastest link
+/// there is carries 1.6 Tbit/s (800GbE ×2), and loopback copies every byte at least twice
+/// through memory, which no machine does at 2.5 TB/s; a peer that reports more is wrong or
+/// lying.
+pub const MAX_BITS_PER_S: f64 = 1e13;
+
+/// Time beyond a test's warm-up and measured window that a peer's window or jitter may take
+/// (a receiver draining its socket, a late sender's last write): generous.
+const WINDOW_SLACK_MS: u64 = 60_000;
+
+impl SideStats {
+    /// Checks one side's figures that came from the peer, for the test `p`: a window no longer
+    /// than the test (and, for a side whose rates are taken over its window, `windowed`, not
+    /// empty when it counted bytes), jitter a time within it, and bytes and messages (each
+    /// message at least one byte) at no more than [`MAX_BITS_PER_S`] over the window (over
+    /// the whole test for a side that measures none: an echo, an acceptor).
+    pub fn validate(&self, p: &TestParams, windowed: bool) -> Result<(), String> {
+        let test_ns = p
+            .omit_ms
+            .saturating_add(p.duration_ms)
+            .saturating_add(WINDOW_SLACK_MS)
+            .saturating_mul(1_000_000);
+        if self.window_ns > test_ns {
+            return Err(format!(
+                "a window of {:.3} s in a test of at most {:.3} s",
+                self.window_ns as f64 / 1e9,
+                test_ns as f64 / 1e9
+            ));
+        }
+        if !(self.jitter_ns.is_finite() && (0.0..=test_ns as f64).contains(&self.jitter_ns)) {
+            return Err(format!(
+                "a jitter of {} ns in a test of at most {:.3} s",
+                self.jitter_ns,
+                test_ns as f64 / 1e9
+            ));
+        }
+        let counts = [
+            ("bytes sent", self.bytes_sent),
+            ("bytes received", self.bytes_received),
+            ("messages sent", self.messages_sent),
+            ("messages received", self.messages_received),
+            ("datagrams out of order", self.out_of_order),
+            ("messages lost", self.lost),
+            ("zero-copy sends", self.zerocopy_sends),
+        ];
+        let window_ns = match (self.window_ns, windowed) {
+            (0, true) => {
+                if let Some((what, n)) = counts.iter().find(|c| c.1 > 0) {
+                    return Err(format!("{n} {what} in a window of 0 ns"));
+                }
+                return Ok(());
+            }
+            (0, false) => test_ns,
+            (ns, _) => ns,
+        };
+        for (what, n) in counts {
+            let bps = n as f64 * 8.0 / (window_ns as f64 / 1e9);
+            if bps > MAX_BITS_PER_S {
+                return Err(format!(
+                    "{n} {what} in {:.9} s, {bps:.3e} bit/s: above {:.0e} bit/s, faster than any link or machine",
+                    window_ns as f64 / 1e9,
+                    MAX_BITS_PER_S
+                ));
+            }
+        }
+        if self.zerocopy_copied > self.zerocopy_sends {
+            return Err("more zero-copy sends copied than sent".into());
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 pub(super) fn sample() -> TestParams {
     TestParams {
@@ -374,6 +446,78 @@ mod tests {
             assert!(p.validate().is_err(), "{duration_ms} + {omit_ms}");
         }
         assert!(sample().validate().is_ok());
+    }
+
+    /// A peer's figures for its side: what real streams count passes (1.6 Tbit/s, an echo
+    /// that measures no window), what no link or machine can do is refused with the figure.
+    #[test]
+    fn a_peers_side_figures_are_bounded() {
+        let p = tcp();
+        let second = 1_000_000_000;
+        let honest = SideStats {
+            bytes_received: 200_000_000_000,
+            messages_received: 2_000_000,
+            window_ns: second,
+            jitter_ns: 0.0,
+            ..Default::default()
+        };
+        assert_eq!(honest.validate(&p, true), Ok(()));
+        let echo = SideStats {
+            bytes_sent: 64_000_000,
+            bytes_received: 64_000_000,
+            messages_sent: 1_000_000,
+            messages_received: 1_000_000,
+            ..Default::default()
+        };
+        assert_eq!(echo.validate(&ping(), false), Ok(()));
+        assert_eq!(SideStats::default().validate(&p, true), Ok(()));
+        // 1.5×10^29 bit/s: every byte a u64 holds in one nanosecond.
+        let absurd = SideStats {
+            bytes_received: u64::MAX,
+            window_ns: 1,
+            ..honest
+        };
+        let lies = [
+            absurd,
+            SideStats {
+                bytes_received: 2_000_000_000_000,
+                ..honest
+            },
+            SideStats {
+                window_ns: 0,
+                ..honest
+            },
+            SideStats {
+                window_ns: u64::MAX,
+                ..honest
+            },
+            SideStats {
+                jitter_ns: f64::NAN,
+                ..honest
+            },
+            SideStats {
+                jitter_ns: -1.0,
+                ..honest
+            },
+            SideStats {
+                messages_sent: u64::MAX,
+                ..echo
+            },
+            SideStats {
+                zerocopy_sends: 1,
+                zerocopy_copied: 2,
+                ..honest
+            },
+        ];
+        for lie in lies {
+            assert!(lie.validate(&p, true).is_err(), "{lie:?}");
+        }
+        let e = absurd.validate(&p, true).unwrap_err();
+        assert!(
+            e.contains("bytes received") && e.contains("1.476e29"),
+            "{e}"
+        );
+        assert!(echo.validate(&ping(), true).is_err(), "a window of 0 ns");
     }
 
     /// A TCP stream without a warm-up, and a ping-pong.
