@@ -2,7 +2,9 @@
 //! crowds of silent or unauthenticated connections, a server that cannot prove the token,
 //! strangers that try to claim or feed a test's data streams, and requests for reference tools'
 //! servers (issue 29) without the token or out of bounds; absurd socket options, amounts and
-//! rates, stream indexes out of range and a server that lies about itself (issue 32).
+//! rates, stream indexes out of range and a server that lies about itself (issue 32); tools'
+//! servers only with a token (or on loopback), 128 at most for a whole server, none outliving
+//! it, and a server's impossible rates refused (security review, rows 2, 3 and 13).
 //! Everything on 127.0.0.1, every wait bounded.
 
 mod common;
@@ -431,6 +433,300 @@ fn request(instances: u32) -> ToolRequest {
     match tool_request(instances) {
         Msg::ToolSetup { request } => request,
         _ => unreachable!(),
+    }
+}
+
+/// Security review, row 2: however many tests may run at once, one server runs at most 128
+/// tools' servers: two clients that each ask for 128 get them once, the second is refused in
+/// one line; a client's share is freed when it is done or goes away.
+#[test]
+fn tool_servers_are_bounded_for_the_whole_server() {
+    let tools = std::sync::Arc::new(CountingTools::default());
+    let started = || tools.0.load(std::sync::atomic::Ordering::SeqCst);
+    let s = start_with(ServerConfig {
+        token: Some("secret".into()),
+        idle_timeout: Duration::from_secs(2),
+        max_tests: 8,
+        log: false,
+        tools: Some(tools.clone()),
+        ..Default::default()
+    });
+    let t = target(s.addr, Some("secret"));
+    let ask = |n| client::start_tools(&t, &request(n));
+    let refused = |r: Result<client::ToolSession, NetError>| match r {
+        Err(NetError::Refused(m)) => {
+            assert!(m.contains("bound of 128") && !m.contains('\n'), "{m}");
+        }
+        other => panic!("more than 128 tools' servers at once: {other:?}"),
+    };
+    let first = ask(128).unwrap();
+    refused(ask(128));
+    refused(ask(1));
+    assert_eq!(started(), 128);
+    first.finish().unwrap();
+    let a = ask(100).unwrap();
+    let b = ask(28).unwrap();
+    refused(ask(1));
+    // One that goes away: its share is freed once the server has seen it go.
+    drop(a);
+    let until = Instant::now() + Duration::from_secs(5);
+    let c = loop {
+        match ask(100) {
+            Ok(c) => break c,
+            Err(e) => assert!(Instant::now() < until, "the share was not freed: {e}"),
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    b.finish().unwrap();
+    c.finish().unwrap();
+    assert_eq!(started(), 128 + 128 + 100);
+}
+
+/// `peakbench net serve` with `args` on 127.0.0.1 (an ephemeral port), `env` added: its
+/// standard error line by line, and the process, killed when dropped.
+struct Serving {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Serving {
+    fn start(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Serving {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+            .args(["net", "serve", "--bind", "127.0.0.1", "--port", "0"])
+            .args(args)
+            .envs(env.iter().copied())
+            .env_remove("PEAKBENCH_TOKEN")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let err = std::io::BufReader::new(child.stderr.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in err.lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        Serving { child, lines }
+    }
+
+    /// The lines of standard error up to the one that says where it listens, and that
+    /// address (within 20 s).
+    fn listening(&self) -> (Vec<String>, SocketAddr) {
+        let mut seen = Vec::new();
+        let until = Instant::now() + Duration::from_secs(20);
+        while let Ok(line) = self
+            .lines
+            .recv_timeout(until.saturating_duration_since(Instant::now()))
+        {
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                let addr = rest.split_whitespace().next().unwrap().parse().unwrap();
+                return (seen, addr);
+            }
+            seen.push(line);
+        }
+        panic!("the server did not listen within 20 s: {seen:?}");
+    }
+
+    /// Sends `signal` and waits (at most 20 s) for the process to end.
+    fn stop(&mut self, signal: libc::c_int) -> std::process::ExitStatus {
+        // SAFETY: kill sends a signal to our own child process.
+        unsafe { libc::kill(self.child.id() as i32, signal) };
+        let until = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                Instant::now() < until,
+                "the server did not stop within 20 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Security review, row 2: a server that would start the tools' servers for anybody is
+/// refused. `net serve --references` without a token: one line and exit code 2 on an address
+/// other hosts reach (a documentation address, never bound), a warning first on loopback; the
+/// library refuses the same; `cluster run --reference` without a token is refused on every
+/// rank (their servers listen on every address), unless there are no link tests.
+#[test]
+fn references_need_a_token_unless_on_loopback() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .args(["net", "serve", "--references", "--bind", "192.0.2.1"])
+        .args(["--port", "0"])
+        .env_remove("PEAKBENCH_TOKEN")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("needs --token or --token-file"), "{err}");
+
+    let bound = peakbench::bench::net::server::Server::bind(
+        "192.0.2.1:5301".parse().unwrap(),
+        ServerConfig {
+            log: false,
+            tools: Some(std::sync::Arc::new(CountingTools::default())),
+            ..Default::default()
+        },
+    );
+    match bound {
+        Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}"),
+        Ok(_) => panic!("a server without a token started tools for anybody"),
+    }
+
+    let mut local = Serving::start(&["--references"], &[]);
+    let (before, _) = local.listening();
+    assert!(
+        before
+            .iter()
+            .any(|l| l.contains("warning: --references without a token")),
+        "{before:?}"
+    );
+    assert!(local.stop(libc::SIGINT).success());
+
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("p.toml");
+    std::fs::write(
+        &profile,
+        "[[job]]\nsubsystem = 'cpu'\nworkload = ['NULL']\nthreads = 1\nrepeat = 1\n",
+    )
+    .unwrap();
+    for (extra, ok) in [(None, false), (Some("--no-net"), true)] {
+        let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+            .args(["cluster", "run", "--rank", "0", "--world-size", "2"])
+            .args(["--dry-run", "--reference", "--profile"])
+            .arg(&profile)
+            .args(extra)
+            .env_remove("PEAKBENCH_TOKEN")
+            .env("PEAKBENCH_DB", common::test_db())
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        if ok {
+            assert!(out.status.success(), "{err}");
+        } else {
+            assert_eq!(out.status.code(), Some(2), "{err}");
+            assert_eq!(err.trim().lines().count(), 1, "{err}");
+            assert!(err.contains("--reference needs --token"), "{err}");
+        }
+    }
+}
+
+/// A stand-in for sockperf: answers `--version`; as `server [--tcp] -i IP -p PORT` it notes
+/// its process id and port in $FAKE_PIDS and becomes a TCP listener on IP:PORT (a peakbench
+/// server, $FAKE_LISTENER) until it is killed.
+const FAKE_SOCKPERF: &str = r#"#!/bin/sh
+if [ "$1" = "--version" ]; then echo "sockperf: version 3.10"; exit 0; fi
+while [ $# -gt 0 ]; do
+  case "$1" in -i) ip=$2; shift ;; -p) port=$2; shift ;; esac
+  shift
+done
+echo "$$ $port" >> "$FAKE_PIDS"
+exec "$FAKE_LISTENER" net serve --bind "$ip" --port "$port" --idle-timeout 1s
+"#;
+
+/// Whether process `pid` still runs the fake tool's server on `port` (a zombie does not: in a
+/// container nobody may reap it).
+fn runs(pid: u32, port: &str) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The state follows the command's name, in parentheses.
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next());
+    state != Some("Z")
+        && std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| c.split(|&b| b == 0).any(|a| a == port.as_bytes()))
+}
+
+/// Security review, row 3: the tools' servers `net serve --references` started for a client
+/// do not outlive it, however it ends: after SIGINT and SIGTERM it has killed and reaped them
+/// before it exits; after SIGKILL the kernel kills them (PR_SET_PDEATHSIG). The tool is a
+/// stand-in that listens on its port like sockperf; its processes are counted in /proc.
+#[test]
+fn no_tool_server_outlives_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let fake = bin.join("sockperf");
+    std::fs::write(&fake, FAKE_SOCKPERF).unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .unwrap();
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGKILL] {
+        let pids = dir.path().join(format!("pids.{signal}"));
+        let mut s = Serving::start(
+            &["--references", "--token", "secret", "--idle-timeout", "30s"],
+            &[
+                ("PATH", path.as_os_str()),
+                ("FAKE_PIDS", pids.as_os_str()),
+                ("FAKE_LISTENER", env!("CARGO_BIN_EXE_peakbench").as_ref()),
+            ],
+        );
+        let (_, addr) = s.listening();
+        let asked = ToolRequest {
+            seconds: 600,
+            ..request(3)
+        };
+        let session = client::start_tools(&target(addr, Some("secret")), &asked)
+            .unwrap_or_else(|e| panic!("signal {signal}: {e}"));
+        let tools: Vec<(u32, String)> = std::fs::read_to_string(&pids)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let (pid, port) = l.split_once(' ').unwrap();
+                (pid.parse().unwrap(), port.to_string())
+            })
+            .collect();
+        assert_eq!(tools.len(), 3, "{tools:?}");
+        for (pid, port) in &tools {
+            assert!(runs(*pid, port), "the tool's server {pid} is not running");
+            assert!(session.ports.iter().any(|p| p.to_string() == *port));
+        }
+        let status = s.stop(signal);
+        if signal != libc::SIGKILL {
+            // It stopped on its own (`net serve` ends with 0 after Ctrl-C, having served).
+            assert!(status.success(), "signal {signal}: {status:?}");
+        }
+        // The kernel's SIGKILL is sent as the server dies; give it a moment to land.
+        let until =
+            Instant::now() + Duration::from_secs(if signal == libc::SIGKILL { 10 } else { 0 });
+        let left = loop {
+            let left: Vec<u32> = tools
+                .iter()
+                .filter(|(pid, port)| runs(*pid, port))
+                .map(|(pid, _)| *pid)
+                .collect();
+            if left.is_empty() || Instant::now() >= until {
+                break left;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // Whatever happened, none of them is left running after the test.
+        for pid in &left {
+            // SAFETY: kill sends a signal to a process this test started (its pid checked).
+            unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+        }
+        assert!(
+            left.is_empty(),
+            "signal {signal}: the tools' servers {left:?} outlived the server"
+        );
+        drop(session);
     }
 }
 

@@ -83,7 +83,8 @@ pub fn run(mut c: ClusterRun, argv: Vec<String>) -> anyhow::Result<()> {
     let net = worker::net_server(
         matches!(c.advertise, Some(IpAddr::V6(_))),
         c.token.clone(),
-        c.outputs.reference,
+        // The tools' servers serve the links' tests: none without them.
+        c.outputs.reference && !c.plan.patterns.is_empty(),
     )
     .map_err(|e| anyhow::anyhow!("cannot start this rank's network server: {e}"))?;
     let hello = hello(&c, net.addr().port())?;

@@ -208,6 +208,15 @@ fn net_params(a: &RunArgs) -> anyhow::Result<(Option<TestParams>, Option<TestPar
 }
 
 fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
+    let token = a.token.token()?;
+    // Every rank's network server listens on every address and, with --reference, starts
+    // iperf3's and sockperf's servers for the others: only for a rank that proved the token.
+    if a.output.reference && !a.no_net && token.is_none() {
+        return Err(UsageError(
+            "--reference needs --token or --token-file (or PEAKBENCH_TOKEN): every rank's network server listens on every address and would start iperf3's and sockperf's servers for anybody; give every rank the same token, or add --no-net".into(),
+        )
+        .into());
+    }
     let id = detect(&a.id)?;
     let rank0 = id.rank == 0;
     if rank0 {
@@ -262,7 +271,7 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
             port: a.port,
             bind: a.bind,
             advertise: a.advertise,
-            token: a.token.token()?,
+            token,
             join_timeout: a.join_timeout,
             dry_run: a.dry_run,
             hpl,

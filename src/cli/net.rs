@@ -145,7 +145,8 @@ pub struct ServeArgs {
     #[arg(long, default_value = "1", value_parser = parse_max_tests)]
     pub max_tests: usize,
     /// Start iperf3's and sockperf's servers for a client's `--reference` run, bound to the
-    /// address it reached, for that test only (authenticated as a test: same --token).
+    /// address it reached, for that test only (authenticated as a test: same --token, which it
+    /// requires unless --bind is a loopback address), at most 128 at once.
     #[arg(long)]
     pub references: bool,
 }
@@ -416,10 +417,25 @@ pub fn job(args: &NetArgs) -> anyhow::Result<Box<dyn Request>> {
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let token = args.token.token()?;
+    if args.references && token.is_none() {
+        // The tools' servers check no token: only a client that proved one may start them,
+        // unless nobody but this host's users can reach the server.
+        if !args.bind.is_loopback() {
+            return Err(UsageError(format!(
+                "--references on {} needs --token or --token-file: without one anybody who reaches the port could start iperf3's and sockperf's servers; give the clients the same token, or --bind 127.0.0.1",
+                args.bind
+            ))
+            .into());
+        }
+        eprintln!(
+            "peakbench net serve: warning: --references without a token: any user of this host can start iperf3's and sockperf's servers through it; give --token or --token-file"
+        );
+    }
     net::serve(
         SocketAddr::new(args.bind, args.port),
         net::ServerConfig {
-            token: args.token.token()?,
+            token,
             idle_timeout: args.idle_timeout,
             max_tests: args.max_tests,
             tools: args.references.then(|| {

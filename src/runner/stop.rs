@@ -3,7 +3,8 @@
 //! While something is being measured ([`graceful`] was called: a run's recorder, `net serve`,
 //! a cluster rank) the handler only raises a flag: the recorder stops after the current point
 //! and keeps and stores what was measured, the disk benchmark's I/O loops and file layout stop
-//! and remove their temporary file, `net serve` stops accepting; the command exits with 130.
+//! and remove their temporary file, `net serve` stops accepting and stops the reference tools'
+//! servers it started; the command exits with 130.
 //! Otherwise (nothing to keep), or at a second signal, the process exits at once with 130.
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -16,15 +16,19 @@
 //!   [`limits`](super::protocol::limits).
 //! * Every thread a test starts ends with the test, and a client that vanishes mid-test ends
 //!   its test: EOF on the control connection stops the streams.
+//! * Reference tools' servers (`--references`) are started only for an authenticated client,
+//!   on a server that has a token or listens on loopback only ([`Server::bind`] refuses the
+//!   others), at most [`MAX_TOOL_PROCESSES`] at once whatever the number of tests, and all of
+//!   them are stopped and reaped when the server stops.
 
 use super::auth::{self, Speaker, Transcript};
 use super::protocol::{
-    self, AUTH_PROTOCOL, FrameError, Msg, PROTOCOL_VERSION, TestParams, ToolRequest,
+    self, AUTH_PROTOCOL, FrameError, Msg, PROTOCOL_VERSION, TestParams, ToolRequest, limits,
 };
 use super::roles::{self, Role};
 use super::streams::{UDP_GRACE, Window};
 use super::transport::{Attached, Pending};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
@@ -48,6 +52,15 @@ pub trait ToolServers: Send + Sync + std::fmt::Debug {
 /// How long after a reference run's announced time its servers are stopped whatever the
 /// client says: the tools' start-up and reports.
 pub const TOOL_GRACE: Duration = Duration::from_secs(20);
+
+/// The most reference tools' servers (processes) one server runs at once, for all its tests
+/// together: one request's most (sockperf's 128 streams), so that `--max-tests` does not
+/// multiply it.
+pub const MAX_TOOL_PROCESSES: u32 = limits::MAX_STREAMS;
+
+/// Why [`Server::bind`] refuses reference tools' servers: a server reachable from other hosts
+/// that would start them for anyone.
+pub const TOOLS_NEED_A_TOKEN: &str = "the reference tools' servers (--references) are started only by a server with a token, or one that listens on loopback (127.0.0.0/8, ::1)";
 
 /// The server's settings.
 #[derive(Debug, Clone)]
@@ -91,6 +104,99 @@ pub struct Server {
     /// Control threads alive (a backstop: unauthenticated ones are bounded by `startups`,
     /// authenticated ones by the test slots).
     connections: Arc<AtomicUsize>,
+    /// The reference tools' servers running for clients.
+    tool_runs: Arc<ToolRuns>,
+}
+
+/// The reference tools' servers running for clients, counted against [`MAX_TOOL_PROCESSES`],
+/// and all stopped when the server stops.
+#[derive(Default)]
+struct ToolRuns {
+    state: Mutex<ToolRunsState>,
+}
+
+#[derive(Default)]
+struct ToolRunsState {
+    /// Processes running or being started.
+    processes: u32,
+    next_id: u64,
+    /// The guards of the servers started (dropping one stops and reaps its servers).
+    running: HashMap<u64, Box<dyn Send>>,
+    /// The server has stopped: nothing more is started.
+    closed: bool,
+}
+
+/// One client's share of [`ToolRuns`]: its processes counted from before they start until
+/// they have been stopped and reaped (when this is dropped).
+struct ToolRun<'a> {
+    runs: &'a ToolRuns,
+    id: u64,
+    processes: u32,
+}
+
+impl ToolRuns {
+    fn lock(&self) -> std::sync::MutexGuard<'_, ToolRunsState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Counts `processes` more, or says why not (one line for the client).
+    fn reserve(&self, processes: u32) -> Result<ToolRun<'_>, String> {
+        let mut st = self.lock();
+        if st.closed {
+            return Err("the server is stopping".into());
+        }
+        if st.processes.saturating_add(processes) > MAX_TOOL_PROCESSES {
+            return Err(format!(
+                "{processes} more servers would exceed this server's bound of {MAX_TOOL_PROCESSES} reference tools' servers at once ({} running for other clients); try again when they end",
+                st.processes
+            ));
+        }
+        st.processes += processes;
+        st.next_id += 1;
+        Ok(ToolRun {
+            runs: self,
+            id: st.next_id,
+            processes,
+        })
+    }
+
+    /// Stops and reaps every server still running; nothing is started after. Returns how many
+    /// clients' servers were stopped.
+    fn close(&self) -> usize {
+        let running: Vec<Box<dyn Send>> = {
+            let mut st = self.lock();
+            st.closed = true;
+            st.running.drain().map(|(_, guard)| guard).collect()
+        };
+        let n = running.len();
+        drop(running);
+        n
+    }
+}
+
+impl ToolRun<'_> {
+    /// Keeps the started servers' guard until this run ends or the server stops; when the
+    /// server has stopped already, they are stopped at once and that is the error.
+    fn hold(&self, guard: Box<dyn Send>) -> Result<(), String> {
+        let mut st = self.runs.lock();
+        if st.closed {
+            drop(st);
+            drop(guard);
+            return Err("the server is stopping".into());
+        }
+        st.running.insert(self.id, guard);
+        Ok(())
+    }
+}
+
+impl Drop for ToolRun<'_> {
+    fn drop(&mut self) {
+        // Stopped and reaped outside the lock (killing takes a moment), then uncounted.
+        let guard = self.runs.lock().running.remove(&self.id);
+        drop(guard);
+        let mut st = self.runs.lock();
+        st.processes = st.processes.saturating_sub(self.processes);
+    }
 }
 
 /// The unauthenticated connections, oldest first.
@@ -211,8 +317,16 @@ fn recv_by(stream: &TcpStream, until: Instant) -> Result<Msg, FrameError> {
 }
 
 impl Server {
-    /// Binds the control port.
+    /// Binds the control port. A server that would start reference tools' servers
+    /// (`cfg.tools`) without a token on an address other hosts can reach is refused
+    /// ([`TOOLS_NEED_A_TOKEN`]).
     pub fn bind(addr: SocketAddr, cfg: ServerConfig) -> io::Result<Server> {
+        if cfg.tools.is_some() && cfg.token.is_none() && !addr.ip().is_loopback() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                TOOLS_NEED_A_TOKEN,
+            ));
+        }
         Ok(Server {
             listener: TcpListener::bind(addr)?,
             startups: Arc::new(Startups {
@@ -223,6 +337,7 @@ impl Server {
             cfg: Arc::new(cfg),
             tests: Arc::new(AtomicUsize::new(0)),
             connections: Arc::new(AtomicUsize::new(0)),
+            tool_runs: Arc::new(ToolRuns::default()),
         })
     }
 
@@ -235,8 +350,20 @@ impl Server {
     }
 
     /// Accepts clients until `stop` (checked every 100 ms); each control connection is
-    /// handled on its own thread.
+    /// handled on its own thread. When it returns, every reference tool's server it started
+    /// has been stopped and reaped.
     pub fn serve(&self, stop: &AtomicBool) -> io::Result<()> {
+        self.accept_until(stop);
+        let stopped = self.tool_runs.close();
+        if stopped > 0 && self.cfg.log {
+            eprintln!(
+                "peakbench net serve: stopped the reference tools' servers of {stopped} client(s)"
+            );
+        }
+        Ok(())
+    }
+
+    fn accept_until(&self, stop: &AtomicBool) {
         let fd = self.listener.as_raw_fd();
         while !stop.load(Ordering::Relaxed) {
             let mut pfd = libc::pollfd {
@@ -282,6 +409,7 @@ impl Server {
             let cfg = self.cfg.clone();
             let tests = self.tests.clone();
             let startups = self.startups.clone();
+            let tool_runs = self.tool_runs.clone();
             let spawned = std::thread::Builder::new()
                 .name("control".into())
                 .spawn(move || {
@@ -290,7 +418,12 @@ impl Server {
                         startups: &startups,
                         id,
                     };
-                    let result = session(&stream, peer, &cfg, &tests, startup);
+                    let shared = Shared {
+                        cfg: &cfg,
+                        tests: &tests,
+                        tool_runs: &tool_runs,
+                    };
+                    let result = session(&stream, peer, &shared, startup);
                     if let Err(e) = &result {
                         let _ = protocol::send(
                             &mut &stream,
@@ -327,7 +460,6 @@ impl Server {
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
-        Ok(())
     }
 }
 
@@ -364,14 +496,21 @@ enum Served {
     Tool(ToolRequest),
 }
 
+/// What every control connection shares with the server.
+struct Shared<'a> {
+    cfg: &'a ServerConfig,
+    tests: &'a Arc<AtomicUsize>,
+    tool_runs: &'a ToolRuns,
+}
+
 /// One control connection, from hello to results.
 fn session(
     stream: &TcpStream,
     peer: SocketAddr,
-    cfg: &ServerConfig,
-    tests: &Arc<AtomicUsize>,
+    shared: &Shared,
     startup: Startup,
 ) -> Result<Served, SessionError> {
+    let (cfg, tests) = (shared.cfg, shared.tests);
     stream.set_nodelay(true)?;
     stream.set_write_timeout(Some(cfg.idle_timeout.min(cfg.handshake_timeout)))?;
     let local = stream.local_addr()?.ip();
@@ -448,7 +587,7 @@ fn session(
                 State::AwaitSetup
             }
             (State::AwaitSetup, Msg::ToolSetup { request }) => {
-                serve_tool(stream, cfg, &request, local)?;
+                serve_tool(stream, shared, &request, local)?;
                 return Ok(Served::Tool(request));
             }
             (State::AwaitSetup, Msg::Setup { params }) => set_up(stream, params, local)?,
@@ -527,15 +666,15 @@ fn set_up(stream: &TcpStream, params: TestParams, local: IpAddr) -> Result<State
 }
 
 /// Starts the reference tool's servers `request` asks for (with the test slot this session
-/// holds), announces their ports, and stops them when the client is done, goes away or its
-/// time is up.
+/// holds, within [`MAX_TOOL_PROCESSES`] for the whole server), announces their ports, and
+/// stops them when the client is done, goes away or its time is up, or the server stops.
 fn serve_tool(
     stream: &TcpStream,
-    cfg: &ServerConfig,
+    shared: &Shared,
     request: &ToolRequest,
     local: IpAddr,
 ) -> Result<(), SessionError> {
-    let Some(tools) = &cfg.tools else {
+    let Some(tools) = &shared.cfg.tools else {
         return Err(SessionError::Refused(
             "this server starts no reference tool: start it with `peakbench net serve --references` (in a cluster: `--reference` on every rank) to compare with iperf3 and sockperf".into(),
         ));
@@ -543,14 +682,18 @@ fn serve_tool(
     request
         .validate()
         .map_err(|e| SessionError::Refused(format!("refused reference run: {e}")))?;
-    let (ports, servers) = tools
-        .start(request, local)
-        .map_err(|e| SessionError::Refused(format!("{}: {e}", request.tool.name())))?;
+    let refused = |e: String| SessionError::Refused(format!("{}: {e}", request.tool.name()));
+    let run = shared
+        .tool_runs
+        .reserve(request.instances)
+        .map_err(refused)?;
+    let (ports, servers) = tools.start(request, local).map_err(refused)?;
+    run.hold(servers).map_err(refused)?;
     let mut out = stream;
     protocol::send(&mut out, &Msg::ToolReady { ports })?;
     let until = Instant::now() + Duration::from_secs(request.seconds.into()) + TOOL_GRACE;
     let done = recv_by(stream, until);
-    drop(servers);
+    drop(run);
     match done? {
         Msg::ToolDone => Ok(protocol::send(&mut out, &Msg::ToolStopped)?),
         other => Err(SessionError::Refused(format!(
