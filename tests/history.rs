@@ -572,6 +572,38 @@ fn compare_is_blind_to_display_units() {
     }
 }
 
+/// Any `--db` path is a file of that name, read and written alike: `#` and `?` (URI syntax to
+/// SQLite) and a "file:" prefix are part of the name.
+#[test]
+fn any_db_path_is_the_file_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["h#x.db", "h?mode=memory", "file:h.db"] {
+        let db = dir.path().join(name);
+        peakbench(&db)
+            .args(["cpu", "--workload", "NULL", "--repeat", "2"])
+            .timeout(Duration::from_secs(60))
+            .assert()
+            .success();
+        assert!(db.is_file(), "{name}");
+        let listed = peakbench(&db)
+            .args(["history", "--json"])
+            .timeout(Duration::from_secs(30))
+            .assert()
+            .success();
+        let runs: serde_json::Value = serde_json::from_slice(&listed.get_output().stdout).unwrap();
+        assert_eq!(runs.as_array().map(Vec::len), Some(1), "{name}: {runs}");
+        let files: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with(name))
+            .collect();
+        assert!(files.is_empty(), "{name}: also wrote {files:?}");
+        for e in std::fs::read_dir(dir.path()).unwrap() {
+            std::fs::remove_file(e.unwrap().path()).unwrap();
+        }
+    }
+}
+
 /// Inputs are bounded: a device or a file beyond `--max-input` is refused at once with one
 /// line that names the limit and the option, before anything is read (no growing to the size
 /// of /dev/zero).

@@ -182,6 +182,37 @@ fn is_full(e: &rusqlite::Error, db: &Path) -> bool {
     }
 }
 
+/// `path` as an SQLite `file:` URI: absolute, every byte but the unreserved ones and `/`
+/// percent-encoded (`#`, `?`, `%`, spaces and bytes that are not UTF-8 included), so that any
+/// path names the file it names on the command line.
+fn file_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut out = String::from("file:");
+    // Built from the components, so that a leading "//" never reads as an authority.
+    let mut bytes: Vec<u8> = Vec::new();
+    for c in absolute.components() {
+        match c {
+            std::path::Component::RootDir => {}
+            c => {
+                bytes.push(b'/');
+                bytes.extend_from_slice(c.as_os_str().as_bytes());
+            }
+        }
+    }
+    if bytes.is_empty() {
+        bytes.push(b'/');
+    }
+    for b in bytes {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 impl Store {
     /// Opens an existing database for reading only (listing, comparing, reporting): it works on
     /// a read-only file or file system, and never creates or changes anything.
@@ -195,13 +226,7 @@ impl Store {
             .into());
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
-        let uri = |extra: &str| {
-            let p = path
-                .to_string_lossy()
-                .replace('%', "%25")
-                .replace('?', "%3f");
-            format!("file:{p}?mode=ro{extra}")
-        };
+        let uri = |extra: &str| format!("{}?mode=ro{extra}", file_uri(path));
         // A WAL database on read-only media has no -shm file to share: then read it as an
         // immutable file (nothing else can be writing to it there).
         let err = sql_err(&what, path);
@@ -247,7 +272,11 @@ impl Store {
         path: &Path,
         mut err: impl FnMut(rusqlite::Error) -> anyhow::Error,
     ) -> anyhow::Result<Store> {
-        let conn = Connection::open(path).map_err(&mut err)?;
+        // Without SQLITE_OPEN_URI: a --db named "file:…" is a file of that name, not a URI.
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+            | rusqlite::OpenFlags::SQLITE_OPEN_CREATE
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(&mut err)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(&mut err)?;
         // WAL: readers see whole transactions only; a killed writer leaves a readable file.
         let _: String = conn
@@ -562,6 +591,41 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Any path names its own file, read-write and read-only alike: `#`, `?`, `%`, a space, a
+    /// "file:" prefix and bytes that are not UTF-8 are the file's name, not a URI's parts.
+    #[test]
+    fn any_path_is_its_own_database() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let names: Vec<std::ffi::OsString> = vec![
+            "h#x.db".into(),
+            "h?mode=memory.db".into(),
+            "h%23x.db".into(),
+            "a b.db".into(),
+            "file:h.db".into(),
+            std::ffi::OsStr::from_bytes(b"h\xff.db").to_owned(),
+        ];
+        for name in names {
+            let path = dir.path().join(&name);
+            drop(Store::open(&path).unwrap());
+            assert!(path.is_file(), "{name:?}");
+            Store::open_read_only(&path).unwrap();
+            // Nothing of another name was made.
+            let made: Vec<_> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .filter(|n| !n.as_bytes().starts_with(name.as_bytes()))
+                .collect();
+            assert!(made.is_empty(), "{name:?}: {made:?}");
+            for e in std::fs::read_dir(dir.path()).unwrap() {
+                std::fs::remove_file(e.unwrap().path()).unwrap();
+            }
+        }
+        assert_eq!(file_uri(Path::new("/a#b/c?d")), "file:/a%23b/c%3Fd");
+        assert_eq!(file_uri(Path::new("//x/y")), "file:/x/y");
+    }
+
     use crate::results::params::Params;
     use crate::results::{Metric, Subsystem, Unit};
 
