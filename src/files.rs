@@ -109,7 +109,16 @@ fn open_in_place(path: &Path) -> std::io::Result<Option<std::fs::File>> {
 
 /// Checks, before anything runs, that `dir` can take output files: it is a directory, or it
 /// is missing and its parent exists (then [`create_output_dir`] creates it).
+///
+/// A symbolic link is refused: the files written into the directory have fixed names, and
+/// renamed through a link they would replace files in whatever directory it points to.
 pub fn check_output_dir(dir: &Path) -> Result<(), UsageError> {
+    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(UsageError(format!(
+            "cannot write into {}: it is a symbolic link, and files are written only into a directory itself; give the directory it points to, or a new one",
+            crate::text::printable(&dir.display().to_string())
+        )));
+    }
     if dir.is_dir() {
         return Ok(());
     }
@@ -123,9 +132,22 @@ pub fn check_output_dir(dir: &Path) -> Result<(), UsageError> {
 }
 
 /// Creates the output directory `dir` checked by [`check_output_dir`] (not its parents).
+/// A symbolic link put there since the check is refused as well.
 pub fn create_output_dir(dir: &Path) -> std::io::Result<()> {
     match std::fs::create_dir(dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
+        Err(e)
+            if e.kind() == std::io::ErrorKind::AlreadyExists
+                && std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) =>
+        {
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(std::io::Error::new(
+            e.kind(),
+            format!(
+                "{} is not a directory (a symbolic link or a file)",
+                dir.display()
+            ),
+        )),
         r => r.map_err(|e| explained(e, parent_of(dir))),
     }
 }

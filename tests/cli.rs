@@ -698,7 +698,29 @@ fn a_missing_output_directory_is_one_rule_and_one_message() {
         .arg(&charts)
         .assert()
         .success();
-    assert!(std::fs::read_dir(&charts).unwrap().count() > 0);
+    let drawn: Vec<_> = std::fs::read_dir(&charts)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(!drawn.is_empty());
+    // A symbolic link as the directory is refused: the charts' fixed names would be renamed
+    // over the files of the directory it points to.
+    let victim = root.path().join("victim");
+    std::fs::create_dir(&victim).unwrap();
+    for name in &drawn {
+        std::fs::write(victim.join(name), b"precious").unwrap();
+    }
+    let link = root.path().join("link");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let link = link.to_str().unwrap().to_string();
+    common::one_line_exit(
+        &["report", fixture, "--png", &link],
+        2,
+        &["it is a symbolic link"],
+    );
+    for name in &drawn {
+        assert_eq!(std::fs::read(victim.join(name)).unwrap(), b"precious");
+    }
     let data = root.path().join("data");
     Command::new(env!("CARGO_BIN_EXE_peakbench"))
         .env_remove("PEAKBENCH_DB")
