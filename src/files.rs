@@ -222,10 +222,15 @@ pub fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
     })
 }
 
-/// Prints `text` on standard output ([`write_stdout`]); the error says it was standard output.
+/// Prints `text`, for a terminal, on standard output ([`write_stdout`]), every control and
+/// format character but the line feed and the tab escaped ([`crate::text::printable_lines`]):
+/// whatever a document, a peer or a tool put in it, nothing printed can move the cursor,
+/// retitle the terminal or reorder the line. The error says it was standard output.
+/// Machine-readable output (JSON, CSV) is written with [`write_stdout`] as it is.
 pub fn print(text: &str) -> anyhow::Result<()> {
     use anyhow::Context;
-    write_stdout(text.as_bytes()).context("cannot write to standard output")
+    write_stdout(crate::text::printable_lines(text).as_bytes())
+        .context("cannot write to standard output")
 }
 
 /// Writes `bytes` to `path` atomically, or to standard output for `-`. An error names no

@@ -6,18 +6,51 @@
 
 /// `text` with every control character escaped.
 pub fn printable(text: &str) -> String {
-    if !text.chars().any(char::is_control) {
+    if !text.chars().any(unprintable) {
         return text.to_string();
     }
     text.chars()
         .map(|c| {
-            if c.is_control() {
+            if unprintable(c) {
                 c.escape_unicode().to_string()
             } else {
                 c.to_string()
             }
         })
         .collect()
+}
+
+/// Whether `c` is escaped by [`printable`]: a control character (Unicode's Cc: C0, DEL, C1,
+/// ESC among them), a format character (Cf: the bidirectional overrides and isolates U+202A–
+/// U+202E and U+2066–U+2069 that reorder what follows them, zero-width characters, the soft
+/// hyphen, the byte-order mark, tags), or a line or paragraph separator (U+2028, U+2029). The
+/// Cf ranges are Unicode 15.1's.
+pub fn unprintable(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{00AD}'
+                | '\u{0600}'..='\u{0605}'
+                | '\u{061C}'
+                | '\u{06DD}'
+                | '\u{070F}'
+                | '\u{0890}'..='\u{0891}'
+                | '\u{08E2}'
+                | '\u{180E}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{2028}'..='\u{202E}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{206F}'
+                | '\u{FEFF}'
+                | '\u{FFF9}'..='\u{FFFB}'
+                | '\u{110BD}'
+                | '\u{110CD}'
+                | '\u{13430}'..='\u{1343F}'
+                | '\u{1BCA0}'..='\u{1BCA3}'
+                | '\u{1D173}'..='\u{1D17A}'
+                | '\u{E0001}'
+                | '\u{E0020}'..='\u{E007F}'
+        )
 }
 
 /// `text` with every control character but the line feed and the tab escaped: several lines
@@ -397,5 +430,13 @@ mod tests {
         let shown = printable(evil);
         assert!(!shown.chars().any(char::is_control), "{shown}");
         assert_eq!(shown, "host\\u{1b}[2J\\u{d}\\u{a}rank 0: all good\\u{7}");
+        // Right-to-left overrides and isolates, zero-width and separators: escaped too.
+        let evil = "file\u{202E}gpj.exe\u{2066}x\u{200B}y\u{2028}z\u{FEFF}\u{E0041}";
+        assert_eq!(
+            printable(evil),
+            "file\\u{202e}gpj.exe\\u{2066}x\\u{200b}y\\u{2028}z\\u{feff}\\u{e0041}"
+        );
+        // Letters of right-to-left scripts are text, not format characters.
+        assert_eq!(printable("שלום مرحبا"), "שלום مرحبا");
     }
 }

@@ -572,6 +572,105 @@ fn compare_is_blind_to_display_units() {
     }
 }
 
+/// Every JSON pointer to a string in `v`.
+fn string_pointers(v: &serde_json::Value, at: String, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::String(_) => out.push(at),
+        serde_json::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                string_pointers(x, format!("{at}/{i}"), out);
+            }
+        }
+        serde_json::Value::Object(o) => {
+            for (k, x) in o {
+                let k = k.replace('~', "~0").replace('/', "~1");
+                string_pointers(x, format!("{at}/{k}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Text from a document is never printed raw: every free-text field of a recorded run (each
+/// string the document still reads with) carries a terminal title change, a screen clear and a
+/// right-to-left override; importing it, listing the history, reporting it (summary, -v,
+/// Markdown to standard output, a pivot) and comparing it print none of them, on standard
+/// output or standard error.
+#[test]
+fn hostile_text_in_a_document_is_never_printed_raw() {
+    let evil = "\u{1b}]0;owned\u{7}\u{1b}[2J\u{202e}\u{2066}";
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("quick.json")).unwrap()).unwrap();
+    let mut pointers = Vec::new();
+    string_pointers(&doc, String::new(), &mut pointers);
+    // Tried a field at a time (its every occurrence: "/results/*/params/target"), kept where
+    // the document still reads as a report (a name the schema knows is not free text).
+    let field = |p: &str| -> String {
+        p.split('/')
+            .map(|s| if s.parse::<usize>().is_ok() { "*" } else { s })
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    let mut fields: std::collections::BTreeMap<String, Vec<&String>> = Default::default();
+    for p in &pointers {
+        fields.entry(field(p)).or_default().push(p);
+    }
+    let mut hostile = 0;
+    for at in fields.values() {
+        let old = doc.clone();
+        for p in at {
+            let text = doc.pointer(p).unwrap().as_str().unwrap().to_string();
+            *doc.pointer_mut(p).unwrap() = format!("{text}{evil}").into();
+        }
+        if peakbench::results::Report::from_json(&serde_json::to_vec(&doc).unwrap()).is_ok() {
+            hostile += at.len();
+        } else {
+            doc = old;
+        }
+    }
+    assert!(hostile >= 100, "{hostile} of {} strings", pointers.len());
+    for host in [
+        "/system/os/hostname/value",
+        "/command_line/1",
+        "/started_at",
+    ] {
+        let text = doc
+            .pointer(host)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default();
+        assert!(text.ends_with(evil), "{host} is not hostile: {text:?}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let file = dir.path().join("evil.json");
+    std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let f = file.to_str().unwrap();
+    for args in [
+        vec!["history", "--import", f],
+        vec!["history"],
+        vec!["report", f],
+        vec!["report", f, "-v"],
+        vec!["report", "latest", "--markdown", "-"],
+        vec!["report", f, "--pivot", "rows=threads,cols=workload"],
+        vec!["compare", f, "latest"],
+        vec!["compare", f, f, "--same-machine"],
+    ] {
+        let out = peakbench(&db)
+            .args(&args)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let text = [out.stdout, out.stderr].concat();
+        let text = String::from_utf8_lossy(&text);
+        for bad in ['\u{1b}', '\u{7}', '\u{202e}', '\u{2066}'] {
+            assert!(!text.contains(bad), "{args:?} printed {bad:?} raw:\n{text}");
+        }
+        if args[0] == "history" {
+            assert!(out.status.success(), "{args:?}: {text}");
+        }
+    }
+}
+
 /// Any `--db` path is a file of that name, read and written alike: `#` and `?` (URI syntax to
 /// SQLite) and a "file:" prefix are part of the name.
 #[test]

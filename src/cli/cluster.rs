@@ -154,7 +154,7 @@ pub fn run(args: ClusterArgs, argv: Vec<String>) -> anyhow::Result<()> {
     match args.command {
         ClusterCommand::Identity(a) => {
             let id = detect(&a)?;
-            crate::files::print(&format!("{}\n", serde_json::to_string(&id)?))?;
+            crate::files::write_stdout(format!("{}\n", serde_json::to_string(&id)?).as_bytes())?;
             Ok(())
         }
         ClusterCommand::Run(a) => run_cluster(*a, argv),
