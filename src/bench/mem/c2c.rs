@@ -418,6 +418,7 @@ mod tests {
             true,
             &AtomicBool::new(false)
         ));
-        assert!(started.elapsed() >= PATIENCE && started.elapsed() < PATIENCE * 3);
+        // It gives up after its patience, not before (the upper bound only catches a hang).
+        assert!(started.elapsed() >= PATIENCE && started.elapsed() < PATIENCE * 10);
     }
 }
