@@ -64,6 +64,11 @@ fn value(key: &str, v: &toml::Value) -> Result<Value, String> {
 /// set: `peakbench run` takes them.
 const RUN_OPTIONS: &[&str] = &["json", "csv", "markdown", "html", "mib", "gbit"];
 
+/// Options that name code to load into peakbench (a shared library, whose constructors run
+/// as the user at once, even for `--dry-run`'s check): a profile cannot set them, since a
+/// profile is data that users share and run.
+const LOADS_CODE: &[&str] = &["blas-library"];
+
 fn options(table: &toml::Table, skip: &[&str]) -> Result<Vec<(String, Value)>, String> {
     table
         .iter()
@@ -73,6 +78,11 @@ fn options(table: &toml::Table, skip: &[&str]) -> Result<Vec<(String, Value)>, S
             if RUN_OPTIONS.contains(&key.as_str()) {
                 return Err(format!(
                     "'{key}' sets how the whole run is written or printed, not a job; give --{key} to peakbench run"
+                ));
+            }
+            if LOADS_CODE.contains(&key.as_str()) {
+                return Err(format!(
+                    "'{key}' names a library to load into peakbench, whose code would run as you: a profile cannot choose one; run that job on the command line (peakbench cpu … --{key} PATH)"
                 ));
             }
             Ok((key, value(k, v)?))
@@ -335,6 +345,17 @@ mod tests {
 
     /// A job's experiment names it, and is no option of the command line; control characters
     /// in it are escaped.
+    #[test]
+    fn a_profile_cannot_name_a_library_to_load() {
+        for text in [
+            "[[job]]\nsubsystem = 'cpu'\nblas = 'system'\nblas_library = './libblas-fast.so'\n",
+            "[defaults]\nblas-library = 'libx.so'\n[[job]]\nsubsystem = 'cpu'\n",
+        ] {
+            let e = Profile::parse("x.toml", text).unwrap_err();
+            assert!(e.contains("'blas-library' names a library to load"), "{e}");
+        }
+    }
+
     #[test]
     fn destructive_options_need_the_run_s_flag() {
         let p = Profile::parse(

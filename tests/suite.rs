@@ -344,6 +344,57 @@ fn a_profile_cannot_destroy_data_without_the_run_s_flag() {
     assert_ne!(std::fs::read(&victim).unwrap(), b"precious");
 }
 
+/// A profile cannot load code: a job naming a BLAS library (whose constructor would run at
+/// once, in the dry run's check already) is refused before anything is loaded.
+#[test]
+fn a_profile_cannot_load_a_library() {
+    let _share = common::share(false);
+    let dir = tempfile::tempdir().unwrap();
+    let c = dir.path().join("evil.c");
+    let marker = dir.path().join("PWNED");
+    std::fs::write(
+        &c,
+        format!(
+            "#include <stdio.h>\n__attribute__((constructor)) static void pwn(void) {{ FILE *f = fopen(\"{}\", \"w\"); if (f) fclose(f); }}\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let lib = dir.path().join("libblas-fast.so");
+    let built = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&c)
+        .status();
+    if !built.is_ok_and(|s| s.success()) {
+        println!("SKIPPED: no C compiler to build the library (apt-get install gcc)");
+        return;
+    }
+    let profile = dir.path().join("evil.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "[[job]]\nsubsystem = 'cpu'\nworkload = ['DGEMM']\nblas = 'system'\nblas_library = '{}'\n",
+            lib.display()
+        ),
+    )
+    .unwrap();
+    for dry in [true, false] {
+        let mut cmd = peakbench(&dir.path().join("h.db"));
+        cmd.args(["run", "--no-history", "--profile"])
+            .arg(&profile)
+            .timeout(std::time::Duration::from_secs(30));
+        if dry {
+            cmd.arg("--dry-run");
+        }
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("names a library to load"), "{err}");
+        assert!(!marker.exists(), "the library was loaded: {err}");
+    }
+}
+
 #[test]
 fn a_failing_job_does_not_stop_the_suite() {
     let _share = common::share(false);
