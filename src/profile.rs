@@ -128,14 +128,17 @@ impl Profile {
             format!("profile {name} is not valid TOML: {}", e.message())
         })?;
         let mut p = Profile {
-            name: name.into(),
+            name: crate::text::printable(name),
             description: String::new(),
             defaults: Vec::new(),
             jobs: Vec::new(),
         };
         for (key, v) in &doc {
             match (key.as_str(), v) {
-                ("description", toml::Value::String(s)) => p.description = s.clone(),
+                // Printed as it is: a peer's text, escaped once here.
+                ("description", toml::Value::String(s)) => {
+                    p.description = crate::text::printable(s)
+                }
                 ("defaults", toml::Value::Table(t)) => {
                     p.defaults =
                         options(t, &[]).map_err(|e| format!("profile {name}, [defaults]: {e}"))?

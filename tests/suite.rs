@@ -395,6 +395,42 @@ fn a_profile_cannot_load_a_library() {
     }
 }
 
+/// A profile's text is printed escaped: its description in the plan's line, its options in the
+/// jobs' lines (dry run and run alike).
+#[test]
+fn a_profile_s_text_is_never_printed_raw() {
+    let _share = common::share(false);
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("esc.toml");
+    std::fs::write(
+        &profile,
+        "description = \"\\u001b]0;TITLE\\u0007\\u001b[31mRED \\u202eevil\"\n\
+         [[job]]\nsubsystem = 'cpu'\nworkload = ['NULL']\nexperiment = 'x'\nrepeat = 2\n\
+         [[job]]\nsubsystem = 'disk'\nengine = 'null'\nworkload = ['RR']\nsize = '1M'\nblock_size = '4K'\nruntime = '20ms'\nramp = '0s'\nrepeat = 2\ndir = \"d\\u001b[2J\\u202e\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("d\u{1b}[2J\u{202e}")).unwrap();
+    for dry in [true, false] {
+        let mut cmd = peakbench(&dir.path().join("h.db"));
+        cmd.current_dir(dir.path())
+            .args(["run", "--no-history", "--profile"])
+            .arg(&profile)
+            .timeout(std::time::Duration::from_secs(60));
+        if dry {
+            cmd.arg("--dry-run");
+        } else {
+            cmd.arg("-v");
+        }
+        let out = cmd.output().unwrap();
+        let text = String::from_utf8_lossy(&[out.stdout, out.stderr].concat()).into_owned();
+        assert!(out.status.success(), "{text}");
+        assert!(text.contains("RED"), "{text}");
+        for bad in ['\u{1b}', '\u{7}', '\u{202e}'] {
+            assert!(!text.contains(bad), "dry run {dry}: {bad:?} raw in\n{text}");
+        }
+    }
+}
+
 #[test]
 fn a_failing_job_does_not_stop_the_suite() {
     let _share = common::share(false);

@@ -130,10 +130,15 @@ impl Recorder {
             ),
             None => format!("peakbench {command}: {setup}"),
         };
-        // One write, and a closed standard error is no reason to stop measuring.
+        // One write, and a closed standard error is no reason to stop measuring. Escaped: a
+        // path or a name from a profile or a peer is in it.
         let text = format!(
             "{}\n",
-            crate::text::wrap(&line, crate::text::terminal_width(), "  ")
+            crate::text::wrap(
+                &crate::text::printable(&line),
+                crate::text::terminal_width(),
+                "  "
+            )
         );
         let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), text.as_bytes());
     }
@@ -239,7 +244,7 @@ impl Recorder {
                         r.subsystem, r.workload, r.metric
                     );
                     if self.reference_notes.insert(note.clone()) {
-                        eprintln!("peakbench: reference: {note}");
+                        eprintln!("peakbench: reference: {}", crate::text::printable(&note));
                     }
                     r.reference_unknown_reason = Some(why);
                 }
@@ -252,7 +257,10 @@ impl Recorder {
                             Err(e) => {
                                 let e = e.to_string();
                                 if self.reference_notes.insert(e.clone()) {
-                                    eprintln!("peakbench: reference: {e}");
+                                    eprintln!(
+                                        "peakbench: reference: {}",
+                                        crate::text::printable(&e)
+                                    );
                                 }
                             }
                         }
@@ -260,7 +268,7 @@ impl Recorder {
                 }
                 Some(Err(e)) => {
                     if self.reference_notes.insert(e.clone()) {
-                        eprintln!("peakbench: reference: {e}");
+                        eprintln!("peakbench: reference: {}", crate::text::printable(&e));
                     }
                     r.reference_unknown_reason = Some(e);
                 }

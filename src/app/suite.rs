@@ -73,7 +73,8 @@ pub fn run_jobs_refitted(
                     .as_ref()
                     .map_or(String::new(), |e| format!("{e}; ")),
                 crate::units::format_duration(job.estimate),
-                job.line.join(" ")
+                // The options as the profile wrote them: escaped for the terminal.
+                crate::text::printable(&job.line.join(" "))
             );
             if rec.verbose() {
                 eprintln!("{}", crate::text::wrap(&line, width, "  "));

@@ -149,8 +149,18 @@ pub fn with_servers<T>(
         token: token.map(str::to_string),
     };
     let session = client::start_tools(&target, request).map_err(|e| match e {
-        NetError::Refused(m) => RefError::unsupported(tool, format!("the server at {addr}: {m}")),
-        other => RefError::failed(tool, format!("the server at {addr}: {other}")),
+        // The server's words are a peer's: escaped where they are kept and printed.
+        NetError::Refused(m) => RefError::unsupported(
+            tool,
+            format!("the server at {addr}: {}", crate::text::printable(&m)),
+        ),
+        other => RefError::failed(
+            tool,
+            format!(
+                "the server at {addr}: {}",
+                crate::text::printable(&other.to_string())
+            ),
+        ),
     })?;
     let result = client(addr.ip(), &session.ports);
     // The server stops its tool's servers when told, or when the connection closes.
