@@ -249,6 +249,15 @@ impl Store {
     /// up.
     pub fn open(path: &Path) -> anyhow::Result<Store> {
         crate::files::check_output_file(path)?;
+        // A device (/dev/null) is a fine output but no database: SQLite would make its journal
+        // beside it (/dev/null-journal).
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            return Err(crate::error::UsageError(format!(
+                "cannot open the results database {}: it is not a regular file; give a new or existing database file",
+                crate::text::printable(&path.display().to_string())
+            ))
+            .into());
+        }
         let existed = path.exists();
         let what = format!("cannot open the results database {}", path.display());
         let mut full = false;
@@ -278,6 +287,21 @@ impl Store {
             | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(&mut err)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(&mut err)?;
+        // Another program's database is left alone: a file with tables but no peakbench `meta`
+        // table is not taken over (nothing is created in it, its journal mode is not changed).
+        let tables: Vec<String> = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+            .and_then(|mut q| {
+                q.query_map([], |r| r.get(0))?
+                    .collect::<Result<Vec<String>, _>>()
+            })
+            .map_err(&mut err)?;
+        if !tables.is_empty() && !tables.iter().any(|t| t == "meta") {
+            anyhow::bail!(
+                "cannot open the results database {}: it is another program's SQLite database (no peakbench tables); give another --db",
+                crate::text::printable(&path.display().to_string())
+            );
+        }
         // WAL: readers see whole transactions only; a killed writer leaves a readable file.
         let _: String = conn
             .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
@@ -593,7 +617,8 @@ mod tests {
     use super::*;
 
     /// Any path names its own file, read-write and read-only alike: `#`, `?`, `%`, a space, a
-    /// "file:" prefix and bytes that are not UTF-8 are the file's name, not a URI's parts.
+    /// "file:" prefix and bytes that are not UTF-8 are the file's name, not a URI's parts. A
+    /// device or another program's database is refused and left as it was.
     #[test]
     fn any_path_is_its_own_database() {
         use std::os::unix::ffi::OsStrExt;
@@ -623,6 +648,28 @@ mod tests {
             }
         }
         assert_eq!(file_uri(Path::new("/a#b/c?d")), "file:/a%23b/c%3Fd");
+        // Another program's database is not taken over; a device is no database.
+        let other = dir.path().join("other.db");
+        let c = Connection::open(&other).unwrap();
+        c.execute_batch("CREATE TABLE bookmarks(url TEXT)").unwrap();
+        drop(c);
+        let e = Store::open(&other).err().unwrap().to_string();
+        assert!(e.contains("another program's SQLite database"), "{e}");
+        let c = Connection::open(&other).unwrap();
+        let tables: i64 = c
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(tables, 1);
+        let mode: String = c
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "delete");
+        let e = Store::open(Path::new("/dev/null"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        assert!(!Path::new("/dev/null-journal").exists());
         assert_eq!(file_uri(Path::new("//x/y")), "file:/x/y");
     }
 
