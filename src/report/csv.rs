@@ -37,8 +37,18 @@ const FIGURES: [&str; 18] = [
 
 /// A field, quoted where it must be; control characters (from a peer's host name or message)
 /// escaped, so that a field never spans lines nor drives a terminal.
+///
+/// A text cell that a spreadsheet would read as a formula (it starts with `=`, `+`, `-`, `@`,
+/// and is not a number) is given a leading `'`, as OWASP advises against CSV injection: a
+/// host name or a reason from a file never runs in the reader's spreadsheet.
 fn field(text: &str) -> String {
-    let text = &crate::text::printable(text);
+    let printable = crate::text::printable(text);
+    let text = &if printable.starts_with(['=', '+', '-', '@']) && printable.parse::<f64>().is_err()
+    {
+        format!("'{printable}")
+    } else {
+        printable
+    };
     if text.contains([',', '"', '\n']) {
         format!("\"{}\"", text.replace('"', "\"\""))
     } else {
@@ -204,4 +214,21 @@ fn render_rows(report: &Report, per_sample: bool) -> Vec<u8> {
         out.push('\n');
     }
     out.into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::field;
+
+    /// A cell a spreadsheet would run is defused; numbers, negative ones too, stay numbers.
+    #[test]
+    fn formulas_are_defused_numbers_kept() {
+        assert_eq!(field("=cmd|' /C calc'!A0"), "'=cmd|' /C calc'!A0");
+        assert_eq!(field("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(field("+1+cmd"), "'+1+cmd");
+        assert_eq!(field("-2.5"), "-2.5");
+        assert_eq!(field("1e-3"), "1e-3");
+        assert_eq!(field("=a,b"), "\"'=a,b\"");
+        assert_eq!(field("host\u{1b}[2J"), "host\\u{1b}[2J");
+    }
 }
