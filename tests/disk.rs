@@ -148,6 +148,29 @@ fn bad_input_and_unsafe_targets_are_refused() {
         &["disk", "--dir", d, "--size", "1000T"],
         "not enough free space",
     );
+    // --allow-overwrite is for files: a character device or a FIFO is no test file.
+    let fifo = dir.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for target in ["/dev/zero", fifo.to_str().unwrap(), d] {
+        common::one_line_exit_2(
+            &[
+                "disk",
+                "--file",
+                target,
+                "--allow-overwrite",
+                "--engine",
+                "null",
+            ],
+            "is neither a regular file nor a block device",
+        );
+    }
+    std::fs::remove_file(&fifo).unwrap();
     assert_eq!(leftovers(dir.path()), Vec::<String>::new());
 }
 

@@ -59,7 +59,9 @@ pub enum DiskError {
     DirMissing { dir: String, option: &'static str },
     #[error("{0} is not a directory; give a directory to --dir")]
     NotADir(String),
-    #[error("{0} is a directory; give a file path to --file, or use --dir")]
+    #[error(
+        "{0} is neither a regular file nor a block device (or it changed since it was checked); give a file path to --file, or use --dir"
+    )]
     NotAFile(String),
     #[error(
         "{0} exists; peakbench only writes files it creates: choose a new path, or pass --allow-overwrite to destroy its contents"

@@ -140,7 +140,8 @@ pub fn resolve(
                 }
                 (path.clone(), false, true)
             }
-            Ok(m) if m.is_dir() => return Err(DiskError::NotAFile(path.display().to_string())),
+            // A directory, a character device, a FIFO or a socket is no test file.
+            Ok(m) if !m.is_file() => return Err(DiskError::NotAFile(path.display().to_string())),
             Ok(_) if !allow_overwrite => {
                 return Err(DiskError::FileExists(path.display().to_string()));
             }
@@ -219,6 +220,25 @@ pub fn open(place: &Place, size: u64, how: Opening) -> Result<Target, DiskError>
     }
     let file = &target.file;
     let meta = file.metadata().map_err(|e| fail(e, "stat"))?;
+    // What was opened is what was checked: a path swapped since (for a symlink to a block
+    // device, or another file) is refused before anything is written to it.
+    let shown = || path.display().to_string();
+    if meta.file_type().is_block_device() != is_block_device {
+        return Err(if is_block_device {
+            DiskError::NotAFile(shown())
+        } else {
+            DiskError::BlockDeviceNeedsDestructive(shown())
+        });
+    }
+    if !is_block_device && !meta.is_file() {
+        return Err(DiskError::NotAFile(shown()));
+    }
+    if let Some(again) = &target.buffered {
+        let m = again.metadata().map_err(|e| fail(e, "stat"))?;
+        if (m.dev(), m.ino()) != (meta.dev(), meta.ino()) {
+            return Err(DiskError::NotAFile(shown()));
+        }
+    }
     let dev = if is_block_device {
         meta.rdev()
     } else {
