@@ -91,6 +91,7 @@ fn block_device(path: &Path) -> String {
 /// missing name), which is written atomically. The type is checked again on the opened file, so
 /// a swap between the look and the open cannot make a regular file be written in place.
 fn open_in_place(path: &Path) -> std::io::Result<Option<std::fs::File>> {
+    use std::os::fd::AsRawFd;
     use std::os::unix::fs::FileTypeExt;
     let special = |t: std::fs::FileType| t.is_char_device() || t.is_fifo();
     match std::fs::metadata(path) {
@@ -99,12 +100,43 @@ fn open_in_place(path: &Path) -> std::io::Result<Option<std::fs::File>> {
             block_device(path),
         )),
         Ok(m) if special(m.file_type()) => {
-            // No O_CREAT and no O_TRUNC: nothing is created, nothing is cut.
-            let file = std::fs::OpenOptions::new().write(true).open(path)?;
+            // No O_CREAT and no O_TRUNC: nothing is created, nothing is cut. O_NONBLOCK: a FIFO
+            // that nobody reads is refused at once (ENXIO) instead of waited on forever.
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(path)
+                .map_err(|e| match e.raw_os_error() {
+                    Some(libc::ENXIO) => std::io::Error::new(
+                        e.kind(),
+                        format!(
+                            "{} is a FIFO that no process reads; start its reader first",
+                            path.display()
+                        ),
+                    ),
+                    _ => e,
+                })?;
+            // Written as any file from here on (a reader that is slow is waited for).
+            // SAFETY: F_GETFL/F_SETFL on a descriptor this function owns; no memory is passed.
+            unsafe {
+                let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+                if flags >= 0 {
+                    libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
+                }
+            }
             Ok(special(file.metadata()?.file_type()).then_some(file))
         }
         _ => Ok(None),
     }
+}
+
+/// Whether `path` is (or links to) a pipe or a character device: an output written into in
+/// place ([`write_output`]), which takes each write as more of its stream.
+pub fn is_stream(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    path == Path::new("-")
+        || std::fs::metadata(path)
+            .is_ok_and(|m| m.file_type().is_char_device() || m.file_type().is_fifo())
 }
 
 /// Checks, before anything runs, that `dir` can take output files: it is a directory, or it

@@ -1320,3 +1320,55 @@ fn report_pivots_a_sweep_in_every_format() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+/// An output that is a pipe or a device is written once, at the end (one document, not one a
+/// point), and a FIFO that nobody reads is refused at once rather than waited on.
+#[test]
+fn streams_get_one_document_and_a_fifo_without_reader_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = peakbench()
+        .env("PEAKBENCH_DB", dir.path().join("h.db"))
+        .args([
+            "cpu",
+            "--workload",
+            "NULL",
+            "--threads",
+            "1,2",
+            "--repeat",
+            "2",
+            "--quiet",
+            "--json",
+            "/dev/stdout",
+        ])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("not one JSON document ({e}): {text}"));
+    assert_eq!(doc["results"].as_array().map(Vec::len), Some(2), "{doc}");
+    let fifo = dir.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    common::one_line_exit(
+        &[
+            "peak",
+            "--uarch",
+            "zen4",
+            "--cores",
+            "2",
+            "--ghz",
+            "3",
+            "--json",
+            fifo.to_str().unwrap(),
+        ],
+        1,
+        &["is a FIFO that no process reads"],
+    );
+}

@@ -107,12 +107,17 @@ impl Outputs {
     /// Writes the requested outputs that go to files (`stdout` false: after every point) or
     /// to standard output (`stdout` true: once, at the end). The copy in display units is made
     /// once for all the exporters that print, and only when one is asked for.
-    fn write(&self, report: &Report, stdout: bool) -> anyhow::Result<()> {
+    fn write(&self, report: &Report, stdout: bool, streams: bool) -> anyhow::Result<()> {
         let mut shown: Option<Report> = None;
         for (path, render, displayed) in self.outputs() {
             let Some(path) = path.as_ref().filter(|p| (p.as_os_str() == "-") == stdout) else {
                 continue;
             };
+            // A pipe or a device (/dev/stdout, a FIFO) takes what is written to it, never a
+            // replacement: it gets the report once, at the end, not a document a point.
+            if !stdout && !streams && crate::files::is_stream(path) {
+                continue;
+            }
             let bytes = if displayed {
                 render(shown.get_or_insert_with(|| report.displayed(&self.display)))
             } else {
@@ -128,14 +133,21 @@ impl Outputs {
         Ok(())
     }
 
-    /// Writes every requested file from the report as it stands (called after every point).
+    /// Writes every requested file from the report as it stands (called after every point),
+    /// but for pipes and devices ([`Outputs::write_final_files`] writes those).
     pub fn write_files(&self, report: &Report) -> anyhow::Result<()> {
-        self.write(report, false)
+        self.write(report, false, false)
+    }
+
+    /// Writes every requested file, pipes and devices too (once, at the end of the run,
+    /// however it ends).
+    pub fn write_final_files(&self, report: &Report) -> anyhow::Result<()> {
+        self.write(report, false, true)
     }
 
     /// Writes the outputs that go to standard output (once, at the end).
     pub fn write_stdout(&self, report: &Report) -> anyhow::Result<()> {
-        self.write(report, true)
+        self.write(report, true, true)
     }
 
     /// What the terminal shows of `report`, in display units, in the terminal's width: every

@@ -399,7 +399,7 @@ impl Recorder {
         let Some(report) = self.report.as_ref() else {
             return outcome;
         };
-        if let Err(e) = self.output.write_files(report) {
+        if let Err(e) = self.output.write_final_files(report) {
             return outcome.and(Err(e));
         }
         // A failed run still shows what it measured; an interrupted one stops at once.

@@ -709,6 +709,8 @@ pub fn one_line_exit(args: &[&str], code: i32, expected: &[&str]) {
         .env("PEAKBENCH_DB", test_db())
         .env(MOCK_CLOCK.0, MOCK_CLOCK.1)
         .args(args)
+        // A hang's bound (a refusal is at once): a command that waits fails instead.
+        .timeout(std::time::Duration::from_secs(120))
         .assert()
         .code(code);
     let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
