@@ -17,9 +17,11 @@ pub use crate::bench::net::sockopt::check_congestion;
 pub use crate::bench::net::{NetOptions, NetWorkload, Proto, estimate};
 pub use crate::results::socket::SocketOptions;
 
-/// A user error (2) or a failure (1).
+/// A user error (2), a failure (1) or an interruption (130).
 fn classify(e: NetError) -> anyhow::Error {
-    if e.is_usage() {
+    if matches!(e, NetError::Interrupted) {
+        anyhow::Error::new(crate::error::Interrupted)
+    } else if e.is_usage() {
         anyhow::Error::new(UsageError(e.to_string()))
     } else {
         anyhow::Error::new(e)

@@ -350,6 +350,11 @@ impl Recorder {
             if let Some(t) = tools {
                 t.finish(outcome.is_ok());
             }
+            // A point a signal cut short (verify's) is not whole: dropped, whatever it gave.
+            if crate::runner::stop::cut_short() {
+                bar.finish_and_clear();
+                return Err(Interrupted.into());
+            }
             match outcome {
                 Ok(mut records) => {
                     let cpus = crate::runner::affinity::allowed_cpus().len();

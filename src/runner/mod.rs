@@ -127,7 +127,8 @@ pub fn on_cpu<T: Send>(cpu: usize, f: impl FnOnce() -> T + Send) -> std::io::Res
 /// Finds how many iterations of `kernel` take about `target` on the calling thread: doubles from
 /// one until a run lasts at least `target / 20` (and 1 ms), times that size once more, and
 /// scales by the faster of the two timings (a run that lost its core for a time slice would
-/// otherwise shrink every round that follows).
+/// otherwise shrink every round that follows). A point cut short by a signal
+/// ([`stop::cut_short`]) stops doubling: its figures are dropped.
 pub fn calibrate(target: Duration, kernel: impl Fn(u64)) -> u64 {
     let floor = (target / 20).max(Duration::from_millis(1));
     let time = |iterations| {
@@ -138,6 +139,9 @@ pub fn calibrate(target: Duration, kernel: impl Fn(u64)) -> u64 {
     let mut iterations: u64 = 1;
     loop {
         let elapsed = time(iterations);
+        if stop::cut_short() {
+            return iterations;
+        }
         if elapsed >= floor || iterations >= 1 << 50 {
             return scale(iterations, elapsed.min(time(iterations)), target);
         }

@@ -235,9 +235,13 @@ pub fn refuse_unless_able() -> anyhow::Result<()> {
 }
 
 /// Runs the checks of `opts` into `rec`; their outcome is in the report
-/// ([`crate::results::Report::verification`]). An interruption ends the run after the
-/// current point, with every check so far kept and everything made removed.
+/// ([`crate::results::Report::verification`]). An interruption (SIGINT, SIGTERM, SIGHUP) cuts
+/// the check under way short and ends the run, with every check so far kept and everything
+/// made removed.
 pub fn run(opts: &VerifyOptions, build: Build, rec: &mut Recorder) -> anyhow::Result<()> {
+    // A check judges whole points: one cut short is worth nothing, and its benchmark ends at
+    // once instead of at the end of its time.
+    crate::runner::stop::abandon_points();
     let mut checks = Checks {
         opts,
         build,

@@ -54,6 +54,10 @@ pub enum NetError {
     Io(#[from] io::Error),
     #[error("{0}")]
     Usage(String),
+    /// A signal cut the test short ([`crate::runner::stop::cut_short`]): its figures are not
+    /// whole.
+    #[error("interrupted")]
+    Interrupted,
 }
 
 impl NetError {
@@ -150,7 +154,13 @@ pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetErro
     let stop = AtomicBool::new(false);
     let probe = attached.probe();
     let before = crate::measure::cpu_usage::snapshot();
-    let sides = roles::run_end(attached, params, false, w, cookie, &stop)?;
+    let sides = roles::run_end(attached, params, false, w, cookie, &stop);
+    // Cut short, the streams ended early: the server's figures are not waited for (dropping
+    // the control connection ends its side).
+    if crate::runner::stop::cut_short() {
+        return Err(NetError::Interrupted);
+    }
+    let sides = sides?;
     let cpu = before.until(&crate::measure::cpu_usage::snapshot());
     let socket = probe.map(|p| {
         p.read().with_zerocopy(

@@ -11,7 +11,7 @@
 
 use super::params::SideStats;
 pub use super::params::limits::{MAX_CONNECT_MESSAGE, MAX_CONNECT_RATE};
-use super::streams::{Pacer, Plan, STUCK, Turn, Window};
+use super::streams::{Pacer, Plan, STUCK, Turn, Window, halted};
 use super::transport::tcp_hello;
 use hdrhistogram::Histogram;
 use std::collections::VecDeque;
@@ -19,7 +19,7 @@ use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// How long the server gives one connection to send its request and read the response.
@@ -91,7 +91,7 @@ pub fn accept_loop(
     let mut kept: VecDeque<Waiting> = VecDeque::new();
     let mut fds: Vec<libc::pollfd> = Vec::new();
     let mut st = SideStats::default();
-    let over = || stop.load(Ordering::Relaxed) || Instant::now() >= deadline;
+    let over = || halted(stop) || Instant::now() >= deadline;
     while !over() {
         accept_some(listener, peer, pending, &mut waiting)?;
         fds.clear();
@@ -263,7 +263,7 @@ pub fn connect_loop(
     let st = &mut out.stats;
     let mut pacer = Pacer::new(plan, w.start);
     let mut t = Instant::now();
-    while t < end && !stop.load(Ordering::Relaxed) {
+    while t < end && !halted(stop) {
         match pacer.turn(t, end, st.messages_sent) {
             Turn::Done => break,
             Turn::Wait => {

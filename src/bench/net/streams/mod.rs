@@ -48,6 +48,13 @@ const SEND_SLICE: Duration = Duration::from_millis(100);
 /// read, before it gives up.
 pub const STUCK: Duration = Duration::from_secs(5);
 
+/// Whether a stream's loop ends before its window does: `stop` (a stream of the test failed,
+/// or its server stops), or a signal cut the point short ([`crate::runner::stop::cut_short`]:
+/// verify's client and its server in the same process both end within a loop's turn).
+pub fn halted(stop: &AtomicBool) -> bool {
+    stop.load(Ordering::Relaxed) || crate::runner::stop::cut_short()
+}
+
 /// One side's time window.
 #[derive(Debug, Clone, Copy)]
 pub struct Window {
@@ -249,7 +256,7 @@ pub fn send_loop<C: Channel>(
     let mut st = SideStats::default();
     let mut seq = 0u64;
     let mut now = Instant::now();
-    while now < end && !stop.load(Ordering::Relaxed) {
+    while now < end && !halted(stop) {
         if let Some(gap) = gap {
             if due > now {
                 let ahead = due - now;
@@ -336,7 +343,7 @@ pub fn send_many<C: Channel>(
     let mut sent = vec![0u64; chs.len()];
     let mut st = SideStats::default();
     let mut now = Instant::now();
-    while now < end && !stop.load(Ordering::Relaxed) {
+    while now < end && !halted(stop) {
         let mut wrote = false;
         let mut open = false;
         for (i, ch) in chs.iter_mut().enumerate() {
@@ -457,7 +464,7 @@ pub fn recv_loop<C: Channel>(
                 let now = Instant::now();
                 // A peer that goes on sending (or feeding foreign datagrams) after the window
                 // does not hold the stream: its deadline and `stop` hold whatever arrives.
-                if stop.load(Ordering::Relaxed) || now >= give_up {
+                if halted(stop) || now >= give_up {
                     break;
                 }
                 if header {
@@ -507,7 +514,7 @@ pub fn recv_loop<C: Channel>(
             }
             Err(e) if is_timeout(&e) => {
                 let now = Instant::now();
-                if stop.load(Ordering::Relaxed) || now >= give_up {
+                if halted(stop) || now >= give_up {
                     break;
                 }
                 if now < from {
@@ -552,7 +559,7 @@ fn send_all<C: Channel>(
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
             Ok(n) => at += n,
             Err(e) if is_timeout(&e) => {
-                if stop.load(Ordering::Relaxed) || Instant::now() >= deadline {
+                if halted(stop) || Instant::now() >= deadline {
                     return Err(io::Error::new(
                         io::ErrorKind::TimedOut,
                         "the peer stopped reading",
@@ -589,17 +596,13 @@ pub fn ping_loop<C: Channel>(
     if tagged {
         buf[8..16].copy_from_slice(&cookie.to_be_bytes());
     }
-    ch.set_recv_timeout(Some(if C::CAPS.reliable {
-        STUCK
-    } else {
-        PING_TIMEOUT
-    }))?;
+    ch.set_recv_timeout(Some(if C::CAPS.reliable { POLL } else { PING_TIMEOUT }))?;
     ch.set_send_timeout(Some(SEND_SLICE))?;
     let mut st = SideStats::default();
     let mut seq = 0u64;
     let mut pacer = Pacer::new(plan, w.start);
     let mut t = Instant::now();
-    while t < end && !stop.load(Ordering::Relaxed) {
+    while t < end && !halted(stop) {
         match pacer.turn(t, end, st.messages_sent) {
             Turn::Done => break,
             Turn::Wait => {
@@ -625,11 +628,18 @@ pub fn ping_loop<C: Channel>(
             }
         } else {
             let mut got = 0;
+            let asked = Instant::now();
             while got < buf.len() {
                 match ch.recv(&mut reply[got..buf.len()]) {
                     Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
                     Ok(n) => got += n,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    // A silent peer is given up after STUCK; looked at every POLL, a point cut
+                    // short does not wait for the reply its echo, cut short too, never sends.
+                    Err(e)
+                        if is_timeout(&e)
+                            && asked.elapsed() < STUCK
+                            && !crate::runner::stop::cut_short() => {}
                     Err(e) => return Err(e),
                 }
                 // A peer that trickles its reply is given up as one that sends none.
@@ -675,7 +685,7 @@ pub fn echo_loop<C: Channel>(
     ch.set_send_timeout(Some(SEND_SLICE))?;
     let mut st = SideStats::default();
     // A peer that pings on (or trickles a message) past the deadline is not echoed.
-    let over = || stop.load(Ordering::Relaxed) || Instant::now() >= deadline;
+    let over = || halted(stop) || Instant::now() >= deadline;
     loop {
         if over() {
             return Ok(st);
