@@ -360,8 +360,8 @@ pub fn estimate(
     Duration::from_secs_f64(s)
 }
 
-/// The calls a round's kernel is made in: between two, a point cut short by a signal
-/// ([`crate::runner::stop::cut_short`]) ends its round. A 2 s round makes 20 ms calls; a call
+/// The calls a round's kernel (and each timing of its calibration) is made in: between two, a
+/// point cut short by a signal ([`crate::runner::stop::cut_short`]) ends its round. A 2 s round makes 20 ms calls; a call
 /// costs the kernel's few cycles of filling its chains, nothing beside them.
 const SLICES: u64 = 100;
 
@@ -570,9 +570,9 @@ impl<'a> CpuSession<'a> {
             None => *self.iterations.entry(point.workload).or_insert_with(|| {
                 // Unpinned if pinning fails: the rounds that follow report that error.
                 runner::on_cpu(placement.cpus[0], || {
-                    runner::calibrate(duration, kernel.run)
+                    runner::calibrate(duration, |n| run_sliced(kernel.run, n))
                 })
-                .unwrap_or_else(|_| runner::calibrate(duration, kernel.run))
+                .unwrap_or_else(|_| runner::calibrate(duration, |n| run_sliced(kernel.run, n)))
             }),
         };
         let per_thread = match self.opts.scaling {
