@@ -45,6 +45,14 @@ impl Given {
             .map(|id| format!("--{}", id.replace('_', "-")))
     }
 
+    /// The first option on the command line other than `id`, as users type it.
+    pub fn other_than(&self, id: &str) -> Option<String> {
+        self.0
+            .iter()
+            .find(|given| given.as_str() != id)
+            .map(|given| format!("--{}", given.replace('_', "-")))
+    }
+
     /// Refuses the first of `ids` given where `applies` is false: "`--X` `what`: `fix`".
     pub fn refuse_unless(
         &self,

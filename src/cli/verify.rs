@@ -18,6 +18,13 @@ pub struct VerifyArgs {
     /// Repetitions of each check's benchmark.
     #[arg(long, default_value = "3", value_parser = parse_repeat)]
     pub repeat: usize,
+    /// Run no check: remove what earlier verify runs left behind (after a second Ctrl-C, a
+    /// SIGKILL or a crash), found by its names — network namespaces pbv<pid>s and pbv<pid>c,
+    /// loop devices over peakbench-verify-<pid>-* temporary directories, their tmpfs mounts,
+    /// the directories, control groups peakbench-verify-<pid> — where <pid> is no running
+    /// peakbench; a line for each, then a summary.
+    #[arg(long)]
+    pub cleanup: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -34,6 +41,14 @@ fn parse_measured(s: &str) -> Result<std::time::Duration, String> {
 }
 
 pub fn run(args: VerifyArgs, argv: Vec<String>) -> anyhow::Result<()> {
+    if args.cleanup {
+        if let Some(other) = args.output.given.other_than("cleanup") {
+            return Err(UsageError(format!("--cleanup runs no check: leave out {other}")).into());
+        }
+        crate::app::verify::refuse_unless_able()?;
+        crate::app::verify::run_cleanup(&mut std::io::stdout().lock())?;
+        return Ok(());
+    }
     args.output.validate()?;
     if args.output.reference {
         return Err(UsageError(

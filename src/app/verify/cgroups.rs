@@ -136,17 +136,27 @@ impl Drop for Group {
         if let Err(e) = self.leave() {
             eprintln!("peakbench: warning: {e}");
         }
-        // A group just left may stay busy for a moment.
-        for _ in 0..50 {
-            match std::fs::remove_dir(&self.dir) {
-                Ok(()) => return,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
-                Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
-            }
+        if let Err(e) = remove(&self.dir) {
+            eprintln!("peakbench: warning: {e}");
         }
-        eprintln!(
-            "peakbench: warning: cannot remove the control group {}",
-            self.dir.display()
-        );
     }
+}
+
+/// Removes the control group `dir` (one already gone is fine); a group just left may stay
+/// busy for a moment.
+pub fn remove(dir: &Path) -> Result<(), String> {
+    let mut last = None;
+    for _ in 0..50 {
+        match std::fs::remove_dir(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => last = Some(e),
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Err(format!(
+        "cannot remove the control group {}: {}",
+        dir.display(),
+        last.map_or_else(String::new, |e| e.to_string())
+    ))
 }

@@ -1,12 +1,14 @@
 //! A disk of `verify`'s own: a file in a tmpfs mounted for the run, attached to a loop device.
 //! Its caps are the block I/O controller's; its speed without them is memory's, far above
 //! them, so what the benchmarks measure under a cap is the cap. Dropped, the loop device is
-//! detached, the tmpfs unmounted and its directory removed.
+//! detached, the tmpfs unmounted and its directory (`peakbench-verify-<pid>-XXXXXX` in the
+//! temporary directory) removed.
 
+use super::names;
 use super::sandbox::run;
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub struct LoopDisk {
     /// /dev/loopN.
@@ -22,7 +24,8 @@ impl LoopDisk {
     /// A loop device of `size` bytes over a file in a tmpfs of its own.
     pub fn new(size: u64) -> Result<LoopDisk, String> {
         let dir = tempfile::Builder::new()
-            .prefix("peakbench-verify-")
+            .prefix(&names::temp_prefix(std::process::id()))
+            .rand_bytes(names::TEMP_RANDOM)
             .tempdir()
             .map_err(|e| format!("cannot make a temporary directory: {e}"))?;
         let path = dir.path().to_path_buf();
@@ -41,12 +44,12 @@ impl LoopDisk {
                 "tmpfs",
                 "-o",
                 &format!("size={}k,mode=0700", size / 1024 + 1024),
-                "peakbench-verify",
+                names::MOUNT_SOURCE,
                 &mount_at,
             ],
         )?;
         disk.mounted = true;
-        let image = path.join("disk.img");
+        let image = path.join(names::IMAGE);
         let file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -82,28 +85,36 @@ impl LoopDisk {
 impl Drop for LoopDisk {
     fn drop(&mut self) {
         if self.attached
-            && let Err(e) = run("losetup", &["-d", &self.device.to_string_lossy()])
+            && let Err(e) = detach(&self.device)
         {
             eprintln!("peakbench: warning: {e}");
         }
         if self.mounted
             && let Some(d) = &self.dir
+            && let Err(e) = unmount(d.path())
         {
-            // A loop device just detached may hold its file for a moment.
-            let at = d.path().to_string_lossy().into_owned();
-            let mut outcome = run("umount", &[&at]);
-            for _ in 0..50 {
-                if outcome.is_ok() {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(20));
-                outcome = run("umount", &[&at]);
-            }
-            if let Err(e) = outcome {
-                eprintln!("peakbench: warning: {e}");
-            }
+            eprintln!("peakbench: warning: {e}");
         }
         // The directory itself (empty once unmounted).
         drop(self.dir.take());
     }
+}
+
+/// Detaches loop device `device`.
+pub fn detach(device: &Path) -> Result<(), String> {
+    run("losetup", &["-d", &device.to_string_lossy()])
+}
+
+/// Unmounts the tmpfs on `dir`; a loop device just detached may hold its file for a moment.
+pub fn unmount(dir: &Path) -> Result<(), String> {
+    let at = dir.to_string_lossy().into_owned();
+    let mut outcome = run("umount", &[&at]);
+    for _ in 0..50 {
+        if outcome.is_ok() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        outcome = run("umount", &[&at]);
+    }
+    outcome
 }

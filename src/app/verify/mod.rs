@@ -7,10 +7,14 @@
 //! is skipped with the reason.
 
 mod cgroups;
+mod cleanup;
 mod delay_line;
 mod loop_disk;
+mod names;
 mod net;
 mod sandbox;
+
+pub use cleanup::{Outcome as CleanupOutcome, run_cleanup};
 
 use super::{Recorder, Request};
 use crate::results::verify::{Check, Status, Verification};
@@ -306,7 +310,7 @@ fn disk(c: &mut Checks) -> anyhow::Result<()> {
         Ok(d) => d,
         Err(why) => return skip_both(c, &format!("no loop device over tmpfs: {why}")),
     };
-    let name = format!("peakbench-verify-{}", std::process::id());
+    let name = names::group(std::process::id());
     let mut group = match cgroups::Group::new(cgroups::Controller::Io, &name) {
         Ok(g) => g,
         Err(why) => return skip_both(c, &format!("no block I/O control group: {why}")),
@@ -411,7 +415,7 @@ fn cpu(c: &mut Checks) -> anyhow::Result<()> {
             ..base
         });
     }
-    let name = format!("peakbench-verify-{}", std::process::id());
+    let name = names::group(std::process::id());
     let mut group = match cgroups::Group::new(cgroups::Controller::Cpu, &name) {
         Ok(g) => g,
         Err(why) => {

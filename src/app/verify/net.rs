@@ -240,7 +240,7 @@ fn rate(c: &mut Checks, proto: &str) -> anyhow::Result<()> {
 fn delay(c: &mut Checks, pair: &NetPair, server_ns: &OwnedFd) -> anyhow::Result<()> {
     let base = bases()[2].clone();
     let pid = std::process::id();
-    let names = [format!("pbv{pid}ts"), format!("pbv{pid}tc")];
+    let names = super::names::tuns(pid);
     let tuns = Inside::new(server_ns)
         .and_then(|inside| {
             let t = open_tun(&names[0]).map_err(|e| format!("no TUN device: {e}"));

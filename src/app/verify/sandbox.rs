@@ -50,7 +50,7 @@ impl NetPair {
     /// loopbacks up, a veth pair `pbv<pid>s`/`pbv<pid>c` with [`SERVER_ADDR`] and
     /// [`CLIENT_ADDR`]. A namespace of that name that exists already is not this run's: refused.
     pub fn new(pid: u32) -> Result<NetPair, String> {
-        let names = [format!("pbv{pid}s"), format!("pbv{pid}c")];
+        let names = super::names::namespaces(pid);
         let mut pair = NetPair {
             links: names.clone(),
             names,
@@ -59,7 +59,7 @@ impl NetPair {
         for n in pair.names.clone() {
             if std::path::Path::new("/run/netns").join(&n).exists() {
                 return Err(format!(
-                    "a network namespace named {n} exists already (not this run's): remove it with `ip netns del {n}`"
+                    "a network namespace named {n} exists already (not this run's): an earlier verify of a process with this id left it where `peakbench verify --cleanup` removes it; else remove it with `ip netns del {n}`"
                 ));
             }
             run("ip", &["netns", "add", &n])?;
