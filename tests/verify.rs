@@ -8,6 +8,7 @@ mod common;
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -97,6 +98,62 @@ fn left_by(pid: u32) -> Vec<String> {
         );
     }
     left
+}
+
+/// Waits (bounded) until `pid`'s verify has made something `what` names (`namespace`,
+/// `cgroup`, …): the check that needs it is under way.
+fn wait_until_made(pid: u32, what: &str) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if left_by(pid).iter().any(|l| l.starts_with(what)) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+/// The child's exit status, within a bound that only a hang exceeds (killed past it).
+fn wait_bounded(
+    child: &mut std::process::Child,
+    bound: Duration,
+) -> (std::process::ExitStatus, Duration) {
+    let started = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return (s, started.elapsed());
+        }
+        if started.elapsed() > bound {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("verify did not stop within {bound:?} of the signal");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Sends `sig` to `pid`.
+fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill sends a signal to a child of this test, not yet waited for.
+    unsafe { libc::kill(pid as i32, sig) };
+}
+
+/// Waits (bounded) until signal `sig` sent to `pid` is no longer pending (ShdPnd): the next
+/// one is then a second signal, not merged into it.
+fn wait_delivered(pid: u32, sig: i32) {
+    let bit = 1u64 << (sig - 1);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let pending = status
+            .lines()
+            .find_map(|l| l.strip_prefix("ShdPnd:"))
+            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok());
+        if pending.is_none_or(|p| p & bit == 0) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 fn verify(args: &[&str], dir: &std::path::Path) -> Command {
@@ -271,6 +328,251 @@ fn ctrl_c_midway_leaves_nothing() {
     }
 }
 
+/// The first SIGINT or SIGTERM cuts the check under way short, however long its benchmark
+/// (here 30 s): the run ends with 130 well within a bound that only a hang exceeds, and
+/// leaves nothing (the network's namespaces; the CPU's control group).
+#[test]
+fn the_first_signal_cuts_the_check_under_way_short() {
+    if !root() {
+        eprintln!("SKIPPED the_first_signal_cuts_the_check_under_way_short: not root");
+        return;
+    }
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let _shared = common::share(false);
+    for (only, made, sig) in [
+        ("net", "namespace", libc::SIGINT),
+        ("cpu", "cgroup", libc::SIGTERM),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = verify(
+            &["--only", only, "--duration", "30s", "--repeat", "1"],
+            dir.path(),
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+        let pid = child.id();
+        let under_way = wait_until_made(pid, made);
+        // Into the first benchmark (its calibration or warm-up, or its measured time).
+        std::thread::sleep(Duration::from_secs(2));
+        signal(pid, sig);
+        let (status, took) = wait_bounded(&mut child, Duration::from_secs(15));
+        assert!(under_way, "{only}: no {made} was made");
+        assert_eq!(status.code(), Some(130), "{only}: {status:?}");
+        assert!(left_by(pid).is_empty(), "left behind: {:?}", left_by(pid));
+        eprintln!("verify --only {only} stopped {took:?} after signal {sig}");
+    }
+}
+
+/// The terminal hangs up midway (an SSH connection dropped: SIGHUP, passed on once more as a
+/// shell or sudo does): verify cleans up as after Ctrl-C, exits with 130, and the failed
+/// writes to the dead terminal do not stop it.
+#[test]
+fn a_hangup_midway_cleans_up_like_ctrl_c() {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::process::CommandExt;
+    if !root() {
+        eprintln!("SKIPPED a_hangup_midway_cleans_up_like_ctrl_c: not root");
+        return;
+    }
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let _shared = common::share(false);
+    // A pseudo-terminal whose master this test holds, as sshd does.
+    // SAFETY: posix_openpt returns a new descriptor (owned below) or -1.
+    let master = unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_NONBLOCK) };
+    assert!(master >= 0, "no pseudo-terminal");
+    // SAFETY: master is a new descriptor that nothing else owns.
+    let master = unsafe { OwnedFd::from_raw_fd(master) };
+    let mut name = [0 as libc::c_char; 128];
+    // SAFETY: grantpt/unlockpt on the master; ptsname_r writes at most name.len() bytes.
+    let slave_path = unsafe {
+        assert_eq!(libc::grantpt(master.as_raw_fd()), 0);
+        assert_eq!(libc::unlockpt(master.as_raw_fd()), 0);
+        assert_eq!(
+            libc::ptsname_r(master.as_raw_fd(), name.as_mut_ptr(), name.len()),
+            0
+        );
+        std::ffi::CStr::from_ptr(name.as_ptr())
+            .to_string_lossy()
+            .into_owned()
+    };
+    let slave = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&slave_path)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = verify(
+        &["--only", "disk", "--duration", "30s", "--repeat", "1"],
+        dir.path(),
+    );
+    cmd.stdin(slave.try_clone().unwrap())
+        .stdout(slave.try_clone().unwrap())
+        .stderr(slave);
+    // SAFETY: setsid and ioctl are async-signal-safe; the child leads a session of its own
+    // whose controlling terminal is the pseudo-terminal (its standard input by now).
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY as _, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    drop(cmd);
+    let pid = child.id();
+    // What verify prints to its terminal is read (and dropped) until the hangup.
+    let drain = |until: Instant| {
+        let mut buf = [0u8; 4096];
+        while Instant::now() < until {
+            // SAFETY: buf is writable for its length; the master does not block.
+            while unsafe { libc::read(master.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) } > 0
+            {
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut under_way = false;
+    while Instant::now() < deadline && !under_way {
+        drain(Instant::now() + Duration::from_millis(50));
+        under_way = left_by(pid).iter().any(|l| l.starts_with("cgroup"));
+    }
+    // Into the disk's benchmark: its ramp or its measured time.
+    drain(Instant::now() + Duration::from_secs(2));
+    drop(master);
+    std::thread::sleep(Duration::from_millis(20));
+    signal(pid, libc::SIGHUP);
+    let (status, _) = wait_bounded(&mut child, Duration::from_secs(15));
+    assert!(under_way, "the disk's check was not under way");
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    assert!(left_by(pid).is_empty(), "left behind: {:?}", left_by(pid));
+}
+
+/// A network namespace made for a test, removed when dropped.
+struct Namespace(String);
+
+impl Namespace {
+    fn add(name: String) -> Namespace {
+        let out = Command::new("ip")
+            .args(["netns", "add", &name])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        Namespace(name)
+    }
+
+    fn exists(&self) -> bool {
+        std::path::Path::new("/run/netns").join(&self.0).exists()
+    }
+}
+
+impl Drop for Namespace {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).output();
+    }
+}
+
+/// What a second Ctrl-C (the network's namespaces) and SIGKILL (the disk's loop device,
+/// tmpfs, directory and control group) leave, `verify --cleanup` removes: a line for each and
+/// a summary. A namespace whose name only looks like verify's, and one of a verify's name
+/// whose peakbench is running, are kept.
+#[test]
+fn cleanup_removes_what_a_killed_verify_left_and_nothing_else() {
+    if !root() {
+        eprintln!("SKIPPED cleanup_removes_what_a_killed_verify_left_and_nothing_else: not root");
+        return;
+    }
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let _shared = common::share(false);
+    let dir = tempfile::tempdir().unwrap();
+    let mut left = Vec::new();
+    for (only, made) in [("net", "namespace"), ("disk", "cgroup")] {
+        let mut child = verify(&["--only", only, "--duration", "30s"], dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let under_way = wait_until_made(pid, made);
+        if only == "net" {
+            // Ctrl-C twice: the second ends the process at once, before its cleanup.
+            signal(pid, libc::SIGINT);
+            wait_delivered(pid, libc::SIGINT);
+            signal(pid, libc::SIGINT);
+        } else {
+            signal(pid, libc::SIGKILL);
+        }
+        let (status, _) = wait_bounded(&mut child, Duration::from_secs(15));
+        assert!(under_way, "{only}: no {made} was made");
+        if only == "net" {
+            assert_eq!(status.code(), Some(130), "{status:?}");
+        } else {
+            assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
+        }
+        let things = left_by(pid);
+        assert!(
+            things.iter().any(|l| l.starts_with(made)),
+            "{only}: {things:?}"
+        );
+        left.push(pid);
+    }
+    // Alike but not verify's; verify's name, but its peakbench runs (a server on loopback).
+    let alike = Namespace::add(format!("pbv{}sx", left[0]));
+    let mut server = Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .args(["net", "serve", "--bind", "127.0.0.1", "--port", "0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let running = Namespace::add(format!("pbv{}s", server.id()));
+    let out = verify(&["--cleanup"], dir.path()).output().unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for pid in &left {
+        let things: Vec<String> = left_by(*pid)
+            .into_iter()
+            .filter(|l| !l.contains(&alike.0))
+            .collect();
+        assert!(things.is_empty(), "left behind: {things:?}");
+    }
+    assert!(alike.exists() && running.exists(), "{stdout}");
+    for line in [
+        format!(
+            "removed network namespace pbv{}s (verify {})",
+            left[0], left[0]
+        ),
+        format!(
+            "removed network namespace pbv{}c (verify {})",
+            left[0], left[0]
+        ),
+        "removed loop device /dev/loop".into(),
+        "removed control group ".into(),
+        format!(
+            "kept network namespace {} (verify {} is running)",
+            running.0,
+            server.id()
+        ),
+    ] {
+        assert!(stdout.contains(&line), "no '{line}' in:\n{stdout}");
+    }
+    assert!(!stdout.contains(&alike.0), "{stdout}");
+    let summary = stdout.lines().last().unwrap_or_default();
+    assert!(
+        summary.starts_with("peakbench verify --cleanup: removed ")
+            && left.iter().all(|pid| summary.contains(&pid.to_string())),
+        "{stdout}"
+    );
+}
+
 /// Where the machine cannot impose a ceiling (here: its tools are not on PATH), the check is
 /// skipped with the reason, never passed or failed silently; the rest still run.
 #[test]
@@ -314,6 +616,10 @@ fn it_refuses_what_it_cannot_do() {
     common::one_line_exit_2(&["verify", "--reference"], "leave out --reference");
     common::one_line_exit_2(&["verify", "--only", "gpu"], "gpu");
     common::one_line_exit_2(&["verify", "--duration", "50ms"], "give 100ms or more");
+    common::one_line_exit_2(
+        &["verify", "--cleanup", "--only", "net"],
+        "leave out --only",
+    );
     if root() && std::path::Path::new("/usr/bin/setpriv").exists() {
         let out = Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
