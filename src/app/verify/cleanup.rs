@@ -151,7 +151,8 @@ fn running_peakbench(pid: u32) -> bool {
 /// Everything of verify's names, in the order to remove it, with the pid it names.
 fn find() -> Vec<(u32, Leftover)> {
     let mut found = Vec::new();
-    let entries = |dir: &Path| -> Vec<String> {
+    // Each directory's names, sorted.
+    let entries = |dir: &Path| -> BTreeSet<String> {
         std::fs::read_dir(dir)
             .into_iter()
             .flatten()
@@ -159,18 +160,16 @@ fn find() -> Vec<(u32, Leftover)> {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect()
     };
-    let mut namespaces: Vec<(u32, Leftover)> = entries(Path::new("/run/netns"))
-        .into_iter()
-        .filter_map(|n| names::namespace_pid(&n).map(|pid| (pid, Leftover::Namespace(n))))
-        .collect();
-    namespaces.sort_by(|a, b| a.1.describe().cmp(&b.1.describe()));
-    found.extend(namespaces);
-    let mut links: Vec<(u32, Leftover)> = entries(Path::new("/sys/class/net"))
-        .into_iter()
-        .filter_map(|n| names::link_pid(&n).map(|pid| (pid, Leftover::Link(n))))
-        .collect();
-    links.sort_by(|a, b| a.1.describe().cmp(&b.1.describe()));
-    found.extend(links);
+    found.extend(
+        entries(Path::new("/run/netns"))
+            .into_iter()
+            .filter_map(|n| Some((names::namespace_pid(&n)?, Leftover::Namespace(n)))),
+    );
+    found.extend(
+        entries(Path::new("/sys/class/net"))
+            .into_iter()
+            .filter_map(|n| Some((names::link_pid(&n)?, Leftover::Link(n)))),
+    );
     // Temporary directories: where the system's are, and wherever a loop device's image or a
     // tmpfs of verify's is.
     let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();

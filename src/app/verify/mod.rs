@@ -3,8 +3,10 @@
 //! of its own (a veth pair shaped by tc tbf, a TUN delay line, datagrams dropped by iptables'
 //! statistic match), on a loop device over a tmpfs of its own capped by the block I/O
 //! controller, and under a CPU quota of a control group of its own. Everything is made for the
-//! run and removed after it, also on Ctrl-C and on failure; a check the machine cannot impose
-//! is skipped with the reason.
+//! run and removed after it, also on Ctrl-C, SIGTERM and SIGHUP (which cut the check under way
+//! short) and on failure; a check the machine cannot impose is skipped with the reason. What a
+//! run could not remove (a second Ctrl-C, SIGKILL) `verify --cleanup` finds by its names
+//! ([`names`]) and removes.
 
 mod cgroups;
 mod cleanup;
