@@ -1,6 +1,6 @@
-//! Ctrl-C at any moment of `peakbench run`: the run stops after the current point, keeps what
-//! it measured in its files and in the database (status `interrupted`), removes its temporary
-//! files and exits with 130. Every wait is bounded.
+//! Ctrl-C (or SIGTERM, or SIGHUP) at any moment of `peakbench run`: the run stops after the
+//! current point, keeps what it measured in its files and in the database (status
+//! `interrupted`), removes its temporary files and exits with 130. Every wait is bounded.
 
 mod common;
 
@@ -67,8 +67,12 @@ impl Run {
     }
 
     fn signal(&self) {
+        self.send(libc::SIGINT);
+    }
+
+    fn send(&self, sig: i32) {
         // SAFETY: kill sends a signal to our own child process.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+        unsafe { libc::kill(self.child.id() as i32, sig) };
     }
 
     /// The exit code, within 60 s.
@@ -179,6 +183,23 @@ fn sigint_at_several_moments_always_exits_130_cleanly() {
             run.check_interrupted();
         }
     }
+}
+
+/// SIGHUP (an SSH connection dropped) stops a run as the first Ctrl-C does, and a second one
+/// (a shell and `sudo` each pass it on) does not end it before it has kept its points.
+#[test]
+fn sighup_keeps_the_points_as_ctrl_c_does_however_often_it_comes() {
+    let mut run = Run::start();
+    assert!(
+        run.wait_for_points(2),
+        "two points were not written within 60 s"
+    );
+    run.send(libc::SIGHUP);
+    common::wait_delivered(run.child.id(), libc::SIGHUP);
+    run.send(libc::SIGHUP);
+    assert_eq!(run.wait_status().code(), Some(130));
+    assert!(run.points().unwrap() >= 2);
+    run.check_interrupted();
 }
 
 #[test]

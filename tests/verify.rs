@@ -138,24 +138,6 @@ fn signal(pid: u32, sig: i32) {
     unsafe { libc::kill(pid as i32, sig) };
 }
 
-/// Waits (bounded) until signal `sig` sent to `pid` is no longer pending (ShdPnd): the next
-/// one is then a second signal, not merged into it.
-fn wait_delivered(pid: u32, sig: i32) {
-    let bit = 1u64 << (sig - 1);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while Instant::now() < deadline {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        let pending = status
-            .lines()
-            .find_map(|l| l.strip_prefix("ShdPnd:"))
-            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok());
-        if pending.is_none_or(|p| p & bit == 0) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
 fn verify(args: &[&str], dir: &std::path::Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_peakbench"));
     c.env("PEAKBENCH_DB", dir.join("history.db"))
@@ -500,7 +482,7 @@ fn cleanup_removes_what_a_killed_verify_left_and_nothing_else() {
         if only == "net" {
             // Ctrl-C twice: the second ends the process at once, before its cleanup.
             signal(pid, libc::SIGINT);
-            wait_delivered(pid, libc::SIGINT);
+            common::wait_delivered(pid, libc::SIGINT);
             signal(pid, libc::SIGINT);
         } else {
             signal(pid, libc::SIGKILL);

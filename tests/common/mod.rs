@@ -739,3 +739,21 @@ pub fn share(alone: bool) -> Share {
         Share::Beside(TIMING.read().unwrap_or_else(|e| e.into_inner()))
     }
 }
+
+/// Waits (bounded) until signal `sig` sent to `pid` is no longer pending (ShdPnd): the next
+/// one is then a second signal, not merged into it.
+pub fn wait_delivered(pid: u32, sig: i32) {
+    let bit = 1u64 << (sig - 1);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while std::time::Instant::now() < deadline {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let pending = status
+            .lines()
+            .find_map(|l| l.strip_prefix("ShdPnd:"))
+            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok());
+        if pending.is_none_or(|p| p & bit == 0) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
