@@ -360,9 +360,12 @@ fn a_hangup_midway_cleans_up_like_ctrl_c() {
     }
     let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     let _shared = common::share(false);
-    // A pseudo-terminal whose master this test holds, as sshd does.
+    // A pseudo-terminal whose master only this test holds (not the child: closed on exec), as
+    // sshd does.
     // SAFETY: posix_openpt returns a new descriptor (owned below) or -1.
-    let master = unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_NONBLOCK) };
+    let master = unsafe {
+        libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_NONBLOCK | libc::O_CLOEXEC)
+    };
     assert!(master >= 0, "no pseudo-terminal");
     // SAFETY: master is a new descriptor that nothing else owns.
     let master = unsafe { OwnedFd::from_raw_fd(master) };
