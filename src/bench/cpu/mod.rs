@@ -360,15 +360,18 @@ pub fn estimate(
     Duration::from_secs_f64(s)
 }
 
-/// The calls a round's kernel (and each timing of its calibration) is made in: between two, a
-/// point cut short by a signal ([`crate::runner::stop::cut_short`]) ends its round. A 2 s round makes 20 ms calls; a call
-/// costs the kernel's few cycles of filling its chains, nothing beside them.
+/// The calls a round's kernel (and each timing of its calibration) is made in at most: between
+/// two, a point cut short by a signal ([`crate::runner::stop::cut_short`]) ends its round. A
+/// 2 s round makes 20 ms calls; a call costs the kernel's few cycles of filling its chains (and
+/// an AMX kernel's tile configuration), nothing beside them.
 const SLICES: u64 = 100;
+/// The fewest iterations of a call: a round of fewer is one call, as it was before slicing.
+const MIN_SLICE: u64 = 1 << 16;
 
-/// Runs `iterations` of `run` in [`SLICES`] calls, or in fewer where a signal cuts the point
-/// short.
+/// Runs `iterations` of `run` in at most [`SLICES`] calls of at least [`MIN_SLICE`]
+/// iterations, or in fewer where a signal cuts the point short.
 fn run_sliced(run: fn(u64), iterations: u64) {
-    let slice = iterations.div_ceil(SLICES).max(1);
+    let slice = iterations.div_ceil(SLICES).max(MIN_SLICE);
     let mut left = iterations;
     while left > 0 && !crate::runner::stop::cut_short() {
         let n = left.min(slice);
@@ -852,6 +855,30 @@ mod tests {
                 assert_eq!(k.ops_per_iteration, expected, "{isa} {w}");
                 (k.run)(100);
             }
+        }
+    }
+
+    #[test]
+    fn a_round_in_slices_runs_all_its_iterations_in_few_calls() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static DONE: AtomicU64 = AtomicU64::new(0);
+        static CALLS: AtomicU64 = AtomicU64::new(0);
+        fn count(n: u64) {
+            DONE.fetch_add(n, Ordering::Relaxed);
+            CALLS.fetch_add(1, Ordering::Relaxed);
+        }
+        for (n, calls) in [
+            (1, 1),
+            (MIN_SLICE, 1),
+            (MIN_SLICE * 3 + 1, 4),
+            (1 << 40, SLICES),
+            ((1 << 40) + 7, SLICES),
+        ] {
+            DONE.store(0, Ordering::Relaxed);
+            CALLS.store(0, Ordering::Relaxed);
+            run_sliced(count, n);
+            assert_eq!(DONE.load(Ordering::Relaxed), n);
+            assert_eq!(CALLS.load(Ordering::Relaxed), calls, "{n} iterations");
         }
     }
 
