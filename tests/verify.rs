@@ -1,8 +1,10 @@
 //! `peakbench verify`: each ceiling it imposes (a link's rate, a delay, a loss rate, disk caps,
 //! a CPU quota) is found within its tolerance or skipped with the reason; the run is stored
 //! like any other; and nothing it made (namespaces, TUN and veth devices, a loop device, a
-//! tmpfs, control groups) is left, whether it ends or is stopped by Ctrl-C midway. The checks
-//! need root: without it each test says so and passes.
+//! tmpfs, control groups) is left, whether it ends or is stopped midway by Ctrl-C, SIGTERM or
+//! its terminal hanging up (which cut the check under way short); what a second Ctrl-C or
+//! SIGKILL leaves, `verify --cleanup` removes. The checks need root: without it each test says
+//! so and passes.
 
 mod common;
 
@@ -595,7 +597,8 @@ fn what_cannot_be_imposed_is_skipped_with_its_reason() {
     assert!(doc["results"].as_array().unwrap().is_empty());
 }
 
-/// Refused with one line: without root, and with --reference (nothing to compare against).
+/// Refused with one line: without root (checks and --cleanup), with --reference (nothing to
+/// compare against), and --cleanup with an option of the checks.
 #[test]
 fn it_refuses_what_it_cannot_do() {
     common::one_line_exit_2(&["verify", "--reference"], "leave out --reference");
@@ -606,15 +609,17 @@ fn it_refuses_what_it_cannot_do() {
         "leave out --only",
     );
     if root() && std::path::Path::new("/usr/bin/setpriv").exists() {
-        let out = Command::new("setpriv")
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(env!("CARGO_BIN_EXE_peakbench"))
-            .args(["verify", "--no-history"])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{err}");
-        assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains("needs root"), "{err}");
+        for args in [["verify", "--no-history"], ["verify", "--cleanup"]] {
+            let out = Command::new("setpriv")
+                .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(env!("CARGO_BIN_EXE_peakbench"))
+                .args(args)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(err.contains("needs root"), "{err}");
+        }
     }
 }
