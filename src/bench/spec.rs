@@ -89,7 +89,7 @@ impl Work {
 /// The work model: what the rate counts (likwid-bench declares it in each kernel's header),
 /// and so what a point costs: the estimates follow it (the harness alone, arrays to fill and
 /// stream, staircase rings to build, a solve of order N, a timed window of I/Os or messages).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Work {
     /// Vector operations: the kernel for the ISA states how many one loop iteration performs
     /// (chains × lanes × operations per lane).

@@ -8,6 +8,7 @@ use crate::results::params::{LevelKind, Params};
 use crate::results::point::{Field, fields};
 use crate::results::{Metric, ResultRecord, Subsystem};
 use crate::sysinfo::Cache;
+use std::collections::{HashMap, HashSet};
 
 /// One line of the staircase.
 #[derive(Debug, Clone)]
@@ -66,6 +67,7 @@ fn per_thread(r: &ResultRecord) -> Option<u64> {
 /// out), in the order their first records come; `caches`: sysfs's, to name the levels.
 pub fn staircases<'a>(records: &[&'a ResultRecord], caches: &[Cache]) -> Vec<Staircase<'a>> {
     let mut groups: Vec<(String, Vec<Field>, Vec<&'a ResultRecord>)> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
     for &r in records {
         if per_thread(r).is_none() {
             continue;
@@ -80,9 +82,12 @@ pub fn staircases<'a>(records: &[&'a ResultRecord], caches: &[Cache]) -> Vec<Sta
             serde_json::to_string(&own.iter().map(|f| (f.key, &f.value)).collect::<Vec<_>>())
                 .unwrap_or_default()
         );
-        match groups.iter_mut().find(|g| g.0 == key) {
-            Some(g) => g.2.push(r),
-            None => groups.push((key, own, vec![r])),
+        match at.get(&key) {
+            Some(&i) => groups[i].2.push(r),
+            None => {
+                at.insert(key.clone(), groups.len());
+                groups.push((key, own, vec![r]));
+            }
         }
     }
     groups.retain(|g| {
@@ -99,7 +104,15 @@ pub fn staircases<'a>(records: &[&'a ResultRecord], caches: &[Cache]) -> Vec<Sta
             .collect()
     };
     let all: Vec<Vec<String>> = groups.iter().map(|g| words(&g.1)).collect();
-    let shared = |w: &String| all.iter().all(|ws| ws.contains(w));
+    // How many lines have each word: a word every line has is shared.
+    let mut lines_with: HashMap<&str, usize> = HashMap::new();
+    for ws in &all {
+        let distinct: HashSet<&str> = ws.iter().map(String::as_str).collect();
+        for w in distinct {
+            *lines_with.entry(w).or_default() += 1;
+        }
+    }
+    let shared = |w: &String| lines_with.get(w.as_str()) == Some(&all.len());
     let sizes: Vec<(u32, u64)> = caches
         .iter()
         .filter(|c| c.kind != "Instruction")
@@ -136,11 +149,14 @@ pub fn staircases<'a>(records: &[&'a ResultRecord], caches: &[Cache]) -> Vec<Sta
         .collect()
 }
 
-/// Whether `r` is one of the records of `stairs` (the same record, not an equal one).
-pub fn on_stairs(stairs: &[Staircase], r: &ResultRecord) -> bool {
-    stairs
+/// Whether a record is one of the records of `stairs` (the same record, not an equal one): a
+/// test built once, for many records.
+pub fn on_stairs(stairs: &[Staircase]) -> impl Fn(&ResultRecord) -> bool + use<> {
+    let on: HashSet<*const ResultRecord> = stairs
         .iter()
-        .any(|l| l.records.iter().any(|x| std::ptr::eq(*x, r)))
+        .flat_map(|l| l.records.iter().map(|&r| std::ptr::from_ref(r)))
+        .collect();
+    move |r| on.contains(&std::ptr::from_ref(r))
 }
 
 /// The plateaus of a line (x: working set per thread, y: GB/s), named after `caches` (level,

@@ -19,23 +19,10 @@ fn pair(r: &ResultRecord) -> Option<&CpuPair> {
 /// The matrix of a run's C2C records (in display units), one per node of a multi-node run;
 /// none without C2C records.
 pub fn matrices(records: &[ResultRecord]) -> Vec<MatrixView> {
-    let mut nodes: Vec<Option<u32>> = Vec::new();
-    for r in records.iter().filter(|r| pair(r).is_some()) {
-        let node = r.params.node().node;
-        if !nodes.contains(&node) {
-            nodes.push(node);
-        }
-    }
-    nodes
+    let pairs = records.iter().filter_map(|r| Some((r, pair(r)?)));
+    super::grouped(pairs, |(r, _)| r.params.node().node)
         .into_iter()
-        .map(|node| {
-            let recs: Vec<(&ResultRecord, &CpuPair)> = records
-                .iter()
-                .filter(|r| r.params.node().node == node)
-                .filter_map(|r| Some((r, pair(r)?)))
-                .collect();
-            matrix(&recs, node)
-        })
+        .map(|(node, recs)| matrix(&recs, node))
         .collect()
 }
 
@@ -50,11 +37,14 @@ fn matrix(recs: &[(&ResultRecord, &CpuPair)], node: Option<u32>) -> MatrixView {
         .first()
         .map(|(r, _)| r.unit.to_string())
         .unwrap_or_default();
-    let value = |a: usize, b: usize| {
-        recs.iter()
-            .find(|(_, p)| p.from_cpu == a && p.to_cpu == b)
-            .map(|(r, _)| r.summary.mean)
-    };
+    // The first record of each pair.
+    let mut of_pair = std::collections::HashMap::new();
+    for (r, p) in recs {
+        of_pair
+            .entry((p.from_cpu, p.to_cpu))
+            .or_insert(r.summary.mean);
+    }
+    let value = |a: usize, b: usize| of_pair.get(&(a, b)).copied();
     // Closest first.
     let rank = |k: &str| ["smt", "l3", "package"].iter().position(|x| *x == k);
     let mut kinds: Vec<&str> = recs.iter().map(|(_, p)| p.shared.as_str()).collect();

@@ -8,8 +8,9 @@ use crate::bench::registry;
 use crate::bench::spec::Work;
 use crate::results::params::{IoMode, Order, Proto, Side};
 use crate::results::point::{Field, fields};
-use crate::results::{Metric, Report, ResultRecord, Subsystem};
+use crate::results::{Metric, Report, ResultRecord, Subsystem, Unit};
 use crate::units::format_sig;
+use std::collections::{HashMap, HashSet};
 
 /// One statement and the figures it cites (each appears in the text as `format_sig` writes
 /// it, ratios with two decimals).
@@ -66,16 +67,14 @@ pub fn of(report: &Report) -> Vec<Finding> {
         // A staircase's points scale over threads at each of its working sets: its levels,
         // per thread count, say that in one line each.
         let stairs = super::bandwidth_levels::staircases(&mine, &report.system.caches);
-        let sweeps: Vec<&ResultRecord> = mine
-            .iter()
-            .copied()
-            .filter(|r| !super::bandwidth_levels::on_stairs(&stairs, r))
-            .collect();
+        let on_stairs = super::bandwidth_levels::on_stairs(&stairs);
+        let sweeps: Vec<&ResultRecord> = mine.iter().copied().filter(|r| !on_stairs(r)).collect();
         out.extend(scaling(&sweeps));
         out.extend(levels(&mine, report));
         out.extend(pairs(&mine));
         out.extend(bands(sub, &mine));
-        out.extend(mine.iter().filter_map(|r| cause(r, &mine, report)));
+        let others = Others::of(&mine);
+        out.extend(mine.iter().filter_map(|r| cause(r, &others, report)));
     }
     out
 }
@@ -148,10 +147,12 @@ const WORKERS: &[&str] = &["threads", "streams", "side"];
 /// where it stops gaining ("flat from 4: saturated"), or that it is still gaining.
 fn scaling(recs: &[&ResultRecord]) -> Vec<Finding> {
     // A disk point's IOPS scale as its MB/s (one block each): said once, of the MB/s.
-    let has_throughput = |r: &ResultRecord| {
-        recs.iter()
-            .any(|x| x.metric == Metric::Throughput && what(x, &[]) == what(r, &[]))
-    };
+    let with_throughput: HashSet<String> = recs
+        .iter()
+        .filter(|x| x.metric == Metric::Throughput)
+        .map(|x| what(x, &[]))
+        .collect();
+    let has_throughput = |r: &ResultRecord| with_throughput.contains(&what(r, &[]));
     let rates: Vec<&ResultRecord> = recs
         .iter()
         .copied()
@@ -172,12 +173,19 @@ fn scaling(recs: &[&ResultRecord]) -> Vec<Finding> {
         let wn = workers(last).0;
         let (v1, vn) = (first.summary.mean, last.summary.mean);
         let gain = vn / v1;
-        // The knee: the first count after which no later one gains 10 % over it.
-        let knee = (0..sweep.len()).find(|&k| {
-            sweep[k + 1..]
-                .iter()
-                .all(|r| r.summary.mean < sweep[k].summary.mean * FLAT)
-        });
+        // The knee: the first count after which no later one gains 10 % over it, that is
+        // whose later counts' greatest figure (a NaN counted as the greatest) is below it.
+        let mut later = vec![f64::NEG_INFINITY; sweep.len()];
+        for k in (0..sweep.len() - 1).rev() {
+            let next = sweep[k + 1].summary.mean;
+            later[k] = if next.is_nan() {
+                f64::INFINITY
+            } else {
+                later[k + 1].max(next)
+            };
+        }
+        let knee = (0..sweep.len())
+            .find(|&k| k + 1 == sweep.len() || later[k] < sweep[k].summary.mean * FLAT);
         let tail = match knee {
             Some(k) if k + 1 == sweep.len() => format!("still gaining at {wn} {noun}"),
             Some(0) => format!("flat from {w1}: more {noun} add less than 10 %"),
@@ -229,21 +237,30 @@ fn pairs(recs: &[&ResultRecord]) -> Vec<Finding> {
         w.split_once(" · ")
             .map_or(String::new(), |(_, rest)| rest.to_string())
     };
+    // The points that come in pairs, each with its kind, by what two of a pair share.
+    let paired: Vec<(&ResultRecord, (Order, Work))> =
+        recs.iter().filter_map(|&r| Some((r, kind(r)?))).collect();
+    let mut alike: HashMap<(String, Metric, Unit), Vec<usize>> = HashMap::new();
+    for (i, (r, _)) in paired.iter().enumerate() {
+        alike
+            .entry((strip(r), r.metric, r.unit))
+            .or_default()
+            .push(i);
+    }
     let mut ratios: Vec<(String, String, Metric, Vec<f64>, Subsystem)> = Vec::new();
-    for a in recs {
-        let Some((oa, wa)) = kind(a) else { continue };
-        for b in recs {
-            let Some((ob, wb)) = kind(b) else { continue };
+    for &(a, (oa, wa)) in &paired {
+        if a.summary.mean <= 0.0 {
+            continue;
+        }
+        for &(b, (ob, wb)) in alike[&(strip(a), a.metric, a.unit)]
+            .iter()
+            .map(|&i| &paired[i])
+        {
             let (random, writes) = (
                 oa == Order::Sequential && ob == Order::Random && wa == wb,
                 oa == ob && reads(wa) && writes_only(wb),
             );
-            if !(random || writes)
-                || a.metric != b.metric
-                || a.unit != b.unit
-                || strip(a) != strip(b)
-                || a.summary.mean <= 0.0
-            {
+            if !(random || writes) {
                 continue;
             }
             let ratio = b.summary.mean / a.summary.mean;
@@ -349,20 +366,21 @@ fn protocols(recs: &[&ResultRecord]) -> Vec<Finding> {
         .copied()
         .filter(|r| r.metric == Metric::Throughput && r.params.net().is_some())
         .collect();
+    // The first UDP point of each streams, message size, direction and unit.
+    let mut udp_of = HashMap::new();
+    for u in &goodput {
+        if let Some(n) = u.params.net().filter(|n| n.protocol == Proto::Udp) {
+            let at = (n.streams, n.message_size_bytes, n.direction, u.unit);
+            udp_of.entry(at).or_insert(*u);
+        }
+    }
     let mut out = Vec::new();
     for tcp in &goodput {
         let Some(t) = tcp.params.net().filter(|n| n.protocol == Proto::Tcp) else {
             continue;
         };
-        let udp = goodput.iter().find(|u| {
-            u.params.net().is_some_and(|n| {
-                n.protocol == Proto::Udp
-                    && n.streams == t.streams
-                    && n.message_size_bytes == t.message_size_bytes
-                    && n.direction == t.direction
-            }) && u.unit == tcp.unit
-        });
-        let Some(udp) = udp else { continue };
+        let at = (t.streams, t.message_size_bytes, t.direction, tcp.unit);
+        let Some(udp) = udp_of.get(&at) else { continue };
         let ratio = udp.summary.mean / tcp.summary.mean;
         out.push(Finding {
             subsystem: tcp.subsystem,
@@ -409,11 +427,93 @@ fn bands(sub: Subsystem, recs: &[&ResultRecord]) -> Option<Finding> {
     })
 }
 
+/// What [`cause`] looks up among a subsystem's other points, indexed once: each UDP loss
+/// figure by streams and message size, and the points of each kind with their workers and
+/// efficiencies.
+struct Others<'a> {
+    /// The first loss record of each (streams, message size).
+    loss: HashMap<(u32, u32), &'a ResultRecord>,
+    /// Per (metric, unit, point without its workers): its points with an efficiency, by
+    /// workers from the most; with each, the best of them and those before it.
+    kinds: HashMap<OfKind, Vec<Ranked<'a>>>,
+}
+
+/// The kind of a point: its metric, unit and the point in words without its workers.
+type OfKind = (Metric, Unit, String);
+
+/// A point of a kind with an efficiency: its workers, its efficiency, its place in the run's
+/// order and its record.
+type Candidate<'a> = (usize, f64, usize, &'a ResultRecord);
+
+/// A point of [`Others::kinds`]: its workers, and the point of best efficiency among those
+/// with as many workers or more (ties go to the last in the run's order, as
+/// [`Iterator::max_by`] takes them).
+struct Ranked<'a> {
+    workers: usize,
+    best: (f64, usize, &'a ResultRecord),
+}
+
+impl<'a> Others<'a> {
+    fn of(recs: &[&'a ResultRecord]) -> Others<'a> {
+        let mut loss = HashMap::new();
+        for x in recs.iter().filter(|x| x.metric == Metric::Loss) {
+            if let Some(m) = x.params.net() {
+                loss.entry((m.streams, m.message_size_bytes)).or_insert(*x);
+            }
+        }
+        let mut kinds: HashMap<OfKind, Vec<Candidate>> = HashMap::new();
+        for (i, x) in recs.iter().enumerate() {
+            // A NaN efficiency is above no other: its point is never the better one.
+            if let Some(e) = x.efficiency.filter(|e| !e.is_nan()) {
+                kinds
+                    .entry((x.metric, x.unit, what(x, WORKERS)))
+                    .or_default()
+                    .push((workers(x).0, e, i, x));
+            }
+        }
+        let kinds = kinds
+            .into_iter()
+            .map(|(k, mut points)| {
+                points.sort_by_key(|p| std::cmp::Reverse(p.0));
+                let mut best: Option<(f64, usize, &ResultRecord)> = None;
+                let ranked = points
+                    .into_iter()
+                    .map(|(workers, e, i, x)| {
+                        let better = best.is_none_or(|(be, bi, _)| {
+                            e.total_cmp(&be).then(i.cmp(&bi)) == std::cmp::Ordering::Greater
+                        });
+                        if better {
+                            best = Some((e, i, x));
+                        }
+                        Ranked {
+                            workers,
+                            best: best.unwrap_or((e, i, x)),
+                        }
+                    })
+                    .collect();
+                (k, ranked)
+            })
+            .collect();
+        Others { loss, kinds }
+    }
+
+    /// The point of `r`'s kind with more workers than `r` and the best efficiency, where it is
+    /// above `e` × [`FLAT`].
+    fn better(&self, r: &ResultRecord, e: f64) -> Option<&'a ResultRecord> {
+        let ranked = self.kinds.get(&(r.metric, r.unit, what(r, WORKERS)))?;
+        let w = workers(r).0;
+        // Those with more workers come first.
+        let more = ranked.partition_point(|p| p.workers > w);
+        let (be, _, b) = ranked[..more].last()?.best;
+        (be > e * FLAT).then_some(b)
+    }
+}
+
 /// Why a point reaches less than 70 % of its peak, where the run shows a cause: an ISA
 /// narrower than the widest the CPU has, a clock below the one a single thread reached, more
 /// threads than cores, fewer threads than the run's best point of the same kind, buffered
 /// I/O, a single I/O in flight, lost datagrams. None where the run shows none.
-fn cause(r: &ResultRecord, recs: &[&ResultRecord], report: &Report) -> Option<Finding> {
+fn cause(r: &ResultRecord, others: &Others, report: &Report) -> Option<Finding> {
     let e = r.efficiency.filter(|e| *e < LOW)?;
     let point = crate::results::point::label(r);
     let say = |why: String, cites: Vec<f64>| {
@@ -494,12 +594,7 @@ fn cause(r: &ResultRecord, recs: &[&ResultRecord], report: &Report) -> Option<Fi
         }
     }
     if let Some(n) = r.params.net().filter(|n| n.protocol == Proto::Udp) {
-        let loss = recs.iter().find(|x| {
-            x.metric == Metric::Loss
-                && x.params.net().is_some_and(|m| {
-                    m.streams == n.streams && m.message_size_bytes == n.message_size_bytes
-                })
-        });
+        let loss = others.loss.get(&(n.streams, n.message_size_bytes));
         if let Some(l) = loss.filter(|l| l.summary.mean > 0.0) {
             return say(
                 format!(
@@ -511,18 +606,7 @@ fn cause(r: &ResultRecord, recs: &[&ResultRecord], report: &Report) -> Option<Fi
         }
     }
     // Fewer workers than the best point of the same kind, which did better.
-    let better = recs.iter().filter(|x| {
-        x.metric == r.metric
-            && x.unit == r.unit
-            && what(x, WORKERS) == what(r, WORKERS)
-            && workers(x).0 > workers(r).0
-            && x.efficiency.is_some_and(|xe| xe > e * FLAT)
-    });
-    if let Some(b) = better.max_by(|a, c| {
-        a.efficiency
-            .unwrap_or(0.0)
-            .total_cmp(&c.efficiency.unwrap_or(0.0))
-    }) {
+    if let Some(b) = others.better(r, e) {
         let (w, noun) = workers(r);
         let (bw, _) = workers(b);
         let be = b.efficiency.unwrap_or(0.0) * 100.0;

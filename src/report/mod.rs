@@ -27,6 +27,8 @@ use crate::results::params::{Direction, LinalgEngine, Pages, Params};
 use crate::results::{Metric, Subsystem, Unit};
 use crate::results::{Reference, ResultRecord};
 use crate::units::{format_sig, format_size};
+use std::collections::{HashMap, HashSet};
+use std::hash::Hash;
 
 /// The columns of SPEC §4 for one record, already formatted; shared by the terminal table,
 /// Markdown and the row order of CSV so that they cannot drift apart.
@@ -288,28 +290,26 @@ impl Row {
 /// The reference tools of `records` in the order they first appear, joined ("fio",
 /// "likwid-bench, STREAM"), or None where no record has a reference figure.
 pub fn reference_tools(records: &[&ResultRecord]) -> Option<String> {
-    let mut tools: Vec<&str> = Vec::new();
-    for r in records {
-        if let Some(t) = r.reference.as_ref().map(|x| x.tool.as_str())
-            && !tools.contains(&t)
-        {
-            tools.push(t);
-        }
-    }
+    let tools = distinct(
+        records
+            .iter()
+            .filter_map(|r| Some(r.reference.as_ref()?.tool.as_str())),
+    );
     (!tools.is_empty()).then(|| tools.join(", "))
+}
+
+/// `items` without repeats, each where it first comes.
+pub(crate) fn distinct<T: Hash + Eq + Clone>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut seen: HashSet<T> = HashSet::new();
+    items
+        .into_iter()
+        .filter(|t| seen.insert(t.clone()))
+        .collect()
 }
 
 /// Records grouped by (subsystem, unit), in first-seen order: one table each.
 pub fn groups(results: &[ResultRecord]) -> Vec<((Subsystem, Unit), Vec<&ResultRecord>)> {
-    let mut out: Vec<((Subsystem, Unit), Vec<&ResultRecord>)> = Vec::new();
-    for rec in results {
-        let key = (rec.subsystem, rec.unit);
-        match out.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, v)) => v.push(rec),
-            None => out.push((key, vec![rec])),
-        }
-    }
-    out
+    grouped(results, |r| (r.subsystem, r.unit))
 }
 
 /// The name of the "variant" column for a subsystem.
@@ -327,8 +327,9 @@ pub fn variant_header(subsystem: Subsystem) -> &'static str {
 /// variant ("RR 1 KiB, WR 1 KiB: sysbench cannot run this point: …"), once however many rows
 /// and metrics share it.
 pub fn reference_gap_notes(records: &[&ResultRecord]) -> Vec<String> {
-    // (the line's opening, its reason) and the points that share them.
+    // (the line's opening, its reason) and the points that share them, each named once.
     let mut by_reason: Vec<((&str, &str), Vec<String>)> = Vec::new();
+    let mut index: HashMap<(&str, &str), (usize, HashSet<String>)> = HashMap::new();
     for r in records {
         let why = match (&r.reference_unknown_reason, &r.reference) {
             (Some(why), _) => ("no reference figure for", why.as_str()),
@@ -346,10 +347,12 @@ pub fn reference_gap_notes(records: &[&ResultRecord]) -> Vec<String> {
         } else {
             format!("{} {v}", r.workload)
         };
-        match by_reason.iter_mut().find(|(w, _)| *w == why) {
-            Some((_, names)) if !names.contains(&name) => names.push(name),
-            Some(_) => {}
-            None => by_reason.push((why, vec![name])),
+        let (at, named) = index.entry(why).or_insert_with(|| {
+            by_reason.push((why, Vec::new()));
+            (by_reason.len() - 1, HashSet::new())
+        });
+        if named.insert(name.clone()) {
+            by_reason[*at].1.push(name);
         }
     }
     by_reason
@@ -361,18 +364,15 @@ pub fn reference_gap_notes(records: &[&ResultRecord]) -> Vec<String> {
 /// One line per warning of the records ([`ResultRecord::warnings`]: oversubscribed threads, a
 /// disk target in memory, an efficiency above 100 % under a user's input), naming its points.
 pub fn notice_notes(results: &[ResultRecord]) -> Vec<String> {
-    let mut by_text: Vec<(&str, Vec<&ResultRecord>)> = Vec::new();
-    for rec in results {
-        for w in &rec.warnings {
-            match by_text.iter_mut().find(|(t, _)| *t == w.as_str()) {
-                Some((_, recs)) => recs.push(rec),
-                None => by_text.push((w, vec![rec])),
-            }
-        }
-    }
-    by_text
+    let warned = results
+        .iter()
+        .flat_map(|rec| rec.warnings.iter().map(move |w| (w.as_str(), rec)));
+    grouped(warned, |(w, _)| *w)
         .into_iter()
-        .map(|(text, recs)| format!("{}: ! {text}", unknown_points(&recs)))
+        .map(|(text, warned)| {
+            let recs: Vec<&ResultRecord> = warned.into_iter().map(|(_, r)| r).collect();
+            format!("{}: ! {text}", unknown_points(&recs))
+        })
         .collect()
 }
 
@@ -380,8 +380,7 @@ pub fn notice_notes(results: &[ResultRecord]) -> Vec<String> {
 /// why it is unknown.
 pub fn peak_notes(results: &[ResultRecord]) -> Vec<String> {
     let mut known = Vec::new();
-    // Unknown peaks share their reason: one line per reason and metric, naming the points.
-    let mut unknown: Vec<(String, Metric, Vec<&ResultRecord>)> = Vec::new();
+    let mut without: Vec<&ResultRecord> = Vec::new();
     for rec in results {
         match &rec.peak {
             Some(p) => {
@@ -394,19 +393,17 @@ pub fn peak_notes(results: &[ResultRecord]) -> Vec<String> {
                     peak_inputs(p)
                 ));
             }
-            None => {
-                let reason = rec.peak_unknown_reason.clone().unwrap_or_default();
-                match unknown
-                    .iter_mut()
-                    .find(|(r, m, _)| *r == reason && *m == rec.metric)
-                {
-                    Some((_, _, recs)) => recs.push(rec),
-                    None => unknown.push((reason, rec.metric, vec![rec])),
-                }
-            }
+            None => without.push(rec),
         }
     }
-    known.extend(unknown.into_iter().map(|(reason, metric, recs)| {
+    // Unknown peaks share their reason: one line per reason and metric, naming the points.
+    let unknown = grouped(without, |&r| {
+        (
+            r.peak_unknown_reason.as_deref().unwrap_or_default(),
+            r.metric,
+        )
+    });
+    known.extend(unknown.into_iter().map(|((reason, metric), recs)| {
         let what = point_and_metric(&unknown_points(&recs), metric);
         format!("{what}: peak unknown: {reason}")
     }));
@@ -443,18 +440,12 @@ fn unknown_points(recs: &[&ResultRecord]) -> String {
         }
         return unique.join(", ");
     }
-    let mut workloads: Vec<(&str, usize)> = Vec::new();
-    for r in recs {
-        match workloads.iter_mut().find(|(w, _)| *w == r.workload) {
-            Some((_, count)) => *count += 1,
-            None => workloads.push((&r.workload, 1)),
-        }
-    }
-    workloads
+    grouped(recs, |&&r| r.workload.as_str())
         .iter()
-        .map(|(w, count)| {
+        .map(|(w, points)| {
             let w = crate::text::printable(w);
-            if *count == 1 {
+            let count = points.len();
+            if count == 1 {
                 w
             } else {
                 format!("{w} ({count} points)")
@@ -625,16 +616,17 @@ pub fn solve_notes(results: &[ResultRecord]) -> Vec<String> {
 /// a record of its own). Of a memory staircase, only the largest working set of each page size
 /// (the others are in the JSON and CSV).
 pub fn concurrency_notes(results: &[ResultRecord]) -> Vec<String> {
-    let largest = |pages: Pages, threads: usize| {
-        results
-            .iter()
-            .filter_map(|r| {
-                let l = r.params.latency()?;
-                let c = l.chase.as_ref()?;
-                (c.pages == pages && l.threads == threads).then_some(c.working_set_bytes)
-            })
-            .max()
-    };
+    // The largest working set of each page size and thread count.
+    let mut largest_of: HashMap<(Pages, usize), u64> = HashMap::new();
+    for r in results {
+        if let Some(l) = r.params.latency()
+            && let Some(c) = l.chase.as_ref()
+        {
+            let at = largest_of.entry((c.pages, l.threads)).or_default();
+            *at = (*at).max(c.working_set_bytes);
+        }
+    }
+    let largest = |pages: Pages, threads: usize| largest_of.get(&(pages, threads)).copied();
     let list = |values: &[f64]| {
         values
             .iter()
@@ -695,16 +687,30 @@ pub fn littles_law_notes(results: &[ResultRecord]) -> Vec<String> {
 }
 
 /// Records grouped by `key`, in first-seen order.
-pub(crate) fn group_by<'a, K: PartialEq>(
+pub(crate) fn group_by<'a, K: Hash + Eq + Clone>(
     records: &[&'a ResultRecord],
     key: impl Fn(&ResultRecord) -> K,
 ) -> Vec<(K, Vec<&'a ResultRecord>)> {
-    let mut out: Vec<(K, Vec<&'a ResultRecord>)> = Vec::new();
-    for &rec in records {
-        let k = key(rec);
-        match out.iter_mut().find(|(g, _)| *g == k) {
-            Some((_, v)) => v.push(rec),
-            None => out.push((k, vec![rec])),
+    grouped(records.iter().copied(), |r| key(r))
+}
+
+/// `items` grouped by `key`: the groups in the order their first items come, each in the
+/// items' order. The groups are found through a hash index, so that a run of many points (and
+/// many groups) is grouped in one pass.
+pub(crate) fn grouped<T, K: Hash + Eq + Clone>(
+    items: impl IntoIterator<Item = T>,
+    key: impl Fn(&T) -> K,
+) -> Vec<(K, Vec<T>)> {
+    let mut index: HashMap<K, usize> = HashMap::new();
+    let mut out: Vec<(K, Vec<T>)> = Vec::new();
+    for item in items {
+        let k = key(&item);
+        match index.get(&k) {
+            Some(&i) => out[i].1.push(item),
+            None => {
+                index.insert(k.clone(), out.len());
+                out.push((k, vec![item]));
+            }
         }
     }
     out

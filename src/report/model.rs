@@ -113,6 +113,8 @@ pub struct ReferenceRun {
 /// The reference runs of `results`, one per run (the records of one point share theirs).
 fn reference_runs(results: &[crate::results::ResultRecord]) -> Vec<ReferenceRun> {
     let mut out: Vec<ReferenceRun> = Vec::new();
+    // Where each subsystem's run of each output is in `out`.
+    let mut at: std::collections::HashMap<(Subsystem, &str), usize> = Default::default();
     for r in results {
         let Some(reference) = r.reference.as_ref().filter(|x| !x.output.is_empty()) else {
             continue;
@@ -124,28 +126,28 @@ fn reference_runs(results: &[crate::results::ResultRecord]) -> Vec<ReferenceRun>
             crate::units::format_sig(reference.mean),
             r.unit
         );
-        match out
-            .iter_mut()
-            .find(|x| x.subsystem == r.subsystem && x.output == reference.output)
-        {
-            Some(run) => run.points.push(point),
-            None => out.push(ReferenceRun {
-                subsystem: r.subsystem,
-                points: vec![point],
-                summary: format!(
-                    "{} {}: {} run{}{}",
-                    reference.tool,
-                    reference.version,
-                    reference.samples.len().max(1),
-                    if reference.samples.len() > 1 { "s" } else { "" },
-                    if reference.interleaved {
-                        ", each after one of peakbench's repetitions"
-                    } else {
-                        ", after peakbench's repetitions"
-                    }
-                ),
-                output: reference.output.clone(),
-            }),
+        match at.get(&(r.subsystem, reference.output.as_str())) {
+            Some(&i) => out[i].points.push(point),
+            None => {
+                at.insert((r.subsystem, &reference.output), out.len());
+                out.push(ReferenceRun {
+                    subsystem: r.subsystem,
+                    points: vec![point],
+                    summary: format!(
+                        "{} {}: {} run{}{}",
+                        reference.tool,
+                        reference.version,
+                        reference.samples.len().max(1),
+                        if reference.samples.len() > 1 { "s" } else { "" },
+                        if reference.interleaved {
+                            ", each after one of peakbench's repetitions"
+                        } else {
+                            ", after peakbench's repetitions"
+                        }
+                    ),
+                    output: reference.output.clone(),
+                });
+            }
         }
     }
     out

@@ -66,20 +66,15 @@ pub fn totals_table(f: &Fleet, results: &[ResultRecord]) -> (Vec<String>, Vec<Ve
             && r.params.net().is_none_or(|n| n.between.is_none())
     });
     // Points in first-seen order: (key, records).
-    let mut groups: Vec<(String, Vec<&ResultRecord>)> = Vec::new();
-    for r in local {
-        let key = format!(
+    let groups = super::grouped(local, |r| {
+        format!(
             "{}/{}/{} {}",
             r.subsystem,
             r.workload,
             r.unit,
             serde_json::Value::Object(crate::results::point::identity(&r.params, &["node"]))
-        );
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, v)) => v.push(r),
-            None => groups.push((key, vec![r])),
-        }
-    }
+        )
+    });
     let machine = |r: &ResultRecord| {
         let rank = r.params.node().node.unwrap_or(0) as usize;
         f.nodes
@@ -95,14 +90,10 @@ pub fn totals_table(f: &Fleet, results: &[ResultRecord]) -> (Vec<String>, Vec<Ve
     };
     let mut rows = Vec::new();
     for (_, recs) in groups {
-        let mut machines: Vec<(String, Vec<f64>)> = Vec::new();
-        for r in &recs {
-            let m = machine(r);
-            match machines.iter_mut().find(|(k, _)| *k == m) {
-                Some((_, v)) => v.push(typical(r)),
-                None => machines.push((m, vec![typical(r)])),
-            }
-        }
+        let mut machines: Vec<(String, Vec<f64>)> = super::grouped(recs.iter(), |r| machine(r))
+            .into_iter()
+            .map(|(m, rs)| (m, rs.into_iter().map(|r| typical(r)).collect()))
+            .collect();
         let mut per_node: Vec<f64> = recs.iter().map(|r| typical(r)).collect();
         if machines.len() < 2 || per_node.iter().any(|v| !v.is_finite()) {
             continue;

@@ -19,20 +19,14 @@ fn cell(r: &ResultRecord) -> Option<&NodeCell> {
 /// The latency and bandwidth matrices of a run's NUMA records (in display units), per node
 /// of a multi-node run; none without NUMA records.
 pub fn matrices(records: &[ResultRecord]) -> Vec<MatrixView> {
-    let mut hosts: Vec<Option<u32>> = Vec::new();
-    for r in records.iter().filter(|r| cell(r).is_some()) {
-        let host = r.params.node().node;
-        if !hosts.contains(&host) {
-            hosts.push(host);
-        }
-    }
+    let cells = records.iter().filter_map(|r| Some((r, cell(r)?)));
     let mut out = Vec::new();
-    for host in hosts {
+    for (host, recs) in super::grouped(cells, |(r, _)| r.params.node().node) {
         for metric in [Metric::Latency, Metric::Throughput] {
-            let recs: Vec<(&ResultRecord, &NodeCell)> = records
+            let recs: Vec<(&ResultRecord, &NodeCell)> = recs
                 .iter()
-                .filter(|r| r.params.node().node == host && r.metric == metric)
-                .filter_map(|r| Some((r, cell(r)?)))
+                .copied()
+                .filter(|(r, _)| r.metric == metric)
                 .collect();
             if !recs.is_empty() {
                 out.push(matrix(&recs, metric, host));
@@ -53,11 +47,14 @@ fn matrix(recs: &[(&ResultRecord, &NodeCell)], metric: Metric, host: Option<u32>
         .first()
         .map(|(r, _)| r.unit.to_string())
         .unwrap_or_default();
-    let value = |i: u32, j: u32| {
-        recs.iter()
-            .find(|(_, c)| c.cpu_node == i && c.mem_node == j)
-            .map(|(r, _)| r.summary.mean)
-    };
+    // The first record of each cell.
+    let mut of_cell = std::collections::HashMap::new();
+    for (r, c) in recs {
+        of_cell
+            .entry((c.cpu_node, c.mem_node))
+            .or_insert(r.summary.mean);
+    }
+    let value = |i: u32, j: u32| of_cell.get(&(i, j)).copied();
     let what = match metric {
         Metric::Latency => "one thread of the row's node chases pointers through",
         _ => "every CPU of the row's node reads",

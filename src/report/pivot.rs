@@ -7,6 +7,7 @@ use crate::results::ResultRecord;
 use crate::results::point::{Field, Role, fields, shown_value};
 use crate::units::format_sig;
 use serde_json::Value;
+use std::collections::{HashMap, HashSet};
 
 /// Which parameter goes down the rows and which across the columns, by the name the JSON
 /// document gives it (`threads`, `block_size_bytes`, `iodepth`, …; `block_size` for
@@ -62,7 +63,6 @@ fn order(v: &Value) -> (f64, String) {
 
 /// One pivot table's records: the workload, figure and the other parameters in words.
 struct Block<'a> {
-    key: (String, String),
     title: String,
     /// The JSON keys of the row and column parameters.
     keys: (&'static str, &'static str),
@@ -81,6 +81,7 @@ impl Pivot {
     /// subsystem, workload, figure, unit and value of the point's other parameters.
     pub fn tables(&self, results: &[ResultRecord]) -> Result<Vec<ResultTable>, String> {
         let mut blocks: Vec<Block> = Vec::new();
+        let mut at: HashMap<(String, String), usize> = HashMap::new();
         for r in results {
             let fs = fields(&r.params);
             let named = |name: &str| fs.iter().find(|f| f.role.names() && is(f, name));
@@ -111,14 +112,16 @@ impl Pivot {
                 title.clone(),
             );
             let entry = (r, row.value.clone(), col.value.clone());
-            match blocks.iter_mut().find(|b| b.key == key) {
-                Some(b) => b.recs.push(entry),
-                None => blocks.push(Block {
-                    key,
-                    title,
-                    keys: (row.key, col.key),
-                    recs: vec![entry],
-                }),
+            match at.get(&key) {
+                Some(&i) => blocks[i].recs.push(entry),
+                None => {
+                    at.insert(key, blocks.len());
+                    blocks.push(Block {
+                        title,
+                        keys: (row.key, col.key),
+                        recs: vec![entry],
+                    });
+                }
             }
         }
         if blocks.is_empty() {
@@ -128,11 +131,15 @@ impl Pivot {
     }
 
     fn table(&self, b: Block) -> ResultTable {
+        // A value as a key: its JSON text (equal values write the same text, 0 and -0 aside:
+        // the values come from the points' fields, numbers and strings).
+        let text = |v: &Value| v.to_string();
         let distinct = |row: bool| {
+            let mut seen: HashSet<String> = HashSet::new();
             let mut vs: Vec<Value> = Vec::new();
             for e in &b.recs {
                 let v = if row { &e.1 } else { &e.2 };
-                if !vs.contains(v) {
+                if seen.insert(text(v)) {
                     vs.push(v.clone());
                 }
             }
@@ -144,6 +151,11 @@ impl Pivot {
         };
         let (rows, cols) = (distinct(true), distinct(false));
         let (row_key, col_key) = b.keys;
+        // The first record of each cell.
+        let mut cell: HashMap<(String, String), &ResultRecord> = HashMap::new();
+        for e in &b.recs {
+            cell.entry((text(&e.1), text(&e.2))).or_insert(e.0);
+        }
         let mut headers = vec![format!("{} \\ {}", words(row_key), words(col_key))];
         headers.extend(cols.iter().map(|c| shown_value(col_key, c)));
         let cells = rows
@@ -151,16 +163,13 @@ impl Pivot {
             .map(|rv| {
                 let mut line = vec![shown_value(row_key, rv)];
                 line.extend(cols.iter().map(|cv| {
-                    b.recs
-                        .iter()
-                        .find(|e| e.1 == *rv && e.2 == *cv)
-                        .map_or_else(
-                            || "—".to_string(),
-                            |e| {
-                                let s = &e.0.summary;
-                                format!("{}{}", format_sig(s.mean), if s.noisy { " !" } else { "" })
-                            },
-                        )
+                    cell.get(&(text(rv), text(cv))).map_or_else(
+                        || "—".to_string(),
+                        |r| {
+                            let s = &r.summary;
+                            format!("{}{}", format_sig(s.mean), if s.noisy { " !" } else { "" })
+                        },
+                    )
                 }));
                 line
             })
@@ -179,14 +188,13 @@ impl Pivot {
 
     /// Why no table: the parameters the run's points do have.
     fn nothing_to_pivot(&self, results: &[ResultRecord]) -> String {
-        let mut names: Vec<&str> = Vec::new();
-        for r in results {
-            for f in fields(&r.params) {
-                if f.role == Role::Axis && !names.contains(&f.key) {
-                    names.push(f.key);
-                }
-            }
-        }
+        let names = super::distinct(
+            results
+                .iter()
+                .flat_map(|r| fields(&r.params))
+                .filter(|f| f.role == Role::Axis)
+                .map(|f| f.key),
+        );
         format!(
             "no point of the run has both {} and {}; its points have {}",
             crate::text::printable(&self.rows),
@@ -217,26 +225,24 @@ pub fn csv(tables: &[ResultTable]) -> Vec<u8> {
             t
         }
     };
-    let mut cols: Vec<String> = Vec::new();
-    for t in tables {
-        for c in t.headers.iter().skip(1) {
-            if !cols.contains(c) {
-                cols.push(c.clone());
-            }
-        }
-    }
+    let cols: Vec<&String> = super::distinct(tables.iter().flat_map(|t| t.headers.iter().skip(1)));
     let corner = tables
         .first()
         .map_or(String::new(), |t| t.headers[0].clone());
     let mut head = vec!["table".to_string(), "unit".into(), corner];
-    head.extend(cols.iter().cloned());
+    head.extend(cols.iter().map(|c| c.to_string()));
     let mut out = head.iter().map(|h| field(h)).collect::<Vec<_>>().join(",");
     out.push('\n');
     for t in tables {
+        // Where each of the table's columns is (the first of a name).
+        let mut at_of: HashMap<&String, usize> = HashMap::new();
+        for (i, h) in t.headers.iter().skip(1).enumerate() {
+            at_of.entry(h).or_insert(i);
+        }
         for r in &t.rows {
             let mut line = vec![field(&t.heading()), field(t.unit.name()), field(&r[0])];
             for c in &cols {
-                let at = t.headers.iter().skip(1).position(|h| h == c);
+                let at = at_of.get(c).copied();
                 let cell = at.and_then(|i| r.get(i + 1)).map_or("", |v| v.as_str());
                 // Figures only: no dash for a missing one, no noisy mark.
                 let cell = cell.trim_end_matches(" !");

@@ -11,11 +11,11 @@ use crate::results::{Metric, Subsystem, Unit};
 use crate::results::{Report, ResultRecord};
 use crate::text::{Align, columns, printable, wrap};
 use crate::units::format_sig;
+use std::collections::HashMap;
 
-/// One row: the records of one point (its metrics), the best of a sweep over threads.
+/// One row: the records of one point (its metrics), the best of a sweep over threads. A point
+/// is named by its identity without the side (sender and receiver of one test are one point).
 struct Point<'a> {
-    /// Identity without the side (sender and receiver of one test are one point).
-    key: String,
     /// Identity without the side and the concurrency: the points of a sweep over threads.
     sweep_key: String,
     records: Vec<&'a ResultRecord>,
@@ -194,9 +194,7 @@ fn subsystem_table(
     // A bandwidth staircase's sizes each scale over threads: its levels (in the findings) say
     // it per thread count, in a line each.
     let stairs = super::bandwidth_levels::staircases(recs, &[]);
-    let (rows, mut notes) = sweep_rows(sub, &points, |r| {
-        super::bandwidth_levels::on_stairs(&stairs, r)
-    });
+    let (rows, mut notes) = sweep_rows(sub, &points, super::bandwidth_levels::on_stairs(&stairs));
     if let Some(first) = stairs.first() {
         let mut names: Vec<&str> = stairs
             .iter()
@@ -283,38 +281,44 @@ fn metric_columns(recs: &[&ResultRecord]) -> Vec<(Metric, Unit)> {
     metrics
 }
 
+/// What a record of a point measures: its metric, unit and side (a network point's).
+type Figure = (Metric, Unit, Option<Option<Side>>);
+
 /// The points of `recs`: a record joins the point of its identity (without the side).
 /// A point measured again (the same parameters twice in one run, as `verify` measures a round
 /// trip without and with a delay) is a row of its own: its records are the ones after the
 /// first point's.
+///
+/// The records of one identity and one figure (metric, unit and side) fill its points in turn:
+/// the first goes to the point itself, the next to "run 2", and so on, so a count per identity
+/// and figure says which point a record joins (each point found through an index).
 fn points_of<'a>(recs: &[&'a ResultRecord]) -> Vec<Point<'a>> {
     let mut points: Vec<Point> = Vec::new();
-    let same = |a: &ResultRecord, b: &ResultRecord| {
-        a.metric == b.metric
-            && a.unit == b.unit
-            && a.params.net().map(|n| n.side) == b.params.net().map(|n| n.side)
-    };
+    let mut at: HashMap<String, usize> = HashMap::new();
+    let mut measured: HashMap<(String, Figure), usize> = HashMap::new();
     for r in recs {
-        let mut key = key_of(r, &["side"]);
-        let mut sweep_key = key_of(r, &["side", "threads", "streams"]);
+        let identity = key_of(r, &["side"]);
+        let sweep = key_of(r, &["side", "threads", "streams"]);
+        let figure = (r.metric, r.unit, r.params.net().map(|n| n.side));
         // The measurements of the same point so far, each a row.
-        let mut again = 0;
-        while points
-            .iter()
-            .any(|p| p.key == key && p.records.iter().any(|x| same(x, r)))
-        {
-            again += 1;
-            key = format!("{} #{again}", key_of(r, &["side"]));
-            sweep_key = format!("{} #{again}", key_of(r, &["side", "threads", "streams"]));
-        }
-        match points.iter_mut().find(|p| p.key == key) {
-            Some(p) => p.records.push(r),
-            None => points.push(Point {
-                sweep_key,
-                key,
-                records: vec![r],
-                again,
-            }),
+        let count = measured.entry((identity.clone(), figure)).or_default();
+        let again = *count;
+        *count += 1;
+        let (key, sweep_key) = if again == 0 {
+            (identity, sweep)
+        } else {
+            (format!("{identity} #{again}"), format!("{sweep} #{again}"))
+        };
+        match at.get(&key) {
+            Some(&i) => points[i].records.push(r),
+            None => {
+                at.insert(key, points.len());
+                points.push(Point {
+                    sweep_key,
+                    records: vec![r],
+                    again,
+                });
+            }
         }
     }
     points
@@ -330,16 +334,8 @@ fn sweep_rows<'p, 'a>(
 ) -> (Vec<(&'p Point<'a>, Option<String>)>, Vec<String>) {
     let mut rows: Vec<(&Point, Option<String>)> = Vec::new();
     let mut notes = Vec::new();
-    let mut done: Vec<&str> = Vec::new();
-    for p in points {
-        if done.contains(&p.sweep_key.as_str()) {
-            continue;
-        }
-        done.push(&p.sweep_key);
-        let sweep: Vec<&Point> = points
-            .iter()
-            .filter(|q| q.sweep_key == p.sweep_key)
-            .collect();
+    for (_, sweep) in super::grouped(points, |&p| p.sweep_key.as_str()) {
+        let p = sweep[0];
         if sweep.len() < 2 {
             rows.push((p, None));
             continue;

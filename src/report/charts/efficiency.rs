@@ -23,14 +23,10 @@ pub(super) fn efficiency_chart(subsystem: Subsystem, records: &[&ResultRecord]) 
         values: rows.iter().map(|r| finite(r.efficiency)).collect(),
     }];
     if rows.iter().any(|r| reference(r).is_some()) {
-        let mut tools: Vec<&str> = Vec::new();
-        for r in &rows {
-            if let Some(t) = r.reference.as_ref().map(|x| x.tool.as_str())
-                && !tools.contains(&t)
-            {
-                tools.push(t);
-            }
-        }
+        let tools = crate::report::distinct(
+            rows.iter()
+                .filter_map(|r| Some(r.reference.as_ref()?.tool.as_str())),
+        );
         series.push(BarSeries {
             name: tools.join(", "),
             values: rows.iter().map(|r| reference(r)).collect(),

@@ -5,6 +5,7 @@
 use super::super::plot::{Detail, Series};
 use crate::results::ResultRecord;
 use crate::results::point::series_conditions;
+use std::collections::HashMap;
 
 pub(super) use crate::report::group_by;
 
@@ -34,9 +35,9 @@ pub(super) fn series_of(
 /// Each named group split where its records differ in a parameter a line must not join across
 /// ([`series_conditions`]), the
 /// differing values added to the name ("4 KiB · psync", "4 KiB · io_uring").
-fn split_by_condition<'a>(
-    groups: Vec<(String, Vec<&'a ResultRecord>)>,
-) -> Vec<(String, Vec<&'a ResultRecord>)> {
+fn split_by_condition(
+    groups: Vec<(String, Vec<&ResultRecord>)>,
+) -> Vec<(String, Vec<&ResultRecord>)> {
     let mut out = Vec::new();
     for (name, recs) in groups {
         let all: Vec<Vec<_>> = recs.iter().map(|r| series_conditions(&r.params)).collect();
@@ -46,12 +47,7 @@ fn split_by_condition<'a>(
                 .find(|(ck, _)| *ck == k)
                 .map_or(null.clone(), |(_, v)| v.clone())
         };
-        let mut keys: Vec<&'static str> = Vec::new();
-        for (k, _) in all.iter().flatten() {
-            if !keys.contains(k) {
-                keys.push(k);
-            }
-        }
+        let keys = crate::report::distinct(all.iter().flatten().map(|(k, _)| *k));
         let varying: Vec<&'static str> = keys
             .into_iter()
             .filter(|k| all.iter().any(|c| value(c, k) != value(&all[0], k)))
@@ -71,15 +67,16 @@ fn split_by_condition<'a>(
                 .collect::<Vec<_>>()
                 .join(" · ")
         };
-        let mut split: Vec<(String, Vec<&'a ResultRecord>)> = Vec::new();
-        for (r, c) in recs.iter().zip(&all) {
-            let sub = format!("{name} · {}", key(c));
-            match split.iter_mut().find(|(n, _)| *n == sub) {
-                Some((_, v)) => v.push(r),
-                None => split.push((sub, vec![r])),
-            }
-        }
-        out.extend(split);
+        let named = recs
+            .iter()
+            .zip(&all)
+            .map(|(&r, c)| (r, format!("{name} · {}", key(c))));
+        let split = crate::report::grouped(named, |(_, sub)| sub.clone());
+        out.extend(
+            split
+                .into_iter()
+                .map(|(sub, recs)| (sub, recs.into_iter().map(|(r, _)| r).collect())),
+        );
     }
     out
 }
@@ -140,14 +137,19 @@ pub(super) fn reference_series(
                 _ => format!("{tool} (stand-in in part)"),
             };
             let points = figures.iter().map(|f| (f.0, f.1)).collect();
+            // What the tool measured at each (x, y): the first point's there.
+            let mut differs: HashMap<(u64, u64), Option<&str>> = HashMap::new();
+            for f in &figures {
+                if let Some(at) = bits(f.0, f.1) {
+                    differs.entry(at).or_insert(f.2.as_deref());
+                }
+            }
             Some(Series::of_figures(
                 format!("{tool}: {name}"),
                 points,
                 |x, y| {
-                    let what = figures
-                        .iter()
-                        .find(|f| f.0 == x && f.1 == y)
-                        .and_then(|f| f.2.as_deref())
+                    let what = bits(x, y)
+                        .and_then(|at| differs.get(&at).copied().flatten())
                         .map_or(String::new(), |d| {
                             format!(" ({})", crate::text::printable(d))
                         });
@@ -159,6 +161,13 @@ pub(super) fn reference_series(
             ))
         })
         .collect()
+}
+
+/// A point's coordinates as a key that is equal where they are (`==`: 0 and -0 alike), or
+/// None where one is NaN, which equals nothing.
+fn bits(x: f64, y: f64) -> Option<(u64, u64)> {
+    let key = |v: f64| (!v.is_nan()).then(|| (v + 0.0).to_bits());
+    Some((key(x)?, key(y)?))
 }
 
 /// Ideal linear scaling from each series' one-thread point (at most two series, so that the
@@ -198,14 +207,22 @@ pub(super) fn peak_guide(
     name: String,
 ) -> Option<Series> {
     let mut points: Vec<(f64, f64)> = Vec::new();
+    // Where each x is in `points` (a NaN x is a point of its own each time: it equals nothing).
+    let mut at_x: HashMap<u64, usize> = HashMap::new();
     for r in records {
         let (Some(at), Some(peak)) = (x(r), r.peak.as_ref().map(|p| p.value)) else {
             continue;
         };
-        match points.iter().find(|(px, _)| *px == at) {
+        let known = bits(at, 0.0).and_then(|(b, _)| at_x.get(&b));
+        match known.map(|&i| points[i]) {
             Some((_, other)) if (other - peak).abs() > 1e-3 * other.abs() => return None,
             Some(_) => {}
-            None => points.push((at, peak)),
+            None => {
+                if let Some((b, _)) = bits(at, 0.0) {
+                    at_x.insert(b, points.len());
+                }
+                points.push((at, peak));
+            }
         }
     }
     (!points.is_empty()).then_some(Series {

@@ -13,6 +13,7 @@ use crate::bench::spec::Work;
 use crate::results::params::Side;
 use crate::results::point::{Drawn, Field, Role, Words, fields};
 use crate::results::{Metric, ResultRecord, Subsystem, Unit};
+use std::collections::HashSet;
 
 /// More lines than this are left to the table (the chart says how many).
 const MAX_SERIES: usize = 8;
@@ -76,7 +77,7 @@ fn swept(r: &ResultRecord) -> bool {
 
 /// What shares a chart: a workload, or the workloads of one work model that differ only in
 /// their order (sequential and random).
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Family {
     Ordered(Work),
     One(String),
@@ -94,9 +95,11 @@ fn family(r: &ResultRecord) -> Family {
 fn varied_axes(recs: &[&ResultRecord]) -> Vec<(&'static str, &'static str)> {
     let all: Vec<Vec<Field>> = recs.iter().map(|r| fields(&r.params)).collect();
     let mut out: Vec<(&'static str, &'static str)> = Vec::new();
+    // Each key is looked at once (whether it varies), at its first field.
+    let mut seen: HashSet<&'static str> = HashSet::new();
     for f in all.iter().flatten() {
         if let Drawn::Along(title) = f.drawn
-            && !out.iter().any(|(k, _)| *k == f.key)
+            && seen.insert(f.key)
             && varies(&all, f.key)
         {
             out.push((f.key, title));
@@ -130,17 +133,15 @@ impl Group<'_> {
     fn chart(&self, key: &'static str, title: &'static str) -> Chart {
         let all: Vec<Vec<Field>> = self.recs.iter().map(|r| fields(&r.params)).collect();
         // The lines: the other parameters that vary, and the workload where several share it.
-        let apart: Vec<&'static str> = all
-            .iter()
-            .flatten()
-            .filter(|f| f.role == Role::Axis && f.drawn != Drawn::Not && f.key != key)
-            .map(|f| f.key)
-            .fold(Vec::new(), |mut keys, k| {
-                if !keys.contains(&k) && varies(&all, k) {
-                    keys.push(k);
-                }
-                keys
-            });
+        let apart: Vec<&'static str> = crate::report::distinct(
+            all.iter()
+                .flatten()
+                .filter(|f| f.role == Role::Axis && f.drawn != Drawn::Not && f.key != key)
+                .map(|f| f.key),
+        )
+        .into_iter()
+        .filter(|k| varies(&all, k))
+        .collect();
         let several = self.workloads.len() > 1;
         let name = |r: &ResultRecord| line_name(r, &apart, several);
         let x = |r: &ResultRecord| {
