@@ -1046,3 +1046,126 @@ fn two_noisy_repetitions_are_inconclusive() {
         "{doc}"
     );
 }
+
+/// What `peakbench ARGS…` may have of address space beyond ten times its input's size: what a
+/// tiny document needs, with room. `report` of base.json needs 31 MiB in a debug build (16 MiB
+/// in release): the binary's mappings, the main thread's stack, the allocator's heap; it runs on
+/// one thread, so no other thread's stack or allocator arena counts.
+const ADDRESS_BASE: u64 = 48 << 20;
+
+/// Runs `peakbench ARGS…` with its address space (RLIMIT_AS, set in the child before it runs)
+/// limited to ten times the size of `input` and [`ADDRESS_BASE`]: a process that needs more
+/// fails to allocate and aborts. `hang` bounds how long it may take.
+fn within_memory(
+    args: &[&std::ffi::OsStr],
+    input: &Path,
+    db: &Path,
+    hang: Duration,
+) -> assert_cmd::assert::Assert {
+    use std::os::unix::process::CommandExt;
+    let limit = 10 * std::fs::metadata(input).unwrap().len() + ADDRESS_BASE;
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"));
+    cmd.env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1)
+        .env("PEAKBENCH_DB", db)
+        .env("COLUMNS", "1000")
+        .args(args);
+    // SAFETY: between fork and exec the child only calls setrlimit, which is
+    // async-signal-safe, with a value computed before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            let l = libc::rlimit {
+                rlim_cur: limit as libc::rlim_t,
+                rlim_max: limit as libc::rlim_t,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &l) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    Command::from_std(cmd).timeout(hang).assert()
+}
+
+/// A run of many points is reported in one pass over them and in memory of a few times the
+/// document's size: the summary of 40,000 records (36 MB, [`common::scaled_document`]: a quick
+/// run's records on 159 nodes, each with a sweep over threads) stays within ten times the file
+/// and finishes in seconds. Before, every point was looked for among all the others (minutes
+/// even in a release build, past the hang bound), and the document was read as a tree of JSON
+/// values first (ten times the file and more).
+#[test]
+fn a_run_of_many_points_is_reported_within_memory_and_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("many.json");
+    std::fs::write(&doc, common::scaled_document(40_000)).unwrap();
+    let out = within_memory(
+        &["report".as_ref(), doc.as_os_str()],
+        &doc,
+        &dir.path().join("history.db"),
+        Duration::from_secs(120),
+    )
+    .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    // A row per node's DP sweep (threads 2–8), the last node's sweep cut short (2–6).
+    let dp: Vec<&str> = text.lines().filter(|l| l.starts_with("DP ")).collect();
+    assert_eq!(dp.len(), 159, "{text}");
+    assert!(
+        dp[0].contains("2–8") && dp[0].contains("node 0"),
+        "{}",
+        dp[0]
+    );
+    assert!(
+        dp[158].contains("2–6") && dp[158].contains("node 158"),
+        "{}",
+        dp[158]
+    );
+    assert!(
+        text.contains("CPU: 1905 points with a known peak"),
+        "{text}"
+    );
+}
+
+/// A JSON document that is not a results document is refused, by `report`, `compare` and
+/// `history --import` alike, within ten times its size in memory: an 8 MiB array of zeros was
+/// read whole as a tree of JSON values (147 MB) before its version was looked for.
+#[test]
+fn an_array_of_zeros_is_refused_within_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let zeros = dir.path().join("zeros.json");
+    let mut bytes = vec![b'['];
+    while bytes.len() < (8 << 20) - 2 {
+        bytes.extend_from_slice(b"0,");
+    }
+    bytes.extend_from_slice(b"0]");
+    std::fs::write(&zeros, bytes).unwrap();
+    let z = zeros.as_os_str();
+    for args in [
+        vec!["report".as_ref(), z],
+        vec!["compare".as_ref(), z, z],
+        vec!["history".as_ref(), "--import".as_ref(), z],
+    ] {
+        let out = within_memory(
+            &args,
+            &zeros,
+            &dir.path().join("history.db"),
+            Duration::from_secs(60),
+        )
+        .code(2);
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains("not a peakbench results document"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// Not a test: writes [`common::scaled_document`] of `PEAKBENCH_SCALE_RECORDS` records (100,000
+/// by default) to the file `PEAKBENCH_SCALE_OUT`, for bench/report-scale.sh.
+#[test]
+#[ignore = "writes bench/report-scale.sh's document"]
+fn write_scaled_document() {
+    let out = std::env::var("PEAKBENCH_SCALE_OUT").expect("PEAKBENCH_SCALE_OUT names the file");
+    let records = std::env::var("PEAKBENCH_SCALE_RECORDS").map_or(100_000, |n| n.parse().unwrap());
+    std::fs::write(out, common::scaled_document(records)).unwrap();
+}

@@ -757,3 +757,37 @@ pub fn wait_delivered(pid: u32, sig: i32) {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
+
+/// A recorded run grown to `records` records, each a point of its own: the records of
+/// tests/fixtures/history/quick.json (63: CPU, memory, disk and network points of a quick run)
+/// again and again, copy `k` on node `k / 4` with `1 + k % 4` times the recorded threads (and
+/// streams), so that every node has a sweep of four over threads. The document written is
+/// what `peakbench report` reads at scale (tests/history.rs, bench/report-scale.sh).
+pub fn scaled_document(records: usize) -> Vec<u8> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/history/quick.json"
+    );
+    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let recorded = doc["results"].as_array().unwrap().clone();
+    let mut results = Vec::with_capacity(records);
+    for k in 0..records.div_ceil(recorded.len()) {
+        for r in &recorded {
+            if results.len() == records {
+                break;
+            }
+            let mut r = r.clone();
+            let params = r["params"].as_object_mut().unwrap();
+            params.insert("node".into(), json!(k / 4));
+            let times = 1 + (k % 4) as u64;
+            for key in ["threads", "streams"] {
+                if let Some(n) = params.get(key).and_then(|v| v.as_u64()) {
+                    params.insert(key.into(), json!(n * times));
+                }
+            }
+            results.push(r);
+        }
+    }
+    doc["results"] = serde_json::Value::Array(results);
+    serde_json::to_vec(&doc).unwrap()
+}
