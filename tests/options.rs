@@ -1544,3 +1544,40 @@ fn every_net_option_is_used_or_refused() {
     walk("net", cases, &servers);
     drop((plain, guarded));
 }
+
+/// A theoretical input beyond what any machine has (1e308 GOPS, a clock of 10³⁰⁸ GHz or of
+/// 10⁻³⁰⁰ GHz, +∞) overflowed the peak to infinity, which the JSON document and the database
+/// then held as `null` and could not read back: each option that gives one is bounded, and
+/// refuses such a value in one line, exit code 2, before anything runs or is stored.
+#[test]
+fn theoretical_inputs_beyond_any_machine_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let db = db.to_str().unwrap();
+    let cpu = ["cpu", "--workload", "DP", "--threads", "1", "--db", db];
+    let mem = ["mem", "--workload", "COPY", "--threads", "1", "--db", db];
+    let disk = ["disk", "--engine", "null", "--dir", "/tmp", "--db", db];
+    let net = ["net", "--loopback", "--workload", "THROUGHPUT", "--db", db];
+    let cases: Vec<Vec<&str>> = vec![
+        [&cpu[..], &["--peak", "DP=1e308"]].concat(),
+        [&cpu[..], &["--peak", "DP=inf"]].concat(),
+        [&cpu[..], &["--clock-ghz", "1e308"]].concat(),
+        [&cpu[..], &["--clock-ghz", "1e-300"]].concat(),
+        [&cpu[..], &["--ops-per-cycle", "DP=1e308"]].concat(),
+        [&mem[..], &["--mem-peak-gbs", "1e308"]].concat(),
+        [&mem[..], &["--mem-latency-ns", "1e-300"]].concat(),
+        [&mem[..], &["--mem-channels", "4", "--mem-mts", "1e308"]].concat(),
+        [&disk[..], &["--disk-peak-read-mbps", "1e308"]].concat(),
+        [&disk[..], &["--disk-peak-write-iops", "1e308"]].concat(),
+        [&disk[..], &["--disk-latency-us", "1e308"]].concat(),
+        [&disk[..], &["--rpm", "1e308", "--seek-ms", "8"]].concat(),
+        [&disk[..], &["--rpm", "7200", "--seek-ms", "1e-300"]].concat(),
+        [&net[..], &["--link-gbps", "1e308"]].concat(),
+        vec!["peak", "--disk-peak-read-iops", "1e308"],
+        vec!["peak", "--rpm", "7200", "--seek-ms", "1e308"],
+    ];
+    for args in &cases {
+        common::one_line_exit_2(args, "is out of range for");
+    }
+    assert!(!Path::new(db).exists(), "a refused command stored nothing");
+}

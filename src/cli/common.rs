@@ -377,12 +377,174 @@ pub fn parse_positive(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Parses `NAME=VALUE` where NAME parses as `T` and VALUE is a positive number.
-pub fn parse_assignment<T: std::str::FromStr<Err = String>>(s: &str) -> Result<(T, f64), String> {
+/// Parses `NAME=VALUE` where NAME parses as `T` and VALUE is a number within `bound`.
+pub fn parse_assignment<T: std::str::FromStr<Err = String>>(
+    s: &str,
+    bound: &Bound,
+) -> Result<(T, f64), String> {
     let (name, value) = s
         .split_once('=')
         .ok_or_else(|| format!("'{s}' is not WORKLOAD=VALUE, e.g. DP=16"))?;
-    Ok((name.parse()?, parse_positive(value)?))
+    Ok((name.parse()?, bound.parse(value)?))
+}
+
+/// The range of a theoretical input given on the command line (a clock, a rated figure, a
+/// peak): what any machine of the coming decade can have, with a wide margin. Within these,
+/// every peak computed from such inputs, and every efficiency against it, is a finite number
+/// (see [`bounds`]); beyond them a typo or an attack would overflow to infinity, which JSON
+/// cannot hold.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bound {
+    /// The least value (above 0).
+    pub lo: f64,
+    /// The greatest value.
+    pub hi: f64,
+    /// What the number is, as the error says it ("a core clock in GHz").
+    pub what: &'static str,
+}
+
+impl Bound {
+    /// `lo` to `hi` as the help and the errors say it ("0.01 to 20").
+    pub fn range(&self) -> String {
+        format!("{} to {}", self.lo, self.hi)
+    }
+
+    /// The value parser of an option with this bound.
+    pub fn parser(self) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
+        move |s| self.parse(s)
+    }
+
+    /// Parses a number within the bound: one line quoting `s` otherwise ("not a positive
+    /// number", or "out of range" with the range).
+    pub fn parse(&self, s: &str) -> Result<f64, String> {
+        let v = match s.trim().parse::<f64>() {
+            // NaN fails the comparison; +∞ passes it and is out of range below.
+            Ok(v) if v > 0.0 => v,
+            _ => return Err(format!("'{s}' is not a positive number")),
+        };
+        if (self.lo..=self.hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(format!(
+                "'{s}' is out of range for {}: give {}",
+                self.what,
+                self.range()
+            ))
+        }
+    }
+}
+
+/// Every theoretical input's range, in one place (the help of each option says its range).
+///
+/// The largest peak they allow is far from overflowing: a CPU peak is at most 4096 cores ×
+/// 20 GHz × 10⁵ operations a cycle ≈ 10¹⁰ GOPS (or 4096 × 10⁶ GOPS per core ≈ 4·10⁹ GOPS), and
+/// in base units (×10⁹) ≈ 10¹⁹ op/s, against f64's 1.8·10³⁰⁸; the least is no smaller than
+/// 10⁻⁵ GOPS, so a measured figure over it stays finite too. The same holds for memory, disks
+/// and links.
+pub mod bounds {
+    use super::Bound;
+
+    /// The fastest cores shipped boost to about 6 GHz and overclocking records reach about
+    /// 9 GHz: 20 GHz leaves a margin; 10 MHz is below any core that runs Linux.
+    pub const CLOCK_GHZ: Bound = Bound {
+        lo: 0.01,
+        hi: 20.0,
+        what: "a core clock in GHz",
+    };
+    /// A core's operations a cycle: Intel AMX does 2048 int8 operations a cycle per core
+    /// (1024 multiply-adds), the most of any core today; 10⁵ leaves fifty times that. The
+    /// least, one operation every thousand cycles, is slower than any divider.
+    pub const OPS_PER_CYCLE: Bound = Bound {
+        lo: 0.001,
+        hi: 1e5,
+        what: "operations per cycle per core",
+    };
+    /// A core's peak in GOPS: AMX at 2048 operations a cycle and 4 GHz is about 8·10³ GOPS;
+    /// 10⁶ (a POPS a core) leaves a hundred times that; the least is a million operations a
+    /// second.
+    pub const CPU_PEAK_GOPS: Bound = Bound {
+        lo: 0.001,
+        hi: 1e6,
+        what: "a peak in GOPS per core",
+    };
+    /// A machine's memory bandwidth: two sockets of 12 DDR5-8800 channels give about
+    /// 1.7·10³ GB/s, an HBM3e package about 8·10³; 10⁵ GB/s (100 TB/s) is over ten times
+    /// either. The least is below one channel of DDR-200 (1.6 GB/s).
+    pub const MEM_PEAK_GBS: Bound = Bound {
+        lo: 0.01,
+        hi: 1e5,
+        what: "a memory bandwidth in GB/s",
+    };
+    /// A load from memory takes 50–150 ns on DRAM, a few hundred ns on CXL or a remote
+    /// socket: 1 ns to 100 µs covers any memory with a wide margin.
+    pub const MEM_LATENCY_NS: Bound = Bound {
+        lo: 1.0,
+        hi: 1e5,
+        what: "a memory latency in ns",
+    };
+    /// DDR5 reaches 8800 MT/s (MRDIMMs a little more); DDR-200 was the slowest.
+    pub const MEM_MTS: Bound = Bound {
+        lo: 100.0,
+        hi: 100_000.0,
+        what: "a transfer rate in MT/s",
+    };
+    /// CAS latencies run from 2 (SDRAM) to about 60 cycles (fast DDR5).
+    pub const MEM_CL: Bound = Bound {
+        lo: 1.0,
+        hi: 200.0,
+        what: "a CAS latency in cycles",
+    };
+    /// A device's sequential throughput: a PCIe 6.0 x16 device moves about 1.3·10⁵ MB/s;
+    /// 10⁶ MB/s (1 TB/s, an array behind one block device) is more; the least is a floppy's.
+    pub const DISK_MBPS: Bound = Bound {
+        lo: 0.01,
+        hi: 1e6,
+        what: "a throughput in MB/s",
+    };
+    /// A device's random IOPS: the fastest NVMe devices do a few million, a RAM disk tens of
+    /// millions; 10⁹ is more than any; the least is a tape's.
+    pub const DISK_IOPS: Bound = Bound {
+        lo: 0.01,
+        hi: 1e9,
+        what: "an IOPS figure",
+    };
+    /// One I/O's access latency: about 10 µs for the fastest flash, 4–15 ms for a spinning
+    /// disk, a minute or so for a tape: 0.01 µs to 100 s.
+    pub const DISK_LATENCY_US: Bound = Bound {
+        lo: 0.01,
+        hi: 1e8,
+        what: "an access latency in µs",
+    };
+    /// Spindles turn at 4200–15000 rpm.
+    pub const RPM: Bound = Bound {
+        lo: 100.0,
+        hi: 100_000.0,
+        what: "a spindle speed in rpm",
+    };
+    /// Average seeks take 2–15 ms on a disk, about 100 ms on an optical drive.
+    pub const SEEK_MS: Bound = Bound {
+        lo: 0.001,
+        hi: 100_000.0,
+        what: "a seek time in ms",
+    };
+    /// Links run at up to 800 Gbit/s (1.6 Tbit/s coming): 100 Tbit/s is over fifty times the
+    /// fastest; the least is 1 Mbit/s.
+    pub const LINK_GBPS: Bound = Bound {
+        lo: 0.001,
+        hi: 100_000.0,
+        what: "a link speed in Gbit/s",
+    };
+}
+
+/// A path's one-way propagation delay in µs (`net`, `peak`): 0 (loopback) to 10 s, farther
+/// than a geostationary satellite's round trip.
+pub fn parse_propagation(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.0..=1e7).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not a propagation delay: give µs from 0 to 10000000"
+        )),
+    }
 }
 
 /// Where the database is: `--db` (or PEAKBENCH_DB), else the user's data directory.
@@ -507,6 +669,107 @@ mod tests {
         );
     }
 
+    /// A theoretical input beyond what a machine can have (1e308, +∞, 1e-300) is refused in one
+    /// line that says the range; the range's ends are accepted.
+    #[test]
+    fn a_theoretical_input_is_bounded_to_a_machine() {
+        let b = bounds::CLOCK_GHZ;
+        assert_eq!(
+            b.parse("1e308").unwrap_err(),
+            "'1e308' is out of range for a core clock in GHz: give 0.01 to 20"
+        );
+        for s in ["inf", "1e400", "1e-300", "20.5", "0.001"] {
+            let e = b.parse(s).unwrap_err();
+            assert!(e.starts_with(&format!("'{s}' is out of range")), "{e}");
+        }
+        for s in ["0", "-1", "NaN", "-inf", "x", ""] {
+            assert_eq!(
+                b.parse(s).unwrap_err(),
+                format!("'{s}' is not a positive number")
+            );
+        }
+        assert_eq!((b.parse("0.01"), b.parse(" 20 ")), (Ok(0.01), Ok(20.0)));
+        assert_eq!(
+            parse_assignment::<crate::app::cpu::CpuWorkload>("DP=1e308", &bounds::CPU_PEAK_GOPS)
+                .unwrap_err(),
+            "'1e308' is out of range for a peak in GOPS per core: give 0.001 to 1000000"
+        );
+        assert_eq!(
+            parse_assignment("DP=57.6", &bounds::CPU_PEAK_GOPS),
+            Ok((crate::app::cpu::CpuWorkload::Dp, 57.6))
+        );
+        assert!(parse_propagation("inf").is_err() && parse_propagation("NaN").is_err());
+        assert_eq!(parse_propagation("0"), Ok(0.0));
+    }
+
+    /// The largest and the least CPU peak the bounds allow, in base units (op/s), and a
+    /// measured figure against them, are finite: what the bounds are for.
+    #[test]
+    fn the_bounds_keep_every_peak_finite() {
+        use bounds::*;
+        let most = [
+            4096.0 * CLOCK_GHZ.hi * OPS_PER_CYCLE.hi * 1e9,
+            4096.0 * 64.0 * CPU_PEAK_GOPS.hi * 1e9,
+            MEM_PEAK_GBS.hi * 1e9,
+            DISK_MBPS.hi * 1e6,
+            DISK_IOPS.hi,
+            LINK_GBPS.hi * 1e9,
+        ];
+        let least = CLOCK_GHZ.lo * OPS_PER_CYCLE.lo * 1e9;
+        for p in most {
+            assert!(p.is_finite() && p < 1e30, "{p}");
+            // A measured figure a thousand times a peak, or the least, stays finite.
+            assert!((p * 1e3 / least).is_finite());
+        }
+    }
+
+    /// Every option that gives a theoretical input has its bound, and its help says the range.
+    #[test]
+    fn each_bounded_option_says_its_range() {
+        use bounds::*;
+        use clap::CommandFactory;
+        let cli = crate::cli::Cli::command();
+        let disk = [
+            ("disk-peak-read-mbps", DISK_MBPS),
+            ("disk-peak-write-mbps", DISK_MBPS),
+            ("disk-peak-read-iops", DISK_IOPS),
+            ("disk-peak-write-iops", DISK_IOPS),
+            ("disk-latency-us", DISK_LATENCY_US),
+            ("rpm", RPM),
+            ("seek-ms", SEEK_MS),
+        ];
+        let mut cases = vec![
+            ("cpu", "clock-ghz", CLOCK_GHZ),
+            ("cpu", "ops-per-cycle", OPS_PER_CYCLE),
+            ("cpu", "peak", CPU_PEAK_GOPS),
+            ("mem", "mem-peak-gbs", MEM_PEAK_GBS),
+            ("mem", "mem-latency-ns", MEM_LATENCY_NS),
+            ("mem", "mem-mts", MEM_MTS),
+            ("mem", "mem-cl", MEM_CL),
+            ("net", "link-gbps", LINK_GBPS),
+            ("peak", "ghz", CLOCK_GHZ),
+            ("peak", "mem-mts", MEM_MTS),
+            ("peak", "mem-cl", MEM_CL),
+            ("peak", "link-gbps", LINK_GBPS),
+        ];
+        for (long, b) in disk {
+            cases.push(("disk", long, b));
+            cases.push(("peak", long, b));
+        }
+        for (sub, long, b) in cases {
+            let arg = cli
+                .find_subcommand(sub)
+                .and_then(|c| c.get_arguments().find(|a| a.get_long() == Some(long)))
+                .unwrap_or_else(|| panic!("{sub} --{long}"));
+            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+            let range = b.range();
+            assert!(
+                help.contains(&range),
+                "{sub} --{long}: '{range}' not in: {help}"
+            );
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -519,6 +782,8 @@ mod tests {
                 parse_warmup(&s).err(),
                 parse_duration(&s).err(),
                 parse_positive(&s).err(),
+                bounds::CLOCK_GHZ.parse(&s).err(),
+                bounds::LINK_GBPS.parse(&s).err(),
             ];
             for e in errors.into_iter().flatten() {
                 prop_assert!(e.starts_with(&format!("'{s}' ")), "{}", e);

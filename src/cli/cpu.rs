@@ -1,7 +1,7 @@
 //! `peakbench cpu`.
 
 use super::common::{
-    Counts, OutputArgs, RunArgs, UsageError, parse_assignment, parse_positive, parse_thread_counts,
+    Counts, OutputArgs, RunArgs, UsageError, bounds, parse_assignment, parse_thread_counts,
     workload_help,
 };
 use crate::app::cpu::{CpuRequest, CpuWorkload, LinalgWorkload, Scaling, linalg_kernels};
@@ -51,14 +51,16 @@ pub struct CpuArgs {
     /// Force an instruction set: avx512, avx2, sse2 (x86), sve, neon (aarch64) or scalar. Default: the widest.
     #[arg(long, value_parser = parse_isa)]
     pub isa: Option<Isa>,
-    /// Core clock in GHz for the peak, instead of the measured one.
-    #[arg(long, value_name = "GHZ", value_parser = parse_positive)]
+    /// Core clock in GHz for the peak, instead of the measured one (0.01 to 20).
+    #[arg(long, value_name = "GHZ", value_parser = bounds::CLOCK_GHZ.parser())]
     pub clock_ghz: Option<f64>,
-    /// Operations per cycle per core for the peak, e.g. DP=16,SP=32 (overrides the table).
-    #[arg(long, value_name = "WORKLOAD=N", value_delimiter = ',', value_parser = parse_assignment::<CpuWorkload>)]
+    /// Operations per cycle per core for the peak, e.g. DP=16,SP=32 (overrides the table; each
+    /// 0.001 to 100000).
+    #[arg(long, value_name = "WORKLOAD=N", value_delimiter = ',', value_parser = parse_ops_per_cycle)]
     pub ops_per_cycle: Vec<(CpuWorkload, f64)>,
-    /// Theoretical peak in GOPS per core, e.g. DP=57.6 (overrides clock and table).
-    #[arg(long, value_name = "WORKLOAD=GOPS", value_delimiter = ',', value_parser = parse_assignment::<CpuWorkload>)]
+    /// Theoretical peak in GOPS per core, e.g. DP=57.6 (overrides clock and table; each 0.001
+    /// to 1000000).
+    #[arg(long, value_name = "WORKLOAD=GOPS", value_delimiter = ',', value_parser = parse_peak)]
     pub peak: Vec<(CpuWorkload, f64)>,
     #[command(flatten)]
     pub run: RunArgs,
@@ -122,6 +124,14 @@ fn parse_fraction(s: &str) -> Result<f64, String> {
 
 fn parse_isa(s: &str) -> Result<Isa, String> {
     s.parse()
+}
+
+fn parse_ops_per_cycle(s: &str) -> Result<(CpuWorkload, f64), String> {
+    parse_assignment(s, &bounds::OPS_PER_CYCLE)
+}
+
+fn parse_peak(s: &str) -> Result<(CpuWorkload, f64), String> {
+    parse_assignment(s, &bounds::CPU_PEAK_GOPS)
 }
 
 /// The shortest a kernel point's repetition is made by `run --budget`.

@@ -1,7 +1,7 @@
 //! `peakbench disk`.
 
 use super::common::{
-    Counts, OutputArgs, UsageError, parse_duration, parse_positive, parse_repeat, workload_help,
+    Counts, OutputArgs, UsageError, bounds, parse_duration, parse_repeat, workload_help,
 };
 use crate::app::disk::{self, DiskOptions, DiskPeaks, DiskWorkload, EngineKind, MAX_DEPTH, Place};
 use crate::app::workloads::{registry, users_of};
@@ -106,28 +106,29 @@ pub struct DiskArgs {
 /// A device's rated figures, for its peaks (`disk`, and `peak` for a machine not at hand).
 #[derive(Debug, Args)]
 pub struct DiskPeakArgs {
-    /// The device's rated sequential read throughput, MB/s.
-    #[arg(long, value_name = "MBPS", value_parser = parse_positive)]
+    /// The device's rated sequential read throughput, MB/s (0.01 to 1000000).
+    #[arg(long, value_name = "MBPS", value_parser = bounds::DISK_MBPS.parser())]
     pub disk_peak_read_mbps: Option<f64>,
-    /// The device's rated sequential write throughput, MB/s.
-    #[arg(long, value_name = "MBPS", value_parser = parse_positive)]
+    /// The device's rated sequential write throughput, MB/s (0.01 to 1000000).
+    #[arg(long, value_name = "MBPS", value_parser = bounds::DISK_MBPS.parser())]
     pub disk_peak_write_mbps: Option<f64>,
-    /// The device's rated random read IOPS.
-    #[arg(long, value_name = "IOPS", value_parser = parse_positive)]
+    /// The device's rated random read IOPS (0.01 to 1000000000).
+    #[arg(long, value_name = "IOPS", value_parser = bounds::DISK_IOPS.parser())]
     pub disk_peak_read_iops: Option<f64>,
-    /// The device's rated random write IOPS.
-    #[arg(long, value_name = "IOPS", value_parser = parse_positive)]
+    /// The device's rated random write IOPS (0.01 to 1000000000).
+    #[arg(long, value_name = "IOPS", value_parser = bounds::DISK_IOPS.parser())]
     pub disk_peak_write_iops: Option<f64>,
     /// The device's rated access latency of one I/O, µs: the floor of the latency (with the
-    /// record's transfer at the bandwidth peak) and a bound of the IOPS of random I/O.
-    #[arg(long, value_name = "US", value_parser = parse_positive, conflicts_with = "rpm")]
+    /// record's transfer at the bandwidth peak) and a bound of the IOPS of random I/O (0.01 to
+    /// 100000000).
+    #[arg(long, value_name = "US", value_parser = bounds::DISK_LATENCY_US.parser(), conflicts_with = "rpm")]
     pub disk_latency_us: Option<f64>,
     /// A rotating disk's spindle speed (with --seek-ms): random I/O waits for a seek and half a
-    /// rotation, its IOPS peak 1 / (seek + ½ × 60 s / rpm).
-    #[arg(long, value_name = "RPM", value_parser = parse_positive, requires = "seek_ms")]
+    /// rotation, its IOPS peak 1 / (seek + ½ × 60 s / rpm) (100 to 100000).
+    #[arg(long, value_name = "RPM", value_parser = bounds::RPM.parser(), requires = "seek_ms")]
     pub rpm: Option<f64>,
-    /// A rotating disk's average seek time in ms (with --rpm).
-    #[arg(long, value_name = "MS", value_parser = parse_positive, requires = "rpm")]
+    /// A rotating disk's average seek time in ms (with --rpm; 0.001 to 100000).
+    #[arg(long, value_name = "MS", value_parser = bounds::SEEK_MS.parser(), requires = "rpm")]
     pub seek_ms: Option<f64>,
 }
 

@@ -1,7 +1,7 @@
 //! `peakbench mem`.
 
 use super::common::{
-    Counts, OutputArgs, RunArgs, UsageError, parse_positive, parse_thread_counts, workload_help,
+    Counts, OutputArgs, RunArgs, UsageError, bounds, parse_thread_counts, workload_help,
 };
 use crate::app::mem::{
     DEFAULT_LATENCY_SAMPLE, HugePages, MemOptions, MemWorkload, Stores, has_kernels,
@@ -77,8 +77,8 @@ pub struct MemArgs {
     /// Largest working set of the latency staircase (from 4 KiB, √2 steps).
     #[arg(long, value_parser = parse_working_set, default_value = "1Gi")]
     pub latency_max: u64,
-    /// The memory's theoretical peak in GB/s (instead of SMBIOS).
-    #[arg(long, value_name = "GBS", value_parser = parse_positive)]
+    /// The memory's theoretical peak in GB/s (instead of SMBIOS; 0.01 to 100000).
+    #[arg(long, value_name = "GBS", value_parser = bounds::MEM_PEAK_GBS.parser())]
     pub mem_peak_gbs: Option<f64>,
     /// Memory channels, for the peak (with --mem-mts).
     #[arg(long, value_name = "N", requires = "mem_mts", conflicts_with = "mem_peak_gbs", value_parser = parse_channels)]
@@ -86,16 +86,16 @@ pub struct MemArgs {
     /// The memory modules' rated latency in ns (e.g. CAS latency: CL × 2000 / MT/s), the floor
     /// of LATENCY's memory level (--latency-max must then reach past the last cache) and of a
     /// block workload's operation (plus its bytes at the bandwidth peak); SMBIOS does not give
-    /// it.
-    #[arg(long, value_name = "NS", value_parser = parse_positive)]
+    /// it (1 to 100000).
+    #[arg(long, value_name = "NS", value_parser = bounds::MEM_LATENCY_NS.parser())]
     pub mem_latency_ns: Option<f64>,
     /// Memory transfer rate in MT/s: for the bandwidth peak (with --mem-channels) and for the
-    /// rated latency (with --mem-cl).
-    #[arg(long, value_name = "MTS", value_parser = parse_positive)]
+    /// rated latency (with --mem-cl; 100 to 100000).
+    #[arg(long, value_name = "MTS", value_parser = bounds::MEM_MTS.parser())]
     pub mem_mts: Option<f64>,
     /// The modules' CAS latency in cycles (CL, as DDR4-2133 CL15 gives it): the rated latency
-    /// is CL × 2000 / MT/s ns (with --mem-mts), in place of --mem-latency-ns.
-    #[arg(long, value_name = "CL", requires = "mem_mts", conflicts_with = "mem_latency_ns", value_parser = parse_positive)]
+    /// is CL × 2000 / MT/s ns (with --mem-mts), in place of --mem-latency-ns (1 to 200).
+    #[arg(long, value_name = "CL", requires = "mem_mts", conflicts_with = "mem_latency_ns", value_parser = bounds::MEM_CL.parser())]
     pub mem_cl: Option<f64>,
     #[command(flatten)]
     pub run: RunArgs,

@@ -1,7 +1,8 @@
 //! `peakbench net` (the client) and `peakbench net serve`.
 
 use super::common::{
-    Counts, OutputArgs, UsageError, parse_duration, parse_positive, parse_repeat, workload_help,
+    Counts, OutputArgs, UsageError, bounds, parse_duration, parse_propagation, parse_repeat,
+    workload_help,
 };
 use crate::app::net::{self, DEFAULT_PORT, NetOptions, NetWorkload, Proto, limits};
 use crate::app::workloads::{registry, users_of};
@@ -116,12 +117,13 @@ pub struct ClientArgs {
     /// Repetitions of every point (each its own test).
     #[arg(long, default_value = "3", value_parser = parse_repeat)]
     pub repeat: usize,
-    /// The link speed in Gbit/s, when sysfs cannot tell (virtio, veth) or is wrong.
-    #[arg(long, value_name = "GBPS", value_parser = parse_positive)]
+    /// The link speed in Gbit/s, when sysfs cannot tell (virtio, veth) or is wrong (0.001 to
+    /// 100000).
+    #[arg(long, value_name = "GBPS", value_parser = bounds::LINK_GBPS.parser())]
     pub link_gbps: Option<f64>,
     /// The path's one-way propagation delay in µs (cables, switches; 0 on loopback): with the
     /// link speed, the floor of LATENCY's round trip (the message serialised both ways plus
-    /// twice this).
+    /// twice this; 0 to 10000000).
     #[arg(long, value_name = "US", value_parser = parse_propagation)]
     pub propagation_us: Option<f64>,
     #[command(flatten)]
@@ -226,15 +228,6 @@ fn parse_load(s: &str) -> Result<Counts, String> {
 
 fn parse_mps(s: &str) -> Result<u32, String> {
     super::common::count_in(s, 1, limits::MAX_MPS as u64)
-}
-
-fn parse_propagation(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && (0.0..=1e7).contains(&v) => Ok(v),
-        _ => Err(format!(
-            "'{s}' is not a propagation delay: give µs from 0 to 10000000"
-        )),
-    }
 }
 
 fn parse_omit(s: &str) -> Result<std::time::Duration, String> {

@@ -2,7 +2,7 @@
 //! CPU, memory, disk and network — for the "theoretical" column of machines not at hand, each
 //! with its formula. Nothing is measured.
 
-use super::common::{UsageError, count_in, parse_positive};
+use super::common::{UsageError, bounds, count_in};
 use super::peak_others::{OtherPeaks, Sections};
 use crate::app::cpu::{CpuWorkload, operation};
 use crate::files::check_output_file;
@@ -25,8 +25,8 @@ pub struct PeakArgs {
     /// CPU: physical cores per socket.
     #[arg(long, value_parser = parse_cores, requires = "uarch")]
     pub cores: Option<u32>,
-    /// CPU: core clock in GHz (all-core, under the workload's load).
-    #[arg(long, value_name = "GHZ", value_parser = parse_ghz, requires = "uarch")]
+    /// CPU: core clock in GHz (all-core, under the workload's load; 0.01 to 20).
+    #[arg(long, value_name = "GHZ", value_parser = bounds::CLOCK_GHZ.parser(), requires = "uarch")]
     pub ghz: Option<f64>,
     /// CPU: sockets.
     #[arg(long, default_value = "1", value_parser = parse_sockets)]
@@ -44,13 +44,6 @@ fn parse_cores(s: &str) -> Result<u32, String> {
 
 fn parse_sockets(s: &str) -> Result<u32, String> {
     count_in(s, 1, 64)
-}
-
-fn parse_ghz(s: &str) -> Result<f64, String> {
-    match parse_positive(s)? {
-        g if g <= 20.0 => Ok(g),
-        _ => Err(format!("'{s}' GHz is out of range: at most 20")),
-    }
 }
 
 /// One workload's peak, or why it has none on this core.

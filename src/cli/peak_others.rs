@@ -3,7 +3,7 @@
 //! figures or its spindle; the network's goodput and round-trip floor from its link — each
 //! with its formula, as the reports computed them from datasheets.
 
-use super::common::{UsageError, parse_positive};
+use super::common::{UsageError, bounds, parse_propagation};
 use crate::ids::Unit;
 use crate::report;
 use crate::sysinfo::peak::{self, MemPeakOverrides, Peak};
@@ -20,26 +20,26 @@ pub struct OtherPeaks {
     /// Memory: channels populated (one DIMM each; with --mem-mts), e.g. 4.
     #[arg(long, value_name = "N", value_parser = parse_channels, requires = "mem_mts")]
     pub mem_channels: Option<u32>,
-    /// Memory: transfer rate in MT/s (DDR4-2133: 2133; with --mem-channels).
-    #[arg(long, value_name = "MTS", value_parser = parse_mts, requires = "mem_channels")]
+    /// Memory: transfer rate in MT/s (DDR4-2133: 2133; with --mem-channels; 100 to 100000).
+    #[arg(long, value_name = "MTS", value_parser = bounds::MEM_MTS.parser(), requires = "mem_channels")]
     pub mem_mts: Option<f64>,
     /// Memory: the modules' CAS latency in clock cycles (CL), for the latency floor
-    /// CL × 2000 / MT/s ns (with --mem-mts).
-    #[arg(long, value_name = "CL", value_parser = parse_cl, requires = "mem_mts")]
+    /// CL × 2000 / MT/s ns (with --mem-mts; 1 to 200).
+    #[arg(long, value_name = "CL", value_parser = bounds::MEM_CL.parser(), requires = "mem_mts")]
     pub mem_cl: Option<f64>,
     #[command(flatten)]
     pub disk: super::disk::DiskPeakArgs,
     /// Disk: the record size of the IOPS and latency figures [default: 4K].
     #[arg(long, value_name = "SIZE", value_parser = parse_block)]
     pub block_size: Option<u64>,
-    /// Network: the link's speed in Gbit/s, e.g. 56.
-    #[arg(long, value_name = "GBPS", value_parser = parse_gbps)]
+    /// Network: the link's speed in Gbit/s, e.g. 56 (0.001 to 100000).
+    #[arg(long, value_name = "GBPS", value_parser = bounds::LINK_GBPS.parser())]
     pub link_gbps: Option<f64>,
     /// Network: the MTU in bytes [default: 1500].
     #[arg(long, value_name = "BYTES", value_parser = parse_mtu, requires = "link_gbps")]
     pub mtu: Option<u32>,
     /// Network: the path's one-way propagation delay in µs (cables, switches), for the
-    /// round-trip floor.
+    /// round-trip floor (0 to 10000000).
     #[arg(long, value_name = "US", requires = "link_gbps", value_parser = parse_propagation)]
     pub propagation_us: Option<f64>,
     /// Network: the ping-pong message of the round-trip floor, bytes [default: 1].
@@ -49,38 +49,6 @@ pub struct OtherPeaks {
 
 fn parse_channels(s: &str) -> Result<u32, String> {
     super::common::count_in(s, 1, 64)
-}
-
-fn within(s: &str, lo: f64, hi: f64, what: &str) -> Result<f64, String> {
-    let v = parse_positive(s)?;
-    if (lo..=hi).contains(&v) {
-        Ok(v)
-    } else {
-        Err(format!(
-            "'{s}' is out of range for {what}: give {lo} to {hi}"
-        ))
-    }
-}
-
-fn parse_mts(s: &str) -> Result<f64, String> {
-    within(s, 100.0, 100_000.0, "a transfer rate in MT/s")
-}
-
-fn parse_cl(s: &str) -> Result<f64, String> {
-    within(s, 1.0, 200.0, "a CAS latency in cycles")
-}
-
-fn parse_gbps(s: &str) -> Result<f64, String> {
-    within(s, 0.001, 100_000.0, "a link speed in Gbit/s")
-}
-
-fn parse_propagation(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if (0.0..=1e7).contains(&v) => Ok(v),
-        _ => Err(format!(
-            "'{s}' is not a propagation delay: give µs from 0 to 10000000"
-        )),
-    }
 }
 
 fn parse_mtu(s: &str) -> Result<u32, String> {
