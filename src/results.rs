@@ -58,8 +58,13 @@ pub struct Reference {
     pub efficiency: Option<f64>,
     /// The tool's figure of each of its runs (it runs as many times as the point was
     /// repeated), in the record's unit; `mean` is theirs. Empty in documents written before
-    /// references were repeated.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// references were repeated. A figure that is not finite is written as `null` and read
+    /// back as NaN.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "nan_as_null::numbers"
+    )]
     pub samples: Vec<f64>,
     /// The spread of `samples` (as a record's own): standard deviation, least, greatest, and
     /// whether the coefficient of variation passes 5 %.
@@ -104,7 +109,7 @@ impl Reference {
             tool: tool.into(),
             version: version.into(),
             mean,
-            efficiency: efficiency(mean),
+            efficiency: efficiency(mean).filter(|e| e.is_finite()),
             stddev: s.as_ref().map(|s| s.stddev),
             min: s.as_ref().map(|s| s.min),
             max: s.as_ref().map(|s| s.max),
@@ -204,6 +209,7 @@ impl ResultRecord {
         let mut warnings = Vec::new();
         if let (Some(p), Some(e)) = (&peak, efficiency)
             && e > 1.0
+            && e.is_finite()
         {
             let user: Vec<&str> = p
                 .inputs
@@ -275,13 +281,50 @@ impl ResultRecord {
         }
     }
 
-    /// The record with its figures, and its peak's, converted by `map` (given the subsystem
-    /// and the unit). Efficiencies, coefficients of variation and parameters do not change.
     /// What [`units::Display::fitted`] fits a unit to: its subsystem, unit and mean.
     pub fn figure(&self) -> (Subsystem, Unit, f64) {
         (self.subsystem, self.unit, self.summary.mean)
     }
 
+    /// The record with its derived figures finite, as the JSON document and the database must
+    /// hold them (JSON has no NaN or infinity: serde writes them as `null`, where a reader of
+    /// `peak.value` expects a number). A peak that is not a finite number above 0, or has an
+    /// input that is not finite ([`Peak::not_finite`]: an input beyond any machine overflowed
+    /// it, a conversion to base units did, or a stored document holds `null` there), becomes
+    /// unknown with the reason, and its efficiency with it. An efficiency that is not finite
+    /// is unknown: where the mean and the peak are numbers (a latency of 0 against its floor)
+    /// a warning says why. A reference's efficiency likewise.
+    pub fn with_finite_figures(mut self) -> ResultRecord {
+        if let Some(why) = self.peak.as_ref().and_then(Peak::not_finite) {
+            self.peak = None;
+            self.peak_unknown_reason = Some(why);
+            self.efficiency = None;
+        }
+        if self.peak.is_none() {
+            self.efficiency = None;
+        }
+        if let Some(e) = self.efficiency.filter(|e| !e.is_finite()) {
+            self.efficiency = None;
+            if let Some(p) = self.peak.as_ref().filter(|_| self.summary.mean.is_finite()) {
+                self.warnings.push(format!(
+                    "the efficiency is not a finite number ({e:?} from a mean of {:?} {} and a peak of {:?} {}): it is left unknown",
+                    self.summary.mean, self.unit, p.value, p.unit
+                ));
+            }
+        }
+        for r in self
+            .reference
+            .iter_mut()
+            .chain(self.other_references.iter_mut())
+        {
+            r.efficiency = r.efficiency.filter(|e| e.is_finite());
+        }
+        self
+    }
+
+    /// The record with its figures, and its peak's, converted by `map` (given the subsystem
+    /// and the unit). Efficiencies, coefficients of variation and parameters do not change; a
+    /// peak that the conversion overflows becomes unknown ([`Self::with_finite_figures`]).
     pub fn converted(mut self, map: UnitMap) -> ResultRecord {
         if let Some(c) = map(self.subsystem, self.unit) {
             let s = &mut self.summary;
@@ -321,7 +364,7 @@ impl ResultRecord {
             p.value = c.apply(p.value);
             p.unit = c.unit;
         }
-        self
+        self.with_finite_figures()
     }
 }
 
@@ -379,7 +422,8 @@ impl<'de> Deserialize<'de> for ResultRecord {
             reference_unknown_reason: w.reference_unknown_reason,
             warnings: w.warnings,
             intervals: w.intervals,
-        })
+        }
+        .with_finite_figures())
     }
 }
 
@@ -645,6 +689,126 @@ pub fn its_threads(threads: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sysinfo::Source;
+    use crate::sysinfo::peak::PeakInput;
+
+    /// A CPU point of `samples` in GOPS against a user's peak of `gops` per core.
+    fn cpu_point(samples: Vec<f64>, gops: f64) -> ResultRecord {
+        let params = Params::with_defaults(
+            Subsystem::Cpu,
+            "DP",
+            serde_json::json!({"threads": 1, "isa": "avx2", "iterations_per_thread": 1}),
+        )
+        .unwrap();
+        let input = PeakInput {
+            value: gops,
+            unit: "GOPS".into(),
+            source: Source::User,
+        };
+        let peak = Peak {
+            value: gops,
+            unit: Unit::Gops,
+            formula: "cores × peak_per_core".into(),
+            inputs: BTreeMap::from([("peak_per_core".to_string(), input)]),
+        };
+        ResultRecord::new(
+            Subsystem::Cpu,
+            "DP",
+            params,
+            Metric::Throughput,
+            Unit::Gops,
+            samples,
+            Ok(peak),
+        )
+    }
+
+    /// A peak of 10³⁰⁸ GOPS is infinite in op/s: the point has no peak and says why, and its
+    /// document has a number or a reason everywhere, never `null` where a number is read.
+    #[test]
+    fn a_peak_that_overflows_is_unknown_with_the_reason() {
+        let rec = cpu_point(vec![40.0, 42.0], 1e308);
+        assert!(rec.peak.is_none() && rec.efficiency.is_none(), "{rec:?}");
+        let why = rec.peak_unknown_reason.as_deref().unwrap();
+        assert!(why.contains("not a finite number"), "{why}");
+        assert!(
+            why.contains("peak_per_core 1e308 GOPS") && !why.contains('\n'),
+            "{why}"
+        );
+        let doc = serde_json::to_value(&rec).unwrap();
+        assert!(
+            doc["peak"].is_null() && doc["efficiency"].is_null(),
+            "{doc}"
+        );
+        let back: ResultRecord = serde_json::from_value(doc).unwrap();
+        assert_eq!(back.peak_unknown_reason.as_deref(), Some(why));
+        // A peak within bounds is kept.
+        let ok = cpu_point(vec![40.0, 42.0], 50.0);
+        assert_eq!(ok.peak.as_ref().map(|p| p.value), Some(50e9));
+        assert_eq!(ok.efficiency, Some(0.82));
+    }
+
+    /// A record stored by a peakbench that let its peak overflow holds `null` (or nothing)
+    /// where the peak's value or an input's is: it reads back with the peak unknown and why.
+    #[test]
+    fn a_stored_null_peak_reads_as_unknown() {
+        let good = serde_json::to_value(cpu_point(vec![40.0, 42.0], 50.0)).unwrap();
+        let mut null_value = good.clone();
+        null_value["peak"]["value"] = serde_json::Value::Null;
+        let mut no_value = good.clone();
+        no_value["peak"].as_object_mut().unwrap().remove("value");
+        let mut null_input = good.clone();
+        null_input["peak"]["inputs"]["peak_per_core"]["value"] = serde_json::Value::Null;
+        for doc in [null_value, no_value, null_input] {
+            let rec: ResultRecord = serde_json::from_value(doc.clone()).unwrap();
+            assert!(rec.peak.is_none() && rec.efficiency.is_none(), "{doc}");
+            let why = rec.peak_unknown_reason.unwrap();
+            assert!(why.contains("not a finite number"), "{why}");
+        }
+        let rec: ResultRecord = serde_json::from_value(good).unwrap();
+        assert_eq!(rec.peak.map(|p| p.value), Some(50e9));
+    }
+
+    /// An efficiency that is not finite (a latency of 0 against its floor) is unknown, with a
+    /// warning; a reference's likewise; the peak stays.
+    #[test]
+    fn an_infinite_efficiency_is_unknown_with_a_warning() {
+        let params =
+            Params::with_defaults(Subsystem::Mem, "LATENCY", serde_json::json!({"threads": 1}))
+                .unwrap();
+        let floor = Peak {
+            value: 80.0,
+            unit: Unit::Nanos,
+            formula: "rated".into(),
+            inputs: BTreeMap::from([(
+                "rated".to_string(),
+                PeakInput {
+                    value: 80.0,
+                    unit: "ns".into(),
+                    source: Source::User,
+                },
+            )]),
+        };
+        let rec = ResultRecord::new(
+            Subsystem::Mem,
+            "LATENCY",
+            params,
+            Metric::Latency,
+            Unit::Nanos,
+            vec![0.0, 0.0],
+            Ok(floor),
+        );
+        assert!(rec.peak.is_some() && rec.efficiency.is_none(), "{rec:?}");
+        assert_eq!(rec.warnings.len(), 1, "{:?}", rec.warnings);
+        assert!(rec.warnings[0].contains("not a finite number"));
+        let reference = Reference::measured(
+            "t",
+            "1",
+            vec![0.0],
+            |_| Some(f64::INFINITY),
+            Default::default(),
+        );
+        assert_eq!(reference.efficiency, None);
+    }
 
     /// The version is read alone, the rest skipped: what is not an object with a whole,
     /// non-negative version has none; what is not JSON is said so; of two versions the last

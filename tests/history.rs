@@ -1169,3 +1169,78 @@ fn write_scaled_document() {
     let records = std::env::var("PEAKBENCH_SCALE_RECORDS").map_or(100_000, |n| n.parse().unwrap());
     std::fs::write(out, common::scaled_document(records)).unwrap();
 }
+
+/// A peak that overflows is never stored as `null`, and a row that holds one reads (row 9 of the
+/// security issue): a document of schema version 2 whose peak of 10³⁰⁸ GOPS is infinite in
+/// op/s is imported with that peak unknown and why; a row an earlier peakbench stored with
+/// `"value": null` in its peak (written here by hand, as its `add_records` did) reads with the
+/// peak unknown too. Listing, reporting, exporting and comparing the database all work.
+#[test]
+fn an_overflowing_peak_is_stored_unknown_and_a_null_one_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("base.json")).unwrap()).unwrap();
+    doc["results"][0]["peak"]["value"] = serde_json::json!(1e308);
+    let huge = dir.path().join("huge.json");
+    std::fs::write(&huge, serde_json::to_vec(&doc).unwrap()).unwrap();
+    peakbench(&db)
+        .args(["history", "--import"])
+        .arg(&huge)
+        .arg(fixture("regressed.json"))
+        .assert()
+        .success();
+    // Run 1 was stored with a reason where its peak was, nothing `null` where a number is.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let record: String = conn
+        .query_row(
+            "SELECT record FROM points WHERE run_id = 1 ORDER BY seq LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let stored: serde_json::Value = serde_json::from_str(&record).unwrap();
+    assert!(stored["peak"].is_null(), "{stored}");
+    assert!(
+        stored["peak_unknown_reason"]
+            .as_str()
+            .is_some_and(|w| w.contains("not a finite number")),
+        "{stored}"
+    );
+    // Run 2's first point as an earlier peakbench stored an overflowed peak.
+    let changed = conn
+        .execute(
+            "UPDATE points SET record = json_set(record, '$.peak.value', json('null')) \
+             WHERE run_id = 2 AND seq = 0",
+            [],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(conn);
+    peakbench(&db).arg("history").assert().success();
+    for run in ["1", "2"] {
+        let out = peakbench(&db)
+            .args(["history", "export", run, "--json", "-"])
+            .assert()
+            .success();
+        let back: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        let rec = &back["results"][0];
+        assert!(rec["peak"].is_null(), "run {run}: {rec}");
+        assert!(
+            rec["peak_unknown_reason"]
+                .as_str()
+                .is_some_and(|w| w.contains("not a finite number")),
+            "run {run}: {rec}"
+        );
+        assert_eq!(common::schema_errors(&back), Vec::<String>::new());
+        peakbench(&db).args(["report", run]).assert().success();
+    }
+    // base against regressed: a regression (exit code 3), not an unreadable run.
+    for (a, b) in [("1", "2"), ("latest~1", "latest")] {
+        let out = peakbench(&db).args(["compare", a, b]).assert();
+        let code = out.get_output().status.code();
+        let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        assert!(matches!(code, Some(0 | 3)), "{code:?}: {err}");
+        assert!(!err.contains("unreadable"), "{err}");
+    }
+}

@@ -278,6 +278,12 @@ impl Recorder {
 
     fn add(&mut self, mut records: Vec<ResultRecord>) -> anyhow::Result<()> {
         self.add_references(&mut records);
+        // No figure the document or the database cannot hold (a peak overflowed to infinity
+        // is unknown, with the reason).
+        let records: Vec<ResultRecord> = records
+            .into_iter()
+            .map(ResultRecord::with_finite_figures)
+            .collect();
         let Some(report) = self.report.as_mut() else {
             return Ok(());
         };

@@ -380,6 +380,9 @@ impl Store {
         let err = sql_err(&what, &self.path);
         let tx = self.conn.transaction().map_err(&err)?;
         for (i, rec) in records.iter().enumerate() {
+            // Its derived figures finite, as a reader expects them: a peak that is not a
+            // number is stored unknown, with the reason, never as `null`.
+            let rec = &rec.clone().with_finite_figures();
             let finite = |v: f64| v.is_finite().then_some(v);
             tx.execute(
                 "INSERT INTO points(run_id, seq, subsystem, workload, metric, unit, key, mean, stddev, n, record)

@@ -70,6 +70,11 @@ pub mod nan_as_null {
     use serde::{Deserialize, Deserializer};
     use std::collections::BTreeMap;
 
+    /// NaN: the default of a number a document leaves out, read as one it holds as `null`.
+    pub fn nan() -> f64 {
+        f64::NAN
+    }
+
     /// A number, `null` read as NaN.
     pub fn number<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
         Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))

@@ -4,6 +4,7 @@
 //! (and `src_node`, `dst_node`, `pattern` for the network between nodes).
 
 use crate::ids::{Metric, Subsystem, Unit};
+use crate::measure::stats::nan_as_null;
 use crate::sysinfo::SystemInfo;
 use serde::{Deserialize, Serialize};
 
@@ -147,12 +148,17 @@ pub struct Outlier {
     pub unit: Unit,
     /// What identifies the point (the record's identity parameters).
     pub point: String,
-    /// The point's median over its repetitions.
+    /// The point's median over its repetitions. These four figures, where not finite (a
+    /// median of 0, a conversion that overflowed), are written as `null` and read back as NaN.
+    #[serde(deserialize_with = "nan_as_null::number")]
     pub value: f64,
     /// The median of the peers' values (this one included) and their MAD.
+    #[serde(deserialize_with = "nan_as_null::number")]
     pub median: f64,
+    #[serde(deserialize_with = "nan_as_null::number")]
     pub mad: f64,
     /// (value − median) / median.
+    #[serde(deserialize_with = "nan_as_null::number")]
     pub deviation: f64,
     /// True when the deviation is in the bad direction (lower throughput, higher latency).
     pub worse: bool,

@@ -20,6 +20,7 @@ use super::fact::Source;
 use super::isa::Isa;
 use super::uarch::{Rate, Uarch};
 use crate::ids::Unit;
+use crate::measure::stats::nan_as_null;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -69,6 +70,9 @@ pub const CLOCK_UNKNOWN: &str = "the core clock is unknown";
 /// One input of a peak formula.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PeakInput {
+    /// `null` or absent (in a document that an earlier peakbench let overflow) reads as NaN,
+    /// and the peak is then unknown ([`Peak::not_finite`]).
+    #[serde(default = "nan_as_null::nan", deserialize_with = "nan_as_null::number")]
     pub value: f64,
     pub unit: String,
     pub source: Source,
@@ -77,10 +81,39 @@ pub struct PeakInput {
 /// A theoretical peak: value, unit, formula and inputs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Peak {
+    /// A finite number above 0 wherever it is stored ([`Peak::not_finite`]); `null` or absent
+    /// (in a document that an earlier peakbench let overflow) reads as NaN.
+    #[serde(default = "nan_as_null::nan", deserialize_with = "nan_as_null::number")]
     pub value: f64,
     pub unit: Unit,
     pub formula: String,
     pub inputs: BTreeMap<String, PeakInput>,
+}
+
+impl Peak {
+    /// Why this peak is no figure: its value is not a finite number above 0, or an input is
+    /// not finite (an input beyond any machine overflowed it, or a document holds `null`
+    /// there); `None` when it is one. JSON has no NaN or infinity, so such a peak would be
+    /// written as `null` where a reader expects a number: it is stored unknown, with this
+    /// reason, instead.
+    pub fn not_finite(&self) -> Option<String> {
+        let finite = self.value.is_finite() && self.value > 0.0;
+        if finite && self.inputs.values().all(|i| i.value.is_finite()) {
+            return None;
+        }
+        let inputs: Vec<String> = self
+            .inputs
+            .iter()
+            .map(|(k, i)| format!("{k} {:?} {}", i.value, i.unit))
+            .collect();
+        Some(format!(
+            "the peak {} is not a finite number above 0 ({:?} {} from {}): an input is out of range for a machine",
+            self.formula,
+            self.value,
+            self.unit,
+            inputs.join(", ")
+        ))
+    }
 }
 
 /// Where the per-core figures come from and what the user overrode.
