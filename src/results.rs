@@ -293,14 +293,16 @@ impl ResultRecord {
     /// it, a conversion to base units did, or a stored document holds `null` there), becomes
     /// unknown with the reason, and its efficiency with it. An efficiency that is not finite
     /// is unknown: where the mean and the peak are numbers (a latency of 0 against its floor)
-    /// a warning says why. A reference's efficiency likewise.
+    /// a warning says why. An efficiency without a peak or a mean (a conversion to base units
+    /// overflowed the mean) is unknown. A reference's efficiency likewise.
     pub fn with_finite_figures(mut self) -> ResultRecord {
         if let Some(why) = self.peak.as_ref().and_then(Peak::not_finite) {
             self.peak = None;
             self.peak_unknown_reason = Some(why);
             self.efficiency = None;
         }
-        if self.peak.is_none() {
+        // mean ÷ peak: unknown with either.
+        if self.peak.is_none() || !self.summary.mean.is_finite() {
             self.efficiency = None;
         }
         if let Some(e) = self.efficiency.filter(|e| !e.is_finite()) {
@@ -644,6 +646,16 @@ impl Report {
             .converted(&|subsystem, unit| display.conversion(subsystem, unit))
     }
 
+    /// The report with every record's derived figures finite
+    /// ([`ResultRecord::with_finite_figures`]).
+    pub fn with_finite_figures(mut self) -> Report {
+        self.results = std::mem::take(&mut self.results)
+            .into_iter()
+            .map(ResultRecord::with_finite_figures)
+            .collect();
+        self
+    }
+
     fn converted(mut self, map: UnitMap) -> Report {
         self.results = std::mem::take(&mut self.results)
             .into_iter()
@@ -764,8 +776,14 @@ mod tests {
             let why = rec.peak_unknown_reason.unwrap();
             assert!(why.contains("not a finite number"), "{why}");
         }
+        // A mean that is not a number (`null`) has no efficiency, whatever the document says.
+        let mut null_mean = good.clone();
+        null_mean["mean"] = serde_json::Value::Null;
+        let rec: ResultRecord = serde_json::from_value(null_mean).unwrap();
+        assert_eq!((rec.peak.is_some(), rec.efficiency), (true, None));
         let rec: ResultRecord = serde_json::from_value(good).unwrap();
         assert_eq!(rec.peak.map(|p| p.value), Some(50e9));
+        assert_eq!(rec.efficiency, Some(0.82));
     }
 
     /// An efficiency that is not finite (a latency of 0 against its floor) is unknown, with a
