@@ -288,7 +288,7 @@ impl ResultRecord {
 
     /// The record with its derived figures finite, as the JSON document and the database must
     /// hold them (JSON has no NaN or infinity: serde writes them as `null`, where a reader of
-    /// `peak.value` expects a number). A peak that is not a finite number above 0, or has an
+    /// `peak.value` expects a number). A peak that is not a finite number, or has an
     /// input that is not finite ([`Peak::not_finite`]: an input beyond any machine overflowed
     /// it, a conversion to base units did, or a stored document holds `null` there), becomes
     /// unknown with the reason, and its efficiency with it. An efficiency that is not finite

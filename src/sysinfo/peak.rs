@@ -81,7 +81,7 @@ pub struct PeakInput {
 /// A theoretical peak: value, unit, formula and inputs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Peak {
-    /// A finite number above 0 wherever it is stored ([`Peak::not_finite`]); `null` or absent
+    /// A finite number (at least 0) wherever it is stored ([`Peak::not_finite`]); `null` or absent
     /// (in a document that an earlier peakbench let overflow) reads as NaN.
     #[serde(default = "nan_as_null::nan", deserialize_with = "nan_as_null::number")]
     pub value: f64,
@@ -91,13 +91,15 @@ pub struct Peak {
 }
 
 impl Peak {
-    /// Why this peak is no figure: its value is not a finite number above 0, or an input is
+    /// Why this peak is no figure: its value is not a finite number (nor at least 0), or an input is
     /// not finite (an input beyond any machine overflowed it, or a document holds `null`
     /// there); `None` when it is one. JSON has no NaN or infinity, so such a peak would be
     /// written as `null` where a reader expects a number: it is stored unknown, with this
     /// reason, instead.
     pub fn not_finite(&self) -> Option<String> {
-        let finite = self.value.is_finite() && self.value > 0.0;
+        // 0 is a floor (a sequential read's on a rotating disk: no seek, no rotation); an
+        // efficiency against it that is not finite is the record's to leave unknown.
+        let finite = self.value.is_finite() && self.value >= 0.0;
         if finite && self.inputs.values().all(|i| i.value.is_finite()) {
             return None;
         }
@@ -107,7 +109,7 @@ impl Peak {
             .map(|(k, i)| format!("{k} {:?} {}", i.value, i.unit))
             .collect();
         Some(format!(
-            "the peak {} is not a finite number above 0 ({:?} {} from {}): an input is out of range for a machine",
+            "the peak {} is not a finite number ({:?} {} from {}): an input is out of range for a machine",
             self.formula,
             self.value,
             self.unit,
