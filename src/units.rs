@@ -373,6 +373,25 @@ pub fn format_duration(d: Duration) -> String {
     }
 }
 
+/// An estimated time from seconds computed in floating point, saturating instead of panicking:
+/// beyond what a `Duration` holds, infinite or NaN (a sum of infinities) is `Duration::MAX`
+/// (an estimate too long to fit any budget), below zero is zero.
+pub fn estimate_secs(s: f64) -> Duration {
+    match Duration::try_from_secs_f64(s) {
+        Ok(d) => d,
+        Err(_) if s < 0.0 => Duration::ZERO,
+        Err(_) => Duration::MAX,
+    }
+}
+
+/// The sum of estimated times, saturating at `Duration::MAX` (`Iterator::sum` panics on
+/// overflow).
+pub fn sum_estimates(times: impl IntoIterator<Item = Duration>) -> Duration {
+    times
+        .into_iter()
+        .fold(Duration::ZERO, Duration::saturating_add)
+}
+
 /// Formats a value with a fixed number of significant digits suited to tables.
 pub fn format_sig(value: f64) -> String {
     let a = value.abs();
@@ -392,6 +411,26 @@ pub fn format_sig(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Finding 5: an estimate beyond a `Duration`, infinite or NaN saturates; never a panic.
+    #[test]
+    fn estimates_saturate() {
+        assert_eq!(estimate_secs(1.5), Duration::from_millis(1500));
+        assert_eq!(estimate_secs(1e300), Duration::MAX);
+        assert_eq!(estimate_secs(f64::INFINITY), Duration::MAX);
+        assert_eq!(estimate_secs(f64::NAN), Duration::MAX);
+        assert_eq!(estimate_secs(-1.0), Duration::ZERO);
+        assert_eq!(estimate_secs(f64::NEG_INFINITY), Duration::ZERO);
+        assert_eq!(
+            sum_estimates([Duration::MAX, Duration::MAX, Duration::from_secs(1)]),
+            Duration::MAX
+        );
+        assert_eq!(
+            sum_estimates([Duration::from_secs(2), Duration::from_secs(3)]),
+            Duration::from_secs(5)
+        );
+        assert_eq!(format_duration(Duration::MAX), "5124095576030431 h 00 min");
+    }
 
     #[test]
     fn bit_rates_read_as_typed() {

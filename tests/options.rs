@@ -1581,3 +1581,102 @@ fn theoretical_inputs_beyond_any_machine_are_refused() {
     }
     assert!(!Path::new(db).exists(), "a refused command stored nothing");
 }
+
+/// Runs `peakbench args` with the clock's test double and a database in `dir`, bounded in
+/// time: (exit code, stderr).
+fn refused_within(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .args(args)
+        .current_dir(dir)
+        .env("PEAKBENCH_DB", dir.join("env.db"))
+        .env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1)
+        .env("COLUMNS", "1000")
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Finding 5: fixed work beyond its bound (1 PiB, 10¹⁸ operations) or estimated at more than
+/// a day a repetition is refused in one line with exit code 2, never a panic of the estimate:
+/// on the command line, in a profile's dry run (two such cpu jobs summed), and in a cluster
+/// run's dry run. Nothing is measured.
+#[test]
+fn fixed_work_beyond_its_bounds_is_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let mem = profile(
+        "mem.toml",
+        "[[job]]\nsubsystem = \"mem\"\nworkload = [\"COPY\"]\ntotal_bytes = \"16000000T\"\nscaling = \"weak\"\nthreads = \"1..4096\"\narray_size = \"64M\"\n",
+    );
+    let cpu_job = "[[job]]\nsubsystem = \"cpu\"\nworkload = [\"DP\"]\ntotal_ops = \"18446744073709551615\"\nscaling = \"weak\"\nthreads = \"1..4096\"\n";
+    let cpu = profile("cpu.toml", &format!("{cpu_job}{cpu_job}"));
+    // Within the bounds, and still a day's work a repetition: refused by its estimate.
+    let long_disk = profile(
+        "disk.toml",
+        "[[job]]\nsubsystem = \"disk\"\nworkload = [\"RS\"]\nengine = \"null\"\ntotal_bytes = \"1024T\"\nscaling = \"weak\"\nthreads = \"1..128\"\nblock_size = \"4K\"\nsize = \"1M\"\n",
+    );
+    let long_cpu = profile(
+        "long-cpu.toml",
+        "[[job]]\nsubsystem = \"cpu\"\nworkload = [\"DP\"]\ntotal_ops = \"1000000000000000000\"\nthreads = \"1\"\n",
+    );
+    let disk = [
+        "disk",
+        "--workload",
+        "RS",
+        "--total-bytes",
+        "16000000T",
+        "--scaling",
+        "weak",
+        "--iodepth",
+        "1..256",
+        "--threads",
+        "1..128",
+        "--repeat",
+        "1000",
+        "--block-size",
+        "4K",
+        "--size",
+        "1M",
+    ];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            disk.to_vec(),
+            "'16000000T' is out of range: at most 1024T (1 PiB)",
+        ),
+        (
+            vec!["run", "--profile", &mem, "--dry-run"],
+            "'16000000T' is out of range: at most 1024T (1 PiB)",
+        ),
+        (
+            vec!["run", "--profile", &cpu, "--dry-run"],
+            "'18446744073709551615' is out of range: at most 1000000000000000000",
+        ),
+        (
+            vec!["cluster", "run", "--profile", &cpu, "--dry-run"],
+            "'18446744073709551615' is out of range",
+        ),
+        (
+            vec!["run", "--profile", &long_disk, "--dry-run"],
+            "more than 24 h: give less --total-bytes",
+        ),
+        (
+            vec!["run", "--profile", &long_cpu, "--dry-run"],
+            "more than 24 h: give less --total-ops",
+        ),
+    ];
+    for (args, text) in cases {
+        let (code, err) = refused_within(dir.path(), &args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(text), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}

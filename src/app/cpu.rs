@@ -86,23 +86,19 @@ impl Plan {
             .as_ref()
             .map_or(Duration::ZERO, |o| cpu_estimate(o, cpus, &kernel_peak));
         let cores = (sys.cpu.cores.get().copied().unwrap_or(1).max(1) as usize).min(cpus.max(1));
-        let linalg: Duration = self
-            .linalg
-            .iter()
-            .map(|p| {
-                let bits = if p.workload == LinalgWorkload::Sgemm {
-                    32
-                } else {
-                    64
-                };
-                let core = core_peak(
-                    sys,
-                    crate::sysinfo::peak::OpClass::Fma { element_bits: bits },
-                );
-                linalg::estimate(*p, self.reps, cores, core)
-            })
-            .sum();
-        kernels + linalg
+        let linalg = crate::units::sum_estimates(self.linalg.iter().map(|p| {
+            let bits = if p.workload == LinalgWorkload::Sgemm {
+                32
+            } else {
+                64
+            };
+            let core = core_peak(
+                sys,
+                crate::sysinfo::peak::OpClass::Fma { element_bits: bits },
+            );
+            linalg::estimate(*p, self.reps, cores, core)
+        }));
+        kernels.saturating_add(linalg)
     }
 }
 
@@ -144,6 +140,10 @@ fn plan(req: &CpuRequest, sys: &SystemInfo) -> anyhow::Result<Plan> {
     });
     if let Some(o) = &kernels {
         CpuSession::new(sys, o).map_err(|e| UsageError(e.to_string()))?;
+        let cpus = crate::runner::affinity::allowed_cpus().len();
+        let kernel_peak = |w: CpuWorkload| w.op().and_then(|op| core_peak(sys, op)).unwrap_or(30.0);
+        crate::bench::cpu::check_work(o, cpus, &kernel_peak)
+            .map_err(|e| UsageError(e.to_string()))?;
     }
     let memory = sys.memory.available_bytes.get().copied().unwrap_or(4 << 30);
     let mut pts = Vec::new();

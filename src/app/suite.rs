@@ -21,9 +21,9 @@ pub struct Job {
     pub measure: Measure,
 }
 
-/// The estimated time of all the jobs.
+/// The estimated time of all the jobs (saturating: an estimate may be `Duration::MAX`).
 pub fn total(jobs: &[Job]) -> Duration {
-    jobs.iter().map(|j| j.estimate).sum()
+    crate::units::sum_estimates(jobs.iter().map(|j| j.estimate))
 }
 
 /// Runs the jobs one after the other into `rec`. A job that fails (io_uring disabled, a
@@ -129,4 +129,33 @@ pub fn run_refitted(jobs: Vec<Job>, rec: &mut Recorder, refit: &mut Refit) -> an
         failed.len(),
         which.join(", job ")
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(estimate: Duration) -> Job {
+        Job {
+            experiment: None,
+            line: vec!["cpu".into()],
+            estimate,
+            references: None,
+            measure: Box::new(|_| Ok(())),
+        }
+    }
+
+    /// Finding 5: jobs whose estimates saturated add up to the longest time, not a panic.
+    #[test]
+    fn the_total_of_saturated_estimates_saturates() {
+        assert_eq!(
+            total(&[job(Duration::MAX), job(Duration::MAX)]),
+            Duration::MAX
+        );
+        assert_eq!(
+            total(&[job(Duration::from_secs(1)), job(Duration::from_secs(2))]),
+            Duration::from_secs(3)
+        );
+        assert_eq!(total(&[]), Duration::ZERO);
+    }
 }

@@ -250,7 +250,9 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
         latency,
         repeat: a.net_repeat,
         join_timeout: a.join_timeout,
-        local_timeout: suite::total(&jobs) * 3 + Duration::from_secs(120),
+        local_timeout: suite::total(&jobs)
+            .saturating_mul(3)
+            .saturating_add(Duration::from_secs(120)),
         rule: OutlierRule {
             mad_factor: a.outlier_mad,
             min_deviation: a.outlier_percent / 100.0,

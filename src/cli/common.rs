@@ -369,6 +369,30 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     .map_err(|e| e.to_string())
 }
 
+/// The most bytes `--total-bytes` (disk, mem) may give one repetition: 1 PiB, as a network
+/// stream's fixed amount (`bench::net::params::limits::MAX_AMOUNT_BYTES`). At the fastest
+/// memory's few TB/s that is minutes; at a disk's GB/s, days (the check of the request then
+/// refuses it by its estimate, [`crate::bench::MAX_WORK_TIME`]).
+pub const MAX_TOTAL_BYTES: u64 = 1 << 50;
+
+/// The most operations `--total-ops` (cpu) may give one repetition: 10¹⁸. A core runs at
+/// most a few hundred billion operations a second (10¹¹·⁵), so that even a thousand of them
+/// together (weak scaling gives each thread all of it anyway) take about an hour; no machine
+/// runs through 10¹⁸ in a day on one thread, and the check of the request refuses what its
+/// estimate puts beyond [`crate::bench::MAX_WORK_TIME`].
+pub const MAX_TOTAL_OPS: u64 = 1_000_000_000_000_000_000;
+
+/// `--total-bytes`: a size of at most [`MAX_TOTAL_BYTES`].
+pub fn parse_total_bytes(s: &str) -> Result<u64, String> {
+    let range = || format!("'{s}' is out of range: at most 1024T (1 PiB) a repetition");
+    match units::parse_size(s) {
+        Ok(n) if n <= MAX_TOTAL_BYTES => Ok(n),
+        // Beyond 2^64 − 1 too, with this option's bound.
+        Ok(_) | Err(units::ParseError::Range(..)) => Err(range()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// Parses a positive finite number.
 pub fn parse_positive(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {

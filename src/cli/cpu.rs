@@ -45,7 +45,7 @@ pub struct CpuArgs {
     pub scaling: Scaling,
     /// Fixed work instead of --duration: the operations of each repetition of the kernels
     /// QP … INT64 (decimal K, M, G, T: 100G = 10¹¹), split between the threads with --scaling
-    /// strong, each thread's with weak.
+    /// strong, each thread's with weak; at most 10¹⁸, and at most about a day a repetition.
     #[arg(long, value_name = "OPS", value_parser = parse_ops, conflicts_with = "duration")]
     pub total_ops: Option<u64>,
     /// Force an instruction set: avx512, avx2, sse2 (x86), sve, neon (aarch64) or scalar. Default: the widest.
@@ -101,10 +101,15 @@ fn parse_n(s: &str) -> Result<usize, String> {
     super::common::count_in(s, 1, MAX_N)
 }
 
+/// `--total-ops`: 1 to [`super::common::MAX_TOTAL_OPS`].
 fn parse_ops(s: &str) -> Result<u64, String> {
+    use super::common::MAX_TOTAL_OPS;
+    let range =
+        || format!("'{s}' is out of range: at most {MAX_TOTAL_OPS} (10¹⁸) operations a repetition");
     match crate::units::parse_si_count(s) {
         Ok(0) => Err(format!("'{s}' is not a number of operations above 0")),
-        Ok(n) => Ok(n),
+        Ok(n) if n <= MAX_TOTAL_OPS => Ok(n),
+        Ok(_) | Err(crate::units::ParseError::Range(..)) => Err(range()),
         Err(e) => Err(e.to_string().replace("size", "count")),
     }
 }

@@ -69,8 +69,9 @@ pub struct DiskArgs {
     pub runtime: std::time::Duration,
     /// Fixed work instead of --runtime: the bytes each repetition moves after its ramp
     /// (10G = 10 GiB, 10GB = 10¹⁰ B), split between the threads with --scaling strong (the default)
-    /// or each thread's with weak, as fio's io_size.
-    #[arg(long, value_name = "BYTES", value_parser = parse_binary, conflicts_with = "runtime")]
+    /// or each thread's with weak, as fio's io_size; at most 1 PiB, and at most about a day a
+    /// repetition at 1 GB/s.
+    #[arg(long, value_name = "BYTES", value_parser = super::common::parse_total_bytes, conflicts_with = "runtime")]
     pub total_bytes: Option<u64>,
     /// With --total-bytes: strong (the bytes split between the threads) or weak (each
     /// thread's).

@@ -43,8 +43,9 @@ pub struct MemArgs {
     pub threads: Option<Counts>,
     /// Fixed work instead of --duration: the bytes each repetition of a bandwidth point moves
     /// (read + written, as STREAM counts; 10GB = 10¹⁰ B, 10G = 10 GiB), split between the
-    /// threads with --scaling strong (the default) or each thread's with weak.
-    #[arg(long, value_name = "BYTES", value_parser = parse_bytes, conflicts_with = "duration")]
+    /// threads with --scaling strong (the default) or each thread's with weak; at most 1 PiB,
+    /// and at most about a day a repetition at 10 GB/s.
+    #[arg(long, value_name = "BYTES", value_parser = super::common::parse_total_bytes, conflicts_with = "duration")]
     pub total_bytes: Option<u64>,
     /// With --total-bytes: strong (the bytes split between the threads) or weak (each
     /// thread's).

@@ -158,7 +158,7 @@ pub(super) fn plan(
         let tools = references.as_ref().map_or(Duration::ZERO, |c| c.time);
         jobs.push(Job {
             experiment: job.experiment.clone(),
-            estimate: estimate + tools + JOB_OVERHEAD,
+            estimate: estimate.saturating_add(tools).saturating_add(JOB_OVERHEAD),
             references,
             line,
             measure: Box::new(move |rec: &mut Recorder| request.run(rec)),
@@ -382,7 +382,7 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
             let (covered, points) = planned
                 .iter()
                 .fold((0, 0), |(c, p), x| (c + x.covered, p + x.points));
-            let time: Duration = planned.iter().map(|c| c.time).sum();
+            let time = crate::units::sum_estimates(planned.iter().map(|c| c.time));
             let line = format!(
                 "references: a tool's figure for {covered} of {points} points; the tools run about {} (in the estimate)",
                 format_duration(time)

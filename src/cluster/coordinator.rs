@@ -64,6 +64,10 @@ impl std::str::FromStr for Pattern {
     }
 }
 
+/// The longest any part of a run is waited for: ten years, far beyond any run, so that a
+/// deadline made from an estimate that saturated still fits an `Instant`.
+pub const LONGEST_WAIT: Duration = Duration::from_secs(10 * 366 * 86_400);
+
 /// What the run does and how long each part may take.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -151,16 +155,19 @@ impl Plan {
 
     /// An upper bound of the whole run, for the ranks' own deadline: joining, every rank's
     /// profile one after the other (the worst case: all on one machine) and every link step.
+    /// Saturating, and at most [`LONGEST_WAIT`] (a deadline an `Instant` can hold).
     pub fn total_timeout(&self) -> Duration {
         let steps = self.max_link_steps();
+        let local = if self.local {
+            self.local_timeout.saturating_mul(self.world_size)
+        } else {
+            Duration::ZERO
+        };
         self.join_timeout
-            + if self.local {
-                self.local_timeout * self.world_size
-            } else {
-                Duration::ZERO
-            }
-            + self.test_timeout() * steps
-            + Duration::from_secs(60)
+            .saturating_add(local)
+            .saturating_add(self.test_timeout().saturating_mul(steps))
+            .saturating_add(Duration::from_secs(60))
+            .min(LONGEST_WAIT)
     }
 }
 
@@ -474,7 +481,7 @@ impl Coordinator {
                 );
             }
         }
-        let until = Instant::now() + timeout;
+        let until = Instant::now() + timeout.min(LONGEST_WAIT);
         for &r in &live {
             if members[r].gone.is_some() {
                 continue;

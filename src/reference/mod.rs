@@ -547,7 +547,7 @@ impl Job {
             Job::Mbw(j) => j.expected_ms as f64 / 1e3 + 0.2,
             Job::Dd(j) => j.expected_ms as f64 / 1e3 + 0.5,
         };
-        Duration::from_secs_f64(s)
+        crate::units::estimate_secs(s)
     }
 
     /// What this run measures where it is not exactly `rec`'s point, for the row to say: a
@@ -575,7 +575,7 @@ impl Job {
             Job::SysbenchFileio(j) => (&j.dir, j.size_bytes),
             _ => return None,
         };
-        let time = Duration::from_secs_f64(size as f64 / 500e6);
+        let time = crate::units::estimate_secs(size as f64 / 500e6);
         Some((self.tool(), dir.clone(), size, time))
     }
 

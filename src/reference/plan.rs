@@ -94,11 +94,12 @@ pub fn coverage(records: &[ResultRecord], ctx: &RefContext, limits: Limits) -> C
         lines,
         covered,
         points: records.len(),
-        time: runs
-            .iter()
-            .map(|(job, n)| job.estimate().mul_f64(*n as f64))
-            .sum::<Duration>()
-            + layouts(runs.iter().map(|(job, _)| job)),
+        time: crate::units::sum_estimates(
+            runs.iter().map(|(job, n)| {
+                crate::units::estimate_secs(job.estimate().as_secs_f64() * *n as f64)
+            }),
+        )
+        .saturating_add(layouts(runs.iter().map(|(job, _)| job))),
     }
 }
 
@@ -112,11 +113,11 @@ fn layouts<'a>(runs: impl Iterator<Item = &'a Job>) -> Duration {
         match last.iter_mut().find(|(k, _, _)| *k == tool) {
             Some(kept) if (kept.1.as_path(), kept.2) == (dir.as_path(), size) => {}
             Some(kept) => {
-                time += t;
+                time = time.saturating_add(t);
                 *kept = (tool, dir, size);
             }
             None => {
-                time += t;
+                time = time.saturating_add(t);
                 last.push((tool, dir, size));
             }
         }

@@ -316,6 +316,59 @@ pub fn points(opts: &CpuOptions) -> Vec<CpuPoint> {
         .collect()
 }
 
+/// The time of one round of a kernel at `threads` threads on `cpus` CPUs, one thread's work
+/// taking `d` seconds alone: strong scaling splits it between the threads, weak gives each
+/// thread all of it; the threads share the CPUs.
+fn kernel_secs(scaling: Scaling, d: f64, threads: usize, cpus: f64) -> f64 {
+    let t = threads as f64;
+    match scaling {
+        Scaling::Weak => d * (t / cpus).max(1.0),
+        Scaling::Strong => d / t.min(cpus),
+    }
+}
+
+/// About how long one round of a kernel's fixed work (`--total-ops`) takes at `threads`
+/// threads on `cpus` CPUs, a core's peak being `core_gops`: one thread's share at about 95 %
+/// of it; None for a timed one.
+fn work_secs(opts: &CpuOptions, threads: usize, cpus: f64, core_gops: f64) -> Option<f64> {
+    let d = opts.total_ops? as f64 / (core_gops * 0.95e9).max(1.0);
+    Some(kernel_secs(opts.scaling, d, threads, cpus))
+}
+
+/// Refuses a fixed amount of work (`--total-ops`) whose one round at some point of `opts`
+/// is estimated to outlast [`crate::bench::MAX_WORK_TIME`] (`cpus` and `core_gops` as for
+/// [`estimate`]).
+pub fn check_work(
+    opts: &CpuOptions,
+    cpus: usize,
+    core_gops: &dyn Fn(CpuWorkload) -> f64,
+) -> Result<(), crate::bench::WorkTooLong> {
+    let Some(ops) = opts.total_ops else {
+        return Ok(());
+    };
+    let cpus = cpus.max(1) as f64;
+    for w in &opts.workloads {
+        if w.spec().work == crate::bench::spec::Work::Nothing {
+            continue;
+        }
+        for &threads in &opts.threads {
+            if let Some(seconds) = work_secs(opts, threads, cpus, core_gops(*w)) {
+                crate::bench::WorkTooLong {
+                    option: "--total-ops",
+                    amount: format!("{ops}"),
+                    scaling: opts.scaling,
+                    threads,
+                    seconds,
+                    rate: "about 95 % of a core's peak",
+                    timed: "--duration",
+                }
+                .check()?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// About how long the points of `opts` take on `cpus` CPUs (a plan for `run --dry-run` and
 /// `--budget`, not a promise; `core_gops` is a core's peak of a workload, for fixed work):
 /// each workload's calibration once (doubling runs up to a
@@ -338,26 +391,20 @@ pub fn estimate(
             s += opts.threads.len() as f64 * rounds * 1e-3;
             continue;
         }
-        // Fixed work: one thread's share at about 95 % of a core's peak, no calibration.
-        let d = match opts.total_ops {
-            Some(ops) => ops as f64 / (core_gops(*w) * 0.95e9).max(1.0),
-            None => {
-                s += d / 10.0;
-                d
-            }
-        };
+        // Fixed work: no calibration.
+        if opts.total_ops.is_none() {
+            s += d / 10.0;
+        }
         for &t in &opts.threads {
+            let kernel = work_secs(opts, t, cpus, core_gops(*w))
+                .unwrap_or_else(|| kernel_secs(opts.scaling, d, t, cpus));
             let t = t as f64;
-            let kernel = match opts.scaling {
-                Scaling::Weak => d * (t / cpus).max(1.0),
-                Scaling::Strong => d / t.min(cpus),
-            };
             // Three probes of four 0.5 ms samples, on each thread (threads share the CPUs).
             let probes = 6e-3 * (t / cpus).max(1.0);
             s += rounds * (kernel + probes + 1e-3);
         }
     }
-    Duration::from_secs_f64(s)
+    crate::units::estimate_secs(s)
 }
 
 /// The calls a round's kernel (and each timing of its calibration) is made in at most: between
@@ -965,5 +1012,36 @@ mod tests {
         sys.cpu.isas = vec![Isa::Scalar];
         let err = choose_isa(&sys, Some(Isa::Avx512)).unwrap_err();
         assert!(err.to_string().contains("not available"), "{err}");
+    }
+
+    /// Finding 5: 2^64 − 1 operations, weak, at 4096 threads, on a core whose peak is unknown
+    /// or absurd, saturate the estimate instead of panicking (two such jobs are summed), and
+    /// the check refuses them by their time, in one line.
+    #[test]
+    fn a_fixed_amount_beyond_a_day_saturates_the_estimate_and_is_refused() {
+        let mut o = tiny_opts(vec![CpuWorkload::Dp], Isa::Scalar, 1000);
+        o.total_ops = Some(u64::MAX);
+        o.threads = (1..=4096).collect();
+        for gops in [30.0, 1e-300, 0.0, f64::NAN] {
+            let e = estimate(&o, 1, &|_| gops);
+            assert!(e > Duration::from_secs(86_400), "{gops}: {e:?}");
+            let total = crate::units::sum_estimates([e, e]);
+            assert!(total >= e, "{gops}");
+        }
+        assert_eq!(estimate(&o, 1, &|_| 1e-300), Duration::MAX);
+        let err = check_work(&o, 1, &|_| 30.0).unwrap_err().to_string();
+        assert!(err.starts_with("--total-ops 18446744073709551615"), "{err}");
+        assert!(
+            err.contains("more than 24 h") && err.contains("--duration"),
+            "{err}"
+        );
+        assert!(!err.contains('\n'), "{err}");
+        // A second of work passes; NULL's work is its own.
+        o.total_ops = Some(28_500_000_000);
+        o.threads = vec![1];
+        assert_eq!(check_work(&o, 1, &|_| 30.0), Ok(()));
+        o.total_ops = Some(u64::MAX);
+        o.workloads = vec![CpuWorkload::Null];
+        assert_eq!(check_work(&o, 1, &|_| 30.0), Ok(()));
     }
 }

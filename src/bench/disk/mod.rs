@@ -125,6 +125,8 @@ pub enum DiskError {
     UringUnavailable(String),
     #[error("interrupted: the points measured before the signal are kept")]
     Interrupted,
+    #[error(transparent)]
+    WorkTooLong(#[from] crate::bench::WorkTooLong),
     #[error("{0}")]
     Io(String),
 }
@@ -151,6 +153,16 @@ fn buffer_bytes(opts: &DiskOptions) -> Option<u64> {
         .checked_mul(slot)
 }
 
+/// About how long one repetition's fixed work (`--total-bytes`) takes at `threads` threads:
+/// the bytes at about 1 GB/s (a point's, whatever the threads share); None for a timed one.
+fn work_secs(opts: &DiskOptions, threads: usize) -> Option<f64> {
+    let b = opts.total_bytes? as f64;
+    Some(match opts.scaling {
+        crate::results::params::Scaling::Strong => b / 1e9,
+        crate::results::params::Scaling::Weak => b / 1e9 * threads as f64,
+    })
+}
+
 /// About how long the points of `opts` take (a plan, not a promise): each file laid out
 /// (written whole at about 1 GB/s, then synced; none for an engine that does no I/O), then per
 /// repetition of each point its ramp and runtime, and its preparation and final sync (about
@@ -166,20 +178,10 @@ pub fn estimate(opts: &DiskOptions) -> Duration {
     } else {
         0.0
     };
-    // Fixed work: the bytes at about 1 GB/s (a point's, whatever the threads share).
-    let work = match opts.total_bytes {
-        Some(b) => {
-            let max_threads = opts.threads.iter().copied().max().unwrap_or(1) as f64;
-            b as f64 / 1e9
-                * match opts.scaling {
-                    crate::results::params::Scaling::Strong => 1.0,
-                    crate::results::params::Scaling::Weak => max_threads,
-                }
-        }
-        None => opts.runtime.as_secs_f64(),
-    };
+    let max_threads = opts.threads.iter().copied().max().unwrap_or(1);
+    let work = work_secs(opts, max_threads).unwrap_or(opts.runtime.as_secs_f64());
     let per = opts.ramp.as_secs_f64() + work + 0.02;
-    Duration::from_secs_f64(layout + points(opts).len() as f64 * opts.reps.repeat as f64 * per)
+    crate::units::estimate_secs(layout + points(opts).len() as f64 * opts.reps.repeat as f64 * per)
 }
 
 /// Checks `opts` on `sys` before anything is created: record sizes, queue depths the engine
@@ -191,6 +193,19 @@ pub fn validate(sys: &crate::sysinfo::SystemInfo, opts: &DiskOptions) -> Result<
         if !(1..=MAX_BLOCK).contains(&b) {
             return Err(DiskError::BlockRange(b));
         }
+    }
+    let threads = opts.threads.iter().copied().max().unwrap_or(1);
+    if let (Some(bytes), Some(seconds)) = (opts.total_bytes, work_secs(opts, threads)) {
+        crate::bench::WorkTooLong {
+            option: "--total-bytes",
+            amount: crate::units::format_bytes_binary(bytes),
+            scaling: opts.scaling,
+            threads,
+            seconds,
+            rate: "about 1 GB/s",
+            timed: "--runtime",
+        }
+        .check()?;
     }
     let caps = opts.engine.caps();
     if opts.iodepths.iter().any(|d| *d > caps.max_depth) {

@@ -302,3 +302,36 @@ fn capabilities_decide_depth_layout_and_sync() {
     let session = DiskSession::new(&sys, &psync).unwrap();
     assert!(allocated(&session) * 512 >= psync.size);
 }
+
+/// Finding 5: the largest fixed work at the most threads, depths and repetitions saturates the
+/// estimate instead of panicking, and the check refuses it by its time, in one line.
+#[test]
+fn a_fixed_amount_beyond_a_day_saturates_the_estimate_and_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(EngineKind::Null, 256, dir.path());
+    o.total_bytes = Some(u64::MAX);
+    o.scaling = crate::results::params::Scaling::Weak;
+    o.threads = (1..=128).collect();
+    o.iodepths = (1..=256).collect();
+    o.reps.repeat = 1000;
+    assert_eq!(estimate(&o), Duration::MAX);
+    let err = validate(&sys(), &o).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, DiskError::WorkTooLong(_)), "{text}");
+    assert!(err.is_usage());
+    assert!(
+        text.contains("more than 24 h") && text.contains("--runtime"),
+        "{text}"
+    );
+    assert!(!text.contains('\n'), "{text}");
+    // A day's bytes at 1 GB/s pass.
+    o.total_bytes = Some(86_000_000_000_000);
+    o.scaling = crate::results::params::Scaling::Strong;
+    o.iodepths = vec![1];
+    o.threads = vec![1];
+    assert!(!matches!(
+        validate(&sys(), &o),
+        Err(DiskError::WorkTooLong(_))
+    ));
+    assert!(estimate(&o) < Duration::MAX);
+}

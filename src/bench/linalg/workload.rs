@@ -226,7 +226,7 @@ pub fn estimate(
         LinalgWorkload::Linpack => 0.0,
         _ => 2.0 * elements / usable,
     };
-    std::time::Duration::from_secs_f64(rounds * per_round + once)
+    crate::units::estimate_secs(rounds * per_round + once)
 }
 
 /// HPL's usual block for the factorisation of a large matrix.

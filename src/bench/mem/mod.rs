@@ -144,6 +144,8 @@ pub enum MemError {
     Alloc { bytes: u64, reason: String },
     #[error("could not pin a thread: {0}")]
     Pin(String),
+    #[error(transparent)]
+    WorkTooLong(#[from] crate::bench::WorkTooLong),
     /// A point that the session should not have given this path (a bug, said as one).
     #[error("internal: {0}")]
     Invalid(String),
@@ -167,6 +169,28 @@ const MIN_ARRAY: u64 = 64 << 20;
 /// How many threads share each CPU (at least 1).
 fn share_of(threads: f64, cpus: f64) -> f64 {
     (threads / cpus).max(1.0)
+}
+
+/// About how long one round of a bandwidth point's fixed work (`--total-bytes`) takes at
+/// `threads` threads on `cpus` CPUs: a thread's share at about 10 GB/s, the threads sharing
+/// the memory's bandwidth as they do the CPUs; None for a timed one.
+fn work_secs(opts: &MemOptions, threads: usize, cpus: f64) -> Option<f64> {
+    let b = opts.total_bytes? as f64;
+    let t = threads as f64;
+    let share = match opts.scaling {
+        crate::results::params::Scaling::Strong => b / t,
+        crate::results::params::Scaling::Weak => b,
+    };
+    Some(share / 10e9 * share_of(t, cpus))
+}
+
+/// Whether `w`'s points move the fixed bytes of `--total-bytes` (the bandwidth kernels; not
+/// the latency chases, C2C, NUMA, LOADED or NULL, whose work is their own).
+fn moves_total_bytes(w: MemWorkload) -> bool {
+    !matches!(
+        w,
+        MemWorkload::C2c | MemWorkload::Numa | MemWorkload::Loaded
+    ) && !matches!(w.spec().work, Work::Nothing | Work::Loads)
 }
 
 /// About how long the points of `opts` take on `sys` (a plan, not a promise). A bandwidth
@@ -234,25 +258,15 @@ pub fn estimate(opts: &MemOptions, sys: &SystemInfo) -> Duration {
                     + Probe::ALL.len() as f64 * (sample / 10.0 + rounds * sample * share);
             }
             _ => {
-                // Fixed work: a thread's share at about 10 GB/s, the threads sharing the
-                // memory's bandwidth as they do the CPUs.
-                let d = match opts.total_bytes {
-                    Some(b) => {
-                        let share = match opts.scaling {
-                            crate::results::params::Scaling::Strong => b as f64 / t,
-                            crate::results::params::Scaling::Weak => b as f64,
-                        };
-                        share / 10e9 * share_of(t, cpus)
-                    }
-                    None => opts.duration.as_secs_f64() + opts.duration.as_secs_f64() / 20.0,
-                };
+                let d = work_secs(opts, p.threads, cpus)
+                    .unwrap_or(opts.duration.as_secs_f64() + opts.duration.as_secs_f64() / 20.0);
                 let array = p.array.map_or(array, |a| a as f64);
                 let (r, w) = p.traffic();
                 s += (r + w) as f64 * array / 2e9 + rounds * d;
             }
         }
     }
-    Duration::from_secs_f64(s)
+    crate::units::estimate_secs(s)
 }
 
 /// Bytes of each array (all threads together) when the user gives no size: 4 × the
@@ -281,6 +295,26 @@ pub fn array_bytes(opts: &MemOptions, sys: &SystemInfo) -> u64 {
 
 /// Checks the options against the machine before anything runs.
 pub fn validate(opts: &MemOptions, sys: &SystemInfo) -> Result<(), MemError> {
+    // A fixed amount whose one round would outlast a day.
+    let cpus = affinity::allowed_cpus().len().max(1) as f64;
+    if let Some(bytes) = opts.total_bytes
+        && opts.workloads.iter().any(|w| moves_total_bytes(*w))
+    {
+        for &threads in opts.threads.iter() {
+            if let Some(seconds) = work_secs(opts, threads, cpus) {
+                crate::bench::WorkTooLong {
+                    option: "--total-bytes",
+                    amount: crate::units::format_bytes_binary(bytes),
+                    scaling: opts.scaling,
+                    threads,
+                    seconds,
+                    rate: "about 10 GB/s",
+                    timed: "--duration",
+                }
+                .check()?;
+            }
+        }
+    }
     // A staircase that ends inside the last cache has no memory plateau for the user's floor.
     let last_cache = sys
         .caches

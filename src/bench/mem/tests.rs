@@ -432,3 +432,30 @@ fn numa_gives_a_latency_and_a_bandwidth_per_cell() {
         assert!(pair.iter().all(|r| r.samples.iter().all(|s| *s > 0.0)));
     }
 }
+
+/// Finding 5: the largest fixed work, weak, at 4096 threads saturates the estimate instead of
+/// panicking, and the check refuses it by its time, in one line.
+#[test]
+fn a_fixed_amount_beyond_a_day_saturates_the_estimate_and_is_refused() {
+    let sys = sys();
+    let mut o = tiny(vec![MemWorkload::Copy]);
+    o.total_bytes = Some(u64::MAX);
+    o.scaling = crate::results::params::Scaling::Weak;
+    o.threads = (1..=4096).collect();
+    o.array_sizes = vec![64 << 30];
+    o.reps.repeat = 1000;
+    // Saturated or not (it depends on the CPUs here), far beyond a day, and no panic.
+    assert!(estimate(&o, &sys) > Duration::from_secs(1 << 40));
+    let err = validate(&o, &sys).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, MemError::WorkTooLong(_)), "{text}");
+    assert!(err.is_usage());
+    assert!(
+        text.contains("more than 24 h") && text.contains("--duration"),
+        "{text}"
+    );
+    assert!(!text.contains('\n'), "{text}");
+    // A workload whose work is its own is not refused for the bytes.
+    o.workloads = vec![MemWorkload::Null];
+    assert!(!matches!(validate(&o, &sys), Err(MemError::WorkTooLong(_))));
+}

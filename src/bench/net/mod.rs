@@ -301,7 +301,7 @@ pub fn estimate(opts: &NetOptions) -> Duration {
             opts.repeat as f64 * (p.params.omit_ms as f64 / 1e3 + time + 0.05 + grace)
         })
         .sum();
-    Duration::from_secs_f64(s)
+    crate::units::estimate_secs(s)
 }
 
 /// Parses HOST, HOST:PORT, IPv6, [IPv6]:PORT into an address (the default port when none).
