@@ -148,7 +148,7 @@ pub fn run(program: &Path, job: &Job) -> Result<DdResult, RefError> {
         parse_output(&out.stderr)
     })?;
     let r = DdResult {
-        bytes: each.iter().map(|(b, _)| b).sum(),
+        bytes: each.iter().fold(0u64, |sum, (b, _)| sum.saturating_add(*b)),
         seconds: each.iter().map(|(_, s)| *s).fold(0.0, f64::max),
         threads: job.threads,
         block_bytes: job.block_bytes,
@@ -179,12 +179,14 @@ pub fn parse_output(text: &str) -> Result<(u64, f64), String> {
         .split_whitespace()
         .next()
         .and_then(|b| b.parse::<u64>().ok())
+        .and_then(super::tool_count)
         .ok_or_else(|| format!("'{}' has no byte count", line.trim()))?;
     let secs = line
         .split_once(" copied, ")
         .and_then(|(_, rest)| rest.split_whitespace().next())
         .and_then(|s| s.parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s > 0.0)
+        .and_then(super::tool_number)
+        .filter(|s| *s > 0.0)
         .ok_or_else(|| format!("'{}' has no time", line.trim()))?;
     if bytes == 0 {
         return Err(format!("'{}': nothing was copied", line.trim()));

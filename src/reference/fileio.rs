@@ -269,7 +269,7 @@ pub fn parse(text: &str) -> Result<FileioResult, String> {
             .map(str::trim)
             .find_map(|l| l.strip_prefix(key))
             .and_then(|rest| rest.trim().parse::<f64>().ok())
-            .filter(|v| v.is_finite() && *v >= 0.0)
+            .and_then(super::tool_number)
             .ok_or_else(|| format!("no '{key} N' line"))
     };
     let r = FileioResult {

@@ -315,8 +315,14 @@ fn get<'a>(v: &'a Value, path: &[&str]) -> Result<&'a Value, String> {
 fn num(v: &Value, path: &[&str]) -> Result<f64, String> {
     get(v, path)?
         .as_f64()
-        .filter(|x| x.is_finite() && *x >= 0.0)
-        .ok_or_else(|| format!("'{}' in fio's JSON is not a number", path.join(".")))
+        .and_then(super::tool_number)
+        .ok_or_else(|| {
+            format!(
+                "'{}' in fio's JSON is not a number from 0 to {:e}",
+                path.join("."),
+                super::MAX_TOOL_NUMBER
+            )
+        })
 }
 
 fn side(job: &Value, name: &str) -> Result<FioSide, String> {
@@ -324,7 +330,11 @@ fn side(job: &Value, name: &str) -> Result<FioSide, String> {
     let clat_percentiles_ns = match s.get("clat_ns").and_then(|c| c.get("percentile")) {
         Some(Value::Object(m)) => m
             .iter()
-            .filter_map(|(k, v)| v.as_f64().map(|x| (k.clone(), x)))
+            .filter_map(|(k, v)| {
+                v.as_f64()
+                    .and_then(super::tool_number)
+                    .map(|x| (k.clone(), x))
+            })
             .collect(),
         _ => BTreeMap::new(),
     };

@@ -355,13 +355,20 @@ pub fn parse_output(text: &str) -> Result<HpccResult, String> {
         let v = value(key).ok_or_else(|| format!("no {key} in the summary"))?;
         v.parse::<f64>()
             .ok()
-            .filter(|x| x.is_finite())
-            .ok_or_else(|| format!("{key}={v} is not a number"))
+            .and_then(super::tool_number)
+            .ok_or_else(|| {
+                format!(
+                    "{key}={v} is not a number from 0 to {:e}",
+                    super::MAX_TOOL_NUMBER
+                )
+            })
     };
     let whole = |key: &str| -> Result<u64, String> {
         let v = value(key).ok_or_else(|| format!("no {key} in the summary"))?;
         v.parse::<u64>()
-            .map_err(|_| format!("{key}={v} is not a whole number"))
+            .ok()
+            .and_then(super::tool_count)
+            .ok_or_else(|| format!("{key}={v} is not a whole number"))
     };
     let optional = |key: &str| number(key).ok().filter(|x| *x > 0.0);
     let n = whole("HPL_N")?;

@@ -207,8 +207,13 @@ pub struct Iperf3Result {
 fn num(v: &Value, section: &str, key: &str) -> Result<f64, String> {
     v.get(key)
         .and_then(Value::as_f64)
-        .filter(|x| x.is_finite() && *x >= 0.0)
-        .ok_or_else(|| format!("no number end.{section}.{key} in iperf3's JSON"))
+        .and_then(super::tool_number)
+        .ok_or_else(|| {
+            format!(
+                "end.{section}.{key} in iperf3's JSON is not a number from 0 to {:e}",
+                super::MAX_TOOL_NUMBER
+            )
+        })
 }
 
 /// Parses iperf3's `-J` document. An `error` member (iperf3's own failure) is an error that

@@ -239,7 +239,9 @@ pub fn parse_kernel_info(text: &str) -> Result<KernelInfo, String> {
     let count = |key: &str| {
         field(key)?
             .parse::<u64>()
-            .map_err(|_| format!("'{key}' is not a whole number"))
+            .ok()
+            .and_then(super::tool_count)
+            .ok_or_else(|| format!("'{key}' is not a whole number"))
     };
     let element_bytes = match field("Data Type:")? {
         t if t.starts_with("Double") => 8,
@@ -336,10 +338,15 @@ pub struct LikwidResult {
 
 fn number(key: &str, value: &str) -> Result<f64, String> {
     let v = value.split_whitespace().next().unwrap_or("");
-    match v.parse::<f64>() {
-        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
-        _ => Err(format!("'{key}: {value}' is not a number")),
-    }
+    v.parse::<f64>()
+        .ok()
+        .and_then(super::tool_number)
+        .ok_or_else(|| {
+            format!(
+                "'{key}: {value}' is not a number from 0 to {:e}",
+                super::MAX_TOOL_NUMBER
+            )
+        })
 }
 
 /// Parses likwid-bench's report (`Key:<tabs>value` lines after the test's header).

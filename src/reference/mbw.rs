@@ -198,7 +198,8 @@ pub fn parse_output(text: &str) -> Result<MbwResult, String> {
         .split_once("Copy:")
         .and_then(|(_, r)| r.split_whitespace().next())
         .and_then(|v| v.parse::<f64>().ok())
-        .filter(|v| v.is_finite() && *v > 0.0)
+        .and_then(super::tool_number)
+        .filter(|v| *v > 0.0)
         .ok_or_else(|| format!("'{}' has no copy rate", line.trim()))?;
     Ok(MbwResult {
         copy_mib_s: rate,

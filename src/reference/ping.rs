@@ -114,7 +114,8 @@ pub fn parse_output(text: &str) -> Result<PingResult, String> {
         .split('/')
         .nth(1)
         .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|v| v.is_finite() && *v > 0.0)
+        .and_then(super::tool_number)
+        .filter(|v| *v > 0.0)
         .ok_or_else(|| format!("ping's average round trip is not a positive number: {line:?}"))?;
     if !values.trim_end().ends_with("ms") {
         return Err(format!("ping's round trips are not in ms: {line:?}"));

@@ -154,7 +154,8 @@ pub fn parse_output(text: &str) -> Result<QperfResult, String> {
     let value: f64 = parts
         .next()
         .and_then(|v| v.parse().ok())
-        .filter(|v: &f64| v.is_finite() && *v > 0.0)
+        .and_then(super::tool_number)
+        .filter(|v| *v > 0.0)
         .ok_or_else(|| format!("qperf's latency is not a positive number: {line:?}"))?;
     let scale = match parts.next() {
         Some("ns") => 1e-3,

@@ -162,7 +162,11 @@ pub fn combine(each: Vec<SockperfResult>) -> Option<SockperfResult> {
         max_us: worst(|r| r.max_us),
         min_us: each.iter().filter_map(|r| r.min_us).reduce(f64::min),
         valid_seconds: worst(|r| r.valid_seconds),
-        received_messages: counted.then(|| each.iter().filter_map(|r| r.received_messages).sum()),
+        received_messages: counted.then(|| {
+            each.iter()
+                .filter_map(|r| r.received_messages)
+                .fold(0, u64::saturating_add)
+        }),
         rate_per_s: each.iter().map(|r| r.rate_per_s).sum::<Option<f64>>(),
     })
 }
@@ -187,15 +191,16 @@ pub struct SockperfResult {
 }
 
 /// The number after `key` in `line` (`key` included, e.g. "avg-rtt="), up to the next
-/// character that cannot be part of it.
+/// character that cannot be part of it (a sign and an exponent are: "-1" and "1e308" are read
+/// whole, and refused, rather than as 1).
 fn after(line: &str, key: &str) -> Option<f64> {
     let i = line.find(key)? + key.len();
     let v: String = line[i..]
         .trim_start()
         .chars()
-        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .take_while(|c| c.is_ascii_digit() || ".eE+-".contains(*c))
         .collect();
-    v.parse().ok().filter(|x: &f64| x.is_finite())
+    v.parse().ok().and_then(super::tool_number)
 }
 
 /// Parses `sockperf ping-pong --full-rtt`'s report.

@@ -98,8 +98,8 @@ pub fn parse_output(text: &str) -> Result<StreamResult, String> {
         let first = words.next().unwrap_or("");
         if let Some(i) = names.iter().position(|n| *n == first) {
             let rate = words.next().unwrap_or("");
-            match rate.parse::<f64>() {
-                Ok(v) if v.is_finite() && v > 0.0 => rates[i] = Some(v),
+            match rate.parse::<f64>().ok().and_then(super::tool_number) {
+                Some(v) if v > 0.0 => rates[i] = Some(v),
                 _ => return Err(format!("'{}' has no rate", line.trim())),
             }
         } else if let Some(rest) = line.trim().strip_prefix("Array size =") {

@@ -216,7 +216,9 @@ pub fn parse_memory(text: &str) -> Result<MemoryResult, String> {
             r.operations = count
                 .trim()
                 .parse()
-                .map_err(|_| format!("'{line}' has no count"))?;
+                .ok()
+                .and_then(super::tool_count)
+                .ok_or_else(|| format!("'{line}' has no count"))?;
             r.operations_per_s =
                 number_before(rate, "per second").ok_or_else(|| format!("'{line}' has no rate"))?;
         } else if line.contains("MiB transferred (") {
@@ -243,7 +245,7 @@ fn number_before(text: &str, unit: &str) -> Option<f64> {
         .last()?
         .parse()
         .ok()
-        .filter(|v: &f64| v.is_finite())
+        .and_then(super::tool_number)
 }
 
 /// The figure for `rec`: its bytes per second, or the time of one of its operations (a block

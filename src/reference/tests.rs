@@ -148,3 +148,111 @@ fn a_found_tool_has_a_path_and_version() {
         }
     }
 }
+
+/// Finding 6: every parser refuses a figure that is not finite, is negative or is beyond
+/// [`MAX_TOOL_NUMBER`] (1e308, NaN, -1, inf; in JSON, where NaN and inf are not numbers, the
+/// document is refused), and reads its recorded output as before.
+#[test]
+fn every_parser_refuses_figures_no_tool_can_measure() {
+    type Parse = fn(&str) -> Result<(), String>;
+    let cases: [(&str, &str, Parse); 13] = [
+        ("iperf3-tcp.json", "21560977224.049839", |t| {
+            iperf3::parse_json(t).map(drop)
+        }),
+        ("fio-randread.json", "64386173", |t| {
+            fio::parse_json(t).map(drop)
+        }),
+        ("dd-copy.txt", "0.00392109", |t| {
+            dd::parse_output(t).map(drop)
+        }),
+        ("mbw-mcblock.txt", "7791.955", |t| {
+            mbw::parse_output(t).map(drop)
+        }),
+        ("ping-loopback.txt", "0.035", |t| {
+            ping::parse_output(t).map(drop)
+        }),
+        ("qperf-tcp-lat.txt", "30.7", |t| {
+            qperf::parse_output(t).map(drop)
+        }),
+        ("sockperf-tcp.txt", "71.801", |t| {
+            sockperf::parse_output(t).map(drop)
+        }),
+        ("stream.txt", "23300.5", |t| {
+            stream::parse_output(t).map(drop)
+        }),
+        ("sysbench-memory-seq-read.txt", "32944.68", |t| {
+            sysbench::parse_memory(t).map(drop)
+        }),
+        ("sysbench-fileio-rndrw.txt", "16738.34", |t| {
+            fileio::parse(t).map(drop)
+        }),
+        ("likwid-copy.txt", "40836.17", |t| {
+            likwid::parse_output(t).map(drop)
+        }),
+        ("hpcc-n8000-np2.txt", "0.0885859", |t| {
+            hpcc::parse_output(t).map(drop)
+        }),
+        // A count beyond 10¹⁸.
+        ("dd-copy.txt", "4194304 bytes", |t| {
+            dd::parse_output(t).map(drop)
+        }),
+    ];
+    let digits = format!("1{}", "0".repeat(308));
+    for (name, figure, parse) in cases {
+        let text = super::testing::fixture(name);
+        assert!(text.contains(figure), "{name} has no {figure}");
+        assert_eq!(parse(&text), Ok(()), "{name}");
+        let bad: Vec<String> = if figure.ends_with(" bytes") {
+            vec!["18446744073709551615 bytes".into()]
+        } else {
+            ["1e308", &digits, "NaN", "-1", "inf"]
+                .map(String::from)
+                .to_vec()
+        };
+        for bad in bad {
+            let err = parse(&text.replace(figure, &bad));
+            assert!(err.is_err(), "{name} with {bad}: {err:?}");
+        }
+    }
+    assert_eq!(tool_number(1e18), Some(1e18));
+    assert_eq!(tool_number(0.0), Some(0.0));
+    for x in [1.1e18, f64::NAN, f64::INFINITY, -1.0, -0.5] {
+        assert_eq!(tool_number(x), None, "{x}");
+    }
+    assert_eq!(tool_count(u64::MAX), None);
+}
+
+/// Finding 6: a figure in its record's unit beyond what any machine measures (10 Tbit/s of
+/// goodput here), negative or not finite is a failed reference run that says why, in one line.
+#[test]
+fn a_figure_beyond_its_units_bound_is_refused() {
+    let goodput = record(
+        "net",
+        "THROUGHPUT",
+        "throughput",
+        "bit/s",
+        json!({"protocol": "tcp", "streams": 1}),
+        None,
+    );
+    assert_eq!(checked_figure("iperf3", &goodput, 2e10), Ok(2e10));
+    for bad in [2e13, 1e308, -1.0, f64::NAN, f64::INFINITY] {
+        let err = checked_figure("iperf3", &goodput, bad)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("cannot read iperf3's output: its figure for THROUGHPUT"),
+            "{err}"
+        );
+        assert!(!err.contains('\n'), "{err}");
+    }
+    let loss = record(
+        "net",
+        "THROUGHPUT",
+        "loss",
+        "%",
+        json!({"protocol": "udp", "streams": 1}),
+        None,
+    );
+    assert!(checked_figure("iperf3", &loss, 100.0).is_ok());
+    assert!(checked_figure("iperf3", &loss, 100.5).is_err());
+}
