@@ -786,3 +786,30 @@ fn an_absurd_figure_from_a_tool_is_a_failed_reference_run() {
     assert!(text.contains("no reference figure for"), "{text}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Security review, finding 7: a tool that prints more than peakbench keeps (40 MB of lines
+/// before its report) is stopped; the point has no reference figure, and says why in one line.
+#[test]
+fn a_tool_that_prints_too_much_is_a_failed_reference_run() {
+    let (code, err, stored, dir) =
+        net_with_fake_iperf3(&[("FAKE_FIGURE", "1e9"), ("FAKE_BYTES", "40000000")]);
+    assert_eq!(code, Some(0), "{err}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&stored).unwrap_or_else(|e| panic!("{e}: {stored}"));
+    let results = doc["results"].as_array().unwrap();
+    let goodput: Vec<_> = results
+        .iter()
+        .filter(|r| r["metric"] == "throughput")
+        .collect();
+    assert!(!goodput.is_empty(), "{stored}");
+    for r in goodput {
+        assert!(r["reference"].is_null(), "{r}");
+        let why = r["reference_unknown_reason"].as_str().unwrap_or_default();
+        assert!(
+            why.contains("iperf3 failed: its output was larger than 16 MiB"),
+            "{r}"
+        );
+        assert!(!why.contains('\n'), "{why}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

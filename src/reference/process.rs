@@ -13,6 +13,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The loopback address every server binds and every client talks to; no other is ever used.
@@ -94,12 +96,82 @@ pub fn die_with_parent(cmd: &mut Command) {
     };
 }
 
-fn reader(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+/// The most of a tool's standard output one run may print: 16 MiB. The largest any tool
+/// prints is fio's JSON with the latency percentiles of many jobs, a few MB; a run that
+/// prints more is stopped and fails, saying so, rather than held in memory.
+pub const STDOUT_CAP: usize = 16 << 20;
+
+/// The most of a tool's standard error kept: its last 64 KiB (where its error message is);
+/// what came before is dropped as it is read.
+pub const STDERR_CAP: usize = 64 << 10;
+
+/// What a reader kept of a pipe.
+struct Captured {
+    text: String,
+    /// Bytes dropped: beyond the cap (standard output), or before the kept tail (standard
+    /// error).
+    dropped: u64,
+}
+
+/// Reads `pipe` to its end in a thread of its own, keeping at most `cap` bytes: the first
+/// ones, `over` raised as soon as more come (the caller then stops the tool), or with
+/// `tail`, the last ones. What is not kept is read and dropped, so that the tool never
+/// blocks on a full pipe.
+fn reader(
+    mut pipe: impl Read + Send + 'static,
+    cap: usize,
+    tail: bool,
+    over: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<Captured> {
     std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        String::from_utf8_lossy(&bytes).into_owned()
+        let mut kept = Vec::new();
+        let mut dropped = 0u64;
+        let mut buf = vec![0u8; 64 << 10];
+        loop {
+            let n = match pipe.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            };
+            if tail {
+                kept.extend_from_slice(&buf[..n]);
+                // Drops the front in large steps, not at every read.
+                if kept.len() > 2 * cap {
+                    let cut = kept.len() - cap;
+                    kept.drain(..cut);
+                    dropped += cut as u64;
+                }
+            } else {
+                let room = cap.saturating_sub(kept.len()).min(n);
+                kept.extend_from_slice(&buf[..room]);
+                if room < n {
+                    dropped += (n - room) as u64;
+                    over.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+        if tail && kept.len() > cap {
+            let cut = kept.len() - cap;
+            kept.drain(..cut);
+            dropped += cut as u64;
+        }
+        Captured {
+            text: String::from_utf8_lossy(&kept).into_owned(),
+            dropped,
+        }
     })
+}
+
+/// The error of a run whose standard output went past [`STDOUT_CAP`].
+fn too_much_output(tool: Tool) -> RefError {
+    RefError::failed(
+        tool,
+        format!(
+            "its output was larger than {} and it was stopped (no run of it prints that much)",
+            crate::units::format_bytes_binary(STDOUT_CAP as u64)
+        ),
+    )
 }
 
 /// The most of one run's output a transcript keeps (its end: where the figures are).
@@ -209,10 +281,20 @@ fn run_to_end(tool: Tool, cmd: &mut Command, timeout: Duration) -> Result<Output
         let _ = child.wait();
         return Err(RefError::failed(tool, "its output could not be captured"));
     };
-    let (out, err) = (reader(out), reader(err));
+    let over = Arc::new(AtomicBool::new(false));
+    let (out, err) = (
+        reader(out, STDOUT_CAP, false, over.clone()),
+        reader(err, STDERR_CAP, true, over.clone()),
+    );
     let start = Instant::now();
     let status = loop {
         match child.try_wait() {
+            // Stopped as soon as it prints too much; its readers drain what is left and end.
+            _ if over.load(Ordering::Relaxed) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(too_much_output(tool));
+            }
             Ok(Some(status)) => break status,
             Ok(None) if start.elapsed() >= timeout => {
                 let _ = child.kill();
@@ -230,10 +312,19 @@ fn run_to_end(tool: Tool, cmd: &mut Command, timeout: Duration) -> Result<Output
             }
         }
     };
-    let stdout = out.join().unwrap_or_default();
-    let stderr = err.join().unwrap_or_default();
+    let (Ok(stdout), Ok(stderr)) = (out.join(), err.join()) else {
+        return Err(RefError::failed(tool, "its output could not be read"));
+    };
+    // It may have ended before the flag was seen.
+    if stdout.dropped > 0 {
+        return Err(too_much_output(tool));
+    }
+    let stderr = match stderr.dropped {
+        0 => stderr.text,
+        n => format!("[… {n} bytes before]\n{}", stderr.text),
+    };
     Ok(Output {
-        stdout,
+        stdout: stdout.text,
         stderr,
         status,
     })
@@ -652,6 +743,39 @@ mod tests {
             err.to_string().starts_with("fio failed: cannot start"),
             "{err}"
         );
+    }
+
+    /// Finding 7: a tool that prints more than [`STDOUT_CAP`] (40 MiB of empty lines, made
+    /// by the shell, never held here) is stopped and its run fails in one line that says so;
+    /// of a long standard error only its last [`STDERR_CAP`] bytes are kept, its end whole.
+    #[test]
+    fn output_beyond_the_cap_is_refused_and_stderr_keeps_its_tail() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "head -c 40M /dev/zero | tr '\\0' '\\n'; echo '{}'"]);
+        let start = Instant::now();
+        let err = run_bounded(Tool::Iperf3, cmd, Duration::from_secs(60)).unwrap_err();
+        assert!(start.elapsed() < Duration::from_secs(50), "{err}");
+        let text = err.to_string();
+        assert!(
+            text.starts_with("iperf3 failed: its output was larger than 16 MiB"),
+            "{text}"
+        );
+        assert!(!text.contains('\n'), "{text}");
+        // Less than the cap is read whole.
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "head -c 1M /dev/zero | tr '\\0' 'x'"]);
+        let out = run_bounded(Tool::Iperf3, cmd, Duration::from_secs(60)).unwrap();
+        assert_eq!(out.stdout.len(), 1 << 20);
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            "head -c 1M /dev/zero | tr '\\0' 'x' >&2; echo >&2; echo the last line >&2; exit 3",
+        ]);
+        let out = run_bounded(Tool::Iperf3, cmd, Duration::from_secs(60)).unwrap();
+        assert!(out.stderr.len() <= STDERR_CAP + 64, "{}", out.stderr.len());
+        assert!(out.stderr.starts_with("[… "), "{}", &out.stderr[..40]);
+        assert!(out.stderr.ends_with("the last line\n"));
+        assert_eq!(out.tail().rsplit(" / ").next(), Some("the last line"));
     }
 
     #[test]
