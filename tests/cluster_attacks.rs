@@ -205,3 +205,101 @@ fn a_rank_that_answers_wrongly_is_told_and_left_out() {
     );
     assert!(err.contains("no --token: anyone who can reach"), "{err}");
 }
+
+/// The announcement of a node report's worth of frame (64 MiB), with nothing after it.
+fn announce_a_large_frame(s: &mut TcpStream) {
+    use std::io::Write;
+    s.write_all(&messages::MAX_FRAME_BYTES.to_be_bytes())
+        .unwrap();
+    s.flush().unwrap();
+}
+
+/// Whether the peer closed `s` (end of file or reset) before the read timeout.
+fn closed(s: &mut TcpStream) -> bool {
+    use std::io::Read;
+    let mut b = [0u8; 64];
+    loop {
+        match s.read(&mut b) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) => return e.kind() == std::io::ErrorKind::ConnectionReset,
+        }
+    }
+}
+
+/// Before a joiner has proved the token, the coordinator reads its frames with the network
+/// benchmark's 64 KiB limit: an auth frame that announces 64 MiB is refused at its length (the
+/// coordinator says so, instead of waiting for a body it would have to hold) and the
+/// connection is closed; the run goes on and completes with the real rank.
+#[test]
+fn before_the_token_is_proved_a_large_frame_is_refused_at_its_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = ["--token", "s3cret"];
+    let rank0 = rank(0, 2, dir.path(), &token);
+    let mut s = connect(coordinator(dir.path()));
+    protocol::write_frame(
+        &mut s,
+        &Msg::Join {
+            version: messages::VERSION,
+            node: fake_rank(1),
+            nonce: auth::new_nonce().unwrap(),
+        },
+    )
+    .unwrap();
+    assert!(matches!(read(&mut s), Msg::Challenge { .. }));
+    announce_a_large_frame(&mut s);
+    assert!(closed(&mut s), "the coordinator kept the connection");
+    let rank1 = rank(1, 2, dir.path(), &token);
+    let (code, err) = stderr_of(rank0);
+    assert_eq!(code, Some(0), "{err}");
+    let limit = format!(
+        "a {}-byte control message exceeds the {}-byte limit",
+        messages::MAX_FRAME_BYTES,
+        protocol::MAX_FRAME_BYTES
+    );
+    assert!(err.contains(&limit), "{err}");
+    let (code, err) = stderr_of(rank1);
+    assert_eq!(code, Some(0), "{err}");
+}
+
+/// The rank's side: until the coordinator has proved the token, its challenge and its welcome
+/// are read with the 64 KiB limit too; a fake coordinator that announces 64 MiB instead is
+/// refused at the length, not waited for.
+#[test]
+fn a_rank_reads_the_join_replies_with_the_small_limit() {
+    use peakbench::bench::net::protocol::FrameError;
+    use peakbench::cluster::channel::JoinError;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    // The first connection: a large challenge; the second: a challenge, then a large welcome.
+    let fake = std::thread::spawn(move || {
+        for with_challenge in [false, true] {
+            let (mut s, _) = listener.accept().unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+            assert!(matches!(read(&mut s), Msg::Join { .. }));
+            if with_challenge {
+                let challenge = Msg::Challenge {
+                    nonce: auth::new_nonce().unwrap(),
+                };
+                protocol::write_frame(&mut s, &challenge).unwrap();
+                assert!(matches!(read(&mut s), Msg::Auth { .. }));
+            }
+            announce_a_large_frame(&mut s);
+            assert!(closed(&mut s), "the rank kept the connection");
+        }
+    });
+    for _ in 0..2 {
+        let until = Instant::now() + Duration::from_secs(20);
+        match channel::join(connect(addr), fake_rank(1), Some("s3cret"), until) {
+            Err(JoinError::Frame(FrameError::TooLong(n, max))) => {
+                assert_eq!(
+                    (n, max),
+                    (messages::MAX_FRAME_BYTES, protocol::MAX_FRAME_BYTES)
+                );
+            }
+            Err(e) => panic!("expected a refusal at the length, got: {e}"),
+            Ok(_) => panic!("joined a fake coordinator"),
+        }
+    }
+    fake.join().unwrap();
+}

@@ -10,6 +10,11 @@
 //! (with a token, every message from here on carries a tag over the session key, its direction
 //!  and its sequence number)
 //! ```
+//!
+//! Until the welcome, both ends read frames of at most the network benchmark's
+//! [`MAX_FRAME_BYTES`](protocol::MAX_FRAME_BYTES) (64 KiB): a peer that has not proved the token
+//! cannot make the other end hold a node report's worth of memory
+//! ([`messages::MAX_FRAME_BYTES`]); a larger frame closes the connection after its length.
 
 use super::messages::{self, Msg, NodeHello};
 use crate::bench::net::auth::{self, Sealer, Speaker, Transcript};
@@ -25,14 +30,26 @@ const AUTH_PROTOCOL: &str = "peakbench-cluster-v2";
 pub struct Channel {
     stream: TcpStream,
     sealer: Option<Sealer>,
+    /// The largest frame [`recv`](Channel::recv) reads: the join's until the welcome, a node
+    /// report's after it.
+    max_frame: u32,
 }
 
 impl Channel {
+    /// A channel that has not been through the join: small frames only, not sealed.
     pub fn new(stream: TcpStream) -> Channel {
         Channel {
             stream,
             sealer: None,
+            max_frame: protocol::MAX_FRAME_BYTES,
         }
+    }
+
+    /// The join is over (the welcome sent or received): from here on, a frame may hold a
+    /// node's report; with a token, every message is sealed with `sealer`.
+    fn joined(&mut self, sealer: Option<Sealer>) {
+        self.sealer = sealer;
+        self.max_frame = messages::MAX_FRAME_BYTES;
     }
 
     pub fn stream(&self) -> &TcpStream {
@@ -53,9 +70,11 @@ impl Channel {
     }
 
     /// Reads one message that must be complete by `until`; a sealed channel refuses one whose
-    /// tag is wrong ([`FrameError::Forged`]).
+    /// tag is wrong ([`FrameError::Forged`]). Before the join is over, a frame longer than
+    /// [`protocol::MAX_FRAME_BYTES`] is refused ([`FrameError::TooLong`]) before its body is
+    /// read.
     pub fn recv(&mut self, until: Instant) -> Result<Msg, FrameError> {
-        let raw = protocol::read_raw_until(&self.stream, until, messages::MAX_FRAME_BYTES)?;
+        let raw = protocol::read_raw_until(&self.stream, until, self.max_frame)?;
         match &mut self.sealer {
             Some(s) => protocol::parse(s.open(&raw).ok_or(FrameError::Forged)?),
             None => protocol::parse(&raw),
@@ -118,7 +137,7 @@ pub fn join(
                 Msg::Welcome {
                     proof: Some(proof), ..
                 } if t.verify(token, Speaker::Responder, &proof) => {
-                    ch.sealer = Some(Sealer::new(t.session_key(token), Speaker::Initiator));
+                    ch.joined(Some(Sealer::new(t.session_key(token), Speaker::Initiator)));
                     return Ok(ch);
                 }
                 Msg::Welcome { .. } => return Err(JoinError::NotAuthenticated),
@@ -130,7 +149,10 @@ pub fn join(
     match reply {
         // A coordinator without a token cannot prove one: a rank with a token does not trust it.
         Msg::Welcome { .. } if token.is_some() => Err(JoinError::NotAuthenticated),
-        Msg::Welcome { .. } => Ok(ch),
+        Msg::Welcome { .. } => {
+            ch.joined(None);
+            Ok(ch)
+        }
         Msg::Refused { reason } => Err(JoinError::Refused(reason)),
         other => Err(JoinError::Unexpected(other.name())),
     }
@@ -154,9 +176,8 @@ impl Candidate {
             version: messages::VERSION,
             proof,
         })?;
-        if let Some(key) = key {
-            self.ch.sealer = Some(Sealer::new(key, Speaker::Responder));
-        }
+        self.ch
+            .joined(key.map(|key| Sealer::new(key, Speaker::Responder)));
         Ok(self.ch)
     }
 
@@ -186,10 +207,8 @@ pub fn accept(
         });
         reason
     };
-    // A join is small: the network benchmark's frame limit.
-    let raw = protocol::read_raw_until(ch.stream(), until, protocol::MAX_FRAME_BYTES)
-        .map_err(|e| e.to_string())?;
-    let (node, nonce) = match protocol::parse(&raw).map_err(|e| e.to_string())? {
+    // A join is small: the network benchmark's frame limit (the channel's until the welcome).
+    let (node, nonce) = match ch.recv(until).map_err(|e| e.to_string())? {
         Msg::Join {
             version,
             node,
@@ -230,6 +249,7 @@ pub fn accept(
         initiator_nonce: &nonce,
         responder_nonce: &ours,
     };
+    // Still the join's limit: the proof is checked only once the frame is read.
     match ch.recv(until).map_err(|e| e.to_string())? {
         Msg::Auth { proof } if t.verify(token, Speaker::Initiator, &proof) => Ok(Candidate {
             ch,

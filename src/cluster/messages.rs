@@ -27,7 +27,10 @@ use std::net::{IpAddr, SocketAddr};
 
 /// Sent in `Join` and `Welcome` (and in the rendezvous file); another version is refused.
 pub const VERSION: u32 = 2;
-/// The largest message (a node's whole report).
+/// The largest message (a node's whole report), once the join is over; until then both ends
+/// read at most the network benchmark's
+/// [`MAX_FRAME_BYTES`](crate::bench::net::protocol::MAX_FRAME_BYTES) (see
+/// [`channel`](super::channel)).
 pub const MAX_FRAME_BYTES: u32 = 64 * 1024 * 1024;
 
 /// Who a rank is, as it tells the coordinator.
