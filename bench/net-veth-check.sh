@@ -42,7 +42,10 @@ ip -n $a link set pbva up
 ip -n $b link set pbvb up
 ip netns exec $a tc qdisc add dev pbva root tbf rate "$rate" burst 64kb latency 20ms
 ip netns exec $b tc qdisc add dev pbvb root tbf rate "$rate" burst 64kb latency 20ms
-ip netns exec $a "$bin" net serve --bind 10.232.0.1 --idle-timeout 5s 2>/dev/null &
+# Without a token (PEAKBENCH_TOKEN), --no-token: only this script's namespaces reach the veth
+# address.
+open=; [ -n "${PEAKBENCH_TOKEN:-}" ] || open=--no-token
+ip netns exec $a "$bin" net serve --bind 10.232.0.1 $open --idle-timeout 5s 2>/dev/null &
 srv=$!
 sleep 0.5
 # Goodput in Mbit/s of the receiver records of JSON file $1 whose direction contains $2.

@@ -123,7 +123,9 @@ PY
 }
 
 for mode in $modes; do
-  cli="taskset -c 1"; srv="taskset -c 0"; ip=127.0.0.1
+  # Without a token (PEAKBENCH_TOKEN) peakbench serves loopback only, unless told
+  # (--no-token) to serve the veth address: only this script's namespaces reach it.
+  cli="taskset -c 1"; srv="taskset -c 0"; ip=127.0.0.1; open=
   if [ "$mode" = veth ]; then
     if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
       echo "SKIPPED veth: needs root and ip (apt-get install iproute2)"; continue
@@ -133,8 +135,9 @@ for mode in $modes; do
     ip -n $nsa addr add 10.232.0.1/24 dev pbvA; ip -n $nsa link set pbvA up; ip -n $nsa link set lo up
     ip -n $nsb addr add 10.232.0.2/24 dev pbvB; ip -n $nsb link set pbvB up; ip -n $nsb link set lo up
     srv="ip netns exec $nsa taskset -c 0"; cli="ip netns exec $nsb taskset -c 1"; ip=10.232.0.1
+    [ -n "${PEAKBENCH_TOKEN:-}" ] || open=--no-token
   fi
-  start $srv "$pb" net serve --bind "$ip"
+  start $srv "$pb" net serve --bind "$ip" $open
   start $srv iperf3 -s -B "$ip"
   start $srv sockperf server --tcp -i "$ip" -p 11111
   start $srv sockperf server -i "$ip" -p 11112

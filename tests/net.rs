@@ -481,7 +481,8 @@ fn a_server_that_is_not_there_is_a_one_line_failure() {
     assert!(err.contains("is `peakbench net serve` running"), "{err}");
 }
 
-/// `peakbench net serve` on 10.231.0.1 in the namespace `ns`, with `args`.
+/// `peakbench net serve` on 10.231.0.1 in the namespace `ns`, with `args` (and, without
+/// `--token` in them, `--no-token`: only the test's namespaces reach it).
 fn serve_in(ns: &str, args: &[&str]) -> std::process::Child {
     std::process::Command::new("ip")
         .args([
@@ -493,7 +494,13 @@ fn serve_in(ns: &str, args: &[&str]) -> std::process::Child {
             "serve",
         ])
         .args(["--bind", "10.231.0.1"])
+        .args(if args.contains(&"--token") {
+            &[][..]
+        } else {
+            &["--no-token"]
+        })
         .args(args)
+        .env_remove("PEAKBENCH_TOKEN")
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap()

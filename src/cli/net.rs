@@ -132,14 +132,21 @@ pub struct ClientArgs {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on (:: for every IPv4 and IPv6 address).
-    #[arg(long, default_value = "0.0.0.0")]
-    pub bind: IpAddr,
+    /// Address to listen on (:: for every IPv4 and IPv6 address). Default: with a token (or
+    /// --no-token) 0.0.0.0, every address; without one 127.0.0.1, this host only. Another
+    /// address without a token needs --no-token.
+    #[arg(long, value_name = "ADDRESS")]
+    pub bind: Option<IpAddr>,
     /// TCP port of the control connection; data use ephemeral ports announced over it.
     #[arg(long, default_value_t = DEFAULT_PORT)]
     pub port: u16,
     #[command(flatten)]
     pub token: super::token::TokenArgs,
+    /// Serve anyone who reaches the port, without a token: on a --bind other hosts reach
+    /// (default 0.0.0.0), with a warning at start. Refused with a token, and on a loopback
+    /// --bind (where it would change nothing).
+    #[arg(long)]
+    pub no_token: bool,
     /// Seconds a client may stay silent before it is dropped.
     #[arg(long, value_parser = parse_duration, default_value = "10s")]
     pub idle_timeout: std::time::Duration,
@@ -409,15 +416,42 @@ pub fn job(args: &NetArgs) -> anyhow::Result<Box<dyn Request>> {
     }
 }
 
+/// Where `net serve` listens without `--bind`: every address with a token (or `--no-token`),
+/// this host only without one.
+fn default_bind(token: bool, no_token: bool) -> IpAddr {
+    if token || no_token {
+        IpAddr::from([0, 0, 0, 0])
+    } else {
+        IpAddr::from([127, 0, 0, 1])
+    }
+}
+
+/// A server listens on loopback or asks for a token: without one, an address other hosts
+/// reach needs `--no-token`, said aloud; `--no-token` with a token, or on loopback (where it
+/// would change nothing), is refused.
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let token = args.token.token()?;
+    if args.no_token && token.is_some() {
+        return Err(UsageError(
+            "--no-token contradicts the token given (--token, --token-file or PEAKBENCH_TOKEN): drop one of them".into(),
+        )
+        .into());
+    }
+    let bind = args
+        .bind
+        .unwrap_or_else(|| default_bind(token.is_some(), args.no_token));
+    if args.no_token && bind.is_loopback() {
+        return Err(UsageError(format!(
+            "--no-token is unused on {bind}: only this host's users reach a loopback address, token or not; drop --no-token, or give --bind an address other hosts reach"
+        ))
+        .into());
+    }
     if args.references && token.is_none() {
         // The tools' servers check no token: only a client that proved one may start them,
-        // unless nobody but this host's users can reach the server.
-        if !args.bind.is_loopback() {
+        // unless nobody but this host's users can reach the server (--no-token aside).
+        if !bind.is_loopback() {
             return Err(UsageError(format!(
-                "--references on {} needs --token or --token-file: without one anybody who reaches the port could start iperf3's and sockperf's servers; give the clients the same token, or --bind 127.0.0.1",
-                args.bind
+                "--references on {bind} needs --token or --token-file: without one anybody who reaches the port could start iperf3's and sockperf's servers; give the clients the same token, or --bind 127.0.0.1"
             ))
             .into());
         }
@@ -425,8 +459,24 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             "peakbench net serve: warning: --references without a token: any user of this host can start iperf3's and sockperf's servers through it; give --token or --token-file"
         );
     }
+    if token.is_none() {
+        if args.no_token {
+            eprintln!(
+                "peakbench net serve: warning: --no-token: serving anyone who reaches the port on {bind}, without a token; where others can reach it, give --token or --token-file (the same to the clients)"
+            );
+        } else if !bind.is_loopback() {
+            return Err(UsageError(format!(
+                "net serve on {bind} without a token would serve anyone who reaches the port: give --token or --token-file (the same token to the clients), or --bind 127.0.0.1 for this host only, or --no-token to serve anyone who reaches the port"
+            ))
+            .into());
+        } else if args.bind.is_none() {
+            eprintln!(
+                "peakbench net serve: no token, so it listens on {bind} only (this host's clients); to serve other hosts give --token or --token-file (the same to the clients), or --no-token"
+            );
+        }
+    }
     net::serve(
-        SocketAddr::new(args.bind, args.port),
+        SocketAddr::new(bind, args.port),
         net::ServerConfig {
             token,
             idle_timeout: args.idle_timeout,
