@@ -86,6 +86,9 @@ fn block_device(path: &Path) -> String {
     )
 }
 
+/// How long an output FIFO's reader is waited for before the FIFO is refused.
+const FIFO_READER: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Opens `path` for writing in place when it is (or links to) a character device or a pipe —
 /// such a target is written into, never replaced — and `None` for anything else (a file, a
 /// missing name), which is written atomically. The type is checked again on the opened file, so
@@ -101,21 +104,36 @@ fn open_in_place(path: &Path) -> std::io::Result<Option<std::fs::File>> {
         )),
         Ok(m) if special(m.file_type()) => {
             // No O_CREAT and no O_TRUNC: nothing is created, nothing is cut. O_NONBLOCK: a FIFO
-            // that nobody reads is refused at once (ENXIO) instead of waited on forever.
-            let file = std::fs::OpenOptions::new()
-                .write(true)
-                .custom_flags(libc::O_NONBLOCK)
-                .open(path)
-                .map_err(|e| match e.raw_os_error() {
-                    Some(libc::ENXIO) => std::io::Error::new(
-                        e.kind(),
-                        format!(
-                            "{} is a FIFO that no process reads; start its reader first",
-                            path.display()
-                        ),
-                    ),
-                    _ => e,
-                })?;
+            // that nobody reads fails to open (ENXIO) instead of blocking; its reader is given
+            // FIFO_READER to come, then the FIFO is refused rather than waited on forever.
+            let open = || {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(libc::O_NONBLOCK)
+                    .open(path)
+            };
+            let deadline = std::time::Instant::now() + FIFO_READER;
+            let file = loop {
+                match open() {
+                    Err(e)
+                        if e.raw_os_error() == Some(libc::ENXIO)
+                            && std::time::Instant::now() < deadline =>
+                    {
+                        std::thread::sleep(std::time::Duration::from_millis(10));
+                    }
+                    Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                        return Err(std::io::Error::new(
+                            e.kind(),
+                            format!(
+                                "{} is a FIFO that no process reads (none came within {} s); start its reader first",
+                                path.display(),
+                                FIFO_READER.as_secs()
+                            ),
+                        ));
+                    }
+                    r => break r?,
+                }
+            };
             // Written as any file from here on (a reader that is slow is waited for).
             // SAFETY: F_GETFL/F_SETFL on a descriptor this function owns; no memory is passed.
             unsafe {

@@ -1372,3 +1372,32 @@ fn streams_get_one_document_and_a_fifo_without_reader_is_refused() {
         &["is a FIFO that no process reads"],
     );
 }
+
+/// A range of working sets up to 2⁶⁴ − 1 bytes looped forever in the grid's generator (memory
+/// grew until the OOM killer came), also under --help and in a profile's dry run: now one line,
+/// at once, saying the range.
+#[test]
+fn a_working_set_range_to_the_end_of_u64_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    for extra in [None, Some("--help")] {
+        let mut args = vec!["mem", "--array-size", "1..18446744073709551615"];
+        args.extend(extra);
+        common::one_line_exit(&args, 2, &["is out of range: at most 1024 TiB"]);
+    }
+    common::one_line_exit(
+        &["mem", "--workload", "LATENCY", "--latency-max", "2048T"],
+        2,
+        &["out of range"],
+    );
+    let profile = dir.path().join("big.toml");
+    std::fs::write(
+        &profile,
+        "[[job]]\nsubsystem = 'mem'\nworkload = ['COPY']\narray_size = '1..18446744073709551615'\n",
+    )
+    .unwrap();
+    common::one_line_exit(
+        &["run", "--dry-run", "--profile", profile.to_str().unwrap()],
+        2,
+        &["job 1 (mem)", "is out of range"],
+    );
+}
