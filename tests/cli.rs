@@ -1349,13 +1349,7 @@ fn streams_get_one_document_and_a_fifo_without_reader_is_refused() {
         .unwrap_or_else(|e| panic!("not one JSON document ({e}): {text}"));
     assert_eq!(doc["results"].as_array().map(Vec::len), Some(2), "{doc}");
     let fifo = dir.path().join("fifo");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    common::mkfifo(&fifo);
     common::one_line_exit(
         &[
             "peak",

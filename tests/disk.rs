@@ -150,13 +150,7 @@ fn bad_input_and_unsafe_targets_are_refused() {
     );
     // --allow-overwrite is for files: a character device or a FIFO is no test file.
     let fifo = dir.path().join("fifo");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    common::mkfifo(&fifo);
     for target in ["/dev/zero", fifo.to_str().unwrap(), d] {
         common::one_line_exit_2(
             &[

@@ -791,3 +791,12 @@ pub fn scaled_document(records: usize) -> Vec<u8> {
     doc["results"] = serde_json::Value::Array(results);
     serde_json::to_vec(&doc).unwrap()
 }
+
+/// Makes a FIFO at `path` (for the tests that a FIFO never makes peakbench wait).
+pub fn mkfifo(path: &std::path::Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
