@@ -19,6 +19,7 @@ mod sandbox;
 pub use cleanup::{Outcome as CleanupOutcome, run_cleanup};
 
 use super::{Recorder, Request};
+use crate::measure::stats::Summary;
 use crate::results::verify::{Check, Status, Verification};
 use crate::results::{Metric, ResultRecord, Subsystem, Unit};
 use std::time::Duration;
@@ -398,7 +399,12 @@ fn disk(c: &mut Checks) -> anyhow::Result<()> {
 }
 
 /// The CPU's check: one thread's DP throughput under a quota of half a CPU against the same
-/// without it, measured just before and just after (the higher of the two).
+/// without it, measured just before and just after. A shared host moves the thread's own rate
+/// from run to run (on a KVM guest, 57–76 GOPS between runs a few seconds apart), so the
+/// expectation is the mean of every unlimited repetition and the tolerance widens to twice
+/// their coefficient of variation where that exceeds 5 %: the check says how noisy it was
+/// instead of crying wolf (the higher of the two runs, taken before, read the quota 8 % stingy
+/// in 3 runs of 4 on such a guest).
 fn cpu(c: &mut Checks) -> anyhow::Result<()> {
     let share = QUOTA_US as f64 / PERIOD_US as f64;
     let base = skipped(
@@ -429,13 +435,15 @@ fn cpu(c: &mut Checks) -> anyhow::Result<()> {
     };
     let mut line = strings(&["cpu", "--workload", "DP", "--threads", "1"]);
     line.extend(c.timing("--duration"));
-    let throughput = |c: &Checks, points: &[usize]| {
+    // The throughput point's repetitions.
+    let samples = |c: &Checks, points: &[usize]| -> Vec<f64> {
         c.find(points, |r| r.metric == Metric::Throughput)
             .and_then(|i| c.record(i))
-            .map(|r| r.summary.mean)
+            .map(|r| r.samples.clone())
+            .unwrap_or_default()
     };
     let free = match c.measure(&line) {
-        Ok(points) => (throughput(c, &points), points),
+        Ok(points) => (samples(c, &points), points),
         Err(e) if interrupted(&e) => return Err(e),
         Err(e) => return c.push(failed(base, &line, &e)),
     };
@@ -454,23 +462,25 @@ fn cpu(c: &mut Checks) -> anyhow::Result<()> {
     }
     let limited = c.measure(&line);
     group.leave().map_err(|e| anyhow::anyhow!(e))?;
-    // The thread without the quota again, after: another tenant or process that took the
-    // CPU for a while lowers one of the two, never raises it, so the higher is the thread's
-    // rate (a single baseline taken in such a while made the quota look 12 % generous).
     let after = match c.measure(&line) {
-        Ok(points) => (throughput(c, &points), points),
+        Ok(points) => (samples(c, &points), points),
         Err(e) if interrupted(&e) => return Err(e),
-        Err(_) => (None, Vec::new()),
+        Err(_) => (Vec::new(), Vec::new()),
     };
-    let unlimited_rates: Vec<f64> = [free.0, after.0].into_iter().flatten().collect();
-    let unlimited = unlimited_rates.iter().copied().reduce(f64::max);
-    let check = match (limited, unlimited) {
-        (Ok(points), Some(unlimited)) => {
-            let expected = share * unlimited;
-            let measured = throughput(c, &points);
+    let unlimited: Vec<f64> = free.0.iter().chain(&after.0).copied().collect();
+    let check = match (limited, Summary::of(&unlimited)) {
+        (Ok(points), Some(u)) if u.mean > 0.0 => {
+            let expected = share * u.mean;
+            let measured = Summary::of(&samples(c, &points)).map(|s| s.mean);
+            let (relative, tolerance_text) = quota_tolerance(u.cv);
             let mut all = free.1.clone();
             all.extend(&points);
             all.extend(&after.1);
+            let runs = |s: &[f64]| {
+                Summary::of(s).map_or("none".to_string(), |s| {
+                    crate::units::format_sig(s.mean / 1e9)
+                })
+            };
             judged(
                 base,
                 &line,
@@ -478,25 +488,24 @@ fn cpu(c: &mut Checks) -> anyhow::Result<()> {
                 measured,
                 Judge {
                     expected,
-                    tolerance: 0.05 * expected,
-                    tolerance_text: "±5 %".into(),
+                    tolerance: relative * expected,
+                    tolerance_text,
                     reason: format!(
-                        "a control group of the run's allows {QUOTA_US} µs of CPU time every {PERIOD_US} µs ({}); expected: {share} × the same thread without the quota, measured just before and after ({} GOPS; the higher taken)",
+                        "a control group of the run's allows {QUOTA_US} µs of CPU time every {PERIOD_US} µs ({}); expected: {share} × the same thread without the quota, the mean of its {} repetitions just before and after ({} and {} GOPS, CV {:.1} %)",
                         if group.v2 {
                             "cpu.max"
                         } else {
                             "cpu.cfs_quota_us"
                         },
-                        unlimited_rates
-                            .iter()
-                            .map(|r| crate::units::format_sig(r / 1e9))
-                            .collect::<Vec<_>>()
-                            .join(" and ")
+                        unlimited.len(),
+                        runs(&free.0),
+                        runs(&after.0),
+                        100.0 * u.cv
                     ),
                 },
             )
         }
-        (Ok(_), None) => Check {
+        (Ok(_), _) => Check {
             status: Status::Fail,
             reason: "the run without the quota gave no throughput".into(),
             ..base
@@ -505,4 +514,15 @@ fn cpu(c: &mut Checks) -> anyhow::Result<()> {
         (Err(e), _) => failed(base, &line, &e),
     };
     c.push(check)
+}
+
+/// The quota check's relative tolerance and its words: ±5 %, or twice the coefficient of
+/// variation of the unlimited repetitions where the machine was noisier than that allows.
+fn quota_tolerance(cv: f64) -> (f64, String) {
+    let noise = 2.0 * cv;
+    if noise.is_finite() && noise > 0.05 {
+        (noise, format!("±{:.0} % (noisy: 2 × CV)", 100.0 * noise))
+    } else {
+        (0.05, "±5 %".into())
+    }
 }
