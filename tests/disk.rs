@@ -148,6 +148,40 @@ fn bad_input_and_unsafe_targets_are_refused() {
         &["disk", "--dir", d, "--size", "1000T"],
         "not enough free space",
     );
+    // IOzone's operations: each option only where it means something.
+    for (args, says) in [
+        (
+            &["--engine", "stream"][..],
+            "--engine stream reads and writes through a library buffer, which O_DIRECT cannot take; add --buffered",
+        ),
+        (
+            &["--engine", "stream", "--buffered", "--iodepth", "2"],
+            "--engine stream keeps at most 1 I/O in flight",
+        ),
+        (
+            &["--stream-buffer", "64K"],
+            "--stream-buffer sizes the stream engine's library buffer, and --engine is psync",
+        ),
+        (
+            &[
+                "--engine",
+                "stream",
+                "--buffered",
+                "--stream-buffer",
+                "100M",
+            ],
+            "out of range: give a library buffer of 512 B to 64 MiB",
+        ),
+        (
+            &["--stride", "4"],
+            "--stride sets RSTRIDE's distance between blocks, and RSTRIDE is not in --workload",
+        ),
+        (&["--workload", "RSTRIDE", "--stride", "1"], "out of range"),
+    ] {
+        let mut argv = vec!["disk", "--dir", d];
+        argv.extend_from_slice(args);
+        common::one_line_exit_2(&argv, says);
+    }
     // --allow-overwrite is for files: a character device or a FIFO is no test file.
     let fifo = dir.path().join("fifo");
     common::mkfifo(&fifo);
@@ -427,7 +461,14 @@ fn conformance_every_engine_every_workload() {
     if let Err(why) = &uring {
         eprintln!("skipped io_uring: {why}");
     }
-    for (engine, depths) in [("psync", "1"), ("io_uring", "1,4"), ("null", "1,4")] {
+    let workloads = "RS,WS,RR,WR,RW,WNEW,REREAD,RB,RSTRIDE";
+    let engines = [
+        ("psync", "1"),
+        ("io_uring", "1,4"),
+        ("null", "1,4"),
+        ("stream", "1"),
+    ];
+    for (engine, depths) in engines {
         if engine == "io_uring" && uring.is_err() {
             continue;
         }
@@ -449,7 +490,7 @@ fn conformance_every_engine_every_workload() {
                 "--repeat",
                 "1",
                 "--workload",
-                "RS,WS,RR,WR,RW",
+                workloads,
                 "--block-size",
                 "4K,64K",
             ])
@@ -460,7 +501,7 @@ fn conformance_every_engine_every_workload() {
         let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
         let results = doc["results"].as_array().unwrap();
         let depths = depths.split(',').count();
-        assert_eq!(results.len(), 5 * 2 * depths * 3, "{engine}");
+        assert_eq!(results.len(), 9 * 2 * depths * 3, "{engine}");
         for r in results {
             assert!(r["mean"].as_f64().unwrap() > 0.0, "{engine}: {r}");
             assert_eq!(r["params"]["io_mode"], "buffered");

@@ -1106,6 +1106,34 @@ fn every_disk_option_is_used_or_refused() {
             &["--workload", "RR", "--read-percent", "30"],
             "RW is not in --workload",
         ),
+        used("stride", &["--workload", "RSTRIDE", "--stride", "5"], |r| {
+            r.params()["stride_blocks"] == 5 && r.params()["pattern"] == "stride"
+        }),
+        refused(
+            "stride",
+            &["--workload", "RR", "--stride", "5"],
+            "RSTRIDE is not in --workload",
+        ),
+        used(
+            "stream-buffer",
+            &[
+                "--workload",
+                "RS",
+                "--engine",
+                "stream",
+                "--buffered",
+                "--size",
+                "1M",
+                "--stream-buffer",
+                "16K",
+            ],
+            |r| r.params()["stream_buffer_bytes"] == 16384 && r.params()["engine"] == "stream",
+        ),
+        refused(
+            "stream-buffer",
+            &["--workload", "RS", "--stream-buffer", "16K"],
+            "add --engine stream or drop --stream-buffer",
+        ),
         used("buffered", &["--workload", "RR", "--buffered"], |r| {
             r.params()["io_mode"] == "buffered"
         }),

@@ -209,6 +209,52 @@ fn fio_measures_a_disk_point_and_removes_its_file() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
+/// fio measures IOzone's operations: a backward read, a stride read, a reread through the page
+/// cache and a write into a new file, each with its figure; the new file is removed after its
+/// run, and a point through a library buffer has no figure, with the reason.
+#[test]
+fn fio_measures_iozones_operations() {
+    if !installed(Tool::Fio) {
+        return;
+    }
+    let (dir, ctx) = context();
+    let params = |pattern: &str, read_percent: u64, io_mode: &str| {
+        json!({
+            "threads": 1, "iodepth": 1, "block_size_bytes": 4096, "engine": "psync",
+            "io_mode": io_mode, "pattern": pattern, "read_percent": read_percent,
+            "file_size_bytes": 1_048_576, "runtime_s": 0.2, "ramp_s": 0.0, "cpus": [0],
+            "stride_blocks": 17, "sync": "none"
+        })
+    };
+    for (workload, pattern, read_percent, io_mode, argument) in [
+        ("RB", "backward", 100, "direct", "--rw=read:-8192"),
+        ("RSTRIDE", "stride", 100, "direct", "--rw=read:65536"),
+        ("REREAD", "sequential", 100, "buffered", "--pre_read=1"),
+        ("WNEW", "sequential", 0, "direct", "--fallocate=none"),
+    ] {
+        let p = params(pattern, read_percent, io_mode);
+        let rec = record("disk", workload, "iops", "IOPS", p, 1.0, None);
+        let r = measure(&rec, &ctx).unwrap().unwrap();
+        assert_eq!(r.tool, "fio");
+        assert!(r.mean > 0.0, "{workload}: {r:?}");
+        assert!(
+            r.commands.iter().any(|c| c.contains(argument)),
+            "{workload}: {:?}",
+            r.commands
+        );
+    }
+    // The kept file of the reads; WNEW's own file is gone.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    let mut p = params("sequential", 100, "buffered");
+    p["engine"] = json!("stream");
+    p["stream_buffer_bytes"] = json!(65536);
+    let rec = record("disk", "RS", "iops", "IOPS", p, 1.0, None);
+    let e = measure(&rec, &ctx).unwrap().unwrap_err();
+    assert!(e.contains("library buffer"), "{e}");
+    ctx.release_files();
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
 /// sysbench fileio measures a disk point beside fio with the same parameters (random 4 KiB
 /// reads and writes, O_DIRECT, two threads), from the same prepared file for the point's three
 /// records; fio's figure is the preferred one; its directory goes with the context's files.

@@ -8,6 +8,7 @@ use crate::error::{Interrupted, UsageError};
 use crate::units::format_bytes_binary;
 use std::time::Duration;
 
+pub use crate::bench::disk::engine::{STREAM_BUFFER_MAX, STREAM_BUFFER_MIN};
 pub use crate::bench::disk::target::Place;
 pub use crate::bench::disk::uring::MAX_DEPTH;
 pub use crate::bench::disk::{DiskOptions, DiskPeaks, DiskWorkload, EngineKind};

@@ -145,15 +145,22 @@ fn latency(threads: usize, opts: &MemOptions, sys: &SystemInfo) -> Vec<ResultRec
 pub fn disk(opts: &DiskOptions) -> Vec<ResultRecord> {
     let mut out = Vec::new();
     for p in disk_points(opts) {
-        let params = json!({
+        let pattern = p.workload.pattern();
+        let mut params = json!({
             "threads": p.threads, "iodepth": p.iodepth, "block_size_bytes": p.block,
             "engine": opts.engine.name(),
             "io_mode": if opts.direct { "direct" } else { "buffered" },
-            "pattern": if p.workload.random() { "random" } else { "sequential" },
+            "pattern": pattern.name(),
             "read_percent": p.workload.read_percent(opts.read_percent),
             "file_size_bytes": opts.size, "runtime_s": opts.runtime.as_secs_f64(),
             "ramp_s": opts.ramp.as_secs_f64(), "sync": opts.sync.name(),
         });
+        if pattern == crate::results::params::IoPattern::Stride {
+            params["stride_blocks"] = json!(opts.stride);
+        }
+        if opts.engine.caps().stream_buffer {
+            params["stream_buffer_bytes"] = json!(opts.stream_buffer);
+        }
         out.extend(records(
             Subsystem::Disk,
             p.workload.name(),
@@ -357,6 +364,8 @@ mod tests {
             runtime: Duration::from_millis(20),
             ramp: Duration::ZERO,
             read_percent: 70,
+            stride: 17,
+            stream_buffer: 64 << 10,
             direct: false,
             sync: crate::results::params::SyncMode::FdatasyncEnd,
             file_per_thread: false,

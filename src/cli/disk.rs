@@ -23,7 +23,7 @@ fn parse_engine(s: &str) -> Result<EngineChoice, String> {
     }
     EngineKind::from_str(s.trim(), true)
         .map(|k| EngineChoice(Some(k)))
-        .map_err(|_| format!("'{s}' is not an engine: use auto, psync, io_uring or null"))
+        .map_err(|_| format!("'{s}' is not an engine: use auto, psync, io_uring, null or stream"))
 }
 
 #[derive(Debug, Args)]
@@ -44,7 +44,9 @@ pub struct DiskArgs {
     pub iodepth: Counts,
     /// I/O engine: auto (psync when every --iodepth is 1, io_uring otherwise), psync
     /// (pread/pwrite, one I/O at a time per thread), io_uring (registered file and buffers, up
-    /// to 256 in flight per thread) or null (no I/O: the harness's own cost per I/O).
+    /// to 256 in flight per thread), null (no I/O: the harness's own cost per I/O) or stream
+    /// (fread/fwrite through a library buffer of --stream-buffer bytes, one I/O at a time per
+    /// thread, with --buffered: IOzone's fread and fwrite).
     #[arg(long, value_parser = parse_engine, default_value = "auto")]
     pub engine: EngineChoice,
     /// Benchmark this file: it must not exist (peakbench creates and removes it), unless
@@ -83,6 +85,13 @@ pub struct DiskArgs {
     /// Percent of reads in RW.
     #[arg(long, value_parser = parse_percent, default_value = "70")]
     pub read_percent: u32,
+    /// RSTRIDE's distance between two blocks it reads, in blocks, 2…1048576 (IOzone's -j).
+    #[arg(long, value_parser = parse_stride, default_value = "17")]
+    pub stride: u64,
+    /// The stream engine's library buffer, 512 B to 64 MiB (as setvbuf's; sizes as
+    /// --block-size).
+    #[arg(long, value_name = "BYTES", value_parser = parse_stream_buffer, default_value = "64K")]
+    pub stream_buffer: u64,
     /// Go through the page cache (no O_DIRECT); labelled "buffered" in every output.
     #[arg(long)]
     pub buffered: bool,
@@ -164,6 +173,22 @@ fn parse_depth(s: &str) -> Result<Counts, String> {
     super::common::parse_counts(s, 1, MAX_DEPTH as u64)
 }
 
+fn parse_stride(s: &str) -> Result<u64, String> {
+    super::common::count_in(s, 2, 1 << 20)
+}
+
+fn parse_stream_buffer(s: &str) -> Result<u64, String> {
+    let (lo, hi) = (disk::STREAM_BUFFER_MIN, disk::STREAM_BUFFER_MAX);
+    let b = parse_binary(s)?;
+    if (lo..=hi).contains(&b) {
+        Ok(b)
+    } else {
+        Err(format!(
+            "'{s}' is out of range: give a library buffer of 512 B to 64 MiB (512, 4K, 1M)"
+        ))
+    }
+}
+
 fn parse_percent(s: &str) -> Result<u32, String> {
     super::common::count_in(s, 0, 100)
 }
@@ -197,6 +222,15 @@ fn options(args: &DiskArgs) -> anyhow::Result<DiskOptions> {
         None => disk::auto_engine(&args.iodepth.to_vec()).map_err(UsageError)?,
     };
     refuse_unused(args)?;
+    args.output.given.refuse_unless(
+        engine.caps().stream_buffer,
+        &["stream_buffer"],
+        &format!(
+            "sizes the stream engine's library buffer, and --engine is {}",
+            engine.name()
+        ),
+        "add --engine stream or drop --stream-buffer",
+    )?;
     Ok(DiskOptions {
         workloads: args.workload.clone(),
         block_sizes: args.block_size.clone(),
@@ -215,6 +249,8 @@ fn options(args: &DiskArgs) -> anyhow::Result<DiskOptions> {
         runtime: args.output.fit.time(args.runtime, MIN_RUNTIME),
         ramp: args.output.fit.time(args.ramp, std::time::Duration::ZERO),
         read_percent: args.read_percent,
+        stride: args.stride,
+        stream_buffer: args.stream_buffer,
         direct: !args.buffered,
         sync: args.sync,
         file_per_thread: args.file_per_thread,
@@ -278,6 +314,13 @@ fn refuse_unused(args: &DiskArgs) -> Result<(), UsageError> {
         &["read_percent"],
         &format!("sets {rw}'s share of reads, and {rw} is not in --workload"),
         &format!("add {rw_or} or drop --read-percent"),
+    )?;
+    let (strided, strided_or) = users_of(&registry::of(Subsystem::Disk), "stride");
+    given.refuse_unless(
+        w.iter().any(|x| x.spec().uses("stride")),
+        &["stride"],
+        &format!("sets {strided}'s distance between blocks, and {strided} is not in --workload"),
+        &format!("add {strided_or} or drop --stride"),
     )?;
     // A rated figure is used by the points that only read (or only write), and by those that
     // mix both when the other figure of the pair is given too.

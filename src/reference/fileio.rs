@@ -21,7 +21,7 @@
 
 use super::process::run_bounded;
 use super::{RefContext, RefError, Tool, params_of, unit_error};
-use crate::results::params::{EngineKind, IoMode, Order, SyncMode};
+use crate::results::params::{EngineKind, IoMode, IoPattern, SyncMode};
 use crate::results::{Metric, ResultRecord, Unit};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -62,6 +62,11 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
             format!("sysbench fileio {why}"),
         ))
     };
+    if p.engine.caps().stream_buffer {
+        return refuse(
+            "reads and writes with pread/pwrite, and the point went through a library buffer (fread/fwrite)".into(),
+        );
+    }
     if p.engine != EngineKind::Psync || p.iodepth > 1 {
         return refuse(format!(
             "runs synchronous I/O here, one request a thread; the point's {} engine at queue depth {} is fio's",
@@ -77,7 +82,11 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
     if p.total_bytes.is_some() {
         return refuse("runs for a time here, not a fixed amount of work".into());
     }
-    let random = p.pattern == Order::Random;
+    let random = match p.pattern {
+        IoPattern::Sequential => false,
+        IoPattern::Random => true,
+        other => return refuse(format!("reads in sequence or at random, not {other}")),
+    };
     let (mode, read_percent) = match (p.read_percent.min(100) as u64, random) {
         (100, false) => ("seqrd", None),
         (100, true) => ("rndrd", None),

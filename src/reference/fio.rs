@@ -1,4 +1,17 @@
-//! fio (3.x) with `--output-format=json`: disk RS, WS, RR, WR and RW.
+//! fio (3.x) with `--output-format=json`: disk RS, WS, RR, WR and RW, and IOzone's operations
+//! (WNEW, REREAD, RB, RSTRIDE).
+//!
+//! IOzone's operations as fio jobs: a write into new blocks (WNEW) runs on a file of its own,
+//! created empty for the run and not preallocated (`--fallocate=none`), so that fio allocates
+//! each block as it writes; a rewrite (WS, WR, RW) runs over the laid-out file
+//! (`--overwrite=1`); a reread (REREAD) has its file read into the page cache first
+//! (`--pre_read=1`, which keeps it there) when the point was buffered; a backward read (RB) is
+//! a sequential read whose every offset steps back two blocks (`--rw=read:-2×bs`: fio reads
+//! block 0, then from the second-to-last back to 1, wrapping); a stride read (RSTRIDE) is a
+//! sequential read with holes of stride − 1 blocks (`--rw=read:(stride−1)×bs`), whose passes
+//! all start at block 0 where peakbench's and IOzone's start a block further each time: the
+//! same access pattern, not the same blocks after the first pass. The stream engine
+//! (fread/fwrite through a library buffer) has no fio engine: such points have no fio figure.
 //!
 //! The job mirrors the point: the same block size, queue depth, jobs (threads, `--thread` so
 //! that killing fio kills them all), engine, O_DIRECT or buffered, read share, file size, ramp
@@ -32,7 +45,8 @@ const TOOL: Tool = Tool::Fio;
 /// One fio run.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Job {
-    /// `read`, `write`, `randread`, `randwrite`, `rw` or `randrw`.
+    /// `read`, `write`, `randread`, `randwrite`, `rw` or `randrw`; `read:-N` backwards,
+    /// `read:N` by stride.
     pub rw: String,
     /// Percent of reads, for `rw` and `randrw`.
     pub rwmixread: Option<u64>,
@@ -56,6 +70,10 @@ pub struct Job {
     pub file_per_job: bool,
     /// Fixed work: each job's bytes (fio's io_size) instead of a time-based run.
     pub io_bytes: Option<u64>,
+    /// The file read into the page cache before the run and kept there (a reread).
+    pub pre_read: bool,
+    /// Writes into new blocks: a file of its own, created empty for the run.
+    pub new_file: bool,
 }
 
 /// The run for a disk throughput, IOPS or latency record.
@@ -89,17 +107,37 @@ pub(super) fn point_dir(target: &str, ctx: &RefContext) -> Option<std::path::Pat
 }
 
 fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
+    use crate::results::params::IoPattern;
     let p = params_of(rec, TOOL, |p| p.disk())?;
+    if p.engine.caps().stream_buffer {
+        return Err(RefError::unsupported(
+            TOOL,
+            "the point read and wrote through a library buffer (fread/fwrite), which no fio engine does (IOzone, which does, is not in Debian)",
+        ));
+    }
     let read_percent = p.read_percent.min(100) as u64;
-    let random = p.pattern == crate::results::params::Order::Random;
-    let (rw, rwmixread) = match (read_percent, random) {
-        (100, false) => ("read", None),
-        (100, true) => ("randread", None),
-        (0, false) => ("write", None),
-        (0, true) => ("randwrite", None),
-        (p, false) => ("rw", Some(p)),
-        (p, true) => ("randrw", Some(p)),
+    let bs = p.block_size_bytes;
+    let (rw, rwmixread) = match (read_percent, p.pattern) {
+        (100, IoPattern::Sequential) => ("read".to_string(), None),
+        (100, IoPattern::Random) => ("randread".into(), None),
+        // Each offset two blocks before the one after the last: one block back.
+        (100, IoPattern::Backward) => (format!("read:-{}", bs.saturating_mul(2)), None),
+        (100, IoPattern::Stride) => {
+            let stride = p.stride_blocks.unwrap_or(17).max(1);
+            (format!("read:{}", bs.saturating_mul(stride - 1)), None)
+        }
+        (0, IoPattern::Sequential) => ("write".into(), None),
+        (0, IoPattern::Random) => ("randwrite".into(), None),
+        (p, IoPattern::Sequential) => ("rw".into(), Some(p)),
+        (p, IoPattern::Random) => ("randrw".into(), Some(p)),
+        (_, pattern) => {
+            return Err(RefError::unsupported(
+                TOOL,
+                format!("fio reads {pattern}, it does not write so"),
+            ));
+        }
     };
+    let buffered = p.io_mode == crate::results::params::IoMode::Buffered;
     // fio's ioengines of the same names.
     let engine = p.engine.name();
     let dir = point_dir(&p.target, ctx).ok_or_else(|| {
@@ -116,7 +154,7 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
         .collect::<Vec<_>>()
         .join(",");
     Ok(Job {
-        rw: rw.into(),
+        rw,
         rwmixread,
         block_bytes: p.block_size_bytes,
         iodepth: p.iodepth as u64,
@@ -134,6 +172,9 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
             Some(crate::results::params::Scaling::Weak) => t,
             _ => (t / (p.threads.max(1) as u64)).max(1),
         }),
+        // Read just before through the page cache; with O_DIRECT a reread is a read.
+        pre_read: rec.workload == "REREAD" && buffered,
+        new_file: rec.workload == "WNEW",
     })
 }
 
@@ -169,7 +210,20 @@ pub fn argv(job: &Job, file: &Path) -> Vec<String> {
         ]),
     }
     a.push(format!("--ramp_time={}ms", job.ramp_ms));
-    if job.rw != "read" && job.rw != "randread" {
+    if job.pre_read {
+        a.push("--pre_read=1".into());
+    }
+    let writes = !job.rw.starts_with("read") && job.rw != "randread";
+    if writes {
+        a.push(if job.new_file {
+            // Blocks allocated as they are written, not before.
+            "--fallocate=none".into()
+        } else {
+            // Over the laid-out file (a rewrite), laid out first where it is new.
+            "--overwrite=1".into()
+        });
+    }
+    if writes {
         match job.sync {
             SyncMode::None => {}
             SyncMode::FdatasyncEnd => a.push("--end_fsync=1".into()),
@@ -243,8 +297,24 @@ pub fn run(
             format!("{} is not a directory; give an existing one", dir.display()),
         ));
     }
-    // The kept file, or a directory of fio's files (one per job) removed afterwards.
-    let (file, jobs_dir) = if job.file_per_job {
+    // The kept file, a new empty file for writes into new blocks, or a directory of fio's
+    // files (one per job); all but the kept file removed afterwards.
+    let mut new_file = None;
+    let (file, jobs_dir) = if job.new_file && !job.file_per_job {
+        let f = tempfile::Builder::new()
+            .prefix("peakbench-ref-fio-new")
+            .tempfile_in(dir)
+            .map_err(|e| {
+                RefError::failed(
+                    TOOL,
+                    format!("cannot create a file in {}: {e}", dir.display()),
+                )
+            })?
+            .into_temp_path();
+        let path = f.to_path_buf();
+        new_file = Some(f);
+        (path, None)
+    } else if job.file_per_job {
         let d = tempfile::Builder::new()
             .prefix("peakbench-ref-fio")
             .tempdir_in(dir)
@@ -266,6 +336,7 @@ pub fn run(
         + Duration::from_secs(60 + layout_s + job.io_bytes.unwrap_or(0) * job.jobs / 20_000_000);
     let out = run_bounded(TOOL, cmd, timeout);
     drop(jobs_dir);
+    drop(new_file);
     let out = out?;
     let parsed = parse_json(&out.stdout);
     match parsed {
@@ -507,6 +578,52 @@ mod tests {
         }
         let copy = disk("throughput", "MB/s", "COPY", 50, "sequential");
         assert!(job(&copy, &ctx).is_none());
+    }
+
+    /// IOzone's operations as fio jobs: backwards and by stride as sequential reads with a
+    /// step, a reread pre-read through the page cache, a write into a new file not
+    /// preallocated, a rewrite over the laid-out one; the stream engine has no fio job.
+    #[test]
+    fn iozone_operations_and_the_stream_engine() {
+        let ctx = RefContext::new("/tmp");
+        let args = |workload: &str, read_percent, pattern: &str, extra: serde_json::Value| {
+            let mut rec = disk("throughput", "MB/s", workload, read_percent, pattern);
+            if let Params::Disk(d) = &mut rec.params {
+                d.block_size_bytes = 8192;
+                d.stride_blocks = extra["stride_blocks"].as_u64();
+                if extra["buffered"] == true {
+                    d.io_mode = crate::results::params::IoMode::Buffered;
+                }
+            }
+            job(&rec, &ctx)
+                .unwrap()
+                .map(|j| argv(&j, Path::new("/tmp/f")))
+        };
+        let has = |a: &[String], want: &str| a.iter().any(|x| x == want);
+        let rb = args("RB", 100, "backward", json!({})).unwrap();
+        assert!(has(&rb, "--rw=read:-16384"), "{rb:?}");
+        let stride = args("RSTRIDE", 100, "stride", json!({"stride_blocks": 17})).unwrap();
+        assert!(has(&stride, "--rw=read:131072"), "{stride:?}");
+        let reread = args("REREAD", 100, "sequential", json!({"buffered": true})).unwrap();
+        assert!(has(&reread, "--rw=read") && has(&reread, "--pre_read=1"));
+        // With O_DIRECT a reread is a read: nothing is kept in the page cache.
+        let direct = args("REREAD", 100, "sequential", json!({})).unwrap();
+        assert!(
+            !direct.iter().any(|x| x.starts_with("--pre_read")),
+            "{direct:?}"
+        );
+        let wnew = args("WNEW", 0, "sequential", json!({})).unwrap();
+        assert!(has(&wnew, "--fallocate=none") && !has(&wnew, "--overwrite=1"));
+        let ws = args("WS", 0, "sequential", json!({})).unwrap();
+        assert!(has(&ws, "--overwrite=1") && !has(&ws, "--fallocate=none"));
+        let rs = args("RS", 100, "sequential", json!({})).unwrap();
+        assert!(!rs.iter().any(|x| x.starts_with("--overwrite")), "{rs:?}");
+        let mut fread = disk("throughput", "MB/s", "RS", 100, "sequential");
+        if let Params::Disk(d) = &mut fread.params {
+            d.engine = crate::results::params::EngineKind::Stream;
+        }
+        let e = job(&fread, &ctx).unwrap().unwrap_err().to_string();
+        assert!(e.contains("library buffer (fread/fwrite)"), "{e}");
     }
 
     #[test]

@@ -15,7 +15,7 @@
 //! | sysbench     | mem RS, WS; RR, WR of 8-byte blocks       | MiB/sec × 2²⁰                   |
 //! | mbw          | mem RWS (MCBLOCK: memcpy per block)       | 2 × Copy MiB/s × 2²⁰            |
 //! | dd           | disk COPY (a dd per thread at once)       | 2 × bytes copied ÷ s            |
-//! | fio          | disk RS, WS, RR, WR, RW                   | bw_bytes, iops, lat_ns          |
+//! | fio          | disk RS, WS, RR, WR, RW; WNEW, REREAD, RB, RSTRIDE | bw_bytes, iops, lat_ns |
 //! | iperf3       | net THROUGHPUT (goodput, UDP loss/jitter) | bits_per_second, lost_percent   |
 //! | sockperf     | net LATENCY (round trip, rate), per stream | avg-rtt, messages ÷ run time   |
 //! | qperf        | net LATENCY under 14 B (sockperf's least)  | 2 × one-way latency, its inverse |
@@ -574,7 +574,7 @@ impl Job {
     /// those, and about how long laying it out takes (at about 500 MB/s).
     pub fn layout(&self) -> Option<(Tool, PathBuf, u64, Duration)> {
         let (dir, size) = match self {
-            Job::Fio(j) if !j.file_per_job => (&j.dir, j.size_bytes),
+            Job::Fio(j) if !j.file_per_job && !j.new_file => (&j.dir, j.size_bytes),
             Job::SysbenchFileio(j) => (&j.dir, j.size_bytes),
             _ => return None,
         };

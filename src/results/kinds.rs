@@ -18,6 +18,18 @@ crate::ids::named_enum! {
 }
 
 crate::ids::named_enum! {
+    /// In which order a disk point visits the blocks of its region: in sequence, at random,
+    /// from the end back to the start (IOzone's read backwards), or one block every
+    /// `stride_blocks` (IOzone's stride read).
+    pub enum IoPattern {
+        Sequential = "sequential",
+        Random = "random",
+        Backward = "backward",
+        Stride = "stride",
+    }
+}
+
+crate::ids::named_enum! {
     /// The store instructions of a memory kernel: non-temporal, regular, or none (it reads).
     pub enum StoreKind {
         Nt = "nt",

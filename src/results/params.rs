@@ -48,6 +48,9 @@ pub enum EngineKind {
     IoUring,
     /// No I/O: the harness's own cost per I/O.
     Null,
+    /// fread/fwrite: each record through a library buffer of --stream-buffer bytes, one at a
+    /// time per thread, through the page cache (IOzone's fread and fwrite tests).
+    Stream,
 }
 
 /// When writes are made durable, as fio's `end_fsync`, `fsync`, `sync` options: `--sync` on
@@ -285,7 +288,13 @@ pub struct DiskParams {
     /// Each thread on a file of its own (else all threads on one file, each in its region).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub file_per_thread: bool,
-    pub pattern: Order,
+    pub pattern: IoPattern,
+    /// A stride read's distance between two blocks it reads, in blocks (IOzone's -j).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stride_blocks: Option<u64>,
+    /// The stream engine's library buffer (fread/fwrite through a buffer of this size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_buffer_bytes: Option<u64>,
     pub read_percent: u32,
     pub file_size_bytes: u64,
     /// The measured time of a repetition (0 where it is fixed work: `total_bytes`).

@@ -4,8 +4,9 @@
 //! name. The loop is generic over the engine, so no call in it is dynamic.
 
 use crate::bench::buffer::{Buffer, HugePages};
-use std::io;
-use std::os::unix::io::RawFd;
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::os::unix::io::{FromRawFd, RawFd};
 
 /// Direction of one I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +28,11 @@ pub struct Caps {
     pub max_depth: usize,
     /// Touches the file: it is laid out (preconditioned) first, and writes end with fdatasync.
     pub does_io: bool,
+    /// Can move records with O_DIRECT (a library buffer cannot: it is not aligned, and it
+    /// is what the engine measures).
+    pub direct: bool,
+    /// Holds records in a library buffer of its own (`--stream-buffer`), as stdio's FILE.
+    pub stream_buffer: bool,
 }
 
 impl Caps {
@@ -43,16 +49,29 @@ impl EngineKind {
                 name: "psync",
                 max_depth: 1,
                 does_io: true,
+                direct: true,
+                stream_buffer: false,
             },
             EngineKind::IoUring => Caps {
                 name: "io_uring",
                 max_depth: URING_MAX_DEPTH,
                 does_io: true,
+                direct: true,
+                stream_buffer: false,
             },
             EngineKind::Null => Caps {
                 name: "null",
                 max_depth: usize::MAX,
                 does_io: false,
+                direct: true,
+                stream_buffer: false,
+            },
+            EngineKind::Stream => Caps {
+                name: "stream",
+                max_depth: 1,
+                does_io: true,
+                direct: false,
+                stream_buffer: true,
             },
         }
     }
@@ -73,6 +92,11 @@ pub trait Engine {
     fn queue(&mut self, slot: usize, dir: Dir, file: usize, offset: u64) -> io::Result<()>;
     /// Submits what is queued and waits until at least `min` I/Os completed; appends them.
     fn complete(&mut self, min: usize, out: &mut Vec<Completion>) -> io::Result<()>;
+    /// Hands what the engine holds back to the kernel (a library buffer's writes: fflush),
+    /// before a sync and at the end of the timed window.
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The buffers of one thread: `depth` blocks of `block` bytes, page-aligned (which satisfies any
@@ -174,5 +198,118 @@ impl Engine for NullEngine {
     fn complete(&mut self, _min: usize, out: &mut Vec<Completion>) -> io::Result<()> {
         out.append(&mut self.done);
         Ok(())
+    }
+}
+
+/// The smallest and largest library buffer of the stream engine (`--stream-buffer`).
+pub const STREAM_BUFFER_MIN: u64 = 512;
+pub const STREAM_BUFFER_MAX: u64 = 64 << 20;
+
+/// One file as a stdio FILE holds it: a read buffer and a write buffer of the library's size
+/// over the same open file (two descriptors sharing one offset), and where the program is in
+/// it. A seek within what the read buffer holds keeps it (as glibc's fseek); a change of
+/// direction flushes the writes or drops what was read ahead.
+struct StreamFile {
+    reader: BufReader<File>,
+    writer: BufWriter<File>,
+    /// The program's position: just after its last record.
+    pos: u64,
+    last: Option<Dir>,
+}
+
+impl StreamFile {
+    fn new(fd: RawFd, buffer: usize) -> io::Result<StreamFile> {
+        let dup = |fd: RawFd| {
+            // SAFETY: fd is open for the run; dup returns a new descriptor owned by the File.
+            let new = unsafe { libc::dup(fd) };
+            if new < 0 {
+                Err(io::Error::last_os_error())
+            } else {
+                // SAFETY: `new` is a fresh descriptor that nothing else owns.
+                Ok(unsafe { File::from_raw_fd(new) })
+            }
+        };
+        Ok(StreamFile {
+            reader: BufReader::with_capacity(buffer, dup(fd)?),
+            writer: BufWriter::with_capacity(buffer, dup(fd)?),
+            pos: 0,
+            last: None,
+        })
+    }
+
+    /// fread or fwrite of `record` at `offset`, with an fseek first where the program is not
+    /// there yet.
+    fn transfer(&mut self, dir: Dir, offset: u64, record: &mut [u8]) -> io::Result<usize> {
+        match dir {
+            Dir::Read => {
+                match self.last {
+                    Some(Dir::Read) if offset != self.pos => self
+                        .reader
+                        .seek_relative(offset.wrapping_sub(self.pos) as i64)?,
+                    Some(Dir::Read) => {}
+                    _ => {
+                        self.writer.flush()?;
+                        self.reader.seek(SeekFrom::Start(offset))?;
+                    }
+                }
+                self.reader.read_exact(record)?;
+            }
+            Dir::Write => {
+                if self.last != Some(Dir::Write) || offset != self.pos {
+                    // Flushes what the buffer holds, then moves the shared offset.
+                    self.writer.seek(SeekFrom::Start(offset))?;
+                }
+                self.writer.write_all(record)?;
+            }
+        }
+        self.last = Some(dir);
+        self.pos = offset + record.len() as u64;
+        Ok(record.len())
+    }
+}
+
+/// fread/fwrite through a library buffer (std's BufReader and BufWriter over the file), one
+/// record at a time: IOzone's fread, fwrite, freread and frewrite tests.
+pub struct Stream {
+    files: Vec<StreamFile>,
+    bufs: Buffers,
+    done: Vec<Completion>,
+}
+
+impl Stream {
+    /// The engine over `fds`, each with buffers of `buffer` bytes.
+    pub fn new(fds: &[RawFd], bufs: Buffers, buffer: usize) -> io::Result<Stream> {
+        Ok(Stream {
+            files: fds
+                .iter()
+                .map(|&fd| StreamFile::new(fd, buffer))
+                .collect::<io::Result<_>>()?,
+            bufs,
+            done: Vec::with_capacity(1),
+        })
+    }
+}
+
+impl Engine for Stream {
+    fn queue(&mut self, slot: usize, dir: Dir, file: usize, offset: u64) -> io::Result<()> {
+        let f = self
+            .files
+            .get_mut(file)
+            .ok_or_else(|| io::Error::other("no such file"))?;
+        // SAFETY: the slot holds `block` bytes of this engine's buffers, used by this I/O only.
+        let record =
+            unsafe { std::slice::from_raw_parts_mut(self.bufs.slot(slot), self.bufs.block) };
+        let result = f.transfer(dir, offset, record);
+        self.done.push((slot, result));
+        Ok(())
+    }
+
+    fn complete(&mut self, _min: usize, out: &mut Vec<Completion>) -> io::Result<()> {
+        out.append(&mut self.done);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.files.iter_mut().try_for_each(|f| f.writer.flush())
     }
 }

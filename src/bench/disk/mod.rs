@@ -38,6 +38,10 @@ pub struct DiskOptions {
     pub runtime: Duration,
     pub ramp: Duration,
     pub read_percent: u32,
+    /// RSTRIDE's distance between two blocks it reads, in blocks (IOzone's -j).
+    pub stride: u64,
+    /// The stream engine's library buffer, bytes.
+    pub stream_buffer: u64,
     pub direct: bool,
     pub sync: SyncMode,
     /// Each thread on its own file of `size` bytes (as fio's jobs without a shared filename),
@@ -101,9 +105,16 @@ pub enum DiskError {
     #[error("--file-per-thread needs --dir: peakbench names and creates each thread's file there")]
     FilePerThreadNeedsDir,
     #[error(
-        "COPY writes a second file beside the first and {0} is a block device; measure COPY in a --dir"
+        "{workload} writes a second file beside the first and {path} is a block device; measure {workload} in a --dir"
     )]
-    CopyNeedsFileSystem(String),
+    NewFileNeedsFileSystem {
+        workload: &'static str,
+        path: String,
+    },
+    #[error(
+        "--engine {0} reads and writes through a library buffer, which O_DIRECT cannot take; add --buffered"
+    )]
+    EngineNeedsBuffered(&'static str),
     #[error(
         "--size {size} holds fewer than {need} blocks of {block} bytes for {threads} threads; give a larger --size"
     )]
@@ -148,9 +159,13 @@ fn buffer_bytes(opts: &DiskOptions) -> Option<u64> {
     let max = |v: &[usize]| v.iter().copied().max().unwrap_or(1) as u64;
     let block = opts.block_sizes.iter().copied().max().unwrap_or(4096);
     let slot = block.checked_next_multiple_of(4096)?;
-    max(&opts.threads)
-        .checked_mul(max(&opts.iodepths))?
-        .checked_mul(slot)
+    // A library buffer to read and one to write, per thread.
+    let stream = if opts.engine.caps().stream_buffer {
+        opts.stream_buffer.checked_mul(2)?
+    } else {
+        0
+    };
+    max(&opts.threads).checked_mul(max(&opts.iodepths).checked_mul(slot)?.checked_add(stream)?)
 }
 
 /// About how long one repetition's fixed work (`--total-bytes`) takes at `threads` threads:
@@ -214,6 +229,9 @@ pub fn validate(sys: &crate::sysinfo::SystemInfo, opts: &DiskOptions) -> Result<
             max: caps.max_depth,
         });
     }
+    if !caps.direct && opts.direct {
+        return Err(DiskError::EngineNeedsBuffered(caps.name));
+    }
     if opts.engine == EngineKind::IoUring {
         uring::probe().map_err(DiskError::UringUnavailable)?;
     }
@@ -239,17 +257,17 @@ pub fn validate(sys: &crate::sysinfo::SystemInfo, opts: &DiskOptions) -> Result<
     {
         return Err(DiskError::TooMuchMemory { need, available });
     }
-    // The files it creates: one or one per thread, and as many copies for COPY.
-    let files = if opts.file_per_thread { max_threads } else { 1 }
-        * if opts.workloads.contains(&DiskWorkload::Copy) {
-            2
-        } else {
-            1
-        };
+    // The files it creates: one or one per thread, and as many new files for COPY and WNEW.
+    let new_file = opts.workloads.iter().find(|w| w.new_blocks());
+    let files =
+        if opts.file_per_thread { max_threads } else { 1 } * if new_file.is_some() { 2 } else { 1 };
     let (path, _, block_device, _) =
         target::resolve(&opts.place, "disk-0", opts.size.saturating_mul(files))?;
-    if block_device && opts.workloads.contains(&DiskWorkload::Copy) {
-        return Err(DiskError::CopyNeedsFileSystem(path.display().to_string()));
+    if let (true, Some(w)) = (block_device, new_file) {
+        return Err(DiskError::NewFileNeedsFileSystem {
+            workload: w.name(),
+            path: path.display().to_string(),
+        });
     }
     Ok(())
 }

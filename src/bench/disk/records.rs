@@ -224,11 +224,14 @@ impl DiskSession<'_> {
             io_mode_reason: falls_back.then(|| self.fallback_reason(point)),
             sync: opts.sync,
             file_per_thread: opts.file_per_thread,
-            pattern: if point.workload.random() {
-                rp::Order::Random
-            } else {
-                rp::Order::Sequential
-            },
+            pattern: point.workload.pattern(),
+            stride_blocks: (point.workload.pattern() == rp::IoPattern::Stride)
+                .then_some(opts.stride),
+            stream_buffer_bytes: opts
+                .engine
+                .caps()
+                .stream_buffer
+                .then_some(opts.stream_buffer),
             read_percent: point.workload.read_percent(opts.read_percent),
             file_size_bytes: self.target().size,
             runtime_s: if opts.total_bytes.is_some() {

@@ -1,7 +1,7 @@
 //! A disk run ([`DiskSession`]): the target files, laid out once, the placement of the I/O
 //! threads, and each point run as repetitions of every thread's I/O loop.
 
-use super::engine::{Buffers, EngineKind, NullEngine, Psync};
+use super::engine::{Buffers, EngineKind, NullEngine, Psync, Stream};
 use super::target::{self, Place, Target};
 use super::thread::{Plan, ThreadStats, prepare, run_thread, timeline_interval};
 use super::{DiskError, DiskOptions, DiskPoint, DiskWorkload, uring, validate};
@@ -15,8 +15,9 @@ pub struct DiskSession<'a> {
     sys: &'a crate::sysinfo::SystemInfo,
     /// The measured files: one that the threads share, or one per thread (`file_per_thread`).
     pub(super) targets: Vec<Target>,
-    /// COPY's destinations, one per target, created empty (as `cp` writes a new file) and
-    /// emptied again before each repetition.
+    /// The files written into new blocks, one per target, created empty (as `cp` and IOzone's
+    /// write write a new file) and their regions' blocks released before each repetition:
+    /// COPY's destinations, WNEW's files.
     pub(super) copies: Vec<Target>,
     allowed: Vec<usize>,
 }
@@ -55,10 +56,13 @@ impl<'a> DiskSession<'a> {
             targets.push(t);
         }
         let mut copies = Vec::new();
-        if opts.workloads.contains(&DiskWorkload::Copy) {
+        if let Some(w) = opts.workloads.iter().find(|w| w.new_blocks()) {
             for (i, t) in targets.iter().enumerate() {
                 if t.is_block_device {
-                    return Err(DiskError::CopyNeedsFileSystem(t.path.display().to_string()));
+                    return Err(DiskError::NewFileNeedsFileSystem {
+                        workload: w.name(),
+                        path: t.path.display().to_string(),
+                    });
                 }
                 let dir = t.path.parent().unwrap_or(std::path::Path::new("."));
                 copies.push(open(&Place::Dir(dir.to_path_buf()), format!("copy-{i}"))?);
@@ -151,7 +155,7 @@ impl<'a> DiskSession<'a> {
     }
 
     /// Thread `i`'s plan for a repetition of `point`, its random choices seeded with `seed`.
-    fn plan(&self, point: DiskPoint, i: usize, seed: u64) -> Plan {
+    pub(super) fn plan(&self, point: DiskPoint, i: usize, seed: u64) -> Plan {
         let opts = self.opts;
         // Each thread's region: its whole file, or its share of the one file.
         let sharing = if opts.file_per_thread {
@@ -164,9 +168,12 @@ impl<'a> DiskSession<'a> {
             block: point.block,
             start: (i as u64 % sharing) * region_blocks * point.block,
             blocks: region_blocks,
-            random: point.workload.random(),
+            pattern: point.workload.pattern(),
+            stride: opts.stride,
             read_percent: point.workload.read_percent(opts.read_percent),
             copy: point.workload == DiskWorkload::Copy,
+            fresh: point.workload.new_blocks(),
+            pre_read: point.workload.pre_read(),
             depth: point.iodepth,
             ramp: opts.ramp,
             runtime: opts.runtime,
@@ -185,15 +192,19 @@ impl<'a> DiskSession<'a> {
     fn repetition(&self, point: DiskPoint, i: usize, seed: u64) -> Result<ThreadStats, DiskError> {
         let opts = self.opts;
         let file = if opts.file_per_thread { i } else { 0 };
-        let target = &self.targets[file];
-        let mut fds = vec![target.fd_for(point.block).0];
+        // WNEW writes its own file (new blocks), a copy reads the target and writes its own.
+        let target = match point.workload {
+            DiskWorkload::Wnew => &self.copies[file],
+            _ => &self.targets[file],
+        };
+        let (fd, page_cache) = target.fd_for(point.block);
+        let mut fds = vec![fd];
         if point.workload == DiskWorkload::Copy {
             fds.push(self.copies[file].fd_for(point.block).0);
         }
         let plan = self.plan(point, i, seed);
         let does_io = opts.engine.caps().does_io;
-        let falls_back = self.target().falls_back(point.block);
-        prepare(&plan, &fds, does_io, falls_back)
+        prepare(&plan, &fds, does_io, page_cache)
             .map_err(|e| target.io_error(e, format!("prepare {}", target.path.display())))
             .and_then(|()| {
                 Buffers::new(point.block as usize, point.iodepth, plan.seed)
@@ -206,6 +217,9 @@ impl<'a> DiskSession<'a> {
                 EngineKind::IoUring => uring::Uring::new(&fds, bufs)
                     .map_err(|e| DiskError::UringUnavailable(e.to_string()))
                     .and_then(|mut u| run_thread(&mut u, plan, target, &fds, does_io)),
+                EngineKind::Stream => Stream::new(&fds, bufs, opts.stream_buffer as usize)
+                    .map_err(|e| target.io_error(e, format!("open {}", target.path.display())))
+                    .and_then(|mut s| run_thread(&mut s, plan, target, &fds, does_io)),
                 EngineKind::Null => run_thread(
                     &mut NullEngine::new(point.block as usize, point.iodepth),
                     plan,

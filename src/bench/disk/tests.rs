@@ -1,7 +1,7 @@
 //! The disk benchmark's unit tests: options refused, sessions laid out and removed, and
 //! points run through each engine, sync mode and placement of the files.
 
-use super::engine::NullEngine;
+use super::engine::{Buffers, NullEngine, Psync, Stream};
 use super::thread::{Plan, run_thread};
 use super::*;
 use crate::results::ResultRecord;
@@ -22,6 +22,8 @@ fn opts(engine: EngineKind, depth: usize, dir: &std::path::Path) -> DiskOptions 
         runtime: Duration::from_millis(50),
         ramp: Duration::ZERO,
         read_percent: 0,
+        stride: 17,
+        stream_buffer: 64 << 10,
         direct: false,
         sync: SyncMode::FdatasyncEnd,
         file_per_thread: false,
@@ -87,9 +89,12 @@ fn fixed_work_moves_the_bytes_asked_for() {
             block: 4096,
             start: 0,
             blocks: 1024,
-            random: true,
+            pattern: crate::results::params::IoPattern::Random,
+            stride: 17,
             read_percent: 100,
             copy: false,
+            fresh: false,
+            pre_read: false,
             depth,
             ramp: Duration::ZERO,
             runtime: Duration::from_secs(3600),
@@ -334,4 +339,237 @@ fn a_fixed_amount_beyond_a_day_saturates_the_estimate_and_is_refused() {
         Err(DiskError::WorkTooLong(_))
     ));
     assert!(estimate(&o) < Duration::MAX);
+}
+
+/// A plan of one thread over `blocks` blocks of 4 KiB in `pattern`, reading `quota` bytes.
+fn iozone_plan(pattern: crate::results::params::IoPattern, blocks: u64, quota: u64) -> Plan {
+    Plan {
+        block: 4096,
+        start: 0,
+        blocks,
+        pattern,
+        stride: 3,
+        read_percent: 100,
+        copy: false,
+        fresh: false,
+        pre_read: false,
+        depth: 1,
+        ramp: Duration::ZERO,
+        runtime: Duration::from_secs(3600),
+        quota: Some(quota),
+        seed: 1,
+        sync: SyncMode::None,
+        interval: Duration::from_millis(100),
+    }
+}
+
+/// The blocks a picker visits: backwards from the last, wrapping to the last again; by
+/// stride, each pass a block further, so that `stride` passes read every block once.
+#[test]
+fn backward_and_stride_orders() {
+    use crate::results::params::IoPattern;
+    let blocks = |pattern, n: u64, count| {
+        let plan = iozone_plan(pattern, n, 0);
+        let mut p = super::thread::Picker::new(&plan);
+        (0..count)
+            .map(|_| p.pick(&plan).2 / 4096)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(blocks(IoPattern::Backward, 5, 7), [4, 3, 2, 1, 0, 4, 3]);
+    assert_eq!(
+        blocks(IoPattern::Stride, 10, 12),
+        [0, 3, 6, 9, 1, 4, 7, 2, 5, 8, 0, 3]
+    );
+    // A region smaller than the stride: each pass is one block.
+    assert_eq!(blocks(IoPattern::Stride, 2, 5), [0, 1, 0, 1, 0]);
+    assert_eq!(blocks(IoPattern::Sequential, 3, 4), [0, 1, 2, 0]);
+}
+
+/// Each of IOzone's read operations reads for real, through pread and through a library
+/// buffer: exactly the bytes asked for, none written, and what it read is the file's.
+#[test]
+fn iozone_reads_move_the_bytes_of_their_work_model() {
+    use crate::results::params::IoPattern;
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(EngineKind::Psync, 1, dir.path());
+    o.workloads = vec![DiskWorkload::Rb];
+    o.size = 1 << 20;
+    let sys = sys();
+    let session = DiskSession::new(&sys, &o).unwrap();
+    let t = session.target();
+    let fd = t.fd_for(4096).0;
+    for pattern in [
+        IoPattern::Backward,
+        IoPattern::Stride,
+        IoPattern::Sequential,
+    ] {
+        let plan = iozone_plan(pattern, 256, 512 << 10);
+        let mut psync = Psync::new(&[fd], Buffers::new(4096, 1, 1).unwrap());
+        let st = run_thread(&mut psync, plan, t, &[fd], true).unwrap();
+        assert_eq!(
+            (st.read_bytes, st.written_bytes),
+            (512 << 10, 0),
+            "{pattern}"
+        );
+        let bufs = Buffers::new(4096, 1, 1).unwrap();
+        let mut stream = Stream::new(&[fd], bufs, 64 << 10).unwrap();
+        let st = run_thread(&mut stream, plan, t, &[fd], true).unwrap();
+        assert_eq!(
+            (st.read_bytes, st.written_bytes),
+            (512 << 10, 0),
+            "{pattern}"
+        );
+        assert_eq!(st.ios, 128, "{pattern}");
+    }
+    // The last block read backwards through the library buffer is the file's first block.
+    let plan = iozone_plan(IoPattern::Backward, 256, 256 * 4096);
+    let bufs = Buffers::new(4096, 1, 1).unwrap();
+    let slot = bufs.slot(0);
+    let mut stream = Stream::new(&[fd], bufs, 16 << 10).unwrap();
+    run_thread(&mut stream, plan, t, &[fd], true).unwrap();
+    let file = std::fs::read(&t.path).unwrap();
+    // SAFETY: the engine's buffer of one 4 KiB slot, alive with `stream`.
+    let last = unsafe { std::slice::from_raw_parts(slot, 4096) };
+    assert_eq!(last, &file[..4096]);
+}
+
+/// The stream engine writes through its buffer: records written out of order and in order
+/// land where they were asked to, once flushed; a read after writes sees them.
+#[test]
+fn the_stream_engine_writes_where_it_is_told() {
+    use super::engine::{Dir, Engine};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    let file = std::fs::File::create_new(&path).unwrap();
+    file.set_len(64 << 10).unwrap();
+    use std::os::unix::io::AsRawFd;
+    let fd = file.as_raw_fd();
+    let bufs = Buffers::new(4096, 1, 7).unwrap();
+    let slot = bufs.slot(0);
+    let mut s = Stream::new(&[fd], bufs, 8192).unwrap();
+    let mut done = Vec::new();
+    for off in [8192u64, 12288, 0, 40960] {
+        s.queue(0, Dir::Write, 0, off).unwrap();
+        s.complete(1, &mut done).unwrap();
+    }
+    // Before the flush, the last write may still be in the library's buffer; a read of it
+    // through the same engine sees it.
+    s.queue(0, Dir::Read, 0, 40960).unwrap();
+    s.complete(1, &mut done).unwrap();
+    assert!(done.iter().all(|(_, r)| matches!(r, Ok(4096))), "{done:?}");
+    s.flush().unwrap();
+    let data = std::fs::read(&path).unwrap();
+    // SAFETY: the engine's one slot of 4 KiB, alive with `s`.
+    let record = unsafe { std::slice::from_raw_parts(slot, 4096) };
+    for off in [8192usize, 12288, 0, 40960] {
+        assert_eq!(&data[off..off + 4096], record, "{off}");
+    }
+    assert!(data[4096..8192].iter().all(|b| *b == 0));
+}
+
+/// WNEW writes a file of its own into blocks released before each repetition (the test file
+/// is left as laid out); REREAD reads its region into the page cache first, RS drops it.
+#[test]
+fn wnew_writes_new_blocks_and_reread_reads_cached_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(EngineKind::Psync, 1, dir.path());
+    o.workloads = vec![DiskWorkload::Wnew, DiskWorkload::Reread, DiskWorkload::Rs];
+    o.size = 1 << 20;
+    o.total_bytes = Some(256 << 10);
+    let sys = sys();
+    let session = DiskSession::new(&sys, &o).unwrap();
+    let (laid_out, new) = (
+        session.targets[0].path.clone(),
+        session.copies[0].path.clone(),
+    );
+    let before = std::fs::read(&laid_out).unwrap();
+    let point = |workload| DiskPoint {
+        workload,
+        block: 4096,
+        threads: 1,
+        iodepth: 1,
+    };
+    let recs = session.run(point(DiskWorkload::Wnew), &mut || {}).unwrap();
+    let p = recs[0].params.disk().unwrap();
+    assert_eq!((p.read_percent, p.pattern.name()), (0, "sequential"));
+    // The first quarter of the new file written, the test file untouched.
+    let allocated = std::fs::metadata(&new).unwrap().blocks() * 512;
+    assert!((256 << 10..1 << 20).contains(&allocated), "{allocated}");
+    assert_eq!(std::fs::read(&laid_out).unwrap(), before);
+    // Its blocks are released before the next repetition.
+    let plan = session.plan(point(DiskWorkload::Wnew), 0, 1);
+    let fd = session.copies[0].fd_for(4096).0;
+    super::thread::prepare(&plan, &[fd], true, true).unwrap();
+    assert_eq!(std::fs::metadata(&new).unwrap().blocks(), 0);
+    // A reread finds its region in the page cache, a read does not (tmpfs keeps every page:
+    // it has no other copy of them).
+    let fd = session.targets[0].fd_for(4096).0;
+    let tmpfs = session.target().file_system.as_deref() == Some("tmpfs");
+    let pages = |plan: &Plan| {
+        super::thread::prepare(plan, &[fd], true, true).unwrap();
+        cached_pages(&laid_out)
+    };
+    let (reread, read) = (
+        pages(&session.plan(point(DiskWorkload::Reread), 0, 1)),
+        pages(&session.plan(point(DiskWorkload::Rs), 0, 1)),
+    );
+    if tmpfs {
+        eprintln!("skipped the page cache's check: the directory is on tmpfs");
+    } else {
+        assert_eq!((reread, read), (256, 0));
+    }
+    for w in [DiskWorkload::Reread, DiskWorkload::Rs] {
+        let recs = session.run(point(w), &mut || {}).unwrap();
+        assert!(recs[0].summary.mean > 0.0, "{w}");
+    }
+    drop(session);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+/// Pages of `path` resident in the page cache (mincore).
+fn cached_pages(path: &std::path::Path) -> usize {
+    use std::os::unix::io::AsRawFd;
+    let file = std::fs::File::open(path).unwrap();
+    let len = file.metadata().unwrap().len() as usize;
+    let mut vec = vec![0u8; len.div_ceil(4096)];
+    // SAFETY: a shared read-only mapping of a regular file, unmapped below; the vector holds
+    // one byte per page as mincore requires.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            file.as_raw_fd(),
+            0,
+        );
+        assert_ne!(p, libc::MAP_FAILED);
+        assert_eq!(libc::mincore(p, len, vec.as_mut_ptr()), 0);
+        libc::munmap(p, len);
+    }
+    vec.iter().filter(|b| **b & 1 == 1).count()
+}
+
+/// The stream engine is refused with O_DIRECT and above depth 1.
+#[test]
+fn the_stream_engine_refuses_what_it_cannot_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let sys = sys();
+    let mut o = opts(EngineKind::Stream, 1, dir.path());
+    o.direct = true;
+    let e = validate(&sys, &o).unwrap_err();
+    assert_eq!(e, DiskError::EngineNeedsBuffered("stream"));
+    assert!(e.to_string().contains("add --buffered"), "{e}");
+    o.direct = false;
+    o.iodepths = vec![4];
+    assert_eq!(
+        validate(&sys, &o).unwrap_err(),
+        DiskError::DepthAbove {
+            engine: "stream",
+            max: 1
+        }
+    );
+    o.iodepths = vec![1];
+    assert_eq!(validate(&sys, &o), Ok(()));
+    assert!(EngineKind::Stream.caps().synchronous() && !EngineKind::Stream.caps().direct);
 }

@@ -8,7 +8,7 @@ use super::engine::{Completion, Dir, Engine};
 use super::target::Target;
 use crate::bench::rng::SplitMix64;
 use crate::measure::latency::histogram as new_hist;
-use crate::results::params::SyncMode;
+use crate::results::params::{IoPattern, SyncMode};
 use crate::runner::stop;
 use hdrhistogram::Histogram;
 use std::time::{Duration, Instant};
@@ -46,10 +46,17 @@ pub(super) struct Plan {
     /// This thread's region of its file: [start, start + blocks × block).
     pub(super) start: u64,
     pub(super) blocks: u64,
-    pub(super) random: bool,
+    pub(super) pattern: IoPattern,
+    /// A stride read's distance between two blocks it reads, in blocks.
+    pub(super) stride: u64,
     pub(super) read_percent: u32,
     /// Each block read from file 0 is written to the same place of file 1.
     pub(super) copy: bool,
+    /// The written file's region has its blocks released before each repetition (COPY's
+    /// destination, WNEW's file), so that each write allocates its block.
+    pub(super) fresh: bool,
+    /// The region is read once before each repetition, through the page cache (REREAD).
+    pub(super) pre_read: bool,
     pub(super) depth: usize,
     pub(super) ramp: Duration,
     pub(super) runtime: Duration,
@@ -90,10 +97,7 @@ pub(super) fn run_thread<E: Engine>(
     sync: bool,
 ) -> Result<ThreadStats, DiskError> {
     let mut tally = Tally::new(plan.interval);
-    let mut picker = Picker {
-        rng: SplitMix64(plan.seed),
-        next_seq: 0,
-    };
+    let mut picker = Picker::new(&plan);
     let mut submitted = vec![Instant::now(); plan.depth];
     let mut done: Vec<Completion> = Vec::with_capacity(plan.depth);
     // What each slot has in flight: its direction, file and offset.
@@ -134,9 +138,10 @@ pub(super) fn run_thread<E: Engine>(
             let (dir, file, off) = inflight[slot];
             match result {
                 Ok(n) if *n as u64 == plan.block => {
-                    // fsync-each: the write is done when it is durable.
+                    // fsync-each: the write is done when it is durable (what an engine holds
+                    // flushed first, as fflush before fsync).
                     if fsync_each && dir == Dir::Write {
-                        if let Err(e) = sync_fd(fds[file], false) {
+                        if let Err(e) = engine.flush().and_then(|()| sync_fd(fds[file], false)) {
                             failure = failure.or(Some(io_err(e)));
                         }
                         now = Instant::now();
@@ -182,6 +187,8 @@ pub(super) fn run_thread<E: Engine>(
     if let Some(f) = failure {
         return Err(f);
     }
+    // What the engine still holds is written inside the window (a library buffer's writes).
+    engine.flush().map_err(io_err)?;
     let end = Instant::now();
     // Where nothing completed by the deadline (an I/O longer than the runtime), the whole
     // drain counts.
@@ -207,24 +214,54 @@ pub(super) fn run_thread<E: Engine>(
     Ok(tally.into_stats(window, sync_time))
 }
 
-/// Where a thread's I/Os go, one after the other: a block of its region, in order or at
-/// random, read or written as the plan's mix says (a copy reads; its writes follow its reads).
-struct Picker {
+/// Where a thread's I/Os go, one after the other: a block of its region in the plan's order
+/// (in sequence, at random, backwards, or by stride), read or written as the plan's mix says
+/// (a copy reads; its writes follow its reads).
+pub(super) struct Picker {
     rng: SplitMix64,
-    /// The block after the last one picked in order.
+    /// The next block picked in order.
     next_seq: u64,
+    /// Where the current pass of a stride read started (each pass starts a block further).
+    stride_start: u64,
 }
 
 impl Picker {
+    pub(super) fn new(plan: &Plan) -> Picker {
+        Picker {
+            rng: SplitMix64(plan.seed),
+            // Backwards from the region's last block.
+            next_seq: match plan.pattern {
+                IoPattern::Backward => plan.blocks - 1,
+                _ => 0,
+            },
+            stride_start: 0,
+        }
+    }
+
+    /// The next block of the region: in sequence, wrapping; at random; from the last back to
+    /// the first, wrapping; or every `stride`th block, each pass from the block after the
+    /// last pass's first, so that a pass of passes reads every block once (IOzone's stride
+    /// read with -j).
+    fn block(&mut self, plan: &Plan) -> u64 {
+        let b = self.next_seq;
+        match plan.pattern {
+            IoPattern::Random => return self.rng.below(plan.blocks),
+            IoPattern::Sequential => self.next_seq = (b + 1) % plan.blocks,
+            IoPattern::Backward => self.next_seq = b.checked_sub(1).unwrap_or(plan.blocks - 1),
+            IoPattern::Stride => {
+                self.next_seq = b + plan.stride;
+                if self.next_seq >= plan.blocks {
+                    self.stride_start = (self.stride_start + 1) % plan.stride.min(plan.blocks);
+                    self.next_seq = self.stride_start;
+                }
+            }
+        }
+        b
+    }
+
     /// The next I/O: its direction, file and offset.
-    fn pick(&mut self, plan: &Plan) -> (Dir, usize, u64) {
-        let block = if plan.random {
-            self.rng.below(plan.blocks)
-        } else {
-            let b = self.next_seq;
-            self.next_seq = (self.next_seq + 1) % plan.blocks;
-            b
-        };
+    pub(super) fn pick(&mut self, plan: &Plan) -> (Dir, usize, u64) {
+        let block = self.block(plan);
         let dir = if plan.read_percent >= 100
             || (plan.read_percent > 0 && self.rng.below(100) < plan.read_percent as u64)
             || plan.copy
@@ -331,25 +368,30 @@ fn final_sync(plan: &Plan, fds: &[std::os::unix::io::RawFd]) -> std::io::Result<
     Ok(sync_start.elapsed())
 }
 
-/// Readies a thread's region before a repetition, outside its timed window: a copy's
-/// destination region has its blocks released (FALLOC_FL_PUNCH_HOLE; where the file system
-/// cannot, the copy overwrites), so that each repetition writes into new blocks as `cp` does;
-/// records that fall back to the page cache find none of the region cached (its pages written
-/// back and dropped, POSIX_FADV_DONTNEED) and no read-ahead for random access.
+/// Readies a thread's region before a repetition, outside its timed window: the region of a
+/// file written into new blocks (a copy's destination, WNEW's file) has its blocks released
+/// (FALLOC_FL_PUNCH_HOLE; where the file system cannot, the writes overwrite), so that each
+/// repetition allocates them again as `cp` and IOzone's write do; records through the page
+/// cache find none of the region cached (its pages written back and dropped,
+/// POSIX_FADV_DONTNEED, as fio's invalidate) and no read-ahead for random access, except a
+/// reread's, whose region is then read once.
 pub(super) fn prepare(
     plan: &Plan,
     fds: &[std::os::unix::io::RawFd],
     does_io: bool,
-    falls_back: bool,
+    page_cache: bool,
 ) -> std::io::Result<()> {
     if !does_io {
         return Ok(());
     }
     let (start, len) = (plan.start as i64, (plan.blocks * plan.block) as i64);
-    if plan.copy {
+    if plan.fresh
+        && let Some(&written) = fds.last()
+    {
         let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
-        // SAFETY: fds[1] is the open destination; the range lies within its size.
-        if unsafe { libc::fallocate(fds[1], mode, start, len) } != 0 {
+        // SAFETY: `written` is the open file written into new blocks; punching a range past
+        // its end is allowed.
+        if unsafe { libc::fallocate(written, mode, start, len) } != 0 {
             let e = std::io::Error::last_os_error();
             if !matches!(
                 e.raw_os_error(),
@@ -359,11 +401,10 @@ pub(super) fn prepare(
             }
         }
     }
-    if falls_back {
-        let advice = if plan.random {
-            libc::POSIX_FADV_RANDOM
-        } else {
-            libc::POSIX_FADV_SEQUENTIAL
+    if page_cache {
+        let advice = match plan.pattern {
+            IoPattern::Random | IoPattern::Stride | IoPattern::Backward => libc::POSIX_FADV_RANDOM,
+            IoPattern::Sequential => libc::POSIX_FADV_SEQUENTIAL,
         };
         for &fd in fds {
             sync_fd(fd, true)?;
@@ -372,6 +413,33 @@ pub(super) fn prepare(
                 libc::posix_fadvise(fd, start, len, libc::POSIX_FADV_DONTNEED);
                 libc::posix_fadvise(fd, start, len, advice);
             }
+        }
+        if plan.pre_read {
+            read_region(fds[0], plan.start, plan.blocks * plan.block)?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads `len` bytes of `fd` from `start`, through the page cache, in chunks of 1 MiB.
+fn read_region(fd: std::os::unix::io::RawFd, start: u64, len: u64) -> std::io::Result<()> {
+    let mut chunk = vec![0u8; len.clamp(1, 1 << 20) as usize];
+    let mut off = 0;
+    while off < len {
+        let want = chunk.len().min((len - off) as usize);
+        // SAFETY: `chunk` holds at least `want` bytes; fd is open for the run.
+        let n = unsafe {
+            libc::pread(
+                fd,
+                chunk.as_mut_ptr() as *mut libc::c_void,
+                want,
+                (start + off) as i64,
+            )
+        };
+        match n {
+            n if n < 0 => return Err(std::io::Error::last_os_error()),
+            0 => break,
+            n => off += n as u64,
         }
     }
     Ok(())

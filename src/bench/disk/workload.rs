@@ -1,9 +1,15 @@
-//! The disk workloads as users type them (RS, WS, RR, WR, RW, COPY), what each reads and
-//! writes, and the points of a sweep: every workload × block size × thread count × queue depth.
+//! The disk workloads as users type them (RS, WS, RR, WR, RW, COPY, and IOzone's operations
+//! WNEW, REREAD, RB, RSTRIDE), what each reads and writes and in which order, and the points of
+//! a sweep: every workload × block size × thread count × queue depth.
+//!
+//! The test file is laid out before any point runs, so WS writes over allocated blocks: it is
+//! IOzone's rewrite. WNEW is IOzone's write: its blocks are released before each repetition,
+//! so that every write allocates them again.
 
 use super::DiskOptions;
 use crate::bench::spec::{Axis, ChartKind, Spec, Work};
 use crate::ids::{Metric, Subsystem, Tool};
+use crate::results::params::IoPattern;
 
 crate::bench::spec::workloads! {
     /// A disk workload, as users type it.
@@ -20,6 +26,15 @@ crate::bench::spec::workloads! {
         Rw = "RW",
         /// Sequential copy: each block read from the test file and written to a second, new file.
         Copy = "COPY",
+        /// Sequential writes into new blocks (IOzone's write; WS is its rewrite).
+        Wnew = "WNEW",
+        /// Sequential reads of a region just read (IOzone's reread).
+        Reread = "REREAD",
+        /// Sequential reads from the end of the region back to its start (IOzone's read
+        /// backwards).
+        Rb = "RB",
+        /// A block read every `--stride` blocks, wrapping (IOzone's stride read).
+        Rstride = "RSTRIDE",
     }
 }
 
@@ -75,7 +90,45 @@ impl DiskWorkload {
                     copy: true,
                 },
             ),
+            DiskWorkload::Wnew => (
+                "sequential writes into new blocks (IOzone's write; WS is its rewrite)",
+                false,
+                Work::Io {
+                    read_percent: Some(0),
+                    copy: false,
+                },
+            ),
+            DiskWorkload::Reread => (
+                "sequential reads of a region just read (IOzone's reread)",
+                false,
+                Work::Io {
+                    read_percent: Some(100),
+                    copy: false,
+                },
+            ),
+            DiskWorkload::Rb => (
+                "sequential reads backwards, from the end to the start (IOzone's)",
+                false,
+                Work::Io {
+                    read_percent: Some(100),
+                    copy: false,
+                },
+            ),
+            DiskWorkload::Rstride => (
+                "a block read every --stride blocks, wrapping (IOzone's stride read)",
+                false,
+                Work::Io {
+                    read_percent: Some(100),
+                    copy: false,
+                },
+            ),
         };
+        // IOzone's operations: fio alone has them (sysbench fileio reads and writes in sequence
+        // or at random over a file it laid out, nothing else).
+        let iozone = matches!(
+            self,
+            DiskWorkload::Wnew | DiskWorkload::Reread | DiskWorkload::Rb | DiskWorkload::Rstride
+        );
         let copy = matches!(work, Work::Io { copy: true, .. });
         Spec {
             subsystem: Subsystem::Disk,
@@ -83,15 +136,21 @@ impl DiskWorkload {
             what,
             default,
             metrics: &[Metric::Throughput, Metric::Iops, Metric::Latency],
-            options: match work {
-                Work::Io {
-                    read_percent: None, ..
-                } => &[&["read-percent"]],
+            options: match (self, work) {
+                (
+                    _,
+                    Work::Io {
+                        read_percent: None, ..
+                    },
+                ) => &[&["read-percent"]],
+                (DiskWorkload::Rstride, _) => &[&["stride"]],
                 _ => &[],
             },
             axes: &[Axis::BlockSize, Axis::Threads, Axis::QueueDepth],
             references: if copy {
                 &[Tool::Dd]
+            } else if iozone {
+                &[Tool::Fio]
             } else {
                 &[Tool::Fio, Tool::Sysbench]
             },
@@ -105,9 +164,35 @@ impl DiskWorkload {
         }
     }
 
+    /// In which order it visits its blocks.
+    pub fn pattern(self) -> IoPattern {
+        match self {
+            DiskWorkload::Rr | DiskWorkload::Wr | DiskWorkload::Rw => IoPattern::Random,
+            DiskWorkload::Rb => IoPattern::Backward,
+            DiskWorkload::Rstride => IoPattern::Stride,
+            DiskWorkload::Rs
+            | DiskWorkload::Ws
+            | DiskWorkload::Copy
+            | DiskWorkload::Wnew
+            | DiskWorkload::Reread => IoPattern::Sequential,
+        }
+    }
+
     /// Whether it picks its blocks at random.
     pub fn random(self) -> bool {
-        matches!(self, DiskWorkload::Rr | DiskWorkload::Wr | DiskWorkload::Rw)
+        self.pattern() == IoPattern::Random
+    }
+
+    /// Whether it writes into blocks released before each repetition, in a file of its own
+    /// beside the test file (COPY's destination, WNEW's file): each write allocates its block.
+    pub fn new_blocks(self) -> bool {
+        matches!(self, DiskWorkload::Copy | DiskWorkload::Wnew)
+    }
+
+    /// Whether its region is read once before each repetition, outside the timed window, so
+    /// that it reads what was just read (REREAD: the page cache's figure unless O_DIRECT).
+    pub fn pre_read(self) -> bool {
+        self == DiskWorkload::Reread
     }
 
     /// Whether every one of its I/Os reads (its rated peak is the read figure alone).
