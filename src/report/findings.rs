@@ -461,14 +461,14 @@ fn queued_seeks(sub: Subsystem, recs: &[&ResultRecord]) -> Option<Finding> {
     let (n_lo, n_hi) = (fold(|o| o.1, true), fold(|o| o.1, false));
     let range = |a: String, b: String| if a == b { a } else { format!("{a}–{b}") };
     let count = match over.len() {
-        1 => "1 random point".to_string(),
-        k => format!("{k} random points"),
+        1 => "1 random point on a rotating disk reaches".to_string(),
+        k => format!("{k} random points on a rotating disk reach"),
     };
     Some(Finding {
         subsystem: sub,
         kind: Kind::Efficiency,
         text: format!(
-            "{count} on a rotating disk reach {} % of n / (seek + ½ rotation), {} ms, with {} I/Os in flight: with command queueing (NCQ/TCQ) the drive reorders the queued requests to shorten its seeks and rotational waits, so an access takes less than a seek and half a rotation — n / access bounds the IOPS only while the access time does not shrink with the queue",
+            "{count} {} % of n / (seek + ½ rotation), {} ms, with {} I/Os in flight: with command queueing (NCQ/TCQ) the drive reorders the queued requests to shorten its seeks and rotational waits, so an access takes less than a seek and half a rotation — n / access bounds the IOPS only while the access time does not shrink with the queue",
             range(format!("{lo:.1}"), format!("{hi:.1}")),
             format_sig(access),
             range(format!("{n_lo}"), format!("{n_hi}")),
