@@ -281,6 +281,29 @@ impl ResultRecord {
         }
     }
 
+    /// Adds a warning for each user-given input of its peak that the machine or physics
+    /// contradicts ([`plausible::check`]), naming the value expected; `op`: a CPU point's
+    /// operation (its `--ops-per-cycle` is checked against the table's for it).
+    ///
+    /// [`plausible::check`]: crate::sysinfo::peak::plausible::check
+    pub fn check_inputs(
+        &mut self,
+        machine: &crate::sysinfo::peak::plausible::Machine,
+        op: Option<crate::sysinfo::peak::OpClass>,
+    ) {
+        use crate::sysinfo::peak::plausible::{Point, check};
+        let Some(peak) = &self.peak else { return };
+        let point = Point {
+            workers: self.params.threads(),
+            op,
+        };
+        for w in check(peak, machine, point) {
+            if !self.warnings.contains(&w) {
+                self.warnings.push(w);
+            }
+        }
+    }
+
     /// What [`units::Display::fitted`] fits a unit to: its subsystem, unit and mean.
     pub fn figure(&self) -> (Subsystem, Unit, f64) {
         (self.subsystem, self.unit, self.summary.mean)
@@ -894,5 +917,73 @@ mod tests {
             argv(&["peakbench", "net", "--token=***", "--token-file", "f"])
         );
         assert_eq!(redacted(argv(&["x", "--token"])), argv(&["x", "--token"]));
+    }
+}
+
+#[cfg(test)]
+mod input_checks {
+    use super::*;
+    use crate::sysinfo::peak::plausible::Machine;
+    use crate::sysinfo::smbios::MemoryDevice;
+
+    /// The recorded quick and assignment profiles' own peaks (no user input) draw no
+    /// warning, even on a machine whose DIMMs SMBIOS lists; a memory point with a user-given
+    /// peak of 940.653 GB/s on four DDR4-2133 channels draws one naming 68.26 GB/s, once.
+    #[test]
+    fn only_user_given_inputs_are_questioned() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/history");
+        let dimms: Vec<MemoryDevice> = (0..4)
+            .map(|i| MemoryDevice {
+                locator: format!("DIMM_{i}"),
+                size_bytes: 8 << 30,
+                data_width_bits: 64,
+                speed_mts: Some(2133),
+                configured_mts: Some(2133),
+            })
+            .collect();
+        let mut checked = 0;
+        for name in ["quick.json", "assignment.json"] {
+            let r = Report::from_json(&std::fs::read(dir.join(name)).unwrap()).unwrap();
+            let machine = Machine {
+                dimms: Some(&dimms),
+                ..Machine::of(&r.system)
+            };
+            for rec in &r.results {
+                let mut checked_rec = rec.clone();
+                let op = (rec.subsystem == Subsystem::Cpu)
+                    .then_some(crate::sysinfo::peak::OpClass::Fma { element_bits: 64 });
+                checked_rec.check_inputs(&machine, op);
+                assert_eq!(checked_rec.warnings, rec.warnings, "{name}: {rec:?}");
+                checked += usize::from(rec.peak.is_some());
+            }
+        }
+        assert!(checked >= 40, "{checked} peaks");
+        let machine = Machine {
+            dimms: Some(&dimms),
+            ..Default::default()
+        };
+        let user = crate::sysinfo::peak::MemPeakOverrides {
+            gbs: Some(940.653),
+            ..Default::default()
+        };
+        let peak = crate::sysinfo::peak::mem_peak(&crate::sysinfo::Fact::unknown("x"), &user);
+        let params =
+            Params::with_defaults(Subsystem::Mem, "RWS", serde_json::json!({"threads": 1}))
+                .unwrap();
+        let mut rec = ResultRecord::new(
+            Subsystem::Mem,
+            "RWS",
+            params,
+            Metric::Throughput,
+            Unit::GBPerSec,
+            vec![20.0, 20.0],
+            peak,
+        );
+        rec.check_inputs(&machine, None);
+        rec.check_inputs(&machine, None);
+        assert_eq!(rec.warnings.len(), 1, "{:?}", rec.warnings);
+        assert!(
+            rec.warnings[0].contains("give 68.26 GB/s") || rec.warnings[0].contains("68.26 GB/s")
+        );
     }
 }

@@ -1207,6 +1207,94 @@ fn peak_describes_any_part_of_a_machine() {
     }
 }
 
+/// A rated figure that physics contradicts (S1's "Total 5782" IOPS for a 7200 rpm disk with
+/// 8.5 ms seeks: 1 / (seek + ½ rotation) = 78.95 IOPS) is a warning, never a refusal: in
+/// `peak --json` and its table, and in a measured point's record, table and JSON; the point's
+/// IOPS peak counts its own I/Os in flight (QD 4: 4 / 12.67 ms).
+#[test]
+fn a_contradicted_rated_figure_is_warned_everywhere() {
+    let rated = [
+        "--rpm",
+        "7200",
+        "--seek-ms",
+        "8.5",
+        "--disk-peak-read-iops",
+        "5782.4991",
+    ];
+    let out = peakbench()
+        .arg("peak")
+        .args(rated)
+        .args(["--iodepth", "4", "--json", "-"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let iops = &doc["disk"]["peaks"][2];
+    assert_eq!(iops["figure"], "random read IOPS (4 KiB, QD 4)");
+    assert!((iops["peak"]["value"].as_f64().unwrap() - 4e3 / (8.5 + 30e3 / 7200.0)).abs() < 1e-9);
+    assert!(
+        iops["warnings"][0].as_str().unwrap().contains("78.95 IOPS"),
+        "{doc}"
+    );
+    let out = peakbench()
+        .env("COLUMNS", "100")
+        .arg("peak")
+        .args(rated)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(
+        text.contains("warning: random read IOPS (4 KiB, QD 1)"),
+        "{text}"
+    );
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.json");
+    let out = peakbench()
+        .current_dir(dir.path())
+        .env("COLUMNS", "100")
+        .args([
+            "disk",
+            "--engine",
+            "null",
+            "--workload",
+            "RR",
+            "--iodepth",
+            "4",
+        ])
+        .args([
+            "--block-size",
+            "4K",
+            "--size",
+            "4M",
+            "--runtime",
+            "20ms",
+            "--ramp",
+            "0s",
+        ])
+        .args(["--repeat", "1", "--no-history", "--json"])
+        .arg(&run)
+        .args(rated)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(text.contains("78.95 IOPS"), "{text}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&run).unwrap()).unwrap();
+    let iops = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "iops")
+        .unwrap();
+    assert_eq!(iops["peak"]["inputs"]["n"]["value"], 4.0);
+    let warnings = iops["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("= 78.95 IOPS")),
+        "{warnings:?}"
+    );
+}
+
 /// `report --pivot rows=threads,cols=block_size`: one table per workload and figure, threads
 /// down and block sizes across, on the terminal and in HTML, Markdown and CSV; what a pivot
 /// cannot be is refused in one line.

@@ -7,6 +7,7 @@ use crate::error::Interrupted;
 use crate::history::Store;
 use crate::reference::RefContext;
 use crate::results::{Report, ResultRecord};
+use crate::sysinfo::peak::plausible::Machine;
 use crate::sysinfo::{ClockBudget, SystemInfo, collect};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -366,6 +367,12 @@ impl Recorder {
                     let cpus = crate::runner::affinity::allowed_cpus().len();
                     let quota = crate::sysinfo::cgroup::own_cpu_quota().map(|q| q.cpus());
                     records.iter_mut().for_each(|r| r.add_notices(cpus, quota));
+                    if let Some(report) = &self.report {
+                        let machine = Machine::of(&report.system);
+                        records
+                            .iter_mut()
+                            .for_each(|r| r.check_inputs(&machine, None));
+                    }
                     bar.suspend(|| self.add(records))?;
                 }
                 Err(e) => {

@@ -6,7 +6,7 @@
 use super::common::{UsageError, bounds, parse_propagation};
 use crate::ids::Unit;
 use crate::report;
-use crate::sysinfo::peak::{self, MemPeakOverrides, Peak};
+use crate::sysinfo::peak::{self, MemPeakOverrides, Peak, plausible};
 use crate::sysinfo::{Fact, Source};
 use clap::Args;
 use serde::Serialize;
@@ -32,6 +32,13 @@ pub struct OtherPeaks {
     /// Disk: the record size of the IOPS and latency figures [default: 4K].
     #[arg(long, value_name = "SIZE", value_parser = parse_block)]
     pub block_size: Option<u64>,
+    /// Disk: threads (jobs) of the IOPS figures, each with --iodepth I/Os in flight: random
+    /// I/O is bounded by n / access with n = threads × iodepth (1 to 128) [default: 1].
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
+    pub threads: Option<u32>,
+    /// Disk: I/Os in flight per thread of the IOPS figures (1 to 256) [default: 1].
+    #[arg(long, value_name = "N", value_parser = parse_iodepth)]
+    pub iodepth: Option<u32>,
     /// Network: the link's speed in Gbit/s, e.g. 56 (0.001 to 100000).
     #[arg(long, value_name = "GBPS", value_parser = bounds::LINK_GBPS.parser())]
     pub link_gbps: Option<f64>,
@@ -49,6 +56,14 @@ pub struct OtherPeaks {
 
 fn parse_channels(s: &str) -> Result<u32, String> {
     super::common::count_in(s, 1, 64)
+}
+
+fn parse_threads(s: &str) -> Result<u32, String> {
+    super::common::count_in(s, 1, 128)
+}
+
+fn parse_iodepth(s: &str) -> Result<u32, String> {
+    super::common::count_in(s, 1, crate::app::disk::MAX_DEPTH as u64)
 }
 
 fn parse_mtu(s: &str) -> Result<u32, String> {
@@ -77,18 +92,31 @@ fn parse_block(s: &str) -> Result<u64, String> {
 /// One figure of a subsystem: its peak, or why it has none.
 #[derive(Debug, Serialize)]
 pub struct Figure {
-    /// What it is ("bandwidth", "random read IOPS (4 KiB)").
+    /// What it is ("bandwidth", "random read IOPS (4 KiB, QD 1)").
     pub figure: String,
     pub peak: Option<Peak>,
     pub unknown_reason: Option<String>,
+    /// What physics says against a figure the user gave for it ([`plausible::check`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl Figure {
     fn of(figure: impl Into<String>, peak: Result<Peak, String>) -> Figure {
+        Figure::at(figure, peak, 1)
+    }
+
+    /// A figure at a point of `workers` threads, its user-given inputs checked.
+    fn at(figure: impl Into<String>, peak: Result<Peak, String>, workers: usize) -> Figure {
+        let point = plausible::Point { workers, op: None };
+        let warnings = peak.as_ref().map_or(Vec::new(), |p| {
+            plausible::check(p, &plausible::Machine::default(), point)
+        });
         Figure {
             figure: figure.into(),
             unknown_reason: peak.as_ref().err().cloned(),
             peak: peak.ok(),
+            warnings,
         }
     }
 }
@@ -116,11 +144,18 @@ impl Section {
             })
             .collect();
         let head = format!("{title}: {} (nothing measured)", self.described);
-        format!(
+        let mut out = format!(
             "\n{}\n{}",
             crate::text::wrap(&head, width, "  "),
             report::table::render_peaks("Figure", &rows, width)
-        )
+        );
+        for f in &self.peaks {
+            for w in &f.warnings {
+                let line = format!("warning: {}: {w}", f.figure);
+                out.push_str(&format!("{}\n", crate::text::wrap(&line, width, "  ")));
+            }
+        }
+        out
     }
 }
 
@@ -197,6 +232,12 @@ impl OtherPeaks {
         }
         let block = self.block_size.unwrap_or(4096);
         let size = crate::units::format_size(block);
+        let (threads, depth) = (self.threads.unwrap_or(1), self.iodepth.unwrap_or(1));
+        let n = u64::from(threads) * u64::from(depth);
+        let flight = match threads {
+            1 => format!("QD {depth}"),
+            t => format!("{t} threads × QD {depth}"),
+        };
         let no_link = "peakbench peak describes no link";
         let mut peaks = Vec::new();
         for (what, share) in [("read", 1.0), ("write", 0.0)] {
@@ -206,9 +247,16 @@ impl OtherPeaks {
             ));
         }
         for (what, share) in [("read", 1.0), ("write", 0.0)] {
-            peaks.push(Figure::of(
-                format!("random {what} IOPS ({size})"),
-                peak::disk_iops(&rated, share, block, None, true),
+            peaks.push(Figure::at(
+                format!("random {what} IOPS ({size}, {flight})"),
+                peak::disk_iops(&rated, share, block, None, true, n).map(|mut p| {
+                    // The I/Os in flight are the user's here, not a point's.
+                    if let Some(i) = p.inputs.get_mut("n") {
+                        i.source = Source::User;
+                    }
+                    p
+                }),
+                threads as usize,
             ));
         }
         peaks.push(Figure::of(
@@ -335,6 +383,79 @@ mod tests {
         assert!((rtt - 2.0 * 91.0 * 8.0 / 56e3).abs() < 1e-9, "{rtt}");
         let rtt = value(&s.network, "UDP round trip");
         assert!((rtt - 2.0 * 84.0 * 8.0 / 56e3).abs() < 1e-9, "{rtt}");
+    }
+
+    /// The first report's SSD (93 000 rated IOPS, 0.5 ms access) with 1 KiB records: at
+    /// QD 1 one I/O per access, 2000 IOPS; at QD 32, min(93 000, 32 / 500 µs) = 64 000 IOPS;
+    /// 4 threads × QD 32 reach the rated figure.
+    #[test]
+    fn the_iops_peak_counts_the_ios_in_flight() {
+        let ssd = ["--disk-peak-read-iops", "93000", "--disk-latency-us", "500"];
+        let with = |more: &[&str]| {
+            let args: Vec<&str> = ssd.iter().chain(more).copied().collect();
+            described(&args)
+        };
+        let qd1 = with(&["--block-size", "1K"]);
+        assert_eq!(value(&qd1.disk, "random read IOPS"), 2000.0);
+        let qd32 = with(&["--block-size", "1K", "--iodepth", "32"]);
+        assert_eq!(value(&qd32.disk, "random read IOPS"), 64_000.0);
+        let disk = qd32.disk.as_ref().unwrap();
+        let f = disk
+            .peaks
+            .iter()
+            .find(|f| f.figure.starts_with("random read IOPS"));
+        let f = f.unwrap();
+        assert_eq!(f.figure, "random read IOPS (1 KiB, QD 32)");
+        let p = f.peak.as_ref().unwrap();
+        assert_eq!(
+            p.formula,
+            "min(rated, n / access), n = threads × queue depth (Little's law)"
+        );
+        assert_eq!(
+            (p.inputs["n"].value, p.inputs["n"].source),
+            (32.0, Source::User)
+        );
+        let wide = with(&["--threads", "4", "--iodepth", "32"]);
+        assert_eq!(value(&wide.disk, "random read IOPS"), 93_000.0);
+        let hdd = described(&["--rpm", "7200", "--seek-ms", "9", "--iodepth", "32"]);
+        let f = &hdd.disk.as_ref().unwrap().peaks[2];
+        let p = f.peak.as_ref().unwrap();
+        assert!((p.value - 32.0 / (0.009 + 0.5 * 60.0 / 7200.0)).abs() < 1e-9);
+        assert!(p.formula.contains("NCQ/TCQ"), "{p:?}");
+    }
+
+    /// S1's "Total 5782" IOPS for a 7200 rpm disk with 8.5 ms seeks gets a warning naming
+    /// 1 / (seek + ½ rotation), on the terminal too; the first report's SSD figures none.
+    #[test]
+    fn a_rated_figure_physics_contradicts_is_warned() {
+        let s = described(&[
+            "--rpm",
+            "7200",
+            "--seek-ms",
+            "8.5",
+            "--disk-peak-read-iops",
+            "5782.4991",
+        ]);
+        let disk = s.disk.as_ref().unwrap();
+        let f = &disk.peaks[2];
+        assert!(f.figure.starts_with("random read IOPS"), "{f:?}");
+        assert_eq!(f.warnings.len(), 1, "{f:?}");
+        assert!(f.warnings[0].contains("78.95 IOPS"), "{f:?}");
+        let text = disk.render(100, "Disk");
+        assert!(text.contains("warning: random read IOPS (4 KiB, QD 1): the user-given"));
+        assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+        let ssd = described(&[
+            "--disk-peak-read-iops",
+            "93000",
+            "--disk-peak-read-mbps",
+            "540",
+            "--disk-latency-us",
+            "500",
+            "--iodepth",
+            "32",
+        ]);
+        let ssd = ssd.disk.unwrap();
+        assert!(ssd.peaks.iter().all(|f| f.warnings.is_empty()), "{ssd:?}");
     }
 
     /// What is not given is unknown with the option to give, never a guess.

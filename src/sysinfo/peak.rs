@@ -25,7 +25,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod disk;
-pub use disk::{DiskPeaks, disk_iops, disk_latency, disk_throughput};
+pub mod plausible;
+pub use disk::{DiskPeaks, QUEUEING_NOTE, disk_iops, disk_latency, disk_throughput};
 
 /// The kind of operation a CPU workload performs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -860,17 +861,17 @@ mod mem_tests {
             disk_throughput(&DiskPeaks::default(), 1.0, None, "vda has no link").unwrap_err();
         assert!(unknown.contains("vda has no link") && unknown.contains("--disk-peak-read-mbps"));
         // 4 KiB reads: the rated IOPS (500k) are below 3000 MB/s ÷ 4 KiB (732k).
-        let iops = disk_iops(&rated, 1.0, 4096, None, true).unwrap();
+        let iops = disk_iops(&rated, 1.0, 4096, None, true, 1).unwrap();
         assert_eq!(iops.value, 500_000.0);
         assert_eq!(iops.formula, "min(rated, bandwidth / block)");
         // 1 MiB reads: the bandwidth bounds them, 3000 MB/s ÷ 1 MiB.
-        let big = disk_iops(&rated, 1.0, 1 << 20, None, true).unwrap();
+        let big = disk_iops(&rated, 1.0, 1 << 20, None, true, 1).unwrap();
         assert!((big.value - 3e9 / (1 << 20) as f64).abs() < 1e-6, "{big:?}");
         // Writes with no rated write IOPS: the rated write bandwidth alone (1000 MB/s).
-        let w = disk_iops(&rated, 0.0, 4096, None, true).unwrap();
+        let w = disk_iops(&rated, 0.0, 4096, None, true, 1).unwrap();
         assert!((w.value - 1e9 / 4096.0).abs() < 1e-6);
         // Nothing known: unknown, saying what to give.
-        let none = disk_iops(&DiskPeaks::default(), 0.5, 4096, None, true).unwrap_err();
+        let none = disk_iops(&DiskPeaks::default(), 0.5, 4096, None, true, 1).unwrap_err();
         assert!(none.contains("--rpm and --seek-ms"), "{none}");
         // The link alone bounds it too.
         let link = disk_iops(
@@ -879,6 +880,7 @@ mod mem_tests {
             4096,
             Some((400.0, "SATA".into())),
             false,
+            1,
         )
         .unwrap();
         assert!((link.value - 400e6 / 4096.0).abs() < 1e-6);
@@ -894,13 +896,13 @@ mod mem_tests {
             seek_ms: Some(8.5),
             ..Default::default()
         };
-        let iops = disk_iops(&hdd, 1.0, 4096, None, true).unwrap();
+        let iops = disk_iops(&hdd, 1.0, 4096, None, true, 1).unwrap();
         assert!(
             (iops.value - 1e3 / (8.5 + 60e3 / 7200.0 / 2.0)).abs() < 1e-9,
             "{iops:?}"
         );
         assert!(
-            disk_iops(&hdd, 1.0, 4096, None, false).is_err(),
+            disk_iops(&hdd, 1.0, 4096, None, false, 1).is_err(),
             "sequential: no model"
         );
         let lat = disk_latency(&hdd, 1.0, 4096, None, true).unwrap();
@@ -924,9 +926,34 @@ mod mem_tests {
             80.0
         );
         assert_eq!(
-            disk_iops(&ssd, 1.0, 4096, None, true).unwrap().value,
+            disk_iops(&ssd, 1.0, 4096, None, true, 1).unwrap().value,
             12_500.0
         );
+        // n I/Os in flight: n / access (Little's law), under the rated IOPS and bandwidth.
+        let queued = DiskPeaks {
+            read_iops: Some(93_000.0),
+            latency_us: Some(500.0),
+            ..Default::default()
+        };
+        let qd32 = disk_iops(&queued, 1.0, 1024, None, true, 32).unwrap();
+        assert_eq!(qd32.value, 64_000.0);
+        assert_eq!(
+            qd32.formula,
+            "min(rated, n / access), n = threads × queue depth (Little's law)"
+        );
+        assert_eq!(qd32.inputs["n"].value, 32.0);
+        assert_eq!(
+            disk_iops(&queued, 1.0, 1024, None, true, 1).unwrap().value,
+            2000.0
+        );
+        assert_eq!(
+            disk_iops(&queued, 1.0, 1024, None, true, 64).unwrap().value,
+            93_000.0
+        );
+        // A rotating disk at QD 32: 32 / (seek + ½ rotation), with why a queue can beat it.
+        let hdd32 = disk_iops(&hdd, 1.0, 4096, None, true, 32).unwrap();
+        assert!((hdd32.value - 32e3 / (8.5 + 60e3 / 7200.0 / 2.0)).abs() < 1e-9);
+        assert!(hdd32.formula.contains("NCQ/TCQ") && hdd32.formula.contains("reorders"));
         assert!(
             disk_latency(&DiskPeaks::default(), 1.0, 4096, None, true)
                 .unwrap_err()

@@ -24,6 +24,7 @@ use crate::results::params::{CpuKernel, CpuParams, NodeTag, Params};
 use crate::results::{Metric, Unit};
 use crate::runner::{self, Repetition, affinity};
 use crate::sysinfo::clock::{self, ClockDecision, Probe, ProbeReading};
+use crate::sysinfo::peak::plausible::Machine;
 use crate::sysinfo::peak::{CpuPeakOverrides, cpu_peak};
 use crate::sysinfo::{ClockBudget, Isa, SystemInfo};
 use std::collections::{BTreeMap, HashMap};
@@ -705,14 +706,16 @@ impl<'a> CpuSession<'a> {
             &self.sys.cpu.isas,
             &user,
         );
-        Ok(record(
+        let mut rec = record(
             point.workload,
             params,
             Metric::Throughput,
             Unit::Gops,
             samples,
             peak,
-        ))
+        );
+        rec.check_inputs(&Machine::of(self.sys), Some(op));
+        Ok(rec)
     }
 }
 

@@ -88,6 +88,11 @@ impl Rates {
     }
 }
 
+/// The I/Os `point` keeps in flight: its threads × its queue depth.
+fn outstanding(point: DiskPoint) -> u64 {
+    (point.threads as u64).saturating_mul(point.iodepth as u64)
+}
+
 /// How the latency of an I/O is measured with `engine`.
 fn latency_definition(engine: EngineKind) -> &'static str {
     if engine.caps().synchronous() {
@@ -141,6 +146,7 @@ impl DiskSession<'_> {
                     point.block,
                     self.link(),
                     point.workload.random(),
+                    outstanding(point),
                 ),
             ),
         ];

@@ -4,8 +4,8 @@
 use super::engine::{Buffers, NullEngine, Psync, Stream};
 use super::thread::{Plan, run_thread};
 use super::*;
-use crate::results::ResultRecord;
 use crate::results::params::SyncMode;
+use crate::results::{Metric, ResultRecord};
 use crate::runner::Repetition;
 use std::os::unix::fs::MetadataExt;
 use std::time::Instant;
@@ -572,4 +572,30 @@ fn the_stream_engine_refuses_what_it_cannot_do() {
     o.iodepths = vec![1];
     assert_eq!(validate(&sys, &o), Ok(()));
     assert!(EngineKind::Stream.caps().synchronous() && !EngineKind::Stream.caps().direct);
+}
+
+/// A measured point's IOPS peak counts its own I/Os in flight (Little's law): the first
+/// report's SSD (93 000 rated IOPS, 500 µs access) at QD 32 is bounded by 32 / 500 µs =
+/// 64 000 IOPS, at QD 1 by 1 / 500 µs = 2000 IOPS, and 4 threads × QD 32 by the rated 93 000.
+#[test]
+fn a_points_iops_peak_counts_its_ios_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    for (threads, depth, peak) in [(1, 32, 64_000.0), (1, 1, 2000.0), (4, 32, 93_000.0)] {
+        let mut o = opts(EngineKind::Null, depth, dir.path());
+        o.workloads = vec![DiskWorkload::Rr];
+        o.block_sizes = vec![1024];
+        o.threads = vec![threads];
+        o.runtime = Duration::from_millis(20);
+        o.peaks = DiskPeaks {
+            read_iops: Some(93_000.0),
+            latency_us: Some(500.0),
+            ..Default::default()
+        };
+        let recs = measure(&o).unwrap();
+        let iops = recs.iter().find(|r| r.metric == Metric::Iops).unwrap();
+        let p = iops.peak.as_ref().unwrap();
+        assert!((p.value - peak).abs() < 1e-6, "{threads} × {depth}: {p:?}");
+        assert_eq!(p.inputs["n"].value, (threads * depth) as f64);
+        assert!(p.formula.starts_with("min(rated, n / access)"), "{p:?}");
+    }
 }

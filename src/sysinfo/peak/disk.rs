@@ -113,16 +113,24 @@ pub fn disk_throughput(
     }
 }
 
-/// A disk's IOPS peak for records of `block` bytes with `read_share` of them read: the least
-/// of the rated IOPS (user) for the mix, the bandwidth bound (the rated MB/s for the mix, or
-/// the link's, ÷ the record size) and, for random I/O on a rotating disk, one I/O per seek and
-/// half a rotation (`--rpm`, `--seek-ms`); unknown where none is known.
+/// What the formula of a rotating disk's IOPS bound adds: why a queue can beat it.
+pub const QUEUEING_NOTE: &str = "with command queueing (NCQ/TCQ) the drive reorders queued requests to shorten its seeks and rotational waits, so above 1 I/O in flight a measured figure can exceed this: n / access holds only while the access time does not shrink with the queue";
+
+/// A disk's IOPS peak for records of `block` bytes with `read_share` of them read and
+/// `outstanding` I/Os in flight (threads × queue depth): the least of the rated IOPS (user) for
+/// the mix, the bandwidth bound (the rated MB/s for the mix, or the link's, ÷ the record size)
+/// and, for random I/O with a known access time, `outstanding` ÷ the access time — Little's
+/// law: n I/Os in flight, each taking the access time, complete at most n / access a second.
+/// The access time is the rated one (`--disk-latency-us`) or, on a rotating disk, a seek and
+/// half a rotation (`--rpm`, `--seek-ms`); there command queueing can shorten it
+/// ([`QUEUEING_NOTE`]). Unknown where no bound is known.
 pub fn disk_iops(
     rated: &DiskPeaks,
     read_share: f64,
     block: u64,
     link: Option<(f64, String)>,
     random: bool,
+    outstanding: u64,
 ) -> Result<Peak, String> {
     let mut bounds: Vec<(f64, &str)> = Vec::new();
     let mut inputs = BTreeMap::new();
@@ -141,27 +149,40 @@ pub fn disk_iops(
         );
         bounds.push((mbps * 1e6 / block.max(1) as f64, "bandwidth / block"));
     }
+    let n = outstanding.max(1);
+    let mut rotating = false;
     if random && let Some((us, formula, more)) = rated.access_us(true) {
         inputs.extend(more);
+        inputs.insert(
+            "n".into(),
+            input(n as f64, "I/Os in flight", Source::Detected),
+        );
+        rotating = formula != "access";
         bounds.push((
-            1e6 / us.max(1e-9),
-            if formula == "access" {
-                "1 / access"
+            n as f64 * 1e6 / us.max(1e-9),
+            if rotating {
+                "n / (seek + ½ rotation)"
             } else {
-                "1 / (seek + ½ rotation)"
+                "n / access"
             },
         ));
     }
     let Some(&(value, _)) = bounds.iter().min_by(|a, b| a.0.total_cmp(&b.0)) else {
         return Err("a device's rated IOPS and bandwidth are not in sysfs and it has no link bound; give --disk-peak-read-iops and --disk-peak-write-iops (or the MB/s figures), or --rpm and --seek-ms for a rotating disk".to_string());
     };
-    let formula = match bounds.len() {
+    let mut formula = match bounds.len() {
         1 => bounds[0].1.to_string(),
         _ => format!(
             "min({})",
             bounds.iter().map(|b| b.1).collect::<Vec<_>>().join(", ")
         ),
     };
+    if bounds.iter().any(|b| b.1.starts_with("n /")) {
+        formula.push_str(", n = threads × queue depth (Little's law)");
+    }
+    if rotating {
+        formula.push_str(&format!("; {QUEUEING_NOTE}"));
+    }
     Ok(Peak {
         value,
         unit: Unit::Iops,
