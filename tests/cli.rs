@@ -1483,3 +1483,26 @@ fn a_working_set_range_to_the_end_of_u64_is_refused_at_once() {
         &["job 1 (mem)", "is out of range"],
     );
 }
+
+/// The top-level help's one-liners are the registry's: `reference` names every tool
+/// `reference check` lists, `run` every built-in profile, and `peak` says it covers more than
+/// the CPU; every line fits 100 columns.
+#[test]
+fn the_help_names_every_tool_and_profile() {
+    let out = peakbench()
+        .env("COLUMNS", "100")
+        .arg("--help")
+        .assert()
+        .success();
+    let help = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    for tool in peakbench::reference::Tool::ALL {
+        assert!(flat.contains(tool.name()), "{}: {help}", tool.name());
+    }
+    for (profile, _) in peakbench::profile::BUILT_IN {
+        assert!(flat.contains(profile), "{profile}: {help}");
+    }
+    assert!(!flat.contains("theoretical CPU peak"), "{help}");
+    assert!(flat.contains("memory, disk and network"), "{help}");
+    assert!(help.lines().all(|l| l.chars().count() <= 100), "{help}");
+}

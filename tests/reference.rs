@@ -859,3 +859,46 @@ fn a_tool_that_prints_too_much_is_a_failed_reference_run() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// hpcc's STREAM gives SCALE and ADD points their reference, sized by HPL's N from the point's
+/// arrays: a 1 MiB array a thread is HPL of order 628, a run of a second or two. One run serves
+/// both records of a thread count; two threads take StarSTREAM on two processes.
+#[test]
+fn hpcc_streams_scale_and_add_points() {
+    if !matches!(
+        peakbench::reference::Locator::from_env().availability(Tool::Hpcc),
+        Availability::Found(_)
+    ) {
+        eprintln!(
+            "SKIPPED hpcc_streams_scale_and_add_points: hpcc is missing or unusable ({})",
+            Tool::Hpcc.install()
+        );
+        return;
+    }
+    let (_dir, ctx) = context();
+    let mem = |workload: &str, threads: u64| {
+        record(
+            "mem",
+            workload,
+            "throughput",
+            "B/s",
+            json!({"threads": threads, "isa": "scalar", "stores": "regular",
+                   "array_bytes_per_thread": 1u64 << 20,
+                   "working_set_bytes": threads * (3u64 << 20)}),
+            10e9,
+            Some(100e9),
+        )
+    };
+    for (workload, threads) in [("SCALE", 1), ("ADD", 1), ("ADD", 2)] {
+        let r = measure(&mem(workload, threads), &ctx)
+            .unwrap_or_else(|| panic!("{workload}: no tool"))
+            .unwrap_or_else(|e| panic!("{workload} × {threads}: {e}"));
+        assert_eq!(r.tool, "STREAM (hpcc)", "{r:?}");
+        // Arrays of 1 MiB live in the caches: at least 100 MB/s, at most the bound of a figure.
+        assert!(
+            r.mean > 100e6 && r.mean < 1e14,
+            "{workload} × {threads}: {r:?}"
+        );
+        assert_eq!(r.efficiency, Some(r.mean / 100e9));
+    }
+}

@@ -148,8 +148,8 @@ pub struct OutputArgs {
     /// spread and each repetition.
     #[arg(short = 'v', long)]
     pub verbose: bool,
-    /// Also run the standard tool of each point where one applies (likwid-bench, STREAM, fio,
-    /// iperf3, sockperf; `peakbench reference check` lists them) and show its figure beside.
+    /// Also run the standard tool of each point where one applies (`peakbench reference check`
+    /// lists them and what each measures) and show its figure beside.
     #[arg(long)]
     pub reference: bool,
     /// Do not store the run in the results database.
@@ -162,14 +162,13 @@ pub struct OutputArgs {
     /// The options of the whole command line that were given (set after parsing).
     #[arg(skip)]
     pub given: Given,
-    /// How `run --budget` fits a job in time (set after parsing; none for one command).
-    #[arg(skip)]
-    pub fit: Fit,
 }
 
 /// How a job of `run --budget` is shortened: its durations (measured time, warm-up, ramp,
 /// omit) × `time_scale`, down to each subsystem's floor, its repetitions at most
 /// `max_repeat`, and with `--reference` each tool's runs per point at most `reference_runs`.
+/// The job's own options are fitted in its command line (each subsystem's `fitted`), so that
+/// the line a dry run prints is the job that runs; the tools' limits are the run's.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fit {
     pub time_scale: f64,
@@ -208,12 +207,48 @@ impl Default for Fit {
 }
 
 impl Fit {
-    /// `d` scaled, not below `floor` (nor above `d`).
+    /// `d` scaled, to the nearest millisecond from 1 ms (a command line's figure), not below
+    /// `floor` (nor above `d`).
     pub fn time(&self, d: std::time::Duration, floor: std::time::Duration) -> std::time::Duration {
         if self.time_scale >= 1.0 {
             return d;
         }
-        d.mul_f64(self.time_scale.max(0.0)).max(floor.min(d))
+        let scaled = d.mul_f64(self.time_scale.max(0.0));
+        let scaled = if scaled >= std::time::Duration::from_millis(1) {
+            std::time::Duration::from_millis((scaled.as_secs_f64() * 1e3).round() as u64)
+        } else {
+            scaled
+        };
+        scaled.min(d).max(floor.min(d))
+    }
+
+    /// Option `key` (a duration `d`) fitted, not below `floor`: where the fit changes it.
+    pub fn time_option(
+        &self,
+        key: &'static str,
+        d: std::time::Duration,
+        floor: std::time::Duration,
+    ) -> Option<(&'static str, String)> {
+        let fitted = self.time(d, floor);
+        (fitted != d).then(|| (key, duration_arg(fitted)))
+    }
+
+    /// Option `key` (a fixed amount of work `n`) fitted, not below `floor`: where the fit
+    /// changes it.
+    pub fn work_option(
+        &self,
+        key: &'static str,
+        n: Option<u64>,
+        floor: u64,
+    ) -> Option<(&'static str, String)> {
+        let fitted = self.work(n, floor)?;
+        (Some(fitted) != n).then(|| (key, fitted.to_string()))
+    }
+
+    /// `--repeat` fitted: where the fit changes it.
+    pub fn repeat_option(&self, repeat: usize) -> Option<(&'static str, String)> {
+        let fitted = self.repeat(repeat);
+        (fitted != repeat).then(|| ("repeat", fitted.to_string()))
     }
 
     /// A fixed amount of work (`--total-ops`, `--total-bytes`) scaled as times are, not below
@@ -357,6 +392,19 @@ pub fn parse_repeat(s: &str) -> Result<usize, String> {
 
 pub fn parse_warmup(s: &str) -> Result<usize, String> {
     count_in(s, 0, 100)
+}
+
+/// A duration as a command line gives it, exactly: in the largest unit it is a whole number of
+/// ("2s", "1250ms", "40us", "7ns").
+pub fn duration_arg(d: std::time::Duration) -> String {
+    let ns = d.as_nanos();
+    match ns {
+        0 => "0s".into(),
+        n if n % 1_000_000_000 == 0 => format!("{}s", n / 1_000_000_000),
+        n if n % 1_000_000 == 0 => format!("{}ms", n / 1_000_000),
+        n if n % 1_000 == 0 => format!("{}us", n / 1_000),
+        n => format!("{n}ns"),
+    }
 }
 
 /// A duration of at most 600 s (one repetition, or one wait).
@@ -646,6 +694,41 @@ pub fn load_run(input: &str, db: &DbArgs, limit: &InputArgs) -> anyhow::Result<R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A duration as a command line gives it, exactly; a fitted time is whole milliseconds.
+    #[test]
+    fn fitted_times_are_written_exactly() {
+        use std::time::Duration;
+        assert_eq!(duration_arg(Duration::from_secs(2)), "2s");
+        assert_eq!(duration_arg(Duration::from_millis(1250)), "1250ms");
+        assert_eq!(duration_arg(Duration::from_micros(40)), "40us");
+        assert_eq!(duration_arg(Duration::from_nanos(7)), "7ns");
+        assert_eq!(duration_arg(Duration::ZERO), "0s");
+        for d in ["2s", "1250ms", "40us", "7ns"] {
+            assert_eq!(duration_arg(parse_duration(d).unwrap()), d);
+        }
+        let fit = Fit {
+            time_scale: 0.3127,
+            ..Fit::default()
+        };
+        let ms = Duration::from_millis;
+        assert_eq!(fit.time(ms(1000), ms(20)), ms(313));
+        assert_eq!(fit.time(ms(10), ms(20)), ms(10));
+        assert_eq!(fit.time(ms(100), ms(50)), ms(50));
+        assert_eq!(
+            fit.time_option("runtime", ms(1000), ms(20)),
+            Some(("runtime", "313ms".to_string()))
+        );
+        assert_eq!(
+            Fit::default().time_option("runtime", ms(1000), ms(20)),
+            None
+        );
+        assert_eq!(
+            fit.work_option("total-bytes", Some(1 << 30), 64 << 20),
+            Some(("total-bytes", "335759068".to_string()))
+        );
+        assert_eq!(fit.repeat_option(3), None);
+    }
     use proptest::prelude::*;
 
     /// The command line's own bounds are said, whatever the number's size.

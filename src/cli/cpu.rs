@@ -223,12 +223,11 @@ fn request(args: &CpuArgs) -> Result<CpuRequest, UsageError> {
         threads: args.threads.as_ref().map(|t| t.to_vec()),
         scaling: args.scaling,
         isa: args.isa,
-        duration: args.output.fit.time(args.run.duration, MIN_DURATION),
-        // At least a million operations: a point still runs long enough to be timed.
-        total_ops: args.output.fit.work(args.total_ops, 1_000_000),
+        duration: args.run.duration,
+        total_ops: args.total_ops,
         reps: Repetition {
             warmup: args.run.warmup,
-            repeat: args.output.fit.repeat(args.run.repeat),
+            repeat: args.run.repeat,
         },
         clock_ghz: args.clock_ghz,
         ops_per_cycle: args.ops_per_cycle.clone(),
@@ -239,6 +238,23 @@ fn request(args: &CpuArgs) -> Result<CpuRequest, UsageError> {
         system_blas: args.blas == Some(BlasEngine::System),
         blas_library: args.blas_library.clone(),
     })
+}
+
+/// The options of a suite's job that `fit` changes, at their fitted values: its kernels'
+/// --duration (or --total-ops, at least a million operations: a point still runs long enough
+/// to be timed) and --repeat.
+pub fn fitted(args: &CpuArgs, fit: &super::common::Fit) -> Vec<(&'static str, String)> {
+    let (kernels, _) = split(args);
+    let timed = kernels.iter().any(|w| w.spec().uses("scaling"));
+    let amount = match args.total_ops {
+        Some(_) => fit.work_option("total-ops", args.total_ops, 1_000_000),
+        None if timed => fit.time_option("duration", args.run.duration, MIN_DURATION),
+        None => None,
+    };
+    amount
+        .into_iter()
+        .chain(fit.repeat_option(args.run.repeat))
+        .collect()
 }
 
 /// The request of `args`: one command, or one job of a suite.

@@ -246,22 +246,36 @@ fn options(args: &DiskArgs) -> anyhow::Result<DiskOptions> {
             None => Place::Dir(args.dir.clone()),
         },
         size: args.size,
-        runtime: args.output.fit.time(args.runtime, MIN_RUNTIME),
-        ramp: args.output.fit.time(args.ramp, std::time::Duration::ZERO),
+        runtime: args.runtime,
+        ramp: args.ramp,
         read_percent: args.read_percent,
         stride: args.stride,
         stream_buffer: args.stream_buffer,
         direct: !args.buffered,
         sync: args.sync,
         file_per_thread: args.file_per_thread,
-        total_bytes: args.output.fit.work(args.total_bytes, 16 << 20),
+        total_bytes: args.total_bytes,
         scaling: args.scaling,
         reps: Repetition {
             warmup: 0,
-            repeat: args.output.fit.repeat(args.repeat),
+            repeat: args.repeat,
         },
         peaks: args.rated.peaks(),
     })
+}
+
+/// The options of a suite's job that `fit` changes, at their fitted values: --runtime (or
+/// --total-bytes, at least 16 MiB), --ramp and --repeat.
+pub fn fitted(args: &DiskArgs, fit: &super::common::Fit) -> Vec<(&'static str, String)> {
+    let amount = match args.total_bytes {
+        Some(_) => fit.work_option("total-bytes", args.total_bytes, 16 << 20),
+        None => fit.time_option("runtime", args.runtime, MIN_RUNTIME),
+    };
+    amount
+        .into_iter()
+        .chain(fit.time_option("ramp", args.ramp, std::time::Duration::ZERO))
+        .chain(fit.repeat_option(args.repeat))
+        .collect()
 }
 
 /// The request of `args`: one command, or one job of a suite.

@@ -207,6 +207,40 @@ pub fn job(args: &MemArgs, sys: &SystemInfo) -> anyhow::Result<Box<dyn Request>>
     Ok(Box::new(options(args, sys)))
 }
 
+/// The options of a suite's job that `fit` changes, at their fitted values: --duration (or
+/// --total-bytes, at least 64 MiB) and --repeat. One --duration sets a job's bandwidth time and
+/// its latency samples alike once given: a job of latency samples only (LATENCY, C2C) gets
+/// its samples fitted (25 ms when it gives none, down to 5 ms), any other its bandwidth time
+/// (down to 20 ms), its samples then as long.
+pub fn fitted(args: &MemArgs, fit: &super::common::Fit) -> Vec<(&'static str, String)> {
+    let workloads = workloads(args);
+    let timed = workloads.iter().any(|w| w.spec().uses("duration"));
+    let samples_only = workloads.iter().all(|w| {
+        matches!(
+            w,
+            MemWorkload::Latency | MemWorkload::C2c | MemWorkload::Null
+        )
+    });
+    let amount = match args.total_bytes {
+        Some(_) => fit.work_option("total-bytes", args.total_bytes, 64 << 20),
+        None if !timed => None,
+        None if samples_only => {
+            let sample = if args.output.given.has("duration") {
+                args.run.duration
+            } else {
+                DEFAULT_LATENCY_SAMPLE
+            };
+            let fitted = fit.time(sample, MIN_SAMPLE);
+            (fitted != args.run.duration).then(|| ("duration", super::common::duration_arg(fitted)))
+        }
+        None => fit.time_option("duration", args.run.duration, MIN_DURATION),
+    };
+    amount
+        .into_iter()
+        .chain(fit.repeat_option(args.run.repeat))
+        .collect()
+}
+
 /// The workloads of `args` (all but NULL when it names none).
 fn workloads(args: &MemArgs) -> Vec<MemWorkload> {
     if args.workload.is_empty() {
@@ -241,16 +275,16 @@ fn options(args: &MemArgs, sys: &SystemInfo) -> MemOptions {
             .as_ref()
             .map_or_else(|| vec![1], |t| t.to_vec()),
         latency_sample: if args.output.given.has("duration") {
-            args.output.fit.time(args.run.duration, MIN_SAMPLE)
+            args.run.duration
         } else {
-            args.output.fit.time(DEFAULT_LATENCY_SAMPLE, MIN_SAMPLE)
+            DEFAULT_LATENCY_SAMPLE
         },
-        duration: args.output.fit.time(args.run.duration, MIN_DURATION),
-        total_bytes: args.output.fit.work(args.total_bytes, 64 << 20),
+        duration: args.run.duration,
+        total_bytes: args.total_bytes,
         scaling: args.scaling,
         reps: Repetition {
             warmup: args.run.warmup,
-            repeat: args.output.fit.repeat(args.run.repeat),
+            repeat: args.run.repeat,
         },
         peak: MemPeakOverrides {
             gbs: args.mem_peak_gbs,

@@ -44,15 +44,17 @@ pub enum Command {
     /// Network goodput (Mbit/s), UDP loss and jitter, ping-pong round trips (µs); `net serve`
     /// is the server.
     Net(Box<net::NetArgs>),
-    /// The theoretical CPU peak of a machine described by its microarchitecture, cores and
-    /// clock, with each formula; nothing is measured.
+    /// The theoretical peaks of a machine described on the command line (CPU from its
+    /// microarchitecture, cores and clock; memory, disk and network from their ratings), with
+    /// each formula; nothing is measured.
     Peak(peak::PeakArgs),
     /// Turn a run's JSON (written by --json) into a self-contained HTML report and PNG charts.
     Report(report::ReportArgs),
-    /// The reference tools (likwid-bench, STREAM, fio, iperf3, sockperf): `reference check`.
+    // Its one-liner names every tool of the registry (`reference::Tool::ALL`).
+    #[command(about = reference::about())]
     Reference(reference::ReferenceArgs),
-    /// A whole suite in one run: `--profile quick` (under a minute), `assignment` (every
-    /// workload of every subsystem at the assignment's sizes) or a profile file (TOML).
+    // Its one-liner names every built-in profile (`profile::BUILT_IN`).
+    #[command(about = run::about())]
     Run(Box<run::SuiteArgs>),
     /// List the runs stored in the results database (and import JSON documents into it).
     History(history::HistoryArgs),

@@ -404,6 +404,21 @@ pub fn run(args: NetArgs, argv: Vec<String>) -> anyhow::Result<()> {
     }
 }
 
+/// The options of a suite's job that `fit` changes, at their fitted values: --duration (not
+/// with --total-bytes, whose bound it would become), --omit and --repeat.
+pub fn fitted(args: &NetArgs, fit: &super::common::Fit) -> Vec<(&'static str, String)> {
+    let args = &args.client;
+    let duration = match args.total_bytes {
+        Some(_) => None,
+        None => fit.time_option("duration", args.duration, MIN_DURATION),
+    };
+    duration
+        .into_iter()
+        .chain(fit.time_option("omit", args.omit, std::time::Duration::ZERO))
+        .chain(fit.repeat_option(args.repeat))
+        .collect()
+}
+
 /// The request of `args`: one command, or one job of a suite (a client's: `net serve` runs
 /// on the server host).
 pub fn job(args: &NetArgs) -> anyhow::Result<Box<dyn Request>> {
@@ -513,13 +528,13 @@ fn options(args: &ClientArgs) -> anyhow::Result<NetOptions> {
         protocols,
         streams: args.streams.iter().map(|&n| n as u32).collect(),
         message_sizes: args.message_size.clone(),
-        duration: args.output.fit.time(args.duration, MIN_DURATION),
-        omit: args.output.fit.time(args.omit, std::time::Duration::ZERO),
+        duration: args.duration,
+        omit: args.omit,
         reverse: args.reverse,
         rate_bps: args.rate,
         busy_poll: args.busy_poll,
         busy_poll_asked: args.output.given.has("busy_poll"),
-        repeat: args.output.fit.repeat(args.repeat),
+        repeat: args.repeat,
         link_gbps: args.link_gbps,
         propagation_us: args.propagation_us,
         bidir: args.bidir,

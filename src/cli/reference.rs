@@ -16,6 +16,15 @@ pub enum ReferenceCommand {
     Check,
 }
 
+/// `reference`'s one-liner: every tool peakbench runs, from the registry.
+pub fn about() -> String {
+    let names: Vec<&str> = reference::Tool::ALL.iter().map(|t| t.name()).collect();
+    format!(
+        "The reference tools ({}): `reference check`",
+        names.join(", ")
+    )
+}
+
 /// The status column: "found VERSION at PATH", "missing", or why a named tool cannot be used.
 pub fn status(s: &ToolStatus) -> String {
     match &s.availability {

@@ -61,6 +61,16 @@ impl SuiteArgs {
     }
 }
 
+/// `run`'s one-liner: the built-in profiles, by name.
+pub fn about() -> String {
+    let names: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
+    format!(
+        "A whole suite in one run, one report: a built-in profile ({}; `--help` says what \
+         each measures) or a profile file (TOML); `--budget` fits it in a wall time",
+        names.join(", ")
+    )
+}
+
 /// Refuses profile `name` where it sets a destructive option that `given` (the command line's
 /// flags) does not permit, and a flag that no job of it uses (never ignored).
 pub(super) fn refuse_destructive(name: &str, given: &[&str]) -> anyhow::Result<()> {
@@ -147,9 +157,20 @@ pub(super) fn plan(
             ))
         };
         let mut command = parse_job(&line, &inherited).map_err(|e| which(&e))?;
-        if let Some(output) = command.output_mut() {
-            output.fit = fit;
-        }
+        // The job's options fitted in its line: the line printed is the job that runs.
+        let changed = fitted(&command, &fit);
+        let line = if changed.is_empty() {
+            line
+        } else {
+            let line = with_options(line, &changed);
+            // An option set here is the job's own now, as on a command line copied from it.
+            let inherited: Vec<&str> = inherited
+                .into_iter()
+                .filter(|k| !changed.iter().any(|(c, _)| c == k))
+                .collect();
+            command = parse_job(&line, &inherited).map_err(|e| which(&e))?;
+            line
+        };
         let checked = request(&command, sys).and_then(|r| Ok((r.check(sys)?, r)));
         let (estimate, request) = checked.map_err(|e| which(&super::one_line(&e)))?;
         // With --reference: the tools' plan for the job's points, and their time.
@@ -167,7 +188,40 @@ pub(super) fn plan(
     Ok((profile, jobs))
 }
 
-/// A job's request (`fit` already applied to its command).
+/// The options of a job that `fit` changes, at their fitted values (none for one that is not a
+/// benchmark).
+fn fitted(command: &Command, fit: &Fit) -> Vec<(&'static str, String)> {
+    match command {
+        Command::Cpu(a) => super::cpu::fitted(a, fit),
+        Command::Mem(a) => super::mem::fitted(a, fit),
+        Command::Disk(a) => super::disk::fitted(a, fit),
+        Command::Net(a) => super::net::fitted(a, fit),
+        _ => Vec::new(),
+    }
+}
+
+/// A job's line (`--key=value` words, as [`crate::profile::Job::argv`] writes them) with each
+/// of `options` set: its own word replaced, or added at the end.
+fn with_options(line: Vec<String>, options: &[(&str, String)]) -> Vec<String> {
+    let mut line: Vec<String> = line
+        .into_iter()
+        .filter(|word| {
+            !options.iter().any(|(key, _)| {
+                word.strip_prefix("--")
+                    .and_then(|w| w.strip_prefix(key))
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
+            })
+        })
+        .collect();
+    line.extend(
+        options
+            .iter()
+            .map(|(key, value)| format!("--{key}={value}")),
+    );
+    line
+}
+
+/// A job's request (its line already fitted).
 pub(super) fn request(command: &Command, sys: &SystemInfo) -> anyhow::Result<Box<dyn Request>> {
     match command {
         Command::Cpu(a) => super::cpu::job(a),
@@ -487,6 +541,56 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A fitted option replaces the job's own word (written `--key=value`), else is added;
+    /// a longer option that starts with the key's name is left alone.
+    #[test]
+    fn fitted_options_replace_the_jobs_own() {
+        let line: Vec<String> = ["mem", "--duration=1s", "--duration-x=1", "--repeat=5"]
+            .map(String::from)
+            .to_vec();
+        let fitted = with_options(
+            line,
+            &[("duration", "250ms".into()), ("omit", "10ms".into())],
+        );
+        assert_eq!(
+            fitted,
+            [
+                "mem",
+                "--duration-x=1",
+                "--repeat=5",
+                "--duration=250ms",
+                "--omit=10ms"
+            ]
+        );
+    }
+
+    /// Under a fit, a cpu job's line carries its fitted duration and repetitions, a LINPACK
+    /// job's (whose duration is its solve's) only its repetitions; without one, nothing.
+    #[test]
+    fn a_jobs_fitted_options_are_those_the_fit_changes() {
+        let fit = Fit {
+            time_scale: 0.25,
+            max_repeat: Some(2),
+            reference_runs: None,
+            reference_longest: None,
+        };
+        let parse = |words: &[&str]| {
+            let line: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+            parse_job(&line, &[]).unwrap()
+        };
+        let dp = parse(&["cpu", "--workload=DP", "--duration=1s", "--repeat=3"]);
+        assert_eq!(
+            fitted(&dp, &fit),
+            [("duration", "250ms".to_string()), ("repeat", "2".into())]
+        );
+        let linpack = parse(&["cpu", "--workload=LINPACK", "--n=1000", "--repeat=3"]);
+        assert_eq!(fitted(&linpack, &fit), [("repeat", "2".to_string())]);
+        assert!(fitted(&dp, &Fit::default()).is_empty());
+        let latency = parse(&["mem", "--workload=LATENCY", "--repeat=2"]);
+        // Its samples' 25 ms × 0.25, at least 5 ms.
+        assert_eq!(fitted(&latency, &fit), [("duration", "6ms".to_string())]);
     }
 
     #[test]

@@ -5,14 +5,25 @@
 //! point with hpcc's StarDGEMM (every process multiplying at once, summed over the processes;
 //! hpcc sizes that multiply itself).
 //!
+//! A memory COPY, SCALE, ADD or TRIAD point is compared with hpcc's STREAM (McCalpin's kernels
+//! inside the suite, counted as STREAM and peakbench count them: 16 bytes an element for copy
+//! and scale, 24 for add and triad; GB/s decimal, B/s = GB/s × 10⁹). hpcc has no option for
+//! STREAM's arrays: it sizes them from HPL's matrix, each process's three arrays together as
+//! large as its share of the matrix (`HPCC_LocalVectorSize`: N² × 8 bytes ÷ P processes ÷ 8
+//! bytes ÷ 3 arrays elements, at most 2³⁰), so the point's arrays choose N ([`order_for`]). A
+//! point of one thread takes SingleSTREAM (one process alone); of T threads, StarSTREAM on T
+//! processes (all at once, each at the slowest one's pace: hpcc takes the longest time of the
+//! processes) × T. The whole suite runs (HPL of that N too), so a large array is a long run.
+//!
 //! hpcc calls whatever `libblas.so.3` the system selects: with Debian's reference BLAS its
 //! DGEMM reaches a few GFLOP/s instead of tens, so that BLAS makes the tool unusable (with the
 //! command that installs OpenBLAS), and the library is part of the version shown.
 
 use super::process::run_bounded;
 use super::{RefContext, RefError, Tool, params_of, unit_error};
+use crate::bench::mem::MemWorkload;
 use crate::results::ResultRecord;
-use crate::results::{Metric, Unit};
+use crate::results::{Metric, Subsystem, Unit};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -43,8 +54,22 @@ pub enum Launch {
     Srun,
 }
 
-/// The run for a LINPACK or DGEMM throughput record.
+/// The name of hpcc's STREAM figures in a report (its HPL and DGEMM figures are the tool's).
+pub const STREAM_NAME: &str = "STREAM (hpcc)";
+
+/// The longest hpcc run a memory point is given (its estimate, [`estimate_s`]): the whole suite
+/// runs for STREAM's arrays, HPL of the order they need included.
+pub const STREAM_LONGEST_S: f64 = 300.0;
+
+/// The most elements hpcc gives each STREAM array (`HPCC_LocalVectorSize`: 2³⁰).
+pub const MAX_STREAM_ELEMENTS: u64 = 1 << 30;
+
+/// The run for a LINPACK or DGEMM throughput record, or for a memory throughput record of a
+/// workload whose spec names hpcc (STREAM's kernels).
 pub fn job(rec: &ResultRecord, _ctx: &RefContext) -> Option<Result<Job, RefError>> {
+    if rec.subsystem == Subsystem::Mem {
+        return stream_job(rec);
+    }
     if !matches!(rec.workload.as_str(), "LINPACK" | "DGEMM") || rec.metric != Metric::Throughput {
         return None;
     }
@@ -63,6 +88,83 @@ pub fn job(rec: &ResultRecord, _ctx: &RefContext) -> Option<Result<Job, RefError
             launch: Launch::Local,
         })
     }))
+}
+
+/// The run for a memory COPY, SCALE, ADD or TRIAD record: as many processes as the point's
+/// threads, each with STREAM arrays at least as large as the point's per thread.
+fn stream_job(rec: &ResultRecord) -> Option<Result<Job, RefError>> {
+    let w = rec.workload.parse::<MemWorkload>().ok()?;
+    if rec.metric != Metric::Throughput || !w.spec().references.contains(&TOOL) {
+        return None;
+    }
+    Some(params_of(rec, TOOL, |p| p.mem().and_then(|m| m.kernel.as_ref())).and_then(|k| {
+        let processes = rec.params.threads().max(1);
+        let elements = (k.array_bytes_per_thread / 8).max(1);
+        if elements > MAX_STREAM_ELEMENTS {
+            return Err(RefError::unsupported(
+                TOOL,
+                format!(
+                    "its STREAM arrays hold at most 2^30 elements (8 GiB) a process, and this \
+                     point's hold {elements} a thread"
+                ),
+            ));
+        }
+        let n = order_for(elements, processes);
+        let job = Job {
+            n,
+            nb: crate::bench::linalg::workload::default_nb(n).min(512),
+            processes,
+            launch: Launch::Local,
+        };
+        let seconds = estimate_s(&job);
+        if seconds > STREAM_LONGEST_S {
+            return Err(RefError::unsupported(
+                TOOL,
+                format!(
+                    "it sizes STREAM's arrays from HPL's matrix: arrays of {} a thread need HPL \
+                     of order {n}, about {seconds:.0} s of suite (more than {STREAM_LONGEST_S:.0} \
+                     s); give a smaller --array-size",
+                    crate::units::format_bytes_binary(k.array_bytes_per_thread)
+                ),
+            ));
+        }
+        Ok(job)
+    }))
+}
+
+/// The elements of each STREAM array of each process of hpcc run with HPL order `n` on
+/// `processes` processes, as hpcc computes them (`HPCC_Init`, `HPCC_LocalVectorSize`): the
+/// matrix's bytes (n² × 8) ÷ processes, ÷ 8 bytes, ÷ 3 arrays, whole numbers at each step;
+/// 2³⁰ where that is 2³¹ or more.
+pub fn stream_elements(n: usize, processes: usize) -> u64 {
+    let n = n as u128;
+    let per_process = n * n * 8 / processes.max(1) as u128;
+    let elements = per_process / 8 / 3;
+    if elements >= 2 * MAX_STREAM_ELEMENTS as u128 {
+        MAX_STREAM_ELEMENTS
+    } else {
+        elements as u64
+    }
+}
+
+/// The least HPL order whose STREAM arrays hold `elements` or more a process
+/// ([`stream_elements`]): N ≈ √(3 × processes × elements).
+pub fn order_for(elements: u64, processes: usize) -> usize {
+    let guess = (3.0 * processes.max(1) as f64 * elements as f64).sqrt() as usize;
+    let mut n = guess.saturating_sub(2).max(1);
+    while stream_elements(n, processes) < elements.min(MAX_STREAM_ELEMENTS) {
+        n += 1;
+    }
+    n
+}
+
+/// About how long one run of `job` takes, s: HPL's 2/3·N³ floating-point operations at about
+/// 10 GFLOP/s a process, after the suite's other parts, whose working sets hpcc sizes from N
+/// (RandomAccess, FFT, STREAM, PTRANS): about 15 s at N = 4000 and 85 s at N = 8000 on one
+/// process of a Sapphire Rapids core, growing as N^2.5.
+pub fn estimate_s(job: &Job) -> f64 {
+    let n = job.n as f64;
+    2.0 / 3.0 * n * n * n / (10e9 * job.processes.max(1) as f64) + 1.0 + 1.5e-8 * n.powf(2.5)
 }
 
 /// The squarest P × Q grid of `processes` with P ≤ Q (HPL's advice).
@@ -252,8 +354,13 @@ pub fn coretype_for(micro_kernel: &str, avx512: bool, avx2: bool) -> Option<&'st
     }
 }
 
-/// The figure for `rec`, in op/s: HPL's rate for LINPACK, StarDGEMM × processes for DGEMM.
+/// The figure for `rec`: in op/s HPL's rate for LINPACK, StarDGEMM × processes for DGEMM; in
+/// B/s a memory record's STREAM kernel, SingleSTREAM's on one process, StarSTREAM's ×
+/// processes on more.
 pub fn figure(r: &HpccResult, rec: &ResultRecord) -> Result<f64, RefError> {
+    if rec.subsystem == Subsystem::Mem {
+        return stream_figure(r, rec);
+    }
     if rec.unit != Unit::OpsPerSec {
         return Err(unit_error(TOOL, rec));
     }
@@ -264,6 +371,28 @@ pub fn figure(r: &HpccResult, rec: &ResultRecord) -> Result<f64, RefError> {
             .map(|g| g * r.processes as f64 * 1e9)
             .ok_or_else(|| RefError::parse(TOOL, "no StarDGEMM_Gflops in its summary")),
     }
+}
+
+fn stream_figure(r: &HpccResult, rec: &ResultRecord) -> Result<f64, RefError> {
+    if rec.unit != Unit::BytesPerSec {
+        return Err(unit_error(TOOL, rec));
+    }
+    let (rates, times) = if r.processes <= 1 {
+        (&r.single_stream, 1.0)
+    } else {
+        (&r.star_stream, r.processes as f64)
+    };
+    let rates = rates
+        .as_ref()
+        .map_err(|m| RefError::parse(TOOL, m.clone()))?;
+    let gb_s = match rec.workload.parse::<MemWorkload>() {
+        Ok(MemWorkload::Copy) => rates.copy_gb_s,
+        Ok(MemWorkload::Scale) => rates.scale_gb_s,
+        Ok(MemWorkload::Add) => rates.add_gb_s,
+        Ok(MemWorkload::Triad) => rates.triad_gb_s,
+        _ => return Err(unit_error(TOOL, rec)),
+    };
+    Ok(gb_s * times * 1e9)
 }
 
 /// The BLAS library hpcc would load (the end of the alternatives' links), if it can be told.
@@ -336,6 +465,100 @@ pub struct HpccResult {
     /// DGEMM on one process alone, and per process with all running (GFLOP/s).
     pub single_dgemm_gflops: Option<f64>,
     pub star_dgemm_gflops: Option<f64>,
+    /// STREAM's elements per array and process (`STREAM_VectorSize`).
+    pub stream_elements: Option<u64>,
+    /// STREAM on one process alone (its SingleSTREAM section), or why it has no figures.
+    pub single_stream: Result<StreamRates, String>,
+    /// STREAM on every process at once, per process (its StarSTREAM section's averages).
+    pub star_stream: Result<StreamRates, String>,
+}
+
+/// STREAM's four rates, GB/s (10⁹ bytes a second, bytes read plus bytes written).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamRates {
+    pub copy_gb_s: f64,
+    pub scale_gb_s: f64,
+    pub add_gb_s: f64,
+    pub triad_gb_s: f64,
+}
+
+/// The text between `Begin of NAME section.` and `End of NAME section.`, if hpcc finished it.
+fn section<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    let (_, rest) = text.split_once(&format!("Begin of {name} section."))?;
+    rest.split_once(&format!("End of {name} section."))
+        .map(|(s, _)| s)
+}
+
+/// Reads STREAM's rates from one of hpcc's STREAM sections: its lines `PREFIX KERNEL GB/s
+/// RATE` ("Single STREAM Copy GB/s 21.26", "Average Copy GB/s 20.74"), each kernel once, after
+/// a `Node(s) with error 0` line (another count: a process's results did not validate).
+fn stream_rates(text: &str, name: &str, prefix: &str) -> Result<StreamRates, String> {
+    let body =
+        section(text, name).ok_or_else(|| format!("no {name} section: hpcc did not finish it"))?;
+    if body.contains("Failed Validation") {
+        return Err(format!("its {name} results did not validate"));
+    }
+    match body
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Node(s) with error"))
+    {
+        Some(n) if n.trim() == "0" => {}
+        Some(n) => {
+            let n: String = crate::text::printable(n.trim()).chars().take(20).collect();
+            return Err(format!("{name}: {n} node(s) with errors"));
+        }
+        None => return Err(format!("{name} does not say its nodes' errors")),
+    }
+    const KERNELS: [&str; 4] = ["Copy", "Scale", "Add", "Triad"];
+    let mut rates = [None; 4];
+    for line in body.lines() {
+        let Some(rest) = line.trim().strip_prefix(prefix) else {
+            continue;
+        };
+        let mut words = rest.split_whitespace();
+        let (Some(kernel), Some("GB/s"), Some(value), None) =
+            (words.next(), words.next(), words.next(), words.next())
+        else {
+            continue;
+        };
+        let Some(i) = KERNELS.iter().position(|k| *k == kernel) else {
+            continue;
+        };
+        let rate = value
+            .parse::<f64>()
+            .ok()
+            .and_then(super::tool_number)
+            .filter(|x| *x > 0.0)
+            .ok_or_else(|| {
+                let v: String = crate::text::printable(value).chars().take(40).collect();
+                format!("{name}'s {kernel} rate '{v}' is not a number above 0 GB/s")
+            })?;
+        if rates[i].replace(rate).is_some() {
+            return Err(format!("{name} gives {kernel} twice"));
+        }
+    }
+    match rates {
+        [
+            Some(copy_gb_s),
+            Some(scale_gb_s),
+            Some(add_gb_s),
+            Some(triad_gb_s),
+        ] => Ok(StreamRates {
+            copy_gb_s,
+            scale_gb_s,
+            add_gb_s,
+            triad_gb_s,
+        }),
+        _ => {
+            let missing: Vec<&str> = KERNELS
+                .iter()
+                .zip(rates)
+                .filter(|(_, r)| r.is_none())
+                .map(|(k, _)| *k)
+                .collect();
+            Err(format!("{name} has no rate for {}", missing.join(", ")))
+        }
+    }
 }
 
 /// Parses the summary section (`Begin of Summary section.` … `End of Summary section.`) of
@@ -395,13 +618,17 @@ pub fn parse_output(text: &str) -> Result<HpccResult, String> {
         residual,
         single_dgemm_gflops: optional("SingleDGEMM_Gflops"),
         star_dgemm_gflops: optional("StarDGEMM_Gflops"),
+        stream_elements: whole("STREAM_VectorSize").ok(),
+        single_stream: stream_rates(text, "SingleSTREAM", "Single STREAM"),
+        star_stream: stream_rates(text, "StarSTREAM", "Average"),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::testing::fixture;
+    use crate::reference::testing::{fixture, record};
+    use serde_json::json;
 
     /// A run of hpcc 1.5.0 (OpenBLAS, serial) on the 2-core Zen 4 VM: N = 8000, NB = 192, 1 × 2.
     #[test]
@@ -415,6 +642,127 @@ mod tests {
         assert!((r.residual - 0.0029521).abs() < 1e-5, "{}", r.residual);
         assert!(r.single_dgemm_gflops.is_some_and(|g| g > 10.0), "{r:?}");
         assert!(r.star_dgemm_gflops.is_some_and(|g| g > 10.0), "{r:?}");
+    }
+
+    /// The same run's STREAM: SingleSTREAM's section for one process, StarSTREAM's averages
+    /// for all at once; a SCALE or ADD record takes its kernel's rate, × processes for Star.
+    #[test]
+    fn parses_the_stream_sections_of_a_recorded_run() {
+        let r = parse_output(&fixture("hpcc-n8000-np2.txt")).unwrap();
+        assert_eq!(r.stream_elements, Some(10_666_666));
+        assert_eq!(stream_elements(8000, 2), 10_666_666);
+        let single = r.single_stream.clone().unwrap();
+        assert_eq!(
+            [
+                single.copy_gb_s,
+                single.scale_gb_s,
+                single.add_gb_s,
+                single.triad_gb_s
+            ],
+            [21.259784, 25.795140, 25.999232, 25.582472]
+        );
+        let star = r.star_stream.clone().unwrap();
+        assert_eq!(star.copy_gb_s, 20.737376);
+        let rec = |w: &str, threads: u64| {
+            record(
+                "mem",
+                w,
+                "throughput",
+                "B/s",
+                json!({"threads": threads, "isa": "scalar", "stores": "regular",
+                       "array_bytes_per_thread": 85_333_328u64,
+                       "working_set_bytes": 170_666_656u64}),
+                None,
+            )
+        };
+        let one = HpccResult {
+            processes: 1,
+            ..r.clone()
+        };
+        assert_eq!(figure(&one, &rec("SCALE", 1)).unwrap(), 25.795140e9);
+        assert_eq!(figure(&one, &rec("ADD", 1)).unwrap(), 25.999232e9);
+        // Two processes: each one's average with both running, × 2.
+        assert_eq!(figure(&r, &rec("COPY", 2)).unwrap(), 2.0 * 20.737376e9);
+        let ops = record("mem", "TRIAD", "throughput", "op/s", json!({}), None);
+        assert!(figure(&r, &ops).is_err());
+    }
+
+    /// hpcc's STREAM arrays follow from HPL's N: a point's arrays choose the least N whose
+    /// arrays are as large, for one process and for several; a SCALE point asks for that run,
+    /// a too large one is refused with the reason, and a latency record is not hpcc's.
+    #[test]
+    fn a_memory_point_chooses_hpls_order() {
+        for (elements, p) in [(1u64, 1usize), (131_072, 1), (10_666_666, 2), (1 << 24, 8)] {
+            let n = order_for(elements, p);
+            assert!(stream_elements(n, p) >= elements, "{elements} {p}: {n}");
+            assert!(stream_elements(n - 1, p) < elements, "{elements} {p}: {n}");
+        }
+        assert_eq!(order_for(10_666_666, 2), 8000);
+        assert_eq!(stream_elements(1 << 20, 1), MAX_STREAM_ELEMENTS);
+        let ctx = RefContext::new(".");
+        let rec = |w: &str, bytes: u64, threads: u64| {
+            record(
+                "mem",
+                w,
+                "throughput",
+                "GB/s",
+                json!({"threads": threads, "isa": "scalar", "stores": "regular",
+                       "array_bytes_per_thread": bytes, "working_set_bytes": 2 * bytes}),
+                None,
+            )
+        };
+        let j = job(&rec("SCALE", 1 << 20, 1), &ctx).unwrap().unwrap();
+        assert_eq!((j.n, j.processes), (order_for(131_072, 1), 1));
+        assert_eq!(j.launch, Launch::Local);
+        let j = job(&rec("ADD", 1 << 20, 4), &ctx).unwrap().unwrap();
+        assert_eq!((j.n, j.processes), (order_for(131_072, 4), 4));
+        let big = job(&rec("SCALE", 4 << 30, 1), &ctx).unwrap().unwrap_err();
+        assert!(big.to_string().contains("--array-size"), "{big}");
+        let huge = job(&rec("SCALE", 16 << 30, 1), &ctx).unwrap().unwrap_err();
+        assert!(huge.to_string().contains("2^30"), "{huge}");
+        let lat = record("mem", "LATENCY", "latency", "ns", json!({}), None);
+        assert!(job(&lat, &ctx).is_none());
+    }
+
+    /// A STREAM section cut short, with a failed validation, an error count or a hostile rate
+    /// leaves the run without STREAM figures, saying why; HPL's figures are kept.
+    #[test]
+    fn damaged_stream_sections_are_refused() {
+        let text = fixture("hpcc-n8000-np2.txt");
+        let check = |t: &str, says: &str| {
+            let r = parse_output(t).unwrap();
+            let e = r.single_stream.unwrap_err();
+            assert!(e.contains(says), "{e}");
+        };
+        let cut = text.replace("Single STREAM Triad GB/s 25.582472\n", "");
+        check(&cut, "no rate for Triad");
+        let nan = text.replace(
+            "Single STREAM Add GB/s 25.999232",
+            "Single STREAM Add GB/s nan",
+        );
+        check(&nan, "'nan' is not a number");
+        let huge = text.replace(
+            "Single STREAM Add GB/s 25.999232",
+            "Single STREAM Add GB/s 1e300",
+        );
+        check(&huge, "not a number");
+        let twice = text.replace(
+            "Single STREAM Copy GB/s 21.259784",
+            "Single STREAM Copy GB/s 21.259784\nSingle STREAM Copy GB/s 99",
+        );
+        check(&twice, "twice");
+        let single = section(&text, "SingleSTREAM").unwrap();
+        let errors = text.replace(single, &single.replace("with error 0", "with error 1"));
+        check(&errors, "1 node(s) with errors");
+        let unfinished = text.replace("End of SingleSTREAM section.", "");
+        check(&unfinished, "no SingleSTREAM section");
+        let failed = text.replace(
+            "Solution Validates: avg error",
+            "Failed Validation on array c[]\nSolution Validates: avg error",
+        );
+        let r = parse_output(&failed).unwrap();
+        assert!(r.star_stream.unwrap_err().contains("did not validate"));
+        assert!(r.hpl_gflops > 0.0);
     }
 
     #[test]

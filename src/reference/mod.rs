@@ -12,6 +12,8 @@
 //! |--------------|-------------------------------------------|---------------------------------|
 //! | likwid-bench | cpu DP, SP; mem COPY, TRIAD               | MFlops/s × 10⁶, MByte/s × 10⁶   |
 //! | STREAM       | mem COPY, SCALE, ADD, TRIAD               | Best Rate MB/s × 10⁶            |
+//! | hpcc         | cpu LINPACK, DGEMM                        | HPL_Tflops × 10¹², StarDGEMM × P |
+//! | hpcc         | mem COPY, SCALE, ADD, TRIAD (its STREAM)  | Single/StarSTREAM GB/s × 10⁹     |
 //! | sysbench     | mem RS, WS; RR, WR of 8-byte blocks       | MiB/sec × 2²⁰                   |
 //! | mbw          | mem RWS (MCBLOCK: memcpy per block)       | 2 × Copy MiB/s × 2²⁰            |
 //! | dd           | disk COPY (a dd per thread at once)       | 2 × bytes copied ÷ s            |
@@ -296,7 +298,7 @@ pub fn covers(tool: Tool) -> String {
         Tool::Ping => {
             "round trip over ICMP, payloads of 16 B or more, where sockperf and qperf are missing"
         }
-        Tool::Hpcc => "HPL; StarDGEMM",
+        Tool::Hpcc => "HPL; StarDGEMM; STREAM, arrays sized by HPL's N",
         Tool::Sysbench => "memory blocks and 8-byte loads; fileio beside fio",
         Tool::Mbw => "memcpy block by block, in sequence",
         Tool::Dd => "a file copied block by block to another: MB/s, IOPS, latency",
@@ -343,9 +345,9 @@ pub struct RefContext {
     /// likwid-bench's minimum run time); `None`: the record's own (runtime_s, duration_s), and
     /// likwid-bench's default of 1 s.
     pub duration: Option<Duration>,
-    /// For COPY and TRIAD, STREAM before likwid-bench when both are installed. likwid-bench is
-    /// the default because it takes the record's array size; STREAM's is fixed when it is
-    /// compiled.
+    /// For COPY, SCALE, ADD and TRIAD, STREAM before likwid-bench and hpcc when it is
+    /// installed. likwid-bench and hpcc come first by default because they take the record's
+    /// array size; STREAM's is fixed when it is compiled.
     pub prefer_stream: bool,
     /// Where the tools are looked up.
     pub locator: Locator,
@@ -517,6 +519,15 @@ impl Job {
         }
     }
 
+    /// The tool's name in `rec`'s row: the tool's, or for hpcc's STREAM figures
+    /// [`hpcc::STREAM_NAME`].
+    pub fn name(&self, rec: &ResultRecord) -> &'static str {
+        match self {
+            Job::Hpcc(_) if rec.subsystem == Subsystem::Mem => hpcc::STREAM_NAME,
+            j => j.tool().name(),
+        }
+    }
+
     /// About how long one run takes (a plan, not a promise): the time it is given, with its
     /// start-up, warm-up and set-up.
     pub fn estimate(&self) -> Duration {
@@ -531,16 +542,7 @@ impl Job {
             Job::Sockperf(j) => j.seconds as f64 + 1.0,
             Job::Qperf(j) => j.seconds as f64 + 1.0,
             Job::Ping(j) => j.count as f64 * ping::INTERVAL_S + 0.5,
-            // HPL's 2/3·N³ floating-point operations at about 10 GFLOP/s a process, after the
-            // suite's other parts, whose working sets hpcc sizes from N (RandomAccess, FFT,
-            // STREAM, PTRANS): about 15 s at N = 4000 and 85 s at N = 8000 on one process of a
-            // Sapphire Rapids core, growing as N^2.5.
-            Job::Hpcc(j) => {
-                let n = j.n as f64;
-                2.0 / 3.0 * n * n * n / (10e9 * j.processes.max(1) as f64)
-                    + 1.0
-                    + 1.5e-8 * n.powf(2.5)
-            }
+            Job::Hpcc(j) => hpcc::estimate_s(j),
             // Its time, after its buffers are written (page faults and all, about 5 GB/s).
             Job::Sysbench(j) => {
                 j.seconds as f64 + 0.05 + j.buffer_bytes.saturating_mul(j.threads) as f64 / 5e9
@@ -815,7 +817,7 @@ fn measure_job(
             .map(|p| rec.metric.efficiency(mean, p.value))
     };
     let mut reference = Reference::measured(
-        job.tool().name(),
+        job.name(rec),
         &found.version,
         samples,
         efficiency,

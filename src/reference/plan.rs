@@ -51,7 +51,7 @@ pub fn coverage(records: &[ResultRecord], ctx: &RefContext, limits: Limits) -> C
                     (&mut missing, absent)
                 } else {
                     covered += 1;
-                    let tools: Vec<&str> = usable.iter().map(|j| j.tool().name()).collect();
+                    let tools: Vec<&str> = usable.iter().map(|j| j.name(r)).collect();
                     let n = r.samples.len().clamp(1, limits.runs.clamp(1, MAX_RUNS));
                     for job in usable.iter() {
                         match runs.iter_mut().find(|(j, _)| j == job) {

@@ -241,7 +241,9 @@ impl MemWorkload {
             MemWorkload::Copy => (
                 "STREAM copy",
                 STREAM_OPTIONS,
-                &[Tool::LikwidBench, Tool::Stream],
+                // likwid-bench first: the point's own arrays, threads, ISA and stores, in about
+                // a second; hpcc's arrays come within a few kilobytes, after its whole suite.
+                &[Tool::LikwidBench, Tool::Hpcc, Tool::Stream],
                 Work::Arrays {
                     read: 1,
                     written: 1,
@@ -250,7 +252,8 @@ impl MemWorkload {
             MemWorkload::Scale => (
                 "STREAM scale",
                 STREAM_OPTIONS,
-                &[Tool::Stream],
+                // hpcc first: its arrays are sized to the point's, STREAM's compiled in.
+                &[Tool::Hpcc, Tool::Stream],
                 Work::Arrays {
                     read: 1,
                     written: 1,
@@ -259,7 +262,8 @@ impl MemWorkload {
             MemWorkload::Add => (
                 "STREAM add",
                 STREAM_OPTIONS,
-                &[Tool::Stream],
+                // hpcc first: its arrays are sized to the point's, STREAM's compiled in.
+                &[Tool::Hpcc, Tool::Stream],
                 Work::Arrays {
                     read: 2,
                     written: 1,
@@ -268,7 +272,9 @@ impl MemWorkload {
             MemWorkload::Triad => (
                 "STREAM triad",
                 STREAM_OPTIONS,
-                &[Tool::LikwidBench, Tool::Stream],
+                // likwid-bench first: the point's own arrays, threads, ISA and stores, in about
+                // a second; hpcc's arrays come within a few kilobytes, after its whole suite.
+                &[Tool::LikwidBench, Tool::Hpcc, Tool::Stream],
                 Work::Arrays {
                     read: 2,
                     written: 1,
