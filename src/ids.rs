@@ -233,6 +233,13 @@ impl Tool {
         }
     }
 
+    /// Whether it runs beside a point's preferred tool as a second opinion: not hpcc, which
+    /// runs its whole suite (HPL, PTRANS, RandomAccess, FFT, STREAM…) for one figure and is
+    /// a memory point's reference only where no lighter tool measures it.
+    pub fn runs_beside(self) -> bool {
+        !matches!(self, Tool::Hpcc)
+    }
+
     /// The executable looked up on PATH.
     pub fn program(self) -> &'static str {
         match self {

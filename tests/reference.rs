@@ -901,4 +901,25 @@ fn hpcc_streams_scale_and_add_points() {
         );
         assert_eq!(r.efficiency, Some(r.mean / 100e9));
     }
+    // COPY, which likwid-bench measures too: hpcc's whole suite is not run beside it for a
+    // second opinion (its plan names likwid-bench alone); where likwid-bench is missing,
+    // hpcc is the reference.
+    let likwid = matches!(
+        peakbench::reference::Locator::from_env().availability(Tool::LikwidBench),
+        Availability::Found(_)
+    );
+    let planned = peakbench::reference::plan::coverage(
+        &[mem("COPY", 1)],
+        &ctx,
+        peakbench::reference::Limits::default(),
+    );
+    let shown = format!("{planned:?}");
+    if likwid {
+        assert!(
+            shown.contains("likwid-bench") && !shown.contains("hpcc"),
+            "{shown}"
+        );
+    } else {
+        assert!(shown.contains("STREAM (hpcc)"), "{shown}");
+    }
 }

@@ -764,6 +764,7 @@ fn measure_with(
     };
     let others = if others {
         rest.iter()
+            .filter(|(job, _)| job.tool().runs_beside())
             .map(|(job, tool)| measure_job(rec, ctx, job, tool))
             .collect()
     } else {

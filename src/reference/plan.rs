@@ -42,10 +42,13 @@ pub fn coverage(records: &[ResultRecord], ctx: &RefContext, limits: Limits) -> C
             Some(Ok(candidates)) => {
                 let absent = none_installed(&candidates).to_string();
                 // The first tool found, and the others found where they run beside it.
-                let usable: Vec<Job> = candidates
+                let found = candidates
                     .into_iter()
-                    .filter(|j| matches!(ctx.availability(j.tool()), Availability::Found(_)))
-                    .take(if limits.others { usize::MAX } else { 1 })
+                    .filter(|j| matches!(ctx.availability(j.tool()), Availability::Found(_)));
+                let usable: Vec<Job> = found
+                    .enumerate()
+                    .filter(|(i, j)| *i == 0 || (limits.others && j.tool().runs_beside()))
+                    .map(|(_, j)| j)
                     .collect();
                 if usable.is_empty() {
                     (&mut missing, absent)
