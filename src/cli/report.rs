@@ -48,10 +48,11 @@ pub struct ReportArgs {
     /// Comparison: the least change called better or worse, in percent.
     #[arg(long, value_name = "PERCENT", default_value = "3", value_parser = super::common::parse_positive)]
     pub threshold: f64,
-    /// The tables pivoted: one per workload, figure and value of the other parameters, one
-    /// parameter down the rows and another across the columns (e.g. rows=threads,cols=block_size;
-    /// names as in the JSON document, `_bytes` optional), in every format and on the terminal
-    /// (one run).
+    /// The tables pivoted: parameters down the rows and across the columns (e.g.
+    /// rows=threads,cols=block_size; names as in the JSON document, `_bytes` optional;
+    /// `workload`, `metric` and `protocol` too; several joined by +, as
+    /// rows=threads+block_size,cols=workload), one table per figure, workload and value of the
+    /// other parameters where no side has them, in every format and on the terminal (one run).
     #[arg(long, value_name = "rows=A,cols=B", value_parser = parse_pivot)]
     pub pivot: Option<report::pivot::Pivot>,
     /// Without a format: print every row of every table, the notes and the peaks' formulas

@@ -41,6 +41,12 @@ pub enum Kind {
 /// An efficiency below this is explained.
 pub const LOW: f64 = 0.70;
 
+/// A dense solve or multiply of a smaller order than this is too small for the peak: its
+/// 2/3·N³ (LU) or 2·N³ (multiply) operations on 8·N² bytes are too few to amortise the
+/// matrices' memory traffic and the threads' start-up (HPL sizes N to fill most of memory;
+/// the reports' smallest LINPACK was N = 1000).
+const SMALL_N: usize = 1000;
+
 /// A sweep whose next step gains less than this has saturated.
 const FLAT: f64 = 1.10;
 
@@ -68,7 +74,9 @@ pub fn of(report: &Report) -> Vec<Finding> {
         // per thread count, say that in one line each.
         let stairs = super::bandwidth_levels::staircases(&mine, &report.system.caches);
         let on_stairs = super::bandwidth_levels::on_stairs(&stairs);
-        let sweeps: Vec<&ResultRecord> = mine.iter().copied().filter(|r| !on_stairs(r)).collect();
+        let sweeps: Vec<&ResultRecord> = (mine.iter().copied())
+            .filter(|r| !on_stairs(r) && !harness_only(r))
+            .collect();
         out.extend(scaling(&sweeps));
         out.extend(levels(&mine, report));
         out.extend(pairs(&mine));
@@ -78,6 +86,12 @@ pub fn of(report: &Report) -> Vec<Finding> {
         out.extend(mine.iter().filter_map(|r| cause(r, &others, report)));
     }
     out
+}
+
+/// Whether a record's workload measures the harness alone (a `null` workload): its figure is
+/// the harness's overhead, so no scaling, ratio or efficiency is said of it.
+pub fn harness_only(r: &ResultRecord) -> bool {
+    registry::find(r.subsystem, &r.workload).is_some_and(|s| matches!(s.work, Work::Nothing))
 }
 
 /// A record's point in words without its worker count: "DP · avx512", "RR · 4 KiB blocks ·
@@ -187,7 +201,27 @@ fn scaling(recs: &[&ResultRecord]) -> Vec<Finding> {
         }
         let knee = (0..sweep.len())
             .find(|&k| k + 1 == sweep.len() || later[k] < sweep[k].summary.mean * FLAT);
+        // The best count (a NaN is never the best): a sweep whose last count ends more than
+        // 10 % below it falls, which is neither flat nor saturated.
+        let (best, vb) = (sweep.iter().enumerate())
+            .map(|(k, r)| (k, r.summary.mean))
+            .fold((0, v1), |b, x| if x.1 > b.1 { x } else { b });
+        let mut cites = vec![v1, vn, gain];
         let tail = match knee {
+            _ if vn * FLAT < vb => {
+                let lost = 100.0 * (1.0 - vn / vb);
+                cites.push(lost);
+                if best == 0 {
+                    format!("falls with more {noun}: {lost:.1} % lower at {wn} than at {w1}")
+                } else {
+                    cites.push(vb);
+                    format!(
+                        "peaks at {} {noun} ({} {unit}), then falls: {lost:.1} % lower at {wn}",
+                        workers(sweep[best]).0,
+                        format_sig(vb)
+                    )
+                }
+            }
             Some(k) if k + 1 == sweep.len() => format!("still gaining at {wn} {noun}"),
             Some(0) => format!("flat from {w1}: more {noun} add less than 10 %"),
             Some(k) => format!(
@@ -210,7 +244,7 @@ fn scaling(recs: &[&ResultRecord]) -> Vec<Finding> {
                 format_sig(v1),
                 format_sig(vn),
             ),
-            cites: vec![v1, vn, gain],
+            cites,
         });
     }
     out
@@ -400,31 +434,53 @@ fn protocols(recs: &[&ResultRecord]) -> Vec<Finding> {
     out
 }
 
-/// How many points reach 90 % of their peak, 70–90 %, and below 70 %.
+/// How many points reach 90 % of their peak, 70–90 %, and below 70 %; and, in a class of
+/// their own, those above 100 %: a measured figure above the ceiling says that a peak input
+/// is wrong or that the peak is not the ceiling, never that the point is efficient.
 fn bands(sub: Subsystem, recs: &[&ResultRecord]) -> Option<Finding> {
     let e: Vec<f64> = recs.iter().filter_map(|r| r.efficiency).collect();
     if e.is_empty() {
         return None;
     }
-    let high = e.iter().filter(|&&x| x >= 0.9).count();
+    let span = |lo: f64, hi: f64| {
+        let (lo, hi) = (lo * 100.0, hi * 100.0);
+        if format!("{lo:.1}") == format!("{hi:.1}") {
+            format!("{hi:.1} %")
+        } else {
+            format!("{lo:.1}–{hi:.1} %")
+        }
+    };
+    let least = |v: &mut dyn Iterator<Item = f64>| v.fold(f64::MAX, f64::min);
+    let most = |v: &mut dyn Iterator<Item = f64>| v.fold(f64::MIN, f64::max);
+    let over: Vec<f64> = e.iter().copied().filter(|&x| x > 1.0).collect();
+    let high = e.iter().filter(|&&x| (0.9..=1.0).contains(&x)).count();
     let low = e.iter().filter(|&&x| x < LOW).count();
-    let mid = e.len() - high - low;
-    let best = e.iter().copied().fold(f64::MIN, f64::max);
-    let worst = e.iter().copied().fold(f64::MAX, f64::min);
-    let (worst, best) = (worst * 100.0, best * 100.0);
-    let range = if format!("{worst:.1}") == format!("{best:.1}") {
-        format!("{best:.1} %")
+    let mid = e.len() - over.len() - high - low;
+    let (worst, best) = (least(&mut e.iter().copied()), most(&mut e.iter().copied()));
+    let mut cites = vec![worst * 100.0, best * 100.0];
+    let above = if over.is_empty() {
+        String::new()
     } else {
-        format!("{worst:.1}–{best:.1} %")
+        let (lo, hi) = (
+            least(&mut over.iter().copied()),
+            most(&mut over.iter().copied()),
+        );
+        cites.extend([lo * 100.0, hi * 100.0]);
+        format!(
+            "; {} above 100 % ({}): above the peak, so a peak input is wrong or the peak is not the ceiling",
+            over.len(),
+            span(lo, hi)
+        )
     };
     Some(Finding {
         subsystem: sub,
         kind: Kind::Efficiency,
         text: format!(
-            "{} points with a known peak: {high} at ≥ 90 % of it, {mid} at 70–90 %, {low} below 70 % ({range})",
+            "{} points with a known peak: {high} at 90–100 % of it, {mid} at 70–90 %, {low} below 70 % ({}){above}",
             e.len(),
+            span(worst, best),
         ),
-        cites: vec![worst, best],
+        cites,
     })
 }
 
@@ -486,6 +542,8 @@ struct Others<'a> {
     /// Per (metric, unit, point without its workers): its points with an efficiency, by
     /// workers from the most; with each, the best of them and those before it.
     kinds: HashMap<OfKind, Vec<Ranked<'a>>>,
+    /// The dense solves and multiplies (points with an N).
+    solves: Vec<&'a ResultRecord>,
 }
 
 /// The kind of a point: its metric, unit and the point in words without its workers.
@@ -544,7 +602,31 @@ impl<'a> Others<'a> {
                 (k, ranked)
             })
             .collect();
-        Others { loss, kinds }
+        let solves = (recs.iter().copied())
+            .filter(|x| x.params.cpu().is_some_and(|c| c.linalg.is_some()))
+            .collect();
+        Others {
+            loss,
+            kinds,
+            solves,
+        }
+    }
+
+    /// The dense solve or multiply of `r`'s kind (the same workload, threads and engine) with
+    /// a larger N than `n` and the best efficiency, where it is above `e` × [`FLAT`]: its N and
+    /// efficiency.
+    fn larger_n(&self, r: &ResultRecord, n: usize, e: f64) -> Option<(usize, f64)> {
+        let kind = what(r, &["n"]);
+        self.solves
+            .iter()
+            .filter(|x| x.metric == r.metric && x.unit == r.unit && what(x, &["n"]) == kind)
+            .filter_map(|x| {
+                let xn = x.params.cpu()?.linalg.as_ref()?.n;
+                let xe = x.efficiency.filter(|xe| !xe.is_nan())?;
+                (xn > n).then_some((xn, xe))
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .filter(|(_, be)| *be > e * FLAT)
     }
 
     /// The point of `r`'s kind with more workers than `r` and the best efficiency, where it is
@@ -652,6 +734,24 @@ fn cause(r: &ResultRecord, others: &Others, report: &Report) -> Option<Finding> 
                     format_sig(l.summary.mean)
                 ),
                 vec![l.summary.mean],
+            );
+        }
+    }
+    // A dense solve or multiply too small for the peak.
+    if let Some(n) = r.params.cpu().and_then(|c| c.linalg.as_ref()).map(|l| l.n) {
+        let why =
+            "its O(N³) work does not amortise the O(N²) memory traffic and the threads' start-up";
+        if let Some((bn, be)) = others.larger_n(r, n, e) {
+            let be = be * 100.0;
+            return say(
+                format!("N = {n} is too small for the peak: N = {bn} reached {be:.1} % ({why})"),
+                vec![n as f64, bn as f64, be],
+            );
+        }
+        if n < SMALL_N {
+            return say(
+                format!("N = {n} is too small for the peak: {why}"),
+                vec![n as f64],
             );
         }
     }
@@ -985,6 +1085,98 @@ mod tests {
         );
         let within = of(&run(vec![point(32, 0.5)]));
         assert!(!within.iter().any(|f| f.text.contains("NCQ/TCQ")));
+    }
+
+    /// The recorded points run's findings, a test per kind of statement, as the recorded
+    /// figures make them.
+    fn recorded() -> Vec<Finding> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/history");
+        let r = Report::from_json(&std::fs::read(dir.join("points.json")).unwrap()).unwrap();
+        let found = of(&r.displayed(&Default::default()));
+        found.iter().for_each(cited);
+        found
+    }
+
+    /// UDP's 2762 → 385.7 Mbit/s at 2 streams falls: it is not "flat".
+    #[test]
+    fn a_recorded_collapse_is_a_fall_not_flat() {
+        let found = recorded();
+        let udp: Vec<&str> = only(&found, Kind::Scaling)
+            .into_iter()
+            .filter(|t| t.contains("2762 → 385.7 Mbit/s from 1 to 2 streams"))
+            .collect();
+        assert_eq!(udp.len(), 1, "{found:?}");
+        assert!(
+            udp[0].ends_with("(×0.14); falls with more streams: 86.0 % lower at 2 than at 1"),
+            "{udp:?}"
+        );
+        assert!(!udp[0].contains("flat"), "{udp:?}");
+    }
+
+    /// Efficiencies of 119.7–121.7 % are a class of their own, not among those at 90 % or more.
+    #[test]
+    fn recorded_efficiencies_above_the_peak_are_their_own_class() {
+        let found = recorded();
+        let mem: Vec<&Finding> = (found.iter())
+            .filter(|f| f.kind == Kind::Efficiency && f.subsystem == Subsystem::Mem)
+            .collect();
+        assert_eq!(mem.len(), 1, "{found:?}");
+        let t = &mem[0].text;
+        assert!(
+            t.contains(
+                "3 above 100 % (119.7–121.7 %): above the peak, so a peak input is wrong or the peak is not the ceiling"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains("0 at 90–100 % of it") && !t.contains("≥ 90"),
+            "{t}"
+        );
+        for f in only(&found, Kind::Efficiency) {
+            assert!(!f.contains("≥ 90"), "{f}");
+        }
+    }
+
+    /// Read-only memory kernels (RS, RR) have no stores: "none stores" is said nowhere, while
+    /// the kernels with stores still say which.
+    #[test]
+    fn recorded_read_only_points_say_no_stores() {
+        let found = recorded();
+        let texts: Vec<&str> = found.iter().map(|f| f.text.as_str()).collect();
+        assert!(texts.iter().any(|t| t.starts_with("RS · ")), "{texts:?}");
+        assert!(
+            texts.iter().all(|t| !t.contains("none stores")),
+            "{texts:?}"
+        );
+        assert!(
+            texts.iter().any(|t| t.contains("regular stores")),
+            "{texts:?}"
+        );
+    }
+
+    /// LINPACK and DGEMM at N = 200 are too small for the peak: that is the cause, not "none".
+    #[test]
+    fn recorded_small_solves_say_n_is_too_small() {
+        let found = recorded();
+        let causes = only(&found, Kind::Cause);
+        let solves: Vec<&&str> = (causes.iter())
+            .filter(|t| t.starts_with("LINPACK") || t.starts_with("DGEMM"))
+            .collect();
+        assert_eq!(solves.len(), 4, "{causes:?}");
+        for t in &solves {
+            assert!(
+                t.contains("N = 200 is too small for the peak: its O(N³) work does not amortise the O(N²) memory traffic and the threads' start-up"),
+                "{t}"
+            );
+            assert!(!t.contains("no cause this run can show"), "{t}");
+        }
+        assert!(
+            solves
+                .iter()
+                .any(|t| t.starts_with("LINPACK · 2 threads · N = 200")
+                    && t.contains("3.2 % of its peak")),
+            "{solves:?}"
+        );
     }
 
     /// The stored runs' findings (every kind of point): each cites its figures.

@@ -353,7 +353,10 @@ pub fn render_doc(doc: &Document) -> Vec<u8> {
         for t in doc.tables.iter().filter(|t| t.subsystem == *id) {
             let heading = match &t.title {
                 Some(title) => title.clone(),
-                None => format!("{name} ({})", t.unit.name()),
+                None => match t.unit {
+                    Some(u) => format!("{name} ({})", u.name()),
+                    None => name.to_string(),
+                },
             };
             out.push_str(&format!("<h3>{}</h3>\n", esc(&heading)));
             out.push_str(&table(

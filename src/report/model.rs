@@ -18,7 +18,9 @@ use crate::units::format_bytes_binary;
 #[derive(Debug, Clone)]
 pub struct ResultTable {
     pub subsystem: Subsystem,
-    pub unit: Unit,
+    /// None where its figures are of several units (a pivot with the workloads' figures side
+    /// by side): each row's or column's label names its unit.
+    pub unit: Option<Unit>,
     /// What the table holds, where it is more than its subsystem and unit (a pivot's
     /// workload, figure and fixed parameters).
     pub title: Option<String>,
@@ -175,7 +177,10 @@ impl ResultTable {
     pub fn heading(&self) -> String {
         match &self.title {
             Some(t) => t.clone(),
-            None => format!("{} ({})", self.subsystem, self.unit),
+            None => match self.unit {
+                Some(u) => format!("{} ({u})", self.subsystem),
+                None => self.subsystem.to_string(),
+            },
         }
     }
 }
@@ -206,7 +211,7 @@ impl Document {
                     rows,
                     noisy: records.iter().any(|r| r.summary.noisy),
                     subsystem,
-                    unit,
+                    unit: Some(unit),
                 }
             })
             .collect();

@@ -1,24 +1,36 @@
-//! `report RUN --pivot rows=A,cols=B`: the run's figures as the reports tabulate them — one
-//! table per workload, figure and value of the other parameters, parameter A down the rows and
-//! B across the columns (threads × block size, block size × queue depth…), each cell a mean.
+//! `report RUN --pivot rows=A,cols=B`: the run's figures as the reports tabulate them — parameter
+//! A down the rows and B across the columns (threads × block size, block size × queue depth…),
+//! each cell a mean, one table per figure and value of the other parameters. A side may name
+//! several parameters (`rows=threads+block_size`), and the workload, the figure (`metric`) and
+//! the protocol are parameters too: `cols=workload` puts the workloads side by side, each with
+//! its figures (latency beside throughput), `cols=protocol` TCP beside UDP.
+//!
+//! A parameter that is not on a side splits the tables where it takes several values, except
+//! where its value follows from a side's value (UDP's rate, which TCP has not; a workload's
+//! access order): then it goes with that value, in its label, or in the title where it is the
+//! same across the table.
 
 use super::model::{Document, ResultTable};
 use crate::results::ResultRecord;
-use crate::results::point::{Field, Role, fields, shown_value};
+use crate::results::point::{Drawn, Field, Role, fields, shown_value};
 use crate::units::format_sig;
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-/// Which parameter goes down the rows and which across the columns, by the name the JSON
-/// document gives it (`threads`, `block_size_bytes`, `iodepth`, …; `block_size` for
-/// `block_size_bytes` will do).
+/// Which parameters go down the rows and which across the columns, by the names the JSON
+/// document gives them (`threads`, `block_size_bytes`, `iodepth`, `protocol`, …;
+/// `block_size` for `block_size_bytes` will do), and `workload` and `metric`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pivot {
-    pub rows: String,
-    pub cols: String,
+    pub rows: Vec<String>,
+    pub cols: Vec<String>,
 }
 
-const FORM: &str = "give --pivot rows=PARAMETER,cols=PARAMETER (e.g. rows=threads,cols=block_size)";
+const FORM: &str = "give --pivot rows=PARAMETER,cols=PARAMETER (e.g. rows=threads,cols=block_size; several joined by +, as rows=threads+block_size)";
+
+/// The sides' names that are not parameters of a point's `params`.
+const WORKLOAD: &str = "workload";
+const METRIC: &str = "metric";
 
 impl std::str::FromStr for Pivot {
     type Err = String;
@@ -26,28 +38,38 @@ impl std::str::FromStr for Pivot {
     fn from_str(s: &str) -> Result<Pivot, String> {
         let (mut rows, mut cols) = (None, None);
         for part in s.split(',') {
-            let (side, key) = part.split_once('=').ok_or_else(|| FORM.to_string())?;
-            let key = key.trim();
-            let ok = !key.is_empty()
-                && key.len() <= 64
-                && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-            if !ok {
-                return Err(format!(
-                    "'{}' is not a parameter's name; {FORM}",
-                    crate::text::printable(key)
-                ));
+            let (side, keys) = part.split_once('=').ok_or_else(|| FORM.to_string())?;
+            let mut names: Vec<String> = Vec::new();
+            for key in keys.split('+').map(str::trim) {
+                let ok = !key.is_empty()
+                    && key.len() <= 64
+                    && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if !ok {
+                    return Err(format!(
+                        "'{}' is not a parameter's name; {FORM}",
+                        crate::text::printable(key)
+                    ));
+                }
+                names.push(key.to_string());
             }
             match side.trim() {
-                "rows" if rows.is_none() => rows = Some(key.to_string()),
-                "cols" if cols.is_none() => cols = Some(key.to_string()),
+                "rows" if rows.is_none() => rows = Some(names),
+                "cols" if cols.is_none() => cols = Some(names),
                 _ => return Err(FORM.to_string()),
             }
         }
-        match (rows, cols) {
-            (Some(rows), Some(cols)) if rows != cols => Ok(Pivot { rows, cols }),
-            (Some(_), Some(_)) => Err(format!("rows and cols name the same parameter; {FORM}")),
-            _ => Err(FORM.to_string()),
+        let (Some(rows), Some(cols)) = (rows, cols) else {
+            return Err(FORM.to_string());
+        };
+        let bare = |k: &String| k.strip_suffix("_bytes").unwrap_or(k).to_string();
+        let mut seen = HashSet::new();
+        if let Some(k) = rows.iter().chain(&cols).find(|k| !seen.insert(bare(k))) {
+            return Err(format!(
+                "{} is named twice; each side names different parameters; {FORM}",
+                crate::text::printable(k)
+            ));
         }
+        Ok(Pivot { rows, cols })
     }
 }
 
@@ -56,17 +78,64 @@ fn is(f: &Field, name: &str) -> bool {
     f.key == name || f.key.strip_suffix("_bytes") == Some(name)
 }
 
-/// A value for sorting: numbers by value, anything else after them by text.
-fn order(v: &Value) -> (f64, String) {
-    (v.as_f64().unwrap_or(f64::INFINITY), v.to_string())
+/// Whether a field follows from the point's other parameters (a thread per stream, a
+/// workload's access order, a working set from the threads): it never splits a table.
+fn follows(f: &Field) -> bool {
+    f.role == Role::Axis && f.drawn == Drawn::Not
 }
 
-/// One pivot table's records: the workload, figure and the other parameters in words.
+/// A metric's words: "throughput (MB/s)", or the unit alone where it names the figure
+/// ("IOPS").
+fn figure_words(r: &ResultRecord) -> String {
+    if r.metric.name().eq_ignore_ascii_case(r.unit.name()) {
+        r.unit.to_string()
+    } else {
+        format!("{} ({})", r.metric, r.unit)
+    }
+}
+
+/// One value of a side's parameter: its text as a key, how it sorts and how it reads.
+#[derive(Debug, Clone)]
+struct Part {
+    key: String,
+    number: Option<f64>,
+    shown: String,
+}
+
+/// A point of the pivot: its record, its sides' values, the class it is pivoted in (subsystem,
+/// and workload and figure where no side has them) and its other parameters, by key.
+struct Item<'a> {
+    rec: &'a ResultRecord,
+    row: Vec<Part>,
+    col: Vec<Part>,
+    class: String,
+    /// Parameters that may split the tables: (value as text, words in a label, where any).
+    others: BTreeMap<&'static str, (String, Option<String>)>,
+    /// Parameters that follow from others: shown in a title where the same across it.
+    implied: Vec<(&'static str, String, Option<String>)>,
+}
+
+/// What a parameter that is on no side is to a class of points.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Place {
+    /// It splits the tables.
+    Split,
+    /// Its value follows from the row's.
+    Row,
+    /// Its value follows from the column's.
+    Col,
+}
+
+/// A row's or column's label: its text, and what sorts it (each part's number, where it
+/// first comes in the run, its key), which is also what tells it apart.
+struct Label {
+    text: String,
+    sort: Vec<(f64, usize, String)>,
+}
+
+/// One pivot table's points.
 struct Block<'a> {
-    title: String,
-    /// The JSON keys of the row and column parameters.
-    keys: (&'static str, &'static str),
-    recs: Vec<(&'a ResultRecord, Value, Value)>,
+    items: Vec<&'a Item<'a>>,
 }
 
 impl Pivot {
@@ -77,93 +146,297 @@ impl Pivot {
         Ok(doc)
     }
 
-    /// The pivot tables of `results`: every point that has both parameters, one table per
-    /// subsystem, workload, figure, unit and value of the point's other parameters.
-    pub fn tables(&self, results: &[ResultRecord]) -> Result<Vec<ResultTable>, String> {
-        let mut blocks: Vec<Block> = Vec::new();
-        let mut at: HashMap<(String, String), usize> = HashMap::new();
-        for r in results {
-            let fs = fields(&r.params);
-            let named = |name: &str| fs.iter().find(|f| f.role.names() && is(f, name));
-            let (Some(row), Some(col)) = (named(&self.rows), named(&self.cols)) else {
-                continue;
-            };
-            let rest: Vec<String> = fs
-                .iter()
-                .filter(|f| f.role.names() && !is(f, &self.rows) && !is(f, &self.cols))
-                .filter_map(Field::words)
-                .collect();
-            // "Disk RS throughput (MB/s)", "Disk RS (IOPS)": a figure its unit names is not
-            // named twice.
-            let metric = if r.metric.name().eq_ignore_ascii_case(r.unit.name()) {
-                String::new()
+    /// The names on the sides, with the figure beside the workload where the workload is on a
+    /// side and the figure on none (latency beside throughput).
+    fn sides(&self) -> (Vec<&str>, Vec<&str>, bool) {
+        let mut rows: Vec<&str> = self.rows.iter().map(String::as_str).collect();
+        let mut cols: Vec<&str> = self.cols.iter().map(String::as_str).collect();
+        let named = |n: &str| rows.contains(&n) || cols.contains(&n);
+        let rides = !named(METRIC) && named(WORKLOAD);
+        if rides {
+            if rows.contains(&WORKLOAD) {
+                rows.push(METRIC);
             } else {
-                format!(" {}", r.metric)
-            };
-            let title = format!(
-                "{} {}{metric} ({}){}",
-                r.subsystem.title(),
-                crate::text::printable(&r.workload),
-                r.unit,
-                rest.iter().map(|w| format!(" · {w}")).collect::<String>()
-            );
-            let key = (
-                format!("{}/{}/{}", r.subsystem, r.workload, r.metric),
-                title.clone(),
-            );
-            let entry = (r, row.value.clone(), col.value.clone());
+                cols.push(METRIC);
+            }
+        }
+        (rows, cols, rides)
+    }
+
+    /// A record as a point of the pivot, or None where it lacks a side's parameter.
+    fn item<'a>(&self, r: &'a ResultRecord) -> Option<Item<'a>> {
+        let (rows, cols, _) = self.sides();
+        let fs = fields(&r.params);
+        let part = |name: &str| -> Option<Part> {
+            match name {
+                WORKLOAD => Some(Part {
+                    key: format!("w:{}", r.workload),
+                    number: None,
+                    shown: crate::text::printable(&r.workload),
+                }),
+                METRIC => Some(Part {
+                    key: format!("m:{}/{}", r.metric, r.unit),
+                    number: None,
+                    shown: figure_words(r),
+                }),
+                _ => fs
+                    .iter()
+                    .find(|f| f.role.names() && is(f, name))
+                    .map(|f| Part {
+                        key: format!("{}={}", f.key, f.value),
+                        number: f.value.as_f64(),
+                        shown: shown_value(f.key, &f.value),
+                    }),
+            }
+        };
+        let row: Vec<Part> = rows.iter().map(|n| part(n)).collect::<Option<_>>()?;
+        let col: Vec<Part> = cols.iter().map(|n| part(n)).collect::<Option<_>>()?;
+        let on_side = |f: &Field| rows.iter().chain(&cols).any(|n| is(f, n));
+        let mut class = r.subsystem.to_string();
+        if !rows.contains(&WORKLOAD) && !cols.contains(&WORKLOAD) {
+            class.push_str(&format!("/{}", r.workload));
+        }
+        if !rows.contains(&METRIC) && !cols.contains(&METRIC) {
+            class.push_str(&format!("/{}/{}", r.metric, r.unit));
+        }
+        let mut others = BTreeMap::new();
+        let mut implied = Vec::new();
+        for f in fs.iter().filter(|f| !on_side(f)) {
+            let words = f.words();
+            if follows(f) {
+                implied.push((f.key, f.value.to_string(), words));
+            } else if f.role.names() || f.role == Role::Condition {
+                others.insert(f.key, (f.value.to_string(), words));
+            }
+        }
+        Some(Item {
+            rec: r,
+            row,
+            col,
+            class,
+            others,
+            implied,
+        })
+    }
+
+    /// The pivot tables of `results`: every point that has the sides' parameters, one table
+    /// per subsystem, figure (unless a side has it), workload (likewise) and value of the
+    /// parameters that split them.
+    pub fn tables(&self, results: &[ResultRecord]) -> Result<Vec<ResultTable>, String> {
+        let items: Vec<Item> = results.iter().filter_map(|r| self.item(r)).collect();
+        if items.is_empty() {
+            return Err(self.nothing_to_pivot(results));
+        }
+        // Each class's parameters' places.
+        let mut classes: Vec<&str> = Vec::new();
+        for i in &items {
+            if !classes.contains(&i.class.as_str()) {
+                classes.push(&i.class);
+            }
+        }
+        let mut places: HashMap<(&str, &str), Place> = HashMap::new();
+        for class in &classes {
+            let mine: Vec<&Item> = items.iter().filter(|i| i.class == *class).collect();
+            for (key, place) in places_of(&mine) {
+                places.insert((class, key), place);
+            }
+        }
+        // The tables: a class's points with the same values of the parameters that split.
+        let mut blocks: Vec<Block> = Vec::new();
+        let mut at: HashMap<String, usize> = HashMap::new();
+        for i in &items {
+            let split: Vec<String> = (i.others.iter())
+                .filter(|(k, _)| places.get(&(i.class.as_str(), **k)) == Some(&Place::Split))
+                .map(|(k, (v, _))| format!("{k}={v}"))
+                .collect();
+            let key = format!("{} {}", i.class, split.join(" "));
             match at.get(&key) {
-                Some(&i) => blocks[i].recs.push(entry),
+                Some(&b) => blocks[b].items.push(i),
                 None => {
                     at.insert(key, blocks.len());
-                    blocks.push(Block {
-                        title,
-                        keys: (row.key, col.key),
-                        recs: vec![entry],
-                    });
+                    blocks.push(Block { items: vec![i] });
                 }
             }
         }
-        if blocks.is_empty() {
-            return Err(self.nothing_to_pivot(results));
+        // Where each part's value first comes: text sorts by it.
+        let mut first: HashMap<&str, usize> = HashMap::new();
+        for p in items.iter().flat_map(|i| i.row.iter().chain(&i.col)) {
+            let n = first.len();
+            first.entry(p.key.as_str()).or_insert(n);
         }
-        Ok(blocks.into_iter().map(|b| self.table(b)).collect())
+        let mut tables: Vec<ResultTable> = blocks
+            .iter()
+            .map(|b| self.table(b, &places, &first))
+            .collect();
+        // Tables whose titles are alike differ in a condition: it says which.
+        let titles: Vec<String> = tables.iter().map(|t| t.heading()).collect();
+        for (k, t) in tables.iter_mut().enumerate() {
+            let twins: Vec<usize> = (0..titles.len())
+                .filter(|&j| titles[j] == titles[k])
+                .collect();
+            if twins.len() < 2 {
+                continue;
+            }
+            let mine = &blocks[k].items[0].others;
+            let mut extra = String::new();
+            for (key, (v, words)) in mine {
+                let differs = twins
+                    .iter()
+                    .any(|&j| blocks[j].items[0].others.get(key).map(|x| &x.0) != Some(v));
+                if differs && words.is_none() {
+                    let value: Value = serde_json::from_str(v).unwrap_or(Value::Null);
+                    extra.push_str(&format!(
+                        " · {} {}",
+                        key_words(key),
+                        shown_value(key, &value)
+                    ));
+                }
+            }
+            if let Some(title) = t.title.as_mut() {
+                title.push_str(&extra);
+            }
+        }
+        Ok(tables)
     }
 
-    fn table(&self, b: Block) -> ResultTable {
-        // A value as a key: its JSON text (equal values write the same text, 0 and -0 aside:
-        // the values come from the points' fields, numbers and strings).
-        let text = |v: &Value| v.to_string();
+    fn table(
+        &self,
+        b: &Block,
+        places: &HashMap<(&str, &str), Place>,
+        first: &HashMap<&str, usize>,
+    ) -> ResultTable {
+        let (rows_named, cols_named, rides) = self.sides();
+        let head = b.items[0];
+        let class = head.class.as_str();
+        let place = |k: &str| places.get(&(class, k)).copied().unwrap_or(Place::Split);
+        // The values each parameter takes in the table.
+        let values = |k: &str| -> HashSet<Option<&String>> {
+            b.items
+                .iter()
+                .map(|i| i.others.get(k).map(|x| &x.0))
+                .collect()
+        };
+        let same_across = |k: &str| values(k).len() == 1;
+        // Whether a parameter is one value per row's (column's) value in this table: else it
+        // differs from cell to cell (a condition of some points) and labels neither side.
+        let of_side = |k: &str, row: bool| {
+            let mut seen: HashMap<String, Option<&String>> = HashMap::new();
+            b.items.iter().all(|i| {
+                let parts = if row { &i.row } else { &i.col };
+                let at: Vec<&str> = parts.iter().map(|p| p.key.as_str()).collect();
+                let v = i.others.get(k).map(|x| &x.0);
+                *seen.entry(at.join("\u{0}")).or_insert(v) == v
+            })
+        };
+        // The figure beside the workload reads in the title where the table has one.
+        let figures: HashSet<&str> = b
+            .items
+            .iter()
+            .map(|i| {
+                let at = if rows_named.contains(&METRIC) {
+                    &i.row
+                } else {
+                    &i.col
+                };
+                let m = if rows_named.contains(&METRIC) {
+                    rows_named.iter().position(|n| *n == METRIC)
+                } else {
+                    cols_named.iter().position(|n| *n == METRIC)
+                };
+                m.and_then(|m| at.get(m)).map_or("", |p| p.key.as_str())
+            })
+            .collect();
+        let figure_in_title = !rides || figures.len() == 1;
+        let units: HashSet<_> = b.items.iter().map(|i| i.rec.unit).collect();
+        let one_unit = (units.len() == 1).then_some(head.rec.unit);
+        // A side's label: its parts, then the parameters that go with its value and differ
+        // across the table.
+        let label = |i: &Item, row: bool| -> Label {
+            let (parts, names) = if row {
+                (&i.row, &rows_named)
+            } else {
+                (&i.col, &cols_named)
+            };
+            let mut words: Vec<String> = Vec::new();
+            let mut sort = Vec::new();
+            for (p, name) in parts.iter().zip(names.iter()) {
+                if *name == METRIC && rides && figure_in_title {
+                    continue;
+                }
+                sort.push((
+                    p.number.unwrap_or(f64::INFINITY),
+                    first.get(p.key.as_str()).copied().unwrap_or(usize::MAX),
+                    p.key.clone(),
+                ));
+                match words.last_mut() {
+                    // "RS throughput (MB/s)": the figure of the workload before it.
+                    Some(w) if *name == METRIC && rides => *w = format!("{w} {}", p.shown),
+                    _ => words.push(p.shown.clone()),
+                }
+            }
+            // The parameters that go with the side's value and differ across the table; one
+            // without words (a condition) follows from the value and only keeps it apart.
+            let mine = if row { Place::Row } else { Place::Col };
+            for (k, (v, w)) in &i.others {
+                if place(k) != mine || same_across(k) || !of_side(k, row) {
+                    continue;
+                }
+                sort.push((f64::INFINITY, usize::MAX, format!("{k}={v}")));
+                words.extend(w.clone());
+            }
+            Label {
+                text: words.join(" · "),
+                sort,
+            }
+        };
         let distinct = |row: bool| {
             let mut seen: HashSet<String> = HashSet::new();
-            let mut vs: Vec<Value> = Vec::new();
-            for e in &b.recs {
-                let v = if row { &e.1 } else { &e.2 };
-                if seen.insert(text(v)) {
-                    vs.push(v.clone());
+            let mut vs: Vec<Label> = Vec::new();
+            for i in &b.items {
+                let l = label(i, row);
+                if seen.insert(format!("{:?}", l.sort)) {
+                    vs.push(l);
                 }
             }
             vs.sort_by(|a, c| {
-                let (a, c) = (order(a), order(c));
-                a.0.total_cmp(&c.0).then(a.1.cmp(&c.1))
+                for (x, y) in a.sort.iter().zip(&c.sort) {
+                    let o = x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2));
+                    if o.is_ne() {
+                        return o;
+                    }
+                }
+                a.sort.len().cmp(&c.sort.len())
             });
             vs
         };
         let (rows, cols) = (distinct(true), distinct(false));
-        let (row_key, col_key) = b.keys;
         // The first record of each cell.
         let mut cell: HashMap<(String, String), &ResultRecord> = HashMap::new();
-        for e in &b.recs {
-            cell.entry((text(&e.1), text(&e.2))).or_insert(e.0);
+        let id = |l: &Label| format!("{:?}", l.sort);
+        for i in &b.items {
+            cell.entry((id(&label(i, true)), id(&label(i, false))))
+                .or_insert(i.rec);
         }
-        let mut headers = vec![format!("{} \\ {}", words(row_key), words(col_key))];
-        headers.extend(cols.iter().map(|c| shown_value(col_key, c)));
+        let side_words = |names: &[&str]| {
+            names
+                .iter()
+                .filter(|n| !(rides && **n == METRIC))
+                .map(|n| key_words(n))
+                .collect::<Vec<_>>()
+                .join(" · ")
+        };
+        let mut headers = vec![format!(
+            "{} \\ {}",
+            side_words(&rows_named),
+            side_words(&cols_named)
+        )];
+        headers.extend(cols.iter().map(|c| c.text.clone()));
         let cells = rows
             .iter()
             .map(|rv| {
-                let mut line = vec![shown_value(row_key, rv)];
+                let mut line = vec![rv.text.clone()];
                 line.extend(cols.iter().map(|cv| {
-                    cell.get(&(text(rv), text(cv))).map_or_else(
+                    cell.get(&(id(rv), id(cv))).map_or_else(
                         || "—".to_string(),
                         |r| {
                             let s = &r.summary;
@@ -174,15 +447,52 @@ impl Pivot {
                 line
             })
             .collect();
-        let first = &b.recs[0].0;
+        // The title: subsystem, workload and figure where no side has them, then the
+        // parameters the same across the table, in the order a label has them.
+        let r = head.rec;
+        let mut title = r.subsystem.title().to_string();
+        let workload_named = rows_named.contains(&WORKLOAD) || cols_named.contains(&WORKLOAD);
+        if !workload_named {
+            title.push_str(&format!(" {}", crate::text::printable(&r.workload)));
+        }
+        let metric_named = rows_named.contains(&METRIC) || cols_named.contains(&METRIC);
+        if !metric_named || (rides && figure_in_title) {
+            // "Disk RS throughput (MB/s)", "Disk RS (IOPS)": a figure its unit names is not
+            // named twice.
+            if !r.metric.name().eq_ignore_ascii_case(r.unit.name()) {
+                title.push_str(&format!(" {}", r.metric));
+            }
+        }
+        if let Some(u) = one_unit.filter(|_| !metric_named || (rides && figure_in_title)) {
+            title.push_str(&format!(" ({u})"));
+        }
+        for f in fields(&r.params) {
+            let value = f.value.to_string();
+            let shown = match head.others.get(f.key) {
+                Some((_, w)) => w.clone().filter(|_| same_across(f.key)),
+                None => head
+                    .implied
+                    .iter()
+                    .find(|x| x.0 == f.key)
+                    .and_then(|x| x.2.clone())
+                    .filter(|_| {
+                        b.items
+                            .iter()
+                            .all(|i| i.implied.iter().any(|y| y.0 == f.key && y.1 == value))
+                    }),
+            };
+            if let Some(w) = shown {
+                title.push_str(&format!(" · {w}"));
+            }
+        }
         ResultTable {
-            subsystem: first.subsystem,
-            unit: first.unit,
-            title: Some(b.title),
+            subsystem: r.subsystem,
+            unit: one_unit,
+            title: Some(title),
             first_figure: 1,
             headers,
             rows: cells,
-            noisy: b.recs.iter().any(|e| e.0.summary.noisy),
+            noisy: b.items.iter().any(|i| i.rec.summary.noisy),
         }
     }
 
@@ -192,15 +502,19 @@ impl Pivot {
             results
                 .iter()
                 .flat_map(|r| fields(&r.params))
-                .filter(|f| f.role == Role::Axis)
+                .filter(|f| f.role.names())
                 .map(|f| f.key),
         );
+        let wanted: Vec<&String> = (self.rows.iter().chain(&self.cols))
+            .filter(|n| n.as_str() != WORKLOAD && n.as_str() != METRIC)
+            .collect();
+        let wanted: Vec<String> = wanted.iter().map(|n| crate::text::printable(n)).collect();
         format!(
-            "no point of the run has both {} and {}; its points have {}",
-            crate::text::printable(&self.rows),
-            crate::text::printable(&self.cols),
+            "no point of the run has {}{}; its points have workload, metric, {}",
+            if wanted.len() == 2 { "both " } else { "" },
+            wanted.join(" and "),
             if names.is_empty() {
-                "no such parameters".to_string()
+                "no other parameters".to_string()
             } else {
                 names.join(", ")
             }
@@ -208,8 +522,63 @@ impl Pivot {
     }
 }
 
+/// Where each parameter that is on no side goes, for one class's points: with the column's
+/// value where it follows from it (over the class, or among the points equal in every other
+/// such parameter), else with the row's, else it splits the tables.
+fn places_of<'a>(items: &[&Item<'a>]) -> Vec<(&'static str, Place)> {
+    let keys: Vec<&'static str> =
+        super::distinct(items.iter().flat_map(|i| i.others.keys().copied()));
+    let value = |i: &Item, k: &str| i.others.get(k).map(|x| x.0.clone());
+    let side = |i: &Item, row: bool| -> String {
+        let parts = if row { &i.row } else { &i.col };
+        parts
+            .iter()
+            .map(|p| p.key.as_str())
+            .collect::<Vec<_>>()
+            .join("\u{0}")
+    };
+    // Whether `k` is one value per side's value within each group, and more than one in some.
+    let follows_side = |k: &str, row: bool, group: &dyn Fn(&Item) -> String| {
+        let mut of: HashMap<(String, String), Option<String>> = HashMap::new();
+        let mut seen: HashMap<String, HashSet<Option<String>>> = HashMap::new();
+        for i in items {
+            let g = group(i);
+            let v = value(i, k);
+            match of.entry((g.clone(), side(i, row))) {
+                std::collections::hash_map::Entry::Occupied(e) if *e.get() != v => return false,
+                std::collections::hash_map::Entry::Occupied(_) => {}
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(v.clone());
+                }
+            }
+            seen.entry(g).or_default().insert(v);
+        }
+        seen.values().any(|s| s.len() > 1)
+    };
+    keys.iter()
+        .map(|&k| {
+            let whole = |_: &Item| String::new();
+            let rest = |i: &Item| {
+                keys.iter()
+                    .filter(|&&o| o != k)
+                    .map(|o| format!("{o}={:?}", value(i, o)))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let place = if follows_side(k, false, &whole) || follows_side(k, false, &rest) {
+                Place::Col
+            } else if follows_side(k, true, &whole) || follows_side(k, true, &rest) {
+                Place::Row
+            } else {
+                Place::Split
+            };
+            (k, place)
+        })
+        .collect()
+}
+
 /// A parameter's name for a header: `block_size_bytes` → "block size".
-fn words(key: &str) -> String {
+fn key_words(key: &str) -> String {
     key.strip_suffix("_bytes").unwrap_or(key).replace('_', " ")
 }
 
@@ -240,7 +609,11 @@ pub fn csv(tables: &[ResultTable]) -> Vec<u8> {
             at_of.entry(h).or_insert(i);
         }
         for r in &t.rows {
-            let mut line = vec![field(&t.heading()), field(t.unit.name()), field(&r[0])];
+            let mut line = vec![
+                field(&t.heading()),
+                field(t.unit.map_or("", |u| u.name())),
+                field(&r[0]),
+            ];
             for c in &cols {
                 let at = at_of.get(c).copied();
                 let cell = at.and_then(|i| r.get(i + 1)).map_or("", |v| v.as_str());
@@ -279,17 +652,23 @@ mod tests {
         )
     }
 
+    fn s(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
     #[test]
     fn the_form_is_rows_and_cols() {
         let p: Pivot = "rows=threads,cols=block_size".parse().unwrap();
-        assert_eq!(
-            (p.rows.as_str(), p.cols.as_str()),
-            ("threads", "block_size")
-        );
+        assert_eq!((p.rows, p.cols), (s(&["threads"]), s(&["block_size"])));
         let p: Pivot = "cols=iodepth, rows=block_size_bytes".parse().unwrap();
         assert_eq!(
-            (p.rows.as_str(), p.cols.as_str()),
-            ("block_size_bytes", "iodepth")
+            (p.rows, p.cols),
+            (s(&["block_size_bytes"]), s(&["iodepth"]))
+        );
+        let p: Pivot = "rows=threads+block_size,cols=workload".parse().unwrap();
+        assert_eq!(
+            (p.rows, p.cols),
+            (s(&["threads", "block_size"]), s(&["workload"]))
         );
         for bad in [
             "",
@@ -299,6 +678,9 @@ mod tests {
             "x=threads,cols=iodepth",
             "rows=thr\u{1b}[2J,cols=iodepth",
             "rows=,cols=iodepth",
+            "rows=threads+,cols=iodepth",
+            "rows=block_size,cols=threads+block_size_bytes",
+            "rows=workload+workload,cols=threads",
         ] {
             let e = bad.parse::<Pivot>().unwrap_err();
             assert!(e.contains("rows=") && !e.contains('\u{1b}'), "{bad}: {e}");
@@ -350,6 +732,160 @@ mod tests {
         assert!(lines[2].ends_with(",B/s,1 MiB,500.0,"), "{csv}");
         let p: Pivot = "rows=threads,cols=streams".parse().unwrap();
         let e = p.tables(&recs).unwrap_err();
-        assert!(e.contains("threads, block_size_bytes, iodepth"), "{e}");
+        assert!(
+            e.starts_with("no point of the run has both threads and streams"),
+            "{e}"
+        );
+        assert!(
+            e.contains("threads, block_size_bytes, iodepth, engine"),
+            "{e}"
+        );
+    }
+
+    /// A recorded run's pivot tables (in display units).
+    fn recorded(name: &str, pivot: &str) -> Vec<ResultTable> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/history");
+        let r = crate::results::Report::from_json(&std::fs::read(dir.join(name)).unwrap()).unwrap();
+        let r = r.displayed(&Default::default());
+        pivot.parse::<Pivot>().unwrap().tables(&r.results).unwrap()
+    }
+
+    /// The table of `tables` titled `title`.
+    fn titled<'t>(tables: &'t [ResultTable], title: &str) -> &'t ResultTable {
+        let titles: Vec<String> = tables.iter().map(|t| t.heading()).collect();
+        let at = titles.iter().position(|t| t == title);
+        &tables[at.unwrap_or_else(|| panic!("no table {title}: {titles:#?}"))]
+    }
+
+    /// Every cell a figure (a noisy one marked), none missing.
+    fn full(t: &ResultTable) {
+        for r in &t.rows {
+            for c in &r[1..] {
+                assert!(
+                    c.trim_end_matches(" !").parse::<f64>().is_ok(),
+                    "{c} in {r:?}"
+                );
+            }
+        }
+    }
+
+    const DISK: &str = "Disk · 1 MiB blocks · QD 1 · psync · direct";
+    const CPU: &str = "CPU throughput (GOPS) · avx512 · strong scaling · total ops 1000000";
+    const NET: &str = "Network THROUGHPUT throughput (Mbit/s) · 1 KiB messages · receiver · client to server · server 127.0.0.1";
+
+    /// The reports' three wide tables from the recorded assignment run: disk workloads across
+    /// with latency beside throughput, the CPU's GFLOPS and GIOPS workloads side by side, TCP
+    /// beside UDP (UDP's rate goes with its column, it does not split the table).
+    #[test]
+    fn the_reports_wide_tables_from_a_recorded_run() {
+        let tables = recorded("assignment.json", "rows=threads,cols=workload");
+        let disk = titled(&tables, DISK);
+        assert_eq!(disk.unit, None);
+        assert_eq!(
+            disk.headers[..7],
+            [
+                "threads \\ workload",
+                "RS throughput (MB/s)",
+                "RS IOPS",
+                "RS latency (ms)",
+                "RR throughput (MB/s)",
+                "RR IOPS",
+                "RR latency (ms)"
+            ]
+        );
+        assert_eq!(disk.headers.len(), 13);
+        let threads: Vec<&str> = disk.rows.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(threads, ["1", "2", "4", "8", "12", "24", "48"]);
+        full(disk);
+        let cpu = titled(&tables, CPU);
+        assert_eq!(cpu.unit, Some(crate::ids::Unit::Gops));
+        assert_eq!(
+            cpu.headers,
+            ["threads \\ workload", "SP", "DP", "INT32", "INT64"]
+        );
+        let threads: Vec<&str> = cpu.rows.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(threads, ["1", "2", "4", "8"]);
+        full(cpu);
+        // The other CPU job's points (10¹² operations scaled down) are a table of their own.
+        let c1 = "CPU throughput (GOPS) · avx512 · strong scaling · total ops 999450683";
+        assert_eq!(
+            titled(&tables, c1).headers,
+            ["threads \\ workload", "QP", "HP", "SP", "DP"]
+        );
+        let tables = recorded("assignment.json", "rows=streams,cols=protocol");
+        let net = titled(&tables, NET);
+        assert_eq!(
+            net.headers,
+            ["streams \\ protocol", "TCP", "UDP · rate unlimited"]
+        );
+        let streams: Vec<&str> = net.rows.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(streams, ["1", "2", "4", "8"]);
+        full(net);
+        // Block size down the rows too: one disk table per queue depth and engine.
+        let tables = recorded("assignment.json", "rows=threads+block_size,cols=workload");
+        let t = titled(&tables, "Disk · QD 1 · psync");
+        assert_eq!(t.headers[0], "threads · block size \\ workload");
+        assert!(
+            t.rows.iter().any(|r| r[0] == "2 · 1 MiB · direct"),
+            "{:?}",
+            t.rows
+        );
+        // Workloads down, figures across.
+        let tables = recorded("assignment.json", "rows=workload,cols=threads");
+        let t = titled(&tables, DISK);
+        assert_eq!(t.rows[0][0], "RS throughput (MB/s)");
+        assert_eq!(t.headers[1..], ["1", "2", "4", "8", "12", "24", "48"]);
+    }
+
+    /// The wide tables in every format a pivot has: the terminal (in parts that fit 100
+    /// columns), Markdown, HTML and CSV (a mixed table's unit column empty, its units in the
+    /// column names).
+    #[test]
+    fn the_wide_tables_in_every_format() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/history");
+        let r =
+            crate::results::Report::from_json(&std::fs::read(dir.join("assignment.json")).unwrap())
+                .unwrap()
+                .displayed(&Default::default());
+        for (pivot, title, head) in [
+            ("rows=threads,cols=workload", DISK, "RS latency (ms)"),
+            ("rows=threads,cols=workload", CPU, "INT32"),
+            ("rows=streams,cols=protocol", NET, "UDP · rate unlimited"),
+        ] {
+            let doc = pivot.parse::<Pivot>().unwrap().document(&r).unwrap();
+            let text = super::super::table::render_doc(&doc, 100);
+            assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+            // A title wider than the terminal wraps.
+            let words = title.split(' ').take(6).collect::<Vec<_>>().join(" ");
+            // A header in a narrow column wraps too.
+            let head_words = head.split(' ').all(|w| text.contains(w));
+            assert!(text.contains(&words) && head_words, "{title}");
+            let md = String::from_utf8(super::super::markdown::render_doc(&doc)).unwrap();
+            assert!(md.contains(&format!("## {title}\n")), "{title}");
+            assert!(md.contains(&format!("| {head} |")), "{title}");
+            let html = String::from_utf8(super::super::html::render_doc(&doc)).unwrap();
+            assert!(html.contains(&format!("<th>{head}</th>")), "{title}");
+            let csv = String::from_utf8(csv(&doc.tables)).unwrap();
+            let line = csv.lines().find(|l| l.starts_with(title)).unwrap();
+            assert!(
+                csv.lines().next().unwrap().contains(&format!(",{head},"))
+                    || csv.lines().next().unwrap().ends_with(&format!(",{head}")),
+                "{title}"
+            );
+            assert!(line[title.len()..].starts_with(','), "{line}");
+        }
+        let doc = "rows=threads,cols=workload"
+            .parse::<Pivot>()
+            .unwrap()
+            .document(&r)
+            .unwrap();
+        let csv = String::from_utf8(csv(&doc.tables)).unwrap();
+        assert!(csv.contains(&format!("{DISK},,1,")), "mixed units: no unit");
+        assert!(csv.contains(&format!("{CPU},GOPS,1,")), "one unit");
+        let text = super::super::table::render_doc(&doc, 100);
+        assert!(
+            text.contains(&format!("{DISK} (columns 1–")),
+            "the disk table in parts"
+        );
     }
 }

@@ -194,7 +194,11 @@ fn subsystem_table(
     // A bandwidth staircase's sizes each scale over threads: its levels (in the findings) say
     // it per thread count, in a line each.
     let stairs = super::bandwidth_levels::staircases(recs, &[]);
-    let (rows, mut notes) = sweep_rows(sub, &points, super::bandwidth_levels::on_stairs(&stairs));
+    // A workload that measures the harness alone (NULL) has no scaling to state: its figure
+    // is the harness's overhead, not work done.
+    let on_stairs = super::bandwidth_levels::on_stairs(&stairs);
+    let quiet = |r: &ResultRecord| on_stairs(r) || super::findings::harness_only(r);
+    let (rows, mut notes) = sweep_rows(sub, &points, quiet);
     if let Some(first) = stairs.first() {
         let mut names: Vec<&str> = stairs
             .iter()
@@ -551,5 +555,29 @@ mod tests {
         report.results = vec![rec(1, 50.0)];
         let text = render(&report.displayed(&Default::default()), 100);
         assert!(!text.contains("CPUs"), "{text}");
+    }
+
+    /// The recorded points run's summary and full tables: NULL (the harness alone) gets no
+    /// scaling note (its 0.020 → 9.29 µs is overhead, not "464.70×"), while DP's sweep keeps
+    /// its note; a read-only memory kernel's row never says "none stores".
+    #[test]
+    fn recorded_null_has_no_scaling_and_no_row_says_none_stores() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/history");
+        let r = Report::from_json(&std::fs::read(dir.join("points.json")).unwrap()).unwrap();
+        let shown = r.displayed(&Default::default());
+        let text = render(&shown, 100);
+        assert!(
+            !text.contains("464.70") && !text.contains("NULL:"),
+            "{text}"
+        );
+        assert!(
+            text.contains("DP avx512 fp64 FMA: 58.55 → 58.48 GOPS"),
+            "{text}"
+        );
+        let full = crate::report::table::render(&shown, 100);
+        for t in [&text, &full] {
+            assert!(!t.contains("none stores"), "{t}");
+        }
+        assert!(full.contains("nt stores"), "{full}");
     }
 }

@@ -98,7 +98,14 @@ pub fn render_doc(doc: &Document, width: usize) -> String {
                 .collect();
             t = grid(table, &headers, &rows, width);
         }
-        out.push_str(&format!("{}\n{t}\n", table.heading()));
+        if t.lines().any(|l| l.chars().count() > width) {
+            // Still too wide (a pivot with many columns): its figures in parts that fit, each
+            // with the row labels.
+            out.push_str(&in_parts(table, width));
+        } else {
+            let heading = crate::text::wrap(&table.heading(), width, "  ");
+            out.push_str(&format!("{heading}\n{t}\n"));
+        }
         if table.noisy {
             out.push_str("! noisy: coefficient of variation above 5 %\n");
         }
@@ -114,6 +121,48 @@ pub fn render_doc(doc: &Document, width: usize) -> String {
     }
     if let Some(n) = &doc.nodes {
         out.push_str(&render_nodes(n, width));
+    }
+    out
+}
+
+/// A table too wide for `width` columns as several, each with the columns before its figures
+/// and as many figure columns as fit (one at least), headed "(columns 3–5 of 12)".
+fn in_parts(table: &super::model::ResultTable, width: usize) -> String {
+    let keep = table.first_figure.min(table.headers.len());
+    let n = table.headers.len();
+    let part = |a: usize, b: usize| {
+        let pick = |cells: &[String]| -> Vec<String> {
+            (cells.iter().enumerate())
+                .filter(|(j, _)| *j < keep || (a..b).contains(j))
+                .map(|(_, c)| c.clone())
+                .collect()
+        };
+        let rows: Vec<Vec<String>> = table.rows.iter().map(|r| pick(r)).collect();
+        grid(table, &pick(&table.headers), &rows, width)
+    };
+    let fits = |t: &Table| t.lines().all(|l| l.chars().count() <= width);
+    let figures = n - keep;
+    let mut out = String::new();
+    let mut a = keep;
+    while a < n {
+        let mut b = a + 1;
+        let mut t = part(a, b);
+        while b < n {
+            let wider = part(a, b + 1);
+            if !fits(&wider) {
+                break;
+            }
+            (t, b) = (wider, b + 1);
+        }
+        let heading = format!(
+            "{} (columns {}–{} of {figures})",
+            table.heading(),
+            a - keep + 1,
+            b - keep
+        );
+        let heading = crate::text::wrap(&heading, width, "  ");
+        out.push_str(&format!("{heading}\n{t}\n"));
+        a = b;
     }
     out
 }

@@ -1,8 +1,8 @@
 //! Each parameter type's [`Fields`]: which of its parameters name the point, which are its
 //! conditions, and how a person reads them, in the order a label shows them.
 
-use super::params::Probe;
 use super::params::{CpuParams, DiskParams, LatencyParams, MemParams, NetParams, NodeTag, Params};
+use super::params::{Probe, StoreKind};
 use super::point::{FieldList, Fields, Words};
 
 const THREADS: Words = Words::Count("thread", "threads");
@@ -86,7 +86,7 @@ impl Fields for MemParams {
             // All arrays of all threads: it follows from the threads and the array size.
             out.follows("working_set_bytes", k.working_set_bytes, WORKING_SET);
             out.variant("pages", k.pages, PAGES);
-            out.variant("stores", k.stores, Words::Around("", " stores"));
+            out.variant("stores", k.stores, stores(k.stores));
         }
         self.node.fields(out);
         if let Some(k) = &self.kernel {
@@ -99,6 +99,15 @@ impl Fields for MemParams {
             out.extent("array_bytes_per_thread", k.array_bytes_per_thread);
             out.condition("byte_counting", k.byte_counting);
         }
+    }
+}
+
+/// A kernel's stores in words ("nt stores"); a kernel without stores reads only, which its
+/// workload's name says ("none stores" would mean nothing).
+fn stores(kind: StoreKind) -> Words {
+    match kind {
+        StoreKind::None => Words::Hidden,
+        _ => Words::Around("", " stores"),
     }
 }
 
@@ -169,7 +178,7 @@ impl Fields for LatencyParams {
                 "injection delay",
             );
             out.variant("isa", load.isa, Words::Bare);
-            out.variant("stores", load.stores, Words::Around("", " stores"));
+            out.variant("stores", load.stores, stores(load.stores));
         }
         self.node.fields(out);
         if let Some(op) = &self.op {
