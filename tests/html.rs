@@ -11,10 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Charts in [`common::chart_report`]: CPU DP, SP, efficiency; memory COPY, RWS, staircase;
-/// disk throughput, IOPS, mean and p99 latency against queue depth, latency percentiles,
-/// throughput per interval; network goodput, latency percentiles.
-const CHARTS: usize = 14;
+/// Charts in [`common::chart_report`]: CPU DP, SP, efficiency, measured beside likwid-bench and
+/// the peak (grouped bars); memory COPY, RWS, staircase; disk throughput, IOPS, mean and p99
+/// latency against queue depth, latency percentiles, throughput per interval; network goodput,
+/// latency percentiles.
+const CHARTS: usize = 15;
 
 fn html_of(r: &Report) -> String {
     String::from_utf8(report::html::render(&common::shown(r))).unwrap()
@@ -144,6 +145,9 @@ fn the_page_is_self_contained_and_complete() {
         "likwid-bench: DP",
         "id=\"chart-mem-latency-staircase\"",
         "id=\"chart-cpu-efficiency\"",
+        "id=\"chart-cpu-throughput-measured-bars\"",
+        "likwid-bench measured",
+        "theoretical peak",
         "L1d 48 KiB",
         "Network THROUGHPUT: goodput vs streams",
     ] {
@@ -202,7 +206,7 @@ fn every_chart_exports_as_png() {
     let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
     assert_eq!(names.len(), CHARTS, "{names:?}");
     assert_eq!(names[0], "01-cpu-dp-throughput-vs-threads.png");
-    assert!(names.contains(&"06-mem-latency-staircase.png"), "{names:?}");
+    assert!(names.contains(&"07-mem-latency-staircase.png"), "{names:?}");
     for (_, png) in files {
         let png = png.unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
