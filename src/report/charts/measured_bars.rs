@@ -68,10 +68,10 @@ pub(super) fn measured_bars(subsystem: Subsystem, records: &[&ResultRecord]) -> 
                 // Short: the chart's title also names the machine and the run; the tool is in
                 // the legend.
                 title: format!(
-                    "{} {} {}, reference, peak{part_title}",
+                    "{} {}: {}, tool, peak{part_title}",
                     subsystem.title(),
                     workloads.join(", "),
-                    what(metric),
+                    what(subsystem, metric),
                 ),
                 note: format!(
                     "Per point, three bars: peakbench's mean, the reference tool's figure and \
@@ -80,7 +80,7 @@ pub(super) fn measured_bars(subsystem: Subsystem, records: &[&ResultRecord]) -> 
                 ),
                 plot: Plot::Bars {
                     rows: row_labels(&part),
-                    value: value_axis(metric, &unit.to_string(), &series),
+                    value: value_axis(what(subsystem, metric), &unit.to_string(), &series),
                     series,
                     guide: None,
                 },
@@ -91,8 +91,10 @@ pub(super) fn measured_bars(subsystem: Subsystem, records: &[&ResultRecord]) -> 
 }
 
 /// The figure in words, for titles and axes.
-fn what(metric: Metric) -> &'static str {
+fn what(subsystem: Subsystem, metric: Metric) -> &'static str {
     match metric {
+        Metric::Throughput if subsystem == Subsystem::Net => "goodput",
+        Metric::Latency if subsystem == Subsystem::Net => "round-trip time",
         Metric::Throughput => "throughput",
         Metric::Iops => "IOPS",
         Metric::Latency => "latency",
@@ -104,14 +106,14 @@ fn what(metric: Metric) -> &'static str {
 
 /// The value axis: the figure with its unit; logarithmic where the bars' values span a hundred
 /// times or more (all positive), so that the small ones stay visible.
-fn value_axis(metric: Metric, unit: &str, series: &[BarSeries]) -> Axis {
+fn value_axis(what: &str, unit: &str, series: &[BarSeries]) -> Axis {
     let values: Vec<f64> = series
         .iter()
         .flat_map(|s| s.values.iter().flatten().copied())
         .collect();
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let label = format!("{} ({unit})", what(metric));
+    let label = format!("{what} ({unit})");
     if lo > 0.0 && hi / lo >= 100.0 {
         Axis::new(format!("{label}, log scale"), Scale::Log, Ticks::Number)
     } else {

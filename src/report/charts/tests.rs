@@ -510,8 +510,5 @@ fn grouped_bars_show_measured_reference_and_peak() {
     assert_eq!(rows.len(), 2, "the 15th point has neither figure: {rows:?}");
     let svg = super::super::plot::svg(&charts[0]).unwrap().unwrap();
     assert_eq!(svg.matches("n/a").count(), 11, "{svg}");
-    assert_eq!(
-        charts[0].title,
-        "CPU LINPACK throughput, reference, peak (1/2)"
-    );
+    assert_eq!(charts[0].title, "CPU LINPACK: throughput, tool, peak (1/2)");
 }
