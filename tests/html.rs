@@ -996,6 +996,12 @@ fn report_as_assignment_is_the_hand_in() {
     ] {
         assert!(!page.contains(banned), "{banned} in the page");
     }
+    // A network point's bars: its protocol named, its receiver's goodput only.
+    assert!(page.contains("THROUGHPUT UDP ×8 32 KiB receiver\n</text>"));
+    assert!(
+        !page.contains(" sender\n</text>"),
+        "a sender's row in a chart"
+    );
     let figures = page.matches("<figure class=\"chart\"").count();
     assert!(figures > 50, "{figures} charts");
 

@@ -2,11 +2,13 @@
 //! peakbench measured, the reference tool's figure and the theoretical peak — a chart per figure
 //! (throughput, IOPS, latency…), its points in parts of at most [`ROWS`] rows, a workload's
 //! points kept together where they fit. A point without a reference figure or a peak shows that
-//! bar as absent ("n/a"), never as zero.
+//! bar as absent ("n/a"), never as zero. A network test's goodput is its receiver's, as on the
+//! sweep charts.
 
 use super::super::plot::{Axis, BarSeries, Chart, Plot, Scale, Ticks};
 use super::series::group_by;
 use super::slug;
+use crate::results::params::Side;
 use crate::results::point::{Field, fields, shown_value};
 use crate::results::{Metric, ResultRecord, Subsystem};
 
@@ -23,10 +25,12 @@ pub(super) fn measured_bars(subsystem: Subsystem, records: &[&ResultRecord]) -> 
     let finite = |v: f64| v.is_finite().then_some(v);
     let reference = |r: &ResultRecord| r.reference.as_ref().and_then(|x| finite(x.mean));
     let peak = |r: &ResultRecord| r.peak.as_ref().and_then(|p| finite(p.value));
+    // A network test's goodput as its receiver measured it (as the sweep charts draw it).
+    let sender = |r: &ResultRecord| r.params.net().and_then(|n| n.side) == Some(Side::Sender);
     let compared: Vec<&ResultRecord> = records
         .iter()
         .copied()
-        .filter(|r| reference(r).is_some() || peak(r).is_some())
+        .filter(|r| !sender(r) && (reference(r).is_some() || peak(r).is_some()))
         .collect();
     let mut out = Vec::new();
     for ((metric, unit), recs) in group_by(&compared, |r| (r.metric, r.unit)) {
@@ -132,8 +136,13 @@ fn row_labels(part: &[&ResultRecord]) -> Vec<String> {
         .iter()
         .zip(&variants)
         .map(|(r, variant)| {
+            // The protocol, which the variant leaves to the tables' column of its own.
+            let protocol = r
+                .params
+                .net()
+                .map_or(String::new(), |n| format!(" {}", n.protocol.name()));
             let mut label = format!(
-                "{} ×{}",
+                "{}{protocol} ×{}",
                 crate::text::printable(&r.workload),
                 r.params.threads()
             );
