@@ -11,10 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Charts in [`common::chart_report`]: CPU DP, SP, efficiency; memory COPY, RWS, staircase;
-/// disk throughput, IOPS, mean and p99 latency against queue depth, latency percentiles,
-/// throughput per interval; network goodput, latency percentiles.
-const CHARTS: usize = 14;
+/// Charts in [`common::chart_report`]: CPU DP, SP, efficiency, measured beside likwid-bench and
+/// the peak (grouped bars); memory COPY, RWS, staircase; disk throughput, IOPS, mean and p99
+/// latency against queue depth, latency percentiles, throughput per interval; network goodput,
+/// latency percentiles.
+const CHARTS: usize = 15;
 
 fn html_of(r: &Report) -> String {
     String::from_utf8(report::html::render(&common::shown(r))).unwrap()
@@ -144,6 +145,9 @@ fn the_page_is_self_contained_and_complete() {
         "likwid-bench: DP",
         "id=\"chart-mem-latency-staircase\"",
         "id=\"chart-cpu-efficiency\"",
+        "id=\"chart-cpu-throughput-measured-bars\"",
+        "likwid-bench measured",
+        "theoretical peak",
         "L1d 48 KiB",
         "Network THROUGHPUT: goodput vs streams",
     ] {
@@ -202,7 +206,7 @@ fn every_chart_exports_as_png() {
     let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
     assert_eq!(names.len(), CHARTS, "{names:?}");
     assert_eq!(names[0], "01-cpu-dp-throughput-vs-threads.png");
-    assert!(names.contains(&"06-mem-latency-staircase.png"), "{names:?}");
+    assert!(names.contains(&"07-mem-latency-staircase.png"), "{names:?}");
     for (_, png) in files {
         let png = png.unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
@@ -907,4 +911,179 @@ fn reference_runs_are_shown_folded_and_escaped() {
         !page.contains('\u{1b}'),
         "an escape sequence reached the page"
     );
+}
+
+/// tests/fixtures/history/assignment.json: a recorded `run --profile assignment --reference`.
+fn assignment_run() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/history/assignment.json")
+}
+
+/// Where each of `marks` first is in `text`, checked to be in that order.
+fn in_order(text: &str, marks: &[impl AsRef<str>]) {
+    let at: Vec<usize> = marks
+        .iter()
+        .map(|m| {
+            let m = m.as_ref();
+            text.find(m).unwrap_or_else(|| panic!("{m} missing"))
+        })
+        .collect();
+    for (w, m) in at.windows(2).zip(marks.windows(2)) {
+        assert!(
+            w[0] < w[1],
+            "{} comes after {}",
+            m[0].as_ref(),
+            m[1].as_ref()
+        );
+    }
+}
+
+/// `report --as assignment` of a recorded assignment run: the hand-in in the reports' order,
+/// in HTML (rendered by headless Chromium with every chart drawn and no console error) and in
+/// Markdown.
+#[test]
+fn report_as_assignment_is_the_hand_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let (html, md) = (
+        dir.path().join("hand-in.html"),
+        dir.path().join("hand-in.md"),
+    );
+    peakbench()
+        .arg("report")
+        .arg(assignment_run())
+        .args(["--as", "assignment", "--html"])
+        .arg(&html)
+        .arg("--markdown")
+        .arg(&md)
+        .assert()
+        .success()
+        .stdout("");
+    let page = std::fs::read_to_string(&html).unwrap();
+    let mut order = vec!["id=\"machine\"".to_string(), "id=\"peaks\"".to_string()];
+    for s in ["cpu", "mem", "disk", "net"] {
+        for part in [
+            "",
+            "-tables",
+            "-pivots",
+            "-charts",
+            "-references",
+            "-analysis",
+        ] {
+            order.push(format!("id=\"{s}{part}\""));
+        }
+    }
+    order.push("id=\"notes\"".to_string());
+    in_order(&page, &order);
+    for expected in [
+        // The machine, the peaks' formulas, the T-A columns with both efficiencies.
+        "Microarchitecture",
+        "cores × clock × fma_per_cycle",
+        "fio, dd measured (MB/s)",
+        "fio, dd efficiency %",
+        "peakbench ÷ fio, dd %",
+        "std dev (MB/s)",
+        // S3's threads × block size, and the grouped bars.
+        "threads \\ block size",
+        "id=\"chart-cpu-throughput-measured-bars-part-1\"",
+        "id=\"chart-disk-iops-measured-bars-part-1\"",
+        // The reference tools' command lines and output.
+        "/usr/bin/fio --name=peakbench-reference",
+        "Its output",
+    ] {
+        assert!(page.contains(expected), "{expected} missing");
+    }
+    for banned in [
+        "<script", "<link", "<img", "<iframe", "src=", "url(", "@import",
+    ] {
+        assert!(!page.contains(banned), "{banned} in the page");
+    }
+    // A network point's bars: its protocol named, its receiver's goodput only.
+    assert!(page.contains("THROUGHPUT UDP ×8 32 KiB receiver\n</text>"));
+    assert!(
+        !page.contains(" sender\n</text>"),
+        "a sender's row in a chart"
+    );
+    let figures = page.matches("<figure class=\"chart\"").count();
+    assert!(figures > 50, "{figures} charts");
+
+    let text = std::fs::read_to_string(&md).unwrap();
+    in_order(
+        &text,
+        &[
+            "## 1. The machine",
+            "## 2. Theoretical peaks",
+            "## 3. CPU",
+            "### 3.1 Results",
+            "#### Table 3.1 — CPU throughput (GOPS)",
+            "### 3.2 Pivot tables",
+            "### 3.3 Charts",
+            "**Figure 3.1: CPU",
+            "### 3.4 Reference tools",
+            "### 3.5 Analysis",
+            "## 4. Memory",
+            "threads \\ block size",
+            "## 5. Disk",
+            "```sh\n/usr/bin/fio --name",
+            "## 6. Network",
+            "## 7. Notes",
+        ],
+    );
+    assert!(text.contains("| peakbench ÷ fio, dd % |"), "T-A header");
+    assert!(!text.contains("<figure") && !text.contains("<svg"));
+
+    let Some(bin) = find_chromium() else {
+        println!(
+            "SKIPPED: chromium not found (apt-get install chromium): the page was not rendered"
+        );
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let args = [
+        "--enable-logging=stderr".to_string(),
+        "--v=0".to_string(),
+        "--dump-dom".to_string(),
+    ];
+    let (dom, stderr) = chromium(&bin, work.path(), &args, &html);
+    assert_eq!(console_lines(&stderr), Vec::<&str>::new(), "{stderr}");
+    let drawn = svgs(&dom);
+    assert_eq!(drawn.len(), figures, "every chart in the rendered page");
+    assert!(drawn.iter().all(|svg| svg.contains("<text")));
+}
+
+#[test]
+fn report_as_assignment_refuses_what_it_does_not_write() {
+    let run = assignment_run();
+    let run = run.to_str().unwrap();
+    for (args, expected) in [
+        (
+            vec!["report", run, "--as", "assignment"],
+            "--html FILE or --markdown FILE",
+        ),
+        (
+            vec!["report", run, run, "--as", "assignment", "--html", "-"],
+            "give one RUN",
+        ),
+        (
+            vec!["report", run, "--as", "assignment", "--csv", "-"],
+            "drop --csv",
+        ),
+        (
+            vec![
+                "report",
+                run,
+                "--as",
+                "assignment",
+                "--html",
+                "-",
+                "--pivot",
+                "rows=threads,cols=block_size",
+            ],
+            "drop --pivot",
+        ),
+        (
+            vec!["report", run, "--as", "handout", "--html", "-"],
+            "handout",
+        ),
+    ] {
+        common::one_line_exit_2(&args, expected);
+    }
 }

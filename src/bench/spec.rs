@@ -72,7 +72,8 @@ pub enum ChartKind {
     Percentiles,
     /// The figure per interval of the last repetition.
     Intervals,
-    /// Each point's efficiency against its peak.
+    /// Each point's efficiency against its peak, and its figure beside the reference tool's and
+    /// the peak (grouped bars).
     Efficiency,
     /// Latency against bandwidth, a point per injection delay (LOADED).
     LoadedLatency,

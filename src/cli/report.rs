@@ -1,12 +1,13 @@
 //! `peakbench report RUN… [--html FILE] [--png DIR] [--csv FILE] [--markdown FILE] [--json
 //! FILE]`: a stored run (or a JSON document) in any format again; with two runs or more, the
-//! comparison report (`report::compare`). `peakbench history export RUN …` is the same.
+//! comparison report (`report::compare`); with `--as assignment`, the run laid out as the
+//! assignment's hand-in (`report::assignment`). `peakbench history export RUN …` is the same.
 
 use crate::files::{check_output_dir, create_output_dir};
 use crate::report;
 use crate::results::Report;
 use anyhow::Context;
-use clap::Args;
+use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
@@ -55,6 +56,12 @@ pub struct ReportArgs {
     /// other parameters where no side has them, in every format and on the terminal (one run).
     #[arg(long, value_name = "rows=A,cols=B", value_parser = parse_pivot)]
     pub pivot: Option<report::pivot::Pivot>,
+    /// Lay the run out as VIEW, with --html FILE or --markdown FILE (one run): `assignment`,
+    /// the course assignment's hand-in — the machine, the theoretical values and their formulas,
+    /// per subsystem the tables, pivots, charts, the reference tools' command lines and output,
+    /// and the findings (with --png DIR, the Markdown links the charts' PNG files).
+    #[arg(long = "as", value_name = "VIEW", value_enum)]
+    pub view: Option<View>,
     /// Without a format: print every row of every table, the notes and the peaks' formulas
     /// instead of the summary.
     #[arg(short = 'v', long)]
@@ -65,6 +72,13 @@ pub struct ReportArgs {
     pub display: super::common::DisplayArgs,
     #[command(flatten)]
     pub limit: super::common::InputArgs,
+}
+
+/// A layout of the whole run (`--as`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum View {
+    /// The assignment's hand-in: the five reports' tables and charts in their order.
+    Assignment,
 }
 
 fn parse_pivot(s: &str) -> Result<report::pivot::Pivot, String> {
@@ -112,6 +126,9 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
     if let Some(dir) = &args.png {
         check_output_dir(dir)?;
     }
+    if let Some(view) = args.view {
+        check_view(&args, view)?;
+    }
     let display = args.display.display();
     let runs: Vec<Report> = args
         .inputs
@@ -125,6 +142,9 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
     let report = stored.displayed(&display);
     if let Some(pivot) = &args.pivot {
         return pivoted(&args, &report, pivot);
+    }
+    if args.view.is_some() {
+        return hand_in(&args, &report);
     }
     if args.to_terminal() {
         let width = crate::text::terminal_width();
@@ -146,18 +166,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
         return crate::files::print(&text);
     }
     if let Some(dir) = &args.png {
-        create_output_dir(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        let mut count = 0;
-        for (name, png) in report::charts::pngs(&report) {
-            let bytes = png.with_context(|| format!("cannot draw {name}"))?;
-            crate::files::write_output(&dir.join(&name), &bytes)
-                .with_context(|| format!("cannot write {}", dir.join(&name).display()))?;
-            count += 1;
-        }
-        eprintln!(
-            "wrote {count} charts into {}",
-            crate::text::printable(&dir.display().to_string())
-        );
+        pngs(dir, &report)?;
     }
     if let Some(path) = &args.html {
         write(path, &report::html::render(&report))?;
@@ -176,6 +185,70 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.json {
         write(path, &report::json::render(stored))?;
     }
+    Ok(())
+}
+
+/// What `--as VIEW` is written with: --html or --markdown, one run, no other layout.
+fn check_view(args: &ReportArgs, view: View) -> anyhow::Result<()> {
+    let name = match view {
+        View::Assignment => "assignment",
+    };
+    let refuse = |what: &str| -> anyhow::Result<()> {
+        Err(crate::error::UsageError(format!(
+            "--as {name} lays out one run with --html FILE or --markdown FILE; {what}"
+        ))
+        .into())
+    };
+    if args.inputs.len() > 1 {
+        return refuse("give one RUN");
+    }
+    if args.pivot.is_some() {
+        return refuse("its pivots are its own: drop --pivot");
+    }
+    if args.csv.is_some() || args.csv_samples {
+        return refuse("drop --csv (report RUN --csv FILE writes the points)");
+    }
+    if args.json.is_some() {
+        return refuse("drop --json (report RUN --json FILE writes the document)");
+    }
+    if args.html.is_none() && args.markdown.is_none() {
+        return refuse("give one of them");
+    }
+    Ok(())
+}
+
+/// `--as assignment`: the hand-in as HTML and Markdown, and the charts as PNG files (which the
+/// Markdown links).
+fn hand_in(args: &ReportArgs, report: &Report) -> anyhow::Result<()> {
+    if let Some(dir) = &args.png {
+        pngs(dir, report)?;
+    }
+    if let Some(path) = &args.html {
+        write(path, &report::assignment::html::render(report))?;
+    }
+    if let Some(path) = &args.markdown {
+        write(
+            path,
+            &report::assignment::markdown::render(report, args.png.as_deref()),
+        )?;
+    }
+    Ok(())
+}
+
+/// Every chart of `report` as a PNG file in `dir` (created if missing).
+fn pngs(dir: &Path, report: &Report) -> anyhow::Result<()> {
+    create_output_dir(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut count = 0;
+    for (name, png) in report::charts::pngs(report) {
+        let bytes = png.with_context(|| format!("cannot draw {name}"))?;
+        crate::files::write_output(&dir.join(&name), &bytes)
+            .with_context(|| format!("cannot write {}", dir.join(&name).display()))?;
+        count += 1;
+    }
+    eprintln!(
+        "wrote {count} charts into {}",
+        crate::text::printable(&dir.display().to_string())
+    );
     Ok(())
 }
 

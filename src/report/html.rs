@@ -39,13 +39,13 @@ footer { margin-top: 40px; color: #6b7682; font-size: 13px; }
 "#;
 
 /// Escapes text for HTML content and attribute values.
-fn esc(text: &str) -> String {
+pub(super) fn esc(text: &str) -> String {
     crate::text::xml_escape(text)
 }
 
 /// Escaped `text` with its spans between backticks (a command, an option) as code; text whose
 /// backticks do not pair stays as it is.
-fn code_spans(text: &str) -> String {
+pub(super) fn code_spans(text: &str) -> String {
     let parts: Vec<&str> = text.split('`').collect();
     if parts.len().is_multiple_of(2) {
         return text.to_string();
@@ -62,7 +62,7 @@ fn code_spans(text: &str) -> String {
 }
 
 /// The command line as a shell would take it back: arguments with spaces or quotes quoted.
-fn shell_line(argv: &[String]) -> String {
+pub(super) fn shell_line(argv: &[String]) -> String {
     argv.iter()
         .map(|a| {
             if !a.is_empty()
@@ -197,7 +197,7 @@ fn heatmap(m: &MatrixView) -> String {
 }
 
 /// The system's properties as a table.
-fn system_table(rows: &[(String, String)]) -> String {
+pub(super) fn system_table(rows: &[(String, String)]) -> String {
     table(
         "system",
         &["Property".to_string(), "Value [source]".to_string()],

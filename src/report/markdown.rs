@@ -7,14 +7,14 @@ use crate::results::Report;
 /// Text from the report (names, commands, notes: from a file or a peer) as Markdown text:
 /// control and format characters escaped, and `&`, `<`, `>` as entities, so that it is shown
 /// as written and never read as HTML (`<script>`, `<img onerror=…>`) by a renderer.
-fn text(s: &str) -> String {
+pub(super) fn text(s: &str) -> String {
     crate::text::printable(s)
         .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
 }
 
-fn line(cells: &[String]) -> String {
+pub(super) fn line(cells: &[String]) -> String {
     format!(
         "| {} |\n",
         cells
@@ -23,6 +23,15 @@ fn line(cells: &[String]) -> String {
             .collect::<Vec<_>>()
             .join(" | ")
     )
+}
+
+/// A table: its header row, the rule under it and its rows.
+pub(super) fn grid(head: &[String], rows: &[Vec<String>]) -> String {
+    let mut g = line(head) + &line(&vec!["---".to_string(); head.len()]);
+    for r in rows {
+        g.push_str(&line(r));
+    }
+    g
 }
 
 /// The report as Markdown.
@@ -39,13 +48,6 @@ pub fn render_doc(doc: &Document) -> Vec<u8> {
         text(&doc.started_at),
         text(&doc.machine),
     );
-    let grid = |head: &[String], rows: &[Vec<String>]| {
-        let mut g = line(head) + &line(&vec!["---".to_string(); head.len()]);
-        for r in rows {
-            g.push_str(&line(r));
-        }
-        g
-    };
     if let Some(v) = &doc.verification {
         out.push_str(&format!("\n## {}\n\n", text(&v.title)));
         out.push_str(&grid(&v.headers, &v.rows));

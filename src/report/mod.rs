@@ -2,6 +2,7 @@
 //! format (and the charts the HTML page and the PNG export share), and the atomic file writing
 //! that lets a run be interrupted without losing a point.
 
+pub mod assignment;
 pub mod bandwidth_levels;
 pub mod c2c;
 pub mod charts;

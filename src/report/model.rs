@@ -109,6 +109,8 @@ pub struct ReferenceRun {
     pub subsystem: Subsystem,
     pub points: Vec<String>,
     pub summary: String,
+    /// Every command line run for the figure (servers included), as typed in a shell.
+    pub commands: Vec<String>,
     pub output: String,
 }
 
@@ -147,6 +149,7 @@ fn reference_runs(results: &[crate::results::ResultRecord]) -> Vec<ReferenceRun>
                             ", after peakbench's repetitions"
                         }
                     ),
+                    commands: reference.commands.clone(),
                     output: reference.output.clone(),
                 });
             }
@@ -338,6 +341,7 @@ impl Document {
         // from a file holds what anyone wrote there).
         for r in &mut self.reference_runs {
             r.points.iter_mut().for_each(p);
+            r.commands.iter_mut().for_each(p);
             p(&mut r.summary);
             r.output = crate::text::printable_lines(&r.output);
         }

@@ -1,11 +1,12 @@
 //! The charts a report calls for ([`for_report`]): per subsystem, which records go in which
 //! chart and how they are named; the drawing is `plot`'s. One file per family of charts:
 //! each figure against each swept parameter (`sweeps`), the memory staircase, the per-point
-//! charts (percentiles, intervals) and efficiency; `series` turns records into the lines they
-//! share.
+//! charts (percentiles, intervals), efficiency and the grouped bars of measured, reference and
+//! peak per point; `series` turns records into the lines they share.
 
 mod efficiency;
 mod loaded;
+mod measured_bars;
 mod per_point;
 mod roofline;
 mod series;
@@ -18,6 +19,7 @@ use crate::bench::spec::ChartKind;
 use crate::results::{Report, ResultRecord, Subsystem};
 use efficiency::efficiency_chart;
 use loaded::loaded_latency;
+use measured_bars::measured_bars;
 use per_point::{interval_charts, percentile_charts};
 use staircase::{bandwidth_staircase, staircase};
 use sweeps::sweep_charts;
@@ -29,7 +31,7 @@ pub fn pngs(report: &Report) -> Vec<(String, Result<Vec<u8>, ChartError>)> {
         .iter()
         .enumerate()
         .filter_map(|(i, c)| {
-            let name = format!("{:02}-{}.png", i + 1, c.slug);
+            let name = png_name(i, c);
             match png(c, PNG_SCALE) {
                 Ok(Some(bytes)) => Some((name, Ok(bytes))),
                 Ok(None) => None,
@@ -37,6 +39,12 @@ pub fn pngs(report: &Report) -> Vec<(String, Result<Vec<u8>, ChartError>)> {
             }
         })
         .collect()
+}
+
+/// The PNG file of the report's chart at `index` (from 0) among [`for_report`]'s:
+/// `01-cpu-dp-throughput.png`.
+pub fn png_name(index: usize, chart: &Chart) -> String {
+    format!("{:02}-{}.png", index + 1, chart.slug)
 }
 
 /// Whether a chart has a line to draw: a series of two points or more, or two bars or more (a
@@ -73,8 +81,9 @@ fn slug(parts: &[&str]) -> String {
 
 /// The charts a report calls for, in the order its sections show them: per subsystem (in
 /// first-seen order), each figure against each parameter its points swept, the memory latency
-/// staircase, percentiles and intervals, then efficiency against the peak. Charts with nothing
-/// to draw are left out.
+/// staircase, percentiles and intervals, efficiency against the peak, then each point's figure
+/// beside its reference's and its peak as grouped bars. Charts with nothing to draw are left
+/// out.
 pub fn for_report(report: &Report) -> Vec<Chart> {
     let mut subsystems: Vec<Subsystem> = Vec::new();
     for r in &report.results {
@@ -110,6 +119,7 @@ pub fn for_report(report: &Report) -> Vec<Chart> {
         ));
         out.extend(interval_charts(subsystem, &of_kind(ChartKind::Intervals)));
         out.extend(efficiency_chart(subsystem, &of_kind(ChartKind::Efficiency)));
+        out.extend(measured_bars(subsystem, &of_kind(ChartKind::Efficiency)));
     }
     out.extend(roofline::roofline(report));
     out.retain(|c| drawable(&c.plot) && has_a_line(&c.plot));

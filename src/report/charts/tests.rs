@@ -434,3 +434,81 @@ fn one_array_size_draws_no_staircase() {
             .any(|c| c.slug == "mem-bandwidth-staircase")
     );
 }
+
+/// Per point, three bars: measured, the reference tool's and the peak; a missing figure is no
+/// bar and says "n/a", never a bar of zero; a point with neither is left out; many points are
+/// drawn in parts.
+#[test]
+fn grouped_bars_show_measured_reference_and_peak() {
+    let mut recs: Vec<ResultRecord> = (1..=15)
+        .map(|t| linpack(1000, t, 10.0 * t as f64))
+        .collect();
+    // In the record's unit (op/s): peaks at twice the figures, a reference above the first.
+    for r in recs.iter_mut() {
+        r.peak.as_mut().unwrap().value = 2.0 * r.summary.mean;
+    }
+    let first = recs[0].summary.mean;
+    recs[0].reference = Some(crate::results::Reference::measured(
+        "HPL",
+        "2.3",
+        vec![1.2 * first],
+        |_| None,
+        (Vec::new(), String::new()),
+    ));
+    recs[1].reference = recs[0].reference.clone();
+    // A twin of the third point but for its panel width: told apart by it.
+    recs[3] = recs[2].clone();
+    if let Params::Cpu(CpuParams {
+        linalg: Some(l), ..
+    }) = &mut recs[3].params
+    {
+        l.nb = Some(128);
+    }
+    recs[1].peak = None;
+    recs[14].peak = None;
+    let refs: Vec<&ResultRecord> = recs.iter().collect();
+    let charts = super::measured_bars::measured_bars(Subsystem::Cpu, &refs);
+    let slugs: Vec<&str> = charts.iter().map(|c| c.slug.as_str()).collect();
+    assert_eq!(
+        slugs,
+        [
+            "cpu-throughput-measured-bars-part-1",
+            "cpu-throughput-measured-bars-part-2"
+        ]
+    );
+    let Plot::Bars {
+        rows,
+        series,
+        value,
+        ..
+    } = &charts[0].plot
+    else {
+        panic!("{:?}", charts[0].plot)
+    };
+    assert_eq!(rows.len(), 12);
+    // The variant is the same for all: not repeated in each row.
+    assert_eq!(rows[0], "LINPACK ×1");
+    assert_eq!(rows[2..4], ["LINPACK ×3 · nb 256", "LINPACK ×3 · nb 128"]);
+    let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["peakbench measured", "HPL measured", "theoretical peak"]
+    );
+    assert_eq!(value.label, "throughput (op/s)");
+    assert_eq!(series[0].values[0], Some(first));
+    assert_eq!(
+        series[1].values[..3],
+        [Some(1.2 * first), Some(1.2 * first), None]
+    );
+    assert_eq!(
+        series[2].values[..3],
+        [Some(2.0 * first), None, Some(6.0 * first)]
+    );
+    let Plot::Bars { rows, .. } = &charts[1].plot else {
+        panic!()
+    };
+    assert_eq!(rows.len(), 2, "the 15th point has neither figure: {rows:?}");
+    let svg = super::super::plot::svg(&charts[0]).unwrap().unwrap();
+    assert_eq!(svg.matches("n/a").count(), 11, "{svg}");
+    assert_eq!(charts[0].title, "CPU LINPACK: throughput, tool, peak (1/2)");
+}

@@ -293,7 +293,8 @@ fn draw_bars<DB: DrawingBackend>(
     Ok(tips)
 }
 
-/// Bar series `j`: a bar per row with a value, its value right of its end, and its hover text.
+/// Bar series `j`: a bar per row with a value, its value right of its end, and its hover text;
+/// [`ABSENT`] where a row has none.
 fn draw_bar_series<DB: DrawingBackend>(
     ctx: &mut Ctx<'_, DB>,
     pen: &Pen,
@@ -356,5 +357,19 @@ fn draw_bar_series<DB: DrawingBackend>(
         ))
         .map_err(err)?;
     }
+    // A row without this series' figure says so where its bar would start: absent, not zero.
+    let absent: Vec<f64> = values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_none())
+        .map(|(i, _)| top(i) - 0.45 * bar)
+        .collect();
+    ctx.draw_series(absent.iter().map(|&middle| {
+        EmptyElement::at((base, middle)) + Text::new(ABSENT, (px(4.0) as i32, 0), at_middle.clone())
+    }))
+    .map_err(err)?;
     Ok(tips)
 }
+
+/// What a bar chart writes where a row has no figure of a series.
+pub(super) const ABSENT: &str = "n/a";

@@ -144,7 +144,8 @@ pub enum Plot {
         guides: Vec<Series>,
         markers: Vec<Marker>,
     },
-    /// Horizontal bars: one row per label, one bar per series in each row, and an optional
+    /// Horizontal bars: one row per label, one bar per series in each row (where the row has
+    /// no value of a series, "n/a" in the bar's place: absent, not zero), and an optional
     /// dashed guide line across the rows.
     Bars {
         rows: Vec<String>,

@@ -282,9 +282,10 @@ fn prepare_bars(
             .collect(),
     };
     let mut vf = frame(value, &vs);
-    // Room right of the longest bar for its value and for the legend.
+    // Room right of the longest bar for its value (on a logarithmic axis too: the room is in
+    // plotting coordinates, a share of the width either way).
     let room = vf.hi + 0.3 * (vf.hi - vf.lo);
-    if value.scale == Scale::Linear && room.is_finite() {
+    if room.is_finite() {
         vs.push(room);
         vf = frame(value, &vs);
     }
