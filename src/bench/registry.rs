@@ -86,7 +86,7 @@ mod tests {
         let e = "SEQ".parse::<DiskWorkload>().unwrap_err();
         assert_eq!(
             e,
-            "unknown disk workload 'SEQ'; use RS, WS, RR, WR, RW or COPY"
+            "unknown disk workload 'SEQ'; use RS, WS, RR, WR, RW, COPY, WNEW, REREAD, RB or RSTRIDE"
         );
         let e = "x\u{1b}[2J".parse::<NetWorkload>().unwrap_err();
         assert!(!e.contains('\u{1b}'), "{e}");

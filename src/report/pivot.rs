@@ -133,6 +133,19 @@ struct Label {
     sort: Vec<(f64, usize, String)>,
 }
 
+impl Label {
+    /// Labels in the order of their parts: numbers ascending, then first seen, then by name.
+    fn order(a: &Label, c: &Label) -> std::cmp::Ordering {
+        for (x, y) in a.sort.iter().zip(&c.sort) {
+            let o = x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2));
+            if o.is_ne() {
+                return o;
+            }
+        }
+        a.sort.len().cmp(&c.sort.len())
+    }
+}
+
 /// One pivot table's points.
 struct Block<'a> {
     items: Vec<&'a Item<'a>>,
@@ -329,23 +342,7 @@ impl Pivot {
             })
         };
         // The figure beside the workload reads in the title where the table has one.
-        let figures: HashSet<&str> = b
-            .items
-            .iter()
-            .map(|i| {
-                let at = if rows_named.contains(&METRIC) {
-                    &i.row
-                } else {
-                    &i.col
-                };
-                let m = if rows_named.contains(&METRIC) {
-                    rows_named.iter().position(|n| *n == METRIC)
-                } else {
-                    cols_named.iter().position(|n| *n == METRIC)
-                };
-                m.and_then(|m| at.get(m)).map_or("", |p| p.key.as_str())
-            })
-            .collect();
+        let figures = Self::figures(b, (&rows_named, &cols_named));
         let figure_in_title = !rides || figures.len() == 1;
         let units: HashSet<_> = b.items.iter().map(|i| i.rec.unit).collect();
         let one_unit = (units.len() == 1).then_some(head.rec.unit);
@@ -398,15 +395,7 @@ impl Pivot {
                     vs.push(l);
                 }
             }
-            vs.sort_by(|a, c| {
-                for (x, y) in a.sort.iter().zip(&c.sort) {
-                    let o = x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2));
-                    if o.is_ne() {
-                        return o;
-                    }
-                }
-                a.sort.len().cmp(&c.sort.len())
-            });
+            vs.sort_by(Label::order);
             vs
         };
         let (rows, cols) = (distinct(true), distinct(false));
@@ -447,23 +436,74 @@ impl Pivot {
                 line
             })
             .collect();
-        // The title: subsystem, workload and figure where no side has them, then the
-        // parameters the same across the table, in the order a label has them.
         let r = head.rec;
+        let title = Self::title(
+            b,
+            (&rows_named, &cols_named),
+            rides && figure_in_title,
+            one_unit,
+        );
+        ResultTable {
+            subsystem: r.subsystem,
+            unit: one_unit,
+            title: Some(title),
+            first_figure: 1,
+            headers,
+            rows: cells,
+            noisy: b.items.iter().any(|i| i.rec.summary.noisy),
+        }
+    }
+
+    /// The figures (metrics) a table's points have on the side that names them.
+    fn figures<'b>(b: &'b Block, (rows_named, cols_named): (&[&str], &[&str])) -> HashSet<&'b str> {
+        let (named, on_rows) = if rows_named.contains(&METRIC) {
+            (rows_named, true)
+        } else {
+            (cols_named, false)
+        };
+        let m = named.iter().position(|n| *n == METRIC);
+        b.items
+            .iter()
+            .map(|i| {
+                let at = if on_rows { &i.row } else { &i.col };
+                m.and_then(|m| at.get(m)).map_or("", |p| p.key.as_str())
+            })
+            .collect()
+    }
+
+    /// A table's title: subsystem, workload and figure where no side has them, then the
+    /// parameters the same across the table, in the order a label has them (`figure_in_title`:
+    /// the figure rides with the workload and is one across the table).
+    fn title(
+        b: &Block,
+        (rows_named, cols_named): (&[&str], &[&str]),
+        figure_in_title: bool,
+        one_unit: Option<crate::ids::Unit>,
+    ) -> String {
+        let head = b.items[0];
+        let r = head.rec;
+        let same_across = |k: &str| {
+            let values: HashSet<Option<&String>> = b
+                .items
+                .iter()
+                .map(|i| i.others.get(k).map(|x| &x.0))
+                .collect();
+            values.len() == 1
+        };
         let mut title = r.subsystem.title().to_string();
         let workload_named = rows_named.contains(&WORKLOAD) || cols_named.contains(&WORKLOAD);
         if !workload_named {
             title.push_str(&format!(" {}", crate::text::printable(&r.workload)));
         }
         let metric_named = rows_named.contains(&METRIC) || cols_named.contains(&METRIC);
-        if !metric_named || (rides && figure_in_title) {
+        if !metric_named || figure_in_title {
             // "Disk RS throughput (MB/s)", "Disk RS (IOPS)": a figure its unit names is not
             // named twice.
             if !r.metric.name().eq_ignore_ascii_case(r.unit.name()) {
                 title.push_str(&format!(" {}", r.metric));
             }
         }
-        if let Some(u) = one_unit.filter(|_| !metric_named || (rides && figure_in_title)) {
+        if let Some(u) = one_unit.filter(|_| !metric_named || figure_in_title) {
             title.push_str(&format!(" ({u})"));
         }
         for f in fields(&r.params) {
@@ -485,15 +525,7 @@ impl Pivot {
                 title.push_str(&format!(" · {w}"));
             }
         }
-        ResultTable {
-            subsystem: r.subsystem,
-            unit: one_unit,
-            title: Some(title),
-            first_figure: 1,
-            headers,
-            rows: cells,
-            noisy: b.items.iter().any(|i| i.rec.summary.noisy),
-        }
+        title
     }
 
     /// Why no table: the parameters the run's points do have.

@@ -55,7 +55,7 @@ pub const PIVOTS: &[PivotSpec] = &[
     },
     PivotSpec {
         subsystem: Subsystem::Disk,
-        rows: "threads",
+        rows: "threads+block_size",
         cols: "workload",
         mirrors: "S4's T-D (the workloads side by side)",
     },
