@@ -263,16 +263,7 @@ fn scratch_file(
         return Ok(s.file.to_path_buf());
     }
     *slot = None;
-    let file = tempfile::Builder::new()
-        .prefix("peakbench-ref-fio")
-        .tempfile_in(dir)
-        .map_err(|e| {
-            RefError::failed(
-                TOOL,
-                format!("cannot create a file in {}: {e}", dir.display()),
-            )
-        })?
-        .into_temp_path();
+    let file = temp_file(dir, "peakbench-ref-fio")?;
     let path = file.to_path_buf();
     *slot = Some(Scratch {
         dir: dir.to_path_buf(),
@@ -280,6 +271,20 @@ fn scratch_file(
         file,
     });
     Ok(path)
+}
+
+/// A new empty file in `dir` (O_EXCL), removed when the returned path is dropped.
+fn temp_file(dir: &Path, prefix: &str) -> Result<tempfile::TempPath, RefError> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempfile_in(dir)
+        .map(tempfile::NamedTempFile::into_temp_path)
+        .map_err(|e| {
+            RefError::failed(
+                TOOL,
+                format!("cannot create a file in {}: {e}", dir.display()),
+            )
+        })
 }
 
 /// Runs `job` on its directory's file (see [`Scratch`]), or on a directory of files of its own
@@ -301,16 +306,7 @@ pub fn run(
     // files (one per job); all but the kept file removed afterwards.
     let mut new_file = None;
     let (file, jobs_dir) = if job.new_file && !job.file_per_job {
-        let f = tempfile::Builder::new()
-            .prefix("peakbench-ref-fio-new")
-            .tempfile_in(dir)
-            .map_err(|e| {
-                RefError::failed(
-                    TOOL,
-                    format!("cannot create a file in {}: {e}", dir.display()),
-                )
-            })?
-            .into_temp_path();
+        let f = temp_file(dir, "peakbench-ref-fio-new")?;
         let path = f.to_path_buf();
         new_file = Some(f);
         (path, None)

@@ -50,10 +50,7 @@ fn numbered(number: &str, t: &Table) -> String {
 /// A pivot: what it lays out and which report's table it mirrors, then its tables, or the line
 /// saying why it is left out.
 fn pivot(n: usize, count: &mut usize, p: &PivotBlock) -> String {
-    let what = format!(
-        "{} down, {} across — as {}",
-        p.spec.rows, p.spec.cols, p.spec.mirrors
-    );
+    let what = p.spec.describe();
     if let Some(why) = &p.left_out {
         return format!(
             "<p class=\"left-out\">Left out: {} ({}).</p>\n",

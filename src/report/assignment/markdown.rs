@@ -38,10 +38,7 @@ fn numbered(number: &str, t: &Table) -> String {
 }
 
 fn pivot(n: usize, count: &mut usize, p: &PivotBlock) -> String {
-    let what = format!(
-        "{} down, {} across — as {}",
-        p.spec.rows, p.spec.cols, p.spec.mirrors
-    );
+    let what = p.spec.describe();
     if let Some(why) = &p.left_out {
         return format!("\nLeft out: {} ({}).\n", text(&what), text(why));
     }

@@ -25,6 +25,16 @@ pub struct PivotSpec {
     pub mirrors: &'static str,
 }
 
+impl PivotSpec {
+    /// What it lays out and which report's table it mirrors, as the document says it.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} down, {} across — as {}",
+            self.rows, self.cols, self.mirrors
+        )
+    }
+}
+
 /// The pivots of the reports, per subsystem in the reports' order. A pivot the pivot code
 /// cannot draw yet (a workload or protocol as an axis) is left out of the document with a
 /// one-line note, and appears once it can.
