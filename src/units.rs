@@ -368,8 +368,11 @@ pub fn format_duration(d: Duration) -> String {
         format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
     } else if s >= 60 {
         format!("{} min {:02} s", s / 60, s % 60)
-    } else {
+    } else if s >= 1 || d.is_zero() {
         format!("{s} s")
+    } else {
+        // A fraction of a second (a probe, a tool's longest run at a small budget) is not "0 s".
+        format!("{:.2} s", d.as_secs_f64())
     }
 }
 
@@ -430,6 +433,9 @@ mod tests {
             Duration::from_secs(5)
         );
         assert_eq!(format_duration(Duration::MAX), "5124095576030431 h 00 min");
+        assert_eq!(format_duration(Duration::from_millis(250)), "0.25 s");
+        assert_eq!(format_duration(Duration::ZERO), "0 s");
+        assert_eq!(format_duration(Duration::from_millis(1999)), "1 s");
     }
 
     #[test]

@@ -102,6 +102,51 @@ impl Plan {
     }
 }
 
+impl CpuRequest {
+    /// Each measured kernel's rate on one core of `sys` (GOPS): its peak where known.
+    fn kernel_rates(&self, sys: &SystemInfo) -> Vec<f64> {
+        self.kernels
+            .iter()
+            .filter(|w| w.spec().work != crate::bench::spec::Work::Nothing)
+            .map(|w| w.op().and_then(|op| core_peak(sys, op)).unwrap_or(30.0))
+            .collect()
+    }
+
+    /// The threads of its busiest point, and how many of them share the fixed work.
+    fn sharing(&self, sys: &SystemInfo) -> usize {
+        let most = match &self.threads {
+            Some(t) => t.iter().copied().max().unwrap_or(1),
+            None => sys.cpu.threads as usize,
+        };
+        match self.scaling {
+            Scaling::Strong => most.max(1),
+            Scaling::Weak => 1,
+        }
+    }
+
+    /// The fixed work (`--total-ops`) under which a thread of some point would run less than
+    /// `floor` at a core's peak on `sys` (the fastest kernel's, the work split between the
+    /// most threads under strong scaling): `run --budget` shortens fixed work down to it.
+    pub fn floor_ops(&self, sys: &SystemInfo, floor: Duration) -> u64 {
+        let fastest = self.kernel_rates(sys).into_iter().fold(0.0, f64::max);
+        let ops = floor.as_secs_f64() * fastest * 1e9 * self.sharing(sys) as f64;
+        ops.min(u64::MAX as f64) as u64
+    }
+
+    /// The least timed work of one repetition of a kernel point: its duration, or a thread's
+    /// share of the fixed work at a core's peak (a thread that shares its core takes longer);
+    /// None without kernels.
+    pub fn least_timed(&self, sys: &SystemInfo) -> Option<Duration> {
+        let fastest = self.kernel_rates(sys).into_iter().reduce(f64::max)?;
+        Some(match self.total_ops {
+            None => self.duration,
+            Some(n) => crate::units::estimate_secs(
+                n as f64 / self.sharing(sys) as f64 / (fastest * 1e9).max(1.0),
+            ),
+        })
+    }
+}
+
 /// Checks `req` against `sys` (the ISA there, each linear-algebra point's memory, the system
 /// BLAS loadable) and lays out the points; nothing is measured.
 fn plan(req: &CpuRequest, sys: &SystemInfo) -> anyhow::Result<Plan> {
@@ -193,6 +238,10 @@ impl super::Request for CpuRequest {
 
     fn run(self: Box<Self>, rec: &mut Recorder) -> anyhow::Result<()> {
         run(*self, rec)
+    }
+
+    fn least_timed(&self, sys: &SystemInfo) -> Option<Duration> {
+        CpuRequest::least_timed(self, sys)
     }
 
     fn planned(&self, sys: &SystemInfo) -> Vec<crate::results::ResultRecord> {

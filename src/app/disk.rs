@@ -43,6 +43,14 @@ impl super::Request for DiskOptions {
         run(*self, rec)
     }
 
+    /// Its runtime, or its fixed work at 2 GB/s.
+    fn least_timed(&self, _: &crate::sysinfo::SystemInfo) -> Option<Duration> {
+        Some(match self.total_bytes {
+            None => self.runtime,
+            Some(b) => crate::units::estimate_secs(b as f64 / 2e9),
+        })
+    }
+
     fn planned(&self, _: &crate::sysinfo::SystemInfo) -> Vec<crate::results::ResultRecord> {
         super::planned::disk(self)
     }

@@ -26,6 +26,10 @@ fn classify(e: MemError) -> anyhow::Error {
     }
 }
 
+/// A thread's copy rate in its caches, above what the estimate assumes: fixed work
+/// (`--total-bytes`) shortened by `run --budget` keeps its floor's time of it a thread.
+pub const FLOOR_BYTES_PER_SEC: f64 = 20e9;
+
 impl super::Request for MemOptions {
     fn check(&self, sys: &SystemInfo) -> anyhow::Result<Duration> {
         MemSession::new(sys, self).map_err(|e| UsageError(e.to_string()))?;
@@ -34,6 +38,28 @@ impl super::Request for MemOptions {
 
     fn run(self: Box<Self>, rec: &mut Recorder) -> anyhow::Result<()> {
         run(*self, rec)
+    }
+
+    /// A bandwidth point's: its duration, or a thread's share of the fixed work at
+    /// [`FLOOR_BYTES_PER_SEC`] (the latency chases time samples, not points).
+    fn least_timed(&self, _: &SystemInfo) -> Option<Duration> {
+        use crate::bench::spec::Work;
+        let bandwidth = self
+            .workloads
+            .iter()
+            .any(|w| !matches!(w.spec().work, Work::Nothing | Work::Loads));
+        let sharing = match self.scaling {
+            crate::results::params::Scaling::Strong => {
+                self.threads.iter().copied().max().unwrap_or(1)
+            }
+            crate::results::params::Scaling::Weak => 1,
+        };
+        bandwidth.then(|| match self.total_bytes {
+            None => self.duration,
+            Some(b) => {
+                crate::units::estimate_secs(b as f64 / sharing.max(1) as f64 / FLOOR_BYTES_PER_SEC)
+            }
+        })
     }
 
     fn planned(&self, sys: &SystemInfo) -> Vec<crate::results::ResultRecord> {

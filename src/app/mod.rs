@@ -31,6 +31,13 @@ pub trait Request {
     /// Measures its points into `rec` (one command, or one job of a suite).
     fn run(self: Box<Self>, rec: &mut Recorder) -> anyhow::Result<()>;
 
+    /// The least timed work of one repetition of any of its points (a fixed amount of work
+    /// at the rate its estimate assumes; `run --budget` keeps it above a floor), where its
+    /// points have one.
+    fn least_timed(&self, _sys: &SystemInfo) -> Option<Duration> {
+        None
+    }
+
     /// Its points as records without figures, with the parameters the reference tools'
     /// adapters read ([`planned`]): what `run --dry-run --reference` asks them.
     fn planned(&self, _sys: &SystemInfo) -> Vec<crate::results::ResultRecord> {

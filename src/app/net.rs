@@ -82,6 +82,11 @@ impl super::Request for NetRequest {
         run(self.opts, self.server.as_deref(), self.token, rec)
     }
 
+    /// Its duration (a fixed amount ends sooner, as the user asked).
+    fn least_timed(&self, _: &crate::sysinfo::SystemInfo) -> Option<std::time::Duration> {
+        Some(self.opts.duration)
+    }
+
     fn planned(&self, _: &crate::sysinfo::SystemInfo) -> Vec<crate::results::ResultRecord> {
         super::planned::net(&self.opts, self.server.as_deref())
     }

@@ -15,6 +15,8 @@ pub struct Job {
     pub experiment: Option<String>,
     pub line: Vec<String>,
     pub estimate: Duration,
+    /// The least timed work of one repetition of its points, where they have one.
+    pub least_timed: Option<Duration>,
     /// With `--reference`: which tool will measure which of its points, and the tools' time
     /// (in `estimate`).
     pub references: Option<crate::reference::plan::Coverage>,
@@ -35,8 +37,8 @@ pub fn run_jobs(jobs: Vec<Job>, rec: &mut Recorder) -> anyhow::Result<Vec<(Strin
 }
 
 /// Fits the jobs left again while a run goes (`run --budget`): given the index of the next
-/// job, the time spent and the jobs left's estimate, the jobs from that index on and what the
-/// reference tools may take, or None to keep the plan.
+/// job, the time spent and the jobs left's estimate, the jobs from that index on (fewer where
+/// the last are dropped) and what the reference tools may take, or None to keep the plan.
 pub type Refit<'a> =
     dyn FnMut(usize, Duration, Duration) -> Option<(Vec<Job>, crate::reference::Limits)> + 'a;
 
@@ -46,17 +48,21 @@ pub fn run_jobs_refitted(
     rec: &mut Recorder,
     refit: &mut Refit,
 ) -> anyhow::Result<Vec<(String, String)>> {
-    let n = jobs.len();
+    let planned = jobs.len();
+    let mut n = planned;
     let mut failed = Vec::new();
     rec.set_in_suite();
     let width = crate::text::terminal_width();
     let started = std::time::Instant::now();
     let mut left: std::collections::VecDeque<Job> = jobs.into();
-    for i in 0..n {
+    for i in 0..planned {
         if i > 0
             && let Some((jobs, limits)) = refit(i, started.elapsed(), total(left.make_contiguous()))
-            && jobs.len() == left.len()
+            && !jobs.is_empty()
+            && jobs.len() <= left.len()
         {
+            // The jobs the new fit drops are not run.
+            n = i + jobs.len();
             left = jobs.into();
             rec.set_reference_limits(limits);
         }
@@ -140,6 +146,7 @@ mod tests {
             experiment: None,
             line: vec!["cpu".into()],
             estimate,
+            least_timed: None,
             references: None,
             measure: Box::new(|_| Ok(())),
         }

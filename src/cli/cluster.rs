@@ -232,7 +232,13 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
     // Nothing destructive on every node at once: a profile's disk jobs may not overwrite a
     // file or a device in a cluster run (run `peakbench run` on a node for that).
     suite_run::refuse_destructive(&a.profile, &[])?;
-    let (profile, jobs) = suite_run::plan(&a.profile, &sys, Default::default(), None)?;
+    let (profile, jobs) = suite_run::plan(
+        &a.profile,
+        &sys,
+        Default::default(),
+        None,
+        &Default::default(),
+    )?;
     let jobs: Vec<Job> = jobs
         .into_iter()
         .filter(|j| j.line.first().map(String::as_str) != Some("net"))

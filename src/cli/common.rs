@@ -165,10 +165,13 @@ pub struct OutputArgs {
 }
 
 /// How a job of `run --budget` is shortened: its durations (measured time, warm-up, ramp,
-/// omit) × `time_scale`, down to each subsystem's floor, its repetitions at most
-/// `max_repeat`, and with `--reference` each tool's runs per point at most `reference_runs`.
-/// The job's own options are fitted in its command line (each subsystem's `fitted`), so that
-/// the line a dry run prints is the job that runs; the tools' limits are the run's.
+/// omit) × `time_scale`, down to each subsystem's floor ([`POINT_FLOOR`] at least for a
+/// point's timed work, and as much fixed work as that takes), its repetitions at most
+/// `max_repeat`, and with `--reference` each tool's runs per point at most `reference_runs`;
+/// where even that does not fit, the profile's sweeps thinned to their ends and its last jobs
+/// dropped. The job's own options are fitted in its command line (each subsystem's
+/// `fitted`), so that the line a dry run prints is the job that runs; the tools' limits are
+/// the run's.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fit {
     pub time_scale: f64,
@@ -177,7 +180,19 @@ pub struct Fit {
     pub reference_runs: Option<usize>,
     /// The longest run of a reference tool (`None`: any).
     pub reference_longest: Option<std::time::Duration>,
+    /// Every sweep of the profile's jobs cut to its ends (threads 1,2,4,8 → 1,8).
+    pub thin_sweeps: bool,
+    /// The profile's first jobs kept, the others dropped (`None`: all kept).
+    pub jobs_kept: Option<usize>,
 }
+
+/// The least timed work of one repetition of a point that `run --budget` leaves: shorter, a
+/// figure is mostly the harness's start and stop (threads started and joined at a barrier,
+/// about 0.1 ms; a scheduler's time slice, 3–4 ms, between threads that share a CPU) and
+/// varies run to run by more than the effects the report compares. Fixed work (`--total-ops`,
+/// `--total-bytes`) is kept at what takes this long at a core's peak. A subsystem may keep
+/// more (disk 100 ms, network 200 ms).
+pub const POINT_FLOOR: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// How long a tool that sets its own time (likwid-bench, mbw) measures once tools run once a
 /// point to fit a budget.
@@ -202,15 +217,32 @@ impl Default for Fit {
             max_repeat: None,
             reference_runs: None,
             reference_longest: None,
+            thin_sweeps: false,
+            jobs_kept: None,
         }
     }
 }
 
 impl Fit {
-    /// `d` scaled, to the nearest millisecond from 1 ms (a command line's figure), not below
-    /// `floor` (nor above `d`).
+    /// Whether it shortens the points' times (and fixed work).
+    pub fn scales(&self) -> bool {
+        self.time_scale < 1.0
+    }
+
+    /// A point's timed work `d` scaled, not below `floor` nor [`POINT_FLOOR`] (nor above `d`).
     pub fn time(&self, d: std::time::Duration, floor: std::time::Duration) -> std::time::Duration {
-        if self.time_scale >= 1.0 {
+        self.time_above(d, floor.max(POINT_FLOOR))
+    }
+
+    /// `d` scaled, to the nearest millisecond from 1 ms (a command line's figure), not below
+    /// `floor` (nor above `d`): a time that is not a point's whole timed work (a latency
+    /// sample, a ramp, an omit).
+    pub fn time_above(
+        &self,
+        d: std::time::Duration,
+        floor: std::time::Duration,
+    ) -> std::time::Duration {
+        if !self.scales() {
             return d;
         }
         let scaled = d.mul_f64(self.time_scale.max(0.0));
@@ -230,6 +262,18 @@ impl Fit {
         floor: std::time::Duration,
     ) -> Option<(&'static str, String)> {
         let fitted = self.time(d, floor);
+        (fitted != d).then(|| (key, duration_arg(fitted)))
+    }
+
+    /// Option `key` (a duration `d` that is not a point's timed work) fitted, not below
+    /// `floor`: where the fit changes it.
+    pub fn time_above_option(
+        &self,
+        key: &'static str,
+        d: std::time::Duration,
+        floor: std::time::Duration,
+    ) -> Option<(&'static str, String)> {
+        let fitted = self.time_above(d, floor);
         (fitted != d).then(|| (key, duration_arg(fitted)))
     }
 
@@ -255,7 +299,7 @@ impl Fit {
     /// `floor` (nor above `n`).
     pub fn work(&self, n: Option<u64>, floor: u64) -> Option<u64> {
         let n = n?;
-        if self.time_scale >= 1.0 {
+        if !self.scales() {
             return Some(n);
         }
         Some(((n as f64 * self.time_scale.max(0.0)) as u64).max(floor.min(n)))
@@ -715,6 +759,14 @@ mod tests {
         assert_eq!(fit.time(ms(1000), ms(20)), ms(313));
         assert_eq!(fit.time(ms(10), ms(20)), ms(10));
         assert_eq!(fit.time(ms(100), ms(50)), ms(50));
+        // A point's timed work keeps the common floor; a time that is not one (a ramp, a
+        // latency sample) only its own.
+        assert_eq!(fit.time(ms(100), ms(20)), POINT_FLOOR);
+        assert_eq!(fit.time_above(ms(100), ms(20)), ms(31));
+        assert_eq!(
+            fit.time_above_option("ramp", ms(100), Duration::ZERO),
+            Some(("ramp", "31ms".to_string()))
+        );
         assert_eq!(
             fit.time_option("runtime", ms(1000), ms(20)),
             Some(("runtime", "313ms".to_string()))

@@ -139,8 +139,9 @@ fn parse_peak(s: &str) -> Result<(CpuWorkload, f64), String> {
     parse_assignment(s, &bounds::CPU_PEAK_GOPS)
 }
 
-/// The shortest a kernel point's repetition is made by `run --budget`.
-const MIN_DURATION: std::time::Duration = std::time::Duration::from_millis(20);
+/// The shortest a kernel point's repetition is made by `run --budget` (see
+/// [`super::common::POINT_FLOOR`]).
+const MIN_DURATION: std::time::Duration = super::common::POINT_FLOOR;
 
 pub fn run(args: CpuArgs, argv: Vec<String>) -> anyhow::Result<()> {
     args.output.validate()?;
@@ -214,7 +215,7 @@ fn refuse(
 
 /// The request of `args`: the workloads and options, every option that needs no machine
 /// checked (an option accepted is used or refused, never ignored).
-fn request(args: &CpuArgs) -> Result<CpuRequest, UsageError> {
+pub(super) fn request(args: &CpuArgs) -> Result<CpuRequest, UsageError> {
     let (kernels, linalg) = split(args);
     refuse(args, &kernels, &linalg)?;
     Ok(CpuRequest {
@@ -241,13 +242,21 @@ fn request(args: &CpuArgs) -> Result<CpuRequest, UsageError> {
 }
 
 /// The options of a suite's job that `fit` changes, at their fitted values: its kernels'
-/// --duration (or --total-ops, at least a million operations: a point still runs long enough
-/// to be timed) and --repeat.
-pub fn fitted(args: &CpuArgs, fit: &super::common::Fit) -> Vec<(&'static str, String)> {
+/// --duration (or --total-ops, no less than a thread's [`super::common::POINT_FLOOR`] of work
+/// at a core's peak on `sys`: a point still runs long enough to be timed) and --repeat.
+pub fn fitted(
+    args: &CpuArgs,
+    fit: &super::common::Fit,
+    sys: &crate::sysinfo::SystemInfo,
+) -> Vec<(&'static str, String)> {
     let (kernels, _) = split(args);
     let timed = kernels.iter().any(|w| w.spec().uses("scaling"));
     let amount = match args.total_ops {
-        Some(_) => fit.work_option("total-ops", args.total_ops, 1_000_000),
+        Some(_) => {
+            let floor =
+                request(args).map_or(u64::MAX, |r| r.floor_ops(sys, super::common::POINT_FLOOR));
+            fit.work_option("total-ops", args.total_ops, floor)
+        }
         None if timed => fit.time_option("duration", args.run.duration, MIN_DURATION),
         None => None,
     };

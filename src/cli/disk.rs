@@ -204,8 +204,12 @@ fn parse_ramp(s: &str) -> Result<std::time::Duration, String> {
     parse_duration(s)
 }
 
-/// The shortest a repetition is made by `run --budget`.
+/// The shortest a repetition is made by `run --budget` (above the common floor, 50 ms: a
+/// device's queue fills and its cache settles in tens of milliseconds).
 const MIN_RUNTIME: std::time::Duration = std::time::Duration::from_millis(100);
+/// Fixed work (`--total-bytes`) shortened by `run --budget` keeps [`MIN_RUNTIME`] of it at
+/// 2 GB/s (twice what the estimate assumes).
+const FLOOR_BYTES: u64 = 200_000_000;
 
 pub fn run(args: DiskArgs, argv: Vec<String>) -> anyhow::Result<()> {
     args.output.validate()?;
@@ -265,15 +269,15 @@ fn options(args: &DiskArgs) -> anyhow::Result<DiskOptions> {
 }
 
 /// The options of a suite's job that `fit` changes, at their fitted values: --runtime (or
-/// --total-bytes, at least 16 MiB), --ramp and --repeat.
+/// --total-bytes, at least 200 MB), --ramp and --repeat.
 pub fn fitted(args: &DiskArgs, fit: &super::common::Fit) -> Vec<(&'static str, String)> {
     let amount = match args.total_bytes {
-        Some(_) => fit.work_option("total-bytes", args.total_bytes, 16 << 20),
+        Some(_) => fit.work_option("total-bytes", args.total_bytes, FLOOR_BYTES),
         None => fit.time_option("runtime", args.runtime, MIN_RUNTIME),
     };
     amount
         .into_iter()
-        .chain(fit.time_option("ramp", args.ramp, std::time::Duration::ZERO))
+        .chain(fit.time_above_option("ramp", args.ramp, std::time::Duration::ZERO))
         .chain(fit.repeat_option(args.repeat))
         .collect()
 }

@@ -189,8 +189,8 @@ fn parse_channels(s: &str) -> Result<u32, String> {
 }
 
 /// The shortest a bandwidth point's repetition and a LATENCY sample are made by `run
-/// --budget`.
-const MIN_DURATION: std::time::Duration = std::time::Duration::from_millis(20);
+/// --budget` (a sample is one of a staircase step's many: 5 ms is about 50 000 loads).
+const MIN_DURATION: std::time::Duration = super::common::POINT_FLOOR;
 const MIN_SAMPLE: std::time::Duration = std::time::Duration::from_millis(5);
 
 pub fn run(args: MemArgs, argv: Vec<String>) -> anyhow::Result<()> {
@@ -208,11 +208,16 @@ pub fn job(args: &MemArgs, sys: &SystemInfo) -> anyhow::Result<Box<dyn Request>>
 }
 
 /// The options of a suite's job that `fit` changes, at their fitted values: --duration (or
-/// --total-bytes, at least 64 MiB) and --repeat. One --duration sets a job's bandwidth time and
-/// its latency samples alike once given: a job of latency samples only (LATENCY, C2C) gets
-/// its samples fitted (25 ms when it gives none, down to 5 ms), any other its bandwidth time
-/// (down to 20 ms), its samples then as long.
-pub fn fitted(args: &MemArgs, fit: &super::common::Fit) -> Vec<(&'static str, String)> {
+/// --total-bytes, no less than a thread's [`super::common::POINT_FLOOR`] of copying at
+/// [`crate::app::mem::FLOOR_BYTES_PER_SEC`]) and --repeat. One --duration sets a job's
+/// bandwidth time and its latency samples alike once given: a job of latency samples only
+/// (LATENCY, C2C) gets its samples fitted (25 ms when it gives none, down to 5 ms), any other
+/// its bandwidth time (down to the floor, 50 ms), its samples then as long.
+pub fn fitted(
+    args: &MemArgs,
+    fit: &super::common::Fit,
+    sys: &SystemInfo,
+) -> Vec<(&'static str, String)> {
     let workloads = workloads(args);
     let timed = workloads.iter().any(|w| w.spec().uses("duration"));
     let samples_only = workloads.iter().all(|w| {
@@ -222,7 +227,22 @@ pub fn fitted(args: &MemArgs, fit: &super::common::Fit) -> Vec<(&'static str, St
         )
     });
     let amount = match args.total_bytes {
-        Some(_) => fit.work_option("total-bytes", args.total_bytes, 64 << 20),
+        Some(_) => {
+            let threads = match &args.threads {
+                None => crate::sweep::powers_of_two_up_to(sys.cpu.threads as usize),
+                Some(t) => t.to_vec(),
+            };
+            let sharing = match args.scaling {
+                crate::results::params::Scaling::Strong => {
+                    threads.iter().copied().max().unwrap_or(1)
+                }
+                crate::results::params::Scaling::Weak => 1,
+            };
+            let floor = MIN_DURATION.as_secs_f64()
+                * crate::app::mem::FLOOR_BYTES_PER_SEC
+                * sharing.max(1) as f64;
+            fit.work_option("total-bytes", args.total_bytes, floor as u64)
+        }
         None if !timed => None,
         None if samples_only => {
             let sample = if args.output.given.has("duration") {
@@ -230,7 +250,7 @@ pub fn fitted(args: &MemArgs, fit: &super::common::Fit) -> Vec<(&'static str, St
             } else {
                 DEFAULT_LATENCY_SAMPLE
             };
-            let fitted = fit.time(sample, MIN_SAMPLE);
+            let fitted = fit.time_above(sample, MIN_SAMPLE);
             (fitted != args.run.duration).then(|| ("duration", super::common::duration_arg(fitted)))
         }
         None => fit.time_option("duration", args.run.duration, MIN_DURATION),

@@ -1,5 +1,6 @@
 //! The command line: clap derive structs, one per subcommand, and `run()`.
 
+mod calibration;
 mod cluster;
 mod common;
 mod cpu;

@@ -414,7 +414,7 @@ pub fn fitted(args: &NetArgs, fit: &super::common::Fit) -> Vec<(&'static str, St
     };
     duration
         .into_iter()
-        .chain(fit.time_option("omit", args.omit, std::time::Duration::ZERO))
+        .chain(fit.time_above_option("omit", args.omit, std::time::Duration::ZERO))
         .chain(fit.repeat_option(args.repeat))
         .collect()
 }

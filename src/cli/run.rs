@@ -1,5 +1,6 @@
 //! `peakbench run --profile quick|ci|assignment|FILE`: a whole suite in one run, one report.
 
+use super::calibration::Calibration;
 use super::common::Fit;
 use super::common::{OutputArgs, UsageError};
 use super::{Cli, Command, clap_message};
@@ -29,11 +30,13 @@ pub struct SuiteArgs {
     /// and measure nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Fit the run in this wall time (e.g. 5m, 30m): every job's measured time, warm-up, ramp
-    /// and omit are shortened alike (down to each one's floor), then its repetitions to 2, then
-    /// with --reference each tool's runs to one a point and none longer than a 40th of the
-    /// budget, until the estimate fits; a profile that cannot fit is refused with the least
-    /// budget.
+    /// Fit the run in this wall time (e.g. 5m, 30m), its estimates calibrated on the machine
+    /// first (a second of probes): every job's measured time, warm-up, ramp and omit are
+    /// shortened alike (down to each point's floor of timed work), then its repetitions to 2,
+    /// then with --reference each tool's runs to one a point and none longer than a 40th of the
+    /// budget, then repetitions to 1, sweeps thinned to their ends and the last jobs dropped
+    /// (listed), until the estimate fits; a profile whose first job alone cannot fit is refused
+    /// with the least budget.
     #[arg(long, value_parser = parse_budget)]
     pub budget: Option<Duration>,
     /// Let a profile file's disk jobs set `allow_overwrite = true` (an existing --file's
@@ -131,16 +134,19 @@ fn parse_budget(s: &str) -> Result<Duration, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Loads a profile and checks every job on `sys` as it would run (`fit` applied) before
-/// anything runs: a typo or an impossible size in the last job fails at once. Each job's
-/// estimate is its own subsystem's.
+/// Loads a profile and checks every job on `sys` as it would run (`fit` applied: its sweeps
+/// thinned and its last jobs dropped where it says so) before anything runs: a typo or an
+/// impossible size in the last job fails at once. Each job's estimate is its own subsystem's
+/// with its tools', scaled by the subsystem's factor in `cal`.
 pub(super) fn plan(
     name: &str,
     sys: &SystemInfo,
     fit: Fit,
     refs: Option<&RefContext>,
+    cal: &Calibration,
 ) -> anyhow::Result<(Profile, Vec<Job>)> {
-    let profile = load(name)?;
+    let mut profile = load(name)?;
+    cut(&mut profile, fit);
     let hw = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut jobs = Vec::new();
     for (i, job) in profile.jobs.iter().enumerate() {
@@ -158,7 +164,7 @@ pub(super) fn plan(
         };
         let mut command = parse_job(&line, &inherited).map_err(|e| which(&e))?;
         // The job's options fitted in its line: the line printed is the job that runs.
-        let changed = fitted(&command, &fit);
+        let changed = fitted(&command, &fit, sys);
         let line = if changed.is_empty() {
             line
         } else {
@@ -173,13 +179,18 @@ pub(super) fn plan(
         };
         let checked = request(&command, sys).and_then(|r| Ok((r.check(sys)?, r)));
         let (estimate, request) = checked.map_err(|e| which(&super::one_line(&e)))?;
-        // With --reference: the tools' plan for the job's points, and their time.
+        // With --reference: the tools' plan for the job's points, and their time (their own
+        // estimates: most run for their point's time whatever the machine's speed, and the
+        // run fits the jobs left again where one was slower).
         let references =
             refs.map(|ctx| coverage(&request.planned(sys), ctx, fit.reference_limits()));
         let tools = references.as_ref().map_or(Duration::ZERO, |c| c.time);
+        // peakbench's own points at this machine's speed (the calibration's factor).
+        let estimate = cal.scale(job.subsystem, estimate).saturating_add(tools);
         jobs.push(Job {
             experiment: job.experiment.clone(),
-            estimate: estimate.saturating_add(tools).saturating_add(JOB_OVERHEAD),
+            estimate: estimate.saturating_add(JOB_OVERHEAD),
+            least_timed: request.least_timed(sys),
             references,
             line,
             measure: Box::new(move |rec: &mut Recorder| request.run(rec)),
@@ -188,12 +199,76 @@ pub(super) fn plan(
     Ok((profile, jobs))
 }
 
+/// The options of a job that sweep a parameter: [`cut`] keeps each one's ends.
+const SWEEPS: &[&str] = &[
+    "threads",
+    "block-size",
+    "iodepth",
+    "streams",
+    "message-size",
+    "n",
+    "array-size",
+];
+
+/// `profile` as `fit` cuts it: every sweep thinned to its first and last values, and only
+/// its first jobs kept. Returns what it dropped, a job's experiment (or "job N") and the
+/// values of each sweep ("D4 threads 2,4,8,12,24"), and the jobs dropped whole.
+fn cut(profile: &mut Profile, fit: Fit) -> Vec<String> {
+    let name = |i: usize, job: &crate::profile::Job| match &job.experiment {
+        Some(e) => e.split(':').next().unwrap_or(e).trim().to_string(),
+        None => format!("job {}", i + 1),
+    };
+    let mut dropped = Vec::new();
+    if fit.thin_sweeps {
+        for (i, job) in profile.jobs.iter_mut().enumerate() {
+            let id = name(i, job);
+            for (key, value) in job.options.iter_mut() {
+                if let crate::profile::Value::List(l) = value
+                    && l.len() > 2
+                    && SWEEPS.contains(&key.as_str())
+                {
+                    let inner = l[1..l.len() - 1].join(",");
+                    dropped.push(format!("{id} {key} {inner}"));
+                    *l = vec![l[0].clone(), l[l.len() - 1].clone()];
+                }
+            }
+        }
+    }
+    if let Some(kept) = fit.jobs_kept
+        && kept < profile.jobs.len()
+    {
+        let whole: Vec<String> = profile.jobs[kept..]
+            .iter()
+            .enumerate()
+            .map(|(i, job)| name(kept + i, job))
+            .collect();
+        // A job dropped whole is not also listed as thinned.
+        dropped.retain(|d| !whole.iter().any(|w| d.starts_with(&format!("{w} "))));
+        dropped.push(format!("whole {}", whole.join(", ")));
+        profile.jobs.truncate(kept);
+    }
+    dropped
+}
+
+/// What `fit` drops of profile `name` (see [`cut`]), for the plan's line: "dropped: C3
+/// threads 2,4; …", or nothing.
+fn dropped(name: &str, fit: Fit) -> String {
+    let Ok(mut profile) = load(name) else {
+        return String::new();
+    };
+    let cuts = cut(&mut profile, fit);
+    if cuts.is_empty() {
+        return String::new();
+    }
+    format!("dropped: {}", cuts.join("; "))
+}
+
 /// The options of a job that `fit` changes, at their fitted values (none for one that is not a
 /// benchmark).
-fn fitted(command: &Command, fit: &Fit) -> Vec<(&'static str, String)> {
+fn fitted(command: &Command, fit: &Fit, sys: &SystemInfo) -> Vec<(&'static str, String)> {
     match command {
-        Command::Cpu(a) => super::cpu::fitted(a, fit),
-        Command::Mem(a) => super::mem::fitted(a, fit),
+        Command::Cpu(a) => super::cpu::fitted(a, fit, sys),
+        Command::Mem(a) => super::mem::fitted(a, fit, sys),
         Command::Disk(a) => super::disk::fitted(a, fit),
         Command::Net(a) => super::net::fitted(a, fit),
         _ => Vec::new(),
@@ -234,37 +309,33 @@ pub(super) fn request(command: &Command, sys: &SystemInfo) -> anyhow::Result<Box
     }
 }
 
-/// The plan of profile `name` that fits `budget`: as written where it does; else with every
-/// job's times scaled by the largest factor that fits (found by bisection on the estimate),
-/// then with at most 2 repetitions too, then (with `--reference`) with each tool run once per
-/// point, then without the tools' runs longer than a 40th of the budget; an error with the
-/// least budget where even the shortest does not fit.
+/// The plan of profile `name` that fits `budget` on this machine (`cal`): as written where it
+/// does; else with every job's times scaled by the largest factor that fits (found by
+/// bisection on the estimate; no point below its floor), then with at most 2 repetitions too,
+/// then (with `--reference`) with each tool run once per point, then without the tools' runs
+/// longer than a 40th of the budget, then with 1 repetition; where even that does not fit at
+/// the floors, with every sweep thinned to its ends, then with the profile's last jobs
+/// dropped, last first. An error with the least budget where even its first job alone does
+/// not fit.
 pub(super) fn fit_budget(
     name: &str,
     sys: &SystemInfo,
     budget: Duration,
     refs: Option<&RefContext>,
+    cal: &Calibration,
 ) -> anyhow::Result<(Profile, Vec<Job>, Fit)> {
-    let full = plan(name, sys, Fit::default(), refs)?;
+    let full = plan(name, sys, Fit::default(), refs, cal)?;
     if total(&full.1) <= budget {
         return Ok((full.0, full.1, Fit::default()));
     }
     let longest = refs.map(|_| budget / 40);
-    if let Some(fit) = fit_from(name, sys, budget, refs, 0, longest)? {
-        let (profile, jobs) = plan(name, sys, fit, refs)?;
+    if let Some(fit) = fit_from(name, sys, budget, refs, cal, 0, longest)? {
+        let (profile, jobs) = plan(name, sys, fit, refs, cal)?;
         return Ok((profile, jobs, fit));
     }
-    let once = refs.map(|_| 1);
-    let estimate =
-        |fit: Fit| -> anyhow::Result<Duration> { Ok(total(&plan(name, sys, fit, refs)?.1)) };
-    let least = estimate(Fit {
-        time_scale: 0.0,
-        max_repeat: Some(2),
-        reference_runs: once,
-        reference_longest: longest,
-    })?;
+    let least = total(&plan(name, sys, shortest(refs, longest, Some(1)), refs, cal)?.1);
     Err(UsageError(format!(
-        "profile {name} takes at least {} on this machine (each job at its shortest, 2 repetitions{}): give --budget {} or more",
+        "profile {name} takes at least {} on this machine (its first job alone, its sweeps cut to their ends, 1 repetition of each point at its floor{}): give --budget {} or more",
         format_duration(least),
         match longest {
             Some(l) => format!(
@@ -278,20 +349,52 @@ pub(super) fn fit_budget(
     .into())
 }
 
+/// The shortest plan but for the jobs dropped: every point at its floor, 1 repetition, each
+/// tool run once a point and none longer than `longest`, the sweeps thinned, the first
+/// `jobs_kept` jobs kept.
+fn shortest(refs: Option<&RefContext>, longest: Option<Duration>, kept: Option<usize>) -> Fit {
+    Fit {
+        time_scale: 0.0,
+        max_repeat: Some(1),
+        reference_runs: refs.map(|_| 1),
+        reference_longest: longest,
+        thin_sweeps: true,
+        jobs_kept: kept,
+    }
+}
+
 /// The fit under which the jobs of profile `name` from index `from` on take `budget` at
-/// most (the stages of [`fit_budget`], a tool's run at most `longest` in the last): None where
-/// even the shortest does not.
+/// most (the stages of [`fit_budget`], a tool's run at most `longest` from the fourth): None
+/// where even its jobs up to `from` alone, at their shortest, do not.
 fn fit_from(
     name: &str,
     sys: &SystemInfo,
     budget: Duration,
     refs: Option<&RefContext>,
+    cal: &Calibration,
     from: usize,
     longest: Option<Duration>,
 ) -> anyhow::Result<Option<Fit>> {
     let estimate = |fit: Fit| -> anyhow::Result<Duration> {
-        let jobs = plan(name, sys, fit, refs)?.1;
+        let jobs = plan(name, sys, fit, refs, cal)?.1;
         Ok(total(jobs.get(from..).unwrap_or_default()))
+    };
+    // The largest time scale under which `fit` fits (None where not even at the floors).
+    let scale = |fit: Fit| -> anyhow::Result<Option<Fit>> {
+        let at = |time_scale| Fit { time_scale, ..fit };
+        if estimate(at(0.0))? > budget {
+            return Ok(None);
+        }
+        let (mut lo, mut hi) = (0.0, 1.0);
+        for _ in 0..20 {
+            let mid = (lo + hi) / 2.0;
+            if estimate(at(mid))? <= budget {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(Some(at(lo)))
     };
     let once = refs.map(|_| 1);
     let stages = [
@@ -299,37 +402,44 @@ fn fit_from(
         (Some(2), None, None),
         (Some(2), once, None),
         (Some(2), once, longest),
+        (Some(1), once, longest),
     ];
     // The first stage that leaves the points a tenth of their time; else the one that leaves
-    // them most (the tools' runs are cut before the points are cut to nothing).
+    // them most (the tools' runs are cut before the points are cut to their floors).
     let mut best: Option<Fit> = None;
     for (max_repeat, reference_runs, reference_longest) in stages {
-        let fit = |time_scale| Fit {
-            time_scale,
+        let Some(fit) = scale(Fit {
+            time_scale: 0.0,
             max_repeat,
             reference_runs,
             reference_longest,
-        };
-        if estimate(fit(0.0))? > budget {
+            ..Fit::default()
+        })?
+        else {
             continue;
+        };
+        if fit.time_scale >= MIN_TIME_SCALE {
+            return Ok(Some(fit));
         }
-        let (mut lo, mut hi) = (0.0, 1.0);
-        for _ in 0..20 {
-            let mid = (lo + hi) / 2.0;
-            if estimate(fit(mid))? <= budget {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        if lo >= MIN_TIME_SCALE {
-            return Ok(Some(fit(lo)));
-        }
-        if best.is_none_or(|b| lo > b.time_scale) {
-            best = Some(fit(lo));
+        if best.is_none_or(|b| fit.time_scale > b.time_scale) {
+            best = Some(fit);
         }
     }
-    Ok(best)
+    if best.is_some() {
+        return Ok(best);
+    }
+    // Every point at its floor does not fit: the sweeps thinned, then the last jobs dropped
+    // (not those already run).
+    let jobs = load(name)?.jobs.len();
+    for kept in std::iter::once(None).chain(((from + 1)..jobs).rev().map(Some)) {
+        if let Some(fit) = scale(Fit {
+            time_scale: 0.0,
+            ..shortest(refs, longest, kept)
+        })? {
+            return Ok(Some(fit));
+        }
+    }
+    Ok(None)
 }
 
 /// The share of their time below which the points are cut only when the stages that cut
@@ -338,12 +448,14 @@ const MIN_TIME_SCALE: f64 = 0.1;
 
 /// After each job of a run fitted to `budget`: when the jobs left are estimated to take more
 /// than the time left (an estimate that was short on this machine), they are fitted again to
-/// it — at their shortest where nothing fits — so that the run ends near its budget.
+/// it — at their shortest where nothing fits — so that the run ends near its budget; the jobs
+/// the new fit drops are not run.
 fn refit_as_it_goes<'a>(
     name: &'a str,
     sys: &'a SystemInfo,
     budget: Duration,
     refs: Option<&'a RefContext>,
+    cal: &'a Calibration,
     quiet: bool,
 ) -> impl FnMut(usize, Duration, Duration) -> Option<(Vec<Job>, crate::reference::Limits)> + 'a {
     let longest = refs.map(|_| budget / 40);
@@ -354,27 +466,38 @@ fn refit_as_it_goes<'a>(
         if planned_left <= left + budget / 20 {
             return None;
         }
-        let fit = match fit_from(name, sys, left, refs, from, longest) {
+        let fit = match fit_from(name, sys, left, refs, cal, from, longest) {
             Ok(Some(fit)) => fit,
-            Ok(None) => Fit {
-                time_scale: 0.0,
-                max_repeat: Some(2),
-                reference_runs: refs.map(|_| 1),
-                reference_longest: longest,
-            },
+            Ok(None) => shortest(refs, longest, Some(from + 1)),
             Err(_) => return None,
         };
-        let jobs = plan(name, sys, fit, refs).ok()?.1.split_off(from);
+        let mut jobs = plan(name, sys, fit, refs, cal).ok()?.1;
+        if jobs.len() <= from {
+            return None;
+        }
+        let jobs = jobs.split_off(from);
         // Said once a fit: at the shortest, the next jobs keep it.
         if !quiet && last != Some(fit) {
-            eprintln!(
-                "peakbench run: {} left of --budget {} and the jobs left estimated at {}: jobs {}–{} fitted again (times × {:.3})",
+            let cuts = dropped(name, fit);
+            let line = format!(
+                "peakbench run: {} left of --budget {} and the jobs left estimated at {}: jobs {}–{} fitted again (times × {:.3}{}{})",
                 format_duration(left),
                 format_duration(budget),
                 format_duration(planned_left),
                 from + 1,
                 from + jobs.len(),
-                fit.time_scale
+                fit.time_scale,
+                fit.max_repeat
+                    .map_or(String::new(), |r| format!(", at most {r} repetitions")),
+                if cuts.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {cuts}")
+                }
+            );
+            eprintln!(
+                "{}",
+                crate::text::wrap(&line, crate::text::terminal_width(), "  ")
             );
         }
         last = Some(fit);
@@ -388,10 +511,32 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
     let sys = crate::sysinfo::collect(crate::sysinfo::ClockBudget::default());
     // The tools are looked up once for every plan the budget tries.
     let refs = args.output.reference.then(|| RefContext::new("."));
+    // With --budget: this machine's speed measured first (the profile checked before); a dry
+    // run measures nothing, so its plan is fitted to the estimates as they are.
+    let cal = match args.budget {
+        Some(_) if !args.dry_run => {
+            let (profile, jobs) = plan(
+                &args.profile,
+                &sys,
+                Fit::default(),
+                None,
+                &Calibration::default(),
+            )?;
+            let mut used: Vec<Subsystem> = Vec::new();
+            for job in &profile.jobs {
+                if !used.contains(&job.subsystem) {
+                    used.push(job.subsystem);
+                }
+            }
+            let disk = super::calibration::disk_words(jobs.iter().map(|j| j.line.as_slice()));
+            Calibration::measure(&used, &sys, &disk)
+        }
+        _ => Calibration::default(),
+    };
     let (profile, jobs, fit) = match args.budget {
-        Some(b) => fit_budget(&args.profile, &sys, b, refs.as_ref())?,
+        Some(b) => fit_budget(&args.profile, &sys, b, refs.as_ref(), &cal)?,
         None => {
-            let (p, j) = plan(&args.profile, &sys, Fit::default(), refs.as_ref())?;
+            let (p, j) = plan(&args.profile, &sys, Fit::default(), refs.as_ref(), &cal)?;
             (p, j, Fit::default())
         }
     };
@@ -408,10 +553,11 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
             },
             jobs.len(),
             format_duration(estimated),
-            match (args.budget, fit.time_scale < 1.0) {
+            match (args.budget, fit != Fit::default()) {
                 (Some(b), true) => format!(
-                    " (to fit --budget {}: times × {:.3}{}{})",
+                    " (to fit --budget {}, {}: times × {:.3}{}{}{})",
                     format_duration(b),
+                    cal.describe(),
                     fit.time_scale,
                     fit.max_repeat
                         .map_or(String::new(), |r| format!(", at most {r} repetitions")),
@@ -422,9 +568,17 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
                         ),
                         (Some(_), None) => ", each reference tool run once a point".into(),
                         _ => String::new(),
+                    },
+                    match dropped(&args.profile, fit) {
+                        d if d.is_empty() => d,
+                        d => format!("; {d}"),
                     }
                 ),
-                (Some(b), false) => format!(" (within --budget {} as written)", format_duration(b)),
+                (Some(b), false) => format!(
+                    " (within --budget {} as written, {})",
+                    format_duration(b),
+                    cal.describe()
+                ),
                 _ => String::new(),
             }
         );
@@ -495,7 +649,8 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
     rec.set_reference_limits(fit.reference_limits());
     let outcome = match args.budget {
         Some(budget) => {
-            let mut refit = refit_as_it_goes(&args.profile, &sys2, budget, refs.as_ref(), quiet);
+            let mut refit =
+                refit_as_it_goes(&args.profile, &sys2, budget, refs.as_ref(), &cal, quiet);
             suite::run_refitted(jobs, &mut rec, &mut refit)
         }
         None => suite::run(jobs, &mut rec),
@@ -528,6 +683,7 @@ pub(super) fn parse_job(line: &[String], inherited: &[&str]) -> Result<Command, 
 
 #[cfg(test)]
 mod tests {
+    use super::super::common::POINT_FLOOR;
     use super::*;
 
     #[test]
@@ -541,6 +697,92 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The machine, with the shortest clock measurement.
+    fn tiny_sys() -> SystemInfo {
+        crate::sysinfo::collect(crate::sysinfo::ClockBudget {
+            warmup: Duration::from_millis(1),
+            sample: Duration::from_millis(1),
+            samples: 1,
+        })
+    }
+
+    /// Issue 49: at small budgets the fit keeps every point's timed work (a fixed amount of
+    /// work at a core's peak) at the floor or above (or as written, where that is less), and
+    /// drops repetitions, sweep points and whole jobs instead, and says which.
+    #[test]
+    fn a_fitted_plan_keeps_every_point_above_its_floor() {
+        let sys = tiny_sys();
+        let cal = Calibration::default();
+        for (name, _) in BUILT_IN {
+            let (_, written) = plan(name, &sys, Fit::default(), None, &cal).unwrap();
+            for secs in [10, 60, 180] {
+                let budget = Duration::from_secs(secs);
+                let Ok((_, jobs, fit)) = fit_budget(name, &sys, budget, None, &cal) else {
+                    continue;
+                };
+                assert!(total(&jobs) <= budget, "{name} at {secs} s");
+                assert!(jobs.len() <= written.len());
+                for (i, (job, as_written)) in jobs.iter().zip(&written).enumerate() {
+                    let (Some(t), Some(w)) = (job.least_timed, as_written.least_timed) else {
+                        continue;
+                    };
+                    // A fixed amount of work is a whole number of operations or bytes.
+                    let floor = POINT_FLOOR.min(w).mul_f64(0.999);
+                    assert!(
+                        t >= floor,
+                        "{name} at {secs} s, job {}: {t:?} of timed work, below {floor:?}",
+                        i + 1
+                    );
+                }
+                let cuts = dropped(name, fit);
+                assert_eq!(
+                    fit.thin_sweeps || fit.jobs_kept.is_some_and(|k| k < written.len()),
+                    cuts.starts_with("dropped: "),
+                    "{name} at {secs} s: {fit:?} {cuts}"
+                );
+            }
+        }
+    }
+
+    /// The calibration scales the estimates: on a machine 4 times slower than the estimates
+    /// assume, every job's estimate is 4 times as long, and the same budget fits less.
+    #[test]
+    fn a_slow_machine_is_fitted_shorter() {
+        let sys = tiny_sys();
+        let normal = Calibration::default();
+        let subsystems = [
+            Subsystem::Cpu,
+            Subsystem::Mem,
+            Subsystem::Disk,
+            Subsystem::Net,
+        ];
+        let slow = Calibration::with(&subsystems.map(|s| (s, 4.0)));
+        let (_, fast) = plan("quick", &sys, Fit::default(), None, &normal).unwrap();
+        let (_, slower) = plan("quick", &sys, Fit::default(), None, &slow).unwrap();
+        for (a, b) in fast.iter().zip(&slower) {
+            let own = |j: &Job| j.estimate.saturating_sub(JOB_OVERHEAD).as_secs_f64();
+            assert!(
+                (own(b) - 4.0 * own(a)).abs() < 1e-3,
+                "{} {}",
+                own(a),
+                own(b)
+            );
+        }
+        let budget = total(&fast) / 2;
+        let (_, _, fit) = fit_budget("quick", &sys, budget, None, &normal).unwrap();
+        let (_, jobs, slow_fit) = fit_budget("quick", &sys, budget, None, &slow).unwrap();
+        assert!(total(&jobs) <= budget);
+        assert_ne!(fit, slow_fit);
+        let repeats = |f: Fit| f.max_repeat.unwrap_or(usize::MAX);
+        assert!(
+            slow_fit.time_scale < fit.time_scale
+                || repeats(slow_fit) < repeats(fit)
+                || slow_fit.thin_sweeps
+                || slow_fit.jobs_kept.is_some(),
+            "{fit:?} {slow_fit:?}"
+        );
     }
 
     /// A fitted option replaces the job's own word (written `--key=value`), else is added;
@@ -573,9 +815,10 @@ mod tests {
         let fit = Fit {
             time_scale: 0.25,
             max_repeat: Some(2),
-            reference_runs: None,
-            reference_longest: None,
+            ..Fit::default()
         };
+        let sys = tiny_sys();
+        let fitted = |c: &Command, f: &Fit| fitted(c, f, &sys);
         let parse = |words: &[&str]| {
             let line: Vec<String> = words.iter().map(|w| w.to_string()).collect();
             parse_job(&line, &[]).unwrap()
@@ -591,6 +834,30 @@ mod tests {
         let latency = parse(&["mem", "--workload=LATENCY", "--repeat=2"]);
         // Its samples' 25 ms × 0.25, at least 5 ms.
         assert_eq!(fitted(&latency, &fit), [("duration", "6ms".to_string())]);
+        // Fixed work is cut no further than a thread's 50 ms at a core's peak.
+        let tiny = Fit {
+            time_scale: 1e-6,
+            ..fit
+        };
+        let ops = parse(&[
+            "cpu",
+            "--workload=DP",
+            "--threads=1",
+            "--total-ops=1000000000000",
+        ]);
+        let Command::Cpu(args) = &ops else {
+            unreachable!()
+        };
+        let floor = super::super::cpu::request(args)
+            .unwrap()
+            .floor_ops(&sys, POINT_FLOOR);
+        assert!(floor > 1_000_000, "{floor}");
+        assert_eq!(
+            fitted(&ops, &tiny)[0],
+            ("total-ops", floor.min(1_000_000_000_000).to_string())
+        );
+        // A point's duration keeps the floor.
+        assert_eq!(fitted(&dp, &tiny)[0], ("duration", "50ms".to_string()));
     }
 
     #[test]
