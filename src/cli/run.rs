@@ -1,7 +1,7 @@
 //! `peakbench run --profile quick|ci|assignment|FILE`: a whole suite in one run, one report.
 
 use super::calibration::Calibration;
-use super::common::Fit;
+use super::common::{Fit, POINT_FLOOR};
 use super::common::{OutputArgs, UsageError};
 use super::{Cli, Command, clap_message};
 use crate::app::suite::{self, Job};
@@ -211,9 +211,10 @@ const SWEEPS: &[&str] = &[
 ];
 
 /// `profile` as `fit` cuts it: every sweep thinned to its first and last values, and only
-/// its first jobs kept. Returns what it dropped, a job's experiment (or "job N") and the
-/// values of each sweep ("D4 threads 2,4,8,12,24"), and the jobs dropped whole.
-fn cut(profile: &mut Profile, fit: Fit) -> Vec<String> {
+/// its first jobs kept. Returns what it dropped, each with the index of its job: a job's
+/// experiment (or "job N") and the values of each sweep ("D4 threads 2,4,8,12,24"), and the
+/// jobs dropped whole (at the first one's index).
+fn cut(profile: &mut Profile, fit: Fit) -> Vec<(usize, String)> {
     let name = |i: usize, job: &crate::profile::Job| match &job.experiment {
         Some(e) => e.split(':').next().unwrap_or(e).trim().to_string(),
         None => format!("job {}", i + 1),
@@ -228,7 +229,7 @@ fn cut(profile: &mut Profile, fit: Fit) -> Vec<String> {
                     && SWEEPS.contains(&key.as_str())
                 {
                     let inner = l[1..l.len() - 1].join(",");
-                    dropped.push(format!("{id} {key} {inner}"));
+                    dropped.push((i, format!("{id} {key} {inner}")));
                     *l = vec![l[0].clone(), l[l.len() - 1].clone()];
                 }
             }
@@ -243,20 +244,24 @@ fn cut(profile: &mut Profile, fit: Fit) -> Vec<String> {
             .map(|(i, job)| name(kept + i, job))
             .collect();
         // A job dropped whole is not also listed as thinned.
-        dropped.retain(|d| !whole.iter().any(|w| d.starts_with(&format!("{w} "))));
-        dropped.push(format!("whole {}", whole.join(", ")));
+        dropped.retain(|(i, _)| *i < kept);
+        dropped.push((kept, format!("whole {}", whole.join(", "))));
         profile.jobs.truncate(kept);
     }
     dropped
 }
 
-/// What `fit` drops of profile `name` (see [`cut`]), for the plan's line: "dropped: C3
-/// threads 2,4; …", or nothing.
-fn dropped(name: &str, fit: Fit) -> String {
+/// What `fit` drops of profile `name`'s jobs from index `from` on (see [`cut`]; those before
+/// have run), for the plan's line: "dropped: C3 threads 2,4; …", or nothing.
+fn dropped(name: &str, fit: Fit, from: usize) -> String {
     let Ok(mut profile) = load(name) else {
         return String::new();
     };
-    let cuts = cut(&mut profile, fit);
+    let cuts: Vec<String> = cut(&mut profile, fit)
+        .into_iter()
+        .filter(|(i, _)| *i >= from)
+        .map(|(_, c)| c)
+        .collect();
     if cuts.is_empty() {
         return String::new();
     }
@@ -442,6 +447,30 @@ fn fit_from(
     Ok(None)
 }
 
+/// A dry run's note on a job whose points, as the profile wrote them, time less than the
+/// floor of a budget's fit ([`POINT_FLOOR`]): a budget never shortens them further, nor
+/// lengthens work the profile fixed (the assignment's C3 is 10⁹ operations, whatever the
+/// machine), so their figures are mostly the harness's start and stop on a fast machine.
+fn below_floor(job: &Job) -> Option<String> {
+    let t = job.least_timed?;
+    (t < POINT_FLOOR).then(|| {
+        format!(
+            "(as written, a repetition's timed work is {:.2} ms at a core's peak, under the {} ms floor of a budget's fit: kept as the profile fixed it)",
+            t.as_secs_f64() * 1e3,
+            POINT_FLOOR.as_millis()
+        )
+    })
+}
+
+/// The plan's words for a cap on repetitions: ", at most 2 repetitions", ", 1 repetition".
+fn at_most_repetitions(r: usize) -> String {
+    if r == 1 {
+        ", 1 repetition".into()
+    } else {
+        format!(", at most {r} repetitions")
+    }
+}
+
 /// The share of their time below which the points are cut only when the stages that cut
 /// repetitions and the tools' runs do not leave more.
 const MIN_TIME_SCALE: f64 = 0.1;
@@ -478,7 +507,7 @@ fn refit_as_it_goes<'a>(
         let jobs = jobs.split_off(from);
         // Said once a fit: at the shortest, the next jobs keep it.
         if !quiet && last != Some(fit) {
-            let cuts = dropped(name, fit);
+            let cuts = dropped(name, fit, from);
             let line = format!(
                 "peakbench run: {} left of --budget {} and the jobs left estimated at {}: jobs {}–{} fitted again (times × {:.3}{}{})",
                 format_duration(left),
@@ -487,8 +516,7 @@ fn refit_as_it_goes<'a>(
                 from + 1,
                 from + jobs.len(),
                 fit.time_scale,
-                fit.max_repeat
-                    .map_or(String::new(), |r| format!(", at most {r} repetitions")),
+                fit.max_repeat.map_or(String::new(), at_most_repetitions),
                 if cuts.is_empty() {
                     String::new()
                 } else {
@@ -559,8 +587,7 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
                     format_duration(b),
                     cal.describe(),
                     fit.time_scale,
-                    fit.max_repeat
-                        .map_or(String::new(), |r| format!(", at most {r} repetitions")),
+                    fit.max_repeat.map_or(String::new(), at_most_repetitions),
                     match (fit.reference_runs, fit.reference_longest) {
                         (_, Some(l)) => format!(
                             ", each reference tool run once a point and none longer than {}",
@@ -569,7 +596,7 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
                         (Some(_), None) => ", each reference tool run once a point".into(),
                         _ => String::new(),
                     },
-                    match dropped(&args.profile, fit) {
+                    match dropped(&args.profile, fit, 0) {
                         d if d.is_empty() => d,
                         d => format!("; {d}"),
                     }
@@ -615,6 +642,13 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
                         )
                     })
                     .collect();
+                let refs = match below_floor(job) {
+                    Some(note) => format!(
+                        "{}\n{refs}",
+                        crate::text::wrap(&format!("  {note}"), width, "    ")
+                    ),
+                    None => refs,
+                };
                 match &job.experiment {
                     // The experiment, then the command line under it.
                     Some(e) => {
@@ -683,7 +717,6 @@ pub(super) fn parse_job(line: &[String], inherited: &[&str]) -> Result<Command, 
 
 #[cfg(test)]
 mod tests {
-    use super::super::common::POINT_FLOOR;
     use super::*;
 
     #[test]
@@ -736,7 +769,7 @@ mod tests {
                         i + 1
                     );
                 }
-                let cuts = dropped(name, fit);
+                let cuts = dropped(name, fit, 0);
                 assert_eq!(
                     fit.thin_sweeps || fit.jobs_kept.is_some_and(|k| k < written.len()),
                     cuts.starts_with("dropped: "),
@@ -783,6 +816,19 @@ mod tests {
                 || slow_fit.jobs_kept.is_some(),
             "{fit:?} {slow_fit:?}"
         );
+    }
+
+    /// A refit lists what it drops of the jobs left only (those before it have run), and the
+    /// jobs it drops whole.
+    #[test]
+    fn a_refit_lists_the_cuts_of_the_jobs_left() {
+        let fit = shortest(None, None, Some(15));
+        let all = dropped("assignment", fit, 0);
+        assert!(all.contains("C1 threads 2") && all.contains("D4 threads"), "{all}");
+        let left = dropped("assignment", fit, 12);
+        assert!(!left.contains("C1 ") && !left.contains("M1 "), "{left}");
+        assert!(left.contains("D4 threads 2,4,8,12,24"), "{left}");
+        assert!(left.contains("whole N1, N3, N2"), "{left}");
     }
 
     /// A fitted option replaces the job's own word (written `--key=value`), else is added;

@@ -664,7 +664,26 @@ pub fn jobs(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Vec<Job>, Ref
         )),
         (j, _) => j,
     };
-    usable(tools.into_iter().map(|t| job_of(t, rec, ctx).map(within)))
+    let candidates: Vec<(Tool, Option<Result<Job, RefError>>)> = tools
+        .into_iter()
+        .map(|t| (t, job_of(t, rec, ctx).map(within)))
+        .collect();
+    // Where no tool that would take the point is installed, the refusal of one that is says
+    // more than "not found" (hpcc's STREAM too long for the budget, beside a STREAM never
+    // built).
+    let installed = |t: Tool| matches!(ctx.availability(t), Availability::Found(_));
+    let runnable = candidates
+        .iter()
+        .any(|(t, c)| matches!(c, Some(Ok(_))) && installed(*t));
+    if !runnable
+        && let Some(e) = candidates.iter().find_map(|(t, c)| match c {
+            Some(Err(e)) if installed(*t) => Some(e.clone()),
+            _ => None,
+        })
+    {
+        return Some(Err(e));
+    }
+    usable(candidates.into_iter().map(|(_, c)| c))
 }
 
 /// The job of `tool` for `rec`, where the tool applies to it (sockperf refuses messages under

@@ -259,3 +259,44 @@ fn a_figure_beyond_its_units_bound_is_refused() {
     assert!(checked_figure("iperf3", &loss, 100.0).is_ok());
     assert!(checked_figure("iperf3", &loss, 100.5).is_err());
 }
+
+/// Where the tools that would take a point are missing and one that is installed refuses it
+/// (hpcc's STREAM, too long for what a budget leaves a tool's run), the point says the
+/// installed tool's reason, not "STREAM not found".
+#[test]
+fn an_installed_tools_refusal_says_more_than_not_found() {
+    let ctx = empty_path_ctx();
+    ctx.tools.lock().unwrap().insert(
+        Tool::Hpcc,
+        Availability::Found(Found {
+            path: "/usr/bin/hpcc".into(),
+            version: "1.5.0".into(),
+        }),
+    );
+    ctx.set_limits(Limits {
+        longest: Some(Duration::from_millis(1)),
+        ..ctx.limits()
+    });
+    let scale = record(
+        "mem",
+        "SCALE",
+        "throughput",
+        "GB/s",
+        json!({"threads": 1, "isa": "avx2", "stores": "nt", "working_set_bytes": 2_000_000_000u64}),
+        None,
+    );
+    let err = measure(&scale, &ctx).unwrap().unwrap_err();
+    assert!(
+        err.starts_with("HPL (hpcc) cannot run this point: a run takes longer than --budget"),
+        "{err}"
+    );
+    // Without the budget's limit, hpcc would run it: no refusal to prefer.
+    ctx.set_limits(Limits {
+        longest: None,
+        ..ctx.limits()
+    });
+    assert!(matches!(
+        jobs(&scale, &ctx),
+        Some(Ok(j)) if j.iter().any(|j| j.tool() == Tool::Hpcc)
+    ));
+}
