@@ -19,3 +19,4 @@ pub mod sweep;
 pub mod sysinfo;
 pub mod text;
 pub mod units;
+pub mod verify;

@@ -11,7 +11,6 @@ pub mod outputs;
 pub mod planned;
 pub mod recorder;
 pub mod suite;
-pub mod verify;
 pub mod workloads;
 
 pub use outputs::Outputs;

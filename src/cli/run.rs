@@ -215,9 +215,23 @@ const SWEEPS: &[&str] = &[
 /// experiment (or "job N") and the values of each sweep ("D4 threads 2,4,8,12,24"), and the
 /// jobs dropped whole (at the first one's index).
 fn cut(profile: &mut Profile, fit: Fit) -> Vec<(usize, String)> {
-    let name = |i: usize, job: &crate::profile::Job| match &job.experiment {
+    let id = |i: usize, job: &crate::profile::Job| match &job.experiment {
         Some(e) => e.split(':').next().unwrap_or(e).trim().to_string(),
         None => format!("job {}", i + 1),
+    };
+    let ids: Vec<String> = profile
+        .jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| id(i, j))
+        .collect();
+    // An experiment of several jobs (the assignment's two N2) names each by its number too.
+    let name = |i: usize, _: &crate::profile::Job| {
+        if ids.iter().filter(|n| **n == ids[i]).count() > 1 {
+            format!("{} (job {})", ids[i], i + 1)
+        } else {
+            ids[i].clone()
+        }
     };
     let mut dropped = Vec::new();
     if fit.thin_sweeps {
@@ -533,32 +547,34 @@ fn refit_as_it_goes<'a>(
     }
 }
 
+/// Profile `name`'s subsystems probed on this machine (the profile checked first), the disk's
+/// where its disk jobs write.
+fn calibrate(name: &str, sys: &SystemInfo) -> anyhow::Result<Calibration> {
+    let (profile, jobs) = plan(name, sys, Fit::default(), None, &Calibration::default())?;
+    let mut used: Vec<Subsystem> = Vec::new();
+    for job in &profile.jobs {
+        if !used.contains(&job.subsystem) {
+            used.push(job.subsystem);
+        }
+    }
+    let disk = super::calibration::disk_words(jobs.iter().map(|j| j.line.as_slice()));
+    let build = |line: &[String]| {
+        let command = parse_job(line, &[]).ok()?;
+        request(&command, sys).ok()
+    };
+    Ok(Calibration::measure(&used, sys, &disk, &build))
+}
+
 pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
     args.output.validate()?;
     refuse_destructive(&args.profile, &args.permits())?;
     let sys = crate::sysinfo::collect(crate::sysinfo::ClockBudget::default());
     // The tools are looked up once for every plan the budget tries.
     let refs = args.output.reference.then(|| RefContext::new("."));
-    // With --budget: this machine's speed measured first (the profile checked before); a dry
-    // run measures nothing, so its plan is fitted to the estimates as they are.
+    // With --budget: this machine's speed measured first; a dry run measures nothing, so its
+    // plan is fitted to the estimates as they are.
     let cal = match args.budget {
-        Some(_) if !args.dry_run => {
-            let (profile, jobs) = plan(
-                &args.profile,
-                &sys,
-                Fit::default(),
-                None,
-                &Calibration::default(),
-            )?;
-            let mut used: Vec<Subsystem> = Vec::new();
-            for job in &profile.jobs {
-                if !used.contains(&job.subsystem) {
-                    used.push(job.subsystem);
-                }
-            }
-            let disk = super::calibration::disk_words(jobs.iter().map(|j| j.line.as_slice()));
-            Calibration::measure(&used, &sys, &disk)
-        }
+        Some(_) if !args.dry_run => calibrate(&args.profile, &sys)?,
         _ => Calibration::default(),
     };
     let (profile, jobs, fit) = match args.budget {
@@ -642,7 +658,7 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
                         )
                     })
                     .collect();
-                let refs = match below_floor(job) {
+                let refs = match args.budget.and_then(|_| below_floor(job)) {
                     Some(note) => format!(
                         "{}\n{refs}",
                         crate::text::wrap(&format!("  {note}"), width, "    ")
@@ -824,11 +840,53 @@ mod tests {
     fn a_refit_lists_the_cuts_of_the_jobs_left() {
         let fit = shortest(None, None, Some(15));
         let all = dropped("assignment", fit, 0);
-        assert!(all.contains("C1 threads 2") && all.contains("D4 threads"), "{all}");
+        assert!(
+            all.contains("C1 threads 2") && all.contains("D4 threads"),
+            "{all}"
+        );
         let left = dropped("assignment", fit, 12);
         assert!(!left.contains("C1 ") && !left.contains("M1 "), "{left}");
         assert!(left.contains("D4 threads 2,4,8,12,24"), "{left}");
-        assert!(left.contains("whole N1, N3, N2"), "{left}");
+        assert!(
+            left.contains("whole N1, N3, N2 (job 18), N2 (job 19)"),
+            "{left}"
+        );
+    }
+
+    /// The assignment's C3 (10⁹ operations between up to 8 threads) times under the floor as
+    /// the reports fixed it: the dry run says so, and of C1 (10¹²) it says nothing.
+    #[test]
+    fn a_job_under_the_floor_as_written_is_said() {
+        let sys = tiny_sys();
+        let (_, jobs) = plan(
+            "assignment",
+            &sys,
+            Fit::default(),
+            None,
+            &Calibration::default(),
+        )
+        .unwrap();
+        assert!(below_floor(&jobs[0]).is_none());
+        let c3 = below_floor(&jobs[1]).expect("C3 is under the floor");
+        assert!(c3.contains("under the 50 ms floor"), "{c3}");
+    }
+
+    /// Every calibration probe is a valid command line (the null engine's and a directory's
+    /// words added to the disk's).
+    #[test]
+    fn every_calibration_probe_is_a_valid_command_line() {
+        let disk = ["--dir=/tmp".to_string(), "--engine=null".to_string()];
+        for sub in [
+            Subsystem::Cpu,
+            Subsystem::Mem,
+            Subsystem::Disk,
+            Subsystem::Net,
+        ] {
+            let line = super::super::calibration::probe_line(sub, 1_000_000, &disk);
+            if let Err(e) = parse_job(&line, &[]) {
+                panic!("{sub}: {line:?}: {e}");
+            }
+        }
     }
 
     /// A fitted option replaces the job's own word (written `--key=value`), else is added;

@@ -2,7 +2,7 @@
 
 use super::common::{OutputArgs, UsageError, parse_duration, parse_repeat};
 use crate::app::Recorder;
-use crate::app::verify::{Group, VerifyOptions};
+use crate::verify::{Group, VerifyOptions};
 use clap::Args;
 
 #[derive(Debug, Args)]
@@ -45,8 +45,8 @@ pub fn run(args: VerifyArgs, argv: Vec<String>) -> anyhow::Result<()> {
         if let Some(other) = args.output.given.other_than("cleanup") {
             return Err(UsageError(format!("--cleanup runs no check: leave out {other}")).into());
         }
-        crate::app::verify::refuse_unless_able()?;
-        crate::app::verify::run_cleanup(&mut std::io::stdout().lock())?;
+        crate::verify::refuse_unless_able()?;
+        crate::verify::run_cleanup(&mut std::io::stdout().lock())?;
         return Ok(());
     }
     args.output.validate()?;
@@ -56,7 +56,7 @@ pub fn run(args: VerifyArgs, argv: Vec<String>) -> anyhow::Result<()> {
         )
         .into());
     }
-    crate::app::verify::refuse_unless_able()?;
+    crate::verify::refuse_unless_able()?;
     let mut groups = args.only.clone();
     groups.sort();
     groups.dedup();
@@ -72,6 +72,6 @@ pub fn run(args: VerifyArgs, argv: Vec<String>) -> anyhow::Result<()> {
         let command = super::run::parse_job(line, &[]).map_err(UsageError)?;
         super::run::request(&command, &sys)
     };
-    let outcome = crate::app::verify::run(&opts, &build, &mut rec);
+    let outcome = crate::verify::run(&opts, &build, &mut rec);
     rec.finish(outcome)
 }

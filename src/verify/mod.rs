@@ -18,7 +18,7 @@ mod sandbox;
 
 pub use cleanup::{Outcome as CleanupOutcome, run_cleanup};
 
-use super::{Recorder, Request};
+use crate::app::{Recorder, Request};
 use crate::measure::stats::Summary;
 use crate::results::verify::{Check, Status, Verification};
 use crate::results::{Metric, ResultRecord, Subsystem, Unit};
