@@ -20,3 +20,4 @@ pub mod sysinfo;
 pub mod text;
 pub mod units;
 pub mod verify;
+pub mod workload;

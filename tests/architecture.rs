@@ -173,6 +173,34 @@ fn only_the_command_line_imports_cli() {
     assert_eq!(offenders, Vec::<String>::new(), "these files import cli");
 }
 
+/// What a workload is sits below everything that measures or reports one: `workload` imports
+/// only the typed ids and the text helpers, so that the benchmarks implement it and the
+/// command line, reports, reference tools and results read it without importing `bench`.
+#[test]
+fn the_workloads_stand_below_the_benchmarks() {
+    let map = module_map();
+    let imports: Vec<&str> = map["workload"].iter().map(String::as_str).collect();
+    assert!(
+        imports.iter().all(|m| matches!(*m, "ids" | "text")),
+        "workload imports {imports:?}"
+    );
+    // The workload enums are read from there, not through bench.
+    let through_bench: Vec<String> = rust_files(&src())
+        .into_iter()
+        .filter(|f| !matches!(owner(f).as_deref(), Some("bench" | "workload")))
+        .filter(|f| {
+            let code = code(f);
+            ["spec", "registry"]
+                .iter()
+                .any(|m| code.contains(&format!("bench::{m}")))
+                || code.contains("bench::mem::MemWorkload")
+                || code.contains("bench::linalg::workload::LinalgWorkload")
+        })
+        .map(|f| f.display().to_string())
+        .collect();
+    assert_eq!(through_bench, Vec::<String>::new(), "workloads read through bench");
+}
+
 #[test]
 fn top_level_modules_have_no_import_cycle() {
     let map = module_map();

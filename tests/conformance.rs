@@ -1,4 +1,4 @@
-//! Every workload's spec (`peakbench::bench::registry::all`) goes the whole way: its name
+//! Every workload's spec (`peakbench::workload::registry::all`) goes the whole way: its name
 //! parses, a profile job of it has a time estimate, a tiny point of it runs, and its records
 //! round-trip through the JSON document and the results database, render in the table, CSV,
 //! Markdown and HTML, and have a reference tool its spec names (or none where it names none).
@@ -7,11 +7,11 @@
 mod common;
 
 use assert_cmd::Command;
-use peakbench::bench::registry;
-use peakbench::bench::spec::Spec;
 use peakbench::history::Store;
 use peakbench::reference::{self, RefContext};
 use peakbench::results::{Report, Subsystem};
+use peakbench::workload::registry;
+use peakbench::workload::spec::Spec;
 use std::path::Path;
 use std::time::Duration;
 

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 pub use crate::bench::cpu::{CpuWorkload, Op, Scaling, operation};
 pub use crate::bench::linalg::kernels as linalg_kernels;
-pub use crate::bench::linalg::workload::LinalgWorkload;
+pub use crate::workload::linalg::LinalgWorkload;
 
 /// What `peakbench cpu` is asked to measure.
 #[derive(Debug, Clone)]
@@ -107,7 +107,7 @@ impl CpuRequest {
     fn kernel_rates(&self, sys: &SystemInfo) -> Vec<f64> {
         self.kernels
             .iter()
-            .filter(|w| w.spec().work != crate::bench::spec::Work::Nothing)
+            .filter(|w| w.spec().work != crate::workload::spec::Work::Nothing)
             .map(|w| w.op().and_then(|op| core_peak(sys, op)).unwrap_or(30.0))
             .collect()
     }

@@ -43,7 +43,7 @@ impl super::Request for MemOptions {
     /// A bandwidth point's: its duration, or a thread's share of the fixed work at
     /// [`FLOOR_BYTES_PER_SEC`] (the latency chases time samples, not points).
     fn least_timed(&self, _: &SystemInfo) -> Option<Duration> {
-        use crate::bench::spec::Work;
+        use crate::workload::spec::Work;
         let bandwidth = self
             .workloads
             .iter()

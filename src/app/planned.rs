@@ -247,7 +247,7 @@ pub fn linalg(
     points: &[crate::bench::linalg::workload::LinalgPoint],
     repeat: usize,
 ) -> Vec<ResultRecord> {
-    use crate::bench::linalg::workload::LinalgWorkload;
+    use crate::workload::linalg::LinalgWorkload;
     points
         .iter()
         .filter_map(|p| {

@@ -1,4 +1,4 @@
 //! The workloads' specs, as the command line reads them (its help, defaults and refusals).
 
-pub use crate::bench::registry;
-pub use crate::bench::spec::{Spec, non_users_of, users_of};
+pub use crate::workload::registry;
+pub use crate::workload::spec::{Spec, non_users_of, users_of};

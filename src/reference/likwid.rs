@@ -17,9 +17,9 @@
 
 use super::process::{run_bounded, whole_seconds};
 use super::{RefContext, RefError, Tool, params_of, unit_error};
-use crate::bench::mem::MemWorkload;
 use crate::results::ResultRecord;
 use crate::results::{Metric, Subsystem, Unit};
+use crate::workload::mem::MemWorkload;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;

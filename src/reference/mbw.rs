@@ -13,9 +13,9 @@
 
 use super::process::run_at_once;
 use super::{IN_ORDER_FROM, RefContext, RefError, Tool, block_time, params_of, unit_error};
-use crate::bench::mem::MemWorkload;
 use crate::results::params::Order;
 use crate::results::{Metric, ResultRecord, Unit};
+use crate::workload::mem::MemWorkload;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;

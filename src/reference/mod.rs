@@ -272,7 +272,7 @@ fn version_of(tool: Tool, path: &Path) -> Option<String> {
 /// The records `tool` gives a reference figure for: the workloads whose spec names it, by
 /// subsystem, and what of them it measures.
 pub fn covers(tool: Tool) -> String {
-    let specs = crate::bench::registry::all();
+    let specs = crate::workload::registry::all();
     let parts: Vec<String> = Subsystem::ALL
         .iter()
         .filter_map(|sub| {
@@ -648,7 +648,7 @@ impl Outcome {
 /// allow is refused, and says so.
 pub fn jobs(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Vec<Job>, RefError>> {
     let limits = ctx.limits();
-    let spec = crate::bench::registry::find(rec.subsystem, &rec.workload)?;
+    let spec = crate::workload::registry::find(rec.subsystem, &rec.workload)?;
     let mut tools = spec.references.to_vec();
     if ctx.prefer_stream {
         // A stable sort: STREAM first, the others in the spec's order.

@@ -24,7 +24,7 @@ pub struct Job {
 /// The run for a memory throughput record of a workload whose spec names STREAM (its four
 /// kernels: COPY, SCALE, ADD, TRIAD).
 pub fn job(rec: &ResultRecord) -> Option<Result<Job, RefError>> {
-    let named = crate::bench::registry::find(rec.subsystem, &rec.workload)
+    let named = crate::workload::registry::find(rec.subsystem, &rec.workload)
         .is_some_and(|s| s.references.contains(&TOOL));
     if rec.metric != Metric::Throughput || !named {
         return None;

@@ -26,9 +26,9 @@
 
 use super::process::run_bounded;
 use super::{IN_ORDER_FROM, RefContext, RefError, Tool, block_time, params_of, unit_error};
-use crate::bench::mem::MemWorkload;
 use crate::results::params::{LatencyParams, Order, Params};
 use crate::results::{Metric, ResultRecord, Unit};
+use crate::workload::mem::MemWorkload;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;

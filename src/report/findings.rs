@@ -4,12 +4,12 @@
 //! point below 70 % of its peak the likeliest cause the run itself shows. Nothing is said
 //! without the figures it rests on.
 
-use crate::bench::registry;
-use crate::bench::spec::Work;
 use crate::results::params::{IoMode, Order, Proto, Side};
 use crate::results::point::{Field, fields};
 use crate::results::{Metric, Report, ResultRecord, Subsystem, Unit};
 use crate::units::format_sig;
+use crate::workload::registry;
+use crate::workload::spec::Work;
 use std::collections::{HashMap, HashSet};
 
 /// One statement and the figures it cites (each appears in the text as `format_sig` writes

@@ -15,8 +15,6 @@ mod x86;
 
 pub use crate::sysinfo::peak::OpClass as Op;
 
-use super::spec::{Axis, ChartKind, Spec, Work};
-use crate::ids::Tool;
 use crate::measure::Summary;
 use crate::results::ResultRecord;
 use crate::results::Subsystem;
@@ -31,102 +29,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::time::Duration;
 
-super::spec::workloads! {
-    /// A synthetic kernel of `peakbench cpu` (the linear-algebra workloads are
-    /// [`crate::bench::linalg::workload::LinalgWorkload`]).
-    pub enum CpuWorkload ("CPU") {
-        Qp = "QP",
-        Hp = "HP",
-        Sp = "SP",
-        Dp = "DP",
-        SpFa = "SPFA",
-        DpFa = "DPFA",
-        Int8Dot = "INT8-DOT",
-        Bf16Dot = "BF16-DOT",
-        Int8Mm = "INT8-MM",
-        Bf16Mm = "BF16-MM",
-        Int32 = "INT32",
-        Int64 = "INT64",
-        Null = "NULL",
-    }
-}
-
-/// The options only the kernels QP … INT64 use (NULL runs no kernel).
-const KERNEL_OPTIONS: &[&[&str]] = &[&["scaling", "duration", "total-ops", "isa"]];
-const KERNEL_AXES: &[Axis] = &[Axis::Threads];
-const KERNEL_CHARTS: &[ChartKind] = &[ChartKind::Sweeps, ChartKind::Efficiency];
+pub use crate::workload::cpu::CpuWorkload;
 
 impl CpuWorkload {
-    /// What it is, everything every reader needs (see [`Spec`]).
-    pub const fn spec(self) -> Spec {
-        let (what, default, references): (_, _, &[Tool]) = match self {
-            CpuWorkload::Qp => ("8-bit integer vector adds", true, &[]),
-            CpuWorkload::Hp => ("16-bit adds, or fp16 FMA where the core has it", true, &[]),
-            CpuWorkload::Sp => ("fp32 FMA", true, &[Tool::LikwidBench]),
-            CpuWorkload::Dp => ("fp64 FMA", true, &[Tool::LikwidBench]),
-            // likwid-bench 5.2 has no kernel of FMAs and adds together (newer likwid's
-            // peakflops_*_fma_add are not in Debian).
-            CpuWorkload::SpFa => (
-                "fp32 FMAs and adds together: the FP issue ceiling",
-                false,
-                &[],
-            ),
-            CpuWorkload::DpFa => (
-                "fp64 FMAs and adds together: the FP issue ceiling",
-                false,
-                &[],
-            ),
-            CpuWorkload::Int8Dot => (
-                "int8 dot products into 32-bit lanes (VNNI vpdpbusd: 8 operations a lane)",
-                false,
-                &[],
-            ),
-            CpuWorkload::Bf16Dot => (
-                "bf16 dot products into fp32 lanes (vdpbf16ps: 4 operations a lane)",
-                false,
-                &[],
-            ),
-            CpuWorkload::Int8Mm => (
-                "int8 matrix multiplies (AMX tdpbusd tiles; Arm smmla: 16 operations a lane)",
-                false,
-                &[],
-            ),
-            CpuWorkload::Bf16Mm => (
-                "bf16 matrix multiplies (AMX tdpbf16ps tiles; Arm bfmmla: 8 operations a lane)",
-                false,
-                &[],
-            ),
-            CpuWorkload::Int32 => ("32-bit integer vector adds", true, &[]),
-            CpuWorkload::Int64 => ("64-bit integer vector adds", true, &[]),
-            CpuWorkload::Null => {
-                return Spec {
-                    subsystem: Subsystem::Cpu,
-                    name: self.name(),
-                    what: "the harness alone",
-                    default: false,
-                    metrics: &[Metric::Latency],
-                    options: &[],
-                    axes: KERNEL_AXES,
-                    references: &[],
-                    charts: &[],
-                    work: Work::Nothing,
-                };
-            }
-        };
-        Spec {
-            subsystem: Subsystem::Cpu,
-            name: self.name(),
-            what,
-            default,
-            metrics: &[Metric::Throughput],
-            options: KERNEL_OPTIONS,
-            axes: KERNEL_AXES,
-            references,
-            charts: KERNEL_CHARTS,
-            work: Work::KernelOps,
-        }
-    }
-
     pub fn op_with_fp16(self, fp16: bool) -> Option<Op> {
         match self {
             CpuWorkload::Hp if fp16 => Some(Op::Fma { element_bits: 16 }),
@@ -349,7 +254,7 @@ pub fn check_work(
     };
     let cpus = cpus.max(1) as f64;
     for w in &opts.workloads {
-        if w.spec().work == crate::bench::spec::Work::Nothing {
+        if w.spec().work == crate::workload::spec::Work::Nothing {
             continue;
         }
         for &threads in &opts.threads {
@@ -388,7 +293,7 @@ pub fn estimate(
     for w in &opts.workloads {
         // The cost follows the workload's work model (its spec): the harness alone costs
         // about a millisecond a round.
-        if w.spec().work == crate::bench::spec::Work::Nothing {
+        if w.spec().work == crate::workload::spec::Work::Nothing {
             s += opts.threads.len() as f64 * rounds * 1e-3;
             continue;
         }

@@ -12,8 +12,6 @@ use super::gemm::{Blocking, Gemm, MatMut, MatRef};
 use super::kernels::{self, Element, MicroKernel};
 use super::system_blas::{BlasError, SystemBlas, Threads};
 use super::{hpl, lu, lu_team};
-use crate::bench::spec::{Axis, ChartKind, Spec, Work};
-use crate::ids::Tool;
 use crate::results::ResultRecord;
 use crate::results::params::{CpuParams, LinalgParams, NodeTag, Params};
 use crate::results::{Metric, Subsystem, Unit};
@@ -22,56 +20,9 @@ use crate::sysinfo::SystemInfo;
 use crate::sysinfo::peak::{CpuPeakOverrides, OpClass, cpu_peak};
 use std::time::Instant;
 
-crate::bench::spec::workloads! {
-    /// A dense linear-algebra workload.
-    pub enum LinalgWorkload ("linear-algebra") {
-        /// HPL's problem: solve A·x = b by LU with partial pivoting.
-        Linpack = "LINPACK",
-        /// C = A·B in fp64.
-        Dgemm = "DGEMM",
-        /// C = A·B in fp32.
-        Sgemm = "SGEMM",
-    }
-}
-
-/// The options of every linear-algebra workload: its size, its engine.
-const SIZES: &[&str] = &["n", "memory-fraction"];
-const ENGINE: &[&str] = &["blas", "blas-library", "isa"];
+pub use crate::workload::linalg::LinalgWorkload;
 
 impl LinalgWorkload {
-    /// What it is, everything every reader needs (see [`Spec`]).
-    pub const fn spec(self) -> Spec {
-        let (what, options, references): (_, &[&[&str]], &[Tool]) = match self {
-            LinalgWorkload::Linpack => (
-                "solve of a random dense system by LU with partial pivoting (HPL's problem, count and residual check)",
-                &[SIZES, &["nb"], ENGINE],
-                &[Tool::Hpcc],
-            ),
-            LinalgWorkload::Dgemm => (
-                "fp64 matrix multiply C = A·B (2·N³ operations)",
-                &[SIZES, ENGINE],
-                &[Tool::Hpcc],
-            ),
-            LinalgWorkload::Sgemm => (
-                "fp32 matrix multiply C = A·B (2·N³ operations)",
-                &[SIZES, ENGINE],
-                &[],
-            ),
-        };
-        Spec {
-            subsystem: Subsystem::Cpu,
-            name: self.name(),
-            what,
-            default: false,
-            metrics: &[Metric::Throughput],
-            options,
-            axes: &[Axis::N, Axis::Threads],
-            references,
-            charts: &[ChartKind::Sweeps, ChartKind::Efficiency],
-            work: Work::Flops,
-        }
-    }
-
     /// Bytes of one element (fp64 or fp32).
     pub fn element_bytes(self) -> u64 {
         match self {

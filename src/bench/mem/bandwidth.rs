@@ -8,11 +8,11 @@ use super::records::record;
 use super::session::on_each;
 use super::{MemError, MemPoint, MemSession, MemWorkload, default_array_bytes};
 use crate::bench::buffer::{Buffer, HugePages};
-use crate::bench::spec::Work;
 use crate::results::params::{self as rp, Params};
 use crate::results::{Metric, ResultRecord, Unit};
 use crate::runner::{self, Repetition, affinity};
 use crate::sysinfo::peak::Peak;
+use crate::workload::spec::Work;
 
 /// Thread i's arrays for one point.
 type Arrays = Vec<Buffer>;

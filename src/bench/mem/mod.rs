@@ -20,10 +20,10 @@ mod session;
 mod workload;
 
 use crate::bench::buffer::HugePages;
-use crate::bench::spec::Work;
 use crate::runner::{Repetition, affinity};
 use crate::sysinfo::peak::MemPeakOverrides;
 use crate::sysinfo::{Isa, SystemInfo};
+use crate::workload::spec::Work;
 use latency::{Probe, staircase_sizes};
 pub use latency_point::probe_span;
 pub use session::MemSession;

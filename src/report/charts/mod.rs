@@ -14,9 +14,9 @@ mod staircase;
 mod sweeps;
 
 use super::plot::{Chart, ChartError, PNG_SCALE, Plot, Series, drawable, png};
-use crate::bench::registry;
-use crate::bench::spec::ChartKind;
 use crate::results::{Report, ResultRecord, Subsystem};
+use crate::workload::registry;
+use crate::workload::spec::ChartKind;
 use efficiency::efficiency_chart;
 use loaded::loaded_latency;
 use measured_bars::measured_bars;

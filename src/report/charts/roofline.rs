@@ -4,13 +4,13 @@
 //! kernels placed at their intensities.
 
 use super::super::plot::{Axis, Chart, Detail, Plot, Scale, Series, Ticks};
-use crate::bench::linalg::workload::LinalgWorkload;
-use crate::bench::mem::MemWorkload;
-use crate::bench::registry;
-use crate::bench::spec::Work;
 use crate::results::{Metric, Report, ResultRecord, Subsystem, Unit};
 use crate::sysinfo::Cache;
 use crate::units::format_sig;
+use crate::workload::linalg::LinalgWorkload;
+use crate::workload::mem::MemWorkload;
+use crate::workload::registry;
+use crate::workload::spec::Work;
 
 /// A CPU ceiling: the workload (DP, SP) and its peak, GFLOP/s.
 struct Ceiling {

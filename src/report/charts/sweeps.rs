@@ -8,11 +8,11 @@
 use super::super::plot::{Axis, Chart, Plot, Scale, Series, Ticks};
 use super::series::{group_by, ideal_scaling, peak_guide, reference_series, series_of};
 use super::slug;
-use crate::bench::registry;
-use crate::bench::spec::Work;
 use crate::results::params::Side;
 use crate::results::point::{Drawn, Field, Role, Words, fields};
 use crate::results::{Metric, ResultRecord, Subsystem, Unit};
+use crate::workload::registry;
+use crate::workload::spec::Work;
 use std::collections::HashSet;
 
 /// More lines than this are left to the table (the chart says how many).

@@ -6,7 +6,7 @@
 
 use super::cpu::CpuWorkload;
 use super::disk::DiskWorkload;
-use super::linalg::workload::LinalgWorkload;
+use super::linalg::LinalgWorkload;
 use super::mem::MemWorkload;
 use super::net::NetWorkload;
 use super::spec::Spec;

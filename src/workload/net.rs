@@ -1,0 +1,83 @@
+//! The network workloads as users type them and what each is (its [`Spec`]).
+
+use super::spec::{Axis, ChartKind, Spec, Work};
+use crate::ids::{Metric, Subsystem, Tool};
+
+super::spec::workloads! {
+    /// A network workload, as users type it.
+    pub enum NetWorkload ("network") {
+        /// Goodput of bulk streams; UDP loss and jitter.
+        Throughput = "THROUGHPUT",
+        /// Ping-pong round trips.
+        Latency = "LATENCY",
+        /// A TCP connection per request: connect, request, response, close (netperf TCP_CRR).
+        Connect = "CONNECT",
+    }
+}
+
+impl NetWorkload {
+    /// What it is, everything every reader needs (see [`Spec`]).
+    pub const fn spec(self) -> Spec {
+        type Options = &'static [&'static [&'static str]];
+        let (what, metrics, options, references, charts, default): (
+            _,
+            &[Metric],
+            Options,
+            &[Tool],
+            &[ChartKind],
+            bool,
+        ) = match self {
+            NetWorkload::Throughput => (
+                "goodput; UDP loss and jitter",
+                &[Metric::Throughput, Metric::Loss, Metric::Jitter],
+                &[&[
+                    "reverse",
+                    "busy-poll",
+                    "rate",
+                    "bidir",
+                    "total-bytes",
+                    "zerocopy",
+                ]],
+                &[Tool::Iperf3],
+                &[
+                    ChartKind::Sweeps,
+                    ChartKind::Intervals,
+                    ChartKind::Efficiency,
+                ],
+                true,
+            ),
+            NetWorkload::Latency => (
+                "ping-pong round trips",
+                &[Metric::Latency, Metric::Rate],
+                &[&["propagation-us", "count", "mps", "load"]],
+                &[Tool::Sockperf, Tool::Qperf, Tool::Ping],
+                &[
+                    ChartKind::Sweeps,
+                    ChartKind::Percentiles,
+                    ChartKind::Efficiency,
+                ],
+                true,
+            ),
+            NetWorkload::Connect => (
+                "TCP connections per second, each opened, one request and response, closed",
+                &[Metric::Rate, Metric::Latency],
+                &[&["count", "mps"]],
+                &[],
+                &[ChartKind::Sweeps, ChartKind::Percentiles],
+                false,
+            ),
+        };
+        Spec {
+            subsystem: Subsystem::Net,
+            name: self.name(),
+            what,
+            default,
+            metrics,
+            options,
+            axes: &[Axis::Streams, Axis::MessageSize],
+            references,
+            charts,
+            work: Work::Messages,
+        }
+    }
+}
