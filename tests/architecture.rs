@@ -198,7 +198,11 @@ fn the_workloads_stand_below_the_benchmarks() {
         })
         .map(|f| f.display().to_string())
         .collect();
-    assert_eq!(through_bench, Vec::<String>::new(), "workloads read through bench");
+    assert_eq!(
+        through_bench,
+        Vec::<String>::new(),
+        "workloads read through bench"
+    );
 }
 
 #[test]
