@@ -361,7 +361,8 @@ impl Display {
     }
 }
 
-/// Formats an estimated time: "42 s", "3 min 05 s", "1 h 20 min".
+/// Formats an estimated time: "42 s", "3 min 05 s", "1 h 20 min"; under a second to the
+/// millisecond ("0.25 s"), never "0 s" but for nothing at all.
 pub fn format_duration(d: Duration) -> String {
     let s = d.as_secs();
     if s >= 3600 {
@@ -371,8 +372,11 @@ pub fn format_duration(d: Duration) -> String {
     } else if s >= 1 || d.is_zero() {
         format!("{s} s")
     } else {
-        // A fraction of a second (a probe, a tool's longest run at a small budget) is not "0 s".
-        format!("{:.2} s", d.as_secs_f64())
+        // A fraction of a second (a probe, a tool's longest run at a small budget) is not "0 s":
+        // to the millisecond, without trailing zeros.
+        let ms = format!("{:.3}", d.as_secs_f64());
+        let ms = ms.trim_end_matches('0').trim_end_matches('.');
+        format!("{} s", if ms == "0" { "0.001" } else { ms })
     }
 }
 
@@ -434,6 +438,9 @@ mod tests {
         );
         assert_eq!(format_duration(Duration::MAX), "5124095576030431 h 00 min");
         assert_eq!(format_duration(Duration::from_millis(250)), "0.25 s");
+        assert_eq!(format_duration(Duration::from_micros(4200)), "0.004 s");
+        assert_eq!(format_duration(Duration::from_micros(100)), "0.001 s");
+        assert_eq!(format_duration(Duration::from_micros(999_600)), "1 s");
         assert_eq!(format_duration(Duration::ZERO), "0 s");
         assert_eq!(format_duration(Duration::from_millis(1999)), "1 s");
     }

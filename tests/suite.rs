@@ -835,3 +835,75 @@ fn a_dry_run_with_references_lists_each_points_tool() {
     // (Whole seconds: "4 s"; below a second, two decimals.)
     assert!(b >= a + 3.5, "with references {b} s, without {a} s: {with}");
 }
+
+/// A dry run under `--budget` lists the command lines the run will run: each job's times as
+/// the plan line's scale fits them (whole milliseconds) and its repetitions cut, never the
+/// profile's as written; the same profile without a budget lists them as written.
+#[test]
+fn a_budgeted_dry_run_lists_the_fitted_command_lines() {
+    let _share = common::share(false);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.toml");
+    std::fs::write(
+        &path,
+        "[defaults]\nrepeat = 5\n\
+         [[job]]\nsubsystem = 'cpu'\nworkload = ['NULL', 'DP']\nthreads = 1\nduration = '2s'\nwarmup = 0\n\
+         [[job]]\nsubsystem = 'disk'\nworkload = ['RR']\nengine = 'null'\nsize = '4M'\nblock_size = '4K'\nruntime = '4s'\nramp = '1s'\n",
+    )
+    .unwrap();
+    let dry = |extra: &[&str]| {
+        let out = peakbench(&dir.path().join("h.db"))
+            .current_dir(dir.path())
+            .args(["run", "--profile"])
+            .arg(&path)
+            .arg("--dry-run")
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        (String::from_utf8_lossy(&out.stdout).into_owned(), err)
+    };
+    let (written, _) = dry(&[]);
+    assert!(
+        written.contains("--duration=2s") && written.contains("--runtime=4s"),
+        "{written}"
+    );
+    assert!(written.contains("--repeat=5"), "{written}");
+    let (fitted, err) = dry(&["--budget", "4s"]);
+    let scales = budget_scales(&err);
+    assert_eq!(scales.len(), 1, "{err}");
+    let scale = scales[0];
+    assert!(scale > 0.0 && scale < 1.0, "{err}");
+    // Each option's fitted value, in seconds, from the listing.
+    let option = |key: &str| -> Vec<f64> {
+        fitted
+            .split_whitespace()
+            .filter_map(|w| w.strip_prefix(&format!("--{key}=")))
+            .map(|v| {
+                let (n, unit) = v.split_at(v.find(|c: char| c.is_ascii_alphabetic()).unwrap());
+                let n: f64 = n.parse().unwrap();
+                match unit {
+                    "s" => n,
+                    "ms" => n / 1e3,
+                    other => panic!("{key}={v}: unit {other}"),
+                }
+            })
+            .collect()
+    };
+    // The scale is printed to 3 decimals, the times to the millisecond.
+    for (key, written_s) in [("duration", 2.0), ("runtime", 4.0), ("ramp", 1.0)] {
+        let got = option(key);
+        assert_eq!(got.len(), 1, "--{key}: {fitted}");
+        assert!(
+            (got[0] - written_s * scale).abs() <= written_s * 0.0005 + 0.0006,
+            "--{key}={} s, {written_s} s × {scale}: {fitted}",
+            got[0]
+        );
+    }
+    assert!(!fitted.contains("--duration=2s") && !fitted.contains("--runtime=4s"));
+    if err.contains("at most 2 repetitions") {
+        assert_eq!(fitted.matches("--repeat=2").count(), 2, "{fitted}");
+        assert!(!fitted.contains("--repeat=5"), "{fitted}");
+    }
+}

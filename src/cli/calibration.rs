@@ -55,6 +55,11 @@ impl Calibration {
         crate::units::estimate_secs(d.as_secs_f64() * self.factor(sub))
     }
 
+    /// The probes' time in all (spent out of the budget).
+    pub fn took(&self) -> Duration {
+        self.took
+    }
+
     /// What it measured, for the plan's line ("calibrated in 0.9 s: cpu × 1.02, disk × 2.40").
     /// Without a probe (a dry run measures nothing): says so.
     pub fn describe(&self) -> String {
@@ -81,13 +86,18 @@ impl Calibration {
     pub fn measure(
         subsystems: &[Subsystem],
         sys: &SystemInfo,
-        disk: &[String],
+        disk: Option<&[String]>,
         build: Build,
     ) -> Calibration {
         let start = Instant::now();
         let mut cal = Calibration::default();
         for &sub in subsystems {
-            match probe(sub, sys, disk, build) {
+            let probed = match (sub, disk) {
+                // A job on a device (not a file) is not probed beside it.
+                (Subsystem::Disk, None) => None,
+                (_, disk) => probe(sub, sys, disk.unwrap_or_default(), build),
+            };
+            match probed {
                 Some(f) => cal.factors.push((sub, f)),
                 None => cal.failed.push(sub),
             }
@@ -180,20 +190,26 @@ fn probe(sub: Subsystem, sys: &SystemInfo, disk: &[String], make: Build) -> Opti
 /// Where and how a profile's disk jobs write, from the first one's line, as the disk probe's
 /// words: `--dir=D` (also the directory of `--file=F`: the probe goes beside a named file,
 /// never onto it) and `--engine=null` where the job uses the null engine (which touches no
-/// disk, and neither does its probe). None for a profile without a disk job (or naming
-/// neither: disk's default, the working directory).
-pub fn disk_words<'a>(lines: impl IntoIterator<Item = &'a [String]>) -> Vec<String> {
+/// disk, and neither does its probe); no words for a profile without a disk job (or naming
+/// neither: disk's default, the working directory). None where that job names a device (or
+/// anything but a regular file): the disk is then not probed.
+pub fn disk_words<'a>(lines: impl IntoIterator<Item = &'a [String]>) -> Option<Vec<String>> {
     let Some(line) = lines
         .into_iter()
         .find(|l| l.first().map(String::as_str) == Some("disk"))
     else {
-        return Vec::new();
+        return Some(Vec::new());
     };
     let mut words = Vec::new();
     for word in line {
         if let Some(d) = word.strip_prefix("--dir=") {
             words.push(format!("--dir={d}"));
         } else if let Some(f) = word.strip_prefix("--file=") {
+            // A block device (or anything but a file to be made or overwritten): its directory
+            // (/dev) is no place for the probe's file, and says nothing of the device.
+            if std::fs::symlink_metadata(f).is_ok_and(|m| !m.is_file()) {
+                return None;
+            }
             match Path::new(f).parent() {
                 Some(p) if !p.as_os_str().is_empty() => {
                     words.push(format!("--dir={}", p.display()))
@@ -204,7 +220,7 @@ pub fn disk_words<'a>(lines: impl IntoIterator<Item = &'a [String]>) -> Vec<Stri
             words.push(word.clone());
         }
     }
-    words
+    Some(words)
 }
 
 #[cfg(test)]
@@ -230,12 +246,16 @@ mod tests {
         let file = line(&["disk", "--file=/mnt/data/test.bin"]);
         let null = line(&["disk", "--engine=null", "--size=4M"]);
         let bare = line(&["disk", "--file=test.bin"]);
-        let words = |ls: &[&Vec<String>]| disk_words(ls.iter().map(|l| l.as_slice()));
+        let words =
+            |ls: &[&Vec<String>]| disk_words(ls.iter().map(|l| l.as_slice())).unwrap_or_default();
         assert_eq!(words(&[&cpu, &dir]), ["--dir=/mnt/scratch"]);
         assert_eq!(words(&[&file, &dir]), ["--dir=/mnt/data"]);
         assert_eq!(words(&[&null]), ["--engine=null"]);
         assert!(words(&[&bare]).is_empty());
         assert!(words(&[&cpu]).is_empty());
+        // A device is not probed beside: /dev is no place for a file.
+        let device = line(&["disk", "--file=/dev/null", "--destructive"]);
+        assert_eq!(disk_words([device.as_slice()]), None);
         let probe = probe_line(Subsystem::Disk, 1, &words(&[&null]));
         assert_eq!(
             probe

@@ -238,14 +238,15 @@ fn cut(profile: &mut Profile, fit: Fit) -> Vec<(usize, String)> {
         for (i, job) in profile.jobs.iter_mut().enumerate() {
             let id = name(i, job);
             for (key, value) in job.options.iter_mut() {
-                if let crate::profile::Value::List(l) = value
-                    && l.len() > 2
-                    && SWEEPS.contains(&key.as_str())
-                {
-                    let inner = l[1..l.len() - 1].join(",");
+                if let Some(inner) = thin(key, value) {
                     dropped.push((i, format!("{id} {key} {inner}")));
-                    *l = vec![l[0].clone(), l[l.len() - 1].clone()];
                 }
+            }
+        }
+        // A sweep the jobs inherit: said at the first job's index (before any job runs).
+        for (key, value) in profile.defaults.iter_mut() {
+            if let Some(inner) = thin(key, value) {
+                dropped.push((0, format!("[defaults] {key} {inner}")));
             }
         }
     }
@@ -263,6 +264,32 @@ fn cut(profile: &mut Profile, fit: Fit) -> Vec<(usize, String)> {
         profile.jobs.truncate(kept);
     }
     dropped
+}
+
+/// A sweep (`key` one of [`SWEEPS`], a list of more than two values, or a text of them
+/// separated by commas) cut to its ends; the values it dropped, joined by commas. A range
+/// (`1..8`) is left whole.
+fn thin(key: &str, value: &mut crate::profile::Value) -> Option<String> {
+    if !SWEEPS.contains(&key) {
+        return None;
+    }
+    match value {
+        crate::profile::Value::List(l) if l.len() > 2 => {
+            let inner = l[1..l.len() - 1].join(",");
+            *l = vec![l[0].clone(), l[l.len() - 1].clone()];
+            Some(inner)
+        }
+        crate::profile::Value::Text(t) => {
+            let parts: Vec<&str> = t.split(',').map(str::trim).collect();
+            if parts.len() <= 2 || parts.iter().any(|p| p.contains("..")) {
+                return None;
+            }
+            let inner = parts[1..parts.len() - 1].join(",");
+            *t = format!("{},{}", parts[0], parts[parts.len() - 1]);
+            Some(inner)
+        }
+        _ => None,
+    }
 }
 
 /// What `fit` drops of profile `name`'s jobs from index `from` on (see [`cut`]; those before
@@ -352,8 +379,29 @@ pub(super) fn fit_budget(
         let (profile, jobs) = plan(name, sys, fit, refs, cal)?;
         return Ok((profile, jobs, fit));
     }
-    let least = total(&plan(name, sys, shortest(refs, longest, Some(1)), refs, cal)?.1);
-    Err(UsageError(format!(
+    Err(too_small(
+        name,
+        least(name, sys, refs, cal, longest)?,
+        longest,
+    ))
+}
+
+/// The least time profile `name` takes on this machine: its first job alone at its shortest.
+fn least(
+    name: &str,
+    sys: &SystemInfo,
+    refs: Option<&RefContext>,
+    cal: &Calibration,
+    longest: Option<Duration>,
+) -> anyhow::Result<Duration> {
+    Ok(total(
+        &plan(name, sys, shortest(refs, longest, Some(1)), refs, cal)?.1,
+    ))
+}
+
+/// The refusal of a budget under the `least` profile `name` takes.
+fn too_small(name: &str, least: Duration, longest: Option<Duration>) -> anyhow::Error {
+    UsageError(format!(
         "profile {name} takes at least {} on this machine (its first job alone, its sweeps cut to their ends, 1 repetition of each point at its floor{}): give --budget {} or more",
         format_duration(least),
         match longest {
@@ -365,7 +413,7 @@ pub(super) fn fit_budget(
         },
         format_duration(least)
     ))
-    .into())
+    .into()
 }
 
 /// The shortest plan but for the jobs dropped: every point at its floor, 1 repetition, each
@@ -384,7 +432,7 @@ fn shortest(refs: Option<&RefContext>, longest: Option<Duration>, kept: Option<u
 
 /// The fit under which the jobs of profile `name` from index `from` on take `budget` at
 /// most (the stages of [`fit_budget`], a tool's run at most `longest` from the fourth): None
-/// where even its jobs up to `from` alone, at their shortest, do not.
+/// where even job `from` alone, at its shortest, does not.
 fn fit_from(
     name: &str,
     sys: &SystemInfo,
@@ -469,7 +517,7 @@ fn below_floor(job: &Job) -> Option<String> {
     let t = job.least_timed?;
     (t < POINT_FLOOR).then(|| {
         format!(
-            "(as written, a repetition's timed work is {:.2} ms at a core's peak, under the {} ms floor of a budget's fit: kept as the profile fixed it)",
+            "(as written, a repetition's timed work is {:.2} ms at the rate its estimate assumes, under the {} ms floor of a budget's fit: kept as the profile fixed it)",
             t.as_secs_f64() * 1e3,
             POINT_FLOOR.as_millis()
         )
@@ -493,39 +541,45 @@ const MIN_TIME_SCALE: f64 = 0.1;
 /// than the time left (an estimate that was short on this machine), they are fitted again to
 /// it — at their shortest where nothing fits — so that the run ends near its budget; the jobs
 /// the new fit drops are not run.
+/// `budget` is what the jobs have (the user's, less the calibration's probes), `first` the
+/// plan's fit: a job a fit dropped stays dropped (the suite runs no more jobs than its last
+/// plan has).
 fn refit_as_it_goes<'a>(
     name: &'a str,
     sys: &'a SystemInfo,
     budget: Duration,
     refs: Option<&'a RefContext>,
     cal: &'a Calibration,
-    quiet: bool,
+    (first, quiet): (Fit, bool),
 ) -> impl FnMut(usize, Duration, Duration) -> Option<(Vec<Job>, crate::reference::Limits)> + 'a {
     let longest = refs.map(|_| budget / 40);
-    let mut last: Option<Fit> = None;
+    let mut last = first;
     move |from, elapsed, planned_left| {
         let left = budget.saturating_sub(elapsed);
         // Within 5 % of the budget: not worth a new plan.
         if planned_left <= left + budget / 20 {
             return None;
         }
-        let fit = match fit_from(name, sys, left, refs, cal, from, longest) {
+        let mut fit = match fit_from(name, sys, left, refs, cal, from, longest) {
             Ok(Some(fit)) => fit,
             Ok(None) => shortest(refs, longest, Some(from + 1)),
             Err(_) => return None,
         };
+        if let Some(kept) = last.jobs_kept {
+            fit.jobs_kept = Some(fit.jobs_kept.map_or(kept, |k| k.min(kept)));
+        }
         let mut jobs = plan(name, sys, fit, refs, cal).ok()?.1;
         if jobs.len() <= from {
             return None;
         }
         let jobs = jobs.split_off(from);
         // Said once a fit: at the shortest, the next jobs keep it.
-        if !quiet && last != Some(fit) {
+        if !quiet && last != fit {
             let cuts = dropped(name, fit, from);
             let line = format!(
                 "peakbench run: {} left of --budget {} and the jobs left estimated at {}: jobs {}–{} fitted again (times × {:.3}{}{})",
                 format_duration(left),
-                format_duration(budget),
+                format_duration(budget.saturating_add(cal.took())),
                 format_duration(planned_left),
                 from + 1,
                 from + jobs.len(),
@@ -542,7 +596,7 @@ fn refit_as_it_goes<'a>(
                 crate::text::wrap(&line, crate::text::terminal_width(), "  ")
             );
         }
-        last = Some(fit);
+        last = fit;
         Some((jobs, fit.reference_limits()))
     }
 }
@@ -562,7 +616,60 @@ fn calibrate(name: &str, sys: &SystemInfo) -> anyhow::Result<Calibration> {
         let command = parse_job(line, &[]).ok()?;
         request(&command, sys).ok()
     };
-    Ok(Calibration::measure(&used, sys, &disk, &build))
+    Ok(Calibration::measure(&used, sys, disk.as_deref(), &build))
+}
+
+/// The plan line's words on `budget` (the user's): how the plan was fitted to it and what the
+/// calibration found, or that it fits as written; nothing without one.
+fn budget_words(name: &str, budget: Option<Duration>, fit: Fit, cal: &Calibration) -> String {
+    match (budget, fit != Fit::default()) {
+        (Some(b), true) => format!(
+            " (to fit --budget {}, {}: times × {:.3}{}{}{})",
+            format_duration(b),
+            cal.describe(),
+            fit.time_scale,
+            fit.max_repeat.map_or(String::new(), at_most_repetitions),
+            match (fit.reference_runs, fit.reference_longest) {
+                (_, Some(l)) => format!(
+                    ", each reference tool run once a point and none longer than {}",
+                    format_duration(l)
+                ),
+                (Some(_), None) => ", each reference tool run once a point".into(),
+                _ => String::new(),
+            },
+            match dropped(name, fit, 0) {
+                d if d.is_empty() => d,
+                d => format!("; {d}"),
+            }
+        ),
+        (Some(b), false) => format!(
+            " (within --budget {} as written, {})",
+            format_duration(b),
+            cal.describe()
+        ),
+        _ => String::new(),
+    }
+}
+
+/// With `--budget` (not in a dry run, which measures nothing: its plan is fitted to the
+/// estimates as they are), this machine's speed measured first; a budget no machine could
+/// meet is refused before.
+fn calibrated(
+    args: &SuiteArgs,
+    sys: &SystemInfo,
+    refs: Option<&RefContext>,
+) -> anyhow::Result<Calibration> {
+    match args.budget {
+        Some(b) if !args.dry_run => {
+            let longest = refs.map(|_| b / 40);
+            let least = least(&args.profile, sys, refs, &Calibration::default(), longest)?;
+            if least > b {
+                return Err(too_small(&args.profile, least, longest));
+            }
+            calibrate(&args.profile, sys)
+        }
+        _ => Ok(Calibration::default()),
+    }
 }
 
 pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
@@ -571,13 +678,10 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
     let sys = crate::sysinfo::collect(crate::sysinfo::ClockBudget::default());
     // The tools are looked up once for every plan the budget tries.
     let refs = args.output.reference.then(|| RefContext::new("."));
-    // With --budget: this machine's speed measured first; a dry run measures nothing, so its
-    // plan is fitted to the estimates as they are.
-    let cal = match args.budget {
-        Some(_) if !args.dry_run => calibrate(&args.profile, &sys)?,
-        _ => Calibration::default(),
-    };
-    let (profile, jobs, fit) = match args.budget {
+    let cal = calibrated(&args, &sys, refs.as_ref())?;
+    // The probes' time is spent out of the budget.
+    let budget = args.budget.map(|b| b.saturating_sub(cal.took()));
+    let (profile, jobs, fit) = match budget {
         Some(b) => fit_budget(&args.profile, &sys, b, refs.as_ref(), &cal)?,
         None => {
             let (p, j) = plan(&args.profile, &sys, Fit::default(), refs.as_ref(), &cal)?;
@@ -597,33 +701,7 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
             },
             jobs.len(),
             format_duration(estimated),
-            match (args.budget, fit != Fit::default()) {
-                (Some(b), true) => format!(
-                    " (to fit --budget {}, {}: times × {:.3}{}{}{})",
-                    format_duration(b),
-                    cal.describe(),
-                    fit.time_scale,
-                    fit.max_repeat.map_or(String::new(), at_most_repetitions),
-                    match (fit.reference_runs, fit.reference_longest) {
-                        (_, Some(l)) => format!(
-                            ", each reference tool run once a point and none longer than {}",
-                            format_duration(l)
-                        ),
-                        (Some(_), None) => ", each reference tool run once a point".into(),
-                        _ => String::new(),
-                    },
-                    match dropped(&args.profile, fit, 0) {
-                        d if d.is_empty() => d,
-                        d => format!("; {d}"),
-                    }
-                ),
-                (Some(b), false) => format!(
-                    " (within --budget {} as written, {})",
-                    format_duration(b),
-                    cal.describe()
-                ),
-                _ => String::new(),
-            }
+            budget_words(&args.profile, args.budget, fit, &cal)
         );
         eprintln!("{}", crate::text::wrap(&line, width, "  "));
         let machine = format!("machine: {}", crate::report::table::machine_line(&sys));
@@ -697,10 +775,16 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
     let sys2 = sys.clone();
     let mut rec = Recorder::new(argv, args.output.outputs()).with_system(sys);
     rec.set_reference_limits(fit.reference_limits());
-    let outcome = match args.budget {
+    let outcome = match budget {
         Some(budget) => {
-            let mut refit =
-                refit_as_it_goes(&args.profile, &sys2, budget, refs.as_ref(), &cal, quiet);
+            let mut refit = refit_as_it_goes(
+                &args.profile,
+                &sys2,
+                budget,
+                refs.as_ref(),
+                &cal,
+                (fit, quiet),
+            );
             suite::run_refitted(jobs, &mut rec, &mut refit)
         }
         None => suite::run(jobs, &mut rec),
@@ -732,241 +816,4 @@ pub(super) fn parse_job(line: &[String], inherited: &[&str]) -> Result<Command, 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_built_in_job_is_a_valid_command_line() {
-        for (name, _) in BUILT_IN {
-            let p = Profile::built_in(name).unwrap();
-            for (i, job) in p.jobs.iter().enumerate() {
-                let line = job.argv(&p.defaults, |k| accepts(job.subsystem, k), 2);
-                if let Err(e) = parse_job(&line, &[]) {
-                    panic!("profile {name} job {}: {line:?}: {e}", i + 1);
-                }
-            }
-        }
-    }
-
-    /// The machine, with the shortest clock measurement.
-    fn tiny_sys() -> SystemInfo {
-        crate::sysinfo::collect(crate::sysinfo::ClockBudget {
-            warmup: Duration::from_millis(1),
-            sample: Duration::from_millis(1),
-            samples: 1,
-        })
-    }
-
-    /// Issue 49: at small budgets the fit keeps every point's timed work (a fixed amount of
-    /// work at a core's peak) at the floor or above (or as written, where that is less), and
-    /// drops repetitions, sweep points and whole jobs instead, and says which.
-    #[test]
-    fn a_fitted_plan_keeps_every_point_above_its_floor() {
-        let sys = tiny_sys();
-        let cal = Calibration::default();
-        for (name, _) in BUILT_IN {
-            let (_, written) = plan(name, &sys, Fit::default(), None, &cal).unwrap();
-            for secs in [10, 60, 180] {
-                let budget = Duration::from_secs(secs);
-                let Ok((_, jobs, fit)) = fit_budget(name, &sys, budget, None, &cal) else {
-                    continue;
-                };
-                assert!(total(&jobs) <= budget, "{name} at {secs} s");
-                assert!(jobs.len() <= written.len());
-                for (i, (job, as_written)) in jobs.iter().zip(&written).enumerate() {
-                    let (Some(t), Some(w)) = (job.least_timed, as_written.least_timed) else {
-                        continue;
-                    };
-                    // A fixed amount of work is a whole number of operations or bytes.
-                    let floor = POINT_FLOOR.min(w).mul_f64(0.999);
-                    assert!(
-                        t >= floor,
-                        "{name} at {secs} s, job {}: {t:?} of timed work, below {floor:?}",
-                        i + 1
-                    );
-                }
-                let cuts = dropped(name, fit, 0);
-                assert_eq!(
-                    fit.thin_sweeps || fit.jobs_kept.is_some_and(|k| k < written.len()),
-                    cuts.starts_with("dropped: "),
-                    "{name} at {secs} s: {fit:?} {cuts}"
-                );
-            }
-        }
-    }
-
-    /// The calibration scales the estimates: on a machine 4 times slower than the estimates
-    /// assume, every job's estimate is 4 times as long, and the same budget fits less.
-    #[test]
-    fn a_slow_machine_is_fitted_shorter() {
-        let sys = tiny_sys();
-        let normal = Calibration::default();
-        let subsystems = [
-            Subsystem::Cpu,
-            Subsystem::Mem,
-            Subsystem::Disk,
-            Subsystem::Net,
-        ];
-        let slow = Calibration::with(&subsystems.map(|s| (s, 4.0)));
-        let (_, fast) = plan("quick", &sys, Fit::default(), None, &normal).unwrap();
-        let (_, slower) = plan("quick", &sys, Fit::default(), None, &slow).unwrap();
-        for (a, b) in fast.iter().zip(&slower) {
-            let own = |j: &Job| j.estimate.saturating_sub(JOB_OVERHEAD).as_secs_f64();
-            assert!(
-                (own(b) - 4.0 * own(a)).abs() < 1e-3,
-                "{} {}",
-                own(a),
-                own(b)
-            );
-        }
-        let budget = total(&fast) / 2;
-        let (_, _, fit) = fit_budget("quick", &sys, budget, None, &normal).unwrap();
-        let (_, jobs, slow_fit) = fit_budget("quick", &sys, budget, None, &slow).unwrap();
-        assert!(total(&jobs) <= budget);
-        assert_ne!(fit, slow_fit);
-        let repeats = |f: Fit| f.max_repeat.unwrap_or(usize::MAX);
-        assert!(
-            slow_fit.time_scale < fit.time_scale
-                || repeats(slow_fit) < repeats(fit)
-                || slow_fit.thin_sweeps
-                || slow_fit.jobs_kept.is_some(),
-            "{fit:?} {slow_fit:?}"
-        );
-    }
-
-    /// A refit lists what it drops of the jobs left only (those before it have run), and the
-    /// jobs it drops whole.
-    #[test]
-    fn a_refit_lists_the_cuts_of_the_jobs_left() {
-        let fit = shortest(None, None, Some(15));
-        let all = dropped("assignment", fit, 0);
-        assert!(
-            all.contains("C1 threads 2") && all.contains("D4 threads"),
-            "{all}"
-        );
-        let left = dropped("assignment", fit, 12);
-        assert!(!left.contains("C1 ") && !left.contains("M1 "), "{left}");
-        assert!(left.contains("D4 threads 2,4,8,12,24"), "{left}");
-        assert!(
-            left.contains("whole N1, N3, N2 (job 18), N2 (job 19)"),
-            "{left}"
-        );
-    }
-
-    /// The assignment's C3 (10⁹ operations between up to 8 threads) times under the floor as
-    /// the reports fixed it: the dry run says so, and of C1 (10¹²) it says nothing.
-    #[test]
-    fn a_job_under_the_floor_as_written_is_said() {
-        let sys = tiny_sys();
-        let (_, jobs) = plan(
-            "assignment",
-            &sys,
-            Fit::default(),
-            None,
-            &Calibration::default(),
-        )
-        .unwrap();
-        assert!(below_floor(&jobs[0]).is_none());
-        let c3 = below_floor(&jobs[1]).expect("C3 is under the floor");
-        assert!(c3.contains("under the 50 ms floor"), "{c3}");
-    }
-
-    /// Every calibration probe is a valid command line (the null engine's and a directory's
-    /// words added to the disk's).
-    #[test]
-    fn every_calibration_probe_is_a_valid_command_line() {
-        let disk = ["--dir=/tmp".to_string(), "--engine=null".to_string()];
-        for sub in [
-            Subsystem::Cpu,
-            Subsystem::Mem,
-            Subsystem::Disk,
-            Subsystem::Net,
-        ] {
-            let line = super::super::calibration::probe_line(sub, 1_000_000, &disk);
-            if let Err(e) = parse_job(&line, &[]) {
-                panic!("{sub}: {line:?}: {e}");
-            }
-        }
-    }
-
-    /// A fitted option replaces the job's own word (written `--key=value`), else is added;
-    /// a longer option that starts with the key's name is left alone.
-    #[test]
-    fn fitted_options_replace_the_jobs_own() {
-        let line: Vec<String> = ["mem", "--duration=1s", "--duration-x=1", "--repeat=5"]
-            .map(String::from)
-            .to_vec();
-        let fitted = with_options(
-            line,
-            &[("duration", "250ms".into()), ("omit", "10ms".into())],
-        );
-        assert_eq!(
-            fitted,
-            [
-                "mem",
-                "--duration-x=1",
-                "--repeat=5",
-                "--duration=250ms",
-                "--omit=10ms"
-            ]
-        );
-    }
-
-    /// Under a fit, a cpu job's line carries its fitted duration and repetitions, a LINPACK
-    /// job's (whose duration is its solve's) only its repetitions; without one, nothing.
-    #[test]
-    fn a_jobs_fitted_options_are_those_the_fit_changes() {
-        let fit = Fit {
-            time_scale: 0.25,
-            max_repeat: Some(2),
-            ..Fit::default()
-        };
-        let sys = tiny_sys();
-        let fitted = |c: &Command, f: &Fit| fitted(c, f, &sys);
-        let parse = |words: &[&str]| {
-            let line: Vec<String> = words.iter().map(|w| w.to_string()).collect();
-            parse_job(&line, &[]).unwrap()
-        };
-        let dp = parse(&["cpu", "--workload=DP", "--duration=1s", "--repeat=3"]);
-        assert_eq!(
-            fitted(&dp, &fit),
-            [("duration", "250ms".to_string()), ("repeat", "2".into())]
-        );
-        let linpack = parse(&["cpu", "--workload=LINPACK", "--n=1000", "--repeat=3"]);
-        assert_eq!(fitted(&linpack, &fit), [("repeat", "2".to_string())]);
-        assert!(fitted(&dp, &Fit::default()).is_empty());
-        let latency = parse(&["mem", "--workload=LATENCY", "--repeat=2"]);
-        // Its samples' 25 ms × 0.25, at least 5 ms.
-        assert_eq!(fitted(&latency, &fit), [("duration", "6ms".to_string())]);
-        // Fixed work is cut no further than a thread's 50 ms at a core's peak.
-        let tiny = Fit {
-            time_scale: 1e-6,
-            ..fit
-        };
-        let ops = parse(&[
-            "cpu",
-            "--workload=DP",
-            "--threads=1",
-            "--total-ops=1000000000000",
-        ]);
-        let Command::Cpu(args) = &ops else {
-            unreachable!()
-        };
-        let floor = super::super::cpu::request(args)
-            .unwrap()
-            .floor_ops(&sys, POINT_FLOOR);
-        assert!(floor > 1_000_000, "{floor}");
-        assert_eq!(
-            fitted(&ops, &tiny)[0],
-            ("total-ops", floor.min(1_000_000_000_000).to_string())
-        );
-        // A point's duration keeps the floor.
-        assert_eq!(fitted(&dp, &tiny)[0], ("duration", "50ms".to_string()));
-    }
-
-    #[test]
-    fn defaults_go_only_where_accepted() {
-        assert!(accepts(Subsystem::Cpu, "repeat") && accepts(Subsystem::Disk, "iodepth"));
-        assert!(!accepts(Subsystem::Cpu, "iodepth") && !accepts(Subsystem::Net, "nope"));
-    }
-}
+mod tests;

@@ -129,9 +129,14 @@ impl Checks<'_> {
 
     /// The duration and repetition options of every benchmark line.
     fn timing(&self, duration_flag: &str) -> Vec<String> {
+        self.timing_at_least(duration_flag, Duration::ZERO)
+    }
+
+    /// [`Checks::timing`] with each repetition `least` long at least.
+    fn timing_at_least(&self, duration_flag: &str, least: Duration) -> Vec<String> {
         vec![
             duration_flag.into(),
-            format!("{}ms", self.opts.duration.as_millis()),
+            format!("{}ms", self.opts.duration.max(least).as_millis()),
             "--repeat".into(),
             self.opts.repeat.to_string(),
         ]
@@ -405,7 +410,7 @@ fn disk(c: &mut Checks) -> anyhow::Result<()> {
 /// without it, measured just before and just after. A shared host moves the thread's own rate
 /// from run to run (on a KVM guest, 57–76 GOPS between runs a few seconds apart), so the
 /// expectation is the mean of every unlimited repetition and the tolerance widens to twice
-/// their coefficient of variation where that exceeds 5 %: the check says how noisy it was
+/// their coefficient of variation where that exceeds 8 %: the check says how noisy it was
 /// instead of crying wolf (the higher of the two runs, taken before, read the quota 8 % stingy
 /// in 3 runs of 4 on such a guest).
 fn cpu(c: &mut Checks) -> anyhow::Result<()> {
@@ -437,7 +442,9 @@ fn cpu(c: &mut Checks) -> anyhow::Result<()> {
         }
     };
     let mut line = strings(&["cpu", "--workload", "DP", "--threads", "1"]);
-    line.extend(c.timing("--duration"));
+    // Ten periods at least: a repetition that is not a whole number of them gets a share of
+    // one more or one less, up to ±33 % of a 150 ms repetition.
+    line.extend(c.timing_at_least("--duration", Duration::from_micros(10 * PERIOD_US)));
     // The throughput point's repetitions.
     let samples = |c: &Checks, points: &[usize]| -> Vec<f64> {
         c.find(points, |r| r.metric == Metric::Throughput)

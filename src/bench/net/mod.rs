@@ -43,8 +43,6 @@ pub const DEFAULT_UDP_PING_MESSAGE: u32 = protocol::limits::MIN_UDP_PING;
 
 pub use crate::workload::net::NetWorkload;
 
-impl NetWorkload {}
-
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct NetOptions {
