@@ -20,7 +20,7 @@ fn pair(r: &ResultRecord) -> Option<&CpuPair> {
 /// none without C2C records.
 pub fn matrices(records: &[ResultRecord]) -> Vec<MatrixView> {
     let pairs = records.iter().filter_map(|r| Some((r, pair(r)?)));
-    super::grouped(pairs, |(r, _)| r.params.node().node)
+    super::grouping::grouped(pairs, |(r, _)| r.params.node().node)
         .into_iter()
         .map(|(node, recs)| matrix(&recs, node))
         .collect()

@@ -21,7 +21,7 @@ fn cell(r: &ResultRecord) -> Option<&NodeCell> {
 pub fn matrices(records: &[ResultRecord]) -> Vec<MatrixView> {
     let cells = records.iter().filter_map(|r| Some((r, cell(r)?)));
     let mut out = Vec::new();
-    for (host, recs) in super::grouped(cells, |(r, _)| r.params.node().node) {
+    for (host, recs) in super::grouping::grouped(cells, |(r, _)| r.params.node().node) {
         for metric in [Metric::Latency, Metric::Throughput] {
             let recs: Vec<(&ResultRecord, &NodeCell)> = recs
                 .iter()

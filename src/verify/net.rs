@@ -3,9 +3,9 @@
 //! for TCP and UDP, a delay (a TUN delay line: no netem needed), and a loss rate (iptables'
 //! statistic match on the server's end).
 
+use super::checks::{Checks, Group, Judge, failed, interrupted, judged, skipped, strings};
 use super::delay_line::{DelayLine, open_tun};
 use super::sandbox::{Inside, NetPair, SERVER_ADDR, run};
-use super::{Checks, Group, Judge, failed, interrupted, judged, skipped, strings};
 use crate::bench::net::server::{Server, ServerConfig};
 use crate::results::params::Side;
 use crate::results::verify::Check;

@@ -1,0 +1,209 @@
+//! What a check is made of: the groups, the options, the run's checks so far and how one is
+//! measured (through the command line's own parser), judged, skipped or failed.
+
+use crate::app::{Recorder, Request};
+use crate::results::verify::{Check, Status, Verification};
+use crate::results::{ResultRecord, Subsystem, Unit};
+use std::time::Duration;
+
+/// The groups of checks `--only` chooses from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum Group {
+    /// A link's rate (TCP, UDP), a delay, a loss rate.
+    Net,
+    /// A disk's IOPS and bandwidth caps.
+    Disk,
+    /// A CPU quota.
+    Cpu,
+}
+
+impl Group {
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Net => "net",
+            Group::Disk => "disk",
+            Group::Cpu => "cpu",
+        }
+    }
+}
+
+/// What `verify` runs.
+#[derive(Debug, Clone)]
+pub struct VerifyOptions {
+    pub groups: Vec<Group>,
+    /// Each repetition's measured time.
+    pub duration: Duration,
+    pub repeat: usize,
+}
+
+/// Makes a benchmark's request from its command line (without the program's name): the
+/// command line's own parser, so that each check runs exactly what a user would type.
+pub type Build<'a> = &'a dyn Fn(&[String]) -> anyhow::Result<Box<dyn Request>>;
+
+/// The run's checks so far, and how to measure one.
+pub(super) struct Checks<'a> {
+    pub(super) opts: &'a VerifyOptions,
+    pub(super) build: Build<'a>,
+    pub(super) rec: &'a mut Recorder,
+    pub(super) done: Vec<Check>,
+}
+
+impl Checks<'_> {
+    /// Runs the benchmark of command line `line` into the recorder; the indexes of the records
+    /// it added.
+    pub(super) fn measure(&mut self, line: &[String]) -> anyhow::Result<Vec<usize>> {
+        let before = self.rec.results().len();
+        let request = (self.build)(line)?;
+        request.run(self.rec)?;
+        Ok((before..self.rec.results().len()).collect())
+    }
+
+    /// The record at `index` of the report.
+    pub(super) fn record(&self, index: usize) -> Option<&ResultRecord> {
+        self.rec.results().get(index)
+    }
+
+    /// The first of `points` that `pick` takes.
+    pub(super) fn find(
+        &self,
+        points: &[usize],
+        pick: impl Fn(&ResultRecord) -> bool,
+    ) -> Option<usize> {
+        points
+            .iter()
+            .copied()
+            .find(|i| self.record(*i).is_some_and(&pick))
+    }
+
+    /// Adds a check, says it on standard error and stores the checks so far (an interrupted
+    /// run keeps them).
+    pub(super) fn push(&mut self, check: Check) -> anyhow::Result<()> {
+        if !self.rec.quiet() {
+            // In the units the user chose (--gbit, --mib), as the tables.
+            let mut shown = check.clone();
+            let figures = [check.expected, check.measured]
+                .into_iter()
+                .flatten()
+                .map(|v| (check.subsystem, check.unit, v));
+            let display = self.rec.display().fitted(figures);
+            shown.convert(&|sub, unit| display.conversion(sub, unit));
+            let line = format!(
+                "peakbench verify: {}",
+                crate::report::verify::one_line(&shown)
+            );
+            eprintln!(
+                "{}",
+                crate::text::wrap(&line, crate::text::terminal_width(), "  ")
+            );
+        }
+        self.done.push(check);
+        self.rec.set_verification(Verification {
+            checks: self.done.clone(),
+        })
+    }
+
+    /// The duration and repetition options of every benchmark line.
+    pub(super) fn timing(&self, duration_flag: &str) -> Vec<String> {
+        self.timing_at_least(duration_flag, Duration::ZERO)
+    }
+
+    /// [`Checks::timing`] with each repetition `least` long at least.
+    pub(super) fn timing_at_least(&self, duration_flag: &str, least: Duration) -> Vec<String> {
+        vec![
+            duration_flag.into(),
+            format!("{}ms", self.opts.duration.max(least).as_millis()),
+            "--repeat".into(),
+            self.opts.repeat.to_string(),
+        ]
+    }
+}
+
+/// A check not run, with the reason.
+pub(super) fn skipped(
+    name: &str,
+    group: Group,
+    imposed: &str,
+    (subsystem, unit): (Subsystem, Unit),
+    why: &str,
+) -> Check {
+    Check {
+        name: name.into(),
+        group: group.name().into(),
+        imposed: imposed.into(),
+        status: Status::Skip,
+        reason: why.into(),
+        subsystem,
+        unit,
+        expected: None,
+        measured: None,
+        tolerance: None,
+        tolerance_text: String::new(),
+        commands: Vec::new(),
+        points: Vec::new(),
+    }
+}
+
+/// What a check expects and how it judges.
+pub(super) struct Judge {
+    pub(super) expected: f64,
+    pub(super) tolerance: f64,
+    pub(super) tolerance_text: String,
+    /// How the expected figure follows from what was imposed.
+    pub(super) reason: String,
+}
+
+/// A check that measured: `measured` is the mean of record `point` (None: the benchmark gave
+/// no such record), judged by `judge`.
+pub(super) fn judged(
+    base: Check,
+    line: &[String],
+    points: Vec<usize>,
+    measured: Option<f64>,
+    judge: Judge,
+) -> Check {
+    let status = match measured {
+        Some(m) => Check::judged(judge.expected, m, judge.tolerance),
+        None => Status::Fail,
+    };
+    Check {
+        status,
+        reason: match measured {
+            Some(_) => judge.reason,
+            None => format!("{}; the benchmark gave no such figure", judge.reason),
+        },
+        expected: Some(judge.expected),
+        measured,
+        tolerance: Some(judge.tolerance),
+        tolerance_text: judge.tolerance_text,
+        commands: vec![command_line(line)],
+        points,
+        ..base
+    }
+}
+
+/// A check whose benchmark failed: the error is its reason.
+pub(super) fn failed(base: Check, line: &[String], e: &anyhow::Error) -> Check {
+    Check {
+        status: Status::Fail,
+        reason: format!("the benchmark failed: {e:#}"),
+        commands: vec![command_line(line)],
+        ..base
+    }
+}
+
+/// Whether `e` is the user's Ctrl-C (which ends the run), not a check's failure.
+pub(super) fn interrupted(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<crate::error::Interrupted>().is_some()
+}
+
+/// "peakbench net --server …", as typed.
+pub(super) fn command_line(line: &[String]) -> String {
+    std::iter::once("peakbench".to_string())
+        .chain(line.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+pub(super) fn strings(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_string()).collect()
+}

@@ -1,0 +1,129 @@
+//! The disk's checks: IOPS and bandwidth caps of the block I/O controller on a loop device over
+//! a tmpfs of the run's.
+
+use super::checks::{Checks, Group, Judge, failed, interrupted, judged, skipped, strings};
+use crate::results::verify::Check;
+use crate::results::{Metric, Subsystem, Unit};
+
+/// The disk's caps and size.
+pub(super) const IOPS_CAP: u64 = 2000;
+
+pub(super) const BPS_CAP: u64 = 50_000_000;
+
+pub(super) const DISK_BYTES: u64 = 64 << 20;
+
+/// The disk's checks: read IOPS and write bandwidth under the block I/O controller's caps.
+pub(super) fn disk(c: &mut Checks) -> anyhow::Result<()> {
+    let iops_imposed = format!("{IOPS_CAP} read IOPS");
+    let bps_imposed = format!("{} MB/s writes", BPS_CAP / 1_000_000);
+    let iops_base = skipped(
+        "disk iops",
+        Group::Disk,
+        &iops_imposed,
+        (Subsystem::Disk, Unit::Iops),
+        "",
+    );
+    let bps_base = skipped(
+        "disk bandwidth",
+        Group::Disk,
+        &bps_imposed,
+        (Subsystem::Disk, Unit::BytesPerSec),
+        "",
+    );
+    let skip_both = |c: &mut Checks, why: &str| -> anyhow::Result<()> {
+        for base in [&iops_base, &bps_base] {
+            c.push(Check {
+                reason: why.into(),
+                ..base.clone()
+            })?;
+        }
+        Ok(())
+    };
+    let disk = match super::loop_disk::LoopDisk::new(DISK_BYTES) {
+        Ok(d) => d,
+        Err(why) => return skip_both(c, &format!("no loop device over tmpfs: {why}")),
+    };
+    let name = super::names::group(std::process::id());
+    let mut group = match super::cgroups::Group::new(super::cgroups::Controller::Io, &name) {
+        Ok(g) => g,
+        Err(why) => return skip_both(c, &format!("no block I/O control group: {why}")),
+    };
+    let caps = if group.v2 {
+        group.set(
+            "io.max",
+            &format!("{} riops={IOPS_CAP} wbps={BPS_CAP}", disk.number),
+        )
+    } else {
+        group
+            .set(
+                "blkio.throttle.read_iops_device",
+                &format!("{} {IOPS_CAP}", disk.number),
+            )
+            .and_then(|()| {
+                group.set(
+                    "blkio.throttle.write_bps_device",
+                    &format!("{} {BPS_CAP}", disk.number),
+                )
+            })
+    };
+    if let Err(why) = caps.and_then(|()| group.join()) {
+        return skip_both(c, &format!("cannot cap the loop device: {why}"));
+    }
+    let device = disk.device.to_string_lossy().into_owned();
+    for (base, workload, block, metric, cap) in [
+        (&iops_base, "RR", "4K", Metric::Iops, IOPS_CAP as f64),
+        // Blocks small enough that a second holds hundreds of them.
+        (&bps_base, "WS", "64K", Metric::Throughput, BPS_CAP as f64),
+    ] {
+        let mut line = strings(&[
+            "disk",
+            "--file",
+            &device,
+            "--destructive",
+            "--size",
+            "64M",
+            "--workload",
+            workload,
+            "--block-size",
+            block,
+            "--threads",
+            "1",
+            "--iodepth",
+            "1",
+            "--engine",
+            "psync",
+            // The controller lets a group start with a slice's worth at once and takes it back
+            // after: past a second it runs at its cap.
+            "--ramp",
+            "1s",
+        ]);
+        line.extend(c.timing("--runtime"));
+        let check = match c.measure(&line) {
+            Ok(points) => {
+                let unit = base.unit;
+                let at = c.find(&points, |r| r.metric == metric && r.unit == unit);
+                let measured = at.and_then(|i| c.record(i)).map(|r| r.summary.mean);
+                judged(
+                    base.clone(),
+                    &line,
+                    points,
+                    measured,
+                    Judge {
+                        expected: cap,
+                        tolerance: 0.03 * cap,
+                        tolerance_text: "±3 %".into(),
+                        reason: format!(
+                            "the block I/O controller caps this process on a loop device over a file in a tmpfs of the run's, which is far faster uncapped; expected: the cap ({})",
+                            if group.v2 { "io.max" } else { "blkio.throttle" }
+                        ),
+                    },
+                )
+            }
+            Err(e) if interrupted(&e) => return Err(e),
+            Err(e) => failed(base.clone(), &line, &e),
+        };
+        c.push(check)?;
+    }
+    group.leave().map_err(|e| anyhow::anyhow!(e))?;
+    Ok(())
+}
