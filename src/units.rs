@@ -373,8 +373,13 @@ pub fn format_duration(d: Duration) -> String {
         format!("{s} s")
     } else {
         // A fraction of a second (a probe, a tool's longest run at a small budget) is not "0 s":
-        // to the millisecond, without trailing zeros.
-        let ms = format!("{:.3}", d.as_secs_f64());
+        // two decimals, three under a tenth, without trailing zeros.
+        let secs = d.as_secs_f64();
+        let ms = if secs >= 0.1 {
+            format!("{secs:.2}")
+        } else {
+            format!("{secs:.3}")
+        };
         let ms = ms.trim_end_matches('0').trim_end_matches('.');
         format!("{} s", if ms == "0" { "0.001" } else { ms })
     }
@@ -441,6 +446,7 @@ mod tests {
         assert_eq!(format_duration(Duration::from_micros(4200)), "0.004 s");
         assert_eq!(format_duration(Duration::from_micros(100)), "0.001 s");
         assert_eq!(format_duration(Duration::from_micros(999_600)), "1 s");
+        assert_eq!(format_duration(Duration::from_millis(504)), "0.5 s");
         assert_eq!(format_duration(Duration::ZERO), "0 s");
         assert_eq!(format_duration(Duration::from_millis(1999)), "1 s");
     }

@@ -410,7 +410,8 @@ fn a_profile_s_text_is_never_printed_raw() {
     )
     .unwrap();
     std::fs::create_dir(dir.path().join("d\u{1b}[2J\u{202e}")).unwrap();
-    for dry in [true, false] {
+    // A dry run, a budgeted dry run (the plan's line with the budget's words), a run.
+    for (dry, budget) in [(true, false), (true, true), (false, false)] {
         let mut cmd = peakbench(&dir.path().join("h.db"));
         cmd.current_dir(dir.path())
             .args(["run", "--no-history", "--profile"])
@@ -421,12 +422,18 @@ fn a_profile_s_text_is_never_printed_raw() {
         } else {
             cmd.arg("-v");
         }
+        if budget {
+            cmd.args(["--budget", "1m"]);
+        }
         let out = cmd.output().unwrap();
         let text = String::from_utf8_lossy(&[out.stdout, out.stderr].concat()).into_owned();
         assert!(out.status.success(), "{text}");
         assert!(text.contains("RED"), "{text}");
         for bad in ['\u{1b}', '\u{7}', '\u{202e}'] {
-            assert!(!text.contains(bad), "dry run {dry}: {bad:?} raw in\n{text}");
+            assert!(
+                !text.contains(bad),
+                "dry run {dry}, budget {budget}: {bad:?} raw in\n{text}"
+            );
         }
     }
 }

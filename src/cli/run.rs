@@ -593,7 +593,11 @@ fn refit_as_it_goes<'a>(
             );
             eprintln!(
                 "{}",
-                crate::text::wrap(&line, crate::text::terminal_width(), "  ")
+                crate::text::wrap(
+                    &crate::text::printable(&line),
+                    crate::text::terminal_width(),
+                    "  "
+                )
             );
         }
         last = fit;
@@ -703,7 +707,11 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
             format_duration(estimated),
             budget_words(&args.profile, args.budget, fit, &cal)
         );
-        eprintln!("{}", crate::text::wrap(&line, width, "  "));
+        // The profile's words (its description, the sweeps cut) escaped for the terminal.
+        eprintln!(
+            "{}",
+            crate::text::wrap(&crate::text::printable(&line), width, "  ")
+        );
         let machine = format!("machine: {}", crate::report::table::machine_line(&sys));
         eprintln!("{}", crate::text::wrap(&machine, width, "  "));
         let planned: Vec<_> = jobs.iter().filter_map(|j| j.references.as_ref()).collect();
@@ -753,8 +761,12 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
                         );
                         format!(
                             "{}\n{}\n{refs}",
-                            crate::text::wrap(&head, width, "    "),
-                            crate::text::wrap(&format!("  {command}"), width, "    ")
+                            crate::text::wrap(&crate::text::printable(&head), width, "    "),
+                            crate::text::wrap(
+                                &crate::text::printable(&format!("  {command}")),
+                                width,
+                                "    "
+                            )
                         )
                     }
                     None => {
@@ -763,7 +775,10 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
                             i + 1,
                             format_duration(job.estimate)
                         );
-                        format!("{}\n{refs}", crate::text::wrap(&line, width, "    "))
+                        format!(
+                            "{}\n{refs}",
+                            crate::text::wrap(&crate::text::printable(&line), width, "    ")
+                        )
                     }
                 }
             })
