@@ -4,6 +4,7 @@
 pub mod fleet;
 pub mod kinds;
 pub mod latency_params;
+pub mod levels;
 pub mod node_tag;
 pub mod params;
 pub mod point;
@@ -17,6 +18,7 @@ use crate::measure::stats::nan_as_null;
 use crate::sysinfo::SystemInfo;
 use crate::sysinfo::peak::Peak;
 use crate::units;
+pub use crate::workload::Workload;
 use params::Params;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
@@ -128,7 +130,7 @@ impl Reference {
 #[derive(Debug, Clone, Serialize)]
 pub struct ResultRecord {
     pub subsystem: Subsystem,
-    pub workload: String,
+    pub workload: Workload,
     /// The point's parameters (threads, isa, scaling, …) and what the harness chose (iterations).
     pub params: Params,
     pub metric: Metric,
@@ -182,8 +184,7 @@ impl ResultRecord {
     /// statistics flagged noisy. `unit` is the benchmark's own (GOPS, MB/s, µs, …); the record
     /// stores its figures, and the peak's, in the base unit ([`Unit::to_base`]).
     pub fn new(
-        subsystem: Subsystem,
-        workload: &str,
+        workload: impl Into<Workload>,
         params: impl Into<Params>,
         metric: Metric,
         unit: Unit,
@@ -225,9 +226,10 @@ impl ResultRecord {
                 ));
             }
         }
+        let workload = workload.into();
         ResultRecord {
-            subsystem,
-            workload: workload.into(),
+            subsystem: workload.subsystem(),
+            workload,
             params: params.into(),
             metric,
             unit,
@@ -427,11 +429,12 @@ struct WireRecord {
 impl<'de> Deserialize<'de> for ResultRecord {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let w = WireRecord::deserialize(d)?;
-        let params =
-            Params::decode(w.subsystem, &w.workload, w.params).map_err(serde::de::Error::custom)?;
+        let workload =
+            Workload::named(w.subsystem, &w.workload).map_err(serde::de::Error::custom)?;
+        let params = Params::decode(workload, w.params).map_err(serde::de::Error::custom)?;
         Ok(ResultRecord {
             subsystem: w.subsystem,
-            workload: w.workload,
+            workload,
             params,
             metric: w.metric,
             unit: w.unit,
@@ -730,8 +733,7 @@ mod tests {
     /// A CPU point of `samples` in GOPS against a user's peak of `gops` per core.
     fn cpu_point(samples: Vec<f64>, gops: f64) -> ResultRecord {
         let params = Params::with_defaults(
-            Subsystem::Cpu,
-            "DP",
+            crate::results::Workload::Cpu(crate::workload::cpu::CpuWorkload::Dp),
             serde_json::json!({"threads": 1, "isa": "avx2", "iterations_per_thread": 1}),
         )
         .unwrap();
@@ -747,8 +749,7 @@ mod tests {
             inputs: BTreeMap::from([("peak_per_core".to_string(), input)]),
         };
         ResultRecord::new(
-            Subsystem::Cpu,
-            "DP",
+            crate::results::Workload::Cpu(crate::workload::cpu::CpuWorkload::Dp),
             params,
             Metric::Throughput,
             Unit::Gops,
@@ -813,9 +814,11 @@ mod tests {
     /// warning; a reference's likewise; the peak stays.
     #[test]
     fn an_infinite_efficiency_is_unknown_with_a_warning() {
-        let params =
-            Params::with_defaults(Subsystem::Mem, "LATENCY", serde_json::json!({"threads": 1}))
-                .unwrap();
+        let params = Params::with_defaults(
+            crate::results::Workload::Mem(crate::workload::mem::MemWorkload::Latency),
+            serde_json::json!({"threads": 1}),
+        )
+        .unwrap();
         let floor = Peak {
             value: 80.0,
             unit: Unit::Nanos,
@@ -830,8 +833,7 @@ mod tests {
             )]),
         };
         let rec = ResultRecord::new(
-            Subsystem::Mem,
-            "LATENCY",
+            crate::results::Workload::Mem(crate::workload::mem::MemWorkload::Latency),
             params,
             Metric::Latency,
             Unit::Nanos,
@@ -967,12 +969,13 @@ mod input_checks {
             ..Default::default()
         };
         let peak = crate::sysinfo::peak::mem_peak(&crate::sysinfo::Fact::unknown("x"), &user);
-        let params =
-            Params::with_defaults(Subsystem::Mem, "RWS", serde_json::json!({"threads": 1}))
-                .unwrap();
+        let params = Params::with_defaults(
+            crate::results::Workload::Mem(crate::workload::mem::MemWorkload::Rws),
+            serde_json::json!({"threads": 1}),
+        )
+        .unwrap();
         let mut rec = ResultRecord::new(
-            Subsystem::Mem,
-            "RWS",
+            crate::results::Workload::Mem(crate::workload::mem::MemWorkload::Rws),
             params,
             Metric::Throughput,
             Unit::GBPerSec,

@@ -165,10 +165,7 @@ fn every_registered_workload_parses_estimates_runs_round_trips_and_renders() {
             "{what}: database round trip"
         );
         for rec in &report.results {
-            assert_eq!(
-                (rec.subsystem, rec.workload.as_str()),
-                (w.subsystem, w.name)
-            );
+            assert_eq!((rec.subsystem, rec.workload.spec()), (w.subsystem, *w));
             assert!(w.metrics.contains(&rec.metric), "{what}: {}", rec.metric);
             // A reference tool where the spec names one, and only a tool it names.
             let ctx = RefContext::new(dir.path());

@@ -62,7 +62,7 @@ fn schema_rejects_broken_documents() {
     assert!(!common::schema_errors(&peak_without_efficiency).is_empty());
 }
 
-/// What came from another machine or a file (a host name, a workload name, a command line, a
+/// What came from another machine or a file (a host name, a point's warning, a command line, a
 /// peer's note) cannot drive the terminal or forge a line in any text exporter: control
 /// characters are printed escaped.
 #[test]
@@ -71,7 +71,7 @@ fn control_characters_from_outside_are_escaped() {
     let mut r = common::fixed_report();
     r.system.os.hostname.value = Some(evil.into());
     r.command_line.push(evil.into());
-    r.results[0].workload = evil.into();
+    r.results[0].warnings.push(evil.into());
     r.results[0].peak_unknown_reason = Some(evil.into());
     let shown = common::shown(&r);
     for (name, text) in [

@@ -457,7 +457,10 @@ fn every_run_is_stored_and_a_killed_run_stays_readable() {
     assert_eq!(runs[1].status, "running", "killed: never marked complete");
     let report = store.load(killed_run).unwrap();
     assert_eq!(report.results.len(), 1);
-    assert_eq!(report.results[0].workload, "NULL");
+    assert_eq!(
+        report.results[0].workload,
+        peakbench::workload::cpu::CpuWorkload::Null
+    );
     assert_eq!(report.results[0].samples.len(), 50);
     let listed = peakbench(&db).arg("history").output().unwrap();
     assert!(String::from_utf8_lossy(&listed.stdout).contains("incomplete"));

@@ -173,8 +173,7 @@ fn odd_reports_give_a_page_not_a_panic() {
             1 => {
                 // The fewest parameters a record of its kind can have.
                 rec.params = peakbench::results::params::Params::with_defaults(
-                    rec.subsystem,
-                    &rec.workload,
+                    rec.workload,
                     serde_json::json!({}),
                 )
                 .unwrap();
@@ -184,7 +183,8 @@ fn odd_reports_give_a_page_not_a_panic() {
             2 => rec.summary.mean = -1e308,
             3 => {
                 rec.summary.mean = 0.0;
-                rec.workload = "<script>alert('x')</script> & \"q\"".into();
+                rec.warnings
+                    .push("<script>alert('x')</script> & \"q\"".into());
                 rec.subsystem = Subsystem::Net;
             }
             _ => rec.summary.mean = 1e308,

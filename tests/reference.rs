@@ -126,8 +126,11 @@ fn record(
     use peakbench::results::{Metric, Subsystem, Unit};
     let subsystem: Subsystem = subsystem.parse().unwrap();
     let (metric, unit): (Metric, Unit) = (metric.parse().unwrap(), unit.parse().unwrap());
-    let params =
-        peakbench::results::params::Params::with_defaults(subsystem, workload, params).unwrap();
+    let params = peakbench::results::params::Params::with_defaults(
+        peakbench::results::Workload::named(subsystem, workload).unwrap(),
+        params,
+    )
+    .unwrap();
     let peak = peak.map_or_else(
         || Err("no peak".to_string()),
         |value| {
@@ -140,8 +143,7 @@ fn record(
         },
     );
     peakbench::results::ResultRecord::new(
-        subsystem,
-        workload,
+        peakbench::results::Workload::named(subsystem, workload).unwrap(),
         params,
         metric,
         unit,

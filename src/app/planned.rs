@@ -8,32 +8,25 @@ use crate::bench::disk::{DiskOptions, points as disk_points};
 use crate::bench::mem::{MemOptions, MemPoint, MemSession, MemWorkload, points as mem_points};
 use crate::bench::net::{NetOptions, points as net_points};
 use crate::results::params::Params;
-use crate::results::{Metric, ResultRecord, Subsystem, Unit};
+use crate::results::{Metric, ResultRecord, Subsystem, Unit, Workload};
 use crate::sysinfo::SystemInfo;
 use serde_json::{Value, json};
 
 /// A planned record of `workload` with `params`, or None where they do not decode (the plan
 /// then leaves the point out rather than guess).
 fn record(
-    subsystem: Subsystem,
-    workload: &str,
+    workload: Workload,
     metric: Metric,
     params: Value,
     repeat: usize,
 ) -> Option<ResultRecord> {
-    let params = Params::with_defaults(subsystem, workload, params).ok()?;
-    Some(record_of(subsystem, workload, metric, params, repeat))
+    let params = Params::with_defaults(workload, params).ok()?;
+    Some(record_of(workload, metric, params, repeat))
 }
 
 /// A planned record of `workload` with decoded `params`.
-fn record_of(
-    subsystem: Subsystem,
-    workload: &str,
-    metric: Metric,
-    params: Params,
-    repeat: usize,
-) -> ResultRecord {
-    let unit = match (metric, subsystem) {
+fn record_of(workload: Workload, metric: Metric, params: Params, repeat: usize) -> ResultRecord {
+    let unit = match (metric, workload.subsystem()) {
         (Metric::Throughput, Subsystem::Cpu) => Unit::OpsPerSec,
         (Metric::Throughput, Subsystem::Net) => Unit::BitsPerSec,
         (Metric::Throughput, _) => Unit::BytesPerSec,
@@ -43,7 +36,6 @@ fn record_of(
         (Metric::Loss, _) => Unit::Percent,
     };
     ResultRecord::new(
-        subsystem,
         workload,
         params,
         metric,
@@ -55,15 +47,14 @@ fn record_of(
 
 /// A point's records, one per metric, with the same parameters.
 fn records(
-    subsystem: Subsystem,
-    workload: &str,
+    workload: Workload,
     metrics: &[Metric],
     params: Value,
     repeat: usize,
 ) -> impl Iterator<Item = ResultRecord> {
     metrics
         .iter()
-        .filter_map(move |&m| record(subsystem, workload, m, params.clone(), repeat))
+        .filter_map(move |&m| record(workload, m, params.clone(), repeat))
 }
 
 /// The widest instruction set of the machine, or the one asked for.
@@ -103,15 +94,7 @@ pub fn mem_point(
         .spec()
         .metrics
         .iter()
-        .map(|&m| {
-            record_of(
-                Subsystem::Mem,
-                p.workload.name(),
-                m,
-                params.clone(),
-                opts.reps.repeat,
-            )
-        })
+        .map(|&m| record_of(p.workload.into(), m, params.clone(), opts.reps.repeat))
         .collect()
 }
 
@@ -131,8 +114,7 @@ fn latency(threads: usize, opts: &MemOptions, sys: &SystemInfo) -> Vec<ResultRec
         .chain(probes)
         .filter_map(|params| {
             record(
-                Subsystem::Mem,
-                MemWorkload::Latency.name(),
+                MemWorkload::Latency.into(),
                 Metric::Latency,
                 params,
                 opts.reps.repeat,
@@ -162,8 +144,7 @@ pub fn disk(opts: &DiskOptions) -> Vec<ResultRecord> {
             params["stream_buffer_bytes"] = json!(opts.stream_buffer);
         }
         out.extend(records(
-            Subsystem::Disk,
-            p.workload.name(),
+            p.workload.into(),
             p.workload.spec().metrics,
             params,
             opts.reps.repeat,
@@ -205,14 +186,7 @@ pub fn net_point(
         (NetWorkload::Throughput, true) => &[Metric::Throughput, Metric::Loss, Metric::Jitter],
         (NetWorkload::Throughput, false) => &[Metric::Throughput],
     };
-    records(
-        Subsystem::Net,
-        p.workload.name(),
-        metrics,
-        params,
-        opts.repeat,
-    )
-    .collect()
+    records(p.workload.into(), metrics, params, opts.repeat).collect()
 }
 
 /// A CPU request's synthetic kernels at each thread count (its dense solves and multiplies:
@@ -239,7 +213,7 @@ pub fn cpu_point(
     sys: &SystemInfo,
 ) -> Vec<ResultRecord> {
     let params = json!({"threads": threads, "isa": isa_name(isa, sys)});
-    records(Subsystem::Cpu, w.name(), w.spec().metrics, params, repeat).collect()
+    records(w.into(), w.spec().metrics, params, repeat).collect()
 }
 
 /// A request's dense solves and multiplies, with the built-in engine's operation count.
@@ -247,26 +221,15 @@ pub fn linalg(
     points: &[crate::bench::linalg::workload::LinalgPoint],
     repeat: usize,
 ) -> Vec<ResultRecord> {
-    use crate::workload::linalg::LinalgWorkload;
     points
         .iter()
         .filter_map(|p| {
-            let n = p.n as f64;
-            let flops = match p.workload {
-                LinalgWorkload::Linpack => crate::bench::linalg::hpl::flops(p.n),
-                _ => 2.0 * n * n * n,
-            };
+            let flops = p.workload.flops(p.n);
             let params = json!({
                 "threads": p.threads, "n": p.n, "engine": "built-in", "micro_kernel": "",
                 "flops": flops,
             });
-            record(
-                Subsystem::Cpu,
-                p.workload.name(),
-                Metric::Throughput,
-                params,
-                repeat,
-            )
+            record(p.workload.into(), Metric::Throughput, params, repeat)
         })
         .collect()
 }

@@ -49,7 +49,7 @@ fn parse_sockets(s: &str) -> Result<u32, String> {
 /// One workload's peak, or why it has none on this core.
 #[derive(Debug, Serialize)]
 pub struct WorkloadPeak {
-    pub workload: String,
+    pub workload: crate::results::Workload,
     /// What the peak counts ("fp64 FMA", "int8 dot product").
     pub operation: String,
     pub peak: Option<Peak>,
@@ -100,7 +100,7 @@ pub fn sheet(u: &'static Uarch, cores: u32, sockets: u32, ghz: f64) -> PeakSheet
     // Every kernel's (the FP issue ceilings of SPFA and DPFA, the dot products), not NULL's.
     let workloads = CpuWorkload::ALL
         .into_iter()
-        .filter_map(|w| w.op_with_fp16(u.fp16).map(|op| (w.name().to_string(), op)));
+        .filter_map(|w| w.op_with_fp16(u.fp16).map(|op| (w.into(), op)));
     let peaks = workloads
         .map(|(name, op)| {
             let peak = cpu_peak(op, total, Ok(ghz), Some(u), &isas, &user).map(|mut p| {
@@ -202,7 +202,7 @@ pub struct PeakDocument {
 mod tests {
     use super::*;
 
-    fn value(s: &PeakSheet, w: &str) -> f64 {
+    fn value(s: &PeakSheet, w: CpuWorkload) -> f64 {
         s.peaks
             .iter()
             .find(|p| p.workload == w)
@@ -216,32 +216,36 @@ mod tests {
     fn peaks_match_hand_computed_values() {
         let haswell = sheet(uarch::lookup("haswell").unwrap(), 24, 1, 2.3);
         // 2 FMA × 4 fp64 lanes × 2 = 16 FLOP/cycle.
-        assert!((value(&haswell, "DP") - 883.2).abs() < 1e-9);
-        assert!((value(&haswell, "SP") - 1766.4).abs() < 1e-9);
+        assert!((value(&haswell, CpuWorkload::Dp) - 883.2).abs() < 1e-9);
+        assert!((value(&haswell, CpuWorkload::Sp) - 1766.4).abs() < 1e-9);
         // 2 × 256-bit vpaddd = 16 int32/cycle.
-        assert!((value(&haswell, "INT32") - 24.0 * 2.3 * 16.0).abs() < 1e-9);
+        assert!((value(&haswell, CpuWorkload::Int32) - 24.0 * 2.3 * 16.0).abs() < 1e-9);
         // Sapphire Rapids, 2 sockets × 56 cores at 2.0 GHz: 2 × 8 × 2 = 32 DP FLOP/cycle.
         let spr = sheet(uarch::lookup("6:0xCF").unwrap(), 56, 2, 2.0);
-        assert!((value(&spr, "DP") - 112.0 * 2.0 * 32.0).abs() < 1e-9);
+        assert!((value(&spr, CpuWorkload::Dp) - 112.0 * 2.0 * 32.0).abs() < 1e-9);
         // 2 × 512-bit vpaddb = 128 int8/cycle (beats 3 × 256-bit = 96).
-        assert!((value(&spr, "QP") - 112.0 * 2.0 * 128.0).abs() < 1e-9);
+        assert!((value(&spr, CpuWorkload::Qp) - 112.0 * 2.0 * 128.0).abs() < 1e-9);
         // Skylake-SP with one FMA unit: 512-bit at 1/cycle = 256-bit at 2/cycle = 16 DP.
         let silver = sheet(uarch::lookup("skylake-sp-1fma").unwrap(), 10, 1, 2.0);
-        assert!((value(&silver, "DP") - 10.0 * 2.0 * 16.0).abs() < 1e-9);
+        assert!((value(&silver, CpuWorkload::Dp) - 10.0 * 2.0 * 16.0).abs() < 1e-9);
         // Neoverse V1: 4 × 128-bit FMA = 16 DP FLOP/cycle.
         let v1 = sheet(uarch::lookup("graviton3").unwrap(), 64, 1, 2.6);
-        assert!((value(&v1, "DP") - 64.0 * 2.6 * 16.0).abs() < 1e-9);
+        assert!((value(&v1, CpuWorkload::Dp) - 64.0 * 2.6 * 16.0).abs() < 1e-9);
         // Native fp16: HP is an fp16 FMA, 2 × 32 lanes × 2 = 128 per cycle; Haswell adds int16.
-        assert!((value(&spr, "HP") - 112.0 * 2.0 * 128.0).abs() < 1e-9);
+        assert!((value(&spr, CpuWorkload::Hp) - 112.0 * 2.0 * 128.0).abs() < 1e-9);
         assert_eq!(spr.peaks[1].operation, "fp16 FMA");
         assert_eq!(haswell.peaks[1].operation, "int16 add");
         // VNNI: 2 × vpdpbusd zmm × 16 lanes × 8 = 256 int8 ops per cycle.
-        assert!((value(&spr, "INT8-DOT") - 112.0 * 2.0 * 256.0).abs() < 1e-9);
+        assert!((value(&spr, CpuWorkload::Int8Dot) - 112.0 * 2.0 * 256.0).abs() < 1e-9);
         // Zen 4: 1 × 512-bit = 2 × 256-bit vdpbf16ps: 16 lanes × 4 = 64 per cycle.
         let zen4 = sheet(uarch::lookup("zen4").unwrap(), 1, 1, 1.0);
-        assert!((value(&zen4, "BF16-DOT") - 64.0).abs() < 1e-9);
+        assert!((value(&zen4, CpuWorkload::Bf16Dot) - 64.0).abs() < 1e-9);
         // No figure: unknown, with the reason.
-        let bf16 = spr.peaks.iter().find(|p| p.workload == "BF16-DOT").unwrap();
+        let bf16 = spr
+            .peaks
+            .iter()
+            .find(|p| p.workload == CpuWorkload::Bf16Dot)
+            .unwrap();
         assert!(bf16.peak.is_none());
         assert!(
             bf16.unknown_reason
@@ -252,18 +256,22 @@ mod tests {
         let none = haswell
             .peaks
             .iter()
-            .find(|p| p.workload == "INT8-DOT")
+            .find(|p| p.workload == CpuWorkload::Int8Dot)
             .unwrap();
         assert!(none.peak.is_none());
         // AMX: one TMUL every 16 cycles, 16 × 16 lanes × 64 (int8) or 32 (bf16) products × 2:
         // Intel's 2048 and 1024 operations a cycle per core.
-        assert!((value(&spr, "INT8-MM") - 112.0 * 2.0 * 2048.0).abs() < 1e-6);
-        assert!((value(&spr, "BF16-MM") - 112.0 * 2.0 * 1024.0).abs() < 1e-6);
+        assert!((value(&spr, CpuWorkload::Int8Mm) - 112.0 * 2.0 * 2048.0).abs() < 1e-6);
+        assert!((value(&spr, CpuWorkload::Bf16Mm) - 112.0 * 2.0 * 1024.0).abs() < 1e-6);
         // Neoverse V1 MMLA: 4 × 128-bit (or 2 × 256-bit SVE) a cycle, 4 lanes × 8 (int8) or
         // 4 (bf16) products × 2 = 256 and 128 a cycle.
-        assert!((value(&v1, "INT8-MM") - 64.0 * 2.6 * 256.0).abs() < 1e-9);
-        assert!((value(&v1, "BF16-MM") - 64.0 * 2.6 * 128.0).abs() < 1e-9);
-        let no_matrix = zen4.peaks.iter().find(|p| p.workload == "BF16-MM").unwrap();
+        assert!((value(&v1, CpuWorkload::Int8Mm) - 64.0 * 2.6 * 256.0).abs() < 1e-9);
+        assert!((value(&v1, CpuWorkload::Bf16Mm) - 64.0 * 2.6 * 128.0).abs() < 1e-9);
+        let no_matrix = zen4
+            .peaks
+            .iter()
+            .find(|p| p.workload == CpuWorkload::Bf16Mm)
+            .unwrap();
         assert!(
             no_matrix
                 .unknown_reason

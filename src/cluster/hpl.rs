@@ -12,6 +12,7 @@ use crate::reference::hpcc::{self, Job, Launch};
 use crate::results::ResultRecord;
 use crate::results::fleet::{Fleet, FleetHpl, HplMachine};
 use crate::results::{Metric, Unit};
+use crate::workload::linalg::LinalgWorkload;
 use std::net::IpAddr;
 use std::path::Path;
 
@@ -56,7 +57,9 @@ pub fn nodes_linpack_gflops(fleet: &Fleet, results: &[ResultRecord]) -> Option<f
     };
     let mut best: Vec<(&str, f64)> = Vec::new();
     for r in results.iter().filter(|r| {
-        r.workload == "LINPACK" && r.metric == Metric::Throughput && r.unit == Unit::OpsPerSec
+        r.workload == LinalgWorkload::Linpack
+            && r.metric == Metric::Throughput
+            && r.unit == Unit::OpsPerSec
     }) {
         let (Some(m), v) = (machine_of(r), r.summary.median) else {
             continue;
@@ -85,7 +88,7 @@ pub fn order(
     }
     let largest = results
         .iter()
-        .filter(|r| r.workload == "LINPACK")
+        .filter(|r| r.workload == LinalgWorkload::Linpack)
         .filter_map(|r| r.params.cpu()?.linalg.as_ref().map(|l| l.n))
         .max()
         .ok_or("the profile has no LINPACK point to size HPL from: give --hpl-n N")?;
@@ -118,7 +121,7 @@ pub fn job(launcher: &str, machines: &[HplMachine], n: usize) -> Result<Job, Str
     };
     Ok(Job {
         n,
-        nb: crate::bench::linalg::workload::default_nb(n),
+        nb: crate::workload::linalg::default_nb(n),
         processes: processes.max(1),
         launch,
     })

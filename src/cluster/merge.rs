@@ -144,7 +144,7 @@ fn flag(
                 dst_node: link.map(|l| l.dst_node),
                 hostname: hosts.get(node as usize).cloned().unwrap_or_default(),
                 subsystem: r.subsystem,
-                workload: r.workload.clone(),
+                workload: r.workload.name().into(),
                 metric: r.metric,
                 unit: r.unit,
                 point: point.clone(),
@@ -267,9 +267,12 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.clone()))
             .collect();
         ResultRecord::new(
-            subsystem,
-            workload,
-            Params::with_defaults(subsystem, workload, p.into()).unwrap(),
+            crate::results::Workload::named(subsystem, workload).unwrap(),
+            Params::with_defaults(
+                crate::results::Workload::named(subsystem, workload).unwrap(),
+                p.into(),
+            )
+            .unwrap(),
             metric,
             Unit::Gops,
             vec![mean, mean],

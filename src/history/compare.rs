@@ -15,7 +15,7 @@
 
 use crate::measure::welch;
 use crate::results::point::{conditions, label, point_key, shown_value};
-use crate::results::{Metric, ResultRecord, Subsystem, Unit};
+use crate::results::{Metric, ResultRecord, Subsystem, Unit, Workload};
 use std::collections::BTreeMap;
 
 /// How a test decides.
@@ -36,7 +36,7 @@ pub const POWER: f64 = 0.8;
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Change {
     pub subsystem: Subsystem,
-    pub workload: String,
+    pub workload: Workload,
     pub metric: Metric,
     pub unit: Unit,
     /// The point's identity parameters, as a JSON object's text.
@@ -214,7 +214,7 @@ impl Change {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Unpaired {
     pub subsystem: Subsystem,
-    pub workload: String,
+    pub workload: Workload,
     pub metric: Metric,
     /// The point for a person.
     pub label: String,
@@ -227,7 +227,7 @@ pub fn only_in(a: &[ResultRecord], b: &[ResultRecord]) -> Vec<Unpaired> {
         .filter(|r| !keys.contains(&point_key(r)))
         .map(|r| Unpaired {
             subsystem: r.subsystem,
-            workload: r.workload.clone(),
+            workload: r.workload,
             metric: r.metric,
             label: label(r),
         })
@@ -289,7 +289,7 @@ pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Chang
             };
             let change = Change {
                 subsystem: ra.subsystem,
-                workload: ra.workload.clone(),
+                workload: ra.workload,
                 metric: ra.metric,
                 unit: ra.unit,
                 point: key
@@ -386,14 +386,12 @@ mod tests {
     fn rec(metric: &str, samples: Vec<f64>) -> ResultRecord {
         let metric: Metric = metric.parse().unwrap();
         let params = crate::results::params::Params::with_defaults(
-            Subsystem::Net,
-            "THROUGHPUT",
+            crate::results::Workload::Net(crate::workload::net::NetWorkload::Throughput),
             serde_json::json!({}),
         )
         .unwrap();
         ResultRecord::new(
-            Subsystem::Net,
-            "THROUGHPUT",
+            crate::results::Workload::Net(crate::workload::net::NetWorkload::Throughput),
             params,
             metric,
             Unit::MbitPerSec,
@@ -410,15 +408,13 @@ mod tests {
     /// A disk point with `threads` and a sync mode, its samples in MB/s.
     fn disk(threads: usize, sync: &str, samples: Vec<f64>) -> ResultRecord {
         let params = crate::results::params::Params::with_defaults(
-            Subsystem::Disk,
-            "RR",
+            crate::results::Workload::Disk(crate::workload::disk::DiskWorkload::Rr),
             serde_json::json!({"threads": threads, "iodepth": 1, "block_size_bytes": 4096,
                 "engine": "psync", "io_mode": "direct", "sync": sync, "pattern": "random"}),
         )
         .unwrap();
         ResultRecord::new(
-            Subsystem::Disk,
-            "RR",
+            crate::results::Workload::Disk(crate::workload::disk::DiskWorkload::Rr),
             params,
             Metric::Throughput,
             Unit::BytesPerSec,
@@ -568,7 +564,7 @@ mod tests {
         let only = only_in(&a, &b);
         assert_eq!(only.len(), 1);
         assert_eq!(
-            (only[0].metric.name(), only[0].workload.as_str()),
+            (only[0].metric.name(), only[0].workload.name()),
             ("loss", "THROUGHPUT")
         );
         assert!(only_in(&b, &a).is_empty());

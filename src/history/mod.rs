@@ -391,7 +391,7 @@ impl Store {
                     run,
                     (first_seq + i) as i64,
                     rec.subsystem.name(),
-                    rec.workload,
+                    rec.workload.name(),
                     rec.metric.name(),
                     rec.unit.name(),
                     point_key(rec),
@@ -682,14 +682,12 @@ mod tests {
     /// A CPU throughput record: `iterations` is what the harness chose.
     fn record(workload: &str, threads: u64, samples: Vec<f64>) -> ResultRecord {
         let params = Params::with_defaults(
-            Subsystem::Cpu,
-            workload,
+            crate::results::Workload::named(Subsystem::Cpu, workload).unwrap(),
             serde_json::json!({"threads": threads, "isa": "avx2", "iterations_per_thread": 12345}),
         )
         .unwrap();
         ResultRecord::new(
-            Subsystem::Cpu,
-            workload,
+            crate::results::Workload::named(Subsystem::Cpu, workload).unwrap(),
             params,
             Metric::Throughput,
             Unit::Gops,

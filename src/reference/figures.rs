@@ -26,7 +26,7 @@ pub fn tool_count(n: u64) -> Option<u64> {
 
 /// The most a reference figure may be in its record's unit: what no single machine (for
 /// HPL's flops, no cluster) reaches by far, as peakbench bounds its own figures. Network
-/// goodput is the net benchmark's own bound ([`MAX_BITS_PER_S`](crate::bench::net::params::MAX_BITS_PER_S),
+/// goodput is the net benchmark's own bound ([`MAX_BITS_PER_S`](crate::workload::net::MAX_BITS_PER_S),
 /// 10 Tbit/s); memory and disk at most 1 PB/s (a machine's memory moves a few TB/s); I/O and
 /// transactions at most 10¹² a second; flops at most 10²¹ a second (a thousand times the
 /// fastest supercomputer); times at most 10⁶ s (a tool's run is bounded to minutes); a
@@ -35,7 +35,7 @@ fn figure_bound(unit: crate::results::Unit) -> f64 {
     use crate::results::Unit;
     let (base, factor) = unit.to_base().unwrap_or((unit, 1.0));
     let most = match base {
-        Unit::BitsPerSec => crate::bench::net::params::MAX_BITS_PER_S,
+        Unit::BitsPerSec => crate::workload::net::MAX_BITS_PER_S,
         Unit::BytesPerSec => 1e15,
         Unit::Iops | Unit::TransPerSec => 1e12,
         Unit::OpsPerSec => 1e21,

@@ -33,6 +33,7 @@ use crate::results::Metric;
 use crate::results::ResultRecord;
 use crate::results::Unit;
 use crate::results::params::SyncMode;
+use crate::workload::disk::DiskWorkload;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -81,13 +82,13 @@ pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>
     file_tool_record(rec).then(|| build(rec, ctx))
 }
 
-/// Whether the file tools (fio, sysbench fileio) measure `rec`: throughput, IOPS or latency
-/// of a workload but COPY (a read of one file written to another: neither has it).
+/// Whether the file tools (fio, sysbench fileio) measure `rec`, a record of a workload whose
+/// spec names them: its throughput, IOPS or latency.
 pub(super) fn file_tool_record(rec: &ResultRecord) -> bool {
     matches!(
         rec.metric,
         Metric::Throughput | Metric::Iops | Metric::Latency
-    ) && rec.workload != "COPY"
+    )
 }
 
 /// The directory of the file a disk point measured (the same file system and device), the
@@ -173,8 +174,8 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
             _ => (t / (p.threads.max(1) as u64)).max(1),
         }),
         // Read just before through the page cache; with O_DIRECT a reread is a read.
-        pre_read: rec.workload == "REREAD" && buffered,
-        new_file: rec.workload == "WNEW",
+        pre_read: rec.workload == DiskWorkload::Reread && buffered,
+        new_file: rec.workload == DiskWorkload::Wnew,
     })
 }
 
@@ -572,8 +573,9 @@ mod tests {
             assert!(a.contains(&"--directory=/tmp/d".to_string()), "{a:?}");
             assert!(!a.iter().any(|x| x.starts_with("--filename")));
         }
+        // A copy of one file to another is not fio's: its spec does not name it.
         let copy = disk("throughput", "MB/s", "COPY", 50, "sequential");
-        assert!(job(&copy, &ctx).is_none());
+        assert!(!copy.workload.spec().references.contains(&TOOL));
     }
 
     /// IOzone's operations as fio jobs: backwards and by stride as sequential reads with a

@@ -22,7 +22,8 @@
 use super::process::run_bounded;
 use super::{RefContext, RefError, Tool, params_of, unit_error};
 use crate::results::ResultRecord;
-use crate::results::{Metric, Subsystem, Unit};
+use crate::results::{Metric, Subsystem, Unit, Workload};
+use crate::workload::linalg::LinalgWorkload;
 use crate::workload::mem::MemWorkload;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -70,7 +71,7 @@ pub fn job(rec: &ResultRecord, _ctx: &RefContext) -> Option<Result<Job, RefError
     if rec.subsystem == Subsystem::Mem {
         return stream_job(rec);
     }
-    if !matches!(rec.workload.as_str(), "LINPACK" | "DGEMM") || rec.metric != Metric::Throughput {
+    if rec.metric != Metric::Throughput {
         return None;
     }
     Some(params_of(rec, TOOL, |p| p.cpu()).and_then(|p| {
@@ -82,7 +83,7 @@ pub fn job(rec: &ResultRecord, _ctx: &RefContext) -> Option<Result<Job, RefError
             n: l.n,
             nb: l
                 .nb
-                .unwrap_or(crate::bench::linalg::workload::default_nb(l.n))
+                .unwrap_or(crate::workload::linalg::default_nb(l.n))
                 .min(512),
             processes: p.threads.max(1),
             launch: Launch::Local,
@@ -93,8 +94,7 @@ pub fn job(rec: &ResultRecord, _ctx: &RefContext) -> Option<Result<Job, RefError
 /// The run for a memory COPY, SCALE, ADD or TRIAD record: as many processes as the point's
 /// threads, each with STREAM arrays at least as large as the point's per thread.
 fn stream_job(rec: &ResultRecord) -> Option<Result<Job, RefError>> {
-    let w = rec.workload.parse::<MemWorkload>().ok()?;
-    if rec.metric != Metric::Throughput || !w.spec().references.contains(&TOOL) {
+    if rec.metric != Metric::Throughput {
         return None;
     }
     Some(params_of(rec, TOOL, |p| p.mem().and_then(|m| m.kernel.as_ref())).and_then(|k| {
@@ -112,7 +112,7 @@ fn stream_job(rec: &ResultRecord) -> Option<Result<Job, RefError>> {
         let n = order_for(elements, processes);
         let job = Job {
             n,
-            nb: crate::bench::linalg::workload::default_nb(n).min(512),
+            nb: crate::workload::linalg::default_nb(n).min(512),
             processes,
             launch: Launch::Local,
         };
@@ -364,8 +364,8 @@ pub fn figure(r: &HpccResult, rec: &ResultRecord) -> Result<f64, RefError> {
     if rec.unit != Unit::OpsPerSec {
         return Err(unit_error(TOOL, rec));
     }
-    match rec.workload.as_str() {
-        "LINPACK" => Ok(r.hpl_gflops * 1e9),
+    match rec.workload {
+        Workload::Linalg(LinalgWorkload::Linpack) => Ok(r.hpl_gflops * 1e9),
         _ => r
             .star_dgemm_gflops
             .map(|g| g * r.processes as f64 * 1e9)
@@ -385,11 +385,11 @@ fn stream_figure(r: &HpccResult, rec: &ResultRecord) -> Result<f64, RefError> {
     let rates = rates
         .as_ref()
         .map_err(|m| RefError::parse(TOOL, m.clone()))?;
-    let gb_s = match rec.workload.parse::<MemWorkload>() {
-        Ok(MemWorkload::Copy) => rates.copy_gb_s,
-        Ok(MemWorkload::Scale) => rates.scale_gb_s,
-        Ok(MemWorkload::Add) => rates.add_gb_s,
-        Ok(MemWorkload::Triad) => rates.triad_gb_s,
+    let gb_s = match rec.workload.mem() {
+        Some(MemWorkload::Copy) => rates.copy_gb_s,
+        Some(MemWorkload::Scale) => rates.scale_gb_s,
+        Some(MemWorkload::Add) => rates.add_gb_s,
+        Some(MemWorkload::Triad) => rates.triad_gb_s,
         _ => return Err(unit_error(TOOL, rec)),
     };
     Ok(gb_s * times * 1e9)

@@ -56,12 +56,10 @@ pub struct Job {
 
 /// The run for a THROUGHPUT record (goodput, loss or jitter).
 pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
-    if rec.workload != "THROUGHPUT"
-        || !matches!(
-            rec.metric,
-            Metric::Throughput | Metric::Loss | Metric::Jitter
-        )
-    {
+    if !matches!(
+        rec.metric,
+        Metric::Throughput | Metric::Loss | Metric::Jitter
+    ) {
         return None;
     }
     Some(build(rec, ctx))
@@ -463,9 +461,15 @@ mod tests {
             argv(&j, "10.0.0.2".parse().unwrap(), 7)[..4],
             ["-c", "10.0.0.2", "-p", "7"]
         );
-        let mut lat = remote.clone();
-        lat.workload = "LATENCY".into();
-        assert!(job(&lat, &ctx).is_none());
+        // iperf3 is chosen for THROUGHPUT by its spec, and for no other network workload.
+        for w in crate::workload::net::NetWorkload::ALL {
+            let named = w.spec().references.contains(&Tool::Iperf3);
+            assert_eq!(
+                named,
+                w == crate::workload::net::NetWorkload::Throughput,
+                "{w}"
+            );
+        }
     }
 
     #[test]

@@ -15,7 +15,6 @@ use super::process::run_at_once;
 use super::{IN_ORDER_FROM, RefContext, RefError, Tool, block_time, params_of, unit_error};
 use crate::results::params::Order;
 use crate::results::{Metric, ResultRecord, Unit};
-use crate::workload::mem::MemWorkload;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -44,10 +43,7 @@ const CALL_S: f64 = 2e-9;
 
 /// The run for a memory RWS record (throughput, or the time of one operation).
 pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
-    let w = rec.workload.parse::<MemWorkload>().ok()?;
-    if !matches!(rec.metric, Metric::Throughput | Metric::Latency)
-        || !w.spec().references.contains(&TOOL)
-    {
+    if !matches!(rec.metric, Metric::Throughput | Metric::Latency) {
         return None;
     }
     Some(build(rec, ctx))

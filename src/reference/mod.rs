@@ -648,7 +648,7 @@ impl Outcome {
 /// allow is refused, and says so.
 pub fn jobs(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Vec<Job>, RefError>> {
     let limits = ctx.limits();
-    let spec = crate::workload::registry::find(rec.subsystem, &rec.workload)?;
+    let spec = rec.workload.spec();
     let mut tools = spec.references.to_vec();
     if ctx.prefer_stream {
         // A stable sort: STREAM first, the others in the spec's order.
@@ -951,8 +951,11 @@ pub(crate) mod testing {
         let subsystem: Subsystem = subsystem.parse().unwrap();
         let metric: Metric = metric.parse().unwrap();
         let unit: Unit = unit.parse().unwrap();
-        let params =
-            Params::with_defaults(subsystem, workload, params).expect("test parameters decode");
+        let params = Params::with_defaults(
+            crate::results::Workload::named(subsystem, workload).unwrap(),
+            params,
+        )
+        .expect("test parameters decode");
         let peak = peak.map_or_else(
             || Err("no peak".to_string()),
             |value| {
@@ -964,7 +967,14 @@ pub(crate) mod testing {
                 })
             },
         );
-        ResultRecord::new(subsystem, workload, params, metric, unit, vec![1.0], peak)
+        ResultRecord::new(
+            crate::results::Workload::named(subsystem, workload).unwrap(),
+            params,
+            metric,
+            unit,
+            vec![1.0],
+            peak,
+        )
     }
 
     pub fn fixture(name: &str) -> String {

@@ -147,7 +147,7 @@ fn point_name(r: &ResultRecord) -> String {
         .filter_map(|f| f.words())
         .collect();
     crate::text::printable(
-        &std::iter::once(r.workload.clone())
+        &std::iter::once(r.workload.name().to_string())
             .chain(words)
             .collect::<Vec<_>>()
             .join(" "),

@@ -40,7 +40,7 @@ pub struct Job {
 
 /// The run for a LATENCY record (round trip or rate) of one stream over loopback.
 pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>> {
-    if rec.workload != "LATENCY" || !matches!(rec.metric, Metric::Latency | Metric::Rate) {
+    if !matches!(rec.metric, Metric::Latency | Metric::Rate) {
         return None;
     }
     Some(build(rec, ctx))

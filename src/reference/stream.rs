@@ -9,6 +9,7 @@ use super::process::run_bounded;
 use super::{RefError, Tool, unit_error};
 use crate::results::ResultRecord;
 use crate::results::{Metric, Unit};
+use crate::workload::mem::MemWorkload;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -24,9 +25,7 @@ pub struct Job {
 /// The run for a memory throughput record of a workload whose spec names STREAM (its four
 /// kernels: COPY, SCALE, ADD, TRIAD).
 pub fn job(rec: &ResultRecord) -> Option<Result<Job, RefError>> {
-    let named = crate::workload::registry::find(rec.subsystem, &rec.workload)
-        .is_some_and(|s| s.references.contains(&TOOL));
-    if rec.metric != Metric::Throughput || !named {
+    if rec.metric != Metric::Throughput {
         return None;
     }
     Some(Ok(Job {
@@ -148,11 +147,11 @@ pub fn figure(r: &StreamResult, rec: &ResultRecord) -> Result<f64, RefError> {
     if rec.unit != Unit::BytesPerSec {
         return Err(unit_error(TOOL, rec));
     }
-    let mb_s = match rec.workload.as_str() {
-        "COPY" => r.copy_mb_s,
-        "SCALE" => r.scale_mb_s,
-        "ADD" => r.add_mb_s,
-        "TRIAD" => r.triad_mb_s,
+    let mb_s = match rec.workload.mem() {
+        Some(MemWorkload::Copy) => r.copy_mb_s,
+        Some(MemWorkload::Scale) => r.scale_mb_s,
+        Some(MemWorkload::Add) => r.add_mb_s,
+        Some(MemWorkload::Triad) => r.triad_mb_s,
         _ => return Err(unit_error(TOOL, rec)),
     };
     Ok(mb_s * 1e6)

@@ -3,7 +3,7 @@
 //! else names the point), and the levels the line shows (L1, L2…, memory), found as LATENCY
 //! finds its own: plateaus of the time per byte, named after sysfs's caches.
 
-use crate::bench::mem::latency::{detect_levels_within, name_levels};
+use crate::results::levels::{detect_levels_within, name_levels};
 use crate::results::params::{LevelKind, Params};
 use crate::results::point::{Field, fields};
 use crate::results::{Metric, ResultRecord, Subsystem};
@@ -127,7 +127,7 @@ pub fn staircases<'a>(records: &[&'a ResultRecord], caches: &[Cache]) -> Vec<Sta
                 .iter()
                 .filter_map(|r| Some((per_thread(r)?, r.summary.mean)))
                 .collect();
-            let mut name = vec![crate::text::printable(&recs[0].workload)];
+            let mut name = vec![recs[0].workload.name().to_string()];
             // The thread count always: the lines of one workload differ in it.
             let threads = own
                 .iter()

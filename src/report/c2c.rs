@@ -108,8 +108,7 @@ mod tests {
             node: NodeTag::default(),
         });
         let mut r = ResultRecord::new(
-            Subsystem::Mem,
-            "C2C",
+            crate::workload::mem::MemWorkload::C2c,
             params,
             Metric::Latency,
             Unit::Nanos,

@@ -164,7 +164,7 @@ fn render_rows(report: &Report, per_sample: bool) -> Vec<u8> {
     for (rec, p) in report.results.iter().zip(&params) {
         let mut lead: Vec<String> = vec![
             field(rec.subsystem.name()),
-            field(&rec.workload),
+            field(rec.workload.name()),
             field(rec.metric.name()),
             field(rec.unit.name()),
         ];

@@ -8,7 +8,6 @@ use crate::results::params::{IoMode, Order, Proto, Side};
 use crate::results::point::{Field, fields};
 use crate::results::{Metric, Report, ResultRecord, Subsystem, Unit};
 use crate::units::format_sig;
-use crate::workload::registry;
 use crate::workload::spec::Work;
 use std::collections::{HashMap, HashSet};
 
@@ -91,13 +90,13 @@ pub fn of(report: &Report) -> Vec<Finding> {
 /// Whether a record's workload measures the harness alone (a `null` workload): its figure is
 /// the harness's overhead, so no scaling, ratio or efficiency is said of it.
 pub fn harness_only(r: &ResultRecord) -> bool {
-    registry::find(r.subsystem, &r.workload).is_some_and(|s| matches!(s.work, Work::Nothing))
+    matches!(r.workload.spec().work, Work::Nothing)
 }
 
 /// A record's point in words without its worker count: "DP · avx512", "RR · 4 KiB blocks ·
 /// QD 1 · psync · direct".
 fn what(r: &ResultRecord, without: &[&str]) -> String {
-    let mut parts = vec![crate::text::printable(&r.workload)];
+    let mut parts = vec![r.workload.name().to_string()];
     parts.extend(
         fields(&r.params)
             .iter()
@@ -253,7 +252,7 @@ fn scaling(recs: &[&ResultRecord]) -> Vec<Finding> {
 /// The order (sequential or random) and direction (read, write or both) of a point whose
 /// workload comes in such pairs, else None.
 fn kind(r: &ResultRecord) -> Option<(Order, Work)> {
-    let spec = registry::find(r.subsystem, &r.workload)?;
+    let spec = r.workload.spec();
     let order = fields(&r.params)
         .into_iter()
         .find(|f| f.key == "pattern" || f.key == "order")

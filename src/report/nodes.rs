@@ -106,7 +106,7 @@ pub fn totals_table(f: &Fleet, results: &[ResultRecord]) -> (Vec<String>, Vec<Ve
         let hi = per_node.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         rows.push(vec![
             first.subsystem.title().to_string(),
-            first.workload.clone(),
+            first.workload.name().to_string(),
             format!("{variant} ×{}", first.params.threads()),
             recs.len().to_string(),
             machines.len().to_string(),
@@ -302,8 +302,7 @@ mod tests {
             },
         });
         ResultRecord::new(
-            Subsystem::Cpu,
-            "LINPACK",
+            crate::workload::linalg::LinalgWorkload::Linpack,
             params,
             metric,
             Unit::Gops,

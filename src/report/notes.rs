@@ -8,6 +8,7 @@ use crate::results::params::Pages;
 use crate::results::{Metric, Subsystem};
 use crate::results::{Reference, ResultRecord};
 use crate::units::format_sig;
+use crate::workload::linalg::LinalgWorkload;
 use std::collections::{HashMap, HashSet};
 
 /// Why points have no reference figure (with `--reference`), and what their tool measured
@@ -31,7 +32,7 @@ pub fn reference_gap_notes(records: &[&ResultRecord]) -> Vec<String> {
         };
         let v = variant_of(r, false);
         let name = if v.is_empty() {
-            r.workload.clone()
+            r.workload.name().to_string()
         } else {
             format!("{} {v}", r.workload)
         };
@@ -59,7 +60,11 @@ pub fn notice_notes(results: &[ResultRecord]) -> Vec<String> {
         .into_iter()
         .map(|(text, warned)| {
             let recs: Vec<&ResultRecord> = warned.into_iter().map(|(_, r)| r).collect();
-            format!("{}: ! {text}", unknown_points(&recs))
+            format!(
+                "{}: ! {}",
+                unknown_points(&recs),
+                crate::text::printable(text)
+            )
         })
         .collect()
 }
@@ -128,7 +133,7 @@ pub(crate) fn unknown_points(recs: &[&ResultRecord]) -> String {
         }
         return unique.join(", ");
     }
-    grouped(recs, |&&r| r.workload.as_str())
+    grouped(recs, |&&r| r.workload.name())
         .iter()
         .map(|(w, points)| {
             let w = crate::text::printable(w);
@@ -261,7 +266,7 @@ pub fn solve_notes(results: &[ResultRecord]) -> Vec<String> {
                 .filter(|s| **s > 0.0)
                 .map(|s| l.flops / (s * per_op_s))
                 .collect();
-            let what = if r.workload == "LINPACK" {
+            let what = if r.workload == LinalgWorkload::Linpack {
                 "solve"
             } else {
                 "multiply"
@@ -291,7 +296,7 @@ pub fn solve_notes(results: &[ResultRecord]) -> Vec<String> {
                 };
                 line.push_str(&format!(
                     "; HPL scaled residual {res:.3e} (threshold {}): {verdict}",
-                    crate::bench::linalg::hpl::THRESHOLD
+                    crate::workload::linalg::RESIDUAL_THRESHOLD
                 ));
             }
             Some(line)

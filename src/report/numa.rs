@@ -106,15 +106,18 @@ mod tests {
             "nodes": nodes, "bound": true, "bandwidth_cpus": [0, 1], "isa": "avx512",
             "array_bytes_per_thread": 1048576
         });
-        let params = Params::decode(Subsystem::Mem, "NUMA", params).unwrap();
+        let params = Params::decode(
+            crate::results::Workload::Mem(crate::workload::mem::MemWorkload::Numa),
+            params,
+        )
+        .unwrap();
         let unit = if metric == Metric::Latency {
             Unit::Nanos
         } else {
             Unit::GBPerSec
         };
         ResultRecord::new(
-            Subsystem::Mem,
-            "NUMA",
+            crate::workload::mem::MemWorkload::Numa,
             params,
             metric,
             unit,

@@ -185,7 +185,7 @@ impl Pivot {
                 WORKLOAD => Some(Part {
                     key: format!("w:{}", r.workload),
                     number: None,
-                    shown: crate::text::printable(&r.workload),
+                    shown: r.workload.name().to_string(),
                 }),
                 METRIC => Some(Part {
                     key: format!("m:{}/{}", r.metric, r.unit),
@@ -493,7 +493,7 @@ impl Pivot {
         let mut title = r.subsystem.title().to_string();
         let workload_named = rows_named.contains(&WORKLOAD) || cols_named.contains(&WORKLOAD);
         if !workload_named {
-            title.push_str(&format!(" {}", crate::text::printable(&r.workload)));
+            title.push_str(&format!(" {}", r.workload));
         }
         let metric_named = rows_named.contains(&METRIC) || cols_named.contains(&METRIC);
         if !metric_named || figure_in_title {
@@ -668,14 +668,12 @@ mod tests {
 
     fn disk(workload: &str, threads: u32, block: u64, iodepth: u32, mbps: f64) -> ResultRecord {
         let params = Params::with_defaults(
-            Subsystem::Disk,
-            workload,
+            crate::results::Workload::named(Subsystem::Disk, workload).unwrap(),
             serde_json::json!({"threads": threads, "iodepth": iodepth, "block_size_bytes": block}),
         )
         .unwrap();
         ResultRecord::new(
-            Subsystem::Disk,
-            workload,
+            crate::results::Workload::named(Subsystem::Disk, workload).unwrap(),
             params,
             Metric::Throughput,
             Unit::BytesPerSec,

@@ -154,7 +154,7 @@ pub fn row(rec: &ResultRecord) -> Row {
     let protocol = rec.params.net().map(|n| n.protocol.name().to_string());
     let variant = variant_of(rec, protocol.is_none());
     Row {
-        workload: rec.workload.clone(),
+        workload: rec.workload.name().to_string(),
         protocol,
         concurrency: rec.params.threads().to_string(),
         variant: if variant.is_empty() {

@@ -202,7 +202,7 @@ fn subsystem_table(
     if let Some(first) = stairs.first() {
         let mut names: Vec<&str> = stairs
             .iter()
-            .map(|l| l.records[0].workload.as_str())
+            .map(|l| l.records[0].workload.name())
             .collect();
         names.dedup();
         let mut counts: Vec<usize> = stairs
@@ -384,7 +384,7 @@ fn sweep_summary<'p, 'a>(
         .unwrap_or(p);
     let range = format!("{}–{}", threads(first), threads(last));
     let rec = first.primary();
-    let what = [rec.workload.clone(), variant(rec)]
+    let what = [rec.workload.name().to_string(), variant(rec)]
         .into_iter()
         .filter(|s| !s.is_empty())
         .collect::<Vec<_>>()
@@ -424,7 +424,7 @@ fn row_cells(
             .to_string();
     }
     let mut row = vec![
-        primary.workload.clone(),
+        primary.workload.name().to_string(),
         range.map_or_else(|| primary.params.threads().to_string(), str::to_string),
         if v.is_empty() { "—".into() } else { v },
     ];
@@ -463,16 +463,14 @@ mod tests {
 
     fn rec(threads: usize, gops: f64) -> ResultRecord {
         let params = Params::with_defaults(
-            Subsystem::Cpu,
-            "DP",
+            crate::results::Workload::Cpu(crate::workload::cpu::CpuWorkload::Dp),
             serde_json::json!({"threads": threads, "cpus": [0], "cores": 1, "isa": "avx2",
                 "scaling": "weak", "instruction": "x", "operation": "fp64 FMA",
                 "ops_per_iteration": 1, "iterations_per_thread": 1}),
         )
         .unwrap();
         ResultRecord::new(
-            Subsystem::Cpu,
-            "DP",
+            crate::results::Workload::Cpu(crate::workload::cpu::CpuWorkload::Dp),
             params,
             Metric::Throughput,
             Unit::Gops,
@@ -518,8 +516,7 @@ mod tests {
     fn points_with_a_cpu_cost_show_it_in_a_column() {
         let mut report = empty_report();
         let params = Params::with_defaults(
-            Subsystem::Net,
-            "THROUGHPUT",
+            crate::results::Workload::Net(crate::workload::net::NetWorkload::Throughput),
             serde_json::json!({"side": "receiver", "cpu": {
                 "window_s": 1.0, "process_user_cpus": 0.1, "process_system_cpus": 1.8,
                 "user_cpus": 0.11, "system_cpus": 1.6, "irq_cpus": 0.0, "softirq_cpus": 0.26,
@@ -528,8 +525,7 @@ mod tests {
         )
         .unwrap();
         report.results = vec![ResultRecord::new(
-            Subsystem::Net,
-            "THROUGHPUT",
+            crate::results::Workload::Net(crate::workload::net::NetWorkload::Throughput),
             params,
             Metric::Throughput,
             Unit::MbitPerSec,

@@ -16,13 +16,21 @@ fn reference_gaps_are_said_once_per_reason() {
     let mut recs: Vec<ResultRecord> = run
         .results
         .iter()
-        .filter(|r| matches!(r.workload.as_str(), "COPY" | "TRIAD" | "DP"))
+        .filter(|r| {
+            use crate::results::Workload::{Cpu, Mem};
+            use crate::workload::{
+                cpu::CpuWorkload::Dp,
+                mem::MemWorkload::{Copy, Triad},
+            };
+            matches!(r.workload, Mem(Copy | Triad) | Cpu(Dp))
+        })
         .cloned()
         .collect();
     for r in &mut recs {
-        r.reference_unknown_reason = Some(match r.workload.as_str() {
-            "DP" => "likwid-bench not found: apt-get install likwid".into(),
-            _ => "no reference tool measures it".into(),
+        r.reference_unknown_reason = Some(if r.workload == crate::workload::cpu::CpuWorkload::Dp {
+            "likwid-bench not found: apt-get install likwid".into()
+        } else {
+            "no reference tool measures it".into()
         });
     }
     // A reference that is not exactly its point says what it measured, once too.
@@ -66,7 +74,11 @@ fn memory_rows_name_their_arrays_or_blocks() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/history");
     let run =
         crate::results::Report::from_json(&std::fs::read(dir.join("quick.json")).unwrap()).unwrap();
-    let copy = run.results.iter().find(|r| r.workload == "COPY").unwrap();
+    let copy = run
+        .results
+        .iter()
+        .find(|r| r.workload == crate::workload::mem::MemWorkload::Copy)
+        .unwrap();
     // 64 MiB per thread, two threads.
     assert_eq!(row(copy).variant, "128 MiB arrays");
     let mut smaller = copy.clone();
@@ -171,10 +183,13 @@ fn dp(mean: f64, clock: Result<f64, String>, user_clock: Option<f64>) -> ResultR
             ..Default::default()
         },
     );
-    let params = Params::with_defaults(Subsystem::Cpu, "DP", serde_json::json!({})).unwrap();
+    let params = Params::with_defaults(
+        crate::results::Workload::Cpu(crate::workload::cpu::CpuWorkload::Dp),
+        serde_json::json!({}),
+    )
+    .unwrap();
     ResultRecord::new(
-        Subsystem::Cpu,
-        "DP",
+        crate::results::Workload::Cpu(crate::workload::cpu::CpuWorkload::Dp),
         params,
         Metric::Throughput,
         Unit::Gops,

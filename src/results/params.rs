@@ -7,6 +7,9 @@
 use crate::ids::Subsystem;
 use crate::sysinfo::Isa;
 use crate::sysinfo::clock::ProbeReading;
+use crate::workload::Workload;
+use crate::workload::mem::MemWorkload;
+use crate::workload::spec::Work;
 use serde::{Deserialize, Serialize};
 
 pub use super::kinds::*;
@@ -470,35 +473,31 @@ macro_rules! into_params {
 into_params!(CpuParams => Cpu, MemParams => Mem, LatencyParams => MemLatency, DiskParams => Disk, NetParams => Net);
 
 impl Params {
-    /// The parameters of a record of `subsystem` and `workload`, from the JSON object.
-    pub fn decode(
-        subsystem: Subsystem,
-        workload: &str,
-        value: serde_json::Value,
-    ) -> Result<Params, String> {
-        let what = |e: serde_json::Error| format!("{subsystem} {workload} parameters: {e}");
-        Ok(match (subsystem, workload) {
-            (Subsystem::Cpu, _) => Params::Cpu(serde_json::from_value(value).map_err(what)?),
-            (Subsystem::Mem, "LATENCY" | "C2C" | "LOADED" | "NUMA") => {
+    /// The parameters of a record of `workload`, from the JSON object.
+    pub fn decode(workload: Workload, value: serde_json::Value) -> Result<Params, String> {
+        let what =
+            |e: serde_json::Error| format!("{} {workload} parameters: {e}", workload.subsystem());
+        Ok(match workload {
+            Workload::Cpu(_) | Workload::Linalg(_) => {
+                Params::Cpu(serde_json::from_value(value).map_err(what)?)
+            }
+            Workload::Mem(w) if w.spec().work == Work::Loads => {
                 Params::MemLatency(serde_json::from_value(value).map_err(what)?)
             }
-            (Subsystem::Mem, _) => Params::Mem(serde_json::from_value(value).map_err(what)?),
-            (Subsystem::Disk, _) => Params::Disk(serde_json::from_value(value).map_err(what)?),
-            (Subsystem::Net, _) => Params::Net(serde_json::from_value(value).map_err(what)?),
+            Workload::Mem(_) => Params::Mem(serde_json::from_value(value).map_err(what)?),
+            Workload::Disk(_) => Params::Disk(serde_json::from_value(value).map_err(what)?),
+            Workload::Net(_) => Params::Net(serde_json::from_value(value).map_err(what)?),
         })
     }
 
     /// The parameters of a record that gives only some of them (a test's, a hand-written
     /// document's): the others take neutral values (one thread, a 4 KiB psync point, one TCP
     /// stream, a staircase step; a CPU or memory kernel only where `isa` is given).
-    pub fn with_defaults(
-        subsystem: Subsystem,
-        workload: &str,
-        given: serde_json::Value,
-    ) -> Result<Params, String> {
+    pub fn with_defaults(workload: Workload, given: serde_json::Value) -> Result<Params, String> {
         use serde_json::json;
-        let mut all = match (subsystem, workload) {
-            (Subsystem::Disk, _) => json!({
+        let subsystem = workload.subsystem();
+        let mut all = match workload {
+            Workload::Disk(_) => json!({
                 "threads": 1, "iodepth": 1, "block_size_bytes": 4096, "engine": "psync",
                 "io_mode": "direct", "pattern": "random", "read_percent": 100,
                 "file_size_bytes": 16_777_216, "runtime_s": 1.0, "ramp_s": 0.0,
@@ -506,12 +505,12 @@ impl Params {
                 "littles_law": {"outstanding": 1, "expected_iops": 1.0, "ratio": 1.0,
                                 "within_5_percent": true}
             }),
-            (Subsystem::Net, _) => json!({
+            Workload::Net(_) => json!({
                 "threads": 1, "streams": 1, "protocol": "TCP", "message_size_bytes": 131072,
                 "duration_s": 1.0, "omit_s": 0.0
             }),
-            (Subsystem::Mem, "LATENCY") => json!({"threads": 1, "probe": "chase"}),
-            (Subsystem::Mem, "C2C") => json!({
+            Workload::Mem(MemWorkload::Latency) => json!({"threads": 1, "probe": "chase"}),
+            Workload::Mem(MemWorkload::C2c) => json!({
                 "threads": 2, "probe": "c2c", "from_cpu": 0, "to_cpu": 1, "shared": "l3",
                 "round_trips": 1
             }),
@@ -528,7 +527,7 @@ impl Params {
                 "passes": 1,
                 "byte_counting": "STREAM: bytes read + bytes written, no write-allocate"
             }),
-            Subsystem::Mem if workload == "LATENCY" => {
+            Subsystem::Mem if workload == MemWorkload::Latency => {
                 match given.get("probe").and_then(|p| p.as_str()) {
                     Some("chase") | None => json!({
                         "working_set_bytes": 4096, "pages": "thp", "huge_page_bytes": null,
@@ -549,7 +548,7 @@ impl Params {
                 to.extend(from);
             }
         }
-        Params::decode(subsystem, workload, all)
+        Params::decode(workload, all)
     }
 
     /// Threads (network: streams) of the point.
@@ -780,7 +779,11 @@ mod tests {
             ),
         ];
         for (subsystem, workload, object) in cases {
-            let p = Params::decode(subsystem.parse().unwrap(), workload, object.clone()).unwrap();
+            let p = Params::decode(
+                crate::results::Workload::named(subsystem.parse().unwrap(), workload).unwrap(),
+                object.clone(),
+            )
+            .unwrap();
             assert_eq!(
                 serde_json::to_value(&p).unwrap(),
                 object,
@@ -789,8 +792,7 @@ mod tests {
         }
         // A disk record from before --sync ended its writes with fdatasync.
         let old = Params::decode(
-            Subsystem::Disk,
-            "WS",
+            crate::results::Workload::Disk(crate::workload::disk::DiskWorkload::Ws),
             json!({"threads": 1, "iodepth": 1, "block_size_bytes": 4096, "engine": "psync",
                    "io_mode": "direct", "pattern": "sequential", "read_percent": 0,
                    "file_size_bytes": 1, "runtime_s": 1.0, "ramp_s": 0.0, "final_sync_s": 0.1,
@@ -799,13 +801,53 @@ mod tests {
         )
         .unwrap();
         assert_eq!(old.disk().unwrap().sync, SyncMode::FdatasyncEnd);
-        let chase = Params::decode(Subsystem::Mem, "LATENCY", cases_chase()).unwrap();
+        let chase = Params::decode(
+            crate::results::Workload::Mem(crate::workload::mem::MemWorkload::Latency),
+            cases_chase(),
+        )
+        .unwrap();
         assert!(chase.latency().unwrap().chase.is_some());
-        assert!(Params::decode(Subsystem::Disk, "RR", json!({"threads": 1})).is_err());
+        assert!(
+            Params::decode(
+                crate::results::Workload::Disk(crate::workload::disk::DiskWorkload::Rr),
+                json!({"threads": 1})
+            )
+            .is_err()
+        );
     }
 
     fn cases_chase() -> serde_json::Value {
         json!({"threads": 1, "probe": "chase", "working_set_bytes": 4096, "pages": "4k",
                "huge_page_bytes": 0, "loads": 100, "clock_ghz": 3.0, "latency_cycles": 4.0})
+    }
+
+    /// A record's workload is read with its subsystem (COPY is a memory or a disk workload by
+    /// it, and its parameters are decoded as that one's); a name its subsystem does not have,
+    /// or text that would drive a terminal, is refused with a printable message.
+    #[test]
+    fn a_records_workload_is_read_with_its_subsystem() {
+        use crate::results::{Metric, ResultRecord, Unit};
+        use crate::workload::disk::DiskWorkload;
+        let params = Params::with_defaults(Workload::Disk(DiskWorkload::Copy), json!({})).unwrap();
+        let rec = ResultRecord::new(
+            DiskWorkload::Copy,
+            params,
+            Metric::Throughput,
+            Unit::MBPerSec,
+            vec![1.0, 2.0],
+            Err("none".into()),
+        );
+        let mut doc = serde_json::to_value(&rec).unwrap();
+        assert_eq!(doc["workload"], "COPY");
+        let back: ResultRecord = serde_json::from_value(doc.clone()).unwrap();
+        assert_eq!(back.workload, Workload::Disk(DiskWorkload::Copy));
+        assert!(back.params.disk().is_some());
+        for (subsystem, name) in [("net", "COPY"), ("disk", "copy"), ("disk", "X\u{1b}[2J")] {
+            doc["subsystem"] = json!(subsystem);
+            doc["workload"] = json!(name);
+            let e = serde_json::from_value::<ResultRecord>(doc.clone()).unwrap_err();
+            let e = e.to_string();
+            assert!(e.contains("workload") && !e.contains('\u{1b}'), "{e}");
+        }
     }
 }

@@ -239,7 +239,7 @@ pub fn shown_value(key: &str, v: &Value) -> String {
 /// The point for a person: the workload, then each parameter that names it in words, e.g.
 /// "DP · 2 threads · avx512", "RR · 4 KB blocks · 8 threads · QD 1 · io_uring · direct".
 pub fn label(rec: &ResultRecord) -> String {
-    let mut parts = vec![crate::text::printable(&rec.workload)];
+    let mut parts = vec![rec.workload.name().to_string()];
     parts.extend(
         fields(&rec.params)
             .iter()

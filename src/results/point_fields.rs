@@ -334,7 +334,6 @@ mod tests {
     //! The key lists the fields replaced, kept as the oracle the fields must agree with: two
     //! runs' records are paired by their key, so it must stay the same byte for byte.
     use super::host_of;
-    use crate::ids::Subsystem;
     use crate::results::ResultRecord;
     use crate::results::params::Params;
     use crate::results::point::*;
@@ -437,7 +436,7 @@ mod tests {
 
     fn old_label(rec: &ResultRecord) -> String {
         let ident = old_identity(&rec.params, &[]);
-        let mut parts = vec![crate::text::printable(&rec.workload)];
+        let mut parts = vec![rec.workload.name().to_string()];
         for key in IDENTITY {
             let Some(v) = ident.get(*key) else { continue };
             // A pure read or write workload's name says it already.
@@ -528,8 +527,7 @@ mod tests {
     #[test]
     fn identity_keeps_what_names_the_point() {
         let p = Params::decode(
-            Subsystem::Cpu,
-            "DP",
+            crate::results::Workload::Cpu(crate::workload::cpu::CpuWorkload::Dp),
             json!({"threads": 2, "cpus": [0, 1], "cores": 2, "scaling": "weak", "isa": "avx2",
                    "instruction": "x", "operation": "fp64 FMA", "ops_per_iteration": 1,
                    "iterations_per_thread": 7, "clock_ghz": 3.0, "node": 4}),
@@ -558,8 +556,7 @@ mod tests {
         }
         let net = |server: &str| {
             let p = Params::decode(
-                Subsystem::Net,
-                "THROUGHPUT",
+                crate::results::Workload::Net(crate::workload::net::NetWorkload::Throughput),
                 json!({"threads": 1, "streams": 1, "protocol": "tcp", "message_size_bytes": 1024,
                        "duration_s": 1.0, "omit_s": 0.0, "server": server}),
             )

@@ -22,6 +22,22 @@ const ENGINE: &[&str] = &["blas", "blas-library", "isa"];
 const SIZES: &[&str] = &["n", "memory-fraction"];
 
 impl LinalgWorkload {
+    /// Bytes of one element (fp64 or fp32).
+    pub fn element_bytes(self) -> u64 {
+        match self {
+            LinalgWorkload::Sgemm => 4,
+            _ => 8,
+        }
+    }
+
+    /// Operations of one solve or multiply of order `n`, as counted for the rate.
+    pub fn flops(self, n: usize) -> f64 {
+        match self {
+            LinalgWorkload::Linpack => hpl_flops(n),
+            LinalgWorkload::Dgemm | LinalgWorkload::Sgemm => 2.0 * (n as f64).powi(3),
+        }
+    }
+
     /// What it is, everything every reader needs (see [`Spec`]).
     pub const fn spec(self) -> Spec {
         let (what, options, references): (_, &[&[&str]], &[Tool]) = match self {
@@ -54,4 +70,31 @@ impl LinalgWorkload {
             work: Work::Flops,
         }
     }
+}
+
+/// Operations of a solve as HPL counts them: 2/3·N³ + 3/2·N² (HPL_pdtest's count).
+pub fn hpl_flops(n: usize) -> f64 {
+    let n = n as f64;
+    2.0 / 3.0 * n * n * n + 1.5 * n * n
+}
+
+/// HPL's threshold for the scaled residual of a solution: a solve whose residual is not under
+/// it is wrong.
+pub const RESIDUAL_THRESHOLD: f64 = 16.0;
+
+/// HPL's usual block for the factorisation of a large matrix.
+pub const DEFAULT_NB: usize = 256;
+
+/// The factorisation's block for an `n × n` matrix when none is given: [`DEFAULT_NB`], or for a
+/// small matrix the largest power of two that leaves it twelve panels or more (at least 32). A
+/// wide panel on a small matrix leaves the threads idle while one factors it. Six panels were
+/// the rule while a step's threads were spawned for it (on 2 threads of a Zen 4 at N = 1000,
+/// NB = 256 reached 39.5 GFLOP/s and NB = 128 44.1; at N = 500, 11.9 and 64 19.3); with the
+/// team of the LU team (`bench::linalg::lu_team`) the narrower block wins up to N = 3000 (2 threads of a Sapphire
+/// Rapids guest, medians: N = 1000 NB = 64 63.1 GFLOP/s, 128 59.3, 160 55.1; N = 2000 NB = 128
+/// 87.8, 256 77.8; N = 3000 128 97–101, 256 91–94; on 1 thread at N = 1000, 64 36.6 and 128
+/// 32–36).
+pub fn default_nb(n: usize) -> usize {
+    let fit = (n / 12).max(1);
+    (1usize << fit.ilog2()).clamp(32, DEFAULT_NB)
 }

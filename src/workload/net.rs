@@ -81,3 +81,9 @@ impl NetWorkload {
         }
     }
 }
+
+/// The fastest a side's figures may say it moved data, bit/s: 10 Tbit/s. The fastest link
+/// there is carries 1.6 Tbit/s (800GbE ×2), and loopback copies every byte at least twice
+/// through memory, which no machine does at 2.5 TB/s; a peer that reports more is wrong or
+/// lying.
+pub const MAX_BITS_PER_S: f64 = 1e13;

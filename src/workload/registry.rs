@@ -4,11 +4,7 @@
 //! point of each one through every output) read it; a new workload is its enum's variant and
 //! its spec, and a variant without a spec does not compile.
 
-use super::cpu::CpuWorkload;
-use super::disk::DiskWorkload;
-use super::linalg::LinalgWorkload;
-use super::mem::MemWorkload;
-use super::net::NetWorkload;
+use super::Workload;
 use super::spec::Spec;
 use crate::ids::Subsystem;
 
@@ -19,21 +15,10 @@ pub fn all() -> Vec<Spec> {
 
 /// The specs of `subsystem`'s workloads, in the order its command line lists them.
 pub fn of(subsystem: Subsystem) -> Vec<Spec> {
-    match subsystem {
-        Subsystem::Cpu => CpuWorkload::ALL
-            .iter()
-            .map(|w| w.spec())
-            .chain(LinalgWorkload::ALL.iter().map(|w| w.spec()))
-            .collect(),
-        Subsystem::Mem => MemWorkload::ALL.iter().map(|w| w.spec()).collect(),
-        Subsystem::Disk => DiskWorkload::ALL.iter().map(|w| w.spec()).collect(),
-        Subsystem::Net => NetWorkload::ALL.iter().map(|w| w.spec()).collect(),
-    }
-}
-
-/// The spec of the workload `name` of `subsystem` (as records name it).
-pub fn find(subsystem: Subsystem, name: &str) -> Option<Spec> {
-    of(subsystem).into_iter().find(|s| s.name == name)
+    Workload::of(subsystem)
+        .into_iter()
+        .map(Workload::spec)
+        .collect()
 }
 
 /// The workloads of `subsystem` run when none is named.
@@ -44,6 +29,11 @@ pub fn defaults(subsystem: Subsystem) -> Vec<Spec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::cpu::CpuWorkload;
+    use crate::workload::disk::DiskWorkload;
+    use crate::workload::linalg::LinalgWorkload;
+    use crate::workload::mem::MemWorkload;
+    use crate::workload::net::NetWorkload;
 
     /// Every spec is complete and says which subsystem it is of; names are unique within a
     /// subsystem; every option a spec names is an option of its subsystem's command.
@@ -74,13 +64,18 @@ mod tests {
                 CpuWorkload::Int64
             ]
         );
-        assert_eq!(find(Subsystem::Mem, "TRIAD").unwrap().name, "TRIAD");
-        assert!(find(Subsystem::Mem, "DP").is_none());
     }
 
     /// A name is parsed in any case, and an unknown one is refused with every name.
     #[test]
     fn names_parse_and_an_unknown_one_lists_them_all() {
+        for w in CpuWorkload::ALL {
+            assert_eq!(w.name().parse::<CpuWorkload>(), Ok(w));
+        }
+        assert_eq!("dp".parse::<CpuWorkload>(), Ok(CpuWorkload::Dp));
+        assert!("FP8".parse::<CpuWorkload>().is_err());
+        assert_eq!("linpack".parse(), Ok(LinalgWorkload::Linpack));
+        assert!("HPL".parse::<LinalgWorkload>().is_err());
         assert_eq!("triad".parse::<MemWorkload>(), Ok(MemWorkload::Triad));
         assert_eq!(" rr ".parse::<DiskWorkload>(), Ok(DiskWorkload::Rr));
         let e = "SEQ".parse::<DiskWorkload>().unwrap_err();

@@ -3,12 +3,15 @@
 
 use peakbench::measure::Summary;
 use peakbench::results::params::Params;
-use peakbench::results::{Metric, Reference, Report, ResultRecord, Subsystem, Tool, Unit};
+use peakbench::results::{
+    Metric, Reference, Report, ResultRecord, Subsystem, Tool, Unit, Workload,
+};
 use peakbench::sysinfo::clock::ProbeReading;
 use peakbench::sysinfo::peak::{Peak, PeakInput};
 use peakbench::sysinfo::{
     Cache, CpuInfo, Fact, Isa, LogicalCpu, MemoryInfo, OsInfo, Source, SystemInfo,
 };
+use peakbench::workload::{cpu::CpuWorkload, mem::MemWorkload};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -101,7 +104,13 @@ pub fn fixed_system() -> SystemInfo {
     }
 }
 
-fn record(workload: &str, threads: u32, samples: Vec<f64>, peak: Option<f64>) -> ResultRecord {
+fn record(
+    workload: impl Into<Workload>,
+    threads: u32,
+    samples: Vec<f64>,
+    peak: Option<f64>,
+) -> ResultRecord {
+    let workload = workload.into();
     let summary = Summary::of(&samples).unwrap();
     let peak = peak.map(|value| Peak {
         value,
@@ -135,15 +144,15 @@ fn record(workload: &str, threads: u32, samples: Vec<f64>, peak: Option<f64>) ->
         ]),
     });
     let efficiency = peak.as_ref().map(|p| summary.mean / p.value);
+    // A CPU point's kernel; the others' parameters are the callers' to give.
+    let given = match workload {
+        Workload::Cpu(_) => json!({"threads": threads, "isa": "avx512"}),
+        _ => json!({"threads": threads}),
+    };
     ResultRecord {
-        subsystem: Subsystem::Cpu,
-        workload: workload.into(),
-        params: Params::with_defaults(
-            Subsystem::Cpu,
-            workload,
-            json!({"threads": threads, "isa": "avx512"}),
-        )
-        .unwrap(),
+        subsystem: workload.subsystem(),
+        workload,
+        params: Params::with_defaults(workload, given).unwrap(),
         metric: Metric::Throughput,
         unit: Unit::Gops,
         summary,
@@ -168,7 +177,7 @@ fn record(workload: &str, threads: u32, samples: Vec<f64>, peak: Option<f64>) ->
 /// the units of schema version 3 (GOPS, GB/s, ns) and read as peakbench reads such a report:
 /// in base units.
 pub fn fixed_report() -> Report {
-    let mut dp2 = record("DP", 2, vec![114.0, 115.0, 116.0], Some(115.2));
+    let mut dp2 = record(CpuWorkload::Dp, 2, vec![114.0, 115.0, 116.0], Some(115.2));
     dp2.reference = Some(Reference {
         tool: "likwid-bench".into(),
         version: "5.2.2".into(),
@@ -176,30 +185,30 @@ pub fn fixed_report() -> Report {
         efficiency: Some(114.5 / 115.2),
         ..Default::default()
     });
-    let mut null = record("NULL", 1, vec![20.0, 30.0, 25.0], None);
+    let mut null = record(CpuWorkload::Null, 1, vec![20.0, 30.0, 25.0], None);
     null.metric = Metric::Latency;
     null.unit = Unit::Nanos;
-    null.params = Params::with_defaults(Subsystem::Cpu, "NULL", json!({"threads": 1})).unwrap();
+    null.params = Params::with_defaults(
+        peakbench::results::Workload::Cpu(peakbench::workload::cpu::CpuWorkload::Null),
+        json!({"threads": 1}),
+    )
+    .unwrap();
     null.peak_unknown_reason =
         Some("the NULL workload measures harness overhead and has no peak".into());
-    let mut rws = record("RWS", 2, vec![40.0, 41.0, 42.0], None);
-    rws.subsystem = Subsystem::Mem;
+    let mut rws = record(MemWorkload::Rws, 2, vec![40.0, 41.0, 42.0], None);
     rws.unit = Unit::GBPerSec;
     rws.params = Params::with_defaults(
-        Subsystem::Mem,
-        "RWS",
+        peakbench::results::Workload::Mem(peakbench::workload::mem::MemWorkload::Rws),
         json!({"threads": 2, "isa": "avx512", "block_size_bytes": 1000,
                "blocks_per_thread": 1, "order": "sequential"}),
     )
     .unwrap();
     rws.peak_unknown_reason = Some("no SMBIOS table; give --mem-peak-gbs".into());
-    let mut chase = record("LATENCY", 1, vec![1.1, 1.1, 1.2], None);
-    chase.subsystem = Subsystem::Mem;
+    let mut chase = record(MemWorkload::Latency, 1, vec![1.1, 1.1, 1.2], None);
     chase.metric = Metric::Latency;
     chase.unit = Unit::Nanos;
     chase.params = Params::with_defaults(
-        Subsystem::Mem,
-        "LATENCY",
+        peakbench::results::Workload::Mem(peakbench::workload::mem::MemWorkload::Latency),
         json!({"probe": "chase", "working_set_bytes": 32768, "pages": "thp"}),
     )
     .unwrap();
@@ -219,9 +228,9 @@ pub fn fixed_report() -> Report {
         ],
         system: fixed_system(),
         results: vec![
-            record("DP", 1, vec![57.0, 57.5, 58.0], Some(57.6)),
+            record(CpuWorkload::Dp, 1, vec![57.0, 57.5, 58.0], Some(57.6)),
             dp2,
-            record("SP", 1, vec![100.0, 115.0, 120.0], None),
+            record(CpuWorkload::Sp, 1, vec![100.0, 115.0, 120.0], None),
             null,
             rws,
             chase,
@@ -294,9 +303,20 @@ fn rec_new(
     peak: Result<Peak, String>,
 ) -> ResultRecord {
     let subsystem: Subsystem = subsystem.parse().unwrap();
-    let params = Params::with_defaults(subsystem, workload, params).unwrap();
+    let params = Params::with_defaults(
+        peakbench::results::Workload::named(subsystem, workload).unwrap(),
+        params,
+    )
+    .unwrap();
     let (metric, unit) = (metric.parse().unwrap(), unit.parse().unwrap());
-    ResultRecord::new(subsystem, workload, params, metric, unit, samples, peak)
+    ResultRecord::new(
+        peakbench::results::Workload::named(subsystem, workload).unwrap(),
+        params,
+        metric,
+        unit,
+        samples,
+        peak,
+    )
 }
 
 fn cpu_peak(value: f64, cores: u32) -> Peak {

@@ -17,7 +17,7 @@ pub use crate::sysinfo::peak::OpClass as Op;
 
 use crate::measure::Summary;
 use crate::results::ResultRecord;
-use crate::results::Subsystem;
+
 use crate::results::params::{CpuKernel, CpuParams, NodeTag, Params};
 use crate::results::{Metric, Unit};
 use crate::runner::{self, Repetition, affinity};
@@ -645,15 +645,7 @@ fn record(
     samples: Vec<f64>,
     peak: Result<crate::sysinfo::peak::Peak, String>,
 ) -> ResultRecord {
-    ResultRecord::new(
-        Subsystem::Cpu,
-        workload.name(),
-        Params::Cpu(params),
-        metric,
-        unit,
-        samples,
-        peak,
-    )
+    ResultRecord::new(workload, Params::Cpu(params), metric, unit, samples, peak)
 }
 
 #[cfg(test)]

@@ -179,15 +179,6 @@ fn a_round_in_slices_runs_all_its_iterations_in_few_calls() {
     }
 }
 
-#[test]
-fn workload_names_round_trip() {
-    for w in CpuWorkload::ALL {
-        assert_eq!(w.name().parse::<CpuWorkload>(), Ok(w));
-    }
-    assert_eq!("dp".parse::<CpuWorkload>(), Ok(CpuWorkload::Dp));
-    assert!("FP8".parse::<CpuWorkload>().is_err());
-}
-
 /// Every registered workload runs in every ISA this machine supports, at a tiny size, and
 /// gives a positive finite rate.
 #[test]

@@ -9,7 +9,7 @@ use super::thread::{MAX_INTERVALS, ThreadStats, timeline_interval};
 use crate::measure::latency::histogram as new_hist;
 use crate::results::ResultRecord;
 use crate::results::params::{self as rp, DiskParams, LittlesLaw, NodeTag, Params};
-use crate::results::{Metric, Subsystem, Unit};
+use crate::results::{Metric, Unit};
 use crate::sysinfo::peak::{self, Peak};
 use hdrhistogram::Histogram;
 
@@ -122,10 +122,9 @@ impl DiskSession<'_> {
         let read_share = rates.read_share();
         let mut params = self.params(point, cpus, sync_s, rates.littles_law(point));
         params.cpu = Some(cpu);
-        let label = point.workload.name();
+        let label = point.workload;
         let mut out = vec![
             ResultRecord::new(
-                Subsystem::Disk,
                 label,
                 Params::Disk(params.clone()),
                 Metric::Throughput,
@@ -134,7 +133,6 @@ impl DiskSession<'_> {
                 self.throughput_peak(read_share),
             ),
             ResultRecord::new(
-                Subsystem::Disk,
                 label,
                 Params::Disk(params.clone()),
                 Metric::Iops,
@@ -152,7 +150,6 @@ impl DiskSession<'_> {
         ];
         params.latency_definition = Some(latency_definition(self.opts.engine).into());
         let mut lat = ResultRecord::new(
-            Subsystem::Disk,
             label,
             Params::Disk(params),
             Metric::Latency,
@@ -195,8 +192,7 @@ impl DiskSession<'_> {
         .into_iter()
         .map(|(metric, unit)| {
             ResultRecord::new(
-                Subsystem::Disk,
-                point.workload.name(),
+                point.workload,
                 Params::Disk(params.clone()),
                 metric,
                 unit,

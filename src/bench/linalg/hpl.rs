@@ -4,8 +4,7 @@
 
 use super::kernels::Element;
 
-/// HPL's threshold for the scaled residual.
-pub const THRESHOLD: f64 = 16.0;
+use crate::workload::linalg::RESIDUAL_THRESHOLD;
 
 /// Element (i, j) of the system of size `n` with `seed`; column `n` is b.
 pub fn element(seed: u64, n: usize, i: usize, j: usize) -> f64 {
@@ -48,18 +47,12 @@ pub fn rhs(seed: u64, n: usize) -> Vec<f64> {
     (0..n).map(|i| element(seed, n, i, n)).collect()
 }
 
-/// Operations of a solve as HPL counts them: 2/3·N³ + 3/2·N² (HPL_pdtest's count).
-pub fn flops(n: usize) -> f64 {
-    let n = n as f64;
-    2.0 / 3.0 * n * n * n + 1.5 * n * n
-}
-
 /// HPL's check of a solution.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Residual {
     /// ‖A·x − b‖∞ / (ε · (‖A‖∞ · ‖x‖∞ + ‖b‖∞) · N).
     pub scaled: f64,
-    /// `scaled` < [`THRESHOLD`] (and a number).
+    /// `scaled` < [`RESIDUAL_THRESHOLD`] (and a number).
     pub passed: bool,
 }
 
@@ -81,7 +74,7 @@ pub fn residual(seed: u64, n: usize, x: &[f64]) -> Residual {
     let scaled = norm(&r) / (eps * (norm(&row_sums) * norm(x) + norm(&b)) * n.max(1) as f64);
     Residual {
         scaled,
-        passed: scaled.is_finite() && scaled < THRESHOLD,
+        passed: scaled.is_finite() && scaled < RESIDUAL_THRESHOLD,
     }
 }
 
@@ -216,7 +209,7 @@ mod tests {
         // In single precision, the same values rounded.
         let single: Vec<f32> = matrix(7, 50, 50, 50, 2);
         assert!(single.iter().zip(&a).all(|(s, d)| *s == *d as f32));
-        assert!((flops(1000) - (2.0 / 3.0 * 1e9 + 1.5e6)).abs() < 1.0);
+        assert!((crate::workload::linalg::hpl_flops(1000) - (2.0 / 3.0 * 1e9 + 1.5e6)).abs() < 1.0);
     }
 
     /// The packed inverse of a panel's unit lower triangle, applied by the multiply, gives the

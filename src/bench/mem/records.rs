@@ -3,7 +3,7 @@
 
 use super::MemWorkload;
 use crate::results::params::{self as rp, Params};
-use crate::results::{Metric, ResultRecord, Subsystem, Unit};
+use crate::results::{Metric, ResultRecord, Unit};
 use crate::sysinfo::peak::Peak;
 
 /// The parameters of a latency point on `threads` threads.
@@ -52,13 +52,5 @@ pub(super) fn record(
     samples: Vec<f64>,
     peak: Result<Peak, String>,
 ) -> ResultRecord {
-    ResultRecord::new(
-        Subsystem::Mem,
-        workload.name(),
-        params,
-        metric,
-        unit,
-        samples,
-        peak,
-    )
+    ResultRecord::new(workload, params, metric, unit, samples, peak)
 }

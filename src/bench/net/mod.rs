@@ -22,7 +22,7 @@ pub mod transport;
 use crate::results::ResultRecord;
 use crate::results::params::{CpuUse, NetParams, NodeTag, Route, Scaling, Side};
 use crate::results::socket::SocketOptions;
-use crate::results::{Metric, Subsystem, Unit};
+use crate::results::{Metric, Unit};
 use crate::sysinfo::fact::Source;
 use crate::sysinfo::netif::{self, Link};
 use crate::sysinfo::peak::Peak;
@@ -428,7 +428,7 @@ impl NetSession {
 
     fn records(&self, point: NetPoint, outcomes: &[Outcome]) -> Vec<ResultRecord> {
         let p = point.params;
-        let name = point.workload.name();
+        let name = point.workload;
         let mut base = self.base_params(&p);
         // The last repetition's sockets: what TCP grew the buffers to.
         if let Some(last) = outcomes.last() {
@@ -503,7 +503,7 @@ impl NetSession {
 }
 
 fn latency_records(
-    name: &str,
+    name: NetWorkload,
     p: TestParams,
     base: NetParams,
     outcomes: &[Outcome],
@@ -547,18 +547,9 @@ fn latency_records(
     {
         m.stream_rtt_us = per_stream;
     }
-    let mut lat = ResultRecord::new(
-        Subsystem::Net,
-        name,
-        m.clone(),
-        Metric::Latency,
-        Unit::Micros,
-        means,
-        peak,
-    );
+    let mut lat = ResultRecord::new(name, m.clone(), Metric::Latency, Unit::Micros, means, peak);
     lat.percentiles = crate::measure::latency::percentiles_s(&all);
     let rate = ResultRecord::new(
-        Subsystem::Net,
         name,
         m,
         Metric::Rate,

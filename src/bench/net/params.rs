@@ -336,11 +336,7 @@ pub struct SideStats {
     pub zerocopy_copied: u64,
 }
 
-/// The fastest a side's figures may say it moved data, bit/s: 10 Tbit/s. The fastest link
-/// there is carries 1.6 Tbit/s (800GbE ×2), and loopback copies every byte at least twice
-/// through memory, which no machine does at 2.5 TB/s; a peer that reports more is wrong or
-/// lying.
-pub const MAX_BITS_PER_S: f64 = 1e13;
+use crate::workload::net::MAX_BITS_PER_S;
 
 /// Time beyond a test's warm-up and measured window that a peer's window or jitter may take
 /// (a receiver draining its socket, a late sender's last write): generous.

@@ -7,8 +7,9 @@ use super::protocol::{Proto, SideStats, TestParams};
 use super::roles::SideResult;
 use crate::results::kinds::ConnectPhase;
 use crate::results::params::{Direction, NetParams, Side};
-use crate::results::{Intervals, Metric, ResultRecord, Subsystem, Unit};
+use crate::results::{Intervals, Metric, ResultRecord, Unit};
 use crate::sysinfo::peak::Peak;
+use crate::workload::net::NetWorkload;
 use hdrhistogram::Histogram;
 
 /// Benchmarks state goodput in Mbit/s; the record stores bit/s.
@@ -32,7 +33,7 @@ fn received_per_s(way: &Way) -> Vec<f64> {
 
 /// Every record of a throughput point.
 pub fn throughput(
-    name: &str,
+    name: NetWorkload,
     p: TestParams,
     mut base: NetParams,
     outcomes: &[Outcome],
@@ -113,7 +114,6 @@ pub fn throughput(
         ..pk
     });
     out.push(ResultRecord::new(
-        Subsystem::Net,
         name,
         NetParams {
             side: Some(Side::Receiver),
@@ -144,7 +144,7 @@ fn with_demand(base: &mut NetParams, ways: &[Vec<f64>]) {
 
 /// One way's records: goodput at its receiver and its sender, and for UDP loss and jitter.
 fn one_way(
-    name: &str,
+    name: NetWorkload,
     p: &TestParams,
     base: &NetParams,
     way: &Way,
@@ -156,7 +156,6 @@ fn one_way(
     };
     let mut out = vec![
         ResultRecord::new(
-            Subsystem::Net,
             name,
             with_side(Side::Receiver),
             Metric::Throughput,
@@ -167,7 +166,6 @@ fn one_way(
             peak.clone(),
         ),
         ResultRecord::new(
-            Subsystem::Net,
             name,
             with_side(Side::Sender),
             Metric::Throughput,
@@ -188,7 +186,6 @@ fn one_way(
         m.out_of_order = Some(ooo);
         m.loss_definition = Some("datagrams the sender sent inside its measured window that the receiver never got, % of those sent".into());
         out.push(ResultRecord::new(
-            Subsystem::Net,
             name,
             m.clone(),
             Metric::Loss,
@@ -205,7 +202,6 @@ fn one_way(
             "RFC 3550 interarrival jitter of the measured datagrams, mean over streams".into(),
         );
         out.push(ResultRecord::new(
-            Subsystem::Net,
             name,
             m,
             Metric::Jitter,
@@ -244,7 +240,7 @@ type TimesOf = fn(&SideResult) -> Option<&Histogram<u64>>;
 /// CONNECT's records: the rate of whole connections (all streams together), the time of a
 /// whole connection and of its connect (per-repetition means; percentiles over all).
 pub fn connect(
-    name: &str,
+    name: NetWorkload,
     p: TestParams,
     base: NetParams,
     outcomes: &[Outcome],
@@ -268,7 +264,6 @@ pub fn connect(
     }
     m.stream_rtt_us = per_stream;
     let mut out = vec![ResultRecord::new(
-        Subsystem::Net,
         name,
         m.clone(),
         Metric::Rate,
@@ -288,7 +283,6 @@ pub fn connect(
             let _ = all.add(h);
         }
         let mut rec = ResultRecord::new(
-            Subsystem::Net,
             name,
             NetParams {
                 phase: Some(phase),

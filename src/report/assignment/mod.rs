@@ -301,13 +301,7 @@ fn peaks_table(results: &[ResultRecord]) -> Table {
         .filter_map(|r| Some((r, r.peak.as_ref()?)))
         .collect();
     let known = super::grouped(with_peak, |(r, p)| {
-        (
-            r.subsystem,
-            r.workload.clone(),
-            r.metric,
-            p.formula.clone(),
-            p.unit,
-        )
+        (r.subsystem, r.workload, r.metric, p.formula.clone(), p.unit)
     });
     let unknown = super::grouped(results.iter().filter(|r| r.peak.is_none()), |r| {
         (

@@ -12,7 +12,11 @@ fn quick(output: &str) -> Report {
         "/tests/fixtures/history/quick.json"
     );
     let mut run = Report::from_json(&std::fs::read(path).unwrap()).unwrap();
-    let dp = run.results.iter_mut().find(|r| r.workload == "DP").unwrap();
+    let dp = run
+        .results
+        .iter_mut()
+        .find(|r| r.workload == crate::workload::cpu::CpuWorkload::Dp)
+        .unwrap();
     let half = dp.summary.mean / 2.0;
     dp.reference = Some(Reference::measured(
         "likwid-bench",
@@ -125,7 +129,7 @@ fn the_hand_in_follows_the_reports_order() {
 fn what_the_run_holds_is_escaped() {
     let output = "$ likwid-bench\n</code></pre><script>alert(1)</script>\n```\nrm -rf ~\n";
     let mut run = quick(output);
-    run.results[1].workload = "<b>SP</b> & co".into();
+    run.results[1].peak.as_mut().expect("a peak").formula = "<b>SP</b> & co".into();
     let h = HandIn::of(&run);
     let page = String::from_utf8(html::render_hand_in(&h)).unwrap();
     assert!(

@@ -102,14 +102,17 @@ mod tests {
             "injection_delay_ns": delay, "mix": mix, "burst_bytes": 4096, "traffic_cpus": [1],
             "isa": "avx512", "stores": "none", "array_bytes_per_thread": 1048576
         });
-        let params = Params::decode(Subsystem::Mem, "LOADED", params).unwrap();
+        let params = Params::decode(
+            crate::results::Workload::Mem(crate::workload::mem::MemWorkload::Loaded),
+            params,
+        )
+        .unwrap();
         let unit = match metric {
             Metric::Latency => Unit::Nanos,
             _ => Unit::GBPerSec,
         };
         ResultRecord::new(
-            Subsystem::Mem,
-            "LOADED",
+            crate::workload::mem::MemWorkload::Loaded,
             params,
             metric,
             unit,

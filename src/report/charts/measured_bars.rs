@@ -46,7 +46,7 @@ pub(super) fn measured_bars(subsystem: Subsystem, records: &[&ResultRecord]) -> 
             } else {
                 tools.join(", ")
             };
-            let workloads = crate::report::distinct(part.iter().map(|r| r.workload.as_str()));
+            let workloads = crate::report::distinct(part.iter().map(|r| r.workload.name()));
             let series = vec![
                 BarSeries {
                     name: MEASURED.into(),
@@ -141,11 +141,7 @@ fn row_labels(part: &[&ResultRecord]) -> Vec<String> {
                 .params
                 .net()
                 .map_or(String::new(), |n| format!(" {}", n.protocol.name()));
-            let mut label = format!(
-                "{}{protocol} ×{}",
-                crate::text::printable(&r.workload),
-                r.params.threads()
-            );
+            let mut label = format!("{}{protocol} ×{}", r.workload, r.params.threads());
             if varies && variant != "—" {
                 label.push(' ');
                 label.push_str(variant);
@@ -188,7 +184,7 @@ fn row_labels(part: &[&ResultRecord]) -> Vec<String> {
 /// they fit beside the chart's others, a workload with more split on its own.
 fn parts<'a>(recs: &[&'a ResultRecord]) -> Vec<Vec<&'a ResultRecord>> {
     let mut out: Vec<Vec<&ResultRecord>> = Vec::new();
-    for (_, points) in group_by(recs, |r| r.workload.clone()) {
+    for (_, points) in group_by(recs, |r| r.workload) {
         for chunk in points.chunks(ROWS) {
             match out.last_mut() {
                 Some(last) if last.len() + chunk.len() <= ROWS => last.extend(chunk),

@@ -15,7 +15,6 @@ mod sweeps;
 
 use super::plot::{Chart, ChartError, PNG_SCALE, Plot, Series, drawable, png};
 use crate::results::{Report, ResultRecord, Subsystem};
-use crate::workload::registry;
 use crate::workload::spec::ChartKind;
 use efficiency::efficiency_chart;
 use loaded::loaded_latency;
@@ -103,10 +102,7 @@ pub fn for_report(report: &Report) -> Vec<Chart> {
             records
                 .iter()
                 .copied()
-                .filter(|r| {
-                    registry::find(r.subsystem, &r.workload)
-                        .is_some_and(|s| s.charts.contains(&kind))
-                })
+                .filter(|r| r.workload.spec().charts.contains(&kind))
                 .collect()
         };
         out.extend(sweep_charts(subsystem, &of_kind(ChartKind::Sweeps)));

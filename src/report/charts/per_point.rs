@@ -59,7 +59,7 @@ pub(super) fn interval_charts(subsystem: Subsystem, records: &[&ResultRecord]) -
         .copied()
         .filter(|r| r.intervals.as_ref().is_some_and(|i| i.values.len() >= 2))
         .collect();
-    parts(group_by(&with, |r| (r.workload.clone(), r.unit)))
+    parts(group_by(&with, |r| (r.workload, r.unit)))
         .into_iter()
         .map(|((workload, unit), part, recs)| {
             let series = recs
@@ -85,7 +85,7 @@ pub(super) fn interval_charts(subsystem: Subsystem, records: &[&ResultRecord]) -
                 })
                 .collect();
             Chart {
-                slug: part.slug(&[subsystem.name(), &workload, "intervals"]),
+                slug: part.slug(&[subsystem.name(), workload.name(), "intervals"]),
                 subsystem,
                 title: format!(
                     "{} {workload}: throughput per interval{}",
@@ -123,7 +123,7 @@ pub(super) fn percentile_charts(subsystem: Subsystem, records: &[&ResultRecord])
             r.metric == Metric::Latency && r.percentiles.as_ref().is_some_and(|p| p.len() >= 2)
         })
         .collect();
-    parts(group_by(&with, |r| (r.workload.clone(), r.unit)))
+    parts(group_by(&with, |r| (r.workload, r.unit)))
         .into_iter()
         .map(|((workload, unit), part, recs)| {
             let series = recs
@@ -149,7 +149,7 @@ pub(super) fn percentile_charts(subsystem: Subsystem, records: &[&ResultRecord])
                 })
                 .collect();
             Chart {
-                slug: part.slug(&[subsystem.name(), &workload, "percentiles"]),
+                slug: part.slug(&[subsystem.name(), workload.name(), "percentiles"]),
                 subsystem,
                 title: format!(
                     "{} {workload}: latency percentiles{}",

@@ -7,9 +7,9 @@ use super::super::plot::{Axis, Chart, Detail, Plot, Scale, Series, Ticks};
 use crate::results::{Metric, Report, ResultRecord, Subsystem, Unit};
 use crate::sysinfo::Cache;
 use crate::units::format_sig;
+use crate::workload::cpu::CpuWorkload;
 use crate::workload::linalg::LinalgWorkload;
 use crate::workload::mem::MemWorkload;
-use crate::workload::registry;
 use crate::workload::spec::Work;
 
 /// A CPU ceiling: the workload (DP, SP) and its peak, GFLOP/s.
@@ -102,10 +102,10 @@ fn intensities(lo: f64, hi: f64) -> Vec<f64> {
 /// The run's FMA peaks of DP and SP at the most threads it measured, GFLOP/s.
 fn ceilings(results: &[ResultRecord]) -> Vec<Ceiling> {
     let mut out: Vec<Ceiling> = Vec::new();
-    for name in ["DP", "SP"] {
+    for name in [CpuWorkload::Dp, CpuWorkload::Sp] {
         let best = results
             .iter()
-            .filter(|r| r.subsystem == Subsystem::Cpu && r.workload == name)
+            .filter(|r| r.workload == name)
             .filter(|r| r.metric == Metric::Throughput && r.unit == Unit::Gops)
             .filter_map(|r| Some((r.params.threads(), r.peak.as_ref()?.value)))
             .max_by_key(|(t, _)| *t);
@@ -130,8 +130,7 @@ fn bandwidths(results: &[ResultRecord], caches: &[Cache]) -> Vec<Bandwidth> {
             r.subsystem == Subsystem::Mem
                 && r.metric == Metric::Throughput
                 && r.unit == Unit::GBPerSec
-                && registry::find(r.subsystem, &r.workload)
-                    .is_some_and(|s| matches!(s.work, Work::Arrays { .. }))
+                && matches!(r.workload.spec().work, Work::Arrays { .. })
         })
         .collect();
     let mut out = Vec::new();
@@ -220,7 +219,7 @@ fn place(r: &ResultRecord) -> Option<(f64, f64)> {
             let l = r.params.cpu()?.linalg.as_ref()?;
             let n = l.n as f64;
             // The matrices each read once: the least traffic a solve or multiply can have.
-            let matrices = match r.workload.parse::<LinalgWorkload>().ok()? {
+            let matrices = match r.workload.linalg()? {
                 LinalgWorkload::Linpack => 1.0,
                 LinalgWorkload::Dgemm => 3.0,
                 LinalgWorkload::Sgemm => return None,
@@ -229,7 +228,7 @@ fn place(r: &ResultRecord) -> Option<(f64, f64)> {
         }
         Subsystem::Mem if r.unit == Unit::GBPerSec => {
             // FLOP per element over the bytes per element STREAM counts.
-            let w = r.workload.parse::<MemWorkload>().ok()?;
+            let w = r.workload.mem()?;
             let flops = match w {
                 MemWorkload::Scale | MemWorkload::Add | MemWorkload::Sum => 1.0,
                 MemWorkload::Triad => 2.0,

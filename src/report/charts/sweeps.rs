@@ -8,10 +8,10 @@
 use super::super::plot::{Axis, Chart, Plot, Scale, Series, Ticks};
 use super::series::{group_by, ideal_scaling, peak_guide, reference_series, series_of};
 use super::slug;
+use crate::results::Workload;
 use crate::results::params::Side;
 use crate::results::point::{Drawn, Field, Role, Words, fields};
 use crate::results::{Metric, ResultRecord, Subsystem, Unit};
-use crate::workload::registry;
 use crate::workload::spec::Work;
 use std::collections::HashSet;
 
@@ -24,7 +24,7 @@ pub(super) fn sweep_charts(subsystem: Subsystem, records: &[&ResultRecord]) -> V
     let drawn: Vec<&ResultRecord> = records.iter().copied().filter(|r| swept(r)).collect();
     let mut out = Vec::new();
     for ((_, metric, unit), recs) in group_by(&drawn, |r| (family(r), r.metric, r.unit)) {
-        let workloads: Vec<String> = group_by(&recs, |r| r.workload.clone())
+        let workloads: Vec<Workload> = group_by(&recs, |r| r.workload)
             .into_iter()
             .map(|(w, _)| w)
             .collect();
@@ -80,13 +80,13 @@ fn swept(r: &ResultRecord) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Family {
     Ordered(Work),
-    One(String),
+    One(Workload),
 }
 
 fn family(r: &ResultRecord) -> Family {
-    match registry::find(r.subsystem, &r.workload) {
-        Some(spec) if spec.work.ordered() => Family::Ordered(spec.work),
-        _ => Family::One(r.workload.clone()),
+    match r.workload.spec().work {
+        work if work.ordered() => Family::Ordered(work),
+        _ => Family::One(r.workload),
     }
 }
 
@@ -120,7 +120,7 @@ fn varies(all: &[Vec<Field>], key: &str) -> bool {
 /// The records of one chart family and figure.
 struct Group<'a> {
     subsystem: Subsystem,
-    workloads: &'a [String],
+    workloads: &'a [Workload],
     metric: Metric,
     unit: Unit,
     recs: &'a [&'a ResultRecord],
@@ -177,7 +177,8 @@ impl Group<'_> {
             guides.extend(ideal);
         }
         series.extend(reference_series(&shown, x, name));
-        let names = self.workloads.join(", ");
+        let names: Vec<&str> = self.workloads.iter().map(|w| w.name()).collect();
+        let names = names.join(", ");
         let what = self.what();
         let mut note = String::from(if self.tail {
             "The 99th percentile of every operation timed at the point"
@@ -266,7 +267,7 @@ fn line_name(r: &ResultRecord, apart: &[&str], several: bool) -> String {
     let fs = fields(&r.params);
     let mut parts: Vec<String> = Vec::new();
     if several || apart.is_empty() {
-        parts.push(crate::text::printable(&r.workload));
+        parts.push(r.workload.name().to_string());
     }
     for key in apart {
         let Some(f) = fs.iter().find(|f| f.key == *key) else {

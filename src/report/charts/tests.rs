@@ -7,8 +7,9 @@ use super::sweeps::sweep_charts;
 use super::{Plot, slug};
 use crate::results::Unit;
 use crate::results::params::{CpuParams, LinalgParams, NodeTag, Params};
-use crate::results::{Metric, ResultRecord, Subsystem};
+use crate::results::{Metric, ResultRecord, Subsystem, Workload};
 use crate::sysinfo::peak::Peak;
+use crate::workload::{cpu::CpuWorkload, linalg::LinalgWorkload, mem::MemWorkload};
 
 /// A LINPACK point at order `n` on `threads` threads, its peak 50 GOPS per thread.
 pub(in crate::report) fn linpack(n: usize, threads: usize, gops: f64) -> ResultRecord {
@@ -27,7 +28,7 @@ pub(in crate::report) fn linpack(n: usize, threads: usize, gops: f64) -> ResultR
             library: None,
             library_threads: None,
             nb: Some(256),
-            flops: crate::bench::linalg::hpl::flops(n),
+            flops: crate::workload::linalg::hpl_flops(n),
             residual: Some(0.01),
             residual_passed: Some(true),
         }),
@@ -40,8 +41,7 @@ pub(in crate::report) fn linpack(n: usize, threads: usize, gops: f64) -> ResultR
         inputs: Default::default(),
     };
     ResultRecord::new(
-        Subsystem::Cpu,
-        "LINPACK",
+        crate::workload::linalg::LinalgWorkload::Linpack,
         params,
         Metric::Throughput,
         Unit::Gops,
@@ -117,15 +117,13 @@ fn differing_peaks_draw_no_guide() {
 
 fn disk(engine: &str, iodepth: u32, iops: f64) -> ResultRecord {
     let params = crate::results::params::Params::with_defaults(
-        Subsystem::Disk,
-        "RR",
+        crate::results::Workload::Disk(crate::workload::disk::DiskWorkload::Rr),
         serde_json::json!({"threads": 1, "iodepth": iodepth, "block_size_bytes": 4096,
             "engine": engine, "io_mode": "direct", "sync": "none", "pattern": "random"}),
     )
     .unwrap();
     ResultRecord::new(
-        Subsystem::Disk,
-        "RR",
+        crate::results::Workload::Disk(crate::workload::disk::DiskWorkload::Rr),
         params,
         Metric::Iops,
         Unit::Iops,
@@ -255,17 +253,26 @@ fn the_roofline_places_each_kernel_at_its_intensity() {
             .unwrap()
             .points[0]
     };
-    let rec = |w: &str| run.results.iter().find(|r| r.workload == w).unwrap();
+    let rec = |w: Workload| run.results.iter().find(|r| r.workload == w).unwrap();
     let n = 2000.0;
     let linpack = at("LINPACK");
-    assert!((linpack.0 - crate::bench::linalg::hpl::flops(2000) / (8.0 * n * n)).abs() < 1e-9);
-    assert_eq!(linpack.1, rec("LINPACK").summary.mean);
+    assert!((linpack.0 - crate::workload::linalg::hpl_flops(2000) / (8.0 * n * n)).abs() < 1e-9);
+    assert_eq!(
+        linpack.1,
+        rec(Workload::Linalg(LinalgWorkload::Linpack)).summary.mean
+    );
     let triad = at("TRIAD");
     assert!((triad.0 - 2.0 / 24.0).abs() < 1e-12);
-    assert!((triad.1 - rec("TRIAD").summary.mean * 2.0 / 24.0).abs() < 1e-9);
+    assert!(
+        (triad.1 - rec(Workload::Mem(MemWorkload::Triad)).summary.mean * 2.0 / 24.0).abs() < 1e-9
+    );
     assert_eq!(guides.len(), 2, "DP and SP under COPY's bandwidth");
-    let copy = rec("COPY").summary.mean;
-    let dp = rec("DP").peak.as_ref().unwrap().value;
+    let copy = rec(Workload::Mem(MemWorkload::Copy)).summary.mean;
+    let dp = rec(Workload::Cpu(CpuWorkload::Dp))
+        .peak
+        .as_ref()
+        .unwrap()
+        .value;
     for &(x, y) in &guides[0].points {
         assert!((y - (copy * x).min(dp)).abs() <= 1e-9 * y, "({x}, {y})");
     }
@@ -292,7 +299,11 @@ fn the_roofline_has_a_diagonal_per_level_measured() {
         .find(|c| c.level == 2)
         .expect("the fixture's machine has an L2")
         .size_bytes;
-    let copy = run.results.iter().find(|r| r.workload == "COPY").unwrap();
+    let copy = run
+        .results
+        .iter()
+        .find(|r| r.workload == crate::workload::mem::MemWorkload::Copy)
+        .unwrap();
     let mut in_l2 = copy.clone();
     let threads = in_l2.params.threads() as u64;
     if let crate::results::params::Params::Mem(m) = &mut in_l2.params {
@@ -336,7 +347,7 @@ fn copy_staircase(gbps: &[(u64, f64)]) -> crate::results::Report {
     let copy = run
         .results
         .iter()
-        .find(|r| r.workload == "COPY")
+        .find(|r| r.workload == crate::workload::mem::MemWorkload::Copy)
         .unwrap()
         .clone();
     run.results.clear();

@@ -23,7 +23,11 @@ fn rec(
     mean: f64,
     peak: Option<f64>,
 ) -> ResultRecord {
-    let params = Params::with_defaults(sub, workload, params).unwrap();
+    let params = Params::with_defaults(
+        crate::results::Workload::named(sub, workload).unwrap(),
+        params,
+    )
+    .unwrap();
     let peak = peak.map(|value| crate::sysinfo::peak::Peak {
         value,
         unit,
@@ -31,7 +35,14 @@ fn rec(
         inputs: Default::default(),
     });
     let peak = peak.ok_or_else(|| "none".to_string());
-    ResultRecord::new(sub, workload, params, metric, unit, vec![mean, mean], peak)
+    ResultRecord::new(
+        crate::results::Workload::named(sub, workload).unwrap(),
+        params,
+        metric,
+        unit,
+        vec![mean, mean],
+        peak,
+    )
 }
 
 fn dp(threads: u32, gops: f64, isa: &str, clock: f64) -> ResultRecord {
@@ -272,10 +283,13 @@ fn a_rotating_disk_beating_its_queue_bound_is_explained() {
         let mean = peak.as_ref().unwrap().value * share;
         let params = json!({"threads": 1, "iodepth": n, "block_size_bytes": 4096,
             "pattern": "random", "read_percent": 100, "io_mode": "direct"});
-        let params = Params::with_defaults(Subsystem::Disk, "RR", params).unwrap();
+        let params = Params::with_defaults(
+            crate::results::Workload::Disk(crate::workload::disk::DiskWorkload::Rr),
+            params,
+        )
+        .unwrap();
         ResultRecord::new(
-            Subsystem::Disk,
-            "RR",
+            crate::results::Workload::Disk(crate::workload::disk::DiskWorkload::Rr),
             params,
             Metric::Iops,
             Unit::Iops,
