@@ -5,10 +5,12 @@
 
 use std::fmt;
 
-/// An enum whose every variant has one name: `ALL`, `name()`, `Display` and `FromStr` (with a
-/// "use a, b or c" message), and serde under the same names.
+/// An enum whose every variant has one name: `ALL`, `name()`, `Display` and `FromStr` (the
+/// exact name or an alias, with a "use a, b or c" message), and serde under the same names.
+/// `named_enum!(@shape …)` is the enum without `FromStr`, for enums parsed another way (the
+/// workloads, in any case: `workload::spec::workloads!`).
 macro_rules! named_enum {
-    ($(#[$m:meta])* $vis:vis enum $t:ident { $($(#[$vm:meta])* $v:ident = $n:literal $(| $alias:literal)*,)+ }) => {
+    (@shape $(#[$m:meta])* $vis:vis enum $t:ident { $($(#[$vm:meta])* $v:ident = $n:literal $(| $alias:literal)*,)+ }) => {
         $(#[$m])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
         $vis enum $t {
@@ -17,7 +19,7 @@ macro_rules! named_enum {
 
         impl $t {
             /// Every variant, in declaration order.
-            pub const ALL: &'static [$t] = &[$($t::$v),+];
+            pub const ALL: [$t; [$($n),+].len()] = [$($t::$v),+];
 
             /// Its name in the JSON document and on the command line.
             pub const fn name(self) -> &'static str {
@@ -31,6 +33,11 @@ macro_rules! named_enum {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(self.name())
             }
+        }
+    };
+    ($(#[$m:meta])* $vis:vis enum $t:ident { $($(#[$vm:meta])* $v:ident = $n:literal $(| $alias:literal)*,)+ }) => {
+        $crate::ids::named_enum! {
+            @shape $(#[$m])* $vis enum $t { $($(#[$vm])* $v = $n $(| $alias)*,)+ }
         }
 
         impl std::str::FromStr for $t {
@@ -304,9 +311,9 @@ mod tests {
         let us: Unit = serde_json::from_str("\"us\"").unwrap();
         assert_eq!(us, Unit::Micros);
         for u in Unit::ALL {
-            let back: Unit = serde_json::from_str(&serde_json::to_string(u).unwrap()).unwrap();
-            assert_eq!(back, *u);
-            assert_eq!(u.name().parse::<Unit>(), Ok(*u));
+            let back: Unit = serde_json::from_str(&serde_json::to_string(&u).unwrap()).unwrap();
+            assert_eq!(back, u);
+            assert_eq!(u.name().parse::<Unit>(), Ok(u));
         }
     }
 

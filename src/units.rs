@@ -596,7 +596,7 @@ mod tests {
         for d in [plain, both] {
             for sub in Subsystem::ALL {
                 for b in [OpsPerSec, BytesPerSec, BitsPerSec, Seconds] {
-                    let (shown, f) = d.unit(*sub, b).unwrap();
+                    let (shown, f) = d.unit(sub, b).unwrap();
                     assert_eq!(shown.to_base(), Some((b, f)));
                 }
             }

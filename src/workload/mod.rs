@@ -177,9 +177,9 @@ mod tests {
     #[test]
     fn a_name_and_its_subsystem_give_the_workload_back() {
         for sub in Subsystem::ALL {
-            for w in Workload::of(*sub) {
-                assert_eq!(w.subsystem(), *sub, "{w}");
-                assert_eq!(Workload::named(*sub, w.name()), Ok(w));
+            for w in Workload::of(sub) {
+                assert_eq!(w.subsystem(), sub, "{w}");
+                assert_eq!(Workload::named(sub, w.name()), Ok(w));
                 assert_eq!(w.spec().name, w.name());
                 assert_eq!(serde_json::to_value(w).unwrap(), w.name());
             }

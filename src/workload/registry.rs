@@ -40,18 +40,18 @@ mod tests {
     #[test]
     fn every_spec_is_complete() {
         for sub in Subsystem::ALL {
-            let specs = of(*sub);
+            let specs = of(sub);
             assert!(!specs.is_empty(), "{sub}");
             let mut names: Vec<&str> = specs.iter().map(|s| s.name).collect();
             names.sort();
             names.dedup();
             assert_eq!(names.len(), specs.len(), "{sub}: a name twice");
             for s in &specs {
-                assert_eq!(s.subsystem, *sub, "{}", s.name);
+                assert_eq!(s.subsystem, sub, "{}", s.name);
                 assert!(!s.metrics.is_empty() && !s.what.is_empty(), "{}", s.name);
                 assert!(!s.axes.is_empty(), "{}", s.name);
             }
-            assert!(!defaults(*sub).is_empty(), "{sub}: nothing runs by default");
+            assert!(!defaults(sub).is_empty(), "{sub}: nothing runs by default");
         }
         assert_eq!(
             CpuWorkload::defaults(),

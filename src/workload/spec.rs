@@ -116,40 +116,22 @@ pub enum Work {
     Messages,
 }
 
-/// Declares a workload enum whose every variant has one name: `ALL`, `name()`, `defaults()`
-/// (the variants whose spec says `default`), `Display` and `FromStr` (case-insensitive, with a
-/// "use A, B or C" message built from `ALL`). The enum must implement `fn spec(self) -> Spec`
-/// with an exhaustive `match`.
+/// Declares a workload enum whose every variant has one name: the ids' named enum
+/// (`ALL`, `name()`, `Display`, serde), `defaults()` (the variants whose spec says `default`)
+/// and `FromStr` in any case, with a "use A, B or C" message built from `ALL`. The enum must
+/// implement `fn spec(self) -> Spec` with an exhaustive `match`.
 macro_rules! workloads {
     ($(#[$m:meta])* $vis:vis enum $t:ident ($what:literal) {
         $($(#[$vm:meta])* $v:ident = $n:literal,)+
     }) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        $vis enum $t {
-            $($(#[$vm])* $v,)+
+        crate::ids::named_enum! {
+            @shape $(#[$m])* $vis enum $t { $($(#[$vm])* $v = $n,)+ }
         }
 
         impl $t {
-            /// Every workload, in the order of the reports.
-            pub const ALL: [$t; [$($n),+].len()] = [$($t::$v),+];
-
-            /// Its name, as users type it.
-            pub const fn name(self) -> &'static str {
-                match self {
-                    $($t::$v => $n,)+
-                }
-            }
-
             /// The workloads run when none is named.
             pub fn defaults() -> Vec<$t> {
                 Self::ALL.into_iter().filter(|w| w.spec().default).collect()
-            }
-        }
-
-        impl std::fmt::Display for $t {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.name())
             }
         }
 

@@ -39,7 +39,7 @@ fn every_pivot_is_one_the_pivot_option_reads() {
         assert!(!spec.mirrors.is_empty());
     }
     for s in Subsystem::ALL {
-        assert!(PIVOTS.iter().any(|p| p.subsystem == *s), "{s}: no pivot");
+        assert!(PIVOTS.iter().any(|p| p.subsystem == s), "{s}: no pivot");
     }
 }
 
