@@ -237,9 +237,10 @@ pub fn shown(report: &Report) -> Report {
     report.displayed(&peakbench::units::Display::default())
 }
 
-/// Validates `doc` against docs/results.schema.json; returns every error.
 pub mod net;
+pub mod options;
 
+/// Validates `doc` against docs/results.schema.json; returns every error.
 pub fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
     let schema: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(concat!(
