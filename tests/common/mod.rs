@@ -801,3 +801,23 @@ pub fn mkfifo(path: &std::path::Path) {
         .unwrap();
     assert!(made.success(), "mkfifo {}", path.display());
 }
+
+/// The binary as users run it, writing to the tests' database: the clock probed.
+pub fn real() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::new(env!("CARGO_BIN_EXE_peakbench"));
+    c.env("PEAKBENCH_DB", test_db());
+    c
+}
+
+/// The binary with the clock probes' test double, writing to the tests' database: for tests of
+/// parsing and reporting.
+pub fn peakbench() -> assert_cmd::Command {
+    let mut c = real();
+    c.env(MOCK_CLOCK.0, MOCK_CLOCK.1);
+    c
+}
+
+/// The JSON document at `path`.
+pub fn read_json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
