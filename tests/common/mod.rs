@@ -237,6 +237,7 @@ pub fn shown(report: &Report) -> Report {
     report.displayed(&peakbench::units::Display::default())
 }
 
+pub mod history;
 pub mod net;
 pub mod options;
 
@@ -763,7 +764,7 @@ pub fn wait_delivered(pid: u32, sig: i32) {
 /// tests/fixtures/history/quick.json (63: CPU, memory, disk and network points of a quick run)
 /// again and again, copy `k` on node `k / 4` with `1 + k % 4` times the recorded threads (and
 /// streams), so that every node has a sweep of four over threads. The document written is
-/// what `peakbench report` reads at scale (tests/history.rs, bench/report-scale.sh).
+/// what `peakbench report` reads at scale (tests/history_bounds.rs, bench/report-scale.sh).
 pub fn scaled_document(records: usize) -> Vec<u8> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
