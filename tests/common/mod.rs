@@ -238,6 +238,7 @@ pub fn shown(report: &Report) -> Report {
 }
 
 pub mod history;
+pub mod html;
 pub mod net;
 pub mod options;
 
