@@ -23,7 +23,7 @@ for n in "${sizes[@]}"; do
   doc=$out/report-$n.json
   if [[ ! -s $doc ]]; then
     PEAKBENCH_SCALE_OUT=$doc PEAKBENCH_SCALE_RECORDS=$n \
-      cargo test --quiet --test history write_scaled_document -- --ignored --exact >/dev/null
+      cargo test --quiet --test history_bounds write_scaled_document -- --ignored --exact >/dev/null
   fi
   # shellcheck disable=SC2086 # ARGS is split into words on purpose
   /usr/bin/time -v "$bin" report "$doc" ${ARGS:-} >/dev/null 2>"$out/time-$n.txt"

@@ -303,6 +303,10 @@ impl Drop for SlowCgroup {
     }
 }
 
+/// Three "nodes", each a network namespace on one bridge, run a tiny profile under mpirun,
+/// authenticated, rank 2 held to half a CPU: one fleet document in the schema, every node and
+/// link measured, rank 2 the outlier, and the rendezvous left empty (root, `ip`, mpirun and a
+/// cgroup CPU controller needed; skipped, saying so, otherwise).
 #[test]
 fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
     let _serial = serial();
@@ -333,6 +337,42 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
         .unwrap();
     let dir = tmp.path().to_path_buf();
     std::fs::create_dir_all(dir.join("rendezvous")).unwrap();
+    let out_json = dir.join("fleet.json");
+    let out = run_three_ranks(&dir, id, &slow, &out_json);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        !stderr.contains("no --token") && stderr.contains("authenticated"),
+        "{stderr}"
+    );
+    let doc: Value = serde_json::from_slice(&std::fs::read(&out_json).unwrap()).unwrap();
+    assert_eq!(doc["schema_version"], 4);
+    assert!(
+        common::schema_errors(&doc).is_empty(),
+        "{:?}",
+        common::schema_errors(&doc)
+    );
+    every_node_is_complete_and_measured(&doc);
+    every_link_is_measured(&doc);
+    the_slowed_rank_is_the_outlier(&doc, &slow, throttled_before);
+    // Rank 0 removed its rendezvous file.
+    assert_eq!(
+        std::fs::read_dir(dir.join("rendezvous")).unwrap().count(),
+        0
+    );
+    drop(ns);
+    drop(slow);
+}
+
+/// Runs a tiny profile (CPU DP, LINPACK, memory TRIAD; the links' tests short, with
+/// references) on three ranks under mpirun, each in namespace pbc<id>n<rank>, rank 2 in the
+/// cgroup `slow`; the fleet document written to `out_json`.
+fn run_three_ranks(
+    dir: &Path,
+    id: u32,
+    slow: &SlowCgroup,
+    out_json: &Path,
+) -> std::process::Output {
     let profile = dir.join("tiny.toml");
     std::fs::write(
         &profile,
@@ -352,8 +392,7 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
          exec ip netns exec \"$NS_PREFIX$r\" \"$@\"\n",
     )
     .unwrap();
-    let out_json = dir.join("fleet.json");
-    let out = Command::new("mpirun")
+    Command::new("mpirun")
         .args(["--allow-run-as-root", "--oversubscribe", "-n", "3"])
         .args(["-x", "SLOW_PROCS", "-x", "NS_PREFIX", "-x", "PEAKBENCH_DB"])
         .args(["-x", common::MOCK_CLOCK.0])
@@ -384,23 +423,15 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
             "--reference",
         ])
         .arg("--json")
-        .arg(&out_json)
+        .arg(out_json)
         .timeout(Duration::from_secs(300))
         .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(
-        !stderr.contains("no --token") && stderr.contains("authenticated"),
-        "{stderr}"
-    );
-    let doc: Value = serde_json::from_slice(&std::fs::read(&out_json).unwrap()).unwrap();
-    assert_eq!(doc["schema_version"], 4);
-    assert!(
-        common::schema_errors(&doc).is_empty(),
-        "{:?}",
-        common::schema_errors(&doc)
-    );
+        .unwrap()
+}
+
+/// Every rank of the fleet document `doc` is complete, with its system and its address on the
+/// bridge, and measured its CPU, memory and LINPACK points.
+fn every_node_is_complete_and_measured(doc: &Value) {
     let fleet = &doc["fleet"];
     assert_eq!(fleet["world_size"], 3);
     let nodes = fleet["nodes"].as_array().unwrap();
@@ -439,6 +470,13 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
             );
         }
     }
+}
+
+/// The links of the fleet document `doc`: both 3 × 3 matrices with every cell measured, ring
+/// and bisection points, and each pair link's iperf3 figure (where iperf3 is installed).
+fn every_link_is_measured(doc: &Value) {
+    let fleet = &doc["fleet"];
+    let results = doc["results"].as_array().unwrap();
     // Both matrices, 3 × 3, every cell measured.
     let matrices = fleet["matrices"].as_array().unwrap();
     for metric in ["throughput", "latency"] {
@@ -490,6 +528,13 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
             "{r}"
         );
     }
+}
+
+/// The rank held to half a CPU in the cgroup `slow` is the DP outlier of the fleet document
+/// `doc`, where the quota slowed it and the healthy ranks agree; no healthy rank is one.
+fn the_slowed_rank_is_the_outlier(doc: &Value, slow: &SlowCgroup, throttled_before: u64) {
+    let fleet = &doc["fleet"];
+    let results = doc["results"].as_array().unwrap();
     // The rank held to half a CPU is the outlier of the DP point; the others are not. (The
     // ranks' tiny LINPACK, three ranks of two threads on this machine's cores, is too short to
     // judge: a few milliseconds that the scheduler alone swings by a quarter.)
@@ -534,13 +579,6 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
     if agree {
         assert!(cpu.iter().all(|o| o["node"] == 2), "{cpu:?}");
     }
-    // Rank 0 removed its rendezvous file.
-    assert_eq!(
-        std::fs::read_dir(dir.join("rendezvous")).unwrap().count(),
-        0
-    );
-    drop(ns);
-    drop(slow);
 }
 
 /// `peakbench cluster run ARGS` with no launcher or coordinator hints from the environment.

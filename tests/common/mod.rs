@@ -246,9 +246,12 @@ pub fn shown(report: &Report) -> Report {
     report.displayed(&peakbench::units::Display::default())
 }
 
-/// Validates `doc` against docs/results.schema.json; returns every error.
+pub mod history;
+pub mod html;
 pub mod net;
+pub mod options;
 
+/// Validates `doc` against docs/results.schema.json; returns every error.
 pub fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
     let schema: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(concat!(
@@ -370,6 +373,33 @@ pub fn chart_report() -> Report {
         cache(2, "Unified", 1 << 20, 1, 2),
         cache(3, "Unified", 32 << 20, 2, 1),
     ];
+    let mut results = cpu_records();
+    results.extend(mem_records());
+    results.extend(disk_records());
+    results.extend(net_records());
+    Report {
+        schema_version: peakbench::results::SCHEMA_VERSION,
+        tool: Tool {
+            name: "peakbench".into(),
+            version: "0.1.0".into(),
+        },
+        started_at: "2026-11-21T12:00:00Z".into(),
+        command_line: vec![
+            "peakbench".into(),
+            "run".into(),
+            "--profile".into(),
+            "quick".into(),
+        ],
+        system,
+        results,
+        fleet: None,
+        verification: None,
+    }
+}
+
+/// [`chart_report`]'s CPU points: DP and SP at 1 and 2 threads with peaks (DP with a
+/// likwid-bench figure), and an INT64 point whose statistics are NaN.
+fn cpu_records() -> Vec<ResultRecord> {
     let mut results = Vec::new();
     for (workload, per_core) in [("DP", 57.6), ("SP", 115.2)] {
         for threads in [1u32, 2] {
@@ -406,6 +436,13 @@ pub fn chart_report() -> Report {
         vec![f64::NAN],
         Ok(cpu_peak(57.6, 1)),
     ));
+    results
+}
+
+/// [`chart_report`]'s memory points: COPY and RWS (two block sizes) at 1 and 2 threads, a
+/// latency staircase from 4 KiB to 64 MiB with huge pages and without, a level and a probe record.
+fn mem_records() -> Vec<ResultRecord> {
+    let mut results = Vec::new();
     let no_mem_peak = || Err("no SMBIOS table; give --mem-peak-gbs".to_string());
     for threads in [1u32, 2] {
         let t = threads as f64;
@@ -481,6 +518,13 @@ pub fn chart_report() -> Report {
         ]),
         0.3,
     ));
+    results
+}
+
+/// [`chart_report`]'s disk points: RR 4 KiB at queue depths 1, 4 and 32 (throughput with its
+/// intervals, IOPS, latency with percentiles).
+fn disk_records() -> Vec<ResultRecord> {
+    let mut results = Vec::new();
     let no_disk_peak = || Err("a virtio disk has no link and no rated figures".to_string());
     for qd in [1u32, 4, 32] {
         let iops = 9000.0 * (qd as f64).powf(0.8);
@@ -538,6 +582,13 @@ pub fn chart_report() -> Report {
         ]));
         results.push(lat);
     }
+    results
+}
+
+/// [`chart_report`]'s network points: TCP and UDP goodput at 1, 2 and 4 streams, both sides,
+/// and a ping-pong with percentiles.
+fn net_records() -> Vec<ResultRecord> {
+    let mut results = Vec::new();
     let no_link = || Err("loopback has no link speed; give --link-gbps".to_string());
     for (protocol, message, streams_list, mbps) in [
         ("TCP", 131072u64, vec![1u32, 2, 4], 38000.0),
@@ -587,24 +638,7 @@ pub fn chart_report() -> Report {
         ("max".into(), 400e-6),
     ]));
     results.push(rtt);
-    Report {
-        schema_version: peakbench::results::SCHEMA_VERSION,
-        tool: Tool {
-            name: "peakbench".into(),
-            version: "0.1.0".into(),
-        },
-        started_at: "2026-11-21T12:00:00Z".into(),
-        command_line: vec![
-            "peakbench".into(),
-            "run".into(),
-            "--profile".into(),
-            "quick".into(),
-        ],
-        system,
-        results,
-        fleet: None,
-        verification: None,
-    }
+    results
 }
 
 /// The results database the CLI tests write to (under the target directory, never the user's).
@@ -782,7 +816,7 @@ pub fn wait_delivered(pid: u32, sig: i32) {
 /// tests/fixtures/history/quick.json (63: CPU, memory, disk and network points of a quick run)
 /// again and again, copy `k` on node `k / 4` with `1 + k % 4` times the recorded threads (and
 /// streams), so that every node has a sweep of four over threads. The document written is
-/// what `peakbench report` reads at scale (tests/history.rs, bench/report-scale.sh).
+/// what `peakbench report` reads at scale (tests/history_bounds.rs, bench/report-scale.sh).
 pub fn scaled_document(records: usize) -> Vec<u8> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -819,4 +853,24 @@ pub fn mkfifo(path: &std::path::Path) {
         .status()
         .unwrap();
     assert!(made.success(), "mkfifo {}", path.display());
+}
+
+/// The binary as users run it, writing to the tests' database: the clock probed.
+pub fn real() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::new(env!("CARGO_BIN_EXE_peakbench"));
+    c.env("PEAKBENCH_DB", test_db());
+    c
+}
+
+/// The binary with the clock probes' test double, writing to the tests' database: for tests of
+/// parsing and reporting.
+pub fn peakbench() -> assert_cmd::Command {
+    let mut c = real();
+    c.env(MOCK_CLOCK.0, MOCK_CLOCK.1);
+    c
+}
+
+/// The JSON document at `path`.
+pub fn read_json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }

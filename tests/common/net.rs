@@ -1,7 +1,9 @@
-//! A network server on 127.0.0.1 in a thread, and raw clients to attack it with.
+//! A network server on 127.0.0.1 in a thread, and raw clients to attack it with; `peakbench net
+//! serve` as a process.
 
+use peakbench::bench::net::auth;
 use peakbench::bench::net::client::{self, NetError, Target};
-use peakbench::bench::net::protocol::{Proto, TestKind, TestParams};
+use peakbench::bench::net::protocol::{self, Msg, PROTOCOL_VERSION, Proto, TestKind, TestParams};
 use peakbench::bench::net::server::{Server, ServerConfig};
 use std::io::Read;
 use std::net::{SocketAddr, TcpStream};
@@ -129,5 +131,129 @@ pub fn run_unless_busy(t: &Target, p: &TestParams) -> Result<client::Outcome, Ne
 pub fn serves_again(t: &Target) {
     if let Err(e) = run_unless_busy(t, &params(Proto::Tcp, TestKind::Throughput, 50)) {
         panic!("the server does not serve again: {e}");
+    }
+}
+
+/// A raw connection that has said hello (with a fresh nonce).
+pub fn hello(addr: SocketAddr) -> TcpStream {
+    let mut c = raw(addr);
+    protocol::send(
+        &mut c,
+        &Msg::Hello {
+            version: PROTOCOL_VERSION,
+            nonce: auth::new_nonce().unwrap(),
+        },
+    )
+    .unwrap();
+    c
+}
+
+/// Hello to Welcome on a raw connection to a server without a token.
+pub fn welcomed(addr: SocketAddr) -> TcpStream {
+    let mut c = hello(addr);
+    assert!(matches!(
+        protocol::recv(&mut c).unwrap(),
+        Msg::Welcome { .. }
+    ));
+    c
+}
+
+/// Setup to Ready: the data ports and the test's cookie.
+pub fn set_up(c: &mut TcpStream, p: TestParams) -> (Vec<u16>, u64) {
+    protocol::send(c, &Msg::Setup { params: p }).unwrap();
+    match protocol::recv(c).unwrap() {
+        Msg::Ready { data_ports, cookie } => (data_ports, cookie),
+        other => panic!("{other:?}"),
+    }
+}
+
+pub fn go(c: &mut TcpStream) {
+    protocol::send(c, &Msg::Connected).unwrap();
+    assert!(matches!(protocol::recv(c).unwrap(), Msg::Go));
+    protocol::send(c, &Msg::Start).unwrap();
+}
+
+pub fn target(addr: SocketAddr, token: Option<&str>) -> Target {
+    Target {
+        addr,
+        token: token.map(str::to_string),
+    }
+}
+
+/// `peakbench net serve` with `args` on 127.0.0.1 (an ephemeral port), `env` added: its
+/// standard error line by line, and the process, killed when dropped.
+pub struct Serving {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Serving {
+    pub fn start(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Serving {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"));
+        cmd.args(["net", "serve", "--bind", "127.0.0.1", "--port", "0"])
+            .args(args)
+            .envs(env.iter().copied());
+        Serving::spawn(cmd)
+    }
+
+    /// `cmd` (a `net serve`, PEAKBENCH_TOKEN removed), its standard error read line by line.
+    pub fn spawn(mut cmd: std::process::Command) -> Serving {
+        let mut child = cmd
+            .env_remove("PEAKBENCH_TOKEN")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let err = std::io::BufReader::new(child.stderr.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in err.lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        Serving { child, lines }
+    }
+
+    /// The lines of standard error up to the one that says where it listens, and that
+    /// address (within 20 s).
+    pub fn listening(&self) -> (Vec<String>, SocketAddr) {
+        let mut seen = Vec::new();
+        let until = Instant::now() + Duration::from_secs(20);
+        while let Ok(line) = self
+            .lines
+            .recv_timeout(until.saturating_duration_since(Instant::now()))
+        {
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                let addr = rest.split_whitespace().next().unwrap().parse().unwrap();
+                return (seen, addr);
+            }
+            seen.push(line);
+        }
+        panic!("the server did not listen within 20 s: {seen:?}");
+    }
+
+    /// Sends `signal` and waits (at most 20 s) for the process to end.
+    pub fn stop(&mut self, signal: libc::c_int) -> std::process::ExitStatus {
+        // SAFETY: kill sends a signal to our own child process.
+        unsafe { libc::kill(self.child.id() as i32, signal) };
+        let until = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                Instant::now() < until,
+                "the server did not stop within 20 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

@@ -1,0 +1,20 @@
+//! For the results database's tests (tests/history*.rs): the binary on a database of the test's
+//! own, and the recorded runs they read.
+
+use std::path::{Path, PathBuf};
+
+/// The binary with the clock probes' test double, on the database `db`.
+pub fn peakbench(db: &Path) -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::new(env!("CARGO_BIN_EXE_peakbench"));
+    c.env(super::MOCK_CLOCK.0, super::MOCK_CLOCK.1);
+    // Phrases are looked for whole: a terminal wide enough that no cell is wrapped.
+    c.env("PEAKBENCH_DB", db).env("COLUMNS", "1000");
+    c
+}
+
+/// A recorded run of tests/fixtures/history.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/history")
+        .join(name)
+}

@@ -1,0 +1,478 @@
+//! `peakbench compare`: regressions flagged and repeats not, a table of 100 columns, noise said
+//! inconclusive, blind to display units; two real loopback runs pair every point.
+
+mod common;
+
+use common::history::{fixture, peakbench};
+use std::path::Path;
+use std::time::Duration;
+
+#[test]
+fn compare_flags_a_20_percent_regression_and_not_a_repeat() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    peakbench(&db)
+        .args(["history", "--import"])
+        .arg(fixture("base.json"))
+        .arg(fixture("regressed.json"))
+        .arg(fixture("repeat.json"))
+        .assert()
+        .success();
+    let listed = peakbench(&db).args(["history", "--json"]).output().unwrap();
+    let runs: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 3);
+
+    // base → regressed: DP lost 20 % in every repetition.
+    let out = peakbench(&db)
+        .args(["compare", "1", "2", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let changes = &doc["changes"];
+    let dp = changes
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["workload"] == "DP")
+        .unwrap();
+    assert!(dp["significant"].as_bool().unwrap() && dp["regression"].as_bool().unwrap());
+    assert!((dp["change"].as_f64().unwrap() + 0.2).abs() < 0.01);
+    let sp = changes
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["workload"] == "SP")
+        .unwrap();
+    assert!(!sp["regression"].as_bool().unwrap(), "SP was not touched");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("1 significant regression"),
+        "one line saying why the exit code is 3"
+    );
+
+    // base → a real repeat of the same command: nothing significant.
+    let out = peakbench(&db).args(["compare", "1", "3"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(!text.contains("REGRESSION"), "{text}");
+    assert!(text.contains("no significant change"), "{text}");
+
+    // A stored run makes the same HTML report as its JSON document.
+    let html = dir.path().join("r.html");
+    peakbench(&db)
+        .args(["report", "1", "--html"])
+        .arg(&html)
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<svg") && page.contains("DP"));
+    peakbench(&db)
+        .args(["report", "9", "--html"])
+        .arg(&html)
+        .assert()
+        .code(2);
+
+    // JSON files compare directly too, and the table shows the p-value.
+    peakbench(&db)
+        .arg("compare")
+        .arg(fixture("base.json"))
+        .arg(fixture("regressed.json"))
+        .assert()
+        .code(3)
+        .stdout(predicates::str::contains("REGRESSION"));
+}
+
+/// A copy of `report` with every figure of every point made `factor` times better (below 1:
+/// worse): rates multiplied, times (latency, lower is better) divided.
+fn scaled(report: &serde_json::Value, factor: f64) -> serde_json::Value {
+    let mut r = report.clone();
+    for rec in r["results"].as_array_mut().unwrap() {
+        let f = if rec["unit"] == "s" {
+            1.0 / factor
+        } else {
+            factor
+        };
+        for k in ["mean", "median", "min", "max", "stddev"] {
+            if let Some(v) = rec[k].as_f64() {
+                rec[k] = serde_json::json!(v * f);
+            }
+        }
+        for v in rec["samples"].as_array_mut().unwrap() {
+            *v = serde_json::json!(v.as_f64().unwrap() * f);
+        }
+    }
+    r
+}
+
+/// `compare` at 100 columns: a table per subsystem under its title, the parts every point of
+/// it shares said once above it, no line wider than the terminal, and each point's figures and
+/// verdict on one line (its label may go on below, never cut).
+#[test]
+fn compare_fits_100_columns_a_line_per_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let quick = fixture("quick.json");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&quick).unwrap()).unwrap();
+    let copy = dir.path().join("copy.json");
+    std::fs::write(&copy, serde_json::to_vec(&scaled(&report, 0.9)).unwrap()).unwrap();
+    let out = peakbench(&db)
+        .env("COLUMNS", "100")
+        .args(["compare", "--json", "-"])
+        .arg(&quick)
+        .arg(&copy)
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let changes = doc["changes"].as_array().unwrap();
+    assert!(changes.len() > 20, "{doc}");
+    // The text at `columns`, no line wider and no cell cut.
+    let at = |columns: usize| {
+        let out = peakbench(&db)
+            .env("COLUMNS", columns.to_string())
+            .arg("compare")
+            .arg(&quick)
+            .arg(&copy)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        for line in text.lines() {
+            assert!(line.chars().count() <= columns, "{line}\n{text}");
+        }
+        assert!(!text.contains('…'), "a cell was cut:\n{text}");
+        text
+    };
+    let text = at(100);
+    // A row's figures: the change in percent, then p and the verdict.
+    let rows = text
+        .lines()
+        .filter(|l| l.contains(" -10.0 ") || l.contains(" +11.1 "))
+        .count();
+    assert_eq!(rows, changes.len(), "{text}");
+    for title in ["CPU", "Memory", "Disk", "Network"] {
+        assert!(text.lines().any(|l| l == title), "{title}:\n{text}");
+    }
+    assert!(text.contains("every point: 1 thread · 1 stream"), "{text}");
+    // Too narrow for the columns: a point a line, its figures below it.
+    let text = at(40);
+    assert!(text.contains("Δ % -10.0"), "{text}");
+}
+
+/// A run against a copy of itself 1 % worse in every point: no regression (below the 3 %
+/// threshold, and the many points' p-values are corrected); 20 % worse: exit 3. The table
+/// names points for a person and says the correction.
+#[test]
+fn a_copy_one_percent_worse_is_no_regression_twenty_percent_is() {
+    // Its repetitions' spread decides the verdicts: alone, as the other benchmarks would widen it.
+    let _share = common::share(true);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let run = dir.path().join("run.json");
+    peakbench(&db)
+        .args([
+            "cpu",
+            "--workload",
+            "DP,SP",
+            "--threads",
+            "1,2",
+            "--duration",
+            "20ms",
+        ])
+        .args(["--repeat", "5", "--no-history", "--json"])
+        .arg(&run)
+        .assert()
+        .success();
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&run).unwrap()).unwrap();
+    assert_eq!(report["results"].as_array().unwrap().len(), 4);
+    let copy = |factor: f64| {
+        let path = dir.path().join(format!("copy-{factor}.json"));
+        std::fs::write(&path, serde_json::to_vec(&scaled(&report, factor)).unwrap()).unwrap();
+        path
+    };
+    let out = peakbench(&db)
+        .arg("compare")
+        .arg(&run)
+        .arg(copy(0.99))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(!text.contains("REGRESSION"), "{text}");
+    assert!(
+        text.contains("Holm") && text.contains("DP · 2 threads"),
+        "{text}"
+    );
+    let out = peakbench(&db)
+        .arg("compare")
+        .arg(&run)
+        .arg(copy(0.8))
+        .args(["--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let changes = &doc["changes"];
+    for c in changes.as_array().unwrap() {
+        assert!(c["p_adjusted"].as_f64().unwrap() >= c["p"].as_f64().unwrap());
+        assert!((c["change"].as_f64().unwrap() + 0.2).abs() < 1e-6, "{c}");
+    }
+    assert!(
+        changes
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["regression"] == true)
+    );
+}
+
+/// `--gbit` changes what is printed, never what is stored: runs of the same figures compare
+/// equal whatever display options made them. This holds for documents of this version and for
+/// documents of schema version 3, which stored the printed unit (Gbit/s with `--gbit`, Mbit/s
+/// without) and which `compare` once took for a 1000-fold regression.
+#[test]
+fn compare_is_blind_to_display_units() {
+    let _share = common::share(false);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let (a, csv) = (dir.path().join("a.json"), dir.path().join("a.csv"));
+    peakbench(&db)
+        .args([
+            "net",
+            "--loopback",
+            "--workload",
+            "THROUGHPUT",
+            "--protocol",
+            "tcp",
+        ])
+        .args([
+            "--duration",
+            "100ms",
+            "--omit",
+            "0",
+            "--repeat",
+            "2",
+            "--gbit",
+        ])
+        .args(["--quiet", "--no-history", "--json"])
+        .arg(&a)
+        .arg("--csv")
+        .arg(&csv)
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success();
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&a).unwrap()).unwrap();
+    let recs = doc["results"].as_array().unwrap();
+    assert!(
+        !recs.is_empty() && recs.iter().all(|r| r["unit"] == "bit/s"),
+        "{doc}"
+    );
+    let printed = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        printed.contains(",Gbit/s,") && !printed.contains(",bit/s,"),
+        "{printed}"
+    );
+    // The same figures from a run without --gbit.
+    let mut plain = doc.clone();
+    plain["command_line"] = serde_json::json!(["peakbench", "net", "--loopback"]);
+    let b = dir.path().join("b.json");
+    std::fs::write(&b, serde_json::to_vec(&plain).unwrap()).unwrap();
+    // The same figures as schema version 3 stored them: Gbit/s with --gbit, Mbit/s without.
+    let v3 = |unit: &str, per: f64, name: &str| {
+        let mut d = doc.clone();
+        d["schema_version"] = serde_json::json!(3);
+        for r in d["results"].as_array_mut().unwrap() {
+            let scale = |v: &serde_json::Value| serde_json::json!(v.as_f64().unwrap() / per);
+            for k in ["mean", "stddev", "min", "max", "median"] {
+                r[k] = scale(&r[k]);
+            }
+            let samples: Vec<_> = r["samples"].as_array().unwrap().iter().map(scale).collect();
+            r["samples"] = serde_json::json!(samples);
+            r["unit"] = serde_json::json!(unit);
+        }
+        let path = dir.path().join(name);
+        std::fs::write(&path, serde_json::to_vec(&d).unwrap()).unwrap();
+        path
+    };
+    let a3 = v3("Gbit/s", 1e9, "a3.json");
+    let b3 = v3("Mbit/s", 1e6, "b3.json");
+    for (x, y) in [(&a, &b), (&a3, &b3), (&a3, &b), (&a, &b3)] {
+        let out = peakbench(&db)
+            .arg("compare")
+            .arg(x)
+            .arg(y)
+            .arg("--json")
+            .assert()
+            .success();
+        let doc: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        let changes = doc["changes"].as_array().unwrap();
+        assert_eq!(changes.len(), recs.len(), "every point is matched");
+        for c in changes {
+            assert_eq!(c["unit"], "bit/s", "{c}");
+            assert!(c["change"].as_f64().unwrap().abs() < 1e-9, "{c}");
+            assert_eq!(c["regression"], false, "{c}");
+        }
+    }
+}
+
+/// Two real loopback runs (each with its own in-process server on an ephemeral port) pair every
+/// point: the port is no part of a point's identity. A copy of a paced UDP run (goodput steady
+/// at its target rate, so its repetitions decide) with the figures 20 % worse exits 3; a copy
+/// missing a point lists it as only in A.
+#[test]
+fn two_loopback_runs_pair_every_point_and_a_network_drop_regresses() {
+    // Its repetitions' spread decides the regression: alone.
+    let _share = common::share(true);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let run = |name: &str, args: &[&str]| {
+        let path = dir.path().join(name);
+        peakbench(&db)
+            .args(["net", "--loopback", "--protocol"])
+            .args(args)
+            .args(["--omit", "0s", "--no-history", "--quiet", "--json"])
+            .arg(&path)
+            .assert()
+            .success();
+        path
+    };
+    let every = ["tcp,udp", "--duration", "100ms", "--repeat", "2"];
+    let (a, b) = (run("a.json", &every), run("b.json", &every));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&a).unwrap()).unwrap();
+    let points = report["results"].as_array().unwrap().len();
+    assert!(points >= 4, "{points} points");
+    let compare = |x: &Path, y: &Path| {
+        let out = peakbench(&db)
+            .arg("compare")
+            .arg(x)
+            .arg(y)
+            .args(["--json", "-"])
+            .output()
+            .unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        (out.status.code(), doc)
+    };
+    let (code, doc) = compare(&a, &b);
+    assert_ne!(code, Some(2), "{doc}");
+    assert_eq!(doc["changes"].as_array().unwrap().len(), points, "{doc}");
+    assert!(doc["only_in_a"].as_array().unwrap().is_empty(), "{doc}");
+    assert!(doc["only_in_b"].as_array().unwrap().is_empty(), "{doc}");
+
+    // The network figures 20 % worse: a regression, exit 3.
+    let paced = run(
+        "paced.json",
+        &[
+            "udp",
+            "--workload",
+            "THROUGHPUT",
+            "--rate",
+            "200M",
+            "--duration",
+            "200ms",
+            "--repeat",
+            "5",
+        ],
+    );
+    let paced_report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&paced).unwrap()).unwrap();
+    let worse = dir.path().join("worse.json");
+    std::fs::write(
+        &worse,
+        serde_json::to_vec(&scaled(&paced_report, 0.8)).unwrap(),
+    )
+    .unwrap();
+    let (code, doc) = compare(&paced, &worse);
+    assert_eq!(code, Some(3), "{doc}");
+    assert!(
+        doc["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["subsystem"] == "net" && c["regression"] == true),
+        "{doc}"
+    );
+
+    // One point missing from B: listed by its label, in the table too.
+    let mut fewer = report.clone();
+    let gone = fewer["results"].as_array_mut().unwrap().pop().unwrap();
+    let fewer_path = dir.path().join("fewer.json");
+    std::fs::write(&fewer_path, serde_json::to_vec(&fewer).unwrap()).unwrap();
+    let (_, doc) = compare(&a, &fewer_path);
+    let only = doc["only_in_a"].as_array().unwrap();
+    assert_eq!(only.len(), 1, "{doc}");
+    assert_eq!(only[0]["workload"], gone["workload"]);
+    assert_eq!(only[0]["metric"], gone["metric"]);
+    let out = peakbench(&db)
+        .arg("compare")
+        .arg(&a)
+        .arg(&fewer_path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("only in A (1 points, not compared)"),
+        "{text}"
+    );
+    assert!(text.contains(only[0]["label"].as_str().unwrap()), "{text}");
+}
+
+/// Two repetitions of a noisy point: "inconclusive" with the smallest change they detect, exit
+/// 0, and the advice to repeat more.
+#[test]
+fn two_noisy_repetitions_are_inconclusive() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let mut report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("base.json")).unwrap()).unwrap();
+    for rec in report["results"].as_array_mut().unwrap() {
+        let m = rec["mean"].as_f64().unwrap();
+        rec["samples"] = serde_json::json!([m * 0.95, m * 1.05]);
+    }
+    let a = dir.path().join("a.json");
+    std::fs::write(&a, serde_json::to_vec(&report).unwrap()).unwrap();
+    let b = dir.path().join("b.json");
+    std::fs::write(&b, serde_json::to_vec(&scaled(&report, 0.97)).unwrap()).unwrap();
+    let out = peakbench(&db)
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("inconclusive"), "{text}");
+    assert!(!text.contains("no significant change"), "{text}");
+    assert!(text.contains("--repeat"), "{text}");
+    // --json FILE, as every other command's: the document in the file, where it went said.
+    let file = dir.path().join("cmp.json");
+    let out = peakbench(&db)
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .arg("--json")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("wrote "));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let changes = doc["changes"].as_array().unwrap();
+    assert!(!changes.is_empty());
+    assert!(
+        changes
+            .iter()
+            .all(|c| c["inconclusive"] == true && c["detectable_change"].as_f64().unwrap() > 0.03),
+        "{doc}"
+    );
+}
