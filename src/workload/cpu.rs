@@ -1,6 +1,6 @@
 //! The CPU's synthetic kernels as users type them and what each is (its [`Spec`]).
 
-use super::spec::{Axis, ChartKind, Spec, Work};
+use super::spec::{ChartKind, Spec, Work};
 use crate::ids::{Metric, Subsystem, Tool};
 
 super::spec::workloads! {
@@ -22,8 +22,6 @@ super::spec::workloads! {
         Null = "NULL",
     }
 }
-
-const KERNEL_AXES: &[Axis] = &[Axis::Threads];
 
 const KERNEL_CHARTS: &[ChartKind] = &[ChartKind::Sweeps, ChartKind::Efficiency];
 
@@ -80,7 +78,6 @@ impl CpuWorkload {
                     default: false,
                     metrics: &[Metric::Latency],
                     options: &[],
-                    axes: KERNEL_AXES,
                     references: &[],
                     charts: &[],
                     work: Work::Nothing,
@@ -94,7 +91,6 @@ impl CpuWorkload {
             default,
             metrics: &[Metric::Throughput],
             options: KERNEL_OPTIONS,
-            axes: KERNEL_AXES,
             references,
             charts: KERNEL_CHARTS,
             work: Work::KernelOps,

@@ -1,6 +1,6 @@
 //! The disk workloads as users type them and what each is (its [`Spec`]).
 
-use super::spec::{Axis, ChartKind, Spec, Work};
+use super::spec::{ChartKind, Spec, Work};
 use crate::ids::{Metric, Subsystem, Tool};
 
 super::spec::workloads! {
@@ -138,7 +138,6 @@ impl DiskWorkload {
                 (DiskWorkload::Rstride, _) => &[&["stride"]],
                 _ => &[],
             },
-            axes: &[Axis::BlockSize, Axis::Threads, Axis::QueueDepth],
             references: if copy {
                 &[Tool::Dd]
             } else if iozone {

@@ -1,7 +1,7 @@
 //! The linear-algebra workloads (LINPACK, DGEMM, SGEMM) as users type them and what each is
 //! (its [`Spec`]).
 
-use super::spec::{Axis, ChartKind, Spec, Work};
+use super::spec::{ChartKind, Spec, Work};
 use crate::ids::{Metric, Subsystem, Tool};
 
 super::spec::workloads! {
@@ -64,7 +64,6 @@ impl LinalgWorkload {
             default: false,
             metrics: &[Metric::Throughput],
             options,
-            axes: &[Axis::N, Axis::Threads],
             references,
             charts: &[ChartKind::Sweeps, ChartKind::Efficiency],
             work: Work::Flops,

@@ -1,7 +1,7 @@
 //! The memory workloads as users type them, what each is (its [`Spec`]) and its work model
 //! (the arrays it reads and writes per element).
 
-use super::spec::{Axis, ChartKind, Spec, Work};
+use super::spec::{ChartKind, Spec, Work};
 use crate::ids::{Metric, Subsystem, Tool};
 
 super::spec::workloads! {
@@ -69,7 +69,6 @@ const C2C_SPEC: Spec = Spec {
     default: false,
     metrics: &[Metric::Latency],
     options: &[&["cpus", "duration"]],
-    axes: &[Axis::CpuPair],
     // Intel MLC's --c2c_latency and the core-to-core-latency tools cannot be had here.
     references: &[],
     charts: &[],
@@ -92,7 +91,6 @@ const LATENCY_SPEC: Spec = Spec {
         "duration",
         "array-size",
     ]],
-    axes: &[Axis::WorkingSet, Axis::Threads],
     // Its 8-byte per-operation probes; nothing here chases pointers.
     references: &[Tool::Sysbench],
     charts: &[
@@ -123,7 +121,6 @@ const LOADED_SPEC: Spec = Spec {
         "duration",
         "array-size",
     ]],
-    axes: &[Axis::InjectionDelay, Axis::Threads],
     // Intel MLC's --loaded_latency cannot be had here (not in Debian, Intel-only).
     references: &[],
     charts: &[ChartKind::LoadedLatency],
@@ -140,7 +137,6 @@ const NULL_SPEC: Spec = Spec {
     default: false,
     metrics: &[Metric::Latency],
     options: &[],
-    axes: &[Axis::Threads],
     references: &[],
     charts: &[],
     work: Work::Nothing,
@@ -163,7 +159,6 @@ const NUMA_SPEC: Spec = Spec {
         "mem-channels",
         "mem-mts",
     ]],
-    axes: &[Axis::NodePair],
     // Intel MLC's --latency_matrix and --bandwidth_matrix cannot be had here.
     references: &[],
     charts: &[],
@@ -310,11 +305,6 @@ impl MemWorkload {
             MemWorkload::Numa => return NUMA_SPEC,
             MemWorkload::Null => return NULL_SPEC,
         };
-        let axes: &[Axis] = match (self, work) {
-            (_, Work::Blocks { .. }) => &[Axis::BlockSize, Axis::Threads],
-            (MemWorkload::Mix, _) => &[Axis::Mix, Axis::Threads],
-            _ => &[Axis::Threads],
-        };
         Spec {
             subsystem: Subsystem::Mem,
             name: self.name(),
@@ -327,7 +317,6 @@ impl MemWorkload {
                 _ => &[Metric::Throughput],
             },
             options,
-            axes,
             references,
             charts: BANDWIDTH_CHARTS,
             work,

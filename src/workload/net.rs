@@ -1,6 +1,6 @@
 //! The network workloads as users type them and what each is (its [`Spec`]).
 
-use super::spec::{Axis, ChartKind, Spec, Work};
+use super::spec::{ChartKind, Spec, Work};
 use crate::ids::{Metric, Subsystem, Tool};
 
 super::spec::workloads! {
@@ -74,7 +74,6 @@ impl NetWorkload {
             default,
             metrics,
             options,
-            axes: &[Axis::Streams, Axis::MessageSize],
             references,
             charts,
             work: Work::Messages,

@@ -21,8 +21,6 @@ pub struct Spec {
     /// its subsystem use, and this one does: an option that no chosen workload uses is
     /// refused, naming those that do ([`Spec::uses`]).
     pub options: &'static [&'static [&'static str]],
-    /// The parameters a sweep of it can vary.
-    pub axes: &'static [Axis],
     /// The standard tools that measure the same point, in order of preference.
     pub references: &'static [Tool],
     /// The charts its points get.
@@ -36,28 +34,6 @@ impl Spec {
     pub fn uses(&self, option: &str) -> bool {
         self.options.iter().any(|group| group.contains(&option))
     }
-}
-
-/// A parameter a sweep varies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Axis {
-    Threads,
-    /// The order N of the matrices.
-    N,
-    BlockSize,
-    /// A latency probe's working set (the staircase).
-    WorkingSet,
-    QueueDepth,
-    Streams,
-    MessageSize,
-    /// The pair of CPUs a cache line bounces between (C2C).
-    CpuPair,
-    /// A read/write mix (MIX).
-    Mix,
-    /// The traffic threads' pause between bursts (LOADED).
-    InjectionDelay,
-    /// The node of the CPUs and the node of the memory (NUMA).
-    NodePair,
 }
 
 /// A chart a workload's points get.
