@@ -275,30 +275,10 @@ fn bandwidth_peak_inputs() -> Vec<Case> {
 /// The inputs of the latency floor: the rated latency, or the CAS latency and transfer rate.
 fn latency_floor_inputs() -> Vec<Case> {
     let last_cache = largest_cache();
-    // 8 × the last cache: at 4 × (the least --mem-latency-ns accepts) the staircase did not
-    // always find its memory plateau (CI, a guest whose sysfs says 300 MiB of L3).
-    let past_the_caches = format!("{}", last_cache.unwrap_or(16 << 10).saturating_mul(8));
+    // The staircase's memory plateau takes the same input as its floor: a unit test
+    // (bench::mem::tests::the_memory_plateaus_floor_is_the_rated_latency) draws a staircase
+    // past the caches for it, since measuring one past 8 × a guest's 300 MiB of L3 took 40 s.
     let mut cases = vec![
-        timed(
-            "mem-latency-ns",
-            &[
-                "--workload",
-                "LATENCY",
-                "--latency-max",
-                &past_the_caches,
-                "--huge-pages",
-                "on",
-                "--duration",
-                "25ms",
-                "--mem-latency-ns",
-                "80",
-            ],
-            |r| {
-                r.results()
-                    .iter()
-                    .any(|x| x["params"]["level"].as_str() == Some("memory") && user_input(x, 80.0))
-            },
-        ),
         refused(
             "mem-latency-ns",
             &[&COPY[..], &["--mem-latency-ns", "80"]].concat(),

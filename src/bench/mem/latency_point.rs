@@ -71,7 +71,7 @@ impl MemSession<'_> {
     }
     /// One record per level found on a staircase, next to sysfs's size for that level, named
     /// by [`latency::name_levels`].
-    fn levels(
+    pub(super) fn levels(
         &self,
         stair: &[(u64, f64)],
         huge: HugePages,

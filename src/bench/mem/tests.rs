@@ -40,6 +40,62 @@ fn sys() -> SystemInfo {
     })
 }
 
+/// The staircase's memory plateau has the modules' rated latency (`--mem-latency-ns`, the
+/// user's) as its floor, a cache plateau its own: on a staircase drawn past this machine's
+/// caches (a measured one would have to reach 8 × the last cache, which on a guest whose
+/// sysfs says 300 MiB takes 40 s in a test build).
+#[test]
+fn the_memory_plateaus_floor_is_the_rated_latency() {
+    let sys = sys();
+    let last = sys
+        .caches
+        .iter()
+        .map(|c| c.size_bytes)
+        .max()
+        .unwrap_or(16 << 10);
+    let mut opts = tiny(vec![MemWorkload::Latency]);
+    opts.peak.latency_ns = Some(80.0);
+    // Past the caches, as the option asks (nothing is measured here).
+    opts.latency_max_bytes = last.saturating_mul(16);
+    let session = MemSession::new(&sys, &opts).unwrap();
+    let stair: Vec<(u64, f64)> = latency::staircase_sizes(4096, last.saturating_mul(16))
+        .into_iter()
+        .map(|s| (s, if s <= last { 2.0 } else { 120.0 }))
+        .collect();
+    let recs = session.levels(&stair, HugePages::On, Some(3.0), 1);
+    let level = |r: &&ResultRecord| r.params.latency().and_then(|l| l.level.clone());
+    let memory = recs
+        .iter()
+        .find(|r| level(r).is_some_and(|l| l.level == latency::LevelKind::Memory(1)))
+        .expect("a memory plateau");
+    let peak = memory
+        .peak
+        .as_ref()
+        .expect("the rated latency as its floor");
+    let rated = &peak.inputs["rated"];
+    assert_eq!(
+        (rated.value, rated.source),
+        (80.0, crate::sysinfo::Source::User)
+    );
+    assert!((peak.value - 80e-9).abs() < 1e-15, "{}", peak.value);
+    // Without the input, the memory plateau's floor is unknown, and says what to give.
+    opts.peak.latency_ns = None;
+    let session = MemSession::new(&sys, &opts).unwrap();
+    let recs = session.levels(&stair, HugePages::On, Some(3.0), 1);
+    let memory = recs
+        .iter()
+        .find(|r| level(r).is_some_and(|l| l.level == latency::LevelKind::Memory(1)))
+        .unwrap();
+    assert!(
+        memory
+            .peak_unknown_reason
+            .as_deref()
+            .is_some_and(|why| why.contains("--mem-latency-ns")),
+        "{:?}",
+        memory.peak_unknown_reason
+    );
+}
+
 /// Every workload runs at a tiny size with every store mode and gives finite, positive
 /// figures with the bytes it declares.
 #[test]
