@@ -3,17 +3,11 @@
 
 mod common;
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-fn peakbench() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_peakbench"));
-    c.env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1);
-    c.env("PEAKBENCH_DB", common::test_db());
-    c
-}
+use common::peakbench;
 
 fn leftovers(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)

@@ -7,10 +7,8 @@ use assert_cmd::Command;
 use serde_json::Value;
 
 fn peakbench() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_peakbench"));
-    c.env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1);
-    c.env("PEAKBENCH_DB", common::test_db())
-        .timeout(std::time::Duration::from_secs(120));
+    let mut c = common::peakbench();
+    c.timeout(std::time::Duration::from_secs(120));
     c
 }
 
