@@ -107,8 +107,6 @@ pub fn staircase_sizes(min: u64, max: u64) -> Vec<u64> {
         .collect()
 }
 
-pub use crate::results::levels::{Level, LevelKind, detect_levels, name_levels};
-
 /// Kinds of per-operation probes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Probe {
@@ -228,7 +226,7 @@ mod tests {
                 (s, lat)
             })
             .collect();
-        let levels = detect_levels(&pts);
+        let levels = crate::results::levels::detect_levels(&pts);
         let lat: Vec<f64> = levels.iter().map(|l| l.latency_ns).collect();
         assert_eq!(lat, vec![1.0, 4.0, 14.0, 160.0]);
         // Each capacity lies between the last size of a level and the first of the next.

@@ -1,11 +1,12 @@
 //! A LATENCY point: the pointer-chasing staircase for each page mode and the cache levels
 //! found on it, then the per-operation probes, on one or more pinned threads at once.
 
-use super::latency::{self, Chase, Probe, detect_levels, staircase_sizes};
+use super::latency::{Chase, Probe, staircase_sizes};
 use super::records::{latency_params, latency_record, record};
 use super::session::on_each;
 use super::{MemError, MemSession, MemWorkload, array_bytes};
 use crate::bench::buffer::{Buffer, HugePages};
+use crate::results::levels::{self, LevelKind, detect_levels};
 use crate::results::params::{self as rp, Params};
 use crate::results::{Metric, ResultRecord, Unit};
 use crate::runner::{self, affinity};
@@ -70,7 +71,7 @@ impl MemSession<'_> {
         Ok(Loaded::of(cpus, ops, &rounds))
     }
     /// One record per level found on a staircase, next to sysfs's size for that level, named
-    /// by [`latency::name_levels`].
+    /// by [`levels::name_levels`].
     pub(super) fn levels(
         &self,
         stair: &[(u64, f64)],
@@ -78,7 +79,7 @@ impl MemSession<'_> {
         clock: Option<f64>,
         threads: usize,
     ) -> Vec<ResultRecord> {
-        let levels = detect_levels(stair);
+        let found = detect_levels(stair);
         let caches: Vec<(u32, u64)> = self
             .sys
             .caches
@@ -86,14 +87,14 @@ impl MemSession<'_> {
             .filter(|c| c.kind != "Instruction")
             .map(|c| (c.level, c.size_bytes))
             .collect();
-        let kinds = latency::name_levels(&levels, &caches);
-        levels
+        let kinds = levels::name_levels(&found, &caches);
+        found
             .iter()
             .zip(kinds)
             .map(|(l, kind)| {
                 let cache = match kind {
-                    latency::LevelKind::Cache(level) => Some(level),
-                    latency::LevelKind::Memory(_) => None,
+                    LevelKind::Cache(level) => Some(level),
+                    LevelKind::Memory(_) => None,
                 };
                 let level = rp::Level {
                     level: kind,
@@ -112,15 +113,15 @@ impl MemSession<'_> {
                 // The level's floor: a cache's load-to-use cycles ÷ the clock, memory's the
                 // modules' rated latency; a rise past memory is page walks, with no floor.
                 let peak = match kind {
-                    latency::LevelKind::Cache(level) => crate::sysinfo::peak::cache_latency(
+                    LevelKind::Cache(level) => crate::sysinfo::peak::cache_latency(
                         level,
                         self.sys.uarch(),
                         clock.ok_or_else(|| "the clock probes did not agree".to_string()),
                     ),
-                    latency::LevelKind::Memory(1) => {
+                    LevelKind::Memory(1) => {
                         crate::sysinfo::peak::memory_latency(&self.opts.peak)
                     }
-                    latency::LevelKind::Memory(_) => Err("a rise past memory comes from page walks (TLB reach), which have no floor here".into()),
+                    LevelKind::Memory(_) => Err("a rise past memory comes from page walks (TLB reach), which have no floor here".into()),
                 };
                 record(
                     MemWorkload::Latency,

@@ -66,7 +66,7 @@ fn the_memory_plateaus_floor_is_the_rated_latency() {
     let level = |r: &&ResultRecord| r.params.latency().and_then(|l| l.level.clone());
     let memory = recs
         .iter()
-        .find(|r| level(r).is_some_and(|l| l.level == latency::LevelKind::Memory(1)))
+        .find(|r| level(r).is_some_and(|l| l.level == crate::results::levels::LevelKind::Memory(1)))
         .expect("a memory plateau");
     let peak = memory
         .peak
@@ -84,7 +84,7 @@ fn the_memory_plateaus_floor_is_the_rated_latency() {
     let recs = session.levels(&stair, HugePages::On, Some(3.0), 1);
     let memory = recs
         .iter()
-        .find(|r| level(r).is_some_and(|l| l.level == latency::LevelKind::Memory(1)))
+        .find(|r| level(r).is_some_and(|l| l.level == crate::results::levels::LevelKind::Memory(1)))
         .unwrap();
     assert!(
         memory
