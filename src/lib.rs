@@ -20,4 +20,5 @@ pub mod sysinfo;
 pub mod text;
 pub mod units;
 pub mod verify;
+pub mod wire;
 pub mod workload;

@@ -427,41 +427,43 @@ fn no_file_over_1000_lines_nor_function_over_150() {
     assert!(over.is_empty(), "{}", over.join("\n"));
 }
 
-/// The files of `reference` and `cluster` that still reach into `bench` (the network's control
-/// protocol, its authentication, client and server; the system BLAS hpcc's OpenBLAS is told
-/// about): a list that may only shrink.
-const STILL_IMPORT_BENCH: &[&str] = &[
-    "cluster/channel.rs",
-    "cluster/coordinator.rs",
-    "cluster/messages.rs",
-    "cluster/worker.rs",
-    "reference/hpcc.rs",
-    "reference/iperf3.rs",
-    "reference/remote.rs",
-    "reference/sockperf.rs",
-];
-
 /// What reads results stands beside the benchmarks, not above them: no file of `report`,
 /// `results`, `reference` or `cluster` imports `bench` (what they need of a workload is in
-/// `workload`), but those listed in [`STILL_IMPORT_BENCH`]; a listed file that no longer
-/// does must leave the list.
+/// `workload`, of the network's control protocol in `wire`; what they need run, such as a
+/// link's test or the system BLAS's kernels, the application hands them).
 #[test]
 fn the_readers_of_results_do_not_import_bench() {
     let rooms = ["report", "results", "reference", "cluster"];
-    let importing: BTreeSet<String> = rust_files(&src())
+    let importing: Vec<String> = rust_files(&src())
         .into_iter()
         .filter(|f| owner(f).is_some_and(|o| rooms.contains(&o.as_str())))
         .filter(|f| referenced(&code(f)).contains("bench"))
         .map(|f| f.strip_prefix(src()).unwrap().display().to_string())
         .collect();
-    let known: BTreeSet<String> = STILL_IMPORT_BENCH.iter().map(|s| s.to_string()).collect();
-    let new: Vec<&String> = importing.difference(&known).collect();
-    assert!(new.is_empty(), "these files import bench: {new:?}");
-    let gone: Vec<&String> = known.difference(&importing).collect();
-    assert!(
-        gone.is_empty(),
-        "{gone:?} no longer import bench: take them out of STILL_IMPORT_BENCH"
-    );
+    assert_eq!(importing, Vec::<String>::new(), "these files import bench");
+}
+
+/// What crosses a connection between two peakbench processes (`wire`) is spoken by the
+/// network benchmark, the cluster and the reference tools alike, so it imports none of them,
+/// nor the application or the command line.
+#[test]
+fn the_wire_stands_below_those_who_speak_it() {
+    let map = module_map();
+    let above = [
+        "bench",
+        "cluster",
+        "reference",
+        "app",
+        "cli",
+        "report",
+        "verify",
+    ];
+    let imports: Vec<&str> = map["wire"]
+        .iter()
+        .map(String::as_str)
+        .filter(|m| above.contains(m))
+        .collect();
+    assert_eq!(imports, Vec::<&str>::new(), "wire imports these");
 }
 
 /// The command line builds requests and stops there: no file of `cli` reaches into a

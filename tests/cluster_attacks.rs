@@ -5,11 +5,11 @@
 
 mod common;
 
-use peakbench::bench::net::auth;
-use peakbench::bench::net::protocol;
 use peakbench::cluster::channel;
 use peakbench::cluster::messages::{self, Msg, NodeHello};
 use peakbench::cluster::rendezvous;
+use peakbench::wire::auth;
+use peakbench::wire::protocol;
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -78,7 +78,7 @@ fn fake_rank(rank: u32) -> NodeHello {
 }
 
 fn read(s: &mut TcpStream) -> Msg {
-    protocol::read_frame(s, messages::MAX_FRAME_BYTES).unwrap()
+    peakbench::wire::frame::read_frame(s, messages::MAX_FRAME_BYTES).unwrap()
 }
 
 fn stderr_of(c: Child) -> (Option<i32>, String) {
@@ -125,7 +125,7 @@ fn with_a_token_strangers_cannot_join_or_forge_results() {
     let addr = coordinator(dir.path());
     // A stranger: a join, then a made-up proof.
     let mut s = connect(addr);
-    protocol::write_frame(
+    peakbench::wire::frame::write_frame(
         &mut s,
         &Msg::Join {
             version: messages::VERSION,
@@ -135,7 +135,7 @@ fn with_a_token_strangers_cannot_join_or_forge_results() {
     )
     .unwrap();
     assert!(matches!(read(&mut s), Msg::Challenge { .. }));
-    protocol::write_frame(
+    peakbench::wire::frame::write_frame(
         &mut s,
         &Msg::Auth {
             proof: "00".repeat(32),
@@ -151,7 +151,7 @@ fn with_a_token_strangers_cannot_join_or_forge_results() {
     let mut ch = channel::join(connect(addr), fake_rank(1), Some("s3cret"), until).unwrap();
     assert!(ch.sealed());
     assert!(matches!(ch.recv(until).unwrap(), Msg::RunLocal));
-    protocol::write_frame(
+    peakbench::wire::frame::write_frame(
         &mut ch.stream(),
         &Msg::LocalDone {
             report: None,
@@ -176,10 +176,10 @@ fn a_rank_that_answers_wrongly_is_told_and_left_out() {
         node: fake_rank(1),
         nonce: String::new(),
     };
-    protocol::write_frame(&mut s, &join).unwrap();
+    peakbench::wire::frame::write_frame(&mut s, &join).unwrap();
     assert!(matches!(read(&mut s), Msg::Welcome { .. }));
     assert!(matches!(read(&mut s), Msg::RunLocal));
-    protocol::write_frame(
+    peakbench::wire::frame::write_frame(
         &mut s,
         &Msg::Welcome {
             version: messages::VERSION,
@@ -237,7 +237,7 @@ fn before_the_token_is_proved_a_large_frame_is_refused_at_its_length() {
     let token = ["--token", "s3cret"];
     let rank0 = rank(0, 2, dir.path(), &token);
     let mut s = connect(coordinator(dir.path()));
-    protocol::write_frame(
+    peakbench::wire::frame::write_frame(
         &mut s,
         &Msg::Join {
             version: messages::VERSION,
@@ -267,8 +267,8 @@ fn before_the_token_is_proved_a_large_frame_is_refused_at_its_length() {
 /// refused at the length, not waited for.
 #[test]
 fn a_rank_reads_the_join_replies_with_the_small_limit() {
-    use peakbench::bench::net::protocol::FrameError;
     use peakbench::cluster::channel::JoinError;
+    use peakbench::wire::frame::FrameError;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     // The first connection: a large challenge; the second: a challenge, then a large welcome.
@@ -281,7 +281,7 @@ fn a_rank_reads_the_join_replies_with_the_small_limit() {
                 let challenge = Msg::Challenge {
                     nonce: auth::new_nonce().unwrap(),
                 };
-                protocol::write_frame(&mut s, &challenge).unwrap();
+                peakbench::wire::frame::write_frame(&mut s, &challenge).unwrap();
                 assert!(matches!(read(&mut s), Msg::Auth { .. }));
             }
             announce_a_large_frame(&mut s);

@@ -9,12 +9,15 @@ mod common;
 use common::net::{
     go, hello, params, raw, serves_again, set_up, start, start_with, target, welcomed,
 };
-use peakbench::bench::net::client::{self, NetError};
-use peakbench::bench::net::protocol::{self, Msg, PROTOCOL_VERSION, Proto, TestKind, TestParams};
+use peakbench::bench::net::Proto;
+use peakbench::bench::net::client;
 use peakbench::bench::net::server::ServerConfig;
 use peakbench::bench::net::streams::{HEADER_BYTES, MAGIC, MEASURED};
 use peakbench::bench::net::transport::{UDP_HELLO, tcp_hello};
 use peakbench::results::socket::{CcName, SocketOptions};
+use peakbench::wire::client::NetError;
+use peakbench::wire::net_test::{TestKind, TestParams};
+use peakbench::wire::protocol::{self, Msg, PROTOCOL_VERSION};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::time::{Duration, Instant};
@@ -92,7 +95,7 @@ fn datagram(seq: u64, cookie: u64) -> Vec<u8> {
     d
 }
 
-fn results(c: &mut TcpStream) -> protocol::SideStats {
+fn results(c: &mut TcpStream) -> peakbench::wire::net_test::SideStats {
     protocol::send(
         c,
         &Msg::Done {
@@ -229,7 +232,7 @@ fn absurd_socket_options_amounts_and_rates_are_refused_and_the_server_stays_up()
             "kind": "throughput", "proto": "tcp", "streams": 1, "message_bytes": 1024,
             "duration_ms": 100, "omit_ms": 0, "reverse": false, "rate_bps": 0,
             "busy_poll_us": 0, "socket": {"congestion": name}}});
-        protocol::write_raw(&mut c, setup.to_string().as_bytes()).unwrap();
+        peakbench::wire::frame::write_raw(&mut c, setup.to_string().as_bytes()).unwrap();
         match protocol::recv(&mut c) {
             Ok(Msg::Error { message }) => {
                 assert!(message.contains("malformed"), "{message}");
@@ -350,7 +353,7 @@ fn a_server_that_lies_about_its_cpu_sockets_or_rate_is_refused() {
             }
             let results = serde_json::json!({"type": "results",
                 "stats": stats, "cpu": cpu, "socket": socket});
-            protocol::write_raw(&mut s, results.to_string().as_bytes()).ok()
+            peakbench::wire::frame::write_raw(&mut s, results.to_string().as_bytes()).ok()
         });
         let got = client::run_test(
             &target(addr, None),

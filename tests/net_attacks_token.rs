@@ -7,11 +7,12 @@
 mod common;
 
 use common::net::{Serving, params, raw, start, target};
-use peakbench::bench::net::auth::{self, Speaker, Transcript};
-use peakbench::bench::net::client::{self, NetError};
-use peakbench::bench::net::protocol::{
-    self, AUTH_PROTOCOL, Msg, PROTOCOL_VERSION, Proto, TestKind,
-};
+use peakbench::bench::net::Proto;
+use peakbench::bench::net::client;
+use peakbench::wire::auth::{self, Speaker, Transcript};
+use peakbench::wire::client::NetError;
+use peakbench::wire::net_test::TestKind;
+use peakbench::wire::protocol::{self, AUTH_PROTOCOL, Msg, PROTOCOL_VERSION};
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};

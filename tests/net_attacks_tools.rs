@@ -5,9 +5,11 @@
 mod common;
 
 use common::net::{Serving, hello, serves_again, start, start_with, target};
-use peakbench::bench::net::client::{self, NetError};
-use peakbench::bench::net::protocol::{self, Msg, Proto, RefTool, ToolRequest};
-use peakbench::bench::net::server::{ServerConfig, ToolServers};
+use peakbench::bench::net::Proto;
+use peakbench::bench::net::server::ServerConfig;
+use peakbench::wire::client::NetError;
+use peakbench::wire::protocol::{self, Msg};
+use peakbench::wire::tools::{RefTool, ToolRequest, ToolServers};
 use std::time::{Duration, Instant};
 
 /// Counts the tool servers a server was asked to start; starts nothing.
@@ -69,7 +71,7 @@ fn reference_servers_only_for_an_authenticated_bounded_request() {
         other => panic!("{other:?}"),
     }
     // With the wrong token.
-    let wrong = client::start_tools(&target(s.addr, Some("guess")), &request(1));
+    let wrong = peakbench::wire::client::start_tools(&target(s.addr, Some("guess")), &request(1));
     assert!(wrong.is_err());
     assert_eq!(
         started(),
@@ -77,23 +79,27 @@ fn reference_servers_only_for_an_authenticated_bounded_request() {
         "a server was started for an unauthenticated client"
     );
     // Out of bounds, authenticated.
-    let absurd = client::start_tools(&target(s.addr, Some("secret")), &request(1_000_000));
+    let absurd =
+        peakbench::wire::client::start_tools(&target(s.addr, Some("secret")), &request(1_000_000));
     assert!(
         matches!(&absurd, Err(NetError::Refused(m)) if m.contains("out of range")),
         "{absurd:?}"
     );
     assert_eq!(started(), 0);
     // Authenticated and bounded: the ports announced, stopped when done.
-    let ok = client::start_tools(&target(s.addr, Some("secret")), &request(2)).unwrap();
+    let ok =
+        peakbench::wire::client::start_tools(&target(s.addr, Some("secret")), &request(2)).unwrap();
     assert_eq!(ok.ports.len(), 2);
     ok.finish().unwrap();
     assert_eq!(started(), 2);
     // One that asks and goes away: the server serves the next.
-    drop(client::start_tools(&target(s.addr, Some("secret")), &request(1)).unwrap());
+    drop(
+        peakbench::wire::client::start_tools(&target(s.addr, Some("secret")), &request(1)).unwrap(),
+    );
     serves_again(&target(s.addr, Some("secret")));
     // A server without --references.
     let plain = start(None);
-    let refused = client::start_tools(&target(plain.addr, None), &request(1));
+    let refused = peakbench::wire::client::start_tools(&target(plain.addr, None), &request(1));
     assert!(
         matches!(&refused, Err(NetError::Refused(m)) if m.contains("--references")),
         "{refused:?}"
@@ -123,8 +129,8 @@ fn tool_servers_are_bounded_for_the_whole_server() {
         ..Default::default()
     });
     let t = target(s.addr, Some("secret"));
-    let ask = |n| client::start_tools(&t, &request(n));
-    let refused = |r: Result<client::ToolSession, NetError>| match r {
+    let ask = |n| peakbench::wire::client::start_tools(&t, &request(n));
+    let refused = |r: Result<peakbench::wire::client::ToolSession, NetError>| match r {
         Err(NetError::Refused(m)) => {
             assert!(m.contains("bound of 128") && !m.contains('\n'), "{m}");
         }
@@ -282,7 +288,7 @@ fn no_tool_server_outlives_the_server() {
             seconds: 600,
             ..request(3)
         };
-        let session = client::start_tools(&target(addr, Some("secret")), &asked)
+        let session = peakbench::wire::client::start_tools(&target(addr, Some("secret")), &asked)
             .unwrap_or_else(|e| panic!("signal {signal}: {e}"));
         let tools: Vec<(u32, String)> = std::fs::read_to_string(&pids)
             .unwrap()

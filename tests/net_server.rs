@@ -8,9 +8,12 @@ mod common;
 use common::net::{
     closed_by_server, params, raw, run_unless_busy, serves_again, start, still_serves,
 };
-use peakbench::bench::net::client::{self, NetError, Target};
-use peakbench::bench::net::protocol::{self, Msg, PROTOCOL_VERSION, Proto, TestKind};
+use peakbench::bench::net::Proto;
+use peakbench::bench::net::client;
 use peakbench::bench::net::transport::tcp_hello;
+use peakbench::wire::client::{NetError, Target};
+use peakbench::wire::net_test::TestKind;
+use peakbench::wire::protocol::{self, Msg, PROTOCOL_VERSION};
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};

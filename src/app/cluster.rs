@@ -5,13 +5,17 @@
 use super::outputs::Outputs;
 use super::recorder::Recorder;
 use super::suite::{self, Job};
+use crate::bench::net::server::ServerConfig;
+use crate::bench::net::{BackgroundServer, NetOptions, NetPoint, NetSession, NetWorkload};
 use crate::cluster::coordinator::{Coordinator, Plan};
 use crate::cluster::identity::Identity;
+use crate::cluster::messages::LinkTest;
 use crate::cluster::messages::NodeHello;
 use crate::cluster::rendezvous::{self, Locator};
-use crate::cluster::worker::{self, Joining, LocalRun};
+use crate::cluster::worker::{self, Joining, RankWork};
 use crate::error::{Interrupted, UsageError};
 use crate::results::fleet::Fleet;
+use crate::wire::client::Target;
 
 /// The tests between the nodes, as the command line states them.
 pub use crate::bench::net::{
@@ -80,7 +84,7 @@ pub fn run(mut c: ClusterRun, argv: Vec<String>) -> anyhow::Result<()> {
     crate::runner::stop::graceful();
     let env = |k: &str| std::env::var(k).ok();
     let run_id = rendezvous::run_id(c.run_id.as_deref(), env);
-    let net = worker::net_server(
+    let net = net_server(
         matches!(c.advertise, Some(IpAddr::V6(_))),
         c.token.clone(),
         // The tools' servers serve the links' tests: none without them.
@@ -89,9 +93,13 @@ pub fn run(mut c: ClusterRun, argv: Vec<String>) -> anyhow::Result<()> {
     .map_err(|e| anyhow::anyhow!("cannot start this rank's network server: {e}"))?;
     let hello = hello(&c, net.addr().port())?;
     let deadline = Instant::now() + c.plan.total_timeout();
-    let mut local = local_run(std::mem::take(&mut c.jobs), argv.clone());
+    let mut rank = Rank {
+        jobs: Some(std::mem::take(&mut c.jobs)),
+        argv: argv.clone(),
+        token: c.token.clone(),
+    };
     if !rank0 {
-        return join(&c, &run_id, hello, deadline, &mut local);
+        return join(&c, &run_id, hello, deadline, &mut rank);
     }
     // Rank 0: the coordinator in a thread, and a rank like the others.
     let (coordinator, listening, file) = bind_coordinator(&c, &run_id, log)?;
@@ -102,7 +110,7 @@ pub fn run(mut c: ClusterRun, argv: Vec<String>) -> anyhow::Result<()> {
         default_port: listening.port(),
         timeout: c.join_timeout,
     };
-    let mine = worker::run(&joining, hello, c.token.clone(), deadline, &mut local);
+    let mine = worker::run(&joining, hello, c.token.clone(), deadline, &mut rank);
     let interrupted = crate::runner::stop::requested();
     if let Err(e) = &mine
         && !interrupted
@@ -189,15 +197,20 @@ fn hello(c: &ClusterRun, net_port: u16) -> anyhow::Result<NodeHello> {
     })
 }
 
-/// This rank's own measuring, run once when the coordinator asks: the profile's jobs into a
-/// report, and the jobs that failed.
-fn local_run(jobs: Vec<Job>, argv: Vec<String>) -> impl FnMut() -> (Option<Report>, Vec<String>) {
-    let mut jobs = Some(jobs);
-    move || {
-        let Some(jobs) = jobs.take() else {
+/// This rank's duties: the node-local profile (run once, silently, into its own report) and
+/// the link tests it is the client of.
+struct Rank {
+    jobs: Option<Vec<Job>>,
+    argv: Vec<String>,
+    token: Option<String>,
+}
+
+impl RankWork for Rank {
+    fn local(&mut self) -> (Option<Report>, Vec<String>) {
+        let Some(jobs) = self.jobs.take() else {
             return (None, vec!["the profile was asked for twice".to_string()]);
         };
-        let mut rec = Recorder::new(argv.clone(), Outputs::silent());
+        let mut rec = Recorder::new(self.argv.clone(), Outputs::silent());
         let failed = match suite::run_jobs(jobs, &mut rec) {
             Ok(f) => f
                 .into_iter()
@@ -206,6 +219,112 @@ fn local_run(jobs: Vec<Job>, argv: Vec<String>) -> impl FnMut() -> (Option<Repor
             Err(e) => vec![format!("{e:#}")],
         };
         (rec.into_report(), failed)
+    }
+
+    fn link(&mut self, test: &LinkTest) -> (Vec<ResultRecord>, Option<String>) {
+        link_test(test, self.token.clone())
+    }
+}
+
+/// This rank's network server on an ephemeral port of every IPv4 (or, with `ipv6`, IPv6)
+/// address, stopped when dropped; with `references`, it starts the reference tools' servers
+/// for the link tests of other ranks (as `net serve --references`).
+fn net_server(
+    ipv6: bool,
+    token: Option<String>,
+    references: bool,
+) -> std::io::Result<BackgroundServer> {
+    let any: IpAddr = if ipv6 {
+        IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED)
+    } else {
+        IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+    };
+    BackgroundServer::start(
+        SocketAddr::new(any, 0),
+        ServerConfig {
+            token,
+            log: false,
+            tools: references.then(|| {
+                std::sync::Arc::new(crate::reference::remote::Launcher::from_env())
+                    as std::sync::Arc<dyn crate::wire::tools::ToolServers>
+            }),
+            ..Default::default()
+        },
+    )
+}
+
+/// Runs one link test as its client: throughput (this rank sends) and latency (this rank
+/// pings). A test that fails gives its error and the records measured before it.
+fn link_test(t: &LinkTest, token: Option<String>) -> (Vec<ResultRecord>, Option<String>) {
+    let proto = t.throughput.or(t.latency).map_or(Proto::Tcp, |p| p.proto);
+    let opts = NetOptions {
+        workloads: Vec::new(),
+        protocols: vec![proto],
+        streams: vec![1],
+        message_sizes: None,
+        duration: Duration::ZERO,
+        omit: Duration::ZERO,
+        reverse: false,
+        rate_bps: 0,
+        busy_poll: Duration::ZERO,
+        busy_poll_asked: true,
+        repeat: t.repeat.max(1) as usize,
+        link_gbps: None,
+        propagation_us: None,
+        bidir: false,
+        socket: Default::default(),
+        total_bytes: None,
+        count: None,
+        scaling: crate::results::params::Scaling::Strong,
+        mps: 0,
+        load: Vec::new(),
+        amount_bound: None,
+    };
+    let session = NetSession::remote(
+        opts,
+        Target {
+            addr: t.server,
+            token: token.clone(),
+        },
+    );
+    let mut records = Vec::new();
+    let mut error = None;
+    for (workload, params) in [
+        (NetWorkload::Throughput, t.throughput),
+        (NetWorkload::Latency, t.latency),
+    ] {
+        let Some(params) = params else { continue };
+        match session.run(NetPoint { workload, params }, &mut || {}) {
+            Ok(recs) => records.extend(recs),
+            Err(e) => {
+                error = Some(format!(
+                    "{} {}→{} {}: {e}",
+                    t.pattern,
+                    t.src,
+                    t.dst,
+                    workload.name()
+                ));
+                break;
+            }
+        }
+    }
+    if t.reference {
+        add_references(&mut records, token);
+    }
+    (records, error)
+}
+
+/// The reference tools' figures for a link's records, measured against the servers the
+/// destination rank's peakbench starts for them (or why there is none).
+fn add_references(records: &mut [ResultRecord], token: Option<String>) {
+    let mut ctx = super::recorder::references();
+    ctx.net_token = token;
+    for r in records.iter_mut() {
+        match crate::reference::measure(r, &ctx) {
+            Some(Ok(reference)) => r.reference = Some(reference),
+            Some(Err(e)) => r.reference_unknown_reason = Some(e),
+            None => {}
+        }
     }
 }
 
@@ -216,7 +335,7 @@ fn join(
     run_id: &str,
     hello: NodeHello,
     deadline: Instant,
-    local: &mut LocalRun,
+    rank: &mut Rank,
 ) -> anyhow::Result<()> {
     let id = c.identity;
     let env = |k: &str| std::env::var(k).ok();
@@ -238,7 +357,7 @@ fn join(
         default_port: rendezvous::DEFAULT_PORT,
         timeout: c.join_timeout,
     };
-    let done = worker::run(&joining, hello, c.token.clone(), deadline, local)
+    let done = worker::run(&joining, hello, c.token.clone(), deadline, rank)
         .map_err(|e| worker_error(e, id.rank))?;
     if !c.outputs.quiet {
         let done = crate::text::printable(&done.to_string());
@@ -356,7 +475,15 @@ fn multi_node_hpl(h: &HplRequest, fleet: &mut Fleet, results: &[ResultRecord], l
             crate::cluster::hpl::launcher(&h.identity_source).unwrap_or("?")
         );
     }
-    let hpl = crate::cluster::hpl::run(&h.program, &h.identity_source, fleet, results, h.n);
+    let blas_core = crate::bench::linalg::system_blas::SystemBlas::detected_core();
+    let hpl = crate::cluster::hpl::run(
+        &h.program,
+        &h.identity_source,
+        fleet,
+        results,
+        h.n,
+        blas_core.as_deref(),
+    );
     if let Some(e) = &hpl.error {
         fleet.notes.push(format!("the multi-node HPL: {e}"));
     }

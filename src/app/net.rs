@@ -3,19 +3,21 @@
 //! a recorder; and `net serve`.
 
 use super::Recorder;
-use crate::bench::net::client::{NetError, Target};
 use crate::bench::net::server::Server;
 use crate::bench::net::{NetSession, points, resolve};
 use crate::error::UsageError;
 use crate::runner::stop;
 use crate::units::format_bytes_binary;
+use crate::wire::client::{NetError, Target};
 use std::net::SocketAddr;
 
-pub use crate::bench::net::protocol::{DEFAULT_PORT, PROTOCOL_VERSION, limits};
-pub use crate::bench::net::server::{ServerConfig, ToolServers};
+pub use crate::bench::net::server::ServerConfig;
 pub use crate::bench::net::sockopt::check_congestion;
 pub use crate::bench::net::{NetOptions, NetWorkload, Proto, estimate};
 pub use crate::results::socket::SocketOptions;
+pub use crate::wire::net_test::limits;
+pub use crate::wire::protocol::{DEFAULT_PORT, PROTOCOL_VERSION};
+pub use crate::wire::tools::ToolServers;
 
 /// A user error (2), a failure (1) or an interruption (130).
 fn classify(e: NetError) -> anyhow::Error {

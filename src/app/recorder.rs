@@ -69,7 +69,7 @@ impl Recorder {
             } else {
                 History::Off
             },
-            reference: output.reference.then(|| RefContext::new(".")),
+            reference: output.reference.then(references),
             reference_notes: Default::default(),
             output,
             in_suite: false,
@@ -479,4 +479,12 @@ impl Recorder {
         }
         outcome
     }
+}
+/// The reference tools' context for a run in the current directory, told how to ask the
+/// system BLAS which kernels it chose (hpcc's OpenBLAS is told the best on a CPU it does not
+/// know).
+pub fn references() -> crate::reference::RefContext {
+    let mut ctx = crate::reference::RefContext::new(".");
+    ctx.blas_core = crate::bench::linalg::system_blas::SystemBlas::detected_core;
+    ctx
 }

@@ -1,5 +1,5 @@
 //! One rank's connection to the coordinator, from both ends: the join handshake and, with a
-//! token, every later message sealed (see [`auth`](crate::bench::net::auth)).
+//! token, every later message sealed (see [`auth`](crate::wire::auth)).
 //!
 //! ```text
 //! rank                                     coordinator
@@ -17,8 +17,9 @@
 //! ([`messages::MAX_FRAME_BYTES`]); a larger frame closes the connection after its length.
 
 use super::messages::{self, Msg, NodeHello};
-use crate::bench::net::auth::{self, Sealer, Speaker, Transcript};
-use crate::bench::net::protocol::{self, FrameError};
+use crate::wire::auth::{self, Sealer, Speaker, Transcript};
+use crate::wire::frame::{self, FrameError};
+use crate::wire::protocol;
 use std::io;
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
@@ -66,7 +67,7 @@ impl Channel {
         if let Some(s) = &mut self.sealer {
             s.seal(&mut body);
         }
-        protocol::write_raw(&mut &self.stream, &body)
+        frame::write_raw(&mut &self.stream, &body)
     }
 
     /// Reads one message that must be complete by `until`; a sealed channel refuses one whose
@@ -74,10 +75,10 @@ impl Channel {
     /// [`protocol::MAX_FRAME_BYTES`] is refused ([`FrameError::TooLong`]) before its body is
     /// read.
     pub fn recv(&mut self, until: Instant) -> Result<Msg, FrameError> {
-        let raw = protocol::read_raw_until(&self.stream, until, self.max_frame)?;
+        let raw = frame::read_raw_until(&self.stream, until, self.max_frame)?;
         match &mut self.sealer {
-            Some(s) => protocol::parse(s.open(&raw).ok_or(FrameError::Forged)?),
-            None => protocol::parse(&raw),
+            Some(s) => frame::parse(s.open(&raw).ok_or(FrameError::Forged)?),
+            None => frame::parse(&raw),
         }
     }
 }

@@ -135,6 +135,7 @@ pub fn run(
     fleet: &Fleet,
     results: &[ResultRecord],
     asked_n: Option<usize>,
+    blas_core: Option<&str>,
 ) -> FleetHpl {
     let machines = machines(fleet);
     let nodes_linpack_gflops = nodes_linpack_gflops(fleet, results);
@@ -173,8 +174,14 @@ pub fn run(
     // SAFETY: geteuid has no preconditions and cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
     let cpus = crate::runner::affinity::allowed_cpus().len();
-    out.command = hpcc::command_line(program, &job, root, cpus, hpcc::openblas_coretype());
-    match hpcc::run(program, &job) {
+    out.command = hpcc::command_line(
+        program,
+        &job,
+        root,
+        cpus,
+        hpcc::openblas_coretype(blas_core),
+    );
+    match hpcc::run(program, &job, blas_core) {
         Ok(r) => {
             out.gflops = Some(r.hpl_gflops);
             out.seconds = Some(r.hpl_seconds);

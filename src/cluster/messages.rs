@@ -20,8 +20,8 @@
 //! the join is a mutual proof of it and every message after `Welcome` is sealed
 //! ([`channel`](super::channel)).
 
-use crate::bench::net::TestParams;
 use crate::results::{Report, ResultRecord};
+use crate::wire::net_test::TestParams;
 use serde::{Deserialize, Serialize};
 use std::net::{IpAddr, SocketAddr};
 
@@ -29,7 +29,7 @@ use std::net::{IpAddr, SocketAddr};
 pub const VERSION: u32 = 2;
 /// The largest message (a node's whole report), once the join is over; until then both ends
 /// read at most the network benchmark's
-/// [`MAX_FRAME_BYTES`](crate::bench::net::protocol::MAX_FRAME_BYTES) (see
+/// [`MAX_FRAME_BYTES`](crate::wire::protocol::MAX_FRAME_BYTES) (see
 /// [`channel`](super::channel)).
 pub const MAX_FRAME_BYTES: u32 = 64 * 1024 * 1024;
 
@@ -133,7 +133,7 @@ impl Msg {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::net::protocol::{self, FrameError};
+    use crate::wire::frame::{self, FrameError};
     use proptest::prelude::*;
 
     #[test]
@@ -152,19 +152,19 @@ mod tests {
             },
             nonce: String::new(),
         };
-        let wire = protocol::encode_frame(&m);
-        let back: Msg = protocol::read_frame(&mut &wire[..], MAX_FRAME_BYTES).unwrap();
+        let wire = frame::encode_frame(&m);
+        let back: Msg = frame::read_frame(&mut &wire[..], MAX_FRAME_BYTES).unwrap();
         assert!(matches!(back, Msg::Join { node, .. } if node.rank == 2 && node.net_port == 40000));
         let bad = br#"{"type":"welcome","version":2,"extra":1}"#;
         let mut framed = (bad.len() as u32).to_be_bytes().to_vec();
         framed.extend_from_slice(bad);
         assert!(matches!(
-            protocol::read_frame::<Msg>(&mut &framed[..], MAX_FRAME_BYTES),
+            frame::read_frame::<Msg>(&mut &framed[..], MAX_FRAME_BYTES),
             Err(FrameError::Malformed(_))
         ));
         let huge = (MAX_FRAME_BYTES + 1).to_be_bytes();
         assert!(matches!(
-            protocol::read_frame::<Msg>(&mut &huge[..], MAX_FRAME_BYTES),
+            frame::read_frame::<Msg>(&mut &huge[..], MAX_FRAME_BYTES),
             Err(FrameError::TooLong(..))
         ));
     }
@@ -224,8 +224,8 @@ mod tests {
         /// Every message survives the wire (compared through its JSON: a report has no `Eq`).
         #[test]
         fn any_message_round_trips(m in arb_msg()) {
-            let wire = protocol::encode_frame(&m);
-            let back: Msg = protocol::read_frame(&mut &wire[..], MAX_FRAME_BYTES).unwrap();
+            let wire = frame::encode_frame(&m);
+            let back: Msg = frame::read_frame(&mut &wire[..], MAX_FRAME_BYTES).unwrap();
             prop_assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&m).unwrap());
         }
 
@@ -238,12 +238,12 @@ mod tests {
             at in any::<usize>(),
             byte in any::<u8>(),
         ) {
-            let _ = protocol::read_frame::<Msg>(&mut &bytes[..], MAX_FRAME_BYTES);
-            let _ = protocol::parse::<Msg>(&bytes);
-            let mut wire = protocol::encode_frame(&m);
+            let _ = frame::read_frame::<Msg>(&mut &bytes[..], MAX_FRAME_BYTES);
+            let _ = frame::parse::<Msg>(&bytes);
+            let mut wire = frame::encode_frame(&m);
             let i = at % wire.len();
             wire[i] = byte;
-            let _ = protocol::read_frame::<Msg>(&mut &wire[..], MAX_FRAME_BYTES);
+            let _ = frame::read_frame::<Msg>(&mut &wire[..], MAX_FRAME_BYTES);
         }
     }
 }

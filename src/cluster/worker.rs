@@ -6,41 +6,11 @@ use super::channel::{self, JoinError};
 use super::merge::tag;
 use super::messages::{LinkTest, Msg, NodeHello};
 use super::rendezvous::{self, Locator};
-use crate::bench::net::client::Target;
-use crate::bench::net::protocol::{self, FrameError};
-use crate::bench::net::server::ServerConfig;
-use crate::bench::net::{BackgroundServer, NetOptions, NetPoint, NetSession, NetWorkload};
 use crate::results::params::Link;
 use crate::results::{Report, ResultRecord};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
+use crate::wire::frame::{self, FrameError};
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
-
-/// This rank's network server on an ephemeral port of every IPv4 (or, with `ipv6`, IPv6)
-/// address, stopped when dropped; with `references`, it starts the reference tools' servers
-/// for the link tests of other ranks (as `net serve --references`).
-pub fn net_server(
-    ipv6: bool,
-    token: Option<String>,
-    references: bool,
-) -> std::io::Result<BackgroundServer> {
-    let any: IpAddr = if ipv6 {
-        IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED)
-    } else {
-        IpAddr::V4(Ipv4Addr::UNSPECIFIED)
-    };
-    BackgroundServer::start(
-        SocketAddr::new(any, 0),
-        ServerConfig {
-            token,
-            log: false,
-            tools: references.then(|| {
-                std::sync::Arc::new(crate::reference::remote::Launcher::from_env())
-                    as std::sync::Arc<dyn crate::bench::net::server::ToolServers>
-            }),
-            ..Default::default()
-        },
-    )
-}
 
 /// Why a rank's run ended badly.
 #[derive(Debug, thiserror::Error)]
@@ -102,9 +72,14 @@ fn connect(j: &Joining) -> Result<TcpStream, WorkerError> {
     }
 }
 
-/// What a rank measures on its own: the node-local profile (its report, the jobs that
-/// failed), or why it could not.
-pub type LocalRun<'a> = dyn FnMut() -> (Option<Report>, Vec<String>) + 'a;
+/// What a rank measures when the coordinator says so; the application runs both.
+pub trait RankWork {
+    /// The node-local profile: its report and the jobs that failed, or why it could not run.
+    fn local(&mut self) -> (Option<Report>, Vec<String>);
+    /// One link test as its client (throughput, then latency, each if asked for): the records
+    /// measured, and the error that ended the test early.
+    fn link(&mut self, test: &LinkTest) -> (Vec<ResultRecord>, Option<String>);
+}
 
 /// Joins the coordinator as `hello` and obeys it until `Finish`; `deadline` bounds the whole
 /// run. Returns the coordinator's closing message.
@@ -113,7 +88,7 @@ pub fn run(
     hello: NodeHello,
     token: Option<String>,
     deadline: Instant,
-    local: &mut LocalRun,
+    work: &mut dyn RankWork,
 ) -> Result<String, WorkerError> {
     let stream = connect(joining)?;
     let _ = stream.set_nodelay(true);
@@ -125,7 +100,7 @@ pub fn run(
     loop {
         // Wait in short slices so that Ctrl-C and the deadline are noticed; then the whole
         // message must arrive within a minute.
-        while !protocol::readable(ch.stream(), Duration::from_millis(500)) {
+        while !frame::readable(ch.stream(), Duration::from_millis(500)) {
             if crate::runner::stop::requested() {
                 return Err(WorkerError::Interrupted);
             }
@@ -136,7 +111,7 @@ pub fn run(
         let msg = ch.recv(Instant::now() + Duration::from_secs(60))?;
         match msg {
             Msg::RunLocal => {
-                let (report, failed_jobs) = local();
+                let (report, failed_jobs) = work.local();
                 send(
                     &mut ch,
                     &Msg::LocalDone {
@@ -147,7 +122,11 @@ pub fn run(
             }
             Msg::RunTest { test } => {
                 let (records, error) = match check(&test) {
-                    Ok(()) => link_test(&test, &hello, token.clone()),
+                    Ok(()) => {
+                        let (mut records, error) = work.link(&test);
+                        name_the_link(&mut records, &test, &hello);
+                        (records, error)
+                    }
                     Err(e) => (Vec::new(), Some(e)),
                 };
                 send(&mut ch, &Msg::TestDone { records, error })?;
@@ -178,73 +157,9 @@ fn check(t: &LinkTest) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs one link test as its client: throughput (this rank sends) and latency (this rank
-/// pings), each record tagged with the pattern and both ends. A test that fails gives its
-/// error and the records measured before it.
-pub fn link_test(
-    t: &LinkTest,
-    me: &NodeHello,
-    token: Option<String>,
-) -> (Vec<ResultRecord>, Option<String>) {
-    let proto = t
-        .throughput
-        .or(t.latency)
-        .map_or(crate::bench::net::Proto::Tcp, |p| p.proto);
-    let opts = NetOptions {
-        workloads: Vec::new(),
-        protocols: vec![proto],
-        streams: vec![1],
-        message_sizes: None,
-        duration: Duration::ZERO,
-        omit: Duration::ZERO,
-        reverse: false,
-        rate_bps: 0,
-        busy_poll: Duration::ZERO,
-        busy_poll_asked: true,
-        repeat: t.repeat.max(1) as usize,
-        link_gbps: None,
-        propagation_us: None,
-        bidir: false,
-        socket: Default::default(),
-        total_bytes: None,
-        count: None,
-        scaling: crate::results::params::Scaling::Strong,
-        mps: 0,
-        load: Vec::new(),
-        amount_bound: None,
-    };
-    let session = NetSession::remote(
-        opts,
-        Target {
-            addr: t.server,
-            token: token.clone(),
-        },
-    );
-    let mut records = Vec::new();
-    let mut error = None;
-    for (workload, params) in [
-        (NetWorkload::Throughput, t.throughput),
-        (NetWorkload::Latency, t.latency),
-    ] {
-        let Some(params) = params else { continue };
-        match session.run(NetPoint { workload, params }, &mut || {}) {
-            Ok(recs) => records.extend(recs),
-            Err(e) => {
-                error = Some(format!(
-                    "{} {}→{} {}: {e}",
-                    t.pattern,
-                    t.src,
-                    t.dst,
-                    workload.name()
-                ));
-                break;
-            }
-        }
-    }
-    if t.reference {
-        add_references(&mut records, token);
-    }
-    for r in &mut records {
+/// Tags a link test's records with the pattern, both ends and this rank.
+fn name_the_link(records: &mut [ResultRecord], t: &LinkTest, me: &NodeHello) {
+    for r in records {
         // The server's ephemeral port changes every run; the nodes say which link it is.
         if let Some(p) = r.params.net_mut() {
             p.server = None;
@@ -256,27 +171,13 @@ pub fn link_test(
         }
         tag(r, me.rank, &me.hostname);
     }
-    (records, error)
-}
-
-/// The reference tools' figures for a link's records, measured against the servers the
-/// destination rank's peakbench starts for them (or why there is none).
-fn add_references(records: &mut [ResultRecord], token: Option<String>) {
-    let mut ctx = crate::reference::RefContext::new(".");
-    ctx.net_token = token;
-    for r in records.iter_mut() {
-        match crate::reference::measure(r, &ctx) {
-            Some(Ok(reference)) => r.reference = Some(reference),
-            Some(Err(e)) => r.reference_unknown_reason = Some(e),
-            None => {}
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::net::{Proto, TestKind, TestParams};
+    use crate::results::params::Proto;
+    use crate::wire::net_test::{TestKind, TestParams};
 
     #[test]
     fn link_tests_from_the_network_are_checked() {

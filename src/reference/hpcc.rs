@@ -179,7 +179,7 @@ pub fn grid(processes: usize) -> (usize, usize) {
 
 /// Runs `job`: the input file in a temporary directory, `mpirun -np P hpcc` there (one thread
 /// per process), the summary read back; the directory is removed whatever happens.
-pub fn run(program: &Path, job: &Job) -> Result<HpccResult, RefError> {
+pub fn run(program: &Path, job: &Job, blas_core: Option<&str>) -> Result<HpccResult, RefError> {
     let dir = tempfile::Builder::new()
         .prefix("peakbench-hpcc.")
         .tempdir()
@@ -193,7 +193,7 @@ pub fn run(program: &Path, job: &Job) -> Result<HpccResult, RefError> {
     // SAFETY: geteuid has no preconditions and cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
     let cpus = crate::runner::affinity::allowed_cpus().len();
-    let argv = command_line(program, job, root, cpus, openblas_coretype());
+    let argv = command_line(program, job, root, cpus, openblas_coretype(blas_core));
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]).current_dir(dir.path());
     // Under an MPI launcher itself (a `cluster run` rank), the inner launcher must not take
@@ -303,23 +303,20 @@ pub fn command_line(
 /// (OpenBLAS 0.3.21 takes a Sapphire Rapids guest, model 0xCF, for a Prescott and runs SSE3
 /// kernels at a fifth of the machine's DGEMM rate): the kernels of the widest ISA this CPU has,
 /// so that the reference is the tool at its best. None where OpenBLAS knows the CPU, or the
-/// library is not OpenBLAS.
-pub fn openblas_coretype() -> Option<&'static str> {
-    static CORE: std::sync::OnceLock<Option<&'static str>> = std::sync::OnceLock::new();
-    *CORE.get_or_init(|| {
-        let blas = crate::bench::linalg::system_blas::SystemBlas::load(None, false).ok()?;
-        #[cfg(target_arch = "x86_64")]
-        let (avx512, avx2) = {
-            use std::arch::is_x86_feature_detected as has;
-            (
-                has!("avx512f") && has!("avx512bw") && has!("avx512dq") && has!("avx512vl"),
-                has!("avx2") && has!("fma"),
-            )
-        };
-        #[cfg(not(target_arch = "x86_64"))]
-        let (avx512, avx2) = (false, false);
-        coretype_for(&blas.micro_kernel(), avx512, avx2)
-    })
+/// library is not OpenBLAS. `blas_core` is the kernel the library chose
+/// ([`RefContext::blas_core`](super::RefContext::blas_core)).
+pub fn openblas_coretype(blas_core: Option<&str>) -> Option<&'static str> {
+    #[cfg(target_arch = "x86_64")]
+    let (avx512, avx2) = {
+        use std::arch::is_x86_feature_detected as has;
+        (
+            has!("avx512f") && has!("avx512bw") && has!("avx512dq") && has!("avx512vl"),
+            has!("avx2") && has!("fma"),
+        )
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let (avx512, avx2) = (false, false);
+    coretype_for(blas_core?, avx512, avx2)
 }
 
 /// The `OPENBLAS_CORETYPE` to ask for, given the kernel OpenBLAS chose ("OpenBLAS Prescott")

@@ -16,12 +16,12 @@
 use super::process::{run_bounded, whole_seconds};
 use super::remote::{remote_of, with_servers};
 use super::{RefContext, RefError, Tool, params_of, unit_error};
-use crate::bench::net::protocol::{RefTool, ToolRequest};
 use crate::results::Metric;
 use crate::results::ResultRecord;
 use crate::results::Unit;
 use crate::results::params::Side;
 use crate::results::params::{Direction, Proto};
+use crate::wire::tools::{RefTool, ToolRequest};
 use serde_json::Value;
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;

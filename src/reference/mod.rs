@@ -354,6 +354,10 @@ pub struct RefContext {
     /// The token that a peakbench server on another host asks for before it starts a tool's
     /// servers (`net serve --references --token`): the network run's own.
     pub net_token: Option<String>,
+    /// The micro-kernel the system BLAS's own detection chooses on this CPU ("OpenBLAS
+    /// Prescott"), asked only when hpcc runs (loading the library starts its threads): the
+    /// application, which loads libraries, supplies it; `None` by default.
+    pub blas_core: fn() -> Option<String>,
     /// What the tools may take: fewer runs, no long run and shorter ones, to fit a `--budget`
     /// (set as each plan is made, so behind a lock).
     limits: Mutex<Limits>,
@@ -411,6 +415,7 @@ impl RefContext {
             prefer_stream: false,
             locator: Locator::from_env(),
             net_token: None,
+            blas_core: || None,
             limits: Mutex::new(Limits::default()),
             fio_scratch: Mutex::new(None),
             fileio_scratch: Mutex::new(None),
@@ -594,7 +599,7 @@ impl Job {
             Job::Sockperf(j) => Outcome::Sockperf(sockperf::run(program, j, token)?),
             Job::Qperf(j) => Outcome::Qperf(qperf::run(program, j)?),
             Job::Ping(j) => Outcome::Ping(ping::run(program, j)?),
-            Job::Hpcc(j) => Outcome::Hpcc(hpcc::run(program, j)?),
+            Job::Hpcc(j) => Outcome::Hpcc(hpcc::run(program, j, (ctx.blas_core)().as_deref())?),
             Job::Sysbench(j) => Outcome::Sysbench(sysbench::run(program, j)?),
             Job::SysbenchFileio(j) => {
                 Outcome::SysbenchFileio(fileio::run(program, j, &ctx.fileio_scratch)?)

@@ -8,11 +8,10 @@
 
 use super::process::{LOOPBACK, Server, Transport};
 use super::{Availability, Locator, RefError, Tool};
-use crate::bench::net::client::{self, NetError, Target};
-use crate::bench::net::protocol::limits::MAX_STREAMS;
-use crate::bench::net::protocol::{RefTool, ToolRequest};
-use crate::bench::net::server::ToolServers;
 use crate::results::params::{NetParams, Proto};
+use crate::wire::client::{self, NetError, Target};
+use crate::wire::net_test::limits::MAX_STREAMS;
+use crate::wire::tools::{RefTool, ToolRequest, ToolServers};
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::process::Command;

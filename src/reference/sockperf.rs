@@ -15,11 +15,11 @@
 use super::process::{run_at_once, whole_seconds};
 use super::remote::{remote_of, streams_of, with_servers};
 use super::{RefContext, RefError, Tool, params_of, unit_error};
-use crate::bench::net::protocol::{RefTool, ToolRequest};
 use crate::results::Metric;
 use crate::results::ResultRecord;
 use crate::results::Unit;
 use crate::results::params::Proto;
+use crate::wire::tools::{RefTool, ToolRequest};
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::process::Command;

@@ -1,10 +1,13 @@
 //! A network server on 127.0.0.1 in a thread, and raw clients to attack it with; `peakbench net
 //! serve` as a process.
 
-use peakbench::bench::net::auth;
-use peakbench::bench::net::client::{self, NetError, Target};
-use peakbench::bench::net::protocol::{self, Msg, PROTOCOL_VERSION, Proto, TestKind, TestParams};
+use peakbench::bench::net::Proto;
+use peakbench::bench::net::client;
 use peakbench::bench::net::server::{Server, ServerConfig};
+use peakbench::wire::auth;
+use peakbench::wire::client::{NetError, Target};
+use peakbench::wire::net_test::{TestKind, TestParams};
+use peakbench::wire::protocol::{self, Msg, PROTOCOL_VERSION};
 use std::io::Read;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;

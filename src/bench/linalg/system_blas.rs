@@ -285,6 +285,16 @@ impl SystemBlas {
             .unwrap_or_else(|| "unknown (system BLAS)".into())
     }
 
+    /// The micro-kernel the system BLAS's own detection chooses (as [`micro_kernel`]), the
+    /// library loaded once per process; `None` where none loads.
+    ///
+    /// [`micro_kernel`]: SystemBlas::micro_kernel
+    pub fn detected_core() -> Option<String> {
+        static CORE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+        CORE.get_or_init(|| SystemBlas::load(None, false).ok().map(|b| b.micro_kernel()))
+            .clone()
+    }
+
     /// Asks the library to use `threads` threads and says what it will use.
     pub fn set_threads(&self, threads: usize) -> Result<Threads, BlasError> {
         let c = c_int::try_from(threads).map_err(|_| BlasError::Threads { threads })?;

@@ -1,77 +1,17 @@
 //! The client's side of one test: the control conversation (see `protocol.rs`) around the
 //! client's streams, and both sides' figures at the end.
 
-use super::auth::{self, Speaker, Transcript};
-use super::protocol::{
-    self, AUTH_PROTOCOL, FrameError, Msg, PROTOCOL_VERSION, SideStats, TestKind, TestParams,
-    ToolRequest,
-};
 use super::roles::{self, SideResult};
 use super::streams::{UDP_GRACE, Window};
 use super::transport;
 use crate::results::params::CpuUse;
 use crate::results::socket::SocketState;
-use std::io;
-use std::net::{SocketAddr, TcpStream};
+use crate::wire::client::{self, NetError, REPLY_TIMEOUT, Target, expect, reply};
+use crate::wire::frame::{self, FrameError};
+use crate::wire::net_test::{SideStats, TestKind, TestParams};
+use crate::wire::protocol::{self, Msg};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
-
-/// How long the client waits for each reply of the server outside the measured window.
-const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Where the server is and how to prove we may use it.
-#[derive(Debug, Clone)]
-pub struct Target {
-    pub addr: SocketAddr,
-    pub token: Option<String>,
-}
-
-/// Why a test could not run.
-#[derive(Debug, thiserror::Error)]
-pub enum NetError {
-    #[error(
-        "cannot connect to {addr}: {source}; is `peakbench net serve` running there (and the port open)?"
-    )]
-    Connect { addr: SocketAddr, source: io::Error },
-    #[error("the server at {0} is busy: {1}")]
-    Busy(SocketAddr, String),
-    #[error("the server refused: {0}")]
-    Refused(String),
-    #[error("the server requires a token: pass the same --token as `peakbench net serve`")]
-    NeedsToken,
-    #[error(
-        "the server at {0} did not prove that it knows the token: it was started without --token or with another one, or it is not the server you meant"
-    )]
-    ServerNotAuthenticated(SocketAddr),
-    #[error("control connection: {0}")]
-    Frame(#[from] FrameError),
-    #[error("unexpected {got} message from the server, expected {expected}")]
-    Unexpected {
-        got: &'static str,
-        expected: &'static str,
-    },
-    #[error("data streams: {0}")]
-    Io(#[from] io::Error),
-    #[error("{0}")]
-    Usage(String),
-    /// A signal cut the test short ([`crate::runner::stop::cut_short`]): its figures are not
-    /// whole.
-    #[error("interrupted")]
-    Interrupted,
-}
-
-impl NetError {
-    /// Errors the user fixes by changing the command line (exit code 2).
-    pub fn is_usage(&self) -> bool {
-        matches!(
-            self,
-            NetError::NeedsToken
-                | NetError::ServerNotAuthenticated(_)
-                | NetError::Usage(_)
-                | NetError::Refused(_)
-        )
-    }
-}
 
 /// Both sides' figures of one test.
 #[derive(Debug, Clone)]
@@ -92,37 +32,9 @@ pub struct Outcome {
     pub server_cpu: Option<Box<CpuUse>>,
 }
 
-fn expect(msg: Msg, expected: &'static str) -> NetError {
-    match msg {
-        Msg::Error { message } => NetError::Refused(message),
-        other => NetError::Unexpected {
-            got: other.name(),
-            expected,
-        },
-    }
-}
-
-fn reply(ctl: &TcpStream) -> Result<Msg, NetError> {
-    Ok(protocol::recv_until(ctl, Instant::now() + REPLY_TIMEOUT)?)
-}
-
-/// The control connection to `target`, authenticated (see [`handshake`]).
-fn connect(target: &Target) -> Result<TcpStream, NetError> {
-    let ctl = TcpStream::connect_timeout(&target.addr, Duration::from_secs(5)).map_err(|e| {
-        NetError::Connect {
-            addr: target.addr,
-            source: e,
-        }
-    })?;
-    ctl.set_nodelay(true)?;
-    ctl.set_write_timeout(Some(REPLY_TIMEOUT))?;
-    handshake(&ctl, target)?;
-    Ok(ctl)
-}
-
 /// Runs one test against the server at `target`.
 pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetError> {
-    let ctl = connect(target)?;
+    let ctl = client::connect(target)?;
     let mut out = &ctl;
     protocol::send(&mut out, &Msg::Setup { params: *params })?;
     let (ports, cookie) = match reply(&ctl)? {
@@ -135,7 +47,7 @@ pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetErro
     let until = Instant::now() + REPLY_TIMEOUT;
     loop {
         attached.hello(cookie);
-        if protocol::readable(&ctl, Duration::from_millis(50)) {
+        if frame::readable(&ctl, Duration::from_millis(50)) {
             match reply(&ctl)? {
                 Msg::Go => break,
                 other => return Err(expect(other, "go")),
@@ -220,92 +132,4 @@ pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetErro
         cpu,
         server_cpu,
     })
-}
-
-/// A reference tool's servers that `net serve --references` started for this client; they
-/// stop when [`ToolSession::finish`] says the run is done, or when this is dropped (the
-/// control connection closes).
-#[derive(Debug)]
-pub struct ToolSession {
-    ctl: TcpStream,
-    /// The ports the servers listen on, one per instance asked for.
-    pub ports: Vec<u16>,
-}
-
-/// Asks the server at `target` for the reference tool's servers of `request`.
-pub fn start_tools(target: &Target, request: &ToolRequest) -> Result<ToolSession, NetError> {
-    let ctl = connect(target)?;
-    protocol::send(&mut &ctl, &Msg::ToolSetup { request: *request })?;
-    match reply(&ctl)? {
-        Msg::ToolReady { ports } if ports.len() == request.instances as usize => {
-            Ok(ToolSession { ctl, ports })
-        }
-        Msg::ToolReady { ports } => Err(NetError::Refused(format!(
-            "the server announced {} ports for {} {} servers",
-            ports.len(),
-            request.instances,
-            request.tool.name()
-        ))),
-        other => Err(expect(other, "tool_ready")),
-    }
-}
-
-impl ToolSession {
-    /// Tells the server the run is over and waits until it has stopped the servers.
-    pub fn finish(self) -> Result<(), NetError> {
-        protocol::send(&mut &self.ctl, &Msg::ToolDone)?;
-        match reply(&self.ctl)? {
-            Msg::ToolStopped => Ok(()),
-            other => Err(expect(other, "tool_stopped")),
-        }
-    }
-}
-
-/// Hello to Welcome: with a token, both sides prove that they know it (the server second, so a
-/// server that cannot is left before any test).
-fn handshake(ctl: &TcpStream, target: &Target) -> Result<(), NetError> {
-    let mut out = ctl;
-    let nonce = auth::new_nonce()?;
-    protocol::send(
-        &mut out,
-        &Msg::Hello {
-            version: PROTOCOL_VERSION,
-            nonce: nonce.clone(),
-        },
-    )?;
-    let welcome = match reply(ctl)? {
-        Msg::Challenge {
-            nonce: server_nonce,
-        } => {
-            let token = target.token.as_deref().ok_or(NetError::NeedsToken)?;
-            let t = Transcript {
-                protocol: AUTH_PROTOCOL,
-                initiator_nonce: &nonce,
-                responder_nonce: &server_nonce,
-            };
-            protocol::send(
-                &mut out,
-                &Msg::Auth {
-                    proof: t.proof(token, Speaker::Initiator),
-                },
-            )?;
-            match reply(ctl)? {
-                Msg::Welcome {
-                    proof: Some(proof), ..
-                } if t.verify(token, Speaker::Responder, &proof) => return Ok(()),
-                Msg::Welcome { .. } => return Err(NetError::ServerNotAuthenticated(target.addr)),
-                other => other,
-            }
-        }
-        other => other,
-    };
-    match welcome {
-        // A server without a token cannot prove one: a client with a token does not trust it.
-        Msg::Welcome { .. } if target.token.is_some() => {
-            Err(NetError::ServerNotAuthenticated(target.addr))
-        }
-        Msg::Welcome { .. } => Ok(()),
-        Msg::Busy { reason } => Err(NetError::Busy(target.addr, reason)),
-        other => Err(expect(other, "welcome")),
-    }
 }

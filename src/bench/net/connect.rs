@@ -9,10 +9,10 @@
 //! connections per second per test whatever the client does, each connection bounded in time,
 //! and waits for many requests at once (a silent connection holds nothing).
 
-use super::params::SideStats;
-pub use super::params::limits::{MAX_CONNECT_MESSAGE, MAX_CONNECT_RATE};
 use super::streams::{Pacer, Plan, STUCK, Turn, Window, halted};
 use super::transport::tcp_hello;
+use crate::wire::net_test::SideStats;
+pub use crate::wire::net_test::limits::{MAX_CONNECT_MESSAGE, MAX_CONNECT_RATE};
 use hdrhistogram::Histogram;
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};

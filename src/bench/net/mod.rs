@@ -7,11 +7,8 @@
 //! receiver, as iperf3 does. Goodput counts payload bytes only, in decimal units
 //! (1 Mbit/s = 10^6 bit/s).
 
-pub mod auth;
 pub mod client;
 pub mod connect;
-pub mod params;
-pub mod protocol;
 mod records;
 pub mod roles;
 pub mod server;
@@ -20,14 +17,17 @@ pub mod streams;
 pub mod transport;
 
 use crate::results::ResultRecord;
+pub use crate::results::params::Proto;
 use crate::results::params::{CpuUse, NetParams, NodeTag, Route, Scaling, Side};
 use crate::results::socket::SocketOptions;
 use crate::results::{Metric, Unit};
 use crate::sysinfo::fact::Source;
 use crate::sysinfo::netif::{self, Link};
 use crate::sysinfo::peak::Peak;
-use client::{NetError, Outcome, Target};
-pub use protocol::{Proto, TestKind, TestParams};
+use crate::wire::client::{NetError, Target};
+pub use crate::wire::net_test::{TestKind, TestParams};
+use crate::wire::protocol;
+use client::Outcome;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,7 +39,7 @@ use std::time::Duration;
 pub const DEFAULT_TCP_MESSAGE: u32 = 128 * 1024;
 pub const DEFAULT_UDP_MESSAGE: u32 = 1400;
 pub const DEFAULT_PING_MESSAGE: u32 = 1;
-pub const DEFAULT_UDP_PING_MESSAGE: u32 = protocol::limits::MIN_UDP_PING;
+pub const DEFAULT_UDP_PING_MESSAGE: u32 = crate::wire::net_test::limits::MIN_UDP_PING;
 
 pub use crate::workload::net::NetWorkload;
 
@@ -149,7 +149,8 @@ pub fn points(opts: &NetOptions) -> Vec<NetPoint> {
                         streams: n,
                         message_bytes,
                         duration_ms: if opts.amount_per_stream(workload, n) > 0 {
-                            let most = Duration::from_millis(protocol::limits::MAX_TEST_MS);
+                            let most =
+                                Duration::from_millis(crate::wire::net_test::limits::MAX_TEST_MS);
                             opts.amount_bound
                                 .unwrap_or_else(|| most.saturating_sub(opts.omit))
                                 .as_millis() as u64

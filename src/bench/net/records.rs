@@ -2,13 +2,14 @@
 //! receiver and at the sender (and for UDP its loss and jitter), and with `--bidir` both ways'
 //! and their sum.
 
+use super::Proto;
 use super::client::Outcome;
-use super::protocol::{Proto, SideStats, TestParams};
 use super::roles::SideResult;
 use crate::results::kinds::ConnectPhase;
 use crate::results::params::{Direction, NetParams, Side};
 use crate::results::{Intervals, Metric, ResultRecord, Unit};
 use crate::sysinfo::peak::Peak;
+use crate::wire::net_test::{SideStats, TestParams};
 use crate::workload::net::NetWorkload;
 use hdrhistogram::Histogram;
 

@@ -3,9 +3,9 @@
 //! into the side's figures.
 
 use super::connect;
-use super::protocol::{SideStats, TestKind, TestParams};
 use super::streams::{self, Plan, Window};
 use super::transport::{Attached, Channel};
+use crate::wire::net_test::{SideStats, TestKind, TestParams};
 use hdrhistogram::Histogram;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};

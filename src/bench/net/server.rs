@@ -11,9 +11,9 @@
 //!   deadline bounds the whole message, so a byte-a-second client is dropped too), every
 //!   control write a timeout, and every data socket a send timeout: a client that stops
 //!   reading is given up at the end of its test's window.
-//! * Frames are bounded ([`MAX_FRAME_BYTES`](super::protocol::MAX_FRAME_BYTES)) and checked
+//! * Frames are bounded ([`MAX_FRAME_BYTES`](crate::wire::protocol::MAX_FRAME_BYTES)) and checked
 //!   before allocation; parameters are validated against
-//!   [`limits`](super::protocol::limits).
+//!   [`limits`](crate::wire::net_test::limits).
 //! * Every thread a test starts ends with the test, and a client that vanishes mid-test ends
 //!   its test: EOF on the control connection stops the streams.
 //! * Reference tools' servers (`--references`) are started only for an authenticated client,
@@ -21,13 +21,14 @@
 //!   others), at most [`MAX_TOOL_PROCESSES`] at once whatever the number of tests, and all of
 //!   them are stopped and reaped when the server stops.
 
-use super::auth::{self, Speaker, Transcript};
-use super::protocol::{
-    self, AUTH_PROTOCOL, FrameError, Msg, PROTOCOL_VERSION, TestParams, ToolRequest, limits,
-};
 use super::roles::{self, Role};
 use super::streams::{UDP_GRACE, Window};
 use super::transport::{Attached, Pending};
+use crate::wire::auth::{self, Speaker, Transcript};
+use crate::wire::frame::FrameError;
+use crate::wire::net_test::{TestParams, limits};
+use crate::wire::protocol::{self, AUTH_PROTOCOL, Msg, PROTOCOL_VERSION};
+use crate::wire::tools::{ToolRequest, ToolServers};
 use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -35,19 +36,6 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// Starts a reference tool's servers for one test (`net serve --references`); the server
-/// knows nothing of the tools themselves.
-pub trait ToolServers: Send + Sync + std::fmt::Debug {
-    /// Starts what `request` asks for, bound to `ip` (the address the client reached): the
-    /// ports the servers listen on, and a guard that stops them (and waits for them) when
-    /// dropped. The error is one line for the client.
-    fn start(&self, request: &ToolRequest, ip: IpAddr)
-    -> Result<(Vec<u16>, Box<dyn Send>), String>;
-
-    /// What it can start, for the server's first lines.
-    fn describe(&self) -> String;
-}
 
 /// How long after a reference run's announced time its servers are stopped whatever the
 /// client says: the tools' start-up and reports.
@@ -745,7 +733,9 @@ fn run_test(
             let second = side.second.map(|s| s.stats);
             // Zero-copy sends of both halves (with --bidir the server sends on the second).
             let both = [Some(side.first.stats), second];
-            let zc = |f: fn(&protocol::SideStats) -> u64| both.iter().flatten().map(f).sum::<u64>();
+            let zc = |f: fn(&crate::wire::net_test::SideStats) -> u64| {
+                both.iter().flatten().map(f).sum::<u64>()
+            };
             let (sends, copied) = (zc(|s| s.zerocopy_sends), zc(|s| s.zerocopy_copied));
             Ok(Msg::Results {
                 stats: side.first.stats,

@@ -8,9 +8,10 @@
 //! UDP hello (`UDP_HELLO` then the cookie). The server then `connect`s a UDP socket to the hello's source, and the stream loops
 //! drop every datagram without the cookie, so that nothing else can join or feed the test.
 
-use super::protocol::{Proto, TestKind, TestParams};
+use super::Proto;
 use super::sockopt;
 use crate::results::socket::SocketState;
+use crate::wire::net_test::{TestKind, TestParams};
 use socket2::SockRef;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream, UdpSocket};

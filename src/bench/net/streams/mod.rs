@@ -15,9 +15,9 @@
 //! its sequence number and the cookie in its first 16 bytes. Jitter is RFC 3550's interarrival jitter: for consecutive measured datagrams i, j,
 //! D = (Rj − Ri) − (Sj − Si) and J += (|D| − J) / 16; the clocks' offset cancels in D.
 
-use super::protocol::{SideStats, TestParams};
 use super::sockopt::{ZEROCOPY_WAIT, ZeroCopy};
 use super::transport::Channel;
+use crate::wire::net_test::{SideStats, TestParams};
 use hdrhistogram::Histogram;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -525,7 +525,7 @@ pub fn recv_loop<C: Channel>(
                     if now - since < busy_poll {
                         std::thread::yield_now();
                     } else {
-                        super::protocol::fd_readable(ch.fd(), wait);
+                        crate::wire::frame::fd_readable(ch.fd(), wait);
                         empty_since = None;
                     }
                 }

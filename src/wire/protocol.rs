@@ -43,12 +43,16 @@
 //! bytes of each TCP data connection, and in every UDP datagram (hellos included), so that
 //! nothing but the client that set the test up can join or feed its streams.
 
-use serde::de::DeserializeOwned;
+use super::frame::{self, FrameError};
+use super::net_test::{SideStats, TestParams};
+use super::tools::ToolRequest;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
-use std::os::fd::AsRawFd;
-use std::time::{Duration, Instant};
+use std::time::Instant;
+
+use crate::results::params::CpuUse;
+use crate::results::socket::SocketState;
 
 /// The protocol version sent in `Hello` and `Welcome`; a peer with another version is refused.
 pub const PROTOCOL_VERSION: u32 = 4;
@@ -58,68 +62,6 @@ pub const AUTH_PROTOCOL: &str = "peakbench-net-v4";
 pub const MAX_FRAME_BYTES: u32 = 64 * 1024;
 /// The default TCP port of `peakbench net serve`.
 pub const DEFAULT_PORT: u16 = 5301;
-
-pub use super::params::{SideStats, TestKind, TestParams, limits};
-use crate::results::params::CpuUse;
-/// The transport of the data streams.
-pub use crate::results::params::Proto;
-use crate::results::socket::SocketState;
-
-/// A reference tool whose servers `net serve --references` starts for one test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RefTool {
-    Iperf3,
-    Sockperf,
-}
-
-impl RefTool {
-    pub fn name(self) -> &'static str {
-        match self {
-            RefTool::Iperf3 => "iperf3",
-            RefTool::Sockperf => "sockperf",
-        }
-    }
-}
-
-/// What a client asks of `net serve --references`: `instances` servers of `tool` for `proto`,
-/// for at most `seconds` (the run and its warm-up; the server stops them then, or when the
-/// client says it is done or goes away).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ToolRequest {
-    pub tool: RefTool,
-    pub proto: Proto,
-    pub instances: u32,
-    pub seconds: u32,
-}
-
-impl ToolRequest {
-    /// Checks every field against [`limits`]: iperf3 serves all of a test's streams with one
-    /// server; sockperf gets one server per stream.
-    pub fn validate(&self) -> Result<(), String> {
-        use limits::*;
-        let most = match self.tool {
-            RefTool::Iperf3 => 1,
-            RefTool::Sockperf => MAX_STREAMS,
-        };
-        if self.instances == 0 || self.instances > most {
-            return Err(format!(
-                "{} {} servers is out of range: 1 to {most}",
-                self.instances,
-                self.tool.name()
-            ));
-        }
-        if self.seconds == 0 || u64::from(self.seconds) * 1000 > MAX_TEST_MS {
-            return Err(format!(
-                "a reference run of {} s is out of range: 1 to {} s",
-                self.seconds,
-                MAX_TEST_MS / 1000
-            ));
-        }
-        Ok(())
-    }
-}
 
 /// One control message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -214,57 +156,9 @@ impl Msg {
     }
 }
 
-/// Why a frame could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum FrameError {
-    #[error("the peer closed the connection")]
-    Closed,
-    #[error("the peer sent nothing for too long")]
-    Timeout,
-    #[error("a {0}-byte control message exceeds the {1}-byte limit")]
-    TooLong(u32, u32),
-    #[error("malformed control message: {0}")]
-    Malformed(String),
-    #[error(
-        "a message failed authentication: forged, altered or replayed, or sent without the run's --token"
-    )]
-    Forged,
-    #[error("{0}")]
-    Io(io::Error),
-}
-
-impl From<io::Error> for FrameError {
-    fn from(e: io::Error) -> Self {
-        match e.kind() {
-            io::ErrorKind::UnexpectedEof
-            | io::ErrorKind::ConnectionReset
-            | io::ErrorKind::BrokenPipe => FrameError::Closed,
-            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => FrameError::Timeout,
-            _ => FrameError::Io(e),
-        }
-    }
-}
-
 /// Encodes a message as one frame.
 pub fn encode(msg: &Msg) -> Vec<u8> {
-    encode_frame(msg)
-}
-
-/// Encodes any message type as one frame (the cluster coordinator's messages use the same
-/// framing with a larger limit).
-pub fn encode_frame<T: Serialize>(msg: &T) -> Vec<u8> {
-    frame(&serde_json::to_vec(msg).expect("control messages serialise"))
-        .expect("a control message is far below 4 GiB")
-}
-
-/// `body` behind its 4-byte big-endian length.
-fn frame(body: &[u8]) -> io::Result<Vec<u8>> {
-    let len = u32::try_from(body.len())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a frame of 4 GiB or more"))?;
-    let mut frame = Vec::with_capacity(4 + body.len());
-    frame.extend_from_slice(&len.to_be_bytes());
-    frame.extend_from_slice(body);
-    Ok(frame)
+    frame::encode_frame(msg)
 }
 
 /// Decodes one frame's body.
@@ -294,112 +188,30 @@ pub fn decode_frames(buf: &[u8]) -> Result<(Vec<Msg>, usize), FrameError> {
 
 /// Writes one message.
 pub fn send(w: &mut impl Write, msg: &Msg) -> io::Result<()> {
-    write_frame(w, msg)
+    frame::write_frame(w, msg)
 }
 
 /// Reads one message; the stream's read timeout bounds the wait.
 pub fn recv(r: &mut impl Read) -> Result<Msg, FrameError> {
-    read_frame(r, MAX_FRAME_BYTES)
-}
-
-/// Reads one frame of at most `max` bytes (checked before allocation) as a `T`.
-pub fn read_frame<T: DeserializeOwned>(r: &mut impl Read, max: u32) -> Result<T, FrameError> {
-    parse(&read_raw(r, max)?)
-}
-
-/// Parses a frame's body.
-pub fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, FrameError> {
-    serde_json::from_slice(body).map_err(|e| FrameError::Malformed(e.to_string()))
-}
-
-/// Reads one frame's body, of at most `max` bytes (checked before allocation).
-pub fn read_raw(r: &mut impl Read, max: u32) -> Result<Vec<u8>, FrameError> {
-    let mut len = [0u8; 4];
-    r.read_exact(&mut len)?;
-    let len = u32::from_be_bytes(len);
-    if len > max {
-        return Err(FrameError::TooLong(len, max));
-    }
-    let mut body = vec![0u8; len as usize];
-    r.read_exact(&mut body)?;
-    Ok(body)
-}
-
-/// Reads one frame's body of at most `max` bytes that must be complete by `until`.
-pub fn read_raw_until(stream: &TcpStream, until: Instant, max: u32) -> Result<Vec<u8>, FrameError> {
-    read_raw(&mut Deadline { stream, until }, max)
-}
-
-/// Writes any message type as one frame.
-pub fn write_frame<T: Serialize>(w: &mut impl Write, msg: &T) -> io::Result<()> {
-    w.write_all(&encode_frame(msg))?;
-    w.flush()
-}
-
-/// Writes `body` as one frame.
-pub fn write_raw(w: &mut impl Write, body: &[u8]) -> io::Result<()> {
-    w.write_all(&frame(body)?)?;
-    w.flush()
-}
-
-/// Reads one frame of at most `max` bytes that must be complete by `until`.
-pub fn read_frame_until<T: DeserializeOwned>(
-    stream: &TcpStream,
-    until: Instant,
-    max: u32,
-) -> Result<T, FrameError> {
-    read_frame(&mut Deadline { stream, until }, max)
-}
-
-/// Reads from a stream with a deadline for the whole message, not for each read.
-struct Deadline<'a> {
-    stream: &'a TcpStream,
-    until: Instant,
-}
-
-impl Read for Deadline<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let left = self
-            .until
-            .checked_duration_since(Instant::now())
-            .filter(|d| !d.is_zero())
-            .ok_or(io::ErrorKind::TimedOut)?;
-        self.stream.set_read_timeout(Some(left))?;
-        let mut s = self.stream;
-        s.read(buf)
-    }
+    frame::read_frame(r, MAX_FRAME_BYTES)
 }
 
 /// Reads one message that must be complete by `until` (a peer that trickles bytes is cut off
 /// as surely as a silent one).
 pub fn recv_until(stream: &TcpStream, until: Instant) -> Result<Msg, FrameError> {
-    read_frame_until(stream, until, MAX_FRAME_BYTES)
-}
-
-/// Waits up to `timeout` for `stream` to have something to read, without reading it.
-pub fn readable(stream: &TcpStream, timeout: Duration) -> bool {
-    fd_readable(stream.as_raw_fd(), timeout)
-}
-
-/// Waits up to `timeout` (at least 1 ms, at most 60 s) for the socket `fd` to be readable.
-pub fn fd_readable(fd: std::os::fd::RawFd, timeout: Duration) -> bool {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ms = timeout.as_millis().clamp(1, 60_000) as libc::c_int;
-    // SAFETY: one valid pollfd for a socket that outlives the call.
-    unsafe { libc::poll(&mut pfd, 1, ms) > 0 }
+    frame::read_frame_until(stream, until, MAX_FRAME_BYTES)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::params::Proto;
+    use crate::wire::net_test::TestKind;
+    use crate::wire::tools::RefTool;
     use proptest::prelude::*;
 
     fn params() -> TestParams {
-        super::super::params::sample()
+        super::super::net_test::sample()
     }
 
     fn every_message() -> Vec<Msg> {
@@ -537,39 +349,6 @@ mod tests {
         assert!(recv(&mut &bad[..]).is_err());
         let extra = br#"{"type":"hello","version":1,"extra":1}"#;
         assert!(decode(extra).is_err(), "unknown fields are refused");
-    }
-
-    /// A reference tool's request is bounded: one iperf3 server, up to MAX_STREAMS sockperf
-    /// servers, and no run longer than a test.
-    #[test]
-    fn tool_requests_are_bounded() {
-        let ok = ToolRequest {
-            tool: RefTool::Sockperf,
-            proto: Proto::Tcp,
-            instances: limits::MAX_STREAMS,
-            seconds: 600,
-        };
-        assert!(ok.validate().is_ok());
-        for bad in [
-            ToolRequest { instances: 0, ..ok },
-            ToolRequest {
-                instances: limits::MAX_STREAMS + 1,
-                ..ok
-            },
-            ToolRequest {
-                tool: RefTool::Iperf3,
-                instances: 2,
-                ..ok
-            },
-            ToolRequest { seconds: 0, ..ok },
-            ToolRequest { seconds: 601, ..ok },
-            ToolRequest {
-                seconds: u32::MAX,
-                ..ok
-            },
-        ] {
-            assert!(bad.validate().is_err(), "{bad:?}");
-        }
         // An unknown tool is a malformed message, not a program the server looks for.
         let foreign = br#"{"type":"tool_setup","request":{"tool":"sh","proto":"tcp","instances":1,"seconds":1}}"#;
         assert!(decode(foreign).is_err());
