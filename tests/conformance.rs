@@ -10,8 +10,8 @@ use assert_cmd::Command;
 use peakbench::history::Store;
 use peakbench::reference::{self, RefContext};
 use peakbench::results::{Report, Subsystem};
-use peakbench::workload::registry;
 use peakbench::workload::spec::Spec;
+use peakbench::workload::{Workload, options, registry};
 use std::path::Path;
 use std::time::Duration;
 
@@ -26,13 +26,14 @@ const TINY: &[(&str, &str)] = &[
     ("huge-pages", "on"),
 ];
 
-/// The options of a tiny point of `w`: its subsystem's, and each option its spec says it
-/// uses (one that no point uses is refused).
+/// The options of a tiny point of `w`: its subsystem's, and each option of the options' table
+/// that it uses (one that no point uses is refused).
 fn tiny(w: &Spec, dir: &Path) -> Vec<String> {
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     let mut args = s(&[w.subsystem.name(), "--workload", w.name]);
     for (option, value) in TINY {
-        if w.uses(option) {
+        let workload = Workload::named(w.subsystem, w.name).unwrap();
+        if options::row(w.subsystem, option).is_some_and(|r| (r.users)(workload)) {
             args.extend([format!("--{option}"), value.to_string()]);
         }
     }

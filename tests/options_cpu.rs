@@ -32,7 +32,7 @@ fn what_runs() -> Vec<Case> {
         refused(
             "n",
             &["--workload", "NULL", "--n", "64"],
-            "--n and --memory-fraction size",
+            "--n sizes LINPACK, DGEMM and SGEMM",
         ),
         used(
             "memory-fraction",
@@ -42,7 +42,7 @@ fn what_runs() -> Vec<Case> {
         refused(
             "memory-fraction",
             &["--workload", "QP", "--memory-fraction", "0.5"],
-            "--n and --memory-fraction size",
+            "--memory-fraction sizes LINPACK, DGEMM and SGEMM",
         ),
         used(
             "nb",
@@ -62,7 +62,7 @@ fn what_runs() -> Vec<Case> {
         refused(
             "blas",
             &["--workload", "NULL", "--blas", "built-in"],
-            "--blas and --blas-library choose the engine",
+            "--blas chooses the engine of LINPACK",
         ),
         refused(
             "blas-library",

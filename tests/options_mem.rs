@@ -88,6 +88,12 @@ fn what_runs() -> Vec<Case> {
             &["--workload", "NULL", "--array-size", "2Mi"],
             "--workload has only NULL",
         ),
+        // C2C bounces one line between two CPUs: no array to size.
+        refused(
+            "array-size",
+            &["--workload", "C2C", "--array-size", "2Mi"],
+            "--array-size sizes the arrays of the bandwidth workloads, LATENCY, LOADED and NUMA, and --workload has only C2C",
+        ),
         used(
             "stores",
             &[&COPY[..], &["--stores", "regular"]].concat(),
@@ -109,7 +115,7 @@ fn what_runs() -> Vec<Case> {
         refused(
             "isa",
             &[&LAT[..], &["--isa", "scalar"]].concat(),
-            "--workload has only LATENCY, C2C or NULL",
+            "--workload has only LATENCY: add a bandwidth workload",
         ),
         used(
             "huge-pages",
@@ -232,7 +238,7 @@ fn bandwidth_peak_inputs() -> Vec<Case> {
         refused(
             "mem-peak-gbs",
             &[&LAT[..], &["--mem-peak-gbs", "50"]].concat(),
-            "--workload has only LATENCY, C2C or NULL",
+            "--workload has only LATENCY: add a bandwidth workload",
         ),
         used(
             "mem-channels",
@@ -263,7 +269,7 @@ fn bandwidth_peak_inputs() -> Vec<Case> {
         refused(
             "mem-mts",
             &[&LAT[..], &["--mem-channels", "2", "--mem-mts", "3200"]].concat(),
-            "--workload has only LATENCY, C2C or NULL",
+            "--workload has only LATENCY: add a bandwidth workload",
         ),
         // The floor of the memory plateau: the staircase must go past the last cache (to eight
         // times its size, so that memory's plateau has a few points), and one that stops inside
@@ -417,7 +423,7 @@ fn how_long() -> Vec<Case> {
         refused(
             "total-bytes",
             &["--workload", "LATENCY", "--total-bytes", "100M"],
-            "--workload has only LATENCY, LOADED, C2C, NUMA or NULL",
+            "--workload has only LATENCY: add a bandwidth workload",
         ),
         used(
             "scaling",

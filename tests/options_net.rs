@@ -294,7 +294,7 @@ fn amounts_and_display() -> Vec<Case> {
         refused(
             "count",
             &[&TCP[..], &["--count", "500"]].concat(),
-            "--workload has none of them",
+            "none of them is in --workload",
         ),
         used(
             "scaling",
@@ -319,7 +319,7 @@ fn amounts_and_display() -> Vec<Case> {
         refused(
             "mps",
             &[&TPUT[..], &["--mps", "2000"]].concat(),
-            "--workload has none of them",
+            "none of them is in --workload",
         ),
         used("load", &[&LAT[..], &["--load", "0,1"]].concat(), |r| {
             let load = |x: &Value| x["params"]["load_streams"].as_u64();

@@ -53,6 +53,23 @@ impl Given {
             .map(|given| format!("--{}", given.replace('_', "-")))
     }
 
+    /// Refuses the first option given that no workload of `chosen` (all of `subsystem`) uses,
+    /// by its row of the options' table, in the table's order (an option accepted is used or
+    /// refused, never ignored).
+    pub fn refuse_unused_by(
+        &self,
+        subsystem: crate::results::Subsystem,
+        chosen: &[crate::app::workloads::Workload],
+    ) -> Result<(), UsageError> {
+        for row in crate::app::workloads::options::rows(subsystem) {
+            let given = row.names.iter().find(|n| self.has(&n.replace('-', "_")));
+            if let Some(why) = given.and_then(|n| row.refusal(n, chosen)) {
+                return Err(UsageError(why));
+            }
+        }
+        Ok(())
+    }
+
     /// Refuses the first of `ids` given where `applies` is false: "`--X` `what`: `fix`".
     pub fn refuse_unless(
         &self,

@@ -5,7 +5,7 @@ use super::common::{
     workload_help,
 };
 use crate::app::cpu::{CpuRequest, CpuWorkload, LinalgWorkload, Scaling, linalg_kernels};
-use crate::app::workloads::{Spec, registry, users_of};
+use crate::app::workloads::Workload;
 use crate::app::{Recorder, Request};
 use crate::results::Subsystem;
 use crate::runner::Repetition;
@@ -173,33 +173,15 @@ fn refuse(
     kernels: &[CpuWorkload],
     linalg: &[LinalgWorkload],
 ) -> Result<(), UsageError> {
-    // Which workloads use an option, from their specs.
-    let all = registry::of(Subsystem::Cpu);
-    let chosen: Vec<Spec> = kernels
+    // The options that only some workloads use, by the options' table.
+    let chosen: Vec<Workload> = kernels
         .iter()
-        .map(|w| w.spec())
-        .chain(linalg.iter().map(|w| w.spec()))
+        .map(|w| Workload::from(*w))
+        .chain(linalg.iter().map(|w| Workload::from(*w)))
         .collect();
-    let uses = |option: &str| chosen.iter().any(|s| s.uses(option));
-    let users = |option: &str| users_of(&all, option);
-    if !uses("n") && (!args.n.is_empty() || args.memory_fraction.is_some()) {
-        let (and, or) = users("n");
-        return Err(UsageError(format!(
-            "--n and --memory-fraction size {and}: add --workload {or}"
-        )));
-    }
-    if !uses("blas") && (args.blas.is_some() || args.blas_library.is_some()) {
-        let (and, or) = users("blas");
-        return Err(UsageError(format!(
-            "--blas and --blas-library choose the engine of {and}: add --workload {or}"
-        )));
-    }
-    if args.nb.is_some() && !uses("nb") {
-        let (and, or) = users("nb");
-        return Err(UsageError(format!(
-            "--nb sets {and}'s block: add --workload {or}"
-        )));
-    }
+    args.output
+        .given
+        .refuse_unused_by(Subsystem::Cpu, &chosen)?;
     if args.nb.is_some() && args.blas == Some(BlasEngine::System) {
         return Err(UsageError(
             "--nb sets the built-in factorisation's block; a system LAPACK chooses its own: drop --nb or use --blas built-in".into(),
@@ -250,7 +232,7 @@ pub fn fitted(
     sys: &crate::sysinfo::SystemInfo,
 ) -> Vec<(&'static str, String)> {
     let (kernels, _) = split(args);
-    let timed = kernels.iter().any(|w| w.spec().uses("scaling"));
+    let timed = kernels.iter().any(|w| Workload::from(*w).uses("scaling"));
     let amount = match args.total_ops {
         Some(_) => {
             let floor =
@@ -280,45 +262,24 @@ fn refuse_unused(
 ) -> Result<(), UsageError> {
     let given = &args.output.given;
     args.output.refuse_display(false, false)?;
-    // The kernels that run something (NULL is the harness alone), and which workloads use an
-    // option, from their specs.
-    let all = registry::of(Subsystem::Cpu);
+    // The kernels that run something (NULL is the harness alone).
     let measured: Vec<CpuWorkload> = kernels
         .iter()
         .copied()
-        .filter(|w| w.spec().uses("scaling"))
+        .filter(|w| Workload::from(*w).uses("scaling"))
         .collect();
-    let (kernel_names, _) = users_of(&all, "scaling");
-    let (sized, _) = users_of(&all, "n");
-    given.refuse_unless(
-        !measured.is_empty(),
-        &["scaling"],
-        &format!(
-            "splits the work of the kernels {kernel_names} between threads, and none of them is in --workload (NULL runs no kernel; {sized} are sized by --n)"
-        ),
-        "drop --scaling or add a kernel workload",
-    )?;
-    given.refuse_unless(
-        !measured.is_empty(),
-        &["duration", "total_ops"],
-        &format!(
-            "sets how much each repetition of a kernel {kernel_names} runs, and none of them is in --workload (NULL runs no kernel; {sized} time one solve or multiply per repetition, sized by --n)"
-        ),
-        "drop it or add a kernel workload",
-    )?;
     let built_in = !linalg.is_empty() && args.blas != Some(BlasEngine::System);
     if let Some(isa) = args.isa {
+        // A system BLAS chooses its own instructions.
         given.refuse_unless(
             !measured.is_empty() || built_in,
             &["isa"],
-            &format!(
-                "chooses the instructions of the kernels {kernel_names} and of the built-in {sized}, and this run has none of them (NULL runs no kernel; a system BLAS chooses its own)"
-            ),
-            "drop --isa",
+            "chooses the instructions of the kernels and of the built-in LINPACK, DGEMM and SGEMM, and this run has none of them (a system BLAS chooses its own)",
+            "drop --isa or --blas system",
         )?;
         if built_in && linalg_kernels::for_isa::<f64>(isa).is_none() {
             return Err(UsageError(format!(
-                "--isa {isa}: {sized} have {} micro-kernels on this CPU; choose one of them",
+                "--isa {isa}: LINPACK, DGEMM and SGEMM have {} micro-kernels on this CPU; choose one of them",
                 linalg_kernels::available::<f64>()
                     .iter()
                     .map(|k| k.kind.name())

@@ -4,7 +4,7 @@ use super::common::{
     Counts, OutputArgs, UsageError, bounds, parse_duration, parse_repeat, workload_help,
 };
 use crate::app::disk::{self, DiskOptions, DiskPeaks, DiskWorkload, EngineKind, MAX_DEPTH, Place};
-use crate::app::workloads::{registry, users_of};
+use crate::app::workloads::Workload;
 use crate::app::{Recorder, Request};
 use crate::results::Subsystem;
 use crate::results::params::SyncMode;
@@ -326,20 +326,8 @@ fn refuse_unused(args: &DiskArgs) -> Result<(), UsageError> {
         "says when writes are made durable, and no workload in --workload writes",
         &format!("add {}, or drop --sync", named(DiskWorkload::writes, false)),
     )?;
-    let (rw, rw_or) = users_of(&registry::of(Subsystem::Disk), "read-percent");
-    given.refuse_unless(
-        w.iter().any(|x| x.spec().uses("read-percent")),
-        &["read_percent"],
-        &format!("sets {rw}'s share of reads, and {rw} is not in --workload"),
-        &format!("add {rw_or} or drop --read-percent"),
-    )?;
-    let (strided, strided_or) = users_of(&registry::of(Subsystem::Disk), "stride");
-    given.refuse_unless(
-        w.iter().any(|x| x.spec().uses("stride")),
-        &["stride"],
-        &format!("sets {strided}'s distance between blocks, and {strided} is not in --workload"),
-        &format!("add {strided_or} or drop --stride"),
-    )?;
+    let chosen: Vec<Workload> = w.iter().map(|x| Workload::from(*x)).collect();
+    given.refuse_unused_by(Subsystem::Disk, &chosen)?;
     // A rated figure is used by the points that only read (or only write), and by those that
     // mix both when the other figure of the pair is given too.
     let reads = w.iter().any(|x| x.only_reads());

@@ -6,7 +6,7 @@ use super::common::{
 use crate::app::mem::{
     DEFAULT_LATENCY_SAMPLE, HugePages, MemOptions, MemWorkload, Stores, has_kernels,
 };
-use crate::app::workloads::{non_users_of, registry, users_of};
+use crate::app::workloads::Workload;
 use crate::app::{Recorder, Request};
 use crate::results::Subsystem;
 use crate::results::params::Mix;
@@ -219,7 +219,9 @@ pub fn fitted(
     sys: &SystemInfo,
 ) -> Vec<(&'static str, String)> {
     let workloads = workloads(args);
-    let timed = workloads.iter().any(|w| w.spec().uses("duration"));
+    let timed = workloads
+        .iter()
+        .any(|w| Workload::from(*w).uses("duration"));
     let samples_only = workloads.iter().all(|w| {
         matches!(
             w,
@@ -317,77 +319,23 @@ fn options(args: &MemArgs, sys: &SystemInfo) -> MemOptions {
 }
 
 /// Refuses every option given that no point of the run would use (an option accepted is used
-/// or refused, never ignored).
+/// or refused, never ignored): those that only some workloads use by the options' table, then
+/// those that other options decide.
 fn refuse_unused(args: &MemArgs, workloads: &[MemWorkload]) -> Result<(), UsageError> {
     let given = &args.output.given;
     args.output.refuse_display(false, false)?;
-    // Which workloads use an option, from their specs.
-    let all = registry::of(Subsystem::Mem);
-    let uses = |option: &str| workloads.iter().any(|w| w.spec().uses(option));
-    let and = |option: &str| users_of(&all, option);
-    let only = |option: &str| non_users_of(&all, option);
-    let (blocks, _) = and("block-size");
-    given.refuse_unless(
-        uses("block-size"),
-        &["block_size"],
-        &format!("sizes the blocks of {blocks}, and none of them is in --workload"),
-        "add one of them or drop --block-size",
-    )?;
-    let (staircase, add) = and("latency-max");
-    given.refuse_unless(
-        uses("latency-max"),
-        &["latency_max"],
-        &format!(
-            "applies to the {staircase} staircase (its shape, its memory floor), and {staircase} is not in --workload"
-        ),
-        &format!("add {add} or drop it"),
-    )?;
-    let (chasing, add) = and("huge-pages");
-    given.refuse_unless(
-        uses("huge-pages"),
-        &["huge_pages"],
-        &format!(
-            "chooses the pages that {chasing} chase through, and none of them is in --workload"
-        ),
-        &format!("add {add} or drop it"),
-    )?;
-    let (pairs, add) = and("cpus");
-    given.refuse_unless(
-        uses("cpus"),
-        &["cpus"],
-        &format!("names the CPUs that {pairs} pairs, and {pairs} is not in --workload"),
-        &format!("add {add} or drop it"),
-    )?;
-    let (mixed, add) = and("mix");
-    given.refuse_unless(
-        uses("mix"),
-        &["mix"],
-        &format!("chooses the read/write mixes of {mixed}, and none of them is in --workload"),
-        &format!("add {add} or drop it"),
-    )?;
-    let (floored, add) = and("mem-latency-ns");
-    given.refuse_unless(
-        uses("mem-latency-ns"),
-        &["mem_latency_ns", "mem_cl"],
-        &format!(
-            "is the floor of a load from memory, for {floored} (the staircase's memory plateau, one block operation), and none of them is in --workload"
-        ),
-        &format!("add {add} or drop it"),
-    )?;
-    let (writing, _) = and("stores");
-    given.refuse_unless(
-        uses("stores"),
-        &["stores"],
-        &format!(
-            "chooses the store instructions of the workloads that write ({writing}), and none of them is in --workload"
-        ),
-        "add one of them or drop --stores",
-    )?;
+    if args.mem_mts.is_some() && args.mem_channels.is_none() && args.mem_cl.is_none() {
+        return Err(UsageError(
+            "--mem-mts is the transfer rate of the bandwidth peak (with --mem-channels) or of the rated latency (with --mem-cl): give one of them, or drop --mem-mts".into(),
+        ));
+    }
+    let chosen: Vec<Workload> = workloads.iter().map(|w| Workload::from(*w)).collect();
+    given.refuse_unused_by(Subsystem::Mem, &chosen)?;
     // MIX and LOADED store only in a mix that writes (LOADED's default reads only).
     let writes = |w: &MemWorkload| match w {
         MemWorkload::Mix | MemWorkload::Loaded if args.mix.is_empty() => *w == MemWorkload::Mix,
         MemWorkload::Mix | MemWorkload::Loaded => args.mix.iter().any(|m| m.writes > 0),
-        w => w.spec().uses("stores"),
+        w => Workload::from(*w).uses("stores"),
     };
     given.refuse_unless(
         workloads.iter().any(writes),
@@ -401,27 +349,6 @@ fn refuse_unused(args: &MemArgs, workloads: &[MemWorkload]) -> Result<(), UsageE
         "sets thread counts, and NUMA runs every CPU of each node (its latency one)",
         "drop --threads",
     )?;
-    if args.mem_mts.is_some() && args.mem_channels.is_none() && args.mem_cl.is_none() {
-        return Err(UsageError(
-            "--mem-mts is the transfer rate of the bandwidth peak (with --mem-channels) or of the rated latency (with --mem-cl): give one of them, or drop --mem-mts".into(),
-        ));
-    }
-    // With --mem-cl, the transfer rate gives the rated latency, which the workloads that
-    // have a floor use.
-    let peak_options: &[&str] = if args.mem_cl.is_some() {
-        &["isa", "mem_peak_gbs", "mem_channels"]
-    } else {
-        &["isa", "mem_peak_gbs", "mem_channels", "mem_mts"]
-    };
-    given.refuse_unless(
-        uses("isa"),
-        peak_options,
-        &format!(
-            "applies to the bandwidth workloads (their kernels, their peak), and --workload has only {}",
-            only("isa")
-        ),
-        "add a bandwidth workload or drop it",
-    )?;
     if let Some(isa) = args.isa
         && !has_kernels(isa)
     {
@@ -430,28 +357,10 @@ fn refuse_unused(args: &MemArgs, workloads: &[MemWorkload]) -> Result<(), UsageE
         )));
     }
     given.refuse_unless(
-        uses("total-bytes"),
-        &["total_bytes"],
-        &format!(
-            "sets the bytes of each repetition of the bandwidth workloads, and --workload has only {}",
-            only("total-bytes")
-        ),
-        "add a bandwidth workload or drop it",
-    )?;
-    given.refuse_unless(
         args.total_bytes.is_some(),
         &["scaling"],
         "splits --total-bytes between the threads, and no --total-bytes is given (a timed point runs each thread for --duration)",
         "give --total-bytes or drop --scaling",
-    )?;
-    given.refuse_unless(
-        uses("duration"),
-        &["duration", "array_size"],
-        &format!(
-            "applies to the bandwidth and LATENCY workloads, and --workload has only {} (the harness alone)",
-            only("duration")
-        ),
-        "add a workload or drop it",
     )
 }
 

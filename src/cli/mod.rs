@@ -101,8 +101,8 @@ impl Command {
 impl Cli {
     /// Parses `argv` (with the program's name first), noting which options it gave.
     pub fn parse_noting(argv: impl IntoIterator<Item = String>) -> Result<Cli, clap::Error> {
-        use clap::{CommandFactory, FromArgMatches};
-        let matches = Cli::command().try_get_matches_from(argv)?;
+        use clap::FromArgMatches;
+        let matches = command().try_get_matches_from(argv)?;
         let mut cli = Cli::from_arg_matches(&matches)?;
         if let Some((_, sub)) = matches.subcommand()
             && let Some(output) = cli.command.output_mut()
@@ -111,6 +111,38 @@ impl Cli {
         }
         Ok(cli)
     }
+}
+
+/// The command line's definition, each option that only some workloads use saying which in
+/// its help (from the options' table).
+pub fn command() -> clap::Command {
+    use crate::app::workloads::options;
+    use clap::CommandFactory;
+    let mut cli = Cli::command();
+    for row in options::TABLE {
+        for name in row.names {
+            let id = name.replace('-', "_");
+            cli = cli.mut_subcommand(row.subsystem.name(), |sub| {
+                if sub.get_arguments().all(|a| a.get_id() != id.as_str()) {
+                    return sub;
+                }
+                sub.mut_arg(&id, |a| {
+                    let with = |h: Option<&clap::builder::StyledStr>| match h {
+                        Some(h) => {
+                            format!("{}. {}", h.to_string().trim_end_matches('.'), row.help())
+                        }
+                        None => row.help(),
+                    };
+                    let help = with(a.get_help());
+                    match a.get_long_help().map(|h| with(Some(h))) {
+                        Some(long) => a.help(help).long_help(long),
+                        None => a.help(help),
+                    }
+                })
+            });
+        }
+    }
+    cli
 }
 
 /// Runs a parsed command line; `argv` is recorded in the results.
@@ -221,6 +253,24 @@ pub fn main_with(argv: Vec<String>) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every option of the options' table is an option of its subsystem's command, and its
+    /// help says which workloads it is for.
+    #[test]
+    fn the_options_table_names_real_options_and_their_help_its_users() {
+        let cli = command();
+        for row in crate::app::workloads::options::TABLE {
+            let sub = cli.find_subcommand(row.subsystem.name()).unwrap();
+            for name in row.names {
+                let arg = sub
+                    .get_arguments()
+                    .find(|a| a.get_long() == Some(name))
+                    .unwrap_or_else(|| panic!("{} has no --{name}", row.subsystem));
+                let help = arg.get_help().unwrap().to_string();
+                assert!(help.ends_with(&row.help()), "--{name}: {help}");
+            }
+        }
+    }
 
     #[derive(Debug, thiserror::Error)]
     enum Outer {

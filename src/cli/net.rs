@@ -5,7 +5,7 @@ use super::common::{
     workload_help,
 };
 use crate::app::net::{self, DEFAULT_PORT, NetOptions, NetWorkload, Proto, limits};
-use crate::app::workloads::{registry, users_of};
+use crate::app::workloads::Workload;
 use crate::app::{Recorder, Request};
 use crate::results::Subsystem;
 use crate::units::format_bytes_binary;
@@ -284,70 +284,19 @@ fn refuse_unused(args: &ClientArgs) -> Result<(), UsageError> {
     let given = &args.output.given;
     let throughput = args.workload.contains(&NetWorkload::Throughput);
     args.output.refuse_display(false, throughput)?;
-    // Which workloads use an option, from their specs.
-    let all = registry::of(Subsystem::Net);
-    let uses = |option: &str| args.workload.iter().any(|w| w.spec().uses(option));
-    let (streams, add_streams) = users_of(&all, "reverse");
-    given.refuse_unless(
-        uses("reverse"),
-        &["reverse", "busy_poll"],
-        &format!(
-            "applies to {streams} (its direction, its receivers), and {streams} is not in --workload (a ping-pong goes both ways, one message at a time)"
-        ),
-        &format!("add {add_streams} or drop it"),
-    )?;
+    let chosen: Vec<Workload> = args.workload.iter().map(|w| Workload::from(*w)).collect();
+    given.refuse_unused_by(Subsystem::Net, &chosen)?;
     given.refuse_unless(
         throughput || args.propagation_us.is_some(),
         &["link_gbps"],
         "enters the goodput peak of THROUGHPUT and, with --propagation-us, the floor of LATENCY's round trips; this run has neither",
         "add THROUGHPUT or --propagation-us, or drop --link-gbps",
     )?;
-    let (pingpong, add_pingpong) = users_of(&all, "propagation-us");
-    given.refuse_unless(
-        uses("propagation-us"),
-        &["propagation_us"],
-        &format!(
-            "enters the floor of {pingpong}'s round trips, and {pingpong} is not in --workload"
-        ),
-        &format!("add {add_pingpong} or drop it"),
-    )?;
     given.refuse_unless(
         throughput && args.protocol.contains(&Proto::Udp),
         &["rate"],
         "paces UDP THROUGHPUT streams, and this run has none (a ping-pong sends one message at a time)",
         "add --workload THROUGHPUT --protocol udp or drop --rate",
-    )?;
-    refuse_unused_new(args)
-}
-
-/// The options of both directions, fixed amounts, pacing and sockets: refused where no point
-/// would use them.
-fn refuse_unused_new(args: &ClientArgs) -> Result<(), UsageError> {
-    let given = &args.output.given;
-    let uses = |option: &str| args.workload.iter().any(|w| w.spec().uses(option));
-    let all = registry::of(Subsystem::Net);
-    let (streams, add_streams) = users_of(&all, "bidir");
-    given.refuse_unless(
-        uses("bidir"),
-        &["bidir", "total_bytes", "zerocopy"],
-        &format!("applies to {streams} (its streams), and {streams} is not in --workload"),
-        &format!("add {add_streams} or drop it"),
-    )?;
-    let (pingpong, add_pingpong) = users_of(&all, "count");
-    let (loaded, add_loaded) = users_of(&all, "load");
-    given.refuse_unless(
-        uses("load"),
-        &["load"],
-        &format!("runs {loaded} under load, and {loaded} is not in --workload"),
-        &format!("add {add_loaded} or drop it"),
-    )?;
-    given.refuse_unless(
-        uses("count"),
-        &["count", "mps"],
-        &format!(
-            "applies to {pingpong} (round trips, connections), and --workload has none of them"
-        ),
-        &format!("add {add_pingpong} or drop it"),
     )?;
     given.refuse_unless(
         args.total_bytes.is_none() || args.omit.is_zero(),
@@ -362,13 +311,6 @@ fn refuse_unused_new(args: &ClientArgs) -> Result<(), UsageError> {
         "give --total-bytes or --count, or drop --scaling",
     )?;
     let tcp_only = args.protocol == [Proto::Tcp];
-    let streams_or_pings = args.workload.iter().any(|w| *w != NetWorkload::Connect);
-    given.refuse_unless(
-        streams_or_pings,
-        &["window", "congestion", "mss", "no_delay"],
-        "applies to THROUGHPUT's and LATENCY's sockets (CONNECT's connections take the kernel's options), and --workload has only CONNECT",
-        "add THROUGHPUT or LATENCY, or drop it",
-    )?;
     given.refuse_unless(
         !args.workload.contains(&NetWorkload::Connect) || args.protocol.contains(&Proto::Tcp),
         &["protocol"],

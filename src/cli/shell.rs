@@ -1,8 +1,7 @@
 //! What a shell and `man` need, generated from the clap definitions: `peakbench completions
 //! SHELL` and `peakbench man`.
 
-use super::Cli;
-use clap::{Args, CommandFactory};
+use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
@@ -23,7 +22,7 @@ pub struct ManArgs {
 }
 
 pub fn completions(args: CompletionsArgs) -> anyhow::Result<()> {
-    let mut cmd = Cli::command();
+    let mut cmd = super::command();
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "peakbench", &mut script);
     crate::files::write_stdout(&script)
@@ -31,7 +30,7 @@ pub fn completions(args: CompletionsArgs) -> anyhow::Result<()> {
 }
 
 pub fn man(args: ManArgs) -> anyhow::Result<()> {
-    let cmd = Cli::command();
+    let cmd = super::command();
     match args.out_dir {
         None => {
             let mut page = Vec::new();

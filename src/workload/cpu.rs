@@ -25,9 +25,6 @@ super::spec::workloads! {
 
 const KERNEL_CHARTS: &[ChartKind] = &[ChartKind::Sweeps, ChartKind::Efficiency];
 
-/// The options only the kernels QP … INT64 use (NULL runs no kernel).
-const KERNEL_OPTIONS: &[&[&str]] = &[&["scaling", "duration", "total-ops", "isa"]];
-
 impl CpuWorkload {
     /// What it is, everything every reader needs (see [`Spec`]).
     pub const fn spec(self) -> Spec {
@@ -77,7 +74,6 @@ impl CpuWorkload {
                     what: "the harness alone",
                     default: false,
                     metrics: &[Metric::Latency],
-                    options: &[],
                     references: &[],
                     charts: &[],
                     work: Work::Nothing,
@@ -90,7 +86,6 @@ impl CpuWorkload {
             what,
             default,
             metrics: &[Metric::Throughput],
-            options: KERNEL_OPTIONS,
             references,
             charts: KERNEL_CHARTS,
             work: Work::KernelOps,

@@ -128,16 +128,6 @@ impl DiskWorkload {
             what,
             default,
             metrics: &[Metric::Throughput, Metric::Iops, Metric::Latency],
-            options: match (self, work) {
-                (
-                    _,
-                    Work::Io {
-                        read_percent: None, ..
-                    },
-                ) => &[&["read-percent"]],
-                (DiskWorkload::Rstride, _) => &[&["stride"]],
-                _ => &[],
-            },
             references: if copy {
                 &[Tool::Dd]
             } else if iozone {

@@ -16,11 +16,6 @@ super::spec::workloads! {
     }
 }
 
-const ENGINE: &[&str] = &["blas", "blas-library", "isa"];
-
-/// The options of every linear-algebra workload: its size, its engine.
-const SIZES: &[&str] = &["n", "memory-fraction"];
-
 impl LinalgWorkload {
     /// Bytes of one element (fp64 or fp32).
     pub fn element_bytes(self) -> u64 {
@@ -40,22 +35,16 @@ impl LinalgWorkload {
 
     /// What it is, everything every reader needs (see [`Spec`]).
     pub const fn spec(self) -> Spec {
-        let (what, options, references): (_, &[&[&str]], &[Tool]) = match self {
+        let (what, references): (_, &[Tool]) = match self {
             LinalgWorkload::Linpack => (
                 "solve of a random dense system by LU with partial pivoting (HPL's problem, count and residual check)",
-                &[SIZES, &["nb"], ENGINE],
                 &[Tool::Hpcc],
             ),
             LinalgWorkload::Dgemm => (
                 "fp64 matrix multiply C = A·B (2·N³ operations)",
-                &[SIZES, ENGINE],
                 &[Tool::Hpcc],
             ),
-            LinalgWorkload::Sgemm => (
-                "fp32 matrix multiply C = A·B (2·N³ operations)",
-                &[SIZES, ENGINE],
-                &[],
-            ),
+            LinalgWorkload::Sgemm => ("fp32 matrix multiply C = A·B (2·N³ operations)", &[]),
         };
         Spec {
             subsystem: Subsystem::Cpu,
@@ -63,7 +52,6 @@ impl LinalgWorkload {
             what,
             default: false,
             metrics: &[Metric::Throughput],
-            options,
             references,
             charts: &[ChartKind::Sweeps, ChartKind::Efficiency],
             work: Work::Flops,

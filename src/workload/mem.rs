@@ -52,15 +52,6 @@ const BANDWIDTH_CHARTS: &[ChartKind] = &[
     ChartKind::Efficiency,
 ];
 
-const BANDWIDTH_READ: &[&[&str]] = &[&BANDWIDTH];
-
-const BLOCKS_READ: &[&[&str]] = &[&["block-size", "mem-latency-ns", "mem-cl"], &BANDWIDTH];
-
-const BLOCKS_WRITTEN: &[&[&str]] = &[
-    &["block-size", "stores", "mem-latency-ns", "mem-cl"],
-    &BANDWIDTH,
-];
-
 /// C2C's spec: a matrix of round trips, one point per ordered pair of CPUs.
 const C2C_SPEC: Spec = Spec {
     subsystem: Subsystem::Mem,
@@ -68,7 +59,6 @@ const C2C_SPEC: Spec = Spec {
     what: "core-to-core latency: a cache line's round trip between every two CPUs",
     default: false,
     metrics: &[Metric::Latency],
-    options: &[&["cpus", "duration"]],
     // Intel MLC's --c2c_latency and the core-to-core-latency tools cannot be had here.
     references: &[],
     charts: &[],
@@ -82,15 +72,6 @@ const LATENCY_SPEC: Spec = Spec {
     what: "pointer-chasing staircase and cache levels",
     default: true,
     metrics: &[Metric::Latency],
-    options: &[&[
-        "huge-pages",
-        "latency-max",
-        "mem-latency-ns",
-        "mem-cl",
-        "mem-mts",
-        "duration",
-        "array-size",
-    ]],
     // Its 8-byte per-operation probes; nothing here chases pointers.
     references: &[Tool::Sysbench],
     charts: &[
@@ -108,26 +89,11 @@ const LOADED_SPEC: Spec = Spec {
     what: "loaded latency: a pointer chase while the other threads inject traffic of a mix at a series of delays",
     default: false,
     metrics: &[Metric::Latency, Metric::Throughput],
-    options: &[&[
-        "mix",
-        "stores",
-        "isa",
-        "huge-pages",
-        "mem-latency-ns",
-        "mem-cl",
-        "mem-peak-gbs",
-        "mem-channels",
-        "mem-mts",
-        "duration",
-        "array-size",
-    ]],
     // Intel MLC's --loaded_latency cannot be had here (not in Debian, Intel-only).
     references: &[],
     charts: &[ChartKind::LoadedLatency],
     work: Work::Loads,
 };
-
-const MIX_OPTIONS: &[&[&str]] = &[&["mix", "stores"], &BANDWIDTH];
 
 /// NULL's spec: the harness alone.
 const NULL_SPEC: Spec = Spec {
@@ -136,7 +102,6 @@ const NULL_SPEC: Spec = Spec {
     what: "the harness alone",
     default: false,
     metrics: &[Metric::Latency],
-    options: &[],
     references: &[],
     charts: &[],
     work: Work::Nothing,
@@ -149,42 +114,18 @@ const NUMA_SPEC: Spec = Spec {
     what: "NUMA node matrices: latency and read bandwidth of each node's CPUs on each node's memory",
     default: false,
     metrics: &[Metric::Latency, Metric::Throughput],
-    options: &[&[
-        "isa",
-        "array-size",
-        "duration",
-        "mem-latency-ns",
-        "mem-cl",
-        "mem-peak-gbs",
-        "mem-channels",
-        "mem-mts",
-    ]],
     // Intel MLC's --latency_matrix and --bandwidth_matrix cannot be had here.
     references: &[],
     charts: &[],
     work: Work::Loads,
 };
 
-const STREAM_OPTIONS: &[&[&str]] = &[&["stores"], &BANDWIDTH];
-
-/// The options of every bandwidth workload: their kernels, their peak, their work.
-const BANDWIDTH: [&str; 7] = [
-    "isa",
-    "mem-peak-gbs",
-    "mem-channels",
-    "mem-mts",
-    "total-bytes",
-    "duration",
-    "array-size",
-];
-
 impl MemWorkload {
     /// What it is, everything every reader needs (see [`Spec`]).
     pub const fn spec(self) -> Spec {
-        let (what, options, references, work): (_, &[&[&str]], &[Tool], _) = match self {
+        let (what, references, work): (_, &[Tool], _) = match self {
             MemWorkload::Rws => (
                 "read and write blocks in sequence",
-                BLOCKS_WRITTEN,
                 &[Tool::Mbw],
                 Work::Blocks {
                     read: true,
@@ -193,7 +134,6 @@ impl MemWorkload {
             ),
             MemWorkload::Rwr => (
                 "read and write blocks at random",
-                BLOCKS_WRITTEN,
                 &[Tool::Mbw],
                 Work::Blocks {
                     read: true,
@@ -202,7 +142,6 @@ impl MemWorkload {
             ),
             MemWorkload::Ws => (
                 "write blocks in sequence",
-                BLOCKS_WRITTEN,
                 &[Tool::Sysbench],
                 Work::Blocks {
                     read: false,
@@ -211,7 +150,6 @@ impl MemWorkload {
             ),
             MemWorkload::Wr => (
                 "write blocks at random",
-                BLOCKS_WRITTEN,
                 &[Tool::Sysbench],
                 Work::Blocks {
                     read: false,
@@ -220,7 +158,6 @@ impl MemWorkload {
             ),
             MemWorkload::Rs => (
                 "read blocks in sequence",
-                BLOCKS_READ,
                 &[Tool::Sysbench],
                 Work::Blocks {
                     read: true,
@@ -229,7 +166,6 @@ impl MemWorkload {
             ),
             MemWorkload::Rr => (
                 "read blocks at random",
-                BLOCKS_READ,
                 &[Tool::Sysbench],
                 Work::Blocks {
                     read: true,
@@ -238,7 +174,6 @@ impl MemWorkload {
             ),
             MemWorkload::Copy => (
                 "STREAM copy",
-                STREAM_OPTIONS,
                 // likwid-bench first: the point's own arrays, threads, ISA and stores, in about
                 // a second; hpcc's arrays come within a few kilobytes, after its whole suite.
                 &[Tool::LikwidBench, Tool::Hpcc, Tool::Stream],
@@ -249,7 +184,6 @@ impl MemWorkload {
             ),
             MemWorkload::Scale => (
                 "STREAM scale",
-                STREAM_OPTIONS,
                 // hpcc first: its arrays are sized to the point's, STREAM's compiled in.
                 &[Tool::Hpcc, Tool::Stream],
                 Work::Arrays {
@@ -259,7 +193,6 @@ impl MemWorkload {
             ),
             MemWorkload::Add => (
                 "STREAM add",
-                STREAM_OPTIONS,
                 // hpcc first: its arrays are sized to the point's, STREAM's compiled in.
                 &[Tool::Hpcc, Tool::Stream],
                 Work::Arrays {
@@ -269,7 +202,6 @@ impl MemWorkload {
             ),
             MemWorkload::Triad => (
                 "STREAM triad",
-                STREAM_OPTIONS,
                 // likwid-bench first: the point's own arrays, threads, ISA and stores, in about
                 // a second; hpcc's arrays come within a few kilobytes, after its whole suite.
                 &[Tool::LikwidBench, Tool::Hpcc, Tool::Stream],
@@ -280,7 +212,6 @@ impl MemWorkload {
             ),
             MemWorkload::Sum => (
                 "sum of a whole array (read only)",
-                BANDWIDTH_READ,
                 &[Tool::LikwidBench],
                 Work::Arrays {
                     read: 1,
@@ -289,7 +220,6 @@ impl MemWorkload {
             ),
             MemWorkload::Mix => (
                 "read/write mixes as Intel MLC names them (--mix)",
-                MIX_OPTIONS,
                 // likwid-bench has a kernel for each mix (Intel MLC cannot be had here).
                 &[Tool::LikwidBench],
                 // The most a mix touches: three arrays read, one written (3:1); each point's
@@ -316,7 +246,6 @@ impl MemWorkload {
                 Work::Blocks { .. } => &[Metric::Throughput, Metric::Latency],
                 _ => &[Metric::Throughput],
             },
-            options,
             references,
             charts: BANDWIDTH_CHARTS,
             work,

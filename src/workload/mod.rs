@@ -10,6 +10,7 @@ pub mod disk;
 pub mod linalg;
 pub mod mem;
 pub mod net;
+pub mod options;
 pub mod registry;
 pub mod spec;
 

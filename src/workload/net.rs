@@ -18,11 +18,9 @@ super::spec::workloads! {
 impl NetWorkload {
     /// What it is, everything every reader needs (see [`Spec`]).
     pub const fn spec(self) -> Spec {
-        type Options = &'static [&'static [&'static str]];
-        let (what, metrics, options, references, charts, default): (
+        let (what, metrics, references, charts, default): (
             _,
             &[Metric],
-            Options,
             &[Tool],
             &[ChartKind],
             bool,
@@ -30,14 +28,6 @@ impl NetWorkload {
             NetWorkload::Throughput => (
                 "goodput; UDP loss and jitter",
                 &[Metric::Throughput, Metric::Loss, Metric::Jitter],
-                &[&[
-                    "reverse",
-                    "busy-poll",
-                    "rate",
-                    "bidir",
-                    "total-bytes",
-                    "zerocopy",
-                ]],
                 &[Tool::Iperf3],
                 &[
                     ChartKind::Sweeps,
@@ -49,7 +39,6 @@ impl NetWorkload {
             NetWorkload::Latency => (
                 "ping-pong round trips",
                 &[Metric::Latency, Metric::Rate],
-                &[&["propagation-us", "count", "mps", "load"]],
                 &[Tool::Sockperf, Tool::Qperf, Tool::Ping],
                 &[
                     ChartKind::Sweeps,
@@ -61,7 +50,6 @@ impl NetWorkload {
             NetWorkload::Connect => (
                 "TCP connections per second, each opened, one request and response, closed",
                 &[Metric::Rate, Metric::Latency],
-                &[&["count", "mps"]],
                 &[],
                 &[ChartKind::Sweeps, ChartKind::Percentiles],
                 false,
@@ -73,7 +61,6 @@ impl NetWorkload {
             what,
             default,
             metrics,
-            options,
             references,
             charts,
             work: Work::Messages,

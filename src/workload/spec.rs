@@ -17,23 +17,12 @@ pub struct Spec {
     pub default: bool,
     /// The metrics of its records.
     pub metrics: &'static [Metric],
-    /// The options (long names, in groups that workloads share) that only some workloads of
-    /// its subsystem use, and this one does: an option that no chosen workload uses is
-    /// refused, naming those that do ([`Spec::uses`]).
-    pub options: &'static [&'static [&'static str]],
     /// The standard tools that measure the same point, in order of preference.
     pub references: &'static [Tool],
     /// The charts its points get.
     pub charts: &'static [ChartKind],
     /// What one iteration (or repetition) does: the rate is computed from it.
     pub work: Work,
-}
-
-impl Spec {
-    /// Whether it uses `option` (a long name without its dashes).
-    pub fn uses(&self, option: &str) -> bool {
-        self.options.iter().any(|group| group.contains(&option))
-    }
 }
 
 /// A chart a workload's points get.
@@ -130,24 +119,3 @@ macro_rules! workloads {
     };
 }
 pub(crate) use workloads;
-
-/// The names of `specs` that do not use `option`, as a choice ("LATENCY or NULL").
-pub fn non_users_of(specs: &[Spec], option: &str) -> String {
-    crate::text::one_of(specs.iter().filter(|s| !s.uses(option)).map(|s| s.name))
-}
-
-/// The names of `specs` that use `option`, as a sentence says them ("LINPACK, DGEMM and
-/// SGEMM"), and as a choice ("LINPACK, DGEMM or SGEMM").
-pub fn users_of(specs: &[Spec], option: &str) -> (String, String) {
-    let names: Vec<&str> = specs
-        .iter()
-        .filter(|s| s.uses(option))
-        .map(|s| s.name)
-        .collect();
-    let and = match names.split_last() {
-        None => String::new(),
-        Some((last, [])) => last.to_string(),
-        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
-    };
-    (and, crate::text::one_of(names))
-}
