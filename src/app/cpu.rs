@@ -103,6 +103,15 @@ impl Plan {
 }
 
 impl CpuRequest {
+    /// The engine of its dense solves and multiplies.
+    fn linalg_engine(&self) -> crate::results::params::LinalgEngine {
+        if self.system_blas {
+            crate::results::params::LinalgEngine::System
+        } else {
+            crate::results::params::LinalgEngine::BuiltIn
+        }
+    }
+
     /// Each measured kernel's rate on one core of `sys` (GOPS): its peak where known.
     fn kernel_rates(&self, sys: &SystemInfo) -> Vec<f64> {
         self.kernels
@@ -249,12 +258,17 @@ impl super::Request for CpuRequest {
             return Vec::new();
         };
         let mut out = match &plan.kernels {
-            Some(o) => {
-                super::planned::cpu(&o.workloads, &o.threads, self.isa, plan.reps.repeat, sys)
-            }
+            Some(o) => super::planned::cpu(o, sys),
             None => Vec::new(),
         };
-        out.extend(super::planned::linalg(&plan.linalg, plan.reps.repeat));
+        out.extend(super::planned::linalg(
+            sys,
+            &plan.linalg,
+            self.nb,
+            self.linalg_engine(),
+            self.memory_fraction,
+            plan.reps.repeat,
+        ));
         out
     }
 }
@@ -267,7 +281,7 @@ fn run(req: CpuRequest, rec: &mut Recorder) -> anyhow::Result<()> {
     let Some(opts) = plan.kernels else {
         return run_linalg(&req, plan.linalg, rec, Some(estimate));
     };
-    let mut session = CpuSession::new(&sys, &opts).map_err(|e| UsageError(e.to_string()))?;
+    let session = CpuSession::new(&sys, &opts).map_err(|e| UsageError(e.to_string()))?;
     rec.announce(
         "cpu",
         &format!(
@@ -286,7 +300,7 @@ fn run(req: CpuRequest, rec: &mut Recorder) -> anyhow::Result<()> {
         &points(&opts),
         |_| rounds,
         |p| format!("{} ×{}", p.workload, p.threads),
-        |p| super::planned::cpu_point(p.workload, p.threads, req.isa, opts.reps.repeat, &sys),
+        |p| vec![session.planned(*p)],
         |point, tick| {
             session
                 .run(point, tick)
@@ -368,7 +382,16 @@ fn run_linalg(
         &pts,
         |_| rounds,
         |p| format!("{} N={} ×{}", p.workload.name(), p.n, p.threads),
-        |p| super::planned::linalg(std::slice::from_ref(p), reps.repeat),
+        |p| {
+            super::planned::linalg(
+                &sys,
+                std::slice::from_ref(p),
+                req.nb,
+                engine.kind(),
+                req.memory_fraction,
+                reps.repeat,
+            )
+        },
         |point, tick| {
             linalg::run(
                 &sys,

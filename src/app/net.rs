@@ -191,7 +191,7 @@ fn run(
                 p.params.streams
             )
         },
-        |p| super::planned::net_point(*p, &opts, Some(&server_addr)),
+        |p| super::planned::net_point(session.as_run(*p), &opts, Some(&server_addr)),
         |point, tick| session.run(point, tick).map_err(classify),
     )
 }

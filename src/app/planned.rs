@@ -3,66 +3,14 @@
 //! measure which point, and for how long). Each record has the parameters the adapters read,
 //! and as many samples as the point will have repetitions.
 
-use crate::bench::cpu::CpuWorkload;
-use crate::bench::disk::{DiskOptions, points as disk_points};
+use crate::bench::cpu::{CpuOptions, CpuSession, points as cpu_points};
+use crate::bench::disk::{DiskOptions, point_params, points as disk_points};
+use crate::bench::linalg::workload::LinalgPoint;
 use crate::bench::mem::{MemOptions, MemPoint, MemSession, MemWorkload, points as mem_points};
 use crate::bench::net::{NetOptions, points as net_points};
-use crate::results::params::Params;
-use crate::results::{Metric, ResultRecord, Subsystem, Unit, Workload};
+use crate::results::params::{LinalgEngine, Params};
+use crate::results::{Metric, ResultRecord};
 use crate::sysinfo::SystemInfo;
-use serde_json::{Value, json};
-
-/// A planned record of `workload` with `params`, or None where they do not decode (the plan
-/// then leaves the point out rather than guess).
-fn record(
-    workload: Workload,
-    metric: Metric,
-    params: Value,
-    repeat: usize,
-) -> Option<ResultRecord> {
-    let params = Params::with_defaults(workload, params).ok()?;
-    Some(record_of(workload, metric, params, repeat))
-}
-
-/// A planned record of `workload` with decoded `params`.
-fn record_of(workload: Workload, metric: Metric, params: Params, repeat: usize) -> ResultRecord {
-    let unit = match (metric, workload.subsystem()) {
-        (Metric::Throughput, Subsystem::Cpu) => Unit::OpsPerSec,
-        (Metric::Throughput, Subsystem::Net) => Unit::BitsPerSec,
-        (Metric::Throughput, _) => Unit::BytesPerSec,
-        (Metric::Iops, _) => Unit::Iops,
-        (Metric::Latency | Metric::Jitter, _) => Unit::Seconds,
-        (Metric::Rate, _) => Unit::TransPerSec,
-        (Metric::Loss, _) => Unit::Percent,
-    };
-    ResultRecord::new(
-        workload,
-        params,
-        metric,
-        unit,
-        vec![1.0; repeat.max(1)],
-        Err("planned".into()),
-    )
-}
-
-/// A point's records, one per metric, with the same parameters.
-fn records(
-    workload: Workload,
-    metrics: &[Metric],
-    params: Value,
-    repeat: usize,
-) -> impl Iterator<Item = ResultRecord> {
-    metrics
-        .iter()
-        .filter_map(move |&m| record(workload, m, params.clone(), repeat))
-}
-
-/// The widest instruction set of the machine, or the one asked for.
-fn isa_name(asked: Option<crate::sysinfo::Isa>, sys: &SystemInfo) -> &'static str {
-    asked
-        .or_else(|| sys.cpu.isas.first().copied())
-        .map_or("scalar", |i| i.name())
-}
 
 /// A memory request's points: the block and array kernels with their arrays, LATENCY (none
 /// where the request does not hold on this machine).
@@ -85,7 +33,7 @@ pub fn mem_point(
     sys: &SystemInfo,
 ) -> Vec<ResultRecord> {
     if p.workload == MemWorkload::Latency {
-        return latency(p.threads, opts, sys);
+        return crate::bench::mem::planned_latency(opts, sys, p.threads);
     }
     let Some(params) = session.planned_params(p) else {
         return Vec::new();
@@ -94,63 +42,17 @@ pub fn mem_point(
         .spec()
         .metrics
         .iter()
-        .map(|&m| record_of(p.workload.into(), m, params.clone(), opts.reps.repeat))
+        .map(|&metric| ResultRecord::planned(p.workload, params.clone(), metric, opts.reps.repeat))
         .collect()
 }
 
-/// A LATENCY point's records: its staircase (one record for all its steps, whose working sets
-/// are known only as it runs) and its per-operation probes.
-fn latency(threads: usize, opts: &MemOptions, sys: &SystemInfo) -> Vec<ResultRecord> {
-    use crate::bench::mem::latency::Probe;
-    let span = crate::bench::mem::probe_span(opts, sys, threads);
-    let probes = Probe::ALL.iter().map(|p| {
-        json!({
-            "threads": threads, "probe": p.name().to_string(), "op_bytes": p.op_bytes,
-            "order": if p.random { "random" } else { "sequential" },
-            "working_set_bytes": span,
-        })
-    });
-    std::iter::once(json!({"threads": threads, "probe": "chase"}))
-        .chain(probes)
-        .filter_map(|params| {
-            record(
-                MemWorkload::Latency.into(),
-                Metric::Latency,
-                params,
-                opts.reps.repeat,
-            )
-        })
-        .collect()
-}
-
-/// A disk request's points: each workload, block size, thread count and queue depth.
+/// A disk request's points: each workload, block size, thread count and queue depth, with
+/// the parameters the session will complete with its file and CPUs.
 pub fn disk(opts: &DiskOptions) -> Vec<ResultRecord> {
-    let mut out = Vec::new();
-    for p in disk_points(opts) {
-        let pattern = p.workload.pattern();
-        let mut params = json!({
-            "threads": p.threads, "iodepth": p.iodepth, "block_size_bytes": p.block,
-            "engine": opts.engine.name(),
-            "io_mode": if opts.direct { "direct" } else { "buffered" },
-            "pattern": pattern.name(),
-            "read_percent": p.workload.read_percent(opts.read_percent),
-            "file_size_bytes": opts.size, "runtime_s": opts.runtime.as_secs_f64(),
-            "ramp_s": opts.ramp.as_secs_f64(), "sync": opts.sync.name(),
-        });
-        if pattern == crate::results::params::IoPattern::Stride {
-            params["stride_blocks"] = json!(opts.stride);
-        }
-        if opts.engine.caps().stream_buffer {
-            params["stream_buffer_bytes"] = json!(opts.stream_buffer);
-        }
-        out.extend(records(
-            p.workload.into(),
-            p.workload.spec().metrics,
-            params,
-            opts.reps.repeat,
-        ));
-    }
-    out
+    disk_points(opts)
+        .into_iter()
+        .flat_map(|p| crate::bench::disk::planned(p, point_params(opts, p), opts.reps.repeat))
+        .collect()
 }
 
 /// A network request's points: goodput as the receiver measures it (and UDP's loss and
@@ -168,68 +70,42 @@ pub fn net_point(
     opts: &NetOptions,
     server: Option<&str>,
 ) -> Vec<ResultRecord> {
-    use crate::bench::net::NetWorkload;
-    let udp = p.params.proto == crate::bench::net::Proto::Udp;
-    let params = json!({
-        "threads": p.params.streams, "streams": p.params.streams,
-        "protocol": if udp { "UDP" } else { "TCP" },
-        "message_size_bytes": p.params.message_bytes,
-        "duration_s": p.params.duration_ms as f64 / 1e3,
-        "omit_s": p.params.omit_ms as f64 / 1e3,
-        "server": server.unwrap_or("127.0.0.1:0"),
-        "side": "receiver",
-        "target_rate_bps": p.params.rate_bps,
-    });
-    let metrics: &[Metric] = match (p.workload, udp) {
-        (NetWorkload::Latency, _) => &[Metric::Latency, Metric::Rate],
-        (NetWorkload::Connect, _) => &[Metric::Rate, Metric::Latency],
-        (NetWorkload::Throughput, true) => &[Metric::Throughput, Metric::Loss, Metric::Jitter],
-        (NetWorkload::Throughput, false) => &[Metric::Throughput],
-    };
-    records(p.workload.into(), metrics, params, opts.repeat).collect()
+    crate::bench::net::planned(opts, p, server.unwrap_or("127.0.0.1:0").to_string())
 }
 
-/// A CPU request's synthetic kernels at each thread count (its dense solves and multiplies:
+/// A CPU request's synthetic kernels at each thread count, as its session will run them
+/// (none where the session does not hold on this machine; its dense solves and multiplies:
 /// [`linalg`]).
-pub fn cpu(
-    kernels: &[CpuWorkload],
-    threads: &[usize],
-    isa: Option<crate::sysinfo::Isa>,
-    repeat: usize,
-    sys: &SystemInfo,
-) -> Vec<ResultRecord> {
-    crate::sweep::product(kernels, threads)
+pub fn cpu(opts: &CpuOptions, sys: &SystemInfo) -> Vec<ResultRecord> {
+    let Ok(session) = CpuSession::new(sys, opts) else {
+        return Vec::new();
+    };
+    cpu_points(opts)
         .into_iter()
-        .flat_map(|(w, t)| cpu_point(w, t, isa, repeat, sys))
+        .map(|p| session.planned(p))
         .collect()
 }
 
-/// One synthetic kernel's records at `threads`.
-pub fn cpu_point(
-    w: CpuWorkload,
-    threads: usize,
-    isa: Option<crate::sysinfo::Isa>,
-    repeat: usize,
-    sys: &SystemInfo,
-) -> Vec<ResultRecord> {
-    let params = json!({"threads": threads, "isa": isa_name(isa, sys)});
-    records(w.into(), w.spec().metrics, params, repeat).collect()
-}
-
-/// A request's dense solves and multiplies, with the built-in engine's operation count.
+/// A request's dense solves and multiplies, with the parameters their run starts from
+/// ([`crate::bench::linalg::workload::point_params`]): block `nb` (HPL's default for N where
+/// none is given), `engine`, and the share of memory N was sized from.
 pub fn linalg(
-    points: &[crate::bench::linalg::workload::LinalgPoint],
+    sys: &SystemInfo,
+    points: &[LinalgPoint],
+    nb: Option<usize>,
+    engine: LinalgEngine,
+    memory_fraction: Option<f64>,
     repeat: usize,
 ) -> Vec<ResultRecord> {
     points
         .iter()
-        .filter_map(|p| {
-            let flops = p.workload.flops(p.n);
-            let params = json!({
-                "threads": p.threads, "n": p.n, "engine": "built-in", "micro_kernel": "",
-                "flops": flops,
-            });
-            record(p.workload.into(), Metric::Throughput, params, repeat)
+        .map(|p| {
+            let nb = nb.unwrap_or(crate::workload::linalg::default_nb(p.n));
+            let mut params = crate::bench::linalg::workload::point_params(sys, *p, nb, engine);
+            if let Some(l) = &mut params.linalg {
+                l.memory_fraction = memory_fraction;
+            }
+            ResultRecord::planned(p.workload, Params::Cpu(params), Metric::Throughput, repeat)
         })
         .collect()
 }
@@ -260,6 +136,11 @@ mod tests {
             .flatten()
             .map(|j| format!("{:?}", j.key()))
             .collect()
+    }
+
+    /// The points (by the key that pairs records across runs) that `recs` are of.
+    fn point_keys(recs: &[ResultRecord]) -> BTreeSet<String> {
+        recs.iter().map(crate::results::point::point_key).collect()
     }
 
     fn reps() -> Repetition {
@@ -340,8 +221,16 @@ mod tests {
         let session = DiskSession::new(&sys, &opts).unwrap();
         let mut asked = 0;
         for p in disk_points(&opts) {
+            let measured_records = session.run(p, &mut || {}).unwrap();
+            // The dry run's records name the point as the measured ones do.
+            let dry_run = point_keys(&disk(&opts));
+            let measured_keys = point_keys(&measured_records);
+            assert!(
+                measured_keys.is_subset(&dry_run),
+                "{p:?}: {measured_keys:?}"
+            );
             let planned = keys(&session.planned(p), &ctx);
-            let measured = keys(&session.run(p, &mut || {}).unwrap(), &ctx);
+            let measured = keys(&measured_records, &ctx);
             assert_eq!(planned, measured, "{p:?}");
             // fio and sysbench fileio.
             assert_eq!(measured.len(), 2, "{p:?}");
@@ -352,7 +241,7 @@ mod tests {
 
     #[test]
     fn cpu_points_plan_the_jobs_they_measure() {
-        use crate::bench::cpu::{CpuOptions, CpuSession, points};
+        use crate::bench::cpu::{CpuOptions, CpuSession, CpuWorkload, points};
         let sys = sys();
         let ctx = RefContext::new(std::env::temp_dir());
         let mut opts = CpuOptions {
@@ -377,15 +266,67 @@ mod tests {
                 opts.workloads.push(w);
             }
         }
-        let mut session = CpuSession::new(&sys, &opts).unwrap();
+        let session = CpuSession::new(&sys, &opts).unwrap();
         let mut asked = 0;
+        let dry_run = point_keys(&cpu(&opts, &sys));
         for p in points(&opts) {
-            let planned = keys(&cpu_point(p.workload, p.threads, None, 2, &sys), &ctx);
-            let measured = keys(&[session.run(p, &mut || {}).unwrap()], &ctx);
+            let measured_record = session.run(p, &mut || {}).unwrap();
+            let measured_key = crate::results::point::point_key(&measured_record);
+            assert!(dry_run.contains(&measured_key), "{p:?}: {measured_key}");
+            let planned = keys(&[session.planned(p)], &ctx);
+            let measured = keys(&[measured_record], &ctx);
             assert_eq!(planned, measured, "{p:?}");
             asked += measured.len();
         }
         // likwid-bench's peakflops for DP and SP at each thread count.
         assert!(asked >= 4, "{asked}");
+    }
+
+    #[test]
+    fn network_points_plan_the_records_they_measure() {
+        use crate::bench::net::{NetSession, NetWorkload, Proto};
+        let opts = NetOptions {
+            workloads: vec![NetWorkload::Throughput, NetWorkload::Latency],
+            protocols: vec![Proto::Tcp, Proto::Udp],
+            streams: vec![1],
+            message_sizes: None,
+            duration: Duration::from_millis(30),
+            omit: Duration::ZERO,
+            reverse: false,
+            rate_bps: 10_000_000,
+            busy_poll: Duration::ZERO,
+            busy_poll_asked: false,
+            repeat: 1,
+            link_gbps: None,
+            propagation_us: None,
+            bidir: false,
+            socket: Default::default(),
+            total_bytes: None,
+            count: None,
+            scaling: crate::results::params::Scaling::Strong,
+            mps: 0,
+            load: Vec::new(),
+            amount_bound: None,
+        };
+        let session = NetSession::loopback(opts.clone(), None).unwrap();
+        let server = session.target().addr.to_string();
+        for p in net_points(&opts) {
+            let p = session.as_run(p);
+            let planned = net_point(p, &opts, Some(&server));
+            let measured = session.run(p, &mut || {}).unwrap();
+            // Each planned record is one the point measures: same metric, same point, same
+            // unit.
+            for r in &planned {
+                assert!(
+                    measured.iter().any(|m| m.metric == r.metric
+                        && m.unit == r.unit
+                        && crate::results::point::point_key(m)
+                            == crate::results::point::point_key(r)),
+                    "{p:?} {:?}: {}",
+                    r.metric,
+                    crate::results::point::point_key(r)
+                );
+            }
+        }
     }
 }

@@ -301,7 +301,7 @@ impl Row {
 
     /// Why the option `given` (one of its names) does not apply to a run of the workloads
     /// `chosen`, as one line ("--nb sets LINPACK's block, and LINPACK is not in --workload:
-    /// add LINPACK or drop it"); `None` where one of them uses it.
+    /// add LINPACK to --workload or drop it"); `None` where one of them uses it.
     pub fn refusal(&self, given: &str, chosen: &[Workload]) -> Option<String> {
         if chosen.iter().any(|w| (self.users)(*w)) {
             return None;
@@ -328,7 +328,7 @@ impl Row {
             ),
         };
         Some(format!(
-            "--{given} {}, and {missing}: add {add} or drop it",
+            "--{given} {}, and {missing}: add {add} to --workload or drop it",
             self.does.replace("{}", &who)
         ))
     }
@@ -423,7 +423,7 @@ mod tests {
         assert_eq!(
             nb.refusal("nb", &[Workload::Linalg(LinalgWorkload::Dgemm)])
                 .unwrap(),
-            "--nb sets LINPACK's block, and LINPACK is not in --workload: add LINPACK or drop it"
+            "--nb sets LINPACK's block, and LINPACK is not in --workload: add LINPACK to --workload or drop it"
         );
         assert_eq!(
             nb.refusal("nb", &[Workload::Linalg(LinalgWorkload::Linpack)]),
@@ -434,7 +434,7 @@ mod tests {
             pages
                 .refusal("huge-pages", &[Workload::Mem(M::Triad)])
                 .unwrap(),
-            "--huge-pages chooses the pages that LATENCY and LOADED chase through, and none of them is in --workload: add one of them or drop it"
+            "--huge-pages chooses the pages that LATENCY and LOADED chase through, and none of them is in --workload: add one of them to --workload or drop it"
         );
         let total = row(Subsystem::Mem, "total-bytes").unwrap();
         assert_eq!(
@@ -444,7 +444,7 @@ mod tests {
                     &[Workload::Mem(M::Latency), Workload::Mem(M::Null)]
                 )
                 .unwrap(),
-            "--total-bytes sets the bytes of each repetition of the bandwidth workloads, and --workload has only LATENCY and NULL: add a bandwidth workload or drop it"
+            "--total-bytes sets the bytes of each repetition of the bandwidth workloads, and --workload has only LATENCY and NULL: add a bandwidth workload to --workload or drop it"
         );
         assert_eq!(pages.help(), "Only for LATENCY and LOADED.");
         // An option in no row is every workload's.

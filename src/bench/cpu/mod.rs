@@ -446,7 +446,8 @@ pub struct CpuSession<'a> {
     opts: &'a CpuOptions,
     isa: Isa,
     allowed: Vec<usize>,
-    iterations: HashMap<CpuWorkload, u64>,
+    /// Each kernel's calibrated iterations (a point of a run asks, the first calibrates).
+    iterations: std::cell::RefCell<HashMap<CpuWorkload, u64>>,
 }
 
 impl<'a> CpuSession<'a> {
@@ -470,7 +471,7 @@ impl<'a> CpuSession<'a> {
             opts,
             isa,
             allowed: affinity::allowed_cpus(),
-            iterations: HashMap::new(),
+            iterations: Default::default(),
         })
     }
 
@@ -484,23 +485,63 @@ impl<'a> CpuSession<'a> {
         kernel(Op::Fma { element_bits: 16 }, self.isa).is_some()
     }
 
-    /// Runs one point; `tick` is called after each round (outside the timed region).
-    pub fn run(
-        &mut self,
-        point: CpuPoint,
-        tick: &mut dyn FnMut(),
-    ) -> Result<ResultRecord, CpuError> {
+    /// The parameters of `point` before it runs: its CPUs and, for a kernel, what the kernel
+    /// is (its ISA, instruction, operation and work per iteration). A run completes them with
+    /// its iterations, the threads' rates and the clock; the dry run plans them as they are.
+    pub fn point_params(&self, point: CpuPoint) -> CpuParams {
         let placement = affinity::place(point.threads, &self.allowed, &self.sys.cpu.logical);
-        let mut params = CpuParams {
+        let kernel = point
+            .workload
+            .op_with_fp16(self.native_fp16())
+            .and_then(|op| {
+                let mix = AddMix::of(self.sys.uarch(), self.isa);
+                let kernel = kernel_with(op, self.isa, mix)?;
+                Some(CpuKernel {
+                    scaling: self.opts.scaling,
+                    isa: self.isa,
+                    instruction: kernel.instruction.into(),
+                    operation: operation_with(op, mix),
+                    ops_per_iteration: kernel.ops_per_iteration,
+                    iterations_per_thread: 0,
+                    total_ops: self.opts.total_ops,
+                    thread_gops: Vec::new(),
+                    clock_ghz: None,
+                    clock_probes: Vec::new(),
+                    clock_unknown_reason: None,
+                })
+            });
+        CpuParams {
             threads: point.threads,
             cpu_quota: None,
-            cpus: placement.cpus.clone(),
+            cpus: placement.cpus,
             cores: placement.cores,
             oversubscribed: placement.oversubscribed,
-            kernel: None,
+            kernel,
             linalg: None,
             node: NodeTag::default(),
+        }
+    }
+
+    /// `point`'s record before it runs ([`ResultRecord::planned`]) with
+    /// [`point_params`](Self::point_params): what the reference tools are asked before it runs.
+    pub fn planned(&self, point: CpuPoint) -> ResultRecord {
+        let params = self.point_params(point);
+        let metric = match params.kernel {
+            None => Metric::Latency,
+            Some(_) => Metric::Throughput,
         };
+        ResultRecord::planned(
+            point.workload,
+            Params::Cpu(params),
+            metric,
+            self.opts.reps.repeat,
+        )
+    }
+
+    /// Runs one point; `tick` is called after each round (outside the timed region).
+    pub fn run(&self, point: CpuPoint, tick: &mut dyn FnMut()) -> Result<ResultRecord, CpuError> {
+        let mut params = self.point_params(point);
+        let placement = affinity::place(point.threads, &self.allowed, &self.sys.cpu.logical);
         let reps = self.opts.reps;
         let Some(op) = point.workload.op_with_fp16(self.native_fp16()) else {
             // NULL: the harness alone, an empty timed region per thread.
@@ -523,13 +564,17 @@ impl<'a> CpuSession<'a> {
         let single = match self.opts.total_ops {
             // Fixed work: the kernel's work model gives the iterations.
             Some(ops) => ops.div_ceil(kernel.ops_per_iteration.max(1)).max(1),
-            None => *self.iterations.entry(point.workload).or_insert_with(|| {
-                // Unpinned if pinning fails: the rounds that follow report that error.
-                runner::on_cpu(placement.cpus[0], || {
-                    runner::calibrate(duration, |n| run_sliced(kernel.run, n))
-                })
-                .unwrap_or_else(|_| runner::calibrate(duration, |n| run_sliced(kernel.run, n)))
-            }),
+            None => *self
+                .iterations
+                .borrow_mut()
+                .entry(point.workload)
+                .or_insert_with(|| {
+                    // Unpinned if pinning fails: the rounds that follow report that error.
+                    runner::on_cpu(placement.cpus[0], || {
+                        runner::calibrate(duration, |n| run_sliced(kernel.run, n))
+                    })
+                    .unwrap_or_else(|_| runner::calibrate(duration, |n| run_sliced(kernel.run, n)))
+                }),
         };
         let per_thread = match self.opts.scaling {
             Scaling::Weak => single,
@@ -571,31 +616,13 @@ impl<'a> CpuSession<'a> {
             .iter()
             .map(|t| total_ops / t.as_secs_f64() / 1e9)
             .collect();
-        params.kernel = Some(CpuKernel {
-            scaling: self.opts.scaling,
-            isa: self.isa,
-            instruction: kernel.instruction.into(),
-            operation: match op {
-                // The mix the kernel issued: FMAs to adds.
-                Op::FmaAdd { .. } => format!(
-                    "{} {}",
-                    operation(op),
-                    match mix {
-                        AddMix::None => "1:0",
-                        AddMix::Half => "2:1",
-                        AddMix::Equal => "1:1",
-                    }
-                ),
-                _ => operation(op),
-            },
-            ops_per_iteration: kernel.ops_per_iteration,
-            iterations_per_thread: per_thread,
-            total_ops: self.opts.total_ops,
-            thread_gops,
-            clock_ghz: clock.ghz,
-            clock_probes: clock.readings.clone(),
-            clock_unknown_reason: clock.unknown_reason.clone(),
-        });
+        if let Some(k) = &mut params.kernel {
+            k.iterations_per_thread = per_thread;
+            k.thread_gops = thread_gops;
+            k.clock_ghz = clock.ghz;
+            k.clock_probes = clock.readings.clone();
+            k.clock_unknown_reason = clock.unknown_reason.clone();
+        }
         let user = CpuPeakOverrides {
             clock_ghz: self.opts.clock_ghz,
             ops_per_cycle: self.opts.ops_per_cycle.get(&point.workload).copied(),
@@ -621,6 +648,23 @@ impl<'a> CpuSession<'a> {
         );
         rec.check_inputs(&Machine::of(self.sys), Some(op));
         Ok(rec)
+    }
+}
+
+/// What a point's instructions compute with the mix of FMAs to adds its kernel issued
+/// ("fp64 FMA+add 2:1").
+fn operation_with(op: Op, mix: AddMix) -> String {
+    match op {
+        Op::FmaAdd { .. } => format!(
+            "{} {}",
+            operation(op),
+            match mix {
+                AddMix::None => "1:0",
+                AddMix::Half => "2:1",
+                AddMix::Equal => "1:1",
+            }
+        ),
+        _ => operation(op),
     }
 }
 

@@ -193,7 +193,7 @@ fn conformance_every_workload_every_isa() {
             )
             .collect();
         let opts = tiny_opts(workloads, isa, 2);
-        let Ok(mut session) = CpuSession::new(&sys, &opts) else {
+        let Ok(session) = CpuSession::new(&sys, &opts) else {
             eprintln!("skipped: no kernels for {isa} on {}", sys.cpu.arch);
             continue;
         };

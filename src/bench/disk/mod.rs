@@ -18,6 +18,7 @@ mod workload;
 use crate::results::params::SyncMode;
 use crate::runner::Repetition;
 pub use engine::EngineKind;
+pub use records::{planned, point_params};
 pub use session::DiskSession;
 use std::time::Duration;
 use target::Place;

@@ -172,38 +172,19 @@ impl DiskSession<'_> {
     }
 
     /// `point`'s records before it runs, with the parameters it will run with (its CPUs and
-    /// file) and a sample of 1 a repetition: what the reference tools are asked before it runs.
+    /// file): what the reference tools are asked before it runs.
     pub fn planned(&self, point: DiskPoint) -> Vec<ResultRecord> {
         let cpus = self.placement(point.threads).cpus;
-        let outstanding = point.threads * point.iodepth;
-        let law = LittlesLaw {
-            outstanding,
-            expected_iops: 0.0,
-            ratio: 0.0,
-            within_5_percent: false,
-        };
-        let params = self.params(point, &cpus, 0.0, law);
-        let samples = vec![1.0; self.opts.reps.repeat.max(1)];
-        [
-            (Metric::Throughput, Unit::MBPerSec),
-            (Metric::Iops, Unit::Iops),
-            (Metric::Latency, Unit::Micros),
-        ]
-        .into_iter()
-        .map(|(metric, unit)| {
-            ResultRecord::new(
-                point.workload,
-                Params::Disk(params.clone()),
-                metric,
-                unit,
-                samples.clone(),
-                Err("planned: not measured yet".into()),
-            )
-        })
-        .collect()
+        let law = planned_law(point);
+        planned(
+            point,
+            self.params(point, &cpus, 0.0, law),
+            self.opts.reps.repeat,
+        )
     }
 
-    /// The parameters of `point`'s records (without the latency's definition).
+    /// The parameters of `point`'s records (without the latency's definition): the point's
+    /// own ([`point_params`]) with its CPUs, its file and how its I/O went.
     fn params(
         &self,
         point: DiskPoint,
@@ -211,48 +192,22 @@ impl DiskSession<'_> {
         final_sync_s: f64,
         littles_law: LittlesLaw,
     ) -> DiskParams {
-        let opts = self.opts;
         let falls_back = self.target().falls_back(point.block);
         DiskParams {
-            threads: point.threads,
-            iodepth: point.iodepth,
-            block_size_bytes: point.block,
-            engine: opts.engine,
-            io_mode: if opts.direct && !falls_back {
+            io_mode: if self.opts.direct && !falls_back {
                 rp::IoMode::Direct
             } else {
                 rp::IoMode::Buffered
             },
             io_mode_reason: falls_back.then(|| self.fallback_reason(point)),
-            sync: opts.sync,
-            file_per_thread: opts.file_per_thread,
-            pattern: point.workload.pattern(),
-            stride_blocks: (point.workload.pattern() == rp::IoPattern::Stride)
-                .then_some(opts.stride),
-            stream_buffer_bytes: opts
-                .engine
-                .caps()
-                .stream_buffer
-                .then_some(opts.stream_buffer),
-            read_percent: point.workload.read_percent(opts.read_percent),
             file_size_bytes: self.target().size,
-            runtime_s: if opts.total_bytes.is_some() {
-                0.0
-            } else {
-                opts.runtime.as_secs_f64()
-            },
-            total_bytes: opts.total_bytes,
-            scaling: opts.total_bytes.map(|_| opts.scaling),
-            ramp_s: opts.ramp.as_secs_f64(),
             final_sync_s,
             cpus: cpus.to_vec(),
             target: self.target().path.display().to_string(),
             device: self.target().device.as_ref().map(|d| d.name.clone()),
             file_system: self.target().file_system.clone(),
             littles_law,
-            latency_definition: None,
-            cpu: None,
-            node: NodeTag::default(),
+            ..point_params(self.opts, point)
         }
     }
 
@@ -316,4 +271,70 @@ impl DiskSession<'_> {
             }),
         )
     }
+}
+
+/// The parameters of `point` under `opts`, before any file or CPU is chosen: what the dry run
+/// plans, and what the session completes with its file, CPUs and figures.
+pub fn point_params(opts: &super::DiskOptions, point: DiskPoint) -> DiskParams {
+    DiskParams {
+        threads: point.threads,
+        iodepth: point.iodepth,
+        block_size_bytes: point.block,
+        engine: opts.engine,
+        io_mode: if opts.direct {
+            rp::IoMode::Direct
+        } else {
+            rp::IoMode::Buffered
+        },
+        io_mode_reason: None,
+        sync: opts.sync,
+        file_per_thread: opts.file_per_thread,
+        pattern: point.workload.pattern(),
+        stride_blocks: (point.workload.pattern() == rp::IoPattern::Stride).then_some(opts.stride),
+        stream_buffer_bytes: opts
+            .engine
+            .caps()
+            .stream_buffer
+            .then_some(opts.stream_buffer),
+        read_percent: point.workload.read_percent(opts.read_percent),
+        file_size_bytes: opts.size,
+        runtime_s: if opts.total_bytes.is_some() {
+            0.0
+        } else {
+            opts.runtime.as_secs_f64()
+        },
+        total_bytes: opts.total_bytes,
+        scaling: opts.total_bytes.map(|_| opts.scaling),
+        ramp_s: opts.ramp.as_secs_f64(),
+        final_sync_s: 0.0,
+        cpus: Vec::new(),
+        target: String::new(),
+        device: None,
+        file_system: None,
+        littles_law: planned_law(point),
+        latency_definition: None,
+        cpu: None,
+        node: NodeTag::default(),
+    }
+}
+
+/// Little's law before a point runs: its I/Os in flight, nothing measured.
+fn planned_law(point: DiskPoint) -> LittlesLaw {
+    LittlesLaw {
+        outstanding: point.threads * point.iodepth,
+        expected_iops: 0.0,
+        ratio: 0.0,
+        within_5_percent: false,
+    }
+}
+
+/// `point`'s records with `params` before it runs ([`ResultRecord::planned`]).
+pub fn planned(point: DiskPoint, params: DiskParams, repeat: usize) -> Vec<ResultRecord> {
+    point
+        .workload
+        .spec()
+        .metrics
+        .iter()
+        .map(|&metric| ResultRecord::planned(point.workload, params.clone(), metric, repeat))
+        .collect()
 }

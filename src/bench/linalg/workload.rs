@@ -286,32 +286,17 @@ pub fn run(
         &sys.cpu.isas,
         overrides,
     );
-    let params = CpuParams {
-        threads,
-        cpu_quota: None,
-        cpus: placement.cpus,
-        cores: placement.cores,
-        oversubscribed: placement.oversubscribed,
-        kernel: None,
-        linalg: Some(LinalgParams {
-            n,
-            memory_fraction: None,
-            engine: engine.kind(),
-            micro_kernel: outcome.micro_kernel,
-            library: match engine {
-                Engine::BuiltIn(_) => None,
-                Engine::System(blas) => Some(blas.description().to_string()),
-            },
-            library_threads: outcome.library_threads.as_ref().and_then(|t| t.used),
-            // A system LAPACK chooses its own block.
-            nb: (workload == LinalgWorkload::Linpack && matches!(engine, Engine::BuiltIn(_)))
-                .then_some(nb),
-            flops,
-            residual: outcome.residual,
-            residual_passed: outcome.residual.map(|_| true),
-        }),
-        node: NodeTag::default(),
-    };
+    let mut params = point_params(sys, point, nb, engine.kind());
+    if let Some(l) = &mut params.linalg {
+        l.micro_kernel = outcome.micro_kernel;
+        l.library = match engine {
+            Engine::BuiltIn(_) => None,
+            Engine::System(blas) => Some(blas.description().to_string()),
+        };
+        l.library_threads = outcome.library_threads.as_ref().and_then(|t| t.used);
+        l.residual = outcome.residual;
+        l.residual_passed = outcome.residual.map(|_| true);
+    }
     let mut record = ResultRecord::new(
         workload,
         Params::Cpu(params),
@@ -324,6 +309,42 @@ pub fn run(
         .warnings
         .extend(outcome.library_threads.and_then(|t| t.note));
     Ok(record)
+}
+
+/// The parameters of `point` before it runs with block `nb` on `engine`: its CPUs (the
+/// placement on `sys`), its order, engine and block, and its operation count. A run completes
+/// them with what the engine reports (its micro-kernel, library and threads, the residual);
+/// the dry run plans them as they are.
+pub fn point_params(
+    sys: &SystemInfo,
+    point: LinalgPoint,
+    nb: usize,
+    engine: crate::results::params::LinalgEngine,
+) -> CpuParams {
+    let placement = affinity::place(point.threads, &affinity::allowed_cpus(), &sys.cpu.logical);
+    let built_in = engine == crate::results::params::LinalgEngine::BuiltIn;
+    CpuParams {
+        threads: point.threads,
+        cpu_quota: None,
+        cpus: placement.cpus,
+        cores: placement.cores,
+        oversubscribed: placement.oversubscribed,
+        kernel: None,
+        linalg: Some(LinalgParams {
+            n: point.n,
+            memory_fraction: None,
+            engine,
+            micro_kernel: String::new(),
+            library: None,
+            library_threads: None,
+            // A system LAPACK chooses its own block.
+            nb: (point.workload == LinalgWorkload::Linpack && built_in).then_some(nb),
+            flops: point.workload.flops(point.n),
+            residual: None,
+            residual_passed: None,
+        }),
+        node: NodeTag::default(),
+    }
 }
 
 /// [`plan`] with the micro-kernel of `isa` where one is asked for (and exists: the command

@@ -156,21 +156,51 @@ impl MemSession<'_> {
             let loaded = self.loaded(cpus, ops, tick, |i| {
                 std::hint::black_box(probe.run(&bufs[i], span, ops));
             })?;
-            let op = rp::OpProbe {
-                op_bytes: probe.op_bytes as u64,
-                order: if probe.random {
-                    rp::Order::Random
-                } else {
-                    rp::Order::Sequential
-                },
-                working_set_bytes: span as u64,
-                ops,
-            };
+            let op = op_probe(&probe, span as u64, ops);
             let params = latency_params(threads, probe.name(), None, None, Some(op));
             out.push(latency_record(loaded.params(params), loaded.samples_ns));
         }
         Ok(out)
     }
+}
+
+/// What a per-operation probe runs: its operations of `ops` a thread over `span` bytes.
+fn op_probe(probe: &Probe, span: u64, ops: u64) -> rp::OpProbe {
+    rp::OpProbe {
+        op_bytes: probe.op_bytes as u64,
+        order: if probe.random {
+            rp::Order::Random
+        } else {
+            rp::Order::Sequential
+        },
+        working_set_bytes: span,
+        ops,
+    }
+}
+
+/// A LATENCY point's records before it runs on `threads` threads ([`ResultRecord::planned`]): its staircase (one record for all its steps, whose working sets are known only
+/// as it runs) and its per-operation probes with the span they will run over.
+pub fn planned(
+    opts: &super::MemOptions,
+    sys: &crate::sysinfo::SystemInfo,
+    threads: usize,
+) -> Vec<ResultRecord> {
+    let span = probe_span(opts, sys, threads);
+    let planned = |params| {
+        ResultRecord::planned(
+            MemWorkload::Latency,
+            params,
+            Metric::Latency,
+            opts.reps.repeat,
+        )
+    };
+    std::iter::once(latency_params(threads, rp::Probe::Chase, None, None, None))
+        .chain(Probe::ALL.iter().map(|probe| {
+            let op = op_probe(probe, span, 0);
+            latency_params(threads, probe.name(), None, None, Some(op))
+        }))
+        .map(planned)
+        .collect()
 }
 
 /// The bytes each thread's per-operation probes run over at `threads` threads: the largest

@@ -25,7 +25,7 @@ use crate::sysinfo::peak::MemPeakOverrides;
 use crate::sysinfo::{Isa, SystemInfo};
 use crate::workload::spec::Work;
 use latency::{Probe, staircase_sizes};
-pub use latency_point::probe_span;
+pub use latency_point::{planned as planned_latency, probe_span};
 pub use session::MemSession;
 use std::time::Duration;
 pub use workload::{MemPoint, MemWorkload, points, rounds};

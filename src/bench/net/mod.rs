@@ -377,53 +377,15 @@ impl NetSession {
         point
     }
 
+    /// The parameters of `p`'s records before its figures: the point's own
+    /// ([`point_params`]) against this session's server, over its link.
     fn base_params(&self, p: &TestParams) -> NetParams {
-        // Threads of this (sending) side: one per stream up to the CPUs it may use.
-        let sender_threads = (p.kind == TestKind::Throughput && !p.reverse)
-            .then(|| roles::sender_threads(p.streams as usize, p.proto == Proto::Tcp));
         NetParams {
-            threads: p.streams as usize,
-            streams: p.streams,
-            protocol: p.proto,
-            message_size_bytes: p.message_bytes,
-            duration_s: p.duration_ms as f64 / 1000.0,
-            omit_s: p.omit_ms as f64 / 1000.0,
-            server: Some(self.target.addr.to_string()),
-            sender_threads,
             link: self.link.as_ref().ok().map(|link| Route {
                 interface: link.interface.clone(),
                 mtu_bytes: link.mtu,
             }),
-            side: None,
-            direction: None,
-            target_rate_bps: None,
-            busy_poll_us: None,
-            datagrams_sent: None,
-            datagrams_received: None,
-            out_of_order: None,
-            loss_definition: None,
-            loss_note: None,
-            jitter_definition: None,
-            tcp_nodelay: None,
-            send_buffer_bytes: None,
-            receive_buffer_bytes: None,
-            lost: None,
-            latency_definition: None,
-            stream_rtt_us: Vec::new(),
-            cpu: None,
-            server_cpu: None,
-            socket_options: p.socket.any().then_some(p.socket),
-            client_socket: None,
-            server_socket: None,
-            amount_per_stream: (p.amount_per_stream > 0).then_some(p.amount_per_stream),
-            scaling: (p.amount_per_stream > 0).then_some(self.opts.scaling),
-            mps: (p.mps > 0).then_some(p.mps),
-            phase: None,
-            load_streams: (p.kind == TestKind::Latency && !self.opts.load.is_empty())
-                .then_some(p.load_streams),
-            load_goodput_bps: None,
-            between: None,
-            node: NodeTag::default(),
+            ..point_params(&self.opts, p, Some(self.target.addr.to_string()))
         }
     }
 
@@ -503,6 +465,112 @@ impl NetSession {
     }
 }
 
+/// The parameters of test `p` of a run of `opts` against `server`, before it runs: what the
+/// dry run plans, and what a session completes with its link and the test's figures.
+pub fn point_params(opts: &NetOptions, p: &TestParams, server: Option<String>) -> NetParams {
+    // Threads of this (sending) side: one per stream up to the CPUs it may use.
+    let sender_threads = (p.kind == TestKind::Throughput && !p.reverse)
+        .then(|| roles::sender_threads(p.streams as usize, p.proto == Proto::Tcp));
+    NetParams {
+        threads: p.streams as usize,
+        streams: p.streams,
+        protocol: p.proto,
+        message_size_bytes: p.message_bytes,
+        duration_s: p.duration_ms as f64 / 1000.0,
+        omit_s: p.omit_ms as f64 / 1000.0,
+        server,
+        sender_threads,
+        link: None,
+        side: None,
+        direction: None,
+        target_rate_bps: None,
+        busy_poll_us: None,
+        datagrams_sent: None,
+        datagrams_received: None,
+        out_of_order: None,
+        loss_definition: None,
+        loss_note: None,
+        jitter_definition: None,
+        tcp_nodelay: None,
+        send_buffer_bytes: None,
+        receive_buffer_bytes: None,
+        lost: None,
+        latency_definition: None,
+        stream_rtt_us: Vec::new(),
+        cpu: None,
+        server_cpu: None,
+        socket_options: p.socket.any().then_some(p.socket),
+        client_socket: None,
+        server_socket: None,
+        amount_per_stream: (p.amount_per_stream > 0).then_some(p.amount_per_stream),
+        scaling: (p.amount_per_stream > 0).then_some(opts.scaling),
+        mps: (p.mps > 0).then_some(p.mps),
+        phase: None,
+        load_streams: (p.kind == TestKind::Latency && !opts.load.is_empty())
+            .then_some(p.load_streams),
+        load_goodput_bps: None,
+        between: None,
+        node: NodeTag::default(),
+    }
+}
+
+/// What every record of ping-pong point `p` says of it: measured at the client, and whether
+/// its TCP messages go out at once.
+fn pingpong_params(m: &mut NetParams, p: &TestParams) {
+    m.side = Some(Side::Client);
+    m.tcp_nodelay = Some(p.proto == Proto::Tcp);
+}
+
+/// `point`'s records before it runs against `server`, with the parameters its measured records
+/// carry (a throughput point's at its receiver, a ping-pong's at the client), as
+/// [`ResultRecord::planned`]: what the reference tools are asked before it runs, and what the
+/// dry run plans.
+pub fn planned(opts: &NetOptions, point: NetPoint, server: String) -> Vec<ResultRecord> {
+    let p = point.params;
+    let mut base = point_params(opts, &p, Some(server));
+    let metrics: &[(Metric, Unit)] = match point.workload {
+        NetWorkload::Throughput => {
+            records::throughput_params(&mut base, &p);
+            base.side = Some(Side::Receiver);
+            match p.proto {
+                Proto::Udp => &[
+                    (Metric::Throughput, records::GOODPUT_UNIT),
+                    (Metric::Loss, Unit::Percent),
+                    (Metric::Jitter, Unit::Micros),
+                ],
+                Proto::Tcp => &[(Metric::Throughput, records::GOODPUT_UNIT)],
+            }
+        }
+        NetWorkload::Latency => {
+            pingpong_params(&mut base, &p);
+            &[
+                (Metric::Latency, Unit::Micros),
+                (Metric::Rate, Unit::TransPerSec),
+            ]
+        }
+        NetWorkload::Connect => {
+            base.side = Some(Side::Client);
+            &[
+                (Metric::Rate, Unit::TransPerSec),
+                (Metric::Latency, Unit::Micros),
+            ]
+        }
+    };
+    metrics
+        .iter()
+        .map(|&(metric, unit)| {
+            ResultRecord::new(
+                point.workload,
+                base.clone(),
+                metric,
+                unit,
+                vec![1.0; opts.repeat.max(1)],
+                Err("planned: not measured yet".into()),
+            )
+        })
+        .collect()
+}
+
 fn latency_records(
     name: NetWorkload,
     p: TestParams,
@@ -511,8 +579,7 @@ fn latency_records(
     peak: Result<Peak, String>,
 ) -> Vec<ResultRecord> {
     let mut m = base;
-    m.side = Some(Side::Client);
-    m.tcp_nodelay = Some(p.proto == Proto::Tcp);
+    pingpong_params(&mut m, &p);
     m.lost = Some(outcomes.iter().map(|o| o.client.stats.lost).sum());
     m.latency_definition = Some("round-trip time of one message to the server and back, from before the send to after the whole reply is read (client clock); with several streams, each runs its own ping-pong at the same time and every round trip counts; stream i's pinger runs on the i-th CPU this process may use and, over loopback, a peakbench server's echo on the next one; samples are per-repetition means, percentiles over all repetitions".into());
     // Under load: the bulk streams' goodput at the server, bit/s.

@@ -32,6 +32,20 @@ fn received_per_s(way: &Way) -> Vec<f64> {
         .collect()
 }
 
+/// What every record of throughput point `p` says of it: its pacing, its receivers' polling
+/// and (one way) its direction.
+pub fn throughput_params(base: &mut NetParams, p: &TestParams) {
+    if p.proto == Proto::Udp {
+        base.target_rate_bps = Some(p.rate_bps);
+    }
+    base.busy_poll_us = Some(p.busy_poll_us as u64);
+    base.direction = Some(match (p.bidir, p.reverse) {
+        (true, _) => Direction::BidirClientToServer,
+        (false, true) => Direction::ServerToClient,
+        (false, false) => Direction::ClientToServer,
+    });
+}
+
 /// Every record of a throughput point.
 pub fn throughput(
     name: NetWorkload,
@@ -40,10 +54,7 @@ pub fn throughput(
     outcomes: &[Outcome],
     peak: Result<Peak, String>,
 ) -> Vec<ResultRecord> {
-    if p.proto == Proto::Udp {
-        base.target_rate_bps = Some(p.rate_bps);
-    }
-    base.busy_poll_us = Some(p.busy_poll_us as u64);
+    throughput_params(&mut base, &p);
     let last = outcomes.last();
     if !p.bidir {
         let way: Way = outcomes
@@ -57,11 +68,6 @@ pub fn throughput(
             })
             .collect();
         with_demand(&mut base, &[received_per_s(&way)]);
-        base.direction = Some(if p.reverse {
-            Direction::ServerToClient
-        } else {
-            Direction::ClientToServer
-        });
         let mut out = one_way(name, &p, &base, &way, &peak);
         // The client's side, interval by interval, on the record of its side: the sender's,
         // or with --reverse the receiver's.
