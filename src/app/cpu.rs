@@ -5,7 +5,7 @@
 
 use super::Recorder;
 use crate::bench::cpu::estimate as cpu_estimate;
-use crate::bench::cpu::{CpuOptions, CpuSession, points};
+use crate::bench::cpu::{CpuOptions, CpuPoint, CpuSession, points};
 use crate::bench::linalg::system_blas::SystemBlas;
 use crate::bench::linalg::workload::{self as linalg, Engine, LinalgPoint};
 use crate::error::UsageError;
@@ -103,6 +103,22 @@ impl Plan {
 }
 
 impl CpuRequest {
+    /// The peak overrides of a dense solve or multiply: those of the FMA workload of its
+    /// element type (DP's for LINPACK and DGEMM, SP's for SGEMM).
+    fn linalg_overrides(&self, w: LinalgWorkload) -> CpuPeakOverrides {
+        let fma = match w {
+            LinalgWorkload::Sgemm => CpuWorkload::Sp,
+            LinalgWorkload::Linpack | LinalgWorkload::Dgemm => CpuWorkload::Dp,
+        };
+        let find =
+            |list: &[(CpuWorkload, f64)]| list.iter().find(|(x, _)| *x == fma).map(|(_, v)| *v);
+        CpuPeakOverrides {
+            clock_ghz: self.clock_ghz,
+            ops_per_cycle: find(&self.ops_per_cycle),
+            gops_per_core: find(&self.peak),
+        }
+    }
+
     /// The engine of its dense solves and multiplies.
     fn linalg_engine(&self) -> crate::results::params::LinalgEngine {
         if self.system_blas {
@@ -295,24 +311,7 @@ fn run(req: CpuRequest, rec: &mut Recorder) -> anyhow::Result<()> {
         ),
         Some(estimate),
     );
-    let rounds = (opts.reps.warmup + opts.reps.repeat) as u64;
-    rec.drive(
-        &points(&opts),
-        |_| rounds,
-        |p| format!("{} ×{}", p.workload, p.threads),
-        |p| vec![session.planned(*p)],
-        |point, tick| {
-            session
-                .run(point, tick)
-                .map(|mut r| {
-                    r.warmup_rounds = Some(opts.reps.warmup);
-                    vec![r]
-                })
-                .map_err(|e| {
-                    anyhow::anyhow!("{} with {} threads: {e}", point.workload, point.threads)
-                })
-        },
-    )?;
+    rec.drive(&points(&opts), &mut KernelRun(session, opts.reps))?;
     if plan.linalg.is_empty() {
         return Ok(());
     }
@@ -328,21 +327,6 @@ fn run_linalg(
     estimate: Option<Duration>,
 ) -> anyhow::Result<()> {
     let sys = rec.system();
-    // The peak overrides of the FMA workload of the same element type: DP's for LINPACK and
-    // DGEMM, SP's for SGEMM.
-    let overrides = |w: LinalgWorkload| {
-        let fma = match w {
-            LinalgWorkload::Sgemm => CpuWorkload::Sp,
-            LinalgWorkload::Linpack | LinalgWorkload::Dgemm => CpuWorkload::Dp,
-        };
-        let find =
-            |list: &[(CpuWorkload, f64)]| list.iter().find(|(x, _)| *x == fma).map(|(_, v)| *v);
-        CpuPeakOverrides {
-            clock_ghz: req.clock_ghz,
-            ops_per_cycle: find(&req.ops_per_cycle),
-            gops_per_core: find(&req.peak),
-        }
-    };
     let reps = req.reps;
     // The system BLAS is loaded once, before any point (and after the synthetic kernels: a
     // library may start its threads when loaded); its threads follow each point's placement.
@@ -377,48 +361,110 @@ fn run_linalg(
         ),
         estimate,
     );
-    let rounds = (reps.warmup + reps.repeat) as u64;
     rec.drive(
         &pts,
-        |_| rounds,
-        |p| format!("{} N={} ×{}", p.workload.name(), p.n, p.threads),
-        |p| {
-            super::planned::linalg(
-                &sys,
-                std::slice::from_ref(p),
-                req.nb,
-                engine.kind(),
-                req.memory_fraction,
-                reps.repeat,
-            )
-        },
-        |point, tick| {
-            linalg::run(
-                &sys,
-                point,
-                req.nb.unwrap_or(linalg::default_nb(point.n)),
-                engine,
-                reps,
-                &overrides(point.workload),
-                tick,
-            )
-            .map(|mut r| {
-                r.warmup_rounds = Some(reps.warmup);
-                if let crate::results::params::Params::Cpu(c) = &mut r.params
-                    && let Some(l) = &mut c.linalg
-                {
-                    l.memory_fraction = req.memory_fraction;
-                }
-                vec![r]
-            })
-            .map_err(|e| {
-                anyhow::anyhow!(
-                    "{} at N = {} with {} threads: {e}",
-                    point.workload.name(),
-                    point.n,
-                    point.threads
-                )
-            })
+        &mut LinalgRun {
+            req,
+            sys: &sys,
+            engine,
         },
     )
+}
+
+/// A CPU run's synthetic kernels as the recorder drives them.
+struct KernelRun<'a>(CpuSession<'a>, Repetition);
+
+impl super::recorder::Session for KernelRun<'_> {
+    type Point = CpuPoint;
+
+    fn rounds(&self, _: &CpuPoint) -> u64 {
+        (self.1.warmup + self.1.repeat) as u64
+    }
+
+    fn label(&self, p: &CpuPoint) -> String {
+        format!("{} ×{}", p.workload, p.threads)
+    }
+
+    fn planned(&self, p: &CpuPoint) -> Vec<crate::results::ResultRecord> {
+        vec![self.0.planned(*p)]
+    }
+
+    fn run(
+        &mut self,
+        point: CpuPoint,
+        tick: &mut dyn FnMut(),
+    ) -> anyhow::Result<Vec<crate::results::ResultRecord>> {
+        let warmup = self.1.warmup;
+        self.0
+            .run(point, tick)
+            .map(|mut r| {
+                r.warmup_rounds = Some(warmup);
+                vec![r]
+            })
+            .map_err(|e| anyhow::anyhow!("{} with {} threads: {e}", point.workload, point.threads))
+    }
+}
+
+/// A CPU run's dense solves and multiplies as the recorder drives them.
+struct LinalgRun<'a> {
+    req: &'a CpuRequest,
+    sys: &'a SystemInfo,
+    engine: Engine<'a>,
+}
+
+impl super::recorder::Session for LinalgRun<'_> {
+    type Point = LinalgPoint;
+
+    fn rounds(&self, _: &LinalgPoint) -> u64 {
+        (self.req.reps.warmup + self.req.reps.repeat) as u64
+    }
+
+    fn label(&self, p: &LinalgPoint) -> String {
+        format!("{} N={} ×{}", p.workload.name(), p.n, p.threads)
+    }
+
+    fn planned(&self, p: &LinalgPoint) -> Vec<crate::results::ResultRecord> {
+        super::planned::linalg(
+            self.sys,
+            std::slice::from_ref(p),
+            self.req.nb,
+            self.engine.kind(),
+            self.req.memory_fraction,
+            self.req.reps.repeat,
+        )
+    }
+
+    fn run(
+        &mut self,
+        point: LinalgPoint,
+        tick: &mut dyn FnMut(),
+    ) -> anyhow::Result<Vec<crate::results::ResultRecord>> {
+        let req = self.req;
+        linalg::run(
+            self.sys,
+            point,
+            req.nb.unwrap_or(linalg::default_nb(point.n)),
+            self.engine,
+            req.reps,
+            &req.linalg_overrides(point.workload),
+            tick,
+        )
+        .map(|mut r| {
+            r.warmup_rounds = Some(req.reps.warmup);
+            if let crate::results::params::Params::Cpu(c) = &mut r.params
+                && let Some(l) = &mut c.linalg
+            {
+                l.memory_fraction = req.memory_fraction;
+            }
+            vec![r]
+        })
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "{} at N = {} with {} threads: {e}",
+                point.workload.name(),
+                point.n,
+                point.threads
+            )
+        })
+    }
 }

@@ -3,7 +3,7 @@
 //! run point by point into a recorder.
 
 use super::Recorder;
-use crate::bench::disk::{DiskError, DiskSession, points, uring};
+use crate::bench::disk::{DiskError, DiskPoint, DiskSession, points, uring};
 use crate::error::{Interrupted, UsageError};
 use crate::units::format_bytes_binary;
 use std::time::Duration;
@@ -85,20 +85,38 @@ fn run(opts: DiskOptions, rec: &mut Recorder) -> anyhow::Result<()> {
         ),
         Some(crate::bench::disk::estimate(&opts)),
     );
-    let rounds = opts.reps.repeat as u64;
-    rec.drive(
-        &points(&opts),
-        |_| rounds,
-        |p| {
-            format!(
-                "{} {} ×{} QD{}",
-                p.workload,
-                format_bytes_binary(p.block),
-                p.threads,
-                p.iodepth
-            )
-        },
-        |p| session.planned(*p),
-        |point, tick| session.run(point, tick).map_err(classify),
-    )
+    rec.drive(&points(&opts), &mut DiskRun(session))
+}
+
+/// A disk run's points as the recorder drives them.
+struct DiskRun<'a>(DiskSession<'a>);
+
+impl super::recorder::Session for DiskRun<'_> {
+    type Point = DiskPoint;
+
+    fn rounds(&self, _: &DiskPoint) -> u64 {
+        self.0.opts().reps.repeat as u64
+    }
+
+    fn label(&self, p: &DiskPoint) -> String {
+        format!(
+            "{} {} ×{} QD{}",
+            p.workload,
+            format_bytes_binary(p.block),
+            p.threads,
+            p.iodepth
+        )
+    }
+
+    fn planned(&self, p: &DiskPoint) -> Vec<crate::results::ResultRecord> {
+        self.0.planned(*p)
+    }
+
+    fn run(
+        &mut self,
+        p: DiskPoint,
+        tick: &mut dyn FnMut(),
+    ) -> anyhow::Result<Vec<crate::results::ResultRecord>> {
+        self.0.run(p, tick).map_err(classify)
+    }
 }

@@ -3,7 +3,7 @@
 //! run point by point into a recorder.
 
 use super::Recorder;
-use crate::bench::mem::{MemError, MemSession, default_array_bytes, points, rounds};
+use crate::bench::mem::{MemError, MemPoint, MemSession, default_array_bytes, points, rounds};
 use crate::error::UsageError;
 use crate::report;
 use crate::sysinfo::SystemInfo;
@@ -94,32 +94,57 @@ fn run(opts: MemOptions, rec: &mut Recorder) -> anyhow::Result<()> {
         ),
         Some(estimate(&opts, &sys)),
     );
-    rec.drive(
-        &points(&opts),
-        |p| rounds(p, &opts),
-        |p| {
-            let array = match (p.array, opts.array_sizes.len()) {
-                (Some(a), 2..) => format!(" {}", format_size(a)),
-                _ => String::new(),
-            };
-            match p.block {
-                Some(b) => format!("{} {}{array} ×{}", p.workload, format_size(b), p.threads),
-                None => format!("{}{array} ×{}", p.workload, p.threads),
-            }
-        },
-        |p| super::planned::mem_point(&session, *p, &opts, &sys),
-        |point, tick| {
-            session
-                .run(point, tick)
-                .map(|mut recs| {
-                    for r in &mut recs {
-                        r.warmup_rounds = Some(opts.reps.warmup);
-                    }
-                    recs
-                })
-                .map_err(|e| {
-                    anyhow::anyhow!("{} with {} threads: {e}", point.workload, point.threads)
-                })
-        },
-    )
+    let mut run = MemRun {
+        session,
+        opts: &opts,
+        sys: &sys,
+    };
+    rec.drive(&points(&opts), &mut run)
+}
+
+/// A memory run's points as the recorder drives them.
+struct MemRun<'a> {
+    session: MemSession<'a>,
+    opts: &'a MemOptions,
+    sys: &'a SystemInfo,
+}
+
+impl super::recorder::Session for MemRun<'_> {
+    type Point = MemPoint;
+
+    fn rounds(&self, p: &MemPoint) -> u64 {
+        rounds(p, self.opts)
+    }
+
+    fn label(&self, p: &MemPoint) -> String {
+        let array = match (p.array, self.opts.array_sizes.len()) {
+            (Some(a), 2..) => format!(" {}", format_size(a)),
+            _ => String::new(),
+        };
+        match p.block {
+            Some(b) => format!("{} {}{array} ×{}", p.workload, format_size(b), p.threads),
+            None => format!("{}{array} ×{}", p.workload, p.threads),
+        }
+    }
+
+    fn planned(&self, p: &MemPoint) -> Vec<crate::results::ResultRecord> {
+        super::planned::mem_point(&self.session, *p, self.opts, self.sys)
+    }
+
+    fn run(
+        &mut self,
+        point: MemPoint,
+        tick: &mut dyn FnMut(),
+    ) -> anyhow::Result<Vec<crate::results::ResultRecord>> {
+        let warmup = self.opts.reps.warmup;
+        self.session
+            .run(point, tick)
+            .map(|mut recs| {
+                for r in &mut recs {
+                    r.warmup_rounds = Some(warmup);
+                }
+                recs
+            })
+            .map_err(|e| anyhow::anyhow!("{} with {} threads: {e}", point.workload, point.threads))
+    }
 }

@@ -4,7 +4,7 @@
 
 use super::Recorder;
 use crate::bench::net::server::Server;
-use crate::bench::net::{NetSession, points, resolve};
+use crate::bench::net::{NetPoint, NetSession, points, resolve};
 use crate::error::UsageError;
 use crate::runner::stop;
 use crate::units::format_bytes_binary;
@@ -177,21 +177,49 @@ fn run(
         ),
         Some(estimate(&opts)),
     );
-    let rounds = opts.repeat as u64;
-    let server_addr = session.target().addr.to_string();
-    rec.drive(
-        &pts,
-        |_| rounds,
-        |p| {
-            format!(
-                "{} {} {} ×{}",
-                p.workload.name(),
-                p.params.proto.name(),
-                format_bytes_binary(p.params.message_bytes as u64),
-                p.params.streams
-            )
-        },
-        |p| super::planned::net_point(session.as_run(*p), &opts, Some(&server_addr)),
-        |point, tick| session.run(point, tick).map_err(classify),
-    )
+    let server = session.target().addr.to_string();
+    let mut run = NetRun {
+        session,
+        opts: &opts,
+        server,
+    };
+    rec.drive(&pts, &mut run)
+}
+
+/// A network run's points as the recorder drives them.
+struct NetRun<'a> {
+    session: NetSession,
+    opts: &'a NetOptions,
+    /// The server's address, as the records name it.
+    server: String,
+}
+
+impl super::recorder::Session for NetRun<'_> {
+    type Point = NetPoint;
+
+    fn rounds(&self, _: &NetPoint) -> u64 {
+        self.opts.repeat as u64
+    }
+
+    fn label(&self, p: &NetPoint) -> String {
+        format!(
+            "{} {} {} ×{}",
+            p.workload.name(),
+            p.params.proto.name(),
+            format_bytes_binary(p.params.message_bytes as u64),
+            p.params.streams
+        )
+    }
+
+    fn planned(&self, p: &NetPoint) -> Vec<crate::results::ResultRecord> {
+        super::planned::net_point(self.session.as_run(*p), self.opts, Some(&self.server))
+    }
+
+    fn run(
+        &mut self,
+        p: NetPoint,
+        tick: &mut dyn FnMut(),
+    ) -> anyhow::Result<Vec<crate::results::ResultRecord>> {
+        self.session.run(p, tick).map_err(classify)
+    }
 }

@@ -43,6 +43,30 @@ fn verbose_line(r: &ResultRecord, display: &crate::units::Display) -> String {
     )
 }
 
+/// A benchmark's points as [`Recorder::drive`] runs them: how many rounds each has (the
+/// progress bar's steps, and the reference tools' runs between them), what the progress line
+/// calls it, its records before it runs, and its measurement.
+pub trait Session {
+    type Point: Copy;
+
+    /// Rounds of `point`, warm-up included.
+    fn rounds(&self, point: &Self::Point) -> u64;
+
+    /// What the progress line says while `point` runs ("COPY 1 GiB ×2").
+    fn label(&self, point: &Self::Point) -> String;
+
+    /// `point`'s records before it runs, with the parameters it will run with (what the
+    /// reference tools are asked for); empty where it allows none.
+    fn planned(&self, point: &Self::Point) -> Vec<ResultRecord>;
+
+    /// Measures `point`, calling `tick` after each round (outside its timed region).
+    fn run(
+        &mut self,
+        point: Self::Point,
+        tick: &mut dyn FnMut(),
+    ) -> anyhow::Result<Vec<ResultRecord>>;
+}
+
 pub struct Recorder {
     argv: Vec<String>,
     output: Outputs,
@@ -311,21 +335,18 @@ impl Recorder {
     /// never inside a timed region), recording every point as soon as it is measured so that an
     /// interrupted run keeps it. A point that fails stops the run; the points before it stay.
     /// With reference tools, the runs of those that will measure a point alternate with its
-    /// rounds, as `planned` (its records before it runs: empty where it allows none) says
+    /// rounds, as the session's `planned` (a point's records before it runs: empty where it allows none) says
     /// they will ([`crate::reference::Interleave`]).
-    pub fn drive<P: Copy>(
+    pub fn drive<S: Session>(
         &mut self,
-        points: &[P],
-        rounds: impl Fn(&P) -> u64,
-        label: impl Fn(&P) -> String,
-        planned: impl Fn(&P) -> Vec<ResultRecord>,
-        mut run: impl FnMut(P, &mut dyn FnMut()) -> anyhow::Result<Vec<ResultRecord>>,
+        points: &[S::Point],
+        session: &mut S,
     ) -> anyhow::Result<()> {
         self.begin();
         let bar = if self.output.quiet {
             ProgressBar::hidden()
         } else {
-            let total = points.iter().map(&rounds).sum();
+            let total = points.iter().map(|p| session.rounds(p)).sum();
             let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
             if let Ok(style) = ProgressStyle::with_template(
                 "{bar:30} {pos}/{len} rounds, {elapsed} elapsed, about {eta} left  {msg}",
@@ -339,16 +360,15 @@ impl Recorder {
                 bar.finish_and_clear();
                 return Err(Interrupted.into());
             }
-            bar.set_message(label(&point));
+            bar.set_message(session.label(&point));
             let available = self
                 .report
                 .as_ref()
                 .and_then(|r| r.system.memory.available_bytes.get().copied());
-            let mut tools = self
-                .reference
-                .as_ref()
-                .map(|ctx| ctx.interleave(&planned(&point), rounds(&point), available));
-            let outcome = run(point, &mut || {
+            let mut tools = self.reference.as_ref().map(|ctx| {
+                ctx.interleave(&session.planned(&point), session.rounds(&point), available)
+            });
+            let outcome = session.run(point, &mut || {
                 bar.inc(1);
                 if let Some(t) = &mut tools {
                     t.tick();

@@ -77,6 +77,11 @@ impl<'a> DiskSession<'a> {
         })
     }
 
+    /// The options it runs.
+    pub fn opts(&self) -> &DiskOptions {
+        self.opts
+    }
+
     /// The (first) measured file.
     pub fn target(&self) -> &Target {
         &self.targets[0]
