@@ -150,7 +150,9 @@ fn check(report: &Report, what: &str) -> usize {
 fn run(args: &[&str]) -> Report {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
+    // The charts' geometry, not the figures: the mock session's records.
     Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .env(common::MOCK_SESSION.0, common::MOCK_SESSION.1)
         .current_dir(dir.path())
         .args(args)
         .args(["--no-history", "--quiet", "--json"])

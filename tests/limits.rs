@@ -89,6 +89,8 @@ fn run_in(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
         .arg(env!("CARGO_BIN_EXE_peakbench"))
         .args(args)
         .env("PEAKBENCH_DB", common::test_db())
+        // The limits are the subject, not the clock: its probes' test double.
+        .env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1)
         // One line per message: the phrases the tests look for are never split by wrapping.
         .env("COLUMNS", "1000")
         .output()
@@ -169,7 +171,7 @@ fn threads_all_follows_the_allowed_cpus() {
     }
     use std::os::unix::process::CommandExt;
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"));
-    cmd.args([
+    cmd.env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1).args([
         "cpu",
         "--workload",
         "NULL",

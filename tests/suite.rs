@@ -5,9 +5,17 @@ mod common;
 use assert_cmd::Command;
 use serde_json::Value;
 
-/// The binary with the clock probes' test double (these tests are of the suite, not the
-/// probes) and a terminal wide enough that no phrase is wrapped.
+/// The binary with the clock probes' and the session's test doubles (these tests are of the
+/// suite, not the measurements) and a terminal wide enough that no phrase is wrapped.
 fn peakbench(db: &std::path::Path) -> Command {
+    let mut c = measuring(db);
+    c.env(common::MOCK_SESSION.0, common::MOCK_SESSION.1);
+    c
+}
+
+/// The binary that measures, with the clock probes' test double: for the runs whose points
+/// are measured (one per subsystem, a job that fails as it runs).
+fn measuring(db: &std::path::Path) -> Command {
     let mut c = real(db);
     c.env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1);
     c
@@ -63,7 +71,7 @@ fn a_profile_runs_every_subsystem_into_one_report_and_one_stored_run() {
         dir.path().join("h.db"),
     );
     std::fs::write(&profile, TINY).unwrap();
-    let out = peakbench(&db)
+    let out = measuring(&db)
         .current_dir(dir.path())
         .args(["run", "--profile"])
         .arg(&profile)
@@ -458,7 +466,7 @@ fn a_failing_job_does_not_stop_the_suite() {
          [[job]]\nsubsystem = 'mem'\nworkload = ['NULL']\nthreads = 1\nwarmup = 0\n",
     )
     .unwrap();
-    let out = peakbench(&db)
+    let out = measuring(&db)
         .args(["run", "--profile"])
         .arg(&profile)
         .arg("--json")

@@ -6,6 +6,7 @@ pub mod cluster;
 pub mod cpu;
 pub mod disk;
 pub mod mem;
+pub mod mock;
 pub mod net;
 pub mod outputs;
 pub mod planned;

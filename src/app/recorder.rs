@@ -337,7 +337,19 @@ impl Recorder {
     /// With reference tools, the runs of those that will measure a point alternate with its
     /// rounds, as the session's `planned` (a point's records before it runs: empty where it allows none) says
     /// they will ([`crate::reference::Interleave`]).
+    /// With [`super::mock::MOCK_ENV`] set, the session's measurement is [`super::mock`]'s.
     pub fn drive<S: Session>(
+        &mut self,
+        points: &[S::Point],
+        session: &mut S,
+    ) -> anyhow::Result<()> {
+        if super::mock::selected() {
+            return self.drive_each(points, &mut super::mock::Mock(session));
+        }
+        self.drive_each(points, session)
+    }
+
+    fn drive_each<S: Session>(
         &mut self,
         points: &[S::Point],
         session: &mut S,

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 pub fn peakbench(db: &Path) -> assert_cmd::Command {
     let mut c = assert_cmd::Command::new(env!("CARGO_BIN_EXE_peakbench"));
     c.env(super::MOCK_CLOCK.0, super::MOCK_CLOCK.1);
+    c.env(super::MOCK_SESSION.0, super::MOCK_SESSION.1);
     // Phrases are looked for whole: a terminal wide enough that no cell is wrapped.
     c.env("PEAKBENCH_DB", db).env("COLUMNS", "1000");
     c

@@ -21,6 +21,13 @@ use std::collections::BTreeMap;
 /// of timing and of Ctrl-C during the probes run without it.
 pub const MOCK_CLOCK: (&str, &str) = (peakbench::sysinfo::clock::MOCK_ENV, "3.0");
 
+/// The mock session (`PEAKBENCH_MOCK_SESSION`, src/app/mock.rs): set on the binary by tests of
+/// what comes after a measurement (tables, charts, history, compare, profiles), so that a
+/// point's records are made from its parameters instead of measured. Tests of a measurement,
+/// of its timing, or of a point the mock cannot make (LATENCY's staircase, C2C, LOADED, NUMA,
+/// a server's answers) run without it.
+pub const MOCK_SESSION: (&str, &str) = (peakbench::app::mock::MOCK_ENV, "1");
+
 fn d<T>(v: T) -> Fact<T> {
     Fact::known(v, Source::Detected)
 }
