@@ -33,6 +33,11 @@ impl Given {
         self.0.remove(&key.replace('-', "_"));
     }
 
+    /// Counts option `key` (as a profile writes it) as given, as a fitted one is.
+    pub fn note(&mut self, key: &str) {
+        self.0.insert(key.replace('-', "_"));
+    }
+
     /// Whether option `id` (its field name, e.g. `block_size`) was on the command line.
     pub fn has(&self, id: &str) -> bool {
         self.0.contains(id)
@@ -277,9 +282,9 @@ impl Fit {
         key: &'static str,
         d: std::time::Duration,
         floor: std::time::Duration,
-    ) -> Option<(&'static str, String)> {
+    ) -> Option<Fitted> {
         let fitted = self.time(d, floor);
-        (fitted != d).then(|| (key, duration_arg(fitted)))
+        (fitted != d).then_some(Fitted::Time(key, fitted))
     }
 
     /// Option `key` (a duration `d` that is not a point's timed work) fitted, not below
@@ -289,27 +294,22 @@ impl Fit {
         key: &'static str,
         d: std::time::Duration,
         floor: std::time::Duration,
-    ) -> Option<(&'static str, String)> {
+    ) -> Option<Fitted> {
         let fitted = self.time_above(d, floor);
-        (fitted != d).then(|| (key, duration_arg(fitted)))
+        (fitted != d).then_some(Fitted::Time(key, fitted))
     }
 
     /// Option `key` (a fixed amount of work `n`) fitted, not below `floor`: where the fit
     /// changes it.
-    pub fn work_option(
-        &self,
-        key: &'static str,
-        n: Option<u64>,
-        floor: u64,
-    ) -> Option<(&'static str, String)> {
+    pub fn work_option(&self, key: &'static str, n: Option<u64>, floor: u64) -> Option<Fitted> {
         let fitted = self.work(n, floor)?;
-        (Some(fitted) != n).then(|| (key, fitted.to_string()))
+        (Some(fitted) != n).then_some(Fitted::Work(key, fitted))
     }
 
     /// `--repeat` fitted: where the fit changes it.
-    pub fn repeat_option(&self, repeat: usize) -> Option<(&'static str, String)> {
+    pub fn repeat_option(&self, repeat: usize) -> Option<Fitted> {
         let fitted = self.repeat(repeat);
-        (fitted != repeat).then(|| ("repeat", fitted.to_string()))
+        (fitted != repeat).then_some(Fitted::Repeat(fitted))
     }
 
     /// A fixed amount of work (`--total-ops`, `--total-bytes`) scaled as times are, not below
@@ -457,6 +457,44 @@ pub fn parse_warmup(s: &str) -> Result<usize, String> {
 
 /// A duration as a command line gives it, exactly: in the largest unit it is a whole number of
 /// ("2s", "1250ms", "40us", "7ns").
+/// An option a budget's fit changes (`run --budget`), at its fitted value: set on the job's
+/// parsed options by its subsystem's `apply_fitted`, and written into the job's line as the
+/// command line a user can paste.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fitted {
+    /// A duration (`--duration`, `--runtime`, `--ramp`, `--omit`).
+    Time(&'static str, std::time::Duration),
+    /// A fixed amount of work (`--total-ops`, `--total-bytes`).
+    Work(&'static str, u64),
+    /// `--repeat`.
+    Repeat(usize),
+}
+
+impl Fitted {
+    /// Its option's long name.
+    pub fn key(&self) -> &'static str {
+        match self {
+            Fitted::Time(k, _) | Fitted::Work(k, _) => k,
+            Fitted::Repeat(_) => "repeat",
+        }
+    }
+
+    /// Its value as the command line writes it (and parses back to the same value).
+    pub fn value(&self) -> String {
+        match self {
+            Fitted::Time(_, d) => duration_arg(*d),
+            Fitted::Work(_, n) => n.to_string(),
+            Fitted::Repeat(r) => r.to_string(),
+        }
+    }
+}
+
+/// A fitted option that its subsystem's `apply_fitted` does not know: the fit and the
+/// subsystem disagree, a defect (the job's line would say what it does not run).
+pub fn unknown_fitted(f: &Fitted) -> String {
+    format!("internal: a fit of --{} that the job cannot take", f.key())
+}
+
 pub fn duration_arg(d: std::time::Duration) -> String {
     let ns = d.as_nanos();
     match ns {
@@ -781,11 +819,13 @@ mod tests {
         assert_eq!(fit.time(ms(100), ms(20)), POINT_FLOOR);
         assert_eq!(fit.time_above(ms(100), ms(20)), ms(31));
         assert_eq!(
-            fit.time_above_option("ramp", ms(100), Duration::ZERO),
+            fit.time_above_option("ramp", ms(100), Duration::ZERO)
+                .map(|f| (f.key(), f.value())),
             Some(("ramp", "31ms".to_string()))
         );
         assert_eq!(
-            fit.time_option("runtime", ms(1000), ms(20)),
+            fit.time_option("runtime", ms(1000), ms(20))
+                .map(|f| (f.key(), f.value())),
             Some(("runtime", "313ms".to_string()))
         );
         assert_eq!(
@@ -793,7 +833,8 @@ mod tests {
             None
         );
         assert_eq!(
-            fit.work_option("total-bytes", Some(1 << 30), 64 << 20),
+            fit.work_option("total-bytes", Some(1 << 30), 64 << 20)
+                .map(|f| (f.key(), f.value())),
             Some(("total-bytes", "335759068".to_string()))
         );
         assert_eq!(fit.repeat_option(3), None);

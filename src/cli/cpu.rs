@@ -13,7 +13,7 @@ use crate::sysinfo::Isa;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct CpuArgs {
     #[arg(long, value_delimiter = ',', value_parser = parse_workload, help = workload_help(Subsystem::Cpu, true))]
     pub workload: Vec<CpuChoice>,
@@ -230,7 +230,7 @@ pub fn fitted(
     args: &CpuArgs,
     fit: &super::common::Fit,
     sys: &crate::sysinfo::SystemInfo,
-) -> Vec<(&'static str, String)> {
+) -> Vec<super::common::Fitted> {
     let (kernels, _) = split(args);
     let timed = kernels.iter().any(|w| Workload::from(*w).uses("scaling"));
     let amount = match args.total_ops {
@@ -246,6 +246,21 @@ pub fn fitted(
         .into_iter()
         .chain(fit.repeat_option(args.run.repeat))
         .collect()
+}
+
+/// Sets `fitted` (from [`fitted`]) on `args`, each counted as given.
+pub fn apply_fitted(args: &mut CpuArgs, fitted: &[super::common::Fitted]) -> Result<(), String> {
+    use super::common::Fitted;
+    for f in fitted {
+        match *f {
+            Fitted::Time("duration", d) => args.run.duration = d,
+            Fitted::Work("total-ops", n) => args.total_ops = Some(n),
+            Fitted::Repeat(r) => args.run.repeat = r,
+            _ => return Err(super::common::unknown_fitted(f)),
+        }
+        args.output.given.note(f.key());
+    }
+    Ok(())
 }
 
 /// The request of `args`: one command, or one job of a suite.

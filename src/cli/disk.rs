@@ -26,7 +26,7 @@ fn parse_engine(s: &str) -> Result<EngineChoice, String> {
         .map_err(|_| format!("'{s}' is not an engine: use auto, psync, io_uring, null or stream"))
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct DiskArgs {
     #[arg(long, value_delimiter = ',', value_parser = parse_workload, help = workload_help(Subsystem::Disk, false), default_values_t = DiskWorkload::defaults())]
     pub workload: Vec<DiskWorkload>,
@@ -114,7 +114,7 @@ pub struct DiskArgs {
 }
 
 /// A device's rated figures, for its peaks (`disk`, and `peak` for a machine not at hand).
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct DiskPeakArgs {
     /// The device's rated sequential read throughput, MB/s (0.01 to 1000000).
     #[arg(long, value_name = "MBPS", value_parser = bounds::DISK_MBPS.parser())]
@@ -270,7 +270,7 @@ fn options(args: &DiskArgs) -> anyhow::Result<DiskOptions> {
 
 /// The options of a suite's job that `fit` changes, at their fitted values: --runtime (or
 /// --total-bytes, at least 200 MB), --ramp and --repeat.
-pub fn fitted(args: &DiskArgs, fit: &super::common::Fit) -> Vec<(&'static str, String)> {
+pub fn fitted(args: &DiskArgs, fit: &super::common::Fit) -> Vec<super::common::Fitted> {
     let amount = match args.total_bytes {
         Some(_) => fit.work_option("total-bytes", args.total_bytes, FLOOR_BYTES),
         None => fit.time_option("runtime", args.runtime, MIN_RUNTIME),
@@ -280,6 +280,22 @@ pub fn fitted(args: &DiskArgs, fit: &super::common::Fit) -> Vec<(&'static str, S
         .chain(fit.time_above_option("ramp", args.ramp, std::time::Duration::ZERO))
         .chain(fit.repeat_option(args.repeat))
         .collect()
+}
+
+/// Sets `fitted` (from [`fitted`]) on `args`, each counted as given.
+pub fn apply_fitted(args: &mut DiskArgs, fitted: &[super::common::Fitted]) -> Result<(), String> {
+    use super::common::Fitted;
+    for f in fitted {
+        match *f {
+            Fitted::Time("runtime", d) => args.runtime = d,
+            Fitted::Time("ramp", d) => args.ramp = d,
+            Fitted::Work("total-bytes", n) => args.total_bytes = Some(n),
+            Fitted::Repeat(r) => args.repeat = r,
+            _ => return Err(super::common::unknown_fitted(f)),
+        }
+        args.output.given.note(f.key());
+    }
+    Ok(())
 }
 
 /// The request of `args`: one command, or one job of a suite.

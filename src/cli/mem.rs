@@ -27,7 +27,7 @@ pub enum HugeArg {
     Both,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct MemArgs {
     #[arg(long, value_delimiter = ',', value_parser = parse_workload, help = workload_help(Subsystem::Mem, true))]
     pub workload: Vec<MemWorkload>,
@@ -217,7 +217,7 @@ pub fn fitted(
     args: &MemArgs,
     fit: &super::common::Fit,
     sys: &SystemInfo,
-) -> Vec<(&'static str, String)> {
+) -> Vec<super::common::Fitted> {
     let workloads = workloads(args);
     let timed = workloads
         .iter()
@@ -253,7 +253,7 @@ pub fn fitted(
                 DEFAULT_LATENCY_SAMPLE
             };
             let fitted = fit.time_above(sample, MIN_SAMPLE);
-            (fitted != args.run.duration).then(|| ("duration", super::common::duration_arg(fitted)))
+            (fitted != args.run.duration).then_some(super::common::Fitted::Time("duration", fitted))
         }
         None => fit.time_option("duration", args.run.duration, MIN_DURATION),
     };
@@ -261,6 +261,21 @@ pub fn fitted(
         .into_iter()
         .chain(fit.repeat_option(args.run.repeat))
         .collect()
+}
+
+/// Sets `fitted` (from [`fitted`]) on `args`, each counted as given.
+pub fn apply_fitted(args: &mut MemArgs, fitted: &[super::common::Fitted]) -> Result<(), String> {
+    use super::common::Fitted;
+    for f in fitted {
+        match *f {
+            Fitted::Time("duration", d) => args.run.duration = d,
+            Fitted::Work("total-bytes", n) => args.total_bytes = Some(n),
+            Fitted::Repeat(r) => args.run.repeat = r,
+            _ => return Err(super::common::unknown_fitted(f)),
+        }
+        args.output.given.note(f.key());
+    }
+    Ok(())
 }
 
 /// The workloads of `args` (all but NULL when it names none).

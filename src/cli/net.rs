@@ -12,7 +12,7 @@ use crate::units::format_bytes_binary;
 use clap::{Args, Subcommand};
 use std::net::{IpAddr, SocketAddr};
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct NetArgs {
     #[command(subcommand)]
@@ -21,13 +21,13 @@ pub struct NetArgs {
     pub client: ClientArgs,
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, Subcommand)]
 pub enum NetCommand {
     /// Serve clients until Ctrl-C: one test at a time, bounded in every way.
     Serve(ServeArgs),
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ClientArgs {
     /// The server, HOST[:PORT] (default port 5301); without it, --loopback.
     #[arg(long, value_name = "HOST[:PORT]", conflicts_with = "loopback")]
@@ -130,7 +130,7 @@ pub struct ClientArgs {
     pub output: OutputArgs,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// Address to listen on (:: for every IPv4 and IPv6 address). Default: with a token (or
     /// --no-token) 0.0.0.0, every address; without one 127.0.0.1, this host only. Another
@@ -346,9 +346,25 @@ pub fn run(args: NetArgs, argv: Vec<String>) -> anyhow::Result<()> {
     }
 }
 
+/// Sets `fitted` (from [`fitted`]) on `args`, each counted as given.
+pub fn apply_fitted(args: &mut NetArgs, fitted: &[super::common::Fitted]) -> Result<(), String> {
+    use super::common::Fitted;
+    let args = &mut args.client;
+    for f in fitted {
+        match *f {
+            Fitted::Time("duration", d) => args.duration = d,
+            Fitted::Time("omit", d) => args.omit = d,
+            Fitted::Repeat(r) => args.repeat = r,
+            _ => return Err(super::common::unknown_fitted(f)),
+        }
+        args.output.given.note(f.key());
+    }
+    Ok(())
+}
+
 /// The options of a suite's job that `fit` changes, at their fitted values: --duration (not
 /// with --total-bytes, whose bound it would become), --omit and --repeat.
-pub fn fitted(args: &NetArgs, fit: &super::common::Fit) -> Vec<(&'static str, String)> {
+pub fn fitted(args: &NetArgs, fit: &super::common::Fit) -> Vec<super::common::Fitted> {
     let args = &args.client;
     let duration = match args.total_bytes {
         Some(_) => None,

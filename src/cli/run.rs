@@ -1,7 +1,7 @@
 //! `peakbench run --profile quick|ci|assignment|FILE`: a whole suite in one run, one report.
 
 use super::calibration::Calibration;
-use super::common::{Fit, POINT_FLOOR};
+use super::common::{Fit, Fitted, POINT_FLOOR};
 use super::common::{OutputArgs, UsageError};
 use super::{Cli, Command, clap_message};
 use crate::app::suite::{self, Job};
@@ -162,21 +162,13 @@ pub(super) fn plan(
                 job.subsystem
             ))
         };
-        let mut command = parse_job(&line, &inherited).map_err(|e| which(&e))?;
-        // The job's options fitted in its line: the line printed is the job that runs.
+        let mut command = parsed_job(&line, &inherited).map_err(|e| which(&e))?;
+        // The job's options fitted, on its parsed options and in its line alike (an option
+        // set here is the job's own, as on a command line copied from it): the line printed is
+        // the job that runs.
         let changed = fitted(&command, &fit, sys);
-        let line = if changed.is_empty() {
-            line
-        } else {
-            let line = with_options(line, &changed);
-            // An option set here is the job's own now, as on a command line copied from it.
-            let inherited: Vec<&str> = inherited
-                .into_iter()
-                .filter(|k| !changed.iter().any(|(c, _)| c == k))
-                .collect();
-            command = parse_job(&line, &inherited).map_err(|e| which(&e))?;
-            line
-        };
+        apply_fitted(&mut command, &changed).map_err(|e| which(&e))?;
+        let line = with_options(line, &changed);
         let checked = request(&command, sys).and_then(|r| Ok((r.check(sys)?, r)));
         let (estimate, request) = checked.map_err(|e| which(&super::one_line(&e)))?;
         // With --reference: the tools' plan for the job's points, and their time (their own
@@ -311,7 +303,7 @@ fn dropped(name: &str, fit: Fit, from: usize) -> String {
 
 /// The options of a job that `fit` changes, at their fitted values (none for one that is not a
 /// benchmark).
-fn fitted(command: &Command, fit: &Fit, sys: &SystemInfo) -> Vec<(&'static str, String)> {
+fn fitted(command: &Command, fit: &Fit, sys: &SystemInfo) -> Vec<Fitted> {
     match command {
         Command::Cpu(a) => super::cpu::fitted(a, fit, sys),
         Command::Mem(a) => super::mem::fitted(a, fit, sys),
@@ -321,15 +313,30 @@ fn fitted(command: &Command, fit: &Fit, sys: &SystemInfo) -> Vec<(&'static str, 
     }
 }
 
+/// Sets `fitted` on a job's parsed options (no parse again).
+fn apply_fitted(command: &mut Command, fitted: &[Fitted]) -> Result<(), String> {
+    match command {
+        _ if fitted.is_empty() => Ok(()),
+        Command::Cpu(a) => super::cpu::apply_fitted(a, fitted),
+        Command::Mem(a) => super::mem::apply_fitted(a, fitted),
+        Command::Disk(a) => super::disk::apply_fitted(a, fitted),
+        Command::Net(a) => super::net::apply_fitted(a, fitted),
+        _ => Err(fitted
+            .first()
+            .map(super::common::unknown_fitted)
+            .unwrap_or_default()),
+    }
+}
+
 /// A job's line (`--key=value` words, as [`crate::profile::Job::argv`] writes them) with each
 /// of `options` set: its own word replaced, or added at the end.
-fn with_options(line: Vec<String>, options: &[(&str, String)]) -> Vec<String> {
+fn with_options(line: Vec<String>, options: &[Fitted]) -> Vec<String> {
     let mut line: Vec<String> = line
         .into_iter()
         .filter(|word| {
-            !options.iter().any(|(key, _)| {
+            !options.iter().any(|f| {
                 word.strip_prefix("--")
-                    .and_then(|w| w.strip_prefix(key))
+                    .and_then(|w| w.strip_prefix(f.key()))
                     .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
             })
         })
@@ -337,9 +344,44 @@ fn with_options(line: Vec<String>, options: &[(&str, String)]) -> Vec<String> {
     line.extend(
         options
             .iter()
-            .map(|(key, value)| format!("--{key}={value}")),
+            .map(|f| format!("--{}={}", f.key(), f.value())),
     );
     line
+}
+
+/// Job `line` parsed, its `inherited` options counted as not given ([`parse_job`]), each line
+/// once a process: a budget's fit plans a profile many times over (a bisection on the times)
+/// and sets what it fits on the parsed options, so that a line is parsed again only where the
+/// fit changed the line itself (a thinned sweep).
+fn parsed_job(line: &[String], inherited: &[&str]) -> Result<Command, String> {
+    type Key = (Vec<String>, Vec<String>);
+    thread_local! {
+        static PARSED: std::cell::RefCell<std::collections::HashMap<Key, Command>> =
+            Default::default();
+    }
+    let key = (
+        line.to_vec(),
+        inherited.iter().map(|k| k.to_string()).collect(),
+    );
+    if let Some(c) = PARSED.with_borrow(|p| p.get(&key).and_then(clone_job)) {
+        return Ok(c);
+    }
+    let command = parse_job(line, inherited)?;
+    if let Some(copy) = clone_job(&command) {
+        PARSED.with_borrow_mut(|p| p.insert(key, copy));
+    }
+    Ok(command)
+}
+
+/// A copy of a benchmark's parsed options (a job is one; nothing else is kept).
+fn clone_job(command: &Command) -> Option<Command> {
+    Some(match command {
+        Command::Cpu(a) => Command::Cpu(a.clone()),
+        Command::Mem(a) => Command::Mem(a.clone()),
+        Command::Disk(a) => Command::Disk(a.clone()),
+        Command::Net(a) => Command::Net(a.clone()),
+        _ => return None,
+    })
 }
 
 /// A job's request (its line already fitted).

@@ -199,7 +199,10 @@ fn fitted_options_replace_the_jobs_own() {
         .to_vec();
     let fitted = with_options(
         line,
-        &[("duration", "250ms".into()), ("omit", "10ms".into())],
+        &[
+            Fitted::Time("duration", Duration::from_millis(250)),
+            Fitted::Time("omit", Duration::from_millis(10)),
+        ],
     );
     assert_eq!(
         fitted,
@@ -223,7 +226,12 @@ fn a_jobs_fitted_options_are_those_the_fit_changes() {
         ..Fit::default()
     };
     let sys = tiny_sys();
-    let fitted = |c: &Command, f: &Fit| fitted(c, f, &sys);
+    let fitted = |c: &Command, f: &Fit| -> Vec<(&str, String)> {
+        fitted(c, f, &sys)
+            .iter()
+            .map(|x| (x.key(), x.value()))
+            .collect()
+    };
     let parse = |words: &[&str]| {
         let line: Vec<String> = words.iter().map(|w| w.to_string()).collect();
         parse_job(&line, &[]).unwrap()
@@ -269,4 +277,41 @@ fn a_jobs_fitted_options_are_those_the_fit_changes() {
 fn defaults_go_only_where_accepted() {
     assert!(accepts(Subsystem::Cpu, "repeat") && accepts(Subsystem::Disk, "iodepth"));
     assert!(!accepts(Subsystem::Cpu, "iodepth") && !accepts(Subsystem::Net, "nope"));
+}
+
+/// A fit set on a job's parsed options is the job its fitted line parses to: every job of
+/// every built-in profile, under a fit that changes times, amounts and repetitions.
+#[test]
+fn a_fit_set_on_the_parsed_job_is_its_fitted_line_parsed() {
+    let sys = tiny_sys();
+    let fit = Fit {
+        time_scale: 0.3,
+        max_repeat: Some(2),
+        ..Fit::default()
+    };
+    let mut changed_any = 0;
+    for (name, _) in BUILT_IN {
+        let profile = load(name).unwrap();
+        for job in &profile.jobs {
+            let accepts = |k: &str| accepts(job.subsystem, k);
+            let line = job.argv(&profile.defaults, accepts, 2);
+            let inherited: Vec<&str> = job.inherited(&profile.defaults, accepts).collect();
+            let mut applied = parse_job(&line, &inherited).unwrap();
+            let changed = fitted(&applied, &fit, &sys);
+            apply_fitted(&mut applied, &changed).unwrap();
+            let still_inherited: Vec<&str> = inherited
+                .iter()
+                .copied()
+                .filter(|k| !changed.iter().any(|f| f.key() == *k))
+                .collect();
+            let reparsed = parse_job(&with_options(line.clone(), &changed), &still_inherited);
+            assert_eq!(
+                format!("{applied:?}"),
+                format!("{:?}", reparsed.unwrap()),
+                "{name}: {line:?}"
+            );
+            changed_any += usize::from(!changed.is_empty());
+        }
+    }
+    assert!(changed_any >= 10, "{changed_any}");
 }
