@@ -7,6 +7,7 @@ pub mod latency_params;
 pub mod levels;
 pub mod node_tag;
 pub mod params;
+mod planned;
 pub mod point;
 pub(crate) mod point_fields;
 pub mod socket;
@@ -179,35 +180,6 @@ pub struct Intervals {
 }
 
 impl ResultRecord {
-    /// A point's record before it is measured (the dry run, and the reference tools asked
-    /// before a point runs): `repeat` samples of 1 in the metric's base unit, which no adapter
-    /// takes for a measured rate (each assumes one where a point has none), and no peak.
-    pub fn planned(
-        workload: impl Into<Workload>,
-        params: impl Into<Params>,
-        metric: Metric,
-        repeat: usize,
-    ) -> ResultRecord {
-        let workload = workload.into();
-        let unit = match (metric, workload.subsystem()) {
-            (Metric::Throughput, Subsystem::Cpu) => Unit::OpsPerSec,
-            (Metric::Throughput, Subsystem::Net) => Unit::BitsPerSec,
-            (Metric::Throughput, _) => Unit::BytesPerSec,
-            (Metric::Iops, _) => Unit::Iops,
-            (Metric::Latency | Metric::Jitter, _) => Unit::Seconds,
-            (Metric::Rate, _) => Unit::TransPerSec,
-            (Metric::Loss, _) => Unit::Percent,
-        };
-        ResultRecord::new(
-            workload,
-            params,
-            metric,
-            unit,
-            vec![1.0; repeat.max(1)],
-            Err("planned: not measured yet".into()),
-        )
-    }
-
     /// A point from its raw samples: statistics, and efficiency against `peak` (or the reason
     /// there is no peak). Samples that cannot be summarised (none, or not finite) give NaN
     /// statistics flagged noisy. `unit` is the benchmark's own (GOPS, MB/s, µs, …); the record

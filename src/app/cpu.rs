@@ -374,7 +374,7 @@ fn run_linalg(
 /// A CPU run's synthetic kernels as the recorder drives them.
 struct KernelRun<'a>(CpuSession<'a>, Repetition);
 
-impl super::recorder::Session for KernelRun<'_> {
+impl super::session::Session for KernelRun<'_> {
     type Point = CpuPoint;
 
     fn rounds(&self, _: &CpuPoint) -> u64 {
@@ -412,7 +412,7 @@ struct LinalgRun<'a> {
     engine: Engine<'a>,
 }
 
-impl super::recorder::Session for LinalgRun<'_> {
+impl super::session::Session for LinalgRun<'_> {
     type Point = LinalgPoint;
 
     fn rounds(&self, _: &LinalgPoint) -> u64 {

@@ -91,7 +91,7 @@ fn run(opts: DiskOptions, rec: &mut Recorder) -> anyhow::Result<()> {
 /// A disk run's points as the recorder drives them.
 struct DiskRun<'a>(DiskSession<'a>);
 
-impl super::recorder::Session for DiskRun<'_> {
+impl super::session::Session for DiskRun<'_> {
     type Point = DiskPoint;
 
     fn rounds(&self, _: &DiskPoint) -> u64 {

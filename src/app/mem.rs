@@ -109,7 +109,7 @@ struct MemRun<'a> {
     sys: &'a SystemInfo,
 }
 
-impl super::recorder::Session for MemRun<'_> {
+impl super::session::Session for MemRun<'_> {
     type Point = MemPoint;
 
     fn rounds(&self, p: &MemPoint) -> u64 {

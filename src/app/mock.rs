@@ -13,7 +13,7 @@
 //! network latencies get percentiles in a fixed ratio to their mean. Tests of those things
 //! measure.
 
-use super::recorder::Session;
+use super::session::Session;
 use crate::results::{Metric, ResultRecord, Subsystem};
 
 /// The environment variable that selects the mock session.

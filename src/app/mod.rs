@@ -11,6 +11,7 @@ pub mod net;
 pub mod outputs;
 pub mod planned;
 pub mod recorder;
+pub mod session;
 pub mod suite;
 pub mod workloads;
 

@@ -194,7 +194,7 @@ struct NetRun<'a> {
     server: String,
 }
 
-impl super::recorder::Session for NetRun<'_> {
+impl super::session::Session for NetRun<'_> {
     type Point = NetPoint;
 
     fn rounds(&self, _: &NetPoint) -> u64 {

@@ -3,6 +3,7 @@
 //! benchmark command or a whole suite of them (`peakbench run`).
 
 use super::outputs::Outputs;
+use super::session::Session;
 use crate::error::Interrupted;
 use crate::history::Store;
 use crate::reference::RefContext;
@@ -41,30 +42,6 @@ fn verbose_line(r: &ResultRecord, display: &crate::units::Display) -> String {
         r.samples.len(),
         samples.join(" ")
     )
-}
-
-/// A benchmark's points as [`Recorder::drive`] runs them: how many rounds each has (the
-/// progress bar's steps, and the reference tools' runs between them), what the progress line
-/// calls it, its records before it runs, and its measurement.
-pub trait Session {
-    type Point: Copy;
-
-    /// Rounds of `point`, warm-up included.
-    fn rounds(&self, point: &Self::Point) -> u64;
-
-    /// What the progress line says while `point` runs ("COPY 1 GiB ×2").
-    fn label(&self, point: &Self::Point) -> String;
-
-    /// `point`'s records before it runs, with the parameters it will run with (what the
-    /// reference tools are asked for); empty where it allows none.
-    fn planned(&self, point: &Self::Point) -> Vec<ResultRecord>;
-
-    /// Measures `point`, calling `tick` after each round (outside its timed region).
-    fn run(
-        &mut self,
-        point: Self::Point,
-        tick: &mut dyn FnMut(),
-    ) -> anyhow::Result<Vec<ResultRecord>>;
 }
 
 pub struct Recorder {

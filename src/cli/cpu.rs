@@ -140,8 +140,8 @@ fn parse_peak(s: &str) -> Result<(CpuWorkload, f64), String> {
 }
 
 /// The shortest a kernel point's repetition is made by `run --budget` (see
-/// [`super::common::POINT_FLOOR`]).
-const MIN_DURATION: std::time::Duration = super::common::POINT_FLOOR;
+/// [`super::fit::POINT_FLOOR`]).
+const MIN_DURATION: std::time::Duration = super::fit::POINT_FLOOR;
 
 pub fn run(args: CpuArgs, argv: Vec<String>) -> anyhow::Result<()> {
     args.output.validate()?;
@@ -224,19 +224,19 @@ pub(super) fn request(args: &CpuArgs) -> Result<CpuRequest, UsageError> {
 }
 
 /// The options of a suite's job that `fit` changes, at their fitted values: its kernels'
-/// --duration (or --total-ops, no less than a thread's [`super::common::POINT_FLOOR`] of work
+/// --duration (or --total-ops, no less than a thread's [`super::fit::POINT_FLOOR`] of work
 /// at a core's peak on `sys`: a point still runs long enough to be timed) and --repeat.
 pub fn fitted(
     args: &CpuArgs,
-    fit: &super::common::Fit,
+    fit: &super::fit::Fit,
     sys: &crate::sysinfo::SystemInfo,
-) -> Vec<super::common::Fitted> {
+) -> Vec<super::fit::Fitted> {
     let (kernels, _) = split(args);
     let timed = kernels.iter().any(|w| Workload::from(*w).uses("scaling"));
     let amount = match args.total_ops {
         Some(_) => {
             let floor =
-                request(args).map_or(u64::MAX, |r| r.floor_ops(sys, super::common::POINT_FLOOR));
+                request(args).map_or(u64::MAX, |r| r.floor_ops(sys, super::fit::POINT_FLOOR));
             fit.work_option("total-ops", args.total_ops, floor)
         }
         None if timed => fit.time_option("duration", args.run.duration, MIN_DURATION),
@@ -249,14 +249,14 @@ pub fn fitted(
 }
 
 /// Sets `fitted` (from [`fitted`]) on `args`, each counted as given.
-pub fn apply_fitted(args: &mut CpuArgs, fitted: &[super::common::Fitted]) -> Result<(), String> {
-    use super::common::Fitted;
+pub fn apply_fitted(args: &mut CpuArgs, fitted: &[super::fit::Fitted]) -> Result<(), String> {
+    use super::fit::Fitted;
     for f in fitted {
         match *f {
             Fitted::Time("duration", d) => args.run.duration = d,
             Fitted::Work("total-ops", n) => args.total_ops = Some(n),
             Fitted::Repeat(r) => args.run.repeat = r,
-            _ => return Err(super::common::unknown_fitted(f)),
+            _ => return Err(super::fit::unknown_fitted(f)),
         }
         args.output.given.note(f.key());
     }

@@ -270,7 +270,7 @@ fn options(args: &DiskArgs) -> anyhow::Result<DiskOptions> {
 
 /// The options of a suite's job that `fit` changes, at their fitted values: --runtime (or
 /// --total-bytes, at least 200 MB), --ramp and --repeat.
-pub fn fitted(args: &DiskArgs, fit: &super::common::Fit) -> Vec<super::common::Fitted> {
+pub fn fitted(args: &DiskArgs, fit: &super::fit::Fit) -> Vec<super::fit::Fitted> {
     let amount = match args.total_bytes {
         Some(_) => fit.work_option("total-bytes", args.total_bytes, FLOOR_BYTES),
         None => fit.time_option("runtime", args.runtime, MIN_RUNTIME),
@@ -283,15 +283,15 @@ pub fn fitted(args: &DiskArgs, fit: &super::common::Fit) -> Vec<super::common::F
 }
 
 /// Sets `fitted` (from [`fitted`]) on `args`, each counted as given.
-pub fn apply_fitted(args: &mut DiskArgs, fitted: &[super::common::Fitted]) -> Result<(), String> {
-    use super::common::Fitted;
+pub fn apply_fitted(args: &mut DiskArgs, fitted: &[super::fit::Fitted]) -> Result<(), String> {
+    use super::fit::Fitted;
     for f in fitted {
         match *f {
             Fitted::Time("runtime", d) => args.runtime = d,
             Fitted::Time("ramp", d) => args.ramp = d,
             Fitted::Work("total-bytes", n) => args.total_bytes = Some(n),
             Fitted::Repeat(r) => args.repeat = r,
-            _ => return Err(super::common::unknown_fitted(f)),
+            _ => return Err(super::fit::unknown_fitted(f)),
         }
         args.output.given.note(f.key());
     }

@@ -190,7 +190,7 @@ fn parse_channels(s: &str) -> Result<u32, String> {
 
 /// The shortest a bandwidth point's repetition and a LATENCY sample are made by `run
 /// --budget` (a sample is one of a staircase step's many: 5 ms is about 50 000 loads).
-const MIN_DURATION: std::time::Duration = super::common::POINT_FLOOR;
+const MIN_DURATION: std::time::Duration = super::fit::POINT_FLOOR;
 const MIN_SAMPLE: std::time::Duration = std::time::Duration::from_millis(5);
 
 pub fn run(args: MemArgs, argv: Vec<String>) -> anyhow::Result<()> {
@@ -208,16 +208,12 @@ pub fn job(args: &MemArgs, sys: &SystemInfo) -> anyhow::Result<Box<dyn Request>>
 }
 
 /// The options of a suite's job that `fit` changes, at their fitted values: --duration (or
-/// --total-bytes, no less than a thread's [`super::common::POINT_FLOOR`] of copying at
+/// --total-bytes, no less than a thread's [`super::fit::POINT_FLOOR`] of copying at
 /// [`crate::app::mem::FLOOR_BYTES_PER_SEC`]) and --repeat. One --duration sets a job's
 /// bandwidth time and its latency samples alike once given: a job of latency samples only
 /// (LATENCY, C2C) gets its samples fitted (25 ms when it gives none, down to 5 ms), any other
 /// its bandwidth time (down to the floor, 50 ms), its samples then as long.
-pub fn fitted(
-    args: &MemArgs,
-    fit: &super::common::Fit,
-    sys: &SystemInfo,
-) -> Vec<super::common::Fitted> {
+pub fn fitted(args: &MemArgs, fit: &super::fit::Fit, sys: &SystemInfo) -> Vec<super::fit::Fitted> {
     let workloads = workloads(args);
     let timed = workloads
         .iter()
@@ -253,7 +249,7 @@ pub fn fitted(
                 DEFAULT_LATENCY_SAMPLE
             };
             let fitted = fit.time_above(sample, MIN_SAMPLE);
-            (fitted != args.run.duration).then_some(super::common::Fitted::Time("duration", fitted))
+            (fitted != args.run.duration).then_some(super::fit::Fitted::Time("duration", fitted))
         }
         None => fit.time_option("duration", args.run.duration, MIN_DURATION),
     };
@@ -264,14 +260,14 @@ pub fn fitted(
 }
 
 /// Sets `fitted` (from [`fitted`]) on `args`, each counted as given.
-pub fn apply_fitted(args: &mut MemArgs, fitted: &[super::common::Fitted]) -> Result<(), String> {
-    use super::common::Fitted;
+pub fn apply_fitted(args: &mut MemArgs, fitted: &[super::fit::Fitted]) -> Result<(), String> {
+    use super::fit::Fitted;
     for f in fitted {
         match *f {
             Fitted::Time("duration", d) => args.run.duration = d,
             Fitted::Work("total-bytes", n) => args.total_bytes = Some(n),
             Fitted::Repeat(r) => args.run.repeat = r,
-            _ => return Err(super::common::unknown_fitted(f)),
+            _ => return Err(super::fit::unknown_fitted(f)),
         }
         args.output.given.note(f.key());
     }

@@ -5,6 +5,7 @@ mod cluster;
 mod common;
 mod cpu;
 mod disk;
+mod fit;
 mod history;
 mod mem;
 mod net;

@@ -347,15 +347,15 @@ pub fn run(args: NetArgs, argv: Vec<String>) -> anyhow::Result<()> {
 }
 
 /// Sets `fitted` (from [`fitted`]) on `args`, each counted as given.
-pub fn apply_fitted(args: &mut NetArgs, fitted: &[super::common::Fitted]) -> Result<(), String> {
-    use super::common::Fitted;
+pub fn apply_fitted(args: &mut NetArgs, fitted: &[super::fit::Fitted]) -> Result<(), String> {
+    use super::fit::Fitted;
     let args = &mut args.client;
     for f in fitted {
         match *f {
             Fitted::Time("duration", d) => args.duration = d,
             Fitted::Time("omit", d) => args.omit = d,
             Fitted::Repeat(r) => args.repeat = r,
-            _ => return Err(super::common::unknown_fitted(f)),
+            _ => return Err(super::fit::unknown_fitted(f)),
         }
         args.output.given.note(f.key());
     }
@@ -364,7 +364,7 @@ pub fn apply_fitted(args: &mut NetArgs, fitted: &[super::common::Fitted]) -> Res
 
 /// The options of a suite's job that `fit` changes, at their fitted values: --duration (not
 /// with --total-bytes, whose bound it would become), --omit and --repeat.
-pub fn fitted(args: &NetArgs, fit: &super::common::Fit) -> Vec<super::common::Fitted> {
+pub fn fitted(args: &NetArgs, fit: &super::fit::Fit) -> Vec<super::fit::Fitted> {
     let args = &args.client;
     let duration = match args.total_bytes {
         Some(_) => None,

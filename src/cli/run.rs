@@ -1,8 +1,8 @@
 //! `peakbench run --profile quick|ci|assignment|FILE`: a whole suite in one run, one report.
 
 use super::calibration::Calibration;
-use super::common::{Fit, Fitted, POINT_FLOOR};
 use super::common::{OutputArgs, UsageError};
+use super::fit::{Fit, Fitted, POINT_FLOOR};
 use super::{Cli, Command, clap_message};
 use crate::app::suite::{self, Job};
 use crate::app::{Recorder, Request, suite::total};
@@ -323,7 +323,7 @@ fn apply_fitted(command: &mut Command, fitted: &[Fitted]) -> Result<(), String> 
         Command::Net(a) => super::net::apply_fitted(a, fitted),
         _ => Err(fitted
             .first()
-            .map(super::common::unknown_fitted)
+            .map(super::fit::unknown_fitted)
             .unwrap_or_default()),
     }
 }

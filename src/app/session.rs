@@ -1,0 +1,27 @@
+//! What the recorder drives: a benchmark's points, each planned, labelled and measured.
+
+use crate::results::ResultRecord;
+
+/// A benchmark's points as [`Recorder::drive`](super::Recorder::drive) runs them: how many rounds each has (the
+/// progress bar's steps, and the reference tools' runs between them), what the progress line
+/// calls it, its records before it runs, and its measurement.
+pub trait Session {
+    type Point: Copy;
+
+    /// Rounds of `point`, warm-up included.
+    fn rounds(&self, point: &Self::Point) -> u64;
+
+    /// What the progress line says while `point` runs ("COPY 1 GiB ×2").
+    fn label(&self, point: &Self::Point) -> String;
+
+    /// `point`'s records before it runs, with the parameters it will run with (what the
+    /// reference tools are asked for); empty where it allows none.
+    fn planned(&self, point: &Self::Point) -> Vec<ResultRecord>;
+
+    /// Measures `point`, calling `tick` after each round (outside its timed region).
+    fn run(
+        &mut self,
+        point: Self::Point,
+        tick: &mut dyn FnMut(),
+    ) -> anyhow::Result<Vec<ResultRecord>>;
+}
