@@ -160,3 +160,27 @@ fn the_readme_is_short_and_starts_with_the_two_commands() {
         assert!(root().join(target).exists(), "README links to {target}");
     }
 }
+
+/// An option that only some workloads use says which on its page's row, as its help does
+/// (both from the options' table).
+#[test]
+fn each_options_page_row_names_the_workloads_it_is_for() {
+    let mut missing = Vec::new();
+    for row in peakbench::workload::options::TABLE {
+        let page = format!("{}.md", row.subsystem.name());
+        let text = std::fs::read_to_string(root().join("docs").join(&page)).unwrap();
+        for name in row.names {
+            let long = format!("--{name}");
+            let line = text.lines().find(|l| {
+                l.starts_with("| `")
+                    && l.split('`')
+                        .nth(1)
+                        .is_some_and(|cell| cell.split([' ', ',']).any(|word| word == long))
+            });
+            if !line.is_some_and(|l| l.contains(&row.help())) {
+                missing.push(format!("{page} {long}: {}", row.help()));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
