@@ -381,10 +381,6 @@ impl super::session::Session for KernelRun<'_> {
         (self.1.warmup + self.1.repeat) as u64
     }
 
-    fn label(&self, p: &CpuPoint) -> String {
-        format!("{} ×{}", p.workload, p.threads)
-    }
-
     fn planned(&self, p: &CpuPoint) -> Vec<crate::results::ResultRecord> {
         vec![self.0.planned(*p)]
     }
@@ -417,10 +413,6 @@ impl super::session::Session for LinalgRun<'_> {
 
     fn rounds(&self, _: &LinalgPoint) -> u64 {
         (self.req.reps.warmup + self.req.reps.repeat) as u64
-    }
-
-    fn label(&self, p: &LinalgPoint) -> String {
-        format!("{} N={} ×{}", p.workload.name(), p.n, p.threads)
     }
 
     fn planned(&self, p: &LinalgPoint) -> Vec<crate::results::ResultRecord> {

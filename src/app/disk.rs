@@ -98,16 +98,6 @@ impl super::session::Session for DiskRun<'_> {
         self.0.opts().reps.repeat as u64
     }
 
-    fn label(&self, p: &DiskPoint) -> String {
-        format!(
-            "{} {} ×{} QD{}",
-            p.workload,
-            format_bytes_binary(p.block),
-            p.threads,
-            p.iodepth
-        )
-    }
-
     fn planned(&self, p: &DiskPoint) -> Vec<crate::results::ResultRecord> {
         self.0.planned(*p)
     }

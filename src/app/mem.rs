@@ -116,7 +116,11 @@ impl super::session::Session for MemRun<'_> {
         rounds(p, self.opts)
     }
 
+    /// Its planned record's label; C2C, LOADED and NUMA, which have none, their own.
     fn label(&self, p: &MemPoint) -> String {
+        if let Some(planned) = self.planned(p).first() {
+            return crate::results::point::label(planned);
+        }
         let array = match (p.array, self.opts.array_sizes.len()) {
             (Some(a), 2..) => format!(" {}", format_size(a)),
             _ => String::new(),

@@ -201,16 +201,6 @@ impl super::session::Session for NetRun<'_> {
         self.opts.repeat as u64
     }
 
-    fn label(&self, p: &NetPoint) -> String {
-        format!(
-            "{} {} {} ×{}",
-            p.workload.name(),
-            p.params.proto.name(),
-            format_bytes_binary(p.params.message_bytes as u64),
-            p.params.streams
-        )
-    }
-
     fn planned(&self, p: &NetPoint) -> Vec<crate::results::ResultRecord> {
         super::planned::net_point(self.session.as_run(*p), self.opts, Some(&self.server))
     }

@@ -338,7 +338,7 @@ impl Recorder {
             let total = points.iter().map(|p| session.rounds(p)).sum();
             let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
             if let Ok(style) = ProgressStyle::with_template(
-                "{bar:30} {pos}/{len} rounds, {elapsed} elapsed, about {eta} left  {msg}",
+                "{wide_msg}\n{bar:30} {pos}/{len} rounds, {elapsed} elapsed, about {eta} left",
             ) {
                 b.set_style(style);
             }
