@@ -82,7 +82,8 @@ pub fn reply(ctl: &TcpStream) -> Result<Msg, NetError> {
     Ok(protocol::recv_until(ctl, Instant::now() + REPLY_TIMEOUT)?)
 }
 
-/// The control connection to `target`, authenticated (see [`handshake`]).
+/// The control connection to `target`, authenticated (with a token each side proves it, the
+/// server second).
 pub fn connect(target: &Target) -> Result<TcpStream, NetError> {
     let ctl = TcpStream::connect_timeout(&target.addr, Duration::from_secs(5)).map_err(|e| {
         NetError::Connect {
