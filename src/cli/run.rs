@@ -366,6 +366,8 @@ fn parsed_job(line: &[String], inherited: &[&str]) -> Result<Command, String> {
     if let Some(c) = PARSED.with_borrow(|p| p.get(&key).and_then(clone_job)) {
         return Ok(c);
     }
+    #[cfg(test)]
+    tests::PARSES.with(|n| n.set(n.get() + 1));
     let command = parse_job(line, inherited)?;
     if let Some(copy) = clone_job(&command) {
         PARSED.with_borrow_mut(|p| p.insert(key, copy));

@@ -3,6 +3,11 @@
 
 use super::*;
 
+thread_local! {
+    /// Job lines parsed by clap on this thread ([`parsed_job`]'s misses).
+    pub(super) static PARSES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 #[test]
 fn every_built_in_job_is_a_valid_command_line() {
     for (name, _) in BUILT_IN {
@@ -314,4 +319,21 @@ fn a_fit_set_on_the_parsed_job_is_its_fitted_line_parsed() {
         }
     }
     assert!(changed_any >= 10, "{changed_any}");
+}
+
+/// A budget's fit plans the profile over and over (a bisection on its times) and parses each
+/// distinct job line once: the assignment profile's 19 jobs, fitted to a budget that needs its
+/// sweeps thinned too, cost at most two parses a job (as written, and thinned), where each
+/// plan used to parse every job twice.
+#[test]
+fn a_budgets_fit_parses_each_job_line_once() {
+    let sys = tiny_sys();
+    let cal = Calibration::default();
+    PARSES.with(|n| n.set(0));
+    let (_, jobs, fit) =
+        fit_budget("assignment", &sys, Duration::from_secs(300), None, &cal).unwrap();
+    let parses = PARSES.with(|n| n.get());
+    println!("{parses} job lines parsed for {} jobs ({fit:?})", jobs.len());
+    assert!(!jobs.is_empty() && fit.scales(), "{fit:?}");
+    assert!(parses <= 2 * 19, "{parses} parses for {} jobs", jobs.len());
 }
