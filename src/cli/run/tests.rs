@@ -333,7 +333,10 @@ fn a_budgets_fit_parses_each_job_line_once() {
     let (_, jobs, fit) =
         fit_budget("assignment", &sys, Duration::from_secs(300), None, &cal).unwrap();
     let parses = PARSES.with(|n| n.get());
-    println!("{parses} job lines parsed for {} jobs ({fit:?})", jobs.len());
+    println!(
+        "{parses} job lines parsed for {} jobs ({fit:?})",
+        jobs.len()
+    );
     assert!(!jobs.is_empty() && fit.scales(), "{fit:?}");
     assert!(parses <= 2 * 19, "{parses} parses for {} jobs", jobs.len());
 }
