@@ -53,18 +53,6 @@ pub(super) fn cpu(c: &mut Checks) -> anyhow::Result<()> {
     // Ten periods at least: a repetition that is not a whole number of them gets a share of
     // one more or one less, up to ±33 % of a 150 ms repetition.
     line.extend(c.timing_at_least("--duration", Duration::from_micros(10 * PERIOD_US)));
-    // The throughput point's repetitions.
-    let samples = |c: &Checks, points: &[usize]| -> Vec<f64> {
-        c.find(points, |r| r.metric == Metric::Throughput)
-            .and_then(|i| c.record(i))
-            .map(|r| r.samples.clone())
-            .unwrap_or_default()
-    };
-    let free = match c.measure(&line) {
-        Ok(points) => (samples(c, &points), points),
-        Err(e) if interrupted(&e) => return Err(e),
-        Err(e) => return c.push(failed(base, &line, &e)),
-    };
     let limits = if group.v2 {
         group.set("cpu.max", &format!("{QUOTA_US} {PERIOD_US}"))
     } else {
@@ -72,15 +60,67 @@ pub(super) fn cpu(c: &mut Checks) -> anyhow::Result<()> {
             .set("cpu.cfs_period_us", &PERIOD_US.to_string())
             .and_then(|()| group.set("cpu.cfs_quota_us", &QUOTA_US.to_string()))
     };
-    if let Err(why) = limits.and_then(|()| group.join()) {
+    if let Err(why) = limits {
         return c.push(Check {
             reason: format!("cannot impose the quota: {why}"),
             ..base
         });
     }
-    let limited = c.measure(&line);
+    let first = attempt(c, &mut group, &line, &base)?;
+    // A shared host's rate can move during the limited run alone (between its unlimited
+    // neighbours): a figure outside the tolerance is measured once more, and the second try
+    // is the verdict, saying what the first read. A quota not applied (2 ×) or applied twice
+    // (0.5 ×) reads the same both times.
+    let check = match (first.status, first.ratio()) {
+        (Status::Fail, Some(ratio)) if !crate::runner::stop::requested() => {
+            let second = attempt(c, &mut group, &line, &base)?;
+            let mut points = first.points.clone();
+            points.extend(&second.points);
+            Check {
+                reason: format!(
+                    "{}; measured twice, the first try read {ratio:.3} × the expected (the host's rate moved during it)",
+                    second.reason
+                ),
+                points,
+                ..second
+            }
+        }
+        _ => first,
+    };
+    c.push(check)
+}
+
+/// One try of the CPU check: the thread without the quota, with it (joined to `group`, whose
+/// limits are set), and without it again; the check judged, or why it could not be.
+fn attempt(
+    c: &mut Checks,
+    group: &mut super::cgroups::Group,
+    line: &[String],
+    base: &Check,
+) -> anyhow::Result<Check> {
+    let share = QUOTA_US as f64 / PERIOD_US as f64;
+    let base = base.clone();
+    // The throughput point's repetitions.
+    let samples = |c: &Checks, points: &[usize]| -> Vec<f64> {
+        c.find(points, |r| r.metric == Metric::Throughput)
+            .and_then(|i| c.record(i))
+            .map(|r| r.samples.clone())
+            .unwrap_or_default()
+    };
+    let free = match c.measure(line) {
+        Ok(points) => (samples(c, &points), points),
+        Err(e) if interrupted(&e) => return Err(e),
+        Err(e) => return Ok(failed(base, line, &e)),
+    };
+    if let Err(why) = group.join() {
+        return Ok(Check {
+            reason: format!("cannot impose the quota: {why}"),
+            ..base
+        });
+    }
+    let limited = c.measure(line);
     group.leave().map_err(|e| anyhow::anyhow!(e))?;
-    let after = match c.measure(&line) {
+    let after = match c.measure(line) {
         Ok(points) => (samples(c, &points), points),
         Err(e) if interrupted(&e) => return Err(e),
         Err(_) => (Vec::new(), Vec::new()),
@@ -101,7 +141,7 @@ pub(super) fn cpu(c: &mut Checks) -> anyhow::Result<()> {
             };
             judged(
                 base,
-                &line,
+                line,
                 all,
                 measured,
                 Judge {
@@ -129,9 +169,9 @@ pub(super) fn cpu(c: &mut Checks) -> anyhow::Result<()> {
             ..base
         },
         (Err(e), _) if interrupted(&e) => return Err(e),
-        (Err(e), _) => failed(base, &line, &e),
+        (Err(e), _) => failed(base, line, &e),
     };
-    c.push(check)
+    Ok(check)
 }
 
 /// The quota check's relative tolerance and its words: ±8 % (a throttled thread's returns to
