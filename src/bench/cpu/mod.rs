@@ -541,11 +541,12 @@ impl<'a> CpuSession<'a> {
     /// Runs one point; `tick` is called after each round (outside the timed region).
     pub fn run(&self, point: CpuPoint, tick: &mut dyn FnMut()) -> Result<ResultRecord, CpuError> {
         let mut params = self.point_params(point);
-        let placement = affinity::place(point.threads, &self.allowed, &self.sys.cpu.logical);
+        // The point's CPUs as its parameters place it.
+        let (cpus, cores) = (params.cpus.clone(), params.cores);
         let reps = self.opts.reps;
         let Some(op) = point.workload.op_with_fp16(self.native_fp16()) else {
             // NULL: the harness alone, an empty timed region per thread.
-            let times = runner::run_rounds(&placement.cpus, reps, |_| {}, |_| {}, |_| tick())
+            let times = runner::run_rounds(&cpus, reps, |_| {}, |_| {}, |_| tick())
                 .map_err(|e| CpuError::Pin(e.to_string()))?;
             let samples: Vec<f64> = times.iter().map(|t| t.as_secs_f64() * 1e9).collect();
             return Ok(record(
@@ -570,7 +571,7 @@ impl<'a> CpuSession<'a> {
                 .entry(point.workload)
                 .or_insert_with(|| {
                     // Unpinned if pinning fails: the rounds that follow report that error.
-                    runner::on_cpu(placement.cpus[0], || {
+                    runner::on_cpu(cpus[0], || {
                         runner::calibrate(duration, |n| run_sliced(kernel.run, n))
                     })
                     .unwrap_or_else(|_| runner::calibrate(duration, |n| run_sliced(kernel.run, n)))
@@ -586,7 +587,7 @@ impl<'a> CpuSession<'a> {
         let probes = point_probes(self.sys, op, self.isa);
         let decisions: Mutex<Vec<Vec<ClockDecision>>> = Mutex::new(vec![Vec::new(); point.threads]);
         let rounds = runner::run_rounds_per_thread(
-            &placement.cpus,
+            &cpus,
             reps,
             |_| run_sliced(run, per_thread),
             |i| {
@@ -630,7 +631,7 @@ impl<'a> CpuSession<'a> {
         };
         let peak = cpu_peak(
             op,
-            placement.cores,
+            cores,
             clock
                 .ghz
                 .ok_or_else(|| clock.unknown_reason.clone().unwrap_or_default()),

@@ -245,7 +245,9 @@ pub fn run(
         threads,
     } = point;
     let allowed = affinity::allowed_cpus();
-    let placement = affinity::place(threads, &allowed, &sys.cpu.logical);
+    // The point's CPUs as its parameters place it; a run completes the parameters.
+    let mut params = point_params(sys, point, nb, engine.kind());
+    let (cpus, cores) = (params.cpus.clone(), params.cores);
     let isa = match engine {
         Engine::BuiltIn(isa) => isa,
         Engine::System(_) => None,
@@ -258,11 +260,10 @@ pub fn run(
     // The calling thread runs on the placement's CPUs while the point runs (the threads of the
     // multiply and the factorisation inherit the set; a system BLAS's threads, which may be
     // older than the point, are restricted to it), then on what it had before.
-    affinity::restrict_current_thread(&placement.cpus)
-        .map_err(|e| LinalgError::Pin(e.to_string()))?;
+    affinity::restrict_current_thread(&cpus).map_err(|e| LinalgError::Pin(e.to_string()))?;
     let outcome = match engine {
         Engine::BuiltIn(isa) => built_in(sys, point, nb, isa, reps, tick),
-        Engine::System(blas) => system(blas, point, &placement.cpus, reps, tick),
+        Engine::System(blas) => system(blas, point, &cpus, reps, tick),
     };
     let _ = affinity::restrict_current_thread(&allowed);
     let outcome = outcome?;
@@ -275,7 +276,7 @@ pub fn run(
     };
     let peak = cpu_peak(
         OpClass::Fma { element_bits: bits },
-        placement.cores,
+        cores,
         clock.get().copied().ok_or_else(|| {
             clock
                 .unknown_reason
@@ -286,7 +287,6 @@ pub fn run(
         &sys.cpu.isas,
         overrides,
     );
-    let mut params = point_params(sys, point, nb, engine.kind());
     if let Some(l) = &mut params.linalg {
         l.micro_kernel = outcome.micro_kernel;
         l.library = match engine {
