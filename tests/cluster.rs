@@ -364,7 +364,8 @@ fn three_namespace_nodes_under_mpirun_merge_into_one_fleet() {
     drop(slow);
 }
 
-/// Runs a tiny profile (CPU DP, LINPACK, memory TRIAD; the links' tests short, with
+/// Runs a tiny profile (CPU DP, LINPACK, memory TRIAD on 32 MiB arrays: the default's 3 × 1.2 GiB
+/// would take a rank held to half a CPU 20 s to touch; the links' tests short, with
 /// references) on three ranks under mpirun, each in namespace pbc<id>n<rank>, rank 2 in the
 /// cgroup `slow`; the fleet document written to `out_json`.
 fn run_three_ranks(
@@ -379,7 +380,8 @@ fn run_three_ranks(
         "description = \"test: CPU DP, LINPACK and memory TRIAD\"\n[defaults]\nrepeat = 3\n\
          [[job]]\nsubsystem = \"cpu\"\nworkload = [\"DP\"]\nthreads = \"all\"\nduration = \"200ms\"\n\
          [[job]]\nsubsystem = \"cpu\"\nworkload = [\"LINPACK\"]\nn = 160\nthreads = \"all\"\n\
-         [[job]]\nsubsystem = \"mem\"\nworkload = [\"TRIAD\"]\nthreads = \"all\"\nduration = \"100ms\"\n",
+         [[job]]\nsubsystem = \"mem\"\nworkload = [\"TRIAD\"]\nthreads = \"all\"\nduration = \"100ms\"\n\
+         array_size = \"32M\"\n",
     )
     .unwrap();
     // Each rank joins the slow cgroup (rank 2 only) and enters its own namespace before

@@ -6,7 +6,7 @@
 //! it (`net serve --references`, see [`remote`](super::remote)) and the client talks to that
 //! address only. The client mirrors the point: `-P` streams, `-l`
 //! bytes per write or datagram, `-t` seconds after `-O` omitted ones (iperf3 takes whole
-//! seconds: rounded up, at least 1), `-R` for a reverse point, `--bidir` for a point both ways
+//! seconds: the duration rounded up, at least 1; the warm-up to the nearest), `-R` for a reverse point, `--bidir` for a point both ways
 //! at once, `-w`, `-C`, `-M` and `-N` for its socket options, `-n` for its fixed amount (all
 //! streams' bytes), and for UDP `-u -b RATE` with peakbench's per-stream target rate
 //! (0 = unlimited, as in iperf3).
@@ -76,8 +76,10 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
         length_bytes: p.message_size_bytes as u64,
         seconds: whole_seconds(seconds, 1),
         // iperf3 3.12 counts UDP datagrams of the omitted seconds as lost (esnet/iperf#1489:
-        // loss above 100 %), so UDP runs omit nothing and their warm-up is measured.
-        omit_seconds: if udp { 0 } else { whole_seconds(p.omit_s, 0) },
+        // loss above 100 %), so UDP runs omit nothing and their warm-up is measured. iperf3
+        // omits whole seconds: the point's warm-up to the nearest (25 ms is nearer none than
+        // a second, which would more than double a short run).
+        omit_seconds: if udp { 0 } else { nearest_seconds(p.omit_s) },
         reverse: p.direction == Some(Direction::ServerToClient),
         rate_bps: if udp {
             p.target_rate_bps.unwrap_or(0)
@@ -104,6 +106,15 @@ fn build(rec: &ResultRecord, ctx: &RefContext) -> Result<Job, RefError> {
             .map(|a| a.saturating_mul(u64::from(p.streams))),
         remote,
     })
+}
+
+/// `seconds` to the nearest whole second (half up), 0 where it is not a positive number.
+fn nearest_seconds(seconds: f64) -> u64 {
+    if seconds.is_finite() && seconds > 0.0 {
+        (seconds + 0.5).floor().min(u32::MAX as f64) as u64
+    } else {
+        0
+    }
 }
 
 /// The client's arguments for `job` against the server on `ip`:`port`.
@@ -372,8 +383,9 @@ mod tests {
                 "-J",
                 "-t",
                 "1",
+                // The point's 100 ms warm-up: nearer none than a second.
                 "-O",
-                "1",
+                "0",
                 "-P",
                 "2",
                 "-l",
@@ -394,6 +406,17 @@ mod tests {
                 "-t", "3", "-O", "0", "-P", "2", "-l", "1400", "-u", "-b", "0", "-R"
             ]
         );
+    }
+
+    /// iperf3's warm-up is the point's to the nearest whole second; nothing is not a number.
+    #[test]
+    fn the_warm_up_is_rounded_to_the_nearest_second() {
+        for (s, whole) in [(0.025, 0), (0.49, 0), (0.5, 1), (1.0, 1), (2.6, 3)] {
+            assert_eq!(nearest_seconds(s), whole, "{s}");
+        }
+        for bad in [f64::NAN, f64::INFINITY, -1.0] {
+            assert_eq!(nearest_seconds(bad), 0, "{bad}");
+        }
     }
 
     /// A point both ways at once with socket options and a fixed amount: `--bidir`, `-w`, `-C`,
