@@ -7,6 +7,7 @@ pub mod latency_params;
 pub mod levels;
 pub mod node_tag;
 pub mod params;
+pub mod peak_sheet;
 mod planned;
 pub mod point;
 pub(crate) mod point_fields;

@@ -9,6 +9,7 @@ pub mod mem;
 pub mod mock;
 pub mod net;
 pub mod outputs;
+pub mod peak;
 pub mod planned;
 pub mod recorder;
 pub mod session;

@@ -1,15 +1,10 @@
-//! `peakbench peak` beyond the CPU: the memory's bandwidth and latency from its channels,
-//! transfer rate and CAS latency; the disk's throughput, IOPS and access time from its rated
-//! figures or its spindle; the network's goodput and round-trip floor from its link — each
-//! with its formula, as the reports computed them from datasheets.
+//! `peakbench peak`'s options beyond the CPU: a memory's channels, transfer rate and CAS
+//! latency; a disk's rated figures or its spindle; a network's link (`app::peak` computes their
+//! figures).
 
 use super::common::{UsageError, bounds, parse_propagation};
-use crate::ids::Unit;
-use crate::report;
-use crate::sysinfo::peak::{self, MemPeakOverrides, Peak, plausible};
-use crate::sysinfo::{Fact, Source};
+use crate::app::peak::Described;
 use clap::Args;
-use serde::Serialize;
 
 /// What the error says when nothing is described.
 pub const WHAT_TO_GIVE: &str = "--uarch, --cores and --ghz (CPU), --mem-channels and --mem-mts \
@@ -89,229 +84,23 @@ fn parse_block(s: &str) -> Result<u64, String> {
     }
 }
 
-/// One figure of a subsystem: its peak, or why it has none.
-#[derive(Debug, Serialize)]
-pub struct Figure {
-    /// What it is ("bandwidth", "random read IOPS (4 KiB, QD 1)").
-    pub figure: String,
-    pub peak: Option<Peak>,
-    pub unknown_reason: Option<String>,
-    /// What physics says against a figure the user gave for it ([`plausible::check`]).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-}
-
-impl Figure {
-    fn of(figure: impl Into<String>, peak: Result<Peak, String>) -> Figure {
-        Figure::at(figure, peak, 1)
-    }
-
-    /// A figure at a point of `workers` threads, its user-given inputs checked.
-    fn at(figure: impl Into<String>, peak: Result<Peak, String>, workers: usize) -> Figure {
-        let point = plausible::Point { workers, op: None };
-        let warnings = peak.as_ref().map_or(Vec::new(), |p| {
-            plausible::check(p, &plausible::Machine::default(), point)
-        });
-        Figure {
-            figure: figure.into(),
-            unknown_reason: peak.as_ref().err().cloned(),
-            peak: peak.ok(),
-            warnings,
-        }
-    }
-}
-
-/// A subsystem's figures as described.
-#[derive(Debug, Serialize)]
-pub struct Section {
-    /// The machine part described, e.g. "4 channels × 2133 MT/s".
-    pub described: String,
-    pub peaks: Vec<Figure>,
-}
-
-impl Section {
-    /// Its table on the terminal.
-    pub fn render(&self, width: usize, title: &str) -> String {
-        let rows: Vec<(String, Result<Peak, String>)> = self
-            .peaks
-            .iter()
-            .map(|f| {
-                let r = f
-                    .peak
-                    .clone()
-                    .ok_or_else(|| f.unknown_reason.clone().unwrap_or_default());
-                (f.figure.clone(), r)
-            })
-            .collect();
-        let head = format!("{title}: {} (nothing measured)", self.described);
-        let mut out = format!(
-            "\n{}\n{}",
-            crate::text::wrap(&head, width, "  "),
-            report::table::render_peaks("Figure", &rows, width)
-        );
-        for f in &self.peaks {
-            for w in &f.warnings {
-                let line = format!("warning: {}: {w}", f.figure);
-                out.push_str(&format!("{}\n", crate::text::wrap(&line, width, "  ")));
-            }
-        }
-        out
-    }
-}
-
-/// The sections described (`memory`, `disk`, `network` in `peak --json`).
-#[derive(Debug, Default, Serialize)]
-pub struct Sections {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub memory: Option<Section>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub disk: Option<Section>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub network: Option<Section>,
-}
-
-impl Sections {
-    pub fn is_empty(&self) -> bool {
-        self.memory.is_none() && self.disk.is_none() && self.network.is_none()
-    }
-
-    /// Each section described with its title, in order.
-    pub fn all(&self) -> impl Iterator<Item = (&'static str, &Section)> {
-        [
-            ("Memory", &self.memory),
-            ("Disk", &self.disk),
-            ("Network", &self.network),
-        ]
-        .into_iter()
-        .filter_map(|(t, s)| Some((t, s.as_ref()?)))
-    }
-}
-
 impl OtherPeaks {
-    pub fn sections(&self) -> Sections {
-        Sections {
-            memory: self.memory(),
-            disk: self.disk(),
-            network: self.network(),
+    /// The memory, disk and network described (no CPU).
+    pub fn described(&self) -> Described {
+        Described {
+            cpu: None,
+            mem_channels: self.mem_channels,
+            mem_mts: self.mem_mts,
+            mem_cl: self.mem_cl,
+            disk: self.disk.peaks(),
+            block_size: self.block_size,
+            threads: self.threads,
+            iodepth: self.iodepth,
+            link_gbps: self.link_gbps,
+            mtu: self.mtu,
+            propagation_us: self.propagation_us,
+            message_size: self.message_size,
         }
-    }
-
-    fn memory(&self) -> Option<Section> {
-        let (channels, mts) = (self.mem_channels?, self.mem_mts?);
-        let user = MemPeakOverrides {
-            channels: Some(channels),
-            mts: Some(mts),
-            ..Default::default()
-        };
-        let bandwidth = peak::mem_peak(&Fact::unknown("described, not detected"), &user);
-        let latency = match self.mem_cl {
-            Some(cl) => Ok(peak::cas_latency(cl, mts, Source::User)),
-            None => Err("the CAS latency is not given; give --mem-cl".to_string()),
-        };
-        Some(Section {
-            described: format!("{channels} channels × {mts} MT/s"),
-            peaks: vec![
-                Figure::of("bandwidth", bandwidth),
-                Figure::of("latency (CAS)", latency),
-            ],
-        })
-    }
-
-    fn disk(&self) -> Option<Section> {
-        let rated = self.disk.peaks();
-        let given = [
-            rated.read_mbps,
-            rated.write_mbps,
-            rated.read_iops,
-            rated.write_iops,
-            rated.latency_us,
-            rated.rpm,
-        ];
-        if given.iter().all(Option::is_none) {
-            return None;
-        }
-        let block = self.block_size.unwrap_or(4096);
-        let size = crate::units::format_size(block);
-        let (threads, depth) = (self.threads.unwrap_or(1), self.iodepth.unwrap_or(1));
-        let n = u64::from(threads) * u64::from(depth);
-        let flight = match threads {
-            1 => format!("QD {depth}"),
-            t => format!("{t} threads × QD {depth}"),
-        };
-        let no_link = "peakbench peak describes no link";
-        let mut peaks = Vec::new();
-        for (what, share) in [("read", 1.0), ("write", 0.0)] {
-            peaks.push(Figure::of(
-                format!("sequential {what} throughput"),
-                peak::disk_throughput(&rated, share, None, no_link),
-            ));
-        }
-        for (what, share) in [("read", 1.0), ("write", 0.0)] {
-            peaks.push(Figure::at(
-                format!("random {what} IOPS ({size}, {flight})"),
-                peak::disk_iops(&rated, share, block, None, true, n).map(|mut p| {
-                    // The I/Os in flight are the user's here, not a point's.
-                    if let Some(i) = p.inputs.get_mut("n") {
-                        i.source = Source::User;
-                    }
-                    p
-                }),
-                threads as usize,
-            ));
-        }
-        peaks.push(Figure::of(
-            format!("random read latency ({size})"),
-            peak::disk_latency(&rated, 1.0, block, None, true),
-        ));
-        let described = match (rated.rpm, rated.seek_ms) {
-            (Some(rpm), Some(seek)) => format!("a {rpm} rpm disk, {seek} ms average seek"),
-            _ => "a disk of the rated figures given".to_string(),
-        };
-        Some(Section { described, peaks })
-    }
-
-    fn network(&self) -> Option<Section> {
-        let gbps = self.link_gbps?;
-        let mtu = self.mtu.unwrap_or(1500);
-        let link = (gbps * 1000.0, Source::User);
-        // The MTU is the user's (or Ethernet's 1500), not detected.
-        let given = |mut p: Peak| {
-            if let Some(m) = p.inputs.get_mut("mtu") {
-                m.source = Source::User;
-            }
-            p
-        };
-        let tcp = given(peak::goodput(
-            link,
-            mtu,
-            true,
-            false,
-            128 << 10,
-            Unit::GbitPerSec,
-            1e9,
-        ));
-        // UDP: the largest datagram that one frame carries.
-        let datagram = mtu.saturating_sub(28).max(1);
-        let udp = given(peak::goodput(
-            link,
-            mtu,
-            false,
-            false,
-            datagram,
-            Unit::GbitPerSec,
-            1e9,
-        ));
-        let message = self.message_size.unwrap_or(1);
-        let rtt = |tcp| peak::round_trip(link, mtu, tcp, false, message, self.propagation_us);
-        Some(Section {
-            described: format!("a {gbps} Gbit/s link, MTU {mtu}, IPv4"),
-            peaks: vec![
-                Figure::of("TCP goodput", Ok(tcp)),
-                Figure::of(format!("UDP goodput ({datagram} B datagrams)"), Ok(udp)),
-                Figure::of(format!("TCP round trip ({message} B messages)"), rtt(true)),
-                Figure::of(format!("UDP round trip ({message} B messages)"), rtt(false)),
-            ],
-        })
     }
 }
 
@@ -323,6 +112,9 @@ pub fn nothing_given() -> UsageError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::results::peak_sheet::{Section, Sections};
+    use crate::sysinfo::Source;
 
     fn value(s: &Option<Section>, figure: &str) -> f64 {
         let s = s.as_ref().expect("a section");
@@ -340,7 +132,7 @@ mod tests {
             others: OtherPeaks,
         }
         let line = std::iter::once("peak").chain(args.iter().copied());
-        Cli::try_parse_from(line).unwrap().others.sections()
+        crate::app::peak::document(&Cli::try_parse_from(line).unwrap().others.described()).others
     }
 
     /// The reports' hand-computed figures: DDR4-2133 × 4 channels = 68.26 GB/s; a 7200 rpm
@@ -441,7 +233,7 @@ mod tests {
         assert!(f.figure.starts_with("random read IOPS"), "{f:?}");
         assert_eq!(f.warnings.len(), 1, "{f:?}");
         assert!(f.warnings[0].contains("78.95 IOPS"), "{f:?}");
-        let text = disk.render(100, "Disk");
+        let text = crate::report::peaks::render_section(disk, 100, "Disk");
         assert!(text.contains("warning: random read IOPS (4 KiB, QD 1): the user-given"));
         assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
         let ssd = described(&[

@@ -21,6 +21,7 @@ mod net_conditions;
 pub mod nodes;
 mod notes;
 pub mod numa;
+pub mod peaks;
 pub mod pivot;
 pub mod plot;
 mod rows;

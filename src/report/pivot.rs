@@ -151,6 +151,43 @@ struct Block<'a> {
     items: Vec<&'a Item<'a>>,
 }
 
+/// The parameters that label a side of table `b` (`true`: its rows): placed on it (`place`),
+/// differing across the table and one value per side's value. Worked out once per table, not
+/// per label: each test reads every point.
+fn labelling(b: &Block, place: impl Fn(&str) -> Place) -> HashSet<(&'static str, bool)> {
+    // The values each parameter takes in the table.
+    let values = |k: &str| -> HashSet<Option<&String>> {
+        b.items
+            .iter()
+            .map(|i| i.others.get(k).map(|x| &x.0))
+            .collect()
+    };
+    // Whether a parameter is one value per row's (column's) value in this table: else it
+    // differs from cell to cell (a condition of some points) and labels neither side.
+    let of_side = |k: &str, row: bool| {
+        let mut seen: HashMap<String, Option<&String>> = HashMap::new();
+        b.items.iter().all(|i| {
+            let parts = if row { &i.row } else { &i.col };
+            let at: Vec<&str> = parts.iter().map(|p| p.key.as_str()).collect();
+            let v = i.others.get(k).map(|x| &x.0);
+            *seen.entry(at.join("\u{0}")).or_insert(v) == v
+        })
+    };
+    let keys: BTreeSet<&'static str> = b
+        .items
+        .iter()
+        .flat_map(|i| i.others.keys().copied())
+        .collect();
+    keys.iter()
+        .flat_map(|&k| [(k, true), (k, false)])
+        .filter(|&(k, row)| {
+            place(k) == if row { Place::Row } else { Place::Col }
+                && values(k).len() > 1
+                && of_side(k, row)
+        })
+        .collect()
+}
+
 impl Pivot {
     /// The document of `report` with its tables pivoted.
     pub fn document(&self, report: &crate::results::Report) -> Result<Document, String> {
@@ -322,46 +359,12 @@ impl Pivot {
         let head = b.items[0];
         let class = head.class.as_str();
         let place = |k: &str| places.get(&(class, k)).copied().unwrap_or(Place::Split);
-        // The values each parameter takes in the table.
-        let values = |k: &str| -> HashSet<Option<&String>> {
-            b.items
-                .iter()
-                .map(|i| i.others.get(k).map(|x| &x.0))
-                .collect()
-        };
-        let same_across = |k: &str| values(k).len() == 1;
-        // Whether a parameter is one value per row's (column's) value in this table: else it
-        // differs from cell to cell (a condition of some points) and labels neither side.
-        let of_side = |k: &str, row: bool| {
-            let mut seen: HashMap<String, Option<&String>> = HashMap::new();
-            b.items.iter().all(|i| {
-                let parts = if row { &i.row } else { &i.col };
-                let at: Vec<&str> = parts.iter().map(|p| p.key.as_str()).collect();
-                let v = i.others.get(k).map(|x| &x.0);
-                *seen.entry(at.join("\u{0}")).or_insert(v) == v
-            })
-        };
         // The figure beside the workload reads in the title where the table has one.
         let figures = Self::figures(b, (&rows_named, &cols_named));
         let figure_in_title = !rides || figures.len() == 1;
         let units: HashSet<_> = b.items.iter().map(|i| i.rec.unit).collect();
         let one_unit = (units.len() == 1).then_some(head.rec.unit);
-        // The parameters that label a side: placed on it, differing across the table and one
-        // value per side's value (worked out once per table: each of these reads every point).
-        let keys: BTreeSet<&'static str> = b
-            .items
-            .iter()
-            .flat_map(|i| i.others.keys().copied())
-            .collect();
-        let labelling: HashSet<(&str, bool)> = keys
-            .iter()
-            .flat_map(|&k| [(k, true), (k, false)])
-            .filter(|&(k, row)| {
-                place(k) == if row { Place::Row } else { Place::Col }
-                    && !same_across(k)
-                    && of_side(k, row)
-            })
-            .collect();
+        let labelling = labelling(b, place);
         // A side's label: its parts, then the parameters that go with its value and differ
         // across the table.
         let label = |i: &Item, row: bool| -> Label {
