@@ -290,47 +290,53 @@ mod tests {
     #[test]
     fn network_points_plan_the_records_they_measure() {
         use crate::bench::net::{NetSession, NetWorkload, Proto};
-        let opts = NetOptions {
-            workloads: vec![NetWorkload::Throughput, NetWorkload::Latency],
-            protocols: vec![Proto::Tcp, Proto::Udp],
-            streams: vec![1],
-            message_sizes: None,
-            duration: Duration::from_millis(30),
-            omit: Duration::ZERO,
-            reverse: false,
-            rate_bps: 10_000_000,
-            busy_poll: Duration::ZERO,
-            busy_poll_asked: false,
-            repeat: 1,
-            link_gbps: None,
-            propagation_us: None,
-            bidir: false,
-            socket: Default::default(),
-            total_bytes: None,
-            count: None,
-            scaling: crate::results::params::Scaling::Strong,
-            mps: 0,
-            load: Vec::new(),
-            amount_bound: None,
-        };
-        let session = NetSession::loopback(opts.clone(), None).unwrap();
-        let server = session.target().addr.to_string();
-        for p in net_points(&opts) {
-            let p = session.as_run(p);
-            let planned = net_point(p, &opts, Some(&server));
-            let measured = session.run(p, &mut || {}).unwrap();
-            // Each planned record is one the point measures: same metric, same point, same
-            // unit.
-            for r in &planned {
-                assert!(
-                    measured.iter().any(|m| m.metric == r.metric
-                        && m.unit == r.unit
-                        && crate::results::point::point_key(m)
-                            == crate::results::point::point_key(r)),
-                    "{p:?} {:?}: {}",
-                    r.metric,
-                    crate::results::point::point_key(r)
-                );
+        // One way, the other way (--reverse) and both at once (--bidir): each way's sender and
+        // receiver, UDP's loss and jitter, and the sum.
+        for (reverse, bidir) in [(false, false), (true, false), (false, true)] {
+            let opts = NetOptions {
+                workloads: vec![NetWorkload::Throughput, NetWorkload::Latency],
+                protocols: vec![Proto::Tcp, Proto::Udp],
+                streams: vec![1],
+                message_sizes: None,
+                duration: Duration::from_millis(30),
+                omit: Duration::ZERO,
+                reverse,
+                rate_bps: 10_000_000,
+                busy_poll: Duration::ZERO,
+                busy_poll_asked: false,
+                repeat: 1,
+                link_gbps: None,
+                propagation_us: None,
+                bidir,
+                socket: Default::default(),
+                total_bytes: None,
+                count: None,
+                scaling: crate::results::params::Scaling::Strong,
+                mps: 0,
+                load: Vec::new(),
+                amount_bound: None,
+            };
+            let session = NetSession::loopback(opts.clone(), None).unwrap();
+            let server = session.target().addr.to_string();
+            // Each record by its metric, its unit and its point.
+            let shapes = |recs: &[ResultRecord]| -> BTreeSet<String> {
+                recs.iter()
+                    .map(|r| {
+                        let key = crate::results::point::point_key(r);
+                        format!("{} {} {key}", r.metric, r.unit)
+                    })
+                    .collect()
+            };
+            for p in net_points(&opts) {
+                if bidir && p.workload != NetWorkload::Throughput {
+                    continue;
+                }
+                let p = session.as_run(p);
+                let planned = net_point(p, &opts, Some(&server));
+                let measured = session.run(p, &mut || {}).unwrap();
+                // The plan has the records the point measures, no more, no fewer.
+                assert_eq!(planned.len(), measured.len(), "{p:?}");
+                assert_eq!(shapes(&planned), shapes(&measured), "{p:?}");
             }
         }
     }

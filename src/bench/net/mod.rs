@@ -522,7 +522,8 @@ fn pingpong_params(m: &mut NetParams, p: &TestParams) {
 }
 
 /// `point`'s records before it runs against `server`, with the parameters its measured records
-/// carry (a throughput point's at its receiver, a ping-pong's at the client), as
+/// carry (a throughput point's each way at its receiver and sender, a ping-pong's at the
+/// client), as
 /// [`ResultRecord::planned`]: what the reference tools are asked before it runs, and what the
 /// dry run plans.
 pub fn planned(opts: &NetOptions, point: NetPoint, server: String) -> Vec<ResultRecord> {
@@ -531,15 +532,7 @@ pub fn planned(opts: &NetOptions, point: NetPoint, server: String) -> Vec<Result
     let metrics: &[(Metric, Unit)] = match point.workload {
         NetWorkload::Throughput => {
             records::throughput_params(&mut base, &p);
-            base.side = Some(Side::Receiver);
-            match p.proto {
-                Proto::Udp => &[
-                    (Metric::Throughput, records::GOODPUT_UNIT),
-                    (Metric::Loss, Unit::Percent),
-                    (Metric::Jitter, Unit::Micros),
-                ],
-                Proto::Tcp => &[(Metric::Throughput, records::GOODPUT_UNIT)],
-            }
+            return records::planned_throughput(point.workload, &p, &base, opts.repeat);
         }
         NetWorkload::Latency => {
             pingpong_params(&mut base, &p);

@@ -46,6 +46,71 @@ pub fn throughput_params(base: &mut NetParams, p: &TestParams) {
     });
 }
 
+/// A throughput point's records before it runs (`base` from [`throughput_params`]), those
+/// [`throughput`] makes of its outcomes: each way's goodput at its receiver and its sender (and
+/// for UDP its loss and jitter), and with `--bidir` both ways' sum; each with `samples` planned
+/// repetitions and no peak ([`ResultRecord::planned`] sets what a plan's record says).
+pub fn planned_throughput(
+    name: NetWorkload,
+    p: &TestParams,
+    base: &NetParams,
+    samples: usize,
+) -> Vec<ResultRecord> {
+    let record = |params: NetParams, metric: Metric, unit: Unit| {
+        ResultRecord::new(
+            name,
+            params,
+            metric,
+            unit,
+            vec![1.0; samples.max(1)],
+            Err("planned: not measured yet".into()),
+        )
+    };
+    let mut metrics = vec![
+        (Side::Receiver, Metric::Throughput, GOODPUT_UNIT),
+        (Side::Sender, Metric::Throughput, GOODPUT_UNIT),
+    ];
+    if p.proto == Proto::Udp {
+        metrics.push((Side::Receiver, Metric::Loss, Unit::Percent));
+        metrics.push((Side::Receiver, Metric::Jitter, Unit::Micros));
+    }
+    let ways: &[Direction] = if p.bidir {
+        &[
+            Direction::BidirClientToServer,
+            Direction::BidirServerToClient,
+        ]
+    } else {
+        &[]
+    };
+    let along = |d: Option<Direction>, side: Side| NetParams {
+        direction: d.or(base.direction),
+        side: Some(side),
+        ..base.clone()
+    };
+    let directions: Vec<Option<Direction>> = if ways.is_empty() {
+        vec![None]
+    } else {
+        ways.iter().copied().map(Some).collect()
+    };
+    let mut out: Vec<ResultRecord> = directions
+        .into_iter()
+        .flat_map(|d| {
+            metrics
+                .iter()
+                .map(move |&(side, metric, unit)| (along(d, side), metric, unit))
+        })
+        .map(|(params, metric, unit)| record(params, metric, unit))
+        .collect();
+    if p.bidir {
+        out.push(record(
+            along(Some(Direction::BidirSum), Side::Receiver),
+            Metric::Throughput,
+            GOODPUT_UNIT,
+        ));
+    }
+    out
+}
+
 /// Every record of a throughput point.
 pub fn throughput(
     name: NetWorkload,
