@@ -89,7 +89,8 @@ fn what_runs() -> Vec<Case> {
             r.params()["micro_kernel"]
                 .as_str()
                 .is_some_and(|k| k.starts_with("portable"))
-        }),
+        })
+        .measured(),
         refused(
             "isa",
             &["--workload", "NULL", "--isa", "scalar"],
@@ -105,7 +106,8 @@ fn peak_inputs() -> Vec<Case> {
             "clock-ghz",
             &[&INT[..], &["--clock-ghz", "2.5"]].concat(),
             |r| user_input(r.first(), 2.5),
-        ),
+        )
+        .measured(),
         refused(
             "clock-ghz",
             &["--workload", "NULL", "--clock-ghz", "2.5"],
@@ -121,7 +123,8 @@ fn peak_inputs() -> Vec<Case> {
             ]
             .concat(),
             |r| user_input(r.first(), 7.0),
-        ),
+        )
+        .measured(),
         refused(
             "ops-per-cycle",
             &[&INT[..], &["--ops-per-cycle", "QP=7"]].concat(),
@@ -129,7 +132,8 @@ fn peak_inputs() -> Vec<Case> {
         ),
         used("peak", &[&INT[..], &["--peak", "INT64=3"]].concat(), |r| {
             r.first()["peak"]["value"] == 3e9
-        }),
+        })
+        .measured(),
         refused(
             "peak",
             &[&INT[..], &["--peak", "INT64=3,INT64=4"]].concat(),
@@ -144,7 +148,8 @@ fn how_long() -> Vec<Case> {
         repeat_case(&NULL),
         used("warmup", &["--workload", "NULL", "--warmup", "2"], |r| {
             r.first()["warmup_rounds"] == 2
-        }),
+        })
+        .measured(),
         timed(
             "duration",
             &["--workload", "INT64", "--duration", "100ms"],
@@ -158,7 +163,8 @@ fn how_long() -> Vec<Case> {
                         "duration",
                         &["--workload", "INT64", "--duration", "10ms"],
                         |_| true,
-                    ),
+                    )
+                    .measured(),
                     &[],
                 );
                 let iterations = |r: &Ran| r.params()["iterations_per_thread"].as_f64().unwrap();
@@ -190,7 +196,8 @@ fn how_long() -> Vec<Case> {
                 p["total_ops"] == 1_000_000_000u64
                     && (1e9..1e9 + 2.0 * p["ops_per_iteration"].as_f64().unwrap()).contains(&done)
             },
-        ),
+        )
+        .measured(),
         refused(
             "total-ops",
             &["--workload", "NULL", "--total-ops", "1G"],
@@ -211,25 +218,28 @@ fn how_long() -> Vec<Case> {
 fn system_blas() -> Vec<Case> {
     let openblas = Path::new("/usr/lib/x86_64-linux-gnu/libopenblas.so.0");
     if openblas.exists() {
-        vec![used(
-            "blas-library",
-            &[
-                &DGEMM[..],
+        vec![
+            used(
+                "blas-library",
                 &[
-                    "--blas",
-                    "system",
-                    "--blas-library",
-                    openblas.to_str().unwrap(),
-                ],
-            ]
-            .concat(),
-            |r| {
-                r.params()["engine"] == "system"
-                    && r.params()["library"]
-                        .as_str()
-                        .is_some_and(|l| l.contains("openblas"))
-            },
-        )]
+                    &DGEMM[..],
+                    &[
+                        "--blas",
+                        "system",
+                        "--blas-library",
+                        openblas.to_str().unwrap(),
+                    ],
+                ]
+                .concat(),
+                |r| {
+                    r.params()["engine"] == "system"
+                        && r.params()["library"]
+                            .as_str()
+                            .is_some_and(|l| l.contains("openblas"))
+                },
+            )
+            .measured(),
+        ]
     } else {
         println!(
             "SKIPPED: --blas-library used: no OpenBLAS at {}",

@@ -184,7 +184,8 @@ fn peak_inputs() -> Vec<Case> {
             "disk-peak-read-mbps",
             &["--workload", "RS", "--disk-peak-read-mbps", "100"],
             |r| r.metric("throughput")["peak"]["value"] == 1e8,
-        ),
+        )
+        .measured(),
         refused(
             "disk-peak-read-mbps",
             &["--workload", "RW", "--disk-peak-read-mbps", "100"],
@@ -194,7 +195,8 @@ fn peak_inputs() -> Vec<Case> {
             "disk-peak-write-mbps",
             &["--workload", "WS", "--disk-peak-write-mbps", "200"],
             |r| r.metric("throughput")["peak"]["value"] == 2e8,
-        ),
+        )
+        .measured(),
         refused(
             "disk-peak-write-mbps",
             &["--workload", "RS", "--disk-peak-write-mbps", "100"],
@@ -204,7 +206,8 @@ fn peak_inputs() -> Vec<Case> {
             "disk-peak-read-iops",
             &["--workload", "RR", "--disk-peak-read-iops", "1000"],
             |r| r.metric("iops")["peak"]["value"] == 1000.0,
-        ),
+        )
+        .measured(),
         refused(
             "disk-peak-read-iops",
             &["--workload", "WR", "--disk-peak-read-iops", "1000"],
@@ -214,7 +217,8 @@ fn peak_inputs() -> Vec<Case> {
             "disk-peak-write-iops",
             &["--workload", "WR", "--disk-peak-write-iops", "500"],
             |r| r.metric("iops")["peak"]["value"] == 500.0,
-        ),
+        )
+        .measured(),
         refused(
             "disk-peak-write-iops",
             &["--workload", "RW", "--disk-peak-write-iops", "500"],
@@ -224,7 +228,8 @@ fn peak_inputs() -> Vec<Case> {
             "disk-latency-us",
             &["--workload", "RR", "--disk-latency-us", "80"],
             |r| user_input(r.metric("latency"), 80.0),
-        ),
+        )
+        .measured(),
         refused(
             "disk-latency-us",
             &[
@@ -243,13 +248,15 @@ fn peak_inputs() -> Vec<Case> {
             "rpm",
             &["--workload", "RR", "--rpm", "7200", "--seek-ms", "8"],
             |r| user_input(r.metric("iops"), 7200.0) && user_input(r.metric("latency"), 8.0),
-        ),
+        )
+        .measured(),
         refused("rpm", &["--workload", "RR", "--rpm", "7200"], "--seek-ms"),
         used(
             "seek-ms",
             &["--workload", "RS", "--rpm", "5400", "--seek-ms", "12"],
             |r| user_input(r.metric("latency"), 12.0),
-        ),
+        )
+        .measured(),
         refused("seek-ms", &["--workload", "RR", "--seek-ms", "8"], "--rpm"),
     ]
 }

@@ -70,7 +70,8 @@ fn what_runs() -> Vec<Case> {
             r.params()["thread_latency_ns"]
                 .as_array()
                 .is_some_and(|t| t.len() == 2)
-        }),
+        })
+        .measured(),
         used(
             "array-size",
             &[
@@ -212,13 +213,14 @@ fn c2c_and_staircase() -> Vec<Case> {
                     .collect();
                 pairs == [(1, 0), (0, 1)]
             },
-        ),
+        )
+        .measured(),
         refused(
             "cpus",
             &[&COPY[..], &["--cpus", "0,1"]].concat(),
             "--cpus names the CPUs that C2C pairs",
         ),
-        used("latency-max", &LAT, move |r| ws(r) == Some(16384)),
+        used("latency-max", &LAT, move |r| ws(r) == Some(16384)).measured(),
         refused(
             "latency-max",
             &[&COPY[..], &["--latency-max", "1Mi"]].concat(),
@@ -234,7 +236,8 @@ fn bandwidth_peak_inputs() -> Vec<Case> {
             "mem-peak-gbs",
             &[&COPY[..], &["--mem-peak-gbs", "50"]].concat(),
             |r| r.first()["peak"]["value"] == 50e9,
-        ),
+        )
+        .measured(),
         refused(
             "mem-peak-gbs",
             &[&LAT[..], &["--mem-peak-gbs", "50"]].concat(),
@@ -244,7 +247,8 @@ fn bandwidth_peak_inputs() -> Vec<Case> {
             "mem-channels",
             &[&COPY[..], &["--mem-channels", "2", "--mem-mts", "3200"]].concat(),
             |r| r.first()["peak"]["value"] == 2.0 * 3200e6 * 8.0,
-        ),
+        )
+        .measured(),
         refused(
             "mem-channels",
             &[
@@ -265,7 +269,8 @@ fn bandwidth_peak_inputs() -> Vec<Case> {
             "mem-mts",
             &[&COPY[..], &["--mem-channels", "4", "--mem-mts", "3200"]].concat(),
             |r| user_input(r.first(), 3200.0),
-        ),
+        )
+        .measured(),
         refused(
             "mem-mts",
             &[&LAT[..], &["--mem-channels", "2", "--mem-mts", "3200"]].concat(),
@@ -310,7 +315,8 @@ fn latency_floor_inputs() -> Vec<Case> {
                     .iter()
                     .any(|x| x["metric"] == "latency" && user_input(x, 80.0))
             },
-        ),
+        )
+        .measured(),
         // Or the CAS latency as the reports computed it: CL 15 at 2133 MT/s = 14.06 ns.
         used(
             "mem-cl",
@@ -336,7 +342,8 @@ fn latency_floor_inputs() -> Vec<Case> {
                         && x["peak"]["value"].as_f64() > Some(14.06e-9)
                 })
             },
-        ),
+        )
+        .measured(),
         refused(
             "mem-cl",
             &[&COPY[..], &["--mem-cl", "15", "--mem-mts", "2133"]].concat(),
@@ -364,7 +371,8 @@ fn how_long() -> Vec<Case> {
         repeat_case(&["--workload", "NULL"]),
         used("warmup", &["--workload", "NULL", "--warmup", "2"], |r| {
             r.first()["warmup_rounds"] == 2
-        }),
+        })
+        .measured(),
         timed(
             "duration",
             &[
@@ -419,7 +427,8 @@ fn how_long() -> Vec<Case> {
                 let moved = pass * p["passes"].as_f64().unwrap();
                 p["total_bytes"] == 100_000_000u64 && (1e8..1e8 + pass).contains(&moved)
             },
-        ),
+        )
+        .measured(),
         refused(
             "total-bytes",
             &["--workload", "LATENCY", "--total-bytes", "100M"],
@@ -445,7 +454,8 @@ fn how_long() -> Vec<Case> {
                     + p["bytes_written_per_pass"].as_f64().unwrap();
                 p["scaling"] == "weak" && per_thread / 2.0 * p["passes"].as_f64().unwrap() >= 1e8
             },
-        ),
+        )
+        .measured(),
         refused(
             "scaling",
             &["--workload", "COPY", "--scaling", "weak"],

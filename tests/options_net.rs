@@ -83,7 +83,8 @@ fn connection() -> Vec<Case> {
                 "wrong",
             ],
             "does not match the server",
-        ),
+        )
+        .measured(),
         Case {
             setup: Some(|d| std::fs::write(d.join("tok"), "s3cret\n").unwrap()),
             ..used(
@@ -180,7 +181,8 @@ fn what_is_measured() -> Vec<Case> {
             "link-gbps",
             &[&TPUT[..], &["--link-gbps", "10"]].concat(),
             |r| user_input(r.first(), 10000.0),
-        ),
+        )
+        .measured(),
         refused(
             "link-gbps",
             &[&LAT[..], &["--link-gbps", "10"]].concat(),
@@ -190,7 +192,8 @@ fn what_is_measured() -> Vec<Case> {
             "propagation-us",
             &[&LAT[..], &["--link-gbps", "10", "--propagation-us", "2"]].concat(),
             |r| user_input(r.metric("latency"), 2.0) && user_input(r.metric("latency"), 10000.0),
-        ),
+        )
+        .measured(),
         refused(
             "propagation-us",
             &[&TPUT[..], &["--propagation-us", "2"]].concat(),
@@ -215,7 +218,8 @@ fn socket_options() -> Vec<Case> {
         used("window", &[&TCP[..], &["--window", "256K"]].concat(), |r| {
             r.params()["socket_options"]["window_bytes"] == 262_144
                 && r.params()["client_socket"]["receive_buffer_bytes"] == 524_288
-        }),
+        })
+        .measured(),
         refused(
             "window",
             &[&TCP[..], &["--window", "1G"]].concat(),
@@ -225,7 +229,8 @@ fn socket_options() -> Vec<Case> {
             "congestion",
             &[&TCP[..], &["--congestion", "reno"]].concat(),
             |r| r.params()["client_socket"]["congestion"] == "reno",
-        ),
+        )
+        .measured(),
         refused(
             "congestion",
             &[&TCP[..], &["--congestion", "no_such_cc"]].concat(),
@@ -235,7 +240,8 @@ fn socket_options() -> Vec<Case> {
             r.params()["client_socket"]["mss_bytes"]
                 .as_u64()
                 .is_some_and(|m| m <= 1200)
-        }),
+        })
+        .measured(),
         refused(
             "mss",
             &[&TPUT[..], &["--protocol", "udp", "--mss", "1200"]].concat(),
@@ -252,7 +258,8 @@ fn socket_options() -> Vec<Case> {
                 "off",
             ],
             |r| r.params()["client_socket"]["nodelay"] == false,
-        ),
+        )
+        .measured(),
         refused(
             "no-delay",
             &[&LAT[..], &["--no-delay", "maybe"]].concat(),
@@ -262,7 +269,8 @@ fn socket_options() -> Vec<Case> {
             r.params()["client_socket"]["zerocopy_sends"]
                 .as_u64()
                 .is_some_and(|n| n > 0)
-        }),
+        })
+        .measured(),
         refused(
             "zerocopy",
             &["--workload", "LATENCY", "--protocol", "tcp", "--zerocopy"],
@@ -315,7 +323,8 @@ fn amounts_and_display() -> Vec<Case> {
                 && r.metric("rate")["mean"]
                     .as_f64()
                     .is_some_and(|v| v > 1000.0 && v <= 2050.0)
-        }),
+        })
+        .measured(),
         refused(
             "mps",
             &[&TPUT[..], &["--mps", "2000"]].concat(),
@@ -330,7 +339,8 @@ fn amounts_and_display() -> Vec<Case> {
                             .as_f64()
                             .is_some_and(|v| v > 0.0)
                 })
-        }),
+        })
+        .measured(),
         refused(
             "load",
             &[&TCP[..], &["--load", "1"]].concat(),

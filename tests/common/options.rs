@@ -1,9 +1,11 @@
 //! The walk of a benchmark command's options (tests/options_*.rs): every long option that clap
 //! knows for `peakbench cpu`, `mem`, `disk` or `net` must have a case where it is used (and the
 //! output shows it: a record's field, a file, the table) or refused (one line, exit code 2). An
-//! option added without a case fails its walk. Every run is tiny (NULL workloads, the null disk
-//! engine, 100 ms of loopback) and its clock the probes' test double (`MOCK_CLOCK`): the cases
-//! test the options, not the probes.
+//! option added without a case fails its walk. A case runs the mock session (`MOCK_SESSION`:
+//! the option's road to the records, files and tables, nothing measured) unless its check reads
+//! what only a measurement shows ([`Case::measured`]); a measured run is tiny (NULL workloads,
+//! the null disk engine, 100 ms of loopback), and every run's clock the probes' test double
+//! (`MOCK_CLOCK`): the cases test the options, not the probes.
 
 use clap::CommandFactory;
 use serde_json::Value;
@@ -59,6 +61,21 @@ pub struct Case {
     /// parallel on what may be two cores: a calibration that shares its core with three other
     /// benchmarks and a run that does not would tell nothing of the option).
     pub alone: bool,
+    /// Its check reads what only a measurement shows (a socket's granted options, a peak's
+    /// inputs, a server's answer, the time a run took): it measures. The others run the mock
+    /// session (`MOCK_SESSION`): the option's road from the command line to the records, the
+    /// files and the tables, with no benchmark under it.
+    pub measured: bool,
+}
+
+impl Case {
+    /// The case measures (see [`Case::measured`]).
+    pub fn measured(self) -> Case {
+        Case {
+            measured: true,
+            ..self
+        }
+    }
 }
 
 pub fn used(
@@ -72,6 +89,7 @@ pub fn used(
         expect: Expect::Used(Box::new(check)),
         setup: None,
         alone: false,
+        measured: false,
     }
 }
 
@@ -83,6 +101,7 @@ pub fn timed(
 ) -> Case {
     Case {
         alone: true,
+        measured: true,
         ..used(option, args, check)
     }
 }
@@ -94,6 +113,7 @@ pub fn refused(option: &'static str, args: &[impl AsRef<str>], text: &'static st
         expect: Expect::Refused(text),
         setup: None,
         alone: false,
+        measured: false,
     }
 }
 
@@ -153,14 +173,17 @@ pub fn run(sub: &str, case: &Case, servers: &[(&str, String)]) -> Ran {
         args.push("--json".into());
         args.push(json.display().to_string());
     }
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"));
+    command
         .arg(sub)
         .args(&args)
         .env("PEAKBENCH_DB", dir.path().join("env.db"))
         .env(super::MOCK_CLOCK.0, super::MOCK_CLOCK.1)
-        .env("COLUMNS", "1000")
-        .output()
-        .unwrap();
+        .env("COLUMNS", "1000");
+    if !case.measured {
+        command.env(super::MOCK_SESSION.0, super::MOCK_SESSION.1);
+    }
+    let out = command.output().unwrap();
     let doc = std::fs::read(&json)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());

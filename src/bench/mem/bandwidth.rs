@@ -194,8 +194,11 @@ impl MemSession<'_> {
     }
 
     /// A bandwidth point's parameters before it runs (its passes not calibrated yet: 0), on
-    /// the CPUs it will run on; `None` for another workload.
+    /// the CPUs it will run on, or NULL's; `None` for another workload.
     pub fn planned_params(&self, point: MemPoint) -> Option<Params> {
+        if point.workload == MemWorkload::Null {
+            return Some(super::session::null_params(point.threads));
+        }
         Pass::of(point)?;
         let placement = affinity::place(point.threads, &self.allowed, &self.sys.cpu.logical);
         Some(self.params(point, &self.shape(point), &placement.cpus, 0))

@@ -101,15 +101,9 @@ impl<'a> MemSession<'a> {
                     runner::run_rounds(&placement.cpus, self.opts.reps, |_| {}, |_| {}, |_| tick())
                         .map_err(|e| MemError::Pin(e.to_string()))?;
                 let samples = times.iter().map(|t| t.as_secs_f64() * 1e9).collect();
-                let params = Params::Mem(rp::MemParams {
-                    threads: point.threads,
-                    cpu_quota: None,
-                    kernel: None,
-                    node: rp::NodeTag::default(),
-                });
                 Ok(vec![record(
                     MemWorkload::Null,
-                    params,
+                    null_params(point.threads),
                     Metric::Latency,
                     Unit::Nanos,
                     samples,
@@ -119,6 +113,16 @@ impl<'a> MemSession<'a> {
             _ => self.bandwidth(point, tick),
         }
     }
+}
+
+/// A NULL point's parameters: its threads alone (it runs no kernel).
+pub(super) fn null_params(threads: usize) -> Params {
+    Params::Mem(rp::MemParams {
+        threads,
+        cpu_quota: None,
+        kernel: None,
+        node: rp::NodeTag::default(),
+    })
 }
 
 /// Makes each thread's part on its own pinned CPU (first touch places the pages on its node),
