@@ -231,9 +231,10 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
     let sys = crate::sysinfo::collect(crate::sysinfo::ClockBudget::default());
     // Nothing destructive on every node at once: a profile's disk jobs may not overwrite a
     // file or a device in a cluster run (run `peakbench run` on a node for that).
-    suite_run::refuse_destructive(&a.profile, &[])?;
+    let profile = suite_run::load(&a.profile)?;
+    suite_run::refuse_destructive(&profile, &[])?;
     let (profile, jobs) = suite_run::plan(
-        &a.profile,
+        &suite_run::Read::of(profile)?,
         &sys,
         Default::default(),
         None,

@@ -74,10 +74,9 @@ pub fn about() -> String {
     )
 }
 
-/// Refuses profile `name` where it sets a destructive option that `given` (the command line's
+/// Refuses `profile` where it sets a destructive option that `given` (the command line's
 /// flags) does not permit, and a flag that no job of it uses (never ignored).
-pub(super) fn refuse_destructive(name: &str, given: &[&str]) -> anyhow::Result<()> {
-    let profile = load(name)?;
+pub(super) fn refuse_destructive(profile: &Profile, given: &[&str]) -> anyhow::Result<()> {
     profile.refuse_destructive(given).map_err(UsageError)?;
     let sets = |key: &str| {
         let on = |o: &[(String, crate::profile::Value)]| {
@@ -97,7 +96,7 @@ pub(super) fn refuse_destructive(name: &str, given: &[&str]) -> anyhow::Result<(
     Ok(())
 }
 
-fn load(name: &str) -> anyhow::Result<Profile> {
+pub(super) fn load(name: &str) -> anyhow::Result<Profile> {
     if let Some((n, text)) = BUILT_IN.iter().find(|(n, _)| *n == name) {
         return Profile::parse(n, text).map_err(|e| anyhow::anyhow!(e));
     }
@@ -134,35 +133,127 @@ fn parse_budget(s: &str) -> Result<Duration, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Loads a profile and checks every job on `sys` as it would run (`fit` applied: its sweeps
+/// A profile read once: its jobs, each parsed once by its subcommand's own parser (a job is
+/// a command line written in TOML, and accepts what the command line does), as written and
+/// with every sweep thinned to its ends (what a budget's fit may ask). The plans a budget
+/// tries set what they fit on these parsed options: they never read the file or parse again.
+pub(super) struct Read {
+    pub profile: Profile,
+    /// Each job's line and parsed options, as written.
+    written: Vec<Parsed>,
+    /// Each job with its sweeps thinned ([`cut`]): the written one where that changes nothing,
+    /// or the refusal of its thinned line (said only where a fit thins).
+    thinned: Vec<Result<Parsed, String>>,
+}
+
+/// A job's command line (without the program's name) and its parsed options.
+struct Parsed {
+    line: Vec<String>,
+    command: Command,
+}
+
+/// What a profile's job must be.
+const NOT_A_BENCHMARK: &str = "a profile job must be a benchmark (cpu, mem, disk, net)";
+
+impl Parsed {
+    /// A copy (`None` for a command that is not a benchmark, which [`Read::of`] refuses).
+    fn copy(&self) -> Option<Parsed> {
+        Some(Parsed {
+            line: self.line.clone(),
+            command: clone_job(&self.command)?,
+        })
+    }
+}
+
+impl Read {
+    /// `profile`'s jobs parsed, as written and thinned; the first refusal of a job as written.
+    pub(super) fn of(profile: Profile) -> anyhow::Result<Read> {
+        let hw = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let parse = |p: &Profile, i: usize| -> Result<Parsed, String> {
+            let job = &p.jobs[i];
+            let line = job.argv(&p.defaults, |k| accepts(job.subsystem, k), hw);
+            let inherited: Vec<&str> = job
+                .inherited(&p.defaults, |k| accepts(job.subsystem, k))
+                .collect();
+            #[cfg(test)]
+            tests::PARSES.with(|n| n.set(n.get() + 1));
+            let command = parse_job(&line, &inherited).map_err(|e| which(p, i, &e))?;
+            if clone_job(&command).is_none() {
+                return Err(which(p, i, &NOT_A_BENCHMARK));
+            }
+            Ok(Parsed { line, command })
+        };
+        let written = (0..profile.jobs.len())
+            .map(|i| parse(&profile, i))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(UsageError)?;
+        let mut thin = profile.clone();
+        cut(
+            &mut thin,
+            Fit {
+                thin_sweeps: true,
+                ..Fit::default()
+            },
+        );
+        let thinned = (0..thin.jobs.len())
+            .map(|i| {
+                let job = &thin.jobs[i];
+                let line = job.argv(&thin.defaults, |k| accepts(job.subsystem, k), hw);
+                if line == written[i].line {
+                    written[i]
+                        .copy()
+                        .ok_or_else(|| which(&thin, i, &NOT_A_BENCHMARK))
+                } else {
+                    parse(&thin, i)
+                }
+            })
+            .collect();
+        Ok(Read {
+            profile,
+            written,
+            thinned,
+        })
+    }
+}
+
+/// A job's error, saying which job of which profile.
+fn which(p: &Profile, i: usize, e: &dyn std::fmt::Display) -> String {
+    format!(
+        "profile {}, job {} ({}): {e}",
+        p.name,
+        i + 1,
+        p.jobs[i].subsystem
+    )
+}
+
+/// Checks every job of the profile `read` on `sys` as it would run (`fit` applied: its sweeps
 /// thinned and its last jobs dropped where it says so) before anything runs: a typo or an
 /// impossible size in the last job fails at once. Each job's estimate is its own subsystem's
-/// with its tools', scaled by the subsystem's factor in `cal`.
+/// with its tools', scaled by the subsystem's factor in `cal`. Returns the profile as `fit`
+/// cuts it, and its jobs.
 pub(super) fn plan(
-    name: &str,
+    read: &Read,
     sys: &SystemInfo,
     fit: Fit,
     refs: Option<&RefContext>,
     cal: &Calibration,
 ) -> anyhow::Result<(Profile, Vec<Job>)> {
-    let mut profile = load(name)?;
+    let mut profile = read.profile.clone();
     cut(&mut profile, fit);
-    let hw = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut jobs = Vec::new();
     for (i, job) in profile.jobs.iter().enumerate() {
-        let line = job.argv(&profile.defaults, |k| accepts(job.subsystem, k), hw);
-        let inherited: Vec<&str> = job
-            .inherited(&profile.defaults, |k| accepts(job.subsystem, k))
-            .collect();
-        let which = |e: &dyn std::fmt::Display| {
-            UsageError(format!(
-                "profile {}, job {} ({}): {e}",
-                profile.name,
-                i + 1,
-                job.subsystem
-            ))
+        let which = |e: &dyn std::fmt::Display| UsageError(which(&profile, i, e));
+        let parsed = if fit.thin_sweeps {
+            match &read.thinned[i] {
+                Ok(p) => p,
+                Err(e) => return Err(UsageError(e.clone()).into()),
+            }
+        } else {
+            &read.written[i]
         };
-        let mut command = parsed_job(&line, &inherited).map_err(|e| which(&e))?;
+        let Some(Parsed { line, mut command }) = parsed.copy() else {
+            return Err(which(&NOT_A_BENCHMARK).into());
+        };
         // The job's options fitted, on its parsed options and in its line alike (an option
         // set here is the job's own, as on a command line copied from it): the line printed is
         // the job that runs.
@@ -284,13 +375,10 @@ fn thin(key: &str, value: &mut crate::profile::Value) -> Option<String> {
     }
 }
 
-/// What `fit` drops of profile `name`'s jobs from index `from` on (see [`cut`]; those before
+/// What `fit` drops of the jobs of the profile `read` from index `from` on (see [`cut`]; those before
 /// have run), for the plan's line: "dropped: C3 threads 2,4; …", or nothing.
-fn dropped(name: &str, fit: Fit, from: usize) -> String {
-    let Ok(mut profile) = load(name) else {
-        return String::new();
-    };
-    let cuts: Vec<String> = cut(&mut profile, fit)
+fn dropped(read: &Read, fit: Fit, from: usize) -> String {
+    let cuts: Vec<String> = cut(&mut read.profile.clone(), fit)
         .into_iter()
         .filter(|(i, _)| *i >= from)
         .map(|(_, c)| c)
@@ -349,32 +437,6 @@ fn with_options(line: Vec<String>, options: &[Fitted]) -> Vec<String> {
     line
 }
 
-/// Job `line` parsed, its `inherited` options counted as not given ([`parse_job`]), each line
-/// once a process: a budget's fit plans a profile many times over (a bisection on the times)
-/// and sets what it fits on the parsed options, so that a line is parsed again only where the
-/// fit changed the line itself (a thinned sweep).
-fn parsed_job(line: &[String], inherited: &[&str]) -> Result<Command, String> {
-    type Key = (Vec<String>, Vec<String>);
-    thread_local! {
-        static PARSED: std::cell::RefCell<std::collections::HashMap<Key, Command>> =
-            Default::default();
-    }
-    let key = (
-        line.to_vec(),
-        inherited.iter().map(|k| k.to_string()).collect(),
-    );
-    if let Some(c) = PARSED.with_borrow(|p| p.get(&key).and_then(clone_job)) {
-        return Ok(c);
-    }
-    #[cfg(test)]
-    tests::PARSES.with(|n| n.set(n.get() + 1));
-    let command = parse_job(line, inherited)?;
-    if let Some(copy) = clone_job(&command) {
-        PARSED.with_borrow_mut(|p| p.insert(key, copy));
-    }
-    Ok(command)
-}
-
 /// A copy of a benchmark's parsed options (a job is one; nothing else is kept).
 fn clone_job(command: &Command) -> Option<Command> {
     Some(match command {
@@ -393,13 +455,11 @@ pub(super) fn request(command: &Command, sys: &SystemInfo) -> anyhow::Result<Box
         Command::Mem(a) => super::mem::job(a, sys),
         Command::Disk(a) => super::disk::job(a),
         Command::Net(a) => super::net::job(a),
-        _ => {
-            Err(UsageError("a profile job must be a benchmark (cpu, mem, disk, net)".into()).into())
-        }
+        _ => Err(UsageError(NOT_A_BENCHMARK.into()).into()),
     }
 }
 
-/// The plan of profile `name` that fits `budget` on this machine (`cal`): as written where it
+/// The plan of the profile `read` that fits `budget` on this machine (`cal`): as written where it
 /// does; else with every job's times scaled by the largest factor that fits (found by
 /// bisection on the estimate; no point below its floor), then with at most 2 repetitions too,
 /// then (with `--reference`) with each tool run once per point, then without the tools' runs
@@ -408,38 +468,39 @@ pub(super) fn request(command: &Command, sys: &SystemInfo) -> anyhow::Result<Box
 /// dropped, last first. An error with the least budget where even its first job alone does
 /// not fit.
 pub(super) fn fit_budget(
-    name: &str,
+    read: &Read,
     sys: &SystemInfo,
     budget: Duration,
     refs: Option<&RefContext>,
     cal: &Calibration,
 ) -> anyhow::Result<(Profile, Vec<Job>, Fit)> {
-    let full = plan(name, sys, Fit::default(), refs, cal)?;
+    let full = plan(read, sys, Fit::default(), refs, cal)?;
     if total(&full.1) <= budget {
         return Ok((full.0, full.1, Fit::default()));
     }
     let longest = refs.map(|_| budget / 40);
-    if let Some(fit) = fit_from(name, sys, budget, refs, cal, 0, longest)? {
-        let (profile, jobs) = plan(name, sys, fit, refs, cal)?;
+    if let Some(fit) = fit_from(read, sys, budget, refs, cal, 0, longest)? {
+        let (profile, jobs) = plan(read, sys, fit, refs, cal)?;
         return Ok((profile, jobs, fit));
     }
     Err(too_small(
-        name,
-        least(name, sys, refs, cal, longest)?,
+        &read.profile.name,
+        least(read, sys, refs, cal, longest)?,
         longest,
     ))
 }
 
-/// The least time profile `name` takes on this machine: its first job alone at its shortest.
+/// The least time the profile `read` takes on this machine: its first job alone at its
+/// shortest.
 fn least(
-    name: &str,
+    read: &Read,
     sys: &SystemInfo,
     refs: Option<&RefContext>,
     cal: &Calibration,
     longest: Option<Duration>,
 ) -> anyhow::Result<Duration> {
     Ok(total(
-        &plan(name, sys, shortest(refs, longest, Some(1)), refs, cal)?.1,
+        &plan(read, sys, shortest(refs, longest, Some(1)), refs, cal)?.1,
     ))
 }
 
@@ -474,11 +535,11 @@ fn shortest(refs: Option<&RefContext>, longest: Option<Duration>, kept: Option<u
     }
 }
 
-/// The fit under which the jobs of profile `name` from index `from` on take `budget` at
+/// The fit under which the jobs of the profile `read` from index `from` on take `budget` at
 /// most (the stages of [`fit_budget`], a tool's run at most `longest` from the fourth): None
 /// where even job `from` alone, at its shortest, does not.
 fn fit_from(
-    name: &str,
+    read: &Read,
     sys: &SystemInfo,
     budget: Duration,
     refs: Option<&RefContext>,
@@ -487,7 +548,7 @@ fn fit_from(
     longest: Option<Duration>,
 ) -> anyhow::Result<Option<Fit>> {
     let estimate = |fit: Fit| -> anyhow::Result<Duration> {
-        let jobs = plan(name, sys, fit, refs, cal)?.1;
+        let jobs = plan(read, sys, fit, refs, cal)?.1;
         Ok(total(jobs.get(from..).unwrap_or_default()))
     };
     // The largest time scale under which `fit` fits (None where not even at the floors).
@@ -541,7 +602,7 @@ fn fit_from(
     }
     // Every point at its floor does not fit: the sweeps thinned, then the last jobs dropped
     // (not those already run).
-    let jobs = load(name)?.jobs.len();
+    let jobs = read.profile.jobs.len();
     for kept in std::iter::once(None).chain(((from + 1)..jobs).rev().map(Some)) {
         if let Some(fit) = scale(Fit {
             time_scale: 0.0,
@@ -589,7 +650,7 @@ const MIN_TIME_SCALE: f64 = 0.1;
 /// plan's fit: a job a fit dropped stays dropped (the suite runs no more jobs than its last
 /// plan has).
 fn refit_as_it_goes<'a>(
-    name: &'a str,
+    read: &'a Read,
     sys: &'a SystemInfo,
     budget: Duration,
     refs: Option<&'a RefContext>,
@@ -604,7 +665,7 @@ fn refit_as_it_goes<'a>(
         if planned_left <= left + budget / 20 {
             return None;
         }
-        let mut fit = match fit_from(name, sys, left, refs, cal, from, longest) {
+        let mut fit = match fit_from(read, sys, left, refs, cal, from, longest) {
             Ok(Some(fit)) => fit,
             Ok(None) => shortest(refs, longest, Some(from + 1)),
             Err(_) => return None,
@@ -612,14 +673,14 @@ fn refit_as_it_goes<'a>(
         if let Some(kept) = last.jobs_kept {
             fit.jobs_kept = Some(fit.jobs_kept.map_or(kept, |k| k.min(kept)));
         }
-        let mut jobs = plan(name, sys, fit, refs, cal).ok()?.1;
+        let mut jobs = plan(read, sys, fit, refs, cal).ok()?.1;
         if jobs.len() <= from {
             return None;
         }
         let jobs = jobs.split_off(from);
         // Said once a fit: at the shortest, the next jobs keep it.
         if !quiet && last != fit {
-            let cuts = dropped(name, fit, from);
+            let cuts = dropped(read, fit, from);
             let line = format!(
                 "peakbench run: {} left of --budget {} and the jobs left estimated at {}: jobs {}–{} fitted again (times × {:.3}{}{})",
                 format_duration(left),
@@ -649,10 +710,10 @@ fn refit_as_it_goes<'a>(
     }
 }
 
-/// Profile `name`'s subsystems probed on this machine (the profile checked first), the disk's
+/// The subsystems of the profile `read` probed on this machine (the profile checked first), the disk's
 /// where its disk jobs write.
-fn calibrate(name: &str, sys: &SystemInfo) -> anyhow::Result<Calibration> {
-    let (profile, jobs) = plan(name, sys, Fit::default(), None, &Calibration::default())?;
+fn calibrate(read: &Read, sys: &SystemInfo) -> anyhow::Result<Calibration> {
+    let (profile, jobs) = plan(read, sys, Fit::default(), None, &Calibration::default())?;
     let mut used: Vec<Subsystem> = Vec::new();
     for job in &profile.jobs {
         if !used.contains(&job.subsystem) {
@@ -669,7 +730,7 @@ fn calibrate(name: &str, sys: &SystemInfo) -> anyhow::Result<Calibration> {
 
 /// The plan line's words on `budget` (the user's): how the plan was fitted to it and what the
 /// calibration found, or that it fits as written; nothing without one.
-fn budget_words(name: &str, budget: Option<Duration>, fit: Fit, cal: &Calibration) -> String {
+fn budget_words(read: &Read, budget: Option<Duration>, fit: Fit, cal: &Calibration) -> String {
     match (budget, fit != Fit::default()) {
         (Some(b), true) => format!(
             " (to fit --budget {}, {}: times × {:.3}{}{}{})",
@@ -685,7 +746,7 @@ fn budget_words(name: &str, budget: Option<Duration>, fit: Fit, cal: &Calibratio
                 (Some(_), None) => ", each reference tool run once a point".into(),
                 _ => String::new(),
             },
-            match dropped(name, fit, 0) {
+            match dropped(read, fit, 0) {
                 d if d.is_empty() => d,
                 d => format!("; {d}"),
             }
@@ -704,17 +765,18 @@ fn budget_words(name: &str, budget: Option<Duration>, fit: Fit, cal: &Calibratio
 /// meet is refused before.
 fn calibrated(
     args: &SuiteArgs,
+    read: &Read,
     sys: &SystemInfo,
     refs: Option<&RefContext>,
 ) -> anyhow::Result<Calibration> {
     match args.budget {
         Some(b) if !args.dry_run => {
             let longest = refs.map(|_| b / 40);
-            let least = least(&args.profile, sys, refs, &Calibration::default(), longest)?;
+            let least = least(read, sys, refs, &Calibration::default(), longest)?;
             if least > b {
-                return Err(too_small(&args.profile, least, longest));
+                return Err(too_small(&read.profile.name, least, longest));
             }
-            calibrate(&args.profile, sys)
+            calibrate(read, sys)
         }
         _ => Ok(Calibration::default()),
     }
@@ -722,17 +784,20 @@ fn calibrated(
 
 pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
     args.output.validate()?;
-    refuse_destructive(&args.profile, &args.permits())?;
+    let profile = load(&args.profile)?;
+    refuse_destructive(&profile, &args.permits())?;
+    // The profile is read and its jobs parsed here, once.
+    let read = Read::of(profile)?;
     let sys = crate::sysinfo::collect(crate::sysinfo::ClockBudget::default());
     // The tools are looked up once for every plan the budget tries.
     let refs = args.output.reference.then(|| RefContext::new("."));
-    let cal = calibrated(&args, &sys, refs.as_ref())?;
+    let cal = calibrated(&args, &read, &sys, refs.as_ref())?;
     // The probes' time is spent out of the budget.
     let budget = args.budget.map(|b| b.saturating_sub(cal.took()));
     let (profile, jobs, fit) = match budget {
-        Some(b) => fit_budget(&args.profile, &sys, b, refs.as_ref(), &cal)?,
+        Some(b) => fit_budget(&read, &sys, b, refs.as_ref(), &cal)?,
         None => {
-            let (p, j) = plan(&args.profile, &sys, Fit::default(), refs.as_ref(), &cal)?;
+            let (p, j) = plan(&read, &sys, Fit::default(), refs.as_ref(), &cal)?;
             (p, j, Fit::default())
         }
     };
@@ -749,7 +814,7 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
             },
             jobs.len(),
             format_duration(estimated),
-            budget_words(&args.profile, args.budget, fit, &cal)
+            budget_words(&read, args.budget, fit, &cal)
         );
         // The profile's words (its description, the sweeps cut) escaped for the terminal.
         eprintln!(
@@ -836,14 +901,8 @@ pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
     rec.set_reference_limits(fit.reference_limits());
     let outcome = match budget {
         Some(budget) => {
-            let mut refit = refit_as_it_goes(
-                &args.profile,
-                &sys2,
-                budget,
-                refs.as_ref(),
-                &cal,
-                (fit, quiet),
-            );
+            let mut refit =
+                refit_as_it_goes(&read, &sys2, budget, refs.as_ref(), &cal, (fit, quiet));
             suite::run_refitted(jobs, &mut rec, &mut refit)
         }
         None => suite::run(jobs, &mut rec),

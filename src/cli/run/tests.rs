@@ -4,8 +4,13 @@
 use super::*;
 
 thread_local! {
-    /// Job lines parsed by clap on this thread ([`parsed_job`]'s misses).
+    /// Job lines parsed by clap on this thread ([`Read::of`]'s).
     pub(super) static PARSES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Profile `name` read, its jobs parsed.
+fn read(name: &str) -> Read {
+    Read::of(load(name).unwrap()).unwrap()
 }
 
 #[test]
@@ -38,10 +43,11 @@ fn a_fitted_plan_keeps_every_point_above_its_floor() {
     let sys = tiny_sys();
     let cal = Calibration::default();
     for (name, _) in BUILT_IN {
-        let (_, written) = plan(name, &sys, Fit::default(), None, &cal).unwrap();
+        let r = read(name);
+        let (_, written) = plan(&r, &sys, Fit::default(), None, &cal).unwrap();
         for secs in [10, 60, 180] {
             let budget = Duration::from_secs(secs);
-            let Ok((_, jobs, fit)) = fit_budget(name, &sys, budget, None, &cal) else {
+            let Ok((_, jobs, fit)) = fit_budget(&r, &sys, budget, None, &cal) else {
                 continue;
             };
             assert!(total(&jobs) <= budget, "{name} at {secs} s");
@@ -58,7 +64,7 @@ fn a_fitted_plan_keeps_every_point_above_its_floor() {
                     i + 1
                 );
             }
-            let cuts = dropped(name, fit, 0);
+            let cuts = dropped(&r, fit, 0);
             assert_eq!(
                 fit.thin_sweeps || fit.jobs_kept.is_some_and(|k| k < written.len()),
                 cuts.starts_with("dropped: "),
@@ -81,8 +87,9 @@ fn a_slow_machine_is_fitted_shorter() {
         Subsystem::Net,
     ];
     let slow = Calibration::with(&subsystems.map(|s| (s, 4.0)));
-    let (_, fast) = plan("quick", &sys, Fit::default(), None, &normal).unwrap();
-    let (_, slower) = plan("quick", &sys, Fit::default(), None, &slow).unwrap();
+    let quick = read("quick");
+    let (_, fast) = plan(&quick, &sys, Fit::default(), None, &normal).unwrap();
+    let (_, slower) = plan(&quick, &sys, Fit::default(), None, &slow).unwrap();
     for (a, b) in fast.iter().zip(&slower) {
         let own = |j: &Job| j.estimate.saturating_sub(JOB_OVERHEAD).as_secs_f64();
         assert!(
@@ -93,8 +100,8 @@ fn a_slow_machine_is_fitted_shorter() {
         );
     }
     let budget = total(&fast) / 2;
-    let (_, _, fit) = fit_budget("quick", &sys, budget, None, &normal).unwrap();
-    let (_, jobs, slow_fit) = fit_budget("quick", &sys, budget, None, &slow).unwrap();
+    let (_, _, fit) = fit_budget(&quick, &sys, budget, None, &normal).unwrap();
+    let (_, jobs, slow_fit) = fit_budget(&quick, &sys, budget, None, &slow).unwrap();
     assert!(total(&jobs) <= budget);
     assert_ne!(fit, slow_fit);
     let repeats = |f: Fit| f.max_repeat.unwrap_or(usize::MAX);
@@ -145,12 +152,13 @@ fn sweeps_are_thinned_wherever_they_are_written() {
 #[test]
 fn a_refit_lists_the_cuts_of_the_jobs_left() {
     let fit = shortest(None, None, Some(15));
-    let all = dropped("assignment", fit, 0);
+    let assignment = read("assignment");
+    let all = dropped(&assignment, fit, 0);
     assert!(
         all.contains("C1 threads 2") && all.contains("D4 threads"),
         "{all}"
     );
-    let left = dropped("assignment", fit, 12);
+    let left = dropped(&assignment, fit, 12);
     assert!(!left.contains("C1 ") && !left.contains("M1 "), "{left}");
     assert!(left.contains("D4 threads 2,4,8,12,24"), "{left}");
     assert!(
@@ -165,7 +173,7 @@ fn a_refit_lists_the_cuts_of_the_jobs_left() {
 fn a_job_under_the_floor_as_written_is_said() {
     let sys = tiny_sys();
     let (_, jobs) = plan(
-        "assignment",
+        &read("assignment"),
         &sys,
         Fit::default(),
         None,
@@ -321,22 +329,27 @@ fn a_fit_set_on_the_parsed_job_is_its_fitted_line_parsed() {
     assert!(changed_any >= 10, "{changed_any}");
 }
 
-/// A budget's fit plans the profile over and over (a bisection on its times) and parses each
-/// distinct job line once: the assignment profile's 19 jobs, fitted to a budget that needs its
-/// sweeps thinned too, cost at most two parses a job (as written, and thinned), where each
-/// plan used to parse every job twice.
+/// A profile's jobs are parsed when it is read: once each, and once more where thinning its
+/// sweeps changes a job's line. A budget's fit then plans it over and over (a bisection on its
+/// times) and parses nothing: the assignment profile's 19 jobs, fitted to a budget that
+/// thins its sweeps too.
 #[test]
-fn a_budgets_fit_parses_each_job_line_once() {
+fn a_budgets_fit_parses_nothing_after_the_profile_is_read() {
     let sys = tiny_sys();
     let cal = Calibration::default();
     PARSES.with(|n| n.set(0));
-    let (_, jobs, fit) =
-        fit_budget("assignment", &sys, Duration::from_secs(300), None, &cal).unwrap();
-    let parses = PARSES.with(|n| n.get());
-    println!(
-        "{parses} job lines parsed for {} jobs ({fit:?})",
-        jobs.len()
-    );
+    let r = read("assignment");
+    let at_read = PARSES.with(|n| n.get());
+    assert!((19..=2 * 19).contains(&at_read), "{at_read} parses");
+    PARSES.with(|n| n.set(0));
+    let (_, jobs, fit) = fit_budget(&r, &sys, Duration::from_secs(300), None, &cal).unwrap();
     assert!(!jobs.is_empty() && fit.scales(), "{fit:?}");
-    assert!(parses <= 2 * 19, "{parses} parses for {} jobs", jobs.len());
+    // Budgets down to one that thins the sweeps (or refuses: too small for the first job).
+    let thinned = [120, 60, 30, 20, 10, 5].into_iter().find_map(|s| {
+        fit_budget(&r, &sys, Duration::from_secs(s), None, &cal)
+            .ok()
+            .filter(|(_, _, f)| f.thin_sweeps)
+    });
+    assert!(thinned.is_some(), "no budget thinned the sweeps");
+    assert_eq!(PARSES.with(|n| n.get()), 0, "parses after reading");
 }
