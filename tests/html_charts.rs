@@ -137,7 +137,7 @@ fn fleet_report() -> Report {
             dst_node: None,
             hostname: "node2".into(),
             subsystem: Subsystem::Cpu,
-            workload: "DP".into(),
+            workload: peakbench::results::Workload::named(Subsystem::Cpu, "DP").unwrap(),
             metric: Metric::Throughput,
             unit: Unit::Gops,
             point: "cpu/DP/throughput {\"threads\":2}".into(),

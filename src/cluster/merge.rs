@@ -144,7 +144,7 @@ fn flag(
                 dst_node: link.map(|l| l.dst_node),
                 hostname: hosts.get(node as usize).cloned().unwrap_or_default(),
                 subsystem: r.subsystem,
-                workload: r.workload.name().into(),
+                workload: r.workload,
                 metric: r.metric,
                 unit: r.unit,
                 point: point.clone(),

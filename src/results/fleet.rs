@@ -6,6 +6,7 @@
 use crate::ids::{Metric, Subsystem, Unit};
 use crate::measure::stats::nan_as_null;
 use crate::sysinfo::SystemInfo;
+use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
 
 /// A merged run of `world_size` processes.
@@ -132,8 +133,10 @@ impl Default for OutlierRule {
     }
 }
 
-/// One deviating value.
+/// One deviating value (its workload written as its name and read back with its subsystem,
+/// as a record's is).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(try_from = "WireOutlier")]
 pub struct Outlier {
     /// "node" (a node's own point) or "link" (a node pair's network figure).
     pub kind: String,
@@ -143,27 +146,71 @@ pub struct Outlier {
     pub dst_node: Option<u32>,
     pub hostname: String,
     pub subsystem: Subsystem,
-    pub workload: String,
+    pub workload: Workload,
     pub metric: Metric,
     pub unit: Unit,
     /// What identifies the point (the record's identity parameters).
     pub point: String,
     /// The point's median over its repetitions. These four figures, where not finite (a
     /// median of 0, a conversion that overflowed), are written as `null` and read back as NaN.
-    #[serde(deserialize_with = "nan_as_null::number")]
     pub value: f64,
     /// The median of the peers' values (this one included) and their MAD.
-    #[serde(deserialize_with = "nan_as_null::number")]
     pub median: f64,
-    #[serde(deserialize_with = "nan_as_null::number")]
     pub mad: f64,
     /// (value − median) / median.
-    #[serde(deserialize_with = "nan_as_null::number")]
     pub deviation: f64,
     /// True when the deviation is in the bad direction (lower throughput, higher latency).
     pub worse: bool,
     /// How many values were compared.
     pub peers: u32,
+}
+
+/// An outlier as a document holds it: its workload a name.
+#[derive(Deserialize)]
+struct WireOutlier {
+    kind: String,
+    node: u32,
+    dst_node: Option<u32>,
+    hostname: String,
+    subsystem: Subsystem,
+    workload: String,
+    metric: Metric,
+    unit: Unit,
+    point: String,
+    #[serde(deserialize_with = "nan_as_null::number")]
+    value: f64,
+    #[serde(deserialize_with = "nan_as_null::number")]
+    median: f64,
+    #[serde(deserialize_with = "nan_as_null::number")]
+    mad: f64,
+    #[serde(deserialize_with = "nan_as_null::number")]
+    deviation: f64,
+    worse: bool,
+    peers: u32,
+}
+
+impl TryFrom<WireOutlier> for Outlier {
+    type Error = String;
+
+    fn try_from(w: WireOutlier) -> Result<Outlier, String> {
+        Ok(Outlier {
+            workload: Workload::named(w.subsystem, &w.workload)?,
+            kind: w.kind,
+            node: w.node,
+            dst_node: w.dst_node,
+            hostname: w.hostname,
+            subsystem: w.subsystem,
+            metric: w.metric,
+            unit: w.unit,
+            point: w.point,
+            value: w.value,
+            median: w.median,
+            mad: w.mad,
+            deviation: w.deviation,
+            worse: w.worse,
+            peers: w.peers,
+        })
+    }
 }
 
 /// An N × N matrix of a node-pair figure: `values[src][dst]`, the sender (or the pinging side)
@@ -180,4 +227,31 @@ pub struct Matrix {
     pub protocol: String,
     /// Null where the link was not measured.
     pub values: Vec<Vec<Option<f64>>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An outlier's workload is read back with its subsystem, as a record's is: a name that no
+    /// workload of that subsystem has is refused, saying so, and never passes as text.
+    #[test]
+    fn an_outliers_workload_is_read_with_its_subsystem() {
+        let doc = |subsystem: &str, workload: &str| {
+            serde_json::json!({
+                "kind": "node", "node": 2, "dst_node": null, "hostname": "n2",
+                "subsystem": subsystem, "workload": workload, "metric": "throughput",
+                "unit": "GOPS", "point": "cpu/DP/throughput", "value": 28.0, "median": 112.0,
+                "mad": null, "deviation": -0.75, "worse": true, "peers": 3
+            })
+        };
+        let o: Outlier = serde_json::from_value(doc("cpu", "DP")).unwrap();
+        assert_eq!(o.workload.name(), "DP");
+        assert!(o.mad.is_nan());
+        assert_eq!(serde_json::to_value(&o).unwrap()["workload"], "DP");
+        for (subsystem, workload) in [("cpu", "TRIAD"), ("mem", "DP"), ("cpu", "\u{1b}[2J")] {
+            let e = serde_json::from_value::<Outlier>(doc(subsystem, workload)).unwrap_err();
+            assert!(!e.to_string().contains('\u{1b}'), "{e}");
+        }
+    }
 }
