@@ -13,11 +13,8 @@ pub fn render(doc: &PeakDocument, width: usize) -> String {
             .peaks
             .iter()
             .map(|p| {
-                let r = p
-                    .peak
-                    .clone()
-                    .ok_or_else(|| p.unknown_reason.clone().unwrap_or_default());
-                (format!("{} ({})", p.workload, p.operation), r)
+                let label = format!("{} ({})", p.workload, p.operation);
+                (label, known(&p.peak, &p.unknown_reason))
             })
             .collect();
         let head = format!(
@@ -41,18 +38,18 @@ pub fn render(doc: &PeakDocument, width: usize) -> String {
     out
 }
 
+/// A figure's peak, or why it has none.
+fn known(peak: &Option<Peak>, unknown_reason: &Option<String>) -> Result<Peak, String> {
+    peak.clone()
+        .ok_or_else(|| unknown_reason.clone().unwrap_or_default())
+}
+
 /// A section's table titled `title`, then its warnings.
 pub fn render_section(section: &Section, width: usize, title: &str) -> String {
     let rows: Vec<(String, Result<Peak, String>)> = section
         .peaks
         .iter()
-        .map(|f| {
-            let r = f
-                .peak
-                .clone()
-                .ok_or_else(|| f.unknown_reason.clone().unwrap_or_default());
-            (f.figure.clone(), r)
-        })
+        .map(|f| (f.figure.clone(), known(&f.peak, &f.unknown_reason)))
         .collect();
     let head = format!("{title}: {} (nothing measured)", section.described);
     let mut out = format!(
