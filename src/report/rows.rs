@@ -2,9 +2,9 @@
 //! and CSV): its variant, its figures, its efficiencies.
 
 use crate::results::ResultRecord;
-use crate::results::params::{Direction, LinalgEngine, Params};
-use crate::results::{Metric, Subsystem};
-use crate::units::{format_sig, format_size};
+use crate::results::Subsystem;
+use crate::results::point::Fields;
+use crate::units::format_sig;
 
 /// The columns of SPEC §4 for one record, already formatted; shared by the terminal table,
 /// Markdown and the row order of CSV so that they cannot drift apart.
@@ -35,7 +35,7 @@ pub(crate) fn variant(rec: &ResultRecord) -> String {
 /// [`variant`], with a network point's protocol or without it (where a table gives it a
 /// column).
 pub(crate) fn variant_of(rec: &ResultRecord, with_protocol: bool) -> String {
-    let mut v = base_variant(&rec.params, rec.metric, with_protocol);
+    let mut v = rec.params.variant(rec.metric, with_protocol);
     if let Some(q) = rec.params.cpu_quota() {
         v.push_str(&format!(" quota {q} CPUs"));
     }
@@ -49,103 +49,6 @@ pub(crate) fn variant_of(rec: &ResultRecord, with_protocol: bool) -> String {
         place
     } else {
         format!("{v} {place}")
-    }
-}
-
-/// The ISA for CPU points; for memory, the block size or the arrays' size, or for latency the
-/// working set and page size, the probe, or the cache level found.
-pub(crate) fn base_variant(params: &Params, metric: Metric, with_protocol: bool) -> String {
-    match params {
-        Params::Cpu(p) => match &p.kernel {
-            // The data type and operation beside the ISA: "QP" is 8-bit integers ("avx512
-            // int8 add"), never quad precision; HP on a core with native fp16 is an fp16 FMA.
-            Some(k) if k.operation.is_empty() => k.isa.name().into(),
-            Some(k) => format!("{} {}", k.isa.name(), k.operation),
-            None => p
-                .linalg
-                .as_ref()
-                .map(|l| match l.engine {
-                    LinalgEngine::BuiltIn => format!("N={} {}", l.n, l.micro_kernel),
-                    engine => format!("N={} {engine} {}", l.n, l.micro_kernel),
-                })
-                .unwrap_or_default(),
-        },
-        Params::Disk(p) => {
-            let mut v = format!(
-                "{} QD{}",
-                crate::units::format_bytes_binary(p.block_size_bytes),
-                p.iodepth
-            );
-            if p.io_mode == crate::results::params::IoMode::Buffered {
-                v.push_str(" buffered");
-            }
-            // Writes made durable otherwise than the default (fdatasync at the end).
-            if p.read_percent < 100 && p.sync != crate::results::params::SyncMode::FdatasyncEnd {
-                v.push_str(&format!(" sync {}", p.sync.name()));
-            }
-            if p.file_per_thread {
-                v.push_str(" file/thread");
-            }
-            v
-        }
-        Params::Net(p) => {
-            let mut v = crate::units::format_bytes_binary(p.message_size_bytes as u64);
-            if with_protocol {
-                v = format!("{} {v}", p.protocol.name());
-            }
-            match metric {
-                Metric::Throughput => v.push_str(&format!(" {}", p.side.map_or("", |s| s.name()))),
-                Metric::Loss | Metric::Jitter => v.push_str(&format!(" {metric}")),
-                Metric::Iops | Metric::Latency | Metric::Rate => {}
-            }
-            v.push_str(match p.direction {
-                Some(Direction::ServerToClient) => " reverse",
-                Some(Direction::BidirClientToServer) => " bidir c→s",
-                Some(Direction::BidirServerToClient) => " bidir s→c",
-                Some(Direction::BidirSum) => " bidir sum",
-                Some(Direction::ClientToServer) | None => "",
-            });
-            if let Some(phase) = p.phase {
-                v.push_str(&format!(" {phase}"));
-            }
-            if let Some(n) = p.load_streams {
-                v.push_str(&format!(" load {n}"));
-            }
-            v
-        }
-        // A whole-array kernel's arrays (each, all threads together, as --array-size gives
-        // them), so that runs over several sizes tell their rows apart.
-        Params::Mem(p) => p
-            .kernel
-            .as_ref()
-            .map(|k| match (&k.blocks, k.mix) {
-                (Some(b), _) => format_size(b.block_size_bytes),
-                (None, mix) => format!(
-                    "{}{} arrays",
-                    mix.map_or_else(String::new, |m| format!("mix {m}, ")),
-                    format_size(k.array_bytes_per_thread.saturating_mul(p.threads as u64))
-                ),
-            })
-            .unwrap_or_default(),
-        Params::MemLatency(p) => match (&p.chase, &p.level, &p.pair) {
-            // NUMA: the row's CPUs and the column's memory.
-            (Some(_), _, _) if p.cell.is_some() => p.cell.as_ref().map_or_else(String::new, |c| {
-                format!("CPUs node {} → mem node {}", c.cpu_node, c.mem_node)
-            }),
-            // LOADED: the traffic's mix and delay ("1:0 400 ns thp", "1:0 idle thp").
-            (Some(c), _, _) if p.load.is_some() => {
-                let load = p.load.as_ref();
-                let delay = load
-                    .and_then(|l| l.injection_delay_ns)
-                    .map_or_else(|| "idle".to_string(), |ns| format!("{ns} ns"));
-                let mix = load.map(|l| l.mix.to_string()).unwrap_or_default();
-                format!("{mix} {delay} {}", c.pages)
-            }
-            (Some(c), _, _) => format!("{} {}", format_size(c.working_set_bytes), c.pages),
-            (None, Some(l), _) => format!("{} ({})", l.level, l.pages),
-            (None, None, Some(c)) => format!("CPU {} → {}", c.from_cpu, c.to_cpu),
-            (None, None, None) => p.probe.to_string(),
-        },
     }
 }
 

@@ -98,6 +98,13 @@ impl Field {
 /// A parameter type's fields, in the order a label shows them.
 pub trait Fields {
     fn fields(&self, out: &mut FieldList);
+
+    /// The words of the tables' variant column (SPEC §4) for its `metric`: what tells the
+    /// point's row from its neighbours' beside the columns of their own (workload, threads,
+    /// and the network's protocol where `with_protocol` is false).
+    fn variant(&self, _metric: crate::ids::Metric, _with_protocol: bool) -> String {
+        String::new()
+    }
 }
 
 /// The fields a parameter type gives, gathered in order.

@@ -2,8 +2,11 @@
 //! conditions, and how a person reads them, in the order a label shows them.
 
 use super::params::{CpuParams, DiskParams, LatencyParams, MemParams, NetParams, NodeTag, Params};
+use super::params::{Direction, LinalgEngine};
 use super::params::{Probe, StoreKind};
 use super::point::{FieldList, Fields, Words};
+use crate::ids::Metric;
+use crate::units::format_size;
 
 const THREADS: Words = Words::Count("thread", "threads");
 
@@ -15,6 +18,16 @@ impl Fields for Params {
             Params::MemLatency(p) => p.fields(out),
             Params::Disk(p) => p.fields(out),
             Params::Net(p) => p.fields(out),
+        }
+    }
+
+    fn variant(&self, metric: Metric, with_protocol: bool) -> String {
+        match self {
+            Params::Cpu(p) => p.variant(metric, with_protocol),
+            Params::Mem(p) => p.variant(metric, with_protocol),
+            Params::MemLatency(p) => p.variant(metric, with_protocol),
+            Params::Disk(p) => p.variant(metric, with_protocol),
+            Params::Net(p) => p.variant(metric, with_protocol),
         }
     }
 }
@@ -64,6 +77,25 @@ impl Fields for CpuParams {
             out.condition("micro_kernel", &l.micro_kernel);
         }
     }
+
+    /// The ISA and the operation ("avx512 fp64 FMA"), or LINPACK's order, engine and kernel.
+    fn variant(&self, _metric: Metric, _with_protocol: bool) -> String {
+        let p = self;
+        match &p.kernel {
+            // The data type and operation beside the ISA: "QP" is 8-bit integers ("avx512
+            // int8 add"), never quad precision; HP on a core with native fp16 is an fp16 FMA.
+            Some(k) if k.operation.is_empty() => k.isa.name().into(),
+            Some(k) => format!("{} {}", k.isa.name(), k.operation),
+            None => p
+                .linalg
+                .as_ref()
+                .map(|l| match l.engine {
+                    LinalgEngine::BuiltIn => format!("N={} {}", l.n, l.micro_kernel),
+                    engine => format!("N={} {engine} {}", l.n, l.micro_kernel),
+                })
+                .unwrap_or_default(),
+        }
+    }
 }
 
 impl Fields for MemParams {
@@ -99,6 +131,23 @@ impl Fields for MemParams {
             out.extent("array_bytes_per_thread", k.array_bytes_per_thread);
             out.condition("byte_counting", k.byte_counting);
         }
+    }
+
+    // A whole-array kernel's arrays (each, all threads together, as --array-size gives them),
+    // so that runs over several sizes tell their rows apart.
+    fn variant(&self, _metric: Metric, _with_protocol: bool) -> String {
+        let p = self;
+        p.kernel
+            .as_ref()
+            .map(|k| match (&k.blocks, k.mix) {
+                (Some(b), _) => format_size(b.block_size_bytes),
+                (None, mix) => format!(
+                    "{}{} arrays",
+                    mix.map_or_else(String::new, |m| format!("mix {m}, ")),
+                    format_size(k.array_bytes_per_thread.saturating_mul(p.threads as u64))
+                ),
+            })
+            .unwrap_or_default()
     }
 }
 
@@ -193,6 +242,31 @@ impl Fields for LatencyParams {
             out.extent("array_bytes_per_thread", load.array_bytes_per_thread);
         }
     }
+
+    /// The working set and pages, the loaded traffic, the NUMA cell, the pair of CPUs, the
+    /// probe, or the cache level found.
+    fn variant(&self, _metric: Metric, _with_protocol: bool) -> String {
+        let p = self;
+        match (&p.chase, &p.level, &p.pair) {
+            // NUMA: the row's CPUs and the column's memory.
+            (Some(_), _, _) if p.cell.is_some() => p.cell.as_ref().map_or_else(String::new, |c| {
+                format!("CPUs node {} → mem node {}", c.cpu_node, c.mem_node)
+            }),
+            // LOADED: the traffic's mix and delay ("1:0 400 ns thp", "1:0 idle thp").
+            (Some(c), _, _) if p.load.is_some() => {
+                let load = p.load.as_ref();
+                let delay = load
+                    .and_then(|l| l.injection_delay_ns)
+                    .map_or_else(|| "idle".to_string(), |ns| format!("{ns} ns"));
+                let mix = load.map(|l| l.mix.to_string()).unwrap_or_default();
+                format!("{mix} {delay} {}", c.pages)
+            }
+            (Some(c), _, _) => format!("{} {}", format_size(c.working_set_bytes), c.pages),
+            (None, Some(l), _) => format!("{} ({})", l.level, l.pages),
+            (None, None, Some(c)) => format!("CPU {} → {}", c.from_cpu, c.to_cpu),
+            (None, None, None) => p.probe.to_string(),
+        }
+    }
 }
 
 impl Fields for DiskParams {
@@ -232,6 +306,28 @@ impl Fields for DiskParams {
         if let Some(total) = self.total_bytes {
             out.condition("total_bytes", total);
         }
+    }
+
+    /// The block size and queue depth, and what differs from the default I/O (buffered, a
+    /// sync mode, a file per thread).
+    fn variant(&self, _metric: Metric, _with_protocol: bool) -> String {
+        let p = self;
+        let mut v = format!(
+            "{} QD{}",
+            crate::units::format_bytes_binary(p.block_size_bytes),
+            p.iodepth
+        );
+        if p.io_mode == crate::results::params::IoMode::Buffered {
+            v.push_str(" buffered");
+        }
+        // Writes made durable otherwise than the default (fdatasync at the end).
+        if p.read_percent < 100 && p.sync != crate::results::params::SyncMode::FdatasyncEnd {
+            v.push_str(&format!(" sync {}", p.sync.name()));
+        }
+        if p.file_per_thread {
+            v.push_str(" file/thread");
+        }
+        v
     }
 }
 
@@ -309,6 +405,35 @@ impl Fields for NetParams {
         if let Some(amount) = self.amount_per_stream {
             out.condition("amount_per_stream", amount);
         }
+    }
+
+    /// The message size (and protocol), the side or the figure, the direction, the phase and
+    /// the load.
+    fn variant(&self, metric: Metric, with_protocol: bool) -> String {
+        let p = self;
+        let mut v = crate::units::format_bytes_binary(p.message_size_bytes as u64);
+        if with_protocol {
+            v = format!("{} {v}", p.protocol.name());
+        }
+        match metric {
+            Metric::Throughput => v.push_str(&format!(" {}", p.side.map_or("", |s| s.name()))),
+            Metric::Loss | Metric::Jitter => v.push_str(&format!(" {metric}")),
+            Metric::Iops | Metric::Latency | Metric::Rate => {}
+        }
+        v.push_str(match p.direction {
+            Some(Direction::ServerToClient) => " reverse",
+            Some(Direction::BidirClientToServer) => " bidir c→s",
+            Some(Direction::BidirServerToClient) => " bidir s→c",
+            Some(Direction::BidirSum) => " bidir sum",
+            Some(Direction::ClientToServer) | None => "",
+        });
+        if let Some(phase) = p.phase {
+            v.push_str(&format!(" {phase}"));
+        }
+        if let Some(n) = p.load_streams {
+            v.push_str(&format!(" load {n}"));
+        }
+        v
     }
 }
 
