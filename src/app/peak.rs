@@ -334,6 +334,47 @@ mod tests {
         assert_eq!(clock.source, Source::User);
     }
 
+    /// A machine described as data, no command line: each part where its inputs are given,
+    /// the first report's datasheet figures (DDR4-2133 × 4 channels, a 56 Gbit/s link).
+    #[test]
+    fn a_machine_described_as_data_gives_its_document() {
+        let doc = document(&Described {
+            cpu: Some(CpuDescribed {
+                uarch: uarch::lookup("haswell").unwrap(),
+                cores: 24,
+                sockets: 1,
+                ghz: 2.3,
+            }),
+            mem_channels: Some(4),
+            mem_mts: Some(2133.0),
+            link_gbps: Some(56.0),
+            ..Described::default()
+        });
+        assert!((value(doc.cpu.as_ref().unwrap(), CpuWorkload::Dp) - 883.2).abs() < 1e-9);
+        let memory = doc.others.memory.as_ref().unwrap();
+        let bandwidth = memory.peaks[0].peak.as_ref().unwrap().value;
+        assert!((bandwidth - 68.256).abs() < 1e-9, "{bandwidth}");
+        // No CAS latency given: unknown, saying which option gives it.
+        assert!(
+            memory.peaks[1]
+                .unknown_reason
+                .as_ref()
+                .unwrap()
+                .contains("--mem-cl")
+        );
+        let tcp = doc.others.network.as_ref().unwrap().peaks[0]
+            .peak
+            .as_ref()
+            .unwrap();
+        assert!(
+            (tcp.value - 56.0 * 1448.0 / 1538.0).abs() < 1e-9,
+            "{}",
+            tcp.value
+        );
+        assert!(doc.others.disk.is_none() && !doc.is_empty());
+        assert!(document(&Described::default()).is_empty());
+    }
+
     #[test]
     fn unknown_uarch_names_the_choices() {
         let err = uarch::lookup("pentium4").unwrap_err();
