@@ -102,8 +102,7 @@ impl Fit {
         d: std::time::Duration,
         floor: std::time::Duration,
     ) -> Option<Fitted> {
-        let fitted = self.time(d, floor);
-        (fitted != d).then_some(Fitted::Time(key, fitted))
+        changed(key, d, self.time(d, floor))
     }
 
     /// Option `key` (a duration `d` that is not a point's timed work) fitted, not below
@@ -114,8 +113,7 @@ impl Fit {
         d: std::time::Duration,
         floor: std::time::Duration,
     ) -> Option<Fitted> {
-        let fitted = self.time_above(d, floor);
-        (fitted != d).then_some(Fitted::Time(key, fitted))
+        changed(key, d, self.time_above(d, floor))
     }
 
     /// Option `key` (a fixed amount of work `n`) fitted, not below `floor`: where the fit
@@ -145,6 +143,15 @@ impl Fit {
     pub fn repeat(&self, repeat: usize) -> usize {
         self.max_repeat.map_or(repeat, |m| repeat.min(m))
     }
+}
+
+/// Duration option `key` at `fitted`, where the fit changed it from `d`.
+fn changed(
+    key: &'static str,
+    d: std::time::Duration,
+    fitted: std::time::Duration,
+) -> Option<Fitted> {
+    (fitted != d).then_some(Fitted::Time(key, fitted))
 }
 
 /// An option a budget's fit changes (`run --budget`), at its fitted value: set on the job's

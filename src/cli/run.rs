@@ -242,7 +242,7 @@ pub(super) fn plan(
     cut(&mut profile, fit);
     let mut jobs = Vec::new();
     for (i, job) in profile.jobs.iter().enumerate() {
-        let which = |e: &dyn std::fmt::Display| UsageError(which(&profile, i, e));
+        let refused = |e: &dyn std::fmt::Display| UsageError(which(&profile, i, e));
         let parsed = if fit.thin_sweeps {
             match &read.thinned[i] {
                 Ok(p) => p,
@@ -252,16 +252,16 @@ pub(super) fn plan(
             &read.written[i]
         };
         let Some(Parsed { line, mut command }) = parsed.copy() else {
-            return Err(which(&NOT_A_BENCHMARK).into());
+            return Err(refused(&NOT_A_BENCHMARK).into());
         };
         // The job's options fitted, on its parsed options and in its line alike (an option
         // set here is the job's own, as on a command line copied from it): the line printed is
         // the job that runs.
         let changed = fitted(&command, &fit, sys);
-        apply_fitted(&mut command, &changed).map_err(|e| which(&e))?;
+        apply_fitted(&mut command, &changed).map_err(|e| refused(&e))?;
         let line = with_options(line, &changed);
         let checked = request(&command, sys).and_then(|r| Ok((r.check(sys)?, r)));
-        let (estimate, request) = checked.map_err(|e| which(&super::one_line(&e)))?;
+        let (estimate, request) = checked.map_err(|e| refused(&super::one_line(&e)))?;
         // With --reference: the tools' plan for the job's points, and their time (their own
         // estimates: most run for their point's time whatever the machine's speed, and the
         // run fits the jobs left again where one was slower).

@@ -74,25 +74,21 @@ pub fn planned_throughput(
         metrics.push((Side::Receiver, Metric::Loss, Unit::Percent));
         metrics.push((Side::Receiver, Metric::Jitter, Unit::Micros));
     }
-    let ways: &[Direction] = if p.bidir {
-        &[
-            Direction::BidirClientToServer,
-            Direction::BidirServerToClient,
+    // Each way of the point: its one way (from `throughput_params`), or both at once.
+    let ways = if p.bidir {
+        vec![
+            Some(Direction::BidirClientToServer),
+            Some(Direction::BidirServerToClient),
         ]
     } else {
-        &[]
+        vec![base.direction]
     };
-    let along = |d: Option<Direction>, side: Side| NetParams {
-        direction: d.or(base.direction),
+    let along = |direction: Option<Direction>, side: Side| NetParams {
+        direction,
         side: Some(side),
         ..base.clone()
     };
-    let directions: Vec<Option<Direction>> = if ways.is_empty() {
-        vec![None]
-    } else {
-        ways.iter().copied().map(Some).collect()
-    };
-    let mut out: Vec<ResultRecord> = directions
+    let mut out: Vec<ResultRecord> = ways
         .into_iter()
         .flat_map(|d| {
             metrics
