@@ -750,15 +750,39 @@ fn a_budget_with_references_fits_the_tools_too() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
+    // The run's plan is calibrated on this machine: where it measures slow (a busy host), the
+    // plan may leave out the tools' runs longer than a 40th of the budget, and says so. The
+    // rows hold what the run's plan said, each tool run once.
+    let covered: usize = err
+        .split("references: a tool's figure for ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("the run does not say how many points have a tool: {err}"));
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
-    for r in doc["results"].as_array().unwrap() {
+    let rows = doc["results"].as_array().unwrap();
+    let mut with_tool = 0;
+    for r in rows {
+        if r["reference"].is_null() {
+            let why = r["reference_unknown_reason"].as_str().unwrap_or_default();
+            assert!(why.contains("--budget leaves a tool's run"), "{r}");
+            continue;
+        }
+        with_tool += 1;
         assert_eq!(r["reference"]["tool"], "sysbench", "{r}");
         // Run once: one sample, however many repetitions the point had.
         assert_eq!(
             r["reference"]["samples"].as_array().unwrap().len(),
             1,
             "{r}"
+        );
+    }
+    assert_eq!(with_tool, covered, "{err}");
+    if covered < rows.len() {
+        println!(
+            "NOTE: the calibrated plan left the tools out of {} rows: {err}",
+            rows.len() - covered
         );
     }
 }
