@@ -87,6 +87,137 @@ fn compare_flags_a_20_percent_regression_and_not_a_repeat() {
         .stdout(predicates::str::contains("REGRESSION"));
 }
 
+/// The user's case: B is the baseline's run with a 20 % slower DP on another machine (an
+/// Intel Sapphire Rapids on another host). `compare` says first how the machines differ, calls
+/// DP slower with B ÷ A about 0.80 and its interval, and exits 0; `--same-machine` makes it the
+/// regression it would be on one machine (exit 3). At 100 columns no line is wider.
+#[test]
+fn another_machine_is_slower_not_a_regression() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let mut other: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("regressed.json")).unwrap()).unwrap();
+    other["system"]["cpu"]["brand"]["value"] = "Intel(R) Xeon(R) Platinum 8480+".into();
+    other["system"]["cpu"]["microarchitecture"]["value"] = "Intel Sapphire Rapids".into();
+    other["system"]["os"]["hostname"]["value"] = "spr-host".into();
+    let b = dir.path().join("other.json");
+    std::fs::write(&b, serde_json::to_vec(&other).unwrap()).unwrap();
+    let compare = |extra: &[&str]| {
+        peakbench(&db)
+            .env("COLUMNS", "100")
+            .arg("compare")
+            .arg(fixture("base.json"))
+            .arg(&b)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = compare(&[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "{line}\n{text}");
+    }
+    // The diff comes first: the machines differ in CPU and microarchitecture, and the host.
+    let first = text.lines().next().unwrap();
+    assert!(first.starts_with("Machines: different machines"), "{text}");
+    assert!(text.contains("CPU, microarchitecture"), "{text}");
+    assert!(
+        text.contains("AMD EPYC") && text.contains("Intel(R) Xeon(R) Platinum 8480+"),
+        "{text}"
+    );
+    assert!(
+        text.contains("spr-host") && text.contains("never a regression"),
+        "{text}"
+    );
+    assert!(!text.contains("REGRESSION"), "{text}");
+    let dp = text
+        .lines()
+        .find(|l| l.starts_with("DP"))
+        .unwrap_or_else(|| panic!("no DP row:\n{text}"));
+    assert!(
+        dp.contains(" 0.80 (0.") && dp.trim_end().ends_with("slower"),
+        "{dp}\n{text}"
+    );
+    // As JSON: the machines, why they are taken as different, DP slower and its interval.
+    let out = compare(&["--json", "-"]);
+    assert_eq!(out.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["same_machine_by"], "hardware");
+    assert_eq!(doc["criteria"]["same_machine"], false);
+    let cpu = doc["machines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "CPU")
+        .unwrap();
+    assert_eq!(cpu["differs"], true);
+    assert_eq!(cpu["hardware"], true);
+    let dp = doc["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["workload"] == "DP")
+        .unwrap();
+    assert_eq!(dp["slower"], true);
+    assert_eq!(dp["regression"], false);
+    let interval = dp["ratio_interval"].as_array().unwrap();
+    let (lo, hi) = (interval[0].as_f64().unwrap(), interval[1].as_f64().unwrap());
+    assert!(lo < 0.8 && 0.8 < hi && hi < 0.85, "{dp}");
+    // The comparison report shows what differs at its top, and DP slower.
+    let html = dir.path().join("c.html");
+    peakbench(&db)
+        .arg("report")
+        .arg(fixture("base.json"))
+        .arg(&b)
+        .arg("--html")
+        .arg(&html)
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(&html).unwrap();
+    let machines = page.find("<th>Differs</th>").expect("the machines' table");
+    assert!(machines < page.find("Every common point").unwrap());
+    assert!(
+        page[machines..].contains("<td>Intel Sapphire Rapids</td>"),
+        "{page}"
+    );
+    assert!(page.contains(">slower</td>"), "{page}");
+    // Said to be one machine, the same figures are a regression.
+    let out = compare(&["--same-machine"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(
+        text.contains("REGRESSION") && text.contains("--same-machine"),
+        "{text}"
+    );
+    // Two runs of one machine say so in a line, and a host of the same kind is the same
+    // hardware unless told otherwise.
+    let out = peakbench(&db)
+        .arg("compare")
+        .arg(fixture("base.json"))
+        .arg(fixture("repeat.json"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("Machine: the same in A and B: AMD EPYC"),
+        "{text}"
+    );
+    let mut twin = other.clone();
+    twin["system"] =
+        serde_json::from_slice::<serde_json::Value>(&std::fs::read(fixture("base.json")).unwrap())
+            .unwrap()["system"]
+            .clone();
+    twin["system"]["os"]["hostname"]["value"] = "vm-2".into();
+    std::fs::write(&b, serde_json::to_vec(&twin).unwrap()).unwrap();
+    let out = compare(&[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(text.starts_with("Machines: the same hardware"), "{text}");
+    let out = compare(&["--different-machines"]);
+    assert_eq!(out.status.code(), Some(0));
+}
+
 /// A copy of `report` with every figure of every point made `factor` times better (below 1:
 /// worse): rates multiplied, times (latency, lower is better) divided.
 fn scaled(report: &serde_json::Value, factor: f64) -> serde_json::Value {

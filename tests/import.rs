@@ -48,6 +48,7 @@ fn use_everywhere(r: &Report) -> Result<(), TestCaseError> {
     let criteria = Criteria {
         alpha: 0.05,
         threshold: 0.05,
+        same_machine: true,
     };
     let changes = compare(&r.results, &r.results, criteria);
     // Compared with itself, nothing changes (where each point is there once: a document

@@ -4,6 +4,7 @@ use super::common::{
     DbArgs, InputArgs, UsageError, load_run, parse_alpha, parse_positive, read_json,
 };
 use crate::history::compare::{Change, Criteria, Unpaired, compare, only_in};
+use crate::history::machine::{Machines, Property};
 use crate::report::changes;
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -40,6 +41,14 @@ pub struct CompareArgs {
     /// corrected for the number of points tested (Holm–Bonferroni).
     #[arg(long, default_value = "0.05", value_parser = parse_alpha)]
     pub alpha: f64,
+    /// Take A and B as the same machine whatever their system sections say (a CPU, cores or
+    /// memory that differ): a significant slowdown beyond the threshold is a regression (exit 3).
+    #[arg(long, conflicts_with = "different_machines")]
+    pub same_machine: bool,
+    /// Take A and B as different machines although their hardware is the same (two hosts of
+    /// one kind): B is faster or slower than A, never a regression.
+    #[arg(long)]
+    pub different_machines: bool,
     /// Write the comparison as JSON (base units) to FILE, or to standard output for - (also
     /// when FILE is left out) instead of the table.
     #[arg(short = 'o', long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
@@ -130,12 +139,19 @@ fn write_json(path: &Path, value: &impl serde::Serialize) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// `compare --json`: the criteria, every pair, and the points only one run has.
+/// `compare --json`: the machines, the criteria, every pair, and the points only one run has.
 #[derive(serde::Serialize)]
 struct CompareDocument<'a> {
     a: &'a str,
     b: &'a str,
+    /// Each property of the machines, its value in A and B, and whether it differs.
+    machines: &'a [Property],
+    /// Why `criteria.same_machine` is what it is: "hardware", "--same-machine" or
+    /// "--different-machines".
+    same_machine_by: &'static str,
     criteria: Criteria,
+    /// The confidence of each pair's `ratio_interval`.
+    confidence: f64,
     power: f64,
     changes: &'a [Change],
     only_in_a: &'a [Unpaired],
@@ -145,9 +161,18 @@ struct CompareDocument<'a> {
 pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
     let a = load_run(&args.a, &args.db, &args.input)?;
     let b = load_run(&args.b, &args.db, &args.input)?;
+    let machines = Machines::of(&[&a, &b]);
+    let (same_machine, same_machine_by) = if args.same_machine {
+        (true, "--same-machine")
+    } else if args.different_machines {
+        (false, "--different-machines")
+    } else {
+        (machines.hardware_differences().is_empty(), "hardware")
+    };
     let criteria = Criteria {
         alpha: args.alpha,
         threshold: args.threshold / 100.0,
+        same_machine,
     };
     let changes = compare(&a.results, &b.results, criteria);
     if changes.is_empty() {
@@ -166,7 +191,10 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
         let doc = CompareDocument {
             a: &args.a,
             b: &args.b,
+            machines: &machines.properties,
+            same_machine_by,
             criteria,
+            confidence: crate::history::compare::CONFIDENCE,
             power: crate::history::compare::POWER,
             changes: &changes,
             only_in_a: &only_a,
@@ -199,16 +227,27 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
             String::new()
         };
         let head = format!(
-            "A: {} ({}), B: {} ({}); significance: Welch's t-test on the repetitions, p corrected for {} points by Holm–Bonferroni < {}; regression: worse by more than {} %; Δ %: B against A",
+            "A: {} ({}), B: {} ({}); significance: Welch's t-test on the repetitions, p corrected for {} points by Holm–Bonferroni < {}; {}",
             crate::text::printable(&args.a),
             crate::text::printable(&a.started_at),
             crate::text::printable(&args.b),
             crate::text::printable(&b.started_at),
             changes.iter().filter(|c| c.p.is_some()).count(),
             args.alpha,
-            args.threshold,
+            if same_machine {
+                format!(
+                    "regression: worse by more than {} %; Δ %: B against A",
+                    args.threshold
+                )
+            } else {
+                format!(
+                    "slower or faster: by more than {} %; B ÷ A: B's figure over A's, with its 95 % interval",
+                    args.threshold
+                )
+            },
         );
         let width = crate::text::terminal_width();
+        let forced = same_machine_by != "hardware";
         let reference_note = if changes.iter().any(|c| c.reference.is_some()) {
             let text = "Ref %: the reference tool's change between the runs, tested on its runs as the points are (* significant beyond the threshold, ? fewer than 2 runs a side); a change the tool shows too is the machine's";
             format!("{}\n", crate::text::wrap(text, width, "  "))
@@ -216,9 +255,10 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
             String::new()
         };
         crate::files::print(&format!(
-            "{}\n{}{reference_note}{}{}{}",
+            "{}\n{}\n{}{reference_note}{}{}{}",
+            changes::machines(&machines, &["A", "B"], same_machine, forced, width),
             crate::text::wrap(&head, width, "  "),
-            changes::tables(&changes, &args.display.display(), width),
+            changes::tables(&changes, &args.display.display(), width, same_machine),
             changes::unpaired("A", &only_a),
             changes::unpaired("B", &only_b),
             advice,

@@ -319,6 +319,8 @@ fn compare(
     let criteria = crate::history::compare::Criteria {
         alpha: args.alpha,
         threshold: args.threshold / 100.0,
+        // Decided for each later run against the baseline, by their hardware.
+        same_machine: true,
     };
     let names: Vec<String> = args
         .inputs

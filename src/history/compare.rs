@@ -25,7 +25,14 @@ pub struct Criteria {
     pub alpha: f64,
     /// A significant change counts as a regression only beyond this fraction (e.g. 0.03).
     pub threshold: f64,
+    /// Both runs measured the same machine (the same hardware, or said so): a significant
+    /// change beyond the threshold is a regression or an improvement; between different
+    /// machines it is B slower or faster than A, never a regression.
+    pub same_machine: bool,
 }
+
+/// The confidence of the interval given for each pair's ratio B ÷ A.
+pub const CONFIDENCE: f64 = 0.95;
 
 /// The chance of detecting a change of the threshold's size that a point's repetitions must
 /// give before "no significant change" is said of it (the usual 80 %); below it the verdict is
@@ -52,6 +59,9 @@ pub struct Change {
     pub n_b: usize,
     /// mean_b / mean_a − 1.
     pub change: f64,
+    /// The [`CONFIDENCE`] interval of mean_b ÷ mean_a (low, high); None with fewer than two
+    /// repetitions on a side, a mean that is not positive, or where not comparable.
+    pub ratio_interval: Option<[f64; 2]>,
     /// Two-sided p-value of Welch's test; None with fewer than two repetitions on a side or
     /// where the point is not comparable.
     pub p: Option<f64>,
@@ -59,9 +69,13 @@ pub struct Change {
     pub p_adjusted: Option<f64>,
     /// `p_adjusted` below `alpha`.
     pub significant: bool,
-    /// Significant, worse, and beyond the threshold.
+    /// Significant, beyond the threshold, and worse in B (lower throughput, higher latency).
+    pub slower: bool,
+    /// Significant, beyond the threshold, and better in B.
+    pub faster: bool,
+    /// Slower, on the same machine.
     pub regression: bool,
-    /// Significant, better, and beyond the threshold.
+    /// Faster, on the same machine.
     pub improvement: bool,
     /// Why the point was paired but not compared (another unit or condition), if so.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -137,6 +151,10 @@ pub enum Verdict {
     NotComparable(String),
     Regression,
     Improvement,
+    /// B slower than A, on another machine.
+    Slower,
+    /// B faster than A, on another machine.
+    Faster,
     /// Significant, but smaller than the threshold.
     WithinThreshold,
     /// Fewer than two repetitions on a side.
@@ -153,6 +171,8 @@ impl std::fmt::Display for Verdict {
             Verdict::NotComparable(why) => write!(f, "not comparable: {why}"),
             Verdict::Regression => f.write_str("REGRESSION"),
             Verdict::Improvement => f.write_str("improvement"),
+            Verdict::Slower => f.write_str("slower"),
+            Verdict::Faster => f.write_str("faster"),
             Verdict::WithinThreshold => f.write_str("significant, within threshold"),
             Verdict::NotTested => f.write_str("not tested (< 2 repetitions)"),
             Verdict::Inconclusive(d) if d.is_finite() && *d < 100.0 => {
@@ -198,6 +218,10 @@ impl Change {
             Verdict::Regression
         } else if self.improvement {
             Verdict::Improvement
+        } else if self.slower {
+            Verdict::Slower
+        } else if self.faster {
+            Verdict::Faster
         } else if self.significant {
             Verdict::WithinThreshold
         } else if self.p.is_none() {
@@ -282,10 +306,14 @@ pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Chang
             let (ma, mb) = (ra.summary.mean, rb.summary.mean);
             let change = if ma != 0.0 { mb / ma - 1.0 } else { f64::NAN };
             let not_comparable = incomparable(ra, rb);
-            let p = if not_comparable.is_some() {
-                None
+            let (p, ratio_interval) = if not_comparable.is_some() {
+                (None, None)
             } else {
-                welch::test(&ra.samples, &rb.samples).map(|w| w.p)
+                (
+                    welch::test(&ra.samples, &rb.samples).map(|w| w.p),
+                    welch::ratio_interval(&ra.samples, &rb.samples, CONFIDENCE)
+                        .map(|(lo, hi)| [lo, hi]),
+                )
             };
             let change = Change {
                 subsystem: ra.subsystem,
@@ -303,9 +331,12 @@ pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Chang
                 n_a: ra.samples.len(),
                 n_b: rb.samples.len(),
                 change,
+                ratio_interval,
                 p,
                 p_adjusted: None,
                 significant: false,
+                slower: false,
+                faster: false,
                 regression: false,
                 improvement: false,
                 not_comparable,
@@ -344,8 +375,10 @@ pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Chang
             ch.change < 0.0
         };
         let beyond = ch.change.abs() > c.threshold;
-        ch.regression = ch.significant && beyond && worse;
-        ch.improvement = ch.significant && beyond && !worse;
+        ch.slower = ch.significant && beyond && worse;
+        ch.faster = ch.significant && beyond && !worse;
+        ch.regression = ch.slower && c.same_machine;
+        ch.improvement = ch.faster && c.same_machine;
         ch.inconclusive = !ch.significant && ch.detectable_change.is_none_or(|d| d > c.threshold);
     }
     add_references(&mut changes, a, &by_key, c);
@@ -403,6 +436,7 @@ mod tests {
     const C: Criteria = Criteria {
         alpha: 0.05,
         threshold: 0.03,
+        same_machine: true,
     };
 
     /// A disk point with `threads` and a sync mode, its samples in MB/s.
@@ -503,6 +537,26 @@ mod tests {
         let b = [rec("latency", vec![80.0, 81.0, 79.0])];
         let ch = compare(&a, &b, C);
         assert!(ch[0].improvement && !ch[0].regression);
+    }
+
+    /// Between different machines the same drop is B slower than A, with its ratio's interval
+    /// around 0.8, and never a regression.
+    #[test]
+    fn between_machines_a_drop_is_slower_not_a_regression() {
+        let a = [rec("throughput", vec![100.0, 101.0, 99.0, 100.5, 99.5])];
+        let b = [rec("throughput", vec![80.0, 81.0, 79.0, 80.5, 79.5])];
+        let other = Criteria {
+            same_machine: false,
+            ..C
+        };
+        let ch = compare(&a, &b, other);
+        assert!(ch[0].slower && !ch[0].faster && !ch[0].regression);
+        assert_eq!(ch[0].verdict(), Verdict::Slower);
+        let [lo, hi] = ch[0].ratio_interval.unwrap();
+        assert!(lo < 0.8 && 0.8 < hi && hi - lo < 0.03, "{lo} {hi}");
+        let ch = compare(&b, &a, other);
+        assert_eq!(ch[0].verdict(), Verdict::Faster);
+        assert!(!ch[0].improvement);
     }
 
     #[test]

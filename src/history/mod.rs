@@ -15,6 +15,7 @@
 //! objects as the JSON document of the run (docs/json-schema.md).
 
 pub mod compare;
+pub mod machine;
 
 use crate::results::point::point_key;
 use crate::results::{Report, ResultRecord, Tool};

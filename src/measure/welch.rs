@@ -87,6 +87,34 @@ pub fn detectable_difference(a: &[f64], b: &[f64], alpha: f64, power: f64) -> Op
     Some(t * d.se2.sqrt())
 }
 
+/// The `level` confidence interval (0.95: 95 %) of mean(b) ÷ mean(a), the ratio of two
+/// machines' or runs' figures: the delta method on its logarithm, whose squared standard error
+/// is s_a²/(n_a·m_a²) + s_b²/(n_b·m_b²), with Student's t at the Welch–Satterthwaite degrees of
+/// freedom of those two terms; the interval is the ratio × e^(±t·se), never below 0. `None`
+/// with fewer than two finite samples on a side or a mean that is not positive.
+pub fn ratio_interval(a: &[f64], b: &[f64], level: f64) -> Option<(f64, f64)> {
+    if a.len() < 2 || b.len() < 2 || a.iter().chain(b).any(|v| !v.is_finite()) {
+        return None;
+    }
+    let (ma, va) = mean_var(a);
+    let (mb, vb) = mean_var(b);
+    if ma <= 0.0 || mb <= 0.0 {
+        return None;
+    }
+    let ratio = mb / ma;
+    let (qa, qb) = (
+        va / (a.len() as f64 * ma * ma),
+        vb / (b.len() as f64 * mb * mb),
+    );
+    let se2 = qa + qb;
+    if se2 == 0.0 {
+        return Some((ratio, ratio));
+    }
+    let df = se2 * se2 / (qa * qa / (a.len() as f64 - 1.0) + qb * qb / (b.len() as f64 - 1.0));
+    let spread = (t_two_sided(1.0 - level, df) * se2.sqrt()).exp();
+    Some((ratio / spread, ratio * spread))
+}
+
 /// The t with P(|T| ≥ t) = `p` for Student's t with `df` degrees of freedom (bisection on the
 /// tail, which falls monotonically in t; 0 for p ≥ 1).
 fn t_two_sided(p: f64, df: f64) -> f64 {
@@ -195,6 +223,49 @@ fn beta_fraction(a: f64, b: f64, x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The ratio's interval against a worked example (ν = 4, t₀.₉₇₅ = 2.776445), and its
+    /// coverage: of 2,000 pairs of five normal repetitions with 5 % and 10 % spread, about 95 %
+    /// of the intervals hold the true ratio.
+    #[test]
+    fn a_ratios_interval_is_worked_out_and_covers_it() {
+        let (lo, hi) = ratio_interval(&[9.0, 10.0, 11.0], &[18.0, 20.0, 22.0], 0.95).unwrap();
+        let spread = (2.776_445_f64 * (2.0_f64 / 300.0).sqrt()).exp();
+        assert!(
+            (lo - 2.0 / spread).abs() < 1e-5 && (hi - 2.0 * spread).abs() < 1e-5,
+            "{lo} {hi}"
+        );
+        assert_eq!(
+            ratio_interval(&[1.0, 1.0], &[2.0, 2.0], 0.95),
+            Some((2.0, 2.0))
+        );
+        assert_eq!(ratio_interval(&[1.0], &[2.0, 2.0], 0.95), None);
+        assert_eq!(ratio_interval(&[-1.0, 1.0], &[2.0, 2.0], 0.95), None);
+        // Normal samples from a fixed linear congruential stream (Box–Muller).
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut uniform = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        };
+        let mut normal = || {
+            let (u, v) = (uniform(), uniform());
+            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+        };
+        let trials = 2000;
+        let mut held = 0;
+        for _ in 0..trials {
+            let a: Vec<f64> = (0..5).map(|_| 100.0 * (1.0 + 0.05 * normal())).collect();
+            let b: Vec<f64> = (0..5).map(|_| 80.0 * (1.0 + 0.10 * normal())).collect();
+            let (lo, hi) = ratio_interval(&a, &b, 0.95).unwrap();
+            if lo <= 0.8 && 0.8 <= hi {
+                held += 1;
+            }
+        }
+        let coverage = held as f64 / trials as f64;
+        assert!((0.92..=0.98).contains(&coverage), "{coverage}");
+    }
 
     #[test]
     fn ln_gamma_matches_factorials() {

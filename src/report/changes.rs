@@ -1,17 +1,119 @@
-//! `peakbench compare`'s terminal output: the changes between two runs, a table for each
-//! subsystem (the point, its figure, A, B, the change, p and the verdict, the reference tools'
-//! change where both runs have one), and the points only one run has.
+//! `peakbench compare`'s terminal output: how the runs' machines differ, then the changes
+//! between two runs, a table for each subsystem (the point, its figure, A, B, the change — or
+//! between different machines the ratio B ÷ A with its interval —, p and the verdict, the
+//! reference tools' change where both runs have one), and the points only one run has.
 
-use crate::history::compare::{Change, Unpaired};
+use crate::history::compare::{Change, Unpaired, Verdict};
+use crate::history::machine::Machines;
+use crate::text::Align;
 use crate::units::{self, format_sig};
 
+/// The runs' machines (the runs lettered `letters`), first in the comparison: one line where
+/// nothing differs; else what the difference means for the verdicts (`same_machine`, and
+/// `forced` where the user said so), a table of the properties that differ, and the names of
+/// those that do not.
+pub fn machines(
+    m: &Machines,
+    letters: &[&str],
+    same_machine: bool,
+    forced: bool,
+    width: usize,
+) -> String {
+    let wrap = |line: &str| format!("{}\n", crate::text::wrap(line, width, "  "));
+    let value = |name: &str| {
+        m.properties
+            .iter()
+            .find(|p| p.name == name)
+            .and_then(|p| p.values.first().cloned())
+            .unwrap_or_default()
+    };
+    let differing: Vec<_> = m.differences().collect();
+    if differing.is_empty() {
+        return wrap(&format!(
+            "Machine: the same in {}: {} ({}), {}, {}, host {}, kernel {}",
+            letters.join(" and "),
+            value("CPU"),
+            value("microarchitecture"),
+            value("cores"),
+            value("memory"),
+            value("host"),
+            value("kernel")
+        ));
+    }
+    let hardware = m.hardware_differences();
+    let meaning = match (same_machine, hardware.is_empty(), forced) {
+        (true, true, _) => format!(
+            "the same hardware, so a significant slowdown beyond the threshold is a regression (--different-machines to read them as machines); they differ in {}",
+            names(&differing)
+        ),
+        (true, false, _) => format!(
+            "they differ in {}, taken as the same machine (--same-machine): a significant slowdown beyond the threshold is a regression",
+            names(&differing)
+        ),
+        (false, _, true) => format!(
+            "taken as different machines (--different-machines): B is faster or slower than A, with B ÷ A and its 95 % interval, never a regression; they differ in {}",
+            names(&differing)
+        ),
+        (false, _, false) => format!(
+            "different machines (their {} differ{}): B is faster or slower than A, with B ÷ A and its 95 % interval, never a regression (--same-machine to test for one)",
+            hardware.join(", "),
+            if hardware.len() == 1 { "s" } else { "" }
+        ),
+    };
+    let mut out = wrap(&format!("Machines: {meaning}"));
+    let mut header = vec![String::new()];
+    header.extend(letters.iter().map(|l| l.to_string()));
+    let rows: Vec<Vec<String>> = differing
+        .iter()
+        .map(|p| {
+            let mut row = vec![p.name.to_string()];
+            row.extend(p.values.iter().cloned());
+            row
+        })
+        .collect();
+    let align = vec![Align::Left; header.len()];
+    let wrapped: Vec<usize> = (1..header.len()).collect();
+    out.push_str(&crate::text::columns_wrapped(
+        &header, &rows, &align, width, &wrapped,
+    ));
+    let same: Vec<&str> = m
+        .properties
+        .iter()
+        .filter(|p| !p.differs && p.values.iter().any(|v| v != "unknown"))
+        .map(|p| p.name)
+        .collect();
+    if !same.is_empty() {
+        out.push_str(&wrap(&format!("  the same: {}", same.join(", "))));
+    }
+    out
+}
+
+/// "host, kernel".
+fn names(properties: &[&crate::history::machine::Property]) -> String {
+    properties
+        .iter()
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The changes, a table for each subsystem under its title, in at most `width` columns: the
-/// point (wrapped in its column), its figure's unit, A, B, the change, p and the verdict.
-pub fn tables(changes: &[Change], display: &units::Display, width: usize) -> String {
-    use crate::text::Align;
+/// point (wrapped in its column), its figure's unit, A, B, the change (between different
+/// machines, not `same_machine`: B ÷ A and its interval), p and the verdict.
+pub fn tables(
+    changes: &[Change],
+    display: &units::Display,
+    width: usize,
+    same_machine: bool,
+) -> String {
     // The reference tools' change, where both runs have one for some point.
     let references = changes.iter().any(|c| c.reference.is_some());
-    let mut header: Vec<String> = ["Point", "Figure", "A", "B", "Δ %", "p", "Verdict"]
+    let change = if same_machine {
+        "Δ %"
+    } else {
+        "B ÷ A (95 %)"
+    };
+    let mut header: Vec<String> = ["Point", "Figure", "A", "B", change, "p", "Verdict"]
         .map(String::from)
         .to_vec();
     if references {
@@ -31,7 +133,7 @@ pub fn tables(changes: &[Change], display: &units::Display, width: usize) -> Str
         let mut rows: Vec<Vec<String>> = changes
             .iter()
             .filter(|c| c.subsystem == sub)
-            .map(|c| row(c, display, references))
+            .map(|c| row(c, display, references, same_machine))
             .collect();
         out.push_str(sub.title());
         out.push('\n');
@@ -85,7 +187,7 @@ fn common_parts(rows: &mut [Vec<String>]) -> String {
 }
 
 /// A change's row of [`tables`], in display units.
-fn row(c: &Change, display: &units::Display, references: bool) -> Vec<String> {
+fn row(c: &Change, display: &units::Display, references: bool, same_machine: bool) -> Vec<String> {
     let time = (c.unit == crate::ids::Unit::Seconds).then(|| units::time_unit_for(c.mean_a));
     let mut display = *display;
     display.time[c.subsystem.index()] = time;
@@ -98,10 +200,18 @@ fn row(c: &Change, display: &units::Display, references: bool) -> Vec<String> {
         super::summary::metric_header(c.subsystem, c.metric, unit),
         format_sig(a),
         format_sig(b),
-        format!("{:+.1}", c.change * 100.0),
+        if same_machine {
+            format!("{:+.1}", c.change * 100.0)
+        } else {
+            ratio(c)
+        },
         c.p_adjusted
             .map_or_else(|| "—".into(), |p| format!("{p:.3}")),
-        c.verdict().brief(),
+        match c.verdict() {
+            // Two machines' figures differ or not; neither changed.
+            Verdict::NoChange if !same_machine => "no significant difference".into(),
+            v => v.brief(),
+        },
     ];
     if references {
         row.insert(
@@ -112,6 +222,22 @@ fn row(c: &Change, display: &units::Display, references: bool) -> Vec<String> {
         );
     }
     row
+}
+
+/// B ÷ A and its interval: "0.80 (0.79–0.81)", "0.80" where no interval could be had.
+fn ratio(c: &Change) -> String {
+    let r = c.change + 1.0;
+    let digits = |x: f64| {
+        if (0.1..10.0).contains(&x) {
+            format!("{x:.2}")
+        } else {
+            format_sig(x)
+        }
+    };
+    match c.ratio_interval {
+        Some([lo, hi]) => format!("{} ({}–{})", digits(r), digits(lo), digits(hi)),
+        None => digits(r),
+    }
 }
 
 /// "only in A (3): cpu DP · 4 threads (throughput); …", one line per point after the first.

@@ -8,6 +8,7 @@ use super::charts;
 use super::html::{STYLE, figure, table};
 use super::plot::{Chart, Plot};
 use crate::history::compare::{Change, Criteria, Unpaired, Verdict, compare, only_in};
+use crate::history::machine::Machines;
 use crate::results::point::label;
 use crate::results::point::point_key;
 use crate::results::{Metric, Report, Subsystem, Unit};
@@ -69,6 +70,9 @@ pub struct Comparison {
     pub rows: Vec<Row>,
     pub charts: Vec<Chart>,
     pub criteria: Criteria,
+    /// The runs' machines, property by property: a later run whose hardware differs from the
+    /// baseline's is faster or slower than it, never worse in the sense of a regression.
+    pub machines: Machines,
     /// Points that only one side of a pair of runs has: (the run that has them, the run that
     /// lacks them, the points), for the baseline against each later run and back.
     pub unpaired: Vec<(String, String, Vec<Unpaired>)>,
@@ -103,10 +107,15 @@ impl Comparison {
             })
             .collect();
         let base = &runs[0];
-        // Each later run's changes against the baseline, by point.
+        // Each later run's changes against the baseline, by point: as the same machine's where
+        // its hardware is the baseline's.
         let changes: Vec<BTreeMap<String, Change>> = runs[1..]
             .iter()
             .map(|r| {
+                let criteria = Criteria {
+                    same_machine: Machines::of(&[base, r]).hardware_differences().is_empty(),
+                    ..criteria
+                };
                 compare(&base.results, &r.results, criteria)
                     .into_iter()
                     .map(|c| (c.key.clone(), c))
@@ -156,6 +165,7 @@ impl Comparison {
         }
         Comparison {
             unpaired,
+            machines: Machines::of(&runs.iter().collect::<Vec<_>>()),
             charts: merged_charts(runs, &infos, display),
             runs: infos,
             rows,
@@ -163,13 +173,34 @@ impl Comparison {
         }
     }
 
-    /// Regressions of any later run against the baseline.
+    /// Points of any later run worse than the baseline's beyond the threshold: regressions on
+    /// the same machine, slower figures on another.
     pub fn worse(&self) -> usize {
         self.rows
             .iter()
             .flat_map(|r| r.changes.iter().flatten())
-            .filter(|c| c.regression)
+            .filter(|c| c.slower)
             .count()
+    }
+
+    /// The properties in which the runs' machines differ, as a table's header (the runs'
+    /// letters) and rows (the property, then its value in each run); None where none differs.
+    pub fn machine_table(&self) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+        let rows: Vec<Vec<String>> = self
+            .machines
+            .differences()
+            .map(|p| {
+                let mut row = vec![p.name.to_string()];
+                row.extend(p.values.iter().map(|v| crate::text::printable(v)));
+                row
+            })
+            .collect();
+        if rows.is_empty() {
+            return None;
+        }
+        let mut header = vec!["Differs".to_string()];
+        header.extend(self.runs.iter().map(|r| r.letter.clone()));
+        Some((header, rows))
     }
 
     /// The later runs (their indexes) that share a reference tool's figure with the baseline
@@ -269,7 +300,8 @@ impl Comparison {
         format!(
             "Each later run against A: Welch's t-test on each point's repetitions, its p-value \
              corrected for the number of points by Holm–Bonferroni; significant below {}; \
-             better or worse only beyond {} %.{references}",
+             better or worse only beyond {} %: a regression or an improvement where the run's \
+             hardware is A's, faster or slower where it differs.{references}",
             self.criteria.alpha,
             self.criteria.threshold * 100.0
         )
@@ -348,6 +380,17 @@ impl Comparison {
                 cell(&r.machine)
             ));
         }
+        if let Some((header, rows)) = self.machine_table() {
+            out.push_str(&format!(
+                "\n| {} |\n|{}\n",
+                header.join(" | "),
+                "---|".repeat(header.len())
+            ));
+            for row in rows {
+                let row: Vec<String> = row.iter().map(|c| cell(c)).collect();
+                out.push_str(&format!("| {} |\n", row.join(" | ")));
+            }
+        }
         out.push_str(&format!("\n{}\n\n", self.method()));
         let head = self.headers();
         out.push_str(&format!("| {} |\n", head.join(" | ")));
@@ -396,6 +439,9 @@ impl Comparison {
                 .collect(),
             usize::MAX,
         ));
+        if let Some((header, rows)) = self.machine_table() {
+            out.push_str(&table("machines", &header, rows, usize::MAX));
+        }
         out.push_str(&format!(
             "<p class=\"meta\">{}</p>\n<p class=\"meta\">{} point(s) worse beyond the threshold.</p>\n</header>\n",
             xml_escape(&self.method()),
@@ -422,8 +468,8 @@ impl Comparison {
                     (i >= 3 + runs && i < 3 + runs + 2 * (runs - 1) && (i - 3 - runs) % 2 == 1)
                         .then(|| (i - 3 - runs) / 2 + 1);
                 let class = match verdict_of.and_then(|k| row.changes[k].as_ref()) {
-                    Some(ch) if ch.regression => " class=\"worse\"",
-                    Some(ch) if ch.improvement => " class=\"better\"",
+                    Some(ch) if ch.slower => " class=\"worse\"",
+                    Some(ch) if ch.faster => " class=\"better\"",
                     _ if i >= 3 && verdict_of.is_none() => " class=\"num\"",
                     _ => "",
                 };
