@@ -15,6 +15,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("assignment", include_str!("../profiles/assignment.toml")),
     ("ci", include_str!("../profiles/ci.toml")),
     ("memory", include_str!("../profiles/memory.toml")),
+    ("card", include_str!("../profiles/card.toml")),
 ];
 
 /// One option's value as written in the file.

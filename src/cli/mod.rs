@@ -1,6 +1,7 @@
 //! The command line: clap derive structs, one per subcommand, and `run()`.
 
 mod calibration;
+mod card;
 mod cluster;
 mod common;
 mod cpu;
@@ -58,6 +59,9 @@ pub enum Command {
     // Its one-liner names every built-in profile (`profile::BUILT_IN`).
     #[command(about = run::about())]
     Run(Box<run::SuiteArgs>),
+    /// A machine's card in one command (about five minutes): every subsystem's headline figures
+    /// with their peaks and reference tools, as JSON, an HTML page and a PNG summary.
+    Card(Box<card::CardArgs>),
     /// List the runs stored in the results database (and import JSON documents into it).
     History(history::HistoryArgs),
     /// Compare two runs point by point (Welch's t-test); exit code 3 on a significant regression.
@@ -92,6 +96,7 @@ impl Command {
             | Command::Reference(_)
             | Command::History(_)
             | Command::Compare(_)
+            | Command::Card(_)
             | Command::Cluster(_)
             | Command::Completions(_)
             | Command::Man(_) => None,
@@ -158,6 +163,7 @@ pub fn run(cli: Cli, argv: Vec<String>) -> anyhow::Result<()> {
         Command::Report(args) => report::run(args),
         Command::Reference(args) => reference::run(args),
         Command::Run(args) => run::run(*args, argv),
+        Command::Card(args) => card::run(*args, argv),
         Command::History(args) => history::run_history(args),
         Command::Compare(args) => history::run_compare(args),
         Command::Cluster(args) => cluster::run(args, argv),

@@ -59,7 +59,9 @@ pub struct ReportArgs {
     /// Lay the run out as VIEW, with --html FILE or --markdown FILE (one run): `assignment`,
     /// the course assignment's hand-in — the machine, the theoretical values and their formulas,
     /// per subsystem the tables, pivots, charts, the reference tools' command lines and output,
-    /// and the findings (with --png DIR, the Markdown links the charts' PNG files).
+    /// and the findings (with --png DIR, the Markdown links the charts' PNG files); `card`, a
+    /// machine's card — with --png DIR its summary image DIR/card.png, with --html FILE the
+    /// page (what `peakbench card` writes, from any run).
     #[arg(long = "as", value_name = "VIEW", value_enum)]
     pub view: Option<View>,
     /// Without a format: print every row of every table, the notes and the peaks' formulas
@@ -79,6 +81,8 @@ pub struct ReportArgs {
 pub enum View {
     /// The assignment's hand-in: the five reports' tables and charts in their order.
     Assignment,
+    /// A machine's card: its summary image (--png DIR) and its page (--html FILE).
+    Card,
 }
 
 fn parse_pivot(s: &str) -> Result<report::pivot::Pivot, String> {
@@ -143,8 +147,10 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
     if let Some(pivot) = &args.pivot {
         return pivoted(&args, &report, pivot);
     }
-    if args.view.is_some() {
-        return hand_in(&args, &report);
+    match args.view {
+        Some(View::Assignment) => return hand_in(&args, &report),
+        Some(View::Card) => return card(&args, &report),
+        None => {}
     }
     if args.to_terminal() {
         let width = crate::text::terminal_width();
@@ -190,12 +196,13 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
 
 /// What `--as VIEW` is written with: --html or --markdown, one run, no other layout.
 fn check_view(args: &ReportArgs, view: View) -> anyhow::Result<()> {
-    let name = match view {
-        View::Assignment => "assignment",
+    let (name, formats) = match view {
+        View::Assignment => ("assignment", "--html FILE or --markdown FILE"),
+        View::Card => ("card", "--png DIR or --html FILE"),
     };
     let refuse = |what: &str| -> anyhow::Result<()> {
         Err(crate::error::UsageError(format!(
-            "--as {name} lays out one run with --html FILE or --markdown FILE; {what}"
+            "--as {name} lays out one run with {formats}; {what}"
         ))
         .into())
     };
@@ -211,7 +218,16 @@ fn check_view(args: &ReportArgs, view: View) -> anyhow::Result<()> {
     if args.json.is_some() {
         return refuse("drop --json (report RUN --json FILE writes the document)");
     }
-    if args.html.is_none() && args.markdown.is_none() {
+    let given = match view {
+        View::Assignment => args.html.is_some() || args.markdown.is_some(),
+        View::Card => {
+            if args.markdown.is_some() {
+                return refuse("drop --markdown");
+            }
+            args.html.is_some() || args.png.is_some()
+        }
+    };
+    if !given {
         return refuse("give one of them");
     }
     Ok(())
@@ -231,6 +247,26 @@ fn hand_in(args: &ReportArgs, report: &Report) -> anyhow::Result<()> {
             path,
             &report::assignment::markdown::render(report, args.png.as_deref()),
         )?;
+    }
+    Ok(())
+}
+
+/// `--as card`: the card's summary image as DIR/card.png, its page as HTML.
+fn card(args: &ReportArgs, report: &Report) -> anyhow::Result<()> {
+    if let Some(dir) = &args.png {
+        create_output_dir(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        match report::card::png(report).context("cannot draw the card's summary")? {
+            Some(bytes) => write(&dir.join("card.png"), &bytes)?,
+            None => {
+                return Err(crate::error::UsageError(
+                    "the run has no figure with a peak or a tool's figure: no card image".into(),
+                )
+                .into());
+            }
+        }
+    }
+    if let Some(path) = &args.html {
+        write(path, &report::html::render(report))?;
     }
     Ok(())
 }

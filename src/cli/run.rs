@@ -21,8 +21,8 @@ pub struct SuiteArgs {
     /// the same points with six repetitions each, for `compare`; assignment: every experiment of
     /// the assignment's five reports, one job each; memory: the latency and bandwidth
     /// staircases, read/write mixes, loaded latency, the core-to-core and NUMA matrices in under
-    /// two minutes) or a profile file (TOML,
-    /// see profiles/quick.toml).
+    /// two minutes; card: a machine's card, what `peakbench card` runs) or a profile file
+    /// (TOML, see profiles/quick.toml).
     #[arg(long, default_value = "quick")]
     pub profile: String,
     /// Check every job against this machine as it would run (options used, sizes, memory,
@@ -128,7 +128,7 @@ fn accepts(sub: Subsystem, key: &str) -> bool {
 /// A profile's time beyond its jobs' (each job's start and its banner).
 const JOB_OVERHEAD: Duration = Duration::from_millis(100);
 
-fn parse_budget(s: &str) -> Result<Duration, String> {
+pub(super) fn parse_budget(s: &str) -> Result<Duration, String> {
     crate::units::parse_duration_within(s, Duration::from_secs(7 * 24 * 3600), "a week")
         .map_err(|e| e.to_string())
 }
@@ -783,8 +783,17 @@ fn calibrated(
 }
 
 pub fn run(args: SuiteArgs, argv: Vec<String>) -> anyhow::Result<()> {
-    args.output.validate()?;
     let profile = load(&args.profile)?;
+    run_profile(profile, args, argv)
+}
+
+/// Runs `profile` (read already: `args.profile` names it) as `args` say.
+pub(super) fn run_profile(
+    profile: Profile,
+    args: SuiteArgs,
+    argv: Vec<String>,
+) -> anyhow::Result<()> {
+    args.output.validate()?;
     refuse_destructive(&profile, &args.permits())?;
     // The profile is read and its jobs parsed here, once.
     let read = Read::of(profile)?;
