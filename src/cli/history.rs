@@ -3,7 +3,9 @@
 use super::common::{
     DbArgs, InputArgs, UsageError, load_run, parse_alpha, parse_positive, read_json,
 };
-use crate::history::compare::{Change, Criteria, Unpaired, compare, only_in};
+use crate::history::compare::{
+    Change, Criteria, Pairing, Unpaired, compare_paired, only_in_paired,
+};
 use crate::history::machine::{Machines, Property};
 use crate::report::changes;
 use clap::Args;
@@ -174,7 +176,9 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
         threshold: args.threshold / 100.0,
         same_machine,
     };
-    let changes = compare(&a.results, &b.results, criteria);
+    // Across machines, points pair by what they measure of each (all threads with all).
+    let pairing = Pairing::of(&a, &b, same_machine);
+    let changes = compare_paired(&a.results, &b.results, criteria, pairing);
     if changes.is_empty() {
         return Err(UsageError(format!(
             "runs {} and {} have no point in common (same workload, metric and parameters)",
@@ -184,8 +188,8 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
         .into());
     }
     let (only_a, only_b) = (
-        only_in(&a.results, &b.results),
-        only_in(&b.results, &a.results),
+        only_in_paired(&a.results, &b.results, pairing, true),
+        only_in_paired(&b.results, &a.results, pairing, false),
     );
     if let Some(path) = &args.json {
         let doc = CompareDocument {

@@ -14,7 +14,7 @@
 //! shows too is the machine's, one it does not show is peakbench's.
 
 use crate::measure::welch;
-use crate::results::point::{conditions, label, point_key, shown_value};
+use crate::results::point::{conditions, label, label_except, point_key, shown_value};
 use crate::results::{Metric, ResultRecord, Subsystem, Unit, Workload};
 use std::collections::BTreeMap;
 
@@ -244,16 +244,96 @@ pub struct Unpaired {
     pub label: String,
 }
 
+/// How two runs' points are matched.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pairing {
+    /// One machine: by the points' identity ([`point_key`]).
+    Identity,
+    /// Two machines: by what each point measures of its machine — the instruction set left out
+    /// (each machine's widest), the threads as one, all the CPUs the run could use (`a`, `b`),
+    /// or their count — so that a card's "all threads" on 2 CPUs meets another's on 16.
+    Machines { a: usize, b: usize },
+}
+
+/// The identity parameters a pairing across machines puts its own words in place of.
+const MACHINE_DEPENDENT: [&str; 2] = ["isa", "threads"];
+
+impl Pairing {
+    /// The pairing of runs `a` and `b`: by identity on the same machine, else across them.
+    pub fn of(a: &crate::results::Report, b: &crate::results::Report, same_machine: bool) -> Self {
+        if same_machine {
+            Pairing::Identity
+        } else {
+            Pairing::Machines {
+                a: a.system.cpu.allowed_count(),
+                b: b.system.cpu.allowed_count(),
+            }
+        }
+    }
+
+    /// How many threads a point of run A (`first`) or B ran, across machines: "1 thread",
+    /// "all threads" (every CPU its run could use), or "N threads".
+    fn threads(self, rec: &ResultRecord, first: bool) -> Option<String> {
+        let Pairing::Machines { a, b } = self else {
+            return None;
+        };
+        let all = if first { a } else { b };
+        Some(match rec.params.threads() {
+            1 => "1 thread".into(),
+            n if n == all => "all threads".into(),
+            n => format!("{n} threads"),
+        })
+    }
+
+    /// The key `rec` of run A (`first`) or B is matched by: its subsystem, workload and
+    /// metric, then its identity as JSON text (across machines, `threads` in words).
+    pub fn key(self, rec: &ResultRecord, first: bool) -> String {
+        match self.threads(rec, first) {
+            None => point_key(rec),
+            Some(t) => {
+                let mut ident = crate::results::point::identity(&rec.params, &MACHINE_DEPENDENT);
+                ident.insert("threads".into(), serde_json::Value::String(t));
+                format!(
+                    "{}/{}/{} {}",
+                    rec.subsystem,
+                    rec.workload,
+                    rec.metric,
+                    serde_json::Value::Object(ident)
+                )
+            }
+        }
+    }
+
+    /// The point for a person: its label, across machines with its threads in words.
+    pub fn label(self, rec: &ResultRecord, first: bool) -> String {
+        match self.threads(rec, first) {
+            None => label(rec),
+            Some(t) => format!("{} · {t}", label_except(rec, &MACHINE_DEPENDENT)),
+        }
+    }
+}
+
 /// The points of `a` that `b` lacks (by [`point_key`]), in `a`'s order.
 pub fn only_in(a: &[ResultRecord], b: &[ResultRecord]) -> Vec<Unpaired> {
-    let keys: std::collections::BTreeSet<String> = b.iter().map(point_key).collect();
+    only_in_paired(a, b, Pairing::Identity, true)
+}
+
+/// The points of `a` (run A where `a_first`, else B) that `b` lacks, matched by `pairing`.
+pub fn only_in_paired(
+    a: &[ResultRecord],
+    b: &[ResultRecord],
+    pairing: Pairing,
+    a_first: bool,
+) -> Vec<Unpaired> {
+    let keys: std::collections::BTreeSet<String> =
+        b.iter().map(|r| pairing.key(r, !a_first)).collect();
     a.iter()
-        .filter(|r| !keys.contains(&point_key(r)))
+        .filter(|r| !keys.contains(&pairing.key(r, a_first)))
         .map(|r| Unpaired {
             subsystem: r.subsystem,
             workload: r.workload,
             metric: r.metric,
-            label: label(r),
+            label: pairing.label(r, a_first),
         })
         .collect()
 }
@@ -296,12 +376,23 @@ type Repetitions<'a> = (&'a [f64], &'a [f64]);
 
 /// The common points of `a` and `b` (matched by [`point_key`]), in `a`'s order.
 pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Change> {
-    let by_key: BTreeMap<String, &ResultRecord> = b.iter().map(|r| (point_key(r), r)).collect();
+    compare_paired(a, b, c, Pairing::Identity)
+}
+
+/// The common points of `a` and `b`, matched by `pairing`, in `a`'s order.
+pub fn compare_paired(
+    a: &[ResultRecord],
+    b: &[ResultRecord],
+    c: Criteria,
+    pairing: Pairing,
+) -> Vec<Change> {
+    let by_key: BTreeMap<String, &ResultRecord> =
+        b.iter().map(|r| (pairing.key(r, false), r)).collect();
     // Each pair's change and its two sets of repetitions (for the detectable change below).
     let (mut changes, samples): (Vec<Change>, Vec<Repetitions>) = a
         .iter()
         .filter_map(|ra| {
-            let key = point_key(ra);
+            let key = pairing.key(ra, true);
             let rb = by_key.get(&key)?;
             let (ma, mb) = (ra.summary.mean, rb.summary.mean);
             let change = if ma != 0.0 { mb / ma - 1.0 } else { f64::NAN };
@@ -325,7 +416,7 @@ pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Chang
                     .map(|(_, p)| p.to_string())
                     .unwrap_or_default(),
                 key: key.clone(),
-                label: label(ra),
+                label: pairing.label(ra, true),
                 mean_a: ma,
                 mean_b: mb,
                 n_a: ra.samples.len(),
@@ -381,7 +472,7 @@ pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Chang
         ch.improvement = ch.faster && c.same_machine;
         ch.inconclusive = !ch.significant && ch.detectable_change.is_none_or(|d| d > c.threshold);
     }
-    add_references(&mut changes, a, &by_key, c);
+    add_references(&mut changes, a, &by_key, c, pairing);
     changes
 }
 
@@ -391,8 +482,10 @@ fn add_references(
     a: &[ResultRecord],
     b: &BTreeMap<String, &ResultRecord>,
     c: Criteria,
+    pairing: Pairing,
 ) {
-    let by_a: BTreeMap<String, &ResultRecord> = a.iter().map(|r| (point_key(r), r)).collect();
+    let by_a: BTreeMap<String, &ResultRecord> =
+        a.iter().map(|r| (pairing.key(r, true), r)).collect();
     let mut tested = Vec::new();
     for (i, ch) in changes.iter_mut().enumerate() {
         let pair = by_a.get(&ch.key).zip(b.get(&ch.key));
@@ -537,6 +630,44 @@ mod tests {
         let b = [rec("latency", vec![80.0, 81.0, 79.0])];
         let ch = compare(&a, &b, C);
         assert!(ch[0].improvement && !ch[0].regression);
+    }
+
+    /// Across machines a point of all A's CPUs meets one of all B's, one thread meets one
+    /// thread, and a count that is neither on both is unpaired; on one machine the counts pair
+    /// as they are.
+    #[test]
+    fn across_machines_all_threads_meet_all_threads() {
+        let s = || vec![100.0, 101.0, 99.0];
+        let a = [
+            disk(1, "none", s()),
+            disk(2, "none", s()),
+            disk(4, "none", s()),
+        ];
+        let b = [
+            disk(1, "none", s()),
+            disk(16, "none", s()),
+            disk(4, "none", s()),
+        ];
+        let across = Pairing::Machines { a: 2, b: 16 };
+        let other = Criteria {
+            same_machine: false,
+            ..C
+        };
+        let ch = compare_paired(&a, &b, other, across);
+        let labels: Vec<&str> = ch.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(ch.len(), 3, "{labels:?}");
+        assert!(labels[1].ends_with("all threads"), "{labels:?}");
+        assert!(labels[2].ends_with("4 threads"), "{labels:?}");
+        assert!(only_in_paired(&a, &b, across, true).is_empty());
+        // On one machine, 2 and 16 threads are two points.
+        assert_eq!(compare(&a, &b, C).len(), 2);
+        assert_eq!(only_in(&a, &b).len(), 1);
+        // A run of 4 CPUs: its 4 threads are all of them (B's 16), B's 4 threads are not, and
+        // neither is A's 2.
+        let across = Pairing::Machines { a: 4, b: 16 };
+        assert_eq!(compare_paired(&a, &b, other, across).len(), 2);
+        assert_eq!(only_in_paired(&a, &b, across, true).len(), 1);
+        assert_eq!(only_in_paired(&b, &a, across, false).len(), 1);
     }
 
     /// Between different machines the same drop is B slower than A, with its ratio's interval

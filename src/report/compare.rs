@@ -7,10 +7,11 @@
 use super::charts;
 use super::html::{STYLE, figure, table};
 use super::plot::{Chart, Plot};
-use crate::history::compare::{Change, Criteria, Unpaired, Verdict, compare, only_in};
+use crate::history::compare::{
+    Change, Criteria, Pairing, Unpaired, Verdict, compare_paired, only_in_paired,
+};
 use crate::history::machine::Machines;
 use crate::results::point::label;
-use crate::results::point::point_key;
 use crate::results::{Metric, Report, Subsystem, Unit};
 use crate::text::xml_escape;
 use crate::units::{Display, format_sig};
@@ -107,31 +108,47 @@ impl Comparison {
             })
             .collect();
         let base = &runs[0];
-        // Each later run's changes against the baseline, by point: as the same machine's where
-        // its hardware is the baseline's.
-        let changes: Vec<BTreeMap<String, Change>> = runs[1..]
+        // How each run's points pair with the baseline's: as the same machine's where its
+        // hardware is the baseline's, else by what they measure of each machine (the baseline's
+        // own pairing with itself is by identity).
+        let pairings: Vec<(Pairing, bool)> = runs
             .iter()
             .map(|r| {
+                let same = Machines::of(&[base, r]).hardware_differences().is_empty();
+                (Pairing::of(base, r, same), same)
+            })
+            .collect();
+        // Each later run's changes against the baseline, by the baseline point's key.
+        let changes: Vec<BTreeMap<String, Change>> = runs[1..]
+            .iter()
+            .zip(&pairings[1..])
+            .map(|(r, &(pairing, same_machine))| {
                 let criteria = Criteria {
-                    same_machine: Machines::of(&[base, r]).hardware_differences().is_empty(),
+                    same_machine,
                     ..criteria
                 };
-                compare(&base.results, &r.results, criteria)
+                compare_paired(&base.results, &r.results, criteria, pairing)
                     .into_iter()
                     .map(|c| (c.key.clone(), c))
                     .collect()
             })
             .collect();
+        // Each run's points by the key its pairing with the baseline gives them.
         let by_key: Vec<BTreeMap<String, &crate::results::ResultRecord>> = runs
             .iter()
-            .map(|r| r.results.iter().map(|x| (point_key(x), x)).collect())
+            .zip(&pairings)
+            .map(|(r, (p, _))| r.results.iter().map(|x| (p.key(x, false), x)).collect())
             .collect();
         let rows = base
             .results
             .iter()
             .filter_map(|rec| {
-                let key = point_key(rec);
-                if !changes.iter().any(|m| m.contains_key(&key)) {
+                let keys: Vec<String> = pairings.iter().map(|(p, _)| p.key(rec, true)).collect();
+                if !changes
+                    .iter()
+                    .zip(&keys[1..])
+                    .any(|(m, k)| m.contains_key(k))
+                {
                     return None;
                 }
                 let conv = display.conversion(rec.subsystem, rec.unit);
@@ -143,21 +160,27 @@ impl Comparison {
                     unit: conv.map_or(rec.unit, |c| c.unit),
                     values: by_key
                         .iter()
-                        .map(|m| m.get(&key).map(|r| shown(r.summary.mean)))
+                        .zip(&keys)
+                        .map(|(m, k)| m.get(k).map(|r| shown(r.summary.mean)))
                         .collect(),
                     changes: std::iter::once(None)
-                        .chain(changes.iter().map(|m| m.get(&key).cloned()))
+                        .chain(
+                            changes
+                                .iter()
+                                .zip(&keys[1..])
+                                .map(|(m, k)| m.get(k).cloned()),
+                        )
                         .collect(),
                 })
             })
             .collect();
         let mut unpaired = Vec::new();
-        for (r, info) in runs[1..].iter().zip(&infos[1..]) {
-            for (has, lacks, (x, y)) in [
-                (&infos[0], info, (&base.results, &r.results)),
-                (info, &infos[0], (&r.results, &base.results)),
+        for ((r, info), &(pairing, _)) in runs[1..].iter().zip(&infos[1..]).zip(&pairings[1..]) {
+            for (has, lacks, (x, y), first) in [
+                (&infos[0], info, (&base.results, &r.results), true),
+                (info, &infos[0], (&r.results, &base.results), false),
             ] {
-                let only = only_in(x, y);
+                let only = only_in_paired(x, y, pairing, first);
                 if !only.is_empty() {
                     unpaired.push((has.letter.clone(), lacks.letter.clone(), only));
                 }

@@ -246,11 +246,16 @@ pub fn shown_value(key: &str, v: &Value) -> String {
 /// The point for a person: the workload, then each parameter that names it in words, e.g.
 /// "DP · 2 threads · avx512", "RR · 4 KB blocks · 8 threads · QD 1 · io_uring · direct".
 pub fn label(rec: &ResultRecord) -> String {
+    label_except(rec, &[])
+}
+
+/// [`label`] without the identity parameters in `except`.
+pub fn label_except(rec: &ResultRecord, except: &[&str]) -> String {
     let mut parts = vec![rec.workload.name().to_string()];
     parts.extend(
         fields(&rec.params)
             .iter()
-            .filter(|f| f.role.names())
+            .filter(|f| f.role.names() && !except.contains(&f.key))
             .filter_map(Field::words),
     );
     parts.join(" · ")
