@@ -307,11 +307,11 @@ fn a_read_only_database_can_be_read() {
     let runs: serde_json::Value = serde_json::from_slice(&listed.get_output().stdout).unwrap();
     assert_eq!(runs.as_array().unwrap().len(), 1);
     peakbench(&db)
-        .args(["compare", "latest", "latest", "--json"])
+        .args(["compare", "1", "1", "--json"])
         .assert()
         .success();
     peakbench(&db)
-        .args(["report", "latest", "--html", "-"])
+        .args(["report", "1", "--html", "-"])
         .assert()
         .success();
     let after: Vec<_> = std::fs::read_dir(dir.path())
@@ -417,4 +417,89 @@ fn a_full_file_system_is_said_in_one_line() {
     );
     assert!(json.is_file());
     assert!(!new_db(common::left_in(dir.path())));
+}
+
+/// A document peakbench writes carries its version and its content's sha256; `--import` takes
+/// files and directories of them (a directory of cards: their subdirectories' documents), refuses
+/// one changed since it was written before storing anything, and an imported run is never
+/// `latest` (it was measured elsewhere, or before): only its id names it.
+#[test]
+fn imported_runs_are_checked_and_never_latest() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let cards = dir.path().join("cards");
+    for name in ["a", "b"] {
+        std::fs::create_dir_all(cards.join(name)).unwrap();
+        peakbench(&db)
+            .arg("report")
+            .arg(fixture("base.json"))
+            .arg("--json")
+            .arg(cards.join(name).join("card.json"))
+            .assert()
+            .success();
+    }
+    let text = std::fs::read_to_string(cards.join("a/card.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["tool"]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(doc["sha256"].as_str().unwrap().len(), 64, "{doc}");
+    // A figure changed by hand: refused, in one line, and nothing is stored.
+    let changed = dir.path().join("changed.json");
+    let mut edited = doc.clone();
+    edited["results"][0]["mean"] = serde_json::json!(1e12);
+    std::fs::write(&changed, serde_json::to_vec_pretty(&edited).unwrap()).unwrap();
+    let out = peakbench(&db)
+        .args(["history", "--import"])
+        .arg(&cards)
+        .arg(&changed)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("changed after peakbench wrote it"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(!db.exists() || Store::open(&db).unwrap().runs().unwrap().is_empty());
+    // The directory of cards: both documents, and an older document without a hash.
+    let out = peakbench(&db)
+        .args(["history", "--import"])
+        .arg(&cards)
+        .arg(fixture("repeat.json"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("as run 1") && err.contains("as run 3"),
+        "{err}"
+    );
+    assert!(err.contains("no sha256"), "{err}");
+    let listed = peakbench(&db).args(["history", "--json"]).output().unwrap();
+    let runs: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let statuses: Vec<&str> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["imported"; 3]);
+    // None was measured here: `latest` names none of them; their ids do.
+    let out = peakbench(&db)
+        .args(["compare", "latest", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no run 'latest'"));
+    peakbench(&db)
+        .args(["compare", "1", "2"])
+        .assert()
+        .success();
+    // A directory without a document is said so.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let out = peakbench(&db)
+        .args(["history", "--import"])
+        .arg(&empty)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("holds no .json document"));
 }

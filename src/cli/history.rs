@@ -16,8 +16,10 @@ use std::path::{Path, PathBuf};
 pub struct HistoryArgs {
     #[command(subcommand)]
     pub command: Option<HistoryCommand>,
-    /// Store these JSON documents (written by --json) as runs first, e.g. from other machines.
-    #[arg(long, value_name = "FILE", num_args = 1..)]
+    /// Store these JSON documents (written by --json) as runs first, e.g. from other machines:
+    /// files, or directories of them (their *.json files and their subdirectories', as a
+    /// directory of cards holds them). A document changed since it was written is refused.
+    #[arg(long, value_name = "FILE|DIR", num_args = 1..)]
     pub import: Vec<PathBuf>,
     /// Write the runs as JSON to FILE, or to standard output for - (also when FILE is left
     /// out) instead of the table.
@@ -82,11 +84,32 @@ pub fn run_history(args: HistoryArgs) -> anyhow::Result<()> {
     // Listing only reads: a read-only database (or file system) is fine, and a missing one is
     // not created.
     let runs = if !args.import.is_empty() {
+        let files = import_files(&args.import)?;
+        // Every document is read and checked before any is stored: one that is not a run, or
+        // was changed since it was written, stops the import with nothing stored.
+        for path in &files {
+            read_json(path, args.input.max_input)?
+                .check_sha256()
+                .map_err(|e| {
+                    UsageError(format!(
+                        "cannot import {}: {e}; import the document as peakbench wrote it",
+                        crate::text::printable(&path.display().to_string())
+                    ))
+                })?;
+        }
         let mut store = args.db.open()?;
-        for path in &args.import {
+        for path in &files {
             let report = read_json(path, args.input.max_input)?;
             let id = store.import(&report)?;
-            eprintln!("imported {} as run {id}", path.display());
+            eprintln!(
+                "imported {} as run {id}{}",
+                crate::text::printable(&path.display().to_string()),
+                if report.sha256.is_none() {
+                    " (no sha256: written before peakbench kept one, not checked)"
+                } else {
+                    ""
+                }
+            );
         }
         store.runs()?
     } else if args.db.path()?.is_file() {
@@ -128,6 +151,49 @@ pub fn run_history(args: HistoryArgs) -> anyhow::Result<()> {
         ]);
     }
     crate::files::print(&format!("{table}\n"))
+}
+
+/// The documents `--import` names: each file as given, each directory's *.json files and its
+/// subdirectories', by name; a directory with none is refused.
+fn import_files(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let json_in = |dir: &Path| -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json") && p.is_file())
+            .collect();
+        files.sort();
+        files
+    };
+    let mut out = Vec::new();
+    for path in given {
+        if !path.is_dir() {
+            out.push(path.clone());
+            continue;
+        }
+        let mut found = json_in(path);
+        let mut subdirs: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| UsageError(format!("cannot read {}: {e}", path.display())))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
+            .collect();
+        subdirs.sort();
+        for d in subdirs {
+            found.extend(json_in(&d));
+        }
+        if found.is_empty() {
+            return Err(UsageError(format!(
+                "{} holds no .json document (nor do its subdirectories): give the runs' files or their directory",
+                crate::text::printable(&path.display().to_string())
+            ))
+            .into());
+        }
+        out.extend(found);
+    }
+    Ok(out)
 }
 
 /// Writes `value` as JSON to `path` (standard output for -), saying where.

@@ -204,11 +204,15 @@ fn disk(r: &Report) -> Value {
     })
 }
 
-/// The network points' server and route: "127.0.0.1 (lo, MTU 65536)".
+/// The network points' server (its host: a loopback server's port is new every run) and
+/// route: "127.0.0.1 (lo, MTU 65536)".
 fn network(r: &Report) -> Value {
     distinct(r, |rec| {
         let n = rec.params.net()?;
-        let server = n.server.clone().unwrap_or_else(|| "loopback".into());
+        let server = n.server.as_deref().map_or_else(
+            || "loopback".into(),
+            |s| crate::results::point_fields::host_of(s).to_string(),
+        );
         Some(match &n.link {
             Some(l) => {
                 let mtu = l.mtu_bytes.map_or(String::new(), |m| format!(", MTU {m}"));

@@ -477,7 +477,8 @@ impl Store {
         if let Some(v) = &report.verification {
             self.set_verification(run, v)?;
         }
-        self.finish_run(run, "complete")?;
+        // Imported, not measured here: `latest` is never such a run.
+        self.finish_run(run, "imported")?;
         Ok(run)
     }
 
@@ -523,7 +524,7 @@ impl Store {
         let id: Option<i64> = if let Some(back) = back {
             self.conn
                 .query_row(
-                    "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1",
+                    "SELECT id FROM runs WHERE status != 'imported' ORDER BY id DESC LIMIT 1 OFFSET ?1",
                     [back],
                     |r| r.get(0),
                 )
@@ -541,8 +542,13 @@ impl Store {
                 .map_err(sql_err(what, &self.path))?
         };
         id.ok_or_else(|| {
+            let why = if back.is_some() {
+                " measured into the database (imported runs are named by their id)"
+            } else {
+                " in the database"
+            };
             crate::error::UsageError(format!(
-                "no run '{run}' in the database; `peakbench history` lists the runs"
+                "no run '{run}'{why}; `peakbench history` lists the runs"
             ))
             .into()
         })
@@ -611,6 +617,7 @@ impl Store {
             results: records,
             fleet,
             verification,
+            sha256: None,
         }
         .upgraded())
     }

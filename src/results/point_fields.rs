@@ -439,7 +439,7 @@ impl Fields for NetParams {
 
 /// The host of a server address without its port: "127.0.0.1:40123" → "127.0.0.1",
 /// "[::1]:5201" → "::1", "node7:5201" → "node7"; anything else as it is.
-pub(super) fn host_of(addr: &str) -> &str {
+pub fn host_of(addr: &str) -> &str {
     if let Some(rest) = addr.strip_prefix('[') {
         if let Some((host, port)) = rest.split_once("]:")
             && port.parse::<u16>().is_ok()

@@ -244,6 +244,7 @@ pub fn fixed_report() -> Report {
         ],
         fleet: None,
         verification: None,
+        sha256: None,
     }
     .upgraded()
 }
@@ -401,6 +402,7 @@ pub fn chart_report() -> Report {
         results,
         fleet: None,
         verification: None,
+        sha256: None,
     }
 }
 
