@@ -607,3 +607,86 @@ fn two_noisy_repetitions_are_inconclusive() {
         "{doc}"
     );
 }
+
+/// Three machines side by side: a table with the machines across and each figure's ratio to
+/// A's; `--per core` divides by each machine's cores, `--per ghz` by its clock, `--per peak`
+/// gives the efficiency; `--price` adds a row per price of each rate; a price for no machine is
+/// one line and exit 2; `--json` has every row.
+#[test]
+fn three_machines_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let base: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("base.json")).unwrap()).unwrap();
+    let mut b = scaled(&base, 0.8);
+    b["system"]["cpu"]["brand"]["value"] = "Intel(R) Xeon(R) Platinum 8480+".into();
+    b["system"]["os"]["hostname"]["value"] = "spr".into();
+    let mut c = scaled(&base, 3.0);
+    c["system"]["cpu"]["brand"]["value"] = "AMD EPYC 9654".into();
+    c["system"]["cpu"]["cores"]["value"] = 96.into();
+    c["system"]["os"]["hostname"]["value"] = "genoa".into();
+    let paths: Vec<std::path::PathBuf> = [("b", b), ("c", c)]
+        .into_iter()
+        .map(|(n, doc)| {
+            let p = dir.path().join(format!("{n}.json"));
+            std::fs::write(&p, serde_json::to_vec(&doc).unwrap()).unwrap();
+            p
+        })
+        .collect();
+    let compare = |extra: &[&str]| {
+        peakbench(&db)
+            .env("COLUMNS", "100")
+            .arg("compare")
+            .arg(fixture("base.json"))
+            .args(&paths)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let row = |text: &str, start: &str| -> String {
+        text.lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no {start} row:\n{text}"))
+            .to_string()
+    };
+    let out = compare(&[]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "{line}\n{text}");
+    }
+    assert!(
+        text.contains("genoa") && text.contains("AMD EPYC 9654"),
+        "{text}"
+    );
+    let dp = row(&text, "DP");
+    assert!(dp.contains("×0.8") && dp.contains("×3"), "{dp}\n{text}");
+    // Per core: A's 58.07 GOPS on 2 cores, C's 174.2 on 96.
+    let text = String::from_utf8_lossy(&compare(&["--per", "core"]).stdout).into_owned();
+    let dp = row(&text, "DP");
+    assert!(
+        dp.contains("GOPS per core") && dp.contains("29.03") && dp.contains("1.81 ×"),
+        "{dp}\n{text}"
+    );
+    let text = String::from_utf8_lossy(&compare(&["--per", "ghz"]).stdout).into_owned();
+    assert!(row(&text, "DP").contains("16.01"), "{text}");
+    let text = String::from_utf8_lossy(&compare(&["--per", "peak"]).stdout).into_owned();
+    assert!(row(&text, "DP").contains("% of peak"), "{text}");
+    // Prices: a row per price of each rate, where a machine has one.
+    let text = String::from_utf8_lossy(&compare(&["--price", "A=2", "--price", "genoa=3"]).stdout)
+        .into_owned();
+    let priced = row(&text, "DP · 1 thread per price");
+    assert!(
+        priced.contains("29.03") && priced.contains("—"),
+        "{priced}\n{text}"
+    );
+    let out = compare(&["--price", "Z=1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("no run is Z"), "{err}");
+    let out = compare(&["--json", "-"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["runs"].as_array().unwrap().len(), 3);
+    assert_eq!(doc["rows"].as_array().unwrap().len(), 2, "{doc}");
+}

@@ -33,10 +33,19 @@ pub struct HistoryArgs {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// The baseline: a run id from `peakbench history`, latest, latest~N, or a JSON file.
-    pub a: String,
-    /// The run compared with the baseline (same forms).
-    pub b: String,
+    /// The runs: a run id from `peakbench history`, latest, latest~N, or a JSON file. Two: B
+    /// against the baseline A, point by point; three or more (or with --per or --price): the
+    /// machines side by side, each figure's ratio to A's.
+    #[arg(value_name = "RUN", num_args = 2.., required = true)]
+    pub runs: Vec<String>,
+    /// Side by side: each figure per core (CPU and memory rates), per GHz of the measured clock
+    /// (CPU rates: operations per cycle) or as a percentage of its peak.
+    #[arg(long, value_enum)]
+    pub per: Option<crate::report::side_by_side::Per>,
+    /// Side by side: a machine's price per hour, NAME=PRICE (NAME its letter, A, B…, or its
+    /// host name), for a row of each rate per price; repeat for each machine.
+    #[arg(long, value_name = "NAME=PRICE", value_parser = parse_price)]
+    pub price: Vec<(String, f64)>,
     /// The least change reported as a regression or an improvement, in percent: a significant
     /// change smaller than this is said to be within it.
     #[arg(long, value_name = "PERCENT", default_value = "3", value_parser = parse_positive)]
@@ -153,6 +162,108 @@ pub fn run_history(args: HistoryArgs) -> anyhow::Result<()> {
     crate::files::print(&format!("{table}\n"))
 }
 
+/// `compare --json` side by side: the runs, their machines, the normalisation and the rows.
+#[derive(serde::Serialize)]
+struct SideDocument<'a> {
+    runs: Vec<SideRun>,
+    machines: &'a [Property],
+    per: Option<crate::report::side_by_side::Per>,
+    rows: &'a [crate::report::side_by_side::SideRow],
+}
+
+#[derive(serde::Serialize)]
+struct SideRun {
+    letter: String,
+    name: String,
+    host: String,
+    machine: String,
+    price_per_hour: Option<f64>,
+}
+
+/// `compare A B C …`: the machines side by side.
+fn side_by_side(args: &CompareArgs) -> anyhow::Result<()> {
+    use crate::report::side_by_side;
+    let runs: Vec<crate::results::Report> = args
+        .runs
+        .iter()
+        .map(|r| load_run(r, &args.db, &args.input))
+        .collect::<anyhow::Result<_>>()?;
+    let names: Vec<String> = args
+        .runs
+        .iter()
+        .map(|r| crate::text::printable(r))
+        .collect();
+    let criteria = Criteria {
+        alpha: args.alpha,
+        threshold: args.threshold / 100.0,
+        same_machine: true,
+    };
+    let display = args.display.display();
+    let cmp = crate::report::compare::Comparison::of(&runs, &names, criteria, &display);
+    if cmp.rows.is_empty() {
+        return Err(UsageError(format!(
+            "runs {} have no point in common with the first (same workload, metric and parameters)",
+            names.join(", ")
+        ))
+        .into());
+    }
+    // Each price by its machine's letter or host name.
+    let mut prices: Vec<Option<f64>> = vec![None; runs.len()];
+    for (name, price) in &args.price {
+        let k = cmp
+            .runs
+            .iter()
+            .position(|r| r.letter == *name || r.host == *name)
+            .ok_or_else(|| {
+                let letters: Vec<&str> = cmp.runs.iter().map(|r| r.letter.as_str()).collect();
+                UsageError(format!(
+                    "--price {}: no run is {}: give a letter ({}) or a host name",
+                    crate::text::printable(name),
+                    crate::text::printable(name),
+                    letters.join(", ")
+                ))
+            })?;
+        prices[k] = Some(*price);
+    }
+    let rows = side_by_side::rows(&cmp, &runs, args.per, &prices);
+    if let Some(path) = &args.json {
+        let doc = SideDocument {
+            runs: cmp
+                .runs
+                .iter()
+                .zip(&prices)
+                .map(|(r, p)| SideRun {
+                    letter: r.letter.clone(),
+                    name: r.name.clone(),
+                    host: r.host.clone(),
+                    machine: r.machine.clone(),
+                    price_per_hour: *p,
+                })
+                .collect(),
+            machines: &cmp.machines.properties,
+            per: args.per,
+            rows: &rows,
+        };
+        return write_json(path, &doc);
+    }
+    let width = crate::text::terminal_width();
+    let letters: Vec<String> = cmp.runs.iter().map(|r| r.letter.clone()).collect();
+    let mut text = String::new();
+    for r in &cmp.runs {
+        let line = format!(
+            "{}: {} ({}, {}): {}",
+            r.letter, r.name, r.host, r.started_at, r.machine
+        );
+        text.push_str(&format!("{}\n", crate::text::wrap(&line, width, "  ")));
+    }
+    let refs: Vec<&str> = letters.iter().map(String::as_str).collect();
+    text.push_str(&changes::machine_table(&cmp.machines, &refs, width));
+    let how = "Each cell: the machine's figure, then its ratio to A's (×); a point pairs across machines by what it measures of each (all threads with all)";
+    text.push_str(&format!("{}\n", crate::text::wrap(how, width, "  ")));
+    text.push_str(&crate::report::side_by_side::render(&rows, &letters, width));
+    crate::files::print(&text)
+}
+
 /// The documents `--import` names: each file as given, each directory's *.json files and its
 /// subdirectories', by name; a directory with none is refused.
 fn import_files(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
@@ -226,9 +337,30 @@ struct CompareDocument<'a> {
     only_in_b: &'a [Unpaired],
 }
 
+/// `--price NAME=PRICE`: a name and a positive, finite price.
+fn parse_price(s: &str) -> Result<(String, f64), String> {
+    let (name, price) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}' is not NAME=PRICE (e.g. A=0.96)"))?;
+    let p: f64 = price
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{price}' is not a price: give a number, e.g. A=0.96"))?;
+    if !(p.is_finite() && p > 0.0 && p < 1e9) {
+        return Err(format!(
+            "'{price}' is out of range: a price above 0 and below 10⁹"
+        ));
+    }
+    Ok((name.trim().to_string(), p))
+}
+
 pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
-    let a = load_run(&args.a, &args.db, &args.input)?;
-    let b = load_run(&args.b, &args.db, &args.input)?;
+    if args.runs.len() > 2 || args.per.is_some() || !args.price.is_empty() {
+        return side_by_side(&args);
+    }
+    let (name_a, name_b) = (&args.runs[0], &args.runs[1]);
+    let a = load_run(name_a, &args.db, &args.input)?;
+    let b = load_run(name_b, &args.db, &args.input)?;
     let machines = Machines::of(&[&a, &b]);
     let (same_machine, same_machine_by) = if args.same_machine {
         (true, "--same-machine")
@@ -248,8 +380,8 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
     if changes.is_empty() {
         return Err(UsageError(format!(
             "runs {} and {} have no point in common (same workload, metric and parameters)",
-            crate::text::printable(&args.a),
-            crate::text::printable(&args.b)
+            crate::text::printable(name_a),
+            crate::text::printable(name_b)
         ))
         .into());
     }
@@ -259,8 +391,8 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
     );
     if let Some(path) = &args.json {
         let doc = CompareDocument {
-            a: &args.a,
-            b: &args.b,
+            a: name_a,
+            b: name_b,
             machines: &machines.properties,
             same_machine_by,
             criteria,
@@ -298,9 +430,9 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
         };
         let head = format!(
             "A: {} ({}), B: {} ({}); significance: Welch's t-test on the repetitions, p corrected for {} points by Holm–Bonferroni < {}; {}",
-            crate::text::printable(&args.a),
+            crate::text::printable(name_a),
             crate::text::printable(&a.started_at),
-            crate::text::printable(&args.b),
+            crate::text::printable(name_b),
             crate::text::printable(&b.started_at),
             changes.iter().filter(|c| c.p.is_some()).count(),
             args.alpha,

@@ -64,7 +64,8 @@ pub enum Command {
     Card(Box<card::CardArgs>),
     /// List the runs stored in the results database (and import JSON documents into it).
     History(history::HistoryArgs),
-    /// Compare two runs point by point (Welch's t-test); exit code 3 on a significant regression.
+    /// Compare two runs point by point (Welch's t-test; exit code 3 on a significant regression
+    /// on the same hardware), or three machines or more side by side.
     Compare(history::CompareArgs),
     /// Many machines: `cluster run` under mpirun, srun, SSH or Kubernetes (one merged report);
     /// `cluster identity` shows the rank this process gets from its launcher.

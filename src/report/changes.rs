@@ -61,6 +61,19 @@ pub fn machines(
         ),
     };
     let mut out = wrap(&format!("Machines: {meaning}"));
+    out.push_str(&machine_table(m, letters, width));
+    out
+}
+
+/// The properties in which the machines (lettered `letters`) differ, a column each, and a line
+/// naming those that do not; empty where none differs.
+pub fn machine_table(m: &Machines, letters: &[&str], width: usize) -> String {
+    let wrap = |line: &str| format!("{}\n", crate::text::wrap(line, width, "  "));
+    let differing: Vec<_> = m.differences().collect();
+    if differing.is_empty() {
+        return String::new();
+    }
+    let mut out = String::new();
     let mut header = vec![String::new()];
     header.extend(letters.iter().map(|l| l.to_string()));
     let rows: Vec<Vec<String>> = differing
@@ -156,7 +169,7 @@ pub fn tables(
 
 /// The parts of the points' labels (first cells, "DP · 2 threads · avx512") after the
 /// workload that every row of two or more has, once each, taken out of the rows and joined.
-fn common_parts(rows: &mut [Vec<String>]) -> String {
+pub(super) fn common_parts(rows: &mut [Vec<String>]) -> String {
     if rows.len() < 2 {
         return String::new();
     }

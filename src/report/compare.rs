@@ -38,6 +38,11 @@ pub struct Row {
     pub unit: Unit,
     /// Each run's mean, in `unit` (None where the run lacks the point).
     pub values: Vec<Option<f64>>,
+    /// Each run's figure as a fraction of its peak (None where it lacks the point or the
+    /// peak is unknown).
+    pub efficiencies: Vec<Option<f64>>,
+    /// The baseline point's threads.
+    pub threads: usize,
     /// Each later run against the baseline (index 0 is the baseline's own, None).
     pub changes: Vec<Option<Change>>,
 }
@@ -163,6 +168,12 @@ impl Comparison {
                         .zip(&keys)
                         .map(|(m, k)| m.get(k).map(|r| shown(r.summary.mean)))
                         .collect(),
+                    efficiencies: by_key
+                        .iter()
+                        .zip(&keys)
+                        .map(|(m, k)| m.get(k).and_then(|r| r.efficiency))
+                        .collect(),
+                    threads: rec.params.threads(),
                     changes: std::iter::once(None)
                         .chain(
                             changes

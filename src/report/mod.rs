@@ -26,6 +26,7 @@ pub mod peaks;
 pub mod pivot;
 pub mod plot;
 mod rows;
+pub mod side_by_side;
 pub mod summary;
 pub mod table;
 pub mod verify;

@@ -1,0 +1,175 @@
+//! Machines side by side (`peakbench compare A B C …`): one table per subsystem, the machines
+//! across and the figures down, each cell a machine's figure and its ratio to the first
+//! machine's; normalised per core, per GHz or as a percentage of the point's peak (`--per`), and
+//! with a figure per price where the machines' prices are given (`--price`).
+
+use super::compare::Comparison;
+use crate::results::{Metric, Report, Subsystem};
+use crate::text::Align;
+use crate::units::format_sig;
+
+/// What each figure is divided by (`--per`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Per {
+    /// A CPU or memory rate per physical core of the machine (its cores, or its hardware
+    /// threads where the cores are unknown).
+    Core,
+    /// A CPU rate per GHz of the machine's measured clock (with one thread for a one-thread
+    /// point, with all for the others): operations per cycle.
+    Ghz,
+    /// Every figure with a known peak as its percentage of that peak (its efficiency).
+    Peak,
+}
+
+/// One row: a point, and its figure on each machine (normalised), None where a machine lacks
+/// it or the normalisation does not apply.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SideRow {
+    pub subsystem: Subsystem,
+    pub label: String,
+    pub metric: Metric,
+    /// The unit of `values` ("GOPS per core", "% of peak").
+    pub unit: String,
+    pub values: Vec<Option<f64>>,
+}
+
+/// The side-by-side rows of `cmp` (its runs `runs`, in order), normalised by `per`, then a row
+/// per price for each rate where `prices` (one per run, None where not given) has any.
+pub fn rows(
+    cmp: &Comparison,
+    runs: &[Report],
+    per: Option<Per>,
+    prices: &[Option<f64>],
+) -> Vec<SideRow> {
+    let mut out = Vec::new();
+    for row in &cmp.rows {
+        let rate = !row.metric.lower_is_better();
+        let (unit, values): (String, Vec<Option<f64>>) = match per {
+            None => (row.unit.to_string(), row.values.clone()),
+            Some(Per::Peak) => (
+                "% of peak".into(),
+                row.efficiencies
+                    .iter()
+                    .map(|e| e.map(|e| e * 100.0))
+                    .collect(),
+            ),
+            Some(Per::Core) if rate && row.subsystem != Subsystem::Disk => (
+                format!("{} per core", row.unit),
+                row.values
+                    .iter()
+                    .zip(runs)
+                    .map(|(v, r)| Some(v.as_ref()? / cores(r)?))
+                    .collect(),
+            ),
+            Some(Per::Ghz) if rate && row.subsystem == Subsystem::Cpu => (
+                format!("{} per GHz", row.unit),
+                row.values
+                    .iter()
+                    .zip(runs)
+                    .map(|(v, r)| Some(v.as_ref()? / clock(r, row.threads)?))
+                    .collect(),
+            ),
+            // Normalisation does not apply: the figure as it is.
+            Some(_) => (row.unit.to_string(), row.values.clone()),
+        };
+        let priced = rate && prices.iter().any(Option::is_some);
+        let per_price: Vec<Option<f64>> = values
+            .iter()
+            .zip(prices)
+            .map(|(v, p)| Some(v.as_ref()? / p.as_ref()?))
+            .collect();
+        out.push(SideRow {
+            subsystem: row.subsystem,
+            label: row.label.clone(),
+            metric: row.metric,
+            unit: unit.clone(),
+            values,
+        });
+        if priced {
+            out.push(SideRow {
+                subsystem: row.subsystem,
+                label: format!("{} per price", row.label),
+                metric: row.metric,
+                unit: format!("{unit} per price/h"),
+                values: per_price,
+            });
+        }
+    }
+    out
+}
+
+/// The machine's physical cores (its hardware threads where they are unknown).
+fn cores(r: &Report) -> Option<f64> {
+    let c = &r.system.cpu;
+    let n = c.cores.get().copied().unwrap_or(c.threads);
+    (n > 0).then_some(n as f64)
+}
+
+/// The machine's measured clock in GHz: with one thread for a one-thread point, with all for
+/// the others (the one-thread clock where that was not measured).
+fn clock(r: &Report, threads: usize) -> Option<f64> {
+    let c = &r.system.cpu;
+    let one = c.measured_clock_ghz.get().copied();
+    let ghz = if threads == 1 {
+        one
+    } else {
+        c.all_core_clock_ghz.get().copied().or(one)
+    };
+    ghz.filter(|g| g.is_finite() && *g > 0.0)
+}
+
+/// A cell: the figure, and after the first machine its ratio to the first's ("1204 ×11.4").
+fn cell(v: Option<f64>, first: Option<f64>, k: usize) -> String {
+    match (v, first) {
+        (None, _) => "—".into(),
+        (Some(v), Some(f)) if k > 0 && f != 0.0 && v.is_finite() => {
+            format!("{} ×{}", format_sig(v), format_sig(v / f))
+        }
+        (Some(v), _) => format_sig(v),
+    }
+}
+
+/// The table, one per subsystem under its title, in at most `width` columns: the point, the
+/// figure's unit, then each machine's cell (`letters` its header).
+pub fn render(rows: &[SideRow], letters: &[String], width: usize) -> String {
+    let mut header = vec!["Point".to_string(), "Figure".to_string()];
+    header.extend(letters.iter().cloned());
+    let mut align = vec![Align::Left, Align::Left];
+    align.resize(header.len(), Align::Right);
+    let mut out = String::new();
+    for sub in Subsystem::ALL {
+        let mut table: Vec<Vec<String>> = rows
+            .iter()
+            .filter(|r| r.subsystem == sub)
+            .map(|r| {
+                let mut cells = vec![r.label.clone(), r.unit.clone()];
+                cells.extend(
+                    r.values
+                        .iter()
+                        .enumerate()
+                        .map(|(k, v)| cell(*v, r.values[0], k)),
+                );
+                cells
+            })
+            .collect();
+        if table.is_empty() {
+            continue;
+        }
+        out.push_str(sub.title());
+        out.push('\n');
+        let common = super::changes::common_parts(&mut table);
+        if !common.is_empty() {
+            let line = format!("  every point: {common}");
+            out.push_str(&format!("{}\n", crate::text::wrap(&line, width, "    ")));
+        }
+        out.push_str(&crate::text::columns_wrapped(
+            &header,
+            &table,
+            &align,
+            width,
+            &[0],
+        ));
+    }
+    out
+}
