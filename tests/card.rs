@@ -140,3 +140,33 @@ fn bad_places_and_views_are_one_line_and_exit_2() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+/// The machines' cards in tests/fixtures/machines/ are as peakbench wrote them: each reads back
+/// with its sha256 matching its content (never edited by hand), is a `peakbench card` run, and
+/// draws its summary.
+#[test]
+fn the_recorded_machine_cards_are_as_peakbench_wrote_them() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/machines");
+    let mut cards = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
+        let report = peakbench::results::Report::from_json(&std::fs::read(&path).unwrap()).unwrap();
+        let name = path.display();
+        assert!(report.sha256.is_some(), "{name}: no sha256");
+        assert_eq!(report.check_sha256(), Ok(()), "{name}");
+        assert!(
+            report.command_line.iter().any(|a| a == "card"),
+            "{name}: {:?}",
+            report.command_line
+        );
+        assert!(
+            peakbench::report::card::png(&report).unwrap().is_some(),
+            "{name}"
+        );
+        cards += 1;
+    }
+    assert!(cards >= 1, "no card in {}", dir.display());
+}
