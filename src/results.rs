@@ -2,6 +2,7 @@
 //! SPEC §6, documented in docs/json-schema.md and checked against docs/results.schema.json.
 
 pub mod fleet;
+mod integrity;
 pub mod kinds;
 pub mod latency_params;
 pub mod levels;
@@ -475,39 +476,10 @@ pub struct Report {
     /// other runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification: Option<verify::Verification>,
-    /// The SHA-256 of the document without this field (its compact JSON, as
-    /// [`Report::content_sha256`] writes it), in hex: set by the JSON exporter, so that a
-    /// document changed after peakbench wrote it is found out when it is imported. Absent in
-    /// documents written before it was.
+    /// The hex SHA-256 of the document's content ([`Report::content_sha256`], `integrity.rs`),
+    /// set by the JSON exporter; absent in documents written before it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
-}
-
-impl Report {
-    /// The SHA-256, in hex, of this document's content: its compact JSON without `sha256`.
-    pub fn content_sha256(&self) -> String {
-        use sha2::Digest;
-        let mut bare = self.clone();
-        bare.sha256 = None;
-        // Plain numbers, strings, lists and maps: serialising cannot fail.
-        let bytes = serde_json::to_vec(&bare).unwrap_or_default();
-        sha2::Sha256::digest(&bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
-    }
-
-    /// Checks the document's `sha256` against its content: `Ok` where they match or the
-    /// document has none (written before it was kept); else what is wrong.
-    pub fn check_sha256(&self) -> Result<(), String> {
-        match &self.sha256 {
-            Some(h) if *h != self.content_sha256() => Err(
-                "its content does not match its sha256: it was changed after peakbench wrote it"
-                    .into(),
-            ),
-            _ => Ok(()),
-        }
-    }
 }
 
 /// Why a document could not be read back as a [`Report`].
