@@ -117,7 +117,8 @@ pub fn run(args: CardArgs, argv: Vec<String>) -> anyhow::Result<()> {
     }
     // The summary of what was measured, also where the run ended early (its points are kept).
     if json.is_file() {
-        let report = super::common::read_json(&json, u64::MAX)?;
+        // The document just written, read as any input is: at most --max-input's default.
+        let report = super::common::read_json(&json, 256 << 20)?;
         match crate::report::card::png(&report)
             .map_err(|e| anyhow::anyhow!("cannot draw the card's summary: {e}"))?
         {

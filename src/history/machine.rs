@@ -59,7 +59,10 @@ impl Key {
 /// A property of one run: as shown, and as compared.
 type Value = (String, Key);
 
+/// A value as shown: the document's text made printable (a hostile host name or CPU string
+/// reaches no terminal raw), and compared as shown.
 fn text(shown: String) -> Value {
+    let shown = crate::text::printable(&shown);
     (shown.clone(), Key::Text(shown))
 }
 
@@ -303,6 +306,25 @@ mod tests {
         let m = Machines::of(&[&a, &c]);
         assert_eq!(m.hardware_differences(), vec!["memory"]);
         assert!(m.differences().any(|p| p.name == "clock (1 thread)"));
+    }
+
+    /// A document's text is shown printable: no escape sequence of a hostile host name or
+    /// CPU string reaches the terminal or the page.
+    #[test]
+    fn hostile_text_is_shown_printable() {
+        let a = run("AMD EPYC", "vm");
+        let b = run("Evil\u{1b}[2J\u{202e}CPU", "h\u{7}ost");
+        let m = Machines::of(&[&a, &b]);
+        for p in &m.properties {
+            for v in &p.values {
+                assert!(
+                    !v.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+                    "{}: {v:?}",
+                    p.name
+                );
+            }
+        }
+        assert_eq!(m.hardware_differences(), vec!["CPU"]);
     }
 
     /// A property one run did not record is no difference: older documents compare.

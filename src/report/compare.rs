@@ -225,7 +225,8 @@ impl Comparison {
             .differences()
             .map(|p| {
                 let mut row = vec![p.name.to_string()];
-                row.extend(p.values.iter().map(|v| crate::text::printable(v)));
+                // Made printable where they were read (`history::machine`).
+                row.extend(p.values.iter().cloned());
                 row
             })
             .collect();
