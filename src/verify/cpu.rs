@@ -18,7 +18,7 @@ pub(super) const PERIOD_US: u64 = 100_000;
 /// without it, measured just before and just after. A shared host moves the thread's own rate
 /// from run to run (on a KVM guest, 57–76 GOPS between runs a few seconds apart), so the
 /// expectation is the mean of every unlimited repetition and the tolerance widens to twice
-/// their coefficient of variation where that exceeds 8 %: the check says how noisy it was
+/// their coefficient of variation where that exceeds 25 %: the check says how noisy it was
 /// instead of crying wolf (the higher of the two runs, taken before, read the quota 8 % stingy
 /// in 3 runs of 4 on such a guest).
 pub(super) fn cpu(c: &mut Checks) -> anyhow::Result<()> {
@@ -174,10 +174,13 @@ fn attempt(
     Ok(check)
 }
 
-/// The quota check's relative tolerance and its words: ±8 % (a throttled thread's returns to
-/// its core cost it a few per cent on virtual machines: see [`PERIOD_US`]), or twice the
-/// coefficient of variation of the unlimited repetitions where the machine was noisier than
-/// that allows. A quota not applied reads 2 × the expectation, one applied twice 0.5 ×.
+/// The quota check's relative tolerance and its words: ±25 %, or twice the coefficient of
+/// variation of the unlimited repetitions where the machine was noisier than that allows. Each
+/// period the thread is throttled and comes back to its core, and the return costs it: a KVM
+/// guest's thread read 0.92 × half its unlimited rate (3 runs of 3, this module's 100 ms
+/// periods), another host's 0.912 × then 0.828 × where its unlimited runs had a CV of 0.4 %
+/// (see also [`PERIOD_US`]). What the check is there to catch is far outside: a quota not
+/// applied reads 2 × the expectation, one applied twice 0.5 ×.
 pub(super) fn quota_tolerance(cv: f64) -> (f64, String) {
     let noise = 2.0 * cv;
     if noise.is_finite() && noise > QUOTA_TOLERANCE {
@@ -191,26 +194,27 @@ pub(super) fn quota_tolerance(cv: f64) -> (f64, String) {
 }
 
 /// The quota check's tolerance on a quiet machine.
-pub(super) const QUOTA_TOLERANCE: f64 = 0.08;
+pub(super) const QUOTA_TOLERANCE: f64 = 0.25;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The quota check passes a thread that lost a few per cent to its throttling and fails
-    /// a quota not applied (twice the expectation) or applied twice (half of it), however
-    /// noisy the unlimited runs were up to a CV of 20 %.
+    /// The quota check passes a thread that lost up to a sixth to its throttling (as measured
+    /// on shared hosts) and fails a quota not applied (twice the expectation) or applied twice
+    /// (half of it), however noisy the unlimited runs were up to a CV of 20 %.
     #[test]
     fn the_quota_tolerance_catches_a_quota_not_applied() {
         for cv in [0.0, 0.008, 0.05, 0.2] {
             let (relative, text) = quota_tolerance(cv);
             let tolerance = relative * 1.0;
             assert_eq!(Check::judged(1.0, 0.942, tolerance), Status::Pass, "{text}");
+            assert_eq!(Check::judged(1.0, 0.828, tolerance), Status::Pass, "{text}");
             assert_eq!(Check::judged(1.0, 2.0, tolerance), Status::Fail, "{text}");
             assert_eq!(Check::judged(1.0, 0.5, tolerance), Status::Fail, "{text}");
         }
-        assert_eq!(quota_tolerance(0.008).1, "±8 %");
-        assert_eq!(quota_tolerance(0.1).1, "±20 % (noisy: 2 × CV)");
-        assert_eq!(quota_tolerance(f64::NAN).1, "±8 %");
+        assert_eq!(quota_tolerance(0.008).1, "±25 %");
+        assert_eq!(quota_tolerance(0.2).1, "±40 % (noisy: 2 × CV)");
+        assert_eq!(quota_tolerance(f64::NAN).1, "±25 %");
     }
 }
