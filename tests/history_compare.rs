@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::history::{fixture, peakbench};
+use common::history::{fixture, peakbench, scaled};
 use std::path::Path;
 use std::time::Duration;
 
@@ -216,28 +216,6 @@ fn another_machine_is_slower_not_a_regression() {
     assert!(text.starts_with("Machines: the same hardware"), "{text}");
     let out = compare(&["--different-machines"]);
     assert_eq!(out.status.code(), Some(0));
-}
-
-/// A copy of `report` with every figure of every point made `factor` times better (below 1:
-/// worse): rates multiplied, times (latency, lower is better) divided.
-fn scaled(report: &serde_json::Value, factor: f64) -> serde_json::Value {
-    let mut r = report.clone();
-    for rec in r["results"].as_array_mut().unwrap() {
-        let f = if rec["unit"] == "s" {
-            1.0 / factor
-        } else {
-            factor
-        };
-        for k in ["mean", "median", "min", "max", "stddev"] {
-            if let Some(v) = rec[k].as_f64() {
-                rec[k] = serde_json::json!(v * f);
-            }
-        }
-        for v in rec["samples"].as_array_mut().unwrap() {
-            *v = serde_json::json!(v.as_f64().unwrap() * f);
-        }
-    }
-    r
 }
 
 /// `compare` at 100 columns: a table per subsystem under its title, the parts every point of
@@ -675,7 +653,7 @@ fn three_machines_side_by_side() {
     // Prices: a row per price of each rate, where a machine has one.
     let text = String::from_utf8_lossy(&compare(&["--price", "A=2", "--price", "genoa=3"]).stdout)
         .into_owned();
-    let priced = row(&text, "DP · 1 thread per price");
+    let priced = row(&text, "DP · per price");
     assert!(
         priced.contains("29.03") && priced.contains("—"),
         "{priced}\n{text}"
@@ -689,4 +667,23 @@ fn three_machines_side_by_side() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["runs"].as_array().unwrap().len(), 3);
     assert_eq!(doc["rows"].as_array().unwrap().len(), 2, "{doc}");
+    // The page: each figure a bar per machine, in the legend's colours, each peak marked.
+    let page = dir.path().join("side.html");
+    peakbench(&db)
+        .arg("report")
+        .arg(fixture("base.json"))
+        .args(&paths)
+        .arg("--html")
+        .arg(&page)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    let section = &html[html
+        .find("id=\"side-by-side\"")
+        .expect("no side-by-side section")..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert_eq!(section.matches("class=\"swatch\"").count(), 3, "{section}");
+    assert_eq!(section.matches("class=\"bar\"").count(), 6, "{section}");
+    assert_eq!(section.matches("class=\"peak\"").count(), 6, "{section}");
+    assert!(section.contains("174.2 ×3.00 · 100 % of peak"), "{section}");
 }

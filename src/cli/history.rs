@@ -266,7 +266,7 @@ fn side_by_side(args: &CompareArgs) -> anyhow::Result<()> {
 
 /// The documents `--import` names: each file as given, each directory's *.json files and its
 /// subdirectories', by name; a directory with none is refused.
-fn import_files(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+pub(super) fn import_files(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let json_in = |dir: &Path| -> Vec<PathBuf> {
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
             .into_iter()

@@ -12,6 +12,7 @@ mod mem;
 mod net;
 mod peak;
 mod peak_others;
+mod rank;
 
 mod reference;
 mod report;
@@ -67,6 +68,10 @@ pub enum Command {
     /// Compare two runs point by point (Welch's t-test; exit code 3 on a significant regression
     /// on the same hardware), or three machines or more side by side.
     Compare(history::CompareArgs),
+    /// Where a run stands among others (a directory of cards, a fleet's runs): for each figure
+    /// the share of them it beats, among all and its microarchitecture, and the outliers of its
+    /// own kind of machine.
+    Rank(rank::RankArgs),
     /// Many machines: `cluster run` under mpirun, srun, SSH or Kubernetes (one merged report);
     /// `cluster identity` shows the rank this process gets from its launcher.
     Cluster(cluster::ClusterArgs),
@@ -97,6 +102,7 @@ impl Command {
             | Command::Reference(_)
             | Command::History(_)
             | Command::Compare(_)
+            | Command::Rank(_)
             | Command::Card(_)
             | Command::Cluster(_)
             | Command::Completions(_)
@@ -167,6 +173,7 @@ pub fn run(cli: Cli, argv: Vec<String>) -> anyhow::Result<()> {
         Command::Card(args) => card::run(*args, argv),
         Command::History(args) => history::run_history(args),
         Command::Compare(args) => history::run_compare(args),
+        Command::Rank(args) => rank::run(args),
         Command::Cluster(args) => cluster::run(args, argv),
         Command::Verify(args) => verify::run(*args, argv),
         Command::Completions(args) => shell::completions(args),

@@ -2,7 +2,6 @@
 //! matrices, and the values that deviate from their peers (median absolute deviation).
 
 use super::messages::NodeHello;
-use crate::measure::stats::median;
 use crate::results::Metric;
 use crate::results::fleet::{Fleet, Matrix, Node, Outlier, OutlierRule};
 use crate::results::params::Link;
@@ -80,28 +79,6 @@ pub fn merge(
     report
 }
 
-/// The values of `values` that `rule` calls outliers: (index, median, MAD, deviation).
-pub fn judge(values: &[f64], rule: OutlierRule) -> Vec<(usize, f64, f64, f64)> {
-    if values.len() < rule.min_peers as usize || values.iter().any(|v| !v.is_finite()) {
-        return Vec::new();
-    }
-    let med = median(&mut values.to_vec());
-    let mad = median(&mut values.iter().map(|v| (v - med).abs()).collect::<Vec<_>>());
-    if med == 0.0 {
-        return Vec::new();
-    }
-    values
-        .iter()
-        .enumerate()
-        .filter_map(|(i, &v)| {
-            let d = (v - med).abs();
-            let dev = (v - med) / med.abs();
-            (d > rule.mad_factor * 1.4826 * mad && dev.abs() > rule.min_deviation)
-                .then_some((i, med, mad, dev))
-        })
-        .collect()
-}
-
 /// A point's typical value: the median of its repetitions (one disturbed repetition does not
 /// make a node look slow), the mean when there is no median.
 fn typical(r: &ResultRecord) -> f64 {
@@ -131,7 +108,7 @@ fn flag(
     let mut out = Vec::new();
     for (point, recs) in groups {
         let values: Vec<f64> = recs.iter().map(|r| typical(r)).collect();
-        for (i, median, mad, deviation) in judge(&values, rule) {
+        for (i, median, mad, deviation) in rule.judge(&values) {
             let r = recs[i];
             let link = link_of(r);
             let node = link
@@ -283,18 +260,18 @@ mod tests {
     #[test]
     fn the_slow_node_is_flagged_and_noise_is_not() {
         let rule = OutlierRule::default();
-        let hits = judge(&[114.2, 112.0, 28.3], rule);
+        let hits = rule.judge(&[114.2, 112.0, 28.3]);
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].0, 2);
         assert!((hits[0].1 - 112.0).abs() < 1e-9);
         assert!(hits[0].3 < -0.7);
         // Two identical nodes (MAD 0) and a third 3 % away: within the 10 % floor.
-        assert!(judge(&[100.0, 100.0, 97.0], rule).is_empty());
+        assert!(rule.judge(&[100.0, 100.0, 97.0]).is_empty());
         // Too few peers, or a value that is not a number: not judged.
-        assert!(judge(&[100.0, 10.0], rule).is_empty());
-        assert!(judge(&[100.0, 100.0, f64::NAN], rule).is_empty());
+        assert!(rule.judge(&[100.0, 10.0]).is_empty());
+        assert!(rule.judge(&[100.0, 100.0, f64::NAN]).is_empty());
         // Spread-out peers: a value inside their spread is not an outlier.
-        assert!(judge(&[50.0, 100.0, 150.0, 75.0, 125.0], rule).is_empty());
+        assert!(rule.judge(&[50.0, 100.0, 150.0, 75.0, 125.0]).is_empty());
     }
 
     #[test]

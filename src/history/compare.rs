@@ -313,6 +313,70 @@ impl Pairing {
     }
 }
 
+/// A baseline's points (`runs[0]`'s) with each run's point paired with them: how a comparison
+/// and a ranking line runs up.
+pub struct Alignment<'a> {
+    /// Each run's pairing with the baseline, and whether its hardware is the baseline's (the
+    /// baseline's own: by identity, true).
+    pub pairings: Vec<(Pairing, bool)>,
+    /// Every point of the baseline, in its order.
+    pub points: Vec<Aligned<'a>>,
+}
+
+/// A point of the baseline and its counterpart in each run.
+pub struct Aligned<'a> {
+    pub base: &'a ResultRecord,
+    /// Its key in each run's pairing.
+    pub keys: Vec<String>,
+    /// Each run's point with that key (the baseline's own first); None where a run lacks it.
+    pub points: Vec<Option<&'a ResultRecord>>,
+}
+
+impl<'a> Alignment<'a> {
+    /// `runs` lined up with the first: a run of the same hardware pairs by identity, another
+    /// by what its points measure of its machine ([`Pairing::Machines`]).
+    pub fn of(runs: &[&'a crate::results::Report]) -> Alignment<'a> {
+        let Some(&base) = runs.first() else {
+            return Alignment {
+                pairings: Vec::new(),
+                points: Vec::new(),
+            };
+        };
+        let pairings: Vec<(Pairing, bool)> = runs
+            .iter()
+            .map(|r| {
+                let same = super::machine::Machines::of(&[base, r])
+                    .hardware_differences()
+                    .is_empty();
+                (Pairing::of(base, r, same), same)
+            })
+            .collect();
+        let by_key: Vec<BTreeMap<String, &'a ResultRecord>> = runs
+            .iter()
+            .zip(&pairings)
+            .map(|(r, (p, _))| r.results.iter().map(|x| (p.key(x, false), x)).collect())
+            .collect();
+        let points = base
+            .results
+            .iter()
+            .map(|rec| {
+                let keys: Vec<String> = pairings.iter().map(|(p, _)| p.key(rec, true)).collect();
+                let points = by_key
+                    .iter()
+                    .zip(&keys)
+                    .map(|(m, k)| m.get(k).copied())
+                    .collect();
+                Aligned {
+                    base: rec,
+                    keys,
+                    points,
+                }
+            })
+            .collect();
+        Alignment { pairings, points }
+    }
+}
+
 /// The points of `a` that `b` lacks (by [`point_key`]), in `a`'s order.
 pub fn only_in(a: &[ResultRecord], b: &[ResultRecord]) -> Vec<Unpaired> {
     only_in_paired(a, b, Pairing::Identity, true)

@@ -143,27 +143,44 @@ pub fn tables(
     }
     let mut out = String::new();
     for sub in subsystems {
-        let mut rows: Vec<Vec<String>> = changes
+        let rows: Vec<Vec<String>> = changes
             .iter()
             .filter(|c| c.subsystem == sub)
             .map(|c| row(c, display, references, same_machine))
             .collect();
-        out.push_str(sub.title());
-        out.push('\n');
-        let common = common_parts(&mut rows);
-        if !common.is_empty() {
-            let line = format!("  every point: {common}");
-            out.push_str(&format!("{}\n", crate::text::wrap(&line, width, "    ")));
-        }
         let last = header.len() - 1;
-        out.push_str(&crate::text::columns_wrapped(
+        out.push_str(&subsystem_table(
+            sub,
             &header,
-            &rows,
+            rows,
             &align,
             width,
             &[0, last],
         ));
     }
+    out
+}
+
+/// A subsystem's table of points under its title: what every point's label shares said once
+/// above it ([`common_parts`]), the columns fitted to `width`, those in `wrap` going on over
+/// lines of their own.
+pub(super) fn subsystem_table(
+    sub: crate::results::Subsystem,
+    header: &[String],
+    mut rows: Vec<Vec<String>>,
+    align: &[Align],
+    width: usize,
+    wrap: &[usize],
+) -> String {
+    let mut out = format!("{}\n", sub.title());
+    let common = common_parts(&mut rows);
+    if !common.is_empty() {
+        let line = format!("  every point: {common}");
+        out.push_str(&format!("{}\n", crate::text::wrap(&line, width, "    ")));
+    }
+    out.push_str(&crate::text::columns_wrapped(
+        header, &rows, align, width, wrap,
+    ));
     out
 }
 

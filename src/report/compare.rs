@@ -5,15 +5,13 @@
 //! the line charts with every run's series.
 
 use super::charts;
-use super::html::{STYLE, figure, table};
 use super::plot::{Chart, Plot};
 use crate::history::compare::{
-    Change, Criteria, Pairing, Unpaired, Verdict, compare_paired, only_in_paired,
+    Alignment, Change, Criteria, Unpaired, Verdict, compare_paired, only_in_paired,
 };
 use crate::history::machine::Machines;
 use crate::results::point::label;
 use crate::results::{Metric, Report, Subsystem, Unit};
-use crate::text::xml_escape;
 use crate::units::{Display, format_sig};
 use std::collections::BTreeMap;
 
@@ -102,27 +100,14 @@ impl Comparison {
                 letter: letters(k),
                 name: name.clone(),
                 started_at: crate::text::printable(&r.started_at),
-                host: r
-                    .system
-                    .os
-                    .hostname
-                    .value
-                    .as_deref()
-                    .map_or_else(|| "unknown host".into(), crate::text::printable),
+                host: super::model::host_name(&r.system),
                 machine: super::model::machine_line(&r.system),
             })
             .collect();
         let base = &runs[0];
-        // How each run's points pair with the baseline's: as the same machine's where its
-        // hardware is the baseline's, else by what they measure of each machine (the baseline's
-        // own pairing with itself is by identity).
-        let pairings: Vec<(Pairing, bool)> = runs
-            .iter()
-            .map(|r| {
-                let same = Machines::of(&[base, r]).hardware_differences().is_empty();
-                (Pairing::of(base, r, same), same)
-            })
-            .collect();
+        let refs: Vec<&Report> = runs.iter().collect();
+        let aligned = Alignment::of(&refs);
+        let pairings = &aligned.pairings;
         // Each later run's changes against the baseline, by the baseline point's key.
         let changes: Vec<BTreeMap<String, Change>> = runs[1..]
             .iter()
@@ -138,20 +123,14 @@ impl Comparison {
                     .collect()
             })
             .collect();
-        // Each run's points by the key its pairing with the baseline gives them.
-        let by_key: Vec<BTreeMap<String, &crate::results::ResultRecord>> = runs
+        let rows = aligned
+            .points
             .iter()
-            .zip(&pairings)
-            .map(|(r, (p, _))| r.results.iter().map(|x| (p.key(x, false), x)).collect())
-            .collect();
-        let rows = base
-            .results
-            .iter()
-            .filter_map(|rec| {
-                let keys: Vec<String> = pairings.iter().map(|(p, _)| p.key(rec, true)).collect();
+            .filter_map(|a| {
+                let rec = a.base;
                 if !changes
                     .iter()
-                    .zip(&keys[1..])
+                    .zip(&a.keys[1..])
                     .any(|(m, k)| m.contains_key(k))
                 {
                     return None;
@@ -163,22 +142,22 @@ impl Comparison {
                     label: label(rec),
                     metric: rec.metric,
                     unit: conv.map_or(rec.unit, |c| c.unit),
-                    values: by_key
+                    values: a
+                        .points
                         .iter()
-                        .zip(&keys)
-                        .map(|(m, k)| m.get(k).map(|r| shown(r.summary.mean)))
+                        .map(|p| p.map(|r| shown(r.summary.mean)))
                         .collect(),
-                    efficiencies: by_key
+                    efficiencies: a
+                        .points
                         .iter()
-                        .zip(&keys)
-                        .map(|(m, k)| m.get(k).and_then(|r| r.efficiency))
+                        .map(|p| p.and_then(|r| r.efficiency))
                         .collect(),
                     threads: rec.params.threads(),
                     changes: std::iter::once(None)
                         .chain(
                             changes
                                 .iter()
-                                .zip(&keys[1..])
+                                .zip(&a.keys[1..])
                                 .map(|(m, k)| m.get(k).cloned()),
                         )
                         .collect(),
@@ -440,95 +419,6 @@ impl Comparison {
                 out.push_str(&format!("- {}\n", cell(&p)));
             }
         }
-        out.into_bytes()
-    }
-
-    /// The comparison as one self-contained HTML page, in the report page's style: the runs,
-    /// how the verdicts are reached, the merged line charts and the table of every common
-    /// point.
-    pub fn html(&self) -> Vec<u8> {
-        let mut out = String::with_capacity(128 * 1024);
-        let letters: Vec<&str> = self.runs.iter().map(|r| r.letter.as_str()).collect();
-        out.push_str(&format!(
-            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-             <title>peakbench comparison — {}</title>\n<style>{STYLE}\
-             td.worse {{ background: #fde2e1; }} td.better {{ background: #dcf5e3; }}</style>\n\
-             </head>\n<body>\n<header>\n<h1>peakbench comparison</h1>\n",
-            xml_escape(&letters.join(" vs "))
-        ));
-        out.push_str(&table(
-            "runs",
-            &["Run", "Given as", "Started", "Host", "Machine"].map(String::from),
-            self.runs
-                .iter()
-                .map(|r| {
-                    vec![
-                        r.letter.clone(),
-                        r.name.clone(),
-                        r.started_at.clone(),
-                        r.host.clone(),
-                        r.machine.clone(),
-                    ]
-                })
-                .collect(),
-            usize::MAX,
-        ));
-        if let Some((header, rows)) = self.machine_table() {
-            out.push_str(&table("machines", &header, rows, usize::MAX));
-        }
-        out.push_str(&format!(
-            "<p class=\"meta\">{}</p>\n<p class=\"meta\">{} point(s) worse beyond the threshold.</p>\n</header>\n",
-            xml_escape(&self.method()),
-            self.worse()
-        ));
-        let figures: String = self.charts.iter().map(figure).collect();
-        if !figures.is_empty() {
-            out.push_str(&format!(
-                "<section id=\"charts\">\n<h2>Charts</h2>\n<div class=\"charts\">\n{figures}</div>\n</section>\n"
-            ));
-        }
-        out.push_str("<section id=\"points\">\n<h2>Every common point</h2>\n<div class=\"scroll\"><table class=\"comparison\">\n<thead><tr>");
-        for h in self.headers() {
-            out.push_str(&format!("<th>{}</th>", xml_escape(&h)));
-        }
-        out.push_str("</tr></thead>\n<tbody>\n");
-        let runs = self.runs.len();
-        for (row, cells) in self.rows.iter().zip(self.cells()) {
-            out.push_str("<tr>");
-            for (i, c) in cells.iter().enumerate() {
-                // The verdict columns: 3 + runs + 2k + 1 for later run k (from 0).
-                // (The reference columns come after them all.)
-                let verdict_of =
-                    (i >= 3 + runs && i < 3 + runs + 2 * (runs - 1) && (i - 3 - runs) % 2 == 1)
-                        .then(|| (i - 3 - runs) / 2 + 1);
-                let class = match verdict_of.and_then(|k| row.changes[k].as_ref()) {
-                    Some(ch) if ch.slower => " class=\"worse\"",
-                    Some(ch) if ch.faster => " class=\"better\"",
-                    _ if i >= 3 && verdict_of.is_none() => " class=\"num\"",
-                    _ => "",
-                };
-                out.push_str(&format!("<td{class}>{}</td>", xml_escape(c)));
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</tbody></table></div>\n</section>\n");
-        let lists = self.unpaired_lists();
-        if !lists.is_empty() {
-            out.push_str("<section id=\"unpaired\">\n<h2>Points not in every run</h2>\n");
-            for (heading, points) in lists {
-                out.push_str(&format!("<h3>{}</h3>\n<ul>\n", xml_escape(&heading)));
-                for p in points {
-                    out.push_str(&format!("<li>{}</li>\n", xml_escape(&p)));
-                }
-                out.push_str("</ul>\n");
-            }
-            out.push_str("</section>\n");
-        }
-        out.push_str(
-            "<footer>Written by peakbench. The charts are inline SVG; the page needs no network and \
-             no script.</footer>\n</body>\n</html>\n",
-        );
         out.into_bytes()
     }
 }

@@ -418,6 +418,15 @@ impl NodesView {
     }
 }
 
+/// The machine's host name, made printable ("unknown host" where it was not recorded).
+pub fn host_name(sys: &SystemInfo) -> String {
+    sys.os
+        .hostname
+        .value
+        .as_deref()
+        .map_or_else(|| "unknown host".into(), crate::text::printable)
+}
+
 /// A one-line description of the machine.
 pub fn machine_line(sys: &SystemInfo) -> String {
     let uarch = sys

@@ -89,7 +89,7 @@ pub fn rows(
         if priced {
             out.push(SideRow {
                 subsystem: row.subsystem,
-                label: format!("{} per price", row.label),
+                label: format!("{} · per price", row.label),
                 metric: row.metric,
                 unit: format!("{unit} per price/h"),
                 values: per_price,
@@ -139,7 +139,7 @@ pub fn render(rows: &[SideRow], letters: &[String], width: usize) -> String {
     align.resize(header.len(), Align::Right);
     let mut out = String::new();
     for sub in Subsystem::ALL {
-        let mut table: Vec<Vec<String>> = rows
+        let table: Vec<Vec<String>> = rows
             .iter()
             .filter(|r| r.subsystem == sub)
             .map(|r| {
@@ -156,16 +156,10 @@ pub fn render(rows: &[SideRow], letters: &[String], width: usize) -> String {
         if table.is_empty() {
             continue;
         }
-        out.push_str(sub.title());
-        out.push('\n');
-        let common = super::changes::common_parts(&mut table);
-        if !common.is_empty() {
-            let line = format!("  every point: {common}");
-            out.push_str(&format!("{}\n", crate::text::wrap(&line, width, "    ")));
-        }
-        out.push_str(&crate::text::columns_wrapped(
+        out.push_str(&super::changes::subsystem_table(
+            sub,
             &header,
-            &table,
+            table,
             &align,
             width,
             &[0],
@@ -173,3 +167,115 @@ pub fn render(rows: &[SideRow], letters: &[String], width: usize) -> String {
     }
     out
 }
+
+/// The comparison's figures as bars, one per machine, each figure on a scale of its own (its
+/// largest value or peak), the machine's peak marked where it is known: an HTML section for
+/// the comparison page, in the runs' chart colours, with a legend naming every run.
+pub fn bars_html(cmp: &Comparison) -> String {
+    use crate::text::xml_escape as esc;
+    let colour = |k: usize| {
+        let c = super::plot::PALETTE[k % super::plot::PALETTE.len()];
+        format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
+    };
+    let mut out = String::from(
+        "<section id=\"side-by-side\">\n<h2>Machines side by side</h2>\n<p class=\"note\">Each \
+         figure as a bar per run, on a scale of its own (its largest value or peak); the dark \
+         tick is that machine's peak where it is known; after each value, its ratio to A's and \
+         its share of the peak.</p>\n<p class=\"legend\">",
+    );
+    for (k, r) in cmp.runs.iter().enumerate() {
+        out.push_str(&format!(
+            "<span class=\"swatch\" style=\"background:{}\"></span>{} {} ({}) ",
+            colour(k),
+            esc(&r.letter),
+            esc(&r.name),
+            esc(&r.host)
+        ));
+    }
+    out.push_str(
+        "</p>\n<div class=\"scroll\"><table class=\"bars\">\n<thead><tr><th>Point</th>\
+         <th>Figure</th><th>Each run</th></tr></thead>\n<tbody>\n",
+    );
+    for row in &cmp.rows {
+        let rate = !row.metric.lower_is_better();
+        let peaks: Vec<Option<f64>> = row
+            .values
+            .iter()
+            .zip(&row.efficiencies)
+            .map(|(v, e)| match (v, e) {
+                (Some(v), Some(e)) if rate && *e > 0.0 && e.is_finite() => Some(v / e),
+                _ => None,
+            })
+            .collect();
+        let scale = row
+            .values
+            .iter()
+            .chain(&peaks)
+            .flatten()
+            .copied()
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .fold(0.0_f64, f64::max);
+        if scale <= 0.0 {
+            continue;
+        }
+        let unit = if rate {
+            row.unit.to_string()
+        } else {
+            format!("{} (lower is better)", row.unit)
+        };
+        out.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>",
+            esc(&row.label),
+            esc(&unit)
+        ));
+        for (k, (v, peak)) in row.values.iter().zip(&peaks).enumerate() {
+            let letter = esc(&cmp.runs[k].letter);
+            let Some(v) = v.filter(|v| v.is_finite()) else {
+                out.push_str(&format!(
+                    "<div class=\"bar-row\"><span class=\"who\">{letter}</span><span class=\"track\"></span><span class=\"val\">—</span></div>"
+                ));
+                continue;
+            };
+            let width = 100.0 * (v.max(0.0) / scale).min(1.0);
+            let tick = peak.map_or(String::new(), |p| {
+                format!(
+                    "<span class=\"peak\" style=\"left:{:.2}%\" title=\"peak {}\"></span>",
+                    100.0 * (p / scale).min(1.0),
+                    format_sig(p)
+                )
+            });
+            let mut words = format_sig(v);
+            if let (true, Some(first)) = (k > 0, row.values[0].filter(|f| *f != 0.0)) {
+                words.push_str(&format!(" ×{}", format_sig(v / first)));
+            }
+            if let Some(e) = row.efficiencies[k].filter(|_| rate) {
+                words.push_str(&format!(" · {:.0} % of peak", 100.0 * e));
+            }
+            out.push_str(&format!(
+                "<div class=\"bar-row\"><span class=\"who\">{letter}</span><span class=\"track\">\
+                 <span class=\"bar\" style=\"width:{width:.2}%;background:{}\"></span>{tick}</span>\
+                 <span class=\"val\">{}</span></div>",
+                colour(k),
+                esc(&words)
+            ));
+        }
+        out.push_str("</td></tr>\n");
+    }
+    out.push_str("</tbody></table></div>\n</section>\n");
+    out
+}
+
+/// The bars' style, added to the comparison page's.
+pub const BARS_STYLE: &str = "\
+.legend .swatch { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 10px; \
+vertical-align: -1px; border-radius: 2px; }
+table.bars td:first-child { max-width: 380px; }
+.bar-row { white-space: nowrap; line-height: 18px; }
+.bar-row .who { display: inline-block; width: 18px; font-weight: 600; }
+.bar-row .track { position: relative; display: inline-block; width: 340px; height: 12px; \
+background: #f4f6f8; vertical-align: -1px; }
+.bar-row .bar { position: absolute; left: 0; top: 0; bottom: 0; }
+.bar-row .peak { position: absolute; top: -3px; bottom: -3px; width: 2px; margin-left: -1px; \
+background: #1d2329; }
+.bar-row .val { margin-left: 8px; font-variant-numeric: tabular-nums; }
+";

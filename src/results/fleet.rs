@@ -165,6 +165,31 @@ pub struct Outlier {
     pub peers: u32,
 }
 
+impl OutlierRule {
+    /// The values of `values` this rule calls outliers: (index, median, MAD, deviation).
+    pub fn judge(self, values: &[f64]) -> Vec<(usize, f64, f64, f64)> {
+        use crate::measure::stats::median;
+        if values.len() < self.min_peers as usize || values.iter().any(|v| !v.is_finite()) {
+            return Vec::new();
+        }
+        let med = median(&mut values.to_vec());
+        let mad = median(&mut values.iter().map(|v| (v - med).abs()).collect::<Vec<_>>());
+        if med == 0.0 {
+            return Vec::new();
+        }
+        values
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &v)| {
+                let d = (v - med).abs();
+                let dev = (v - med) / med.abs();
+                (d > self.mad_factor * 1.4826 * mad && dev.abs() > self.min_deviation)
+                    .then_some((i, med, mad, dev))
+            })
+            .collect()
+    }
+}
+
 /// An outlier as a document holds it: its workload a name.
 #[derive(Deserialize)]
 struct WireOutlier {

@@ -204,7 +204,9 @@ pub struct CpuKernel {
     pub scaling: Scaling,
     pub isa: Isa,
     pub instruction: String,
-    /// `fp64 FMA`, `int16 add`, …
+    /// `fp64 FMA`, `int16 add`, … (empty in documents written before it was recorded: their
+    /// kernel, its ISA and scaling, is read all the same, so that their points pair).
+    #[serde(default)]
     pub operation: String,
     pub ops_per_iteration: u64,
     pub iterations_per_thread: u64,

@@ -19,3 +19,25 @@ pub fn fixture(name: &str) -> PathBuf {
         .join("tests/fixtures/history")
         .join(name)
 }
+
+/// A copy of `report` with every figure of every point made `factor` times better (below 1:
+/// worse): rates multiplied, times (latency, lower is better) divided.
+pub fn scaled(report: &serde_json::Value, factor: f64) -> serde_json::Value {
+    let mut r = report.clone();
+    for rec in r["results"].as_array_mut().unwrap() {
+        let f = if rec["unit"] == "s" {
+            1.0 / factor
+        } else {
+            factor
+        };
+        for k in ["mean", "median", "min", "max", "stddev"] {
+            if let Some(v) = rec[k].as_f64() {
+                rec[k] = serde_json::json!(v * f);
+            }
+        }
+        for v in rec["samples"].as_array_mut().unwrap() {
+            *v = serde_json::json!(v.as_f64().unwrap() * f);
+        }
+    }
+    r
+}
