@@ -11,12 +11,15 @@ pub mod params;
 pub mod peak_sheet;
 mod planned;
 pub mod point;
+mod reading;
+pub use reading::ReadError;
 pub(crate) mod point_fields;
 pub mod socket;
 pub mod verify;
 
 pub use crate::ids::{Metric, Subsystem, Unit};
 use crate::measure::Summary;
+pub use crate::measure::noise::Noise;
 use crate::measure::stats::nan_as_null;
 use crate::sysinfo::SystemInfo;
 use crate::sysinfo::peak::Peak;
@@ -170,6 +173,11 @@ pub struct ResultRecord {
     /// lines), where the benchmark keeps one: stalls and warm-up show there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intervals: Option<Intervals>,
+    /// What else the machine did while the point was measured, and the interference that
+    /// shows ([`Noise`]); absent for points not measured here (a mock session's, an earlier
+    /// version's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<Noise>,
 }
 
 /// A point's figure per interval of its last repetition, in the record's unit.
@@ -248,6 +256,7 @@ impl ResultRecord {
             reference_unknown_reason: None,
             warnings,
             intervals: None,
+            noise: None,
         }
         .converted(&|_, unit| units::Conversion::to_base(unit))
     }
@@ -284,6 +293,23 @@ impl ResultRecord {
                 "the target is on {fs}: this measured memory, not a disk (O_DIRECT has no effect there); give --dir on the disk to measure"
             ));
         }
+    }
+
+    /// The point's noise between two snapshots around its measurement, with a warning for
+    /// each interference it shows.
+    pub fn add_noise(
+        &mut self,
+        before: &crate::measure::noise::NoiseSnapshot,
+        after: &crate::measure::noise::NoiseSnapshot,
+    ) {
+        let cpu_bound = matches!(self.subsystem, Subsystem::Cpu | Subsystem::Mem);
+        let noise = before.until(after, cpu_bound);
+        for words in noise.words() {
+            self.warnings.push(format!(
+                "{words}: its figure may be low; measure again on a quiet machine"
+            ));
+        }
+        self.noise = Some(noise);
     }
 
     /// Adds a warning for each user-given input of its peak that the machine or physics
@@ -427,6 +453,8 @@ struct WireRecord {
     warnings: Vec<String>,
     #[serde(default)]
     intervals: Option<Intervals>,
+    #[serde(default)]
+    noise: Option<Noise>,
 }
 
 impl<'de> Deserialize<'de> for ResultRecord {
@@ -453,6 +481,7 @@ impl<'de> Deserialize<'de> for ResultRecord {
             reference_unknown_reason: w.reference_unknown_reason,
             warnings: w.warnings,
             intervals: w.intervals,
+            noise: w.noise,
         }
         .with_finite_figures())
     }
@@ -482,148 +511,6 @@ pub struct Report {
     pub sha256: Option<String>,
 }
 
-/// Why a document could not be read back as a [`Report`].
-#[derive(Debug, thiserror::Error)]
-pub enum ReadError {
-    #[error("not a JSON document ({0})")]
-    Json(serde_json::Error),
-    #[error("no schema_version: not a peakbench results document")]
-    NoVersion,
-    #[error(
-        "schema_version {0} is not one this peakbench reads (1 to {SCHEMA_VERSION}); read it with the peakbench that wrote it"
-    )]
-    Version(u64),
-    #[error("not a peakbench results document ({0})")]
-    Shape(serde_json::Error),
-}
-
-/// What [`Report::from_json`] reads first: the document's `schema_version` where it is an
-/// object with a whole, non-negative one; everything else in it is skipped unkept
-/// ([`serde::de::IgnoredAny`]).
-struct Head {
-    schema_version: Option<u64>,
-}
-
-impl<'de> Deserialize<'de> for Head {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(HeadVisitor)
-    }
-}
-
-/// Reads a [`Head`] from any JSON value: only an object can have a version.
-struct HeadVisitor;
-
-impl<'de> serde::de::Visitor<'de> for HeadVisitor {
-    type Value = Head;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON document")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Head, A::Error> {
-        let mut schema_version = None;
-        while let Some(key) = map.next_key::<String>()? {
-            if key == "schema_version" {
-                // The last one counts, as a JSON object's later key replaces the earlier one.
-                schema_version = map.next_value::<Version>()?.0;
-            } else {
-                map.next_value::<serde::de::IgnoredAny>()?;
-            }
-        }
-        Ok(Head { schema_version })
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Head, A::Error> {
-        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-        Ok(Head {
-            schema_version: None,
-        })
-    }
-
-    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Head, E> {
-        Ok(Head {
-            schema_version: None,
-        })
-    }
-
-    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Head, E> {
-        self.visit_bool(false)
-    }
-
-    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Head, E> {
-        self.visit_bool(false)
-    }
-
-    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Head, E> {
-        self.visit_bool(false)
-    }
-
-    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Head, E> {
-        self.visit_bool(false)
-    }
-
-    fn visit_unit<E: serde::de::Error>(self) -> Result<Head, E> {
-        self.visit_bool(false)
-    }
-}
-
-/// A `schema_version`'s value: the number where it is a whole, non-negative one (None for
-/// anything else, which is skipped unkept).
-struct Version(Option<u64>);
-
-impl<'de> Deserialize<'de> for Version {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(VersionVisitor)
-    }
-}
-
-struct VersionVisitor;
-
-impl<'de> serde::de::Visitor<'de> for VersionVisitor {
-    type Value = Version;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a schema version")
-    }
-
-    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Version, E> {
-        Ok(Version(Some(v)))
-    }
-
-    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Version, E> {
-        Ok(Version(u64::try_from(v).ok()))
-    }
-
-    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Version, E> {
-        Ok(Version(None))
-    }
-
-    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Version, E> {
-        Ok(Version(None))
-    }
-
-    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Version, E> {
-        Ok(Version(None))
-    }
-
-    fn visit_unit<E: serde::de::Error>(self) -> Result<Version, E> {
-        Ok(Version(None))
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Version, A::Error> {
-        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-        Ok(Version(None))
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Version, A::Error> {
-        while map
-            .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
-            .is_some()
-        {}
-        Ok(Version(None))
-    }
-}
-
 /// The command line as it is recorded: the value of `--token` (a shared secret) replaced by
 /// `***`, whether it follows the option or is joined to it by `=`.
 pub fn redacted(mut argv: Vec<String>) -> Vec<String> {
@@ -642,22 +529,6 @@ pub fn redacted(mut argv: Vec<String>) -> Vec<String> {
 }
 
 impl Report {
-    /// Reads a document written by `--json` (any schema version up to this one: later versions
-    /// only added fields and values).
-    ///
-    /// The document is read twice from `bytes`, never as a tree of JSON values (which costs
-    /// some twenty times an array of numbers): once for its schema version alone (which also
-    /// checks that it is JSON), then into the typed report.
-    pub fn from_json(bytes: &[u8]) -> Result<Report, ReadError> {
-        let head: Head = serde_json::from_slice(bytes).map_err(ReadError::Json)?;
-        let version = head.schema_version.ok_or(ReadError::NoVersion)?;
-        if version == 0 || version > SCHEMA_VERSION as u64 {
-            return Err(ReadError::Version(version));
-        }
-        let report: Report = serde_json::from_slice(bytes).map_err(ReadError::Shape)?;
-        Ok(report.upgraded())
-    }
-
     /// A report read back from an earlier schema version in this version's form: figures in
     /// base units.
     pub fn upgraded(self) -> Report {
@@ -859,46 +730,6 @@ mod tests {
             Default::default(),
         );
         assert_eq!(reference.efficiency, None);
-    }
-
-    /// The version is read alone, the rest skipped: what is not an object with a whole,
-    /// non-negative version has none; what is not JSON is said so; of two versions the last
-    /// counts, as of any two values of one key.
-    #[test]
-    fn the_version_is_read_alone() {
-        let version = |s: &str| serde_json::from_str::<Head>(s).map(|h| h.schema_version);
-        assert_eq!(
-            version(r#"{"a": [1, {"b": "c"}], "schema_version": 4, "d": null}"#).unwrap(),
-            Some(4)
-        );
-        for none in [
-            "[0, 0, 0]",
-            "0",
-            r#""4""#,
-            "null",
-            r#"{"schema_version": "4"}"#,
-            r#"{"schema_version": -1}"#,
-            r#"{"schema_version": 4.0}"#,
-            r#"{"schema_version": [4]}"#,
-            r#"{"schema_version": {"v": 4}}"#,
-        ] {
-            assert_eq!(version(none).unwrap(), None, "{none}");
-        }
-        assert_eq!(
-            version(r#"{"schema_version": 9, "schema_version": 3}"#).unwrap(),
-            Some(3)
-        );
-        for broken in ["[0, 0", r#"{"schema_version": 4} x"#, r#"{"a": 1,}"#] {
-            assert!(version(broken).is_err(), "{broken}");
-        }
-        assert!(matches!(
-            Report::from_json(b"[0, 0, 0]"),
-            Err(ReadError::NoVersion)
-        ));
-        assert!(matches!(
-            Report::from_json(br#"{"schema_version": 4, "results": [0"#),
-            Err(ReadError::Json(_))
-        ));
     }
 
     /// A token given on the command line is never written to a result or the database.

@@ -33,7 +33,13 @@ pub struct Outputs {
     pub db: Option<PathBuf>,
     /// How figures are printed (never how they are stored).
     pub display: Display,
+    /// Measure a point again (at most [`STRICT_RETRIES`] times) where its noise shows
+    /// interference (`--strict`).
+    pub strict: bool,
 }
+
+/// The most times `--strict` measures a point again.
+pub const STRICT_RETRIES: usize = 2;
 
 impl Outputs {
     /// No files, no terminal output, no database: a run whose report is used elsewhere (a

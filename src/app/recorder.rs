@@ -321,15 +321,19 @@ impl Recorder {
         session: &mut S,
     ) -> anyhow::Result<()> {
         if super::mock::selected() {
-            return self.drive_each(points, &mut super::mock::Mock(session));
+            // Nothing is measured: no noise to fingerprint.
+            return self.drive_each(points, &mut super::mock::Mock(session), false);
         }
-        self.drive_each(points, session)
+        self.drive_each(points, session, true)
     }
 
+    /// Runs each point of `points` in `session` and records it; `fingerprint`: with each
+    /// point's noise ([`crate::measure::noise`]).
     fn drive_each<S: Session>(
         &mut self,
         points: &[S::Point],
         session: &mut S,
+        fingerprint: bool,
     ) -> anyhow::Result<()> {
         self.begin();
         let bar = if self.output.quiet {
@@ -354,18 +358,54 @@ impl Recorder {
                 .report
                 .as_ref()
                 .and_then(|r| r.system.memory.available_bytes.get().copied());
-            let mut tools = self.reference.as_ref().map(|ctx| {
-                ctx.interleave(&session.planned(&point), session.rounds(&point), available)
-            });
-            let outcome = session.run(point, &mut || {
-                bar.inc(1);
-                if let Some(t) = &mut tools {
-                    t.tick();
+            let mut tries = 0;
+            let outcome = loop {
+                let mut tools = self.reference.as_ref().map(|ctx| {
+                    ctx.interleave(&session.planned(&point), session.rounds(&point), available)
+                });
+                let before = fingerprint.then(crate::measure::noise::snapshot);
+                let mut outcome = session.run(point, &mut || {
+                    bar.inc(1);
+                    if let Some(t) = &mut tools {
+                        t.tick();
+                    }
+                });
+                if let Some(t) = tools {
+                    t.finish(outcome.is_ok());
                 }
-            });
-            if let Some(t) = tools {
-                t.finish(outcome.is_ok());
-            }
+                if let (Ok(records), Some(before)) = (&mut outcome, before) {
+                    let after = crate::measure::noise::snapshot();
+                    records
+                        .iter_mut()
+                        .for_each(|r| r.add_noise(&before, &after));
+                }
+                // --strict: a point measured under interference is measured again (bounded).
+                let disturbed = outcome.as_ref().ok().and_then(|records| {
+                    records
+                        .iter()
+                        .filter_map(|r| r.noise.as_ref())
+                        .find(|n| !n.interference.is_empty())
+                        .map(|n| n.interference.join(", "))
+                });
+                match disturbed {
+                    Some(causes)
+                        if self.output.strict
+                            && tries < super::outputs::STRICT_RETRIES
+                            && !crate::runner::stop::requested() =>
+                    {
+                        tries += 1;
+                        bar.suspend(|| {
+                            eprintln!(
+                                "peakbench: {}: measured under interference ({causes}); --strict measures it again ({tries} of {})",
+                                session.label(&point),
+                                super::outputs::STRICT_RETRIES
+                            )
+                        });
+                        bar.inc_length(session.rounds(&point));
+                    }
+                    _ => break outcome,
+                }
+            };
             // A point a signal cut short (verify's) is not whole: dropped, whatever it gave.
             if crate::runner::stop::cut_short() {
                 bar.finish_and_clear();

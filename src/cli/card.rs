@@ -108,6 +108,7 @@ pub fn run(args: CardArgs, argv: Vec<String>) -> anyhow::Result<()> {
             no_history: args.no_history,
             db: args.db,
             display: args.display,
+            strict: false,
             given: Default::default(),
         },
     };

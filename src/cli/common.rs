@@ -177,6 +177,10 @@ pub struct OutputArgs {
     /// Do not store the run in the results database.
     #[arg(long)]
     pub no_history: bool,
+    /// Measure a point again, up to twice, where another process or the hypervisor took the
+    /// machine while it ran (its noise shows a co-runner or steal); the last try is kept.
+    #[arg(long)]
+    pub strict: bool,
     #[command(flatten)]
     pub db: DbArgs,
     #[command(flatten)]
@@ -201,6 +205,7 @@ impl OutputArgs {
             history: !self.no_history,
             db: self.db.db.clone(),
             display: self.display.display(),
+            strict: self.strict,
         }
     }
 

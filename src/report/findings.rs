@@ -641,7 +641,8 @@ impl<'a> Others<'a> {
 }
 
 /// Why a point reaches less than 70 % of its peak, where the run shows a cause: an ISA
-/// narrower than the widest the CPU has, a clock below the one a single thread reached, more
+/// narrower than the widest the CPU has, a clock below the one a single thread reached, another
+/// process or the hypervisor taking the machine while it ran (its noise), more
 /// threads than cores, fewer threads than the run's best point of the same kind, buffered
 /// I/O, a single I/O in flight, lost datagrams. None where the run shows none.
 fn cause(r: &ResultRecord, others: &Others, report: &Report) -> Option<Finding> {
@@ -684,6 +685,14 @@ fn cause(r: &ResultRecord, others: &Others, report: &Report) -> Option<Finding> 
                 vec![ghz, one],
             );
         }
+    }
+    // Another process or the hypervisor took the machine while it ran (its noise).
+    if let Some(n) = r.noise.as_ref().filter(|n| !n.interference.is_empty()) {
+        let cites = [n.others_cpus, n.steal_cpus]
+            .into_iter()
+            .flatten()
+            .collect();
+        return say(n.words().join("; "), cites);
     }
     let threads = r.params.threads();
     // The quota the point ran under; or, in a document that does not say, the machine's, where

@@ -172,6 +172,7 @@ fn record(
         peak,
         efficiency,
         intervals: None,
+        noise: None,
         reference: None,
         other_references: Vec::new(),
         reference_unknown_reason: None,

@@ -220,6 +220,26 @@ fn each_low_efficiency_cause_cites_what_shows_it() {
         ),
         "{quota:?}"
     );
+    // Beside a busy process: the co-runner its noise names, with the CPUs it kept busy.
+    let mut beside = dp(1, 30.0, "avx512", 3.6);
+    beside.noise = Some(crate::measure::noise::Noise {
+        window_s: 2.0,
+        steal_cpus: Some(0.0),
+        others_cpus: Some(0.93),
+        cpu_pressure: Some(0.4),
+        voluntary_switches_per_s: 1.0,
+        involuntary_switches_per_s: 50.0,
+        minor_faults: 0,
+        major_faults: 0,
+        interference: vec!["co-runner".into()],
+    });
+    let co = causes(vec![beside]);
+    assert!(
+        co[0].ends_with(
+            "50.0 % of its peak — co-runner: other processes kept 0.930 CPUs busy while it ran"
+        ),
+        "{co:?}"
+    );
     let buffered = causes(vec![disk("RR", "random", 4096, 2, 100.0, true)]);
     assert!(
         buffered[0]

@@ -1,0 +1,109 @@
+//! A point's noise fingerprint: measured beside a busy process, a CPU point says so (the
+//! `co-runner` in its `noise`, a warning); a mock session's points carry none.
+
+mod common;
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A busy loop in a process of its own, killed and reaped when dropped.
+struct Hog(Child);
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// One DP point's record and the run's standard error.
+fn point(extra_env: Option<(&str, &str)>, extra: &[&str]) -> (serde_json::Value, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_peakbench"));
+    cmd.env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1)
+        .env("PEAKBENCH_DB", common::test_db())
+        .args([
+            "cpu",
+            "--workload",
+            "DP",
+            "--threads",
+            "1",
+            "--duration",
+            "300ms",
+            "--repeat",
+            "2",
+            "--no-history",
+            "-q",
+            "--json",
+            "-",
+        ])
+        .args(extra);
+    if let Some((k, v)) = extra_env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        common::schema_errors(&doc).is_empty(),
+        "{:?}",
+        common::schema_errors(&doc)
+    );
+    (
+        doc["results"][0].clone(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Beside a process that keeps a CPU busy, the point's others' CPUs reach a quarter at least
+/// (the loop takes one whole CPU where it has one to itself, half of one where it shares the
+/// point's), it is named a co-runner and warned of; the window covers the point's rounds.
+/// With `--strict` the point is measured twice more, each time said, and the last try kept.
+#[test]
+fn a_point_beside_a_busy_process_names_the_co_runner() {
+    let _alone = common::share(true);
+    let hog = Hog(Command::new("sh")
+        .args(["-c", "while :; do :; done"])
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap());
+    std::thread::sleep(Duration::from_millis(200));
+    let (rec, stderr) = point(None, &["--strict"]);
+    drop(hog);
+    for n in 1..=2 {
+        let again = format!(
+            "measured under interference (co-runner); --strict measures it again ({n} of 2)"
+        );
+        assert!(stderr.contains(&again), "{stderr}");
+    }
+    let noise = &rec["noise"];
+    assert!(noise["window_s"].as_f64().unwrap() >= 0.6, "{noise}");
+    let others = noise["others_cpus"].as_f64().unwrap();
+    assert!(others >= 0.25, "{noise}");
+    assert!(
+        noise["interference"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c == "co-runner"),
+        "{noise}"
+    );
+    let warnings = rec["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .starts_with("co-runner: other processes kept")),
+        "{warnings:?}"
+    );
+}
+
+/// A mock session measures nothing: its points carry no noise.
+#[test]
+fn a_mock_sessions_points_carry_no_noise() {
+    let (rec, _) = point(Some(common::MOCK_SESSION), &[]);
+    assert!(rec.get("noise").is_none(), "{rec}");
+}
