@@ -1,6 +1,7 @@
 //! The result data every benchmark produces and every exporter reads: the JSON contract of
 //! SPEC §6, documented in docs/json-schema.md and checked against docs/results.schema.json.
 
+pub mod diagnosis;
 pub mod fleet;
 mod integrity;
 pub mod kinds;
@@ -178,6 +179,10 @@ pub struct ResultRecord {
     /// version's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<Noise>,
+    /// Why the point stays below 90 % of its peak, cause by cause (written by the JSON
+    /// exporter from the whole run; absent above it or without a peak).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<diagnosis::Diagnosis>,
 }
 
 /// A point's figure per interval of its last repetition, in the record's unit.
@@ -257,6 +262,7 @@ impl ResultRecord {
             warnings,
             intervals: None,
             noise: None,
+            diagnosis: None,
         }
         .converted(&|_, unit| units::Conversion::to_base(unit))
     }
@@ -303,7 +309,11 @@ impl ResultRecord {
         after: &crate::measure::noise::NoiseSnapshot,
     ) {
         let cpu_bound = matches!(self.subsystem, Subsystem::Cpu | Subsystem::Mem);
-        let noise = before.until(after, cpu_bound);
+        self.set_noise(before.until(after, cpu_bound));
+    }
+
+    /// The point's noise, with a warning for each interference it shows.
+    pub fn set_noise(&mut self, noise: Noise) {
         for words in noise.words() {
             self.warnings.push(format!(
                 "{words}: its figure may be low; measure again on a quiet machine"
@@ -455,6 +465,8 @@ struct WireRecord {
     intervals: Option<Intervals>,
     #[serde(default)]
     noise: Option<Noise>,
+    #[serde(default)]
+    diagnosis: Option<diagnosis::Diagnosis>,
 }
 
 impl<'de> Deserialize<'de> for ResultRecord {
@@ -482,6 +494,7 @@ impl<'de> Deserialize<'de> for ResultRecord {
             warnings: w.warnings,
             intervals: w.intervals,
             noise: w.noise,
+            diagnosis: w.diagnosis,
         }
         .with_finite_figures())
     }

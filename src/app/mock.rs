@@ -28,6 +28,34 @@ pub fn selected() -> bool {
     std::env::var(MOCK_ENV).is_ok_and(|v| v.trim() == "1")
 }
 
+/// The environment variable that gives the mock session's points a noise: `co-runner` or
+/// `steal` (what `--strict` acts on), the same on every point.
+pub const MOCK_NOISE_ENV: &str = "PEAKBENCH_MOCK_NOISE";
+
+/// The noise the environment gives the mock session's points, where it names an interference:
+/// a second's window in which other processes kept one CPU busy (`co-runner`) or the
+/// hypervisor took a tenth of one (`steal`).
+pub fn noise() -> Option<crate::results::Noise> {
+    let cause = std::env::var(MOCK_NOISE_ENV).ok()?;
+    let (others, steal) = match cause.trim() {
+        "co-runner" => (1.0, 0.0),
+        "steal" => (0.0, 0.1),
+        _ => return None,
+    };
+    Some(crate::results::Noise {
+        window_s: 1.0,
+        steal_cpus: Some(steal),
+        others_cpus: Some(others),
+        own_cpus: 1.0,
+        cpu_pressure: Some(0.0),
+        voluntary_switches_per_s: 0.0,
+        involuntary_switches_per_s: 0.0,
+        minor_faults: 0,
+        major_faults: 0,
+        interference: vec![cause.trim().to_string()],
+    })
+}
+
 /// `S` with its measurement replaced by [`mocked`] records.
 pub struct Mock<'a, S>(pub &'a mut S);
 

@@ -33,6 +33,8 @@ pub struct Noise {
     /// system, irq, softirq) less this process's and its waited children's (the reference
     /// tools); null where /proc/stat cannot be read.
     pub others_cpus: Option<f64>,
+    /// CPUs kept busy by this process on average (its threads' CPU time over the window).
+    pub own_cpus: f64,
     /// The share of the window in which some runnable task waited for a CPU (the "some" line
     /// of /proc/pressure/cpu); null where the kernel has no pressure stall information.
     pub cpu_pressure: Option<f64>,
@@ -119,8 +121,8 @@ impl NoiseSnapshot {
         let window_s = later.at.duration_since(self.at).as_secs_f64().max(1e-9);
         let (a, b) = (self.own, later.own);
         let delta = |x: u64, y: u64| y.saturating_sub(x);
-        let ours_s =
-            (delta(a.cpu_us, b.cpu_us) + delta(self.children_us, later.children_us)) as f64 / 1e6;
+        let own_s = delta(a.cpu_us, b.cpu_us) as f64 / 1e6;
+        let ours_s = own_s + delta(self.children_us, later.children_us) as f64 / 1e6;
         let (steal_cpus, others_cpus) = match (self.stat, later.stat) {
             (Some((t0, _)), Some((t1, cpus))) => {
                 let d: Vec<f64> = (0..8).map(|i| t1[i].saturating_sub(t0[i]) as f64).collect();
@@ -151,6 +153,7 @@ impl NoiseSnapshot {
             window_s,
             steal_cpus,
             others_cpus,
+            own_cpus: own_s / window_s,
             cpu_pressure,
             voluntary_switches_per_s: delta(a.voluntary, b.voluntary) as f64 / window_s,
             involuntary_switches_per_s: delta(a.involuntary, b.involuntary) as f64 / window_s,

@@ -4,8 +4,9 @@
 //! point below 70 % of its peak the likeliest cause the run itself shows. Nothing is said
 //! without the figures it rests on.
 
-use crate::results::params::{IoMode, Order, Proto, Side};
-use crate::results::point::{Field, fields};
+use super::diagnosis::{FLAT, Others, WORKERS, diagnose, what, workers};
+use crate::results::params::{Order, Proto, Side};
+use crate::results::point::fields;
 use crate::results::{Metric, Report, ResultRecord, Subsystem, Unit};
 use crate::units::format_sig;
 use crate::workload::spec::Work;
@@ -39,15 +40,6 @@ pub enum Kind {
 
 /// An efficiency below this is explained.
 pub const LOW: f64 = 0.70;
-
-/// A dense solve or multiply of a smaller order than this is too small for the peak: its
-/// 2/3·N³ (LU) or 2·N³ (multiply) operations on 8·N² bytes are too few to amortise the
-/// matrices' memory traffic and the threads' start-up (HPL sizes N to fill most of memory;
-/// the reports' smallest LINPACK was N = 1000).
-const SMALL_N: usize = 1000;
-
-/// A sweep whose next step gains less than this has saturated.
-const FLAT: f64 = 1.10;
 
 /// The findings of `report` (in display units), by subsystem in the order of its records.
 pub fn of(report: &Report) -> Vec<Finding> {
@@ -93,19 +85,6 @@ pub fn harness_only(r: &ResultRecord) -> bool {
     matches!(r.workload.spec().work, Work::Nothing)
 }
 
-/// A record's point in words without its worker count: "DP · avx512", "RR · 4 KiB blocks ·
-/// QD 1 · psync · direct".
-fn what(r: &ResultRecord, without: &[&str]) -> String {
-    let mut parts = vec![r.workload.name().to_string()];
-    parts.extend(
-        fields(&r.params)
-            .iter()
-            .filter(|f| f.role.names() && !without.contains(&f.key))
-            .filter_map(Field::words),
-    );
-    parts.join(" · ")
-}
-
 /// Each bandwidth staircase's levels: "SUM · 1 thread over 33 working sets per thread: L1
 /// 178 GB/s at 16 KiB, ends near 41 KiB (sysfs 32 KiB); L2 106 GB/s at 128–256 KiB, …".
 fn levels(recs: &[&ResultRecord], report: &Report) -> Vec<Finding> {
@@ -146,16 +125,6 @@ fn levels(recs: &[&ResultRecord], report: &Report) -> Vec<Finding> {
         })
         .collect()
 }
-
-/// The worker count of a point: its threads, or a network point's streams.
-fn workers(r: &ResultRecord) -> (usize, &'static str) {
-    match r.params.net() {
-        Some(n) => (n.streams as usize, "streams"),
-        None => (r.params.threads(), "threads"),
-    }
-}
-
-const WORKERS: &[&str] = &["threads", "streams", "side"];
 
 /// Each sweep over threads (streams) of a rate: from the fewest to the most, its gain, and
 /// where it stops gaining ("flat from 4: saturated"), or that it is still gaining.
@@ -532,250 +501,41 @@ fn queued_seeks(sub: Subsystem, recs: &[&ResultRecord]) -> Option<Finding> {
     })
 }
 
-/// What [`cause`] looks up among a subsystem's other points, indexed once: each UDP loss
-/// figure by streams and message size, and the points of each kind with their workers and
-/// efficiencies.
-struct Others<'a> {
-    /// The first loss record of each (streams, message size).
-    loss: HashMap<(u32, u32), &'a ResultRecord>,
-    /// Per (metric, unit, point without its workers): its points with an efficiency, by
-    /// workers from the most; with each, the best of them and those before it.
-    kinds: HashMap<OfKind, Vec<Ranked<'a>>>,
-    /// The dense solves and multiplies (points with an N).
-    solves: Vec<&'a ResultRecord>,
-}
-
-/// The kind of a point: its metric, unit and the point in words without its workers.
-type OfKind = (Metric, Unit, String);
-
-/// A point of a kind with an efficiency: its workers, its efficiency, its place in the run's
-/// order and its record.
-type Candidate<'a> = (usize, f64, usize, &'a ResultRecord);
-
-/// A point of [`Others::kinds`]: its workers, and the point of best efficiency among those
-/// with as many workers or more (ties go to the last in the run's order, as
-/// [`Iterator::max_by`] takes them).
-struct Ranked<'a> {
-    workers: usize,
-    best: (f64, usize, &'a ResultRecord),
-}
-
-impl<'a> Others<'a> {
-    fn of(recs: &[&'a ResultRecord]) -> Others<'a> {
-        let mut loss = HashMap::new();
-        for x in recs.iter().filter(|x| x.metric == Metric::Loss) {
-            if let Some(m) = x.params.net() {
-                loss.entry((m.streams, m.message_size_bytes)).or_insert(*x);
-            }
-        }
-        let mut kinds: HashMap<OfKind, Vec<Candidate>> = HashMap::new();
-        for (i, x) in recs.iter().enumerate() {
-            // A NaN efficiency is above no other: its point is never the better one.
-            if let Some(e) = x.efficiency.filter(|e| !e.is_nan()) {
-                kinds
-                    .entry((x.metric, x.unit, what(x, WORKERS)))
-                    .or_default()
-                    .push((workers(x).0, e, i, x));
-            }
-        }
-        let kinds = kinds
-            .into_iter()
-            .map(|(k, mut points)| {
-                points.sort_by_key(|p| std::cmp::Reverse(p.0));
-                let mut best: Option<(f64, usize, &ResultRecord)> = None;
-                let ranked = points
-                    .into_iter()
-                    .map(|(workers, e, i, x)| {
-                        let better = best.is_none_or(|(be, bi, _)| {
-                            e.total_cmp(&be).then(i.cmp(&bi)) == std::cmp::Ordering::Greater
-                        });
-                        if better {
-                            best = Some((e, i, x));
-                        }
-                        Ranked {
-                            workers,
-                            best: best.unwrap_or((e, i, x)),
-                        }
-                    })
-                    .collect();
-                (k, ranked)
-            })
-            .collect();
-        let solves = (recs.iter().copied())
-            .filter(|x| x.params.cpu().is_some_and(|c| c.linalg.is_some()))
-            .collect();
-        Others {
-            loss,
-            kinds,
-            solves,
-        }
-    }
-
-    /// The dense solve or multiply of `r`'s kind (the same workload, threads and engine) with
-    /// a larger N than `n` and the best efficiency, where it is above `e` × [`FLAT`]: its N and
-    /// efficiency.
-    fn larger_n(&self, r: &ResultRecord, n: usize, e: f64) -> Option<(usize, f64)> {
-        let kind = what(r, &["n"]);
-        self.solves
-            .iter()
-            .filter(|x| x.metric == r.metric && x.unit == r.unit && what(x, &["n"]) == kind)
-            .filter_map(|x| {
-                let xn = x.params.cpu()?.linalg.as_ref()?.n;
-                let xe = x.efficiency.filter(|xe| !xe.is_nan())?;
-                (xn > n).then_some((xn, xe))
-            })
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .filter(|(_, be)| *be > e * FLAT)
-    }
-
-    /// The point of `r`'s kind with more workers than `r` and the best efficiency, where it is
-    /// above `e` × [`FLAT`].
-    fn better(&self, r: &ResultRecord, e: f64) -> Option<&'a ResultRecord> {
-        let ranked = self.kinds.get(&(r.metric, r.unit, what(r, WORKERS)))?;
-        let w = workers(r).0;
-        // Those with more workers come first.
-        let more = ranked.partition_point(|p| p.workers > w);
-        let (be, _, b) = ranked[..more].last()?.best;
-        (be > e * FLAT).then_some(b)
-    }
-}
-
-/// Why a point reaches less than 70 % of its peak, where the run shows a cause: an ISA
-/// narrower than the widest the CPU has, a clock below the one a single thread reached, another
-/// process or the hypervisor taking the machine while it ran (its noise), more
-/// threads than cores, fewer threads than the run's best point of the same kind, buffered
-/// I/O, a single I/O in flight, lost datagrams. None where the run shows none.
+/// Why a point reaches less than 70 % of its peak, in words: its diagnosis's causes, the
+/// largest share of the gap first, each with its share where the run measures it, and the
+/// share no cause explains; or that the run shows no cause.
 fn cause(r: &ResultRecord, others: &Others, report: &Report) -> Option<Finding> {
     let e = r.efficiency.filter(|e| *e < LOW)?;
     let point = crate::results::point::label(r);
-    let say = |why: String, cites: Vec<f64>| {
-        let mut cites = cites;
-        cites.insert(0, e * 100.0);
-        Some(Finding {
-            subsystem: r.subsystem,
-            kind: Kind::Cause,
-            text: format!("{point}: {:.1} % of its peak — {why}", e * 100.0),
-            cites,
+    let (d, mut cites) = diagnose(r, others, report)?;
+    cites.insert(0, e * 100.0);
+    let share = |s: Option<f64>| {
+        s.map_or(String::new(), |s| {
+            format!(" ({:.0} % of the gap)", 100.0 * s)
         })
     };
-    let cpu = &report.system.cpu;
-    if let Some(k) = r.params.cpu().and_then(|c| c.kernel.as_ref()) {
-        let widest = cpu.isas.iter().copied().max_by_key(|i| i.width_bits());
-        if let Some(w) = widest.filter(|w| w.width_bits() > k.isa.width_bits()) {
-            return say(
-                format!(
-                    "it runs {} ({} bits) on a CPU with {} ({} bits)",
-                    k.isa.name(),
-                    k.isa.width_bits(),
-                    w.name(),
-                    w.width_bits()
-                ),
-                vec![k.isa.width_bits() as f64, w.width_bits() as f64],
-            );
-        }
-        if let (Some(ghz), Some(one)) = (k.clock_ghz, cpu.measured_clock_ghz.get().copied())
-            && ghz < 0.9 * one
-        {
-            return say(
-                format!(
-                    "its clock was {} GHz, below the {} GHz one thread reached",
-                    format_sig(ghz),
-                    format_sig(one)
-                ),
-                vec![ghz, one],
-            );
-        }
-    }
-    // Another process or the hypervisor took the machine while it ran (its noise).
-    if let Some(n) = r.noise.as_ref().filter(|n| !n.interference.is_empty()) {
-        let cites = [n.others_cpus, n.steal_cpus]
-            .into_iter()
-            .flatten()
+    let why = if d.causes.is_empty() {
+        "no cause this run can show".to_string()
+    } else {
+        let mut parts: Vec<String> = d
+            .causes
+            .iter()
+            .map(|c| format!("{}{}", c.text, share(c.share)))
             .collect();
-        return say(n.words().join("; "), cites);
-    }
-    let threads = r.params.threads();
-    // The quota the point ran under; or, in a document that does not say, the machine's, where
-    // it is tighter than the CPUs the process may use.
-    let quota = r.params.cpu_quota().or(cpu
-        .cgroup_cpu_quota
-        .map(|q| q.cpus())
-        .filter(|q| *q < threads.min(cpu.allowed_count()) as f64));
-    if let Some(q) = quota
-        && matches!(r.subsystem, Subsystem::Cpu | Subsystem::Mem)
-        && q < threads as f64
-    {
-        let reach = 100.0 * q / threads as f64;
-        return say(
-            format!(
-                "this process's cgroup allows {q:.2} CPUs' worth of time for {}: at most {reach:.1} % of the peak is within its reach",
-                crate::results::its_threads(threads)
-            ),
-            vec![q, reach],
-        );
-    }
-    if r.params.cpu().is_some_and(|c| c.oversubscribed) {
-        let t = r.params.threads() as f64;
-        return say(format!("{t} threads share fewer cores"), vec![t]);
-    }
-    if let Some(d) = r.params.disk() {
-        if d.io_mode == IoMode::Buffered {
-            return say(
-                "its I/O went through the page cache (buffered)".into(),
-                vec![],
-            );
+        if d.causes.iter().any(|c| c.share.is_some()) && d.unexplained >= 0.005 {
+            parts.push(format!(
+                "{:.0} % of the gap unexplained",
+                100.0 * d.unexplained
+            ));
         }
-        let outstanding = (d.threads * d.iodepth) as f64;
-        if outstanding <= 1.0 && r.metric != Metric::Latency {
-            return say(
-                "one I/O at a time (1 thread at queue depth 1): its rate is 1 / latency".into(),
-                vec![outstanding],
-            );
-        }
-    }
-    if let Some(n) = r.params.net().filter(|n| n.protocol == Proto::Udp) {
-        let loss = others.loss.get(&(n.streams, n.message_size_bytes));
-        if let Some(l) = loss.filter(|l| l.summary.mean > 0.0) {
-            return say(
-                format!(
-                    "{} % of its datagrams were lost",
-                    format_sig(l.summary.mean)
-                ),
-                vec![l.summary.mean],
-            );
-        }
-    }
-    // A dense solve or multiply too small for the peak.
-    if let Some(n) = r.params.cpu().and_then(|c| c.linalg.as_ref()).map(|l| l.n) {
-        let why =
-            "its O(N³) work does not amortise the O(N²) memory traffic and the threads' start-up";
-        if let Some((bn, be)) = others.larger_n(r, n, e) {
-            let be = be * 100.0;
-            return say(
-                format!("N = {n} is too small for the peak: N = {bn} reached {be:.1} % ({why})"),
-                vec![n as f64, bn as f64, be],
-            );
-        }
-        if n < SMALL_N {
-            return say(
-                format!("N = {n} is too small for the peak: {why}"),
-                vec![n as f64],
-            );
-        }
-    }
-    // Fewer workers than the best point of the same kind, which did better.
-    if let Some(b) = others.better(r, e) {
-        let (w, noun) = workers(r);
-        let (bw, _) = workers(b);
-        let be = b.efficiency.unwrap_or(0.0) * 100.0;
-        let few = if w == 1 {
-            format!("1 {} does not fill it", noun.trim_end_matches('s'))
-        } else {
-            format!("{w} {noun} do not fill it")
-        };
-        return say(format!("{few}: {bw} {noun} reached {be:.1} %"), vec![be]);
-    }
-    say("no cause this run can show".into(), vec![])
+        parts.join("; ")
+    };
+    Some(Finding {
+        subsystem: r.subsystem,
+        kind: Kind::Cause,
+        text: format!("{point}: {:.1} % of its peak — {why}", e * 100.0),
+        cites,
+    })
 }
 
 #[cfg(test)]

@@ -8,6 +8,11 @@ use crate::results::Report;
 /// unknown, never as `null` where a reader expects a number).
 pub fn render(report: &Report) -> Vec<u8> {
     let mut report = report.clone().with_finite_figures();
+    // Each point below 90 % of its peak with its causes (worked out from the whole run).
+    let diagnoses = super::diagnosis::of_report(&report);
+    for (rec, d) in report.results.iter_mut().zip(diagnoses) {
+        rec.diagnosis = d;
+    }
     // The content's hash, for whoever imports it elsewhere.
     report.sha256 = Some(report.content_sha256());
     // Every field is a plain number, string, list or map: serialisation cannot fail, except for
@@ -24,7 +29,8 @@ mod tests {
     use super::*;
 
     /// Every recorded run, written out, reads back with its sha256 matching its content (the
-    /// numbers, the facts and the records round-trip exactly); a changed figure does not.
+    /// numbers, the facts and the records round-trip exactly) and its low points diagnosed; a
+    /// changed figure does not.
     #[test]
     fn a_written_document_reads_back_with_its_hash() {
         for name in ["quick.json", "assignment.json", "points.json", "base.json"] {
@@ -36,6 +42,11 @@ mod tests {
             let written = render(&report);
             let back = Report::from_json(&written).unwrap();
             assert!(back.sha256.is_some(), "{name}");
+            // Every point below 90 % of its peak is diagnosed, and none above.
+            for r in &back.results {
+                let low = r.efficiency.is_some_and(|e| e > 0.0 && e < 0.9);
+                assert_eq!(r.diagnosis.is_some(), low, "{name}: {r:?}");
+            }
             assert_eq!(back.check_sha256(), Ok(()), "{name}");
             let mut changed = back.clone();
             changed.results[0].summary.mean *= 1.5;

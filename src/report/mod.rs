@@ -11,6 +11,7 @@ pub mod charts;
 pub mod compare;
 pub mod compare_page;
 pub mod csv;
+pub mod diagnosis;
 pub mod findings;
 mod grouping;
 pub mod html;

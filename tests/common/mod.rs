@@ -173,6 +173,7 @@ fn record(
         efficiency,
         intervals: None,
         noise: None,
+        diagnosis: None,
         reference: None,
         other_references: Vec::new(),
         reference_unknown_reason: None,

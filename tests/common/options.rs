@@ -66,9 +66,19 @@ pub struct Case {
     /// session (`MOCK_SESSION`): the option's road from the command line to the records, the
     /// files and the tables, with no benchmark under it.
     pub measured: bool,
+    /// An environment variable the command runs with (a test double's).
+    pub env: Option<(&'static str, &'static str)>,
 }
 
 impl Case {
+    /// The case runs with `key=value` in its environment.
+    pub fn with_env(self, key: &'static str, value: &'static str) -> Case {
+        Case {
+            env: Some((key, value)),
+            ..self
+        }
+    }
+
     /// The case measures (see [`Case::measured`]).
     pub fn measured(self) -> Case {
         Case {
@@ -90,6 +100,7 @@ pub fn used(
         setup: None,
         alone: false,
         measured: false,
+        env: None,
     }
 }
 
@@ -114,6 +125,7 @@ pub fn refused(option: &'static str, args: &[impl AsRef<str>], text: &'static st
         setup: None,
         alone: false,
         measured: false,
+        env: None,
     }
 }
 
@@ -182,6 +194,9 @@ pub fn run(sub: &str, case: &Case, servers: &[(&str, String)]) -> Ran {
         .env("COLUMNS", "1000");
     if !case.measured {
         command.env(super::MOCK_SESSION.0, super::MOCK_SESSION.1);
+    }
+    if let Some((k, v)) = case.env {
+        command.env(k, v);
     }
     let out = command.output().unwrap();
     let doc = std::fs::read(&json)
@@ -304,6 +319,11 @@ pub fn output_cases(sub: &str, args: &[&str], workload: &str) -> Vec<Case> {
         used("no-history", &with(&["--no-history"]), |r| {
             !r.dir.join("env.db").exists()
         }),
+        // A point the mock session says was disturbed is measured twice more, each time said.
+        used("strict", &with(&["--strict"]), |r| {
+            r.stderr.contains("--strict measures it again (2 of 2)")
+        })
+        .with_env(peakbench::app::mock::MOCK_NOISE_ENV, "steal"),
         used("db", &with(&["--db", "{dir}/h.db"]), |r| {
             r.dir.join("h.db").exists() && !r.dir.join("env.db").exists()
         }),

@@ -197,13 +197,15 @@ fn each_low_efficiency_cause_cites_what_shows_it() {
     let narrow = causes(vec![dp(1, 30.0, "avx2", 3.6)]);
     assert!(
         narrow[0].ends_with(
-            "50.0 % of its peak — it runs avx2 (256 bits) on a CPU with avx512 (512 bits)"
+            "50.0 % of its peak — it runs avx2 (256 bits) on a CPU with avx512 (512 bits) (100 % of the gap)"
         ),
         "{narrow:?}"
     );
     let slow = causes(vec![dp(1, 30.0, "avx512", 2.4)]);
     assert!(
-        slow[0].ends_with("its clock was 2.40 GHz, below the 3.60 GHz one thread reached"),
+        slow[0].ends_with(
+            "its clock was 2.40 GHz, below the 3.60 GHz one thread reached (58 % of the gap); 42 % of the gap unexplained"
+        ),
         "{slow:?}"
     );
     let mut limited = run(vec![dp(2, 60.0, "avx512", 3.6)]);
@@ -216,7 +218,7 @@ fn each_low_efficiency_cause_cites_what_shows_it() {
     let quota = only(&found, Kind::Cause);
     assert!(
         quota[0].ends_with(
-            "50.0 % of its peak — this process's cgroup allows 0.50 CPUs' worth of time for its 2 threads: at most 25.0 % of the peak is within its reach"
+            "50.0 % of its peak — this process's cgroup allows 0.50 CPUs' worth of time for its 2 threads: at most 25.0 % of the peak is within its reach (100 % of the gap)"
         ),
         "{quota:?}"
     );
@@ -226,6 +228,7 @@ fn each_low_efficiency_cause_cites_what_shows_it() {
         window_s: 2.0,
         steal_cpus: Some(0.0),
         others_cpus: Some(0.93),
+        own_cpus: 0.6,
         cpu_pressure: Some(0.4),
         voluntary_switches_per_s: 1.0,
         involuntary_switches_per_s: 50.0,
@@ -236,10 +239,32 @@ fn each_low_efficiency_cause_cites_what_shows_it() {
     let co = causes(vec![beside]);
     assert!(
         co[0].ends_with(
-            "50.0 % of its peak — co-runner: other processes kept 0.930 CPUs busy while it ran"
+            "50.0 % of its peak — other processes kept 0.930 CPUs busy while it ran (74 % of the gap); 26 % of the gap unexplained"
         ),
         "{co:?}"
     );
+    // Two causes multiply: half-width vectors (×0.5) under half a CPU (×0.5) reach a quarter
+    // of the peak; each explains half of the gap and nothing is left unexplained.
+    let mut both = dp(1, 15.0, "avx2", 3.6);
+    both.params.set_cpu_quota(0.5);
+    let two = causes(vec![both.clone()]);
+    assert!(
+        two[0].ends_with(
+            "25.0 % of its peak — it runs avx2 (256 bits) on a CPU with avx512 (512 bits) (50 % of the gap); this process's cgroup allows 0.50 CPUs' worth of time for its thread: at most 50.0 % of the peak is within its reach (50 % of the gap)"
+        ),
+        "{two:?}"
+    );
+    let d = crate::report::diagnosis::of_report(&run(vec![both]))[0]
+        .clone()
+        .unwrap();
+    let names: Vec<&str> = d.causes.iter().map(|c| c.cause.as_str()).collect();
+    assert_eq!(names, ["isa", "cpu-quota"]);
+    assert!(
+        d.causes
+            .iter()
+            .all(|c| (c.share.unwrap() - 0.5).abs() < 1e-9)
+    );
+    assert!(d.unexplained < 1e-9, "{d:?}");
     let buffered = causes(vec![disk("RR", "random", 4096, 2, 100.0, true)]);
     assert!(
         buffered[0]
@@ -254,7 +279,9 @@ fn each_low_efficiency_cause_cites_what_shows_it() {
     ]);
     assert_eq!(few.len(), 1);
     assert!(
-        few[0].ends_with("2 threads do not fill it: 8 threads reached 80.0 %"),
+        few[0].ends_with(
+            "2 threads do not fill it: 8 threads reached 80.0 % (90 % of the gap); 10 % of the gap unexplained"
+        ),
         "{few:?}"
     );
     let none = causes(vec![disk("RR", "random", 4096, 4, 100.0, false)]);
@@ -282,7 +309,9 @@ fn each_low_efficiency_cause_cites_what_shows_it() {
     ]));
     loss.iter().for_each(cited);
     assert!(
-        only(&loss, Kind::Cause)[0].ends_with("12.50 % of its datagrams were lost"),
+        only(&loss, Kind::Cause)[0].ends_with(
+            "12.50 % of its datagrams were lost (6 % of the gap); 94 % of the gap unexplained"
+        ),
         "{loss:?}"
     );
 }

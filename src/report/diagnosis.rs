@@ -1,0 +1,456 @@
+//! Why a point stays below its peak: every cause the run measures, each with the highest
+//! efficiency it alone leaves within reach (its ceiling) and its share of the gap, and what no
+//! cause explains (docs/diagnosis.md). The findings say it in words, the JSON document carries
+//! it as each record's `diagnosis`.
+
+use crate::results::diagnosis::{Cause, Diagnosis};
+use crate::results::params::{IoMode, Proto};
+use crate::results::point::{Field, fields};
+use crate::results::{Metric, Report, ResultRecord, Subsystem, Unit};
+use crate::units::format_sig;
+use std::collections::HashMap;
+
+/// A point below this share of its peak is diagnosed.
+pub const DIAGNOSED_BELOW: f64 = 0.90;
+
+/// A cause whose ceiling is at least this leaves the point within noise of its peak: not
+/// named.
+const NEGLIGIBLE: f64 = 0.97;
+
+/// A sweep whose next step gains less than this has saturated.
+pub(super) const FLAT: f64 = 1.10;
+
+/// A dense solve or multiply of a smaller order than this is too small for the peak: its
+/// 2/3·N³ (LU) or 2·N³ (multiply) operations on 8·N² bytes are too few to amortise the
+/// matrices' memory traffic and the threads' start-up (HPL sizes N to fill most of memory;
+/// the reports' smallest LINPACK was N = 1000).
+const SMALL_N: usize = 1000;
+
+/// A record's point in words without its worker count: "DP · avx512", "RR · 4 KiB blocks ·
+/// QD 1 · psync · direct".
+pub(super) fn what(r: &ResultRecord, without: &[&str]) -> String {
+    let mut parts = vec![r.workload.name().to_string()];
+    parts.extend(
+        fields(&r.params)
+            .iter()
+            .filter(|f| f.role.names() && !without.contains(&f.key))
+            .filter_map(Field::words),
+    );
+    parts.join(" · ")
+}
+
+/// The worker count of a point: its threads, or a network point's streams.
+pub(super) fn workers(r: &ResultRecord) -> (usize, &'static str) {
+    match r.params.net() {
+        Some(n) => (n.streams as usize, "streams"),
+        None => (r.params.threads(), "threads"),
+    }
+}
+
+pub(super) const WORKERS: &[&str] = &["threads", "streams", "side"];
+
+/// What [`diagnose`] looks up among a subsystem's other points, indexed once: each UDP loss
+/// figure by streams and message size, and the points of each kind with their workers and
+/// efficiencies.
+pub(super) struct Others<'a> {
+    /// The first loss record of each (streams, message size).
+    loss: HashMap<(u32, u32), &'a ResultRecord>,
+    /// Per (metric, unit, point without its workers): its points with an efficiency, by
+    /// workers from the most; with each, the best of them and those before it.
+    kinds: HashMap<OfKind, Vec<Ranked<'a>>>,
+    /// The dense solves and multiplies (points with an N).
+    solves: Vec<&'a ResultRecord>,
+}
+
+/// The kind of a point: its metric, unit and the point in words without its workers.
+type OfKind = (Metric, Unit, String);
+
+/// A point of a kind with an efficiency: its workers, its efficiency, its place in the run's
+/// order and its record.
+type Candidate<'a> = (usize, f64, usize, &'a ResultRecord);
+
+/// A point of [`Others::kinds`]: its workers, and the point of best efficiency among those
+/// with as many workers or more (ties go to the last in the run's order, as
+/// [`Iterator::max_by`] takes them).
+struct Ranked<'a> {
+    workers: usize,
+    best: (f64, usize, &'a ResultRecord),
+}
+
+impl<'a> Others<'a> {
+    pub(super) fn of(recs: &[&'a ResultRecord]) -> Others<'a> {
+        let mut loss = HashMap::new();
+        for x in recs.iter().filter(|x| x.metric == Metric::Loss) {
+            if let Some(m) = x.params.net() {
+                loss.entry((m.streams, m.message_size_bytes)).or_insert(*x);
+            }
+        }
+        let mut kinds: HashMap<OfKind, Vec<Candidate>> = HashMap::new();
+        for (i, x) in recs.iter().enumerate() {
+            // A NaN efficiency is above no other: its point is never the better one.
+            if let Some(e) = x.efficiency.filter(|e| !e.is_nan()) {
+                kinds
+                    .entry((x.metric, x.unit, what(x, WORKERS)))
+                    .or_default()
+                    .push((workers(x).0, e, i, x));
+            }
+        }
+        let kinds = kinds
+            .into_iter()
+            .map(|(k, mut points)| {
+                points.sort_by_key(|p| std::cmp::Reverse(p.0));
+                let mut best: Option<(f64, usize, &ResultRecord)> = None;
+                let ranked = points
+                    .into_iter()
+                    .map(|(workers, e, i, x)| {
+                        let better = best.is_none_or(|(be, bi, _)| {
+                            e.total_cmp(&be).then(i.cmp(&bi)) == std::cmp::Ordering::Greater
+                        });
+                        if better {
+                            best = Some((e, i, x));
+                        }
+                        Ranked {
+                            workers,
+                            best: best.unwrap_or((e, i, x)),
+                        }
+                    })
+                    .collect();
+                (k, ranked)
+            })
+            .collect();
+        let solves = (recs.iter().copied())
+            .filter(|x| x.params.cpu().is_some_and(|c| c.linalg.is_some()))
+            .collect();
+        Others {
+            loss,
+            kinds,
+            solves,
+        }
+    }
+
+    /// The dense solve or multiply of `r`'s kind (the same workload, threads and engine) with
+    /// a larger N than `n` and the best efficiency, where it is above `e` × [`FLAT`]: its N and
+    /// efficiency.
+    fn larger_n(&self, r: &ResultRecord, n: usize, e: f64) -> Option<(usize, f64)> {
+        let kind = what(r, &["n"]);
+        self.solves
+            .iter()
+            .filter(|x| x.metric == r.metric && x.unit == r.unit && what(x, &["n"]) == kind)
+            .filter_map(|x| {
+                let xn = x.params.cpu()?.linalg.as_ref()?.n;
+                let xe = x.efficiency.filter(|xe| !xe.is_nan())?;
+                (xn > n).then_some((xn, xe))
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .filter(|(_, be)| *be > e * FLAT)
+    }
+
+    /// The point of `r`'s kind with more workers than `r` and the best efficiency, where it is
+    /// above `e` × [`FLAT`].
+    fn better(&self, r: &ResultRecord, e: f64) -> Option<&'a ResultRecord> {
+        let ranked = self.kinds.get(&(r.metric, r.unit, what(r, WORKERS)))?;
+        let w = workers(r).0;
+        // Those with more workers come first.
+        let more = ranked.partition_point(|p| p.workers > w);
+        let (be, _, b) = ranked[..more].last()?.best;
+        (be > e * FLAT).then_some(b)
+    }
+}
+
+/// Every point's diagnosis (None where it is not diagnosed), in the order of `report`'s
+/// records: each point among its subsystem's others.
+pub fn of_report(report: &Report) -> Vec<Option<Diagnosis>> {
+    let mut out = vec![None; report.results.len()];
+    for sub in Subsystem::ALL {
+        let mine: Vec<(usize, &ResultRecord)> = report
+            .results
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.subsystem == sub)
+            .collect();
+        let recs: Vec<&ResultRecord> = mine.iter().map(|(_, r)| *r).collect();
+        let others = Others::of(&recs);
+        for (i, r) in mine {
+            out[i] = diagnose(r, &others, report).map(|(d, _)| d);
+        }
+    }
+    out
+}
+
+/// A cause found, before the shares are worked out: its name, its ceiling where measured, its
+/// words and the figures they cite.
+struct Found {
+    cause: &'static str,
+    ceiling: Option<f64>,
+    text: String,
+    cites: Vec<f64>,
+}
+
+/// The diagnosis of `r` (a point of `report`, `others` its subsystem's points) where it is
+/// below [`DIAGNOSED_BELOW`] of its peak, and the figures its words cite; None for a point at
+/// or above it, or without an efficiency.
+pub(super) fn diagnose(
+    r: &ResultRecord,
+    others: &Others,
+    report: &Report,
+) -> Option<(Diagnosis, Vec<f64>)> {
+    let e = r.efficiency.filter(|e| *e > 0.0 && *e < DIAGNOSED_BELOW)?;
+    // A cause that leaves the point within noise of its peak is not one.
+    let found: Vec<Found> = causes(r, e, others, report)
+        .into_iter()
+        .filter(|f| f.ceiling.is_none_or(|c| c < NEGLIGIBLE))
+        .collect();
+    let cites = found.iter().flat_map(|f| f.cites.iter().copied()).collect();
+    // Each measured cause's share of the gap, in the log of the efficiency: effects multiply.
+    let raw: Vec<Option<f64>> = found
+        .iter()
+        .map(|f| {
+            f.ceiling
+                .filter(|c| *c > 0.0 && *c < 1.0)
+                .map(|c| c.ln() / e.ln())
+        })
+        .collect();
+    let total: f64 = raw.iter().flatten().sum();
+    let scale = if total > 1.0 { 1.0 / total } else { 1.0 };
+    let mut causes: Vec<Cause> = found
+        .into_iter()
+        .zip(raw)
+        .map(|(f, share)| Cause {
+            cause: f.cause.to_string(),
+            ceiling: f.ceiling,
+            share: share.map(|s| s * scale),
+            text: f.text,
+        })
+        .collect();
+    // The largest share first; those without one after, in the order found.
+    causes.sort_by(|a, b| {
+        b.share
+            .unwrap_or(-1.0)
+            .partial_cmp(&a.share.unwrap_or(-1.0))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let unexplained = (1.0 - total * scale).clamp(0.0, 1.0);
+    Some((
+        Diagnosis {
+            efficiency: e,
+            causes,
+            unexplained,
+        },
+        cites,
+    ))
+}
+
+/// Every cause of `r`'s gap (its efficiency `e`) that the run shows.
+fn causes(r: &ResultRecord, e: f64, others: &Others, report: &Report) -> Vec<Found> {
+    let mut out = Vec::new();
+    let cpu = &report.system.cpu;
+    let input = |name: &str| {
+        r.peak
+            .as_ref()
+            .and_then(|p| p.inputs.get(name))
+            .map(|i| i.value)
+            .filter(|v| v.is_finite() && *v > 0.0)
+    };
+    let threads = r.params.threads().max(1);
+    if let Some(k) = r.params.cpu().and_then(|c| c.kernel.as_ref()) {
+        let widest = cpu.isas.iter().copied().max_by_key(|i| i.width_bits());
+        if let Some(w) = widest.filter(|w| w.width_bits() > k.isa.width_bits()) {
+            // The peak's own vector width where it gives one (a core whose datapath is narrower
+            // than its widest instructions reaches the same peak with narrower ones).
+            let datapath = input("vector_width").unwrap_or(w.width_bits() as f64);
+            let ceiling = (k.isa.width_bits() as f64 / datapath).min(1.0);
+            out.push(Found {
+                cause: "isa",
+                ceiling: Some(ceiling),
+                text: format!(
+                    "it runs {} ({} bits) on a CPU with {} ({} bits)",
+                    k.isa.name(),
+                    k.isa.width_bits(),
+                    w.name(),
+                    w.width_bits()
+                ),
+                cites: vec![k.isa.width_bits() as f64, w.width_bits() as f64],
+            });
+        }
+        if let (Some(ghz), Some(one)) = (k.clock_ghz, cpu.measured_clock_ghz.get().copied())
+            && ghz < 0.9 * one
+        {
+            // Against the clock the peak counts where it says, else one thread's.
+            let ceiling = (ghz / input("clock").unwrap_or(one)).min(1.0);
+            out.push(Found {
+                cause: "clock",
+                ceiling: Some(ceiling),
+                text: format!(
+                    "its clock was {} GHz, below the {} GHz one thread reached",
+                    format_sig(ghz),
+                    format_sig(one)
+                ),
+                cites: vec![ghz, one],
+            });
+        }
+    }
+    noise_causes(r, threads, report, &mut out);
+    // The quota the point ran under; or, in a document that does not say, the machine's, where
+    // it is tighter than the CPUs the process may use.
+    let quota = r.params.cpu_quota().or(cpu
+        .cgroup_cpu_quota
+        .map(|q| q.cpus())
+        .filter(|q| *q < threads.min(cpu.allowed_count()) as f64));
+    if let Some(q) = quota
+        && matches!(r.subsystem, Subsystem::Cpu | Subsystem::Mem)
+        && q < threads as f64
+    {
+        let reach = 100.0 * q / threads as f64;
+        out.push(Found {
+            cause: "cpu-quota",
+            ceiling: Some(q / threads as f64),
+            text: format!(
+                "this process's cgroup allows {q:.2} CPUs' worth of time for {}: at most {reach:.1} % of the peak is within its reach",
+                crate::results::its_threads(threads)
+            ),
+            cites: vec![q, reach],
+        });
+    }
+    if r.params.cpu().is_some_and(|c| c.oversubscribed) {
+        let t = threads as f64;
+        out.push(Found {
+            cause: "oversubscription",
+            ceiling: None,
+            text: format!("{t} threads share fewer cores"),
+            cites: vec![t],
+        });
+    }
+    io_causes(r, others, &mut out);
+    size_causes(r, e, others, &mut out);
+    out
+}
+
+/// What the point's noise shows: another process or the hypervisor taking the machine while
+/// it ran.
+fn noise_causes(r: &ResultRecord, threads: usize, report: &Report, out: &mut Vec<Found>) {
+    let cpu = &report.system.cpu;
+    // Another process or the hypervisor took the machine while it ran (its noise).
+    if let Some(n) = r.noise.as_ref() {
+        let online = f64::from(cpu.allowed_count().max(1) as u32);
+        if let Some(others_cpus) = n
+            .others_cpus
+            .filter(|_| n.interference.iter().any(|c| c == "co-runner"))
+        {
+            // A CPU point runs as much as its threads got of their CPUs (this process's CPU
+            // time over the window, per thread: what the others left it); a memory point shares
+            // the memory bus with them as with as many threads of its own.
+            let t = threads as f64;
+            let ceiling = if r.subsystem == Subsystem::Mem {
+                t / (t + others_cpus)
+            } else {
+                (n.own_cpus / t).min(1.0)
+            };
+            out.push(Found {
+                cause: "co-runner",
+                ceiling: Some(ceiling),
+                text: format!(
+                    "other processes kept {} CPUs busy while it ran",
+                    format_sig(others_cpus)
+                ),
+                cites: vec![others_cpus],
+            });
+        }
+        if let Some(steal) = n
+            .steal_cpus
+            .filter(|_| n.interference.iter().any(|c| c == "steal"))
+        {
+            out.push(Found {
+                cause: "steal",
+                ceiling: Some(1.0 - (steal / online).min(1.0)),
+                text: format!(
+                    "the hypervisor took {} CPUs' worth of its time (steal)",
+                    format_sig(steal)
+                ),
+                cites: vec![steal],
+            });
+        }
+    }
+}
+
+/// A disk point's I/O path and queue, a UDP stream's loss.
+fn io_causes(r: &ResultRecord, others: &Others, out: &mut Vec<Found>) {
+    if let Some(d) = r.params.disk() {
+        if d.io_mode == IoMode::Buffered {
+            out.push(Found {
+                cause: "page-cache",
+                ceiling: None,
+                text: "its I/O went through the page cache (buffered)".into(),
+                cites: vec![],
+            });
+        }
+        let outstanding = (d.threads * d.iodepth) as f64;
+        if outstanding <= 1.0 && r.metric != Metric::Latency {
+            out.push(Found {
+                cause: "queue-depth",
+                ceiling: None,
+                text: "one I/O at a time (1 thread at queue depth 1): its rate is 1 / latency"
+                    .into(),
+                cites: vec![outstanding],
+            });
+        }
+    }
+    if let Some(n) = r.params.net().filter(|n| n.protocol == Proto::Udp) {
+        let loss = others.loss.get(&(n.streams, n.message_size_bytes));
+        if let Some(l) = loss.filter(|l| l.summary.mean > 0.0) {
+            out.push(Found {
+                cause: "loss",
+                ceiling: Some(1.0 - (l.summary.mean / 100.0).min(1.0)),
+                text: format!(
+                    "{} % of its datagrams were lost",
+                    format_sig(l.summary.mean)
+                ),
+                cites: vec![l.summary.mean],
+            });
+        }
+    }
+}
+
+/// A dense solve or multiply too small for its peak; fewer workers than the run's best point
+/// of the same kind.
+fn size_causes(r: &ResultRecord, e: f64, others: &Others, out: &mut Vec<Found>) {
+    // A dense solve or multiply too small for the peak.
+    if let Some(n) = r.params.cpu().and_then(|c| c.linalg.as_ref()).map(|l| l.n) {
+        let why =
+            "its O(N³) work does not amortise the O(N²) memory traffic and the threads' start-up";
+        if let Some((bn, be)) = others.larger_n(r, n, e) {
+            let pct = be * 100.0;
+            out.push(Found {
+                cause: "problem-size",
+                ceiling: Some((e / be).min(1.0)),
+                text: format!(
+                    "N = {n} is too small for the peak: N = {bn} reached {pct:.1} % ({why})"
+                ),
+                cites: vec![n as f64, bn as f64, pct],
+            });
+        } else if n < SMALL_N {
+            out.push(Found {
+                cause: "problem-size",
+                ceiling: None,
+                text: format!("N = {n} is too small for the peak: {why}"),
+                cites: vec![n as f64],
+            });
+        }
+    }
+    // Fewer workers than the best point of the same kind, which did better.
+    if let Some(b) = others.better(r, e) {
+        let (w, noun) = workers(r);
+        let (bw, _) = workers(b);
+        let be = b.efficiency.unwrap_or(0.0);
+        let few = if w == 1 {
+            format!("1 {} does not fill it", noun.trim_end_matches('s'))
+        } else {
+            format!("{w} {noun} do not fill it")
+        };
+        out.push(Found {
+            cause: "workers",
+            ceiling: Some((e / be).min(1.0)),
+            text: format!("{few}: {bw} {noun} reached {:.1} %", be * 100.0),
+            cites: vec![be * 100.0],
+        });
+    }
+}
