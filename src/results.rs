@@ -301,25 +301,16 @@ impl ResultRecord {
         }
     }
 
-    /// The point's noise between two snapshots around its measurement, with a warning for
-    /// each interference it shows.
+    /// The point's noise between two snapshots around its measurement (its interference is
+    /// said in the notes, never among the warnings: a test machine's parallel tests are a
+    /// co-runner that no record's warnings should depend on).
     pub fn add_noise(
         &mut self,
         before: &crate::measure::noise::NoiseSnapshot,
         after: &crate::measure::noise::NoiseSnapshot,
     ) {
         let cpu_bound = matches!(self.subsystem, Subsystem::Cpu | Subsystem::Mem);
-        self.set_noise(before.until(after, cpu_bound));
-    }
-
-    /// The point's noise, with a warning for each interference it shows.
-    pub fn set_noise(&mut self, noise: Noise) {
-        for words in noise.words() {
-            self.warnings.push(format!(
-                "{words}: its figure may be low; measure again on a quiet machine"
-            ));
-        }
-        self.noise = Some(noise);
+        self.noise = Some(before.until(after, cpu_bound));
     }
 
     /// Adds a warning for each user-given input of its peak that the machine or physics

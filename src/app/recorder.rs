@@ -382,7 +382,9 @@ impl Recorder {
                     (&mut outcome, fingerprint, super::mock::noise())
                 {
                     // The mock session's test double of a disturbed point.
-                    records.iter_mut().for_each(|r| r.set_noise(noise.clone()));
+                    records
+                        .iter_mut()
+                        .for_each(|r| r.noise = Some(noise.clone()));
                 }
                 // --strict: a point measured under interference is measured again (bounded).
                 let disturbed = outcome.as_ref().ok().and_then(|records| {

@@ -21,17 +21,22 @@ pub const CO_RUNNER_CPUS: f64 = 0.25;
 /// virtual CPUs while they had work (steal): a twentieth of a CPU.
 pub const STEAL_CPUS: f64 = 0.05;
 
+/// The fewest /proc/stat ticks (all CPUs together) a window's steal and others' figures are
+/// read from: 100 ticks of 10 ms, half a second on 2 CPUs; a shorter window's are null.
+pub const MIN_TICKS: f64 = 100.0;
+
 /// What happened beside a point, over its window (from its start to its last record, the
 /// reference tools' runs interleaved with its rounds included and their CPU time left out).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Noise {
     pub window_s: f64,
     /// CPUs' worth of time the hypervisor took from the machine's CPUs while they had work
-    /// (/proc/stat's steal); null where /proc/stat cannot be read.
+    /// (/proc/stat's steal); null where /proc/stat cannot be read or the window is too short
+    /// for its ticks ([`MIN_TICKS`]).
     pub steal_cpus: Option<f64>,
     /// CPUs kept busy by other processes on average: the machine's busy time (user, nice,
     /// system, irq, softirq) less this process's and its waited children's (the reference
-    /// tools); null where /proc/stat cannot be read.
+    /// tools); null as `steal_cpus` is.
     pub others_cpus: Option<f64>,
     /// CPUs kept busy by this process on average (its threads' CPU time over the window).
     pub own_cpus: f64,
@@ -44,7 +49,8 @@ pub struct Noise {
     /// Page faults of this process over the window (major: served from a disk).
     pub minor_faults: u64,
     pub major_faults: u64,
-    /// The interference these show, by cause (`co-runner`, `steal`); empty where none.
+    /// The interference these show, by cause (`co-runner`, `steal`); empty where none. Said
+    /// in the notes under the tables, and in a low point's diagnosis.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interference: Vec<String>,
 }
@@ -127,7 +133,9 @@ impl NoiseSnapshot {
             (Some((t0, _)), Some((t1, cpus))) => {
                 let d: Vec<f64> = (0..8).map(|i| t1[i].saturating_sub(t0[i]) as f64).collect();
                 let all = d.iter().sum::<f64>();
-                if all > 0.0 {
+                // Ticks are 10 ms (USER_HZ 100) per CPU: fewer than MIN_TICKS in the window
+                // tell nothing of it.
+                if all >= MIN_TICKS {
                     let cpus = f64::from(cpus);
                     let busy = (d[0] + d[1] + d[2] + d[5] + d[6]) / all * cpus;
                     let steal = d[7] / all * cpus;

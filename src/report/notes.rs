@@ -51,12 +51,25 @@ pub fn reference_gap_notes(records: &[&ResultRecord]) -> Vec<String> {
 }
 
 /// One line per warning of the records ([`ResultRecord::warnings`]: oversubscribed threads, a
-/// disk target in memory, an efficiency above 100 % under a user's input), naming its points.
+/// disk target in memory, an efficiency above 100 % under a user's input) and per interference
+/// their noise shows (a co-runner, steal), naming its points.
 pub fn notice_notes(results: &[ResultRecord]) -> Vec<String> {
-    let warned = results
+    let warned: Vec<(String, &ResultRecord)> = results
         .iter()
-        .flat_map(|rec| rec.warnings.iter().map(move |w| (w.as_str(), rec)));
-    grouped(warned, |(w, _)| *w)
+        .flat_map(|rec| {
+            let noise = rec.noise.iter().flat_map(|n| n.words()).map(|w| {
+                format!(
+                    "{w}: its figure may be low; measure again on a quiet machine, or with --strict"
+                )
+            });
+            rec.warnings
+                .iter()
+                .cloned()
+                .chain(noise)
+                .map(move |w| (w, rec))
+        })
+        .collect();
+    grouped(warned.iter().map(|(w, r)| (w.as_str(), *r)), |(w, _)| *w)
         .into_iter()
         .map(|(text, warned)| {
             let recs: Vec<&ResultRecord> = warned.into_iter().map(|(_, r)| r).collect();
