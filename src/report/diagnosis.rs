@@ -60,6 +60,8 @@ pub(super) struct Others<'a> {
     kinds: HashMap<OfKind, Vec<Ranked<'a>>>,
     /// The dense solves and multiplies (points with an N).
     solves: Vec<&'a ResultRecord>,
+    /// Every point, for what the kinds do not keep.
+    all: Vec<&'a ResultRecord>,
 }
 
 /// The kind of a point: its metric, unit and the point in words without its workers.
@@ -125,6 +127,7 @@ impl<'a> Others<'a> {
             loss,
             kinds,
             solves,
+            all: recs.to_vec(),
         }
     }
 
@@ -143,6 +146,27 @@ impl<'a> Others<'a> {
             })
             .max_by(|a, b| a.1.total_cmp(&b.1))
             .filter(|(_, be)| *be > e * FLAT)
+    }
+
+    /// The point of `r`'s kind with fewer workers whose rate per worker is the highest, where
+    /// `r`'s own per worker is below it by more than [`FLAT`]: that point and `r`'s per-worker
+    /// rate over its (a rate's points only).
+    fn fewer_faster(&self, r: &ResultRecord) -> Option<(&'a ResultRecord, f64)> {
+        let w = workers(r).0;
+        if r.metric.lower_is_better() || r.summary.mean.is_nan() || r.summary.mean <= 0.0 || w < 2 {
+            return None;
+        }
+        let kind = what(r, WORKERS);
+        let per = |x: &ResultRecord| x.summary.mean / workers(x).0.max(1) as f64;
+        let (best, rate) = self
+            .all
+            .iter()
+            .filter(|x| x.metric == r.metric && x.unit == r.unit && workers(x).0 < w)
+            .filter(|x| x.summary.mean > 0.0 && what(x, WORKERS) == kind)
+            .map(|x| (*x, per(x)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))?;
+        let ratio = per(r) / rate;
+        (ratio * FLAT < 1.0).then_some((best, ratio))
     }
 
     /// The point of `r`'s kind with more workers than `r` and the best efficiency, where it is
@@ -435,6 +459,28 @@ fn size_causes(r: &ResultRecord, e: f64, others: &Others, out: &mut Vec<Found>) 
                 cites: vec![n as f64],
             });
         }
+    }
+    // More threads than do their share: each ran slower than fewer did (CPU and memory).
+    // (A dense solve's threads lose to its size first: `problem-size`.)
+    if matches!(r.subsystem, Subsystem::Cpu | Subsystem::Mem)
+        && r.params.cpu().is_none_or(|c| c.linalg.is_none())
+        && let Some((b, ratio)) = others.fewer_faster(r)
+    {
+        let (w, noun) = workers(r);
+        let (bw, _) = workers(b);
+        let alone = if bw == 1 {
+            format!("1 {} reached alone", noun.trim_end_matches('s'))
+        } else {
+            format!("{bw} {noun} reached each")
+        };
+        out.push(Found {
+            cause: "contention",
+            ceiling: Some(ratio.min(1.0)),
+            text: format!(
+                "each of its {w} {noun} ran at {ratio:.2} × the rate {alone}: they share what fewer had to themselves (a core's other hardware thread, the memory bus, a co-runner)"
+            ),
+            cites: vec![ratio],
+        });
     }
     // Fewer workers than the best point of the same kind, which did better.
     if let Some(b) = others.better(r, e) {

@@ -18,7 +18,8 @@ pub struct Diagnosis {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cause {
     /// Its name (docs/diagnosis.md): `isa`, `clock`, `cpu-quota`, `oversubscription`,
-    /// `co-runner`, `steal`, `problem-size`, `workers`, `page-cache`, `queue-depth`, `loss`.
+    /// `co-runner`, `steal`, `problem-size`, `workers`, `contention`, `page-cache`,
+    /// `queue-depth`, `loss`.
     pub cause: String,
     /// The highest efficiency the point could reach were this the only cause (0–1), where the
     /// run measures it; null where it does not.

@@ -481,3 +481,45 @@ fn stored_runs_findings_cite_their_figures() {
         assert!(kinds.contains(&k), "no {k:?} finding in the stored runs");
     }
 }
+
+/// The recorded points fixture's six CPU points below 70 % of their peaks each get a cause
+/// the run measured: the 2-thread DP and SP points their threads' contention (each at about
+/// half the rate one thread reached alone), LINPACK and DGEMM at N = 200 their size.
+#[test]
+fn the_recorded_low_cpu_points_each_have_a_cause() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/history/points.json"
+    );
+    let report = Report::from_json(&std::fs::read(path).unwrap()).unwrap();
+    let found = of(&report);
+    found.iter().for_each(cited);
+    let causes: Vec<&str> = found
+        .iter()
+        .filter(|f| f.kind == Kind::Cause && f.subsystem == Subsystem::Cpu)
+        .map(|f| f.text.as_str())
+        .collect();
+    assert_eq!(causes.len(), 6, "{causes:#?}");
+    assert!(
+        causes
+            .iter()
+            .all(|c| !c.contains("no cause this run can show")),
+        "{causes:#?}"
+    );
+    assert!(
+        causes
+            .iter()
+            .filter(|c| c.starts_with("DP · 2 threads") || c.starts_with("SP · 2 threads"))
+            .all(|c| c
+                .contains("each of its 2 threads ran at 0.50 × the rate 1 thread reached alone")),
+        "{causes:#?}"
+    );
+    assert_eq!(
+        causes
+            .iter()
+            .filter(|c| c.contains("N = 200 is too small"))
+            .count(),
+        4,
+        "{causes:#?}"
+    );
+}
