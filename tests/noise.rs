@@ -1,5 +1,6 @@
 //! A point's noise fingerprint: measured beside a busy process, a CPU point says so (the
-//! `co-runner` in its `noise` and in the notes); a mock session's points carry none.
+//! `co-runner` in its `noise` and in the notes), and on its own CPU is diagnosed with it; a
+//! mock session's points carry none.
 
 mod common;
 
@@ -100,6 +101,39 @@ fn a_point_beside_a_busy_process_names_the_co_runner() {
         "{stdout}"
     );
     assert!(rec.get("warnings").is_none(), "{rec}");
+}
+
+/// A busy process on the point's own CPU leaves its thread about half of it: the point is
+/// diagnosed with the co-runner, whose ceiling is the CPU time its thread got (about a half)
+/// and whose share of the gap is the larger part of it.
+#[test]
+fn a_point_sharing_its_cpu_with_a_busy_process_is_diagnosed_with_it() {
+    if Command::new("taskset").arg("--version").output().is_err() {
+        eprintln!("SKIPPED a_point_sharing_its_cpu_with_a_busy_process: no taskset (util-linux)");
+        return;
+    }
+    let _alone = common::share(true);
+    // The one thread of the point runs on the first CPU this process may use.
+    let cpu = peakbench::runner::affinity::allowed_cpus()[0].to_string();
+    let hog = Hog(Command::new("taskset")
+        .args(["-c", &cpu, "sh", "-c", "while :; do :; done"])
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap());
+    std::thread::sleep(Duration::from_millis(200));
+    let (rec, stdout, _) = point(None, &[]);
+    drop(hog);
+    let d = &rec["diagnosis"];
+    let co = d["causes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no diagnosis: {rec}"))
+        .iter()
+        .find(|c| c["cause"] == "co-runner")
+        .unwrap_or_else(|| panic!("{d}"));
+    let ceiling = co["ceiling"].as_f64().unwrap();
+    assert!((0.3..0.75).contains(&ceiling), "{d}");
+    assert!(co["share"].as_f64().unwrap() > 0.5, "{d}");
+    assert!(stdout.contains("other processes kept"), "{stdout}");
 }
 
 /// A mock session measures nothing: its points carry no noise.

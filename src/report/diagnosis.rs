@@ -409,12 +409,39 @@ fn io_causes(r: &ResultRecord, others: &Others, out: &mut Vec<Found>) {
         }
         let outstanding = (d.threads * d.iodepth) as f64;
         if outstanding <= 1.0 && r.metric != Metric::Latency {
+            // Little's law: one I/O in flight at the point's own mean latency allows 1 / latency
+            // I/Os a second, whatever the disk could do with more in flight.
+            let latency = others
+                .all
+                .iter()
+                .find(|x| {
+                    x.metric == Metric::Latency && x.workload == r.workload && x.params == r.params
+                })
+                .map(|x| base(x.unit, x.summary.mean))
+                .filter(|l| l.is_finite() && *l > 0.0);
+            let per_op = if r.unit == Unit::Iops {
+                1.0
+            } else {
+                d.block_size_bytes as f64
+            };
+            let peak = r.peak.as_ref().map(|p| base(r.unit, p.value));
+            let ceiling = latency
+                .zip(peak.filter(|p| *p > 0.0))
+                .map(|(l, peak)| (outstanding / l * per_op / peak).min(1.0));
+            let text = match latency {
+                Some(l) => format!(
+                    "one I/O at a time (1 thread at queue depth 1) at a mean latency of {} µs: at most 1 / latency",
+                    format_sig(l * 1e6)
+                ),
+                None => {
+                    "one I/O at a time (1 thread at queue depth 1): its rate is 1 / latency".into()
+                }
+            };
             out.push(Found {
                 cause: "queue-depth",
-                ceiling: None,
-                text: "one I/O at a time (1 thread at queue depth 1): its rate is 1 / latency"
-                    .into(),
-                cites: vec![outstanding],
+                ceiling,
+                text,
+                cites: latency.map_or(vec![outstanding], |l| vec![l * 1e6]),
             });
         }
     }
@@ -499,4 +526,10 @@ fn size_causes(r: &ResultRecord, e: f64, others: &Others, out: &mut Vec<Found>) 
             cites: vec![be * 100.0],
         });
     }
+}
+
+/// `value` in `unit` in its base unit (seconds, bytes a second…): the findings read a report in
+/// display units, the JSON exporter in base units.
+fn base(unit: Unit, value: f64) -> f64 {
+    crate::units::Conversion::to_base(unit).map_or(value, |c| c.apply(value))
 }

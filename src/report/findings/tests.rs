@@ -273,6 +273,21 @@ fn each_low_efficiency_cause_cites_what_shows_it() {
     );
     let qd1 = causes(vec![disk("RR", "random", 4096, 1, 100.0, false)]);
     assert!(qd1[0].contains("one I/O at a time"), "{qd1:?}");
+    // With the point's latency, Little's law: 4096 B every 40.96 µs is 100 MB/s, 10 % of the
+    // 1000 MB/s peak, as far as one I/O in flight can go: all of the gap.
+    let mut lat = disk("RR", "random", 4096, 1, 0.0, false);
+    lat.metric = Metric::Latency;
+    lat.unit = Unit::Micros;
+    lat.summary.mean = 40.96;
+    lat.efficiency = None;
+    lat.peak = None;
+    let little = causes(vec![disk("RR", "random", 4096, 1, 100.0, false), lat]);
+    assert!(
+        little[0].ends_with(
+            "one I/O at a time (1 thread at queue depth 1) at a mean latency of 40.96 µs: at most 1 / latency (100 % of the gap)"
+        ),
+        "{little:?}"
+    );
     let few = causes(vec![
         disk("RR", "random", 4096, 2, 100.0, false),
         disk("RR", "random", 4096, 8, 800.0, false),
