@@ -129,6 +129,12 @@ fn attempt(
     let check = match (limited, Summary::of(&unlimited)) {
         (Ok(points), Some(u)) if u.mean > 0.0 => {
             let expected = share * u.mean;
+            // What else the machine did while the limited thread ran (its noise).
+            let beside = c
+                .find(&points, |r| r.metric == Metric::Throughput)
+                .and_then(|i| c.record(i))
+                .and_then(|r| r.noise.as_ref())
+                .map_or(String::new(), noise_words);
             let measured = Summary::of(&samples(c, &points)).map(|s| s.mean);
             let (relative, tolerance_text) = quota_tolerance(u.cv);
             let mut all = free.1.clone();
@@ -159,7 +165,7 @@ fn attempt(
                         runs(&free.0),
                         runs(&after.0),
                         100.0 * u.cv
-                    ),
+                    ) + &beside,
                 },
             )
         }
@@ -172,6 +178,22 @@ fn attempt(
         (Err(e), _) => failed(base, line, &e),
     };
     Ok(check)
+}
+
+/// The limited run's noise in the check's reason: what the thread got of its CPU, what else
+/// ran and what the hypervisor took ("" where none of it was read).
+fn noise_words(n: &crate::results::Noise) -> String {
+    let mut parts = vec![format!("the limited thread got {:.2} CPUs", n.own_cpus)];
+    if let Some(o) = n.others_cpus {
+        parts.push(format!("other processes {o:.2}"));
+    }
+    if let Some(st) = n.steal_cpus {
+        parts.push(format!("steal {st:.2}"));
+    }
+    if let Some(p) = n.cpu_pressure {
+        parts.push(format!("CPU pressure {:.0} %", 100.0 * p));
+    }
+    format!("; beside it: {}", parts.join(", "))
 }
 
 /// The quota check's relative tolerance and its words: ±25 %, or twice the coefficient of
