@@ -82,7 +82,17 @@ impl<S: Session> Session for Mock<'_, S> {
         for _ in 0..self.0.rounds(&point) {
             tick();
         }
-        Ok(self.0.planned(&point).into_iter().map(mocked).collect())
+        // The environment's interference, where it gives one (`--strict` acts on it).
+        let noise = noise();
+        Ok(self
+            .0
+            .planned(&point)
+            .into_iter()
+            .map(|p| ResultRecord {
+                noise: noise.clone(),
+                ..mocked(p)
+            })
+            .collect())
     }
 }
 

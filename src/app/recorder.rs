@@ -378,13 +378,6 @@ impl Recorder {
                     records
                         .iter_mut()
                         .for_each(|r| r.add_noise(&before, &after));
-                } else if let (Ok(records), false, Some(noise)) =
-                    (&mut outcome, fingerprint, super::mock::noise())
-                {
-                    // The mock session's test double of a disturbed point.
-                    records
-                        .iter_mut()
-                        .for_each(|r| r.noise = Some(noise.clone()));
                 }
                 // --strict: a point measured under interference is measured again (bounded).
                 let disturbed = outcome.as_ref().ok().and_then(|records| {

@@ -591,6 +591,24 @@ fn parse_input_size(s: &str) -> Result<u64, String> {
 
 /// Reads a JSON document written by `--json` (any schema version this peakbench reads): a
 /// regular file of at most `limit` bytes.
+/// [`read_json`], refusing a document changed since peakbench wrote it (its content hash):
+/// "cannot {doing} FILE: why; {what_to_do}".
+pub fn read_as_written(
+    path: &Path,
+    limit: u64,
+    doing: &str,
+    what_to_do: &str,
+) -> anyhow::Result<Report> {
+    let report = read_json(path, limit)?;
+    report.check_sha256().map_err(|e| {
+        UsageError(format!(
+            "cannot {doing} {}: {e}; {what_to_do}",
+            crate::text::printable(&path.display().to_string())
+        ))
+    })?;
+    Ok(report)
+}
+
 pub fn read_json(path: &Path, limit: u64) -> anyhow::Result<Report> {
     let bytes = crate::files::read_input(path, limit, "raise the limit with --max-input SIZE")
         .map_err(|e| UsageError(e.to_string()))?;

@@ -97,14 +97,12 @@ pub fn run_history(args: HistoryArgs) -> anyhow::Result<()> {
         // Every document is read and checked before any is stored: one that is not a run, or
         // was changed since it was written, stops the import with nothing stored.
         for path in &files {
-            read_json(path, args.input.max_input)?
-                .check_sha256()
-                .map_err(|e| {
-                    UsageError(format!(
-                        "cannot import {}: {e}; import the document as peakbench wrote it",
-                        crate::text::printable(&path.display().to_string())
-                    ))
-                })?;
+            super::common::read_as_written(
+                path,
+                args.input.max_input,
+                "import",
+                "import the document as peakbench wrote it",
+            )?;
         }
         let mut store = args.db.open()?;
         for path in &files {

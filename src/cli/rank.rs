@@ -58,12 +58,12 @@ pub fn run(args: RankArgs) -> anyhow::Result<()> {
             continue;
         }
         let shown = crate::text::printable(&path.display().to_string());
-        let report = super::common::read_json(path, args.input.max_input)?;
-        report.check_sha256().map_err(|e| {
-            UsageError(format!(
-                "cannot rank among {shown}: {e}; give the documents as peakbench wrote them"
-            ))
-        })?;
+        let report = super::common::read_as_written(
+            path,
+            args.input.max_input,
+            "rank among",
+            "give the documents as peakbench wrote them",
+        )?;
         // The ranked run's own document, found by its content.
         if report.sha256.is_some() && report.sha256 == runs[0].sha256 {
             continue;

@@ -61,14 +61,20 @@ pub fn snapshot() -> CpuSnapshot {
 
 /// This process's (user, system) CPU time in µs, all its threads (0 where getrusage fails).
 fn rusage() -> (u64, u64) {
+    getrusage(libc::RUSAGE_SELF).map_or((0, 0), |u| (micros(u.ru_utime), micros(u.ru_stime)))
+}
+
+/// getrusage's figures for `who` (RUSAGE_SELF, RUSAGE_CHILDREN); None where it fails.
+pub(super) fn getrusage(who: libc::c_int) -> Option<libc::rusage> {
     // SAFETY: getrusage writes one rusage into the zeroed value it is given.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: RUSAGE_SELF and a valid pointer to a rusage.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
-        return (0, 0);
-    }
-    let us = |t: libc::timeval| (t.tv_sec.max(0) as u64) * 1_000_000 + t.tv_usec.max(0) as u64;
-    (us(u.ru_utime), us(u.ru_stime))
+    // SAFETY: `who` is one of getrusage's targets and the pointer is to a rusage.
+    (unsafe { libc::getrusage(who, &mut u) } == 0).then_some(u)
+}
+
+/// A timeval in µs (a negative part counts as 0).
+pub(super) fn micros(t: libc::timeval) -> u64 {
+    (t.tv_sec.max(0) as u64) * 1_000_000 + t.tv_usec.max(0) as u64
 }
 
 /// The `cpu` line's first eight counters and the number of `cpuN` lines; None without a `cpu`

@@ -92,13 +92,10 @@ pub fn snapshot() -> NoiseSnapshot {
 
 /// getrusage's figures for `who` (zeros where it fails).
 fn usage(who: libc::c_int) -> Usage {
-    // SAFETY: getrusage writes one rusage into the zeroed value it is given.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `who` is RUSAGE_SELF or RUSAGE_CHILDREN and the pointer is to a rusage.
-    if unsafe { libc::getrusage(who, &mut u) } != 0 {
+    let Some(u) = super::cpu_usage::getrusage(who) else {
         return Usage::default();
-    }
-    let us = |t: libc::timeval| (t.tv_sec.max(0) as u64) * 1_000_000 + t.tv_usec.max(0) as u64;
+    };
+    let us = super::cpu_usage::micros;
     let count = |v: libc::c_long| v.max(0) as u64;
     Usage {
         cpu_us: us(u.ru_utime).saturating_add(us(u.ru_stime)),

@@ -60,8 +60,11 @@ pub(super) struct Others<'a> {
     kinds: HashMap<OfKind, Vec<Ranked<'a>>>,
     /// The dense solves and multiplies (points with an N).
     solves: Vec<&'a ResultRecord>,
-    /// Every point, for what the kinds do not keep.
-    all: Vec<&'a ResultRecord>,
+    /// Per kind, its rates' points with their workers and rate per worker (all of them, an
+    /// efficiency or not).
+    rates: HashMap<OfKind, Vec<(usize, f64, &'a ResultRecord)>>,
+    /// The latency records (a disk point's, for Little's law).
+    latencies: Vec<&'a ResultRecord>,
 }
 
 /// The kind of a point: its metric, unit and the point in words without its workers.
@@ -123,11 +126,25 @@ impl<'a> Others<'a> {
         let solves = (recs.iter().copied())
             .filter(|x| x.params.cpu().is_some_and(|c| c.linalg.is_some()))
             .collect();
+        let mut rates: HashMap<OfKind, Vec<(usize, f64, &ResultRecord)>> = HashMap::new();
+        for x in recs.iter().filter(|x| !x.metric.lower_is_better()) {
+            let w = workers(x).0.max(1);
+            if x.summary.mean > 0.0 {
+                rates
+                    .entry((x.metric, x.unit, what(x, WORKERS)))
+                    .or_default()
+                    .push((w, x.summary.mean / w as f64, *x));
+            }
+        }
+        let latencies = (recs.iter().copied())
+            .filter(|x| x.metric == Metric::Latency)
+            .collect();
         Others {
             loss,
             kinds,
             solves,
-            all: recs.to_vec(),
+            rates,
+            latencies,
         }
     }
 
@@ -156,17 +173,14 @@ impl<'a> Others<'a> {
         if r.metric.lower_is_better() || r.summary.mean.is_nan() || r.summary.mean <= 0.0 || w < 2 {
             return None;
         }
-        let kind = what(r, WORKERS);
-        let per = |x: &ResultRecord| x.summary.mean / workers(x).0.max(1) as f64;
-        let (best, rate) = self
-            .all
+        let (_, rate, best) = self
+            .rates
+            .get(&(r.metric, r.unit, what(r, WORKERS)))?
             .iter()
-            .filter(|x| x.metric == r.metric && x.unit == r.unit && workers(x).0 < w)
-            .filter(|x| x.summary.mean > 0.0 && what(x, WORKERS) == kind)
-            .map(|x| (*x, per(x)))
+            .filter(|(xw, _, _)| *xw < w)
             .max_by(|a, b| a.1.total_cmp(&b.1))?;
-        let ratio = per(r) / rate;
-        (ratio * FLAT < 1.0).then_some((best, ratio))
+        let ratio = r.summary.mean / w as f64 / rate;
+        (ratio * FLAT < 1.0).then_some((*best, ratio))
     }
 
     /// The point of `r`'s kind with more workers than `r` and the best efficiency, where it is
@@ -412,7 +426,7 @@ fn io_causes(r: &ResultRecord, others: &Others, out: &mut Vec<Found>) {
             // Little's law: one I/O in flight at the point's own mean latency allows 1 / latency
             // I/Os a second, whatever the disk could do with more in flight.
             let latency = others
-                .all
+                .latencies
                 .iter()
                 .find(|x| {
                     x.metric == Metric::Latency && x.workload == r.workload && x.params == r.params

@@ -120,14 +120,7 @@ pub fn for_report(report: &Report) -> Vec<Chart> {
     out.extend(roofline::roofline(report));
     out.retain(|c| drawable(&c.plot) && has_a_line(&c.plot));
     // Every chart names the machine and the run, also as a picture on its own.
-    let host = report
-        .system
-        .os
-        .hostname
-        .value
-        .as_deref()
-        .map(crate::text::printable)
-        .unwrap_or_else(|| "unknown host".into());
+    let host = super::model::host_name(&report.system);
     let started: String = report.started_at.chars().take(16).collect();
     let tag = format!(" — {host}, {}", started.replace('T', " "));
     for c in &mut out {
