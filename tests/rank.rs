@@ -6,6 +6,9 @@ mod common;
 use common::history::{fixture, peakbench, scaled};
 use std::path::{Path, PathBuf};
 
+/// The most documents a ranking reads (src/cli/rank.rs's `MAX_RUNS`).
+const MAX_RUNS: usize = 1000;
+
 /// A fleet in `dir`: the ranked run `a.json` (the recorded base run), two other machines (one
 /// of another microarchitecture), and four of A's own hardware, one of them at 0.6 × A.
 fn fleet(dir: &Path) -> PathBuf {
@@ -160,8 +163,9 @@ fn a_recorded_card_ranks_among_other_machines() {
     );
 }
 
-/// What rank refuses, each in one line with exit 2: a document changed since peakbench wrote
-/// it, nothing else to rank among, a directory without documents.
+/// What rank refuses, each in one line with exit 2: more documents than it reads, a document
+/// changed since peakbench wrote it, nothing else to rank among, a directory without
+/// documents.
 #[test]
 fn rank_refuses_a_changed_document_and_an_empty_field() {
     let dir = tempfile::tempdir().unwrap();
@@ -179,8 +183,15 @@ fn rank_refuses_a_changed_document_and_an_empty_field() {
     let only = dir.path().join("only");
     std::fs::create_dir(&only).unwrap();
     std::fs::copy(&card, only.join("card.json")).unwrap();
+    // More documents than a ranking reads: refused before any is read.
+    let many = dir.path().join("many");
+    std::fs::create_dir(&many).unwrap();
+    for i in 0..=MAX_RUNS {
+        std::fs::write(many.join(format!("{i:04}.json")), b"{}").unwrap();
+    }
     let card = card.to_str().unwrap();
     for (among, expected) in [
+        (&many, "1001 documents to rank among, more than 1000"),
         (&changed, "cannot rank among"),
         (&empty, "holds no .json document"),
         (&only, "no other run to rank among"),
