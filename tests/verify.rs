@@ -162,8 +162,17 @@ fn every_check_passes_or_says_why_it_was_skipped() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("verify.json");
     let started = Instant::now();
+    // The diagnosis's faults have a test of their own (below).
     let child = verify(
-        &["--duration", "1500ms", "--repeat", "2", "--json"],
+        &[
+            "--only",
+            "net,disk,cpu",
+            "--duration",
+            "1500ms",
+            "--repeat",
+            "2",
+            "--json",
+        ],
         dir.path(),
     )
     .arg(&json)
@@ -239,6 +248,89 @@ fn every_check_passes_or_says_why_it_was_skipped() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("id=\"verification\"") && page.contains("cpu quota"));
     eprintln!("verify took {:?}", started.elapsed());
+}
+
+/// Each fault imposed on purpose (a busy process on the point's CPU, a quota, a narrower ISA, a
+/// small LINPACK) is diagnosed as its cause, first, with the share of the gap the fault took
+/// (within ±20 %), or skipped with the reason; the busy process is gone after the run.
+#[test]
+fn the_faults_imposed_are_diagnosed() {
+    if !root() {
+        eprintln!("SKIPPED the_faults_imposed_are_diagnosed: not root");
+        return;
+    }
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = common::share(true);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("diagnose.json");
+    let out = verify(
+        &[
+            "--only",
+            "diagnose",
+            "--duration",
+            "500ms",
+            "--repeat",
+            "2",
+            "--json",
+        ],
+        dir.path(),
+    )
+    .arg(&json)
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let checks = doc["verification"]["checks"].as_array().unwrap();
+    let names: Vec<&str> = checks.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "diagnose co-runner",
+            "diagnose cpu-quota",
+            "diagnose isa",
+            "diagnose problem-size"
+        ],
+        "{stderr}"
+    );
+    let controller = std::path::Path::new("/sys/fs/cgroup/cpu/cgroup.procs").exists();
+    for c in checks {
+        let reason = c["reason"].as_str().unwrap();
+        match c["status"].as_str().unwrap() {
+            "pass" => {
+                let (e, m, t) = (
+                    c["expected"].as_f64().unwrap(),
+                    c["measured"].as_f64().unwrap(),
+                    c["tolerance"].as_f64().unwrap(),
+                );
+                assert!((m - e).abs() <= t && t > 0.0, "{c}");
+                let cause = c["name"].as_str().unwrap().trim_start_matches("diagnose ");
+                assert!(reason.contains(&format!("diagnosed: {cause} ")), "{c}");
+                assert!(c["points"].as_array().unwrap().len() >= 2, "{c}");
+            }
+            "skip" => {
+                assert!(!reason.is_empty(), "{c}");
+                // A busy process and a halved CPU always cost a thread more than 15 %.
+                assert!(
+                    !(c["name"] == "diagnose co-runner"
+                        || (controller && c["name"] == "diagnose cpu-quota")),
+                    "{c}"
+                );
+            }
+            _ => panic!("a check failed: {c}\n{stderr}"),
+        }
+    }
+    assert!(out.status.success(), "{stderr}");
+    // No busy loop of the run's is left.
+    let spinning = Command::new("pgrep")
+        .args(["-f", "while :; do :; done"])
+        .output()
+        .map(|o| o.stdout)
+        .unwrap_or_default();
+    assert!(
+        spinning.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&spinning)
+    );
 }
 
 /// Ctrl-C during the network's checks, and during the disk's (the process in a control group

@@ -108,6 +108,17 @@ impl Group {
         write(&self.dir.join(file), text)
     }
 
+    /// Limits the group's CPU time to `quota_us` every `period_us` (v2 `cpu.max`, v1
+    /// `cpu.cfs_period_us` and `cpu.cfs_quota_us`).
+    pub fn limit_cpu(&self, quota_us: u64, period_us: u64) -> Result<(), String> {
+        if self.v2 {
+            self.set("cpu.max", &format!("{quota_us} {period_us}"))
+        } else {
+            self.set("cpu.cfs_period_us", &period_us.to_string())
+                .and_then(|()| self.set("cpu.cfs_quota_us", &quota_us.to_string()))
+        }
+    }
+
     /// Moves this whole process (every thread) into the group.
     pub fn join(&mut self) -> Result<(), String> {
         write(

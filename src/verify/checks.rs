@@ -15,6 +15,8 @@ pub enum Group {
     Disk,
     /// A CPU quota.
     Cpu,
+    /// Faults imposed on purpose, each diagnosed.
+    Diagnose,
 }
 
 impl Group {
@@ -23,6 +25,7 @@ impl Group {
             Group::Net => "net",
             Group::Disk => "disk",
             Group::Cpu => "cpu",
+            Group::Diagnose => "diagnose",
         }
     }
 }

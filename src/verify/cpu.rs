@@ -53,14 +53,7 @@ pub(super) fn cpu(c: &mut Checks) -> anyhow::Result<()> {
     // Ten periods at least: a repetition that is not a whole number of them gets a share of
     // one more or one less, up to ±33 % of a 150 ms repetition.
     line.extend(c.timing_at_least("--duration", Duration::from_micros(10 * PERIOD_US)));
-    let limits = if group.v2 {
-        group.set("cpu.max", &format!("{QUOTA_US} {PERIOD_US}"))
-    } else {
-        group
-            .set("cpu.cfs_period_us", &PERIOD_US.to_string())
-            .and_then(|()| group.set("cpu.cfs_quota_us", &QUOTA_US.to_string()))
-    };
-    if let Err(why) = limits {
+    if let Err(why) = group.limit_cpu(QUOTA_US, PERIOD_US) {
         return c.push(Check {
             reason: format!("cannot impose the quota: {why}"),
             ..base

@@ -13,7 +13,9 @@ mod checks;
 mod cleanup;
 mod cpu;
 mod delay_line;
+mod diagnose;
 mod disk;
+mod hog;
 mod loop_disk;
 mod names;
 mod net;
@@ -56,7 +58,7 @@ pub fn run(opts: &VerifyOptions, build: Build, rec: &mut Recorder) -> anyhow::Re
         rec,
         done: Vec::new(),
     };
-    for group in [Group::Net, Group::Disk, Group::Cpu] {
+    for group in [Group::Net, Group::Disk, Group::Cpu, Group::Diagnose] {
         if !opts.groups.contains(&group) {
             continue;
         }
@@ -67,6 +69,7 @@ pub fn run(opts: &VerifyOptions, build: Build, rec: &mut Recorder) -> anyhow::Re
             Group::Net => net::checks(&mut checks)?,
             Group::Disk => disk::disk(&mut checks)?,
             Group::Cpu => cpu::cpu(&mut checks)?,
+            Group::Diagnose => diagnose::diagnose(&mut checks)?,
         }
     }
     let failed = checks

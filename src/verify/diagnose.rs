@@ -1,0 +1,543 @@
+//! The diagnosis's checks: a fault imposed on purpose on a point that runs without it, both
+//! measured in the same run, and the faulted point's diagnosis judged against the fault: the
+//! cause named first must be the fault's, and its share of the gap within ±20 % of the share
+//! the fault took (ln(faulted / clean) / ln(faulted): the effect measured with and without
+//! it). docs/diagnosis.md lists the faults and what each proves.
+
+use super::checks::{Checks, Group, interrupted, skipped, strings};
+use super::hog::Hog;
+use crate::results::verify::{Check, Status};
+use crate::results::{Metric, ResultRecord, Subsystem, Unit};
+use crate::sysinfo::Isa;
+use std::time::Duration;
+
+/// A cause's share may differ from the fault's effect by this much of the effect.
+const SHARE_TOLERANCE: f64 = 0.20;
+
+/// A faulted point this much below its clean one at least: a fault with less effect leaves
+/// nothing to diagnose (the point stays within the host's noise of the clean one).
+const LEAST_EFFECT: f64 = 0.85;
+
+/// LINPACK's small and large orders: 200 is the issue's, and an order whose O(N³) work
+/// amortises the O(N²) traffic on any machine that runs the checks at all.
+const SMALL_N: usize = 200;
+const LARGE_N: usize = 3000;
+
+/// The least large order: five times the small one's, whose work is 125 times as much.
+const LEAST_LARGE_N: usize = 1000;
+
+/// How much faster than N = 200 the large order is assumed to run when it is sized.
+const LARGE_GAIN: f64 = 5.0;
+
+/// The faults, by the cause each must be diagnosed as, and what is imposed.
+const FAULTS: [(&str, &str); 4] = [
+    ("co-runner", "a busy process on its CPU"),
+    ("cpu-quota", "a quota of half a CPU"),
+    ("isa", "a narrower ISA (--isa)"),
+    ("problem-size", "LINPACK N = 200 vs a large N"),
+];
+
+fn base(cause: &str, imposed: &str) -> Check {
+    skipped(
+        &format!("diagnose {cause}"),
+        Group::Diagnose,
+        imposed,
+        (Subsystem::Cpu, Unit::Percent),
+        "",
+    )
+}
+
+/// The diagnosis's checks, one per fault (or its reason for being skipped).
+pub(super) fn diagnose(c: &mut Checks) -> anyhow::Result<()> {
+    for (cause, imposed) in FAULTS {
+        if crate::runner::stop::requested() {
+            return Err(crate::error::Interrupted.into());
+        }
+        let base = base(cause, imposed);
+        let check = match cause {
+            "co-runner" => co_runner(c, base)?,
+            "cpu-quota" => quota(c, base)?,
+            "isa" => isa(c, base)?,
+            _ => problem_size(c, base)?,
+        };
+        c.push(check)?;
+    }
+    Ok(())
+}
+
+/// One DP thread's line, with the run's timing (each repetition `least` long at least).
+fn one_thread(c: &Checks, extra: &[&str], least: Duration) -> Vec<String> {
+    let mut line = strings(&["cpu", "--workload", "DP", "--threads", "1"]);
+    line.extend(strings(extra));
+    line.extend(c.timing_at_least("--duration", least));
+    line
+}
+
+/// The throughput record of a run's points with an efficiency.
+fn rated(c: &Checks, points: &[usize]) -> Option<usize> {
+    c.find(points, |r| {
+        r.metric == Metric::Throughput && r.efficiency.is_some_and(|e| e > 0.0)
+    })
+}
+
+/// A measured line: its points, or the check it ends (the benchmark failed).
+enum Measured {
+    Points(Vec<usize>),
+    Ended(Check),
+}
+
+fn measure(c: &mut Checks, line: &[String], base: &Check) -> anyhow::Result<Measured> {
+    match c.measure(line) {
+        Ok(p) => Ok(Measured::Points(p)),
+        Err(e) if interrupted(&e) => Err(e),
+        Err(e) => Ok(Measured::Ended(super::checks::failed(
+            base.clone(),
+            line,
+            &e,
+        ))),
+    }
+}
+
+/// How a fault is imposed around its point: `on` before it, `off` after (each may fail,
+/// saying why: the check is then skipped).
+trait Fault {
+    fn on(&mut self) -> Result<(), String>;
+    fn off(&mut self) -> anyhow::Result<()>;
+}
+
+/// A fault of the point's line alone (another ISA, another N): nothing to impose.
+struct InTheLine;
+
+impl Fault for InTheLine {
+    fn on(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    fn off(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// The point's clean line just before and just after its faulted one (a shared host moves a
+/// thread's rate from run to run: the clean figure is the mean of both); a check off its mark
+/// is measured once more, and the second try is the verdict, saying what the first read.
+fn interleaved(
+    c: &mut Checks,
+    base: Check,
+    (clean_line, faulted_line): (&[String], &[String]),
+    fault: &mut dyn Fault,
+    how: &str,
+) -> anyhow::Result<Check> {
+    let first = attempt(c, &base, (clean_line, faulted_line), fault, how)?;
+    if first.status != Status::Fail || first.measured.is_none() || crate::runner::stop::requested()
+    {
+        return Ok(first);
+    }
+    let second = attempt(c, &base, (clean_line, faulted_line), fault, how)?;
+    let mut points = first.points.clone();
+    points.extend(&second.points);
+    Ok(Check {
+        reason: format!(
+            "{}; measured twice, the first try read {} % of the gap against {} % (the host's rate moved during it)",
+            second.reason,
+            first.measured.map_or("no".into(), |m| format!("{m:.0}")),
+            first.expected.map_or("no".into(), |e| format!("{e:.0}"))
+        ),
+        points,
+        ..second
+    })
+}
+
+/// One try of [`interleaved`].
+fn attempt(
+    c: &mut Checks,
+    base: &Check,
+    (clean_line, faulted_line): (&[String], &[String]),
+    fault: &mut dyn Fault,
+    how: &str,
+) -> anyhow::Result<Check> {
+    let before = match measure(c, clean_line, base)? {
+        Measured::Points(p) => p,
+        Measured::Ended(check) => return Ok(check),
+    };
+    if let Err(why) = fault.on() {
+        return Ok(Check {
+            reason: why,
+            ..base.clone()
+        });
+    }
+    let faulted = measure(c, faulted_line, base);
+    fault.off()?;
+    let faulted = match faulted? {
+        Measured::Points(p) => p,
+        Measured::Ended(check) => return Ok(check),
+    };
+    let after = match measure(c, clean_line, base)? {
+        Measured::Points(p) => p,
+        Measured::Ended(check) => return Ok(check),
+    };
+    let mut clean = before;
+    clean.extend(after);
+    Ok(judge(
+        c,
+        base.clone(),
+        (clean_line, &clean),
+        (faulted_line, &faulted),
+        how,
+    ))
+}
+
+/// A busy process of the run's on the point's CPU while it runs.
+struct Busy {
+    cpu: usize,
+    hog: Option<Hog>,
+}
+
+impl Fault for Busy {
+    fn on(&mut self) -> Result<(), String> {
+        self.hog = Some(
+            Hog::start(self.cpu).map_err(|why| format!("cannot start a busy process: {why}"))?,
+        );
+        Ok(())
+    }
+    fn off(&mut self) -> anyhow::Result<()> {
+        self.hog = None;
+        Ok(())
+    }
+}
+
+/// A point busy beside a process of this run's that spins on its CPU.
+fn co_runner(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
+    let sys = c.rec.system();
+    let placed = crate::runner::affinity::place(
+        1,
+        &crate::runner::affinity::allowed_cpus(),
+        &sys.cpu.logical,
+    );
+    let Some(&cpu) = placed.cpus.first() else {
+        return Ok(Check {
+            reason: "this process may use no CPU it can name".into(),
+            ..base
+        });
+    };
+    let line = one_thread(c, &[], Duration::ZERO);
+    interleaved(
+        c,
+        base,
+        (&line, &line),
+        &mut Busy { cpu, hog: None },
+        &format!(
+            "a shell loop of the run's spinning on CPU {cpu}, the point's, while the faulted point ran"
+        ),
+    )
+}
+
+/// The process in a control group of the run's, under a quota, while the point runs.
+struct Quota(super::cgroups::Group);
+
+impl Fault for Quota {
+    fn on(&mut self) -> Result<(), String> {
+        self.0
+            .join()
+            .map_err(|why| format!("cannot impose the quota: {why}"))
+    }
+    fn off(&mut self) -> anyhow::Result<()> {
+        self.0.leave().map_err(|e| anyhow::anyhow!(e))
+    }
+}
+
+/// A point under a CPU quota of half a CPU (a control group of the run's).
+fn quota(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
+    if let Some(q) = crate::sysinfo::cgroup::own_cpu_quota().filter(|q| q.cpus() < 1.0) {
+        return Ok(Check {
+            reason: format!(
+                "this process runs under a CPU quota of {:.2} CPUs already: one unlimited thread cannot be measured",
+                q.cpus()
+            ),
+            ..base
+        });
+    }
+    let name = super::names::group(std::process::id());
+    let group = match super::cgroups::Group::new(super::cgroups::Controller::Cpu, &name) {
+        Ok(g) => g,
+        Err(why) => {
+            return Ok(Check {
+                reason: format!("no CPU control group: {why}"),
+                ..base
+            });
+        }
+    };
+    let (quota, period) = (super::cpu::QUOTA_US, super::cpu::PERIOD_US);
+    if let Err(why) = group.limit_cpu(quota, period) {
+        return Ok(Check {
+            reason: format!("cannot impose the quota: {why}"),
+            ..base
+        });
+    }
+    // Ten periods a repetition at least (see the CPU check).
+    let line = one_thread(c, &[], Duration::from_micros(10 * period));
+    interleaved(
+        c,
+        base,
+        (&line, &line),
+        &mut Quota(group),
+        &format!(
+            "a control group of the run's allows {quota} µs of CPU time every {period} µs while the faulted point runs"
+        ),
+    )
+}
+
+/// A point on the next narrower instruction set than the widest this CPU has.
+fn isa(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
+    let sys = c.rec.system();
+    let mut isas: Vec<Isa> = sys.cpu.isas.clone();
+    isas.sort_by_key(|i| std::cmp::Reverse(i.width_bits()));
+    let (Some(widest), Some(narrower)) = (
+        isas.first().copied(),
+        isas.iter()
+            .copied()
+            .find(|i| i.width_bits() < isas[0].width_bits()),
+    ) else {
+        return Ok(Check {
+            reason: "this CPU has one instruction set's width only".into(),
+            ..base
+        });
+    };
+    let clean_line = one_thread(c, &["--isa", widest.name()], Duration::ZERO);
+    let faulted_line = one_thread(c, &["--isa", narrower.name()], Duration::ZERO);
+    interleaved(
+        c,
+        base,
+        (&clean_line, &faulted_line),
+        &mut InTheLine,
+        &format!(
+            "the same kernel on {} ({} bits) instead of {} ({} bits)",
+            narrower.name(),
+            narrower.width_bits(),
+            widest.name(),
+            widest.width_bits()
+        ),
+    )
+}
+
+/// LINPACK at a small order beside a large one, on every CPU: the small one first, then the
+/// largest order (from [`LEAST_LARGE_N`] to [`LARGE_N`]) whose 2/3·N³ operations take about
+/// `--duration` at [`LARGE_GAIN`] × the small one's rate (a build without optimisations runs
+/// LINPACK some 40 times slower, and its checks stay short).
+fn problem_size(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
+    let threads = crate::runner::affinity::allowed_cpus().len().max(1);
+    let line = |c: &Checks, n: usize| {
+        let mut l = strings(&[
+            "cpu",
+            "--workload",
+            "LINPACK",
+            "--threads",
+            &threads.to_string(),
+            "--n",
+            &n.to_string(),
+            "--repeat",
+        ]);
+        l.push(c.opts.repeat.to_string());
+        l
+    };
+    let faulted_line = line(c, SMALL_N);
+    let faulted = match measure(c, &faulted_line, &base)? {
+        Measured::Points(p) => p,
+        Measured::Ended(check) => return Ok(check),
+    };
+    // Operations a second, in the record's unit's base.
+    let Some(gops) = rated(c, &faulted)
+        .and_then(|i| c.record(i))
+        .map(|r| {
+            crate::units::Conversion::to_base(r.unit)
+                .map_or(r.summary.mean, |k| k.apply(r.summary.mean))
+                / 1e9
+        })
+        .filter(|g| *g > 0.0)
+    else {
+        return Ok(no_figure(base, &[&faulted_line], faulted));
+    };
+    let n = large_n(gops, c.opts.duration);
+    let clean_line = line(c, n);
+    let clean = match measure(c, &clean_line, &base)? {
+        Measured::Points(p) => p,
+        Measured::Ended(check) => return Ok(check),
+    };
+    Ok(judge(
+        c,
+        base,
+        (&clean_line, &clean),
+        (&faulted_line, &faulted),
+        &format!("LINPACK at N = {SMALL_N} instead of N = {n}"),
+    ))
+}
+
+/// The larger LINPACK's order for a small one's rate of `gops` GOPS: about `duration` of work
+/// at [`LARGE_GAIN`] × that rate, from [`LEAST_LARGE_N`] to [`LARGE_N`], a multiple of 100.
+fn large_n(gops: f64, duration: Duration) -> usize {
+    let ops = duration.as_secs_f64() * gops * 1e9 * LARGE_GAIN;
+    let n = (1.5 * ops).cbrt();
+    let n = if n.is_finite() { n as usize } else { LARGE_N };
+    (n / 100 * 100).clamp(LEAST_LARGE_N, LARGE_N)
+}
+
+/// A check whose benchmark gave no figure with an efficiency.
+fn no_figure(base: Check, lines: &[&[String]], points: Vec<usize>) -> Check {
+    Check {
+        status: Status::Fail,
+        reason:
+            "the point gave no throughput with a known peak (its peak is needed for a diagnosis)"
+                .into(),
+        commands: lines
+            .iter()
+            .map(|l| super::checks::command_line(l))
+            .collect(),
+        points,
+        ..base
+    }
+}
+
+/// The judgement of a fault: the faulted point diagnosed beside its clean one (those two
+/// points alone: the run's other checks' points are no part of it), its first cause against
+/// the fault's, and that cause's share against the fault's effect.
+fn judge(
+    c: &mut Checks,
+    base: Check,
+    (clean_line, clean): (&[String], &[usize]),
+    (faulted_line, faulted): (&[String], &[usize]),
+    how: &str,
+) -> Check {
+    let mut points = clean.to_vec();
+    points.extend(faulted);
+    let commands = vec![
+        super::checks::command_line(clean_line),
+        super::checks::command_line(faulted_line),
+    ];
+    // Every clean run's rated record (one per run of the clean line).
+    let cleans: Vec<ResultRecord> = clean
+        .iter()
+        .filter(|i| rated(c, &[**i]).is_some())
+        .filter_map(|i| c.record(*i).cloned())
+        .collect();
+    let faulted_rec = rated(c, faulted).and_then(|i| c.record(i).cloned());
+    let Some(faulted_rec) = faulted_rec.filter(|_| !cleans.is_empty()) else {
+        return no_figure(base, &[clean_line, faulted_line], points);
+    };
+    let sys = c.rec.system();
+    let verdict = verdict(&base.name["diagnose ".len()..], &cleans, &faulted_rec, sys);
+    Check {
+        status: verdict.status,
+        reason: format!("{how}; {}", verdict.reason),
+        expected: verdict.expected,
+        measured: verdict.measured,
+        tolerance: verdict.expected.map(|e| SHARE_TOLERANCE * e),
+        tolerance_text: format!("±{:.0} % of the effect", SHARE_TOLERANCE * 100.0),
+        commands,
+        points,
+        ..base
+    }
+}
+
+/// What a fault's check found: the effect's share of the gap (%), the cause's share (%), the
+/// status and why.
+#[derive(Debug)]
+struct Verdict {
+    expected: Option<f64>,
+    measured: Option<f64>,
+    status: Status,
+    reason: String,
+}
+
+/// The verdict on the point `faulted` against `clean` (the same point without the fault, each
+/// run of it: their mean efficiency is the clean one) for
+/// the fault whose cause is `cause`, on the machine `sys`.
+fn verdict(
+    cause: &str,
+    clean: &[ResultRecord],
+    faulted: &ResultRecord,
+    sys: crate::sysinfo::SystemInfo,
+) -> Verdict {
+    let efficiencies: Vec<f64> = clean.iter().filter_map(|r| r.efficiency).collect();
+    let ec = if efficiencies.is_empty() {
+        f64::NAN
+    } else {
+        efficiencies.iter().sum::<f64>() / efficiencies.len() as f64
+    };
+    let ef = faulted.efficiency.unwrap_or(f64::NAN);
+    let pct = |e: f64| format!("{:.1} %", 100.0 * e);
+    let figures = match efficiencies.as_slice() {
+        [a, b] => format!(
+            "clean {} of its peak (mean of {} before and {} after), faulted {}",
+            pct(ec),
+            pct(*a),
+            pct(*b),
+            pct(ef)
+        ),
+        _ => format!("clean {} of its peak, faulted {}", pct(ec), pct(ef)),
+    };
+    if !(ef > 0.0 && ec > 0.0) || ef >= ec * LEAST_EFFECT {
+        return Verdict {
+            expected: None,
+            measured: None,
+            status: Status::Skip,
+            reason: format!(
+                "{figures}: the fault cost this machine less than {:.0} % (nothing to diagnose)",
+                100.0 * (1.0 - LEAST_EFFECT)
+            ),
+        };
+    }
+    // The share of the faulted point's gap that the fault took.
+    let effect = if ef < 1.0 {
+        ((ef / ec).ln() / ef.ln()).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let mut report = crate::results::Report::new(sys, Vec::new());
+    report.results = clean.to_vec();
+    report.results.push(faulted.clone());
+    let diagnosis = crate::report::diagnosis::of_report(&report).pop().flatten();
+    let Some(d) = diagnosis else {
+        return Verdict {
+            expected: Some(100.0 * effect),
+            measured: None,
+            status: Status::Fail,
+            reason: format!("{figures}: the faulted point got no diagnosis"),
+        };
+    };
+    let named: Vec<String> = d
+        .causes
+        .iter()
+        .map(|x| match x.share {
+            Some(s) => format!("{} {:.0} %", x.cause, 100.0 * s),
+            None => x.cause.clone(),
+        })
+        .collect();
+    let first = d.causes.first().map(|x| x.cause.as_str());
+    let share = d
+        .causes
+        .iter()
+        .find(|x| x.cause == cause)
+        .and_then(|x| x.share);
+    let status = match (first == Some(cause), share) {
+        (true, Some(s)) => {
+            Check::judged(100.0 * effect, 100.0 * s, SHARE_TOLERANCE * 100.0 * effect)
+        }
+        _ => Status::Fail,
+    };
+    Verdict {
+        expected: Some(100.0 * effect),
+        measured: share.map(|s| 100.0 * s),
+        status,
+        reason: format!(
+            "{figures}; expected: `{cause}` named first with the fault's share of the faulted point's gap, ln(faulted / clean) / ln(faulted); diagnosed: {} ({:.0} % unexplained)",
+            if named.is_empty() {
+                "no cause".to_string()
+            } else {
+                named.join(", ")
+            },
+            100.0 * d.unexplained
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests;
