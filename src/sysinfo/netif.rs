@@ -93,7 +93,38 @@ pub fn link_to(dest: IpAddr) -> Result<Link, String> {
     let name = interface_of(src)
         .map_err(|e| format!("cannot list the interfaces: {e}"))?
         .ok_or_else(|| format!("no interface holds {src}, the source address towards {dest}"))?;
-    Ok(read_link(Path::new("/sys/class/net"), &name))
+    let mut link = read_link(Path::new("/sys/class/net"), &name);
+    // The calling thread's namespace's own figure: /sys/class/net is the namespace's of
+    // whoever mounted it, and a thread that entered another network namespace (verify's
+    // client) finds its interfaces missing there, or another's of the same name.
+    if let Some(mtu) = mtu_of(&name) {
+        link.mtu = Some(mtu);
+    }
+    Ok(link)
+}
+
+/// The MTU of interface `name` in the calling thread's network namespace (SIOCGIFMTU), where
+/// it can be read.
+pub fn mtu_of(name: &str) -> Option<u32> {
+    if name.is_empty() || name.len() >= libc::IFNAMSIZ {
+        return None;
+    }
+    let socket = UdpSocket::bind(SocketAddr::new([0u8, 0, 0, 0].into(), 0)).ok()?;
+    // SAFETY: ifreq is plain data; zeroed is a valid request with an empty name.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (dst, src) in req.ifr_name.iter_mut().zip(name.bytes()) {
+        *dst = src as libc::c_char;
+    }
+    use std::os::fd::AsRawFd;
+    // SAFETY: SIOCGIFMTU reads the name of and writes the MTU into the ifreq `req`, which
+    // lives through the call; the descriptor is the socket's, open until it is dropped.
+    let rc = unsafe { libc::ioctl(socket.as_raw_fd(), libc::SIOCGIFMTU as _, &mut req) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: SIOCGIFMTU succeeded, so the union holds the MTU.
+    let mtu = unsafe { req.ifr_ifru.ifru_mtu };
+    u32::try_from(mtu).ok().filter(|m| *m > 0)
 }
 
 /// Reads one interface's MTU and speed under `root` (/sys/class/net); the speed is unknown
@@ -195,5 +226,10 @@ mod tests {
                 .contains("-1")
         );
         assert!(read_link(root.path(), "gone").speed_mbps.is_err());
+        // The kernel's own figure for the loopback interface (65536 on Linux); none for a
+        // name no interface has, or one too long to be a name.
+        assert!(mtu_of("lo").is_some_and(|m| m >= 1280));
+        assert_eq!(mtu_of("pbnosuchif0"), None);
+        assert_eq!(mtu_of(&"x".repeat(40)), None);
     }
 }
