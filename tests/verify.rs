@@ -251,7 +251,7 @@ fn every_check_passes_or_says_why_it_was_skipped() {
 }
 
 /// Each fault imposed on purpose (a busy process on the point's CPU, a quota, a narrower ISA, a
-/// small LINPACK) is diagnosed as its cause, first, with the share of the gap the fault took
+/// small LINPACK, a TCP window below the bandwidth-delay product) is diagnosed as its cause, first, with the share of the gap the fault took
 /// (within ±20 %), or skipped with the reason; the busy process is gone after the run.
 #[test]
 fn the_faults_imposed_are_diagnosed() {
@@ -288,7 +288,8 @@ fn the_faults_imposed_are_diagnosed() {
             "diagnose co-runner",
             "diagnose cpu-quota",
             "diagnose isa",
-            "diagnose problem-size"
+            "diagnose problem-size",
+            "diagnose window"
         ],
         "{stderr}"
     );

@@ -359,7 +359,7 @@ fn causes(r: &ResultRecord, e: f64, others: &Others, report: &Report) -> Vec<Fou
         });
     }
     io_causes(r, others, &mut out);
-    size_causes(r, e, others, &mut out);
+    size_causes(r, e, others, report, &mut out);
     out
 }
 
@@ -459,6 +459,12 @@ fn io_causes(r: &ResultRecord, others: &Others, out: &mut Vec<Found>) {
             });
         }
     }
+    if let Some(n) = r.params.net().filter(|n| n.protocol == Proto::Tcp)
+        && r.metric == Metric::Throughput
+        && let Some(w) = window(r, n)
+    {
+        out.push(w);
+    }
     if let Some(n) = r.params.net().filter(|n| n.protocol == Proto::Udp) {
         let loss = others.loss.get(&(n.streams, n.message_size_bytes));
         if let Some(l) = loss.filter(|l| l.summary.mean > 0.0) {
@@ -475,9 +481,83 @@ fn io_causes(r: &ResultRecord, others: &Others, out: &mut Vec<Found>) {
     }
 }
 
+/// A TCP stream held back by its window: each stream carries at most one window a round trip.
+/// Named where a window was asked (`--window`) or where TCP says the window or the send buffer
+/// held the client's sender back half of its busy time or more; the window is the one the
+/// receiver advertised (TCP_INFO on the client's socket), else the one asked, and the round
+/// trip TCP's own of the connection, else the streams' measured ones.
+fn window(r: &ResultRecord, n: &crate::results::params::NetParams) -> Option<Found> {
+    let state = n.client_socket.as_deref().copied().unwrap_or_default();
+    let asked = n.socket_options.as_ref().and_then(|o| o.window_bytes);
+    let held = [state.window_limited, state.send_buffer_limited]
+        .into_iter()
+        .flatten()
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+    if asked.is_none() && held.is_none_or(|h| h < 0.5) {
+        return None;
+    }
+    let w = match (state.peer_window_bytes, asked) {
+        (Some(p), _) => p as f64,
+        (None, Some(a)) => f64::from(a),
+        (None, None) => return None,
+    };
+    let rtts: Vec<f64> = match state.rtt_us {
+        Some(r) => vec![r],
+        None => n.stream_rtt_us.clone(),
+    };
+    let rtts: Vec<f64> = rtts
+        .into_iter()
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .collect();
+    if rtts.is_empty() {
+        return None;
+    }
+    let rtt = rtts.iter().sum::<f64>() / rtts.len() as f64 * 1e-6;
+    let peak = Some(base(r.unit, r.peak.as_ref()?.value)).filter(|p| *p > 0.0)?;
+    let streams = f64::from(n.streams.max(1));
+    let carried = streams * w * 8.0 / rtt;
+    let bdp = peak * rtt / 8.0;
+    let whose = match (state.peer_window_bytes, asked) {
+        (Some(_), Some(a)) => format!(
+            "the receiver's window of {} (--window {} asked)",
+            crate::units::format_size(w as u64),
+            crate::units::format_size(u64::from(a))
+        ),
+        (Some(_), None) => format!(
+            "the receiver's window of {}",
+            crate::units::format_size(w as u64)
+        ),
+        _ => format!("a window of {}", crate::units::format_size(w as u64)),
+    };
+    let held_words = match (state.window_limited, state.send_buffer_limited) {
+        (Some(wl), Some(sl)) if wl.max(sl) >= 0.005 => format!(
+            " (TCP held the sender back {:.0} % of its busy time by the receiver's window, {:.0} % by its send buffer)",
+            100.0 * wl,
+            100.0 * sl
+        ),
+        _ => String::new(),
+    };
+    Some(Found {
+        cause: "window",
+        ceiling: Some((carried / peak).min(1.0)),
+        text: format!(
+            "{whose} over a {} ms round trip carries at most {} Mbit/s{}{held_words}: the bandwidth-delay product of its peak is {}",
+            format_sig(rtt * 1e3),
+            format_sig(carried / 1e6),
+            if streams > 1.0 {
+                format!(" for its {streams} streams")
+            } else {
+                String::new()
+            },
+            crate::units::format_bytes_binary(bdp as u64)
+        ),
+        cites: vec![rtt * 1e3, carried / 1e6],
+    })
+}
+
 /// A dense solve or multiply too small for its peak; fewer workers than the run's best point
 /// of the same kind.
-fn size_causes(r: &ResultRecord, e: f64, others: &Others, out: &mut Vec<Found>) {
+fn size_causes(r: &ResultRecord, e: f64, others: &Others, report: &Report, out: &mut Vec<Found>) {
     // A dense solve or multiply too small for the peak.
     if let Some(n) = r.params.cpu().and_then(|c| c.linalg.as_ref()).map(|l| l.n) {
         let why =
@@ -506,6 +586,7 @@ fn size_causes(r: &ResultRecord, e: f64, others: &Others, out: &mut Vec<Found>) 
     if matches!(r.subsystem, Subsystem::Cpu | Subsystem::Mem)
         && r.params.cpu().is_none_or(|c| c.linalg.is_none())
         && let Some((b, ratio)) = others.fewer_faster(r)
+        && !smt_sharing(r, b, report, out)
     {
         let (w, noun) = workers(r);
         let (bw, _) = workers(b);
@@ -540,6 +621,55 @@ fn size_causes(r: &ResultRecord, e: f64, others: &Others, out: &mut Vec<Found>) 
             cites: vec![be * 100.0],
         });
     }
+}
+
+/// Whether `r`'s threads share cores (two of its CPUs hardware threads of one core, by the
+/// machine's topology) where `b`, with fewer threads on as many cores, ran each faster: then
+/// the slower threads are the core's execution units shared between its hardware threads, not
+/// a contention of unknown kind. A peak counts cores, not hardware threads, so what is a gap is
+/// a core's rate below `b`'s (by more than [`FLAT`]): named `smt-sharing`, its ceiling that
+/// ratio.
+fn smt_sharing(r: &ResultRecord, b: &ResultRecord, report: &Report, out: &mut Vec<Found>) -> bool {
+    let cores = |x: &ResultRecord| -> Option<(usize, usize)> {
+        let cpus = &x.params.cpu()?.cpus;
+        let logical = &report.system.cpu.logical;
+        let mut distinct: Vec<(i64, i64)> = Vec::new();
+        for cpu in cpus {
+            let l = logical.iter().find(|l| l.cpu == *cpu)?;
+            if !distinct.contains(&(l.package, l.core)) {
+                distinct.push((l.package, l.core));
+            }
+        }
+        Some((cpus.len(), distinct.len()))
+    };
+    let (Some((threads, shared)), Some((bt, bc))) = (cores(r), cores(b)) else {
+        return false;
+    };
+    // Its threads share cores where the faster ones did not.
+    if shared == 0
+        || shared >= threads
+        || bc < bt
+        || r.params.cpu().is_some_and(|c| c.oversubscribed)
+    {
+        return false;
+    }
+    let per_core = r.summary.mean / shared as f64 / (b.summary.mean / bc as f64);
+    if per_core.is_finite() && per_core * FLAT < 1.0 {
+        let alone = if bt == 1 {
+            "1 thread alone on one".to_string()
+        } else {
+            format!("{bt} threads on {bc} cores")
+        };
+        out.push(Found {
+            cause: "smt-sharing",
+            ceiling: Some(per_core),
+            text: format!(
+                "its {threads} threads run on {shared} cores, hardware threads of each sharing its execution units: each core ran at {per_core:.2} × the rate of {alone}"
+            ),
+            cites: vec![per_core],
+        });
+    }
+    true
 }
 
 /// `value` in `unit` in its base unit (seconds, bytes a second…): the findings read a report in

@@ -4,6 +4,9 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+/// The longest round trip a socket's state may say, µs (10 minutes).
+const MAX_RTT_US: f64 = 600e6;
+
 /// The longest congestion control name (the kernel's `TCP_CA_NAME_MAX` is 16 with its NUL).
 pub const MAX_CC_NAME: usize = 15;
 
@@ -120,6 +123,19 @@ pub struct SocketState {
     pub zerocopy_sends: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zerocopy_copied: Option<u64>,
+    /// What TCP said of the client's own connection at the end of the test (TCP_INFO; never
+    /// sent by a server): its smoothed round trip, µs (`tcpi_rtt`); the window the peer
+    /// advertised, bytes (`tcpi_snd_wnd`); and the shares of the time it was busy sending that
+    /// the peer's window and the send buffer held it back (`tcpi_rwnd_limited`,
+    /// `tcpi_sndbuf_limited` over `tcpi_busy_time`: a sender's view, Linux 4.9 and 5.4 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_window_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_limited: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_buffer_limited: Option<f64>,
 }
 
 impl SocketState {
@@ -141,6 +157,20 @@ impl SocketState {
         }
         if self.mss_bytes.is_some_and(|m| m > 65_535) {
             return Err("a segment size above 65535 bytes".into());
+        }
+        if self
+            .rtt_us
+            .is_some_and(|r| !(r.is_finite() && (0.0..=MAX_RTT_US).contains(&r)))
+        {
+            return Err("a round trip that is negative or longer than 10 minutes".into());
+        }
+        let share =
+            |v: Option<f64>| v.is_some_and(|x| !(x.is_finite() && (0.0..=1.0).contains(&x)));
+        if share(self.window_limited) || share(self.send_buffer_limited) {
+            return Err("a share of the time outside 0 to 1".into());
+        }
+        if big(self.peer_window_bytes) {
+            return Err("a window above 1 TiB".into());
         }
         if self.zerocopy_copied > self.zerocopy_sends {
             return Err("more zero-copy sends copied than sent".into());

@@ -6,6 +6,7 @@
 
 use super::checks::{Checks, Group, interrupted, skipped, strings};
 use super::hog::Hog;
+use crate::results::params::Side;
 use crate::results::verify::{Check, Status};
 use crate::results::{Metric, ResultRecord, Subsystem, Unit};
 use crate::sysinfo::Isa;
@@ -30,34 +31,65 @@ const LEAST_LARGE_N: usize = 1000;
 const LARGE_GAIN: f64 = 5.0;
 
 /// The faults, by the cause each must be diagnosed as, and what is imposed.
-const FAULTS: [(&str, &str); 4] = [
-    ("co-runner", "a busy process on its CPU"),
-    ("cpu-quota", "a quota of half a CPU"),
-    ("isa", "a narrower ISA (--isa)"),
-    ("problem-size", "LINPACK N = 200 vs a large N"),
+const FAULTS: [(&str, &str, Subsystem, Unit); 5] = [
+    (
+        "co-runner",
+        "a busy process on its CPU",
+        Subsystem::Cpu,
+        Unit::Percent,
+    ),
+    (
+        "cpu-quota",
+        "a quota of half a CPU",
+        Subsystem::Cpu,
+        Unit::Percent,
+    ),
+    (
+        "isa",
+        "a narrower ISA (--isa)",
+        Subsystem::Cpu,
+        Unit::Percent,
+    ),
+    (
+        "problem-size",
+        "LINPACK N = 200 vs a large N",
+        Subsystem::Cpu,
+        Unit::Percent,
+    ),
+    (
+        "window",
+        "a 64 KiB window, 10 ms RTT",
+        Subsystem::Net,
+        Unit::Percent,
+    ),
 ];
 
-fn base(cause: &str, imposed: &str) -> Check {
+/// The TCP window of the window's fault: a quarter of the bandwidth-delay product of the delay
+/// line's 200 Mbit/s and 10 ms round trip (250 KB).
+const WINDOW: &str = "64KiB";
+
+fn base(cause: &str, imposed: &str, figure: (Subsystem, Unit)) -> Check {
     skipped(
         &format!("diagnose {cause}"),
         Group::Diagnose,
         imposed,
-        (Subsystem::Cpu, Unit::Percent),
+        figure,
         "",
     )
 }
 
 /// The diagnosis's checks, one per fault (or its reason for being skipped).
 pub(super) fn diagnose(c: &mut Checks) -> anyhow::Result<()> {
-    for (cause, imposed) in FAULTS {
+    for (cause, imposed, sub, unit) in FAULTS {
         if crate::runner::stop::requested() {
             return Err(crate::error::Interrupted.into());
         }
-        let base = base(cause, imposed);
+        let base = base(cause, imposed, (sub, unit));
         let check = match cause {
             "co-runner" => co_runner(c, base)?,
             "cpu-quota" => quota(c, base)?,
             "isa" => isa(c, base)?,
+            "window" => window(c, base)?,
             _ => problem_size(c, base)?,
         };
         c.push(check)?;
@@ -73,10 +105,13 @@ fn one_thread(c: &Checks, extra: &[&str], least: Duration) -> Vec<String> {
     line
 }
 
-/// The throughput record of a run's points with an efficiency.
+/// The throughput record of a run's points with an efficiency (a stream's receiver's, what
+/// arrived).
 fn rated(c: &Checks, points: &[usize]) -> Option<usize> {
     c.find(points, |r| {
-        r.metric == Metric::Throughput && r.efficiency.is_some_and(|e| e > 0.0)
+        r.metric == Metric::Throughput
+            && r.efficiency.is_some_and(|e| e > 0.0)
+            && r.params.net().is_none_or(|n| n.side != Some(Side::Sender))
     })
 }
 
@@ -378,6 +413,71 @@ fn large_n(gops: f64, duration: Duration) -> usize {
     let n = (1.5 * ops).cbrt();
     let n = if n.is_finite() { n as usize } else { LARGE_N };
     (n / 100 * 100).clamp(LEAST_LARGE_N, LARGE_N)
+}
+
+/// A TCP stream through the delay line (5 ms each way, shaped to 200 Mbit/s) with a window
+/// of a quarter of the bandwidth-delay product, against the same stream with the kernel's own
+/// (autotuned) window; the point's peak is the shaped rate (`--link-gbps`).
+fn window(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
+    let skip = base.clone();
+    super::net::in_pair(
+        c,
+        |c, pair, server_ns| {
+            let line = match super::net::delay_line(pair, server_ns) {
+                Ok(line) => line,
+                Err(why) => {
+                    return Ok(Check {
+                        reason: why,
+                        ..base
+                    });
+                }
+            };
+            line.set_delay(super::net::DELAY);
+            let tuns = super::names::tuns(std::process::id());
+            if let Err(why) = pair.limit_rate_of(&tuns, super::net::RATE_BPS) {
+                return Ok(Check {
+                    reason: format!("cannot shape the delay line: {why}"),
+                    ..base
+                });
+            }
+            let gbps = super::net::RATE_BPS as f64 / 1e9;
+            let mut clean_line = strings(&[
+                "net",
+                "--server",
+                super::net::TUN_SERVER,
+                "--workload",
+                "THROUGHPUT",
+                "--protocol",
+                "tcp",
+                "--streams",
+                "1",
+                "--link-gbps",
+                &gbps.to_string(),
+            ]);
+            clean_line.extend(c.timing("--duration"));
+            let mut faulted_line = clean_line.clone();
+            faulted_line.extend(strings(&["--window", WINDOW]));
+            let check = interleaved(
+                c,
+                base,
+                (&clean_line, &faulted_line),
+                &mut InTheLine,
+                &format!(
+                    "a TCP stream through a delay line of the run's ({} ms each way, tc tbf {} Mbit/s) with --window {WINDOW}, against the kernel's own window",
+                    super::net::DELAY.as_millis(),
+                    super::net::RATE_BPS / 1_000_000
+                ),
+            );
+            drop(line);
+            check
+        },
+        |_, why| {
+            Ok(Check {
+                reason: why,
+                ..skip
+            })
+        },
+    )
 }
 
 /// A check whose benchmark gave no figure with an efficiency.

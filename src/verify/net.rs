@@ -16,9 +16,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// The link's rate, each way.
-const RATE_BPS: u64 = 200_000_000;
+pub(super) const RATE_BPS: u64 = 200_000_000;
 /// The delay added each way.
-const DELAY: Duration = Duration::from_millis(5);
+pub(super) const DELAY: Duration = Duration::from_millis(5);
 /// The share of datagrams dropped, and the rate they are sent at.
 const LOSS: f64 = 0.01;
 const LOSS_SEND_RATE: &str = "100M";
@@ -30,7 +30,7 @@ const UDP_PAYLOAD: u64 = 1472;
 /// Ethernet's header, which tbf counts with each packet on a veth.
 const ETHERNET: u64 = 14;
 /// The delay line's addresses.
-const TUN_SERVER: &str = "10.233.1.1";
+pub(super) const TUN_SERVER: &str = "10.233.1.1";
 const TUN_CLIENT: &str = "10.233.1.2";
 
 /// The four checks, none run yet.
@@ -71,13 +71,24 @@ fn skip_rest(c: &mut Checks, from: usize, why: &str) -> anyhow::Result<()> {
 /// Runs the network's checks (or skips them with the reason where the namespaces, the server
 /// or the shaping cannot be had).
 pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
+    in_pair(c, measure_all, |c, why| skip_rest(c, 0, &why))
+}
+
+/// Runs `body` from the client's namespace of a namespace pair of the run's, a server of this
+/// process listening in the other; `skip` where the pair or the server cannot be had (with
+/// the reason). The pair and the server are gone after it.
+pub(super) fn in_pair<T>(
+    c: &mut Checks,
+    body: impl FnOnce(&mut Checks, &NetPair, &OwnedFd) -> anyhow::Result<T>,
+    skip: impl FnOnce(&mut Checks, String) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
     let pair = match NetPair::new(std::process::id()) {
         Ok(p) => p,
-        Err(why) => return skip_rest(c, 0, &format!("no network namespace pair: {why}")),
+        Err(why) => return skip(c, format!("no network namespace pair: {why}")),
     };
     let (server_ns, client_ns) = match (pair.handle(0), pair.handle(1)) {
         (Ok(s), Ok(c)) => (s, c),
-        (Err(why), _) | (_, Err(why)) => return skip_rest(c, 0, &why),
+        (Err(why), _) | (_, Err(why)) => return skip(c, why),
     };
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
@@ -116,11 +127,11 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
             .unwrap_or_else(|_| Err("the server did not start".into()));
         match ready.and_then(|()| Inside::new(&client_ns)) {
             Ok(inside) => {
-                let outcome = measure_all(c, &pair, server_ns);
+                let outcome = body(c, &pair, server_ns);
                 drop(inside);
                 outcome
             }
-            Err(why) => skip_rest(c, 0, &why),
+            Err(why) => skip(c, why),
         }
     })
 }
@@ -239,33 +250,7 @@ fn rate(c: &mut Checks, proto: &str) -> anyhow::Result<()> {
 /// time against twice the delay.
 fn delay(c: &mut Checks, pair: &NetPair, server_ns: &OwnedFd) -> anyhow::Result<()> {
     let base = bases()[2].clone();
-    let pid = std::process::id();
-    let names = super::names::tuns(pid);
-    let tuns = Inside::new(server_ns)
-        .and_then(|inside| {
-            let t = open_tun(&names[0]).map_err(|e| format!("no TUN device: {e}"));
-            drop(inside);
-            t
-        })
-        .and_then(|s| {
-            Ok((
-                s,
-                open_tun(&names[1]).map_err(|e| format!("no TUN device: {e}"))?,
-            ))
-        });
-    let line = match tuns.and_then(|(s, cl)| {
-        for (ns, dev, addr) in [
-            (&pair.names[0], &names[0], TUN_SERVER),
-            (&pair.names[1], &names[1], TUN_CLIENT),
-        ] {
-            run(
-                "ip",
-                &["-n", ns, "addr", "add", &format!("{addr}/24"), "dev", dev],
-            )?;
-            run("ip", &["-n", ns, "link", "set", dev, "up"])?;
-        }
-        DelayLine::start(s, cl).map_err(|e| format!("cannot start the delay line: {e}"))
-    }) {
+    let line = match delay_line(pair, server_ns) {
         Ok(line) => line,
         Err(why) => {
             return c.push(Check {
@@ -340,6 +325,35 @@ fn delay(c: &mut Checks, pair: &NetPair, server_ns: &OwnedFd) -> anyhow::Result<
         },
     );
     c.push(check)
+}
+
+/// The delay line between the pair's namespaces (a TUN device in each, [`TUN_SERVER`] and
+/// [`TUN_CLIENT`], without a delay until one is set), or why it cannot be had.
+pub(super) fn delay_line(pair: &NetPair, server_ns: &OwnedFd) -> Result<DelayLine, String> {
+    let names = super::names::tuns(std::process::id());
+    let (s, cl) = Inside::new(server_ns)
+        .and_then(|inside| {
+            let t = open_tun(&names[0]).map_err(|e| format!("no TUN device: {e}"));
+            drop(inside);
+            t
+        })
+        .and_then(|s| {
+            Ok((
+                s,
+                open_tun(&names[1]).map_err(|e| format!("no TUN device: {e}"))?,
+            ))
+        })?;
+    for (ns, dev, addr) in [
+        (&pair.names[0], &names[0], TUN_SERVER),
+        (&pair.names[1], &names[1], TUN_CLIENT),
+    ] {
+        run(
+            "ip",
+            &["-n", ns, "addr", "add", &format!("{addr}/24"), "dev", dev],
+        )?;
+        run("ip", &["-n", ns, "link", "set", dev, "up"])?;
+    }
+    DelayLine::start(s, cl).map_err(|e| format!("cannot start the delay line: {e}"))
 }
 
 /// The loss check: UDP datagrams at a rate the path carries whole, a share of them dropped.

@@ -95,7 +95,13 @@ impl NetPair {
     /// Shapes both ends' egress to `rate_bps` bit/s with a token bucket (tc tbf): bursts of
     /// 64 KiB, at most 20 ms queued.
     pub fn limit_rate(&self, rate_bps: u64) -> Result<(), String> {
-        for (n, link) in self.names.iter().zip(&self.links) {
+        self.limit_rate_of(&self.links, rate_bps)
+    }
+
+    /// [`NetPair::limit_rate`] on the devices `devs`, the first in the server's namespace,
+    /// the second in the client's (the delay line's TUN devices).
+    pub fn limit_rate_of(&self, devs: &[String; 2], rate_bps: u64) -> Result<(), String> {
+        for (n, link) in self.names.iter().zip(devs) {
             run(
                 "tc",
                 &[

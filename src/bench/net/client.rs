@@ -75,7 +75,7 @@ pub fn run_test(target: &Target, params: &TestParams) -> Result<Outcome, NetErro
     let sides = sides?;
     let cpu = before.until(&crate::measure::cpu_usage::snapshot());
     let socket = probe.map(|p| {
-        p.read().with_zerocopy(
+        p.read_with_rtt().with_zerocopy(
             params.socket.zerocopy,
             sides.first.stats.zerocopy_sends,
             sides.first.stats.zerocopy_copied,

@@ -146,7 +146,59 @@ pub fn read_back(fd: impl AsFd, tcp: bool) -> SocketState {
         nodelay: s.tcp_nodelay().ok().filter(|_| tcp_opt(true)),
         zerocopy_sends: None,
         zerocopy_copied: None,
+        ..SocketState::default()
     }
+}
+
+/// What TCP says of its connection `fd` (TCP_INFO), with the fields the kernel wrote: its
+/// smoothed round trip, the window the peer advertised, and the shares of the time it was busy
+/// sending that the peer's window and the send buffer held it back. All None where it cannot
+/// be read (not TCP).
+pub fn tcp_info(fd: impl AsFd) -> TcpInfo {
+    // SAFETY: tcp_info is plain data; zeroed is a valid value to be overwritten.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `info`, which is that large, and
+    // the length written into `len`; the descriptor is borrowed for the call.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd.as_fd().as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return TcpInfo::default();
+    }
+    // A field counts where the kernel wrote it whole (older kernels write less).
+    let wrote = |end: usize| len as usize >= end;
+    macro_rules! end {
+        ($f:ident) => {
+            std::mem::offset_of!(libc::tcp_info, $f) + std::mem::size_of_val(&info.$f)
+        };
+    }
+    let share = |part: u64| {
+        (wrote(end!(tcpi_sndbuf_limited)) && info.tcpi_busy_time > 0)
+            .then(|| (part as f64 / info.tcpi_busy_time as f64).clamp(0.0, 1.0))
+    };
+    TcpInfo {
+        rtt_us: (wrote(end!(tcpi_rtt)) && info.tcpi_rtt > 0).then(|| f64::from(info.tcpi_rtt)),
+        peer_window_bytes: (wrote(end!(tcpi_snd_wnd)) && info.tcpi_snd_wnd > 0)
+            .then_some(u64::from(info.tcpi_snd_wnd)),
+        window_limited: share(info.tcpi_rwnd_limited),
+        send_buffer_limited: share(info.tcpi_sndbuf_limited),
+    }
+}
+
+/// What [`tcp_info`] reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TcpInfo {
+    pub rtt_us: Option<f64>,
+    pub peer_window_bytes: Option<u64>,
+    pub window_limited: Option<f64>,
+    pub send_buffer_limited: Option<f64>,
 }
 
 /// Zero-copy sends on one socket and the completions the kernel reported: each send's pages

@@ -379,6 +379,23 @@ impl SocketProbe {
     pub fn read(&self) -> SocketState {
         sockopt::read_back(&self.fd, self.tcp)
     }
+
+    /// [`SocketProbe::read`] with what TCP says of the connection ([`sockopt::tcp_info`]: a
+    /// client's own socket, a server never sends it).
+    pub fn read_with_rtt(&self) -> SocketState {
+        let info = if self.tcp {
+            sockopt::tcp_info(&self.fd)
+        } else {
+            sockopt::TcpInfo::default()
+        };
+        SocketState {
+            rtt_us: info.rtt_us,
+            peer_window_bytes: info.peer_window_bytes,
+            window_limited: info.window_limited,
+            send_buffer_limited: info.send_buffer_limited,
+            ..self.read()
+        }
+    }
 }
 
 impl Attached {

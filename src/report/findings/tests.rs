@@ -538,3 +538,109 @@ fn the_recorded_low_cpu_points_each_have_a_cause() {
         "{causes:#?}"
     );
 }
+
+/// Four DP threads on two cores, two hardware threads each (cpus 2 and 3 the siblings of 0
+/// and 1): each core ran at 0.6 × one thread alone on one, which is `smt-sharing`, not an
+/// unknown contention; on four cores of their own the same figures are a contention.
+#[test]
+fn threads_sharing_cores_are_named_smt_sharing() {
+    let lc = |cpu, core| crate::sysinfo::LogicalCpu {
+        cpu,
+        package: 0,
+        core,
+    };
+    let point = |threads: usize, gops: f64, cores: f64| {
+        rec(
+            Subsystem::Cpu,
+            "DP",
+            json!({"threads": threads, "isa": "avx512", "clock_ghz": 3.6,
+                   "cpus": (0..threads).collect::<Vec<_>>()}),
+            Metric::Throughput,
+            Unit::Gops,
+            gops,
+            Some(60.0 * cores),
+        )
+    };
+    let causes = |logical: Vec<crate::sysinfo::LogicalCpu>, cores: f64| {
+        let mut r = run(vec![point(1, 60.0, 1.0), point(4, 72.0, cores)]);
+        r.system.cpu.logical = logical;
+        let found = of(&r);
+        found.iter().for_each(cited);
+        only(&found, Kind::Cause)
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+    };
+    let smt = causes(vec![lc(0, 0), lc(1, 1), lc(2, 0), lc(3, 1)], 2.0);
+    assert_eq!(smt.len(), 1, "{smt:?}");
+    assert!(
+        smt[0].ends_with(
+            "60.0 % of its peak — its 4 threads run on 2 cores, hardware threads of each sharing its execution units: each core ran at 0.60 × the rate of 1 thread alone on one (100 % of the gap)"
+        ),
+        "{smt:?}"
+    );
+    let own = causes(vec![lc(0, 0), lc(1, 1), lc(2, 2), lc(3, 3)], 4.0);
+    assert!(
+        own[0].contains("(contention") || own[0].contains("they share what fewer had"),
+        "{own:?}"
+    );
+    assert!(!own[0].contains("hardware threads of each"), "{own:?}");
+}
+
+/// The findings' cause statements of a run of `recs`, each checked to cite its figures.
+fn cause_texts(recs: Vec<ResultRecord>) -> Vec<String> {
+    let found = of(&run(recs));
+    found.iter().for_each(cited);
+    only(&found, Kind::Cause)
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+/// A TCP stream held by its window: the window asked over the streams' round trip, or the one
+/// the receiver advertised over TCP's own, where TCP says the window held it back.
+#[test]
+fn a_window_below_the_bandwidth_delay_product_is_named() {
+    let causes = cause_texts;
+    // One stream of a 64 KiB window over 10 ms carries 52.4 Mbit/s of a 1 Gbit/s peak.
+    let window = causes(vec![rec(
+        Subsystem::Net,
+        "THROUGHPUT",
+        json!({"protocol": "TCP", "side": "receiver", "socket_options": {"window_bytes": 65536},
+               "stream_rtt_us": [9800.0, 10200.0]}),
+        Metric::Throughput,
+        Unit::MbitPerSec,
+        50.0,
+        Some(1000.0),
+    )]);
+    assert!(
+        window[0].ends_with(
+            "5.0 % of its peak — a window of 64 KiB over a 10.00 ms round trip carries at most 52.43 Mbit/s: the bandwidth-delay product of its peak is 1.2 MiB (98 % of the gap); 2 % of the gap unexplained"
+        ),
+        "{window:?}"
+    );
+    // No window asked, but TCP held the sender by the receiver's 80 KB window 97 % of its busy
+    // time, over its own 10 ms round trip: 64 Mbit/s of a 1 Gbit/s peak.
+    let held = |limited: f64| {
+        causes(vec![rec(
+            Subsystem::Net,
+            "THROUGHPUT",
+            json!({"protocol": "TCP", "side": "receiver",
+                   "client_socket": {"rtt_us": 10000.0, "peer_window_bytes": 80000,
+                                     "window_limited": limited, "send_buffer_limited": 0.0}}),
+            Metric::Throughput,
+            Unit::MbitPerSec,
+            60.0,
+            Some(1000.0),
+        )])
+    };
+    let by_window = held(0.97);
+    assert!(
+        by_window[0].contains(
+            "the receiver's window of 80 KB over a 10.00 ms round trip carries at most 64.00 Mbit/s (TCP held the sender back 97 % of its busy time by the receiver's window, 0 % by its send buffer)"
+        ),
+        "{by_window:?}"
+    );
+    // Held back a tenth of the time only: some other limit, not named the window.
+    assert!(!held(0.1)[0].contains("window"), "{:?}", held(0.1));
+}
