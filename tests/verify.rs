@@ -287,6 +287,7 @@ fn the_faults_imposed_are_diagnosed() {
         [
             "diagnose co-runner",
             "diagnose cpu-quota",
+            "diagnose oversubscription",
             "diagnose isa",
             "diagnose problem-size",
             "diagnose window"

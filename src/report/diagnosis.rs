@@ -628,7 +628,8 @@ fn size_causes(r: &ResultRecord, e: f64, others: &Others, report: &Report, out: 
 /// the slower threads are the core's execution units shared between its hardware threads, not
 /// a contention of unknown kind. A peak counts cores, not hardware threads, so what is a gap is
 /// a core's rate below `b`'s (by more than [`FLAT`]): named `smt-sharing`, its ceiling that
-/// ratio.
+/// ratio. An oversubscribed point's slower threads are its `oversubscription` (named already):
+/// true, nothing added.
 fn smt_sharing(r: &ResultRecord, b: &ResultRecord, report: &Report, out: &mut Vec<Found>) -> bool {
     let cores = |x: &ResultRecord| -> Option<(usize, usize)> {
         let cpus = &x.params.cpu()?.cpus;
@@ -642,15 +643,16 @@ fn smt_sharing(r: &ResultRecord, b: &ResultRecord, report: &Report, out: &mut Ve
         }
         Some((cpus.len(), distinct.len()))
     };
+    // Threads taking turns on fewer CPUs than they are: `oversubscription` says so, and a
+    // thread's share of a CPU is no contention.
+    if r.params.cpu().is_some_and(|c| c.oversubscribed) {
+        return true;
+    }
     let (Some((threads, shared)), Some((bt, bc))) = (cores(r), cores(b)) else {
         return false;
     };
     // Its threads share cores where the faster ones did not.
-    if shared == 0
-        || shared >= threads
-        || bc < bt
-        || r.params.cpu().is_some_and(|c| c.oversubscribed)
-    {
+    if shared == 0 || shared >= threads || bc < bt {
         return false;
     }
     let per_core = r.summary.mean / shared as f64 / (b.summary.mean / bc as f64);

@@ -644,3 +644,29 @@ fn a_window_below_the_bandwidth_delay_product_is_named() {
     // Held back a tenth of the time only: some other limit, not named the window.
     assert!(!held(0.1)[0].contains("window"), "{:?}", held(0.1));
 }
+
+/// Four threads taking turns on two CPUs: `oversubscription`, never a contention (each
+/// thread's share of a CPU is what oversubscription means).
+#[test]
+fn an_oversubscribed_point_is_no_contention() {
+    let point = |threads: usize, gops: f64, oversubscribed: bool| {
+        rec(
+            Subsystem::Cpu,
+            "DP",
+            json!({"threads": threads, "isa": "avx512", "clock_ghz": 3.6,
+                   "cpus": (0..threads).map(|t| t % 2).collect::<Vec<_>>(),
+                   "oversubscribed": oversubscribed}),
+            Metric::Throughput,
+            Unit::Gops,
+            gops,
+            Some(120.0),
+        )
+    };
+    let found = cause_texts(vec![point(2, 110.0, false), point(4, 60.0, true)]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].contains("4 threads share fewer cores"),
+        "{found:?}"
+    );
+    assert!(!found[0].contains("they share what fewer had"), "{found:?}");
+}
