@@ -604,8 +604,13 @@ fn size_causes(r: &ResultRecord, e: f64, others: &Others, report: &Report, out: 
             cites: vec![ratio],
         });
     }
-    // Fewer workers than the best point of the same kind, which did better.
-    if let Some(b) = others.better(r, e) {
+    // Fewer workers than the best point of the same kind, which did better: where the peak is
+    // the device's (a disk, a link, the memory), not a CPU point's, whose peak counts the cores
+    // its own threads run on (more threads raise that peak with them: one thread's 47 % beside
+    // four threads' 93 % is no sign that one thread leaves its core idle).
+    if r.subsystem != Subsystem::Cpu
+        && let Some(b) = others.better(r, e)
+    {
         let (w, noun) = workers(r);
         let (bw, _) = workers(b);
         let be = b.efficiency.unwrap_or(0.0);

@@ -670,3 +670,18 @@ fn an_oversubscribed_point_is_no_contention() {
     );
     assert!(!found[0].contains("they share what fewer had"), "{found:?}");
 }
+
+/// A CPU point's peak counts the cores its threads run on: one thread at 50 % beside two at
+/// 95 % is not "1 thread does not fill it" (each is judged against its own cores).
+#[test]
+fn more_threads_doing_better_is_no_cause_of_a_cpu_points_gap() {
+    let found = cause_texts(vec![
+        dp(1, 30.0, "avx512", 3.6),
+        dp(2, 114.0, "avx512", 3.6),
+    ]);
+    assert!(found.iter().all(|f| !f.contains("fill it")), "{found:?}");
+    assert!(
+        found[0].ends_with("no cause this run can show"),
+        "{found:?}"
+    );
+}
