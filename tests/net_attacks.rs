@@ -298,6 +298,25 @@ fn a_server_that_lies_about_its_cpu_sockets_or_rate_is_refused() {
             None,
             "impossible socket figures",
         ),
+        // What TCP_INFO says of a client's own connection, out of every bound.
+        (
+            None,
+            Some(serde_json::json!({"rtt_us": -1.0})),
+            None,
+            "impossible socket figures: a round trip that is negative",
+        ),
+        (
+            None,
+            Some(serde_json::json!({"window_limited": 7.5})),
+            None,
+            "impossible socket figures: a share of the time outside 0 to 1",
+        ),
+        (
+            None,
+            Some(serde_json::json!({"peer_window_bytes": u64::MAX})),
+            None,
+            "impossible socket figures: a window above 1 TiB",
+        ),
         (
             None,
             None,

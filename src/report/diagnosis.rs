@@ -489,10 +489,9 @@ fn io_causes(r: &ResultRecord, others: &Others, out: &mut Vec<Found>) {
 fn window(r: &ResultRecord, n: &crate::results::params::NetParams) -> Option<Found> {
     let state = n.client_socket.as_deref().copied().unwrap_or_default();
     let asked = n.socket_options.as_ref().and_then(|o| o.window_bytes);
-    let held = [state.window_limited, state.send_buffer_limited]
-        .into_iter()
-        .flatten()
-        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+    let held = (state.window_limited.into_iter())
+        .chain(state.send_buffer_limited)
+        .reduce(f64::max);
     if asked.is_none() && held.is_none_or(|h| h < 0.5) {
         return None;
     }

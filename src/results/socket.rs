@@ -231,4 +231,46 @@ mod tests {
         };
         assert!(asked.any());
     }
+
+    /// What TCP_INFO says of a connection is bounded: a round trip from 0 to 10 minutes
+    /// (finite), shares of the busy time from 0 to 1, a window up to 1 TiB.
+    #[test]
+    fn tcp_info_figures_are_bounded() {
+        let ok = SocketState {
+            rtt_us: Some(10_000.0),
+            peer_window_bytes: Some(80_000),
+            window_limited: Some(0.97),
+            send_buffer_limited: Some(0.0),
+            ..Default::default()
+        };
+        assert_eq!(ok.validate(), Ok(()));
+        for bad in [
+            SocketState {
+                rtt_us: Some(-1.0),
+                ..ok
+            },
+            SocketState {
+                rtt_us: Some(f64::NAN),
+                ..ok
+            },
+            SocketState {
+                rtt_us: Some(601e6),
+                ..ok
+            },
+            SocketState {
+                window_limited: Some(1.5),
+                ..ok
+            },
+            SocketState {
+                send_buffer_limited: Some(f64::INFINITY),
+                ..ok
+            },
+            SocketState {
+                peer_window_bytes: Some(u64::MAX),
+                ..ok
+            },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?}");
+        }
+    }
 }

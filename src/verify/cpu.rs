@@ -30,21 +30,11 @@ pub(super) fn cpu(c: &mut Checks) -> anyhow::Result<()> {
         (Subsystem::Cpu, Unit::OpsPerSec),
         "",
     );
-    if let Some(q) = crate::sysinfo::cgroup::own_cpu_quota().filter(|q| q.cpus() < 1.0) {
-        return c.push(Check {
-            reason: format!(
-                "this process runs under a CPU quota of {:.2} CPUs already: one unlimited thread cannot be measured",
-                q.cpus()
-            ),
-            ..base
-        });
-    }
-    let name = super::names::group(std::process::id());
-    let mut group = match super::cgroups::Group::new(super::cgroups::Controller::Cpu, &name) {
+    let mut group = match quota_group() {
         Ok(g) => g,
         Err(why) => {
             return c.push(Check {
-                reason: format!("no CPU control group: {why}"),
+                reason: why,
                 ..base
             });
         }
@@ -53,12 +43,6 @@ pub(super) fn cpu(c: &mut Checks) -> anyhow::Result<()> {
     // Ten periods at least: a repetition that is not a whole number of them gets a share of
     // one more or one less, up to ±33 % of a 150 ms repetition.
     line.extend(c.timing_at_least("--duration", Duration::from_micros(10 * PERIOD_US)));
-    if let Err(why) = group.limit_cpu(QUOTA_US, PERIOD_US) {
-        return c.push(Check {
-            reason: format!("cannot impose the quota: {why}"),
-            ..base
-        });
-    }
     let first = attempt(c, &mut group, &line, &base)?;
     // A shared host's rate can move during the limited run alone (between its unlimited
     // neighbours): a figure outside the tolerance is measured once more, and the second try
@@ -81,6 +65,26 @@ pub(super) fn cpu(c: &mut Checks) -> anyhow::Result<()> {
         _ => first,
     };
     c.push(check)
+}
+
+/// A control group of the run's whose CPU time is limited to [`QUOTA_US`] every
+/// [`PERIOD_US`] (not joined yet), or why there is none: this process under a quota of less
+/// than a CPU already (one unlimited thread cannot be measured), no CPU controller, or limits
+/// that cannot be written.
+pub(super) fn quota_group() -> Result<super::cgroups::Group, String> {
+    if let Some(q) = crate::sysinfo::cgroup::own_cpu_quota().filter(|q| q.cpus() < 1.0) {
+        return Err(format!(
+            "this process runs under a CPU quota of {:.2} CPUs already: one unlimited thread cannot be measured",
+            q.cpus()
+        ));
+    }
+    let name = super::names::group(std::process::id());
+    let group = super::cgroups::Group::new(super::cgroups::Controller::Cpu, &name)
+        .map_err(|why| format!("no CPU control group: {why}"))?;
+    group
+        .limit_cpu(QUOTA_US, PERIOD_US)
+        .map_err(|why| format!("cannot impose the quota: {why}"))?;
+    Ok(group)
 }
 
 /// One try of the CPU check: the thread without the quota, with it (joined to `group`, whose

@@ -282,32 +282,16 @@ impl Fault for Quota {
 
 /// A point under a CPU quota of half a CPU (a control group of the run's).
 fn quota(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
-    if let Some(q) = crate::sysinfo::cgroup::own_cpu_quota().filter(|q| q.cpus() < 1.0) {
-        return Ok(Check {
-            reason: format!(
-                "this process runs under a CPU quota of {:.2} CPUs already: one unlimited thread cannot be measured",
-                q.cpus()
-            ),
-            ..base
-        });
-    }
-    let name = super::names::group(std::process::id());
-    let group = match super::cgroups::Group::new(super::cgroups::Controller::Cpu, &name) {
+    let group = match super::cpu::quota_group() {
         Ok(g) => g,
         Err(why) => {
             return Ok(Check {
-                reason: format!("no CPU control group: {why}"),
+                reason: why,
                 ..base
             });
         }
     };
     let (quota, period) = (super::cpu::QUOTA_US, super::cpu::PERIOD_US);
-    if let Err(why) = group.limit_cpu(quota, period) {
-        return Ok(Check {
-            reason: format!("cannot impose the quota: {why}"),
-            ..base
-        });
-    }
     // Ten periods a repetition at least (see the CPU check).
     let line = one_thread(c, &[], Duration::from_micros(10 * period));
     interleaved(
