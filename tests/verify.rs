@@ -290,6 +290,8 @@ fn the_faults_imposed_are_diagnosed() {
             "diagnose cpu-quota",
             "diagnose isa",
             "diagnose problem-size",
+            "diagnose working-set",
+            "diagnose queue-depth",
             "diagnose window"
         ],
         "{stderr}"

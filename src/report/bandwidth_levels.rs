@@ -50,10 +50,10 @@ const MIN_SIZES: usize = 3;
 
 /// The parameters a line runs along (the working set and the array it follows from) or may
 /// cross (the stores: `--stores auto` streams only past the last-level cache).
-const ALONG: &[&str] = &["working_set_bytes", "array_bytes_per_thread", "stores"];
+pub(super) const ALONG: &[&str] = &["working_set_bytes", "array_bytes_per_thread", "stores"];
 
 /// The working set per thread of a bandwidth throughput record: all its arrays.
-fn per_thread(r: &ResultRecord) -> Option<u64> {
+pub(super) fn per_thread(r: &ResultRecord) -> Option<u64> {
     match &r.params {
         Params::Mem(p) if r.metric == Metric::Throughput && r.subsystem == Subsystem::Mem => p
             .kernel
@@ -61,6 +61,23 @@ fn per_thread(r: &ResultRecord) -> Option<u64> {
             .map(|k| k.working_set_bytes / p.threads.max(1) as u64),
         _ => None,
     }
+}
+
+/// The data cache level a bandwidth point's arrays fit in (its threads' share of each
+/// instance: working set ÷ threads × the threads that share one), or None for memory.
+pub fn level_of(r: &ResultRecord, caches: &[Cache]) -> Option<u32> {
+    let kernel = r.params.mem()?.kernel.as_ref()?;
+    let threads = r.params.threads().max(1) as u64;
+    let per_thread = kernel.working_set_bytes / threads;
+    caches
+        .iter()
+        .filter(|c| c.kind != "Instruction")
+        .filter(|c| {
+            let sharing = threads.min(u64::from(c.shared_by_cpus.max(1)));
+            per_thread.saturating_mul(sharing) <= c.size_bytes
+        })
+        .map(|c| c.level)
+        .min()
 }
 
 /// The staircases of `records` (any records: those that are not bandwidth points are left

@@ -3,8 +3,9 @@
 //! cause explains (docs/diagnosis.md). The findings say it in words, the JSON document carries
 //! it as each record's `diagnosis`.
 
+use super::bandwidth_levels::{ALONG, level_of, per_thread};
 use crate::results::diagnosis::{Cause, Diagnosis};
-use crate::results::params::{IoMode, Proto};
+use crate::results::params::{DiskParams, IoMode, Proto};
 use crate::results::point::{Field, fields};
 use crate::results::{Metric, Report, ResultRecord, Subsystem, Unit};
 use crate::units::format_sig;
@@ -16,6 +17,10 @@ pub const DIAGNOSED_BELOW: f64 = 0.90;
 /// A cause whose ceiling is at least this leaves the point within noise of its peak: not
 /// named.
 const NEGLIGIBLE: f64 = 0.97;
+
+/// A smaller working set whose point reached at most this share of the peak reached the peak
+/// of its level (a cache level's rate surpasses a memory peak by far more).
+const AT_PEAK: f64 = 1.10;
 
 /// A sweep whose next step gains less than this has saturated.
 pub(super) const FLAT: f64 = 1.10;
@@ -65,6 +70,9 @@ pub(super) struct Others<'a> {
     rates: HashMap<OfKind, Vec<(usize, f64, &'a ResultRecord)>>,
     /// The latency records (a disk point's, for Little's law).
     latencies: Vec<&'a ResultRecord>,
+    /// Per (metric, unit, point without its working set), the memory bandwidth points with
+    /// an efficiency: a staircase's line.
+    sets: HashMap<OfKind, Vec<&'a ResultRecord>>,
 }
 
 /// The kind of a point: its metric, unit and the point in words without its workers.
@@ -139,12 +147,21 @@ impl<'a> Others<'a> {
         let latencies = (recs.iter().copied())
             .filter(|x| x.metric == Metric::Latency)
             .collect();
+        let mut sets: HashMap<OfKind, Vec<&ResultRecord>> = HashMap::new();
+        for x in recs.iter().filter(|x| per_thread(x).is_some()) {
+            if x.efficiency.is_some_and(|e| e > 0.0) {
+                sets.entry((x.metric, x.unit, what(x, ALONG)))
+                    .or_default()
+                    .push(*x);
+            }
+        }
         Others {
             loss,
             kinds,
             solves,
             rates,
             latencies,
+            sets,
         }
     }
 
@@ -181,6 +198,31 @@ impl<'a> Others<'a> {
             .max_by(|a, b| a.1.total_cmp(&b.1))?;
         let ratio = r.summary.mean / w as f64 / rate;
         (ratio * FLAT < 1.0).then_some((*best, ratio))
+    }
+
+    /// The bandwidth point of `r`'s line with a smaller working set that fit in a faster
+    /// level of `caches` than `r`'s arrays do and reached the peak where `r` does not (above
+    /// `e` × [`FLAT`], at most [`AT_PEAK`]: the peak is then that level's, not the memory's
+    /// that caches surpass), the best of them: it, its level and its efficiency.
+    fn smaller_set(
+        &self,
+        r: &ResultRecord,
+        e: f64,
+        caches: &[crate::sysinfo::Cache],
+    ) -> Option<(&'a ResultRecord, u32, f64)> {
+        let ws = per_thread(r)?;
+        // Memory is below every cache level.
+        let own = level_of(r, caches).unwrap_or(u32::MAX);
+        self.sets
+            .get(&(r.metric, r.unit, what(r, ALONG)))?
+            .iter()
+            .filter(|x| per_thread(x).is_some_and(|xw| xw < ws))
+            .filter_map(|x| {
+                let level = level_of(x, caches).filter(|l| *l < own)?;
+                let xe = x.efficiency.filter(|xe| *xe > e * FLAT && *xe <= AT_PEAK)?;
+                Some((*x, level, xe))
+            })
+            .max_by(|a, b| a.2.total_cmp(&b.2))
     }
 
     /// The point of `r`'s kind with more workers than `r` and the best efficiency, where it is
@@ -429,7 +471,9 @@ fn io_causes(r: &ResultRecord, others: &Others, out: &mut Vec<Found>) {
                 .latencies
                 .iter()
                 .find(|x| {
-                    x.metric == Metric::Latency && x.workload == r.workload && x.params == r.params
+                    x.metric == Metric::Latency
+                        && x.workload == r.workload
+                        && x.params.disk().is_some_and(|xd| same_point(xd, d))
                 })
                 .map(|x| base(x.unit, x.summary.mean))
                 .filter(|l| l.is_finite() && *l > 0.0);
@@ -479,6 +523,16 @@ fn io_causes(r: &ResultRecord, others: &Others, out: &mut Vec<Found>) {
             });
         }
     }
+}
+
+/// Whether two disk records are of one point: their params but what a latency record adds
+/// (what its latency is).
+fn same_point(a: &DiskParams, b: &DiskParams) -> bool {
+    let bare = |p: &DiskParams| DiskParams {
+        latency_definition: None,
+        ..p.clone()
+    };
+    bare(a) == bare(b)
 }
 
 /// A TCP stream held back by its window: each stream carries at most one window a round trip.
@@ -579,6 +633,23 @@ fn size_causes(r: &ResultRecord, e: f64, others: &Others, report: &Report, out: 
                 cites: vec![n as f64],
             });
         }
+    }
+    // Arrays too large for the cache level whose rate the peak is.
+    if let Some((b, level, be)) = others.smaller_set(r, e, &report.system.caches) {
+        let size = |x: &ResultRecord| crate::units::format_bytes_binary(per_thread(x).unwrap_or(0));
+        let own =
+            level_of(r, &report.system.caches).map_or("memory".to_string(), |l| format!("L{l}"));
+        let pct = be * 100.0;
+        out.push(Found {
+            cause: "working-set",
+            ceiling: Some((e / be).min(1.0)),
+            text: format!(
+                "its arrays, {} a thread, do not fit in L{level} (they are in {own}): at {} a thread, which fit, it reached {pct:.1} %",
+                size(r),
+                size(b)
+            ),
+            cites: vec![f64::from(level), pct],
+        });
     }
     // More threads than do their share: each ran slower than fewer did (CPU and memory).
     // (A dense solve's threads lose to its size first: `problem-size`.)

@@ -10,6 +10,7 @@ use crate::results::params::Side;
 use crate::results::verify::{Check, Status};
 use crate::results::{Metric, ResultRecord, Subsystem, Unit};
 use crate::sysinfo::Isa;
+use crate::units::{format_bytes_binary, format_sig};
 use std::time::Duration;
 
 /// A cause's share may differ from the fault's effect by this much of the effect.
@@ -35,7 +36,7 @@ const LARGE_GAIN: f64 = 5.0;
 /// turns on them cost the point only their switches (4 DP threads on 2 CPUs read 93.5 % of the
 /// peak against 91.9 % at 2 here), and a check of it would judge the host's noise (a CI run
 /// read 60.8 % then 84.1 % for the same 2 threads).
-const FAULTS: [(&str, &str, Subsystem); 5] = [
+const FAULTS: [(&str, &str, Subsystem); 7] = [
     ("co-runner", "a busy process on its CPU", Subsystem::Cpu),
     ("cpu-quota", "a quota of half a CPU", Subsystem::Cpu),
     ("isa", "a narrower ISA (--isa)", Subsystem::Cpu),
@@ -44,8 +45,22 @@ const FAULTS: [(&str, &str, Subsystem); 5] = [
         "LINPACK N = 200 vs a large N",
         Subsystem::Cpu,
     ),
+    (
+        "working-set",
+        "TRIAD arrays in memory vs in L2",
+        Subsystem::Mem,
+    ),
+    (
+        "queue-depth",
+        "4 KiB reads at QD 1 vs QD 32",
+        Subsystem::Disk,
+    ),
     ("window", "a 64 KiB window, 10 ms RTT", Subsystem::Net),
 ];
+
+/// The queue-depth fault's deep queue, and the size of its file.
+const DEEP_QUEUE: u32 = 32;
+const DISK_FILE: &str = "256M";
 
 /// The TCP window of the window's fault: a quarter of the bandwidth-delay product of the delay
 /// line's 200 Mbit/s and 10 ms round trip (250 KB).
@@ -74,6 +89,8 @@ pub(super) fn diagnose(c: &mut Checks) -> anyhow::Result<()> {
             "cpu-quota" => quota(c, base)?,
             "isa" => isa(c, base)?,
             "window" => window(c, base)?,
+            "queue-depth" => queue_depth(c, base)?,
+            "working-set" => working_set(c, base)?,
             _ => problem_size(c, base)?,
         };
         c.push(check)?;
@@ -365,14 +382,9 @@ fn problem_size(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
         Measured::Points(p) => p,
         Measured::Ended(check) => return Ok(check),
     };
-    // Operations a second, in the record's unit's base.
     let Some(gops) = rated(c, &faulted)
         .and_then(|i| c.record(i))
-        .map(|r| {
-            crate::units::Conversion::to_base(r.unit)
-                .map_or(r.summary.mean, |k| k.apply(r.summary.mean))
-                / 1e9
-        })
+        .map(|r| in_base(r) / 1e9)
         .filter(|g| *g > 0.0)
     else {
         return Ok(no_figure(base, &[&faulted_line], faulted));
@@ -390,6 +402,11 @@ fn problem_size(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
         (&faulted_line, &faulted),
         &format!("LINPACK at N = {SMALL_N} instead of N = {n}"),
     ))
+}
+
+/// A record's mean in its unit's base (operations or bytes a second).
+fn in_base(r: &ResultRecord) -> f64 {
+    crate::units::Conversion::to_base(r.unit).map_or(r.summary.mean, |k| k.apply(r.summary.mean))
 }
 
 /// The larger LINPACK's order for a small one's rate of `gops` GOPS: about `duration` of work
@@ -466,6 +483,165 @@ fn window(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
     )
 }
 
+/// STREAM's TRIAD on one thread with arrays in memory (four times the last-level cache, 64 MiB
+/// at least) against arrays that fit in L2 (three arrays of a quarter of it each). A cache
+/// level's rate is in no table: the peak is given (`--mem-peak-gbs`) as the rate the arrays in
+/// L2 reached just before, the level's as this run sees it.
+fn working_set(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
+    let caches = c.rec.system().caches;
+    let data = || caches.iter().filter(|x| x.kind != "Instruction");
+    let l2 = data().find(|x| x.level == 2).map(|x| x.size_bytes);
+    let last = data().map(|x| x.size_bytes).max();
+    let (Some(l2), Some(last)) = (l2.filter(|b| *b >= 64 << 10), last) else {
+        return Ok(Check {
+            reason: "sysfs names no L2 data cache of 64 KiB or more on this machine".into(),
+            ..base
+        });
+    };
+    // Whole KiB and MiB, as --array-size is given.
+    let small_bytes = (l2 / 4) & !((1 << 10) - 1);
+    let large_bytes = (4 * last).max(64 << 20) & !((1 << 20) - 1);
+    let (small, large) = (
+        format!("{}K", small_bytes >> 10),
+        format!("{}M", large_bytes >> 20),
+    );
+    let line = |c: &Checks, array: &str, gbs: Option<f64>| {
+        let mut l = strings(&[
+            "mem",
+            "--workload",
+            "TRIAD",
+            "--threads",
+            "1",
+            "--array-size",
+            array,
+        ]);
+        if let Some(gbs) = gbs {
+            l.extend(["--mem-peak-gbs".to_string(), format!("{gbs:.3}")]);
+        }
+        l.extend(c.timing("--duration"));
+        l
+    };
+    let first = line(c, &small, None);
+    let level = match measure(c, &first, &base)? {
+        Measured::Points(p) => p,
+        Measured::Ended(check) => return Ok(check),
+    };
+    // GB/s, from the record's unit's base.
+    let gbs = c
+        .find(&level, |r| r.metric == Metric::Throughput)
+        .and_then(|i| c.record(i))
+        .map(|r| in_base(r) / 1e9)
+        .filter(|v| v.is_finite() && *v >= 0.01);
+    let Some(gbs) = gbs else {
+        return Ok(no_figure(base, &[&first], level));
+    };
+    let clean_line = line(c, &small, Some(gbs));
+    let faulted_line = line(c, &large, Some(gbs));
+    let mut check = interleaved(
+        c,
+        base,
+        (&clean_line, &faulted_line),
+        &mut InTheLine,
+        &format!(
+            "TRIAD on one thread with arrays of {} each instead of {} (L2: {}), the peak given as the {} GB/s the arrays in L2 read just before",
+            format_bytes_binary(large_bytes),
+            format_bytes_binary(small_bytes),
+            format_bytes_binary(l2),
+            format_sig(gbs)
+        ),
+    )?;
+    check.points.splice(0..0, level);
+    Ok(check)
+}
+
+/// Random 4 KiB reads of a file of the run's at queue depth 1 against queue depth 32 (io_uring
+/// both, O_DIRECT), on the disk under [`disk_dir`]. A virtio or cloud disk's rated IOPS are
+/// nowhere to be read: its peak is given (`--disk-peak-read-iops`, and the MB/s it makes with
+/// 4 KiB records) as the rate queue depth 32 reached just before, the device's limit as this
+/// run sees it.
+fn queue_depth(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
+    let dir = disk_dir();
+    let dir = dir.to_string_lossy();
+    let line = |c: &Checks, qd: u32, iops: Option<f64>| {
+        let mut l = strings(&[
+            "disk",
+            "--dir",
+            &dir,
+            "--size",
+            DISK_FILE,
+            "--workload",
+            "RR",
+            "--block-size",
+            "4K",
+            "--threads",
+            "1",
+            "--iodepth",
+            &qd.to_string(),
+            "--engine",
+            "io_uring",
+        ]);
+        if let Some(iops) = iops {
+            l.extend([
+                "--disk-peak-read-iops".to_string(),
+                format!("{iops:.0}"),
+                "--disk-peak-read-mbps".to_string(),
+                format!("{:.3}", iops * 4096.0 / 1e6),
+            ]);
+        }
+        l.extend(c.timing("--runtime"));
+        l
+    };
+    let first = line(c, DEEP_QUEUE, None);
+    let limit = match measure(c, &first, &base)? {
+        Measured::Points(p) => p,
+        Measured::Ended(check) => return Ok(check),
+    };
+    let on_tmpfs = limit
+        .iter()
+        .filter_map(|i| c.record(*i))
+        .filter_map(|r| r.params.disk()?.file_system.clone())
+        .any(|fs| matches!(fs.as_str(), "tmpfs" | "ramfs"));
+    if on_tmpfs {
+        return Ok(Check {
+            reason: format!("{dir} is on a tmpfs: no disk to queue I/Os on"),
+            points: limit,
+            ..base
+        });
+    }
+    let iops = c
+        .find(&limit, |r| r.metric == Metric::Iops)
+        .and_then(|i| c.record(i))
+        .map(|r| r.summary.mean)
+        .filter(|v| v.is_finite() && *v > 0.0);
+    let Some(iops) = iops else {
+        return Ok(no_figure(base, &[&first], limit));
+    };
+    let clean_line = line(c, DEEP_QUEUE, Some(iops));
+    let faulted_line = line(c, 1, Some(iops));
+    let mut check = interleaved(
+        c,
+        base,
+        (&clean_line, &faulted_line),
+        &mut InTheLine,
+        &format!(
+            "4 KiB random reads (O_DIRECT, io_uring) of a file of the run's in {dir} at queue depth 1 instead of {DEEP_QUEUE}, the disk's peak given as the {iops:.0} IOPS queue depth {DEEP_QUEUE} read just before"
+        ),
+    )?;
+    check.points.splice(0..0, limit);
+    Ok(check)
+}
+
+/// The directory of the queue-depth fault's file: /var/tmp, which the FHS keeps on persistent
+/// storage (a disk, where /tmp may be a tmpfs), else the system's temporary directory.
+fn disk_dir() -> std::path::PathBuf {
+    let var = std::path::Path::new("/var/tmp");
+    if var.is_dir() {
+        var.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    }
+}
+
 /// A check whose benchmark gave no figure with an efficiency.
 fn no_figure(base: Check, lines: &[&[String]], points: Vec<usize>) -> Check {
     Check {
@@ -504,12 +680,24 @@ fn judge(
         .filter(|i| rated(c, &[**i]).is_some())
         .filter_map(|i| c.record(*i).cloned())
         .collect();
-    let faulted_rec = rated(c, faulted).and_then(|i| c.record(i).cloned());
+    let at = rated(c, faulted);
+    let faulted_rec = at.and_then(|i| c.record(i).cloned());
     let Some(faulted_rec) = faulted_rec.filter(|_| !cleans.is_empty()) else {
         return no_figure(base, &[clean_line, faulted_line], points);
     };
+    // The faulted point's other records (a disk point's latency, which Little's law reads).
+    let beside: Vec<ResultRecord> = faulted
+        .iter()
+        .filter(|i| Some(**i) != at)
+        .filter_map(|i| c.record(*i).cloned())
+        .collect();
     let sys = c.rec.system();
-    let verdict = verdict(&base.name["diagnose ".len()..], &cleans, &faulted_rec, sys);
+    let verdict = verdict(
+        &base.name["diagnose ".len()..],
+        &cleans,
+        (&faulted_rec, &beside),
+        sys,
+    );
     Check {
         status: verdict.status,
         reason: format!("{how}; {}", verdict.reason),
@@ -538,12 +726,13 @@ struct Verdict {
 }
 
 /// The verdict on the point `faulted` against `clean` (the same point without the fault, each
-/// run of it: their mean efficiency is the clean one) for
-/// the fault whose cause is `cause`, on the machine `sys`.
+/// run of it: their mean efficiency is the clean one) for the fault whose cause is `cause`, on
+/// the machine `sys`; `beside`: the faulted point's other records (its latency), diagnosed
+/// with it.
 fn verdict(
     cause: &str,
     clean: &[ResultRecord],
-    faulted: &ResultRecord,
+    (faulted, beside): (&ResultRecord, &[ResultRecord]),
     sys: crate::sysinfo::SystemInfo,
 ) -> Verdict {
     let efficiencies: Vec<f64> = clean.iter().filter_map(|r| r.efficiency).collect();
@@ -583,6 +772,7 @@ fn verdict(
     };
     let mut report = crate::results::Report::new(sys, Vec::new());
     report.results = clean.to_vec();
+    report.results.extend(beside.iter().cloned());
     report.results.push(faulted.clone());
     let diagnosis = crate::report::diagnosis::of_report(&report).pop().flatten();
     let Some(d) = diagnosis else {

@@ -134,7 +134,9 @@ fn bandwidths(results: &[ResultRecord], caches: &[Cache]) -> Vec<Bandwidth> {
         })
         .collect();
     let mut out = Vec::new();
-    for (level, recs) in crate::report::group_by(&arrays, |r| level_of(r, caches)) {
+    for (level, recs) in crate::report::group_by(&arrays, |r| {
+        crate::report::bandwidth_levels::level_of(r, caches)
+    }) {
         let best = recs
             .iter()
             .max_by(|a, b| a.summary.mean.total_cmp(&b.summary.mean))
@@ -168,23 +170,6 @@ fn bandwidths(results: &[ResultRecord], caches: &[Cache]) -> Vec<Bandwidth> {
         );
     }
     out
-}
-
-/// The data cache level a bandwidth point's arrays fit in (its threads' share of each
-/// instance: working set ÷ threads × the threads that share one), or None for memory.
-fn level_of(r: &ResultRecord, caches: &[Cache]) -> Option<u32> {
-    let kernel = r.params.mem()?.kernel.as_ref()?;
-    let threads = r.params.threads().max(1) as u64;
-    let per_thread = kernel.working_set_bytes / threads;
-    caches
-        .iter()
-        .filter(|c| c.kind != "Instruction")
-        .filter(|c| {
-            let sharing = threads.min(u64::from(c.shared_by_cpus.max(1)));
-            per_thread.saturating_mul(sharing) <= c.size_bytes
-        })
-        .map(|c| c.level)
-        .min()
 }
 
 /// The run's kernels at their arithmetic intensity: dense solves and multiplies (at their

@@ -281,6 +281,10 @@ fn each_low_efficiency_cause_cites_what_shows_it() {
     lat.summary.mean = 40.96;
     lat.efficiency = None;
     lat.peak = None;
+    // A latency record says what its latency is: its params are the throughput's and that.
+    if let Params::Disk(d) = &mut lat.params {
+        d.latency_definition = Some("per I/O, from handing it to the engine".into());
+    }
     let little = causes(vec![disk("RR", "random", 4096, 1, 100.0, false), lat]);
     assert!(
         little[0].ends_with(
@@ -683,5 +687,44 @@ fn more_threads_doing_better_is_no_cause_of_a_cpu_points_gap() {
     assert!(
         found[0].ends_with("no cause this run can show"),
         "{found:?}"
+    );
+}
+
+/// TRIAD on one thread against a peak its arrays in L2 reach (the quick machine's L2: 1 MiB):
+/// arrays in memory are held by their `working-set`, the whole gap; against a memory peak that
+/// the arrays in cache surpass three times, the point in memory has no such cause.
+#[test]
+fn arrays_out_of_the_peaks_cache_level_are_the_working_set() {
+    let triad = |ws: u64, gbs: f64, peak: f64| {
+        rec(
+            Subsystem::Mem,
+            "TRIAD",
+            json!({"threads": 1, "isa": "avx512", "stores": "regular", "cpus": [0],
+                   "working_set_bytes": ws, "array_bytes_per_thread": ws / 3,
+                   "pages": "thp", "huge_page_bytes": null}),
+            Metric::Throughput,
+            Unit::GBPerSec,
+            gbs,
+            Some(peak),
+        )
+    };
+    let found = cause_texts(vec![
+        triad(768 << 10, 150.0, 150.0),
+        triad(768 << 20, 45.0, 150.0),
+    ]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].ends_with(
+            "30.0 % of its peak — its arrays, 768 MiB a thread, do not fit in L2 (they are in memory): at 768 KiB a thread, which fit, it reached 100.0 % (100 % of the gap)"
+        ),
+        "{found:?}"
+    );
+    let memory = cause_texts(vec![
+        triad(768 << 10, 150.0, 50.0),
+        triad(768 << 20, 40.0, 50.0),
+    ]);
+    assert!(
+        memory.iter().all(|f| !f.contains("do not fit")),
+        "{memory:?}"
     );
 }

@@ -42,7 +42,12 @@ fn dp(isa: &str, share: f64) -> ResultRecord {
 fn a_fault_named_first_with_its_share_passes() {
     // Half-width vectors: 95 % → 48 %; the fault took ln(0.48/0.95)/ln(0.48) = 93 % of the
     // gap, `isa` (ceiling 0.5) explains ln(0.5)/ln(0.48) = 94 %.
-    let v = verdict("isa", &[dp("avx512", 0.95)], &dp("avx2", 0.48), machine());
+    let v = verdict(
+        "isa",
+        &[dp("avx512", 0.95)],
+        (&dp("avx2", 0.48), &[]),
+        machine(),
+    );
     assert_eq!(v.status, Status::Pass, "{v:?}");
     let (e, m) = (v.expected.unwrap(), v.measured.unwrap());
     assert!((e - 93.0).abs() < 0.5 && (m - 94.4).abs() < 0.5, "{v:?}");
@@ -52,14 +57,19 @@ fn a_fault_named_first_with_its_share_passes() {
 #[test]
 fn a_fault_named_with_the_wrong_share_or_not_at_all_fails() {
     // 95 % → 20 % on avx2: the fault took 97 % of the gap, `isa` explains 43 % of it.
-    let v = verdict("isa", &[dp("avx512", 0.95)], &dp("avx2", 0.2), machine());
+    let v = verdict(
+        "isa",
+        &[dp("avx512", 0.95)],
+        (&dp("avx2", 0.2), &[]),
+        machine(),
+    );
     assert_eq!(v.status, Status::Fail, "{v:?}");
     assert!(v.measured.unwrap() < 50.0, "{v:?}");
     // A quota the point does not record is not diagnosed: its cause is missing.
     let v = verdict(
         "cpu-quota",
         &[dp("avx512", 0.95)],
-        &dp("avx512", 0.45),
+        (&dp("avx512", 0.45), &[]),
         machine(),
     );
     assert_eq!(v.status, Status::Fail, "{v:?}");
@@ -68,7 +78,7 @@ fn a_fault_named_with_the_wrong_share_or_not_at_all_fails() {
     // Named, but not first: a narrower ISA's half is found before the quota's half.
     let mut both = dp("avx2", 0.25);
     both.params.set_cpu_quota(0.5);
-    let v = verdict("cpu-quota", &[dp("avx2", 0.5)], &both, machine());
+    let v = verdict("cpu-quota", &[dp("avx2", 0.5)], (&both, &[]), machine());
     assert_eq!(v.status, Status::Fail, "{v:?}");
     assert!(v.measured.is_some_and(|m| (m - 50.0).abs() < 1e-6), "{v:?}");
     assert!(
@@ -80,7 +90,12 @@ fn a_fault_named_with_the_wrong_share_or_not_at_all_fails() {
 
 #[test]
 fn a_fault_without_effect_is_skipped_saying_so() {
-    let v = verdict("isa", &[dp("avx512", 0.95)], &dp("avx2", 0.9), machine());
+    let v = verdict(
+        "isa",
+        &[dp("avx512", 0.95)],
+        (&dp("avx2", 0.9), &[]),
+        machine(),
+    );
     assert_eq!(v.status, Status::Skip, "{v:?}");
     assert!(v.reason.contains("nothing to diagnose"), "{}", v.reason);
 }
