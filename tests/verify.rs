@@ -281,6 +281,12 @@ fn the_faults_imposed_are_diagnosed() {
     .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    // Every cause the checks diagnose is one the schema names.
+    assert!(
+        common::schema_errors(&doc).is_empty(),
+        "{:?}",
+        common::schema_errors(&doc)
+    );
     let checks = doc["verification"]["checks"].as_array().unwrap();
     let names: Vec<&str> = checks.iter().map(|c| c["name"].as_str().unwrap()).collect();
     assert_eq!(
@@ -288,11 +294,14 @@ fn the_faults_imposed_are_diagnosed() {
         [
             "diagnose co-runner",
             "diagnose cpu-quota",
+            "diagnose oversubscription",
             "diagnose isa",
             "diagnose problem-size",
             "diagnose working-set",
             "diagnose queue-depth",
-            "diagnose window"
+            "diagnose page-cache",
+            "diagnose window",
+            "diagnose loss"
         ],
         "{stderr}"
     );

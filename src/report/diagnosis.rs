@@ -8,11 +8,13 @@ use crate::results::diagnosis::{Cause, Diagnosis};
 use crate::results::params::{DiskParams, IoMode, Proto};
 use crate::results::point::{Field, fields};
 use crate::results::{Metric, Report, ResultRecord, Subsystem, Unit};
-use crate::units::format_sig;
-use std::collections::HashMap;
+use crate::units::{format_bytes_binary, format_sig};
+use std::collections::{HashMap, HashSet};
 
-/// A point below this share of its peak is diagnosed.
+/// A point below this share of its peak is diagnosed, and one above the other: what lifted it
+/// over its ceiling (a figure above its peak measured something else than the peak bounds).
 pub const DIAGNOSED_BELOW: f64 = 0.90;
+pub const DIAGNOSED_ABOVE: f64 = 1.10;
 
 /// A cause whose ceiling is at least this leaves the point within noise of its peak: not
 /// named.
@@ -73,7 +75,13 @@ pub(super) struct Others<'a> {
     /// Per (metric, unit, point without its working set), the memory bandwidth points with
     /// an efficiency: a staircase's line.
     sets: HashMap<OfKind, Vec<&'a ResultRecord>>,
+    /// Per (metric, unit, point without its I/O mode), the efficiencies of the disk points
+    /// with O_DIRECT.
+    direct: HashMap<OfKind, Vec<f64>>,
 }
+
+/// What tells a buffered disk point from its O_DIRECT twin.
+const IO_MODE: &[&str] = &["io_mode", "io_mode_reason"];
 
 /// The kind of a point: its metric, unit and the point in words without its workers.
 type OfKind = (Metric, Unit, String);
@@ -155,6 +163,18 @@ impl<'a> Others<'a> {
                     .push(*x);
             }
         }
+        let mut direct: HashMap<OfKind, Vec<f64>> = HashMap::new();
+        for x in recs.iter() {
+            if let (Some(d), Some(e)) = (x.params.disk(), x.efficiency)
+                && d.io_mode == IoMode::Direct
+                && e > 0.0
+            {
+                direct
+                    .entry((x.metric, x.unit, what(x, IO_MODE)))
+                    .or_default()
+                    .push(e);
+            }
+        }
         Others {
             loss,
             kinds,
@@ -162,6 +182,7 @@ impl<'a> Others<'a> {
             rates,
             latencies,
             sets,
+            direct,
         }
     }
 
@@ -225,6 +246,27 @@ impl<'a> Others<'a> {
             .max_by(|a, b| a.2.total_cmp(&b.2))
     }
 
+    /// The mean efficiency of `r`'s point with O_DIRECT (the same point but its I/O mode).
+    fn direct_twin(&self, r: &ResultRecord) -> Option<f64> {
+        let twins = self.direct.get(&(r.metric, r.unit, what(r, IO_MODE)))?;
+        (!twins.is_empty()).then(|| twins.iter().sum::<f64>() / twins.len() as f64)
+    }
+
+    /// The bandwidth point of `r`'s line whose arrays are in memory (they fit in no cache
+    /// level), the largest working set: it and its efficiency.
+    fn in_memory(
+        &self,
+        r: &ResultRecord,
+        caches: &[crate::sysinfo::Cache],
+    ) -> Option<(&'a ResultRecord, f64)> {
+        self.sets
+            .get(&(r.metric, r.unit, what(r, ALONG)))?
+            .iter()
+            .filter(|x| level_of(x, caches).is_none())
+            .max_by_key(|x| per_thread(x))
+            .and_then(|x| Some((*x, x.efficiency.filter(|e| *e > 0.0)?)))
+    }
+
     /// The point of `r`'s kind with more workers than `r` and the best efficiency, where it is
     /// above `e` × [`FLAT`].
     fn better(&self, r: &ResultRecord, e: f64) -> Option<&'a ResultRecord> {
@@ -267,26 +309,35 @@ struct Found {
 }
 
 /// The diagnosis of `r` (a point of `report`, `others` its subsystem's points) where it is
-/// below [`DIAGNOSED_BELOW`] of its peak, and the figures its words cite; None for a point at
-/// or above it, or without an efficiency.
+/// below [`DIAGNOSED_BELOW`] of its peak or above [`DIAGNOSED_ABOVE`], and the figures its
+/// words cite; None for a point between, or without an efficiency.
 pub(super) fn diagnose(
     r: &ResultRecord,
     others: &Others,
     report: &Report,
 ) -> Option<(Diagnosis, Vec<f64>)> {
-    let e = r.efficiency.filter(|e| *e > 0.0 && *e < DIAGNOSED_BELOW)?;
+    let e = r
+        .efficiency
+        .filter(|e| *e > 0.0 && (*e < DIAGNOSED_BELOW || *e > DIAGNOSED_ABOVE))?;
+    let above = e > 1.0;
+    let found = if above {
+        lifts(r, e, others, report)
+    } else {
+        causes(r, e, others, report)
+    };
     // A cause that leaves the point within noise of its peak is not one.
-    let found: Vec<Found> = causes(r, e, others, report)
+    let found: Vec<Found> = found
         .into_iter()
-        .filter(|f| f.ceiling.is_none_or(|c| c < NEGLIGIBLE))
+        .filter(|f| f.ceiling.is_none_or(|c| c.ln().abs() > -NEGLIGIBLE.ln()))
         .collect();
     let cites = found.iter().flat_map(|f| f.cites.iter().copied()).collect();
-    // Each measured cause's share of the gap, in the log of the efficiency: effects multiply.
+    // Each measured cause's share of the gap (or the excess), in the log of the efficiency:
+    // effects multiply. A cause on the other side of the peak than the point has none.
     let raw: Vec<Option<f64>> = found
         .iter()
         .map(|f| {
             f.ceiling
-                .filter(|c| *c > 0.0 && *c < 1.0)
+                .filter(|c| *c > 0.0 && (*c > 1.0) == above)
                 .map(|c| c.ln() / e.ln())
         })
         .collect();
@@ -318,6 +369,49 @@ pub(super) fn diagnose(
         },
         cites,
     ))
+}
+
+/// What lifted `r` above its peak (its efficiency `e`, above 1) that the run shows: each
+/// cause's ceiling is the height it alone lifts the point to.
+fn lifts(r: &ResultRecord, e: f64, others: &Others, report: &Report) -> Vec<Found> {
+    let mut out = Vec::new();
+    if let Some(d) = r.params.disk()
+        && d.io_mode == IoMode::Buffered
+        && d.read_percent > 0
+    {
+        // The same point with O_DIRECT in the run: what the device gave it.
+        let direct = others.direct_twin(r);
+        let text = match direct {
+            Some(de) => format!(
+                "its reads went through the page cache (buffered), which served what it held from memory: the same point with O_DIRECT reached {:.1} %",
+                de * 100.0
+            ),
+            None => "its reads went through the page cache (buffered), which serves what it holds from memory, not the device".into(),
+        };
+        out.push(Found {
+            cause: "page-cache",
+            ceiling: direct.map(|de| e / de),
+            text,
+            cites: direct.map_or(vec![], |de| vec![de * 100.0]),
+        });
+    }
+    // Arrays in a cache, beside the same line's in memory: a cache level's rate.
+    if let Some(level) = level_of(r, &report.system.caches)
+        && let Some((m, me)) = others.in_memory(r, &report.system.caches)
+    {
+        out.push(Found {
+            cause: "working-set",
+            ceiling: Some(e / me),
+            text: format!(
+                "its arrays, {} a thread, fit in L{level}, which moves them faster than memory: at {} a thread, in memory, it reached {:.1} %",
+                format_bytes_binary(per_thread(r).unwrap_or(0)),
+                format_bytes_binary(per_thread(m).unwrap_or(0)),
+                me * 100.0
+            ),
+            cites: vec![f64::from(level), me * 100.0],
+        });
+    }
+    out
 }
 
 /// Every cause of `r`'s gap (its efficiency `e`) that the run shows.
@@ -391,13 +485,30 @@ fn causes(r: &ResultRecord, e: f64, others: &Others, report: &Report) -> Vec<Fou
             cites: vec![q, reach],
         });
     }
-    if r.params.cpu().is_some_and(|c| c.oversubscribed) {
+    // Threads taking turns on fewer CPUs than they are: a latency's time per operation counts
+    // the others' turns (a peak counts the cores a rate's threads run on: there they cost
+    // only their switches, and no ceiling is measured).
+    let distinct = r.params.cpus().iter().collect::<HashSet<_>>().len();
+    if r.params.cpu().is_some_and(|c| c.oversubscribed) || (distinct > 0 && threads > distinct) {
         let t = threads as f64;
-        out.push(Found {
-            cause: "oversubscription",
-            ceiling: None,
-            text: format!("{t} threads share fewer cores"),
-            cites: vec![t],
+        out.push(if r.metric == Metric::Latency && distinct > 0 {
+            let d = distinct as f64;
+            Found {
+                cause: "oversubscription",
+                ceiling: Some(d / t),
+                text: format!(
+                    "{t} threads took turns on {d} CPU{}: each thread's time per operation counts the others' turns",
+                    if distinct == 1 { "" } else { "s" }
+                ),
+                cites: vec![t, d],
+            }
+        } else {
+            Found {
+                cause: "oversubscription",
+                ceiling: None,
+                text: format!("{t} threads share fewer cores"),
+                cites: vec![t],
+            }
         });
     }
     io_causes(r, others, &mut out);
@@ -636,7 +747,7 @@ fn size_causes(r: &ResultRecord, e: f64, others: &Others, report: &Report, out: 
     }
     // Arrays too large for the cache level whose rate the peak is.
     if let Some((b, level, be)) = others.smaller_set(r, e, &report.system.caches) {
-        let size = |x: &ResultRecord| crate::units::format_bytes_binary(per_thread(x).unwrap_or(0));
+        let size = |x: &ResultRecord| format_bytes_binary(per_thread(x).unwrap_or(0));
         let own =
             level_of(r, &report.system.caches).map_or("memory".to_string(), |l| format!("L{l}"));
         let pct = be * 100.0;

@@ -4,7 +4,7 @@
 //! point below 70 % of its peak the likeliest cause the run itself shows. Nothing is said
 //! without the figures it rests on.
 
-use super::diagnosis::{FLAT, Others, WORKERS, diagnose, what, workers};
+use super::diagnosis::{DIAGNOSED_ABOVE, FLAT, Others, WORKERS, diagnose, what, workers};
 use crate::results::params::{Order, Proto, Side};
 use crate::results::point::fields;
 use crate::results::{Metric, Report, ResultRecord, Subsystem, Unit};
@@ -503,15 +503,25 @@ fn queued_seeks(sub: Subsystem, recs: &[&ResultRecord]) -> Option<Finding> {
 
 /// Why a point reaches less than 70 % of its peak, in words: its diagnosis's causes, the
 /// largest share of the gap first, each with its share where the run measures it, and the
-/// share no cause explains; or that the run shows no cause.
+/// share no cause explains; or that the run shows no cause. And what lifted a point above
+/// 110 % of its peak, where the run shows it (the efficiency's class says it is above).
 fn cause(r: &ResultRecord, others: &Others, report: &Report) -> Option<Finding> {
-    let e = r.efficiency.filter(|e| *e < LOW)?;
+    let e = r.efficiency.filter(|e| *e < LOW || *e > DIAGNOSED_ABOVE)?;
     let point = crate::results::point::label(r);
     let (d, mut cites) = diagnose(r, others, report)?;
+    // Above the peak, the class statement says it already where the run shows no cause.
+    let (gap, above) = if e > 1.0 {
+        if d.causes.is_empty() {
+            return None;
+        }
+        ("excess", ", above it")
+    } else {
+        ("gap", "")
+    };
     cites.insert(0, e * 100.0);
     let share = |s: Option<f64>| {
         s.map_or(String::new(), |s| {
-            format!(" ({:.0} % of the gap)", 100.0 * s)
+            format!(" ({:.0} % of the {gap})", 100.0 * s)
         })
     };
     let why = if d.causes.is_empty() {
@@ -524,7 +534,7 @@ fn cause(r: &ResultRecord, others: &Others, report: &Report) -> Option<Finding> 
             .collect();
         if d.causes.iter().any(|c| c.share.is_some()) && d.unexplained >= 0.005 {
             parts.push(format!(
-                "{:.0} % of the gap unexplained",
+                "{:.0} % of the {gap} unexplained",
                 100.0 * d.unexplained
             ));
         }
@@ -533,7 +543,7 @@ fn cause(r: &ResultRecord, others: &Others, report: &Report) -> Option<Finding> 
     Some(Finding {
         subsystem: r.subsystem,
         kind: Kind::Cause,
-        text: format!("{point}: {:.1} % of its peak — {why}", e * 100.0),
+        text: format!("{point}: {:.1} % of its peak{above} — {why}", e * 100.0),
         cites,
     })
 }

@@ -1,32 +1,35 @@
-//! A point's diagnosis as a document holds it: why it stays below its peak, cause by cause,
-//! each with the share of the gap it explains (computed by `report::diagnosis`).
+//! A point's diagnosis as a document holds it: why it stays below its peak (or went above
+//! it), cause by cause, each with the share of the gap (the excess) it explains (computed by
+//! `report::diagnosis`).
 
 use serde::{Deserialize, Serialize};
 
-/// Why a point stays below its peak.
+/// Why a point stays below its peak, or what lifted it above.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Diagnosis {
-    /// The point's efficiency (its figure over its peak, 0–1); the gap is 1 − efficiency.
+    /// The point's efficiency (its figure over its peak): below 1, the gap is 1 − efficiency;
+    /// above, the excess is efficiency − 1.
     pub efficiency: f64,
     /// The causes the run measured, the largest share first.
     pub causes: Vec<Cause>,
-    /// The share of the gap (0–1) that no cause's measured share explains.
+    /// The share of the gap or excess (0–1) that no cause's measured share explains.
     pub unexplained: f64,
 }
 
-/// One cause of a point's gap to its peak.
+/// One cause of a point's gap to its peak (or of its excess over it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cause {
     /// Its name (docs/diagnosis.md): `isa`, `clock`, `cpu-quota`, `oversubscription`,
-    /// `co-runner`, `steal`, `problem-size`, `workers`, `contention`, `page-cache`,
-    /// `queue-depth`, `loss`.
+    /// `co-runner`, `steal`, `problem-size`, `working-set`, `workers`, `contention`,
+    /// `smt-sharing`, `page-cache`, `queue-depth`, `window`, `loss`.
     pub cause: String,
-    /// The highest efficiency the point could reach were this the only cause (0–1), where the
-    /// run measures it; null where it does not.
+    /// The efficiency the point would have were this the only cause, where the run measures
+    /// it: below the peak, the highest it could reach (0–1); above, the height this cause
+    /// alone lifts it to (above 1); null where the run does not measure it.
     pub ceiling: Option<f64>,
-    /// Its share of the gap (0–1): ln(ceiling) / ln(efficiency), the causes' effects
-    /// multiplying; scaled down with the others where together they explain more than the gap.
-    /// Null where the ceiling is.
+    /// Its share of the gap or excess (0–1): ln(ceiling) / ln(efficiency), the causes'
+    /// effects multiplying; scaled down with the others where together they explain more than
+    /// the gap. Null where the ceiling is.
     pub share: Option<f64>,
     /// The cause in words, with the figures it rests on.
     pub text: String,

@@ -671,7 +671,8 @@ impl Params {
             Params::Cpu(p) => &p.cpus,
             Params::Mem(p) => p.kernel.as_ref().map_or(&[], |k| &k.cpus),
             Params::Disk(p) => &p.cpus,
-            _ => &[],
+            Params::MemLatency(p) => &p.cpus,
+            Params::Net(_) => &[],
         }
     }
 }

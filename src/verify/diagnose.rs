@@ -5,13 +5,15 @@
 //! it). docs/diagnosis.md lists the faults and what each proves.
 
 use super::checks::{Checks, Group, interrupted, skipped, strings};
-use super::hog::Hog;
 use crate::results::params::Side;
 use crate::results::verify::{Check, Status};
 use crate::results::{Metric, ResultRecord, Subsystem, Unit};
-use crate::sysinfo::Isa;
-use crate::units::{format_bytes_binary, format_sig};
 use std::time::Duration;
+
+mod cpu;
+mod disk;
+mod memory;
+mod net;
 
 /// A cause's share may differ from the fault's effect by this much of the effect.
 const SHARE_TOLERANCE: f64 = 0.20;
@@ -20,25 +22,15 @@ const SHARE_TOLERANCE: f64 = 0.20;
 /// nothing to diagnose (the point stays within the host's noise of the clean one).
 const LEAST_EFFECT: f64 = 0.85;
 
-/// LINPACK's small and large orders: 200 is the issue's, and an order whose O(N³) work
-/// amortises the O(N²) traffic on any machine that runs the checks at all.
-const SMALL_N: usize = 200;
-const LARGE_N: usize = 3000;
-
-/// The least large order: five times the small one's, whose work is 125 times as much.
-const LEAST_LARGE_N: usize = 1000;
-
-/// How much faster than N = 200 the large order is assumed to run when it is sized.
-const LARGE_GAIN: f64 = 5.0;
-
 /// The faults, by the cause each must be diagnosed as, and what is imposed. More threads than
-/// CPUs is none of them: a peak counts the cores a point's threads run on, so threads taking
-/// turns on them cost the point only their switches (4 DP threads on 2 CPUs read 93.5 % of the
-/// peak against 91.9 % at 2 here), and a check of it would judge the host's noise (a CI run
-/// read 60.8 % then 84.1 % for the same 2 threads).
-const FAULTS: [(&str, &str, Subsystem); 7] = [
+/// CPUs are imposed on a memory latency, not on a rate: a peak counts the cores a rate's
+/// threads run on, so threads taking turns on them cost the point only their switches (4 DP
+/// threads on 2 CPUs read 93.5 % of the peak against 91.9 % at 2 on one guest), where each
+/// load's time counts the other threads' turns.
+const FAULTS: [(&str, &str, Subsystem); 10] = [
     ("co-runner", "a busy process on its CPU", Subsystem::Cpu),
     ("cpu-quota", "a quota of half a CPU", Subsystem::Cpu),
+    ("oversubscription", "2 threads on 1 CPU", Subsystem::Mem),
     ("isa", "a narrower ISA (--isa)", Subsystem::Cpu),
     (
         "problem-size",
@@ -55,16 +47,14 @@ const FAULTS: [(&str, &str, Subsystem); 7] = [
         "4 KiB reads at QD 1 vs QD 32",
         Subsystem::Disk,
     ),
+    (
+        "page-cache",
+        "rereads through the page cache",
+        Subsystem::Disk,
+    ),
     ("window", "a 64 KiB window, 10 ms RTT", Subsystem::Net),
+    ("loss", "1 % of UDP datagrams dropped", Subsystem::Net),
 ];
-
-/// The queue-depth fault's deep queue, and the size of its file.
-const DEEP_QUEUE: u32 = 32;
-const DISK_FILE: &str = "256M";
-
-/// The TCP window of the window's fault: a quarter of the bandwidth-delay product of the delay
-/// line's 200 Mbit/s and 10 ms round trip (250 KB).
-const WINDOW: &str = "64KiB";
 
 /// A fault's check not run yet: its figures are shares of a gap, %.
 fn base(cause: &str, imposed: &str, sub: Subsystem) -> Check {
@@ -85,13 +75,16 @@ pub(super) fn diagnose(c: &mut Checks) -> anyhow::Result<()> {
         }
         let base = base(cause, imposed, sub);
         let check = match cause {
-            "co-runner" => co_runner(c, base)?,
-            "cpu-quota" => quota(c, base)?,
-            "isa" => isa(c, base)?,
-            "window" => window(c, base)?,
-            "queue-depth" => queue_depth(c, base)?,
-            "working-set" => working_set(c, base)?,
-            _ => problem_size(c, base)?,
+            "co-runner" => cpu::co_runner(c, base)?,
+            "cpu-quota" => cpu::quota(c, base)?,
+            "isa" => cpu::isa(c, base)?,
+            "window" => net::window(c, base)?,
+            "queue-depth" => disk::queue_depth(c, base)?,
+            "working-set" => memory::working_set(c, base)?,
+            "page-cache" => disk::page_cache(c, base)?,
+            "oversubscription" => cpu::oversubscription(c, base)?,
+            "loss" => net::loss(c, base)?,
+            _ => cpu::problem_size(c, base)?,
         };
         c.push(check)?;
     }
@@ -122,14 +115,18 @@ fn clock(c: &mut Checks) -> Vec<String> {
         })
 }
 
-/// The throughput record of a run's points with an efficiency (a stream's receiver's, what
-/// arrived).
+/// The record of a run's points that a check judges: its first throughput with an efficiency
+/// (a stream's receiver's, what arrived), else its first latency with one (a LATENCY point's
+/// first level).
 fn rated(c: &Checks, points: &[usize]) -> Option<usize> {
-    c.find(points, |r| {
-        r.metric == Metric::Throughput
-            && r.efficiency.is_some_and(|e| e > 0.0)
-            && r.params.net().is_none_or(|n| n.side != Some(Side::Sender))
-    })
+    let with = |metric: Metric| {
+        c.find(points, |r| {
+            r.metric == metric
+                && r.efficiency.is_some_and(|e| e > 0.0)
+                && r.params.net().is_none_or(|n| n.side != Some(Side::Sender))
+        })
+    };
+    with(Metric::Throughput).or_else(|| with(Metric::Latency))
 }
 
 /// A measured line: its points, or the check it ends (the benchmark failed).
@@ -227,419 +224,18 @@ fn attempt(
         Measured::Points(p) => p,
         Measured::Ended(check) => return Ok(check),
     };
-    let mut clean = before;
-    clean.extend(after);
     Ok(judge(
         c,
         base.clone(),
-        (clean_line, &clean),
+        (clean_line, &[&before, &after]),
         (faulted_line, &faulted),
         how,
-    ))
-}
-
-/// A busy process of the run's on the point's CPU while it runs.
-struct Busy {
-    cpu: usize,
-    hog: Option<Hog>,
-}
-
-impl Fault for Busy {
-    fn on(&mut self) -> Result<(), String> {
-        self.hog = Some(
-            Hog::start(self.cpu).map_err(|why| format!("cannot start a busy process: {why}"))?,
-        );
-        Ok(())
-    }
-    fn off(&mut self) -> anyhow::Result<()> {
-        self.hog = None;
-        Ok(())
-    }
-}
-
-/// A point busy beside a process of this run's that spins on its CPU.
-fn co_runner(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
-    let sys = c.rec.system();
-    let placed = crate::runner::affinity::place(
-        1,
-        &crate::runner::affinity::allowed_cpus(),
-        &sys.cpu.logical,
-    );
-    let Some(&cpu) = placed.cpus.first() else {
-        return Ok(Check {
-            reason: "this process may use no CPU it can name".into(),
-            ..base
-        });
-    };
-    let line = one_thread(c, &[], Duration::ZERO);
-    interleaved(
-        c,
-        base,
-        (&line, &line),
-        &mut Busy { cpu, hog: None },
-        &format!(
-            "a shell loop of the run's spinning on CPU {cpu}, the point's, while the faulted point ran"
-        ),
-    )
-}
-
-/// The process in a control group of the run's, under a quota, while the point runs.
-struct Quota(super::cgroups::Group);
-
-impl Fault for Quota {
-    fn on(&mut self) -> Result<(), String> {
-        self.0
-            .join()
-            .map_err(|why| format!("cannot impose the quota: {why}"))
-    }
-    fn off(&mut self) -> anyhow::Result<()> {
-        self.0.leave().map_err(|e| anyhow::anyhow!(e))
-    }
-}
-
-/// A point under a CPU quota of half a CPU (a control group of the run's).
-fn quota(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
-    let group = match super::cpu::quota_group() {
-        Ok(g) => g,
-        Err(why) => {
-            return Ok(Check {
-                reason: why,
-                ..base
-            });
-        }
-    };
-    let (quota, period) = (super::cpu::QUOTA_US, super::cpu::PERIOD_US);
-    // Ten periods a repetition at least (see the CPU check).
-    let line = one_thread(c, &[], Duration::from_micros(10 * period));
-    interleaved(
-        c,
-        base,
-        (&line, &line),
-        &mut Quota(group),
-        &format!(
-            "a control group of the run's allows {quota} µs of CPU time every {period} µs while the faulted point runs"
-        ),
-    )
-}
-
-/// A point on the next narrower instruction set than the widest this CPU has.
-fn isa(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
-    let sys = c.rec.system();
-    let mut isas: Vec<Isa> = sys.cpu.isas.clone();
-    isas.sort_by_key(|i| std::cmp::Reverse(i.width_bits()));
-    let (Some(widest), Some(narrower)) = (
-        isas.first().copied(),
-        isas.iter()
-            .copied()
-            .find(|i| i.width_bits() < isas[0].width_bits()),
-    ) else {
-        return Ok(Check {
-            reason: "this CPU has one instruction set's width only".into(),
-            ..base
-        });
-    };
-    let clean_line = one_thread(c, &["--isa", widest.name()], Duration::ZERO);
-    let faulted_line = one_thread(c, &["--isa", narrower.name()], Duration::ZERO);
-    interleaved(
-        c,
-        base,
-        (&clean_line, &faulted_line),
-        &mut InTheLine,
-        &format!(
-            "the same kernel on {} ({} bits) instead of {} ({} bits)",
-            narrower.name(),
-            narrower.width_bits(),
-            widest.name(),
-            widest.width_bits()
-        ),
-    )
-}
-
-/// LINPACK at a small order beside a large one, on every CPU: the small one first, then the
-/// largest order (from [`LEAST_LARGE_N`] to [`LARGE_N`]) whose 2/3·N³ operations take about
-/// `--duration` at [`LARGE_GAIN`] × the small one's rate (a build without optimisations runs
-/// LINPACK some 40 times slower, and its checks stay short).
-fn problem_size(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
-    let threads = crate::runner::affinity::allowed_cpus().len().max(1);
-    let clock = clock(c);
-    let line = |c: &Checks, n: usize| {
-        let mut l = strings(&[
-            "cpu",
-            "--workload",
-            "LINPACK",
-            "--threads",
-            &threads.to_string(),
-            "--n",
-            &n.to_string(),
-            "--repeat",
-        ]);
-        l.push(c.opts.repeat.to_string());
-        l.extend(clock.iter().cloned());
-        l
-    };
-    let faulted_line = line(c, SMALL_N);
-    let faulted = match measure(c, &faulted_line, &base)? {
-        Measured::Points(p) => p,
-        Measured::Ended(check) => return Ok(check),
-    };
-    let Some(gops) = rated(c, &faulted)
-        .and_then(|i| c.record(i))
-        .map(|r| in_base(r) / 1e9)
-        .filter(|g| *g > 0.0)
-    else {
-        return Ok(no_figure(base, &[&faulted_line], faulted));
-    };
-    let n = large_n(gops, c.opts.duration);
-    let clean_line = line(c, n);
-    let clean = match measure(c, &clean_line, &base)? {
-        Measured::Points(p) => p,
-        Measured::Ended(check) => return Ok(check),
-    };
-    Ok(judge(
-        c,
-        base,
-        (&clean_line, &clean),
-        (&faulted_line, &faulted),
-        &format!("LINPACK at N = {SMALL_N} instead of N = {n}"),
     ))
 }
 
 /// A record's mean in its unit's base (operations or bytes a second).
 fn in_base(r: &ResultRecord) -> f64 {
     crate::units::Conversion::to_base(r.unit).map_or(r.summary.mean, |k| k.apply(r.summary.mean))
-}
-
-/// The larger LINPACK's order for a small one's rate of `gops` GOPS: about `duration` of work
-/// at [`LARGE_GAIN`] × that rate, from [`LEAST_LARGE_N`] to [`LARGE_N`], a multiple of 100.
-fn large_n(gops: f64, duration: Duration) -> usize {
-    let ops = duration.as_secs_f64() * gops * 1e9 * LARGE_GAIN;
-    let n = (1.5 * ops).cbrt();
-    let n = if n.is_finite() { n as usize } else { LARGE_N };
-    (n / 100 * 100).clamp(LEAST_LARGE_N, LARGE_N)
-}
-
-/// A TCP stream through the delay line (5 ms each way, shaped to 200 Mbit/s) with a window
-/// of a quarter of the bandwidth-delay product, against the same stream with the kernel's own
-/// (autotuned) window; the point's peak is the shaped rate (`--link-gbps`).
-fn window(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
-    let skip = base.clone();
-    super::net::in_pair(
-        c,
-        |c, pair, server_ns| {
-            let line = match super::net::delay_line(pair, server_ns) {
-                Ok(line) => line,
-                Err(why) => {
-                    return Ok(Check {
-                        reason: why,
-                        ..base
-                    });
-                }
-            };
-            line.set_delay(super::net::DELAY);
-            let tuns = super::names::tuns(std::process::id());
-            if let Err(why) = pair.limit_rate_of(&tuns, super::net::RATE_BPS) {
-                return Ok(Check {
-                    reason: format!("cannot shape the delay line: {why}"),
-                    ..base
-                });
-            }
-            let gbps = super::net::RATE_BPS as f64 / 1e9;
-            let mut clean_line = strings(&[
-                "net",
-                "--server",
-                super::net::TUN_SERVER,
-                "--workload",
-                "THROUGHPUT",
-                "--protocol",
-                "tcp",
-                "--streams",
-                "1",
-                "--link-gbps",
-                &gbps.to_string(),
-            ]);
-            clean_line.extend(c.timing("--duration"));
-            let mut faulted_line = clean_line.clone();
-            faulted_line.extend(strings(&["--window", WINDOW]));
-            let check = interleaved(
-                c,
-                base,
-                (&clean_line, &faulted_line),
-                &mut InTheLine,
-                &format!(
-                    "a TCP stream through a delay line of the run's ({} ms each way, tc tbf {} Mbit/s) with --window {WINDOW}, against the kernel's own window",
-                    super::net::DELAY.as_millis(),
-                    super::net::RATE_BPS / 1_000_000
-                ),
-            );
-            drop(line);
-            check
-        },
-        |_, why| {
-            Ok(Check {
-                reason: why,
-                ..skip
-            })
-        },
-    )
-}
-
-/// STREAM's TRIAD on one thread with arrays in memory (four times the last-level cache, 64 MiB
-/// at least) against arrays that fit in L2 (three arrays of a quarter of it each). A cache
-/// level's rate is in no table: the peak is given (`--mem-peak-gbs`) as the rate the arrays in
-/// L2 reached just before, the level's as this run sees it.
-fn working_set(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
-    let caches = c.rec.system().caches;
-    let data = || caches.iter().filter(|x| x.kind != "Instruction");
-    let l2 = data().find(|x| x.level == 2).map(|x| x.size_bytes);
-    let last = data().map(|x| x.size_bytes).max();
-    let (Some(l2), Some(last)) = (l2.filter(|b| *b >= 64 << 10), last) else {
-        return Ok(Check {
-            reason: "sysfs names no L2 data cache of 64 KiB or more on this machine".into(),
-            ..base
-        });
-    };
-    // Whole KiB and MiB, as --array-size is given.
-    let small_bytes = (l2 / 4) & !((1 << 10) - 1);
-    let large_bytes = (4 * last).max(64 << 20) & !((1 << 20) - 1);
-    let (small, large) = (
-        format!("{}K", small_bytes >> 10),
-        format!("{}M", large_bytes >> 20),
-    );
-    let line = |c: &Checks, array: &str, gbs: Option<f64>| {
-        let mut l = strings(&[
-            "mem",
-            "--workload",
-            "TRIAD",
-            "--threads",
-            "1",
-            "--array-size",
-            array,
-        ]);
-        if let Some(gbs) = gbs {
-            l.extend(["--mem-peak-gbs".to_string(), format!("{gbs:.3}")]);
-        }
-        l.extend(c.timing("--duration"));
-        l
-    };
-    let first = line(c, &small, None);
-    let level = match measure(c, &first, &base)? {
-        Measured::Points(p) => p,
-        Measured::Ended(check) => return Ok(check),
-    };
-    // GB/s, from the record's unit's base.
-    let gbs = c
-        .find(&level, |r| r.metric == Metric::Throughput)
-        .and_then(|i| c.record(i))
-        .map(|r| in_base(r) / 1e9)
-        .filter(|v| v.is_finite() && *v >= 0.01);
-    let Some(gbs) = gbs else {
-        return Ok(no_figure(base, &[&first], level));
-    };
-    let clean_line = line(c, &small, Some(gbs));
-    let faulted_line = line(c, &large, Some(gbs));
-    let mut check = interleaved(
-        c,
-        base,
-        (&clean_line, &faulted_line),
-        &mut InTheLine,
-        &format!(
-            "TRIAD on one thread with arrays of {} each instead of {} (L2: {}), the peak given as the {} GB/s the arrays in L2 read just before",
-            format_bytes_binary(large_bytes),
-            format_bytes_binary(small_bytes),
-            format_bytes_binary(l2),
-            format_sig(gbs)
-        ),
-    )?;
-    check.points.splice(0..0, level);
-    Ok(check)
-}
-
-/// Random 4 KiB reads of a file of the run's at queue depth 1 against queue depth 32 (io_uring
-/// both, O_DIRECT), on the disk under [`disk_dir`]. A virtio or cloud disk's rated IOPS are
-/// nowhere to be read: its peak is given (`--disk-peak-read-iops`, and the MB/s it makes with
-/// 4 KiB records) as the rate queue depth 32 reached just before, the device's limit as this
-/// run sees it.
-fn queue_depth(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
-    let dir = disk_dir();
-    let dir = dir.to_string_lossy();
-    let line = |c: &Checks, qd: u32, iops: Option<f64>| {
-        let mut l = strings(&[
-            "disk",
-            "--dir",
-            &dir,
-            "--size",
-            DISK_FILE,
-            "--workload",
-            "RR",
-            "--block-size",
-            "4K",
-            "--threads",
-            "1",
-            "--iodepth",
-            &qd.to_string(),
-            "--engine",
-            "io_uring",
-        ]);
-        if let Some(iops) = iops {
-            l.extend([
-                "--disk-peak-read-iops".to_string(),
-                format!("{iops:.0}"),
-                "--disk-peak-read-mbps".to_string(),
-                format!("{:.3}", iops * 4096.0 / 1e6),
-            ]);
-        }
-        l.extend(c.timing("--runtime"));
-        l
-    };
-    let first = line(c, DEEP_QUEUE, None);
-    let limit = match measure(c, &first, &base)? {
-        Measured::Points(p) => p,
-        Measured::Ended(check) => return Ok(check),
-    };
-    let on_tmpfs = limit
-        .iter()
-        .filter_map(|i| c.record(*i))
-        .filter_map(|r| r.params.disk()?.file_system.clone())
-        .any(|fs| matches!(fs.as_str(), "tmpfs" | "ramfs"));
-    if on_tmpfs {
-        return Ok(Check {
-            reason: format!("{dir} is on a tmpfs: no disk to queue I/Os on"),
-            points: limit,
-            ..base
-        });
-    }
-    let iops = c
-        .find(&limit, |r| r.metric == Metric::Iops)
-        .and_then(|i| c.record(i))
-        .map(|r| r.summary.mean)
-        .filter(|v| v.is_finite() && *v > 0.0);
-    let Some(iops) = iops else {
-        return Ok(no_figure(base, &[&first], limit));
-    };
-    let clean_line = line(c, DEEP_QUEUE, Some(iops));
-    let faulted_line = line(c, 1, Some(iops));
-    let mut check = interleaved(
-        c,
-        base,
-        (&clean_line, &faulted_line),
-        &mut InTheLine,
-        &format!(
-            "4 KiB random reads (O_DIRECT, io_uring) of a file of the run's in {dir} at queue depth 1 instead of {DEEP_QUEUE}, the disk's peak given as the {iops:.0} IOPS queue depth {DEEP_QUEUE} read just before"
-        ),
-    )?;
-    check.points.splice(0..0, limit);
-    Ok(check)
-}
-
-/// The directory of the queue-depth fault's file: /var/tmp, which the FHS keeps on persistent
-/// storage (a disk, where /tmp may be a tmpfs), else the system's temporary directory.
-fn disk_dir() -> std::path::PathBuf {
-    let var = std::path::Path::new("/var/tmp");
-    if var.is_dir() {
-        var.to_path_buf()
-    } else {
-        std::env::temp_dir()
-    }
 }
 
 /// A check whose benchmark gave no figure with an efficiency.
@@ -664,11 +260,11 @@ fn no_figure(base: Check, lines: &[&[String]], points: Vec<usize>) -> Check {
 fn judge(
     c: &mut Checks,
     base: Check,
-    (clean_line, clean): (&[String], &[usize]),
+    (clean_line, clean): (&[String], &[&[usize]]),
     (faulted_line, faulted): (&[String], &[usize]),
     how: &str,
 ) -> Check {
-    let mut points = clean.to_vec();
+    let mut points = clean.concat();
     points.extend(faulted);
     let commands = vec![
         super::checks::command_line(clean_line),
@@ -677,8 +273,8 @@ fn judge(
     // Every clean run's rated record (one per run of the clean line).
     let cleans: Vec<ResultRecord> = clean
         .iter()
-        .filter(|i| rated(c, &[**i]).is_some())
-        .filter_map(|i| c.record(*i).cloned())
+        .filter_map(|run| rated(c, run))
+        .filter_map(|i| c.record(i).cloned())
         .collect();
     let at = rated(c, faulted);
     let faulted_rec = at.and_then(|i| c.record(i).cloned());
@@ -753,19 +349,20 @@ fn verdict(
         ),
         _ => format!("clean {} of its peak, faulted {}", pct(ec), pct(ef)),
     };
-    if !(ef > 0.0 && ec > 0.0) || ef >= ec * LEAST_EFFECT {
+    // A fault moves the point down (a gap) or, the page cache's, up (an excess over the peak).
+    if !(ef > 0.0 && ec > 0.0) || (ef / ec).ln().abs() <= -LEAST_EFFECT.ln() {
         return Verdict {
             expected: None,
             measured: None,
             status: Status::Skip,
             reason: format!(
-                "{figures}: the fault cost this machine less than {:.0} % (nothing to diagnose)",
+                "{figures}: the fault moved this machine's figure by less than {:.0} % (nothing to diagnose)",
                 100.0 * (1.0 - LEAST_EFFECT)
             ),
         };
     }
-    // The share of the faulted point's gap that the fault took.
-    let effect = if ef < 1.0 {
+    // The share of the faulted point's gap (or excess) that the fault took.
+    let effect = if ef != 1.0 {
         ((ef / ec).ln() / ef.ln()).clamp(0.0, 1.0)
     } else {
         0.0
@@ -808,7 +405,12 @@ fn verdict(
         measured: share.map(|s| 100.0 * s),
         status,
         reason: format!(
-            "{figures}; expected: `{cause}` named first with the fault's share of the faulted point's gap, ln(faulted / clean) / ln(faulted); diagnosed: {} ({:.0} % unexplained)",
+            "{figures}; expected: `{cause}` named first with the fault's share of the faulted point's {}, ln(faulted / clean) / ln(faulted); diagnosed: {} ({:.0} % unexplained)",
+            if ef > 1.0 {
+                "excess over its peak"
+            } else {
+                "gap"
+            },
             if named.is_empty() {
                 "no cause".to_string()
             } else {

@@ -20,13 +20,13 @@ pub(super) const RATE_BPS: u64 = 200_000_000;
 /// The delay added each way.
 pub(super) const DELAY: Duration = Duration::from_millis(5);
 /// The share of datagrams dropped, and the rate they are sent at.
-const LOSS: f64 = 0.01;
-const LOSS_SEND_RATE: &str = "100M";
+pub(super) const LOSS: f64 = 0.01;
+pub(super) const LOSS_SEND_RATE: &str = "100M";
 /// The datagrams a loss figure needs to be within ±0.5 points (its standard error at 1 % is
 /// 0.07 points).
 const MIN_DATAGRAMS: u64 = 20_000;
 /// A datagram's payload that fills a 1500-byte MTU (less 20 bytes of IP, 8 of UDP).
-const UDP_PAYLOAD: u64 = 1472;
+pub(super) const UDP_PAYLOAD: u64 = 1472;
 /// Ethernet's header, which tbf counts with each packet on a veth.
 const ETHERNET: u64 = 14;
 /// The delay line's addresses.
@@ -169,7 +169,7 @@ fn measure_all(c: &mut Checks, pair: &NetPair, server_ns: &OwnedFd) -> anyhow::R
 }
 
 /// A THROUGHPUT point of one `proto` stream to the server's end of the veth pair.
-fn throughput_line(proto: &str) -> Vec<String> {
+pub(super) fn throughput_line(proto: &str) -> Vec<String> {
     strings(&[
         "net",
         "--server",

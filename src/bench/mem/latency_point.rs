@@ -51,7 +51,7 @@ impl MemSession<'_> {
                 let params = latency_params(threads, rp::Probe::Chase, Some(chase), None, None);
                 out.push(latency_record(loaded.params(params), loaded.samples_ns));
             }
-            out.extend(self.levels(&stair, huge, clock, threads));
+            out.extend(self.levels(&stair, huge, clock, &cpus));
         }
         out.extend(self.probes(&cpus, sample, tick)?);
         Ok(out)
@@ -77,7 +77,7 @@ impl MemSession<'_> {
         stair: &[(u64, f64)],
         huge: HugePages,
         clock: Option<f64>,
-        threads: usize,
+        cpus: &[usize],
     ) -> Vec<ResultRecord> {
         let found = detect_levels(stair);
         let caches: Vec<(u32, u64)> = self
@@ -123,9 +123,14 @@ impl MemSession<'_> {
                     }
                     LevelKind::Memory(_) => Err("a rise past memory comes from page walks (TLB reach), which have no floor here".into()),
                 };
+                let mut params =
+                    latency_params(cpus.len(), rp::Probe::Level, None, Some(level), None);
+                if let Params::MemLatency(p) = &mut params {
+                    p.cpus = cpus.to_vec();
+                }
                 record(
                     MemWorkload::Latency,
-                    latency_params(threads, rp::Probe::Level, None, Some(level), None),
+                    params,
                     Metric::Latency,
                     Unit::Nanos,
                     vec![l.latency_ns],

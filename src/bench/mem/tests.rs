@@ -62,7 +62,7 @@ fn the_memory_plateaus_floor_is_the_rated_latency() {
         .into_iter()
         .map(|s| (s, if s <= last { 2.0 } else { 120.0 }))
         .collect();
-    let recs = session.levels(&stair, HugePages::On, Some(3.0), 1);
+    let recs = session.levels(&stair, HugePages::On, Some(3.0), &[0]);
     let level = |r: &&ResultRecord| r.params.latency().and_then(|l| l.level.clone());
     let memory = recs
         .iter()
@@ -81,7 +81,7 @@ fn the_memory_plateaus_floor_is_the_rated_latency() {
     // Without the input, the memory plateau's floor is unknown, and says what to give.
     opts.peak.latency_ns = None;
     let session = MemSession::new(&sys, &opts).unwrap();
-    let recs = session.levels(&stair, HugePages::On, Some(3.0), 1);
+    let recs = session.levels(&stair, HugePages::On, Some(3.0), &[0]);
     let memory = recs
         .iter()
         .find(|r| level(r).is_some_and(|l| l.level == crate::results::levels::LevelKind::Memory(1)))

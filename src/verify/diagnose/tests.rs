@@ -1,6 +1,7 @@
+use super::cpu::{LARGE_N, LEAST_LARGE_N, large_n};
 use super::*;
 use crate::results::params::Params;
-use crate::sysinfo::{Fact, Source, SystemInfo};
+use crate::sysinfo::{Fact, Isa, Source, SystemInfo};
 use serde_json::json;
 
 /// The quick profile's machine (AVX-512, a measured clock).

@@ -1,0 +1,136 @@
+//! The diagnosis's faults of the disk: one I/O in flight, reads served from the page cache.
+
+use super::*;
+use crate::units::format_sig;
+
+/// The queue-depth fault's deep queue, and the size of the disk faults' file.
+const DEEP_QUEUE: u32 = 32;
+const DISK_FILE: &str = "256M";
+
+/// Random 4 KiB reads of a file of the run's at queue depth 1 against queue depth 32 (io_uring
+/// both, O_DIRECT).
+pub(super) fn queue_depth(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
+    let deep = DEEP_QUEUE.to_string();
+    let line = [
+        "--workload",
+        "RR",
+        "--block-size",
+        "4K",
+        "--engine",
+        "io_uring",
+    ];
+    let mut clean: Vec<&str> = line.to_vec();
+    clean.extend(["--iodepth", &deep]);
+    let mut faulted: Vec<&str> = line.to_vec();
+    faulted.extend(["--iodepth", "1"]);
+    disk_fault(
+        c,
+        base,
+        (&clean, &faulted),
+        &format!(
+            "4 KiB random reads (O_DIRECT, io_uring) at queue depth 1 instead of {DEEP_QUEUE}"
+        ),
+    )
+}
+
+/// Sequential 1 MiB rereads of a file of the run's (read once before each repetition, IOzone's
+/// reread) through the page cache (`--buffered`), which holds the file, against the same with
+/// O_DIRECT: the device's.
+pub(super) fn page_cache(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
+    let line = [
+        "--workload",
+        "REREAD",
+        "--block-size",
+        "1M",
+        "--engine",
+        "psync",
+    ];
+    let mut faulted: Vec<&str> = line.to_vec();
+    faulted.push("--buffered");
+    disk_fault(
+        c,
+        base,
+        (&line, &faulted),
+        "1 MiB sequential rereads through the page cache (--buffered) instead of O_DIRECT",
+    )
+}
+
+/// A disk fault: one thread's `clean` and `faulted` options (each with the file's: a file of
+/// the run's under [`disk_dir`]). A virtio or cloud disk's rated figures are nowhere to be
+/// read: its peak is given (`--disk-peak-read-iops` and `--disk-peak-read-mbps`) as the rates
+/// the clean point reached in a run just before, the device's limit as this run sees it.
+fn disk_fault(
+    c: &mut Checks,
+    base: Check,
+    (clean, faulted): (&[&str], &[&str]),
+    how: &str,
+) -> anyhow::Result<Check> {
+    let dir = disk_dir();
+    let dir = dir.to_string_lossy();
+    let line = |c: &Checks, options: &[&str], peak: Option<(f64, f64)>| {
+        let mut l = strings(&["disk", "--dir", &dir, "--size", DISK_FILE, "--threads", "1"]);
+        l.extend(strings(options));
+        if let Some((iops, mbps)) = peak {
+            l.extend([
+                "--disk-peak-read-iops".to_string(),
+                format!("{iops:.0}"),
+                "--disk-peak-read-mbps".to_string(),
+                format!("{mbps:.3}"),
+            ]);
+        }
+        l.extend(c.timing("--runtime"));
+        l
+    };
+    let first = line(c, clean, None);
+    let limit = match measure(c, &first, &base)? {
+        Measured::Points(p) => p,
+        Measured::Ended(check) => return Ok(check),
+    };
+    let on_tmpfs = limit
+        .iter()
+        .filter_map(|i| c.record(*i))
+        .filter_map(|r| r.params.disk()?.file_system.clone())
+        .any(|fs| matches!(fs.as_str(), "tmpfs" | "ramfs"));
+    if on_tmpfs {
+        return Ok(Check {
+            reason: format!("{dir} is on a tmpfs: no disk under it"),
+            points: limit,
+            ..base
+        });
+    }
+    let rate = |metric: Metric, per: f64| {
+        c.find(&limit, |r| r.metric == metric)
+            .and_then(|i| c.record(i))
+            .map(|r| in_base(r) / per)
+            .filter(|v| v.is_finite() && *v > 0.0)
+    };
+    let Some(peak) = rate(Metric::Iops, 1.0).zip(rate(Metric::Throughput, 1e6)) else {
+        return Ok(no_figure(base, &[&first], limit));
+    };
+    let clean_line = line(c, clean, Some(peak));
+    let faulted_line = line(c, faulted, Some(peak));
+    let mut check = interleaved(
+        c,
+        base,
+        (&clean_line, &faulted_line),
+        &mut InTheLine,
+        &format!(
+            "{how}, one thread, of a file of the run's in {dir}; the disk's peak given as the {:.0} IOPS and {} MB/s the clean point read just before",
+            peak.0,
+            format_sig(peak.1)
+        ),
+    )?;
+    check.points.splice(0..0, limit);
+    Ok(check)
+}
+
+/// The directory of the disk faults' file: /var/tmp, which the FHS keeps on persistent
+/// storage (a disk, where /tmp may be a tmpfs), else the system's temporary directory.
+fn disk_dir() -> std::path::PathBuf {
+    let var = std::path::Path::new("/var/tmp");
+    if var.is_dir() {
+        var.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    }
+}
