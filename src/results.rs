@@ -179,10 +179,13 @@ pub struct ResultRecord {
     /// version's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<Noise>,
-    /// Why the point stays below 90 % of its peak, cause by cause (written by the JSON
-    /// exporter from the whole run; absent above it or without a peak).
+    /// Why the point stays below 90 % of its peak (or went above 110 %), cause by cause
+    /// (written by the JSON exporter from the whole run; absent between or without a peak).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnosis: Option<diagnosis::Diagnosis>,
+    /// `--diagnose`: this point is another measured again with one knob changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<diagnosis::Rerun>,
 }
 
 /// A point's figure per interval of its last repetition, in the record's unit.
@@ -263,6 +266,7 @@ impl ResultRecord {
             intervals: None,
             noise: None,
             diagnosis: None,
+            rerun: None,
         }
         .converted(&|_, unit| units::Conversion::to_base(unit))
     }
@@ -458,6 +462,8 @@ struct WireRecord {
     noise: Option<Noise>,
     #[serde(default)]
     diagnosis: Option<diagnosis::Diagnosis>,
+    #[serde(default)]
+    rerun: Option<diagnosis::Rerun>,
 }
 
 impl<'de> Deserialize<'de> for ResultRecord {
@@ -486,6 +492,7 @@ impl<'de> Deserialize<'de> for ResultRecord {
             intervals: w.intervals,
             noise: w.noise,
             diagnosis: w.diagnosis,
+            rerun: w.rerun,
         }
         .with_finite_figures())
     }

@@ -29,6 +29,30 @@ fn what_runs() -> Vec<Case> {
             r.results().iter().all(|x| x["workload"] == "NULL")
         }),
         used("n", &DGEMM, |r| r.params()["n"] == 64),
+        // SSE2's quarter of the widest vectors: measured again on the widest, which confirms
+        // the cause (a quarter's gap, and four times the rate).
+        used(
+            "diagnose",
+            &[
+                "--workload",
+                "DP",
+                "--isa",
+                "sse2",
+                "--duration",
+                "20ms",
+                "--diagnose",
+            ],
+            |r| {
+                let results = r.results();
+                let rerun = results.iter().find(|x| x["rerun"]["of"] == 0);
+                let confirmed =
+                    results[0]["diagnosis"]["causes"][0]["confirmation"]["confirmed"] == true;
+                rerun.is_some_and(|x| x["rerun"]["cause"] == "isa" && x["params"]["isa"] != "sse2")
+                    && confirmed
+                    && r.stdout.contains("measured again with --isa")
+            },
+        )
+        .measured(),
         refused(
             "n",
             &["--workload", "NULL", "--n", "64"],

@@ -48,6 +48,9 @@ pub struct CpuRequest {
     /// An installed BLAS/LAPACK instead of the built-in engine, and which.
     pub system_blas: bool,
     pub blas_library: Option<PathBuf>,
+    /// `--diagnose`: each point below 90 % of its peak measured once more with the knob of its
+    /// first cause changed.
+    pub diagnose: bool,
 }
 
 /// What a request measures, checked against the machine before anything runs.
@@ -289,8 +292,103 @@ impl super::Request for CpuRequest {
     }
 }
 
-/// Measures the points of `req` into `rec` (one command, or one job of a suite).
+/// Measures the points of `req` into `rec` (one command, or one job of a suite); with
+/// `--diagnose`, then its low points again.
 fn run(req: CpuRequest, rec: &mut Recorder) -> anyhow::Result<()> {
+    let from = rec.results().len();
+    measure(&req, rec)?;
+    if req.diagnose {
+        diagnose_again(&req, rec, from)?;
+    }
+    Ok(())
+}
+
+/// `--diagnose`: each point of `req` (its records from `from` on) below 90 % of its peak whose
+/// first cause has a knob is measured once more with that knob changed, marked as measuring
+/// it again (`rerun`): the widest instruction set of the CPU for `isa`, four times the order
+/// N (1000 at least, at most the default's) for `problem-size`. The diagnosis then says
+/// whether the gain confirms the cause.
+fn diagnose_again(req: &CpuRequest, rec: &mut Recorder, from: usize) -> anyhow::Result<()> {
+    let sys = rec.system();
+    let Some(report) = rec.report() else {
+        return Ok(());
+    };
+    let diagnoses = report::diagnosis::of_report(report);
+    let memory = sys.memory.available_bytes.get().copied().unwrap_or(4 << 30);
+    let widest = sys.cpu.isas.iter().copied().max_by_key(|i| i.width_bits());
+    let mut again = Vec::new();
+    for (i, d) in diagnoses.iter().enumerate().skip(from) {
+        let Some(first) = d
+            .as_ref()
+            .filter(|d| d.efficiency < 1.0)
+            .and_then(|d| d.causes.first())
+        else {
+            continue;
+        };
+        let r = &report.results[i];
+        let one = CpuRequest {
+            kernels: Vec::new(),
+            linalg: Vec::new(),
+            threads: Some(vec![r.params.threads()]),
+            diagnose: false,
+            ..req.clone()
+        };
+        let (knob, request) = match (first.cause.as_str(), r.workload) {
+            ("isa", crate::workload::Workload::Cpu(w)) => {
+                let Some(isa) = widest else { continue };
+                (
+                    format!("--isa {}", isa.name()),
+                    CpuRequest {
+                        kernels: vec![w],
+                        isa: Some(isa),
+                        ..one
+                    },
+                )
+            }
+            ("problem-size", crate::workload::Workload::Linalg(w)) => {
+                let Some(n) = r.params.cpu().and_then(|c| c.linalg.as_ref()).map(|l| l.n) else {
+                    continue;
+                };
+                let larger = n
+                    .saturating_mul(4)
+                    .clamp(1000, w.n_for_memory(memory, 0.1).min(8000));
+                if larger <= n {
+                    continue;
+                }
+                (
+                    format!("--n {larger}"),
+                    CpuRequest {
+                        linalg: vec![w],
+                        n: vec![larger],
+                        memory_fraction: None,
+                        ..one
+                    },
+                )
+            }
+            _ => continue,
+        };
+        let label = crate::results::point::label(r);
+        again.push((i, first.cause.clone(), knob, label, request));
+    }
+    for (of, cause, knob, label, request) in again {
+        if !rec.quiet() {
+            eprintln!(
+                "peakbench cpu --diagnose: {label}: `{cause}` named first; measured again with {knob}"
+            );
+        }
+        let before = rec.results().len();
+        measure(&request, rec)?;
+        rec.mark_reruns(
+            before,
+            &crate::results::diagnosis::Rerun { of, cause, knob },
+        );
+    }
+    Ok(())
+}
+
+/// Measures the points of `req` into `rec`.
+fn measure(req: &CpuRequest, rec: &mut Recorder) -> anyhow::Result<()> {
+    let req = req.clone();
     let sys = rec.system();
     let plan = plan(&req, &sys)?;
     let estimate = plan.estimate(&sys);

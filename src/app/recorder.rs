@@ -176,6 +176,20 @@ impl Recorder {
         self.add(records)
     }
 
+    /// The run so far (None before its first record or system reading).
+    pub fn report(&self) -> Option<&Report> {
+        self.report.as_ref()
+    }
+
+    /// Marks the records from `from` on as measuring another point again (`--diagnose`).
+    pub fn mark_reruns(&mut self, from: usize, rerun: &crate::results::diagnosis::Rerun) {
+        if let Some(r) = &mut self.report {
+            for rec in r.results.iter_mut().skip(from) {
+                rec.rerun = Some(rerun.clone());
+            }
+        }
+    }
+
     /// The points measured so far.
     pub fn results(&self) -> &[ResultRecord] {
         self.report.as_ref().map_or(&[], |r| r.results.as_slice())

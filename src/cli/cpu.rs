@@ -62,6 +62,11 @@ pub struct CpuArgs {
     /// to 1000000).
     #[arg(long, value_name = "WORKLOAD=GOPS", value_delimiter = ',', value_parser = parse_peak)]
     pub peak: Vec<(CpuWorkload, f64)>,
+    /// Measure each point below 90 % of its peak once more with the knob of its first cause
+    /// changed (the widest instruction set for `isa`, a larger N for `problem-size`), to
+    /// confirm or drop that cause (docs/diagnosis.md).
+    #[arg(long)]
+    pub diagnose: bool,
     #[command(flatten)]
     pub run: RunArgs,
     #[command(flatten)]
@@ -220,6 +225,7 @@ pub(super) fn request(args: &CpuArgs) -> Result<CpuRequest, UsageError> {
         nb: args.nb,
         system_blas: args.blas == Some(BlasEngine::System),
         blas_library: args.blas_library.clone(),
+        diagnose: args.diagnose,
     })
 }
 

@@ -4,7 +4,7 @@
 //! it as each record's `diagnosis`.
 
 use super::bandwidth_levels::{ALONG, level_of, per_thread};
-use crate::results::diagnosis::{Cause, Diagnosis};
+use crate::results::diagnosis::{Cause, Confirmation, Diagnosis};
 use crate::results::params::{DiskParams, IoMode, Proto};
 use crate::results::point::{Field, fields};
 use crate::results::{Metric, Report, ResultRecord, Subsystem, Unit};
@@ -296,7 +296,41 @@ pub fn of_report(report: &Report) -> Vec<Option<Diagnosis>> {
             out[i] = diagnose(r, &others, report).map(|(d, _)| d);
         }
     }
+    for (at, d) in out.iter_mut().enumerate() {
+        if let Some(d) = d {
+            confirm(report, at, d);
+        }
+    }
     out
+}
+
+/// `--diagnose`: each point measured again (its `rerun`) of the point at `at` of `report`
+/// confirms or drops the cause of `d` (that point's diagnosis) it tests: confirmed where it
+/// gained half of what the cause's ceiling promised or more, in the log of the efficiency (the
+/// point over the ceiling, at most the peak).
+pub(super) fn confirm(report: &Report, at: usize, d: &mut Diagnosis) {
+    let e = d.efficiency;
+    for x in &report.results {
+        let Some(rerun) = x.rerun.as_ref().filter(|r| r.of == at) else {
+            continue;
+        };
+        let Some(cause) = d.causes.iter_mut().find(|c| c.cause == rerun.cause) else {
+            continue;
+        };
+        let (Some(after), Some(ceiling)) = (
+            x.efficiency.filter(|a| *a > 0.0),
+            cause.ceiling.filter(|c| *c > 0.0),
+        ) else {
+            continue;
+        };
+        let expected = (e / ceiling).min(1.0);
+        cause.confirmation = Some(Confirmation {
+            knob: rerun.knob.clone(),
+            efficiency: after,
+            expected,
+            confirmed: (after / e).ln() >= 0.5 * (expected / e).ln(),
+        });
+    }
 }
 
 /// A cause found, before the shares are worked out: its name, its ceiling where measured, its
@@ -351,6 +385,7 @@ pub(super) fn diagnose(
             ceiling: f.ceiling,
             share: share.map(|s| s * scale),
             text: f.text,
+            confirmation: None,
         })
         .collect();
     // The largest share first; those without one after, in the order found.

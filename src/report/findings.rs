@@ -501,6 +501,19 @@ fn queued_seeks(sub: Subsystem, recs: &[&ResultRecord]) -> Option<Finding> {
     })
 }
 
+/// What `--diagnose` found measuring the point again without the cause, in words.
+fn confirmed(c: &crate::results::diagnosis::Cause) -> Option<String> {
+    c.confirmation.as_ref().map(|k| {
+        format!(
+            "measured again with {}: {:.1} % of its peak, {:.1} % expected without it: {}",
+            k.knob,
+            k.efficiency * 100.0,
+            k.expected * 100.0,
+            if k.confirmed { "confirmed" } else { "dropped" }
+        )
+    })
+}
+
 /// Why a point reaches less than 70 % of its peak, in words: its diagnosis's causes, the
 /// largest share of the gap first, each with its share where the run measures it, and the
 /// share no cause explains; or that the run shows no cause. And what lifted a point above
@@ -508,7 +521,10 @@ fn queued_seeks(sub: Subsystem, recs: &[&ResultRecord]) -> Option<Finding> {
 fn cause(r: &ResultRecord, others: &Others, report: &Report) -> Option<Finding> {
     let e = r.efficiency.filter(|e| *e < LOW || *e > DIAGNOSED_ABOVE)?;
     let point = crate::results::point::label(r);
-    let (d, mut cites) = diagnose(r, others, report)?;
+    let (mut d, mut cites) = diagnose(r, others, report)?;
+    if let Some(at) = report.results.iter().position(|x| std::ptr::eq(x, r)) {
+        super::diagnosis::confirm(report, at, &mut d);
+    }
     // Above the peak, the class statement says it already where the run shows no cause.
     let (gap, above) = if e > 1.0 {
         if d.causes.is_empty() {
@@ -519,10 +535,17 @@ fn cause(r: &ResultRecord, others: &Others, report: &Report) -> Option<Finding> 
         ("gap", "")
     };
     cites.insert(0, e * 100.0);
-    let share = |s: Option<f64>| {
-        s.map_or(String::new(), |s| {
-            format!(" ({:.0} % of the {gap})", 100.0 * s)
-        })
+    // Its share and what measuring it again without the cause read, in brackets.
+    let share = |c: &crate::results::diagnosis::Cause| {
+        let said: Vec<String> = (c.share.map(|s| format!("{:.0} % of the {gap}", 100.0 * s)))
+            .into_iter()
+            .chain(confirmed(c))
+            .collect();
+        if said.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", said.join("; "))
+        }
     };
     let why = if d.causes.is_empty() {
         "no cause this run can show".to_string()
@@ -530,7 +553,7 @@ fn cause(r: &ResultRecord, others: &Others, report: &Report) -> Option<Finding> 
         let mut parts: Vec<String> = d
             .causes
             .iter()
-            .map(|c| format!("{}{}", c.text, share(c.share)))
+            .map(|c| format!("{}{}", c.text, share(c)))
             .collect();
         if d.causes.iter().any(|c| c.share.is_some()) && d.unexplained >= 0.005 {
             parts.push(format!(

@@ -33,4 +33,34 @@ pub struct Cause {
     pub share: Option<f64>,
     /// The cause in words, with the figures it rests on.
     pub text: String,
+    /// `--diagnose`: what the point measured again without this cause read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<Confirmation>,
+}
+
+/// A point measured again by `--diagnose` with one knob changed, to confirm or drop one cause
+/// of another point's gap.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rerun {
+    /// The index in the document's `results` of the point it measures again.
+    pub of: usize,
+    /// The cause it tests.
+    pub cause: String,
+    /// The knob changed, as the option that changes it: `--isa avx512`, `--n 4000`.
+    pub knob: String,
+}
+
+/// What measuring a point again without one cause read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Confirmation {
+    /// The knob changed (the re-run's).
+    pub knob: String,
+    /// The efficiency the point measured again reached.
+    pub efficiency: f64,
+    /// The efficiency expected without this cause: the point's over the cause's ceiling, at
+    /// most 1.
+    pub expected: f64,
+    /// The re-run gained half of the expected gain or more (in the log of the efficiency):
+    /// the cause is confirmed; else it is dropped.
+    pub confirmed: bool,
 }

@@ -174,6 +174,7 @@ fn record(
         intervals: None,
         noise: None,
         diagnosis: None,
+        rerun: None,
         reference: None,
         other_references: Vec::new(),
         reference_unknown_reason: None,
