@@ -180,6 +180,29 @@ fn how_it_runs() -> Vec<Case> {
 /// The inputs of the peak: rated throughputs, IOPS and latency, or a spinning disk's figures.
 fn peak_inputs() -> Vec<Case> {
     vec![
+        // One I/O in flight against a peak far above it: measured again 32 deep.
+        used(
+            "diagnose",
+            &[
+                "--workload",
+                "RR",
+                "--engine",
+                "psync",
+                "--disk-peak-read-iops",
+                "10000000",
+                "--disk-peak-read-mbps",
+                "40960",
+                "--diagnose",
+            ],
+            |r| {
+                r.results().iter().any(|x| {
+                    x["rerun"]["cause"] == "queue-depth"
+                        && x["rerun"]["of"] == 0
+                        && x["params"]["iodepth"] == 32
+                })
+            },
+        )
+        .measured(),
         used(
             "disk-peak-read-mbps",
             &["--workload", "RS", "--disk-peak-read-mbps", "100"],

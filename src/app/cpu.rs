@@ -303,29 +303,14 @@ fn run(req: CpuRequest, rec: &mut Recorder) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--diagnose`: each point of `req` (its records from `from` on) below 90 % of its peak whose
-/// first cause has a knob is measured once more with that knob changed, marked as measuring
-/// it again (`rerun`): the widest instruction set of the CPU for `isa`, four times the order
-/// N (1000 at least, at most the default's) for `problem-size`. The diagnosis then says
-/// whether the gain confirms the cause.
+/// `--diagnose` ([`super::diagnose`]): the knobs of the CPU's causes — the widest instruction
+/// set of the CPU for `isa` (a kernel's, or a built-in dense solve's or multiply's), four times
+/// the order N (1000 at least, at most the default's) for `problem-size` — on the point alone.
 fn diagnose_again(req: &CpuRequest, rec: &mut Recorder, from: usize) -> anyhow::Result<()> {
     let sys = rec.system();
-    let Some(report) = rec.report() else {
-        return Ok(());
-    };
-    let diagnoses = report::diagnosis::of_report(report);
     let memory = sys.memory.available_bytes.get().copied().unwrap_or(4 << 30);
     let widest = sys.cpu.isas.iter().copied().max_by_key(|i| i.width_bits());
-    let mut again = Vec::new();
-    for (i, d) in diagnoses.iter().enumerate().skip(from) {
-        let Some(first) = d
-            .as_ref()
-            .filter(|d| d.efficiency < 1.0)
-            .and_then(|d| d.causes.first())
-        else {
-            continue;
-        };
-        let r = &report.results[i];
+    let knob = |r: &crate::results::ResultRecord, cause: &str| {
         let one = CpuRequest {
             kernels: Vec::new(),
             linalg: Vec::new(),
@@ -333,57 +318,52 @@ fn diagnose_again(req: &CpuRequest, rec: &mut Recorder, from: usize) -> anyhow::
             diagnose: false,
             ..req.clone()
         };
-        let (knob, request) = match (first.cause.as_str(), r.workload) {
+        match (cause, r.workload) {
             ("isa", crate::workload::Workload::Cpu(w)) => {
-                let Some(isa) = widest else { continue };
-                (
+                let isa = widest?;
+                Some((
                     format!("--isa {}", isa.name()),
                     CpuRequest {
                         kernels: vec![w],
                         isa: Some(isa),
                         ..one
                     },
-                )
+                ))
+            }
+            ("isa", crate::workload::Workload::Linalg(w)) => {
+                let (isa, n) = (widest?, r.params.cpu()?.linalg.as_ref()?.n);
+                Some((
+                    format!("--isa {}", isa.name()),
+                    CpuRequest {
+                        linalg: vec![w],
+                        n: vec![n],
+                        memory_fraction: None,
+                        isa: Some(isa),
+                        ..one
+                    },
+                ))
             }
             ("problem-size", crate::workload::Workload::Linalg(w)) => {
-                let Some(n) = r.params.cpu().and_then(|c| c.linalg.as_ref()).map(|l| l.n) else {
-                    continue;
-                };
+                let n = r.params.cpu()?.linalg.as_ref()?.n;
                 let larger = n
                     .saturating_mul(4)
                     .clamp(1000, w.n_for_memory(memory, 0.1).min(8000));
-                if larger <= n {
-                    continue;
-                }
-                (
-                    format!("--n {larger}"),
-                    CpuRequest {
-                        linalg: vec![w],
-                        n: vec![larger],
-                        memory_fraction: None,
-                        ..one
-                    },
-                )
+                (larger > n).then(|| {
+                    (
+                        format!("--n {larger}"),
+                        CpuRequest {
+                            linalg: vec![w],
+                            n: vec![larger],
+                            memory_fraction: None,
+                            ..one
+                        },
+                    )
+                })
             }
-            _ => continue,
-        };
-        let label = crate::results::point::label(r);
-        again.push((i, first.cause.clone(), knob, label, request));
-    }
-    for (of, cause, knob, label, request) in again {
-        if !rec.quiet() {
-            eprintln!(
-                "peakbench cpu --diagnose: {label}: `{cause}` named first; measured again with {knob}"
-            );
+            _ => None,
         }
-        let before = rec.results().len();
-        measure(&request, rec)?;
-        rec.mark_reruns(
-            before,
-            &crate::results::diagnosis::Rerun { of, cause, knob },
-        );
-    }
-    Ok(())
+    };
+    super::diagnose::again(rec, from, "cpu", knob, measure)
 }
 
 /// Measures the points of `req` into `rec`.

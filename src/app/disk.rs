@@ -40,7 +40,14 @@ impl super::Request for DiskOptions {
     }
 
     fn run(self: Box<Self>, rec: &mut Recorder) -> anyhow::Result<()> {
-        run(*self, rec)
+        let from = rec.results().len();
+        let diagnose = self.diagnose;
+        let opts = *self;
+        run(&opts, rec)?;
+        if diagnose {
+            diagnose_again(&opts, rec, from)?;
+        }
+        Ok(())
     }
 
     /// Its runtime, or its fixed work at 2 GB/s.
@@ -56,10 +63,39 @@ impl super::Request for DiskOptions {
     }
 }
 
+/// `--diagnose` ([`super::diagnose`]): one I/O in flight (`queue-depth`) turned to
+/// [`DIAGNOSE_DEPTH`] through io_uring, where the kernel has it, on the point alone.
+fn diagnose_again(opts: &DiskOptions, rec: &mut Recorder, from: usize) -> anyhow::Result<()> {
+    let uring = uring::probe().is_ok();
+    let knob = |r: &crate::results::ResultRecord, cause: &str| {
+        let (crate::workload::Workload::Disk(w), Some(d)) = (r.workload, r.params.disk()) else {
+            return None;
+        };
+        (cause == "queue-depth" && uring).then(|| {
+            (
+                format!("--iodepth {DIAGNOSE_DEPTH} --engine io_uring"),
+                DiskOptions {
+                    workloads: vec![w],
+                    block_sizes: vec![d.block_size_bytes],
+                    threads: vec![d.threads],
+                    iodepths: vec![DIAGNOSE_DEPTH],
+                    engine: EngineKind::IoUring,
+                    diagnose: false,
+                    ..opts.clone()
+                },
+            )
+        })
+    };
+    super::diagnose::again(rec, from, "disk", knob, run)
+}
+
+/// The queue depth `--diagnose` measures a point of one I/O in flight again at.
+const DIAGNOSE_DEPTH: usize = 32;
+
 /// Measures the points of `opts` into `rec` (one command, or one job of a suite).
-fn run(opts: DiskOptions, rec: &mut Recorder) -> anyhow::Result<()> {
+fn run(opts: &DiskOptions, rec: &mut Recorder) -> anyhow::Result<()> {
     let sys = rec.system();
-    let session = DiskSession::new(&sys, &opts).map_err(classify)?;
+    let session = DiskSession::new(&sys, opts).map_err(classify)?;
     let t = session.target();
     rec.announce(
         "disk",
@@ -83,9 +119,9 @@ fn run(opts: DiskOptions, rec: &mut Recorder) -> anyhow::Result<()> {
             opts.runtime,
             opts.ramp
         ),
-        Some(crate::bench::disk::estimate(&opts)),
+        Some(crate::bench::disk::estimate(opts)),
     );
-    rec.drive(&points(&opts), &mut DiskRun(session))
+    rec.drive(&points(opts), &mut DiskRun(session))
 }
 
 /// A disk run's points as the recorder drives them.

@@ -4,6 +4,7 @@
 
 pub mod cluster;
 pub mod cpu;
+mod diagnose;
 pub mod disk;
 pub mod mem;
 pub mod mock;

@@ -222,6 +222,7 @@ mod tests {
             scaling: crate::results::params::Scaling::Strong,
             reps: reps(),
             peaks: Default::default(),
+            diagnose: false,
         };
         let session = DiskSession::new(&sys, &opts).unwrap();
         let mut asked = 0;

@@ -107,6 +107,11 @@ pub struct DiskArgs {
     /// Repetitions of every point.
     #[arg(long, default_value = "3", value_parser = parse_repeat)]
     pub repeat: usize,
+    /// Measure each point below 90 % of its peak once more with the knob of its first cause
+    /// changed (32 I/Os in flight through io_uring for `queue-depth`), to confirm or drop that
+    /// cause (docs/diagnosis.md).
+    #[arg(long)]
+    pub diagnose: bool,
     #[command(flatten)]
     pub rated: DiskPeakArgs,
     #[command(flatten)]
@@ -265,6 +270,7 @@ fn options(args: &DiskArgs) -> anyhow::Result<DiskOptions> {
             repeat: args.repeat,
         },
         peaks: args.rated.peaks(),
+        diagnose: args.diagnose,
     })
 }
 

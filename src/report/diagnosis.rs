@@ -304,14 +304,28 @@ pub fn of_report(report: &Report) -> Vec<Option<Diagnosis>> {
     out
 }
 
-/// `--diagnose`: each point measured again (its `rerun`) of the point at `at` of `report`
-/// confirms or drops the cause of `d` (that point's diagnosis) it tests: confirmed where it
-/// gained half of what the cause's ceiling promised or more, in the log of the efficiency (the
-/// point over the ceiling, at most the peak).
+/// `--diagnose`: the record of the same metric of each point measured again (its `rerun`) of
+/// the point at `at` of `report` (or of another record of that point: a disk point's
+/// throughput and IOPS) confirms or drops the cause of `d` (that record's diagnosis) it tests:
+/// confirmed where it gained half of what the cause's ceiling promised or more, in the log of
+/// the efficiency (the point over the ceiling, at most the peak).
 pub(super) fn confirm(report: &Report, at: usize, d: &mut Diagnosis) {
     let e = d.efficiency;
+    let Some(me) = report.results.get(at) else {
+        return;
+    };
+    let same_point = |of: usize| {
+        report
+            .results
+            .get(of)
+            .is_some_and(|o| o.workload == me.workload && o.params == me.params)
+    };
     for x in &report.results {
-        let Some(rerun) = x.rerun.as_ref().filter(|r| r.of == at) else {
+        let Some(rerun) = x
+            .rerun
+            .as_ref()
+            .filter(|r| x.metric == me.metric && x.unit == me.unit && same_point(r.of))
+        else {
             continue;
         };
         let Some(cause) = d.causes.iter_mut().find(|c| c.cause == rerun.cause) else {
@@ -461,42 +475,50 @@ fn causes(r: &ResultRecord, e: f64, others: &Others, report: &Report) -> Vec<Fou
             .filter(|v| v.is_finite() && *v > 0.0)
     };
     let threads = r.params.threads().max(1);
-    if let Some(k) = r.params.cpu().and_then(|c| c.kernel.as_ref()) {
+    // The instruction set a kernel, or a built-in dense solve's or multiply's micro-kernel, ran.
+    let ran = r.params.cpu().and_then(|c| {
+        c.kernel
+            .as_ref()
+            .map(|k| k.isa)
+            .or(c.linalg.as_ref().and_then(|l| l.isa))
+    });
+    if let Some(isa) = ran {
         let widest = cpu.isas.iter().copied().max_by_key(|i| i.width_bits());
-        if let Some(w) = widest.filter(|w| w.width_bits() > k.isa.width_bits()) {
+        if let Some(w) = widest.filter(|w| w.width_bits() > isa.width_bits()) {
             // The peak's own vector width where it gives one (a core whose datapath is narrower
             // than its widest instructions reaches the same peak with narrower ones).
             let datapath = input("vector_width").unwrap_or(w.width_bits() as f64);
-            let ceiling = (k.isa.width_bits() as f64 / datapath).min(1.0);
+            let ceiling = (isa.width_bits() as f64 / datapath).min(1.0);
             out.push(Found {
                 cause: "isa",
                 ceiling: Some(ceiling),
                 text: format!(
                     "it runs {} ({} bits) on a CPU with {} ({} bits)",
-                    k.isa.name(),
-                    k.isa.width_bits(),
+                    isa.name(),
+                    isa.width_bits(),
                     w.name(),
                     w.width_bits()
                 ),
-                cites: vec![k.isa.width_bits() as f64, w.width_bits() as f64],
+                cites: vec![isa.width_bits() as f64, w.width_bits() as f64],
             });
         }
-        if let (Some(ghz), Some(one)) = (k.clock_ghz, cpu.measured_clock_ghz.get().copied())
-            && ghz < 0.9 * one
-        {
-            // Against the clock the peak counts where it says, else one thread's.
-            let ceiling = (ghz / input("clock").unwrap_or(one)).min(1.0);
-            out.push(Found {
-                cause: "clock",
-                ceiling: Some(ceiling),
-                text: format!(
-                    "its clock was {} GHz, below the {} GHz one thread reached",
-                    format_sig(ghz),
-                    format_sig(one)
-                ),
-                cites: vec![ghz, one],
-            });
-        }
+    }
+    if let Some(k) = r.params.cpu().and_then(|c| c.kernel.as_ref())
+        && let (Some(ghz), Some(one)) = (k.clock_ghz, cpu.measured_clock_ghz.get().copied())
+        && ghz < 0.9 * one
+    {
+        // Against the clock the peak counts where it says, else one thread's.
+        let ceiling = (ghz / input("clock").unwrap_or(one)).min(1.0);
+        out.push(Found {
+            cause: "clock",
+            ceiling: Some(ceiling),
+            text: format!(
+                "its clock was {} GHz, below the {} GHz one thread reached",
+                format_sig(ghz),
+                format_sig(one)
+            ),
+            cites: vec![ghz, one],
+        });
     }
     noise_causes(r, threads, report, &mut out);
     // The quota the point ran under; or, in a document that does not say, the machine's, where

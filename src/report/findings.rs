@@ -74,7 +74,14 @@ pub fn of(report: &Report) -> Vec<Finding> {
         out.extend(bands(sub, &mine));
         out.extend(queued_seeks(sub, &mine));
         let others = Others::of(&mine);
-        out.extend(mine.iter().filter_map(|r| cause(r, &others, report)));
+        // A point's records of one efficiency (a disk point's throughput and IOPS) say the
+        // same: once.
+        let mut said = HashSet::new();
+        out.extend(
+            mine.iter()
+                .filter_map(|r| cause(r, &others, report))
+                .filter(|f| said.insert(f.text.clone())),
+        );
     }
     out
 }

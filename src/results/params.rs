@@ -176,6 +176,10 @@ pub struct LinalgParams {
     /// `AVX-512 24x8`; system, the library's kernels as it names them (`OpenBLAS Cooperlake`)
     /// or `unknown (system BLAS)`.
     pub micro_kernel: String,
+    /// Built-in engine: the micro-kernel's instruction set (`--isa`'s name); absent for a
+    /// system library's kernels and in documents from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isa: Option<crate::sysinfo::Isa>,
     /// System engine: the file(s) the routines came from and the library's version or
     /// configuration string; absent for the built-in engine.
     #[serde(default, skip_serializing_if = "Option::is_none")]

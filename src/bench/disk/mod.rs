@@ -55,6 +55,9 @@ pub struct DiskOptions {
     pub scaling: crate::results::params::Scaling,
     pub reps: Repetition,
     pub peaks: DiskPeaks,
+    /// `--diagnose`: after its points, each below 90 % of its peak measured again with the
+    /// knob of its first cause turned (the app's, `app::disk`).
+    pub diagnose: bool,
 }
 
 /// Why a disk run cannot start or go on. Each message says what to do.

@@ -34,6 +34,7 @@ fn opts(engine: EngineKind, depth: usize, dir: &std::path::Path) -> DiskOptions 
             repeat: 1,
         },
         peaks: DiskPeaks::default(),
+        diagnose: false,
     }
 }
 

@@ -289,6 +289,7 @@ pub fn run(
     );
     if let Some(l) = &mut params.linalg {
         l.micro_kernel = outcome.micro_kernel;
+        l.isa = outcome.isa;
         l.library = match engine {
             Engine::BuiltIn(_) => None,
             Engine::System(blas) => Some(blas.description().to_string()),
@@ -335,6 +336,7 @@ pub fn point_params(
             memory_fraction: None,
             engine,
             micro_kernel: String::new(),
+            isa: None,
             library: None,
             library_threads: None,
             // A system LAPACK chooses its own block.
@@ -375,9 +377,11 @@ fn built_in(
         LinalgWorkload::Linpack => {
             let g = plan_for::<f64>(sys, threads, isa);
             let mut ipiv = vec![0usize; n];
-            linpack(n, threads, reps, tick, kernel_name(&g), &mut |ab| {
+            let mut out = linpack(n, threads, reps, tick, kernel_name(&g), &mut |ab| {
                 Ok(lu_team::solve_carried(&g, ab, n, n, nb, &mut ipiv)?)
-            })
+            })?;
+            out.isa = Some(g.kernel.kind);
+            Ok(out)
         }
         LinalgWorkload::Dgemm => {
             built_in_multiply(&plan_for::<f64>(sys, threads, isa), point, reps, tick)
@@ -395,7 +399,7 @@ fn built_in_multiply<T: Element>(
     tick: &mut dyn FnMut(),
 ) -> Result<Outcome, LinalgError> {
     let n = point.n;
-    multiply(point, reps, tick, kernel_name(g), &mut |a, b, c| {
+    let mut out = multiply(point, reps, tick, kernel_name(g), &mut |a, b, c| {
         let square = |data| MatRef {
             data,
             rows: n,
@@ -409,7 +413,9 @@ fn built_in_multiply<T: Element>(
             ld: n,
         };
         Ok(g.run(T::ONE, square(a), square(b), T::ZERO, c)?)
-    })
+    })?;
+    out.isa = Some(g.kernel.kind);
+    Ok(out)
 }
 
 /// A point's repetitions on an installed BLAS/LAPACK: its thread count set to the point's, its
@@ -458,6 +464,8 @@ struct Outcome {
     seconds: Vec<f64>,
     /// The multiply's micro-kernel, e.g. `AVX-512 24x8`, or the system library's kernels.
     micro_kernel: String,
+    /// The built-in multiply's instruction set (None for a system library's).
+    isa: Option<crate::sysinfo::Isa>,
     /// LINPACK: the last repetition's scaled residual (every one passed).
     residual: Option<f64>,
     /// A system BLAS: what it did with the point's thread count.
@@ -482,6 +490,7 @@ fn linpack(
     let mut out = Outcome {
         seconds: Vec::new(),
         micro_kernel,
+        isa: None,
         residual: None,
         library_threads: None,
     };
@@ -561,6 +570,7 @@ fn multiply<T: Element>(
     Ok(Outcome {
         seconds,
         micro_kernel,
+        isa: None,
         residual: None,
         library_threads: None,
     })

@@ -824,3 +824,37 @@ fn a_point_measured_again_without_its_cause_confirms_or_drops_it() {
     );
     assert!(said(31.2).ends_with(": dropped)"), "{}", said(31.2));
 }
+
+/// A built-in LINPACK whose micro-kernel ran avx2 on an avx512 CPU: `isa`, as a kernel's (half
+/// the peak's vector width); a system library's (no `isa` recorded) is not named so.
+#[test]
+fn a_dense_solve_on_narrower_vectors_is_named_isa() {
+    let linpack = |isa: Option<&str>| {
+        let mut p = json!({"threads": 1, "n": 3000, "engine": "built-in",
+                           "micro_kernel": "AVX2+FMA 8x6", "flops": 1.8e10});
+        if let Some(isa) = isa {
+            p["isa"] = json!(isa);
+        }
+        rec(
+            Subsystem::Cpu,
+            "LINPACK",
+            p,
+            Metric::Throughput,
+            Unit::Gops,
+            24.0,
+            Some(60.0),
+        )
+    };
+    let found = cause_texts(vec![linpack(Some("avx2"))]);
+    assert!(
+        found[0].contains(
+            "40.0 % of its peak — it runs avx2 (256 bits) on a CPU with avx512 (512 bits)"
+        ),
+        "{found:?}"
+    );
+    let system = cause_texts(vec![linpack(None)]);
+    assert!(
+        system.iter().all(|t| !t.contains("it runs avx2")),
+        "{system:?}"
+    );
+}
