@@ -5,7 +5,8 @@
 
 use super::bandwidth_levels::{ALONG, level_of, per_thread};
 use crate::results::diagnosis::{Cause, Confirmation, Diagnosis};
-use crate::results::params::{DiskParams, IoMode, Proto};
+use crate::results::kinds::Pages;
+use crate::results::params::{DiskParams, IoMode, Params, Proto};
 use crate::results::point::{Field, fields};
 use crate::results::{Metric, Report, ResultRecord, Subsystem, Unit};
 use crate::units::{format_bytes_binary, format_sig};
@@ -78,6 +79,23 @@ pub(super) struct Others<'a> {
     /// Per (metric, unit, point without its I/O mode), the efficiencies of the disk points
     /// with O_DIRECT.
     direct: HashMap<OfKind, Vec<f64>>,
+    /// Per (metric, unit, point without its pages), the efficiencies of the memory points on
+    /// transparent huge pages.
+    huge: HashMap<OfKind, Vec<f64>>,
+}
+
+/// What tells a memory point on 4 KiB pages from its twin on huge pages.
+const PAGES: &[&str] = &["pages", "huge_page_bytes"];
+
+/// The pages a memory point's arrays (or a LATENCY record's ring) were on.
+fn pages_of(r: &ResultRecord) -> Option<Pages> {
+    match &r.params {
+        Params::Mem(p) => p.kernel.as_ref().map(|k| k.pages),
+        Params::MemLatency(p) => {
+            (p.level.as_ref().map(|l| l.pages)).or(p.chase.as_ref().map(|c| c.pages))
+        }
+        _ => None,
+    }
 }
 
 /// What tells a buffered disk point from its O_DIRECT twin.
@@ -163,6 +181,14 @@ impl<'a> Others<'a> {
                     .push(*x);
             }
         }
+        let mut huge: HashMap<OfKind, Vec<f64>> = HashMap::new();
+        for x in recs.iter() {
+            if let (Some(Pages::Thp), Some(e)) = (pages_of(x), x.efficiency.filter(|e| *e > 0.0)) {
+                huge.entry((x.metric, x.unit, what(x, PAGES)))
+                    .or_default()
+                    .push(e);
+            }
+        }
         let mut direct: HashMap<OfKind, Vec<f64>> = HashMap::new();
         for x in recs.iter() {
             if let (Some(d), Some(e)) = (x.params.disk(), x.efficiency)
@@ -183,6 +209,7 @@ impl<'a> Others<'a> {
             latencies,
             sets,
             direct,
+            huge,
         }
     }
 
@@ -244,6 +271,15 @@ impl<'a> Others<'a> {
                 Some((*x, level, xe))
             })
             .max_by(|a, b| a.2.total_cmp(&b.2))
+    }
+
+    /// The best efficiency of `r`'s point on transparent huge pages, where it is above `e` ×
+    /// [`FLAT`].
+    fn on_huge_pages(&self, r: &ResultRecord, e: f64) -> Option<f64> {
+        (self.huge.get(&(r.metric, r.unit, what(r, PAGES)))?.iter())
+            .copied()
+            .reduce(f64::max)
+            .filter(|be| *be > e * FLAT)
     }
 
     /// The mean efficiency of `r`'s point with O_DIRECT (the same point but its I/O mode).
@@ -480,7 +516,7 @@ fn causes(r: &ResultRecord, e: f64, others: &Others, report: &Report) -> Vec<Fou
         c.kernel
             .as_ref()
             .map(|k| k.isa)
-            .or(c.linalg.as_ref().and_then(|l| l.isa))
+            .or(c.linalg.as_ref().and_then(|l| l.micro_kernel_isa))
     });
     if let Some(isa) = ran {
         let widest = cpu.isas.iter().copied().max_by_key(|i| i.width_bits());
@@ -693,6 +729,17 @@ fn io_causes(r: &ResultRecord, others: &Others, out: &mut Vec<Found>) {
     }
 }
 
+/// A cause that the same point with one thing otherwise shows, at `ratio` of its rate (the two
+/// efficiencies' ratio, at most 1: its ceiling).
+fn twin(cause: &'static str, ratio: f64, text: String, cites: Vec<f64>) -> Found {
+    Found {
+        cause,
+        ceiling: Some(ratio.min(1.0)),
+        text,
+        cites,
+    }
+}
+
 /// Whether two disk records are of one point: their params but what a latency record adds
 /// (what its latency is).
 fn same_point(a: &DiskParams, b: &DiskParams) -> bool {
@@ -785,14 +832,12 @@ fn size_causes(r: &ResultRecord, e: f64, others: &Others, report: &Report, out: 
             "its O(N³) work does not amortise the O(N²) memory traffic and the threads' start-up";
         if let Some((bn, be)) = others.larger_n(r, n, e) {
             let pct = be * 100.0;
-            out.push(Found {
-                cause: "problem-size",
-                ceiling: Some((e / be).min(1.0)),
-                text: format!(
-                    "N = {n} is too small for the peak: N = {bn} reached {pct:.1} % ({why})"
-                ),
-                cites: vec![n as f64, bn as f64, pct],
-            });
+            out.push(twin(
+                "problem-size",
+                e / be,
+                format!("N = {n} is too small for the peak: N = {bn} reached {pct:.1} % ({why})"),
+                vec![n as f64, bn as f64, pct],
+            ));
         } else if n < SMALL_N {
             out.push(Found {
                 cause: "problem-size",
@@ -802,22 +847,36 @@ fn size_causes(r: &ResultRecord, e: f64, others: &Others, report: &Report, out: 
             });
         }
     }
+    // 4 KiB pages where huge ones did better: the TLB's reach.
+    if pages_of(r) == Some(Pages::Small)
+        && let Some(be) = others.on_huge_pages(r, e)
+    {
+        let pct = be * 100.0;
+        out.push(twin(
+            "pages",
+            e / be,
+            format!(
+                "it ran on 4 KiB pages: the same point on transparent huge pages reached {pct:.1} % (fewer TLB misses)"
+            ),
+            vec![pct],
+        ));
+    }
     // Arrays too large for the cache level whose rate the peak is.
     if let Some((b, level, be)) = others.smaller_set(r, e, &report.system.caches) {
         let size = |x: &ResultRecord| format_bytes_binary(per_thread(x).unwrap_or(0));
         let own =
             level_of(r, &report.system.caches).map_or("memory".to_string(), |l| format!("L{l}"));
         let pct = be * 100.0;
-        out.push(Found {
-            cause: "working-set",
-            ceiling: Some((e / be).min(1.0)),
-            text: format!(
+        out.push(twin(
+            "working-set",
+            e / be,
+            format!(
                 "its arrays, {} a thread, do not fit in L{level} (they are in {own}): at {} a thread, which fit, it reached {pct:.1} %",
                 size(r),
                 size(b)
             ),
-            cites: vec![f64::from(level), pct],
-        });
+            vec![f64::from(level), pct],
+        ));
     }
     // More threads than do their share: each ran slower than fewer did (CPU and memory).
     // (A dense solve's threads lose to its size first: `problem-size`.)

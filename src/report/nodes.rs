@@ -289,7 +289,7 @@ mod tests {
                 memory_fraction: None,
                 engine: crate::results::params::LinalgEngine::BuiltIn,
                 micro_kernel: "AVX-512 24x8".into(),
-                isa: None,
+                micro_kernel_isa: None,
                 library: None,
                 library_threads: None,
                 nb: Some(256),

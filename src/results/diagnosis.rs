@@ -20,7 +20,7 @@ pub struct Diagnosis {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cause {
     /// Its name (docs/diagnosis.md): `isa`, `clock`, `cpu-quota`, `oversubscription`,
-    /// `co-runner`, `steal`, `problem-size`, `working-set`, `workers`, `contention`,
+    /// `co-runner`, `steal`, `problem-size`, `working-set`, `pages`, `workers`, `contention`,
     /// `smt-sharing`, `page-cache`, `queue-depth`, `window`, `loss`.
     pub cause: String,
     /// The efficiency the point would have were this the only cause, where the run measures

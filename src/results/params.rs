@@ -177,9 +177,10 @@ pub struct LinalgParams {
     /// or `unknown (system BLAS)`.
     pub micro_kernel: String,
     /// Built-in engine: the micro-kernel's instruction set (`--isa`'s name); absent for a
-    /// system library's kernels and in documents from before it was recorded.
+    /// system library's kernels and in documents from before it was recorded. (Not `isa`: the
+    /// parameters flatten a kernel's fields and a dense solve's into one object.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub isa: Option<crate::sysinfo::Isa>,
+    pub micro_kernel_isa: Option<crate::sysinfo::Isa>,
     /// System engine: the file(s) the routines came from and the library's version or
     /// configuration string; absent for the built-in engine.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -289,7 +289,7 @@ pub fn run(
     );
     if let Some(l) = &mut params.linalg {
         l.micro_kernel = outcome.micro_kernel;
-        l.isa = outcome.isa;
+        l.micro_kernel_isa = outcome.isa;
         l.library = match engine {
             Engine::BuiltIn(_) => None,
             Engine::System(blas) => Some(blas.description().to_string()),
@@ -336,7 +336,7 @@ pub fn point_params(
             memory_fraction: None,
             engine,
             micro_kernel: String::new(),
-            isa: None,
+            micro_kernel_isa: None,
             library: None,
             library_threads: None,
             // A system LAPACK chooses its own block.

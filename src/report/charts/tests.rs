@@ -25,7 +25,7 @@ pub(in crate::report) fn linpack(n: usize, threads: usize, gops: f64) -> ResultR
             memory_fraction: None,
             engine: crate::results::params::LinalgEngine::BuiltIn,
             micro_kernel: "AVX-512 24x8".into(),
-            isa: None,
+            micro_kernel_isa: None,
             library: None,
             library_threads: None,
             nb: Some(256),
