@@ -50,6 +50,7 @@ fn what_runs() -> Vec<Case> {
                 rerun.is_some_and(|x| x["rerun"]["cause"] == "isa" && x["params"]["isa"] != "sse2")
                     && confirmed
                     && r.stdout.contains("measured again with --isa")
+                    && r.stdout.contains("fp64 FMA (--diagnose)")
             },
         )
         .measured(),

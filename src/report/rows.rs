@@ -33,8 +33,18 @@ pub(crate) fn variant(rec: &ResultRecord) -> String {
 }
 
 /// [`variant`], with a network point's protocol or without it (where a table gives it a
-/// column).
+/// column); a point `--diagnose` measured again with a knob turned says so.
 pub(crate) fn variant_of(rec: &ResultRecord, with_protocol: bool) -> String {
+    let v = placed_variant(rec, with_protocol);
+    match (&rec.rerun, v.is_empty()) {
+        (None, _) => v,
+        (Some(_), true) => "(--diagnose)".into(),
+        (Some(_), false) => format!("{v} (--diagnose)"),
+    }
+}
+
+/// [`variant_of`] but a re-run's mark.
+fn placed_variant(rec: &ResultRecord, with_protocol: bool) -> String {
     let mut v = rec.params.variant(rec.metric, with_protocol);
     if let Some(q) = rec.params.cpu_quota() {
         v.push_str(&format!(" quota {q} CPUs"));
