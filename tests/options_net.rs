@@ -215,6 +215,24 @@ fn socket_options() -> Vec<Case> {
             &[&LAT[..], &["--bidir"]].concat(),
             "THROUGHPUT is not in --workload",
         ),
+        // A window asked far below the link's bandwidth-delay product: measured again with
+        // the kernel's own, which confirms or drops it (either, on a loaded runner).
+        used(
+            "diagnose",
+            &[
+                &TCP[..],
+                &["--window", "16K", "--link-gbps", "100", "--diagnose"],
+            ]
+            .concat(),
+            |r| {
+                r.results().iter().any(|x| {
+                    x["rerun"]["cause"] == "window" && x["params"].get("socket_options").is_none()
+                }) && r
+                    .stdout
+                    .contains("measured again with the kernel's own window")
+            },
+        )
+        .measured(),
         used("window", &[&TCP[..], &["--window", "256K"]].concat(), |r| {
             r.params()["socket_options"]["window_bytes"] == 262_144
                 && r.params()["client_socket"]["receive_buffer_bytes"] == 524_288

@@ -71,6 +71,9 @@ pub struct NetRequest {
     pub opts: NetOptions,
     pub server: Option<String>,
     pub token: Option<String>,
+    /// `--diagnose`: each point below 90 % of its peak measured once more with the knob of its
+    /// first cause changed.
+    pub diagnose: bool,
 }
 
 impl super::Request for NetRequest {
@@ -81,7 +84,17 @@ impl super::Request for NetRequest {
     }
 
     fn run(self: Box<Self>, rec: &mut Recorder) -> anyhow::Result<()> {
-        run(self.opts, self.server.as_deref(), self.token, rec)
+        let from = rec.results().len();
+        run(
+            self.opts.clone(),
+            self.server.as_deref(),
+            self.token.clone(),
+            rec,
+        )?;
+        if self.diagnose {
+            diagnose_again(&self, rec, from)?;
+        }
+        Ok(())
     }
 
     /// Its duration (a fixed amount ends sooner, as the user asked).
@@ -92,6 +105,43 @@ impl super::Request for NetRequest {
     fn planned(&self, _: &crate::sysinfo::SystemInfo) -> Vec<crate::results::ResultRecord> {
         super::planned::net(&self.opts, self.server.as_deref())
     }
+}
+
+/// `--diagnose` ([`super::diagnose`]): a TCP stream's `window` asked with `--window` measured
+/// again with the kernel's own (autotuned) window, on the point alone (its receiver's record
+/// stands for the point).
+fn diagnose_again(req: &NetRequest, rec: &mut Recorder, from: usize) -> anyhow::Result<()> {
+    let asked = req.opts.socket.window_bytes;
+    let knob = |r: &crate::results::ResultRecord, cause: &str| {
+        let (crate::workload::Workload::Net(w), Some(n)) = (r.workload, r.params.net()) else {
+            return None;
+        };
+        let receiver = n.side == Some(crate::results::params::Side::Receiver);
+        (cause == "window" && asked.is_some() && receiver).then(|| {
+            (
+                "the kernel's own window (no --window)".to_string(),
+                NetRequest {
+                    opts: NetOptions {
+                        workloads: vec![w],
+                        protocols: vec![n.protocol],
+                        streams: vec![n.streams],
+                        message_sizes: Some(vec![n.message_size_bytes]),
+                        socket: SocketOptions {
+                            window_bytes: None,
+                            ..req.opts.socket
+                        },
+                        ..req.opts.clone()
+                    },
+                    server: req.server.clone(),
+                    token: req.token.clone(),
+                    diagnose: false,
+                },
+            )
+        })
+    };
+    super::diagnose::again(rec, from, "net", knob, |r: &NetRequest, rec| {
+        run(r.opts.clone(), r.server.as_deref(), r.token.clone(), rec)
+    })
 }
 
 /// Measures the client points of `opts` against `server` (None: a server in this process, on

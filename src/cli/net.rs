@@ -117,6 +117,11 @@ pub struct ClientArgs {
     /// Repetitions of every point (each its own test).
     #[arg(long, default_value = "3", value_parser = parse_repeat)]
     pub repeat: usize,
+    /// Measure each point below 90 % of its peak once more with the knob of its first cause
+    /// changed (the kernel's own window for a `window` asked with --window), to confirm or drop
+    /// that cause (docs/diagnosis.md).
+    #[arg(long)]
+    pub diagnose: bool,
     /// The link speed in Gbit/s, when sysfs cannot tell (virtio, veth) or is wrong (0.001 to
     /// 100000).
     #[arg(long, value_name = "GBPS", value_parser = bounds::LINK_GBPS.parser())]
@@ -529,5 +534,6 @@ fn client(args: &ClientArgs) -> anyhow::Result<Box<dyn Request>> {
         token: args.token.token()?,
         opts: options(args)?,
         server: args.server.clone(),
+        diagnose: args.diagnose,
     }))
 }
