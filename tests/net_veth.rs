@@ -379,10 +379,12 @@ fn both_ways_at_once_across_a_rate_limited_veth_pair() {
         (sum - (there + back)).abs() < 0.01 * sum,
         "{sum} {there} {back}"
     );
-    // About 100 Mbit/s less the headers each way, as the token bucket allows.
+    // About 100 Mbit/s less the headers each way, as the token bucket allows; a second's
+    // window after the warm-up may also count what the receiver's socket buffer held when it
+    // began (a loaded CI runner read 102.1 one way once).
     for v in [one, reverse, there, back] {
         assert!(
-            (80.0..=101.0).contains(&v),
+            (80.0..=105.0).contains(&v),
             "{one} {reverse} {there} {back}"
         );
     }
