@@ -238,6 +238,15 @@ fn in_base(r: &ResultRecord) -> f64 {
     crate::units::Conversion::to_base(r.unit).map_or(r.summary.mean, |k| k.apply(r.summary.mean))
 }
 
+/// The mean of the first record of `metric` among `points`, in its unit's base over `per`
+/// (1e9: giga), where it is a positive number: the rate a clean run sets a fault's peak at.
+fn rate_of(c: &Checks, points: &[usize], metric: Metric, per: f64) -> Option<f64> {
+    c.find(points, |r| r.metric == metric)
+        .and_then(|i| c.record(i))
+        .map(|r| in_base(r) / per)
+        .filter(|v| v.is_finite() && *v > 0.0)
+}
+
 /// A check whose benchmark gave no figure with an efficiency.
 fn no_figure(base: Check, lines: &[&[String]], points: Vec<usize>) -> Check {
     Check {

@@ -98,13 +98,9 @@ fn disk_fault(
             ..base
         });
     }
-    let rate = |metric: Metric, per: f64| {
-        c.find(&limit, |r| r.metric == metric)
-            .and_then(|i| c.record(i))
-            .map(|r| in_base(r) / per)
-            .filter(|v| v.is_finite() && *v > 0.0)
-    };
-    let Some(peak) = rate(Metric::Iops, 1.0).zip(rate(Metric::Throughput, 1e6)) else {
+    let peak =
+        rate_of(c, &limit, Metric::Iops, 1.0).zip(rate_of(c, &limit, Metric::Throughput, 1e6));
+    let Some(peak) = peak else {
         return Ok(no_figure(base, &[&first], limit));
     };
     let clean_line = line(c, clean, Some(peak));

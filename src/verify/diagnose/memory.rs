@@ -48,12 +48,8 @@ pub(super) fn working_set(c: &mut Checks, base: Check) -> anyhow::Result<Check> 
         Measured::Points(p) => p,
         Measured::Ended(check) => return Ok(check),
     };
-    // GB/s, from the record's unit's base.
-    let gbs = c
-        .find(&level, |r| r.metric == Metric::Throughput)
-        .and_then(|i| c.record(i))
-        .map(|r| in_base(r) / 1e9)
-        .filter(|v| v.is_finite() && *v >= 0.01);
+    // GB/s, as `--mem-peak-gbs` takes it (0.01 at least).
+    let gbs = rate_of(c, &level, Metric::Throughput, 1e9).filter(|v| *v >= 0.01);
     let Some(gbs) = gbs else {
         return Ok(no_figure(base, &[&first], level));
     };
