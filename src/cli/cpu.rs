@@ -24,8 +24,8 @@ pub struct CpuArgs {
     /// LINPACK, DGEMM, SGEMM: N from this share of the available memory (HPL's usual way, e.g. 0.8).
     #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
     pub memory_fraction: Option<f64>,
-    /// LINPACK with the built-in engine: the factorisation's block (HPL's NB). Default: 256, or
-    /// for N under 3072 the largest power of two up to N/12 (at least 32).
+    /// LINPACK with the built-in engine: the factorisation's block (HPL's NB). Default: 128, or
+    /// for N under 1536 the largest power of two up to N/12 (at least 32).
     #[arg(long, value_parser = parse_nb)]
     pub nb: Option<usize>,
     /// LINPACK, DGEMM, SGEMM: the engine: built-in (peakbench's own, the default) or system (an

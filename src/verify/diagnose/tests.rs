@@ -104,12 +104,14 @@ fn a_fault_without_effect_is_skipped_saying_so() {
 #[test]
 fn the_large_linpack_takes_about_the_duration() {
     let d = Duration::from_millis(500);
-    // An optimised build's 10.8 GOPS at N = 200: 54 GOPS for 0.5 s is N ≈ 3400, capped.
-    assert_eq!(large_n(10.8, d), LARGE_N);
-    // 2.0 GOPS: N³ = 1.5 × 0.5 s × 10 GOPS → N = 1957 → 1900.
-    assert_eq!(large_n(2.0, d), 1900);
-    // A debug build's 0.58 GOPS: N = 1295 → 1200; 0.2 GOPS: at least N = 1000.
-    assert_eq!(large_n(0.58, d), 1200);
-    assert_eq!(large_n(0.2, d), LEAST_LARGE_N);
+    // 40 GOPS at N = 200: 320 GOPS for 0.5 s is N ≈ 6200, capped.
+    assert_eq!(large_n(40.0, d), LARGE_N);
+    // An optimised build's 10.8 GOPS: N³ = 1.5 × 0.5 s × 86.4 GOPS → N = 4016 → 4000.
+    assert_eq!(large_n(10.8, d), 4000);
+    // 2.0 GOPS: N³ = 1.5 × 0.5 s × 16 GOPS → N = 2289 → 2200.
+    assert_eq!(large_n(2.0, d), 2200);
+    // A debug build's 0.58 GOPS: N = 1515 → 1500; 0.2 GOPS: N = 1062, at least N = 1000.
+    assert_eq!(large_n(0.58, d), 1500);
+    assert_eq!(large_n(0.1, d), LEAST_LARGE_N);
     assert_eq!(large_n(f64::NAN, d), LARGE_N);
 }
