@@ -66,6 +66,14 @@ fn what_runs() -> Vec<Case> {
         used("threads", &["--workload", "NULL", "--threads", "2"], |r| {
             r.params()["threads"] == 2
         }),
+        // A staircase of L1 alone names no cause with a knob: nothing to measure again, and it
+        // says so (what a re-run confirms: report::findings's tests, on recorded figures).
+        used("diagnose", &[&LAT[..], &["--diagnose"]].concat(), |r| {
+            r.stderr
+                .contains("peakbench mem --diagnose: nothing to measure again")
+                || r.stderr.contains("peakbench mem --diagnose: LATENCY")
+        })
+        .measured(),
         used("threads", &[&LAT[..], &["--threads", "2"]].concat(), |r| {
             r.params()["thread_latency_ns"]
                 .as_array()

@@ -54,6 +54,16 @@ pub(super) fn again<R>(
             ));
         }
     }
+    if todo.is_empty() && !rec.quiet() {
+        let low = (diagnoses.iter().skip(from).flatten())
+            .filter(|d| d.efficiency < 1.0)
+            .count();
+        eprintln!(
+            "peakbench {command} --diagnose: nothing to measure again: {low} point{} below 90 % of {} peak, and none names first a cause whose knob it turns (docs/diagnosis.md)",
+            if low == 1 { "" } else { "s" },
+            if low == 1 { "its" } else { "their" }
+        );
+    }
     for (rerun, label, request) in todo {
         if crate::runner::stop::requested() {
             return Err(crate::error::Interrupted.into());

@@ -37,7 +37,13 @@ impl super::Request for MemOptions {
     }
 
     fn run(self: Box<Self>, rec: &mut Recorder) -> anyhow::Result<()> {
-        run(*self, rec)
+        let from = rec.results().len();
+        let opts = *self;
+        run(opts.clone(), rec)?;
+        if opts.diagnose {
+            diagnose_again(&opts, rec, from)?;
+        }
+        Ok(())
     }
 
     /// A bandwidth point's: its duration, or a thread's share of the fixed work at
@@ -100,6 +106,58 @@ fn run(opts: MemOptions, rec: &mut Recorder) -> anyhow::Result<()> {
         sys: &sys,
     };
     rec.drive(&points(&opts), &mut run)
+}
+
+/// `--diagnose` ([`super::diagnose`]): a point on 4 KiB pages whose twin on huge pages did
+/// better (`pages`) measured again on transparent huge pages: a bandwidth point alone (its
+/// workload, threads, arrays, blocks and mix), a LATENCY level by its staircase, once for all
+/// the levels of its threads.
+fn diagnose_again(opts: &MemOptions, rec: &mut Recorder, from: usize) -> anyhow::Result<()> {
+    use crate::results::params::{Params, Scaling};
+    let staircases = std::cell::RefCell::new(std::collections::HashSet::new());
+    let knob = |r: &crate::results::ResultRecord, cause: &str| {
+        let crate::workload::Workload::Mem(w) = r.workload else {
+            return None;
+        };
+        if cause != "pages" {
+            return None;
+        }
+        let on = MemOptions {
+            workloads: vec![w],
+            huge_pages: vec![HugePages::On],
+            diagnose: false,
+            ..opts.clone()
+        };
+        let request = match &r.params {
+            Params::Mem(p) => {
+                let k = p.kernel.as_ref()?;
+                let array = match opts.scaling {
+                    Scaling::Strong => k.array_bytes_per_thread.checked_mul(p.threads as u64)?,
+                    Scaling::Weak => k.array_bytes_per_thread,
+                };
+                MemOptions {
+                    threads: vec![p.threads],
+                    array_sizes: vec![array],
+                    block_sizes: (k.blocks.as_ref())
+                        .map_or_else(Vec::new, |b| vec![b.block_size_bytes]),
+                    mixes: k.mix.map_or_else(|| opts.mixes.clone(), |m| vec![m]),
+                    ..on
+                }
+            }
+            Params::MemLatency(p) if p.level.is_some() => {
+                staircases.borrow_mut().insert(p.threads).then_some(())?;
+                MemOptions {
+                    latency_threads: vec![p.threads],
+                    ..on
+                }
+            }
+            _ => return None,
+        };
+        Some(("--huge-pages on".to_string(), request))
+    };
+    super::diagnose::again(rec, from, "mem", knob, |o: &MemOptions, rec| {
+        run(o.clone(), rec)
+    })
 }
 
 /// A memory run's points as the recorder drives them.

@@ -180,6 +180,7 @@ mod tests {
                 duration: Duration::from_millis(2),
                 reps: reps(),
                 peak: Default::default(),
+                diagnose: false,
             };
             let Ok(session) = MemSession::new(&sys, &opts) else {
                 // No non-temporal stores here: the other modes still run.

@@ -98,6 +98,11 @@ pub struct MemArgs {
     /// is CL × 2000 / MT/s ns (with --mem-mts), in place of --mem-latency-ns (1 to 200).
     #[arg(long, value_name = "CL", requires = "mem_mts", conflicts_with = "mem_latency_ns", value_parser = bounds::MEM_CL.parser())]
     pub mem_cl: Option<f64>,
+    /// Measure each point below 90 % of its peak once more with the knob of its first cause
+    /// changed (transparent huge pages for `pages`: a bandwidth point alone, a LATENCY level by
+    /// its staircase), to confirm or drop that cause (docs/diagnosis.md).
+    #[arg(long)]
+    pub diagnose: bool,
     #[command(flatten)]
     pub run: RunArgs,
     #[command(flatten)]
@@ -326,6 +331,7 @@ fn options(args: &MemArgs, sys: &SystemInfo) -> MemOptions {
             latency_ns: args.mem_latency_ns,
             cl: args.mem_cl,
         },
+        diagnose: args.diagnose,
     }
 }
 

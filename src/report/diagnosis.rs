@@ -4,13 +4,18 @@
 //! it as each record's `diagnosis`.
 
 use super::bandwidth_levels::{ALONG, level_of, per_thread};
-use crate::results::diagnosis::{Cause, Confirmation, Diagnosis};
+use crate::results::diagnosis::{Cause, Diagnosis};
 use crate::results::kinds::Pages;
 use crate::results::params::{DiskParams, IoMode, Params, Proto};
 use crate::results::point::{Field, fields};
 use crate::results::{Metric, Report, ResultRecord, Subsystem, Unit};
 use crate::units::{format_bytes_binary, format_sig};
 use std::collections::{HashMap, HashSet};
+
+mod numa;
+mod rerun;
+
+pub(super) use rerun::confirm;
 
 /// A point below this share of its peak is diagnosed, and one above the other: what lifted it
 /// over its ceiling (a figure above its peak measured something else than the peak bounds).
@@ -117,7 +122,12 @@ struct Ranked<'a> {
 }
 
 impl<'a> Others<'a> {
+    /// The index of `recs`, less the points `--diagnose` measured again: a cause's ceiling is
+    /// what the run measured before, which a re-run then confirms or not ([`confirm`]).
     pub(super) fn of(recs: &[&'a ResultRecord]) -> Others<'a> {
+        let recs: Vec<&'a ResultRecord> = (recs.iter().copied())
+            .filter(|x| x.rerun.is_none())
+            .collect();
         let mut loss = HashMap::new();
         for x in recs.iter().filter(|x| x.metric == Metric::Loss) {
             if let Some(m) = x.params.net() {
@@ -340,49 +350,6 @@ pub fn of_report(report: &Report) -> Vec<Option<Diagnosis>> {
     out
 }
 
-/// `--diagnose`: the record of the same metric of each point measured again (its `rerun`) of
-/// the point at `at` of `report` (or of another record of that point: a disk point's
-/// throughput and IOPS) confirms or drops the cause of `d` (that record's diagnosis) it tests:
-/// confirmed where it gained half of what the cause's ceiling promised or more, in the log of
-/// the efficiency (the point over the ceiling, at most the peak).
-pub(super) fn confirm(report: &Report, at: usize, d: &mut Diagnosis) {
-    let e = d.efficiency;
-    let Some(me) = report.results.get(at) else {
-        return;
-    };
-    let same_point = |of: usize| {
-        report
-            .results
-            .get(of)
-            .is_some_and(|o| o.workload == me.workload && o.params == me.params)
-    };
-    for x in &report.results {
-        let Some(rerun) = x
-            .rerun
-            .as_ref()
-            .filter(|r| x.metric == me.metric && x.unit == me.unit && same_point(r.of))
-        else {
-            continue;
-        };
-        let Some(cause) = d.causes.iter_mut().find(|c| c.cause == rerun.cause) else {
-            continue;
-        };
-        let (Some(after), Some(ceiling)) = (
-            x.efficiency.filter(|a| *a > 0.0),
-            cause.ceiling.filter(|c| *c > 0.0),
-        ) else {
-            continue;
-        };
-        let expected = (e / ceiling).min(1.0);
-        cause.confirmation = Some(Confirmation {
-            knob: rerun.knob.clone(),
-            efficiency: after,
-            expected,
-            confirmed: (after / e).ln() >= 0.5 * (expected / e).ln(),
-        });
-    }
-}
-
 /// A cause found, before the shares are worked out: its name, its ceiling where measured, its
 /// words and the figures they cite.
 struct Found {
@@ -415,37 +382,17 @@ pub(super) fn diagnose(
         .filter(|f| f.ceiling.is_none_or(|c| c.ln().abs() > -NEGLIGIBLE.ln()))
         .collect();
     let cites = found.iter().flat_map(|f| f.cites.iter().copied()).collect();
-    // Each measured cause's share of the gap (or the excess), in the log of the efficiency:
-    // effects multiply. A cause on the other side of the peak than the point has none.
-    let raw: Vec<Option<f64>> = found
-        .iter()
-        .map(|f| {
-            f.ceiling
-                .filter(|c| *c > 0.0 && (*c > 1.0) == above)
-                .map(|c| c.ln() / e.ln())
-        })
-        .collect();
-    let total: f64 = raw.iter().flatten().sum();
-    let scale = if total > 1.0 { 1.0 / total } else { 1.0 };
     let mut causes: Vec<Cause> = found
         .into_iter()
-        .zip(raw)
-        .map(|(f, share)| Cause {
+        .map(|f| Cause {
             cause: f.cause.to_string(),
             ceiling: f.ceiling,
-            share: share.map(|s| s * scale),
+            share: None,
             text: f.text,
             confirmation: None,
         })
         .collect();
-    // The largest share first; those without one after, in the order found.
-    causes.sort_by(|a, b| {
-        b.share
-            .unwrap_or(-1.0)
-            .partial_cmp(&a.share.unwrap_or(-1.0))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
-    let unexplained = (1.0 - total * scale).clamp(0.0, 1.0);
+    let unexplained = apportion(e, &mut causes);
     Some((
         Diagnosis {
             efficiency: e,
@@ -454,6 +401,34 @@ pub(super) fn diagnose(
         },
         cites,
     ))
+}
+
+/// Each measured cause's share of the gap (or the excess) of a point of efficiency `e`, in
+/// the log of the efficiency (effects multiply), scaled down together where they explain more
+/// than all of it; the largest share first, those without one after in their order. A cause
+/// on the other side of the peak than the point has none. Returns the share unexplained.
+fn apportion(e: f64, causes: &mut [Cause]) -> f64 {
+    let above = e > 1.0;
+    let raw: Vec<Option<f64>> = causes
+        .iter()
+        .map(|c| {
+            c.ceiling
+                .filter(|c| *c > 0.0 && (*c > 1.0) == above)
+                .map(|c| c.ln() / e.ln())
+        })
+        .collect();
+    let total: f64 = raw.iter().flatten().sum();
+    let scale = if total > 1.0 { 1.0 / total } else { 1.0 };
+    for (c, share) in causes.iter_mut().zip(raw) {
+        c.share = share.map(|s| s * scale);
+    }
+    causes.sort_by(|a, b| {
+        b.share
+            .unwrap_or(-1.0)
+            .partial_cmp(&a.share.unwrap_or(-1.0))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    (1.0 - total * scale).clamp(0.0, 1.0)
 }
 
 /// What lifted `r` above its peak (its efficiency `e`, above 1) that the run shows: each
@@ -606,6 +581,7 @@ fn causes(r: &ResultRecord, e: f64, others: &Others, report: &Report) -> Vec<Fou
     }
     io_causes(r, others, &mut out);
     size_causes(r, e, others, report, &mut out);
+    out.extend(numa::numa(r, e, report));
     out
 }
 

@@ -512,9 +512,11 @@ fn queued_seeks(sub: Subsystem, recs: &[&ResultRecord]) -> Option<Finding> {
 fn confirmed(c: &crate::results::diagnosis::Cause) -> Option<String> {
     c.confirmation.as_ref().map(|k| {
         format!(
-            "measured again with {}: {:.1} % of its peak, {:.1} % expected without it: {}",
+            "measured again with {}: {:.1} % of its peak, {}{:.1} % expected without it: {}",
             k.knob,
             k.efficiency * 100.0,
+            // Without a ceiling measured before, the least gain that tells.
+            if k.least { "at least " } else { "" },
             k.expected * 100.0,
             if k.confirmed { "confirmed" } else { "dropped" }
         )

@@ -21,7 +21,7 @@ pub struct Diagnosis {
 pub struct Cause {
     /// Its name (docs/diagnosis.md): `isa`, `clock`, `cpu-quota`, `oversubscription`,
     /// `co-runner`, `steal`, `problem-size`, `working-set`, `pages`, `workers`, `contention`,
-    /// `smt-sharing`, `page-cache`, `queue-depth`, `window`, `loss`.
+    /// `smt-sharing`, `page-cache`, `queue-depth`, `window`, `loss`, `numa`.
     pub cause: String,
     /// The efficiency the point would have were this the only cause, where the run measures
     /// it: below the peak, the highest it could reach (0–1); above, the height this cause
@@ -58,9 +58,14 @@ pub struct Confirmation {
     /// The efficiency the point measured again reached.
     pub efficiency: f64,
     /// The efficiency expected without this cause: the point's over the cause's ceiling, at
-    /// most 1.
+    /// most 1; where the run measured no ceiling (`least`), the least that tells (the point's
+    /// × 1.1).
     pub expected: f64,
     /// The re-run gained half of the expected gain or more (in the log of the efficiency):
     /// the cause is confirmed; else it is dropped.
     pub confirmed: bool,
+    /// The run had measured no ceiling for the cause: `expected` is the least gain that tells,
+    /// and a confirming re-run's figure became the cause's ceiling (absent: false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub least: bool,
 }

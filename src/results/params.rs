@@ -670,13 +670,14 @@ impl Params {
         }
     }
 
-    /// The CPUs the point's threads were pinned to.
+    /// The CPUs the point's threads were pinned to (a NUMA cell's: its bandwidth's, as many
+    /// as its threads, not the one its chase ran on alone).
     pub fn cpus(&self) -> &[usize] {
         match self {
             Params::Cpu(p) => &p.cpus,
             Params::Mem(p) => p.kernel.as_ref().map_or(&[], |k| &k.cpus),
             Params::Disk(p) => &p.cpus,
-            Params::MemLatency(p) => &p.cpus,
+            Params::MemLatency(p) => p.cell.as_ref().map_or(&p.cpus, |c| &c.bandwidth_cpus),
             Params::Net(_) => &[],
         }
     }

@@ -84,6 +84,9 @@ pub struct MemOptions {
     pub scaling: crate::results::params::Scaling,
     pub reps: Repetition,
     pub peak: MemPeakOverrides,
+    /// `--diagnose`: the points below 90 % of their peak measured again with their first
+    /// cause's knob turned (docs/diagnosis.md).
+    pub diagnose: bool,
 }
 
 /// Why a memory run cannot start or go on.

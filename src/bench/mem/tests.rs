@@ -29,6 +29,7 @@ fn tiny(workloads: Vec<MemWorkload>) -> MemOptions {
             gbs: Some(100.0),
             ..Default::default()
         },
+        diagnose: false,
     }
 }
 

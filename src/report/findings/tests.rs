@@ -825,6 +825,90 @@ fn a_point_measured_again_without_its_cause_confirms_or_drops_it() {
     assert!(said(31.2).ends_with(": dropped)"), "{}", said(31.2));
 }
 
+/// `--diagnose` where the run had measured no ceiling for the cause (LINPACK at N = 200, no
+/// larger N): a gain of a tenth or more confirms it, and the re-run's figure becomes its
+/// ceiling; less drops it, and the cause keeps no share.
+#[test]
+fn a_cause_without_a_ceiling_is_confirmed_by_a_gain_of_a_tenth() {
+    let linpack = |n: usize, gops: f64, again: bool| {
+        let mut r = rec(
+            Subsystem::Cpu,
+            "LINPACK",
+            json!({"threads": 2, "n": n, "engine": "built-in", "micro_kernel": "AVX-512 24x8",
+                   "micro_kernel_isa": "avx512", "flops": 1e7}),
+            Metric::Throughput,
+            Unit::Gops,
+            gops,
+            Some(100.0),
+        );
+        r.rerun = again.then(|| crate::results::diagnosis::Rerun {
+            of: 0,
+            cause: "problem-size".into(),
+            knob: "--n 1000".into(),
+        });
+        r
+    };
+    let said = |gops: f64| {
+        cause_texts(vec![linpack(200, 8.0, false), linpack(1000, gops, true)])
+            .into_iter()
+            .find(|t| t.contains("N = 200 ·"))
+            .unwrap()
+    };
+    // ln(8 / 48) / ln(0.08): 71 % of the gap.
+    assert!(
+        said(48.0).ends_with(
+            "(71 % of the gap; measured again with --n 1000: 48.0 % of its peak, at least 8.8 % expected without it: confirmed); 29 % of the gap unexplained"
+        ),
+        "{}",
+        said(48.0)
+    );
+    let dropped = said(8.5);
+    assert!(
+        dropped.contains("at least 8.8 % expected without it: dropped)"),
+        "{dropped}"
+    );
+    assert!(!dropped.contains("% of the gap;"), "{dropped}");
+}
+
+/// `--diagnose` of a LATENCY level on 4 KiB pages (`pages`): its staircase measured again on
+/// huge pages gives every level; the level's own (memory) confirms the cause, not the L2 one.
+#[test]
+fn a_staircase_measured_again_confirms_each_level_by_its_own() {
+    let level = |level: &str, pages: &str, ns: f64, floor: f64, again: bool| {
+        let mut r = rec(
+            Subsystem::Mem,
+            "LATENCY",
+            json!({"threads": 1, "probe": "level", "cpus": [0], "level": level, "pages": pages,
+                   "plateau_from_bytes": 1 << 24, "plateau_to_bytes": 1u64 << 31}),
+            Metric::Latency,
+            Unit::Nanos,
+            ns,
+            Some(floor),
+        );
+        r.rerun = again.then(|| crate::results::diagnosis::Rerun {
+            of: 1,
+            cause: "pages".into(),
+            knob: "--huge-pages on".into(),
+        });
+        r
+    };
+    let found = cause_texts(vec![
+        level("memory", "thp", 157.5, 90.0, false),
+        level("memory", "4k", 177.0, 90.0, false),
+        level("L2", "thp", 3.4, 3.4, true),
+        level("memory", "thp", 156.5, 90.0, true),
+    ]);
+    let small = found.iter().find(|t| t.contains("4k")).unwrap();
+    assert!(
+        small.contains(
+            "the same point on transparent huge pages reached 57.1 % (fewer TLB misses)"
+        ) && small.contains(
+            "measured again with --huge-pages on: 57.5 % of its peak, 57.1 % expected without it: confirmed)"
+        ),
+        "{found:?}"
+    );
+}
+
 /// A built-in LINPACK whose micro-kernel ran avx2 on an avx512 CPU: `isa`, as a kernel's (half
 /// the peak's vector width); a system library's (no `isa` recorded) is not named so.
 #[test]
