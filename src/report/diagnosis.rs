@@ -14,6 +14,7 @@ use std::collections::{HashMap, HashSet};
 
 mod numa;
 mod rerun;
+mod saturation;
 
 pub(super) use rerun::confirm;
 
@@ -87,6 +88,8 @@ pub(super) struct Others<'a> {
     /// Per (metric, unit, point without its pages), the efficiencies of the memory points on
     /// transparent huge pages.
     huge: HashMap<OfKind, Vec<f64>>,
+    /// Every point.
+    points: Vec<&'a ResultRecord>,
 }
 
 /// What tells a memory point on 4 KiB pages from its twin on huge pages.
@@ -220,6 +223,7 @@ impl<'a> Others<'a> {
             sets,
             direct,
             huge,
+            points: recs,
         }
     }
 
@@ -580,6 +584,8 @@ fn causes(r: &ResultRecord, e: f64, others: &Others, report: &Report) -> Vec<Fou
         });
     }
     io_causes(r, others, &mut out);
+    out.extend(saturation::device_limit(r, e, &others.points));
+    out.extend(saturation::cpu_bound(r));
     size_causes(r, e, others, report, &mut out);
     out.extend(numa::numa(r, e, report));
     out

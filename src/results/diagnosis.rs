@@ -21,7 +21,8 @@ pub struct Diagnosis {
 pub struct Cause {
     /// Its name (docs/diagnosis.md): `isa`, `clock`, `cpu-quota`, `oversubscription`,
     /// `co-runner`, `steal`, `problem-size`, `working-set`, `pages`, `workers`, `contention`,
-    /// `smt-sharing`, `page-cache`, `queue-depth`, `window`, `loss`, `numa`.
+    /// `smt-sharing`, `page-cache`, `queue-depth`, `window`, `loss`, `numa`, `device-limit`,
+    /// `cpu-bound`.
     pub cause: String,
     /// The efficiency the point would have were this the only cause, where the run measures
     /// it: below the peak, the highest it could reach (0–1); above, the height this cause
