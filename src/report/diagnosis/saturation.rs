@@ -24,37 +24,65 @@ fn in_flight(r: &ResultRecord) -> Option<usize> {
 
 /// `device-limit`: the points of `r`'s kind in `recs` (its metric, its point but for what it
 /// keeps in flight) with more in flight, where there is one, and none of them reached a tenth
-/// more than `r`'s efficiency `e`: the device's (or the link's) own rate at this block size and
-/// pattern, below the peak. Its ceiling is the best of them.
+/// more than `r`'s efficiency `e`; or, where none has more, one with fewer that already reached
+/// within a tenth of `e`: the device's (or the link's) own rate at this block size and pattern,
+/// below the peak. Its ceiling is the best of them and `r`.
 pub(super) fn device_limit(r: &ResultRecord, e: f64, recs: &[&ResultRecord]) -> Option<Found> {
     if !matches!(r.subsystem, Subsystem::Disk | Subsystem::Net) || r.metric == Metric::Latency {
         return None;
     }
     let mine = in_flight(r)?;
     let kind = what(r, IN_FLIGHT);
-    let (most, best) = (recs.iter())
+    let others: Vec<(usize, f64)> = (recs.iter())
         .filter(|x| x.metric == r.metric && x.unit == r.unit)
         .filter_map(|x| Some((in_flight(x)?, x.efficiency?, *x)))
-        .filter(|(n, xe, x)| *n > mine && *xe > 0.0 && what(x, IN_FLIGHT) == kind)
-        .fold(None, |acc: Option<(usize, f64)>, (n, xe, _)| match acc {
-            Some((m, b)) => Some((m.max(n), b.max(xe))),
-            None => Some((n, xe)),
-        })?;
-    if best > e * FLAT {
-        return None;
-    }
-    let (unit, device) = match r.subsystem {
-        Subsystem::Disk => ("I/Os in flight", "device"),
-        _ => ("streams", "link"),
+        .filter(|(n, xe, x)| *n != mine && *xe > 0.0 && what(x, IN_FLIGHT) == kind)
+        .map(|(n, xe, _)| (n, xe))
+        .collect();
+    let device = if r.subsystem == Subsystem::Disk {
+        "device"
+    } else {
+        "link"
+    };
+    let count = |n: usize| match (r.subsystem, n) {
+        (Subsystem::Disk, 1) => "1 I/O in flight".to_string(),
+        (Subsystem::Disk, n) => format!("{n} I/Os in flight"),
+        (_, 1) => "1 stream".to_string(),
+        (_, n) => format!("{n} streams"),
+    };
+    let deeper = others.iter().filter(|(n, _)| *n > mine);
+    let (text, best, n) = match deeper.clone().map(|(n, _)| *n).max() {
+        Some(most) => {
+            let best = deeper.map(|(_, xe)| *xe).fold(0.0, f64::max);
+            if best > e * FLAT {
+                return None;
+            }
+            (
+                format!(
+                    "{} reached no more ({:.1} % at most)",
+                    count(most),
+                    best * 100.0
+                ),
+                best,
+                most,
+            )
+        }
+        None => {
+            let (fewest, at) = (others.iter())
+                .filter(|(n, xe)| *n < mine && *xe * FLAT >= e)
+                .min_by_key(|(n, _)| *n)?;
+            (
+                format!("{} already reached {:.1} %", count(*fewest), at * 100.0),
+                *at,
+                *fewest,
+            )
+        }
     };
     Some(Found {
         cause: "device-limit",
         ceiling: Some(best.max(e).min(1.0)),
-        text: format!(
-            "{most} {unit} reached no more ({:.1} % at most): the {device}'s own rate at this point, below its peak",
-            best * 100.0,
-        ),
-        cites: vec![most as f64, best * 100.0],
+        text: format!("{text}: the {device}'s own rate at this point, below its peak"),
+        cites: vec![n as f64, best * 100.0],
     })
 }
 
@@ -174,8 +202,13 @@ mod tests {
                 "32 I/Os in flight reached no more (21.0 % at most): the device's own rate at this point, below its peak"
             )
         );
-        // The deepest point has nothing deeper to compare with.
-        assert_eq!(flat[1], None);
+        // The deepest: the shallower one had already reached within a tenth of it.
+        assert_eq!(
+            flat[1].as_deref(),
+            Some(
+                "1 I/O in flight already reached 20.0 %: the device's own rate at this point, below its peak"
+            )
+        );
         let deeper = named(
             vec![random_reads(1, 1, 20_000.0), random_reads(1, 32, 80_000.0)],
             "device-limit",
