@@ -205,11 +205,12 @@ pub enum Tool {
     Sysbench,
     Mbw,
     Dd,
+    Blis,
 }
 
 impl Tool {
     /// Every tool, in the order `reference check` lists them.
-    pub const ALL: [Tool; 11] = [
+    pub const ALL: [Tool; 12] = [
         Tool::LikwidBench,
         Tool::Stream,
         Tool::Sysbench,
@@ -221,6 +222,7 @@ impl Tool {
         Tool::Qperf,
         Tool::Ping,
         Tool::Hpcc,
+        Tool::Blis,
     ];
 
     /// The name shown in reports (and in `Reference::tool`).
@@ -237,6 +239,7 @@ impl Tool {
             Tool::Sysbench => "sysbench",
             Tool::Mbw => "mbw",
             Tool::Dd => "dd",
+            Tool::Blis => "BLIS",
         }
     }
 
@@ -261,6 +264,9 @@ impl Tool {
             Tool::Sysbench => "sysbench",
             Tool::Mbw => "mbw",
             Tool::Dd => "dd",
+            // A library, not a program: found where Debian's alternatives put it
+            // (reference::blis::library), and run through `peakbench cpu --blas system`.
+            Tool::Blis => "libblis.so.4",
         }
     }
 
@@ -281,6 +287,7 @@ impl Tool {
             Tool::Sysbench => "apt-get install sysbench",
             Tool::Mbw => "apt-get install mbw",
             Tool::Dd => "apt-get install coreutils",
+            Tool::Blis => "apt-get install libblis4-pthread",
         }
     }
 }

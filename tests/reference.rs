@@ -8,7 +8,7 @@ use serde_json::json;
 use std::time::Duration;
 
 /// (name in the table, program on PATH, install command).
-const TOOLS: [(&str, &str, &str); 11] = [
+const TOOLS: [(&str, &str, &str); 12] = [
     ("likwid-bench", "likwid-bench", "apt-get install likwid"),
     (
         "STREAM",
@@ -28,6 +28,8 @@ const TOOLS: [(&str, &str, &str); 11] = [
         "hpcc",
         "apt-get install hpcc openmpi-bin libopenblas0-serial",
     ),
+    // A library, found where Debian's alternatives put it, not on PATH.
+    ("BLIS", "libblis.so.4", "apt-get install libblis4-pthread"),
 ];
 
 /// The table's cells, row by row (the header included).
@@ -77,6 +79,11 @@ fn every_tool_is_missing_with_an_empty_path() {
     let rows = check("".as_ref());
     for (name, _, install) in TOOLS {
         let r = row(&rows, name);
+        if name == "BLIS" && installed(Tool::Blis) {
+            // Not looked up on PATH.
+            assert!(r[1].starts_with("found"), "{r:?}");
+            continue;
+        }
         assert_eq!(r[1], "missing", "{name}");
         assert!(r[3].starts_with(install), "{name}: {}", r[3]);
         assert!(!r[2].is_empty());
@@ -923,5 +930,50 @@ fn hpcc_streams_scale_and_add_points() {
         );
     } else {
         assert!(shown.contains("STREAM (hpcc)"), "{shown}");
+    }
+}
+
+/// DGEMM and SGEMM points get BLIS's figure at their N and threads, through `--blas system` in a
+/// process of peakbench's own, where BLIS is installed.
+#[test]
+fn blis_measures_the_points_multiply() {
+    if !installed(Tool::Blis) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .args([
+            "cpu",
+            "--workload",
+            "DGEMM,SGEMM",
+            "--n",
+            "256",
+            "--threads",
+            "1",
+            "--repeat",
+            "1",
+            "--reference",
+            "--no-history",
+            "--json",
+        ])
+        .arg(&json)
+        .timeout(Duration::from_secs(300))
+        .assert()
+        .success();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{doc}");
+    for r in results {
+        let reference = &r["reference"];
+        assert_eq!(reference["tool"], "BLIS", "{r}");
+        // A multiply of 2·256³ operations through any BLIS build: above 0.1 GFLOP/s.
+        assert!(reference["mean"].as_f64().unwrap() > 1e8, "{r}");
+        let command = reference["commands"][0].as_str().unwrap();
+        assert!(
+            command.contains("--blas system --blas-library") && command.contains("--n 256"),
+            "{command}"
+        );
     }
 }

@@ -51,6 +51,12 @@ impl Job {
             Job::Mbw(j) => Some((j.array_mib << 21).saturating_mul(j.processes)),
             // HPL's matrix, and the suite's other tests sized from it.
             Job::Hpcc(j) => Some((j.n as u64).saturating_mul(j.n as u64).saturating_mul(24)),
+            // The three matrices of the multiply (and BLIS's packed blocks, a few MiB).
+            Job::Blis(j) => Some(
+                (j.n as u64)
+                    .saturating_mul(j.n as u64)
+                    .saturating_mul(3 * j.workload.element_bytes()),
+            ),
             // Files and sockets: a few buffers.
             Job::Fio(_)
             | Job::SysbenchFileio(_)

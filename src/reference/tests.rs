@@ -3,12 +3,14 @@
 use super::testing::record;
 use super::*;
 use serde_json::json;
+use std::ffi::OsString;
 
 fn empty_path_ctx() -> RefContext {
     let mut ctx = RefContext::new(std::env::temp_dir());
     ctx.locator = Locator {
         path: OsString::new(),
         stream: None,
+        blis: None,
     };
     ctx
 }
@@ -108,6 +110,7 @@ fn stream_named_by_env_but_absent_is_unusable() {
     let loc = Locator {
         path: OsString::new(),
         stream: Some("/nonexistent/stream".into()),
+        blis: None,
     };
     match loc.availability(Tool::Stream) {
         Availability::Unusable { reason, .. } => {
@@ -127,6 +130,7 @@ fn another_program_named_stream_is_unusable() {
     let loc = Locator {
         path: dir.as_os_str().to_owned(),
         stream: None,
+        blis: None,
     };
     let a = loc.availability(Tool::Stream);
     match a {

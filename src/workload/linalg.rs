@@ -42,9 +42,12 @@ impl LinalgWorkload {
             ),
             LinalgWorkload::Dgemm => (
                 "fp64 matrix multiply C = A·B (2·N³ operations)",
-                &[Tool::Hpcc],
+                &[Tool::Blis, Tool::Hpcc],
             ),
-            LinalgWorkload::Sgemm => ("fp32 matrix multiply C = A·B (2·N³ operations)", &[]),
+            LinalgWorkload::Sgemm => (
+                "fp32 matrix multiply C = A·B (2·N³ operations)",
+                &[Tool::Blis],
+            ),
         };
         Spec {
             subsystem: Subsystem::Cpu,
