@@ -583,6 +583,18 @@ fn causes(r: &ResultRecord, e: f64, others: &Others, report: &Report) -> Vec<Fou
             }
         });
     }
+    // A system BLAS that ran fewer threads than the point has (a single-threaded build).
+    if let Some(used) = (r.params.cpu().and_then(|c| c.linalg.as_ref()))
+        .and_then(|l| l.library_threads)
+        .filter(|u| *u > 0 && *u < threads)
+    {
+        out.push(Found {
+            cause: "workers",
+            ceiling: Some(used as f64 / threads as f64),
+            text: format!("the system BLAS ran {used} of the {threads} threads asked"),
+            cites: vec![used as f64, threads as f64],
+        });
+    }
     io_causes(r, others, &mut out);
     out.extend(saturation::device_limit(r, e, &others.points));
     out.extend(saturation::cpu_bound(r));

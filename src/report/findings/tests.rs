@@ -970,3 +970,22 @@ fn small_pages_where_huge_ones_did_better_are_named_pages() {
         "{found:?}"
     );
 }
+
+/// A system BLAS that ran 1 of the 2 threads asked (a single-threaded build): `workers`, half.
+#[test]
+fn a_blas_on_fewer_threads_than_asked_is_named() {
+    let found = cause_texts(vec![rec(
+        Subsystem::Cpu,
+        "DGEMM",
+        json!({"threads": 2, "n": 1000, "engine": "system", "micro_kernel": "OpenBLAS Haswell",
+               "library_threads": 1, "flops": 2e9}),
+        Metric::Throughput,
+        Unit::Gops,
+        30.0,
+        Some(120.0),
+    )]);
+    assert!(
+        found[0].contains("the system BLAS ran 1 of the 2 threads asked (50 % of the gap)"),
+        "{found:?}"
+    );
+}
