@@ -970,6 +970,9 @@ fn blis_measures_the_points_multiply() {
         assert_eq!(reference["tool"], "BLIS", "{r}");
         // A multiply of 2·256³ operations through any BLIS build: above 0.1 GFLOP/s.
         assert!(reference["mean"].as_f64().unwrap() > 1e8, "{r}");
+        // The configuration BLIS chose on this CPU is part of its version.
+        let version = reference["version"].as_str().unwrap();
+        assert!(version.contains("(BLIS "), "{version}");
         let command = reference["commands"][0].as_str().unwrap();
         assert!(
             command.contains("--blas system --blas-library") && command.contains("--n 256"),

@@ -6,8 +6,9 @@
 //!
 //! The library is Debian's `libblis4-pthread` (or `-openmp`, `-serial`), found where Debian's
 //! alternatives put `libblis.so.4`, or named by `PEAKBENCH_BLIS`. Which of its configurations
-//! BLIS chose on this CPU ("BLIS zen3", or "BLIS generic" on a core it does not know) is part of
-//! the figure's version, for a generic one is a fraction of the library's rate.
+//! BLIS chose on this CPU ("BLIS zen3", or "BLIS generic" on a core it does not know, such as
+//! BLIS 0.9 on a Zen 5) is part of the figure's version ("0.9.0-1 (BLIS generic)"), for a
+//! generic one is a fraction of the library's rate.
 //!
 //! Units: the child's JSON record is in op/s, the record's unit.
 

@@ -434,6 +434,15 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// What the run said of the tool that its version does not: BLIS's configuration on this
+    /// CPU ("BLIS zen3", "BLIS generic").
+    pub fn detail(&self) -> Option<String> {
+        match self {
+            Outcome::Blis(r) => r.kernel.clone(),
+            _ => None,
+        }
+    }
+
     /// The figure for `rec`, in its unit.
     pub fn figure(&self, rec: &ResultRecord) -> Result<f64, RefError> {
         match self {
@@ -649,9 +658,14 @@ fn measure_job(
             .as_ref()
             .map(|p| rec.metric.efficiency(mean, p.value))
     };
+    // What the run itself says of the tool (the configuration BLIS chose) completes its version.
+    let version = match runs.outcomes.first().and_then(Outcome::detail) {
+        Some(d) => format!("{} ({d})", found.version),
+        None => found.version.clone(),
+    };
     let mut reference = Reference::measured(
         job.name(rec),
-        &found.version,
+        &version,
         samples,
         efficiency,
         (runs.transcript.commands, runs.transcript.output),
