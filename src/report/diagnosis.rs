@@ -88,8 +88,9 @@ pub(super) struct Others<'a> {
     /// Per (metric, unit, point without its pages), the efficiencies of the memory points on
     /// transparent huge pages.
     huge: HashMap<OfKind, Vec<f64>>,
-    /// Every point.
-    points: Vec<&'a ResultRecord>,
+    /// Per (metric, unit, point without what it keeps in flight), the disk and network rates
+    /// with an efficiency: their I/Os or streams in flight and efficiency.
+    flight: HashMap<OfKind, Vec<(usize, f64)>>,
 }
 
 /// What tells a memory point on 4 KiB pages from its twin on huge pages.
@@ -214,6 +215,17 @@ impl<'a> Others<'a> {
                     .push(e);
             }
         }
+        let mut flight: HashMap<OfKind, Vec<(usize, f64)>> = HashMap::new();
+        for x in recs.iter() {
+            if let (Some(n), Some(e)) =
+                (saturation::in_flight(x), x.efficiency.filter(|e| *e > 0.0))
+            {
+                flight
+                    .entry((x.metric, x.unit, what(x, saturation::IN_FLIGHT)))
+                    .or_default()
+                    .push((n, e));
+            }
+        }
         Others {
             loss,
             kinds,
@@ -223,7 +235,7 @@ impl<'a> Others<'a> {
             sets,
             direct,
             huge,
-            points: recs,
+            flight,
         }
     }
 
@@ -596,7 +608,14 @@ fn causes(r: &ResultRecord, e: f64, others: &Others, report: &Report) -> Vec<Fou
         });
     }
     io_causes(r, others, &mut out);
-    out.extend(saturation::device_limit(r, e, &others.points));
+    let flight = others
+        .flight
+        .get(&(r.metric, r.unit, what(r, saturation::IN_FLIGHT)));
+    out.extend(saturation::device_limit(
+        r,
+        e,
+        flight.map_or(&[], Vec::as_slice),
+    ));
     out.extend(saturation::cpu_bound(r));
     size_causes(r, e, others, report, &mut out);
     out.extend(numa::numa(r, e, report));

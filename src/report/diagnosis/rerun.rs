@@ -26,9 +26,10 @@ pub(in crate::report) fn confirm(report: &Report, at: usize, d: &mut Diagnosis) 
     };
     // A staircase measured again on huge pages (`pages`) is one re-run of all its levels:
     // each is the level of the same point but its pages.
+    let me_but_pages = what(me, PAGES);
     let measures_me = |x: &ResultRecord, r: &Rerun| {
         if r.cause == "pages" {
-            x.workload == me.workload && what(x, PAGES) == what(me, PAGES)
+            x.workload == me.workload && what(x, PAGES) == me_but_pages
         } else {
             same_point(r.of)
         }

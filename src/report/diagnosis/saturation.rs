@@ -3,18 +3,18 @@
 //! where they were all busy while it ran, or a disk point's threads each kept a CPU busy
 //! (`cpu-bound`).
 
-use super::{FLAT, Found, what};
+use super::{FLAT, Found};
 use crate::results::{Metric, ResultRecord, Subsystem};
 
 /// What tells points of one kind apart by what they keep in flight: threads and queue depth
 /// (and the engine a depth above one takes), streams.
-const IN_FLIGHT: &[&str] = &["threads", "iodepth", "engine", "streams", "side"];
+pub(super) const IN_FLIGHT: &[&str] = &["threads", "iodepth", "engine", "streams", "side"];
 
 /// A CPU this busy or more (its share of a second) is saturated.
 const BUSY: f64 = 0.95;
 
 /// The I/Os (threads × queue depth) or streams a disk or network point keeps in flight.
-fn in_flight(r: &ResultRecord) -> Option<usize> {
+pub(super) fn in_flight(r: &ResultRecord) -> Option<usize> {
     match (r.params.disk(), r.params.net()) {
         (Some(d), _) => d.threads.checked_mul(d.iodepth),
         (_, Some(n)) => Some(n.streams as usize),
@@ -22,23 +22,18 @@ fn in_flight(r: &ResultRecord) -> Option<usize> {
     }
 }
 
-/// `device-limit`: the points of `r`'s kind in `recs` (its metric, its point but for what it
-/// keeps in flight) with more in flight, where there is one, and none of them reached a tenth
+/// `device-limit`: the points of `r`'s kind, `kind` (its metric, its point but for what it
+/// keeps in flight: each one's in flight and efficiency, `r` among them), with more in flight,
+/// where there is one, and none of them reached a tenth
 /// more than `r`'s efficiency `e`; or, where none has more, one with fewer that already reached
 /// within a tenth of `e`: the device's (or the link's) own rate at this block size and pattern,
 /// below the peak. Its ceiling is the best of them and `r`.
-pub(super) fn device_limit(r: &ResultRecord, e: f64, recs: &[&ResultRecord]) -> Option<Found> {
+pub(super) fn device_limit(r: &ResultRecord, e: f64, kind: &[(usize, f64)]) -> Option<Found> {
     if !matches!(r.subsystem, Subsystem::Disk | Subsystem::Net) || r.metric == Metric::Latency {
         return None;
     }
     let mine = in_flight(r)?;
-    let kind = what(r, IN_FLIGHT);
-    let others: Vec<(usize, f64)> = (recs.iter())
-        .filter(|x| x.metric == r.metric && x.unit == r.unit)
-        .filter_map(|x| Some((in_flight(x)?, x.efficiency?, *x)))
-        .filter(|(n, xe, x)| *n != mine && *xe > 0.0 && what(x, IN_FLIGHT) == kind)
-        .map(|(n, xe, _)| (n, xe))
-        .collect();
+    let others: Vec<(usize, f64)> = kind.iter().copied().filter(|(n, _)| *n != mine).collect();
     let device = if r.subsystem == Subsystem::Disk {
         "device"
     } else {
