@@ -160,9 +160,10 @@ pub fn parse_output(text: &[u8], workload: LinalgWorkload) -> Result<BlisResult,
         .as_f64()
         .filter(|v| v.is_finite() && *v > 0.0)
         .ok_or_else(|| "its record has no positive mean".to_string())?;
+    // A library's own words, shown in reports: bounded, and nothing a terminal would act on.
     let kernel = rec["params"]["micro_kernel"]
         .as_str()
-        .map(|k| k.chars().take(64).collect());
+        .map(|k| crate::text::printable(&k.chars().take(64).collect::<String>()));
     Ok(BlisResult { ops_per_s, kernel })
 }
 
@@ -195,6 +196,17 @@ mod tests {
                 .contains("no SGEMM throughput record")
         );
         assert!(parse_output(b"{", LinalgWorkload::Dgemm).is_err());
+        // A hostile configuration name is bounded and shown escaped.
+        let hostile = format!(
+            r#"{{"results": [{{"workload": "DGEMM", "metric": "throughput", "unit": "op/s", "mean": 1e9,
+                "params": {{"micro_kernel": "BLIS \u001b[2J{}"}}}}]}}"#,
+            "x".repeat(1000)
+        );
+        let k = parse_output(hostile.as_bytes(), LinalgWorkload::Dgemm)
+            .unwrap()
+            .kernel
+            .unwrap();
+        assert!(!k.contains('\u{1b}') && k.chars().count() < 300, "{k}");
         assert!(
             parse_output(
                 br#"{"results": [{"workload": "DGEMM", "metric": "throughput", "unit": "op/s", "mean": -1}]}"#,
