@@ -54,25 +54,36 @@ pub(super) fn again<R>(
             ));
         }
     }
+    let say = |line: String| {
+        eprintln!(
+            "{}",
+            crate::text::wrap(&line, crate::text::terminal_width(), "  ")
+        );
+    };
     if todo.is_empty() && !rec.quiet() {
         let low = (diagnoses.iter().skip(from).flatten())
             .filter(|d| d.efficiency < 1.0)
             .count();
-        eprintln!(
-            "peakbench {command} --diagnose: nothing to measure again: {low} point{} below 90 % of {} peak, and none names first a cause whose knob it turns (docs/diagnosis.md)",
-            if low == 1 { "" } else { "s" },
-            if low == 1 { "its" } else { "their" }
-        );
+        say(match low {
+            0 => format!(
+                "peakbench {command} --diagnose: nothing to measure again: no point below 90 % of its peak"
+            ),
+            _ => format!(
+                "peakbench {command} --diagnose: nothing to measure again: {low} point{} below 90 % of {} peak, and none names first a cause whose knob it turns (docs/diagnosis.md)",
+                if low == 1 { "" } else { "s" },
+                if low == 1 { "its" } else { "their" }
+            ),
+        });
     }
     for (rerun, label, request) in todo {
         if crate::runner::stop::requested() {
             return Err(crate::error::Interrupted.into());
         }
         if !rec.quiet() {
-            eprintln!(
+            say(format!(
                 "peakbench {command} --diagnose: {label}: `{}` named first; measured again with {}",
                 rerun.cause, rerun.knob
-            );
+            ));
         }
         let before = rec.results().len();
         measure(&request, rec)?;
