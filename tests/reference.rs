@@ -517,9 +517,10 @@ fn sysbench_measures_the_eight_byte_probes() {
     let seq = probe("seq-8B", 8, "sequential").unwrap();
     let rnd = probe("random-8B", 8, "random").unwrap();
     assert_eq!(seq.tool, "sysbench");
-    // Between a tenth of a nanosecond and a microsecond a load; random no faster than in order.
+    // Between a picosecond and a microsecond a load (a Zen 5 thread streams 8 MiB at 0.095 ns
+    // a word: 84 GB/s); random no faster than in order.
     for r in [&seq, &rnd] {
-        assert!(r.mean > 1e-10 && r.mean < 1e-6, "{r:?}");
+        assert!(r.mean > 1e-12 && r.mean < 1e-6, "{r:?}");
     }
     assert!(rnd.mean > seq.mean, "{seq:?} {rnd:?}");
     assert!(
