@@ -25,10 +25,30 @@ pub struct HistoryArgs {
     /// out) instead of the table.
     #[arg(short = 'o', long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<PathBuf>,
+    /// Each point's figure over the stored runs, and the runs where it moved to another level
+    /// and stayed (a run's hardware change starts the point anew); POINT: only the points whose
+    /// label contains it, e.g. TRIAD or "DP · 2 threads". With --json, the trends as JSON
+    #[arg(long, value_name = "POINT", num_args = 0..=1, default_missing_value = "")]
+    pub trend: Option<String>,
+    /// With --trend: the last N runs only (by default every stored run)
+    #[arg(long, value_name = "N", requires = "trend", value_parser = parse_last)]
+    pub last: Option<usize>,
+    /// With --trend: also write the trends as a self-contained HTML page with a chart per
+    /// point to FILE (or - for standard output)
+    #[arg(long, value_name = "FILE", requires = "trend")]
+    pub html: Option<PathBuf>,
+    /// With --trend: the least change of a point's level, in percent, that makes a new level
+    #[arg(long, value_name = "PERCENT", default_value = "5", requires = "trend", value_parser = parse_positive)]
+    pub min_shift: f64,
     #[command(flatten)]
     pub db: DbArgs,
     #[command(flatten)]
     pub input: InputArgs,
+}
+
+/// At most the runs a history may hold in practice (a run a minute for a week).
+fn parse_last(s: &str) -> Result<usize, String> {
+    super::common::count_in(s, 2, 100_000)
 }
 
 #[derive(Debug, Args)]
@@ -124,6 +144,9 @@ pub fn run_history(args: HistoryArgs) -> anyhow::Result<()> {
     } else {
         Vec::new()
     };
+    if let Some(point) = &args.trend {
+        return trend(&args, point, &runs);
+    }
     if let Some(path) = &args.json {
         return write_json(path, &runs);
     }
@@ -158,6 +181,75 @@ pub fn run_history(args: HistoryArgs) -> anyhow::Result<()> {
         ]);
     }
     crate::files::print(&format!("{table}\n"))
+}
+
+/// `history --trend [POINT]`: the points' figures over the runs (`runs`, the last `--last`).
+fn trend(
+    args: &HistoryArgs,
+    point: &str,
+    runs: &[crate::history::RunSummary],
+) -> anyhow::Result<()> {
+    if args.html.as_deref() == Some(Path::new("-")) && args.json.as_deref() == Some(Path::new("-"))
+    {
+        return Err(UsageError(
+            "--json and --html cannot both go to standard output: give one of them a file".into(),
+        )
+        .into());
+    }
+    let take = args.last.unwrap_or(usize::MAX).min(runs.len());
+    let chosen = &runs[runs.len() - take..];
+    let loaded: Vec<(i64, crate::results::Report)> = if chosen.is_empty() {
+        Vec::new()
+    } else {
+        let store = args.db.open_read_only()?;
+        chosen
+            .iter()
+            .map(|r| Ok((r.id, store.load(r.id)?)))
+            .collect::<anyhow::Result<_>>()?
+    };
+    let settings = crate::measure::levels::Settings {
+        min_shift: args.min_shift / 100.0,
+        ..Default::default()
+    };
+    let point = (!point.is_empty()).then_some(point);
+    let trends = crate::history::trend::trends(&loaded, point, &settings);
+    if trends.is_empty() {
+        return Err(UsageError(match (point, loaded.is_empty()) {
+            (_, true) => "no runs stored yet: every benchmark command stores its run".into(),
+            (Some(p), false) => format!(
+                "no point of the {} run(s) has '{}' in its label; `peakbench report latest` shows the points",
+                loaded.len(),
+                crate::text::printable(p)
+            ),
+            (None, false) => "the runs have no measured point".into(),
+        })
+        .into());
+    }
+    let span = (
+        loaded.len(),
+        loaded.first().map_or(0, |r| r.0),
+        loaded.last().map_or(0, |r| r.0),
+    );
+    if let Some(path) = &args.html {
+        crate::files::write_output(path, &crate::report::trend::html(&trends, span))
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        if path != Path::new("-") {
+            eprintln!("wrote {}", path.display());
+        }
+    }
+    if let Some(path) = &args.json {
+        return write_json(path, &trends);
+    }
+    if args.html.as_deref() == Some(Path::new("-")) {
+        return Ok(());
+    }
+    let display = crate::units::Display::default();
+    crate::files::print(&crate::report::trend::tables(
+        &trends,
+        span,
+        &display,
+        crate::text::terminal_width(),
+    ))
 }
 
 /// `compare --json` side by side: the runs, their machines, the normalisation and the rows.

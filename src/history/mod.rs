@@ -16,6 +16,7 @@
 
 pub mod compare;
 pub mod machine;
+pub mod trend;
 
 use crate::results::point::point_key;
 use crate::results::{Report, ResultRecord, Tool};

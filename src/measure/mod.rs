@@ -2,6 +2,7 @@
 
 pub mod cpu_usage;
 pub mod latency;
+pub mod levels;
 pub mod noise;
 pub mod stats;
 pub mod welch;

@@ -32,6 +32,7 @@ mod rows;
 pub mod side_by_side;
 pub mod summary;
 pub mod table;
+pub mod trend;
 pub mod verify;
 
 pub(crate) use grouping::{distinct, group_by, grouped};

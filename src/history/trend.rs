@@ -1,0 +1,168 @@
+//! `history --trend`: each point's figure over the stored runs, and the runs where it moved to
+//! another level and stayed there (docs/history.md, "Trends").
+//!
+//! A point is followed by its identity (the key `compare` pairs the same machine's points by)
+//! through the runs in the order they were stored; a point measured again with a knob changed
+//! (`--diagnose`) is not the point. The runs are cut where the hardware changes (another CPU,
+//! core count, memory: [`Machines`]), so that a trend never takes another machine for a
+//! regression; within a stretch of one machine, its levels are found by
+//! [`crate::measure::levels`].
+
+use super::machine::Machines;
+use crate::measure::levels::{Settings, levels};
+use crate::results::point::{label, point_key};
+use crate::results::{Metric, Report, Subsystem, Unit};
+use serde::Serialize;
+
+/// One point's figure over the runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Trend {
+    /// The point, for a person ("TRIAD · 2 threads · 1 GiB").
+    pub point: String,
+    pub subsystem: Subsystem,
+    pub metric: Metric,
+    /// The figures' unit (a base unit).
+    pub unit: Unit,
+    /// Each run that measured it, oldest first, with its mean.
+    pub runs: Vec<i64>,
+    pub values: Vec<f64>,
+    /// Its levels, in order: every run in one of them.
+    pub levels: Vec<TrendLevel>,
+}
+
+/// A stretch of runs at one level of the figure.
+#[derive(Debug, Clone, Serialize)]
+pub struct TrendLevel {
+    /// The first and last run of the stretch.
+    pub from_run: i64,
+    pub to_run: i64,
+    /// The runs in it.
+    pub count: usize,
+    /// The median of its figures.
+    pub median: f64,
+    /// Why it begins: `first` (the first run), `level` (the figure moved and stayed), or
+    /// `machine` (the hardware changed at its first run).
+    pub begins: Begins,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Begins {
+    First,
+    Level,
+    Machine,
+}
+
+impl Trend {
+    /// Whether a smaller figure is the better one.
+    pub fn lower_is_better(&self) -> bool {
+        self.metric.lower_is_better()
+    }
+
+    /// The levels after the first that began with a shift of the figure on one machine.
+    pub fn shifts(&self) -> impl Iterator<Item = (&TrendLevel, &TrendLevel)> {
+        self.levels
+            .windows(2)
+            .filter(|w| w[1].begins == Begins::Level)
+            .map(|w| (&w[0], &w[1]))
+    }
+}
+
+/// The trends of the points of `runs` (each a run's id and report, oldest first) whose label
+/// contains `point` (case-insensitive; every point where None), in the order the points were
+/// first measured; `settings` says how a level is found.
+pub fn trends(runs: &[(i64, Report)], point: Option<&str>, settings: &Settings) -> Vec<Trend> {
+    let wanted = point.map(str::to_lowercase);
+    // The runs where the hardware differs from the run before.
+    let machine_starts: Vec<bool> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, (_, r))| {
+            i > 0
+                && !Machines::of(&[&runs[i - 1].1, r])
+                    .hardware_differences()
+                    .is_empty()
+        })
+        .collect();
+    let mut order: Vec<String> = Vec::new();
+    let mut found: std::collections::HashMap<String, Trend> = std::collections::HashMap::new();
+    // Per trend, the index in `runs` of each of its runs (to find the machine changes).
+    let mut at: std::collections::HashMap<String, Vec<usize>> = std::collections::HashMap::new();
+    for (i, (id, report)) in runs.iter().enumerate() {
+        let mut seen = std::collections::HashSet::new();
+        for rec in report.results.iter().filter(|r| r.rerun.is_none()) {
+            if !rec.summary.mean.is_finite() {
+                continue;
+            }
+            let key = point_key(rec);
+            // A point measured twice in one run (verify's clean runs) counts once: its first.
+            if !seen.insert(key.clone()) {
+                continue;
+            }
+            let entry = found.entry(key.clone()).or_insert_with(|| {
+                order.push(key.clone());
+                Trend {
+                    point: label(rec),
+                    subsystem: rec.subsystem,
+                    metric: rec.metric,
+                    unit: rec.unit,
+                    runs: Vec::new(),
+                    values: Vec::new(),
+                    levels: Vec::new(),
+                }
+            });
+            entry.runs.push(*id);
+            entry.values.push(rec.summary.mean);
+            at.entry(key).or_default().push(i);
+        }
+    }
+    order
+        .into_iter()
+        .filter_map(|key| {
+            let mut t = found.remove(&key)?;
+            if let Some(w) = &wanted
+                && !t.point.to_lowercase().contains(w)
+            {
+                return None;
+            }
+            let idx = &at[&key];
+            t.levels = levels_of(&t, idx, &machine_starts, settings);
+            Some(t)
+        })
+        .collect()
+}
+
+/// The levels of trend `t`, whose values were measured by the runs at `idx`: cut first where
+/// the hardware changed since the trend's previous run, then each stretch by its figures.
+fn levels_of(
+    t: &Trend,
+    idx: &[usize],
+    machine_starts: &[bool],
+    settings: &Settings,
+) -> Vec<TrendLevel> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let n = t.values.len();
+    for end in 1..=n {
+        let changed = end < n && (idx[end - 1] + 1..=idx[end]).any(|i| machine_starts[i]);
+        if end < n && !changed {
+            continue;
+        }
+        let begins = if start == 0 {
+            Begins::First
+        } else {
+            Begins::Machine
+        };
+        for (j, l) in levels(&t.values[start..end], settings).iter().enumerate() {
+            out.push(TrendLevel {
+                from_run: t.runs[start + l.start],
+                to_run: t.runs[start + l.end - 1],
+                count: l.end - l.start,
+                median: l.median,
+                begins: if j == 0 { begins } else { Begins::Level },
+            });
+        }
+        start = end;
+    }
+    out
+}
