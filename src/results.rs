@@ -10,6 +10,7 @@ pub mod levels;
 pub mod node_tag;
 pub mod params;
 pub mod peak_sheet;
+pub mod phases;
 mod planned;
 pub mod point;
 mod reading;
@@ -174,6 +175,10 @@ pub struct ResultRecord {
     /// lines), where the benchmark keeps one: stalls and warm-up show there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intervals: Option<Intervals>,
+    /// The levels the figure went through interval by interval, over every repetition (a burst
+    /// that ended, a throttle, a slow start: [`phases`]); absent where it kept one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<Vec<phases::Phase>>,
     /// What else the machine did while the point was measured, and the interference that
     /// shows ([`Noise`]); absent for points not measured here (a mock session's, an earlier
     /// version's).
@@ -264,6 +269,7 @@ impl ResultRecord {
             reference_unknown_reason: None,
             warnings,
             intervals: None,
+            phases: None,
             noise: None,
             diagnosis: None,
             rerun: None,
@@ -417,6 +423,9 @@ impl ResultRecord {
             for v in self.intervals.iter_mut().flat_map(|i| i.values.iter_mut()) {
                 *v = c.apply(*v);
             }
+            for p in self.phases.iter_mut().flatten() {
+                p.value = c.apply(p.value);
+            }
             self.unit = c.unit;
         }
         if let Some(p) = self.peak.as_mut()
@@ -459,6 +468,8 @@ struct WireRecord {
     #[serde(default)]
     intervals: Option<Intervals>,
     #[serde(default)]
+    phases: Option<Vec<phases::Phase>>,
+    #[serde(default)]
     noise: Option<Noise>,
     #[serde(default)]
     diagnosis: Option<diagnosis::Diagnosis>,
@@ -490,6 +501,7 @@ impl<'de> Deserialize<'de> for ResultRecord {
             reference_unknown_reason: w.reference_unknown_reason,
             warnings: w.warnings,
             intervals: w.intervals,
+            phases: w.phases,
             noise: w.noise,
             diagnosis: w.diagnosis,
             rerun: w.rerun,

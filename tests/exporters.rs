@@ -41,6 +41,33 @@ fn json_snapshot_and_schema() {
     assert_eq!(common::schema_errors(&doc), Vec::<String>::new());
 }
 
+/// A point's phases are in the schema: two or more, each its start, end and figure.
+#[test]
+fn a_points_phases_are_in_the_schema() {
+    let mut report = common::fixed_report();
+    report.results[0].phases = Some(vec![
+        peakbench::results::phases::Phase {
+            start_s: 0.0,
+            end_s: 31.2,
+            value: 3e9,
+        },
+        peakbench::results::phases::Phase {
+            start_s: 31.2,
+            end_s: 60.0,
+            value: 1e8,
+        },
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&report::json::render(&report)).unwrap();
+    assert_eq!(doc["results"][0]["phases"][1]["start_s"], 31.2);
+    assert_eq!(common::schema_errors(&doc), Vec::<String>::new());
+    let mut one = doc.clone();
+    one["results"][0]["phases"].as_array_mut().unwrap().pop();
+    assert!(!common::schema_errors(&one).is_empty());
+    // Read back as written.
+    let back = peakbench::results::Report::from_json(&report::json::render(&report)).unwrap();
+    assert_eq!(back.results[0].phases, report.results[0].phases);
+}
+
 #[test]
 fn schema_rejects_broken_documents() {
     let good: serde_json::Value =

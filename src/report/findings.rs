@@ -36,6 +36,9 @@ pub enum Kind {
     Cause,
     /// The levels a bandwidth staircase shows (L1, L2…, memory) and their rates.
     Levels,
+    /// A point's figure that went through phases while it ran: a burst that ended, a throttle,
+    /// a slow start.
+    Phases,
 }
 
 /// An efficiency below this is explained.
@@ -73,6 +76,13 @@ pub fn of(report: &Report) -> Vec<Finding> {
         out.extend(pairs(&mine));
         out.extend(bands(sub, &mine));
         out.extend(queued_seeks(sub, &mine));
+        // Every side of a link has its own series (a sender's too).
+        out.extend(phases::of(
+            report
+                .results
+                .iter()
+                .filter(|r| r.subsystem == sub && r.rerun.is_none()),
+        ));
         let others = Others::of(&mine);
         // A point's records of one efficiency (a disk point's throughput and IOPS) say the
         // same: once.
@@ -580,5 +590,6 @@ fn cause(r: &ResultRecord, others: &Others, report: &Report) -> Option<Finding> 
     })
 }
 
+mod phases;
 #[cfg(test)]
 mod tests;

@@ -172,6 +172,7 @@ fn record(
         peak,
         efficiency,
         intervals: None,
+        phases: None,
         noise: None,
         diagnosis: None,
         rerun: None,

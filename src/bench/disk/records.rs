@@ -168,6 +168,8 @@ impl DiskSession<'_> {
         if let Some(intervals) = self.intervals(&stats, reps) {
             out[0].intervals = Some(intervals);
         }
+        let (series, interval) = self.series(&stats, reps);
+        out[0].phases = crate::results::phases::of(&series, interval);
         out
     }
 
@@ -225,6 +227,18 @@ impl DiskSession<'_> {
         )
     }
 
+    /// The throughput per interval of every repetition, back to back (each one's whole
+    /// intervals), in B/s, and the interval's length in seconds: what its phases are read from.
+    fn series(&self, stats: &[Vec<ThreadStats>], reps: usize) -> (Vec<f64>, f64) {
+        let interval = self.interval();
+        let secs = interval.as_secs_f64();
+        let series = (0..reps)
+            .flat_map(|rep| self.bytes_per_interval(stats, rep, interval))
+            .map(|b| b as f64 / secs)
+            .collect();
+        (series, secs)
+    }
+
     /// The last repetition's throughput per interval, its whole intervals only (the last
     /// one may be cut by the end of the window), in B/s; None with fewer than two.
     fn intervals(
@@ -232,10 +246,31 @@ impl DiskSession<'_> {
         stats: &[Vec<ThreadStats>],
         reps: usize,
     ) -> Option<crate::results::Intervals> {
-        let last = reps.checked_sub(1)?;
-        let opts = self.opts;
-        let interval = timeline_interval(opts.runtime, opts.total_bytes.is_some());
-        let round: Vec<&ThreadStats> = stats.iter().map(|s| &s[last]).collect();
+        let interval = self.interval();
+        let bytes = self.bytes_per_interval(stats, reps.checked_sub(1)?, interval);
+        (bytes.len() >= 2).then(|| crate::results::Intervals {
+            interval_s: interval.as_secs_f64(),
+            values: bytes
+                .iter()
+                .map(|b| *b as f64 / interval.as_secs_f64())
+                .collect(),
+        })
+    }
+
+    /// The length of the timelines' intervals.
+    fn interval(&self) -> std::time::Duration {
+        timeline_interval(self.opts.runtime, self.opts.total_bytes.is_some())
+    }
+
+    /// The bytes of repetition `rep`, all threads together, per whole interval of its window
+    /// (the shortest thread's).
+    fn bytes_per_interval(
+        &self,
+        stats: &[Vec<ThreadStats>],
+        rep: usize,
+        interval: std::time::Duration,
+    ) -> Vec<u64> {
+        let round: Vec<&ThreadStats> = stats.iter().filter_map(|s| s.get(rep)).collect();
         let window = round.iter().map(|s| s.window).min().unwrap_or_default();
         let whole = (window.as_nanos() / interval.as_nanos().max(1)) as usize;
         let mut bytes = vec![0u64; whole.min(MAX_INTERVALS)];
@@ -244,13 +279,7 @@ impl DiskSession<'_> {
                 *b += v;
             }
         }
-        (bytes.len() >= 2).then(|| crate::results::Intervals {
-            interval_s: interval.as_secs_f64(),
-            values: bytes
-                .iter()
-                .map(|b| *b as f64 / interval.as_secs_f64())
-                .collect(),
-        })
+        bytes
     }
 
     /// The device's link bandwidth in MB/s and how it was found, where it has one.

@@ -132,7 +132,9 @@ pub fn throughput(
         let mut out = one_way(name, &p, &base, &way, &peak);
         // The client's side, interval by interval, on the record of its side: the sender's,
         // or with --reverse the receiver's.
-        set_intervals(&mut out[usize::from(!p.reverse)], last.map(|o| &o.client));
+        let side = usize::from(!p.reverse);
+        set_intervals(&mut out[side], last.map(|o| &o.client));
+        set_phases(&mut out[side], outcomes.iter().map(|o| &o.client));
         return out;
     }
     let there: Way = outcomes
@@ -157,6 +159,7 @@ pub fn throughput(
         &peak,
     );
     set_intervals(&mut out[1], last.map(|o| &o.client));
+    set_phases(&mut out[1], outcomes.iter().map(|o| &o.client));
     let mut from_server = one_way(
         name,
         &p,
@@ -167,6 +170,10 @@ pub fn throughput(
     set_intervals(
         &mut from_server[0],
         last.and_then(|o| o.client_second.as_ref()),
+    );
+    set_phases(
+        &mut from_server[0],
+        outcomes.iter().filter_map(|o| o.client_second.as_ref()),
     );
     out.extend(from_server);
     // Both ways' goodput at their receivers, repetition by repetition; the ceiling is twice
@@ -281,19 +288,37 @@ fn one_way(
     out
 }
 
-/// The last repetition's figures of one side, interval by interval (whole intervals of its
-/// window only), on `rec`.
-fn set_intervals(rec: &mut ResultRecord, side: Option<&SideResult>) {
-    let Some(side) = side else { return };
+/// A side's goodput per whole interval of its window, in bit/s, and the interval in seconds.
+fn per_interval(side: &SideResult) -> (Vec<f64>, f64) {
     let tl = &side.timeline;
     let interval = tl.interval.as_secs_f64();
     let whole = (side.stats.window_ns as u128 / tl.interval.as_nanos().max(1)) as usize;
-    let values: Vec<f64> = tl
+    let values = tl
         .bytes
         .iter()
         .take(whole)
         .map(|b| *b as f64 * 8.0 / interval)
         .collect();
+    (values, interval)
+}
+
+/// The phases of one side's goodput over every repetition (`sides`, in order) on `rec`.
+fn set_phases<'a>(rec: &mut ResultRecord, sides: impl Iterator<Item = &'a SideResult>) {
+    let mut series = Vec::new();
+    let mut interval = 0.0;
+    for side in sides {
+        let (values, i) = per_interval(side);
+        series.extend(values);
+        interval = i;
+    }
+    rec.phases = crate::results::phases::of(&series, interval);
+}
+
+/// The last repetition's figures of one side, interval by interval (whole intervals of its
+/// window only), on `rec`.
+fn set_intervals(rec: &mut ResultRecord, side: Option<&SideResult>) {
+    let Some(side) = side else { return };
+    let (values, interval) = per_interval(side);
     if values.len() >= 2 && interval > 0.0 {
         rec.intervals = Some(Intervals {
             interval_s: interval,

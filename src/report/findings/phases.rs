@@ -1,0 +1,110 @@
+//! The phases a point's figure went through while it ran ([`crate::results::phases`]): a burst
+//! said with its rate, its length and its volume, then the rate the point kept ("burst: 3000
+//! MB/s for 31.2 s (about 93600 MB), then 100 MB/s: what it keeps is the last"); other phases
+//! as the levels in order with the time each began.
+
+use super::{Finding, Kind};
+use crate::results::ResultRecord;
+use crate::results::phases::burst;
+use crate::units::format_sig;
+
+/// The findings of the records `recs` that went through phases.
+pub(super) fn of<'a>(recs: impl Iterator<Item = &'a ResultRecord>) -> Vec<Finding> {
+    recs.filter_map(|r| {
+        let phases = r.phases.as_deref().filter(|p| p.len() >= 2)?;
+        let unit = r.unit.to_string();
+        let label = crate::results::point::label(r);
+        Some(match burst(phases) {
+            Some((b, then)) => {
+                let secs = b.end_s - b.start_s;
+                // A rate per second over seconds: its amount in the rate's unit ("MB").
+                let volume = unit
+                    .strip_suffix("/s")
+                    .map(|amount| format!(" (about {} {amount})", format_sig(b.value * secs)))
+                    .unwrap_or_default();
+                Finding {
+                    subsystem: r.subsystem,
+                    kind: Kind::Phases,
+                    text: format!(
+                        "{label}: burst: {} {unit} for {} s{volume}, then {} {unit} from {} s on: what it keeps is the last, not its mean",
+                        format_sig(b.value),
+                        format_sig(secs),
+                        format_sig(then.value),
+                        format_sig(then.start_s)
+                    ),
+                    cites: vec![b.value, secs, then.value],
+                }
+            }
+            None => Finding {
+                subsystem: r.subsystem,
+                kind: Kind::Phases,
+                text: format!(
+                    "{label}: not steady while it ran: {}",
+                    phases
+                        .iter()
+                        .map(|p| format!("{} {unit} from {} s", format_sig(p.value), format_sig(p.start_s)))
+                        .collect::<Vec<_>>()
+                        .join(", then ")
+                ),
+                cites: phases.iter().map(|p| p.value).collect(),
+            },
+        })
+    })
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Kind, of as findings};
+    use crate::results::phases::Phase;
+    use crate::results::{Metric, Report, Subsystem};
+
+    /// The recorded quick run, its first disk throughput point given `phases` (in B/s).
+    fn quick_with(phases: Vec<Phase>) -> Report {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/history");
+        let mut r = Report::from_json(&std::fs::read(dir.join("quick.json")).unwrap()).unwrap();
+        let disk = r
+            .results
+            .iter_mut()
+            .find(|x| x.subsystem == Subsystem::Disk && x.metric == Metric::Throughput)
+            .unwrap();
+        disk.phases = Some(phases);
+        r.displayed(&Default::default())
+    }
+
+    fn said(r: &Report) -> Vec<String> {
+        findings(r)
+            .into_iter()
+            .filter(|f| f.kind == Kind::Phases)
+            .map(|f| f.text)
+            .collect()
+    }
+
+    #[test]
+    fn a_burst_is_said_with_its_length_volume_and_what_follows() {
+        let phase = |start_s, end_s, value| Phase {
+            start_s,
+            end_s,
+            value,
+        };
+        let r = quick_with(vec![phase(0.0, 31.2, 3e9), phase(31.2, 60.0, 1e8)]);
+        let text = said(&r);
+        assert_eq!(text.len(), 1, "{text:?}");
+        assert!(
+            text[0].contains(
+                "burst: 3000 MB/s for 31.20 s (about 93600 MB), then 100.0 MB/s from 31.20 s on"
+            ),
+            "{text:?}"
+        );
+        // No phases, nothing said; phases that are no burst, in order.
+        assert!(said(&quick_with(Vec::new())).is_empty());
+        let r = quick_with(vec![phase(0.0, 2.0, 1e8), phase(2.0, 9.0, 5e8)]);
+        assert!(
+            said(&r)[0].ends_with(
+                "not steady while it ran: 100.0 MB/s from 0 s, then 500.0 MB/s from 2.00 s"
+            ),
+            "{:?}",
+            said(&r)
+        );
+    }
+}
