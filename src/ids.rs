@@ -146,6 +146,8 @@ named_enum! {
         Nanos = "ns",
         Micros = "µs" | "us",
         Millis = "ms",
+        /// Bytes (an amount: a burst's volume).
+        Bytes = "B",
     }
 }
 
@@ -173,7 +175,8 @@ impl Unit {
             | Unit::Seconds
             | Unit::Iops
             | Unit::TransPerSec
-            | Unit::Percent => return None,
+            | Unit::Percent
+            | Unit::Bytes => return None,
         })
     }
 

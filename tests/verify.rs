@@ -357,6 +357,70 @@ fn the_faults_imposed_are_diagnosed() {
     );
 }
 
+/// A token bucket's burst on the namespace pair is found in the point's phases: the volume
+/// beyond the rate within ±5 % of the bucket, the rate after it within ±3 %; the findings say
+/// it.
+#[test]
+fn an_imposed_burst_is_found_with_its_volume_and_the_rate_after_it() {
+    if !root() {
+        eprintln!(
+            "SKIPPED an_imposed_burst_is_found_with_its_volume_and_the_rate_after_it: not root"
+        );
+        return;
+    }
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = common::share(true);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("burst.json");
+    let out = verify(&["--only", "burst", "--json"], dir.path())
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(
+        common::schema_errors(&doc).is_empty(),
+        "{:?}",
+        common::schema_errors(&doc)
+    );
+    let checks = doc["verification"]["checks"].as_array().unwrap();
+    let names: Vec<&str> = checks.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["burst volume", "burst baseline"], "{stderr}");
+    let shaped = ["ip", "tc"]
+        .iter()
+        .all(|t| Command::new(t).arg("-V").output().is_ok());
+    for c in checks {
+        match c["status"].as_str().unwrap() {
+            "pass" => {
+                let (e, m, t) = (
+                    c["expected"].as_f64().unwrap(),
+                    c["measured"].as_f64().unwrap(),
+                    c["tolerance"].as_f64().unwrap(),
+                );
+                assert!((m - e).abs() <= t, "{c}");
+            }
+            "skip" => assert!(!shaped && !c["reason"].as_str().unwrap().is_empty(), "{c}"),
+            _ => panic!("a check failed: {c}\n{stderr}"),
+        }
+    }
+    if checks.iter().all(|c| c["status"] == "pass") {
+        let rec = doc["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["phases"].is_array())
+            .expect("a point with phases");
+        assert!(rec["phases"].as_array().unwrap().len() >= 2, "{rec}");
+        // The findings are wrapped to the terminal: read as one line.
+        let flat = stdout.replace("\n    ", " ");
+        assert!(
+            flat.contains("burst: ") && flat.contains("what it keeps is the last"),
+            "{stdout}"
+        );
+    }
+}
+
 /// Ctrl-C during the network's checks, and during the disk's (the process in a control group
 /// of the run's, a loop device attached): the run stops with 130, keeps its checks so far and
 /// leaves nothing.

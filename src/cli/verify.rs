@@ -10,8 +10,9 @@ pub struct VerifyArgs {
     /// Only these groups of checks (a list): net (a link's rate for TCP and UDP, a delay, a
     /// loss rate), disk (IOPS and bandwidth caps on a loop device), cpu (a CPU quota),
     /// diagnose (faults imposed on purpose: a busy process, a quota, a narrower ISA, a small
-    /// LINPACK, a TCP window below the bandwidth-delay product; each faulted point's diagnosis against the effect measured without the fault).
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Group::Net, Group::Disk, Group::Cpu, Group::Diagnose])]
+    /// LINPACK, a TCP window below the bandwidth-delay product; each faulted point's diagnosis against the effect measured without the fault),
+    /// burst (a token bucket's burst on a link, found in the point's phases: its volume and the rate after it).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Group::Net, Group::Disk, Group::Cpu, Group::Diagnose, Group::Burst])]
     pub only: Vec<Group>,
     /// Measured time of each repetition of each check's benchmark, at least 100ms (the
     /// network's after a 1 s warm-up, the disk's after a 1 s ramp; the CPU quota's 1 s at

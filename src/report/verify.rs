@@ -9,6 +9,10 @@ use crate::units::{Display, format_sig};
 /// A figure of `check` in the unit that suits it (its unit already where the report was
 /// converted for display).
 fn figure(check: &Check, v: f64) -> String {
+    if check.unit == crate::ids::Unit::Bytes && v.is_finite() {
+        // An amount in MB (decimal, as the rates' MB/s), to four significant digits.
+        return format!("{} MB", format_sig(v / 1e6));
+    }
     let display = Display::default().fitted([(check.subsystem, check.unit, v)]);
     match display.conversion(check.subsystem, check.unit) {
         Some(c) => format!("{} {}", format_sig(c.apply(v)), c.unit),

@@ -17,6 +17,8 @@ pub enum Group {
     Cpu,
     /// Faults imposed on purpose, each diagnosed.
     Diagnose,
+    /// Bursts imposed (a token bucket with a large bucket), each found in a point's phases.
+    Burst,
 }
 
 impl Group {
@@ -26,6 +28,7 @@ impl Group {
             Group::Disk => "disk",
             Group::Cpu => "cpu",
             Group::Diagnose => "diagnose",
+            Group::Burst => "burst",
         }
     }
 }

@@ -8,6 +8,7 @@
 //! run could not remove (a second Ctrl-C, SIGKILL) `verify --cleanup` finds by its names
 //! ([`names`]) and removes.
 
+mod burst;
 mod cgroups;
 mod checks;
 mod cleanup;
@@ -58,7 +59,13 @@ pub fn run(opts: &VerifyOptions, build: Build, rec: &mut Recorder) -> anyhow::Re
         rec,
         done: Vec::new(),
     };
-    for group in [Group::Net, Group::Disk, Group::Cpu, Group::Diagnose] {
+    for group in [
+        Group::Net,
+        Group::Disk,
+        Group::Cpu,
+        Group::Diagnose,
+        Group::Burst,
+    ] {
         if !opts.groups.contains(&group) {
             continue;
         }
@@ -70,6 +77,7 @@ pub fn run(opts: &VerifyOptions, build: Build, rec: &mut Recorder) -> anyhow::Re
             Group::Disk => disk::disk(&mut checks)?,
             Group::Cpu => cpu::cpu(&mut checks)?,
             Group::Diagnose => diagnose::diagnose(&mut checks)?,
+            Group::Burst => burst::checks(&mut checks)?,
         }
     }
     let failed = checks

@@ -210,22 +210,7 @@ fn rate(c: &mut Checks, proto: &str) -> anyhow::Result<()> {
                 .is_some_and(|n| n.side == Some(Side::Receiver))
     });
     let rec = at.and_then(|i| c.record(i));
-    let net = rec.and_then(|r| r.params.net());
-    let mtu = net
-        .and_then(|n| n.link.as_ref())
-        .and_then(|l| l.mtu_bytes)
-        .map_or(1500, u64::from);
-    let (payload, packet, what) = if proto == "tcp" {
-        // A full segment fills the MTU; its payload is the MSS the kernel used (timestamps
-        // take 12 bytes of the 40 of headers beyond it).
-        let mss = net
-            .and_then(|n| n.client_socket.as_ref())
-            .and_then(|s| s.mss_bytes)
-            .map_or(mtu - 52, u64::from);
-        (mss, mtu + ETHERNET, "MSS")
-    } else {
-        (UDP_PAYLOAD, UDP_PAYLOAD + 28 + ETHERNET, "datagram payload")
-    };
+    let (payload, packet, what) = payload_of(rec, proto);
     let expected = RATE_BPS as f64 * payload as f64 / packet as f64;
     let measured = rec.map(|r| r.summary.mean);
     let check = judged(
@@ -244,6 +229,30 @@ fn rate(c: &mut Checks, proto: &str) -> anyhow::Result<()> {
         },
     );
     c.push(check)
+}
+
+/// The payload of each packet tbf counts, the packet's bytes (with its Ethernet header) and
+/// what the payload is, for a point of `proto` measured as `rec` (its link's MTU, its MSS).
+pub(super) fn payload_of(
+    rec: Option<&crate::results::ResultRecord>,
+    proto: &str,
+) -> (u64, u64, &'static str) {
+    let net = rec.and_then(|r| r.params.net());
+    let mtu = net
+        .and_then(|n| n.link.as_ref())
+        .and_then(|l| l.mtu_bytes)
+        .map_or(1500, u64::from);
+    if proto == "tcp" {
+        // A full segment fills the MTU; its payload is the MSS the kernel used (timestamps
+        // take 12 bytes of the 40 of headers beyond it).
+        let mss = net
+            .and_then(|n| n.client_socket.as_ref())
+            .and_then(|s| s.mss_bytes)
+            .map_or(mtu - 52, u64::from);
+        (mss, mtu + ETHERNET, "MSS")
+    } else {
+        (UDP_PAYLOAD, UDP_PAYLOAD + 28 + ETHERNET, "datagram payload")
+    }
 }
 
 /// The delay check: round trips through the delay line without and with the delay; the added

@@ -125,6 +125,42 @@ impl NetPair {
         Ok(())
     }
 
+    /// Shapes the server's egress (the data of a point the client receives, `--reverse`) with
+    /// a token bucket of `bucket_bytes` filled at `rate_bps` and emptied at `peak_bps` at most
+    /// (tc tbf with a peak rate): a burst of about `bucket_bytes` beyond the rate at the peak
+    /// rate, then the rate. At most 1 MB queued; a GSO segment of up to 64 KiB passes whole
+    /// (tbf counts it as its frames, each with its headers).
+    pub fn limit_burst(
+        &self,
+        rate_bps: u64,
+        peak_bps: u64,
+        bucket_bytes: u64,
+    ) -> Result<(), String> {
+        run(
+            "tc",
+            &[
+                "-n",
+                &self.names[0],
+                "qdisc",
+                "replace",
+                "dev",
+                &self.links[0],
+                "root",
+                "tbf",
+                "rate",
+                &format!("{rate_bps}bit"),
+                "burst",
+                &bucket_bytes.to_string(),
+                "peakrate",
+                &format!("{peak_bps}bit"),
+                "mtu",
+                "65536",
+                "limit",
+                "1000000",
+            ],
+        )
+    }
+
     /// Removes the token buckets.
     pub fn unlimit_rate(&self) -> Result<(), String> {
         for (n, link) in self.names.iter().zip(&self.links) {
