@@ -124,7 +124,7 @@ fn shown_in(t: &Trend, display: &units::Display) -> (Option<units::Conversion>, 
     (conversion, conversion.map_or(t.unit, |c| c.unit))
 }
 
-/// What changed: each shift of the figure on one machine, "slower from run 12 (−16 %)", or
+/// What changed: each shift of the figure on one machine, "worse from run 12 (-16 %)", or
 /// "steady".
 fn change(t: &Trend) -> String {
     let words: Vec<String> = t.shifts().map(|(a, b)| shift(t, a, b)).collect();
@@ -182,14 +182,14 @@ fn chart(t: &Trend, i: usize) -> super::plot::Chart {
         .map(|(r, v)| (*r as f64, shown(*v)))
         .collect();
     let series = Series::of_figures("each run's mean".into(), points, |x, y| {
-        format!("run {x:.0}: {} {figure}", format_sig(y))
+        format!("run {x:.0}: {} {unit}", format_sig(y))
     });
     let guides = t
         .levels
         .iter()
         .enumerate()
         .map(|(j, l)| Series {
-            name: format!("level {}: {} {figure}", j + 1, format_sig(shown(l.median))),
+            name: format!("level {}: {} {unit}", j + 1, format_sig(shown(l.median))),
             points: vec![
                 (l.from_run as f64, shown(l.median)),
                 (l.to_run as f64, shown(l.median)),
