@@ -386,6 +386,8 @@ impl ResultRecord {
         {
             r.efficiency = r.efficiency.filter(|e| e.is_finite());
         }
+        // Phases as a measurement makes them, or none (a document's hostile or broken list).
+        self.phases = self.phases.take().filter(|p| phases::plausible(p));
         self
     }
 

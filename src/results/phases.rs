@@ -64,6 +64,16 @@ pub fn of(series: &[f64], interval_s: f64) -> Option<Vec<Phase>> {
     })
 }
 
+/// Whether `phases` are as [`of`] makes them: 2 to [`SETTINGS`]' most, one after the other in
+/// time, every figure finite (what a document read from elsewhere must be to be kept).
+pub fn plausible(phases: &[Phase]) -> bool {
+    (2..=SETTINGS.max_levels).contains(&phases.len())
+        && phases
+            .iter()
+            .all(|p| p.value.is_finite() && p.start_s.is_finite() && p.start_s <= p.end_s)
+        && phases.windows(2).all(|w| w[0].end_s <= w[1].start_s)
+}
+
 /// The burst of `phases`, where the first is [`BURST_RATIO`] times as fast as every later one:
 /// (the burst, the phase the point settled to, its last).
 pub fn burst(phases: &[Phase]) -> Option<(&Phase, &Phase)> {
@@ -121,6 +131,49 @@ mod tests {
         // Only 30 % faster at first: a phase, not a burst.
         let mild = of(&series(&[(10, 700.0), (20, 500.0)]), 0.5).unwrap();
         assert!(burst(&mild).is_none(), "{mild:?}");
+    }
+}
+
+#[cfg(test)]
+mod attacks {
+    /// A document's phases are kept only as a measurement makes them: 100,000 of them, a
+    /// figure that is not a number, or phases out of order are dropped as the record is read.
+    #[test]
+    fn a_documents_phases_are_kept_only_when_plausible() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/history");
+        let mut doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("quick.json")).unwrap()).unwrap();
+        doc.as_object_mut().unwrap().remove("sha256");
+        let phase = |a: f64, b: f64, v: serde_json::Value| serde_json::json!({"start_s": a, "end_s": b, "value": v});
+        let cases = [
+            (
+                vec![phase(0.0, 3.0, 9e8.into()), phase(3.0, 8.0, 2e8.into())],
+                true,
+            ),
+            (
+                (0..100_000)
+                    .map(|i| phase(i as f64, i as f64 + 1.0, 1.0.into()))
+                    .collect(),
+                false,
+            ),
+            (
+                vec![
+                    phase(0.0, 3.0, serde_json::Value::Null),
+                    phase(3.0, 8.0, 2e8.into()),
+                ],
+                false,
+            ),
+            (
+                vec![phase(3.0, 8.0, 9e8.into()), phase(0.0, 3.0, 2e8.into())],
+                false,
+            ),
+            (vec![phase(0.0, 8.0, 9e8.into())], false),
+        ];
+        for (phases, kept) in cases {
+            doc["results"][0]["phases"] = serde_json::Value::Array(phases);
+            let r = crate::results::Report::from_json(&serde_json::to_vec(&doc).unwrap()).unwrap();
+            assert_eq!(r.results[0].phases.is_some(), kept);
+        }
     }
 }
 
