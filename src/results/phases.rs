@@ -52,16 +52,19 @@ pub fn of(series: &[f64], interval_s: f64) -> Option<Vec<Phase>> {
         ..SETTINGS
     };
     let found = levels(series, &settings);
-    (found.len() >= 2).then(|| {
-        found
-            .iter()
-            .map(|l| Phase {
-                start_s: l.start as f64 * interval_s,
-                end_s: l.end as f64 * interval_s,
-                value: l.median,
-            })
-            .collect()
-    })
+    (found.len() >= 2).then(|| timed(&found, interval_s))
+}
+
+/// `levels` of a series of `interval_s`-second intervals as phases.
+fn timed(levels: &[crate::measure::levels::Level], interval_s: f64) -> Vec<Phase> {
+    levels
+        .iter()
+        .map(|l| Phase {
+            start_s: l.start as f64 * interval_s,
+            end_s: l.end as f64 * interval_s,
+            value: l.median,
+        })
+        .collect()
 }
 
 /// Whether `phases` are as [`of`] makes them: 2 to [`SETTINGS`]' most, one after the other in
@@ -208,15 +211,7 @@ mod recorded {
                 }
                 // Cut as if a phase needed 3 intervals only: what the burst rule alone would
                 // call a burst lasts under a second, which is why a phase lasts one at least.
-                let short = levels(&i.values, &SETTINGS);
-                let phases: Vec<Phase> = short
-                    .iter()
-                    .map(|l| Phase {
-                        start_s: l.start as f64 * i.interval_s,
-                        end_s: l.end as f64 * i.interval_s,
-                        value: l.median,
-                    })
-                    .collect();
+                let phases = timed(&levels(&i.values, &SETTINGS), i.interval_s);
                 if let Some((b, _)) = burst(&phases) {
                     subsecond += 1;
                     assert!(b.end_s - b.start_s < MIN_PHASE_S, "{file}: {phases:?}");

@@ -165,11 +165,22 @@ impl DiskSession<'_> {
         );
         lat.percentiles = crate::measure::latency::percentiles_s(&rates.all);
         out.push(lat);
-        if let Some(intervals) = self.intervals(&stats, reps) {
-            out[0].intervals = Some(intervals);
+        // Each repetition's bytes per interval: the last one's are the record's intervals, all
+        // of them back to back its phases.
+        let interval = self.interval();
+        let secs = interval.as_secs_f64();
+        let per_rep: Vec<Vec<u64>> = (0..reps)
+            .map(|rep| self.bytes_per_interval(&stats, rep, interval))
+            .collect();
+        let rate = |b: &u64| *b as f64 / secs;
+        if let Some(last) = per_rep.last().filter(|b| b.len() >= 2) {
+            out[0].intervals = Some(crate::results::Intervals {
+                interval_s: secs,
+                values: last.iter().map(rate).collect(),
+            });
         }
-        let (series, interval) = self.series(&stats, reps);
-        out[0].phases = crate::results::phases::of(&series, interval);
+        let series: Vec<f64> = per_rep.iter().flatten().map(rate).collect();
+        out[0].phases = crate::results::phases::of(&series, secs);
         out
     }
 
@@ -225,36 +236,6 @@ impl DiskSession<'_> {
                 ""
             }
         )
-    }
-
-    /// The throughput per interval of every repetition, back to back (each one's whole
-    /// intervals), in B/s, and the interval's length in seconds: what its phases are read from.
-    fn series(&self, stats: &[Vec<ThreadStats>], reps: usize) -> (Vec<f64>, f64) {
-        let interval = self.interval();
-        let secs = interval.as_secs_f64();
-        let series = (0..reps)
-            .flat_map(|rep| self.bytes_per_interval(stats, rep, interval))
-            .map(|b| b as f64 / secs)
-            .collect();
-        (series, secs)
-    }
-
-    /// The last repetition's throughput per interval, its whole intervals only (the last
-    /// one may be cut by the end of the window), in B/s; None with fewer than two.
-    fn intervals(
-        &self,
-        stats: &[Vec<ThreadStats>],
-        reps: usize,
-    ) -> Option<crate::results::Intervals> {
-        let interval = self.interval();
-        let bytes = self.bytes_per_interval(stats, reps.checked_sub(1)?, interval);
-        (bytes.len() >= 2).then(|| crate::results::Intervals {
-            interval_s: interval.as_secs_f64(),
-            values: bytes
-                .iter()
-                .map(|b| *b as f64 / interval.as_secs_f64())
-                .collect(),
-        })
     }
 
     /// The length of the timelines' intervals.
