@@ -149,6 +149,30 @@ fn verify(args: &[&str], dir: &std::path::Path) -> Command {
     c
 }
 
+/// Runs `peakbench verify ARGS --json FILE` with `dir` for its files: its output and its
+/// document, checked against the schema.
+fn verify_document(args: &[&str], dir: &std::path::Path) -> (std::process::Output, Value) {
+    let json = dir.join("verify.json");
+    let out = verify(args, dir).arg("--json").arg(&json).output().unwrap();
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(
+        common::schema_errors(&doc).is_empty(),
+        "{:?}",
+        common::schema_errors(&doc)
+    );
+    (out, doc)
+}
+
+/// The names of the checks of a verify document.
+fn check_names(doc: &Value) -> Vec<&str> {
+    doc["verification"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect()
+}
+
 /// Every check passes within its tolerance or is skipped with its reason; the outcome is in
 /// the JSON document, the history and the HTML report; nothing is left.
 #[test]
@@ -263,32 +287,14 @@ fn the_faults_imposed_are_diagnosed() {
     let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     let _alone = common::share(true);
     let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("diagnose.json");
-    let out = verify(
-        &[
-            "--only",
-            "diagnose",
-            "--duration",
-            "500ms",
-            "--repeat",
-            "2",
-            "--json",
-        ],
+    let (out, doc) = verify_document(
+        &["--only", "diagnose", "--duration", "500ms", "--repeat", "2"],
         dir.path(),
-    )
-    .arg(&json)
-    .output()
-    .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    // Every cause the checks diagnose is one the schema names.
-    assert!(
-        common::schema_errors(&doc).is_empty(),
-        "{:?}",
-        common::schema_errors(&doc)
     );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Every cause the checks diagnose is one the schema names (checked above).
     let checks = doc["verification"]["checks"].as_array().unwrap();
-    let names: Vec<&str> = checks.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    let names = check_names(&doc);
     assert_eq!(
         names,
         [
@@ -371,21 +377,11 @@ fn an_imposed_burst_is_found_with_its_volume_and_the_rate_after_it() {
     let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     let _alone = common::share(true);
     let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("burst.json");
-    let out = verify(&["--only", "burst", "--json"], dir.path())
-        .arg(&json)
-        .output()
-        .unwrap();
+    let (out, doc) = verify_document(&["--only", "burst"], dir.path());
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert!(
-        common::schema_errors(&doc).is_empty(),
-        "{:?}",
-        common::schema_errors(&doc)
-    );
     let checks = doc["verification"]["checks"].as_array().unwrap();
-    let names: Vec<&str> = checks.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    let names = check_names(&doc);
     assert_eq!(names, ["burst volume", "burst baseline"], "{stderr}");
     let shaped = ["ip", "tc"]
         .iter()
