@@ -248,6 +248,15 @@ impl Machines {
         Machines { properties }
     }
 
+    /// Whether runs `a` and `b` measured different hardware (their hardware properties alone
+    /// read, not the disk's and network's, which go through every record).
+    pub fn hardware_differs(a: &Report, b: &Report) -> bool {
+        PROPERTIES
+            .iter()
+            .filter(|(_, hardware, _)| *hardware)
+            .any(|(_, _, read)| read(a).1.differs(&read(b).1))
+    }
+
     /// The hardware properties in which the runs differ, in order: empty where every run
     /// measured the same kind of machine.
     pub fn hardware_differences(&self) -> Vec<&'static str> {

@@ -77,12 +77,7 @@ pub fn trends(runs: &[(i64, Report)], point: Option<&str>, settings: &Settings) 
     let machine_starts: Vec<bool> = runs
         .iter()
         .enumerate()
-        .map(|(i, (_, r))| {
-            i > 0
-                && !Machines::of(&[&runs[i - 1].1, r])
-                    .hardware_differences()
-                    .is_empty()
-        })
+        .map(|(i, (_, r))| i > 0 && Machines::hardware_differs(&runs[i - 1].1, r))
         .collect();
     let mut order: Vec<String> = Vec::new();
     let mut found: std::collections::HashMap<String, Trend> = std::collections::HashMap::new();
