@@ -15,8 +15,8 @@ pub struct VerifyArgs {
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Group::Net, Group::Disk, Group::Cpu, Group::Diagnose, Group::Burst])]
     pub only: Vec<Group>,
     /// Measured time of each repetition of each check's benchmark, at least 100ms (the
-    /// network's after a 1 s warm-up, the disk's after a 1 s ramp; the CPU quota's 1 s at
-    /// least: ten of its 100 ms periods).
+    /// network's after a 1 s warm-up, the disk's after a 1 s ramp, its bandwidth's 3 s at
+    /// least; the CPU quota's 1 s at least: ten of its 100 ms periods).
     #[arg(long, value_parser = parse_measured, default_value = "2s")]
     pub duration: std::time::Duration,
     /// Repetitions of each check's benchmark.
