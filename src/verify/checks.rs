@@ -64,6 +64,34 @@ impl Checks<'_> {
         Ok((before..self.rec.results().len()).collect())
     }
 
+    /// Adds each check of `bases`, not run, for `why`.
+    pub(super) fn skip_all(
+        &mut self,
+        bases: impl IntoIterator<Item = Check>,
+        why: &str,
+    ) -> anyhow::Result<()> {
+        for base in bases {
+            self.push(Check {
+                reason: why.into(),
+                ..base
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Adds each check of `bases` as failed: `line`'s benchmark ended with `e`.
+    pub(super) fn fail_all(
+        &mut self,
+        bases: impl IntoIterator<Item = Check>,
+        line: &[String],
+        e: &anyhow::Error,
+    ) -> anyhow::Result<()> {
+        for base in bases {
+            self.push(failed(base, line, e))?;
+        }
+        Ok(())
+    }
+
     /// The record at `index` of the report.
     pub(super) fn record(&self, index: usize) -> Option<&ResultRecord> {
         self.rec.results().get(index)

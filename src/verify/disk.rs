@@ -2,7 +2,6 @@
 //! a tmpfs of the run's.
 
 use super::checks::{Checks, Group, Judge, failed, interrupted, judged, skipped, strings};
-use crate::results::verify::Check;
 use crate::results::{Metric, Subsystem, Unit};
 
 /// The disk's caps and size.
@@ -30,15 +29,8 @@ pub(super) fn disk(c: &mut Checks) -> anyhow::Result<()> {
         (Subsystem::Disk, Unit::BytesPerSec),
         "",
     );
-    let skip_both = |c: &mut Checks, why: &str| -> anyhow::Result<()> {
-        for base in [&iops_base, &bps_base] {
-            c.push(Check {
-                reason: why.into(),
-                ..base.clone()
-            })?;
-        }
-        Ok(())
-    };
+    let skip_both =
+        |c: &mut Checks, why: &str| c.skip_all([iops_base.clone(), bps_base.clone()], why);
     let disk = match super::loop_disk::LoopDisk::new(DISK_BYTES) {
         Ok(d) => d,
         Err(why) => return skip_both(c, &format!("no loop device over tmpfs: {why}")),
@@ -48,24 +40,8 @@ pub(super) fn disk(c: &mut Checks) -> anyhow::Result<()> {
         Ok(g) => g,
         Err(why) => return skip_both(c, &format!("no block I/O control group: {why}")),
     };
-    let caps = if group.v2 {
-        group.set(
-            "io.max",
-            &format!("{} riops={IOPS_CAP} wbps={BPS_CAP}", disk.number),
-        )
-    } else {
-        group
-            .set(
-                "blkio.throttle.read_iops_device",
-                &format!("{} {IOPS_CAP}", disk.number),
-            )
-            .and_then(|()| {
-                group.set(
-                    "blkio.throttle.write_bps_device",
-                    &format!("{} {BPS_CAP}", disk.number),
-                )
-            })
-    };
+    let caps = cap(&group, &disk.number, Cap::ReadIops(IOPS_CAP))
+        .and_then(|()| cap(&group, &disk.number, Cap::WriteBytes(BPS_CAP)));
     if let Err(why) = caps.and_then(|()| group.join()) {
         return skip_both(c, &format!("cannot cap the loop device: {why}"));
     }
@@ -94,28 +70,9 @@ pub(super) fn disk(c: &mut Checks) -> anyhow::Result<()> {
             bps_least,
         ),
     ] {
-        let mut line = strings(&[
-            "disk",
-            "--file",
-            &device,
-            "--destructive",
-            "--size",
-            "64M",
-            "--workload",
-            workload,
-            "--block-size",
-            block,
-            "--threads",
-            "1",
-            "--iodepth",
-            "1",
-            "--engine",
-            "psync",
-            // The controller lets a group start with a slice's worth at once and takes it back
-            // after: past a second it runs at its cap.
-            "--ramp",
-            "1s",
-        ]);
+        // The controller lets a group start with a slice's worth at once and takes it back
+        // after: past a second it runs at its cap.
+        let mut line = one_thread_line(&device, workload, block, "1s");
         line.extend(c.timing_at_least("--runtime", least));
         let check = match c.measure(&line) {
             Ok(points) => {
@@ -145,4 +102,57 @@ pub(super) fn disk(c: &mut Checks) -> anyhow::Result<()> {
     }
     group.leave().map_err(|e| anyhow::anyhow!(e))?;
     Ok(())
+}
+
+/// The command line of a point of one thread at queue depth 1 (psync) on the loop device
+/// `device`, with its ramp and without its runtime and repetitions.
+pub(super) fn one_thread_line(
+    device: &str,
+    workload: &str,
+    block: &str,
+    ramp: &str,
+) -> Vec<String> {
+    strings(&[
+        "disk",
+        "--file",
+        device,
+        "--destructive",
+        "--size",
+        "64M",
+        "--workload",
+        workload,
+        "--block-size",
+        block,
+        "--threads",
+        "1",
+        "--iodepth",
+        "1",
+        "--engine",
+        "psync",
+        "--ramp",
+        ramp,
+    ])
+}
+
+/// A cap of the block I/O controller.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Cap {
+    /// Read I/Os a second.
+    ReadIops(u64),
+    /// Bytes written a second.
+    WriteBytes(u64),
+}
+
+/// Caps device `number` ("7:0") for `group`'s processes: cgroup v2's io.max, or v1's
+/// blkio.throttle file of the same meaning.
+pub(super) fn cap(group: &super::cgroups::Group, number: &str, cap: Cap) -> Result<(), String> {
+    let (key, file, value) = match cap {
+        Cap::ReadIops(v) => ("riops", "blkio.throttle.read_iops_device", v),
+        Cap::WriteBytes(v) => ("wbps", "blkio.throttle.write_bps_device", v),
+    };
+    if group.v2 {
+        group.set("io.max", &format!("{number} {key}={value}"))
+    } else {
+        group.set(file, &format!("{number} {value}"))
+    }
 }

@@ -59,13 +59,7 @@ fn bases() -> [Check; 4] {
 
 /// Skips the checks of `bases` from `from` on, for `why`.
 fn skip_rest(c: &mut Checks, from: usize, why: &str) -> anyhow::Result<()> {
-    for base in bases().into_iter().skip(from) {
-        c.push(Check {
-            reason: why.into(),
-            ..base
-        })?;
-    }
-    Ok(())
+    c.skip_all(bases().into_iter().skip(from), why)
 }
 
 /// Runs the network's checks (or skips them with the reason where the namespaces, the server
@@ -156,12 +150,10 @@ fn measure_all(c: &mut Checks, pair: &NetPair, server_ns: &OwnedFd) -> anyhow::R
         Err(why) => {
             // One end may be shaped already.
             let _ = pair.unlimit_rate();
-            for base in bases().into_iter().take(2) {
-                c.push(Check {
-                    reason: format!("cannot shape the veth pair: {why}"),
-                    ..base
-                })?;
-            }
+            c.skip_all(
+                bases().into_iter().take(2),
+                &format!("cannot shape the veth pair: {why}"),
+            )?;
         }
     }
     delay(c, pair, server_ns)?;

@@ -1,0 +1,164 @@
+//! The network's burst: a token bucket with a large bucket and a peak rate on the server's end of the namespace pair (tc tbf `rate R burst B peakrate P`): a TCP
+//! stream to the client (`--reverse`, so that the receiver's side has the intervals) passes at
+//! P until the bucket is spent, about B bytes beyond R, then at R. The point's
+//! phases ([`crate::results::phases`]) must find it: the volume beyond the rate it settled to
+//! against the bucket (±5 %), and that rate against R (±3 %), each in goodput (the payload's
+//! share of each packet tbf counts).
+
+use crate::results::params::Side;
+use crate::results::phases::burst;
+use crate::results::verify::Check;
+use crate::results::{Metric, ResultRecord, Subsystem, Unit};
+use crate::verify::checks::{Checks, Group, Judge, interrupted, judged, skipped, strings};
+use crate::verify::net::{in_pair, payload_of, throughput_line};
+use crate::verify::sandbox::NetPair;
+use std::os::fd::OwnedFd;
+use std::time::Duration;
+
+/// The rate the bucket fills at, and the peak it is emptied at.
+const RATE_BPS: u64 = 200_000_000;
+const PEAK_BPS: u64 = 1_000_000_000;
+/// The bucket: 3 s at the peak beyond the rate.
+const BUCKET_BYTES: u64 = 300_000_000;
+/// The stream's time: the burst and 5 s after it.
+const DURATION: Duration = Duration::from_secs(8);
+
+/// The two checks, none run yet.
+fn bases() -> [Check; 2] {
+    let imposed = format!(
+        "tbf {} Mbit/s, bucket {} MB at {} Mbit/s",
+        RATE_BPS / 1_000_000,
+        BUCKET_BYTES / 1_000_000,
+        PEAK_BPS / 1_000_000
+    );
+    [
+        skipped(
+            "burst volume",
+            Group::Burst,
+            &imposed,
+            (Subsystem::Net, Unit::Bytes),
+            "",
+        ),
+        skipped(
+            "burst baseline",
+            Group::Burst,
+            &imposed,
+            (Subsystem::Net, Unit::BitsPerSec),
+            "",
+        ),
+    ]
+}
+
+/// Runs the burst checks (or skips them with the reason where the namespaces, the server or
+/// the bucket cannot be had).
+pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
+    in_pair(c, measure, |c, why| c.skip_all(bases(), &why))
+}
+
+fn measure(c: &mut Checks, pair: &NetPair, _server: &OwnedFd) -> anyhow::Result<()> {
+    let [volume, baseline] = bases();
+    if let Err(why) = pair.limit_burst(RATE_BPS, PEAK_BPS, BUCKET_BYTES) {
+        return c.skip_all(
+            [volume, baseline],
+            &format!("cannot shape the veth pair with a peak rate: {why}"),
+        );
+    }
+    // Nothing omitted: the burst begins with the stream. One repetition: the bucket refills
+    // at the rate only. The receiver's figures: a sender's count what its socket took, and its
+    // buffer grows (one read 5 % above the rate it was held to).
+    let mut line = throughput_line("tcp");
+    line.extend(strings(&[
+        "--reverse",
+        "--omit",
+        "0",
+        "--duration",
+        &format!("{}ms", c.opts.duration.max(DURATION).as_millis()),
+        "--repeat",
+        "1",
+    ]));
+    let points = match c.measure(&line) {
+        Ok(p) => p,
+        Err(e) if interrupted(&e) => return Err(e),
+        Err(e) => return c.fail_all([volume, baseline], &line, &e),
+    };
+    // The receiver's record has the client's intervals and phases.
+    let at = c.find(&points, |r| {
+        r.metric == Metric::Throughput
+            && r.params
+                .net()
+                .is_some_and(|n| n.side == Some(Side::Receiver))
+    });
+    let rec = at.and_then(|i| c.record(i)).cloned();
+    let (payload, packet, what) = payload_of(rec.as_ref(), "tcp");
+    let share = payload as f64 / packet as f64;
+    let found = rec.as_ref().and_then(found);
+    let how = match &found {
+        Some(f) => format!(
+            "the phases found {} Mbit/s for {:.1} s, then {} Mbit/s",
+            crate::units::format_sig(f.burst_bps / 1e6),
+            f.burst_s,
+            crate::units::format_sig(f.baseline_bps / 1e6)
+        ),
+        None => "the point's phases show no burst".into(),
+    };
+    let volume_check = judged(
+        volume,
+        &line,
+        points.clone(),
+        found.as_ref().map(|f| f.excess_bytes),
+        Judge {
+            expected: BUCKET_BYTES as f64 * share,
+            tolerance: 0.05 * BUCKET_BYTES as f64 * share,
+            tolerance_text: "±5 %".into(),
+            reason: format!(
+                "{how}; expected: the bucket's {} MB beyond the rate, in goodput ({payload} B {what} of {packet} B); measured: the bytes beyond the rate it settled to, interval by interval",
+                BUCKET_BYTES / 1_000_000
+            ),
+        },
+    );
+    c.push(volume_check)?;
+    let expected = RATE_BPS as f64 * share;
+    let baseline_check = judged(
+        baseline,
+        &line,
+        points,
+        found.as_ref().map(|f| f.baseline_bps),
+        Judge {
+            expected,
+            tolerance: 0.03 * expected,
+            tolerance_text: "±3 %".into(),
+            reason: format!(
+                "{how}; expected: the rate × the payload's share of each packet, {payload} B ({what}) of {packet} B; measured: the last phase's median"
+            ),
+        },
+    );
+    c.push(baseline_check)
+}
+
+/// A burst as a point's phases show it.
+struct Found {
+    burst_bps: f64,
+    burst_s: f64,
+    baseline_bps: f64,
+    /// The bytes beyond the baseline over the whole stream.
+    excess_bytes: f64,
+}
+
+/// The burst of `rec`'s phases, and its volume beyond the rate the point settled to (read from
+/// its intervals: one repetition, so they are the whole stream).
+fn found(rec: &ResultRecord) -> Option<Found> {
+    let phases = rec.phases.as_deref()?;
+    let (b, then) = burst(phases)?;
+    let intervals = rec.intervals.as_ref()?;
+    let excess_bits: f64 = intervals
+        .values
+        .iter()
+        .map(|v| (v - then.value) * intervals.interval_s)
+        .sum();
+    Some(Found {
+        burst_bps: b.value,
+        burst_s: b.end_s - b.start_s,
+        baseline_bps: then.value,
+        excess_bytes: excess_bits / 8.0,
+    })
+}
