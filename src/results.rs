@@ -391,6 +391,35 @@ impl ResultRecord {
         self
     }
 
+    /// The burst this point's phases show, on a figure where more is better
+    /// ([`phases::burst`]): (the burst, the phase it settled to).
+    pub fn burst(&self) -> Option<(&phases::Phase, &phases::Phase)> {
+        if self.metric.lower_is_better() {
+            return None;
+        }
+        phases::burst(self.phases.as_deref()?)
+    }
+
+    /// The figure the tables lead with: the rate the point kept after a burst (its last
+    /// phase), else the mean of its repetitions. A burst the machine cannot keep is no figure
+    /// to size by; the mean, which counts it, stays in `summary`.
+    pub fn headline(&self) -> f64 {
+        self.burst()
+            .map_or(self.summary.mean, |(_, then)| then.value)
+    }
+
+    /// The efficiency of [`Self::headline`]: `efficiency` where the point kept one level.
+    pub fn headline_efficiency(&self) -> Option<f64> {
+        match self.burst() {
+            None => self.efficiency,
+            Some(_) => self
+                .peak
+                .as_ref()
+                .map(|p| self.metric.efficiency(self.headline(), p.value))
+                .filter(|e| e.is_finite()),
+        }
+    }
+
     /// The record with its figures, and its peak's, converted by `map` (given the subsystem
     /// and the unit). Efficiencies, coefficients of variation and parameters do not change; a
     /// peak that the conversion overflows becomes unknown ([`Self::with_finite_figures`]).
@@ -598,7 +627,19 @@ impl Report {
             .iter_mut()
             .flat_map(|v| v.checks.iter_mut())
         {
-            c.convert(map);
+            if c.unit == Unit::Seconds {
+                // A check's time in the unit that suits its own figures (a delay in ms, a
+                // switch in s), not the points' latencies.
+                let own = units::Display::default().fitted(
+                    [c.expected, c.measured]
+                        .into_iter()
+                        .flatten()
+                        .map(|v| (c.subsystem, c.unit, v)),
+                );
+                c.convert(&|subsystem, unit| own.conversion(subsystem, unit));
+            } else {
+                c.convert(map);
+            }
         }
         self
     }

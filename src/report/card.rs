@@ -58,8 +58,9 @@ pub fn summary(report: &Report) -> Option<Chart> {
         )),
         note: "Each figure against its theoretical peak and against its reference tool's figure \
                on the same machine (a time against the tool's as the tool's over ours, so that \
-               above 100 % peakbench measured the better figure); a staircase shows its first \
-               and last sizes here, all of them in the HTML page."
+               above 100 % peakbench measured the better figure); a figure \"after a burst\" \
+               is the rate its point kept once a burst ended, against its peak; a staircase \
+               shows its first and last sizes here, all of them in the HTML page."
             .into(),
         plot: Plot::Bars {
             rows: rows.iter().map(|r| label(r, &display)).collect(),
@@ -100,13 +101,16 @@ fn headline(r: &ResultRecord) -> bool {
     true
 }
 
-/// The record's figure as a percentage of its theoretical peak.
+/// The record's figure (the rate it kept, after a burst) as a percentage of its theoretical
+/// peak.
 fn efficiency(r: &ResultRecord) -> Option<f64> {
-    r.efficiency.filter(|e| e.is_finite()).map(|e| e * 100.0)
+    r.headline_efficiency()
+        .filter(|e| e.is_finite())
+        .map(|e| e * 100.0)
 }
 
-/// The record's figure as a percentage of its reference tool's (a lower-is-better figure
-/// inverted: the tool's over ours).
+/// The record's mean as a percentage of its reference tool's (a lower-is-better figure
+/// inverted: the tool's over ours), each over its whole run.
 fn against_tool(r: &ResultRecord) -> Option<f64> {
     let tool = r.reference.as_ref()?.mean;
     let ours = r.summary.mean;
@@ -122,8 +126,8 @@ fn against_tool(r: &ResultRecord) -> Option<f64> {
 /// 36521 IOPS", "net LATENCY ×1 UDP: 15.72 µs".
 fn label(r: &ResultRecord, display: &Display) -> String {
     let (value, unit) = match display.conversion(r.subsystem, r.unit) {
-        Some(c) => (c.apply(r.summary.mean), c.unit),
-        None => (r.summary.mean, r.unit),
+        Some(c) => (c.apply(r.headline()), c.unit),
+        None => (r.headline(), r.unit),
     };
     let extra = match r.subsystem {
         // The ISA and the kernel's shape are in the page.
@@ -139,7 +143,12 @@ fn label(r: &ResultRecord, display: &Display) -> String {
         words.push(' ');
         words.push_str(&extra);
     }
-    format!("{words}: {} {unit}", format_sig(value))
+    let burst = if r.burst().is_some() {
+        " after a burst"
+    } else {
+        ""
+    };
+    format!("{words}: {} {unit}{burst}", format_sig(value))
 }
 
 /// Whether `shown[i]` is a step inside a staircase: a run of at least [`STAIRCASE_FROM`]

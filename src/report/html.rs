@@ -370,6 +370,12 @@ pub fn render_doc(doc: &Document) -> Vec<u8> {
                     "<p class=\"note\">! noisy: coefficient of variation above 5 %.</p>\n",
                 );
             }
+            if t.burst {
+                out.push_str(&format!(
+                    "<p class=\"note\">{}.</p>\n",
+                    code_spans(&esc(super::rows::BURST_NOTE))
+                ));
+            }
         }
         if *id == crate::results::Subsystem::Mem {
             for m in &doc.mem_matrices {

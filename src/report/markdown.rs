@@ -62,6 +62,9 @@ pub fn render_doc(doc: &Document) -> Vec<u8> {
         if t.noisy {
             out.push_str("\n`!` noisy: coefficient of variation above 5 %.\n");
         }
+        if t.burst {
+            out.push_str(&format!("\n{}.\n", text(super::rows::BURST_NOTE)));
+        }
     }
     for m in &doc.mem_matrices {
         out.push_str(&format!("\n## {}\n\n", text(&m.title)));

@@ -30,6 +30,8 @@ pub struct ResultTable {
     pub rows: Vec<Vec<String>>,
     /// Some row is flagged noisy (its note is due).
     pub noisy: bool,
+    /// Some figure is the rate a point kept after a burst (`↓`: its note is due).
+    pub burst: bool,
 }
 
 pub use super::matrix::MatrixView;
@@ -213,6 +215,7 @@ impl Document {
                     headers,
                     rows,
                     noisy: records.iter().any(|r| r.summary.noisy),
+                    burst: records.iter().any(|r| r.burst().is_some()),
                     subsystem,
                     unit: Some(unit),
                 }

@@ -13,7 +13,6 @@
 use super::model::{Document, ResultTable};
 use crate::results::ResultRecord;
 use crate::results::point::{Drawn, Field, Role, fields, shown_value};
-use crate::units::format_sig;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -446,8 +445,8 @@ impl Pivot {
                     cell.get(&(id(rv), id(cv))).map_or_else(
                         || "—".to_string(),
                         |r| {
-                            let s = &r.summary;
-                            format!("{}{}", format_sig(s.mean), if s.noisy { " !" } else { "" })
+                            let noisy = if r.summary.noisy { " !" } else { "" };
+                            format!("{}{noisy}", super::rows::headline_cell(r))
                         },
                     )
                 }));
@@ -469,6 +468,7 @@ impl Pivot {
             headers,
             rows: cells,
             noisy: b.items.iter().any(|i| i.rec.summary.noisy),
+            burst: b.items.iter().any(|i| i.rec.burst().is_some()),
         }
     }
 

@@ -6,6 +6,23 @@ use crate::results::Subsystem;
 use crate::results::point::Fields;
 use crate::units::format_sig;
 
+/// The mark of a figure that is the rate a point kept after a burst ([`ResultRecord::headline`]).
+pub const BURST_MARK: &str = " ↓";
+
+/// What [`BURST_MARK`] means, under a table that has one.
+pub const BURST_NOTE: &str = "↓ the rate the point kept after a burst (the findings say how high and how long the burst was); the mean over the whole run, which counts the burst, is in the JSON document";
+
+/// A figure of `rec` for a table: its [`ResultRecord::headline`], marked where it is the rate
+/// after a burst.
+pub fn headline_cell(rec: &ResultRecord) -> String {
+    let mark = if rec.burst().is_some() {
+        BURST_MARK
+    } else {
+        ""
+    };
+    format!("{}{mark}", format_sig(rec.headline()))
+}
+
 /// The columns of SPEC §4 for one record, already formatted; shared by the terminal table,
 /// Markdown and the row order of CSV so that they cannot drift apart.
 pub struct Row {
@@ -75,7 +92,7 @@ pub fn row(rec: &ResultRecord) -> Row {
         } else {
             variant
         },
-        measured: format_sig(rec.summary.mean),
+        measured: headline_cell(rec),
         reference: rec
             .reference
             .as_ref()
@@ -102,7 +119,7 @@ pub(crate) fn efficiency_cell(rec: &ResultRecord) -> String {
         .peak_unknown_reason
         .as_deref()
         .is_some_and(|r| r.starts_with(crate::sysinfo::peak::CLOCK_UNKNOWN));
-    match rec.efficiency {
+    match rec.headline_efficiency() {
         None if clock_unknown => "unknown (clock)".into(),
         e if rec.warnings.is_empty() => percent(e),
         Some(e) if e > 1.0 => format!("{} (! above peak: user input)", percent(Some(e))),

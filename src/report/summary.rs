@@ -121,6 +121,10 @@ pub fn render(report: &Report, width: usize) -> String {
     if noisy {
         out.push_str("! noisy: coefficient of variation above 5 %\n");
     }
+    if report.results.iter().any(|r| r.burst().is_some()) {
+        out.push_str(&wrap(super::rows::BURST_NOTE, width, "  "));
+        out.push('\n');
+    }
     out.push_str(&findings(report, width));
     for n in super::notice_notes(&report.results) {
         out.push_str(&wrap(&n, width, "  "));
@@ -360,7 +364,7 @@ fn sweep_summary<'p, 'a>(
     p: &'p Point<'a>,
     sweep: &[&'p Point<'a>],
 ) -> (&'p Point<'a>, String, String) {
-    let value = |q: &Point| q.primary().summary.mean;
+    let value = |q: &Point| q.primary().headline();
     let lower = p.primary().metric.lower_is_better();
     let best = sweep
         .iter()
@@ -431,12 +435,12 @@ fn row_cells(
     for (m, u) in metrics {
         row.push(
             p.of(*m, *u)
-                .map_or_else(String::new, |r| format_sig(r.summary.mean)),
+                .map_or_else(String::new, super::rows::headline_cell),
         );
     }
     row.push(
         primary
-            .efficiency
+            .headline_efficiency()
             .map_or_else(|| "—".into(), |e| format!("{:.1}", e * 100.0)),
     );
     if with_reference {

@@ -109,6 +109,10 @@ pub fn render_doc(doc: &Document, width: usize) -> String {
         if table.noisy {
             out.push_str("! noisy: coefficient of variation above 5 %\n");
         }
+        if table.burst {
+            out.push_str(&crate::text::wrap(super::rows::BURST_NOTE, width, "  "));
+            out.push('\n');
+        }
     }
     for (title, notes) in doc.text_notes() {
         if !notes.is_empty() {

@@ -284,3 +284,72 @@ fn unknown_peaks_name_their_points() {
         "LATENCY (3 points)"
     );
 }
+
+/// A point whose phases show a burst leads with the rate it kept, marked, in the summary, the
+/// full tables and the card, its efficiency that rate's; a note under the tables says what the
+/// mark means. Without the burst, the mean as before and no mark.
+#[test]
+fn a_burst_point_leads_with_the_rate_it_kept() {
+    use crate::results::phases::Phase;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/history");
+    let plain =
+        crate::results::Report::from_json(&std::fs::read(dir.join("quick.json")).unwrap()).unwrap();
+    let mut burst = plain.clone();
+    let at = burst
+        .results
+        .iter()
+        .position(|x| {
+            x.metric == Metric::Throughput
+                && x.params
+                    .disk()
+                    .is_some_and(|d| d.block_size_bytes >= 64 << 10)
+        })
+        .unwrap();
+    let mut peak = burst.results[0].peak.clone().unwrap();
+    (peak.value, peak.unit) = (5e8, Unit::BytesPerSec);
+    let rec = &mut burst.results[at];
+    rec.peak = Some(peak);
+    let mean = rec.summary.mean;
+    rec.phases = Some(vec![
+        Phase {
+            start_s: 0.0,
+            end_s: 3.0,
+            value: 3e9,
+        },
+        Phase {
+            start_s: 3.0,
+            end_s: 8.0,
+            value: 1e8,
+        },
+    ]);
+    assert_eq!(rec.headline(), 1e8);
+    assert_eq!(rec.headline_efficiency(), Some(0.2));
+    let mark = rows::BURST_MARK;
+    for (r, bursts) in [(&plain, false), (&burst, true)] {
+        let shown = r.displayed(&Default::default());
+        let summary = summary::render(&shown, 100);
+        let full = table::render(&shown, 100);
+        let card = card::summary(&shown).map(|c| match c.plot {
+            super::plot::Plot::Bars { rows, .. } => rows.join("\n"),
+            _ => String::new(),
+        });
+        for text in [&summary, &full] {
+            assert_eq!(text.contains(&format!("100.0{mark}")), bursts, "{text}");
+            assert_eq!(
+                text.contains("the rate the point kept after a burst"),
+                bursts
+            );
+            assert_eq!(
+                text.contains(&crate::units::format_sig(mean / 1e6)),
+                !bursts,
+                "the mean {mean} is not the figure of a burst point: {text}"
+            );
+        }
+        // The efficiency of the rate kept: 100 MB/s of 500.
+        assert_eq!(full.contains("20.0"), bursts, "{full}");
+        if bursts {
+            let card = card.expect("a card with the disk point");
+            assert!(card.contains("100.0 MB/s after a burst"), "{card}");
+        }
+    }
+}

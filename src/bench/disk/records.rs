@@ -181,6 +181,17 @@ impl DiskSession<'_> {
         }
         let series: Vec<f64> = per_rep.iter().flatten().map(rate).collect();
         out[0].phases = crate::results::phases::of(&series, secs);
+        // The same phases in I/Os a second (one I/O a block): the IOPS a table leads with
+        // after a burst are those the point kept.
+        out[1].phases = out[0].phases.clone().map(|phases| {
+            phases
+                .into_iter()
+                .map(|p| crate::results::phases::Phase {
+                    value: p.value / point.block as f64,
+                    ..p
+                })
+                .collect()
+        });
         out
     }
 

@@ -44,6 +44,12 @@ fn numbered(number: &str, t: &Table) -> String {
     if t.noisy {
         out.push_str("<p class=\"note\">! noisy: coefficient of variation above 5 %.</p>\n");
     }
+    if t.burst {
+        out.push_str(&format!(
+            "<p class=\"note\">{}.</p>\n",
+            code_spans(&esc(crate::report::rows::BURST_NOTE))
+        ));
+    }
     out
 }
 

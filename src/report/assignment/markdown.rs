@@ -34,6 +34,9 @@ fn numbered(number: &str, t: &Table) -> String {
     if t.noisy {
         out.push_str("\n`!` noisy: coefficient of variation above 5 %.\n");
     }
+    if t.burst {
+        out.push_str(&format!("\n{}.\n", text(crate::report::rows::BURST_NOTE)));
+    }
     out
 }
 

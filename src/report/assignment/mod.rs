@@ -93,6 +93,8 @@ pub struct Table {
     pub first_figure: usize,
     /// Some row is flagged noisy (`!`: its note is due).
     pub noisy: bool,
+    /// Some figure is the rate a point kept after a burst (`↓`: its note is due).
+    pub burst: bool,
 }
 
 /// A pivot of a subsystem: its tables, or why it is left out.
@@ -232,6 +234,7 @@ fn metric_tables(records: &[ResultRecord]) -> Vec<Table> {
                 rows,
                 first_figure: if protocol { 4 } else { 3 },
                 noisy: recs.iter().any(|r| r.summary.noisy),
+                burst: recs.iter().any(|r| r.burst().is_some()),
             })
         })
         .collect()
@@ -279,6 +282,7 @@ fn pivot_block(spec: PivotSpec, records: &[ResultRecord]) -> PivotBlock {
                         rows: t.rows,
                         first_figure: t.first_figure,
                         noisy: t.noisy,
+                        burst: t.burst,
                     })
                 })
                 .collect(),
@@ -363,6 +367,7 @@ fn peaks_table(results: &[ResultRecord]) -> Table {
         rows,
         first_figure: usize::MAX,
         noisy: false,
+        burst: false,
     })
 }
 

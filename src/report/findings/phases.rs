@@ -4,13 +4,17 @@
 //! as the levels in order with the time each began.
 
 use super::{Finding, Kind};
-use crate::results::ResultRecord;
 use crate::results::phases::burst;
+use crate::results::{Metric, ResultRecord};
 use crate::units::format_sig;
 
-/// The findings of the records `recs` that went through phases.
+/// The findings of the records `recs` that went through phases (a disk point's IOPS go
+/// through its throughput's, one I/O a block: its throughput says them).
 pub(super) fn of<'a>(recs: impl Iterator<Item = &'a ResultRecord>) -> Vec<Finding> {
     recs.filter_map(|r| {
+        if r.metric == Metric::Iops {
+            return None;
+        }
         let phases = r.phases.as_deref().filter(|p| p.len() >= 2)?;
         let unit = r.unit.to_string();
         let label = crate::results::point::label(r);
