@@ -220,6 +220,7 @@ mod tests {
             sync: crate::results::params::SyncMode::FdatasyncEnd,
             file_per_thread: false,
             total_bytes: None,
+            sustain: false,
             scaling: crate::results::params::Scaling::Strong,
             reps: reps(),
             peaks: Default::default(),

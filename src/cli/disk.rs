@@ -75,6 +75,12 @@ pub struct DiskArgs {
     /// repetition at 1 GB/s.
     #[arg(long, value_name = "BYTES", value_parser = super::common::parse_total_bytes, conflicts_with = "runtime")]
     pub total_bytes: Option<u64>,
+    /// Instead of --runtime: each repetition runs until its rate is steady, this long at most
+    /// (fio's steadystate: over the last 5 intervals of a twentieth of it, every interval
+    /// within 10 % of their mean and their trend under 5 %; a burst shorter than that window
+    /// is seen through, docs/disk.md).
+    #[arg(long, value_name = "DURATION", value_parser = parse_sustain, conflicts_with_all = ["runtime", "total_bytes"])]
+    pub sustain: Option<std::time::Duration>,
     /// With --total-bytes: strong (the bytes split between the threads) or weak (each
     /// thread's).
     #[arg(long, value_enum, default_value = "strong")]
@@ -198,6 +204,17 @@ fn parse_percent(s: &str) -> Result<u32, String> {
     super::common::count_in(s, 0, 100)
 }
 
+/// A sustained repetition's longest time: 1 s (twenty intervals of 50 ms) to a day.
+fn parse_sustain(s: &str) -> Result<std::time::Duration, String> {
+    let d = parse_duration(s)?;
+    if !(std::time::Duration::from_secs(1)..=std::time::Duration::from_secs(86_400)).contains(&d) {
+        return Err(format!(
+            "'{s}' is no time to reach a steady state in: give 1s to 24h"
+        ));
+    }
+    Ok(d)
+}
+
 fn parse_ramp(s: &str) -> Result<std::time::Duration, String> {
     if s.trim()
         .trim_end_matches(|c: char| c.is_ascii_alphabetic())
@@ -255,7 +272,7 @@ fn options(args: &DiskArgs) -> anyhow::Result<DiskOptions> {
             None => Place::Dir(args.dir.clone()),
         },
         size: args.size,
-        runtime: args.runtime,
+        runtime: args.sustain.unwrap_or(args.runtime),
         ramp: args.ramp,
         read_percent: args.read_percent,
         stride: args.stride,
@@ -264,6 +281,7 @@ fn options(args: &DiskArgs) -> anyhow::Result<DiskOptions> {
         sync: args.sync,
         file_per_thread: args.file_per_thread,
         total_bytes: args.total_bytes,
+        sustain: args.sustain.is_some(),
         scaling: args.scaling,
         reps: Repetition {
             warmup: 0,

@@ -307,8 +307,13 @@ pub struct DiskParams {
     pub stream_buffer_bytes: Option<u64>,
     pub read_percent: u32,
     pub file_size_bytes: u64,
-    /// The measured time of a repetition (0 where it is fixed work: `total_bytes`).
+    /// The measured time of a repetition (0 where it is fixed work: `total_bytes`); with
+    /// `--sustain`, the longest.
     pub runtime_s: f64,
+    /// `--sustain`: when each repetition's rate was steady, in seconds of its measured time
+    /// (where it ended), `null` for one that never was; absent without `--sustain`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_s: Option<Vec<Option<f64>>>,
     /// Fixed work (`--total-bytes`): the bytes of one repetition after its ramp, and how they
     /// were split between the threads; absent for timed points.
     #[serde(default, skip_serializing_if = "Option::is_none")]

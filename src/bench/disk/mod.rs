@@ -10,6 +10,7 @@
 pub mod engine;
 mod records;
 mod session;
+pub mod steady;
 pub mod target;
 mod thread;
 pub mod uring;
@@ -52,6 +53,9 @@ pub struct DiskOptions {
     /// after its ramp, split between the threads (strong) or each thread's (weak), as fio's
     /// io_size.
     pub total_bytes: Option<u64>,
+    /// `--sustain`: each repetition runs until its rate is steady ([`steady`]), `runtime` at
+    /// most.
+    pub sustain: bool,
     pub scaling: crate::results::params::Scaling,
     pub reps: Repetition,
     pub peaks: DiskPeaks,

@@ -324,6 +324,8 @@ pub fn point_params(opts: &super::DiskOptions, point: DiskPoint) -> DiskParams {
         } else {
             opts.runtime.as_secs_f64()
         },
+        // Measured: the session sets it (`--sustain`).
+        steady_s: None,
         total_bytes: opts.total_bytes,
         scaling: opts.total_bytes.map(|_| opts.scaling),
         ramp_s: opts.ramp.as_secs_f64(),

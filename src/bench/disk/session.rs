@@ -2,8 +2,9 @@
 //! threads, and each point run as repetitions of every thread's I/O loop.
 
 use super::engine::{Buffers, EngineKind, NullEngine, Psync, Stream};
+use super::steady::Steady;
 use super::target::{self, Place, Target};
-use super::thread::{Plan, ThreadStats, prepare, run_thread, timeline_interval};
+use super::thread::{MAX_INTERVALS, Plan, ThreadStats, prepare, run_thread, timeline_interval};
 use super::{DiskError, DiskOptions, DiskPoint, DiskWorkload, uring, validate};
 use crate::results::ResultRecord;
 use crate::runner::{self, Repetition, affinity};
@@ -130,6 +131,18 @@ impl<'a> DiskSession<'a> {
             warmup: 0,
             repeat: self.opts.reps.repeat,
         };
+        // --sustain: the watch the threads of a repetition share, and when each repetition was
+        // steady (the end of its first steady window, in seconds of its measured time).
+        let interval = timeline_interval(self.opts.runtime, self.opts.total_bytes.is_some());
+        let interval_s = interval.as_secs_f64();
+        let steady = self.opts.sustain.then(|| {
+            let intervals = (self.opts.runtime.as_nanos() / interval.as_nanos().max(1)) as usize;
+            Steady::new(
+                intervals.saturating_add(1).min(MAX_INTERVALS),
+                point.threads,
+            )
+        });
+        let mut steady_at: Vec<Option<f64>> = Vec::new();
         let before = crate::measure::cpu_usage::snapshot();
         runner::run_rounds(
             &placement.cpus,
@@ -140,7 +153,7 @@ impl<'a> DiskSession<'a> {
                 }
                 let seed =
                     (i as u64) << 32 ^ round.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                match self.repetition(point, i, seed) {
+                match self.repetition(point, i, seed, steady.as_ref()) {
                     Ok(s) => stats.lock().expect("stats")[i].push(s),
                     Err(e) => {
                         failure.lock().expect("failure").get_or_insert(e);
@@ -148,7 +161,13 @@ impl<'a> DiskSession<'a> {
                 }
             },
             |_| {},
-            |_| tick(),
+            |_| {
+                if let Some(s) = &steady {
+                    steady_at.push(s.steady_at().map(|at| (at + 1) as f64 * interval_s));
+                    s.reset();
+                }
+                tick()
+            },
         )
         .map_err(|e| DiskError::Io(format!("could not pin a thread: {e}")))?;
         let cpu = before.until(&crate::measure::cpu_usage::snapshot());
@@ -156,7 +175,15 @@ impl<'a> DiskSession<'a> {
             return Err(e);
         }
         let stats = stats.into_inner().expect("stats");
-        Ok(self.records(point, &placement.cpus, stats, cpu))
+        let mut records = self.records(point, &placement.cpus, stats, cpu);
+        if self.opts.sustain {
+            for r in &mut records {
+                if let crate::results::params::Params::Disk(d) = &mut r.params {
+                    d.steady_s = Some(steady_at.clone());
+                }
+            }
+        }
+        Ok(records)
     }
 
     /// Thread `i`'s plan for a repetition of `point`, its random choices seeded with `seed`.
@@ -194,7 +221,13 @@ impl<'a> DiskSession<'a> {
 
     /// Thread `i`'s part of one repetition of `point`: its region readied, its buffers made,
     /// then its I/O loop on the engine asked for.
-    fn repetition(&self, point: DiskPoint, i: usize, seed: u64) -> Result<ThreadStats, DiskError> {
+    fn repetition(
+        &self,
+        point: DiskPoint,
+        i: usize,
+        seed: u64,
+        steady: Option<&Steady>,
+    ) -> Result<ThreadStats, DiskError> {
         let opts = self.opts;
         let file = if opts.file_per_thread { i } else { 0 };
         // WNEW writes its own file (new blocks), a copy reads the target and writes its own.
@@ -216,21 +249,25 @@ impl<'a> DiskSession<'a> {
                     .map_err(|e| DiskError::Io(format!("cannot allocate I/O buffers: {e}")))
             })
             .and_then(|bufs| match opts.engine {
-                EngineKind::Psync => {
-                    run_thread(&mut Psync::new(&fds, bufs), plan, target, &fds, does_io)
-                }
+                EngineKind::Psync => run_thread(
+                    &mut Psync::new(&fds, bufs),
+                    plan,
+                    target,
+                    &fds,
+                    (does_io, steady),
+                ),
                 EngineKind::IoUring => uring::Uring::new(&fds, bufs)
                     .map_err(|e| DiskError::UringUnavailable(e.to_string()))
-                    .and_then(|mut u| run_thread(&mut u, plan, target, &fds, does_io)),
+                    .and_then(|mut u| run_thread(&mut u, plan, target, &fds, (does_io, steady))),
                 EngineKind::Stream => Stream::new(&fds, bufs, opts.stream_buffer as usize)
                     .map_err(|e| target.io_error(e, format!("open {}", target.path.display())))
-                    .and_then(|mut s| run_thread(&mut s, plan, target, &fds, does_io)),
+                    .and_then(|mut s| run_thread(&mut s, plan, target, &fds, (does_io, steady))),
                 EngineKind::Null => run_thread(
                     &mut NullEngine::new(point.block as usize, point.iodepth),
                     plan,
                     target,
                     &fds,
-                    does_io,
+                    (does_io, steady),
                 ),
             })
     }

@@ -28,6 +28,7 @@ fn opts(engine: EngineKind, depth: usize, dir: &std::path::Path) -> DiskOptions 
         sync: SyncMode::FdatasyncEnd,
         file_per_thread: false,
         total_bytes: None,
+        sustain: false,
         scaling: crate::results::params::Scaling::Strong,
         reps: Repetition {
             warmup: 0,
@@ -105,7 +106,7 @@ fn fixed_work_moves_the_bytes_asked_for() {
             interval: Duration::from_micros(100),
         };
         let mut engine = NullEngine::new(4096, depth);
-        let st = run_thread(&mut engine, plan, session.target(), &[], false).unwrap();
+        let st = run_thread(&mut engine, plan, session.target(), &[], (false, None)).unwrap();
         // The timeline holds every byte counted, interval by interval.
         assert_eq!(st.timeline.iter().sum::<u64>(), st.read_bytes);
         let extra = st.read_bytes - (1 << 20);
@@ -406,7 +407,7 @@ fn iozone_reads_move_the_bytes_of_their_work_model() {
     ] {
         let plan = iozone_plan(pattern, 256, 512 << 10);
         let mut psync = Psync::new(&[fd], Buffers::new(4096, 1, 1).unwrap());
-        let st = run_thread(&mut psync, plan, t, &[fd], true).unwrap();
+        let st = run_thread(&mut psync, plan, t, &[fd], (true, None)).unwrap();
         assert_eq!(
             (st.read_bytes, st.written_bytes),
             (512 << 10, 0),
@@ -414,7 +415,7 @@ fn iozone_reads_move_the_bytes_of_their_work_model() {
         );
         let bufs = Buffers::new(4096, 1, 1).unwrap();
         let mut stream = Stream::new(&[fd], bufs, 64 << 10).unwrap();
-        let st = run_thread(&mut stream, plan, t, &[fd], true).unwrap();
+        let st = run_thread(&mut stream, plan, t, &[fd], (true, None)).unwrap();
         assert_eq!(
             (st.read_bytes, st.written_bytes),
             (512 << 10, 0),
@@ -427,7 +428,7 @@ fn iozone_reads_move_the_bytes_of_their_work_model() {
     let bufs = Buffers::new(4096, 1, 1).unwrap();
     let slot = bufs.slot(0);
     let mut stream = Stream::new(&[fd], bufs, 16 << 10).unwrap();
-    run_thread(&mut stream, plan, t, &[fd], true).unwrap();
+    run_thread(&mut stream, plan, t, &[fd], (true, None)).unwrap();
     let file = std::fs::read(&t.path).unwrap();
     // SAFETY: the engine's buffer of one 4 KiB slot, alive with `stream`.
     let last = unsafe { std::slice::from_raw_parts(slot, 4096) };

@@ -5,6 +5,7 @@
 
 use super::DiskError;
 use super::engine::{Completion, Dir, Engine};
+use super::steady::Steady;
 use super::target::Target;
 use crate::bench::rng::SplitMix64;
 use crate::measure::latency::histogram as new_hist;
@@ -88,13 +89,15 @@ fn sync_fd(fd: std::os::unix::io::RawFd, data_only: bool) -> std::io::Result<()>
 /// The I/O loop: keeps `depth` I/Os in flight until the ramp and the runtime have passed, then
 /// drains them and, after writes, syncs as `plan.sync` says; counts what completed after the
 /// ramp. `fds` are the engine's files (what it reads and writes; for a copy, the source and
-/// the destination), for the syncs.
+/// the destination), for the syncs. With `steady` (`--sustain`), the thread reports each
+/// interval it has passed, and ends at the end of the interval it is in once the repetition's
+/// rate is steady.
 pub(super) fn run_thread<E: Engine>(
     engine: &mut E,
     plan: Plan,
     target: &Target,
     fds: &[std::os::unix::io::RawFd],
-    sync: bool,
+    (sync, steady): (bool, Option<&Steady>),
 ) -> Result<ThreadStats, DiskError> {
     let mut tally = Tally::new(plan.interval);
     let mut picker = Picker::new(&plan);
@@ -105,7 +108,7 @@ pub(super) fn run_thread<E: Engine>(
     let start = Instant::now();
     let ramp_end = start + plan.ramp;
     // A repetition of fixed work has no deadline but a generous bound (a stalled device).
-    let deadline = ramp_end
+    let mut deadline = ramp_end
         + if plan.quota.is_some() {
             Duration::from_secs(3600)
         } else {
@@ -151,6 +154,9 @@ pub(super) fn run_thread<E: Engine>(
                             at_deadline = Some(tally.clone());
                         }
                         tally.count(dir, *n as u64, submitted[slot], now, ramp_end);
+                        if let Some(s) = steady {
+                            deadline = tally.watch(s, now, ramp_end).min(deadline);
+                        }
                         // Fixed work: no more I/O once the quota is moved.
                         if plan.quota.is_some_and(|q| tally.bytes() >= q) {
                             stopping = true;
@@ -285,6 +291,8 @@ struct Tally {
     timeline: Vec<u64>,
     /// The timeline's interval in ns; in u64: no u128 division per I/O.
     interval_ns: u64,
+    /// The intervals reported to a steady-state watch (`--sustain`).
+    published: usize,
 }
 
 impl Tally {
@@ -296,6 +304,7 @@ impl Tally {
             hist: new_hist(),
             timeline: Vec::new(),
             interval_ns: (interval.as_nanos() as u64).max(1),
+            published: 0,
         }
     }
 
@@ -315,6 +324,23 @@ impl Tally {
                 self.timeline.resize(at + 1, 0);
             }
             self.timeline[at] += n;
+        }
+    }
+
+    /// Reports the intervals before the one `now` is in to `steady`: the end of that interval
+    /// once the repetition is steady, else the far future.
+    fn watch(&mut self, steady: &Steady, now: Instant, ramp_end: Instant) -> Instant {
+        let at = (now.duration_since(ramp_end).as_nanos() as u64 / self.interval_ns) as usize;
+        while self.published < at.min(MAX_INTERVALS) {
+            let b = self.timeline.get(self.published).copied().unwrap_or(0);
+            steady.report(self.published, b);
+            self.published += 1;
+        }
+        match steady.steady_at() {
+            Some(_) => {
+                ramp_end + Duration::from_nanos(self.interval_ns.saturating_mul(at as u64 + 1))
+            }
+            None => now + Duration::from_secs(86_400),
         }
     }
 

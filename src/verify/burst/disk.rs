@@ -1,8 +1,10 @@
 //! The disk's burst: sequential writes to a loop device over a tmpfs (as fast as memory) with
 //! no cap until [`SWITCH_AFTER`] after the first write reaches the device, then the block I/O
 //! controller's cap of [`BPS_CAP`] switched on mid-run (io.max or blkio.throttle) — a
-//! cloud disk's credit spent. The point's phases must find the switch where it was made
-//! (±1 s) and the rate it settled to at the cap (±3 %).
+//! cloud disk's credit spent — under `--sustain` ([`crate::bench::disk::steady`]). The point's
+//! phases must find the switch where it was made (±1 s) and the rate it settled to at the cap
+//! (±3 %), and the repetition must end within 2 intervals of the first window wholly at the
+//! cap.
 
 use crate::results::phases::burst;
 use crate::results::verify::Check;
@@ -14,22 +16,25 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// When the cap goes on, from the point's first write.
-const SWITCH_AFTER: Duration = Duration::from_secs(3);
+/// When the cap goes on, from the point's first write: inside an interval, not at its edge,
+/// and before a steady window (5 intervals, 2.5 s) fits in the burst, which would end the
+/// point before the cap (`--sustain` sees through a burst shorter than its window only); three
+/// whole intervals and more of burst, the least a phase is.
+const SWITCH_AFTER: Duration = Duration::from_millis(1750);
 
-/// The point's measured time: the burst and 5 s at the cap (its intervals are a twentieth of
-/// it, 400 ms: four of the controller's 100 ms slices each, so that they read its rate).
-const RUNTIME: Duration = Duration::from_secs(8);
+/// The point's longest time (`--sustain`): its intervals are a twentieth of it, 500 ms (five of
+/// the controller's 100 ms slices each, so that they read its rate), its steady window 2.5 s.
+const SUSTAIN: Duration = Duration::from_secs(10);
 
 /// How long the watch waits for the point's first write before it gives up.
 const FIRST_WRITE_WAIT: Duration = Duration::from_secs(60);
 
 /// The two checks, none run yet.
-fn bases() -> [Check; 2] {
+fn bases() -> [Check; 3] {
     let imposed = format!(
         "{} MB/s writes from {} s on",
         BPS_CAP / 1_000_000,
-        SWITCH_AFTER.as_secs()
+        SWITCH_AFTER.as_secs_f64()
     );
     [
         skipped(
@@ -44,6 +49,13 @@ fn bases() -> [Check; 2] {
             Group::Burst,
             &imposed,
             (Subsystem::Disk, Unit::BytesPerSec),
+            "",
+        ),
+        skipped(
+            "disk sustain",
+            Group::Burst,
+            &imposed,
+            (Subsystem::Disk, Unit::Seconds),
             "",
         ),
     ]
@@ -70,11 +82,12 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
         None => return skip_both(c, "the loop device has no name".into()),
     };
     let device = disk.device.to_string_lossy().into_owned();
-    // No ramp: the window begins with the first write, which the watch sees.
+    // No ramp: the window begins with the first write, which the watch sees. Its own time,
+    // whatever --duration says: its intervals must be short beside the burst.
     let mut line = one_thread_line(&device, "WS", "64K", "0");
     line.extend(strings(&[
-        "--runtime",
-        &format!("{}ms", c.opts.duration.max(RUNTIME).as_millis()),
+        "--sustain",
+        &format!("{}ms", SUSTAIN.as_millis()),
         "--repeat",
         "1",
     ]));
@@ -88,24 +101,31 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
             .unwrap_or_else(|_| Err("the watch of the loop device failed".into()));
         (measured, switched)
     });
-    let [switch, baseline] = bases();
+    let [switch, baseline, sustain] = bases();
     let points = match measured {
         Ok(p) => p,
         Err(e) if interrupted(&e) => return Err(e),
-        Err(e) => return c.fail_all([switch, baseline], &line, &e),
+        Err(e) => return c.fail_all([switch, baseline, sustain], &line, &e),
     };
     let switched = match switched {
         Ok(s) => s,
         Err(why) => {
             let e = anyhow::anyhow!("the cap could not be switched on: {why}");
-            return c.fail_all([switch, baseline], &line, &e);
+            return c.fail_all([switch, baseline, sustain], &line, &e);
         }
     };
     let at = c.find(&points, |r| r.metric == Metric::Throughput);
-    let phases = at
-        .and_then(|i| c.record(i))
-        .and_then(|r| r.phases.clone())
-        .unwrap_or_default();
+    let rec = at.and_then(|i| c.record(i));
+    let phases = rec.and_then(|r| r.phases.clone()).unwrap_or_default();
+    // The repetition's measured time: its whole intervals.
+    let interval_s = SUSTAIN.as_secs_f64() / 20.0;
+    let ran_s = rec
+        .and_then(|r| r.intervals.as_ref())
+        .map(|i| i.values.len() as f64 * i.interval_s);
+    let steady_s = rec
+        .and_then(|r| r.params.disk())
+        .and_then(|d| d.steady_s.as_ref())
+        .and_then(|s| s.last().copied().flatten());
     let found = burst(&phases).map(|(b, then)| (b.clone(), then.clone()));
     let how = match &found {
         Some((b, then)) => format!(
@@ -136,7 +156,7 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
     let baseline_check = judged(
         baseline,
         &line,
-        points,
+        points.clone(),
         found.as_ref().map(|(_, then)| then.value),
         Judge {
             expected: cap_bps,
@@ -149,6 +169,31 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
         },
     );
     c.push(baseline_check)?;
+    // The first window wholly at the cap ends `steady::WINDOW` intervals after the first whole
+    // interval after the switch; the repetition ends at the end of the interval it learns it in:
+    // between that window's end and 2 intervals after the switch plus the window.
+    let window_s = crate::bench::disk::steady::WINDOW as f64 * interval_s;
+    let sustain_check = judged(
+        sustain,
+        &line,
+        points,
+        ran_s,
+        Judge {
+            expected: switched.as_secs_f64() + window_s + interval_s,
+            tolerance: interval_s,
+            tolerance_text: format!("±{} s", crate::units::format_sig(interval_s)),
+            reason: format!(
+                "expected: the switch plus the steady window ({} intervals of {} s), and at most 2 intervals more; measured: the repetition's measured time (steady after {})",
+                crate::bench::disk::steady::WINDOW,
+                crate::units::format_sig(interval_s),
+                steady_s.map_or("— it never was".into(), |s| format!(
+                    "{} s",
+                    crate::units::format_sig(s)
+                ))
+            ),
+        },
+    );
+    c.push(sustain_check)?;
     group.leave().map_err(|e| anyhow::anyhow!(e))
 }
 
