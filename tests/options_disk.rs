@@ -316,6 +316,27 @@ fn fixed_work() -> Vec<Case> {
             &["--workload", "RR", "--scaling", "weak"],
             "no --total-bytes is given",
         ),
+        // Until steady, 1 s at most: when each repetition was steady (or null), within it
+        // (measured: a planned record knows no steady state).
+        used("sustain", &["--workload", "RR", "--sustain", "1s"], |r| {
+            r.params()["runtime_s"] == 1.0
+                && r.params()["steady_s"].as_array().is_some_and(|s| {
+                    !s.is_empty()
+                        && s.iter()
+                            .all(|t| t.is_null() || t.as_f64().is_some_and(|t| t > 0.0 && t <= 1.0))
+                })
+        })
+        .measured(),
+        refused(
+            "sustain",
+            &["--workload", "RR", "--sustain", "500ms"],
+            "no time to reach a steady state",
+        ),
+        refused(
+            "sustain",
+            &["--workload", "RR", "--sustain", "2s", "--runtime", "1s"],
+            "cannot be used with",
+        ),
         // COPY's tool is dd (coreutils): its figure, or why there is none.
         used("reference", &["--workload", "COPY", "--reference"], |r| {
             r.results().iter().any(|x| {

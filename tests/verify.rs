@@ -366,8 +366,9 @@ fn the_faults_imposed_are_diagnosed() {
 /// A token bucket's burst on the namespace pair is found in the point's phases: the volume
 /// beyond the rate within ±5 % of the bucket, the rate after it within ±3 %; so is a write cap
 /// switched on mid-run on a loop device: when, within ±1 s, and the cap within ±3 %, and
-/// `--sustain` ends the point within 2 intervals of its first steady window at the cap; the
-/// findings say it.
+/// `--sustain` ends the point within 2 intervals of its first steady window at the cap; a CPU
+/// quota of half a CPU switched on mid-run halves a thread's rate within ±10 %; the findings
+/// say it.
 #[test]
 fn an_imposed_burst_is_found_with_its_volume_and_the_rate_after_it() {
     if !root() {
@@ -391,7 +392,8 @@ fn an_imposed_burst_is_found_with_its_volume_and_the_rate_after_it() {
             "burst baseline",
             "disk burst switch",
             "disk burst baseline",
-            "disk sustain"
+            "disk sustain",
+            "cpu burst"
         ],
         "{stderr}"
     );
@@ -405,10 +407,14 @@ fn an_imposed_burst_is_found_with_its_volume_and_the_rate_after_it() {
             || std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
                 .is_ok_and(|c| c.split_whitespace().any(|c| c == "io")));
     for c in checks {
-        let able = if c["subsystem"] == "disk" {
-            capped
-        } else {
-            shaped
+        let able = match c["subsystem"].as_str() {
+            Some("disk") => capped,
+            Some("cpu") => {
+                std::path::Path::new("/sys/fs/cgroup/cpu/cgroup.procs").exists()
+                    || std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
+                        .is_ok_and(|c| c.split_whitespace().any(|c| c == "cpu"))
+            }
+            _ => shaped,
         };
         match c["status"].as_str().unwrap() {
             "pass" => {
@@ -431,7 +437,7 @@ fn an_imposed_burst_is_found_with_its_volume_and_the_rate_after_it() {
             .filter(|r| r["phases"].is_array() && r["metric"] == "throughput")
             .collect();
         // The disk point's IOPS have its throughput's phases too.
-        assert_eq!(phased.len(), 2, "one point of each subsystem");
+        assert_eq!(phased.len(), 3, "one point of each subsystem");
         for rec in phased {
             assert!(rec["phases"].as_array().unwrap().len() >= 2, "{rec}");
         }

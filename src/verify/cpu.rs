@@ -72,6 +72,16 @@ pub(super) fn cpu(c: &mut Checks) -> anyhow::Result<()> {
 /// than a CPU already (one unlimited thread cannot be measured), no CPU controller, or limits
 /// that cannot be written.
 pub(super) fn quota_group() -> Result<super::cgroups::Group, String> {
+    let group = free_group()?;
+    group
+        .limit_cpu(QUOTA_US, PERIOD_US)
+        .map_err(|why| format!("cannot impose the quota: {why}"))?;
+    Ok(group)
+}
+
+/// A control group of the run's for the CPU controller, without a limit yet (not joined), or
+/// why there is none (see [`quota_group`]).
+pub(super) fn free_group() -> Result<super::cgroups::Group, String> {
     if let Some(q) = crate::sysinfo::cgroup::own_cpu_quota().filter(|q| q.cpus() < 1.0) {
         return Err(format!(
             "this process runs under a CPU quota of {:.2} CPUs already: one unlimited thread cannot be measured",
@@ -79,12 +89,8 @@ pub(super) fn quota_group() -> Result<super::cgroups::Group, String> {
         ));
     }
     let name = super::names::group(std::process::id());
-    let group = super::cgroups::Group::new(super::cgroups::Controller::Cpu, &name)
-        .map_err(|why| format!("no CPU control group: {why}"))?;
-    group
-        .limit_cpu(QUOTA_US, PERIOD_US)
-        .map_err(|why| format!("cannot impose the quota: {why}"))?;
-    Ok(group)
+    super::cgroups::Group::new(super::cgroups::Controller::Cpu, &name)
+        .map_err(|why| format!("no CPU control group: {why}"))
 }
 
 /// One try of the CPU check: the thread without the quota, with it (joined to `group`, whose

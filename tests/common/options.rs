@@ -173,7 +173,10 @@ pub fn run(sub: &str, case: &Case, servers: &[(&str, String)]) -> Ran {
             .iter()
             .any(|a| a == option || a.starts_with(&format!("{option}=")));
         let conflicts = (option == "--dir" && args.iter().any(|a| a == "--file"))
-            || (option == "--runtime" && args.iter().any(|a| a == "--total-bytes"))
+            || (option == "--runtime"
+                && args
+                    .iter()
+                    .any(|a| a == "--total-bytes" || a == "--sustain"))
             || (option == "--protocol" && args.iter().any(|a| a == "--server"));
         if !set && !conflicts {
             args.push(option.into());

@@ -16,6 +16,7 @@ mod x86;
 pub use crate::sysinfo::peak::OpClass as Op;
 
 use crate::measure::Summary;
+use crate::measure::timeline::{self, Marks};
 use crate::results::ResultRecord;
 
 use crate::results::params::{CpuKernel, CpuParams, NodeTag, Params};
@@ -324,12 +325,24 @@ const MIN_SLICE: u64 = 1 << 16;
 /// Runs `iterations` of `run` in at most [`SLICES`] calls of at least [`MIN_SLICE`]
 /// iterations, or in fewer where a signal cuts the point short.
 fn run_sliced(run: fn(u64), iterations: u64) {
+    run_sliced_marked(run, iterations, None);
+}
+
+/// [`run_sliced`], marking in `marks` the end of each call and its iterations (the thread's
+/// timeline: [`crate::measure::timeline`]).
+fn run_sliced_marked(run: fn(u64), iterations: u64, mut marks: Option<&mut Marks>) {
     let slice = iterations.div_ceil(SLICES).max(MIN_SLICE);
     let mut left = iterations;
+    if let Some(m) = marks.as_deref_mut() {
+        m.push((std::time::Instant::now(), 0.0));
+    }
     while left > 0 && !crate::runner::stop::cut_short() {
         let n = left.min(slice);
         run(n);
         left -= n;
+        if let Some(m) = marks.as_deref_mut() {
+            m.push((std::time::Instant::now(), n as f64));
+        }
     }
 }
 
@@ -586,10 +599,16 @@ impl<'a> CpuSession<'a> {
         // the kernel's own instruction class: the same cores, the same load, the same moment.
         let probes = point_probes(self.sys, op, self.isa);
         let decisions: Mutex<Vec<Vec<ClockDecision>>> = Mutex::new(vec![Vec::new(); point.threads]);
+        // Each thread's calls of each round (its own lock: none waits on another's).
+        let marks: Vec<Mutex<Vec<Marks>>> = (0..point.threads).map(|_| Mutex::default()).collect();
         let rounds = runner::run_rounds_per_thread(
             &cpus,
             reps,
-            |_| run_sliced(run, per_thread),
+            |i| {
+                let mut m = Marks::with_capacity(SLICES as usize + 2);
+                run_sliced_marked(run, per_thread, Some(&mut m));
+                marks[i].lock().expect("marks").push(m);
+            },
             |i| {
                 let d = self.sys.measure_clock(&probes, POINT_CLOCK);
                 decisions.lock().expect("clock decisions")[i].push(d);
@@ -647,6 +666,21 @@ impl<'a> CpuSession<'a> {
             samples,
             peak,
         );
+        let marks: Vec<Vec<Marks>> = marks
+            .into_iter()
+            .map(|m| m.into_inner().expect("marks"))
+            .collect();
+        let interval = match self.opts.total_ops {
+            Some(_) => Duration::from_millis(100),
+            None => timeline::interval_of(duration),
+        };
+        timed(
+            &mut rec,
+            &marks,
+            reps,
+            interval,
+            kernel.ops_per_iteration as f64,
+        );
         rec.check_inputs(&Machine::of(self.sys), Some(op));
         Ok(rec)
     }
@@ -680,6 +714,38 @@ pub fn operation(op: Op) -> String {
         Op::Matrix { element_bits: 8 } => "int8 matrix multiply".into(),
         Op::Matrix { element_bits } => format!("bf{element_bits} matrix multiply"),
     }
+}
+
+/// The record's op/s per interval of its last timed round, and its phases over every timed
+/// round back to back, from `marks[thread][round]` (the warm-up rounds first).
+fn timed(
+    rec: &mut ResultRecord,
+    marks: &[Vec<Marks>],
+    reps: crate::runner::Repetition,
+    interval: Duration,
+    ops_per_iteration: f64,
+) {
+    let secs = interval.as_secs_f64();
+    let rounds: Vec<Vec<f64>> = (reps.warmup..reps.warmup + reps.repeat)
+        .filter_map(|round| {
+            let threads: Vec<Marks> = marks.iter().filter_map(|t| t.get(round).cloned()).collect();
+            let (start, count) = timeline::span(&threads, interval)?;
+            Some(
+                timeline::per_interval(&threads, start, interval, count)
+                    .into_iter()
+                    .map(|iterations| iterations * ops_per_iteration / secs)
+                    .collect(),
+            )
+        })
+        .collect();
+    if let Some(last) = rounds.last().filter(|r| r.len() >= 2) {
+        rec.intervals = Some(crate::results::Intervals {
+            interval_s: secs,
+            values: last.clone(),
+        });
+    }
+    let series: Vec<f64> = rounds.into_iter().flatten().collect();
+    rec.phases = crate::results::phases::of(&series, secs);
 }
 
 fn record(
