@@ -7,6 +7,7 @@ pub mod linalg;
 pub mod mem;
 pub mod net;
 pub mod rng;
+pub mod timeline;
 
 /// The longest one repetition of a point's fixed work (`--total-ops`, `--total-bytes`) may be
 /// estimated to take: 24 h. A timed repetition is at most 600 s, and a whole run is planned in

@@ -9,6 +9,9 @@ use std::time::{Duration, Instant};
 /// its work.
 pub type Marks = Vec<(Instant, f64)>;
 
+/// Each thread's marks of each round: `[thread][round]`.
+pub type RoundMarks = Vec<Vec<Marks>>;
+
 /// The work of `threads` per interval of `interval` from `start`, `count` intervals: a call
 /// from `a` to `b` adds to each interval the share of its work that falls in it.
 pub fn per_interval(

@@ -674,7 +674,7 @@ impl<'a> CpuSession<'a> {
             Some(_) => Duration::from_millis(100),
             None => timeline::interval_of(duration),
         };
-        timed(
+        crate::bench::timeline::timed(
             &mut rec,
             &marks,
             reps,
@@ -714,38 +714,6 @@ pub fn operation(op: Op) -> String {
         Op::Matrix { element_bits: 8 } => "int8 matrix multiply".into(),
         Op::Matrix { element_bits } => format!("bf{element_bits} matrix multiply"),
     }
-}
-
-/// The record's op/s per interval of its last timed round, and its phases over every timed
-/// round back to back, from `marks[thread][round]` (the warm-up rounds first).
-fn timed(
-    rec: &mut ResultRecord,
-    marks: &[Vec<Marks>],
-    reps: crate::runner::Repetition,
-    interval: Duration,
-    ops_per_iteration: f64,
-) {
-    let secs = interval.as_secs_f64();
-    let rounds: Vec<Vec<f64>> = (reps.warmup..reps.warmup + reps.repeat)
-        .filter_map(|round| {
-            let threads: Vec<Marks> = marks.iter().filter_map(|t| t.get(round).cloned()).collect();
-            let (start, count) = timeline::span(&threads, interval)?;
-            Some(
-                timeline::per_interval(&threads, start, interval, count)
-                    .into_iter()
-                    .map(|iterations| iterations * ops_per_iteration / secs)
-                    .collect(),
-            )
-        })
-        .collect();
-    if let Some(last) = rounds.last().filter(|r| r.len() >= 2) {
-        rec.intervals = Some(crate::results::Intervals {
-            interval_s: secs,
-            values: last.clone(),
-        });
-    }
-    let series: Vec<f64> = rounds.into_iter().flatten().collect();
-    rec.phases = crate::results::phases::of(&series, secs);
 }
 
 fn record(

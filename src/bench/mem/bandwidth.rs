@@ -8,6 +8,7 @@ use super::records::record;
 use super::session::on_each;
 use super::{MemError, MemPoint, MemSession, MemWorkload, default_array_bytes};
 use crate::bench::buffer::{Buffer, HugePages};
+use crate::measure::timeline::{Marks, RoundMarks};
 use crate::results::params::{self as rp, Params};
 use crate::results::{Metric, ResultRecord, Unit};
 use crate::runner::{self, Repetition, affinity};
@@ -306,7 +307,8 @@ impl MemSession<'_> {
                 kernels::fence();
             }
         };
-        let (passes, times) = self.timed_passes(cpus, point.threads, pass_bytes, &pass, tick)?;
+        let (passes, times, marks) =
+            self.timed_passes(cpus, point.threads, pass_bytes, &pass, tick)?;
         let total = pass_bytes as f64 * passes as f64 * point.threads as f64;
         let samples = times
             .iter()
@@ -316,11 +318,28 @@ impl MemSession<'_> {
         // Every thread moves `passes × blocks` blocks in the repetition's time, at once.
         let ops = passes * blocks;
         let moved = (reads + writes) * block * point.threads as u64;
-        Ok(self.records(w, params, samples, &times, ops, moved))
+        let mut out = self.records(w, params, samples, &times, ops, moved);
+        let interval = match self.opts.total_bytes {
+            Some(_) => std::time::Duration::from_millis(100),
+            None => crate::measure::timeline::interval_of(self.opts.duration),
+        };
+        crate::bench::timeline::timed(
+            &mut out[0],
+            &marks,
+            self.opts.reps,
+            interval,
+            pass_bytes as f64,
+        );
+        Ok(out)
     }
 
+    /// The marks a thread makes in a round of many passes ([`Self::timed_passes`]).
+    const MARKS: u64 = 100;
+
     /// The point's repetitions: the passes of one ([`Self::passes`]), then each repetition's
-    /// time of that many passes on every thread at once, `tick` after each.
+    /// time of that many passes on every thread at once, `tick` after each; and each thread's
+    /// marks of each round (every hundredth of its passes: a pass of a cache-resident array
+    /// is shorter than reading the clock).
     pub(super) fn timed_passes(
         &self,
         cpus: &[usize],
@@ -328,17 +347,39 @@ impl MemSession<'_> {
         pass_bytes: u64,
         pass: &(dyn Fn(usize, u64) + Sync),
         tick: &mut dyn FnMut(),
-    ) -> Result<(u64, Vec<std::time::Duration>), MemError> {
+    ) -> Result<(u64, Vec<std::time::Duration>, RoundMarks), MemError> {
         let passes = self.passes(cpus, threads, pass_bytes, pass)?;
+        let every = (passes / Self::MARKS).max(1);
+        let marks: Vec<std::sync::Mutex<Vec<Marks>>> =
+            (0..cpus.len()).map(|_| Default::default()).collect();
         let times = runner::run_rounds(
             cpus,
             self.opts.reps,
-            |i| (1..=passes).for_each(|s| pass(i, s)),
+            |i| {
+                let mut m = Marks::with_capacity(Self::MARKS as usize + 2);
+                m.push((std::time::Instant::now(), 0.0));
+                // A countdown, not a division a pass: a pass of an L1-resident array is a
+                // few hundred cycles.
+                let (mut last, mut left) = (0, every);
+                for s in 1..=passes {
+                    pass(i, s);
+                    left -= 1;
+                    if left == 0 || s == passes {
+                        m.push((std::time::Instant::now(), (s - last) as f64));
+                        (last, left) = (s, every);
+                    }
+                }
+                marks[i].lock().expect("marks").push(m);
+            },
             |_| {},
             |_| tick(),
         )
         .map_err(|e| MemError::Pin(e.to_string()))?;
-        Ok((passes, times))
+        let marks = marks
+            .into_iter()
+            .map(|m| m.into_inner().expect("marks"))
+            .collect();
+        Ok((passes, times, marks))
     }
 
     /// The passes of a repetition: the fixed work's (`--total-bytes`), else calibrated — rounds

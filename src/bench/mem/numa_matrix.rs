@@ -173,7 +173,7 @@ impl MemSession<'_> {
             // SAFETY: thread i's array holds `elems` f64.
             std::hint::black_box(unsafe { read(arrays[i].as_ptr() as *const f64, elems) });
         };
-        let (passes, times) = self.timed_passes(cpus, threads, per_thread, &pass, tick)?;
+        let (passes, times, _) = self.timed_passes(cpus, threads, per_thread, &pass, tick)?;
         let bytes = per_thread as f64 * passes as f64 * threads as f64;
         let gbs = times
             .iter()
