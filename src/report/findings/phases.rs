@@ -9,12 +9,37 @@ use crate::results::{Metric, ResultRecord};
 use crate::units::format_sig;
 
 /// The findings of the records `recs` that went through phases (a disk point's IOPS go
-/// through its throughput's, one I/O a block: its throughput says them).
+/// through its throughput's, one I/O a block: its throughput says them), and of those that
+/// `--sustain` never found steady.
 pub(super) fn of<'a>(recs: impl Iterator<Item = &'a ResultRecord>) -> Vec<Finding> {
-    recs.filter_map(|r| {
-        if r.metric == Metric::Iops {
-            return None;
-        }
+    let recs: Vec<&ResultRecord> = recs.filter(|r| r.metric != Metric::Iops).collect();
+    let mut out = levels(&recs);
+    out.extend(recs.iter().filter_map(|r| unsteady(r)));
+    out
+}
+
+/// A `--sustain` point some repetition of which ran to its end without a steady window: its
+/// figure is no steady state.
+fn unsteady(r: &ResultRecord) -> Option<Finding> {
+    let d = r.params.disk().filter(|_| r.metric == Metric::Throughput)?;
+    let steady = d.steady_s.as_ref()?;
+    let never = steady.iter().filter(|s| s.is_none()).count();
+    (never > 0).then(|| Finding {
+        subsystem: r.subsystem,
+        kind: Kind::Phases,
+        text: format!(
+            "{}: not steady within --sustain's {} s in {never} of {} repetitions: its figure is no steady state (give a longer --sustain)",
+            crate::results::point::label(r),
+            format_sig(d.runtime_s),
+            steady.len()
+        ),
+        cites: vec![d.runtime_s, never as f64],
+    })
+}
+
+/// The findings of the records `recs` that went through phases.
+fn levels(recs: &[&ResultRecord]) -> Vec<Finding> {
+    recs.iter().filter_map(|r| {
         let phases = r.phases.as_deref().filter(|p| p.len() >= 2)?;
         let unit = r.unit.to_string();
         let label = crate::results::point::label(r);
@@ -110,5 +135,41 @@ mod tests {
             "{:?}",
             said(&r)
         );
+    }
+
+    /// A `--sustain` point a repetition of which was never steady says so, once; one steady in
+    /// every repetition says nothing.
+    #[test]
+    fn a_point_never_steady_under_sustain_says_so() {
+        let with = |steady: Vec<Option<f64>>| {
+            let mut r = quick_with(Vec::new());
+            for x in r
+                .results
+                .iter_mut()
+                .filter(|x| x.subsystem == Subsystem::Disk)
+            {
+                if let crate::results::params::Params::Disk(d) = &mut x.params {
+                    d.steady_s = Some(steady.clone());
+                }
+            }
+            findings(&r)
+                .into_iter()
+                .filter(|f| f.kind == Kind::Phases)
+                .map(|f| f.text)
+                .collect::<Vec<_>>()
+        };
+        let text = with(vec![Some(2.5), None, None]);
+        let disk_throughput = quick_with(Vec::new())
+            .results
+            .iter()
+            .filter(|x| x.subsystem == Subsystem::Disk && x.metric == Metric::Throughput)
+            .count();
+        assert_eq!(text.len(), disk_throughput, "one per point: {text:?}");
+        assert!(
+            text[0].contains("not steady within --sustain's")
+                && text[0].contains("in 2 of 3 repetitions"),
+            "{text:?}"
+        );
+        assert!(with(vec![Some(2.5), Some(3.0)]).is_empty());
     }
 }
