@@ -687,3 +687,79 @@ fn three_machines_side_by_side() {
     assert_eq!(section.matches("class=\"peak\"").count(), 6, "{section}");
     assert!(section.contains("174.2 ×3.00 · 100 % of peak"), "{section}");
 }
+
+/// `compare --junit FILE`: a test case per paired point, the 20 % DP regression the one failure
+/// (written although the exit code is 3), valid against the JUnit schema CI systems read
+/// (tests/fixtures/junit.xsd, with xmllint where it is installed); refused to standard output
+/// and beside a side-by-side comparison.
+#[test]
+fn compare_writes_a_junit_report_ci_systems_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    peakbench(&db)
+        .args(["history", "--import"])
+        .arg(fixture("base.json"))
+        .arg(fixture("regressed.json"))
+        .arg(fixture("repeat.json"))
+        .assert()
+        .success();
+    let xml = dir.path().join("compare.xml");
+    let out = peakbench(&db)
+        .args(["compare", "1", "2", "--json", "--junit"])
+        .arg(&xml)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let changes = doc["changes"].as_array().unwrap();
+    let text = std::fs::read_to_string(&xml).unwrap();
+    assert_eq!(text.matches("<testcase ").count(), changes.len(), "{text}");
+    assert_eq!(
+        text.matches("<failure type=\"regression\"").count(),
+        1,
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "<testsuites name=\"peakbench compare 1 2\" tests=\"{}\" failures=\"1\"",
+            changes.len()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("classname=\"peakbench.cpu.DP\""), "{text}");
+    match std::process::Command::new("xmllint")
+        .args(["--noout", "--schema"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/junit.xsd"))
+        .arg(&xml)
+        .output()
+    {
+        Ok(lint) => assert!(
+            lint.status.success(),
+            "{}",
+            String::from_utf8_lossy(&lint.stderr)
+        ),
+        Err(_) => eprintln!(
+            "SKIPPED the schema check of compare_writes_a_junit_report_ci_systems_read: no xmllint (apt-get install libxml2-utils)"
+        ),
+    }
+    // No regression: every case passes or is skipped.
+    let out = peakbench(&db)
+        .args(["compare", "1", "3", "--junit"])
+        .arg(&xml)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = std::fs::read_to_string(&xml).unwrap();
+    assert!(
+        text.contains("failures=\"0\"") && !text.contains("<failure"),
+        "{text}"
+    );
+    for refused in [
+        &["compare", "1", "2", "--junit", "-"][..],
+        &["compare", "1", "2", "3", "--junit", "x.xml"][..],
+    ] {
+        let out = peakbench(&db).args(refused).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{refused:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--junit"));
+    }
+}

@@ -86,6 +86,10 @@ pub struct CompareArgs {
     /// when FILE is left out) instead of the table.
     #[arg(short = 'o', long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<PathBuf>,
+    /// Also write the comparison of two runs to FILE as a JUnit XML report, as CI systems read
+    /// test results: a test case per point, a regression a failure, an undecided point skipped.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     #[command(flatten)]
     pub db: DbArgs,
     #[command(flatten)]
@@ -445,7 +449,23 @@ fn parse_price(s: &str) -> Result<(String, f64), String> {
 }
 
 pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
-    if args.runs.len() > 2 || args.per.is_some() || !args.price.is_empty() {
+    let side_by_side_asked = args.runs.len() > 2 || args.per.is_some() || !args.price.is_empty();
+    match &args.junit {
+        Some(_) if side_by_side_asked => {
+            return Err(UsageError(
+                "--junit reports a comparison of two runs (each point passed or failed); more runs, --per and --price lay machines side by side: drop --junit".into(),
+            )
+            .into());
+        }
+        Some(p) if p == Path::new("-") => {
+            return Err(UsageError(
+                "--junit writes a file, as CI systems read it: give a path".into(),
+            )
+            .into());
+        }
+        _ => {}
+    }
+    if side_by_side_asked {
         return side_by_side(&args);
     }
     let (name_a, name_b) = (&args.runs[0], &args.runs[1]);
@@ -479,6 +499,12 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
         only_in_paired(&a.results, &b.results, pairing, true),
         only_in_paired(&b.results, &a.results, pairing, false),
     );
+    if let Some(path) = &args.junit {
+        let xml = crate::report::junit::compare(name_a, name_b, &changes, [&only_a, &only_b]);
+        crate::files::write_output(path, xml.as_bytes())
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
     if let Some(path) = &args.json {
         let doc = CompareDocument {
             a: name_a,

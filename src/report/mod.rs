@@ -16,6 +16,7 @@ pub mod findings;
 mod grouping;
 pub mod html;
 pub mod json;
+pub mod junit;
 pub mod legend;
 pub mod markdown;
 pub mod matrix;
