@@ -7,17 +7,22 @@ use common::history::{fixture, peakbench, scaled};
 use std::path::Path;
 use std::time::Duration;
 
-#[test]
-fn compare_flags_a_20_percent_regression_and_not_a_repeat() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("h.db");
-    peakbench(&db)
+/// Stores the base run, its 20 % DP regression and a repeat of it as runs 1, 2 and 3.
+fn import_three(db: &Path) {
+    peakbench(db)
         .args(["history", "--import"])
         .arg(fixture("base.json"))
         .arg(fixture("regressed.json"))
         .arg(fixture("repeat.json"))
         .assert()
         .success();
+}
+
+#[test]
+fn compare_flags_a_20_percent_regression_and_not_a_repeat() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    import_three(&db);
     let listed = peakbench(&db).args(["history", "--json"]).output().unwrap();
     let runs: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
     assert_eq!(runs.as_array().unwrap().len(), 3);
@@ -696,13 +701,7 @@ fn three_machines_side_by_side() {
 fn compare_writes_a_junit_report_ci_systems_read() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    peakbench(&db)
-        .args(["history", "--import"])
-        .arg(fixture("base.json"))
-        .arg(fixture("regressed.json"))
-        .arg(fixture("repeat.json"))
-        .assert()
-        .success();
+    import_three(&db);
     let xml = dir.path().join("compare.xml");
     let out = peakbench(&db)
         .args(["compare", "1", "2", "--json", "--junit"])

@@ -110,24 +110,20 @@ fn case(c: &Change) -> String {
     out
 }
 
-/// `s` as XML character data: the five special characters escaped, and every character XML
-/// 1.0 cannot hold (controls but tab and newline, lone surrogates cannot occur in a `str`,
-/// U+FFFE and U+FFFF) replaced by U+FFFD. Labels come from documents: hostile until checked.
+/// `s` as XML character data: every character XML 1.0 cannot hold (controls but tab and
+/// newline, U+FFFE and U+FFFF; a `str` has no lone surrogate) replaced by U+FFFD, then the five
+/// special characters escaped ([`crate::text::xml_escape`]). Labels come from documents:
+/// hostile until checked.
 fn text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' => out.push(ch),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
+    let held: String = s
+        .chars()
+        .map(|c| match c {
+            '\t' | '\n' => c,
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => '\u{FFFD}',
+            c => c,
+        })
+        .collect();
+    crate::text::xml_escape(&held)
 }
 
 /// `s` as an attribute's value: [`text`], with tabs and newlines as character references (an
@@ -144,7 +140,7 @@ mod tests {
     fn hostile_text_is_escaped_and_what_xml_cannot_hold_is_replaced() {
         assert_eq!(
             text("a<b>&\"c'\u{1b}[31m\u{0}\u{FFFF}\tz\n"),
-            "a&lt;b&gt;&amp;&quot;c&apos;\u{FFFD}[31m\u{FFFD}\u{FFFD}\tz\n"
+            "a&lt;b&gt;&amp;&quot;c&#39;\u{FFFD}[31m\u{FFFD}\u{FFFD}\tz\n"
         );
         assert_eq!(attr("x\ty\nz"), "x&#9;y&#10;z");
     }
