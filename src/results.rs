@@ -388,6 +388,18 @@ impl ResultRecord {
         }
         // Phases as a measurement makes them, or none (a document's hostile or broken list).
         self.phases = self.phases.take().filter(|p| phases::plausible(p));
+        // `--sustain`'s steady times likewise: one a repetition at most, each within the
+        // repetition's longest time.
+        let reps = self.samples.len();
+        if let Params::Disk(d) = &mut self.params {
+            let longest = d.runtime_s;
+            d.steady_s = d.steady_s.take().filter(|s| {
+                s.len() <= reps
+                    && s.iter()
+                        .flatten()
+                        .all(|t| t.is_finite() && *t >= 0.0 && *t <= longest)
+            });
+        }
         self
     }
 

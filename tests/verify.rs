@@ -400,20 +400,20 @@ fn an_imposed_burst_is_found_with_its_volume_and_the_rate_after_it() {
     let shaped = ["ip", "tc"]
         .iter()
         .all(|t| Command::new(t).arg("-V").output().is_ok());
+    // A controller of cgroup v1 (its own hierarchy) or v2 (listed in the root's controllers).
+    let controller = |v1: &str, v2: &str| {
+        std::path::Path::new(&format!("/sys/fs/cgroup/{v1}/cgroup.procs")).exists()
+            || std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
+                .is_ok_and(|c| c.split_whitespace().any(|c| c == v2))
+    };
     let capped = ["losetup", "mount"]
         .iter()
         .all(|t| Command::new(t).arg("--version").output().is_ok())
-        && (std::path::Path::new("/sys/fs/cgroup/blkio/cgroup.procs").exists()
-            || std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
-                .is_ok_and(|c| c.split_whitespace().any(|c| c == "io")));
+        && controller("blkio", "io");
     for c in checks {
         let able = match c["subsystem"].as_str() {
             Some("disk") => capped,
-            Some("cpu") => {
-                std::path::Path::new("/sys/fs/cgroup/cpu/cgroup.procs").exists()
-                    || std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
-                        .is_ok_and(|c| c.split_whitespace().any(|c| c == "cpu"))
-            }
+            Some("cpu") => controller("cpu", "cpu"),
             _ => shaped,
         };
         match c["status"].as_str().unwrap() {

@@ -178,6 +178,41 @@ mod attacks {
             assert_eq!(r.results[0].phases.is_some(), kept);
         }
     }
+    /// A document's `--sustain` steady times are kept only as a run makes them: no more than
+    /// its repetitions, each a finite time within the repetition's longest.
+    #[test]
+    fn a_documents_steady_times_are_kept_only_when_plausible() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/history");
+        let mut doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("quick.json")).unwrap()).unwrap();
+        doc.as_object_mut().unwrap().remove("sha256");
+        let at = doc["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|r| r["subsystem"] == "disk")
+            .unwrap();
+        let reps = doc["results"][at]["samples"].as_array().unwrap().len();
+        let runtime = doc["results"][at]["params"]["runtime_s"].as_f64().unwrap();
+        let cases = [
+            (serde_json::json!([runtime / 2.0, null]), reps >= 2),
+            (serde_json::json!(vec![runtime / 2.0; 100_000]), false),
+            (serde_json::json!([runtime * 10.0]), false),
+            (serde_json::json!([-1.0]), false),
+            (serde_json::json!(["x"]), false),
+        ];
+        for (steady, kept) in cases {
+            doc["results"][at]["params"]["steady_s"] = steady.clone();
+            match crate::results::Report::from_json(&serde_json::to_vec(&doc).unwrap()) {
+                Ok(r) => {
+                    let d = r.results[at].params.disk().unwrap();
+                    assert_eq!(d.steady_s.is_some(), kept, "{steady}");
+                }
+                // Not a number: the document is refused, as any field of the wrong type.
+                Err(_) => assert!(!kept && steady[0].is_string(), "{steady}"),
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ pub(super) fn timeline_interval(runtime: Duration, fixed_work: bool) -> Duration
     if fixed_work {
         Duration::from_millis(100)
     } else {
-        (runtime / 20).clamp(Duration::from_millis(10), Duration::from_secs(1))
+        crate::measure::timeline::interval_of(runtime)
     }
 }
 
@@ -153,9 +153,9 @@ pub(super) fn run_thread<E: Engine>(
                         if plan.quota.is_none() && now > deadline && at_deadline.is_none() {
                             at_deadline = Some(tally.clone());
                         }
-                        tally.count(dir, *n as u64, submitted[slot], now, ramp_end);
-                        if let Some(s) = steady {
-                            deadline = tally.watch(s, now, ramp_end).min(deadline);
+                        let at = tally.count(dir, *n as u64, submitted[slot], now, ramp_end);
+                        if let Some(end) = steady.and_then(|s| tally.watch(s, at, ramp_end)) {
+                            deadline = deadline.min(end);
                         }
                         // Fixed work: no more I/O once the quota is moved.
                         if plan.quota.is_some_and(|q| tally.bytes() >= q) {
@@ -310,7 +310,15 @@ impl Tally {
 
     /// Counts an I/O of `n` bytes, handed to the engine at `submitted` and completed at `now`
     /// (at or after `ramp_end`): its latency, its bytes and its interval's bytes.
-    fn count(&mut self, dir: Dir, n: u64, submitted: Instant, now: Instant, ramp_end: Instant) {
+    /// Returns the interval `now` is in.
+    fn count(
+        &mut self,
+        dir: Dir,
+        n: u64,
+        submitted: Instant,
+        now: Instant,
+        ramp_end: Instant,
+    ) -> usize {
         let ns = now.duration_since(submitted).as_nanos() as u64;
         let _ = self.hist.record(ns.max(1));
         self.ios += 1;
@@ -325,23 +333,20 @@ impl Tally {
             }
             self.timeline[at] += n;
         }
+        at
     }
 
-    /// Reports the intervals before the one `now` is in to `steady`: the end of that interval
-    /// once the repetition is steady, else the far future.
-    fn watch(&mut self, steady: &Steady, now: Instant, ramp_end: Instant) -> Instant {
-        let at = (now.duration_since(ramp_end).as_nanos() as u64 / self.interval_ns) as usize;
+    /// Reports the intervals before interval `at` (the one the last I/O completed in) to
+    /// `steady`: the end of `at` once the repetition is steady.
+    fn watch(&mut self, steady: &Steady, at: usize, ramp_end: Instant) -> Option<Instant> {
         while self.published < at.min(MAX_INTERVALS) {
             let b = self.timeline.get(self.published).copied().unwrap_or(0);
             steady.report(self.published, b);
             self.published += 1;
         }
-        match steady.steady_at() {
-            Some(_) => {
-                ramp_end + Duration::from_nanos(self.interval_ns.saturating_mul(at as u64 + 1))
-            }
-            None => now + Duration::from_secs(86_400),
-        }
+        steady.steady_at().map(|_| {
+            ramp_end + Duration::from_nanos(self.interval_ns.saturating_mul(at as u64 + 1))
+        })
     }
 
     /// The bytes moved, read and written.

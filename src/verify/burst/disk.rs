@@ -118,7 +118,7 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
     let rec = at.and_then(|i| c.record(i));
     let phases = rec.and_then(|r| r.phases.clone()).unwrap_or_default();
     // The repetition's measured time: its whole intervals.
-    let interval_s = SUSTAIN.as_secs_f64() / 20.0;
+    let interval_s = crate::measure::timeline::interval_of(SUSTAIN).as_secs_f64();
     let ran_s = rec
         .and_then(|r| r.intervals.as_ref())
         .map(|i| i.values.len() as f64 * i.interval_s);
