@@ -179,6 +179,10 @@ pub struct ResultRecord {
     /// that ended, a throttle, a slow start: [`phases`]); absent where it kept one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases: Option<Vec<phases::Phase>>,
+    /// `--sustain`: the longest a repetition could run and when each was steady; absent
+    /// without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sustain: Option<phases::Sustain>,
     /// What else the machine did while the point was measured, and the interference that
     /// shows ([`Noise`]); absent for points not measured here (a mock session's, an earlier
     /// version's).
@@ -270,6 +274,7 @@ impl ResultRecord {
             warnings,
             intervals: None,
             phases: None,
+            sustain: None,
             noise: None,
             diagnosis: None,
             rerun: None,
@@ -388,18 +393,18 @@ impl ResultRecord {
         }
         // Phases as a measurement makes them, or none (a document's hostile or broken list).
         self.phases = self.phases.take().filter(|p| phases::plausible(p));
-        // `--sustain`'s steady times likewise: one a repetition at most, each within the
-        // repetition's longest time.
-        let reps = self.samples.len();
-        if let Params::Disk(d) = &mut self.params {
-            let longest = d.runtime_s;
-            d.steady_s = d.steady_s.take().filter(|s| {
-                s.len() <= reps
-                    && s.iter()
-                        .flatten()
-                        .all(|t| t.is_finite() && *t >= 0.0 && *t <= longest)
+        // `--sustain`'s steady times likewise (a disk's, in its parameters, from the builds of
+        // 2026-11-29).
+        if let Params::Disk(d) = &mut self.params
+            && let Some(steady_s) = d.steady_s.take()
+        {
+            self.sustain.get_or_insert(phases::Sustain {
+                max_s: d.runtime_s,
+                steady_s,
             });
         }
+        let reps = self.samples.len();
+        self.sustain = self.sustain.take().filter(|s| s.plausible(reps));
         self
     }
 
@@ -513,6 +518,8 @@ struct WireRecord {
     #[serde(default)]
     phases: Option<Vec<phases::Phase>>,
     #[serde(default)]
+    sustain: Option<phases::Sustain>,
+    #[serde(default)]
     noise: Option<Noise>,
     #[serde(default)]
     diagnosis: Option<diagnosis::Diagnosis>,
@@ -545,6 +552,7 @@ impl<'de> Deserialize<'de> for ResultRecord {
             warnings: w.warnings,
             intervals: w.intervals,
             phases: w.phases,
+            sustain: w.sustain,
             noise: w.noise,
             diagnosis: w.diagnosis,
             rerun: w.rerun,

@@ -233,6 +233,28 @@ fn how_long() -> Vec<Case> {
             &["--workload", "DP", "--total-ops", "1G", "--duration", "1s"],
             "cannot be used with",
         ),
+        // Until steady, 1 s at most (measured: a planned record knows no steady state).
+        used(
+            "sustain",
+            &["--workload", "INT64", "--threads", "1", "--sustain", "1s"],
+            |r| r.sustained(1.0),
+        )
+        .measured(),
+        refused(
+            "sustain",
+            &["--workload", "LINPACK", "--n", "64", "--sustain", "1s"],
+            "--sustain sets how much",
+        ),
+        refused(
+            "sustain",
+            &["--workload", "DP", "--sustain", "2s", "--duration", "1s"],
+            "cannot be used with",
+        ),
+        refused(
+            "sustain",
+            &["--workload", "DP", "--sustain", "25h"],
+            "at most 24h",
+        ),
         used("reference", &["--workload", "NULL", "--reference"], |r| {
             r.stderr.contains("no reference tool measures cpu NULL")
         }),

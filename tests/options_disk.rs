@@ -319,12 +319,7 @@ fn fixed_work() -> Vec<Case> {
         // Until steady, 1 s at most: when each repetition was steady (or null), within it
         // (measured: a planned record knows no steady state).
         used("sustain", &["--workload", "RR", "--sustain", "1s"], |r| {
-            r.params()["runtime_s"] == 1.0
-                && r.params()["steady_s"].as_array().is_some_and(|s| {
-                    !s.is_empty()
-                        && s.iter()
-                            .all(|t| t.is_null() || t.as_f64().is_some_and(|t| t > 0.0 && t <= 1.0))
-                })
+            r.params()["runtime_s"] == 1.0 && r.sustained(1.0)
         })
         .measured(),
         refused(

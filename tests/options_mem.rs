@@ -442,6 +442,37 @@ fn how_long() -> Vec<Case> {
             &["--workload", "LATENCY", "--total-bytes", "100M"],
             "--workload has only LATENCY: add a bandwidth workload",
         ),
+        // Until steady, 1 s at most (measured: a planned record knows no steady state).
+        used(
+            "sustain",
+            &[
+                "--workload",
+                "COPY",
+                "--array-size",
+                "1Mi",
+                "--sustain",
+                "1s",
+            ],
+            |r| r.sustained(1.0),
+        )
+        .measured(),
+        refused(
+            "sustain",
+            &["--workload", "LATENCY", "--sustain", "1s"],
+            "--workload has only LATENCY: add a bandwidth workload",
+        ),
+        refused(
+            "sustain",
+            &[
+                "--workload",
+                "COPY",
+                "--sustain",
+                "1s",
+                "--total-bytes",
+                "1G",
+            ],
+            "cannot be used with",
+        ),
         used(
             "scaling",
             &[

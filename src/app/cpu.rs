@@ -35,6 +35,8 @@ pub struct CpuRequest {
     pub duration: Duration,
     /// Fixed work instead of `duration`.
     pub total_ops: Option<u64>,
+    /// `--sustain`: each kernel repetition runs until its rate is steady, `duration` at most.
+    pub sustain: bool,
     pub reps: Repetition,
     /// Peak inputs given by the user.
     pub clock_ghz: Option<f64>,
@@ -205,6 +207,7 @@ fn plan(req: &CpuRequest, sys: &SystemInfo) -> anyhow::Result<Plan> {
         scaling: req.scaling,
         isa: req.isa,
         duration: req.duration,
+        sustain: req.sustain,
         total_ops: req.total_ops,
         reps,
         clock_ghz: req.clock_ghz,
@@ -379,12 +382,12 @@ fn measure(req: &CpuRequest, rec: &mut Recorder) -> anyhow::Result<()> {
     rec.announce(
         "cpu",
         &format!(
-            "{} — ISA {}, {} scaling, {} repetitions of ~{:?} after {} warm-up",
+            "{} — ISA {}, {} scaling, {} repetitions of {} after {} warm-up",
             report::table::machine_line(&sys),
             session.isa(),
             opts.scaling.name(),
             opts.reps.repeat,
-            opts.duration,
+            super::repetition_time(opts.duration, opts.sustain),
             opts.reps.warmup
         ),
         Some(estimate),

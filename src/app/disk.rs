@@ -100,7 +100,7 @@ fn run(opts: &DiskOptions, rec: &mut Recorder) -> anyhow::Result<()> {
     rec.announce(
         "disk",
         &format!(
-            "{} on {} ({}), engine {}, {} I/O, {} repetitions of {:?} after a {:?} ramp",
+            "{} on {} ({}), engine {}, {} I/O, {} repetitions of {} after a {:?} ramp",
             format_bytes_binary(t.size),
             t.path.display(),
             t.device
@@ -116,7 +116,7 @@ fn run(opts: &DiskOptions, rec: &mut Recorder) -> anyhow::Result<()> {
                 "buffered (page cache)"
             },
             opts.reps.repeat,
-            opts.runtime,
+            super::repetition_time(opts.runtime, opts.sustain),
             opts.ramp
         ),
         Some(crate::bench::disk::estimate(opts)),

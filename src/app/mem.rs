@@ -61,7 +61,7 @@ impl super::Request for MemOptions {
             crate::results::params::Scaling::Weak => 1,
         };
         bandwidth.then(|| match self.total_bytes {
-            None => self.duration,
+            None => self.bandwidth_time(),
             Some(b) => {
                 crate::units::estimate_secs(b as f64 / sharing.max(1) as f64 / FLOOR_BYTES_PER_SEC)
             }
@@ -80,7 +80,7 @@ fn run(opts: MemOptions, rec: &mut Recorder) -> anyhow::Result<()> {
     rec.announce(
         "mem",
         &format!(
-            "{} — ISA {}, {} stores, arrays of {} each, {} repetitions of ~{:?} after {} warm-up; GB/s counted as STREAM does (bytes read + written)",
+            "{} — ISA {}, {} stores, arrays of {} each, {} repetitions of {} after {} warm-up; GB/s counted as STREAM does (bytes read + written)",
             report::table::machine_line(&sys),
             session.isa(),
             session.stores(),
@@ -95,7 +95,7 @@ fn run(opts: MemOptions, rec: &mut Recorder) -> anyhow::Result<()> {
                 ),
             },
             opts.reps.repeat,
-            opts.duration,
+            super::repetition_time(opts.bandwidth_time(), opts.sustain.is_some()),
             opts.reps.warmup
         ),
         Some(estimate(&opts, &sys)),

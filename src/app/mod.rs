@@ -23,6 +23,15 @@ pub use recorder::Recorder;
 use crate::sysinfo::SystemInfo;
 use std::time::Duration;
 
+/// How long each repetition runs, for a run's first line: "~250ms", or under `--sustain`
+/// "until steady (4s at most)".
+pub fn repetition_time(d: Duration, sustain: bool) -> String {
+    match sustain {
+        true => format!("until steady ({d:?} at most)"),
+        false => format!("~{d:?}"),
+    }
+}
+
 /// What a benchmark's request (each subsystem's, as the command line or a profile's job builds
 /// it) does: it is checked on the machine as the run would check it, with its estimated time,
 /// and then measured into a recorder.

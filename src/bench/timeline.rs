@@ -39,3 +39,41 @@ pub fn timed(
     let series: Vec<f64> = rounds.into_iter().flatten().collect();
     rec.phases = crate::results::phases::of(&series, secs);
 }
+
+/// `rounds` of a point whose rounds end once steady (`--sustain`), each time scaled to the
+/// work asked of a thread (`asked`, in the marks' units) from the work its marks show: a round
+/// that did half the work in half the time reads as the whole in the whole, its rates as they
+/// were.
+pub fn scaled_to(
+    rounds: crate::runner::Rounds,
+    marks: &RoundMarks,
+    reps: Repetition,
+    asked: f64,
+) -> crate::runner::Rounds {
+    let done = |thread: usize, round: usize| -> f64 {
+        marks
+            .get(thread)
+            .and_then(|t| t.get(reps.warmup + round))
+            .map_or(0.0, |m| m.iter().map(|(_, w)| w).sum())
+    };
+    let scale = |t: Duration, done: f64, asked: f64| match done > 0.0 && done.is_finite() {
+        true => t.mul_f64((asked / done).clamp(1e-9, 1e9)),
+        false => t,
+    };
+    let threads = marks.len();
+    crate::runner::Rounds {
+        wall: (rounds.wall.iter().enumerate())
+            .map(|(r, &t)| {
+                let all: f64 = (0..threads).map(|i| done(i, r)).sum();
+                scale(t, all, asked * threads as f64)
+            })
+            .collect(),
+        threads: (rounds.threads.iter().enumerate())
+            .map(|(i, ts)| {
+                (ts.iter().enumerate())
+                    .map(|(r, &t)| scale(t, done(i, r), asked))
+                    .collect()
+            })
+            .collect(),
+    }
+}

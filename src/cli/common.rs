@@ -341,6 +341,21 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     .map_err(|e| e.to_string())
 }
 
+/// The shortest `--sustain`: twenty intervals of 50 ms.
+pub const MIN_SUSTAIN: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// A sustained repetition's longest time (`--sustain`): [`MIN_SUSTAIN`] to a day.
+pub fn parse_sustain(s: &str) -> Result<std::time::Duration, String> {
+    let day = std::time::Duration::from_secs(86_400);
+    let d = units::parse_duration_within(s, day, "24h").map_err(|e| e.to_string())?;
+    if d < MIN_SUSTAIN {
+        return Err(format!(
+            "'{s}' is no time to reach a steady state in: give 1s to 24h"
+        ));
+    }
+    Ok(d)
+}
+
 /// The most bytes `--total-bytes` (disk, mem) may give one repetition: 1 PiB, as a network
 /// stream's fixed amount (`bench::net::params::limits::MAX_AMOUNT_BYTES`). At the fastest
 /// memory's few TB/s that is minutes; at a disk's GB/s, days (the check of the request then

@@ -48,6 +48,11 @@ pub struct CpuArgs {
     /// strong, each thread's with weak; at most 10¹⁸, and at most about a day a repetition.
     #[arg(long, value_name = "OPS", value_parser = parse_ops, conflicts_with = "duration")]
     pub total_ops: Option<u64>,
+    /// Instead of --duration: each repetition of the kernels QP … INT64 runs until its rate is
+    /// steady, this long at most (fio's steadystate: over the last 5 intervals of a twentieth of
+    /// it, every interval within 10 % of their mean and their trend under 5 %; docs/cpu.md).
+    #[arg(long, value_name = "DURATION", value_parser = super::common::parse_sustain, conflicts_with_all = ["duration", "total_ops"])]
+    pub sustain: Option<std::time::Duration>,
     /// Force an instruction set: avx512, avx2, sse2 (x86), sve, neon (aarch64) or scalar. Default: the widest.
     #[arg(long, value_parser = parse_isa)]
     pub isa: Option<Isa>,
@@ -211,7 +216,8 @@ pub(super) fn request(args: &CpuArgs) -> Result<CpuRequest, UsageError> {
         threads: args.threads.as_ref().map(|t| t.to_vec()),
         scaling: args.scaling,
         isa: args.isa,
-        duration: args.run.duration,
+        duration: args.sustain.unwrap_or(args.run.duration),
+        sustain: args.sustain.is_some(),
         total_ops: args.total_ops,
         reps: Repetition {
             warmup: args.run.warmup,
@@ -245,7 +251,10 @@ pub fn fitted(
                 request(args).map_or(u64::MAX, |r| r.floor_ops(sys, super::fit::POINT_FLOOR));
             fit.work_option("total-ops", args.total_ops, floor)
         }
-        None if timed => fit.time_option("duration", args.run.duration, MIN_DURATION),
+        None if timed => match args.sustain {
+            Some(s) => fit.time_option("sustain", s, super::common::MIN_SUSTAIN),
+            None => fit.time_option("duration", args.run.duration, MIN_DURATION),
+        },
         None => None,
     };
     amount
@@ -260,6 +269,7 @@ pub fn apply_fitted(args: &mut CpuArgs, fitted: &[super::fit::Fitted]) -> Result
     for f in fitted {
         match *f {
             Fitted::Time("duration", d) => args.run.duration = d,
+            Fitted::Time("sustain", d) => args.sustain = Some(d),
             Fitted::Work("total-ops", n) => args.total_ops = Some(n),
             Fitted::Repeat(r) => args.run.repeat = r,
             _ => return Err(super::fit::unknown_fitted(f)),

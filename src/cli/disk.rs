@@ -79,7 +79,7 @@ pub struct DiskArgs {
     /// (fio's steadystate: over the last 5 intervals of a twentieth of it, every interval
     /// within 10 % of their mean and their trend under 5 %; a burst shorter than that window
     /// is seen through, docs/disk.md).
-    #[arg(long, value_name = "DURATION", value_parser = parse_sustain, conflicts_with_all = ["runtime", "total_bytes"])]
+    #[arg(long, value_name = "DURATION", value_parser = super::common::parse_sustain, conflicts_with_all = ["runtime", "total_bytes"])]
     pub sustain: Option<std::time::Duration>,
     /// With --total-bytes: strong (the bytes split between the threads) or weak (each
     /// thread's).
@@ -204,17 +204,6 @@ fn parse_percent(s: &str) -> Result<u32, String> {
     super::common::count_in(s, 0, 100)
 }
 
-/// A sustained repetition's longest time: 1 s (twenty intervals of 50 ms) to a day.
-fn parse_sustain(s: &str) -> Result<std::time::Duration, String> {
-    let d = parse_duration(s)?;
-    if !(std::time::Duration::from_secs(1)..=std::time::Duration::from_secs(86_400)).contains(&d) {
-        return Err(format!(
-            "'{s}' is no time to reach a steady state in: give 1s to 24h"
-        ));
-    }
-    Ok(d)
-}
-
 fn parse_ramp(s: &str) -> Result<std::time::Duration, String> {
     if s.trim()
         .trim_end_matches(|c: char| c.is_ascii_alphabetic())
@@ -293,11 +282,12 @@ fn options(args: &DiskArgs) -> anyhow::Result<DiskOptions> {
 }
 
 /// The options of a suite's job that `fit` changes, at their fitted values: --runtime (or
-/// --total-bytes, at least 200 MB), --ramp and --repeat.
+/// --total-bytes, at least 200 MB, or --sustain, 1 s at least), --ramp and --repeat.
 pub fn fitted(args: &DiskArgs, fit: &super::fit::Fit) -> Vec<super::fit::Fitted> {
-    let amount = match args.total_bytes {
-        Some(_) => fit.work_option("total-bytes", args.total_bytes, FLOOR_BYTES),
-        None => fit.time_option("runtime", args.runtime, MIN_RUNTIME),
+    let amount = match (args.total_bytes, args.sustain) {
+        (Some(_), _) => fit.work_option("total-bytes", args.total_bytes, FLOOR_BYTES),
+        (None, Some(s)) => fit.time_option("sustain", s, super::common::MIN_SUSTAIN),
+        (None, None) => fit.time_option("runtime", args.runtime, MIN_RUNTIME),
     };
     amount
         .into_iter()
@@ -312,6 +302,7 @@ pub fn apply_fitted(args: &mut DiskArgs, fitted: &[super::fit::Fitted]) -> Resul
     for f in fitted {
         match *f {
             Fitted::Time("runtime", d) => args.runtime = d,
+            Fitted::Time("sustain", d) => args.sustain = Some(d),
             Fitted::Time("ramp", d) => args.ramp = d,
             Fitted::Work("total-bytes", n) => args.total_bytes = Some(n),
             Fitted::Repeat(r) => args.repeat = r,

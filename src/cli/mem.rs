@@ -47,6 +47,12 @@ pub struct MemArgs {
     /// and at most about a day a repetition at 10 GB/s.
     #[arg(long, value_name = "BYTES", value_parser = super::common::parse_total_bytes, conflicts_with = "duration")]
     pub total_bytes: Option<u64>,
+    /// Instead of --duration for the bandwidth workloads: each repetition runs until its rate
+    /// is steady, this long at most (fio's steadystate: over the last 5 intervals of a
+    /// twentieth of it, every interval within 10 % of their mean and their trend under 5 %;
+    /// docs/mem.md).
+    #[arg(long, value_name = "DURATION", value_parser = super::common::parse_sustain, conflicts_with = "total_bytes")]
+    pub sustain: Option<std::time::Duration>,
     /// With --total-bytes: strong (the bytes split between the threads) or weak (each
     /// thread's).
     #[arg(long, value_enum, default_value = "strong")]
@@ -256,7 +262,10 @@ pub fn fitted(args: &MemArgs, fit: &super::fit::Fit, sys: &SystemInfo) -> Vec<su
             let fitted = fit.time_above(sample, MIN_SAMPLE);
             (fitted != args.run.duration).then_some(super::fit::Fitted::Time("duration", fitted))
         }
-        None => fit.time_option("duration", args.run.duration, MIN_DURATION),
+        None => match args.sustain {
+            Some(d) => fit.time_option("sustain", d, super::common::MIN_SUSTAIN),
+            None => fit.time_option("duration", args.run.duration, MIN_DURATION),
+        },
     };
     amount
         .into_iter()
@@ -270,6 +279,7 @@ pub fn apply_fitted(args: &mut MemArgs, fitted: &[super::fit::Fitted]) -> Result
     for f in fitted {
         match *f {
             Fitted::Time("duration", d) => args.run.duration = d,
+            Fitted::Time("sustain", d) => args.sustain = Some(d),
             Fitted::Work("total-bytes", n) => args.total_bytes = Some(n),
             Fitted::Repeat(r) => args.run.repeat = r,
             _ => return Err(super::fit::unknown_fitted(f)),
@@ -319,6 +329,7 @@ fn options(args: &MemArgs, sys: &SystemInfo) -> MemOptions {
         },
         duration: args.run.duration,
         total_bytes: args.total_bytes,
+        sustain: args.sustain,
         scaling: args.scaling,
         reps: Repetition {
             warmup: args.run.warmup,

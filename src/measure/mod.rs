@@ -5,6 +5,7 @@ pub mod latency;
 pub mod levels;
 pub mod noise;
 pub mod stats;
+pub mod steady;
 pub mod timeline;
 pub mod welch;
 

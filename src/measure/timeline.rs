@@ -47,6 +47,9 @@ pub fn per_interval(
     out
 }
 
+/// The most intervals a repetition's series holds (10 hours of 1 s intervals).
+pub const MAX_INTERVALS: usize = 36_000;
+
 /// The length of the intervals of a repetition of `duration`: a twentieth of it, 10 ms to 1 s
 /// (as a disk point's).
 pub fn interval_of(duration: Duration) -> Duration {
@@ -65,7 +68,9 @@ pub fn span(threads: &[Marks], interval: Duration) -> Option<(Instant, usize)> {
     let whole = end.saturating_duration_since(start).as_nanos() / interval.as_nanos().max(1);
     Some((
         start,
-        usize::try_from(whole).unwrap_or(usize::MAX).min(36_000),
+        usize::try_from(whole)
+            .unwrap_or(usize::MAX)
+            .min(MAX_INTERVALS),
     ))
 }
 

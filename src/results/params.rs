@@ -310,9 +310,9 @@ pub struct DiskParams {
     /// The measured time of a repetition (0 where it is fixed work: `total_bytes`); with
     /// `--sustain`, the longest.
     pub runtime_s: f64,
-    /// `--sustain`: when each repetition's rate was steady, in seconds of its measured time
-    /// (where it ended), `null` for one that never was; absent without `--sustain`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `--sustain`'s steady times as the builds of 2026-11-29 wrote them, read into the
+    /// record's `sustain` ([`crate::results::phases::Sustain`]); never written.
+    #[serde(default, skip_serializing)]
     pub steady_s: Option<Vec<Option<f64>>>,
     /// Fixed work (`--total-bytes`): the bytes of one repetition after its ramp, and how they
     /// were split between the threads; absent for timed points.

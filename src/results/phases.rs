@@ -39,6 +39,38 @@ pub struct Phase {
     pub value: f64,
 }
 
+/// `--sustain`: each repetition ran until its figure was steady ([`crate::measure::steady`]),
+/// `max_s` at most (docs/json-schema.md, `sustain`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sustain {
+    /// The longest a repetition could run, in seconds.
+    pub max_s: f64,
+    /// When each timed repetition was steady, in seconds of its measured time (the end of its
+    /// first steady window, where it ended); `null` for one that never was.
+    pub steady_s: Vec<Option<f64>>,
+}
+
+impl Sustain {
+    /// Whether it is as a run of `reps` repetitions makes it: a finite positive longest time,
+    /// one steady time a repetition at most, each within the longest (what a document read from
+    /// elsewhere must be to be kept).
+    pub fn plausible(&self, reps: usize) -> bool {
+        self.max_s.is_finite()
+            && self.max_s > 0.0
+            && self.steady_s.len() <= reps
+            && self
+                .steady_s
+                .iter()
+                .flatten()
+                .all(|t| t.is_finite() && *t >= 0.0 && *t <= self.max_s)
+    }
+
+    /// The repetitions that ran to the longest time without being steady.
+    pub fn never(&self) -> usize {
+        self.steady_s.iter().filter(|s| s.is_none()).count()
+    }
+}
+
 /// The phases of `series` (a figure per interval of `interval_s` seconds), None where it keeps
 /// one level (or is too short to tell).
 pub fn of(series: &[f64], interval_s: f64) -> Option<Vec<Phase>> {
@@ -179,7 +211,8 @@ mod attacks {
         }
     }
     /// A document's `--sustain` steady times are kept only as a run makes them: no more than
-    /// its repetitions, each a finite time within the repetition's longest.
+    /// its repetitions, each a finite time within the repetition's longest, the longest finite
+    /// and above 0; those of the builds of 2026-11-29 (in a disk point's parameters) likewise.
     #[test]
     fn a_documents_steady_times_are_kept_only_when_plausible() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/history");
@@ -195,21 +228,45 @@ mod attacks {
         let reps = doc["results"][at]["samples"].as_array().unwrap().len();
         let runtime = doc["results"][at]["params"]["runtime_s"].as_f64().unwrap();
         let cases = [
-            (serde_json::json!([runtime / 2.0, null]), reps >= 2),
-            (serde_json::json!(vec![runtime / 2.0; 100_000]), false),
-            (serde_json::json!([runtime * 10.0]), false),
-            (serde_json::json!([-1.0]), false),
-            (serde_json::json!(["x"]), false),
+            (runtime, serde_json::json!([runtime / 2.0, null]), reps >= 2),
+            (
+                runtime,
+                serde_json::json!(vec![runtime / 2.0; 100_000]),
+                false,
+            ),
+            (runtime, serde_json::json!([runtime * 10.0]), false),
+            (runtime, serde_json::json!([-1.0]), false),
+            (runtime, serde_json::json!(["x"]), false),
+            (-1.0, serde_json::json!([]), false),
+            (1e308 * 10.0, serde_json::json!([1.0]), false),
         ];
-        for (steady, kept) in cases {
-            doc["results"][at]["params"]["steady_s"] = steady.clone();
-            match crate::results::Report::from_json(&serde_json::to_vec(&doc).unwrap()) {
-                Ok(r) => {
-                    let d = r.results[at].params.disk().unwrap();
-                    assert_eq!(d.steady_s.is_some(), kept, "{steady}");
+        for legacy in [false, true] {
+            for (max, steady, kept) in &cases {
+                let mut doc = doc.clone();
+                let rec = &mut doc["results"][at];
+                if legacy {
+                    if *max != runtime {
+                        continue;
+                    }
+                    rec["params"]["steady_s"] = steady.clone();
+                } else {
+                    rec["sustain"] = serde_json::json!({"max_s": max, "steady_s": steady});
                 }
-                // Not a number: the document is refused, as any field of the wrong type.
-                Err(_) => assert!(!kept && steady[0].is_string(), "{steady}"),
+                match crate::results::Report::from_json(&serde_json::to_vec(&doc).unwrap()) {
+                    Ok(r) => {
+                        let rec = &r.results[at];
+                        assert_eq!(rec.sustain.is_some(), *kept, "{legacy} {max} {steady}");
+                        assert!(rec.params.disk().unwrap().steady_s.is_none());
+                        if legacy && *kept {
+                            // Written back where a run writes it.
+                            let out = serde_json::to_value(rec).unwrap();
+                            assert!(out["params"].get("steady_s").is_none());
+                            assert_eq!(out["sustain"]["max_s"], runtime);
+                        }
+                    }
+                    // Not a number: the document is refused, as any field of the wrong type.
+                    Err(_) => assert!(!kept && (steady[0].is_string() || max.is_infinite())),
+                }
             }
         }
     }

@@ -89,7 +89,7 @@ pub const TABLE: &[Row] = &[
     },
     Row {
         subsystem: Subsystem::Cpu,
-        names: &["duration", "total-ops"],
+        names: &["duration", "total-ops", "sustain"],
         users: cpu_kernels,
         does: "sets how much each repetition of {} runs (LINPACK, DGEMM and SGEMM time one solve or multiply, sized by --n)",
         group: Some(("the kernels (QP to INT64)", "a kernel workload")),
@@ -189,6 +189,13 @@ pub const TABLE: &[Row] = &[
         names: &["total-bytes"],
         users: bandwidth,
         does: "sets the bytes of each repetition of {}",
+        group: Some(("the bandwidth workloads", "a bandwidth workload")),
+    },
+    Row {
+        subsystem: Subsystem::Mem,
+        names: &["sustain"],
+        users: bandwidth,
+        does: "runs each repetition of {} until its rate is steady",
         group: Some(("the bandwidth workloads", "a bandwidth workload")),
     },
     Row {

@@ -173,6 +173,7 @@ fn record(
         efficiency,
         intervals: None,
         phases: None,
+        sustain: None,
         noise: None,
         diagnosis: None,
         rerun: None,

@@ -33,6 +33,17 @@ impl Ran {
     pub fn params(&self) -> &Value {
         &self.first()["params"]
     }
+    /// Whether the first record ran under `--sustain` of `max_s`: its longest time, and when
+    /// each repetition was steady (or `null`), within it.
+    pub fn sustained(&self, max_s: f64) -> bool {
+        let s = &self.first()["sustain"];
+        s["max_s"] == max_s
+            && s["steady_s"].as_array().is_some_and(|s| {
+                !s.is_empty()
+                    && s.iter()
+                        .all(|t| t.is_null() || t.as_f64().is_some_and(|t| t > 0.0 && t <= max_s))
+            })
+    }
     /// The first record of `metric`.
     pub fn metric(&self, metric: &str) -> &Value {
         self.results()

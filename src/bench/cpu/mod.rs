@@ -16,6 +16,7 @@ mod x86;
 pub use crate::sysinfo::peak::OpClass as Op;
 
 use crate::measure::Summary;
+use crate::measure::steady::{Feeder, Steady, steady_time};
 use crate::measure::timeline::{self, Marks};
 use crate::results::ResultRecord;
 
@@ -145,8 +146,11 @@ pub struct CpuOptions {
     pub scaling: Scaling,
     /// Forced ISA; `None` picks the widest the machine supports.
     pub isa: Option<Isa>,
-    /// Target time of one repetition.
+    /// Target time of one repetition (with `sustain`, the longest).
     pub duration: Duration,
+    /// `--sustain`: each repetition of a kernel runs until its rate is steady
+    /// ([`crate::measure::steady`]), `duration` at most.
+    pub sustain: bool,
     /// Fixed work instead (`--total-ops`): the operations of one repetition of one thread's
     /// share, split between the threads (strong scaling) or each thread's (weak).
     pub total_ops: Option<u64>,
@@ -325,24 +329,40 @@ const MIN_SLICE: u64 = 1 << 16;
 /// Runs `iterations` of `run` in at most [`SLICES`] calls of at least [`MIN_SLICE`]
 /// iterations, or in fewer where a signal cuts the point short.
 fn run_sliced(run: fn(u64), iterations: u64) {
-    run_sliced_marked(run, iterations, None);
-}
-
-/// [`run_sliced`], marking in `marks` the end of each call and its iterations (the thread's
-/// timeline: [`crate::measure::timeline`]).
-fn run_sliced_marked(run: fn(u64), iterations: u64, mut marks: Option<&mut Marks>) {
     let slice = iterations.div_ceil(SLICES).max(MIN_SLICE);
     let mut left = iterations;
-    if let Some(m) = marks.as_deref_mut() {
-        m.push((std::time::Instant::now(), 0.0));
-    }
     while left > 0 && !crate::runner::stop::cut_short() {
         let n = left.min(slice);
         run(n);
         left -= n;
-        if let Some(m) = marks.as_deref_mut() {
-            m.push((std::time::Instant::now(), n as f64));
+    }
+}
+
+/// [`run_sliced`], marking in `marks` the end of each call and its iterations (the thread's
+/// timeline: [`crate::measure::timeline`]); with `steady` (`--sustain`: the repetition's
+/// watch, its interval and the operations of an iteration), ending after the call that finds
+/// the repetition steady.
+fn run_sliced_marked(
+    run: fn(u64),
+    iterations: u64,
+    marks: &mut Marks,
+    steady: Option<(&Steady, Duration, f64)>,
+) {
+    let slice = iterations.div_ceil(SLICES).max(MIN_SLICE);
+    let mut left = iterations;
+    let mut last = std::time::Instant::now();
+    marks.push((last, 0.0));
+    let mut feeder = steady.map(|(s, interval, ops)| Feeder::new(s, last, interval, ops));
+    while left > 0 && !crate::runner::stop::cut_short() {
+        let n = left.min(slice);
+        run(n);
+        left -= n;
+        let now = std::time::Instant::now();
+        marks.push((now, n as f64));
+        if feeder.as_mut().is_some_and(|f| f.call(last, now, n as f64)) {
+            break;
         }
+        last = now;
     }
 }
 
@@ -551,6 +571,35 @@ impl<'a> CpuSession<'a> {
         )
     }
 
+    /// The iterations of one thread's repetition of `workload`'s `kernel` (before strong
+    /// scaling splits them): the fixed work's, else calibrated once a workload on `cpu` to
+    /// --duration (with --sustain, its longest time from 2 s at most: a calibration costs a
+    /// tenth of its target).
+    fn iterations(&self, workload: CpuWorkload, kernel: &Kernel, cpu: usize) -> u64 {
+        if let Some(ops) = self.opts.total_ops {
+            // Fixed work: the kernel's work model gives the iterations.
+            return ops.div_ceil(kernel.ops_per_iteration.max(1)).max(1);
+        }
+        let duration = self.opts.duration;
+        let target = match self.opts.sustain {
+            true => duration.min(Duration::from_secs(2)),
+            false => duration,
+        };
+        *self
+            .iterations
+            .borrow_mut()
+            .entry(workload)
+            .or_insert_with(|| {
+                // Unpinned if pinning fails: the rounds that follow report that error.
+                let n = runner::on_cpu(cpu, || {
+                    runner::calibrate(target, |n| run_sliced(kernel.run, n))
+                })
+                .unwrap_or_else(|_| runner::calibrate(target, |n| run_sliced(kernel.run, n)));
+                let longer = duration.as_secs_f64() / target.as_secs_f64().max(1e-9);
+                (n as f64 * longer).ceil().min(u64::MAX as f64).max(1.0) as u64
+            })
+    }
+
     /// Runs one point; `tick` is called after each round (outside the timed region).
     pub fn run(&self, point: CpuPoint, tick: &mut dyn FnMut()) -> Result<ResultRecord, CpuError> {
         let mut params = self.point_params(point);
@@ -575,21 +624,7 @@ impl<'a> CpuSession<'a> {
         let kernel = kernel_with(op, self.isa, mix)
             .ok_or_else(|| CpuError::NoKernels(self.sys.cpu.arch.clone()))?;
         let duration = self.opts.duration;
-        let single = match self.opts.total_ops {
-            // Fixed work: the kernel's work model gives the iterations.
-            Some(ops) => ops.div_ceil(kernel.ops_per_iteration.max(1)).max(1),
-            None => *self
-                .iterations
-                .borrow_mut()
-                .entry(point.workload)
-                .or_insert_with(|| {
-                    // Unpinned if pinning fails: the rounds that follow report that error.
-                    runner::on_cpu(cpus[0], || {
-                        runner::calibrate(duration, |n| run_sliced(kernel.run, n))
-                    })
-                    .unwrap_or_else(|_| runner::calibrate(duration, |n| run_sliced(kernel.run, n)))
-                }),
-        };
+        let single = self.iterations(point.workload, &kernel, cpus[0]);
         let per_thread = match self.opts.scaling {
             Scaling::Weak => single,
             Scaling::Strong => (single / point.threads as u64).max(1),
@@ -601,21 +636,52 @@ impl<'a> CpuSession<'a> {
         let decisions: Mutex<Vec<Vec<ClockDecision>>> = Mutex::new(vec![Vec::new(); point.threads]);
         // Each thread's calls of each round (its own lock: none waits on another's).
         let marks: Vec<Mutex<Vec<Marks>>> = (0..point.threads).map(|_| Mutex::default()).collect();
+        let interval = match self.opts.total_ops {
+            Some(_) => Duration::from_millis(100),
+            None => timeline::interval_of(duration),
+        };
+        // --sustain: the watch the threads of a round share, and when each timed round was
+        // steady.
+        let steady = self
+            .opts
+            .sustain
+            .then(|| Steady::over(duration, interval, point.threads));
+        let mut steady_s: Vec<Option<f64>> = Vec::new();
+        let ops = kernel.ops_per_iteration as f64;
         let rounds = runner::run_rounds_per_thread(
             &cpus,
             reps,
             |i| {
                 let mut m = Marks::with_capacity(SLICES as usize + 2);
-                run_sliced_marked(run, per_thread, Some(&mut m));
+                let watch = steady.as_ref().map(|s| (s, interval, ops));
+                run_sliced_marked(run, per_thread, &mut m, watch);
                 marks[i].lock().expect("marks").push(m);
             },
             |i| {
                 let d = self.sys.measure_clock(&probes, POINT_CLOCK);
                 decisions.lock().expect("clock decisions")[i].push(d);
             },
-            |_| tick(),
+            |round| {
+                if let Some(s) = &steady {
+                    if round >= reps.warmup {
+                        steady_s.push(steady_time(s, interval.as_secs_f64()));
+                    }
+                    s.reset();
+                }
+                tick()
+            },
         )
         .map_err(|e| CpuError::Pin(e.to_string()))?;
+        let marks: Vec<Vec<Marks>> = marks
+            .into_iter()
+            .map(|m| m.into_inner().expect("marks"))
+            .collect();
+        // A round that ended once steady did fewer iterations than asked: its times are
+        // scaled to those asked (its rates as they were).
+        let rounds = match self.opts.sustain {
+            true => crate::bench::timeline::scaled_to(rounds, &marks, reps, per_thread as f64),
+            false => rounds,
+        };
         let clock = point_clock(&decisions.into_inner().expect("clock decisions"));
         let thread_ops = kernel.ops_per_iteration as f64 * per_thread as f64;
         let total_ops = thread_ops * point.threads as f64;
@@ -666,21 +732,11 @@ impl<'a> CpuSession<'a> {
             samples,
             peak,
         );
-        let marks: Vec<Vec<Marks>> = marks
-            .into_iter()
-            .map(|m| m.into_inner().expect("marks"))
-            .collect();
-        let interval = match self.opts.total_ops {
-            Some(_) => Duration::from_millis(100),
-            None => timeline::interval_of(duration),
-        };
-        crate::bench::timeline::timed(
-            &mut rec,
-            &marks,
-            reps,
-            interval,
-            kernel.ops_per_iteration as f64,
-        );
+        crate::bench::timeline::timed(&mut rec, &marks, reps, interval, ops);
+        rec.sustain = steady.map(|_| crate::results::phases::Sustain {
+            max_s: duration.as_secs_f64(),
+            steady_s,
+        });
         rec.check_inputs(&Machine::of(self.sys), Some(op));
         Ok(rec)
     }

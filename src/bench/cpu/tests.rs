@@ -20,6 +20,7 @@ fn tiny_opts(workloads: Vec<CpuWorkload>, isa: Isa, repeat: usize) -> CpuOptions
         isa: Some(isa),
         duration: Duration::from_millis(2),
         total_ops: None,
+        sustain: false,
         reps: Repetition { warmup: 0, repeat },
         clock_ghz: None,
         ops_per_cycle: BTreeMap::new(),

@@ -10,7 +10,6 @@
 pub mod engine;
 mod records;
 mod session;
-pub mod steady;
 pub mod target;
 mod thread;
 pub mod uring;

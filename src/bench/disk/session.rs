@@ -2,10 +2,10 @@
 //! threads, and each point run as repetitions of every thread's I/O loop.
 
 use super::engine::{Buffers, EngineKind, NullEngine, Psync, Stream};
-use super::steady::Steady;
 use super::target::{self, Place, Target};
-use super::thread::{MAX_INTERVALS, Plan, ThreadStats, prepare, run_thread, timeline_interval};
+use super::thread::{Plan, ThreadStats, prepare, run_thread, timeline_interval};
 use super::{DiskError, DiskOptions, DiskPoint, DiskWorkload, uring, validate};
+use crate::measure::steady::Steady;
 use crate::results::ResultRecord;
 use crate::runner::{self, Repetition, affinity};
 use std::sync::Mutex;
@@ -135,13 +135,10 @@ impl<'a> DiskSession<'a> {
         // steady (the end of its first steady window, in seconds of its measured time).
         let interval = timeline_interval(self.opts.runtime, self.opts.total_bytes.is_some());
         let interval_s = interval.as_secs_f64();
-        let steady = self.opts.sustain.then(|| {
-            let intervals = (self.opts.runtime.as_nanos() / interval.as_nanos().max(1)) as usize;
-            Steady::new(
-                intervals.saturating_add(1).min(MAX_INTERVALS),
-                point.threads,
-            )
-        });
+        let steady = self
+            .opts
+            .sustain
+            .then(|| Steady::over(self.opts.runtime, interval, point.threads));
         let mut steady_at: Vec<Option<f64>> = Vec::new();
         let before = crate::measure::cpu_usage::snapshot();
         runner::run_rounds(
@@ -163,7 +160,7 @@ impl<'a> DiskSession<'a> {
             |_| {},
             |_| {
                 if let Some(s) = &steady {
-                    steady_at.push(s.steady_at().map(|at| (at + 1) as f64 * interval_s));
+                    steady_at.push(crate::measure::steady::steady_time(s, interval_s));
                     s.reset();
                 }
                 tick()
@@ -178,9 +175,10 @@ impl<'a> DiskSession<'a> {
         let mut records = self.records(point, &placement.cpus, stats, cpu);
         if self.opts.sustain {
             for r in &mut records {
-                if let crate::results::params::Params::Disk(d) = &mut r.params {
-                    d.steady_s = Some(steady_at.clone());
-                }
+                r.sustain = Some(crate::results::phases::Sustain {
+                    max_s: self.opts.runtime.as_secs_f64(),
+                    steady_s: steady_at.clone(),
+                });
             }
         }
         Ok(records)

@@ -5,10 +5,10 @@
 
 use super::DiskError;
 use super::engine::{Completion, Dir, Engine};
-use super::steady::Steady;
 use super::target::Target;
 use crate::bench::rng::SplitMix64;
 use crate::measure::latency::histogram as new_hist;
+use crate::measure::steady::Steady;
 use crate::results::params::{IoPattern, SyncMode};
 use crate::runner::stop;
 use hdrhistogram::Histogram;
@@ -27,8 +27,7 @@ pub(super) struct ThreadStats {
     pub(super) timeline: Vec<u64>,
 }
 
-/// The most intervals a thread keeps (an hour of 100 ms intervals).
-pub(super) const MAX_INTERVALS: usize = 36_000;
+pub(super) use crate::measure::timeline::MAX_INTERVALS;
 
 /// The interval of a point's timeline: a twentieth of a timed repetition, between 10 ms and
 /// one second (fio's and iperf3's default), or 100 ms for fixed work.

@@ -8,8 +8,11 @@ use super::records::record;
 use super::session::on_each;
 use super::{MemError, MemPoint, MemSession, MemWorkload, default_array_bytes};
 use crate::bench::buffer::{Buffer, HugePages};
+use crate::bench::timeline::scaled_to;
+use crate::measure::steady::{Feeder, Steady, steady_time};
 use crate::measure::timeline::{Marks, RoundMarks};
 use crate::results::params::{self as rp, Params};
+use crate::results::phases::Sustain;
 use crate::results::{Metric, ResultRecord, Unit};
 use crate::runner::{self, Repetition, affinity};
 use crate::sysinfo::peak::Peak;
@@ -307,8 +310,13 @@ impl MemSession<'_> {
                 kernels::fence();
             }
         };
-        let (passes, times, marks) =
-            self.timed_passes(cpus, point.threads, pass_bytes, &pass, tick)?;
+        let Timed {
+            passes,
+            times,
+            marks,
+            interval,
+            sustain,
+        } = self.timed_passes(cpus, pass_bytes, &pass, tick, self.opts.sustain)?;
         let total = pass_bytes as f64 * passes as f64 * point.threads as f64;
         let samples = times
             .iter()
@@ -319,10 +327,9 @@ impl MemSession<'_> {
         let ops = passes * blocks;
         let moved = (reads + writes) * block * point.threads as u64;
         let mut out = self.records(w, params, samples, &times, ops, moved);
-        let interval = match self.opts.total_bytes {
-            Some(_) => std::time::Duration::from_millis(100),
-            None => crate::measure::timeline::interval_of(self.opts.duration),
-        };
+        for r in &mut out {
+            r.sustain.clone_from(&sustain);
+        }
         crate::bench::timeline::timed(
             &mut out[0],
             &marks,
@@ -339,59 +346,104 @@ impl MemSession<'_> {
     /// The point's repetitions: the passes of one ([`Self::passes`]), then each repetition's
     /// time of that many passes on every thread at once, `tick` after each; and each thread's
     /// marks of each round (every hundredth of its passes: a pass of a cache-resident array
-    /// is shorter than reading the clock).
+    /// is shorter than reading the clock). With `sustain` (`--sustain`, a bandwidth point's),
+    /// a repetition runs until its rate is steady, `sustain` at most.
     pub(super) fn timed_passes(
         &self,
         cpus: &[usize],
-        threads: usize,
         pass_bytes: u64,
         pass: &(dyn Fn(usize, u64) + Sync),
         tick: &mut dyn FnMut(),
-    ) -> Result<(u64, Vec<std::time::Duration>, RoundMarks), MemError> {
-        let passes = self.passes(cpus, threads, pass_bytes, pass)?;
+        sustain: Option<std::time::Duration>,
+    ) -> Result<Timed, MemError> {
+        let threads = cpus.len();
+        let longest = sustain.unwrap_or(self.opts.duration);
+        let passes = self.passes(cpus, threads, pass_bytes, pass, longest, sustain.is_some())?;
         let every = (passes / Self::MARKS).max(1);
+        let interval = match self.opts.total_bytes {
+            Some(_) => std::time::Duration::from_millis(100),
+            None => crate::measure::timeline::interval_of(longest),
+        };
+        let steady = sustain.map(|d| Steady::over(d, interval, threads));
+        let mut steady_s = Vec::new();
+        let reps = self.opts.reps;
         let marks: Vec<std::sync::Mutex<Vec<Marks>>> =
-            (0..cpus.len()).map(|_| Default::default()).collect();
-        let times = runner::run_rounds(
+            (0..threads).map(|_| Default::default()).collect();
+        let rounds = runner::run_rounds_per_thread(
             cpus,
-            self.opts.reps,
+            reps,
             |i| {
                 let mut m = Marks::with_capacity(Self::MARKS as usize + 2);
-                m.push((std::time::Instant::now(), 0.0));
+                let mut last = std::time::Instant::now();
+                m.push((last, 0.0));
+                let mut feeder =
+                    (steady.as_ref()).map(|s| Feeder::new(s, last, interval, pass_bytes as f64));
                 // A countdown, not a division a pass: a pass of an L1-resident array is a
                 // few hundred cycles.
-                let (mut last, mut left) = (0, every);
+                let (mut done, mut left) = (0, every);
                 for s in 1..=passes {
                     pass(i, s);
                     left -= 1;
                     if left == 0 || s == passes {
-                        m.push((std::time::Instant::now(), (s - last) as f64));
-                        (last, left) = (s, every);
+                        let now = std::time::Instant::now();
+                        let work = (s - done) as f64;
+                        m.push((now, work));
+                        (done, left) = (s, every);
+                        if feeder.as_mut().is_some_and(|f| f.call(last, now, work)) {
+                            break;
+                        }
+                        last = now;
                     }
                 }
                 marks[i].lock().expect("marks").push(m);
             },
             |_| {},
-            |_| tick(),
+            |round| {
+                if let Some(s) = &steady {
+                    if round >= reps.warmup {
+                        steady_s.push(steady_time(s, interval.as_secs_f64()));
+                    }
+                    s.reset();
+                }
+                tick()
+            },
         )
         .map_err(|e| MemError::Pin(e.to_string()))?;
-        let marks = marks
+        let marks: RoundMarks = marks
             .into_iter()
             .map(|m| m.into_inner().expect("marks"))
             .collect();
-        Ok((passes, times, marks))
+        // A repetition that ended once steady made fewer passes than asked: its time is
+        // scaled to those asked (its rate as it was).
+        let times = match sustain {
+            Some(_) => scaled_to(rounds, &marks, reps, passes as f64).wall,
+            None => rounds.wall,
+        };
+        Ok(Timed {
+            passes,
+            times,
+            marks,
+            interval,
+            sustain: sustain.map(|d| Sustain {
+                max_s: d.as_secs_f64(),
+                steady_s,
+            }),
+        })
     }
 
     /// The passes of a repetition: the fixed work's (`--total-bytes`), else calibrated — rounds
-    /// of 1, 2, 4, … passes until one takes a twentieth of the duration (1 ms at least), then
-    /// as many as fill it. One pass of a cache-resident array is shorter than starting the
-    /// threads, and timing one alone left repetitions at 60–80 % of --duration.
+    /// of 1, 2, 4, … passes until one takes a twentieth of the time (1 ms at least), then
+    /// as many as fill `longest`. One pass of a cache-resident array is shorter than starting
+    /// the threads, and timing one alone left repetitions at 60–80 % of --duration. With
+    /// `sustain`, calibrated on 2 s at most (a calibration costs a tenth of its time).
     fn passes(
         &self,
         cpus: &[usize],
         threads: usize,
         pass_bytes: u64,
         pass: &(dyn Fn(usize, u64) + Sync),
+        longest: std::time::Duration,
+        sustain: bool,
     ) -> Result<u64, MemError> {
         if let Some(total) = self.opts.total_bytes {
             return Ok(self.fixed_passes(total, threads, pass_bytes));
@@ -400,7 +452,11 @@ impl MemSession<'_> {
             warmup: 0,
             repeat: 1,
         };
-        let target = self.opts.duration.as_secs_f64();
+        let target = match sustain {
+            true => longest.min(std::time::Duration::from_secs(2)),
+            false => longest,
+        }
+        .as_secs_f64();
         let floor = (target / 20.0).max(1e-3);
         let mut n: u64 = 1;
         loop {
@@ -414,7 +470,8 @@ impl MemSession<'_> {
             .map_err(|e| MemError::Pin(e.to_string()))?;
             let t = round[0].as_secs_f64().max(1e-9);
             if t >= floor || n >= 1 << 40 {
-                return Ok((n as f64 * target / t).ceil().max(1.0) as u64);
+                let passes = n as f64 * longest.as_secs_f64() / t;
+                return Ok(passes.ceil().clamp(1.0, (1u64 << 50) as f64) as u64);
             }
             n *= 2;
         }
@@ -564,4 +621,19 @@ unsafe fn element_pass<T: Element>(
         None => run(0, (size * count) as usize),
     }
     acc
+}
+
+/// A point's timed repetitions ([`MemSession::timed_passes`]).
+pub(super) struct Timed {
+    /// The passes asked of each thread in a repetition (with `--sustain`, the most).
+    pub passes: u64,
+    /// Each timed repetition's time (with `--sustain`, scaled to `passes` on every thread from
+    /// the passes it made).
+    pub times: Vec<std::time::Duration>,
+    /// Each thread's marks of each round, the warm-ups first.
+    pub marks: RoundMarks,
+    /// The intervals of the point's series.
+    pub interval: std::time::Duration,
+    /// `--sustain`: its longest time and when each timed repetition was steady.
+    pub sustain: Option<Sustain>,
 }

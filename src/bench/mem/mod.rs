@@ -81,12 +81,22 @@ pub struct MemOptions {
     /// bandwidth point moves (read + written), split between its threads (strong) or each
     /// thread's (weak).
     pub total_bytes: Option<u64>,
+    /// `--sustain`: each repetition of a bandwidth point runs until its rate is steady
+    /// ([`crate::measure::steady`]), this long at most (instead of `duration`).
+    pub sustain: Option<Duration>,
     pub scaling: crate::results::params::Scaling,
     pub reps: Repetition,
     pub peak: MemPeakOverrides,
     /// `--diagnose`: the points below 90 % of their peak measured again with their first
     /// cause's knob turned (docs/diagnosis.md).
     pub diagnose: bool,
+}
+
+impl MemOptions {
+    /// A timed bandwidth repetition's time: `duration`, or with `sustain` its longest.
+    pub fn bandwidth_time(&self) -> Duration {
+        self.sustain.unwrap_or(self.duration)
+    }
 }
 
 /// Why a memory run cannot start or go on.
@@ -261,8 +271,8 @@ pub fn estimate(opts: &MemOptions, sys: &SystemInfo) -> Duration {
                     + Probe::ALL.len() as f64 * (sample / 10.0 + rounds * sample * share);
             }
             _ => {
-                let d = work_secs(opts, p.threads, cpus)
-                    .unwrap_or(opts.duration.as_secs_f64() + opts.duration.as_secs_f64() / 20.0);
+                let timed = opts.bandwidth_time().as_secs_f64();
+                let d = work_secs(opts, p.threads, cpus).unwrap_or(timed + timed / 20.0);
                 let array = p.array.map_or(array, |a| a as f64);
                 let (r, w) = p.traffic();
                 s += (r + w) as f64 * array / 2e9 + rounds * d;

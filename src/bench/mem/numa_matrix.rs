@@ -173,9 +173,10 @@ impl MemSession<'_> {
             // SAFETY: thread i's array holds `elems` f64.
             std::hint::black_box(unsafe { read(arrays[i].as_ptr() as *const f64, elems) });
         };
-        let (passes, times, _) = self.timed_passes(cpus, threads, per_thread, &pass, tick)?;
-        let bytes = per_thread as f64 * passes as f64 * threads as f64;
-        let gbs = times
+        let t = self.timed_passes(cpus, per_thread, &pass, tick, None)?;
+        let bytes = per_thread as f64 * t.passes as f64 * threads as f64;
+        let gbs = t
+            .times
             .iter()
             .map(|t| bytes / t.as_secs_f64().max(1e-9) / 1e9)
             .collect();

@@ -19,6 +19,7 @@ fn tiny(workloads: Vec<MemWorkload>) -> MemOptions {
         mixes: Vec::new(),
         latency_sample: Duration::from_millis(2),
         total_bytes: None,
+        sustain: None,
         scaling: crate::results::params::Scaling::Strong,
         duration: Duration::from_millis(2),
         reps: Repetition {

@@ -21,19 +21,21 @@ pub(super) fn of<'a>(recs: impl Iterator<Item = &'a ResultRecord>) -> Vec<Findin
 /// A `--sustain` point some repetition of which ran to its end without a steady window: its
 /// figure is no steady state.
 fn unsteady(r: &ResultRecord) -> Option<Finding> {
-    let d = r.params.disk().filter(|_| r.metric == Metric::Throughput)?;
-    let steady = d.steady_s.as_ref()?;
-    let never = steady.iter().filter(|s| s.is_none()).count();
+    let s = r
+        .sustain
+        .as_ref()
+        .filter(|_| r.metric == Metric::Throughput)?;
+    let never = s.never();
     (never > 0).then(|| Finding {
         subsystem: r.subsystem,
         kind: Kind::Phases,
         text: format!(
             "{}: not steady within --sustain's {} s in {never} of {} repetitions: its figure is no steady state (give a longer --sustain)",
             crate::results::point::label(r),
-            format_sig(d.runtime_s),
-            steady.len()
+            format_sig(s.max_s),
+            s.steady_s.len()
         ),
-        cites: vec![d.runtime_s, never as f64],
+        cites: vec![s.max_s, never as f64],
     })
 }
 
@@ -148,9 +150,10 @@ mod tests {
                 .iter_mut()
                 .filter(|x| x.subsystem == Subsystem::Disk)
             {
-                if let crate::results::params::Params::Disk(d) = &mut x.params {
-                    d.steady_s = Some(steady.clone());
-                }
+                x.sustain = Some(crate::results::phases::Sustain {
+                    max_s: 10.0,
+                    steady_s: steady.clone(),
+                });
             }
             findings(&r)
                 .into_iter()

@@ -1,7 +1,7 @@
 //! The disk's burst: sequential writes to a loop device over a tmpfs (as fast as memory) with
 //! no cap until [`SWITCH_AFTER`] after the first write reaches the device, then the block I/O
 //! controller's cap of [`BPS_CAP`] switched on mid-run (io.max or blkio.throttle) — a
-//! cloud disk's credit spent — under `--sustain` ([`crate::bench::disk::steady`]). The point's
+//! cloud disk's credit spent — under `--sustain` ([`crate::measure::steady`]). The point's
 //! phases must find the switch where it was made (±1 s) and the rate it settled to at the cap
 //! (±3 %), and the repetition must end within 2 intervals of the first window wholly at the
 //! cap.
@@ -123,9 +123,8 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
         .and_then(|r| r.intervals.as_ref())
         .map(|i| i.values.len() as f64 * i.interval_s);
     let steady_s = rec
-        .and_then(|r| r.params.disk())
-        .and_then(|d| d.steady_s.as_ref())
-        .and_then(|s| s.last().copied().flatten());
+        .and_then(|r| r.sustain.as_ref())
+        .and_then(|s| s.steady_s.last().copied().flatten());
     let found = burst(&phases).map(|(b, then)| (b.clone(), then.clone()));
     let how = match &found {
         Some((b, then)) => format!(
@@ -172,7 +171,7 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
     // The first window wholly at the cap ends `steady::WINDOW` intervals after the first whole
     // interval after the switch; the repetition ends at the end of the interval it learns it in:
     // between that window's end and 2 intervals after the switch plus the window.
-    let window_s = crate::bench::disk::steady::WINDOW as f64 * interval_s;
+    let window_s = crate::measure::steady::WINDOW as f64 * interval_s;
     let sustain_check = judged(
         sustain,
         &line,
@@ -184,7 +183,7 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
             tolerance_text: format!("±{} s", crate::units::format_sig(interval_s)),
             reason: format!(
                 "expected: the switch plus the steady window ({} intervals of {} s), and at most 2 intervals more; measured: the repetition's measured time (steady after {})",
-                crate::bench::disk::steady::WINDOW,
+                crate::measure::steady::WINDOW,
                 crate::units::format_sig(interval_s),
                 steady_s.map_or("— it never was".into(), |s| format!(
                     "{} s",

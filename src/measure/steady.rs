@@ -5,11 +5,16 @@
 //! `iops_slope`). A burst shorter than the window is seen through: the window cannot be steady
 //! while it holds the burst's end.
 //!
-//! The repetition's threads share one [`Steady`]: each adds its bytes of an interval once it has
+//! The repetition's threads share one [`Steady`]: each adds its work of an interval once it has
 //! passed it, and the thread that completes an interval judges the window that ends there. Once
-//! it is steady, each thread ends its repetition at the end of the interval it is in.
+//! it is steady, each thread ends its repetition: a disk's at the end of the interval it is in,
+//! a CPU kernel's or a memory pass's at the end of its call ([`Feeder`]).
+//!
+//! Used by disk, CPU, memory and network points alike; the intervals are
+//! [`crate::measure::timeline::interval_of`] the longest time.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// The intervals the rate must be steady over.
 pub const WINDOW: usize = 5;
@@ -44,6 +49,19 @@ impl Steady {
         }
     }
 
+    /// A watch of repetitions of `longest` at most, in intervals of `interval`, for `threads`
+    /// threads ([`crate::measure::timeline::MAX_INTERVALS`] at most).
+    pub fn over(longest: Duration, interval: Duration, threads: usize) -> Steady {
+        let intervals = longest.as_nanos() / interval.as_nanos().max(1);
+        Steady::new(
+            usize::try_from(intervals)
+                .unwrap_or(usize::MAX)
+                .saturating_add(1)
+                .min(crate::measure::timeline::MAX_INTERVALS),
+            threads,
+        )
+    }
+
     /// Ready for the next repetition.
     pub fn reset(&self) {
         for (b, r) in self.bytes.iter().zip(&self.reported) {
@@ -55,7 +73,7 @@ impl Steady {
 
     /// A thread's `bytes` of interval `at`, which it has passed; the thread that reports it
     /// last judges the window that ends there.
-    pub(super) fn report(&self, at: usize, bytes: u64) {
+    pub fn report(&self, at: usize, bytes: u64) {
         let (Some(b), Some(r)) = (self.bytes.get(at), self.reported.get(at)) else {
             return;
         };
@@ -92,6 +110,76 @@ impl Steady {
             at => usize::try_from(at).ok(),
         }
     }
+}
+
+/// Feeds one thread's calls (a CPU kernel's slices, a memory kernel's passes) to a [`Steady`]
+/// watch: each call's work spread evenly over the intervals it spans (as
+/// [`crate::measure::timeline::per_interval`] spreads it: calls as long as an interval make no
+/// saw), each interval reported once a call ends past it.
+pub struct Feeder<'a> {
+    steady: &'a Steady,
+    start: Instant,
+    width: f64,
+    /// Units of work the watch counts per unit of a call's work (bytes per pass, operations
+    /// per iteration): the watch counts whole units.
+    scale: f64,
+    /// The interval not yet reported, and the work in it so far.
+    at: usize,
+    pending: f64,
+}
+
+impl<'a> Feeder<'a> {
+    /// A thread's feeder of `steady`, its intervals of `interval` from `start`.
+    pub fn new(steady: &'a Steady, start: Instant, interval: Duration, scale: f64) -> Feeder<'a> {
+        Feeder {
+            steady,
+            start,
+            width: interval.as_secs_f64().max(1e-9),
+            scale: if scale.is_finite() && scale > 0.0 {
+                scale
+            } else {
+                1.0
+            },
+            at: 0,
+            pending: 0.0,
+        }
+    }
+
+    /// A call from `a` to `b` that did `work`; whether the repetition is steady now.
+    pub fn call(&mut self, a: Instant, b: Instant, work: f64) -> bool {
+        let pos = |t: Instant| t.saturating_duration_since(self.start).as_secs_f64() / self.width;
+        let (from, to) = (pos(a), pos(b));
+        if work.is_finite() && work > 0.0 && to > from {
+            let per = work * self.scale / (to - from);
+            let mut k = from.floor() as usize;
+            while (k as f64) < to {
+                let share = per * (to.min(k as f64 + 1.0) - from.max(k as f64));
+                self.pass(k);
+                self.pending += share;
+                k += 1;
+            }
+        }
+        self.pass(to.floor() as usize);
+        self.steady.steady_at().is_some()
+    }
+
+    /// Reports every interval before `upto`.
+    fn pass(&mut self, upto: usize) {
+        while self.at < upto && self.at < self.steady.bytes.len() {
+            self.steady.report(
+                self.at,
+                self.pending.round().clamp(0.0, u64::MAX as f64) as u64,
+            );
+            self.pending = 0.0;
+            self.at += 1;
+        }
+    }
+}
+
+/// When a steady watch of intervals of `interval_s` found the repetition steady: the end of its
+/// first steady window, in seconds of the repetition's time.
+pub fn steady_time(steady: &Steady, interval_s: f64) -> Option<f64> {
+    steady.steady_at().map(|at| (at + 1) as f64 * interval_s)
 }
 
 /// Whether `window` (a figure per interval) is steady: each within [`RANGE`] of the mean, and
@@ -155,5 +243,35 @@ mod tests {
         s.report(20, 1);
         s.report(20, 1);
         assert_eq!(s.steady_at(), None);
+    }
+
+    /// A thread's calls, each spread over the intervals it spans: calls of 0.4 interval at a
+    /// steady rate make every interval the same (no saw of 2 and 3 calls), and a burst of
+    /// 3 intervals is seen through as the disk's is.
+    #[test]
+    fn a_feeder_spreads_calls_over_intervals_and_stops_when_steady() {
+        let t0 = Instant::now();
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        let s = Steady::new(40, 1);
+        let mut f = Feeder::new(&s, t0, Duration::from_millis(100), 10.0);
+        // 40 ms calls: 40 units each until 280 ms (a burst), 4 after.
+        let mut steady_at = None;
+        for c in 0..100u64 {
+            let (a, b) = (ms(40 * c), ms(40 * (c + 1)));
+            let work = if 40 * (c + 1) <= 280 { 40.0 } else { 4.0 };
+            if f.call(a, b, work) {
+                steady_at = Some(40 * (c + 1));
+                break;
+            }
+        }
+        // Intervals 3.. are wholly after the burst; the first steady window is 3..=7, judged
+        // once a call ends at 800 ms.
+        assert_eq!(s.steady_at(), Some(7));
+        assert_eq!(steady_at, Some(800));
+        assert_eq!(steady_time(&s, 0.1), Some(0.8));
+        assert_eq!(s.bytes[5].load(Ordering::Relaxed), 100, "4 × 10 per 40 ms");
+        // Beyond its intervals, nothing happens.
+        let mut g = Feeder::new(&s, t0, Duration::from_millis(100), f64::NAN);
+        assert!(g.call(ms(0), ms(10_000), 1.0));
     }
 }
