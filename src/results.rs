@@ -408,6 +408,16 @@ impl ResultRecord {
         self
     }
 
+    /// The measured time of its last repetition as its intervals cover it (whole intervals).
+    pub fn intervals_s(&self) -> Option<f64> {
+        (self.intervals.as_ref()).map(|i| i.values.len() as f64 * i.interval_s)
+    }
+
+    /// `--sustain`: when its last repetition was steady (None: never, or no `--sustain`).
+    pub fn last_steady_s(&self) -> Option<f64> {
+        (self.sustain.as_ref()).and_then(|s| s.steady_s.last().copied().flatten())
+    }
+
     /// The burst this point's phases show, on a figure where more is better
     /// ([`phases::burst`]): (the burst, the phase it settled to).
     pub fn burst(&self) -> Option<(&phases::Phase, &phases::Phase)> {

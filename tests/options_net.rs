@@ -314,6 +314,28 @@ fn amounts_and_display() -> Vec<Case> {
             .concat(),
             "add --protocol tcp",
         ),
+        // Until steady, 1 s at most (measured: a planned record knows no steady state).
+        used(
+            "sustain",
+            &[&TCP[..], &["--sustain", "1s", "--omit", "0"]].concat(),
+            |r| r.sustained(1.0),
+        )
+        .measured(),
+        refused(
+            "sustain",
+            &[&TPUT[..], &["--protocol", "tcp,udp", "--sustain", "1s"]].concat(),
+            "add --protocol tcp",
+        ),
+        refused(
+            "sustain",
+            &[&LAT[..], &["--sustain", "1s"]].concat(),
+            "THROUGHPUT is not in --workload",
+        ),
+        refused(
+            "sustain",
+            &[&TCP[..], &["--sustain", "11m"]].concat(),
+            "a test lasts 600 s at most",
+        ),
         used("count", &[&LAT[..], &["--count", "500"]].concat(), |r| {
             r.params()["amount_per_stream"] == 500
         }),

@@ -390,6 +390,7 @@ fn an_imposed_burst_is_found_with_its_volume_and_the_rate_after_it() {
         [
             "burst volume",
             "burst baseline",
+            "net sustain",
             "disk burst switch",
             "disk burst baseline",
             "disk sustain",

@@ -279,6 +279,7 @@ fn link_test(t: &LinkTest, token: Option<String>) -> (Vec<ResultRecord>, Option<
         mps: 0,
         load: Vec::new(),
         amount_bound: None,
+        sustain: false,
     };
     let session = NetSession::remote(
         opts,

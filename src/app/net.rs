@@ -186,7 +186,7 @@ fn run(
             },
             opts.repeat,
             match (opts.total_bytes, opts.count) {
-                (None, None) => format!("{:?}", opts.duration),
+                (None, None) => super::repetition_time(opts.duration, opts.sustain),
                 (bytes, trips) => format!(
                     "{}{}{} (each at most {:?}){}",
                     bytes.map_or(String::new(), |b| format!(

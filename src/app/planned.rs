@@ -320,6 +320,7 @@ mod tests {
                 mps: 0,
                 load: Vec::new(),
                 amount_bound: None,
+                sustain: false,
             };
             let session = NetSession::loopback(opts.clone(), None).unwrap();
             let server = session.target().addr.to_string();

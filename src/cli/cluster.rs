@@ -194,6 +194,7 @@ fn net_params(a: &RunArgs) -> anyhow::Result<(Option<TestParams>, Option<TestPar
         amount_per_stream: 0,
         mps: 0,
         load_streams: 0,
+        sustain: false,
     };
     let ping = TestParams {
         kind: TestKind::Latency,

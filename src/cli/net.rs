@@ -89,6 +89,11 @@ pub struct ClientArgs {
     /// otherwise the bound is 10 minutes.
     #[arg(long, value_name = "BYTES", value_parser = parse_total_bytes)]
     pub total_bytes: Option<u64>,
+    /// Instead of --duration: THROUGHPUT's TCP senders send until their goodput is steady,
+    /// this long at most (fio's steadystate: over the last 5 intervals of a twentieth of it,
+    /// every interval within 10 % of their mean and their trend under 5 %; docs/net.md).
+    #[arg(long, value_name = "DURATION", value_parser = parse_sustain, conflicts_with_all = ["duration", "total_bytes"])]
+    pub sustain: Option<std::time::Duration>,
     /// Fixed work for LATENCY (iperf3 -k): round trips after the warm-up, split between the
     /// streams with --scaling strong or each stream's with weak; bounded as --total-bytes.
     #[arg(long, value_name = "N", value_parser = parse_count)]
@@ -242,6 +247,18 @@ fn parse_mps(s: &str) -> Result<u32, String> {
     super::common::count_in(s, 1, limits::MAX_MPS as u64)
 }
 
+/// `--sustain`: 1 s to a test's longest ([`limits::MAX_TEST_MS`], with its warm-up).
+fn parse_sustain(s: &str) -> Result<std::time::Duration, String> {
+    let d = super::common::parse_sustain(s)?;
+    if d.as_millis() > u128::from(limits::MAX_TEST_MS) {
+        return Err(format!(
+            "'{s}' is out of range: a test lasts {} s at most, with its --omit",
+            limits::MAX_TEST_MS / 1000
+        ));
+    }
+    Ok(d)
+}
+
 fn parse_omit(s: &str) -> Result<std::time::Duration, String> {
     if s.trim().trim_end_matches(|c: char| c.is_ascii_alphabetic()) == "0" {
         return Ok(std::time::Duration::ZERO);
@@ -330,6 +347,12 @@ fn refuse_unused(args: &ClientArgs) -> Result<(), UsageError> {
     )?;
     given.refuse_unless(
         tcp_only,
+        &["sustain"],
+        "ends TCP streams once their goodput is steady (a UDP receiver cannot tell the end of a stream from a loss), and --protocol includes udp",
+        "add --protocol tcp",
+    )?;
+    given.refuse_unless(
+        tcp_only,
         &["congestion", "mss", "no_delay"],
         "is a TCP option, and --protocol includes udp",
         "add --protocol tcp",
@@ -358,6 +381,7 @@ pub fn apply_fitted(args: &mut NetArgs, fitted: &[super::fit::Fitted]) -> Result
     for f in fitted {
         match *f {
             Fitted::Time("duration", d) => args.duration = d,
+            Fitted::Time("sustain", d) => args.sustain = Some(d),
             Fitted::Time("omit", d) => args.omit = d,
             Fitted::Repeat(r) => args.repeat = r,
             _ => return Err(super::fit::unknown_fitted(f)),
@@ -371,9 +395,10 @@ pub fn apply_fitted(args: &mut NetArgs, fitted: &[super::fit::Fitted]) -> Result
 /// with --total-bytes, whose bound it would become), --omit and --repeat.
 pub fn fitted(args: &NetArgs, fit: &super::fit::Fit) -> Vec<super::fit::Fitted> {
     let args = &args.client;
-    let duration = match args.total_bytes {
-        Some(_) => None,
-        None => fit.time_option("duration", args.duration, MIN_DURATION),
+    let duration = match (args.total_bytes, args.sustain) {
+        (Some(_), _) => None,
+        (None, Some(d)) => fit.time_option("sustain", d, super::common::MIN_SUSTAIN),
+        (None, None) => fit.time_option("duration", args.duration, MIN_DURATION),
     };
     duration
         .into_iter()
@@ -491,7 +516,8 @@ fn options(args: &ClientArgs) -> anyhow::Result<NetOptions> {
         protocols,
         streams: args.streams.iter().map(|&n| n as u32).collect(),
         message_sizes: args.message_size.clone(),
-        duration: args.duration,
+        duration: args.sustain.unwrap_or(args.duration),
+        sustain: args.sustain.is_some(),
         omit: args.omit,
         reverse: args.reverse,
         rate_bps: args.rate,

@@ -196,6 +196,7 @@ mod tests {
             amount_per_stream: 0,
             mps: 0,
             load_streams: 0,
+            sustain: false,
         };
         let t = |repeat: u32, message_bytes: u32| LinkTest {
             pattern: crate::results::params::LinkPattern::Pairs,

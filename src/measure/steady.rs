@@ -30,6 +30,7 @@ pub const SLOPE: f64 = 0.05;
 const NOT_YET: u64 = u64::MAX;
 
 /// The steady-state watch of one repetition's threads.
+#[derive(Debug)]
 pub struct Steady {
     threads: u32,
     bytes: Vec<AtomicU64>,

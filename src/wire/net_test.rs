@@ -99,6 +99,12 @@ pub struct TestParams {
     /// pings, on the same link, of [`TestParams::load_message`] bytes a write. Since version 4.
     #[serde(default)]
     pub load_streams: u32,
+    /// `--sustain` (TCP throughput): the senders end once their goodput is steady
+    /// ([`crate::measure::steady`]), `duration_ms` at most, and the receivers' window ends
+    /// with the last byte. Sent only when set: a server of a build before it refuses the
+    /// field, and only then.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sustain: bool,
 }
 
 impl TestParams {
@@ -130,6 +136,7 @@ impl TestParams {
             load_streams: 0,
             amount_per_stream: 0,
             mps: 0,
+            sustain: false,
             ..*self
         }
     }
@@ -286,6 +293,12 @@ impl TestParams {
             TestKind::Latency | TestKind::Connect if n > MAX_AMOUNT_ROUND_TRIPS => Err(format!(
                 "{n} round trips per stream is out of range: at most {MAX_AMOUNT_ROUND_TRIPS}"
             )),
+            _ if self.sustain && (self.kind != TestKind::Throughput || self.proto != Proto::Tcp) => {
+                Err("--sustain ends TCP streams once their goodput is steady (a UDP receiver cannot tell the end of a stream from a loss; a ping-pong has no goodput)".into())
+            }
+            _ if self.sustain && n > 0 => {
+                Err("--sustain runs until steady, a fixed amount until it is moved: drop one".into())
+            }
             TestKind::Throughput if self.mps > 0 => {
                 Err("--mps paces ping-pongs (LATENCY); use --rate for UDP streams".into())
             }
@@ -334,6 +347,11 @@ pub struct SideStats {
     pub zerocopy_sends: u64,
     #[serde(default)]
     pub zerocopy_copied: u64,
+    /// `--sustain`, a sending side: when its streams' goodput was steady (the end of its first
+    /// steady window, ns of its measured window); absent where it never was, and without
+    /// `--sustain`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_ns: Option<u64>,
 }
 
 use crate::workload::net::MAX_BITS_PER_S;
@@ -400,6 +418,17 @@ impl SideStats {
         if self.zerocopy_copied > self.zerocopy_sends {
             return Err("more zero-copy sends copied than sent".into());
         }
+        if let Some(ns) = self.steady_ns {
+            let most = p.duration_ms.saturating_mul(1_000_000);
+            if !p.sustain || ns == 0 || ns > most {
+                return Err(format!(
+                    "a steady time of {:.3} s in a test of {:.3} s{}",
+                    ns as f64 / 1e9,
+                    most as f64 / 1e9,
+                    if p.sustain { "" } else { " without --sustain" }
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -421,6 +450,7 @@ pub(super) fn sample() -> TestParams {
         amount_per_stream: 0,
         mps: 0,
         load_streams: 0,
+        sustain: false,
     }
 }
 
@@ -514,6 +544,51 @@ mod tests {
             "{e}"
         );
         assert!(echo.validate(&ping(), true).is_err(), "a window of 0 ns");
+        // --sustain's steady time: within the test's duration, and only under --sustain.
+        let sustained = TestParams { sustain: true, ..p };
+        let steady = |ns| SideStats {
+            steady_ns: Some(ns),
+            ..honest
+        };
+        assert_eq!(steady(second / 2).validate(&sustained, true), Ok(()));
+        for (stats, params) in [
+            (steady(second / 2), p),
+            (steady(0), sustained),
+            (steady(u64::MAX), sustained),
+            (steady(p.duration_ms * 1_000_000 + 1), sustained),
+        ] {
+            assert!(stats.validate(&params, true).is_err(), "{stats:?}");
+        }
+    }
+
+    /// `--sustain` is TCP throughput's, without a fixed amount; a test without it sends no
+    /// field an older server would refuse.
+    #[test]
+    fn sustain_is_tcp_throughputs_and_sent_only_when_set() {
+        let p = TestParams {
+            sustain: true,
+            ..tcp()
+        };
+        assert_eq!(p.validate(), Ok(()));
+        let udp = TestParams {
+            proto: Proto::Udp,
+            message_bytes: 1400,
+            ..p
+        };
+        let fixed = TestParams {
+            amount_per_stream: 1 << 20,
+            ..p
+        };
+        for bad in [udp, ping(), fixed].map(|t| TestParams { sustain: true, ..t }) {
+            assert!(bad.validate().unwrap_err().contains("--sustain"), "{bad:?}");
+        }
+        let text = serde_json::to_string(&tcp()).unwrap();
+        assert!(!text.contains("sustain"), "{text}");
+        assert!(
+            serde_json::to_string(&p)
+                .unwrap()
+                .contains("\"sustain\":true")
+        );
     }
 
     /// A TCP stream without a warm-up, and a ping-pong.

@@ -226,6 +226,7 @@ mod tests {
             lost: 8,
             zerocopy_sends: 9,
             zerocopy_copied: 9,
+            steady_ns: Some(10),
         };
         let cpu = CpuUse {
             window_s: 1.0,
@@ -382,6 +383,7 @@ mod tests {
                     lost: c as u64 / 7,
                     zerocopy_sends: a / 3,
                     zerocopy_copied: a / 5,
+                    steady_ns: (c % 2 == 0).then_some(b / 7),
                 }
             });
         let params = (
@@ -429,6 +431,7 @@ mod tests {
                     amount_per_stream: amount,
                     mps,
                     load_streams: load,
+                    sustain: kind % 2 == 1,
                 },
             );
         prop_oneof![

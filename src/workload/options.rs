@@ -255,6 +255,13 @@ pub const TABLE: &[Row] = &[
     },
     Row {
         subsystem: Subsystem::Net,
+        names: &["sustain"],
+        users: |w| w == Workload::Net(N::Throughput),
+        does: "runs {}'s streams until their goodput is steady",
+        group: None,
+    },
+    Row {
+        subsystem: Subsystem::Net,
         names: &["load"],
         users: |w| w == Workload::Net(N::Latency),
         does: "runs {} under load",

@@ -80,6 +80,7 @@ pub fn params(proto: Proto, kind: TestKind, ms: u64) -> TestParams {
         amount_per_stream: 0,
         mps: 0,
         load_streams: 0,
+        sustain: false,
     }
 }
 

@@ -188,6 +188,7 @@ pub fn run(sub: &str, case: &Case, servers: &[(&str, String)]) -> Ran {
                 && args
                     .iter()
                     .any(|a| a == "--total-bytes" || a == "--sustain"))
+            || (option == "--duration" && args.iter().any(|a| a == "--sustain"))
             || (option == "--protocol" && args.iter().any(|a| a == "--server"));
         if !set && !conflicts {
             args.push(option.into());

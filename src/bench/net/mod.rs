@@ -84,6 +84,9 @@ pub struct NetOptions {
     /// The most a point with a fixed amount may take (the user's `--duration`); None: the
     /// protocol's limit less the warm-up. Points by time take `duration`.
     pub amount_bound: Option<Duration>,
+    /// `--sustain` (TCP THROUGHPUT): each repetition runs until the goodput is steady,
+    /// `duration` at most.
+    pub sustain: bool,
 }
 
 impl NetOptions {
@@ -190,6 +193,7 @@ pub fn points(opts: &NetOptions) -> Vec<NetPoint> {
                             opts.mps
                         },
                         load_streams,
+                        sustain: opts.sustain && workload == NetWorkload::Throughput,
                     },
                 });
             }

@@ -130,6 +130,8 @@ pub fn throughput(
             .collect();
         with_demand(&mut base, &[received_per_s(&way)]);
         let mut out = one_way(name, &p, &base, &way, &peak);
+        let senders = way.iter().map(|(sender, _)| *sender);
+        sustained(&mut out, &p, senders);
         // The client's side, interval by interval, on the record of its side: the sender's,
         // or with --reverse the receiver's.
         let side = usize::from(!p.reverse);
@@ -158,6 +160,7 @@ pub fn throughput(
         &there,
         &peak,
     );
+    sustained(&mut out, &p, there.iter().map(|(sender, _)| *sender));
     set_intervals(&mut out[1], last.map(|o| &o.client));
     set_phases(&mut out[1], outcomes.iter().map(|o| &o.client));
     let mut from_server = one_way(
@@ -167,6 +170,7 @@ pub fn throughput(
         &back,
         &peak,
     );
+    sustained(&mut from_server, &p, back.iter().map(|(sender, _)| *sender));
     set_intervals(
         &mut from_server[0],
         last.and_then(|o| o.client_second.as_ref()),
@@ -200,6 +204,27 @@ pub fn throughput(
         sum_peak,
     ));
     out
+}
+
+/// `--sustain`: each record of one way gets its longest time and when its senders found each
+/// repetition steady.
+fn sustained<'a>(
+    out: &mut [ResultRecord],
+    p: &TestParams,
+    senders: impl Iterator<Item = &'a SideStats>,
+) {
+    if !p.sustain {
+        return;
+    }
+    let sustain = crate::results::phases::Sustain {
+        max_s: p.duration_ms as f64 / 1e3,
+        steady_s: senders
+            .map(|s| s.steady_ns.map(|ns| ns as f64 / 1e9))
+            .collect(),
+    };
+    for r in out {
+        r.sustain = Some(sustain.clone());
+    }
 }
 
 /// The service demand: the machine's busy CPU per KB of goodput at the receivers, all ways

@@ -5,6 +5,7 @@
 use super::connect;
 use super::streams::{self, Plan, Window};
 use super::transport::{Attached, Channel};
+use crate::measure::steady::Steady;
 use crate::wire::net_test::{SideStats, TestKind, TestParams};
 use hdrhistogram::Histogram;
 use std::io;
@@ -267,6 +268,10 @@ fn run_on<C: Channel>(
         Role::Echo if local => (crate::runner::affinity::allowed_cpus(), 1),
         _ => (Vec::new(), 0),
     };
+    // --sustain: the watch the sending threads share (they end once it is steady).
+    let interval = crate::measure::timeline::interval_of(w.duration);
+    let steady = (plan.sustain && role == Role::Send)
+        .then(|| std::sync::Arc::new(Steady::over(w.duration, interval, workers)));
     type Outcome = (SideStats, Option<Histogram<u64>>, streams::Timeline);
     let outcomes: Vec<io::Result<Outcome>> = std::thread::scope(|s| {
         let handles: Vec<_> = groups
@@ -274,6 +279,7 @@ fn run_on<C: Channel>(
             .enumerate()
             .map(|(i, mut group)| {
                 let cpu = (!cpus.is_empty()).then(|| cpus[(i + offset) % cpus.len()]);
+                let steady = steady.clone();
                 s.spawn(move || {
                     if let Some(cpu) = cpu {
                         // Unpinned if that fails: the figures stay right, only less even.
@@ -282,7 +288,7 @@ fn run_on<C: Channel>(
                     // Incompressible-looking, non-zero payload (a NIC offload or a
                     // compressing tunnel would flatter zeros).
                     let mut buf: Vec<u8> = (0..size).map(|i| (i * 131 + 7) as u8).collect();
-                    let mut tl = streams::Timeline::for_window(&w);
+                    let mut tl = streams::Timeline::for_window(&w).watched(steady);
                     let out = if group.len() > 1 {
                         streams::send_many(&mut group, &buf, w, plan, stop, &mut tl)
                             .map(|st| (st, None))
@@ -294,7 +300,7 @@ fn run_on<C: Channel>(
                             }
                             Role::Receive => {
                                 let poll = Duration::from_micros(params.busy_poll_us as u64);
-                                let fixed = plan.amount > 0;
+                                let fixed = plan.amount > 0 || plan.sustain;
                                 streams::recv_loop(
                                     ch, &mut buf, w, poll, fixed, cookie, stop, &mut tl,
                                 )
@@ -336,5 +342,8 @@ fn run_on<C: Channel>(
             merge_hist(&mut merged.rtt, h);
         }
     }
+    merged.stats.steady_ns = steady.and_then(|s| s.steady_at()).map(|at| {
+        (interval.saturating_mul(u32::try_from(at + 1).unwrap_or(u32::MAX))).as_nanos() as u64
+    });
     Ok(merged)
 }

@@ -48,6 +48,29 @@ pub trait Channel: Send {
     fn peer_is_loopback(&self) -> bool;
 }
 
+/// The payload bytes the peer has acknowledged on TCP connection `fd` (TCP_INFO's
+/// `tcpi_bytes_acked`, Linux 4.1 on): what reached the receiver, where the bytes written count
+/// what the send buffer took. None where it cannot be read (not TCP, an older kernel).
+pub fn bytes_acked(fd: RawFd) -> Option<u64> {
+    // SAFETY: tcp_info is plain data; zeroed is a valid value to be overwritten.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `info`, which is that large, and the
+    // length written into `len`; on a descriptor that is no TCP socket it fails.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        )
+    };
+    let end = std::mem::offset_of!(libc::tcp_info, tcpi_bytes_acked)
+        + std::mem::size_of_val(&info.tcpi_bytes_acked);
+    (rc == 0 && len as usize >= end).then_some(info.tcpi_bytes_acked)
+}
+
 /// The bytes waiting in a socket's receive queue (FIONREAD); 0 where it cannot tell.
 pub fn queued_bytes(fd: RawFd) -> u64 {
     let mut n: libc::c_int = 0;

@@ -119,12 +119,8 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
     let phases = rec.and_then(|r| r.phases.clone()).unwrap_or_default();
     // The repetition's measured time: its whole intervals.
     let interval_s = crate::measure::timeline::interval_of(SUSTAIN).as_secs_f64();
-    let ran_s = rec
-        .and_then(|r| r.intervals.as_ref())
-        .map(|i| i.values.len() as f64 * i.interval_s);
-    let steady_s = rec
-        .and_then(|r| r.sustain.as_ref())
-        .and_then(|s| s.steady_s.last().copied().flatten());
+    let ran_s = rec.and_then(crate::results::ResultRecord::intervals_s);
+    let steady_s = rec.and_then(crate::results::ResultRecord::last_steady_s);
     let found = burst(&phases).map(|(b, then)| (b.clone(), then.clone()));
     let how = match &found {
         Some((b, then)) => format!(

@@ -18,13 +18,15 @@ use std::time::Duration;
 /// The rate the bucket fills at, and the peak it is emptied at.
 const RATE_BPS: u64 = 200_000_000;
 const PEAK_BPS: u64 = 1_000_000_000;
-/// The bucket: 3 s at the peak beyond the rate.
-const BUCKET_BYTES: u64 = 300_000_000;
-/// The stream's time: the burst and 5 s after it.
-const DURATION: Duration = Duration::from_secs(8);
+/// The bucket: 1.8 s at the peak beyond the rate, shorter than `--sustain`'s steady window
+/// (2.5 s: a burst longer than it passes for a steady state) and a phase of 3 intervals and more.
+const BUCKET_BYTES: u64 = 180_000_000;
+/// The stream's longest time (`--sustain`): the burst and 7 s after it; its intervals are a
+/// twentieth of it, 500 ms, its steady window 2.5 s.
+const SUSTAIN: Duration = Duration::from_secs(10);
 
-/// The two checks, none run yet.
-fn bases() -> [Check; 2] {
+/// The three checks, none run yet.
+fn bases() -> [Check; 3] {
     let imposed = format!(
         "tbf {} Mbit/s, bucket {} MB at {} Mbit/s",
         RATE_BPS / 1_000_000,
@@ -46,6 +48,13 @@ fn bases() -> [Check; 2] {
             (Subsystem::Net, Unit::BitsPerSec),
             "",
         ),
+        skipped(
+            "net sustain",
+            Group::Burst,
+            &imposed,
+            (Subsystem::Net, Unit::Seconds),
+            "",
+        ),
     ]
 }
 
@@ -56,30 +65,31 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
 }
 
 fn measure(c: &mut Checks, pair: &NetPair, _server: &OwnedFd) -> anyhow::Result<()> {
-    let [volume, baseline] = bases();
+    let [volume, baseline, sustain] = bases();
     if let Err(why) = pair.limit_burst(RATE_BPS, PEAK_BPS, BUCKET_BYTES) {
         return c.skip_all(
-            [volume, baseline],
+            [volume, baseline, sustain],
             &format!("cannot shape the veth pair with a peak rate: {why}"),
         );
     }
     // Nothing omitted: the burst begins with the stream. One repetition: the bucket refills
     // at the rate only. The receiver's figures: a sender's count what its socket took, and its
-    // buffer grows (one read 5 % above the rate it was held to).
+    // buffer grows (one read 5 % above the rate it was held to). Until steady: the server's
+    // senders end once the rate after the burst is.
     let mut line = throughput_line("tcp");
     line.extend(strings(&[
         "--reverse",
         "--omit",
         "0",
-        "--duration",
-        &format!("{}ms", c.opts.duration.max(DURATION).as_millis()),
+        "--sustain",
+        &format!("{}ms", SUSTAIN.as_millis()),
         "--repeat",
         "1",
     ]));
     let points = match c.measure(&line) {
         Ok(p) => p,
         Err(e) if interrupted(&e) => return Err(e),
-        Err(e) => return c.fail_all([volume, baseline], &line, &e),
+        Err(e) => return c.fail_all([volume, baseline, sustain], &line, &e),
     };
     // The receiver's record has the client's intervals and phases.
     let at = c.find(&points, |r| {
@@ -121,7 +131,7 @@ fn measure(c: &mut Checks, pair: &NetPair, _server: &OwnedFd) -> anyhow::Result<
     let baseline_check = judged(
         baseline,
         &line,
-        points,
+        points.clone(),
         found.as_ref().map(|f| f.baseline_bps),
         Judge {
             expected,
@@ -132,13 +142,61 @@ fn measure(c: &mut Checks, pair: &NetPair, _server: &OwnedFd) -> anyhow::Result<
             ),
         },
     );
-    c.push(baseline_check)
+    c.push(baseline_check)?;
+    c.push(sustain_check(
+        sustain,
+        &line,
+        points,
+        rec.as_ref(),
+        found.as_ref(),
+    ))
+}
+
+/// `--sustain`'s end: the first steady window after the burst ends `steady::WINDOW` intervals
+/// after the burst's end, which the phases place at an interval's edge (the one it ended in, or
+/// the next); the senders end as they learn it, and the stream's measured time at the receiver
+/// is said beside it.
+fn sustain_check(
+    base: Check,
+    line: &[String],
+    points: Vec<usize>,
+    rec: Option<&ResultRecord>,
+    found: Option<&Found>,
+) -> Check {
+    let interval_s = crate::measure::timeline::interval_of(SUSTAIN).as_secs_f64();
+    let window_s = crate::measure::steady::WINDOW as f64 * interval_s;
+    let ran_s = rec.and_then(ResultRecord::intervals_s);
+    let steady_s = rec.and_then(ResultRecord::last_steady_s);
+    let end_s = found.map_or(f64::NAN, |f| f.burst_end_s);
+    judged(
+        base,
+        line,
+        points,
+        steady_s.filter(|_| found.is_some()),
+        Judge {
+            expected: end_s + window_s,
+            tolerance: interval_s,
+            tolerance_text: format!("±{} s", crate::units::format_sig(interval_s)),
+            reason: format!(
+                "expected: the burst's end ({} s, as the phases found it) plus the steady window ({} intervals of {} s); measured: when the senders found the rate steady and ended (the receiver's whole intervals: {})",
+                crate::units::format_sig(end_s),
+                crate::measure::steady::WINDOW,
+                crate::units::format_sig(interval_s),
+                ran_s.map_or("none".into(), |s| format!(
+                    "{} s",
+                    crate::units::format_sig(s)
+                ))
+            ),
+        },
+    )
 }
 
 /// A burst as a point's phases show it.
 struct Found {
     burst_bps: f64,
     burst_s: f64,
+    /// When it ended, in seconds of the stream's measured time.
+    burst_end_s: f64,
     baseline_bps: f64,
     /// The bytes beyond the baseline over the whole stream.
     excess_bytes: f64,
@@ -158,6 +216,7 @@ fn found(rec: &ResultRecord) -> Option<Found> {
     Some(Found {
         burst_bps: b.value,
         burst_s: b.end_s - b.start_s,
+        burst_end_s: b.end_s,
         baseline_bps: then.value,
         excess_bytes: excess_bits / 8.0,
     })

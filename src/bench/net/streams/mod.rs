@@ -17,9 +17,13 @@
 
 use super::sockopt::{ZEROCOPY_WAIT, ZeroCopy};
 use super::transport::Channel;
+use crate::measure::steady::Steady;
+use crate::measure::timeline::MAX_INTERVALS;
 use crate::wire::net_test::{SideStats, TestParams};
 use hdrhistogram::Histogram;
 use std::io;
+use std::os::fd::RawFd;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -84,6 +88,9 @@ pub struct Plan {
     pub zerocopy: bool,
     /// A pinger's round trips per second; 0: back to back.
     pub mps: u32,
+    /// `--sustain`: a TCP sender ends once its side's goodput is steady (its timeline's watch,
+    /// [`Timeline::watched`]); a receiver's window ends with its last byte.
+    pub sustain: bool,
 }
 
 impl Plan {
@@ -93,6 +100,7 @@ impl Plan {
             amount: p.amount_per_stream,
             zerocopy: p.socket.zerocopy,
             mps: p.mps,
+            sustain: p.sustain,
         }
     }
 }
@@ -166,24 +174,94 @@ fn settle(fd: std::os::fd::RawFd, zc: Option<ZeroCopy>, st: &mut SideStats, unti
     }
 }
 
-/// The most intervals a stream thread keeps.
-const MAX_INTERVALS: usize = 36_000;
-
 /// Payload bytes per interval of the measured window, a thread's own (merged after the test),
-/// for the per-interval chart, as iperf3's per-second lines.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// for the per-interval chart, as iperf3's per-second lines; under `--sustain`, a sending
+/// thread's watch too ([`Timeline::watched`]).
+#[derive(Debug, Clone, Default)]
 pub struct Timeline {
     pub interval: Duration,
     pub bytes: Vec<u64>,
+    watch: Option<Watch>,
+}
+
+/// A sending thread's part in its side's steady watch: each interval it has passed is
+/// reported with the bytes its streams' peers acknowledged in it ([`super::transport::bytes_acked`]:
+/// what reached the receivers; the bytes written count what the send buffers took, and a send
+/// buffer that grows after a burst reads as a rate that moves), or with the bytes written where
+/// TCP does not say.
+#[derive(Debug, Clone)]
+struct Watch {
+    steady: Arc<Steady>,
+    /// The intervals reported.
+    published: usize,
+    /// When the next interval begins; None before the first look in the window.
+    next: Option<Instant>,
+    /// The bytes acknowledged at the last look.
+    acked: Option<u64>,
 }
 
 impl Timeline {
     /// A twentieth of the window's measured time, between 10 ms and 1 s (iperf3's default).
     pub fn for_window(w: &Window) -> Timeline {
         Timeline {
-            interval: (w.duration / 20).clamp(Duration::from_millis(10), Duration::from_secs(1)),
-            bytes: Vec::new(),
+            interval: crate::measure::timeline::interval_of(w.duration),
+            ..Timeline::default()
         }
+    }
+
+    /// Reports each interval to `steady` (shared by the side's sending threads) once it has
+    /// passed ([`Self::look`]).
+    pub fn watched(self, steady: Option<Arc<Steady>>) -> Timeline {
+        Timeline {
+            watch: steady.map(|steady| Watch {
+                steady,
+                published: 0,
+                next: None,
+                acked: None,
+            }),
+            ..self
+        }
+    }
+
+    /// Whether the side's goodput is steady (never without a watch).
+    pub fn steady(&self) -> bool {
+        (self.watch.as_ref()).is_some_and(|w| w.steady.steady_at().is_some())
+    }
+
+    /// Whether a watched sender is due to look at its streams ([`Self::look`]): at its first
+    /// write in the window and once an interval has passed (one comparison a write).
+    fn due(&self, from: Instant, now: Instant) -> bool {
+        (self.watch.as_ref()).is_some_and(|w| now >= w.next.unwrap_or(from))
+    }
+
+    /// Reports the intervals passed since the last look, with the bytes acknowledged on `fds`
+    /// since then split evenly between them (the bytes written where TCP does not say).
+    fn look(&mut self, from: Instant, now: Instant, fds: impl Iterator<Item = RawFd>) {
+        let width = self.interval.as_nanos().max(1);
+        let at = (now.saturating_duration_since(from).as_nanos() / width) as usize;
+        let acked = fds
+            .map(super::transport::bytes_acked)
+            .try_fold(0u64, |sum, a| Some(sum.saturating_add(a?)));
+        let Some(w) = &mut self.watch else { return };
+        let edge = |k: usize| {
+            from + self
+                .interval
+                .saturating_mul(u32::try_from(k).unwrap_or(u32::MAX))
+        };
+        if w.next.is_some() && at > w.published {
+            let passed = (at - w.published) as u64;
+            let per = match (acked, w.acked) {
+                (Some(now), Some(before)) => Some(now.saturating_sub(before) / passed),
+                _ => None,
+            };
+            for k in w.published..at.min(MAX_INTERVALS) {
+                let written = self.bytes.get(k).copied().unwrap_or(0);
+                w.steady.report(k, per.unwrap_or(written));
+            }
+            w.published = at;
+        }
+        w.acked = acked;
+        w.next = Some(edge(at + 1));
     }
 
     /// Counts `n` bytes at `now` (from the start of the measured window `from`).
@@ -256,7 +334,7 @@ pub fn send_loop<C: Channel>(
     let mut st = SideStats::default();
     let mut seq = 0u64;
     let mut now = Instant::now();
-    while now < end && !halted(stop) {
+    while now < end && !halted(stop) && !tl.steady() {
         if let Some(gap) = gap {
             if due > now {
                 let ahead = due - now;
@@ -291,6 +369,9 @@ pub fn send_loop<C: Channel>(
                     st.bytes_sent += n as u64;
                     st.messages_sent += 1;
                     tl.add(from, now, n as u64);
+                    if tl.due(from, now) {
+                        tl.look(from, now, std::iter::once(ch.fd()));
+                    }
                 }
                 seq += 1;
             }
@@ -343,7 +424,7 @@ pub fn send_many<C: Channel>(
     let mut sent = vec![0u64; chs.len()];
     let mut st = SideStats::default();
     let mut now = Instant::now();
-    while now < end && !halted(stop) {
+    while now < end && !halted(stop) && !tl.steady() {
         let mut wrote = false;
         let mut open = false;
         for (i, ch) in chs.iter_mut().enumerate() {
@@ -373,6 +454,9 @@ pub fn send_many<C: Channel>(
         }
         if !open {
             break;
+        }
+        if now >= from && tl.due(from, now) {
+            tl.look(from, now, chs.iter().map(|c| c.fd()));
         }
         if !wrote {
             // Completions waiting would make poll() return at once (POLLERR).
