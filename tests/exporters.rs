@@ -46,16 +46,8 @@ fn json_snapshot_and_schema() {
 fn a_points_phases_are_in_the_schema() {
     let mut report = common::fixed_report();
     report.results[0].phases = Some(vec![
-        peakbench::results::phases::Phase {
-            start_s: 0.0,
-            end_s: 31.2,
-            value: 3e9,
-        },
-        peakbench::results::phases::Phase {
-            start_s: 31.2,
-            end_s: 60.0,
-            value: 1e8,
-        },
+        peakbench::results::phases::Phase::new(0.0, 31.2, 3e9),
+        peakbench::results::phases::Phase::new(31.2, 60.0, 1e8),
     ]);
     let doc: serde_json::Value = serde_json::from_slice(&report::json::render(&report)).unwrap();
     assert_eq!(doc["results"][0]["phases"][1]["start_s"], 31.2);

@@ -23,11 +23,11 @@ pub use recorder::Recorder;
 use crate::sysinfo::SystemInfo;
 use std::time::Duration;
 
-/// How long each repetition runs, for a run's first line: "~250ms", or under `--sustain`
-/// "until steady (4s at most)".
+/// How long each repetition runs, for a run's first line ("3 repetitions of …"): "~250ms", or
+/// under `--sustain` "up to 4s, until steady,".
 pub fn repetition_time(d: Duration, sustain: bool) -> String {
     match sustain {
-        true => format!("until steady ({d:?} at most)"),
+        true => format!("up to {d:?}, until steady,"),
         false => format!("~{d:?}"),
     }
 }

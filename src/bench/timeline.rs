@@ -36,8 +36,7 @@ pub fn timed(
             values: last.clone(),
         });
     }
-    let series: Vec<f64> = rounds.into_iter().flatten().collect();
-    rec.phases = crate::results::phases::of(&series, secs);
+    rec.phases = crate::results::phases::of_rounds(&rounds, secs);
 }
 
 /// `rounds` of a point whose rounds end once steady (`--sustain`), each time scaled to the

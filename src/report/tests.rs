@@ -310,18 +310,7 @@ fn a_burst_point_leads_with_the_rate_it_kept() {
     let rec = &mut burst.results[at];
     rec.peak = Some(peak);
     let mean = rec.summary.mean;
-    rec.phases = Some(vec![
-        Phase {
-            start_s: 0.0,
-            end_s: 3.0,
-            value: 3e9,
-        },
-        Phase {
-            start_s: 3.0,
-            end_s: 8.0,
-            value: 1e8,
-        },
-    ]);
+    rec.phases = Some(vec![Phase::new(0.0, 3.0, 3e9), Phase::new(3.0, 8.0, 1e8)]);
     assert_eq!(rec.headline(), 1e8);
     assert_eq!(rec.headline_efficiency(), Some(0.2));
     let mark = rows::BURST_MARK;

@@ -6,7 +6,8 @@
 //! and a second ([`MIN_PHASE_S`]) at least and differs from its neighbours by 25 % at least, 5
 //! times the series' noise apart. A
 //! **burst** is a first phase 1.5 times as fast as every later one or more (a token bucket's
-//! credit spent): what the machine keeps is the last phase.
+//! credit spent) that ends inside a repetition, not where the next one begins
+//! ([`Phase::between_repetitions`]): what the machine keeps is the last phase.
 
 use crate::measure::levels::{Settings, levels};
 use crate::measure::stats::nan_as_null;
@@ -37,6 +38,24 @@ pub struct Phase {
     pub end_s: f64,
     #[serde(deserialize_with = "nan_as_null::number")]
     pub value: f64,
+    /// It began where a repetition did (within an interval): the figure changed from one
+    /// repetition to the next, which a repetition's new start does by itself (its threads placed
+    /// again, its connection opened again, a neighbour on the host come or gone). No burst ends
+    /// there; absent (false) otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub between_repetitions: bool,
+}
+
+impl Phase {
+    /// A phase from `start_s` to `end_s` at `value`, within a repetition.
+    pub fn new(start_s: f64, end_s: f64, value: f64) -> Phase {
+        Phase {
+            start_s,
+            end_s,
+            value,
+            between_repetitions: false,
+        }
+    }
 }
 
 /// `--sustain`: each repetition ran until its figure was steady ([`crate::measure::steady`]),
@@ -87,14 +106,38 @@ pub fn of(series: &[f64], interval_s: f64) -> Option<Vec<Phase>> {
     (found.len() >= 2).then(|| timed(&found, interval_s))
 }
 
+/// The phases of a point's repetitions back to back (`rounds`, each a figure per interval of
+/// `interval_s` seconds), each that began within an interval of where a repetition began
+/// marked [`Phase::between_repetitions`].
+pub fn of_rounds(rounds: &[Vec<f64>], interval_s: f64) -> Option<Vec<Phase>> {
+    let series: Vec<f64> = rounds.iter().flatten().copied().collect();
+    let mut phases = of(&series, interval_s)?;
+    let starts: Vec<usize> = rounds
+        .iter()
+        .scan(0, |at, r| {
+            *at += r.len();
+            Some(*at)
+        })
+        .collect();
+    for p in phases.iter_mut().skip(1) {
+        let at = (p.start_s / interval_s).round() as usize;
+        p.between_repetitions = starts[..starts.len().saturating_sub(1)]
+            .iter()
+            .any(|&s| s.abs_diff(at) <= 1);
+    }
+    Some(phases)
+}
+
 /// `levels` of a series of `interval_s`-second intervals as phases.
 fn timed(levels: &[crate::measure::levels::Level], interval_s: f64) -> Vec<Phase> {
     levels
         .iter()
-        .map(|l| Phase {
-            start_s: l.start as f64 * interval_s,
-            end_s: l.end as f64 * interval_s,
-            value: l.median,
+        .map(|l| {
+            Phase::new(
+                l.start as f64 * interval_s,
+                l.end as f64 * interval_s,
+                l.median,
+            )
         })
         .collect()
 }
@@ -109,19 +152,47 @@ pub fn plausible(phases: &[Phase]) -> bool {
         && phases.windows(2).all(|w| w[0].end_s <= w[1].start_s)
 }
 
-/// The burst of `phases`, where the first is [`BURST_RATIO`] times as fast as every later one:
-/// (the burst, the phase the point settled to, its last).
+/// The burst of `phases`, where the first is [`BURST_RATIO`] times as fast as every later one
+/// and ends within a repetition (one that ends where the next repetition begins is no burst:
+/// [`Phase::between_repetitions`]): (the burst, the phase the point settled to, its last).
 pub fn burst(phases: &[Phase]) -> Option<(&Phase, &Phase)> {
     let (first, rest) = phases.split_first()?;
     let last = rest.last()?;
-    rest.iter()
-        .all(|p| first.value >= BURST_RATIO * p.value)
+    (!rest[0].between_repetitions && rest.iter().all(|p| first.value >= BURST_RATIO * p.value))
         .then_some((first, last))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A level that changes where a repetition begins is no burst (a new start moves a figure by
+    /// itself: the loopback's threads placed apart, then together, read 42 then 21.5 Gbit/s);
+    /// one that changes inside a repetition is, whichever repetition it is in.
+    #[test]
+    fn a_level_that_changes_between_repetitions_is_no_burst() {
+        let round = |parts: &[(usize, f64)]| series(parts);
+        let between = [
+            round(&[(20, 4e10)]),
+            round(&[(20, 4e10)]),
+            round(&[(20, 2e10)]),
+        ];
+        let p = of_rounds(&between, 0.2).unwrap();
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert!(p[1].between_repetitions && !p[0].between_repetitions);
+        assert_eq!(burst(&p), None);
+        let within = [
+            round(&[(20, 4e10)]),
+            round(&[(7, 4e10), (13, 2e10)]),
+            round(&[(20, 2e10)]),
+        ];
+        let p = of_rounds(&within, 0.2).unwrap();
+        assert!(!p[1].between_repetitions, "{p:?}");
+        assert!(burst(&p).is_some());
+        // One repetition: no boundary inside it.
+        let one = [round(&[(10, 4e10), (30, 2e10)])];
+        assert!(burst(&of_rounds(&one, 0.2).unwrap()).is_some());
+    }
 
     fn series(parts: &[(usize, f64)]) -> Vec<f64> {
         // ±1 % of wobble, in a fixed pattern.

@@ -179,8 +179,10 @@ impl DiskSession<'_> {
                 values: last.iter().map(rate).collect(),
             });
         }
-        let series: Vec<f64> = per_rep.iter().flatten().map(rate).collect();
-        out[0].phases = crate::results::phases::of(&series, secs);
+        let rounds: Vec<Vec<f64>> = (per_rep.iter())
+            .map(|r| r.iter().map(rate).collect())
+            .collect();
+        out[0].phases = crate::results::phases::of_rounds(&rounds, secs);
         // The same phases in I/Os a second (one I/O a block): the IOPS a table leads with
         // after a burst are those the point kept.
         out[1].phases = out[0].phases.clone().map(|phases| {

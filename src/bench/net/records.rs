@@ -329,14 +329,14 @@ fn per_interval(side: &SideResult) -> (Vec<f64>, f64) {
 
 /// The phases of one side's goodput over every repetition (`sides`, in order) on `rec`.
 fn set_phases<'a>(rec: &mut ResultRecord, sides: impl Iterator<Item = &'a SideResult>) {
-    let mut series = Vec::new();
+    let mut rounds = Vec::new();
     let mut interval = 0.0;
     for side in sides {
         let (values, i) = per_interval(side);
-        series.extend(values);
+        rounds.push(values);
         interval = i;
     }
-    rec.phases = crate::results::phases::of(&series, interval);
+    rec.phases = crate::results::phases::of_rounds(&rounds, interval);
 }
 
 /// The last repetition's figures of one side, interval by interval (whole intervals of its

@@ -1,7 +1,8 @@
 //! The phases a point's figure went through while it ran ([`crate::results::phases`]): a burst
 //! said with its rate, its length and its volume, then the rate the point kept ("burst: 3000
 //! MB/s for 31.2 s (about 93600 MB), then 100 MB/s: what it keeps is the last"); other phases
-//! as the levels in order with the time each began.
+//! as the levels in order with the time each began; under `--sustain`, when the points were
+//! steady, and those that never were.
 
 use super::{Finding, Kind};
 use crate::results::phases::burst;
@@ -9,13 +10,58 @@ use crate::results::{Metric, ResultRecord};
 use crate::units::format_sig;
 
 /// The findings of the records `recs` that went through phases (a disk point's IOPS go
-/// through its throughput's, one I/O a block: its throughput says them), and of those that
-/// `--sustain` never found steady.
+/// through its throughput's, one I/O a block: its throughput says them), and under `--sustain`
+/// when they were steady, and those that never were.
 pub(super) fn of<'a>(recs: impl Iterator<Item = &'a ResultRecord>) -> Vec<Finding> {
     let recs: Vec<&ResultRecord> = recs.filter(|r| r.metric != Metric::Iops).collect();
     let mut out = levels(&recs);
+    out.extend(steady(&recs));
     out.extend(recs.iter().filter_map(|r| unsteady(r)));
     out
+}
+
+/// The `--sustain` points steady in every repetition, as one line: how many, and after how long
+/// (fio prints the time its steadystate was met). A link's way is counted at its sender (its
+/// receiver's record repeats it).
+fn steady(recs: &[&ResultRecord]) -> Option<Finding> {
+    let receiver = |r: &ResultRecord| {
+        (r.params.net()).is_some_and(|n| n.side == Some(crate::results::params::Side::Receiver))
+    };
+    let sustained: Vec<&crate::results::phases::Sustain> = (recs.iter())
+        .filter(|r| r.metric == Metric::Throughput && !receiver(r))
+        .filter_map(|r| r.sustain.as_ref())
+        .collect();
+    let times: Vec<f64> = (sustained.iter())
+        .filter(|s| s.never() == 0)
+        .flat_map(|s| s.steady_s.iter().flatten().copied())
+        .collect();
+    let points = sustained.iter().filter(|s| s.never() == 0).count();
+    let (lo, hi) = (
+        times.iter().copied().reduce(f64::min)?,
+        times.iter().copied().reduce(f64::max)?,
+    );
+    let longest = sustained.iter().map(|s| s.max_s).fold(0.0, f64::max);
+    let subsystem = recs.first()?.subsystem;
+    Some(Finding {
+        subsystem,
+        kind: Kind::Phases,
+        text: format!(
+            "--sustain: {points} point{} steady in every repetition, after {} s (of {} s at most): {}",
+            if points == 1 { "" } else { "s" },
+            if lo == hi {
+                format_sig(lo)
+            } else {
+                format!("{}–{}", format_sig(lo), format_sig(hi))
+            },
+            format_sig(longest),
+            if points == 1 {
+                "its figure is a steady state"
+            } else {
+                "their figures are steady states"
+            }
+        ),
+        cites: vec![points as f64, lo, hi],
+    })
 }
 
 /// A `--sustain` point some repetition of which ran to its end without a steady window: its
@@ -73,7 +119,16 @@ fn levels(recs: &[&ResultRecord]) -> Vec<Finding> {
                     "{label}: not steady while it ran: {}",
                     phases
                         .iter()
-                        .map(|p| format!("{} {unit} from {} s", format_sig(p.value), format_sig(p.start_s)))
+                        .map(|p| format!(
+                            "{} {unit} from {} s{}",
+                            format_sig(p.value),
+                            format_sig(p.start_s),
+                            if p.between_repetitions {
+                                " (a repetition's start)"
+                            } else {
+                                ""
+                            }
+                        ))
                         .collect::<Vec<_>>()
                         .join(", then ")
                 ),
@@ -113,11 +168,7 @@ mod tests {
 
     #[test]
     fn a_burst_is_said_with_its_length_volume_and_what_follows() {
-        let phase = |start_s, end_s, value| Phase {
-            start_s,
-            end_s,
-            value,
-        };
+        let phase = Phase::new;
         let r = quick_with(vec![phase(0.0, 31.2, 3e9), phase(31.2, 60.0, 1e8)]);
         let text = said(&r);
         assert_eq!(text.len(), 1, "{text:?}");
@@ -162,6 +213,10 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         let text = with(vec![Some(2.5), None, None]);
+        let text: Vec<String> = text
+            .into_iter()
+            .filter(|t| !t.starts_with("--sustain:"))
+            .collect();
         let disk_throughput = quick_with(Vec::new())
             .results
             .iter()
@@ -173,6 +228,13 @@ mod tests {
                 && text[0].contains("in 2 of 3 repetitions"),
             "{text:?}"
         );
-        assert!(with(vec![Some(2.5), Some(3.0)]).is_empty());
+        // Steady in every repetition: one line for all of them.
+        let steady = with(vec![Some(2.5), Some(3.0)]);
+        assert_eq!(steady.len(), 1, "{steady:?}");
+        assert!(
+            steady[0].contains(&format!("--sustain: {disk_throughput} point"))
+                && steady[0].contains("after 2.50–3.00 s (of 10.00 s at most)"),
+            "{steady:?}"
+        );
     }
 }
