@@ -322,6 +322,39 @@ fn fixed_work() -> Vec<Case> {
             r.params()["runtime_s"] == 1.0 && r.sustained(1.0)
         })
         .measured(),
+        // Chosen percentiles, and only those (measured: a planned record has none).
+        // In every output: the JSON's keys, the CSV's columns, the notes of -v.
+        used(
+            "percentiles",
+            &[
+                "--workload",
+                "RR",
+                "--percentiles",
+                "25,99.5",
+                "-v",
+                "--csv",
+                "{dir}/p.csv",
+            ],
+            |r| {
+                let keys: Vec<&String> = r.metric("latency")["percentiles"]
+                    .as_object()
+                    .map(|p| p.keys().collect())
+                    .unwrap_or_default();
+                let csv = std::fs::read_to_string(r.dir.join("p.csv")).unwrap_or_default();
+                let header = csv.lines().next().unwrap_or("");
+                keys == ["max", "min", "p25", "p99.5"]
+                    && header
+                        .ends_with("percentile_min,percentile_p25,percentile_p99.5,percentile_max")
+                    && r.stdout.contains(" p25 ")
+                    && r.stdout.contains(", p99.5 ")
+            },
+        )
+        .measured(),
+        refused(
+            "percentiles",
+            &["--workload", "RR", "--percentiles", "50,100"],
+            "'100' is no percentile",
+        ),
         refused(
             "sustain",
             &["--workload", "RR", "--sustain", "500ms"],

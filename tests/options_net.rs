@@ -336,6 +336,24 @@ fn amounts_and_display() -> Vec<Case> {
             &[&TCP[..], &["--sustain", "11m"]].concat(),
             "a test lasts 600 s at most",
         ),
+        // Chosen percentiles of the round trips, and only those.
+        used(
+            "percentiles",
+            &[&LAT[..], &["--percentiles", "50,99.999"]].concat(),
+            |r| {
+                let keys: Vec<&String> = r.metric("latency")["percentiles"]
+                    .as_object()
+                    .map(|p| p.keys().collect())
+                    .unwrap_or_default();
+                keys == ["max", "min", "p50", "p99.999"]
+            },
+        )
+        .measured(),
+        refused(
+            "percentiles",
+            &[&TCP[..], &["--percentiles", "50,99"]].concat(),
+            "none of them is in --workload",
+        ),
         used("count", &[&LAT[..], &["--count", "500"]].concat(), |r| {
             r.params()["amount_per_stream"] == 500
         }),

@@ -280,6 +280,7 @@ fn link_test(t: &LinkTest, token: Option<String>) -> (Vec<ResultRecord>, Option<
         load: Vec::new(),
         amount_bound: None,
         sustain: false,
+        percentiles: Default::default(),
     };
     let session = NetSession::remote(
         opts,

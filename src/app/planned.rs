@@ -222,6 +222,7 @@ mod tests {
             file_per_thread: false,
             total_bytes: None,
             sustain: false,
+            percentiles: Default::default(),
             scaling: crate::results::params::Scaling::Strong,
             reps: reps(),
             peaks: Default::default(),
@@ -321,6 +322,7 @@ mod tests {
                 load: Vec::new(),
                 amount_bound: None,
                 sustain: false,
+                percentiles: Default::default(),
             };
             let session = NetSession::loopback(opts.clone(), None).unwrap();
             let server = session.target().addr.to_string();

@@ -81,6 +81,11 @@ pub struct DiskArgs {
     /// is seen through, docs/disk.md).
     #[arg(long, value_name = "DURATION", value_parser = super::common::parse_sustain, conflicts_with_all = ["runtime", "total_bytes"])]
     pub sustain: Option<std::time::Duration>,
+    /// The percentiles of every I/O's latency each point reports beside min and max (fio's
+    /// --percentile_list), e.g. 50,99,99.9,99.999: above 0 and below 100, 4 decimals and 16 at
+    /// most. Default: 50,90,99,99.9,99.99.
+    #[arg(long, value_name = "LIST", value_parser = crate::measure::latency::Percentiles::parse)]
+    pub percentiles: Option<crate::measure::latency::Percentiles>,
     /// With --total-bytes: strong (the bytes split between the threads) or weak (each
     /// thread's).
     #[arg(long, value_enum, default_value = "strong")]
@@ -271,6 +276,7 @@ fn options(args: &DiskArgs) -> anyhow::Result<DiskOptions> {
         file_per_thread: args.file_per_thread,
         total_bytes: args.total_bytes,
         sustain: args.sustain.is_some(),
+        percentiles: args.percentiles.clone().unwrap_or_default(),
         scaling: args.scaling,
         reps: Repetition {
             warmup: 0,

@@ -94,6 +94,11 @@ pub struct ClientArgs {
     /// every interval within 10 % of their mean and their trend under 5 %; docs/net.md).
     #[arg(long, value_name = "DURATION", value_parser = parse_sustain, conflicts_with_all = ["duration", "total_bytes"])]
     pub sustain: Option<std::time::Duration>,
+    /// The percentiles of LATENCY's round trips and CONNECT's connections each point reports
+    /// beside min and max (sockperf's --percentile), e.g. 50,99,99.9,99.999: above 0 and below
+    /// 100, 4 decimals and 16 at most. Default: 50,90,99,99.9,99.99.
+    #[arg(long, value_name = "LIST", value_parser = crate::measure::latency::Percentiles::parse)]
+    pub percentiles: Option<crate::measure::latency::Percentiles>,
     /// Fixed work for LATENCY (iperf3 -k): round trips after the warm-up, split between the
     /// streams with --scaling strong or each stream's with weak; bounded as --total-bytes.
     #[arg(long, value_name = "N", value_parser = parse_count)]
@@ -518,6 +523,7 @@ fn options(args: &ClientArgs) -> anyhow::Result<NetOptions> {
         message_sizes: args.message_size.clone(),
         duration: args.sustain.unwrap_or(args.duration),
         sustain: args.sustain.is_some(),
+        percentiles: args.percentiles.clone().unwrap_or_default(),
         omit: args.omit,
         reverse: args.reverse,
         rate_bps: args.rate,

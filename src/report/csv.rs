@@ -5,7 +5,9 @@
 //! The parameter columns are the union of the run's points' parameters: the sweep parameters
 //! first (threads, isa, block size, …, as `compare` names a point), then the others in
 //! alphabetical order; a point without one leaves its cell empty. Lists are joined with `;`,
-//! an object's fields get their own columns (`littles_law_ratio`).
+//! an object's fields get their own columns (`littles_law_ratio`). A latency point's
+//! percentiles close its row, a column each of the run's (`percentile_min`, `percentile_p50`,
+//! …, `percentile_max`: those `--percentiles` chose), in the row's unit.
 
 use crate::results::{Report, ResultRecord};
 use std::collections::BTreeMap;
@@ -149,15 +151,39 @@ pub fn render_samples(report: &Report) -> Vec<u8> {
     render_rows(report, true)
 }
 
+/// The percentiles of the run's points, as their records name them: `min`, each percentile in
+/// order, `max`.
+fn percentile_columns(records: &[ResultRecord]) -> Vec<String> {
+    use crate::measure::latency::Percentiles;
+    let mut chosen: Vec<f64> = (records.iter())
+        .flat_map(|r| r.percentiles.iter().flatten())
+        .filter_map(|(k, _)| Percentiles::of_key(k))
+        .collect();
+    chosen.sort_by(f64::total_cmp);
+    chosen.dedup();
+    if chosen.is_empty() {
+        return Vec::new();
+    }
+    std::iter::once("min".to_string())
+        .chain(chosen.into_iter().map(Percentiles::key))
+        .chain(["max".to_string()])
+        .collect()
+}
+
 fn render_rows(report: &Report, per_sample: bool) -> Vec<u8> {
     let params: Vec<BTreeMap<String, String>> = report.results.iter().map(parameters).collect();
     let columns = parameter_columns(&report.results, &params);
+    let percentiles = match per_sample {
+        true => Vec::new(),
+        false => percentile_columns(&report.results),
+    };
     let mut header: Vec<String> = LEAD.iter().map(|s| s.to_string()).collect();
     header.extend(columns.iter().cloned());
     if per_sample {
         header.extend(["repetition".to_string(), "value".to_string()]);
     } else {
         header.extend(FIGURES.iter().map(|s| s.to_string()));
+        header.extend(percentiles.iter().map(|k| format!("percentile_{k}")));
     }
     let mut out = header.join(",");
     out.push('\n');
@@ -210,6 +236,10 @@ fn render_rows(report: &Report, per_sample: bool) -> Vec<u8> {
             field(rec.peak_unknown_reason.as_deref().unwrap_or("")),
             field(&rec.warnings.join("; ")),
         ]);
+        row.extend(
+            (percentiles.iter())
+                .map(|k| opt(rec.percentiles.as_ref().and_then(|p| p.get(k).copied()))),
+        );
         out.push_str(&row.join(","));
         out.push('\n');
     }

@@ -241,23 +241,32 @@ pub fn setup_line(subsystem: Subsystem, results: &[ResultRecord]) -> Option<Stri
     (!parts.is_empty()).then(|| parts.join(" · "))
 }
 
-/// One line per latency point with percentiles: p50, p99, p99.9 and max.
+/// One line per latency point with percentiles: each it has (`--percentiles`), in order, and
+/// max.
 pub fn percentile_notes(results: &[ResultRecord]) -> Vec<String> {
+    use crate::measure::latency::Percentiles;
     results
         .iter()
         .filter_map(|r| {
             let p = r.percentiles.as_ref()?;
-            let get = |k: &str| p.get(k).map_or_else(|| "—".into(), |v| format_sig(*v));
+            let mut chosen: Vec<(f64, f64)> = (p.iter())
+                .filter_map(|(k, v)| Some((Percentiles::of_key(k)?, *v)))
+                .collect();
+            chosen.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let figures: Vec<String> = (chosen.iter())
+                .map(|(q, v)| (Percentiles::key(*q), Some(*v)))
+                .chain([("max".to_string(), p.get("max").copied())])
+                .map(|(k, v)| {
+                    let v = v.map_or_else(|| "—".into(), format_sig);
+                    format!("{k} {v} {}", r.unit)
+                })
+                .collect();
             Some(format!(
-                "{} {} ×{}: p50 {} {u}, p99 {} {u}, p99.9 {} {u}, max {} {u}",
+                "{} {} ×{}: {}",
                 r.workload,
                 variant(r),
                 r.params.threads(),
-                get("p50"),
-                get("p99"),
-                get("p99.9"),
-                get("max"),
-                u = r.unit
+                figures.join(", ")
             ))
         })
         .collect()

@@ -276,6 +276,13 @@ pub const TABLE: &[Row] = &[
     },
     Row {
         subsystem: Subsystem::Net,
+        names: &["percentiles"],
+        users: |w| matches!(w, Workload::Net(N::Latency | N::Connect)),
+        does: "chooses the percentiles of {} (round trips, connections)",
+        group: None,
+    },
+    Row {
+        subsystem: Subsystem::Net,
         names: &["count", "mps"],
         users: |w| matches!(w, Workload::Net(N::Latency | N::Connect)),
         does: "applies to {} (round trips, connections)",

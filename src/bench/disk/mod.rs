@@ -55,6 +55,8 @@ pub struct DiskOptions {
     /// `--sustain`: each repetition runs until its rate is steady ([`steady`]), `runtime` at
     /// most.
     pub sustain: bool,
+    /// The percentiles of every I/O's latency a point reports (`--percentiles`).
+    pub percentiles: crate::measure::latency::Percentiles,
     pub scaling: crate::results::params::Scaling,
     pub reps: Repetition,
     pub peaks: DiskPeaks,

@@ -163,7 +163,8 @@ impl DiskSession<'_> {
                 point.workload.random(),
             ),
         );
-        lat.percentiles = crate::measure::latency::percentiles_s(&rates.all);
+        lat.percentiles =
+            crate::measure::latency::percentiles_s(&rates.all, &self.opts.percentiles);
         out.push(lat);
         // Each repetition's bytes per interval: the last one's are the record's intervals, all
         // of them back to back its phases.

@@ -29,6 +29,7 @@ fn opts(engine: EngineKind, depth: usize, dir: &std::path::Path) -> DiskOptions 
         file_per_thread: false,
         total_bytes: None,
         sustain: false,
+        percentiles: Default::default(),
         scaling: crate::results::params::Scaling::Strong,
         reps: Repetition {
             warmup: 0,

@@ -87,6 +87,8 @@ pub struct NetOptions {
     /// `--sustain` (TCP THROUGHPUT): each repetition runs until the goodput is steady,
     /// `duration` at most.
     pub sustain: bool,
+    /// The percentiles of LATENCY's round trips and CONNECT's connections (`--percentiles`).
+    pub percentiles: crate::measure::latency::Percentiles,
 }
 
 impl NetOptions {
@@ -421,8 +423,13 @@ impl NetSession {
                 let peak = self.peak(&p, records::GOODPUT_UNIT, records::GOODPUT_BITS);
                 records::throughput(name, p, base, outcomes, peak)
             }
-            NetWorkload::Latency => latency_records(name, p, base, outcomes, self.rtt_peak(&p)),
-            NetWorkload::Connect => records::connect(name, p, base, outcomes),
+            NetWorkload::Latency => {
+                let peak = self.rtt_peak(&p);
+                latency_records(name, p, base, outcomes, peak, &self.opts.percentiles)
+            }
+            NetWorkload::Connect => {
+                records::connect(name, p, base, outcomes, &self.opts.percentiles)
+            }
         }
     }
 
@@ -574,6 +581,7 @@ fn latency_records(
     base: NetParams,
     outcomes: &[Outcome],
     peak: Result<Peak, String>,
+    chosen: &crate::measure::latency::Percentiles,
 ) -> Vec<ResultRecord> {
     let mut m = base;
     pingpong_params(&mut m, &p);
@@ -613,7 +621,7 @@ fn latency_records(
         m.stream_rtt_us = per_stream;
     }
     let mut lat = ResultRecord::new(name, m.clone(), Metric::Latency, Unit::Micros, means, peak);
-    lat.percentiles = crate::measure::latency::percentiles_s(&all);
+    lat.percentiles = crate::measure::latency::percentiles_s(&all, chosen);
     let rate = ResultRecord::new(
         name,
         m,

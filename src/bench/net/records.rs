@@ -362,6 +362,7 @@ pub fn connect(
     p: TestParams,
     base: NetParams,
     outcomes: &[Outcome],
+    chosen: &crate::measure::latency::Percentiles,
 ) -> Vec<ResultRecord> {
     let mut m = base;
     m.side = Some(Side::Client);
@@ -411,7 +412,7 @@ pub fn connect(
             means,
             Err("a connection's time has no theoretical peak".into()),
         );
-        rec.percentiles = crate::measure::latency::percentiles_s(&all);
+        rec.percentiles = crate::measure::latency::percentiles_s(&all, chosen);
         out.push(rec);
     }
     out

@@ -4,6 +4,7 @@
 use super::super::plot::{Axis, Chart, Plot, Scale, Series, Ticks, nines};
 use super::series::group_by;
 use super::slug;
+use crate::measure::latency::Percentiles;
 use crate::results::{Metric, ResultRecord, Subsystem};
 
 /// The most lines one chart of per-point lines holds (the palette's colours, then dashed).
@@ -130,6 +131,10 @@ pub(super) fn percentile_charts(subsystem: Subsystem, records: &[&ResultRecord])
                 .iter()
                 .map(|r| {
                     let name = crate::results::point::label(r);
+                    // max one "nine" beyond the finest percentile (--percentiles).
+                    let finest = (r.percentiles.iter().flatten())
+                        .filter_map(|(k, _)| Percentiles::of_key(k))
+                        .fold(99.99, f64::max);
                     let mut points: Vec<(f64, f64)> = r
                         .percentiles
                         .iter()
@@ -137,10 +142,10 @@ pub(super) fn percentile_charts(subsystem: Subsystem, records: &[&ResultRecord])
                         .filter_map(|(k, v)| {
                             let q = match k.as_str() {
                                 "min" => 0.0,
-                                "max" => return Some((nines(0.9999) + 1.0, *v)),
-                                p => p.strip_prefix('p')?.parse::<f64>().ok()? / 100.0,
+                                "max" => return Some((nines(finest / 100.0) + 1.0, *v)),
+                                p => Percentiles::of_key(p)? / 100.0,
                             };
-                            (q < 1.0).then_some((nines(q), *v))
+                            Some((nines(q), *v))
                         })
                         .collect();
                     points.sort_by(|a, b| a.0.total_cmp(&b.0));

@@ -30,7 +30,7 @@ pub enum Ticks {
     /// Sizes in bytes: ticks at powers of two, written as 4 KiB, 1 MiB…
     Bytes,
     /// Percentiles on a linear axis of "nines", −log10(1 − q) (an HDR percentile plot): ticks
-    /// at 50 %, 90 %, 99 %, 99.9 %, 99.99 %, and the maximum one nine beyond.
+    /// at 50 %, 90 %, 99 %, … to the finest percentile drawn, and the maximum one nine beyond.
     Percentile,
 }
 

@@ -386,7 +386,7 @@ pub(super) fn frame(axis: &Axis, values: &[f64]) -> Frame {
         // an 80 MiB point) would leave the picture.
         (Scale::Log, Ticks::Bytes) => power_of_two_ticks(min - 1e-9, max + 1e-9),
         (Scale::Log, Ticks::Number) => log_ticks(lo, hi),
-        (_, Ticks::Percentile) => percentile_ticks(),
+        (_, Ticks::Percentile) => percentile_ticks(max),
         (Scale::Linear, t) => linear_ticks(lo, hi, t),
     };
     let ticks = ticks
@@ -464,20 +464,22 @@ pub(super) fn log_ticks(lo: f64, hi: f64) -> Vec<(f64, String)> {
 }
 
 /// Evenly spaced ticks at 1, 2 or 5 × a power of ten, about five of them.
-/// The ticks of a percentile axis.
-pub(super) fn percentile_ticks() -> Vec<(f64, String)> {
-    [
-        (0.0, "0 %"),
-        (0.5, "50 %"),
-        (0.9, "90 %"),
-        (0.99, "99 %"),
-        (0.999, "99.9 %"),
-        (0.9999, "99.99 %"),
-    ]
-    .into_iter()
-    .map(|(q, l)| (nines(q), l.to_string()))
-    .chain(std::iter::once((nines(0.9999) + 1.0, "max".to_string())))
-    .collect()
+/// The ticks of a percentile axis whose rightmost point is at `max` (the maximum, one nine
+/// beyond the finest percentile drawn: 99.99 % by default, finer with `--percentiles`): 50 %,
+/// 90 %, 99 %, … to the finest, and "max". The minimum, at 0, goes unlabelled (its label would
+/// run into 50 %'s, a third of a nine away).
+pub(super) fn percentile_ticks(max: f64) -> Vec<(f64, String)> {
+    let finest = (max - 1.0).clamp(1.0, 12.0);
+    let mut out = vec![(nines(0.5), "50 %".to_string())];
+    let mut n = 1;
+    while n as f64 <= finest + 1e-9 {
+        let q = 1.0 - 10f64.powi(-n);
+        let label = format!("{:.*} %", (n - 2).max(0) as usize, q * 100.0);
+        out.push((nines(q), label));
+        n += 1;
+    }
+    out.push((max, "max".to_string()));
+    out
 }
 
 pub(super) fn linear_ticks(lo: f64, hi: f64, ticks: Ticks) -> Vec<(f64, String)> {

@@ -1,4 +1,6 @@
-use super::prepare::{format_number, linear_ticks, log_ticks, power_of_two_ticks};
+use super::prepare::{
+    format_number, linear_ticks, log_ticks, percentile_ticks, power_of_two_ticks,
+};
 use super::*;
 use crate::results::Subsystem;
 
@@ -306,4 +308,25 @@ fn size_ticks_stay_within_the_data() {
         "{labels:?}"
     );
     assert!(!labels.contains(&"128 MiB"), "{labels:?}");
+}
+
+/// A percentile axis ticks up to the finest percentile drawn and the maximum one nine beyond
+/// (`--percentiles` may go finer than 99.99 %); the minimum at 0 goes unlabelled.
+#[test]
+fn percentile_ticks_reach_the_finest_percentile_drawn() {
+    let labels =
+        |max: f64| -> Vec<String> { percentile_ticks(max).into_iter().map(|(_, l)| l).collect() };
+    assert_eq!(
+        labels(nines(0.9999) + 1.0),
+        ["50 %", "90 %", "99 %", "99.9 %", "99.99 %", "max"]
+    );
+    assert_eq!(
+        labels(nines(0.99999) + 1.0),
+        [
+            "50 %", "90 %", "99 %", "99.9 %", "99.99 %", "99.999 %", "max"
+        ]
+    );
+    let at = percentile_ticks(6.0);
+    assert_eq!(at.last().unwrap().0, 6.0);
+    assert!((at[5].0 - 5.0).abs() < 1e-9, "{at:?}");
 }
