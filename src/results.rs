@@ -227,6 +227,7 @@ impl ResultRecord {
             median: f64::NAN,
             cv: f64::NAN,
             noisy: true,
+            ci95: None,
         });
         let (peak, peak_unknown_reason) = match peak {
             Ok(p) => (Some(p), None),
@@ -391,6 +392,11 @@ impl ResultRecord {
         {
             r.efficiency = r.efficiency.filter(|e| e.is_finite());
         }
+        // A confidence interval around the mean, or none.
+        let s = &self.summary;
+        self.summary.ci95 = s
+            .ci95
+            .filter(|[lo, hi]| lo.is_finite() && hi.is_finite() && lo <= &s.mean && &s.mean <= hi);
         // Phases as a measurement makes them, or none (a document's hostile or broken list).
         self.phases = self.phases.take().filter(|p| phases::plausible(p));
         // `--sustain`'s steady times likewise (a disk's, in its parameters, from the builds of
@@ -464,6 +470,10 @@ impl ResultRecord {
             }
             for v in self.samples.iter_mut() {
                 *v = c.apply(*v);
+            }
+            if let Some([lo, hi]) = s.ci95 {
+                let (a, b) = (c.apply(lo), c.apply(hi));
+                s.ci95 = Some([a.min(b), a.max(b)]);
             }
             for v in self.percentiles.iter_mut().flat_map(|p| p.values_mut()) {
                 *v = c.apply(*v);
@@ -783,6 +793,36 @@ mod tests {
         let rec: ResultRecord = serde_json::from_value(good).unwrap();
         assert_eq!(rec.peak.map(|p| p.value), Some(50e9));
         assert_eq!(rec.efficiency, Some(0.82));
+    }
+
+    /// A document's 95 % interval is kept only around its mean, both ends finite; one that
+    /// leaves it out (an older document) has none.
+    #[test]
+    fn a_documents_interval_is_kept_only_around_its_mean() {
+        let good = serde_json::to_value(cpu_point(vec![40.0, 42.0], 50.0)).unwrap();
+        let mean = good["mean"].as_f64().unwrap();
+        let read = |ci: serde_json::Value| {
+            let mut doc = good.clone();
+            doc["ci95"] = ci;
+            serde_json::from_value::<ResultRecord>(doc).map(|r| r.summary.ci95)
+        };
+        assert!(
+            read(serde_json::json!([mean - 1.0, mean + 1.0]))
+                .unwrap()
+                .is_some()
+        );
+        for hostile in [
+            serde_json::json!([mean + 1.0, mean + 2.0]),
+            serde_json::json!([mean + 1.0, mean - 1.0]),
+            serde_json::json!([-1e308, 1e308 * 10.0]),
+        ] {
+            // Dropped, or (a number JSON cannot hold) the record refused.
+            assert!(!matches!(read(hostile.clone()), Ok(Some(_))), "{hostile}");
+        }
+        let mut old = good.clone();
+        old.as_object_mut().unwrap().remove("ci95");
+        let rec: ResultRecord = serde_json::from_value(old).unwrap();
+        assert_eq!(rec.summary.ci95, None);
     }
 
     /// An efficiency that is not finite (a latency of 0 against its floor) is unknown, with a

@@ -3,7 +3,9 @@
 //! The standard deviation is the sample standard deviation (n − 1 in the denominator), as a
 //! reader comparing repetitions of one experiment expects; with one sample it is 0. The
 //! coefficient of variation is stddev / mean. The median is the middle sample, or the mean of the
-//! two middle samples for an even count.
+//! two middle samples for an even count. The 95 % confidence interval of the mean is Student's:
+//! mean ± t(0.975, n − 1) · stddev / √n, as hyperfine and criterion state it; none with one
+//! sample.
 
 use serde::{Deserialize, Serialize};
 
@@ -28,6 +30,10 @@ pub struct Summary {
     pub cv: f64,
     /// True when `cv` exceeds [`NOISY_CV`].
     pub noisy: bool,
+    /// The 95 % confidence interval of the mean, [low, high]; absent with one sample (and in
+    /// documents from before it was computed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<[f64; 2]>,
 }
 
 impl Summary {
@@ -51,6 +57,8 @@ impl Summary {
         } else {
             0.0
         };
+        let half =
+            (samples.len() > 1).then(|| super::welch::t95(samples.len() - 1) * stddev / n.sqrt());
         Some(Summary {
             mean,
             stddev,
@@ -59,7 +67,16 @@ impl Summary {
             median,
             cv,
             noisy: cv > NOISY_CV,
+            ci95: half.filter(|h| h.is_finite()).map(|h| [mean - h, mean + h]),
         })
+    }
+
+    /// The half-width of the 95 % interval as a share of the mean ("±1.2 %" is 0.012); None
+    /// without an interval or with a mean of 0.
+    pub fn ci95_relative(&self) -> Option<f64> {
+        let [lo, hi] = self.ci95?;
+        let r = (hi - lo) / 2.0 / self.mean.abs();
+        r.is_finite().then_some(r)
     }
 }
 
@@ -141,6 +158,26 @@ mod tests {
         assert!((s.cv - 0.01).abs() < 1e-9);
     }
 
+    /// The interval of the mean: Student's t at n − 1 degrees of freedom (t(0.975, 2) = 4.303,
+    /// t(0.975, 9) = 2.262), none with one sample.
+    #[test]
+    fn the_95_percent_interval_of_the_mean() {
+        let s = Summary::of(&[9.0, 10.0, 11.0]).unwrap();
+        let [lo, hi] = s.ci95.unwrap();
+        let half = 4.302653 * 1.0 / 3f64.sqrt();
+        assert!(
+            (lo - (10.0 - half)).abs() < 1e-5 && (hi - (10.0 + half)).abs() < 1e-5,
+            "{s:?}"
+        );
+        assert!((s.ci95_relative().unwrap() - half / 10.0).abs() < 1e-6);
+        let ten: Vec<f64> = (0..10).map(|i| 100.0 + i as f64).collect();
+        let s = Summary::of(&ten).unwrap();
+        let half = 2.262157 * s.stddev / 10f64.sqrt();
+        assert!((s.ci95.unwrap()[1] - (s.mean + half)).abs() < 1e-4);
+        assert_eq!(Summary::of(&[5.0]).unwrap().ci95, None);
+        assert_eq!(Summary::of(&[5.0, 5.0]).unwrap().ci95, Some([5.0, 5.0]));
+    }
+
     #[test]
     fn empty_or_nan() {
         assert!(Summary::of(&[]).is_none());
@@ -157,6 +194,7 @@ mod tests {
             median: 1.5,
             cv: f64::NAN,
             noisy: true,
+            ci95: None,
         };
         let json = serde_json::to_string(&s).unwrap();
         assert!(json.contains("\"mean\":null"), "{json}");

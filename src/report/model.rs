@@ -177,6 +177,26 @@ fn with_cpu_column(records: &[&ResultRecord], headers: &mut Vec<String>, rows: &
     }
 }
 
+/// The header of the column of each point's 95 % confidence interval.
+pub const INTERVAL_COLUMN: &str = "95 % CI ±%";
+
+/// Adds the column of each point's 95 % confidence interval of its mean, as a share of the
+/// mean (last: after the standard deviation it comes from); "—" with one repetition.
+fn with_interval_column(
+    records: &[&ResultRecord],
+    headers: &mut Vec<String>,
+    rows: &mut [Vec<String>],
+) {
+    headers.push(INTERVAL_COLUMN.into());
+    for (r, cells) in records.iter().zip(rows.iter_mut()) {
+        cells.push(
+            r.summary
+                .ci95_relative()
+                .map_or_else(|| "—".into(), |c| format!("±{:.1}", c * 100.0)),
+        );
+    }
+}
+
 impl ResultTable {
     /// Its heading: the title, or the subsystem and unit.
     pub fn heading(&self) -> String {
@@ -209,6 +229,7 @@ impl Document {
                     .map(|r| row(r).cells(with_reference))
                     .collect();
                 with_cpu_column(&records, &mut headers, &mut rows);
+                with_interval_column(&records, &mut headers, &mut rows);
                 ResultTable {
                     title: None,
                     first_figure: if protocol { 4 } else { 3 },
