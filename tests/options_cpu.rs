@@ -252,8 +252,8 @@ fn how_long() -> Vec<Case> {
         ),
         refused(
             "sustain",
-            &["--workload", "DP", "--sustain", "25h"],
-            "at most 24h",
+            &["--workload", "DP", "--sustain", "11h"],
+            "at most 10h",
         ),
         used("reference", &["--workload", "NULL", "--reference"], |r| {
             r.stderr.contains("no reference tool measures cpu NULL")

@@ -279,7 +279,7 @@ fn link_test(t: &LinkTest, token: Option<String>) -> (Vec<ResultRecord>, Option<
         mps: 0,
         load: Vec::new(),
         amount_bound: None,
-        sustain: false,
+        sustain: None,
         percentiles: Default::default(),
     };
     let session = NetSession::remote(

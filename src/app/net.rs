@@ -186,7 +186,14 @@ fn run(
             },
             opts.repeat,
             match (opts.total_bytes, opts.count) {
-                (None, None) => super::repetition_time(opts.duration, opts.sustain),
+                (None, None) => match opts.sustain {
+                    Some(d) => format!(
+                        "~{:?} (THROUGHPUT: {})",
+                        opts.duration,
+                        super::repetition_time(d, true).trim_end_matches(',')
+                    ),
+                    None => super::repetition_time(opts.duration, false),
+                },
                 (bytes, trips) => format!(
                     "{}{}{} (each at most {:?}){}",
                     bytes.map_or(String::new(), |b| format!(

@@ -321,7 +321,7 @@ mod tests {
                 mps: 0,
                 load: Vec::new(),
                 amount_bound: None,
-                sustain: false,
+                sustain: None,
                 percentiles: Default::default(),
             };
             let session = NetSession::loopback(opts.clone(), None).unwrap();

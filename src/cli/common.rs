@@ -344,13 +344,14 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 /// The shortest `--sustain`: twenty intervals of 50 ms.
 pub const MIN_SUSTAIN: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// A sustained repetition's longest time (`--sustain`): [`MIN_SUSTAIN`] to a day.
+/// A sustained repetition's longest time (`--sustain`): [`MIN_SUSTAIN`] to 10 hours (the
+/// steady watch's [`crate::measure::timeline::MAX_INTERVALS`] of 1 s).
 pub fn parse_sustain(s: &str) -> Result<std::time::Duration, String> {
-    let day = std::time::Duration::from_secs(86_400);
-    let d = units::parse_duration_within(s, day, "24h").map_err(|e| e.to_string())?;
+    let most = std::time::Duration::from_secs(36_000);
+    let d = units::parse_duration_within(s, most, "10h").map_err(|e| e.to_string())?;
     if d < MIN_SUSTAIN {
         return Err(format!(
-            "'{s}' is no time to reach a steady state in: give 1s to 24h"
+            "'{s}' is no time to reach a steady state in: give 1s to 10h"
         ));
     }
     Ok(d)

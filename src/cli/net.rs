@@ -89,8 +89,8 @@ pub struct ClientArgs {
     /// otherwise the bound is 10 minutes.
     #[arg(long, value_name = "BYTES", value_parser = parse_total_bytes)]
     pub total_bytes: Option<u64>,
-    /// Instead of --duration: THROUGHPUT's TCP senders send until their goodput is steady,
-    /// this long at most (fio's steadystate: over the last 5 intervals of a twentieth of it,
+    /// Instead of --duration for THROUGHPUT (LATENCY and CONNECT keep its default): its TCP
+    /// senders send until their goodput is steady, this long at most (fio's steadystate: over the last 5 intervals of a twentieth of it,
     /// every interval within 10 % of their mean and their trend under 5 %; docs/net.md).
     #[arg(long, value_name = "DURATION", value_parser = parse_sustain, conflicts_with_all = ["duration", "total_bytes"])]
     pub sustain: Option<std::time::Duration>,
@@ -521,8 +521,8 @@ fn options(args: &ClientArgs) -> anyhow::Result<NetOptions> {
         protocols,
         streams: args.streams.iter().map(|&n| n as u32).collect(),
         message_sizes: args.message_size.clone(),
-        duration: args.sustain.unwrap_or(args.duration),
-        sustain: args.sustain.is_some(),
+        duration: args.duration,
+        sustain: args.sustain,
         percentiles: args.percentiles.clone().unwrap_or_default(),
         omit: args.omit,
         reverse: args.reverse,

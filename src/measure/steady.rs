@@ -53,12 +53,13 @@ impl Steady {
     /// A watch of repetitions of `longest` at most, in intervals of `interval`, for `threads`
     /// threads ([`crate::measure::timeline::MAX_INTERVALS`] at most).
     pub fn over(longest: Duration, interval: Duration, threads: usize) -> Steady {
-        let intervals = longest.as_nanos() / interval.as_nanos().max(1);
+        // The whole intervals of `longest` and a last partial one: a steady time is never
+        // beyond `longest`.
+        let intervals = longest.as_nanos().div_ceil(interval.as_nanos().max(1));
         Steady::new(
             usize::try_from(intervals)
                 .unwrap_or(usize::MAX)
-                .saturating_add(1)
-                .min(crate::measure::timeline::MAX_INTERVALS),
+                .clamp(1, crate::measure::timeline::MAX_INTERVALS),
             threads,
         )
     }
@@ -177,6 +178,17 @@ impl<'a> Feeder<'a> {
     }
 }
 
+/// The calls (a CPU kernel's slices, a memory point's marks) a repetition of `longest` in
+/// intervals of `interval` is made in under a watch: `at_least`, and five an interval, so that a
+/// thread ends within a fifth of an interval of its window being found steady.
+pub fn calls(longest: Duration, interval: Duration, at_least: u64) -> u64 {
+    let intervals = longest.as_nanos() / interval.as_nanos().max(1);
+    let intervals = u64::try_from(intervals)
+        .unwrap_or(u64::MAX)
+        .min(crate::measure::timeline::MAX_INTERVALS as u64);
+    at_least.max(5 * intervals)
+}
+
 /// When a steady watch of intervals of `interval_s` found the repetition steady: the end of its
 /// first steady window, in seconds of the repetition's time.
 pub fn steady_time(steady: &Steady, interval_s: f64) -> Option<f64> {
@@ -244,6 +256,17 @@ mod tests {
         s.report(20, 1);
         s.report(20, 1);
         assert_eq!(s.steady_at(), None);
+    }
+
+    /// Under a watch, five calls an interval at least: a thread ends within a fifth of an
+    /// interval of the window being found steady, whatever the longest time.
+    #[test]
+    fn a_watched_repetition_is_made_in_five_calls_an_interval() {
+        let s = |secs| Duration::from_secs(secs);
+        assert_eq!(calls(s(10), Duration::from_millis(500), 100), 100);
+        assert_eq!(calls(s(1000), s(1), 100), 5000);
+        assert_eq!(calls(s(86_400), s(1), 100), 5 * 36_000);
+        assert_eq!(calls(s(1), Duration::ZERO, 100), 5 * 36_000);
     }
 
     /// A thread's calls, each spread over the intervals it spans: calls of 0.4 interval at a

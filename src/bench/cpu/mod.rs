@@ -302,9 +302,9 @@ pub fn estimate(
             s += opts.threads.len() as f64 * rounds * 1e-3;
             continue;
         }
-        // Fixed work: no calibration.
+        // Fixed work: no calibration; under --sustain, on 2 s at most.
         if opts.total_ops.is_none() {
-            s += d / 10.0;
+            s += if opts.sustain { d.min(2.0) } else { d } / 10.0;
         }
         for &t in &opts.threads {
             let kernel = work_secs(opts, t, cpus, core_gops(*w))
@@ -338,28 +338,37 @@ fn run_sliced(run: fn(u64), iterations: u64) {
     }
 }
 
-/// [`run_sliced`], marking in `marks` the end of each call and its iterations (the thread's
-/// timeline: [`crate::measure::timeline`]); with `steady` (`--sustain`: the repetition's
-/// watch, its interval and the operations of an iteration), ending after the call that finds
-/// the repetition steady.
+/// A `--sustain` repetition's watch as a thread sees it: the watch, its interval, the
+/// operations of an iteration, and the repetition's longest time.
+type Watch<'a> = (&'a Steady, Duration, f64, Duration);
+
+/// [`run_sliced`] in `slices` calls at most, marking in `marks` the end of each call and its
+/// iterations (the thread's timeline: [`crate::measure::timeline`]); with `steady`
+/// (`--sustain`), ending after the call that finds the repetition steady, or that passes its
+/// longest time (its iterations were calibrated on one thread: all of them may run slower).
 fn run_sliced_marked(
     run: fn(u64),
     iterations: u64,
     marks: &mut Marks,
-    steady: Option<(&Steady, Duration, f64)>,
+    steady: Option<Watch>,
+    slices: u64,
 ) {
-    let slice = iterations.div_ceil(SLICES).max(MIN_SLICE);
+    let slice = iterations.div_ceil(slices.max(1)).max(MIN_SLICE);
     let mut left = iterations;
-    let mut last = std::time::Instant::now();
+    let start = std::time::Instant::now();
+    let mut last = start;
     marks.push((last, 0.0));
-    let mut feeder = steady.map(|(s, interval, ops)| Feeder::new(s, last, interval, ops));
+    let mut feeder = steady.map(|(s, interval, ops, _)| Feeder::new(s, last, interval, ops));
+    let longest = steady.map(|w| w.3);
     while left > 0 && !crate::runner::stop::cut_short() {
         let n = left.min(slice);
         run(n);
         left -= n;
         let now = std::time::Instant::now();
         marks.push((now, n as f64));
-        if feeder.as_mut().is_some_and(|f| f.call(last, now, n as f64)) {
+        if feeder.as_mut().is_some_and(|f| f.call(last, now, n as f64))
+            || longest.is_some_and(|d| now - start >= d)
+        {
             break;
         }
         last = now;
@@ -647,14 +656,18 @@ impl<'a> CpuSession<'a> {
             .sustain
             .then(|| Steady::over(duration, interval, point.threads));
         let mut steady_s: Vec<Option<f64>> = Vec::new();
+        let slices = match &steady {
+            Some(_) => crate::measure::steady::calls(duration, interval, SLICES),
+            None => SLICES,
+        };
         let ops = kernel.ops_per_iteration as f64;
         let rounds = runner::run_rounds_per_thread(
             &cpus,
             reps,
             |i| {
-                let mut m = Marks::with_capacity(SLICES as usize + 2);
-                let watch = steady.as_ref().map(|s| (s, interval, ops));
-                run_sliced_marked(run, per_thread, &mut m, watch);
+                let mut m = Marks::with_capacity(slices.min(1024) as usize + 2);
+                let watch = steady.as_ref().map(|s| (s, interval, ops, duration));
+                run_sliced_marked(run, per_thread, &mut m, watch, slices);
                 marks[i].lock().expect("marks").push(m);
             },
             |i| {

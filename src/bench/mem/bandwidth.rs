@@ -347,7 +347,8 @@ impl MemSession<'_> {
     /// time of that many passes on every thread at once, `tick` after each; and each thread's
     /// marks of each round (every hundredth of its passes: a pass of a cache-resident array
     /// is shorter than reading the clock). With `sustain` (`--sustain`, a bandwidth point's),
-    /// a repetition runs until its rate is steady, `sustain` at most.
+    /// a repetition runs until its rate is steady, `sustain` at most, and its marks are five an
+    /// interval at least ([`crate::measure::steady::calls`]).
     pub(super) fn timed_passes(
         &self,
         cpus: &[usize],
@@ -359,11 +360,15 @@ impl MemSession<'_> {
         let threads = cpus.len();
         let longest = sustain.unwrap_or(self.opts.duration);
         let passes = self.passes(cpus, threads, pass_bytes, pass, longest, sustain.is_some())?;
-        let every = (passes / Self::MARKS).max(1);
         let interval = match self.opts.total_bytes {
             Some(_) => std::time::Duration::from_millis(100),
             None => crate::measure::timeline::interval_of(longest),
         };
+        let marks_per_round = match sustain {
+            Some(d) => crate::measure::steady::calls(d, interval, Self::MARKS),
+            None => Self::MARKS,
+        };
+        let every = (passes / marks_per_round).max(1);
         let steady = sustain.map(|d| Steady::over(d, interval, threads));
         let mut steady_s = Vec::new();
         let reps = self.opts.reps;
@@ -373,8 +378,9 @@ impl MemSession<'_> {
             cpus,
             reps,
             |i| {
-                let mut m = Marks::with_capacity(Self::MARKS as usize + 2);
-                let mut last = std::time::Instant::now();
+                let mut m = Marks::with_capacity(marks_per_round.min(1024) as usize + 2);
+                let start = std::time::Instant::now();
+                let mut last = start;
                 m.push((last, 0.0));
                 let mut feeder =
                     (steady.as_ref()).map(|s| Feeder::new(s, last, interval, pass_bytes as f64));
@@ -389,7 +395,11 @@ impl MemSession<'_> {
                         let work = (s - done) as f64;
                         m.push((now, work));
                         (done, left) = (s, every);
-                        if feeder.as_mut().is_some_and(|f| f.call(last, now, work)) {
+                        // Steady, or past its longest time (its passes were calibrated with
+                        // every thread at once, but a host can slow them).
+                        if feeder.as_mut().is_some_and(|f| f.call(last, now, work))
+                            || sustain.is_some_and(|d| now - start >= d)
+                        {
                             break;
                         }
                         last = now;

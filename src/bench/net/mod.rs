@@ -84,9 +84,9 @@ pub struct NetOptions {
     /// The most a point with a fixed amount may take (the user's `--duration`); None: the
     /// protocol's limit less the warm-up. Points by time take `duration`.
     pub amount_bound: Option<Duration>,
-    /// `--sustain` (TCP THROUGHPUT): each repetition runs until the goodput is steady,
-    /// `duration` at most.
-    pub sustain: bool,
+    /// `--sustain` (TCP THROUGHPUT): each repetition runs until the goodput is steady, this
+    /// long at most (instead of `duration`, which LATENCY and CONNECT keep).
+    pub sustain: Option<Duration>,
     /// The percentiles of LATENCY's round trips and CONNECT's connections (`--percentiles`).
     pub percentiles: crate::measure::latency::Percentiles,
 }
@@ -160,7 +160,11 @@ pub fn points(opts: &NetOptions) -> Vec<NetPoint> {
                                 .unwrap_or_else(|| most.saturating_sub(opts.omit))
                                 .as_millis() as u64
                         } else {
-                            opts.duration.as_millis() as u64
+                            match (workload, opts.sustain) {
+                                (NetWorkload::Throughput, Some(d)) => d,
+                                _ => opts.duration,
+                            }
+                            .as_millis() as u64
                         },
                         // A stream's fixed amount is measured whole.
                         omit_ms: if workload == NetWorkload::Throughput
@@ -195,7 +199,7 @@ pub fn points(opts: &NetOptions) -> Vec<NetPoint> {
                             opts.mps
                         },
                         load_streams,
-                        sustain: opts.sustain && workload == NetWorkload::Throughput,
+                        sustain: opts.sustain.is_some() && workload == NetWorkload::Throughput,
                     },
                 });
             }
@@ -220,7 +224,7 @@ pub fn estimate(opts: &NetOptions) -> Duration {
             // its bound).
             let amount = p.params.amount_per_stream as f64;
             let time = match (amount > 0.0, p.workload) {
-                (false, _) => opts.duration.as_secs_f64(),
+                (false, _) => p.params.duration_ms as f64 / 1e3,
                 (true, NetWorkload::Throughput) => amount * 8.0 / 10e9,
                 (true, NetWorkload::Latency) => amount * 50e-6,
                 (true, NetWorkload::Connect) => amount * 100e-6,

@@ -369,9 +369,6 @@ pub fn send_loop<C: Channel>(
                     st.bytes_sent += n as u64;
                     st.messages_sent += 1;
                     tl.add(from, now, n as u64);
-                    if tl.due(from, now) {
-                        tl.look(from, now, std::iter::once(ch.fd()));
-                    }
                 }
                 seq += 1;
             }
@@ -381,6 +378,11 @@ pub fn send_loop<C: Channel>(
             Err(e) => return Err(e),
         }
         now = Instant::now();
+        // A stalled write (its send timeout) looks too: a stall's intervals are reported as
+        // they pass, not spread over when the stream went on.
+        if now >= from && tl.due(from, now) {
+            tl.look(from, now, std::iter::once(ch.fd()));
+        }
     }
     st.window_ns = now.saturating_duration_since(from).as_nanos() as u64;
     settle(ch.fd(), zc, &mut st, Instant::now() + ZEROCOPY_WAIT);
