@@ -127,14 +127,16 @@ pub(super) fn percentile_charts(subsystem: Subsystem, records: &[&ResultRecord])
     parts(group_by(&with, |r| (r.workload, r.unit)))
         .into_iter()
         .map(|((workload, unit), part, recs)| {
+            // Every line's max one "nine" beyond the finest percentile of the chart's lines
+            // (--percentiles): one place for all of them, past every percentile's tick.
+            let finest = (recs.iter())
+                .flat_map(|r| r.percentiles.iter().flatten())
+                .filter_map(|(k, _)| Percentiles::of_key(k))
+                .fold(99.99, f64::max);
             let series = recs
                 .iter()
                 .map(|r| {
                     let name = crate::results::point::label(r);
-                    // max one "nine" beyond the finest percentile (--percentiles).
-                    let finest = (r.percentiles.iter().flatten())
-                        .filter_map(|(k, _)| Percentiles::of_key(k))
-                        .fold(99.99, f64::max);
                     let mut points: Vec<(f64, f64)> = r
                         .percentiles
                         .iter()

@@ -221,6 +221,36 @@ fn many_points_are_drawn_in_parts_none_left_out() {
     assert_eq!(slugs.len(), 3, "{slugs:?}");
 }
 
+/// Lines of different `--percentiles` lists in one chart put their max at one place, one nine
+/// beyond the finest percentile of them all, never on another line's percentile.
+#[test]
+fn every_lines_max_is_past_the_finest_percentile_of_the_chart() {
+    let with = |keys: &[&str], iodepth: u32| {
+        let mut r = disk("psync", iodepth, 1e3);
+        r.metric = Metric::Latency;
+        let mut p: std::collections::BTreeMap<String, f64> =
+            keys.iter().map(|k| (k.to_string(), 1e-4)).collect();
+        p.insert("max".into(), 1e-3);
+        r.percentiles = Some(p);
+        r
+    };
+    let recs = [with(&["p50", "p99"], 1), with(&["p50", "p99.999"], 2)];
+    let refs: Vec<&ResultRecord> = recs.iter().collect();
+    let charts = percentile_charts(Subsystem::Disk, &refs);
+    let Plot::Lines { series, .. } = &charts[0].plot else {
+        panic!("no lines")
+    };
+    let maxes: Vec<f64> = series
+        .iter()
+        .map(|s| s.points.iter().map(|p| p.0).fold(f64::MIN, f64::max))
+        .collect();
+    assert_eq!(series.len(), 2, "{series:?}");
+    assert!(
+        (maxes[0] - 6.0).abs() < 1e-9 && (maxes[1] - 6.0).abs() < 1e-9,
+        "{maxes:?}"
+    );
+}
+
 #[test]
 fn slugs_are_file_names() {
     assert_eq!(slug(&["cpu", "DP", "throughput"]), "cpu-dp-throughput");
