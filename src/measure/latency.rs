@@ -79,6 +79,16 @@ impl Percentiles {
     }
 }
 
+/// The percentiles a record's `percentiles` hold (its `pNN` keys, not `min` and `max`), in
+/// order, each with its figure.
+pub fn chosen(p: &BTreeMap<String, f64>) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = (p.iter())
+        .filter_map(|(k, v)| Some((Percentiles::of_key(k)?, *v)))
+        .collect();
+    out.sort_by(|a, b| a.0.total_cmp(&b.0));
+    out
+}
+
 /// `min`, each percentile of `chosen` and `max` of a histogram of nanoseconds, in seconds (the
 /// unit records store latencies in); None when it is empty.
 pub fn percentiles_s(h: &Histogram<u64>, chosen: &Percentiles) -> Option<BTreeMap<String, f64>> {

@@ -64,6 +64,17 @@ impl Steady {
         )
     }
 
+    /// A round of the repetitions has ended (the watch's threads wait for the next): when it
+    /// was steady, in seconds of intervals of `interval_s` (the end of its first steady window),
+    /// goes to `times` if the round was `timed` (not a warm-up), and the watch is ready for the
+    /// next round.
+    pub fn round_ended(&self, timed: bool, interval_s: f64, times: &mut Vec<Option<f64>>) {
+        if timed {
+            times.push(self.steady_at().map(|at| (at + 1) as f64 * interval_s));
+        }
+        self.reset();
+    }
+
     /// Ready for the next repetition.
     pub fn reset(&self) {
         for (b, r) in self.bytes.iter().zip(&self.reported) {
@@ -189,12 +200,6 @@ pub fn calls(longest: Duration, interval: Duration, at_least: u64) -> u64 {
     at_least.max(5 * intervals)
 }
 
-/// When a steady watch of intervals of `interval_s` found the repetition steady: the end of its
-/// first steady window, in seconds of the repetition's time.
-pub fn steady_time(steady: &Steady, interval_s: f64) -> Option<f64> {
-    steady.steady_at().map(|at| (at + 1) as f64 * interval_s)
-}
-
 /// Whether `window` (a figure per interval) is steady: each within [`RANGE`] of the mean, and
 /// the least-squares line moving by [`SLOPE`] of the mean at most across it.
 pub fn steady(window: &[f64]) -> bool {
@@ -292,10 +297,15 @@ mod tests {
         // once a call ends at 800 ms.
         assert_eq!(s.steady_at(), Some(7));
         assert_eq!(steady_at, Some(800));
-        assert_eq!(steady_time(&s, 0.1), Some(0.8));
         assert_eq!(s.bytes[5].load(Ordering::Relaxed), 100, "4 × 10 per 40 ms");
         // Beyond its intervals, nothing happens.
         let mut g = Feeder::new(&s, t0, Duration::from_millis(100), f64::NAN);
         assert!(g.call(ms(0), ms(10_000), 1.0));
+        // The round's end: its steady time (a timed round's only), and a watch anew.
+        let mut times = Vec::new();
+        s.round_ended(true, 0.1, &mut times);
+        s.round_ended(false, 0.1, &mut times);
+        assert_eq!(times, [Some(0.8)]);
+        assert_eq!(s.steady_at(), None);
     }
 }

@@ -156,8 +156,12 @@ pub fn render_samples(report: &Report) -> Vec<u8> {
 fn percentile_columns(records: &[ResultRecord]) -> Vec<String> {
     use crate::measure::latency::Percentiles;
     let mut chosen: Vec<f64> = (records.iter())
-        .flat_map(|r| r.percentiles.iter().flatten())
-        .filter_map(|(k, _)| Percentiles::of_key(k))
+        .flat_map(|r| {
+            r.percentiles
+                .iter()
+                .flat_map(crate::measure::latency::chosen)
+        })
+        .map(|(q, _)| q)
         .collect();
     chosen.sort_by(f64::total_cmp);
     chosen.dedup();

@@ -249,11 +249,7 @@ pub fn percentile_notes(results: &[ResultRecord]) -> Vec<String> {
         .iter()
         .filter_map(|r| {
             let p = r.percentiles.as_ref()?;
-            let mut chosen: Vec<(f64, f64)> = (p.iter())
-                .filter_map(|(k, v)| Some((Percentiles::of_key(k)?, *v)))
-                .collect();
-            chosen.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let figures: Vec<String> = (chosen.iter())
+            let figures: Vec<String> = (crate::measure::latency::chosen(p).iter())
                 .map(|(q, v)| (Percentiles::key(*q), Some(*v)))
                 .chain([("max".to_string(), p.get("max").copied())])
                 .map(|(k, v)| {

@@ -16,7 +16,7 @@ mod x86;
 pub use crate::sysinfo::peak::OpClass as Op;
 
 use crate::measure::Summary;
-use crate::measure::steady::{Feeder, Steady, steady_time};
+use crate::measure::steady::{Feeder, Steady};
 use crate::measure::timeline::{self, Marks};
 use crate::results::ResultRecord;
 
@@ -676,10 +676,7 @@ impl<'a> CpuSession<'a> {
             },
             |round| {
                 if let Some(s) = &steady {
-                    if round >= reps.warmup {
-                        steady_s.push(steady_time(s, interval.as_secs_f64()));
-                    }
-                    s.reset();
+                    s.round_ended(round >= reps.warmup, interval.as_secs_f64(), &mut steady_s);
                 }
                 tick()
             },

@@ -160,8 +160,7 @@ impl<'a> DiskSession<'a> {
             |_| {},
             |_| {
                 if let Some(s) = &steady {
-                    steady_at.push(crate::measure::steady::steady_time(s, interval_s));
-                    s.reset();
+                    s.round_ended(true, interval_s, &mut steady_at);
                 }
                 tick()
             },

@@ -9,7 +9,7 @@ use super::session::on_each;
 use super::{MemError, MemPoint, MemSession, MemWorkload, default_array_bytes};
 use crate::bench::buffer::{Buffer, HugePages};
 use crate::bench::timeline::scaled_to;
-use crate::measure::steady::{Feeder, Steady, steady_time};
+use crate::measure::steady::{Feeder, Steady};
 use crate::measure::timeline::{Marks, RoundMarks};
 use crate::results::params::{self as rp, Params};
 use crate::results::phases::Sustain;
@@ -410,10 +410,7 @@ impl MemSession<'_> {
             |_| {},
             |round| {
                 if let Some(s) = &steady {
-                    if round >= reps.warmup {
-                        steady_s.push(steady_time(s, interval.as_secs_f64()));
-                    }
-                    s.reset();
+                    s.round_ended(round >= reps.warmup, interval.as_secs_f64(), &mut steady_s);
                 }
                 tick()
             },
