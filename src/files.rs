@@ -319,6 +319,39 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .map_err(|e| explained(e.error, dir))
 }
 
+/// Opens `path` for a stream of lines written as they come (`--json-stream`): standard output
+/// for `-`, a pipe or a character device in place, else a file created or emptied, never
+/// through a symbolic link (O_NOFOLLOW) and never a block device.
+pub fn open_stream(path: &Path) -> std::io::Result<Box<dyn Write + Send>> {
+    if path == Path::new("-") {
+        return Ok(Box::new(std::io::stdout()));
+    }
+    if let Some(file) = open_in_place(path)? {
+        return Ok(Box::new(file));
+    }
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o666)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                std::io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{} is a symbolic link, which a stream is never written through; give the file itself",
+                        path.display()
+                    ),
+                )
+            } else {
+                explained(e, parent_of(path))
+            }
+        })?;
+    Ok(Box::new(file))
+}
+
 /// The largest input document read by default, and the option that raises it.
 pub const DEFAULT_MAX_INPUT: u64 = 256 << 20;
 

@@ -253,3 +253,91 @@ fn streams_get_one_document_and_a_fifo_without_reader_is_refused() {
         &["is a FIFO that no process reads"],
     );
 }
+
+/// `--json-stream -`: the run as NDJSON on standard output, each line parsed as it comes while
+/// the run still goes on — the start and the first point arrive before the second point is
+/// measured (0.9 s of it) — then every point and the end; a symbolic link is never written
+/// through.
+#[test]
+fn the_event_stream_is_read_line_by_line_while_the_run_goes_on() {
+    use std::io::BufRead;
+    let _share = common::share(false);
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .env("PEAKBENCH_DB", dir.path().join("h.db"))
+        .env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1)
+        .args([
+            "cpu",
+            "--workload",
+            "DP,SP",
+            "--threads",
+            "1",
+            "--warmup",
+            "0",
+        ])
+        .args(["--duration", "300ms", "--repeat", "3", "--json-stream", "-"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // A run that hangs is killed: the reads below then end.
+    let watchdog = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(120));
+        // SAFETY: kill(2) on the child's pid; a pid already reaped gets ESRCH.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    });
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut events = Vec::new();
+    let mut running_after_first_point = None;
+    for line in lines.by_ref().take(100) {
+        let event: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+        let point = event["event"] == "point";
+        events.push(event);
+        if point && running_after_first_point.is_none() {
+            running_after_first_point = Some(child.try_wait().unwrap().is_none());
+        }
+    }
+    let status = child.wait().unwrap();
+    drop(watchdog);
+    assert!(status.success(), "{status:?}");
+    assert_eq!(running_after_first_point, Some(true), "{events:?}");
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.first(), Some(&"start"));
+    assert_eq!(kinds.last(), Some(&"end"));
+    let points: Vec<&serde_json::Value> = events.iter().filter(|e| e["event"] == "point").collect();
+    assert_eq!(points.len(), 2, "{kinds:?}");
+    assert_eq!(points[1]["seq"], 1);
+    assert_eq!(points[0]["record"]["workload"], "DP");
+    assert!(events[0]["system"]["cpu"].is_object());
+    assert_eq!(events.last().unwrap()["points"], 2);
+    // A symbolic link is refused, and what it points to is left as it was.
+    let target = dir.path().join("target.txt");
+    std::fs::write(&target, "keep").unwrap();
+    let link = dir.path().join("link.ndjson");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = peakbench()
+        .env("PEAKBENCH_DB", dir.path().join("h.db"))
+        .args([
+            "cpu",
+            "--workload",
+            "DP",
+            "--threads",
+            "1",
+            "--duration",
+            "20ms",
+            "--json-stream",
+        ])
+        .arg(&link)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("symbolic link"),
+        "{out:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+}

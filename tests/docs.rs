@@ -74,7 +74,7 @@ fn page_of(cmd: &str) -> &'static str {
         "mem" => "mem.md",
         "disk" => "disk.md",
         "net" => "net.md",
-        "history" | "compare" | "rank" => "history.md",
+        "history" | "compare" | "rank" | "calibrate" => "history.md",
         "cluster" => "cluster.md",
         "verify" => "verify.md",
         _ => "usage.md",

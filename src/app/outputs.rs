@@ -36,6 +36,8 @@ pub struct Outputs {
     /// Measure a point again (at most [`STRICT_RETRIES`] times) where its noise shows
     /// interference (`--strict`).
     pub strict: bool,
+    /// The event stream's file (`--json-stream`), or `-` for standard output.
+    pub json_stream: Option<PathBuf>,
 }
 
 /// The most times `--strict` measures a point again.
@@ -53,23 +55,35 @@ impl Outputs {
 
     /// True when some output goes to standard output, so the table must not.
     pub fn stdout_taken(&self) -> bool {
-        [&self.json, &self.csv, &self.markdown, &self.html]
-            .into_iter()
-            .flatten()
-            .any(|p| p.as_os_str() == "-")
+        [
+            &self.json,
+            &self.csv,
+            &self.markdown,
+            &self.html,
+            &self.json_stream,
+        ]
+        .into_iter()
+        .flatten()
+        .any(|p| p.as_os_str() == "-")
     }
 
     /// Checks that each output file, and a results database the user named, can be created
     /// before any benchmark runs (the rule of [`crate::files::check_output_file`]).
     /// Two formats on standard output are refused: one stream cannot hold two documents.
     pub fn validate(&self) -> anyhow::Result<()> {
-        let names = ["--json", "--csv", "--markdown", "--html"];
-        let to_stdout: Vec<&str> = [&self.json, &self.csv, &self.markdown, &self.html]
-            .into_iter()
-            .zip(names)
-            .filter(|(p, _)| p.as_ref().is_some_and(|p| p.as_os_str() == "-"))
-            .map(|(_, n)| n)
-            .collect();
+        let names = ["--json", "--csv", "--markdown", "--html", "--json-stream"];
+        let to_stdout: Vec<&str> = [
+            &self.json,
+            &self.csv,
+            &self.markdown,
+            &self.html,
+            &self.json_stream,
+        ]
+        .into_iter()
+        .zip(names)
+        .filter(|(p, _)| p.as_ref().is_some_and(|p| p.as_os_str() == "-"))
+        .map(|(_, n)| n)
+        .collect();
         if to_stdout.len() > 1 {
             return Err(crate::error::UsageError(format!(
                 "{} all write to standard output (-), which can hold one document; give all but one a file name",
@@ -77,11 +91,26 @@ impl Outputs {
             ))
             .into());
         }
-        for path in [&self.json, &self.csv, &self.markdown, &self.html]
-            .into_iter()
-            .flatten()
+        for path in [
+            &self.json,
+            &self.csv,
+            &self.markdown,
+            &self.html,
+            &self.json_stream,
+        ]
+        .into_iter()
+        .flatten()
         {
             check_output_file(path)?;
+        }
+        if let Some(path) = &self.json_stream
+            && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return Err(crate::error::UsageError(format!(
+                "--json-stream {}: a symbolic link, which a stream is never written through; give the file itself",
+                crate::text::printable(&path.display().to_string())
+            ))
+            .into());
         }
         if self.history
             && let Some(db) = &self.db
@@ -169,12 +198,18 @@ impl Outputs {
 
     /// The files this run writes (not standard output), as the user named them.
     pub fn files(&self) -> Vec<String> {
-        [&self.json, &self.csv, &self.markdown, &self.html]
-            .into_iter()
-            .flatten()
-            .filter(|p| p.as_os_str() != "-")
-            .map(|p| crate::text::printable(&p.display().to_string()))
-            .collect()
+        [
+            &self.json,
+            &self.csv,
+            &self.markdown,
+            &self.html,
+            &self.json_stream,
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|p| p.as_os_str() != "-")
+        .map(|p| crate::text::printable(&p.display().to_string()))
+        .collect()
     }
 
     /// The results database's path.

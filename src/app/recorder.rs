@@ -55,6 +55,8 @@ pub struct Recorder {
     reference_notes: std::collections::BTreeSet<String>,
     /// Measuring the jobs of a suite, whose job lines say what each measures.
     in_suite: bool,
+    /// The event stream (`--json-stream`), once the run began.
+    stream: Option<super::stream::Stream>,
 }
 
 impl Recorder {
@@ -74,6 +76,7 @@ impl Recorder {
             reference_notes: Default::default(),
             output,
             in_suite: false,
+            stream: None,
         }
     }
 
@@ -224,7 +227,29 @@ impl Recorder {
         self.system();
         if let Some(report) = self.report.take() {
             self.start_history(&report);
+            self.start_stream(&report);
             self.report = Some(report);
+        }
+    }
+
+    /// Opens the event stream and writes the run's start, where one is asked for and not open.
+    fn start_stream(&mut self, report: &Report) {
+        let Some(path) = &self.output.json_stream else {
+            return;
+        };
+        if self.stream.is_some() {
+            return;
+        }
+        match crate::files::open_stream(path) {
+            Ok(out) => {
+                let mut s = super::stream::Stream::new(out, path.display().to_string());
+                s.start(report);
+                self.stream = Some(s);
+            }
+            Err(e) => eprintln!(
+                "peakbench: warning: no event stream: cannot write {}: {e}",
+                crate::text::printable(&path.display().to_string())
+            ),
         }
     }
 
@@ -317,6 +342,9 @@ impl Recorder {
                     crate::text::wrap(&line, crate::text::terminal_width(), "    ")
                 );
             }
+        }
+        if let Some(s) = &mut self.stream {
+            s.points(report.results.len(), &records);
         }
         report.results.extend(records);
         self.output.write_files(report)
@@ -458,6 +486,9 @@ impl Recorder {
             Err(_) => "failed",
         };
         let points = self.report.as_ref().map_or(0, |r| r.results.len());
+        if let Some(s) = &mut self.stream {
+            s.end(status, points);
+        }
         let refused =
             matches!(&outcome, Err(e) if e.downcast_ref::<crate::error::UsageError>().is_some());
         let stored = match &mut self.history {

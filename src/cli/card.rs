@@ -98,6 +98,7 @@ pub fn run(args: CardArgs, argv: Vec<String>) -> anyhow::Result<()> {
         output: OutputArgs {
             // A dry run writes nothing (and makes no directory to write into).
             json: (!args.dry_run).then(|| json.clone()),
+            json_stream: None,
             csv: None,
             csv_samples: false,
             markdown: None,

@@ -148,6 +148,11 @@ pub struct OutputArgs {
     /// Write the results as JSON (schema: docs/json-schema.md) to FILE, or `-` for stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the run as it happens to FILE (or - for stdout) as NDJSON, one event a line, each
+    /// flushed at once: its start with the system information, each point's intervals and
+    /// record as soon as it is measured, its end (iperf3's --json-stream)
+    #[arg(long, value_name = "FILE")]
+    pub json_stream: Option<PathBuf>,
     /// Write the results as CSV to FILE, or `-` for stdout: one row per point, each parameter
     /// in its own column (for pandas and R).
     #[arg(long, value_name = "FILE")]
@@ -206,6 +211,7 @@ impl OutputArgs {
             db: self.db.db.clone(),
             display: self.display.display(),
             strict: self.strict,
+            json_stream: self.json_stream.clone(),
         }
     }
 
@@ -632,10 +638,18 @@ pub fn read_json(path: &Path, limit: u64) -> anyhow::Result<Report> {
 }
 
 /// Whether `input` names a run of the database (`12`, `latest`, `latest~2`) rather than a file.
-fn is_run_id(input: &str) -> bool {
+pub fn is_run_id(input: &str) -> bool {
     let s = input.trim();
     let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
     digits(s) || s == "latest" || s.strip_prefix("latest~").is_some_and(digits)
+}
+
+/// The id of the run `input` names in `store`, where it names one of the database's (as
+/// [`load_run`] reads it) rather than a file.
+pub fn stored_id(input: &str, store: &Store) -> Option<i64> {
+    (is_run_id(input) && !Path::new(input).is_file())
+        .then(|| store.resolve(input).ok())
+        .flatten()
 }
 
 /// A run named on the command line: a run of the database (id, latest, latest~N), or a JSON

@@ -4,7 +4,7 @@ use super::common::{
     DbArgs, InputArgs, UsageError, load_run, parse_alpha, parse_positive, read_json,
 };
 use crate::history::compare::{
-    Change, Criteria, Pairing, Unpaired, compare_paired, only_in_paired,
+    Change, Criteria, Pairing, RunToRun, Unpaired, compare_noisy, only_in_paired,
 };
 use crate::history::machine::{Machines, Property};
 use crate::report::changes;
@@ -67,9 +67,16 @@ pub struct CompareArgs {
     #[arg(long, value_name = "NAME=PRICE", value_parser = parse_price)]
     pub price: Vec<(String, f64)>,
     /// The least change reported as a regression or an improvement, in percent: a significant
-    /// change smaller than this is said to be within it.
-    #[arg(long, value_name = "PERCENT", default_value = "3", value_parser = parse_positive)]
-    pub threshold: f64,
+    /// change smaller than this is said to be within it (default 3; with --gate, none beyond
+    /// each point's own).
+    #[arg(long, value_name = "PERCENT", value_parser = parse_positive)]
+    pub threshold: Option<f64>,
+    /// Gate on this machine's calibration (`peakbench calibrate`): each point tested with its
+    /// run-to-run noise, a regression only where significant and larger than any change its
+    /// runs made by themselves; says the gate's false-alarm rate and what each point catches.
+    /// Refused without a calibration of A's machine, and for runs of two machines.
+    #[arg(long, conflicts_with = "different_machines")]
+    pub gate: bool,
     /// Family-wise significance level: Welch's t-test on each point's repetitions, its p-value
     /// corrected for the number of points tested (Holm–Bonferroni).
     #[arg(long, default_value = "0.05", value_parser = parse_alpha)]
@@ -97,6 +104,9 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub input: InputArgs,
 }
+
+/// `compare --threshold`'s default, in percent (with --gate: none beyond each point's own).
+const DEFAULT_THRESHOLD: f64 = 3.0;
 
 /// A comparison found a significant regression beyond the threshold. Exit code 3.
 #[derive(Debug, thiserror::Error)]
@@ -289,7 +299,7 @@ fn side_by_side(args: &CompareArgs) -> anyhow::Result<()> {
         .collect();
     let criteria = Criteria {
         alpha: args.alpha,
-        threshold: args.threshold / 100.0,
+        threshold: args.threshold.unwrap_or(DEFAULT_THRESHOLD) / 100.0,
         same_machine: true,
     };
     let display = args.display.display();
@@ -426,6 +436,12 @@ struct CompareDocument<'a> {
     /// The confidence of each pair's `ratio_interval`.
     confidence: f64,
     power: f64,
+    /// Where the run-to-run noise the tests used came from (a calibration, the stored runs of
+    /// the machine); null where the repetitions alone were used.
+    run_to_run: Option<&'a str>,
+    /// With --gate: its calibration and false alarms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    gate: Option<GateDocument>,
     changes: &'a [Change],
     only_in_a: &'a [Unpaired],
     only_in_b: &'a [Unpaired],
@@ -466,6 +482,12 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
         _ => {}
     }
     if side_by_side_asked {
+        if args.gate {
+            return Err(UsageError(
+                "--gate decides a comparison of two runs of one machine; more runs, --per and --price lay machines side by side: drop --gate".into(),
+            )
+            .into());
+        }
         return side_by_side(&args);
     }
     let (name_a, name_b) = (&args.runs[0], &args.runs[1]);
@@ -479,14 +501,29 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
     } else {
         (machines.hardware_differences().is_empty(), "hardware")
     };
+    if args.gate && !same_machine {
+        return Err(UsageError(format!(
+            "--gate compares two runs of one machine, and A and B differ in {}: calibrate and gate each machine on its own (or --same-machine if they are one)",
+            machines.hardware_differences().join(", ")
+        ))
+        .into());
+    }
+    let threshold = args
+        .threshold
+        .unwrap_or(if args.gate { 0.0 } else { DEFAULT_THRESHOLD });
     let criteria = Criteria {
         alpha: args.alpha,
-        threshold: args.threshold / 100.0,
+        threshold: threshold / 100.0,
         same_machine,
     };
+    let known = machine_noise(&args, &a, &b, same_machine)?;
     // Across machines, points pair by what they measure of each (all threads with all).
     let pairing = Pairing::of(&a, &b, same_machine);
-    let changes = compare_paired(&a.results, &b.results, criteria, pairing);
+    let noise = known.as_ref().map(|k| RunToRun {
+        points: &k.points,
+        gate: args.gate,
+    });
+    let changes = compare_noisy(&a.results, &b.results, criteria, pairing, noise);
     if changes.is_empty() {
         return Err(UsageError(format!(
             "runs {} and {} have no point in common (same workload, metric and parameters)",
@@ -514,77 +551,222 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
             criteria,
             confidence: crate::history::compare::CONFIDENCE,
             power: crate::history::compare::POWER,
+            run_to_run: known.as_ref().map(|k| k.from.as_str()),
+            gate: known
+                .as_ref()
+                .filter(|_| args.gate)
+                .map(|k| GateDocument::of(k, criteria)),
             changes: &changes,
             only_in_a: &only_a,
             only_in_b: &only_b,
         };
         write_json(path, &doc)?;
     } else {
-        let inconclusive = changes.iter().filter(|c| c.inconclusive).count();
-        let advice = if inconclusive > 0 {
-            // Each doubling of the repetitions divides the smallest detectable change by
-            // about √2: at least twice as many as these runs had, and 5.
-            let had = changes
-                .iter()
-                .filter(|c| c.inconclusive)
-                .map(|c| c.n_a.min(c.n_b))
-                .max()
-                .unwrap_or(1);
-            let text = format!(
-                "{inconclusive} of {} points inconclusive: their repetitions ({had} or fewer) cannot detect a {} % change; run both with --repeat {} or more{} on an idle machine to decide them",
-                changes.len(),
-                args.threshold,
-                (2 * had).max(5),
-                if had < 6 { " (or --profile ci)" } else { "" }
-            );
-            format!(
-                "\n{}\n",
-                crate::text::wrap(&text, crate::text::terminal_width(), "  ")
-            )
-        } else {
-            String::new()
-        };
-        let head = format!(
-            "A: {} ({}), B: {} ({}); significance: Welch's t-test on the repetitions, p corrected for {} points by Holm–Bonferroni < {}; {}",
-            crate::text::printable(name_a),
-            crate::text::printable(&a.started_at),
-            crate::text::printable(name_b),
-            crate::text::printable(&b.started_at),
-            changes.iter().filter(|c| c.p.is_some()).count(),
-            args.alpha,
-            if same_machine {
-                format!(
-                    "regression: worse by more than {} %; Δ %: B against A",
-                    args.threshold
-                )
-            } else {
-                format!(
-                    "slower or faster: by more than {} %; B ÷ A: B's figure over A's, with its 95 % interval",
-                    args.threshold
-                )
-            },
+        let runs = [(name_a.as_str(), &a), (name_b.as_str(), &b)];
+        let text = compare_text(
+            &args,
+            runs,
+            &machines,
+            (same_machine, same_machine_by),
+            known.as_ref(),
+            criteria,
+            &changes,
+            [&only_a, &only_b],
         );
-        let width = crate::text::terminal_width();
-        let forced = same_machine_by != "hardware";
-        let reference_note = if changes.iter().any(|c| c.reference.is_some()) {
-            let text = "Ref %: the reference tool's change between the runs, tested on its runs as the points are (* significant beyond the threshold, ? fewer than 2 runs a side); a change the tool shows too is the machine's";
-            format!("{}\n", crate::text::wrap(text, width, "  "))
-        } else {
-            String::new()
-        };
-        crate::files::print(&format!(
-            "{}\n{}\n{}{reference_note}{}{}{}",
-            changes::machines(&machines, &["A", "B"], same_machine, forced, width),
-            crate::text::wrap(&head, width, "  "),
-            changes::tables(&changes, &args.display.display(), width, same_machine),
-            changes::unpaired("A", &only_a),
-            changes::unpaired("B", &only_b),
-            advice,
-        ))?;
+        crate::files::print(&text)?;
     }
     let regressions = changes.iter().filter(|c| c.regression).count();
     if regressions > 0 {
         return Err(Regression(regressions).into());
     }
     Ok(())
+}
+
+/// The run-to-run noise of A's machine for a comparison of two of its runs
+/// ([`crate::history::calibration::known`]): required with --gate (its calibration), looked
+/// for otherwise where the database can be read.
+fn machine_noise(
+    args: &CompareArgs,
+    a: &crate::results::Report,
+    b: &crate::results::Report,
+    same_machine: bool,
+) -> anyhow::Result<Option<crate::history::calibration::Known>> {
+    use crate::history::calibration;
+    if !args.gate {
+        if !same_machine {
+            return Ok(None);
+        }
+        // Files compared without a database are compared on their repetitions.
+        return Ok(args.db.open_read_only().ok().and_then(|store| {
+            let (ids, documents) = compared(args, &store, [a, b]);
+            calibration::known(&store, a, &ids, &documents)
+                .ok()
+                .flatten()
+        }));
+    }
+    let store = args.db.open_read_only()?;
+    match calibration::of_machine(&store, a)? {
+        Some(_) => {
+            let (ids, documents) = compared(args, &store, [a, b]);
+            calibration::known(&store, a, &ids, &documents)
+        }
+        None => Err(UsageError(
+            "--gate needs a calibration of A's machine in the database, and there is none: run `peakbench calibrate` on it first (the ci profile 8 times, about 8 minutes on a 2-core VM)".into(),
+        )
+        .into()),
+    }
+}
+
+/// The compared runs: the ids of those that are the database's, and the documents given as
+/// files (`runs`, A's and B's reports, in the order of the command line).
+fn compared<'a>(
+    args: &CompareArgs,
+    store: &crate::history::Store,
+    runs: [&'a crate::results::Report; 2],
+) -> (Vec<i64>, Vec<&'a crate::results::Report>) {
+    let mut ids = Vec::new();
+    let mut documents = Vec::new();
+    for (name, report) in args.runs.iter().zip(runs) {
+        match super::common::stored_id(name, store) {
+            Some(id) => ids.push(id),
+            None => documents.push(report),
+        }
+    }
+    (ids, documents)
+}
+
+/// The gate's words in `compare --json`.
+#[derive(serde::Serialize)]
+struct GateDocument {
+    calibration: i64,
+    /// Holm's family-wise level: the false-alarm rate expected where each point's figure moves
+    /// between runs as a normal variable does.
+    expected_false_alarm_rate: f64,
+    /// The calibration's A/A pairs tested, each with the other runs' noise, and those failed.
+    pairs_tested: usize,
+    pairs_failed: usize,
+}
+
+impl GateDocument {
+    fn of(k: &crate::history::calibration::Known, c: Criteria) -> GateDocument {
+        let cal = k.calibration.as_ref();
+        GateDocument {
+            calibration: cal.map_or(0, |c| c.id),
+            expected_false_alarm_rate: c.alpha,
+            pairs_tested: cal.map_or(0, |c| c.pairs_tested),
+            pairs_failed: cal.map_or(0, |c| c.pairs_failed),
+        }
+    }
+}
+
+/// The gate's line: the false alarms expected and seen, and what decides a point.
+fn gate_line(k: &crate::history::calibration::Known, c: Criteria) -> String {
+    let seen = match k.calibration.as_ref() {
+        Some(cal) if cal.pairs_tested > 0 => format!(
+            "; of the calibration's own A/A pairs, each judged with the other runs' noise, {} of {} failed",
+            cal.pairs_failed, cal.pairs_tested
+        ),
+        _ => "; the calibration has too few runs (under 5) to have measured its own".into(),
+    };
+    format!(
+        "gate: a regression is significant at {} with the run-to-run noise of {} and worse than Gate %, the largest change the point's runs made by themselves{}; false alarms expected in at most {} % of comparisons of an unchanged machine{seen}; Catch %: the smallest slowdown caught 8 times in 10",
+        c.alpha,
+        k.from,
+        if c.threshold > 0.0 {
+            format!(" (at least {} %)", c.threshold * 100.0)
+        } else {
+            String::new()
+        },
+        c.alpha * 100.0,
+    )
+}
+
+/// `compare A B`'s text: the machines, how it decided, the tables, the points one run has
+/// alone, and advice where points were undecided.
+#[allow(clippy::too_many_arguments)]
+fn compare_text(
+    args: &CompareArgs,
+    [(name_a, a), (name_b, b)]: [(&str, &crate::results::Report); 2],
+    machines: &Machines,
+    (same_machine, same_machine_by): (bool, &str),
+    known: Option<&crate::history::calibration::Known>,
+    criteria: Criteria,
+    changes: &[Change],
+    [only_a, only_b]: [&[Unpaired]; 2],
+) -> String {
+    let threshold = criteria.threshold * 100.0;
+    let width = crate::text::terminal_width();
+    let inconclusive = changes.iter().filter(|c| c.inconclusive).count();
+    let advice = if inconclusive > 0 && !args.gate {
+        // Each doubling of the repetitions divides the smallest detectable change by
+        // about √2: at least twice as many as these runs had, and 5.
+        let had = changes
+            .iter()
+            .filter(|c| c.inconclusive)
+            .map(|c| c.n_a.min(c.n_b))
+            .max()
+            .unwrap_or(1);
+        let text = format!(
+            "{inconclusive} of {} points inconclusive: their repetitions ({had} or fewer) cannot detect a {threshold} % change; run both with --repeat {} or more{} on an idle machine to decide them",
+            changes.len(),
+            (2 * had).max(5),
+            if had < 6 { " (or --profile ci)" } else { "" }
+        );
+        format!("\n{}\n", crate::text::wrap(&text, width, "  "))
+    } else {
+        String::new()
+    };
+    let test = match known {
+        Some(k) if same_machine => format!(
+            "Welch's t-test on the repetitions or, where larger, on the run-to-run noise of {} (Spread: reps or runs)",
+            k.from
+        ),
+        _ => "Welch's t-test on the repetitions".into(),
+    };
+    let head = format!(
+        "A: {} ({}), B: {} ({}); significance: {test}, p corrected for {} points by Holm–Bonferroni < {}; {}",
+        crate::text::printable(name_a),
+        crate::text::printable(&a.started_at),
+        crate::text::printable(name_b),
+        crate::text::printable(&b.started_at),
+        changes.iter().filter(|c| c.p.is_some()).count(),
+        criteria.alpha,
+        match (same_machine, args.gate) {
+            (true, true) => "Δ %: B against A".to_string(),
+            (true, false) =>
+                format!("regression: worse by more than {threshold} %; Δ %: B against A"),
+            (false, _) => format!(
+                "slower or faster: by more than {threshold} %; B ÷ A: B's figure over A's, with its 95 % interval"
+            ),
+        },
+    );
+    let gate = match known {
+        Some(k) if args.gate => format!(
+            "{}\n",
+            crate::text::wrap(&gate_line(k, criteria), width, "  ")
+        ),
+        _ => String::new(),
+    };
+    let forced = same_machine_by != "hardware";
+    let reference_note = if changes.iter().any(|c| c.reference.is_some()) {
+        let text = "Ref %: the reference tool's change between the runs, tested on its runs as the points are (* significant beyond the threshold, ? fewer than 2 runs a side); a change the tool shows too is the machine's";
+        format!("{}\n", crate::text::wrap(text, width, "  "))
+    } else {
+        String::new()
+    };
+    format!(
+        "{}\n{}\n{gate}{}{reference_note}{}{}{}",
+        changes::machines(machines, &["A", "B"], same_machine, forced, width),
+        crate::text::wrap(&head, width, "  "),
+        changes::tables(
+            changes,
+            &args.display.display(),
+            width,
+            same_machine,
+            args.gate
+        ),
+        changes::unpaired("A", only_a),
+        changes::unpaired("B", only_b),
+        advice,
+    )
 }

@@ -1,5 +1,6 @@
 //! The command line: clap derive structs, one per subcommand, and `run()`.
 
+mod calibrate;
 mod calibration;
 mod card;
 mod cluster;
@@ -68,6 +69,10 @@ pub enum Command {
     /// Compare two runs point by point (Welch's t-test; exit code 3 on a significant regression
     /// on the same hardware), or three machines or more side by side.
     Compare(history::CompareArgs),
+    /// How far this machine's figures move between runs by themselves: a profile (ci) run N
+    /// times, each point's run-to-run noise, the smallest slowdown a gate catches and its false
+    /// alarms, stored for `compare --gate`.
+    Calibrate(calibrate::CalibrateArgs),
     /// Where a run stands among others (a directory of cards, a fleet's runs): for each figure
     /// the share of them it beats, among all and its microarchitecture, and the outliers of its
     /// own kind of machine.
@@ -102,6 +107,7 @@ impl Command {
             | Command::Reference(_)
             | Command::History(_)
             | Command::Compare(_)
+            | Command::Calibrate(_)
             | Command::Rank(_)
             | Command::Card(_)
             | Command::Cluster(_)
@@ -173,6 +179,7 @@ pub fn run(cli: Cli, argv: Vec<String>) -> anyhow::Result<()> {
         Command::Card(args) => card::run(*args, argv),
         Command::History(args) => history::run_history(args),
         Command::Compare(args) => history::run_compare(args),
+        Command::Calibrate(args) => calibrate::run(args, argv),
         Command::Rank(args) => rank::run(args),
         Command::Cluster(args) => cluster::run(args, argv),
         Command::Verify(args) => verify::run(*args, argv),

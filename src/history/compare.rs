@@ -13,6 +13,7 @@
 //! same way on the tool's runs (Holm over the references compared): a regression that the tool
 //! shows too is the machine's, one it does not show is peakbench's.
 
+use crate::history::run_noise::{PointNoise, Source, Spread};
 use crate::measure::welch;
 use crate::results::point::{conditions, label, label_except, point_key, shown_value};
 use crate::results::{Metric, ResultRecord, Subsystem, Unit, Workload};
@@ -38,6 +39,17 @@ pub const CONFIDENCE: f64 = 0.95;
 /// give before "no significant change" is said of it (the usual 80 %); below it the verdict is
 /// "inconclusive".
 pub const POWER: f64 = 0.8;
+
+/// The machine's run-to-run noise that a comparison of two of its runs uses beside the
+/// repetitions' spread ([`crate::history::run_noise`]).
+#[derive(Debug, Clone, Copy)]
+pub struct RunToRun<'a> {
+    /// Each point's noise, by key.
+    pub points: &'a BTreeMap<String, PointNoise>,
+    /// A gate: each point's threshold is at least the largest change the machine's runs made
+    /// by themselves, and a point without noise is never a regression.
+    pub gate: bool,
+}
 
 /// One common point.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -80,6 +92,22 @@ pub struct Change {
     /// Why the point was paired but not compared (another unit or condition), if so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_comparable: Option<String>,
+    /// The spread the test used: the repetitions' (`within_run`) or the machine's run-to-run
+    /// noise (`between_runs`, [`RunToRun`]); None where not tested.
+    pub spread: Option<Source>,
+    /// The least change (a fraction) that makes this point slower or faster: the criteria's
+    /// threshold, and under a gate at least the largest change the machine's runs made by
+    /// themselves.
+    pub threshold: f64,
+    /// Under a gate, a point the calibration did not measure: tested on its repetitions, never
+    /// a regression.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub uncalibrated: bool,
+    /// Under a gate, the smallest change (a fraction) the gate catches on this point with
+    /// [`POWER`]: what its run-to-run noise lets a test at Holm's strictest level detect, and
+    /// no less than its threshold; None elsewhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub catches: Option<f64>,
     /// The smallest change (a fraction of `mean_a`) that these repetitions detect with
     /// [`POWER`] at the strictest level Holm–Bonferroni applies (alpha ÷ the points tested);
     /// None where not tested.
@@ -159,6 +187,9 @@ pub enum Verdict {
     WithinThreshold,
     /// Fewer than two repetitions on a side.
     NotTested,
+    /// Under a gate, slower or faster beyond the threshold on a point the calibration did not
+    /// measure: never a regression.
+    Uncalibrated,
     /// Not significant, and a change of the threshold's size could not have been detected: the
     /// smallest detectable change (a fraction).
     Inconclusive(f64),
@@ -175,6 +206,7 @@ impl std::fmt::Display for Verdict {
             Verdict::Faster => f.write_str("faster"),
             Verdict::WithinThreshold => f.write_str("significant, within threshold"),
             Verdict::NotTested => f.write_str("not tested (< 2 repetitions)"),
+            Verdict::Uncalibrated => f.write_str("changed, not gated (not calibrated)"),
             Verdict::Inconclusive(d) if d.is_finite() && *d < 100.0 => {
                 write!(f, "inconclusive (detects ≥ {})", percent(*d))
             }
@@ -191,6 +223,7 @@ impl Verdict {
         match self {
             Verdict::WithinThreshold => "within threshold".into(),
             Verdict::NotTested => "not tested (< 2 reps)".into(),
+            Verdict::Uncalibrated => "not calibrated".into(),
             Verdict::Inconclusive(d) if d.is_finite() && *d < 100.0 => {
                 format!("inconclusive (≥ {})", percent(*d))
             }
@@ -216,6 +249,8 @@ impl Change {
             Verdict::NotComparable(why.clone())
         } else if self.regression {
             Verdict::Regression
+        } else if self.uncalibrated && (self.slower || self.faster) {
+            Verdict::Uncalibrated
         } else if self.improvement {
             Verdict::Improvement
         } else if self.slower {
@@ -435,8 +470,16 @@ pub fn holm(p: &[f64]) -> Vec<f64> {
     adjusted
 }
 
-/// A pair's two sets of repetitions: A's, then B's.
-type Repetitions<'a> = (&'a [f64], &'a [f64]);
+/// Welch's spread of the difference of `a`'s and `b`'s means; None with fewer than two finite
+/// samples a side.
+fn repetitions_spread(a: &[f64], b: &[f64]) -> Option<Spread> {
+    let (_, se2, df) = welch::difference(a, b)?;
+    Some(Spread {
+        se2,
+        df,
+        source: Source::WithinRun,
+    })
+}
 
 /// The common points of `a` and `b` (matched by [`point_key`]), in `a`'s order.
 pub fn compare(a: &[ResultRecord], b: &[ResultRecord], c: Criteria) -> Vec<Change> {
@@ -450,10 +493,26 @@ pub fn compare_paired(
     c: Criteria,
     pairing: Pairing,
 ) -> Vec<Change> {
+    compare_noisy(a, b, c, pairing, None)
+}
+
+/// [`compare_paired`], each point of the same machine that `noise` has tested with the larger
+/// of its run-to-run noise and its repetitions' spread.
+pub fn compare_noisy(
+    a: &[ResultRecord],
+    b: &[ResultRecord],
+    c: Criteria,
+    pairing: Pairing,
+    noise: Option<RunToRun>,
+) -> Vec<Change> {
     let by_key: BTreeMap<String, &ResultRecord> =
         b.iter().map(|r| (pairing.key(r, false), r)).collect();
-    // Each pair's change and its two sets of repetitions (for the detectable change below).
-    let (mut changes, samples): (Vec<Change>, Vec<Repetitions>) = a
+    // The machine's noise is of this machine's runs alone.
+    let noise = noise.filter(|_| c.same_machine);
+    // Under a gate, each pair's noise (for what the gate catches, below).
+    let mut knowns: Vec<Option<&PointNoise>> = Vec::new();
+    // Each pair's change and the spread of its difference (for the detectable change below).
+    let (mut changes, spreads): (Vec<Change>, Vec<Option<Spread>>) = a
         .iter()
         .filter_map(|ra| {
             let key = pairing.key(ra, true);
@@ -461,14 +520,22 @@ pub fn compare_paired(
             let (ma, mb) = (ra.summary.mean, rb.summary.mean);
             let change = if ma != 0.0 { mb / ma - 1.0 } else { f64::NAN };
             let not_comparable = incomparable(ra, rb);
-            let (p, ratio_interval) = if not_comparable.is_some() {
-                (None, None)
-            } else {
-                (
-                    welch::test(&ra.samples, &rb.samples).map(|w| w.p),
-                    welch::ratio_interval(&ra.samples, &rb.samples, CONFIDENCE)
-                        .map(|(lo, hi)| [lo, hi]),
-                )
+            let known = noise.and_then(|n| n.points.get(&key));
+            let spread = match known {
+                _ if not_comparable.is_some() => None,
+                Some(n) => Some(n.spread(&ra.samples, &rb.samples, ma)),
+                None => repetitions_spread(&ra.samples, &rb.samples),
+            };
+            let p = spread.map(|s| welch::p_of(mb - ma, s.se2, s.df));
+            let ratio_interval = match &not_comparable {
+                Some(_) => None,
+                None => welch::ratio_interval(&ra.samples, &rb.samples, CONFIDENCE)
+                    .map(|(lo, hi)| [lo, hi]),
+            };
+            knowns.push(known.filter(|_| noise.is_some_and(|n| n.gate)));
+            let threshold = match (noise, known) {
+                (Some(n), Some(k)) if n.gate => c.threshold.max(k.largest_change),
+                _ => c.threshold,
             };
             let change = Change {
                 subsystem: ra.subsystem,
@@ -495,11 +562,15 @@ pub fn compare_paired(
                 regression: false,
                 improvement: false,
                 not_comparable,
+                spread: spread.map(|s| s.source),
+                threshold,
+                uncalibrated: noise.is_some_and(|n| n.gate) && known.is_none(),
+                catches: None,
                 detectable_change: None,
                 inconclusive: false,
                 reference: None,
             };
-            Some((change, (ra.samples.as_slice(), rb.samples.as_slice())))
+            Some((change, spread))
         })
         .unzip();
     let tested: Vec<usize> = (0..changes.len())
@@ -510,18 +581,20 @@ pub fn compare_paired(
     // sure only if they do at that level.
     let level = c.alpha / tested.len().max(1) as f64;
     for (&i, adjusted) in tested.iter().zip(holm(&p)) {
-        let (sa, sb) = samples[i];
         let ch = &mut changes[i];
         let mean_a = ch.mean_a;
-        ch.detectable_change = welch::detectable_difference(sa, sb, level, POWER).map(|d| {
-            if d == 0.0 {
-                0.0
-            } else if mean_a != 0.0 {
-                d / mean_a.abs()
-            } else {
-                f64::INFINITY
-            }
-        });
+        ch.detectable_change = spreads[i]
+            .map(|s| welch::detectable_of(s.se2, s.df, level, POWER))
+            .map(|d| {
+                if d == 0.0 {
+                    0.0
+                } else if mean_a != 0.0 {
+                    d / mean_a.abs()
+                } else {
+                    f64::INFINITY
+                }
+            });
+        ch.catches = knowns[i].map(|k| k.detectable(level, POWER).max(ch.threshold));
         ch.p_adjusted = Some(adjusted);
         ch.significant = adjusted < c.alpha;
         let worse = if ch.metric.lower_is_better() {
@@ -529,12 +602,15 @@ pub fn compare_paired(
         } else {
             ch.change < 0.0
         };
-        let beyond = ch.change.abs() > c.threshold;
+        let beyond = ch.change.abs() > ch.threshold;
         ch.slower = ch.significant && beyond && worse;
         ch.faster = ch.significant && beyond && !worse;
-        ch.regression = ch.slower && c.same_machine;
-        ch.improvement = ch.faster && c.same_machine;
-        ch.inconclusive = !ch.significant && ch.detectable_change.is_none_or(|d| d > c.threshold);
+        ch.regression = ch.slower && c.same_machine && !ch.uncalibrated;
+        ch.improvement = ch.faster && c.same_machine && !ch.uncalibrated;
+        ch.inconclusive = !ch.significant
+            && ch
+                .detectable_change
+                .is_none_or(|d| d > ch.threshold.max(1e-9));
     }
     add_references(&mut changes, a, &by_key, c, pairing);
     changes

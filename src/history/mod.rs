@@ -14,8 +14,10 @@
 //! mean, stddev, n, record)`; `samples(point_id, idx, value)`. JSON columns hold the same
 //! objects as the JSON document of the run (docs/json-schema.md).
 
+pub mod calibration;
 pub mod compare;
 pub mod machine;
+pub mod run_noise;
 pub mod trend;
 
 use crate::results::point::point_key;
@@ -70,6 +72,12 @@ CREATE TABLE IF NOT EXISTS fleets (
 CREATE TABLE IF NOT EXISTS verifications (
     run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
     verification TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS calibrations (
+    id INTEGER PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    profile TEXT NOT NULL,
+    calibration TEXT NOT NULL
 );
 ";
 
@@ -442,6 +450,64 @@ impl Store {
                 &self.path,
             ))?;
         Ok(())
+    }
+
+    /// Stores `calibration`; returns its id.
+    pub fn add_calibration(
+        &mut self,
+        calibration: &calibration::Calibration,
+    ) -> anyhow::Result<i64> {
+        self.conn
+            .execute(
+                "INSERT INTO calibrations(created_at, profile, calibration) VALUES (?1, ?2, ?3)",
+                params![
+                    calibration.created_at,
+                    calibration.profile,
+                    serde_json::to_string(calibration)?
+                ],
+            )
+            .map_err(sql_err(
+                &self.what("cannot store the calibration"),
+                &self.path,
+            ))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// The stored calibrations, newest first, each with its id; one that is unreadable or
+    /// implausible ([`calibration::Calibration::plausible`]) is left out, and a database from
+    /// before calibrations has none.
+    pub fn calibrations(&self) -> anyhow::Result<Vec<calibration::Calibration>> {
+        let what = "cannot read the calibrations";
+        let exists: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'calibrations'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(sql_err(what, &self.path))?;
+        if exists.is_none() {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, calibration FROM calibrations ORDER BY id DESC")
+            .map_err(sql_err(what, &self.path))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+            .map_err(sql_err(what, &self.path))?;
+        let mut found = Vec::new();
+        for row in rows {
+            let (id, text) = row.map_err(sql_err(what, &self.path))?;
+            if let Ok(mut c) = serde_json::from_str::<calibration::Calibration>(&text)
+                && c.plausible()
+            {
+                c.id = id;
+                found.push(c);
+            }
+        }
+        Ok(found)
     }
 
     /// Records how a run ended.

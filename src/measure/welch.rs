@@ -34,9 +34,17 @@ pub fn test(a: &[f64], b: &[f64]) -> Option<Welch> {
         return Some(Welch { t, df: f64::NAN, p });
     }
     let t = d.diff / d.se2.sqrt();
-    let df = d.df;
-    let p = incomplete_beta(df / 2.0, 0.5, df / (df + t * t)).clamp(0.0, 1.0);
-    Some(Welch { t, df, p })
+    Some(Welch {
+        t,
+        df: d.df,
+        p: p_of(d.diff, d.se2, d.df),
+    })
+}
+
+/// mean(b) − mean(a), its squared standard error s₁²/n₁ + s₂²/n₂ and its Welch–Satterthwaite
+/// degrees of freedom (NaN where the error is 0); `None` as [`test`].
+pub fn difference(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
+    Difference::of(a, b).map(|d| (d.diff, d.se2, d.df))
 }
 
 /// The difference of two sets' means and its spread, as Welch's test sees them.
@@ -79,12 +87,7 @@ impl Difference {
 /// 0 where neither side has any spread (any difference is detected).
 pub fn detectable_difference(a: &[f64], b: &[f64], alpha: f64, power: f64) -> Option<f64> {
     let d = Difference::of(a, b)?;
-    if d.se2 == 0.0 {
-        return Some(0.0);
-    }
-    // t_power is the one-sided quantile: P(T > t) = 1 − power, a two-sided tail of 2(1 − power).
-    let t = t_two_sided(alpha, d.df) + t_two_sided(2.0 * (1.0 - power).clamp(0.0, 1.0), d.df);
-    Some(t * d.se2.sqrt())
+    Some(detectable_of(d.se2, d.df, alpha, power))
 }
 
 /// The `level` confidence interval (0.95: 95 %) of mean(b) ÷ mean(a), the ratio of two
@@ -129,6 +132,29 @@ pub fn t95(df: usize) -> f64 {
             z + (z * z * z + z) / (4.0 * d as f64)
         }
     }
+}
+
+/// The two-sided p-value of a difference `diff` whose squared standard error is `se2`, at `df`
+/// degrees of freedom: P(|T| ≥ |diff|/√se2). A difference without any spread gives 0 (or 1
+/// where it is 0 too).
+pub fn p_of(diff: f64, se2: f64, df: f64) -> f64 {
+    if se2 <= 0.0 {
+        return if diff == 0.0 { 1.0 } else { 0.0 };
+    }
+    let t = diff / se2.sqrt();
+    incomplete_beta(df / 2.0, 0.5, df / (df + t * t)).clamp(0.0, 1.0)
+}
+
+/// The smallest difference a two-sided test at level `alpha` detects with probability `power`
+/// where the difference's squared standard error is `se2` at `df` degrees of freedom, as
+/// [`detectable_difference`] computes it for two sets of repetitions.
+pub fn detectable_of(se2: f64, df: f64, alpha: f64, power: f64) -> f64 {
+    if se2 <= 0.0 {
+        return 0.0;
+    }
+    // t_power is the one-sided quantile: P(T > t) = 1 − power, a two-sided tail of 2(1 − power).
+    let t = t_two_sided(alpha, df) + t_two_sided(2.0 * (1.0 - power).clamp(0.0, 1.0), df);
+    t * se2.sqrt()
 }
 
 /// The t with P(|T| ≥ t) = `p` for Student's t with `df` degrees of freedom (bisection on the

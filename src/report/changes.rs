@@ -5,6 +5,7 @@
 
 use crate::history::compare::{Change, Unpaired, Verdict};
 use crate::history::machine::Machines;
+use crate::history::run_noise::Source;
 use crate::text::Align;
 use crate::units::{self, format_sig};
 
@@ -118,6 +119,7 @@ pub fn tables(
     display: &units::Display,
     width: usize,
     same_machine: bool,
+    gate: bool,
 ) -> String {
     // The reference tools' change, where both runs have one for some point.
     let references = changes.iter().any(|c| c.reference.is_some());
@@ -129,6 +131,17 @@ pub fn tables(
     let mut header: Vec<String> = ["Point", "Figure", "A", "B", change, "p", "Verdict"]
         .map(String::from)
         .to_vec();
+    // Which spread each test used, where the machine's run-to-run noise was known.
+    let spread = changes
+        .iter()
+        .any(|c| c.spread == Some(Source::BetweenRuns));
+    if spread {
+        header.insert(6, "Spread".into());
+    }
+    if gate {
+        header.insert(6, "Catch %".into());
+        header.insert(6, "Gate %".into());
+    }
     if references {
         header.insert(6, "Ref %".into());
     }
@@ -146,7 +159,7 @@ pub fn tables(
         let rows: Vec<Vec<String>> = changes
             .iter()
             .filter(|c| c.subsystem == sub)
-            .map(|c| row(c, display, references, same_machine))
+            .map(|c| row(c, display, [references, gate, spread], same_machine))
             .collect();
         let last = header.len() - 1;
         out.push_str(&subsystem_table(
@@ -217,7 +230,9 @@ pub(super) fn common_parts(rows: &mut [Vec<String>]) -> String {
 }
 
 /// A change's row of [`tables`], in display units.
-fn row(c: &Change, display: &units::Display, references: bool, same_machine: bool) -> Vec<String> {
+/// `shown`: the optional columns (Ref %, Gate %, Spread) shown.
+fn row(c: &Change, display: &units::Display, shown: [bool; 3], same_machine: bool) -> Vec<String> {
+    let [references, gate, spread] = shown;
     let time = (c.unit == crate::ids::Unit::Seconds).then(|| units::time_unit_for(c.mean_a));
     let mut display = *display;
     display.time[c.subsystem.index()] = time;
@@ -243,6 +258,27 @@ fn row(c: &Change, display: &units::Display, references: bool, same_machine: boo
             v => v.brief(),
         },
     ];
+    if spread {
+        row.insert(
+            6,
+            c.spread
+                .map_or("—", |s| match s {
+                    Source::WithinRun => "reps",
+                    Source::BetweenRuns => "runs",
+                })
+                .into(),
+        );
+    }
+    if gate {
+        let percent =
+            |x: Option<f64>| x.map_or_else(|| "—".into(), |x| format!("{:.1}", x * 100.0));
+        row.insert(
+            6,
+            c.catches
+                .map_or_else(|| "—".into(), |x| catch_cell(x, c.metric)),
+        );
+        row.insert(6, percent((!c.uncalibrated).then_some(c.threshold)));
+    }
     if references {
         row.insert(
             6,
@@ -280,4 +316,14 @@ pub fn unpaired(run: &str, points: &[Unpaired]) -> String {
         out.push_str(&format!("  {} {} ({})\n", p.subsystem, p.label, p.metric));
     }
     out
+}
+
+/// What a gate catches, in percent: "never" where a rate would have to fall by all of itself
+/// or more (a slowdown of a rate is less than 100 %).
+pub fn catch_cell(catches: f64, metric: crate::results::Metric) -> String {
+    if catches >= 1.0 && !metric.lower_is_better() {
+        "never".into()
+    } else {
+        format!("{:.1}", catches * 100.0)
+    }
 }

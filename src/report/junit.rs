@@ -59,9 +59,10 @@ pub fn compare(a: &str, b: &str, changes: &[Change], only: [&[Unpaired]; 2]) -> 
 /// Why a point is skipped: the comparison could not decide it.
 fn skipped(c: &Change) -> Option<String> {
     match c.verdict() {
-        v @ (Verdict::NotComparable(_) | Verdict::NotTested | Verdict::Inconclusive(_)) => {
-            Some(v.to_string())
-        }
+        v @ (Verdict::NotComparable(_)
+        | Verdict::NotTested
+        | Verdict::Inconclusive(_)
+        | Verdict::Uncalibrated) => Some(v.to_string()),
         _ => None,
     }
 }

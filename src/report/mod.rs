@@ -5,6 +5,7 @@
 pub mod assignment;
 pub mod bandwidth_levels;
 pub mod c2c;
+pub mod calibration;
 pub mod card;
 pub mod changes;
 pub mod charts;

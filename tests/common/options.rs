@@ -325,6 +325,28 @@ pub fn output_cases(sub: &str, args: &[&str], workload: &str) -> Vec<Case> {
             &with(&["--html", "{dir}/r.html"]),
             file_has("r.html", "<html".into()),
         ),
+        // One event a line: the start, each point, the end.
+        used(
+            "json-stream",
+            &with(&["--json-stream", "{dir}/r.ndjson"]),
+            |r: &Ran| {
+                std::fs::read_to_string(r.dir.join("r.ndjson")).is_ok_and(|t| {
+                    let events: Vec<serde_json::Value> = t
+                        .lines()
+                        .filter_map(|l| serde_json::from_str(l).ok())
+                        .collect();
+                    events.len() == t.lines().count()
+                        && events.first().is_some_and(|e| e["event"] == "start")
+                        && events.last().is_some_and(|e| e["event"] == "end")
+                        && events.iter().any(|e| e["event"] == "point")
+                })
+            },
+        ),
+        refused(
+            "json-stream",
+            &with(&["--json-stream", "-", "--json", "-"]),
+            "standard output",
+        ),
         // The table on standard output, and nothing there with --quiet.
         used("quiet", &with(&["--quiet"]), |r| r.stdout.is_empty()),
         // Every point on standard error, with its repetitions.
