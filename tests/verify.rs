@@ -451,6 +451,75 @@ fn an_imposed_burst_is_found_with_its_volume_and_the_rate_after_it() {
     }
 }
 
+/// `--only gate`: a CPU, a network and a disk point slowed on purpose by 3, 5 and 10 % (a
+/// quota, a token bucket, an IOPS cap) and judged by `compare --gate`'s test after a
+/// calibration of the point: three checks each, their figure the share of the trials the gate
+/// failed, their reason every trial's change; one trial here (the note gives ten), so each
+/// figure is 0 or 100 %. `--trials` without the gate is refused before anything is made.
+#[test]
+fn the_gate_is_judged_on_slowdowns_imposed_on_purpose() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = verify(&["--only", "cpu", "--trials", "3"], dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--trials is the gate's"));
+    if !root() {
+        eprintln!("SKIPPED the_gate_is_judged_on_slowdowns_imposed_on_purpose: not root");
+        return;
+    }
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = common::share(true);
+    let args = [
+        "--only",
+        "gate",
+        "--trials",
+        "1",
+        "--duration",
+        "200ms",
+        "--repeat",
+        "2",
+    ];
+    let (out, doc) = verify_document(&args, dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let names = check_names(&doc);
+    let expected: Vec<String> = ["cpu", "net", "disk"]
+        .iter()
+        .flat_map(|s| ["unchanged", "5 %", "10 %"].map(|w| format!("gate {s} {w}")))
+        .collect();
+    assert_eq!(names, expected, "{stderr}");
+    let tools = ["ip", "tc", "losetup", "mount"].iter().all(|t| {
+        Command::new(t).arg("-V").output().is_ok()
+            || Command::new(t).arg("--version").output().is_ok()
+    });
+    let everything = tools
+        && std::path::Path::new("/sys/fs/cgroup/blkio/cgroup.procs").exists()
+        && std::path::Path::new("/sys/fs/cgroup/cpu/cgroup.procs").exists();
+    for c in doc["verification"]["checks"].as_array().unwrap() {
+        if c["status"] == "skip" {
+            assert!(
+                !everything && !c["reason"].as_str().unwrap().is_empty(),
+                "{c}"
+            );
+            continue;
+        }
+        // One trial: the gate failed it or not; the reason says so, with its change.
+        let m = c["measured"].as_f64().unwrap();
+        assert!(m == 0.0 || m == 100.0, "{c}");
+        let reason = c["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("8 baseline runs calibrate the gate")
+                && reason.contains("of 1 trials")
+                && reason.contains("read (%)") | reason.contains("changes (%)"),
+            "{c}"
+        );
+        assert_eq!(c["unit"], "%", "{c}");
+        assert!(!c["commands"].as_array().unwrap().is_empty(), "{c}");
+    }
+    // The runs are measured apart: the report holds the checks, not 39 points.
+    assert!(doc["results"].as_array().unwrap().is_empty(), "{stderr}");
+}
+
 /// Ctrl-C during the network's checks, and during the disk's (the process in a control group
 /// of the run's, a loop device attached): the run stops with 130, keeps its checks so far and
 /// leaves nothing.

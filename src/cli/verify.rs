@@ -11,9 +11,14 @@ pub struct VerifyArgs {
     /// loss rate), disk (IOPS and bandwidth caps on a loop device), cpu (a CPU quota),
     /// diagnose (faults imposed on purpose: a busy process, a quota, a narrower ISA, a small
     /// LINPACK, a TCP window below the bandwidth-delay product; each faulted point's diagnosis against the effect measured without the fault),
-    /// burst (a token bucket's burst on a link, found in the point's phases: its volume and the rate after it).
+    /// burst (a token bucket's burst on a link, found in the point's phases: its volume and the rate after it),
+    /// gate (slowdowns of 3, 5 and 10 % imposed on a CPU, a network and a disk point, each judged by `compare --gate`'s test; not run unless asked: about 10 minutes).
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Group::Net, Group::Disk, Group::Cpu, Group::Diagnose, Group::Burst])]
     pub only: Vec<Group>,
+    /// With gate: the trials of each point (each a baseline run, an unchanged one and one
+    /// under each slowdown), after its 8 calibration runs (1 to 100).
+    #[arg(long, value_name = "N", default_value = "10", value_parser = parse_trials)]
+    pub trials: usize,
     /// Measured time of each repetition of each check's benchmark, at least 100ms (the
     /// network's after a 1 s warm-up, the disk's after a 1 s ramp, its bandwidth's 3 s at
     /// least; the CPU quota's 1 s at least: ten of its 100 ms periods).
@@ -31,6 +36,14 @@ pub struct VerifyArgs {
     pub cleanup: bool,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// The gate's runs' repetitions and their measured time, unless given.
+const GATE_DURATION: std::time::Duration = std::time::Duration::from_millis(500);
+const GATE_REPEAT: usize = 4;
+
+fn parse_trials(s: &str) -> Result<usize, String> {
+    super::common::count_in(s, 1, 100)
 }
 
 /// A measured time of at least 100 ms (the caps and the loss rate need whole periods of it).
@@ -60,14 +73,37 @@ pub fn run(args: VerifyArgs, argv: Vec<String>) -> anyhow::Result<()> {
         )
         .into());
     }
-    crate::verify::refuse_unless_able()?;
     let mut groups = args.only.clone();
     groups.sort();
     groups.dedup();
+    if args.output.given.has("trials") && !groups.contains(&Group::Gate) {
+        return Err(UsageError(
+            "--trials is the gate's: add gate to --only, or leave out --trials".into(),
+        )
+        .into());
+    }
+    crate::verify::refuse_unless_able()?;
+    // The gate's runs: its own timing (4 repetitions of 500 ms, as a ci profile's point)
+    // unless --duration or --repeat says otherwise.
+    let given = &args.output.given;
+    let gate_run = (
+        if given.has("duration") {
+            args.duration
+        } else {
+            GATE_DURATION
+        },
+        if given.has("repeat") {
+            args.repeat
+        } else {
+            GATE_REPEAT
+        },
+    );
     let opts = VerifyOptions {
         groups,
         duration: args.duration,
         repeat: args.repeat,
+        gate_run,
+        trials: args.trials,
     };
     let mut rec = Recorder::new(argv, args.output.outputs());
     rec.set_in_suite();

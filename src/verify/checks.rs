@@ -19,6 +19,10 @@ pub enum Group {
     Diagnose,
     /// Bursts imposed (a token bucket with a large bucket), each found in a point's phases.
     Burst,
+    /// Slowdowns of 3, 5 and 10 % imposed (a CPU quota, a token bucket, an IOPS cap), each
+    /// judged by `compare --gate`'s test: how often the gate catches them, and how often it
+    /// fails an unchanged run.
+    Gate,
 }
 
 impl Group {
@@ -29,6 +33,7 @@ impl Group {
             Group::Cpu => "cpu",
             Group::Diagnose => "diagnose",
             Group::Burst => "burst",
+            Group::Gate => "gate",
         }
     }
 }
@@ -40,6 +45,11 @@ pub struct VerifyOptions {
     /// Each repetition's measured time.
     pub duration: Duration,
     pub repeat: usize,
+    /// The gate's runs: each repetition's measured time and the repetitions (`--duration`
+    /// and `--repeat` where given, else its own).
+    pub gate_run: (Duration, usize),
+    /// The gate's trials of each point.
+    pub trials: usize,
 }
 
 /// Makes a benchmark's request from its command line (without the program's name): the

@@ -16,6 +16,7 @@ mod cpu;
 mod delay_line;
 mod diagnose;
 mod disk;
+mod gate;
 mod hog;
 mod loop_disk;
 mod names;
@@ -65,6 +66,7 @@ pub fn run(opts: &VerifyOptions, build: Build, rec: &mut Recorder) -> anyhow::Re
         Group::Cpu,
         Group::Diagnose,
         Group::Burst,
+        Group::Gate,
     ] {
         if !opts.groups.contains(&group) {
             continue;
@@ -78,6 +80,7 @@ pub fn run(opts: &VerifyOptions, build: Build, rec: &mut Recorder) -> anyhow::Re
             Group::Cpu => cpu::cpu(&mut checks)?,
             Group::Diagnose => diagnose::diagnose(&mut checks)?,
             Group::Burst => burst::checks(&mut checks)?,
+            Group::Gate => gate::checks(&mut checks)?,
         }
     }
     let failed = checks
