@@ -53,37 +53,33 @@ impl Outputs {
         }
     }
 
-    /// True when some output goes to standard output, so the table must not.
-    pub fn stdout_taken(&self) -> bool {
+    /// Each output file the options name (or `-`), with its option.
+    fn named(&self) -> impl Iterator<Item = (&PathBuf, &'static str)> {
         [
-            &self.json,
-            &self.csv,
-            &self.markdown,
-            &self.html,
-            &self.json_stream,
+            (&self.json, "--json"),
+            (&self.csv, "--csv"),
+            (&self.markdown, "--markdown"),
+            (&self.html, "--html"),
+            (&self.json_stream, "--json-stream"),
         ]
         .into_iter()
-        .flatten()
-        .any(|p| p.as_os_str() == "-")
+        .filter_map(|(p, name)| p.as_ref().map(|p| (p, name)))
+    }
+
+    /// True when some output goes to standard output, so the table must not.
+    pub fn stdout_taken(&self) -> bool {
+        self.named().any(|(p, _)| p.as_os_str() == "-")
     }
 
     /// Checks that each output file, and a results database the user named, can be created
     /// before any benchmark runs (the rule of [`crate::files::check_output_file`]).
     /// Two formats on standard output are refused: one stream cannot hold two documents.
     pub fn validate(&self) -> anyhow::Result<()> {
-        let names = ["--json", "--csv", "--markdown", "--html", "--json-stream"];
-        let to_stdout: Vec<&str> = [
-            &self.json,
-            &self.csv,
-            &self.markdown,
-            &self.html,
-            &self.json_stream,
-        ]
-        .into_iter()
-        .zip(names)
-        .filter(|(p, _)| p.as_ref().is_some_and(|p| p.as_os_str() == "-"))
-        .map(|(_, n)| n)
-        .collect();
+        let to_stdout: Vec<&str> = self
+            .named()
+            .filter(|(p, _)| p.as_os_str() == "-")
+            .map(|(_, n)| n)
+            .collect();
         if to_stdout.len() > 1 {
             return Err(crate::error::UsageError(format!(
                 "{} all write to standard output (-), which can hold one document; give all but one a file name",
@@ -91,16 +87,7 @@ impl Outputs {
             ))
             .into());
         }
-        for path in [
-            &self.json,
-            &self.csv,
-            &self.markdown,
-            &self.html,
-            &self.json_stream,
-        ]
-        .into_iter()
-        .flatten()
-        {
+        for (path, _) in self.named() {
             check_output_file(path)?;
         }
         if let Some(path) = &self.json_stream
@@ -198,18 +185,10 @@ impl Outputs {
 
     /// The files this run writes (not standard output), as the user named them.
     pub fn files(&self) -> Vec<String> {
-        [
-            &self.json,
-            &self.csv,
-            &self.markdown,
-            &self.html,
-            &self.json_stream,
-        ]
-        .into_iter()
-        .flatten()
-        .filter(|p| p.as_os_str() != "-")
-        .map(|p| crate::text::printable(&p.display().to_string()))
-        .collect()
+        self.named()
+            .filter(|(p, _)| p.as_os_str() != "-")
+            .map(|(p, _)| crate::text::printable(&p.display().to_string()))
+            .collect()
     }
 
     /// The results database's path.

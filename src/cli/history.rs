@@ -669,7 +669,7 @@ fn gate_line(k: &crate::history::calibration::Known, c: Criteria) -> String {
         _ => "; the calibration has too few runs (under 5) to have measured its own".into(),
     };
     format!(
-        "gate: a regression is significant at {} with the run-to-run noise of {} and worse than Gate %, the largest change the point's runs made by themselves{}; false alarms expected in at most {} % of comparisons of an unchanged machine{seen}; Catch %: the smallest slowdown caught 8 times in 10",
+        "gate: a regression is significant at {} on the run-to-run noise of {} (or the repetitions' spread where larger) and worse than Gate %, the largest change the point's runs made by themselves{}; false alarms expected in at most {} % of comparisons of an unchanged machine{seen}; Catch %: the smallest slowdown caught 8 times in 10",
         c.alpha,
         k.from,
         if c.threshold > 0.0 {
@@ -717,6 +717,7 @@ fn compare_text(
         String::new()
     };
     let test = match known {
+        Some(_) if args.gate => "the gate's test (below)".to_string(),
         Some(k) if same_machine => format!(
             "Welch's t-test on the repetitions or, where larger, on the run-to-run noise of {} (Spread: reps or runs)",
             k.from

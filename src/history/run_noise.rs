@@ -10,7 +10,7 @@
 //! a comparison takes that, or the repetitions' own (Welch's s²ₐ/nₐ + s²ᵦ/nᵦ) where those are
 //! larger, and says which it used ([`Spread`]).
 
-use crate::measure::welch;
+use crate::measure::welch::{self, mean_var};
 use crate::results::point::{label, point_key};
 use crate::results::{Metric, ResultRecord, Subsystem, Unit};
 use serde::{Deserialize, Serialize};
@@ -71,18 +71,6 @@ pub struct Spread {
     /// Its degrees of freedom.
     pub df: f64,
     pub source: Source,
-}
-
-/// Mean and sample variance of `x` (NaN variance with one value).
-fn mean_var(x: &[f64]) -> (f64, f64) {
-    let n = x.len() as f64;
-    let m = x.iter().sum::<f64>() / n;
-    let v = if x.len() > 1 {
-        x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        f64::NAN
-    };
-    (m, v)
 }
 
 impl PointNoise {

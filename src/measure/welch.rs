@@ -16,7 +16,8 @@ pub struct Welch {
     pub p: f64,
 }
 
-fn mean_var(x: &[f64]) -> (f64, f64) {
+/// Mean and sample variance of `x` (NaN variance with one value).
+pub fn mean_var(x: &[f64]) -> (f64, f64) {
     let n = x.len() as f64;
     let m = x.iter().sum::<f64>() / n;
     let v = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0);

@@ -132,9 +132,12 @@ pub fn tables(
         .map(String::from)
         .to_vec();
     // Which spread each test used, where the machine's run-to-run noise was known.
-    let spread = changes
-        .iter()
-        .any(|c| c.spread == Some(Source::BetweenRuns));
+    // (Under a gate its line says which: the run-to-run noise, or the repetitions' where
+    // larger; the columns go to what the gate decides by.)
+    let spread = !gate
+        && changes
+            .iter()
+            .any(|c| c.spread == Some(Source::BetweenRuns));
     if spread {
         header.insert(6, "Spread".into());
     }
