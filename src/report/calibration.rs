@@ -51,12 +51,7 @@ pub fn tables(c: &Calibration, display: &units::Display, width: usize) -> String
     .to_vec();
     let mut align = vec![Align::Left, Align::Left];
     align.resize(header.len(), Align::Right);
-    let mut subsystems = Vec::new();
-    for p in &c.points {
-        if !subsystems.contains(&p.subsystem) {
-            subsystems.push(p.subsystem);
-        }
-    }
+    let subsystems = super::grouping::distinct(c.points.iter().map(|x| x.subsystem));
     for sub in subsystems {
         let rows: Vec<Vec<String>> = c
             .points

@@ -151,12 +151,7 @@ pub fn tables(
     let mut align = vec![Align::Left, Align::Left];
     align.resize(header.len() - 1, Align::Right);
     align.push(Align::Left);
-    let mut subsystems: Vec<crate::results::Subsystem> = Vec::new();
-    for c in changes {
-        if !subsystems.contains(&c.subsystem) {
-            subsystems.push(c.subsystem);
-        }
-    }
+    let subsystems = super::grouping::distinct(changes.iter().map(|x| x.subsystem));
     let mut out = String::new();
     for sub in subsystems {
         let rows: Vec<Vec<String>> = changes

@@ -61,12 +61,7 @@ pub fn tables(
         Align::Left,
         Align::Left,
     ];
-    let mut subsystems = Vec::new();
-    for t in trends {
-        if !subsystems.contains(&t.subsystem) {
-            subsystems.push(t.subsystem);
-        }
-    }
+    let subsystems = super::grouping::distinct(trends.iter().map(|x| x.subsystem));
     for sub in subsystems {
         let rows: Vec<Vec<String>> = trends
             .iter()
