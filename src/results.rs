@@ -197,6 +197,10 @@ pub struct ResultRecord {
     /// `--diagnose`: this point is another measured again with one knob changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun: Option<diagnosis::Rerun>,
+    /// `--precision`: the half width asked for and reached, over how many measurements and
+    /// repetitions of the point; absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<crate::measure::precision::Reached>,
 }
 
 /// A point's figure per interval of its last repetition, in the record's unit.
@@ -281,6 +285,7 @@ impl ResultRecord {
             noise: None,
             diagnosis: None,
             rerun: None,
+            precision: None,
         }
         .converted(&|_, unit| units::Conversion::to_base(unit))
     }
@@ -560,6 +565,8 @@ struct WireRecord {
     diagnosis: Option<diagnosis::Diagnosis>,
     #[serde(default)]
     rerun: Option<diagnosis::Rerun>,
+    #[serde(default)]
+    precision: Option<crate::measure::precision::Reached>,
 }
 
 impl<'de> Deserialize<'de> for ResultRecord {
@@ -591,6 +598,7 @@ impl<'de> Deserialize<'de> for ResultRecord {
             noise: w.noise,
             diagnosis: w.diagnosis,
             rerun: w.rerun,
+            precision: w.precision,
         }
         .with_finite_figures())
     }

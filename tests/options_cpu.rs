@@ -4,7 +4,8 @@
 mod common;
 
 use common::options::{
-    Case, Ran, output_cases, refused, repeat_case, run, timed, used, user_input, walk,
+    Case, Ran, output_cases, precision_cases, refused, repeat_case, run, timed, used, user_input,
+    walk,
 };
 use std::path::Path;
 
@@ -19,6 +20,7 @@ fn every_cpu_option_is_used_or_refused() {
     cases.extend(how_long());
     cases.extend(system_blas());
     cases.extend(output_cases("cpu", &NULL, "NULL"));
+    cases.extend(precision_cases(&NULL));
     walk("cpu", cases, &[]);
 }
 

@@ -4,7 +4,9 @@
 
 mod common;
 
-use common::options::{Case, output_cases, refused, repeat_case, used, user_input, walk};
+use common::options::{
+    Case, output_cases, precision_cases, refused, repeat_case, used, user_input, walk,
+};
 
 const PSYNC: [&str; 4] = ["--engine", "psync", "--size", "1M"];
 
@@ -15,6 +17,7 @@ fn every_disk_option_is_used_or_refused() {
     cases.extend(peak_inputs());
     cases.extend(fixed_work());
     cases.extend(output_cases("disk", &["--workload", "RR"], "RR"));
+    cases.extend(precision_cases(&["--workload", "RR"]));
     walk("disk", cases, &[]);
 }
 

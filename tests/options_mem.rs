@@ -5,7 +5,8 @@
 mod common;
 
 use common::options::{
-    Case, Ran, output_cases, refused, repeat_case, run, timed, used, user_input, walk,
+    Case, Ran, output_cases, precision_cases, refused, repeat_case, run, timed, used, user_input,
+    walk,
 };
 
 const COPY: [&str; 6] = [
@@ -35,6 +36,7 @@ fn every_mem_option_is_used_or_refused() {
     cases.extend(latency_floor_inputs());
     cases.extend(how_long());
     cases.extend(output_cases("mem", &["--workload", "NULL"], "NULL"));
+    cases.extend(precision_cases(&["--workload", "NULL"]));
     walk("mem", cases, &[]);
 }
 

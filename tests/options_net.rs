@@ -4,7 +4,9 @@
 
 mod common;
 
-use common::options::{Case, output_cases, refused, repeat_case, used, user_input, walk};
+use common::options::{
+    Case, output_cases, precision_cases, refused, repeat_case, used, user_input, walk,
+};
 use serde_json::Value;
 
 const LAT: [&str; 2] = ["--workload", "LATENCY"];
@@ -24,6 +26,7 @@ fn every_net_option_is_used_or_refused() {
     cases.extend(socket_options());
     cases.extend(amounts_and_display());
     cases.extend(output_cases("net", &LAT, "LATENCY"));
+    cases.extend(precision_cases(&LAT));
     walk("net", cases, &servers);
     drop((plain, guarded));
 }

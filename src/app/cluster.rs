@@ -269,6 +269,7 @@ fn link_test(t: &LinkTest, token: Option<String>) -> (Vec<ResultRecord>, Option<
         busy_poll: Duration::ZERO,
         busy_poll_asked: true,
         repeat: t.repeat.max(1) as usize,
+        precision: None,
         link_gbps: None,
         propagation_us: None,
         bidir: false,

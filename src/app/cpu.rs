@@ -9,6 +9,7 @@ use crate::bench::cpu::{CpuOptions, CpuPoint, CpuSession, points};
 use crate::bench::linalg::system_blas::SystemBlas;
 use crate::bench::linalg::workload::{self as linalg, Engine, LinalgPoint};
 use crate::error::UsageError;
+use crate::measure::precision::Precision;
 use crate::report;
 use crate::runner::Repetition;
 use crate::sysinfo::peak::CpuPeakOverrides;
@@ -53,6 +54,8 @@ pub struct CpuRequest {
     /// `--diagnose`: each point below 90 % of its peak measured once more with the knob of its
     /// first cause changed.
     pub diagnose: bool,
+    /// `--precision`: each point measured again until its interval is within the target.
+    pub precision: Option<Precision>,
 }
 
 /// What a request measures, checked against the machine before anything runs.
@@ -61,6 +64,7 @@ struct Plan {
     kernels: Option<CpuOptions>,
     linalg: Vec<LinalgPoint>,
     reps: Repetition,
+    precision: Option<Precision>,
 }
 
 /// One core's peak of operation class `op` on `sys` (GOPS), where it is known.
@@ -86,10 +90,14 @@ impl Plan {
     fn estimate(&self, sys: &SystemInfo) -> Duration {
         let cpus = crate::runner::affinity::allowed_cpus().len();
         let kernel_peak = |w: CpuWorkload| w.op().and_then(|op| core_peak(sys, op)).unwrap_or(30.0);
-        let kernels = self
-            .kernels
-            .as_ref()
-            .map_or(Duration::ZERO, |o| cpu_estimate(o, cpus, &kernel_peak));
+        // Under --precision, the most repetitions a point may take.
+        let reps = Repetition {
+            repeat: crate::measure::precision::worst_repeat(self.reps.repeat, self.precision),
+            ..self.reps
+        };
+        let kernels = self.kernels.as_ref().map_or(Duration::ZERO, |o| {
+            cpu_estimate(&CpuOptions { reps, ..o.clone() }, cpus, &kernel_peak)
+        });
         let cores = (sys.cpu.cores.get().copied().unwrap_or(1).max(1) as usize).min(cpus.max(1));
         let linalg = crate::units::sum_estimates(self.linalg.iter().map(|p| {
             let bits = if p.workload == LinalgWorkload::Sgemm {
@@ -101,7 +109,7 @@ impl Plan {
                 sys,
                 crate::sysinfo::peak::OpClass::Fma { element_bits: bits },
             );
-            linalg::estimate(*p, self.reps, cores, core)
+            linalg::estimate(*p, reps, cores, core)
         }));
         kernels.saturating_add(linalg)
     }
@@ -259,6 +267,7 @@ fn plan(req: &CpuRequest, sys: &SystemInfo) -> anyhow::Result<Plan> {
         kernels,
         linalg: pts,
         reps,
+        precision: req.precision,
     })
 }
 
@@ -382,17 +391,24 @@ fn measure(req: &CpuRequest, rec: &mut Recorder) -> anyhow::Result<()> {
     rec.announce(
         "cpu",
         &format!(
-            "{} — ISA {}, {} scaling, {} repetitions of {} after {} warm-up",
+            "{} — ISA {}, {} scaling, {} of {} after {} warm-up",
             report::table::machine_line(&sys),
             session.isa(),
             opts.scaling.name(),
-            opts.reps.repeat,
+            super::repetitions(opts.reps.repeat, req.precision),
             super::repetition_time(opts.duration, opts.sustain),
             opts.reps.warmup
         ),
         Some(estimate),
     );
-    rec.drive(&points(&opts), &mut KernelRun(session, opts.reps))?;
+    rec.drive(
+        &points(&opts),
+        &mut KernelRun {
+            session,
+            warmup: opts.reps.warmup,
+            precision: req.precision,
+        },
+    )?;
     if plan.linalg.is_empty() {
         return Ok(());
     }
@@ -435,9 +451,9 @@ fn run_linalg(
     rec.announce(
         "cpu",
         &format!(
-            "{} — {which}, {} repetitions after {} warm-up; the peak is the FMA's of the element type (DP=… in --ops-per-cycle and --peak applies to LINPACK and DGEMM, SP=… to SGEMM)",
+            "{} — {which}, {} after {} warm-up; the peak is the FMA's of the element type (DP=… in --ops-per-cycle and --peak applies to LINPACK and DGEMM, SP=… to SGEMM)",
             report::table::machine_line(&sys),
-            reps.repeat,
+            super::repetitions(reps.repeat, req.precision),
             reps.warmup
         ),
         estimate,
@@ -448,22 +464,39 @@ fn run_linalg(
             req,
             sys: &sys,
             engine,
+            reps,
         },
     )
 }
 
 /// A CPU run's synthetic kernels as the recorder drives them.
-struct KernelRun<'a>(CpuSession<'a>, Repetition);
+struct KernelRun<'a> {
+    session: CpuSession<'a>,
+    warmup: usize,
+    precision: Option<Precision>,
+}
 
 impl super::session::Session for KernelRun<'_> {
     type Point = CpuPoint;
 
     fn rounds(&self, _: &CpuPoint) -> u64 {
-        (self.1.warmup + self.1.repeat) as u64
+        (self.warmup + self.session.repeat()) as u64
+    }
+
+    fn repeat(&self) -> usize {
+        self.session.repeat()
+    }
+
+    fn set_repeat(&mut self, repeat: usize) {
+        self.session.set_repeat(repeat);
+    }
+
+    fn precision(&self) -> Option<Precision> {
+        self.precision
     }
 
     fn planned(&self, p: &CpuPoint) -> Vec<crate::results::ResultRecord> {
-        vec![self.0.planned(*p)]
+        vec![self.session.planned(*p)]
     }
 
     fn run(
@@ -471,8 +504,8 @@ impl super::session::Session for KernelRun<'_> {
         point: CpuPoint,
         tick: &mut dyn FnMut(),
     ) -> anyhow::Result<Vec<crate::results::ResultRecord>> {
-        let warmup = self.1.warmup;
-        self.0
+        let warmup = self.warmup;
+        self.session
             .run(point, tick)
             .map(|mut r| {
                 r.warmup_rounds = Some(warmup);
@@ -487,13 +520,27 @@ struct LinalgRun<'a> {
     req: &'a CpuRequest,
     sys: &'a SystemInfo,
     engine: Engine<'a>,
+    /// The request's repetitions, or as `set_repeat` changed them.
+    reps: Repetition,
 }
 
 impl super::session::Session for LinalgRun<'_> {
     type Point = LinalgPoint;
 
     fn rounds(&self, _: &LinalgPoint) -> u64 {
-        (self.req.reps.warmup + self.req.reps.repeat) as u64
+        (self.reps.warmup + self.reps.repeat) as u64
+    }
+
+    fn repeat(&self) -> usize {
+        self.reps.repeat
+    }
+
+    fn set_repeat(&mut self, repeat: usize) {
+        self.reps.repeat = repeat;
+    }
+
+    fn precision(&self) -> Option<Precision> {
+        self.req.precision
     }
 
     fn planned(&self, p: &LinalgPoint) -> Vec<crate::results::ResultRecord> {
@@ -503,7 +550,7 @@ impl super::session::Session for LinalgRun<'_> {
             self.req.nb,
             self.engine.kind(),
             self.req.memory_fraction,
-            self.req.reps.repeat,
+            self.reps.repeat,
         )
     }
 
@@ -518,7 +565,7 @@ impl super::session::Session for LinalgRun<'_> {
             point,
             req.nb.unwrap_or(linalg::default_nb(point.n)),
             self.engine,
-            req.reps,
+            self.reps,
             &req.linalg_overrides(point.workload),
             tick,
         )

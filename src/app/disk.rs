@@ -100,7 +100,7 @@ fn run(opts: &DiskOptions, rec: &mut Recorder) -> anyhow::Result<()> {
     rec.announce(
         "disk",
         &format!(
-            "{} on {} ({}), engine {}, {} I/O, {} repetitions of {} after a {:?} ramp",
+            "{} on {} ({}), engine {}, {} I/O, {} of {} after a {:?} ramp",
             format_bytes_binary(t.size),
             t.path.display(),
             t.device
@@ -115,7 +115,7 @@ fn run(opts: &DiskOptions, rec: &mut Recorder) -> anyhow::Result<()> {
             } else {
                 "buffered (page cache)"
             },
-            opts.reps.repeat,
+            super::repetitions(opts.reps.repeat, opts.precision),
             super::repetition_time(opts.runtime, opts.sustain),
             opts.ramp
         ),
@@ -131,7 +131,19 @@ impl super::session::Session for DiskRun<'_> {
     type Point = DiskPoint;
 
     fn rounds(&self, _: &DiskPoint) -> u64 {
-        self.0.opts().reps.repeat as u64
+        self.0.repeat() as u64
+    }
+
+    fn repeat(&self) -> usize {
+        self.0.repeat()
+    }
+
+    fn set_repeat(&mut self, repeat: usize) {
+        self.0.set_repeat(repeat);
+    }
+
+    fn precision(&self) -> Option<crate::measure::precision::Precision> {
+        self.0.opts().precision
     }
 
     fn planned(&self, p: &DiskPoint) -> Vec<crate::results::ResultRecord> {

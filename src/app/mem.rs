@@ -80,7 +80,7 @@ fn run(opts: MemOptions, rec: &mut Recorder) -> anyhow::Result<()> {
     rec.announce(
         "mem",
         &format!(
-            "{} — ISA {}, {} stores, arrays of {} each, {} repetitions of {} after {} warm-up; GB/s counted as STREAM does (bytes read + written)",
+            "{} — ISA {}, {} stores, arrays of {} each, {} of {} after {} warm-up; GB/s counted as STREAM does (bytes read + written)",
             report::table::machine_line(&sys),
             session.isa(),
             session.stores(),
@@ -94,7 +94,7 @@ fn run(opts: MemOptions, rec: &mut Recorder) -> anyhow::Result<()> {
                     format_size(many.iter().copied().max().unwrap_or(0))
                 ),
             },
-            opts.reps.repeat,
+            super::repetitions(opts.reps.repeat, opts.precision),
             super::repetition_time(opts.bandwidth_time(), opts.sustain.is_some()),
             opts.reps.warmup
         ),
@@ -102,7 +102,7 @@ fn run(opts: MemOptions, rec: &mut Recorder) -> anyhow::Result<()> {
     );
     let mut run = MemRun {
         session,
-        opts: &opts,
+        opts: opts.clone(),
         sys: &sys,
     };
     rec.drive(&points(&opts), &mut run)
@@ -163,7 +163,8 @@ fn diagnose_again(opts: &MemOptions, rec: &mut Recorder, from: usize) -> anyhow:
 /// A memory run's points as the recorder drives them.
 struct MemRun<'a> {
     session: MemSession<'a>,
-    opts: &'a MemOptions,
+    /// The request's options, their repetitions as the session's (`set_repeat`).
+    opts: MemOptions,
     sys: &'a SystemInfo,
 }
 
@@ -171,7 +172,20 @@ impl super::session::Session for MemRun<'_> {
     type Point = MemPoint;
 
     fn rounds(&self, p: &MemPoint) -> u64 {
-        rounds(p, self.opts)
+        rounds(p, &self.opts)
+    }
+
+    fn repeat(&self) -> usize {
+        self.opts.reps.repeat
+    }
+
+    fn set_repeat(&mut self, repeat: usize) {
+        self.opts.reps.repeat = repeat;
+        self.session.set_repeat(repeat);
+    }
+
+    fn precision(&self) -> Option<crate::measure::precision::Precision> {
+        self.opts.precision
     }
 
     /// Its planned record's label; C2C, LOADED and NUMA, which have none, their own.
@@ -190,7 +204,7 @@ impl super::session::Session for MemRun<'_> {
     }
 
     fn planned(&self, p: &MemPoint) -> Vec<crate::results::ResultRecord> {
-        super::planned::mem_point(&self.session, *p, self.opts, self.sys)
+        super::planned::mem_point(&self.session, *p, &self.opts, self.sys)
     }
 
     fn run(

@@ -70,6 +70,18 @@ impl<S: Session> Session for Mock<'_, S> {
         self.0.label(point)
     }
 
+    fn repeat(&self) -> usize {
+        self.0.repeat()
+    }
+
+    fn set_repeat(&mut self, repeat: usize) {
+        self.0.set_repeat(repeat);
+    }
+
+    fn precision(&self) -> Option<crate::measure::precision::Precision> {
+        self.0.precision()
+    }
+
     fn planned(&self, point: &S::Point) -> Vec<ResultRecord> {
         self.0.planned(point)
     }

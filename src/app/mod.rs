@@ -33,6 +33,22 @@ pub fn repetition_time(d: Duration, sustain: bool) -> String {
     }
 }
 
+/// A point's repetitions, for a run's first line: "3 repetitions", or under `--precision`
+/// "3 repetitions (more until ±2 %, at most 50 in all)".
+pub fn repetitions(
+    repeat: usize,
+    precision: Option<crate::measure::precision::Precision>,
+) -> String {
+    match precision {
+        None => format!("{repeat} repetitions"),
+        Some(p) => format!(
+            "{repeat} repetitions (more until ±{} %, at most {} in all)",
+            crate::measure::precision::pct(p.target),
+            p.max_repeat
+        ),
+    }
+}
+
 /// What a benchmark's request (each subsystem's, as the command line or a profile's job builds
 /// it) does: it is checked on the machine as the run would check it, with its estimated time,
 /// and then measured into a recorder.

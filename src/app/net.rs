@@ -169,7 +169,7 @@ fn run(
     rec.announce(
         "net",
         &format!(
-            "server {}{}, link {}, {} repetitions of {} {}",
+            "server {}{}, link {}, {} of {} {}",
             session.target().addr,
             if server.is_none() {
                 " (in this process)"
@@ -184,7 +184,7 @@ fn run(
                 ),
                 Err(e) => format!("unknown ({e})"),
             },
-            opts.repeat,
+            super::repetitions(opts.repeat, opts.precision),
             match (opts.total_bytes, opts.count) {
                 (None, None) => match opts.sustain {
                     Some(d) => format!(
@@ -235,31 +235,42 @@ fn run(
         Some(estimate(&opts)),
     );
     let server = session.target().addr.to_string();
-    let mut run = NetRun {
-        session,
-        opts: &opts,
-        server,
-    };
+    let mut run = NetRun { session, server };
     rec.drive(&pts, &mut run)
 }
 
 /// A network run's points as the recorder drives them.
-struct NetRun<'a> {
+struct NetRun {
     session: NetSession,
-    opts: &'a NetOptions,
     /// The server's address, as the records name it.
     server: String,
 }
 
-impl super::session::Session for NetRun<'_> {
+impl super::session::Session for NetRun {
     type Point = NetPoint;
 
     fn rounds(&self, _: &NetPoint) -> u64 {
-        self.opts.repeat as u64
+        self.session.opts().repeat as u64
+    }
+
+    fn repeat(&self) -> usize {
+        self.session.opts().repeat
+    }
+
+    fn set_repeat(&mut self, repeat: usize) {
+        self.session.set_repeat(repeat);
+    }
+
+    fn precision(&self) -> Option<crate::measure::precision::Precision> {
+        self.session.opts().precision
     }
 
     fn planned(&self, p: &NetPoint) -> Vec<crate::results::ResultRecord> {
-        super::planned::net_point(self.session.as_run(*p), self.opts, Some(&self.server))
+        super::planned::net_point(
+            self.session.as_run(*p),
+            self.session.opts(),
+            Some(&self.server),
+        )
     }
 
     fn run(

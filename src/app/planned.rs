@@ -182,6 +182,7 @@ mod tests {
                 reps: reps(),
                 peak: Default::default(),
                 diagnose: false,
+                precision: None,
             };
             let Ok(session) = MemSession::new(&sys, &opts) else {
                 // No non-temporal stores here: the other modes still run.
@@ -227,6 +228,7 @@ mod tests {
             reps: reps(),
             peaks: Default::default(),
             diagnose: false,
+            precision: None,
         };
         let session = DiskSession::new(&sys, &opts).unwrap();
         let mut asked = 0;
@@ -322,6 +324,7 @@ mod tests {
                 load: Vec::new(),
                 amount_bound: None,
                 sustain: None,
+                precision: None,
                 percentiles: Default::default(),
             };
             let session = NetSession::loopback(opts.clone(), None).unwrap();

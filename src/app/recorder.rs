@@ -30,8 +30,19 @@ fn verbose_line(r: &ResultRecord, display: &crate::units::Display) -> String {
     let unit = conv.map_or(r.unit, |c| c.unit);
     let s = &r.summary;
     let samples: Vec<String> = r.samples.iter().map(|v| format_sig(f(*v))).collect();
+    let precise = r.precision.as_ref().map_or(String::new(), |p| {
+        use crate::measure::precision::pct;
+        format!(
+            "; --precision ±{} %: ±{} % after {} measurement{}, {} repetitions in all",
+            pct(p.target),
+            p.reached.map_or("unknown".into(), pct),
+            p.measurements,
+            if p.measurements == 1 { "" } else { "s" },
+            p.repetitions
+        )
+    });
     format!(
-        "  {} {}: {} {} {unit} ± {} (min {}, max {}, {} repetitions: {})",
+        "  {} {}: {} {} {unit} ± {} (min {}, max {}, {} repetitions: {}{precise})",
         r.subsystem,
         crate::results::point::label(r),
         r.metric,
@@ -396,57 +407,12 @@ impl Recorder {
                 return Err(Interrupted.into());
             }
             bar.set_message(session.label(&point));
-            let available = self
-                .report
-                .as_ref()
-                .and_then(|r| r.system.memory.available_bytes.get().copied());
-            let mut tries = 0;
-            let outcome = loop {
-                let mut tools = self.reference.as_ref().map(|ctx| {
-                    ctx.interleave(&session.planned(&point), session.rounds(&point), available)
-                });
-                let before = fingerprint.then(crate::measure::noise::snapshot);
-                let mut outcome = session.run(point, &mut || {
-                    bar.inc(1);
-                    if let Some(t) = &mut tools {
-                        t.tick();
-                    }
-                });
-                if let Some(t) = tools {
-                    t.finish(outcome.is_ok());
+            let outcome = self.measure(point, session, &bar, fingerprint);
+            let outcome = match (outcome, session.precision()) {
+                (Ok(records), Some(p)) => {
+                    self.to_precision(point, session, &bar, fingerprint, p, records)
                 }
-                if let (Ok(records), Some(before)) = (&mut outcome, before) {
-                    let after = crate::measure::noise::snapshot();
-                    records
-                        .iter_mut()
-                        .for_each(|r| r.add_noise(&before, &after));
-                }
-                // --strict: a point measured under interference is measured again (bounded).
-                let disturbed = outcome.as_ref().ok().and_then(|records| {
-                    records
-                        .iter()
-                        .filter_map(|r| r.noise.as_ref())
-                        .find(|n| !n.interference.is_empty())
-                        .map(|n| n.interference.join(", "))
-                });
-                match disturbed {
-                    Some(causes)
-                        if self.output.strict
-                            && tries < super::outputs::STRICT_RETRIES
-                            && !crate::runner::stop::requested() =>
-                    {
-                        tries += 1;
-                        bar.suspend(|| {
-                            eprintln!(
-                                "peakbench: {}: measured under interference ({causes}); --strict measures it again ({tries} of {})",
-                                session.label(&point),
-                                super::outputs::STRICT_RETRIES
-                            )
-                        });
-                        bar.inc_length(session.rounds(&point));
-                    }
-                    _ => break outcome,
-                }
+                (outcome, _) => outcome,
             };
             // A point a signal cut short (verify's) is not whole: dropped, whatever it gave.
             if crate::runner::stop::cut_short() {
@@ -474,6 +440,121 @@ impl Recorder {
         }
         bar.finish_and_clear();
         Ok(())
+    }
+
+    /// Measures `point` once in `session` (its reference tools' runs between its rounds, its
+    /// noise): under `--strict`, again where it was measured under interference (bounded).
+    fn measure<S: Session>(
+        &self,
+        point: S::Point,
+        session: &mut S,
+        bar: &ProgressBar,
+        fingerprint: bool,
+    ) -> anyhow::Result<Vec<ResultRecord>> {
+        let available = self
+            .report
+            .as_ref()
+            .and_then(|r| r.system.memory.available_bytes.get().copied());
+        let mut tries = 0;
+        loop {
+            let mut tools = self.reference.as_ref().map(|ctx| {
+                ctx.interleave(&session.planned(&point), session.rounds(&point), available)
+            });
+            let before = fingerprint.then(crate::measure::noise::snapshot);
+            let mut outcome = session.run(point, &mut || {
+                bar.inc(1);
+                if let Some(t) = &mut tools {
+                    t.tick();
+                }
+            });
+            if let Some(t) = tools {
+                t.finish(outcome.is_ok());
+            }
+            if let (Ok(records), Some(before)) = (&mut outcome, before) {
+                let after = crate::measure::noise::snapshot();
+                records
+                    .iter_mut()
+                    .for_each(|r| r.add_noise(&before, &after));
+            }
+            // --strict: a point measured under interference is measured again (bounded).
+            let disturbed = outcome.as_ref().ok().and_then(|records| {
+                records
+                    .iter()
+                    .filter_map(|r| r.noise.as_ref())
+                    .find(|n| !n.interference.is_empty())
+                    .map(|n| n.interference.join(", "))
+            });
+            match disturbed {
+                Some(causes)
+                    if self.output.strict
+                        && tries < super::outputs::STRICT_RETRIES
+                        && !crate::runner::stop::requested() =>
+                {
+                    tries += 1;
+                    bar.suspend(|| {
+                        eprintln!(
+                            "peakbench: {}: measured under interference ({causes}); --strict measures it again ({tries} of {})",
+                            session.label(&point),
+                            super::outputs::STRICT_RETRIES
+                        )
+                    });
+                    bar.inc_length(session.rounds(&point));
+                }
+                _ => return outcome,
+            }
+        }
+    }
+
+    /// `--precision` ([`crate::measure::precision`]): `point`, measured once as `records`,
+    /// measured again with as many repetitions as its spread says the target takes (at most
+    /// twice more, within `--max-repeat` in all); the last measurement is kept, each record
+    /// saying what was reached (and, where it fell short, why, in its warnings). The
+    /// session's repetitions are set back after each.
+    fn to_precision<S: Session>(
+        &self,
+        point: S::Point,
+        session: &mut S,
+        bar: &ProgressBar,
+        fingerprint: bool,
+        precision: crate::measure::precision::Precision,
+        mut records: Vec<ResultRecord>,
+    ) -> anyhow::Result<Vec<ResultRecord>> {
+        let pilot = session.repeat();
+        let (mut last, mut spent, mut made) = (pilot, pilot, 1);
+        let mut reached = judged(&records);
+        while let Some(n) = precision.next(reached, last, spent, made) {
+            if crate::runner::stop::requested() {
+                break;
+            }
+            session.set_repeat(n);
+            bar.inc_length(session.rounds(&point));
+            bar.set_message(format!(
+                "{} (±{} % after {last} repetitions, --precision ±{} %: measured again with {n})",
+                session.label(&point),
+                crate::measure::precision::pct(reached.unwrap_or(f64::NAN)),
+                crate::measure::precision::pct(precision.target)
+            ));
+            let again = self.measure(point, session, bar, fingerprint);
+            session.set_repeat(pilot);
+            // A point a signal cut short is dropped by the caller.
+            if crate::runner::stop::cut_short() {
+                return again;
+            }
+            records = again?;
+            (last, made) = (n, made + 1);
+            spent = spent.saturating_add(n);
+            reached = judged(&records);
+        }
+        bar.set_message(session.label(&point));
+        let outcome = precision.reached(reached, made, spent);
+        let shortfall = outcome.shortfall(last);
+        for r in &mut records {
+            r.precision = Some(outcome.clone());
+            if let Some(why) = &shortfall {
+                r.warnings.push(why.clone());
+            }
+        }
+        Ok(records)
     }
 
     /// Ends the run: its status in the history, the outputs that go to standard output and the
@@ -574,6 +655,24 @@ impl Recorder {
         outcome
     }
 }
+/// The widest 95 % half width among a point's figures that a precision is asked of: its
+/// rates, throughputs and latencies (not a loss or a jitter, whose means near zero have no
+/// share to speak of).
+fn judged(records: &[ResultRecord]) -> Option<f64> {
+    use crate::results::Metric;
+    crate::measure::precision::widest(
+        records
+            .iter()
+            .filter(|r| {
+                matches!(
+                    r.metric,
+                    Metric::Throughput | Metric::Iops | Metric::Rate | Metric::Latency
+                )
+            })
+            .map(|r| &r.summary),
+    )
+}
+
 /// The reference tools' context for a run in the current directory, told how to ask the
 /// system BLAS which kernels it chose (hpcc's OpenBLAS is told the best on a CPU it does not
 /// know).

@@ -25,6 +25,16 @@ pub trait Session {
     /// reference tools are asked for); empty where it allows none.
     fn planned(&self, point: &Self::Point) -> Vec<ResultRecord>;
 
+    /// The timed repetitions of each point measured from now on.
+    fn repeat(&self) -> usize;
+
+    /// Sets the timed repetitions of the points measured from now on (`--precision` measures
+    /// a point again with more, then sets the count back).
+    fn set_repeat(&mut self, repeat: usize);
+
+    /// `--precision`, where the request asked for it.
+    fn precision(&self) -> Option<crate::measure::precision::Precision>;
+
     /// Measures `point`, calling `tick` after each round (outside its timed region).
     fn run(
         &mut self,

@@ -119,6 +119,56 @@ pub struct RunArgs {
     /// and probe, 25ms unless given).
     #[arg(long, default_value = "250ms", value_parser = parse_duration)]
     pub duration: std::time::Duration,
+    #[command(flatten)]
+    pub precision: PrecisionArgs,
+}
+
+/// `--precision` and `--max-repeat`: a point's repetitions chosen from its spread.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PrecisionArgs {
+    /// Measure a point again, with as many repetitions as its first measurement's spread says
+    /// it takes, until its mean's 95 % interval is within this share
+    /// of the mean (e.g. 2%: ±2 %; 0.1% to 50%); --repeat is the first measurement's, at
+    /// least 2. The record keeps the last measurement and says what was reached.
+    #[arg(long, value_name = "PERCENT", value_parser = crate::measure::precision::parse_target)]
+    pub precision: Option<f64>,
+    /// With --precision: the most timed repetitions of a point, all its measurements together
+    /// (2 to 1000; default 50).
+    #[arg(long, value_name = "N", requires = "precision", value_parser = parse_max_repeat)]
+    pub max_repeat: Option<usize>,
+}
+
+impl PrecisionArgs {
+    /// What `--precision` asks, checked against the first measurement's `repeat`.
+    pub fn precision(
+        &self,
+        repeat: usize,
+    ) -> Result<Option<crate::measure::precision::Precision>, UsageError> {
+        let Some(target) = self.precision else {
+            return Ok(None);
+        };
+        let max_repeat = self
+            .max_repeat
+            .unwrap_or(crate::measure::precision::DEFAULT_MAX_REPEAT);
+        if repeat < 2 {
+            return Err(UsageError(format!(
+                "--precision judges a point by the interval of its first measurement, which --repeat {repeat} does not give: use --repeat 2 or more"
+            )));
+        }
+        if max_repeat < repeat {
+            return Err(UsageError(format!(
+                "--max-repeat {max_repeat} is below --repeat {repeat}, the first measurement's: raise --max-repeat or lower --repeat"
+            )));
+        }
+        Ok(Some(crate::measure::precision::Precision {
+            target,
+            max_repeat,
+        }))
+    }
+}
+
+pub fn parse_max_repeat(s: &str) -> Result<usize, String> {
+    count_in(s, 2, 1000)
 }
 
 /// How figures are printed. Records always store base units (op/s, B/s, bit/s, s); these

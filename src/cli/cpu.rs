@@ -232,6 +232,7 @@ pub(super) fn request(args: &CpuArgs) -> Result<CpuRequest, UsageError> {
         system_blas: args.blas == Some(BlasEngine::System),
         blas_library: args.blas_library.clone(),
         diagnose: args.diagnose,
+        precision: args.run.precision.precision(args.run.repeat)?,
     })
 }
 
@@ -259,7 +260,7 @@ pub fn fitted(
     };
     amount
         .into_iter()
-        .chain(fit.repeat_option(args.run.repeat))
+        .chain(fit.repeat_options(args.run.repeat, &args.run.precision))
         .collect()
 }
 
@@ -272,6 +273,7 @@ pub fn apply_fitted(args: &mut CpuArgs, fitted: &[super::fit::Fitted]) -> Result
             Fitted::Time("sustain", d) => args.sustain = Some(d),
             Fitted::Work("total-ops", n) => args.total_ops = Some(n),
             Fitted::Repeat(r) => args.run.repeat = r,
+            Fitted::MaxRepeat(r) => args.run.precision.max_repeat = Some(r),
             _ => return Err(super::fit::unknown_fitted(f)),
         }
         args.output.given.note(f.key());

@@ -1,7 +1,8 @@
 //! `peakbench disk`.
 
 use super::common::{
-    Counts, OutputArgs, UsageError, bounds, parse_duration, parse_repeat, workload_help,
+    Counts, OutputArgs, PrecisionArgs, UsageError, bounds, parse_duration, parse_repeat,
+    workload_help,
 };
 use crate::app::disk::{self, DiskOptions, DiskPeaks, DiskWorkload, EngineKind, MAX_DEPTH, Place};
 use crate::app::workloads::Workload;
@@ -118,6 +119,8 @@ pub struct DiskArgs {
     /// Repetitions of every point.
     #[arg(long, default_value = "3", value_parser = parse_repeat)]
     pub repeat: usize,
+    #[command(flatten)]
+    pub precision: PrecisionArgs,
     /// Measure each point below 90 % of its peak once more with the knob of its first cause
     /// changed (32 I/Os in flight through io_uring for `queue-depth`), to confirm or drop that
     /// cause (docs/diagnosis.md).
@@ -284,6 +287,7 @@ fn options(args: &DiskArgs) -> anyhow::Result<DiskOptions> {
         },
         peaks: args.rated.peaks(),
         diagnose: args.diagnose,
+        precision: args.precision.precision(args.repeat)?,
     })
 }
 
@@ -298,7 +302,7 @@ pub fn fitted(args: &DiskArgs, fit: &super::fit::Fit) -> Vec<super::fit::Fitted>
     amount
         .into_iter()
         .chain(fit.time_above_option("ramp", args.ramp, std::time::Duration::ZERO))
-        .chain(fit.repeat_option(args.repeat))
+        .chain(fit.repeat_options(args.repeat, &args.precision))
         .collect()
 }
 
@@ -312,6 +316,7 @@ pub fn apply_fitted(args: &mut DiskArgs, fitted: &[super::fit::Fitted]) -> Resul
             Fitted::Time("ramp", d) => args.ramp = d,
             Fitted::Work("total-bytes", n) => args.total_bytes = Some(n),
             Fitted::Repeat(r) => args.repeat = r,
+            Fitted::MaxRepeat(r) => args.precision.max_repeat = Some(r),
             _ => return Err(super::fit::unknown_fitted(f)),
         }
         args.output.given.note(f.key());

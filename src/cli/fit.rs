@@ -123,10 +123,37 @@ impl Fit {
         (Some(fitted) != n).then_some(Fitted::Work(key, fitted))
     }
 
-    /// `--repeat` fitted: where the fit changes it.
-    pub fn repeat_option(&self, repeat: usize) -> Option<Fitted> {
-        let fitted = self.repeat(repeat);
-        (fitted != repeat).then_some(Fitted::Repeat(fitted))
+    /// `--repeat` and, under `--precision`, `--max-repeat` fitted: where the fit changes
+    /// them. A point measured to a precision keeps 2 repetitions at least (its first
+    /// measurement's interval needs them), and its most repetitions in all are capped as one
+    /// measurement's are (not below its first's).
+    pub fn repeat_options(
+        &self,
+        repeat: usize,
+        precision: &super::common::PrecisionArgs,
+    ) -> Vec<Fitted> {
+        let Some(cap) = self.max_repeat else {
+            return Vec::new();
+        };
+        let precise = precision.precision.is_some();
+        let fitted = match precise {
+            true => repeat.min(cap.max(2)),
+            false => repeat.min(cap),
+        };
+        let mut out: Vec<Fitted> = (fitted != repeat)
+            .then_some(Fitted::Repeat(fitted))
+            .into_iter()
+            .collect();
+        if precise {
+            let most = precision
+                .max_repeat
+                .unwrap_or(crate::measure::precision::DEFAULT_MAX_REPEAT);
+            let capped = most.min(cap.max(fitted));
+            if capped != most {
+                out.push(Fitted::MaxRepeat(capped));
+            }
+        }
+        out
     }
 
     /// A fixed amount of work (`--total-ops`, `--total-bytes`) scaled as times are, not below
@@ -137,11 +164,6 @@ impl Fit {
             return Some(n);
         }
         Some(((n as f64 * self.time_scale.max(0.0)) as u64).max(floor.min(n)))
-    }
-
-    /// `repeat` capped.
-    pub fn repeat(&self, repeat: usize) -> usize {
-        self.max_repeat.map_or(repeat, |m| repeat.min(m))
     }
 }
 
@@ -165,6 +187,8 @@ pub enum Fitted {
     Work(&'static str, u64),
     /// `--repeat`.
     Repeat(usize),
+    /// `--max-repeat` (under `--precision`).
+    MaxRepeat(usize),
 }
 
 impl Fitted {
@@ -173,6 +197,7 @@ impl Fitted {
         match self {
             Fitted::Time(k, _) | Fitted::Work(k, _) => k,
             Fitted::Repeat(_) => "repeat",
+            Fitted::MaxRepeat(_) => "max-repeat",
         }
     }
 
@@ -181,7 +206,7 @@ impl Fitted {
         match self {
             Fitted::Time(_, d) => duration_arg(*d),
             Fitted::Work(_, n) => n.to_string(),
-            Fitted::Repeat(r) => r.to_string(),
+            Fitted::Repeat(r) | Fitted::MaxRepeat(r) => r.to_string(),
         }
     }
 }
@@ -231,6 +256,35 @@ mod tests {
                 .map(|f| (f.key(), f.value())),
             Some(("total-bytes", "335759068".to_string()))
         );
-        assert_eq!(fit.repeat_option(3), None);
+        let none = crate::cli::common::PrecisionArgs::default();
+        assert_eq!(fit.repeat_options(3, &none), []);
+    }
+
+    /// A budget caps a point's repetitions; under --precision its first measurement keeps two
+    /// (an interval) and its most in all are capped alike.
+    #[test]
+    fn a_budget_caps_repetitions_and_a_precisions_most() {
+        let fit = |m| Fit {
+            max_repeat: Some(m),
+            ..Fit::default()
+        };
+        let none = crate::cli::common::PrecisionArgs::default();
+        let two = crate::cli::common::PrecisionArgs {
+            precision: Some(0.02),
+            max_repeat: None,
+        };
+        assert_eq!(fit(2).repeat_options(6, &none), [Fitted::Repeat(2)]);
+        assert_eq!(fit(1).repeat_options(6, &none), [Fitted::Repeat(1)]);
+        assert_eq!(
+            fit(1).repeat_options(6, &two),
+            [Fitted::Repeat(2), Fitted::MaxRepeat(2)]
+        );
+        assert_eq!(fit(2).repeat_options(3, &two)[1].key(), "max-repeat");
+        assert_eq!(Fit::default().repeat_options(6, &two), []);
+        let given = crate::cli::common::PrecisionArgs {
+            max_repeat: Some(3),
+            ..two
+        };
+        assert_eq!(fit(8).repeat_options(3, &given), []);
     }
 }

@@ -215,7 +215,11 @@ pub fn run(args: MemArgs, argv: Vec<String>) -> anyhow::Result<()> {
 /// The request of `args` on `sys`: one command, or one job of a suite.
 pub fn job(args: &MemArgs, sys: &SystemInfo) -> anyhow::Result<Box<dyn Request>> {
     refuse_unused(args, &workloads(args))?;
-    Ok(Box::new(options(args, sys)))
+    let precision = args.run.precision.precision(args.run.repeat)?;
+    Ok(Box::new(MemOptions {
+        precision,
+        ..options(args, sys)
+    }))
 }
 
 /// The options of a suite's job that `fit` changes, at their fitted values: --duration (or
@@ -269,7 +273,7 @@ pub fn fitted(args: &MemArgs, fit: &super::fit::Fit, sys: &SystemInfo) -> Vec<su
     };
     amount
         .into_iter()
-        .chain(fit.repeat_option(args.run.repeat))
+        .chain(fit.repeat_options(args.run.repeat, &args.run.precision))
         .collect()
 }
 
@@ -282,6 +286,7 @@ pub fn apply_fitted(args: &mut MemArgs, fitted: &[super::fit::Fitted]) -> Result
             Fitted::Time("sustain", d) => args.sustain = Some(d),
             Fitted::Work("total-bytes", n) => args.total_bytes = Some(n),
             Fitted::Repeat(r) => args.run.repeat = r,
+            Fitted::MaxRepeat(r) => args.run.precision.max_repeat = Some(r),
             _ => return Err(super::fit::unknown_fitted(f)),
         }
         args.output.given.note(f.key());
@@ -343,6 +348,7 @@ fn options(args: &MemArgs, sys: &SystemInfo) -> MemOptions {
             cl: args.mem_cl,
         },
         diagnose: args.diagnose,
+        precision: None,
     }
 }
 

@@ -1,8 +1,8 @@
 //! `peakbench net` (the client) and `peakbench net serve`.
 
 use super::common::{
-    Counts, OutputArgs, UsageError, bounds, parse_duration, parse_propagation, parse_repeat,
-    workload_help,
+    Counts, OutputArgs, PrecisionArgs, UsageError, bounds, parse_duration, parse_propagation,
+    parse_repeat, workload_help,
 };
 use crate::app::net::{self, DEFAULT_PORT, NetOptions, NetWorkload, Proto, limits};
 use crate::app::workloads::Workload;
@@ -127,6 +127,8 @@ pub struct ClientArgs {
     /// Repetitions of every point (each its own test).
     #[arg(long, default_value = "3", value_parser = parse_repeat)]
     pub repeat: usize,
+    #[command(flatten)]
+    pub precision: PrecisionArgs,
     /// Measure each point below 90 % of its peak once more with the knob of its first cause
     /// changed (the kernel's own window for a `window` asked with --window), to confirm or drop
     /// that cause (docs/diagnosis.md).
@@ -389,6 +391,7 @@ pub fn apply_fitted(args: &mut NetArgs, fitted: &[super::fit::Fitted]) -> Result
             Fitted::Time("sustain", d) => args.sustain = Some(d),
             Fitted::Time("omit", d) => args.omit = d,
             Fitted::Repeat(r) => args.repeat = r,
+            Fitted::MaxRepeat(r) => args.precision.max_repeat = Some(r),
             _ => return Err(super::fit::unknown_fitted(f)),
         }
         args.output.given.note(f.key());
@@ -408,7 +411,7 @@ pub fn fitted(args: &NetArgs, fit: &super::fit::Fit) -> Vec<super::fit::Fitted> 
     duration
         .into_iter()
         .chain(fit.time_above_option("omit", args.omit, std::time::Duration::ZERO))
-        .chain(fit.repeat_option(args.repeat))
+        .chain(fit.repeat_options(args.repeat, &args.precision))
         .collect()
 }
 
@@ -551,6 +554,7 @@ fn options(args: &ClientArgs) -> anyhow::Result<NetOptions> {
             .unwrap_or_default(),
         // A fixed amount's bound: the duration given (10 minutes in all otherwise).
         amount_bound: args.output.given.has("duration").then_some(args.duration),
+        precision: args.precision.precision(args.repeat)?,
     };
     net::validate(&opts, args.server.as_deref())?;
     if let Some(cc) = args.congestion {

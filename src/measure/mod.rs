@@ -4,6 +4,7 @@ pub mod cpu_usage;
 pub mod latency;
 pub mod levels;
 pub mod noise;
+pub mod precision;
 pub mod stats;
 pub mod steady;
 pub mod timeline;

@@ -177,6 +177,7 @@ fn record(
         noise: None,
         diagnosis: None,
         rerun: None,
+        precision: None,
         reference: None,
         other_references: Vec::new(),
         reference_unknown_reason: None,

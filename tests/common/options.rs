@@ -400,6 +400,77 @@ pub fn repeat_case(args: &[&str]) -> Case {
     })
 }
 
+/// `--precision` and `--max-repeat` on a point of `args` in the mock session, whose
+/// repetitions spread by 2 % (a first measurement of 3 has a half width of ±4.97 %): ±2 % asks a
+/// second measurement of 7 (the least n with t(n − 1) · 2 % / √n ≤ 2 %), whose ±1.66 % meets it;
+/// --max-repeat 8 leaves it 5, whose ±2.08 % does not, and nothing after: the record says so.
+/// Refused: a first measurement without an interval, a most below it, a most without a
+/// precision.
+pub fn precision_cases(args: &[&str]) -> Vec<Case> {
+    let reached = |samples: usize, measurements: u64, repetitions: u64, most: u64| {
+        move |r: &Ran| {
+            r.results().iter().all(|x| {
+                let p = &x["precision"];
+                let met = most != 8;
+                let warned = x["warnings"].as_array().is_some_and(|w| {
+                    w.iter().any(|w| {
+                        w.as_str()
+                            .unwrap()
+                            .starts_with("--precision ±2 % not reached")
+                    })
+                });
+                x["samples"].as_array().unwrap().len() == samples
+                    && p["met"] == met
+                    && warned != met
+                    && p["target"] == 0.02
+                    && p["measurements"] == measurements
+                    && p["repetitions"] == repetitions
+                    && p["max_repeat"] == most
+            })
+        }
+    };
+    vec![
+        used(
+            "precision",
+            &[args, &["--repeat", "3", "--precision", "2%"]].concat(),
+            reached(7, 2, 10, 50),
+        ),
+        refused(
+            "precision",
+            &[args, &["--repeat", "1", "--precision", "2%"]].concat(),
+            "--repeat 2 or more",
+        ),
+        refused(
+            "precision",
+            &[args, &["--precision", "0.01%"]].concat(),
+            "0.1% to 50%",
+        ),
+        used(
+            "max-repeat",
+            &[
+                args,
+                &["--repeat", "3", "--precision", "2", "--max-repeat", "8"],
+            ]
+            .concat(),
+            reached(5, 2, 8, 8),
+        ),
+        refused(
+            "max-repeat",
+            &[
+                args,
+                &["--repeat", "3", "--precision", "2%", "--max-repeat", "2"],
+            ]
+            .concat(),
+            "--max-repeat 2 is below --repeat 3",
+        ),
+        refused(
+            "max-repeat",
+            &[args, &["--max-repeat", "10"]].concat(),
+            "--precision",
+        ),
+    ]
+}
+
 /// Whether the user-given peak input `value` is among the record's peak inputs.
 pub fn user_input(rec: &Value, value: f64) -> bool {
     rec["peak"]["inputs"].as_object().is_some_and(|m| {

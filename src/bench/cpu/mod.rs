@@ -486,6 +486,8 @@ fn missing_extension(op: Op, isa: Isa) -> Option<String> {
 pub struct CpuSession<'a> {
     sys: &'a SystemInfo,
     opts: &'a CpuOptions,
+    /// The points' repetitions: the options', or as [`CpuSession::set_repeat`] changed them.
+    reps: Repetition,
     isa: Isa,
     allowed: Vec<usize>,
     /// Each kernel's calibrated iterations (a point of a run asks, the first calibrates).
@@ -511,6 +513,7 @@ impl<'a> CpuSession<'a> {
         Ok(CpuSession {
             sys,
             opts,
+            reps: opts.reps,
             isa,
             allowed: affinity::allowed_cpus(),
             iterations: Default::default(),
@@ -519,6 +522,16 @@ impl<'a> CpuSession<'a> {
 
     pub fn isa(&self) -> Isa {
         self.isa
+    }
+
+    /// The timed repetitions of the points measured from now on.
+    pub fn repeat(&self) -> usize {
+        self.reps.repeat
+    }
+
+    /// Sets the timed repetitions of the points measured from now on (`--precision`).
+    pub fn set_repeat(&mut self, repeat: usize) {
+        self.reps.repeat = repeat;
     }
 
     /// Whether the chosen ISA has native fp16 arithmetic with a kernel here (AVX512-FP16; Arm
@@ -576,7 +589,7 @@ impl<'a> CpuSession<'a> {
             point.workload,
             Params::Cpu(params),
             metric,
-            self.opts.reps.repeat,
+            self.reps.repeat,
         )
     }
 
@@ -614,7 +627,7 @@ impl<'a> CpuSession<'a> {
         let mut params = self.point_params(point);
         // The point's CPUs as its parameters place it.
         let (cpus, cores) = (params.cpus.clone(), params.cores);
-        let reps = self.opts.reps;
+        let reps = self.reps;
         let Some(op) = point.workload.op_with_fp16(self.native_fp16()) else {
             // NULL: the harness alone, an empty timed region per thread.
             let times = runner::run_rounds(&cpus, reps, |_| {}, |_| {}, |_| tick())

@@ -63,6 +63,8 @@ pub struct DiskOptions {
     /// `--diagnose`: after its points, each below 90 % of its peak measured again with the
     /// knob of its first cause turned (the app's, `app::disk`).
     pub diagnose: bool,
+    /// `--precision`: each point measured again until its interval is within the target.
+    pub precision: Option<crate::measure::precision::Precision>,
 }
 
 /// Why a disk run cannot start or go on. Each message says what to do.
@@ -205,7 +207,9 @@ pub fn estimate(opts: &DiskOptions) -> Duration {
     let max_threads = opts.threads.iter().copied().max().unwrap_or(1);
     let work = work_secs(opts, max_threads).unwrap_or(opts.runtime.as_secs_f64());
     let per = opts.ramp.as_secs_f64() + work + 0.02;
-    crate::units::estimate_secs(layout + points(opts).len() as f64 * opts.reps.repeat as f64 * per)
+    // Under --precision, the most repetitions a point may take.
+    let repeat = crate::measure::precision::worst_repeat(opts.reps.repeat, opts.precision);
+    crate::units::estimate_secs(layout + points(opts).len() as f64 * repeat as f64 * per)
 }
 
 /// Checks `opts` on `sys` before anything is created: record sizes, queue depths the engine

@@ -203,11 +203,7 @@ impl DiskSession<'_> {
     pub fn planned(&self, point: DiskPoint) -> Vec<ResultRecord> {
         let cpus = self.placement(point.threads).cpus;
         let law = planned_law(point);
-        planned(
-            point,
-            self.params(point, &cpus, 0.0, law),
-            self.opts.reps.repeat,
-        )
+        planned(point, self.params(point, &cpus, 0.0, law), self.repeat)
     }
 
     /// The parameters of `point`'s records (without the latency's definition): the point's

@@ -21,6 +21,9 @@ pub struct DiskSession<'a> {
     /// COPY's destinations, WNEW's files.
     pub(super) copies: Vec<Target>,
     allowed: Vec<usize>,
+    /// The points' timed repetitions: the options', or as [`DiskSession::set_repeat`] changed
+    /// them.
+    pub(super) repeat: usize,
 }
 
 impl<'a> DiskSession<'a> {
@@ -75,12 +78,23 @@ impl<'a> DiskSession<'a> {
             targets,
             copies,
             allowed: affinity::allowed_cpus(),
+            repeat: opts.reps.repeat,
         })
     }
 
     /// The options it runs.
     pub fn opts(&self) -> &DiskOptions {
         self.opts
+    }
+
+    /// The timed repetitions of the points measured from now on.
+    pub fn repeat(&self) -> usize {
+        self.repeat
+    }
+
+    /// Sets the timed repetitions of the points measured from now on (`--precision`).
+    pub fn set_repeat(&mut self, repeat: usize) {
+        self.repeat = repeat;
     }
 
     /// The (first) measured file.
@@ -129,7 +143,7 @@ impl<'a> DiskSession<'a> {
         let round = std::sync::atomic::AtomicU64::new(0);
         let reps = Repetition {
             warmup: 0,
-            repeat: self.opts.reps.repeat,
+            repeat: self.repeat,
         };
         // --sustain: the watch the threads of a repetition share, and when each repetition was
         // steady (the end of its first steady window, in seconds of its measured time).

@@ -37,6 +37,7 @@ fn opts(engine: EngineKind, depth: usize, dir: &std::path::Path) -> DiskOptions 
         },
         peaks: DiskPeaks::default(),
         diagnose: false,
+        precision: None,
     }
 }
 

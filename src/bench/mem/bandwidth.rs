@@ -330,13 +330,7 @@ impl MemSession<'_> {
         for r in &mut out {
             r.sustain.clone_from(&sustain);
         }
-        crate::bench::timeline::timed(
-            &mut out[0],
-            &marks,
-            self.opts.reps,
-            interval,
-            pass_bytes as f64,
-        );
+        crate::bench::timeline::timed(&mut out[0], &marks, self.reps, interval, pass_bytes as f64);
         Ok(out)
     }
 
@@ -371,7 +365,7 @@ impl MemSession<'_> {
         let every = (passes / marks_per_round).max(1);
         let steady = sustain.map(|d| Steady::over(d, interval, threads));
         let mut steady_s = Vec::new();
-        let reps = self.opts.reps;
+        let reps = self.reps;
         let marks: Vec<std::sync::Mutex<Vec<Marks>>> =
             (0..threads).map(|_| Default::default()).collect();
         let rounds = runner::run_rounds_per_thread(

@@ -185,7 +185,7 @@ impl MemSession<'_> {
             };
             // A pair that fails is left out with its reason; the others are measured.
             let measured = self.c2c_calibrate(a, b).and_then(|trips| {
-                let times = self.c2c_rounds(a, b, trips, self.opts.reps, tick)?;
+                let times = self.c2c_rounds(a, b, trips, self.reps, tick)?;
                 Ok((trips, times))
             });
             let (trips, times) = match measured {

@@ -66,7 +66,7 @@ impl MemSession<'_> {
         tick: &mut dyn FnMut(),
         work: impl Fn(usize) + Sync,
     ) -> Result<Loaded, MemError> {
-        let rounds = runner::run_rounds_per_thread(cpus, self.opts.reps, work, |_| {}, |_| tick())
+        let rounds = runner::run_rounds_per_thread(cpus, self.reps, work, |_| {}, |_| tick())
             .map_err(|e| MemError::Pin(e.to_string()))?;
         Ok(Loaded::of(cpus, ops, &rounds))
     }

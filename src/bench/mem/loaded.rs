@@ -212,7 +212,7 @@ impl MemSession<'_> {
                     loads,
                 )?;
                 // Every round, warm-up included (the chaser's thread cannot tick).
-                (0..self.opts.reps.warmup + self.opts.reps.repeat).for_each(|_| tick());
+                (0..self.reps.warmup + self.reps.repeat).for_each(|_| tick());
                 let load = rp::Load {
                     injection_delay_ns: delay,
                     mix,
@@ -278,7 +278,7 @@ impl MemSession<'_> {
         let counters: Vec<Counter> = traffic.iter().map(|_| Counter::default()).collect();
         let stop = AtomicBool::new(false);
         let started = AtomicUsize::new(0);
-        let reps = self.opts.reps;
+        let reps = self.reps;
         let moved = || {
             counters
                 .iter()

@@ -90,6 +90,8 @@ pub struct MemOptions {
     /// `--diagnose`: the points below 90 % of their peak measured again with their first
     /// cause's knob turned (docs/diagnosis.md).
     pub diagnose: bool,
+    /// `--precision`: each point measured again until its interval is within the target.
+    pub precision: Option<crate::measure::precision::Precision>,
 }
 
 impl MemOptions {
@@ -215,7 +217,9 @@ fn moves_total_bytes(w: MemWorkload) -> bool {
 pub fn estimate(opts: &MemOptions, sys: &SystemInfo) -> Duration {
     let cpus = affinity::allowed_cpus().len().max(1) as f64;
     let array = default_array_bytes(sys) as f64;
-    let rounds = (opts.reps.warmup + opts.reps.repeat) as f64;
+    // Under --precision, the most repetitions a point may take.
+    let repeat = crate::measure::precision::worst_repeat(opts.reps.repeat, opts.precision);
+    let rounds = (opts.reps.warmup + repeat) as f64;
     let mut s = 0.0;
     for p in points(opts) {
         let t = p.threads as f64;

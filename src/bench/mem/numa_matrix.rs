@@ -133,7 +133,7 @@ impl MemSession<'_> {
         let (ring, loads) = self.dram_ring(chaser, huge, node)?;
         let times = runner::run_rounds(
             &[chaser],
-            self.opts.reps,
+            self.reps,
             |_| {
                 std::hint::black_box(ring.run(loads));
             },

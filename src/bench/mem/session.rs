@@ -16,6 +16,8 @@ use std::sync::Mutex;
 pub struct MemSession<'a> {
     pub(super) sys: &'a SystemInfo,
     pub(super) opts: &'a MemOptions,
+    /// The points' repetitions: the options', or as [`MemSession::set_repeat`] changed them.
+    pub(super) reps: Repetition,
     pub(super) isa: Isa,
     /// Kernels with regular stores, and with non-temporal ones where the ISA has them.
     pub(super) regular: Kernels,
@@ -48,6 +50,7 @@ impl<'a> MemSession<'a> {
         Ok(MemSession {
             sys,
             opts,
+            reps: opts.reps,
             isa,
             regular,
             streaming,
@@ -58,6 +61,11 @@ impl<'a> MemSession<'a> {
 
     pub fn isa(&self) -> Isa {
         self.isa
+    }
+
+    /// Sets the timed repetitions of the points measured from now on (`--precision`).
+    pub fn set_repeat(&mut self, repeat: usize) {
+        self.reps.repeat = repeat;
     }
 
     /// The kernels for a point moving blocks of `block` bytes, and whether they stream;
@@ -98,7 +106,7 @@ impl<'a> MemSession<'a> {
                 let placement =
                     affinity::place(point.threads, &self.allowed, &self.sys.cpu.logical);
                 let times =
-                    runner::run_rounds(&placement.cpus, self.opts.reps, |_| {}, |_| {}, |_| tick())
+                    runner::run_rounds(&placement.cpus, self.reps, |_| {}, |_| {}, |_| tick())
                         .map_err(|e| MemError::Pin(e.to_string()))?;
                 let samples = times.iter().map(|t| t.as_secs_f64() * 1e9).collect();
                 Ok(vec![record(

@@ -31,6 +31,7 @@ fn tiny(workloads: Vec<MemWorkload>) -> MemOptions {
             ..Default::default()
         },
         diagnose: false,
+        precision: None,
     }
 }
 

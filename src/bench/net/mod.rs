@@ -89,6 +89,8 @@ pub struct NetOptions {
     pub sustain: Option<Duration>,
     /// The percentiles of LATENCY's round trips and CONNECT's connections (`--percentiles`).
     pub percentiles: crate::measure::latency::Percentiles,
+    /// `--precision`: each point measured again until its interval is within the target.
+    pub precision: Option<crate::measure::precision::Precision>,
 }
 
 impl NetOptions {
@@ -230,7 +232,9 @@ pub fn estimate(opts: &NetOptions) -> Duration {
                 (true, NetWorkload::Connect) => amount * 100e-6,
             }
             .min(p.params.duration_ms as f64 / 1e3);
-            opts.repeat as f64 * (p.params.omit_ms as f64 / 1e3 + time + 0.05 + grace)
+            // Under --precision, the most repetitions a point may take.
+            crate::measure::precision::worst_repeat(opts.repeat, opts.precision) as f64
+                * (p.params.omit_ms as f64 / 1e3 + time + 0.05 + grace)
         })
         .sum();
     crate::units::estimate_secs(s)
@@ -352,6 +356,16 @@ impl NetSession {
 
     pub fn link(&self) -> &Result<Link, String> {
         &self.link
+    }
+
+    /// The options it runs.
+    pub fn opts(&self) -> &NetOptions {
+        &self.opts
+    }
+
+    /// Sets the timed repetitions of the points measured from now on (`--precision`).
+    pub fn set_repeat(&mut self, repeat: usize) {
+        self.opts.repeat = repeat;
     }
 
     /// Runs one point's repetitions (`tick` after each) and returns its records.
