@@ -520,12 +520,13 @@ impl Recorder {
         mut records: Vec<ResultRecord>,
     ) -> anyhow::Result<Vec<ResultRecord>> {
         let pilot = session.repeat();
-        let (mut last, mut spent, mut made) = (pilot, pilot, 1);
-        let mut reached = judged(&records);
-        while let Some(n) = precision.next(reached, last, spent, made) {
+        let mut made = vec![(pilot, judged(&records))];
+        let mut spent = pilot;
+        while let Some(n) = precision.next(&made, spent) {
             if crate::runner::stop::requested() {
                 break;
             }
+            let &(last, reached) = made.last().expect("a measurement");
             session.set_repeat(n);
             bar.inc_length(session.rounds(&point));
             bar.set_message(format!(
@@ -541,12 +542,12 @@ impl Recorder {
                 return again;
             }
             records = again?;
-            (last, made) = (n, made + 1);
+            made.push((n, judged(&records)));
             spent = spent.saturating_add(n);
-            reached = judged(&records);
         }
+        let &(last, reached) = made.last().expect("a measurement");
         bar.set_message(session.label(&point));
-        let outcome = precision.reached(reached, made, spent);
+        let outcome = precision.reached(reached, made.len(), spent);
         let shortfall = outcome.shortfall(last);
         for r in &mut records {
             r.precision = Some(outcome.clone());

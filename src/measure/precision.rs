@@ -1,21 +1,22 @@
 //! `--precision`: a point measured until its mean's 95 % interval is within a share of the
 //! mean, as hyperfine and criterion choose their run counts from the spread they see.
 //!
-//! Two stages, as a pilot study sizes an experiment: the point's first measurement (its `--repeat` repetitions) is
-//! the pilot; where its interval's half width h₀ (Student's, from n₀ repetitions) is wider than
-//! the target d, the point is measured again with n = ⌈n₀ · (h₀ / d)²⌉ repetitions — what the
-//! pilot's spread, at the pilot's own t quantile, says a half width of d takes. The new
-//! measurement replaces the pilot (its record is one measurement of the point, its warm-up, its
-//! repetitions and everything else from the same run); where its own interval is still wider,
-//! the rule is applied once more from it. Every measurement of the point counts against
-//! `--max-repeat`, which bounds the repetitions of all of them together (what a budget
-//! estimates): a point whose next measurement could not have more repetitions than its last
-//! stops there, and says so.
+//! As a pilot study sizes an experiment: the point's first measurement (its `--repeat`
+//! repetitions) is the pilot; where its interval's half width (Student's) is wider than the
+//! target d, the point is measured again with the least n repetitions whose interval would be
+//! within it at the spread seen so far, t(0.975, n − 1) · s / √n ≤ d, where s / mean is pooled
+//! over the point's measurements (each one's from its half width and repetitions, weighted by
+//! its degrees of freedom: a pilot of 3 alone says little of the spread). The new measurement
+//! replaces the last (the record is one measurement of the point: its warm-up, its repetitions
+//! and everything else from the same run); where its own interval is still wider, the point is
+//! sized and measured again, at most [`MAX_MEASUREMENTS`] measurements in all. `--max-repeat`
+//! bounds the repetitions of all of them together (what a budget estimates): a point whose
+//! next measurement could not have more repetitions than its last stops there, and says so.
 
 use serde::{Deserialize, Serialize};
 
-/// The most measurements of one point: the pilot and two more.
-pub const MAX_MEASUREMENTS: usize = 3;
+/// The most measurements of one point: the pilot and three more.
+pub const MAX_MEASUREMENTS: usize = 4;
 
 /// `--max-repeat`'s default: the repetitions of a point's measurements together.
 pub const DEFAULT_MAX_REPEAT: usize = 50;
@@ -27,6 +28,23 @@ pub struct Precision {
     pub target: f64,
     /// The most timed repetitions of a point, all its measurements together.
     pub max_repeat: usize,
+}
+
+/// The spread s / mean pooled over measurements of (repetitions, half width as a share of
+/// the mean): each one's from its half width, t(0.975, n − 1) · cv / √n, weighted by n − 1.
+/// None where one is unknown or has fewer than 2 repetitions.
+fn pooled_cv(made: &[(usize, Option<f64>)]) -> Option<f64> {
+    let (mut sum, mut df) = (0.0, 0.0);
+    for &(n, h) in made {
+        let h = h.filter(|h| h.is_finite())?;
+        if n < 2 {
+            return None;
+        }
+        let cv = h * (n as f64).sqrt() / super::welch::t95(n - 1);
+        sum += (n - 1) as f64 * cv * cv;
+        df += (n - 1) as f64;
+    }
+    (df > 0.0).then(|| (sum / df).sqrt())
 }
 
 /// The repetitions an estimate counts for a point of `repeat` repetitions: under
@@ -54,23 +72,18 @@ pub struct Reached {
 }
 
 impl Precision {
-    /// The repetitions of the point's next measurement, after one of `last` repetitions whose
-    /// widest half width was `reached`, with `spent` repetitions made and `made`
-    /// measurements: None where the target is met, the interval unknown, or no next
-    /// measurement could have more repetitions than the last within `max_repeat`.
-    pub fn next(
-        &self,
-        reached: Option<f64>,
-        last: usize,
-        spent: usize,
-        made: usize,
-    ) -> Option<usize> {
-        let h = reached?;
-        if h <= self.target || made >= MAX_MEASUREMENTS || !h.is_finite() || last < 2 {
+    /// The repetitions of the point's next measurement after `made` (each measurement's
+    /// repetitions and widest half width, the last one's the point's record), with `spent`
+    /// repetitions in all: None where the last met the target, a half width is unknown, no
+    /// more measurements are allowed, or none could have more repetitions than the last within
+    /// `max_repeat`.
+    pub fn next(&self, made: &[(usize, Option<f64>)], spent: usize) -> Option<usize> {
+        let &(last, h) = made.last()?;
+        let h = h?;
+        if h <= self.target || made.len() >= MAX_MEASUREMENTS || !h.is_finite() {
             return None;
         }
-        // The last measurement's spread, s / mean, from its half width.
-        let cv = h * (last as f64).sqrt() / super::welch::t95(last - 1);
+        let cv = pooled_cv(made)?;
         let left = self.max_repeat.saturating_sub(spent);
         let n = (last + 1..=left)
             .find(|&n| super::welch::t95(n - 1) * cv / (n as f64).sqrt() <= self.target)
@@ -162,24 +175,41 @@ mod tests {
         Precision { target, max_repeat }
     }
 
-    /// The least n whose interval at the pilot's spread is within the target.
+    /// The least n whose interval at the spread seen so far is within the target.
     #[test]
-    fn the_next_measurement_is_what_the_pilot_says_the_target_takes() {
+    fn the_next_measurement_is_what_the_spread_says_the_target_takes() {
         // ±5 % from 3 repetitions is s = 5 % · √3 / 4.303 = 2.01 %; ±2 % wanted: n = 7
         // (2.447 · 2.01 % / √7 = 1.86 %; at 6, 2.571 · 2.01 % / √6 = 2.11 %).
-        assert_eq!(p(0.02, 50).next(Some(0.05), 3, 3, 1), Some(7));
+        assert_eq!(p(0.02, 50).next(&[(3, Some(0.05))], 3), Some(7));
         // Met, or no interval: no more.
-        assert_eq!(p(0.02, 50).next(Some(0.02), 3, 3, 1), None);
-        assert_eq!(p(0.02, 50).next(None, 1, 1, 1), None);
-        assert_eq!(p(0.02, 50).next(Some(f64::NAN), 3, 3, 1), None);
+        assert_eq!(p(0.02, 50).next(&[(3, Some(0.02))], 3), None);
+        assert_eq!(p(0.02, 50).next(&[(1, None)], 1), None);
+        assert_eq!(p(0.02, 50).next(&[(3, Some(f64::NAN))], 3), None);
+        assert_eq!(p(0.02, 50).next(&[], 0), None);
         // Bounded by what --max-repeat leaves: 8 − 3 = 5.
-        assert_eq!(p(0.02, 8).next(Some(0.05), 3, 3, 1), Some(5));
+        assert_eq!(p(0.02, 8).next(&[(3, Some(0.05))], 3), Some(5));
         // Not more than the last measurement's: it stops.
-        assert_eq!(p(0.02, 5).next(Some(0.05), 3, 3, 1), None);
-        // At most three measurements.
-        assert_eq!(p(0.02, 500).next(Some(0.05), 19, 22, 3), None);
+        assert_eq!(p(0.02, 5).next(&[(3, Some(0.05))], 3), None);
+        // At most four measurements.
+        let four = [
+            (3, Some(0.05)),
+            (7, Some(0.03)),
+            (12, Some(0.03)),
+            (20, Some(0.03)),
+        ];
+        assert_eq!(p(0.02, 500).next(&four, 42), None);
         // A huge ratio does not overflow: everything left.
-        assert_eq!(p(0.001, 1000).next(Some(1e300), 3, 3, 1), Some(997));
+        assert_eq!(p(0.001, 1000).next(&[(3, Some(1e300))], 3), Some(997));
+        // The spread is pooled: a second measurement of 7 at ±3.7 % (s = 4 %) beside the
+        // pilot's 2.01 % (weights 6 and 2) gives s = √((6 · 16 + 2 · 4.05) / 8) = 3.61 %,
+        // which ±2 % needs 15 repetitions for (2.145 · 3.61 / √15 = 2.0 %); from the second
+        // alone (s = 4 %) it would be 18.
+        let s7 = 0.04 * crate::measure::welch::t95(6) / 7f64.sqrt();
+        assert_eq!(
+            p(0.02, 50).next(&[(3, Some(0.05)), (7, Some(s7))], 10),
+            Some(15)
+        );
+        assert_eq!(p(0.02, 50).next(&[(7, Some(s7))], 10), Some(18));
     }
 
     #[test]
