@@ -506,10 +506,11 @@ impl Recorder {
     }
 
     /// `--precision` ([`crate::measure::precision`]): `point`, measured once as `records`,
-    /// measured again with as many repetitions as its spread says the target takes (at most
-    /// twice more, within `--max-repeat` in all); the last measurement is kept, each record
-    /// saying what was reached (and, where it fell short, why, in its warnings). The
-    /// session's repetitions are set back after each.
+    /// measured again with as many repetitions as its spread says the target takes (up to
+    /// [`crate::measure::precision::MAX_MEASUREMENTS`] measurements, within `--max-repeat` in
+    /// all); the last whole measurement is kept, each record saying what was reached (and,
+    /// where it fell short or a measurement failed, why, in its warnings). The session's
+    /// repetitions are set back after each.
     fn to_precision<S: Session>(
         &self,
         point: S::Point,
@@ -541,9 +542,30 @@ impl Recorder {
             if crate::runner::stop::cut_short() {
                 return again;
             }
-            records = again?;
-            made.push((n, judged(&records)));
-            spent = spent.saturating_add(n);
+            match again {
+                Ok(r) => {
+                    records = r;
+                    made.push((n, judged(&records)));
+                    spent = spent.saturating_add(n);
+                }
+                // The last whole measurement stays the point's, and says why it is not more.
+                Err(e) => {
+                    let why = format!(
+                        "--precision: measuring the point again failed ({e:#}); the record is its last whole measurement"
+                    );
+                    bar.suspend(|| {
+                        eprintln!(
+                            "peakbench: {}: {}",
+                            session.label(&point),
+                            crate::text::printable(&why)
+                        )
+                    });
+                    records
+                        .iter_mut()
+                        .for_each(|r| r.warnings.push(why.clone()));
+                    break;
+                }
+            }
         }
         let &(last, reached) = made.last().expect("a measurement");
         bar.set_message(session.label(&point));
@@ -681,4 +703,128 @@ pub fn references() -> crate::reference::RefContext {
     let mut ctx = crate::reference::RefContext::new(".");
     ctx.blas_core = crate::bench::linalg::system_blas::SystemBlas::detected_core;
     ctx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::precision::Precision;
+
+    /// A session of one point whose repetitions spread by `spread` around 100 (−, 0, +), that
+    /// fails on its `fail_at`-th measurement, remembering each measurement's repetitions.
+    struct Spread {
+        repeat: usize,
+        spread: f64,
+        fail_at: Option<usize>,
+        measured: Vec<usize>,
+    }
+
+    impl Session for Spread {
+        type Point = u32;
+
+        fn rounds(&self, _: &u32) -> u64 {
+            self.repeat as u64
+        }
+
+        fn label(&self, p: &u32) -> String {
+            format!("point {p}")
+        }
+
+        fn repeat(&self) -> usize {
+            self.repeat
+        }
+
+        fn set_repeat(&mut self, repeat: usize) {
+            self.repeat = repeat;
+        }
+
+        fn precision(&self) -> Option<Precision> {
+            Some(Precision {
+                target: 0.02,
+                max_repeat: 50,
+            })
+        }
+
+        fn planned(&self, _: &u32) -> Vec<ResultRecord> {
+            Vec::new()
+        }
+
+        fn run(&mut self, _: u32, tick: &mut dyn FnMut()) -> anyhow::Result<Vec<ResultRecord>> {
+            self.measured.push(self.repeat);
+            if Some(self.measured.len()) == self.fail_at {
+                anyhow::bail!("the disk is full");
+            }
+            (0..self.repeat).for_each(|_| tick());
+            let samples = (0..self.repeat)
+                .map(|i| 100.0 * (1.0 + self.spread * ((i % 3) as f64 - 1.0)))
+                .collect();
+            let workload =
+                crate::results::Workload::Net(crate::workload::net::NetWorkload::Throughput);
+            let params =
+                crate::results::params::Params::with_defaults(workload, serde_json::json!({}))
+                    .map_err(anyhow::Error::msg)?;
+            Ok(vec![ResultRecord::new(
+                workload,
+                params,
+                crate::results::Metric::Throughput,
+                crate::results::Unit::MbitPerSec,
+                samples,
+                Err("none".into()),
+            )])
+        }
+    }
+
+    fn recorder() -> Recorder {
+        let quick = ClockBudget {
+            warmup: std::time::Duration::ZERO,
+            sample: std::time::Duration::from_millis(1),
+            samples: 1,
+        };
+        Recorder::new(Vec::new(), Outputs::silent()).with_system(collect(quick))
+    }
+
+    fn session(fail_at: Option<usize>) -> Spread {
+        Spread {
+            repeat: 3,
+            spread: 0.02,
+            fail_at,
+            measured: Vec::new(),
+        }
+    }
+
+    /// A first measurement of 3 at ±4.97 % is followed by one of 7 (±1.66 %: met); the record
+    /// is the second, and the session's count is set back.
+    #[test]
+    fn a_point_is_measured_again_until_its_interval_is_within_the_target() {
+        let mut rec = recorder();
+        let mut s = session(None);
+        rec.drive(&[1], &mut s).unwrap();
+        assert_eq!((s.measured.as_slice(), s.repeat), (&[3, 7][..], 3));
+        let r = &rec.results()[0];
+        let p = r.precision.as_ref().unwrap();
+        assert_eq!(r.samples.len(), 7);
+        assert!(p.met && p.measurements == 2 && p.repetitions == 10, "{p:?}");
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    }
+
+    /// A measurement that fails keeps the last whole one, which says so; the run goes on.
+    #[test]
+    fn a_failed_measurement_keeps_the_last_whole_one() {
+        let mut rec = recorder();
+        let mut s = session(Some(2));
+        rec.drive(&[1, 2], &mut s).unwrap();
+        assert_eq!(s.measured, [3, 7, 3, 7]);
+        let r = &rec.results()[0];
+        let p = r.precision.as_ref().unwrap();
+        assert_eq!(r.samples.len(), 3);
+        assert!(!p.met && p.measurements == 1 && p.repetitions == 3, "{p:?}");
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.contains("measuring the point again failed (the disk is full)")),
+            "{:?}",
+            r.warnings
+        );
+        assert_eq!(rec.results()[1].samples.len(), 7);
+    }
 }
