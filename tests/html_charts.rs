@@ -155,6 +155,7 @@ fn fleet_report() -> Report {
         ],
         notes: vec!["rank 1: a note".into()],
         hpl: None,
+        pairs_sampled: None,
     });
     r
 }

@@ -75,6 +75,9 @@ pub fn run(mut c: ClusterRun, argv: Vec<String>) -> anyhow::Result<()> {
     let id = c.identity;
     let rank0 = id.rank == 0;
     let log = rank0 && !c.outputs.quiet;
+    if rank0 && !c.dry_run {
+        crate::cluster::open_files::make_room(id.world_size).map_err(UsageError)?;
+    }
     if log || c.dry_run {
         announce(&c)?;
         if c.dry_run {

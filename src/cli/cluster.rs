@@ -85,6 +85,12 @@ pub struct RunArgs {
     /// disjoint pairs, and every node to itself), ring, bisection.
     #[arg(long, value_delimiter = ',', default_value = "pairs,ring,bisection")]
     pub patterns: Vec<Pattern>,
+    /// The most rounds of disjoint pairs the pairs pattern measures (each rank against one other
+    /// a round, both ways): 63 by default, every pair up to 64 ranks; a larger fleet measures
+    /// this many rounds spread evenly over its N − 1 and says so (each rank against that many
+    /// others).
+    #[arg(long, value_name = "ROUNDS", value_parser = parse_pair_rounds)]
+    pub pair_rounds: Option<u32>,
     /// Only the network tests between nodes (no node-local profile).
     #[arg(long, conflicts_with = "no_net")]
     pub net_only: bool,
@@ -134,6 +140,10 @@ pub struct RunArgs {
 
 fn parse_hpl_n(s: &str) -> Result<usize, String> {
     count_in::<usize>(s, 1, 4_000_000)
+}
+
+fn parse_pair_rounds(s: &str) -> Result<u32, String> {
+    count_in(s, 1, 100_000)
 }
 
 fn parse_net_repeat(s: &str) -> Result<u32, String> {
@@ -246,6 +256,12 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
         .filter(|j| j.line.first().map(String::as_str) != Some("net"))
         .collect();
     let (throughput, latency) = net_params(&a)?;
+    if a.pair_rounds.is_some() && (a.no_net || !a.patterns.contains(&Pattern::Pairs)) {
+        return Err(UsageError(
+            "--pair-rounds bounds the pairs pattern, which this run does not measure: add pairs to --patterns, or drop --pair-rounds".into(),
+        )
+        .into());
+    }
     let plan = Plan {
         world_size: id.world_size,
         local: !a.net_only,
@@ -254,6 +270,9 @@ fn run_cluster(a: RunArgs, argv: Vec<String>) -> anyhow::Result<()> {
         } else {
             a.patterns.clone()
         },
+        pair_rounds: a
+            .pair_rounds
+            .unwrap_or(crate::cluster::coordinator::DEFAULT_PAIR_ROUNDS),
         throughput,
         latency,
         repeat: a.net_repeat,

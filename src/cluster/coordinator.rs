@@ -64,6 +64,9 @@ impl std::str::FromStr for Pattern {
     }
 }
 
+/// `--pair-rounds`' default: every pair up to 64 ranks.
+pub const DEFAULT_PAIR_ROUNDS: u32 = 63;
+
 /// The longest any part of a run is waited for: ten years, far beyond any run, so that a
 /// deadline made from an estimate that saturated still fits an `Instant`.
 pub const LONGEST_WAIT: Duration = Duration::from_secs(10 * 366 * 86_400);
@@ -75,6 +78,9 @@ pub struct Plan {
     /// Run the node-local profile.
     pub local: bool,
     pub patterns: Vec<Pattern>,
+    /// The most rounds of the `pairs` pattern ([`schedule::sampled_rounds`]): a larger fleet
+    /// measures this many, spread over its N − 1 (N), and says so.
+    pub pair_rounds: u32,
     pub throughput: Option<TestParams>,
     pub latency: Option<TestParams>,
     pub repeat: u32,
@@ -114,7 +120,7 @@ impl Plan {
             match p {
                 Pattern::Pairs => {
                     steps.extend(
-                        schedule::all_pairs(n)
+                        schedule::pairs(n, self.pair_rounds)
                             .into_iter()
                             .map(tag(LinkPattern::Pairs)),
                     );
@@ -137,6 +143,24 @@ impl Plan {
         steps
     }
 
+    /// What the `pairs` pattern leaves out among `n` ranks, where [`Plan::pair_rounds`] keeps
+    /// fewer rounds than there are.
+    pub fn pairs_sampled(&self, n: u32) -> Option<crate::results::fleet::PairsSample> {
+        let rounds = n - 1 + n % 2;
+        (self.patterns.contains(&Pattern::Pairs) && n >= 2 && rounds > self.pair_rounds).then(
+            || crate::results::fleet::PairsSample {
+                ranks: n,
+                rounds,
+                measured_rounds: self.pair_rounds,
+                ordered_pairs: u64::from(n) * u64::from(n - 1),
+                measured_pairs: schedule::pairs(n, self.pair_rounds)
+                    .iter()
+                    .map(|s| s.len() as u64)
+                    .sum(),
+            },
+        )
+    }
+
     /// How many link steps there are at most (when every rank shares one machine), counted
     /// without building them.
     pub fn max_link_steps(&self) -> u32 {
@@ -144,8 +168,8 @@ impl Plan {
         self.patterns
             .iter()
             .map(|p| match p {
-                // Both directions of each round, then one self step per rank.
-                Pattern::Pairs if n >= 2 => 2 * (n - 1 + n % 2) + n,
+                // Both directions of each round kept, then one self step per rank.
+                Pattern::Pairs if n >= 2 => 2 * (n - 1 + n % 2).min(self.pair_rounds) + n,
                 Pattern::Pairs => n,
                 Pattern::Ring => u32::from(n >= 3),
                 Pattern::Bisection => 2 * u32::from(n >= 2),
@@ -268,6 +292,10 @@ impl Coordinator {
             }
         }
         let mut links = Vec::new();
+        let sampled = plan.pairs_sampled(plan.world_size);
+        if let Some(s) = &sampled {
+            log(s.sentence());
+        }
         let steps = plan.link_steps(&machines);
         for (i, (pattern, step)) in steps.iter().enumerate() {
             if stopped(&mut notes) {
@@ -305,7 +333,7 @@ impl Coordinator {
                 status: m.gone.clone().unwrap_or_else(|| "complete".into()),
             })
             .collect();
-        let report = merge::merge(
+        let mut report = merge::merge(
             argv,
             rank0_system,
             plan.world_size,
@@ -314,6 +342,9 @@ impl Coordinator {
             notes,
             plan.rule,
         );
+        if let Some(f) = report.fleet.as_mut() {
+            f.pairs_sampled = sampled;
+        }
         let summary = format!(
             "{} points from {} ranks, {} outliers",
             report.results.len(),
@@ -636,11 +667,12 @@ mod tests {
 
     #[test]
     fn the_step_count_matches_the_steps() {
-        for n in 1..=9 {
+        for (n, pair_rounds) in (1..=9).map(|n| (n, 63)).chain([(9, 4), (10, 4), (256, 8)]) {
             let plan = Plan {
                 world_size: n,
                 local: true,
                 patterns: vec![Pattern::Pairs, Pattern::Ring, Pattern::Bisection],
+                pair_rounds,
                 throughput: None,
                 latency: None,
                 repeat: 1,
@@ -656,6 +688,33 @@ mod tests {
                 plan.max_link_steps(),
                 "n={n}"
             );
+            // Said where rounds are left out, and only there.
+            let sampled = plan.pairs_sampled(n);
+            assert_eq!(sampled.is_some(), n - 1 + n % 2 > pair_rounds, "n={n}");
         }
+        let plan = |n| Plan {
+            world_size: n,
+            local: false,
+            patterns: vec![Pattern::Pairs],
+            pair_rounds: 8,
+            throughput: None,
+            latency: None,
+            repeat: 1,
+            join_timeout: Duration::from_secs(1),
+            local_timeout: Duration::from_secs(1),
+            rule: OutlierRule::default(),
+            log: false,
+            reference: false,
+        };
+        let sample = plan(256).pairs_sampled(256).unwrap();
+        assert_eq!(
+            (sample.rounds, sample.measured_pairs, sample.ordered_pairs),
+            (255, 2048, 65280)
+        );
+        let note = sample.sentence();
+        assert!(
+            note.contains("255 rounds") && note.contains("2048 of the 65280 ordered pairs"),
+            "{note}"
+        );
     }
 }

@@ -219,6 +219,7 @@ mod tests {
             matrices: Vec::new(),
             notes: Vec::new(),
             hpl: None,
+            pairs_sampled: None,
         }
     }
 

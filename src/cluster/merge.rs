@@ -75,6 +75,7 @@ pub fn merge(
         matrices,
         notes,
         hpl: None,
+        pairs_sampled: None,
     });
     report
 }

@@ -10,6 +10,7 @@ pub mod hpl;
 pub mod identity;
 pub mod merge;
 pub mod messages;
+pub mod open_files;
 pub mod rendezvous;
 pub mod schedule;
 pub mod worker;

@@ -65,8 +65,34 @@ pub fn round_robin(n: u32) -> Vec<Vec<(u32, u32)>> {
 
 /// All ordered pairs in steps: each round of [`round_robin`] forward, then backward.
 pub fn all_pairs(n: u32) -> Vec<Vec<Link>> {
+    pairs(n, u32::MAX)
+}
+
+/// The rounds of [`round_robin`] among `n` ranks that at most `most` rounds keep: all where
+/// they fit, else `most` of them spread evenly over the whole (round ⌊i · rounds / most⌋ for i
+/// in 0..most), so that each rank meets `most` others (with an odd `n`, one round in n it sits
+/// out) spread over the circle rather than its nearest.
+pub fn sampled_rounds(n: u32, most: u32) -> Vec<Vec<(u32, u32)>> {
+    let rounds = round_robin(n);
+    let total = rounds.len() as u64;
+    if total <= u64::from(most) {
+        return rounds;
+    }
+    let keep: Vec<usize> = (0..u64::from(most))
+        .map(|i| (i * total / u64::from(most)) as usize)
+        .collect();
+    rounds
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| keep.binary_search(i).is_ok())
+        .map(|(_, r)| r)
+        .collect()
+}
+
+/// The ordered pairs of [`sampled_rounds`] in steps: each round forward, then backward.
+pub fn pairs(n: u32, most_rounds: u32) -> Vec<Vec<Link>> {
     let mut steps = Vec::new();
-    for round in round_robin(n) {
+    for round in sampled_rounds(n, most_rounds) {
         steps.push(
             round
                 .iter()
@@ -174,6 +200,31 @@ mod tests {
         assert!(steps.iter().all(|s| s.len() == 1));
         assert_eq!(all_pairs(4).len(), 6);
         assert!(all_pairs(4).iter().all(|s| s.len() == 2));
+    }
+
+    /// Beyond `most` rounds, that many spread over the whole: disjoint, each rank in every
+    /// round (even n), no pair twice, both directions.
+    #[test]
+    fn a_large_fleet_samples_rounds_spread_over_the_circle() {
+        let rounds = sampled_rounds(256, 8);
+        assert_eq!(rounds.len(), 8);
+        let all = round_robin(256);
+        let expected: Vec<_> = (0..8).map(|i| all[i * 255 / 8].clone()).collect();
+        assert_eq!(rounds, expected);
+        let mut seen = BTreeSet::new();
+        for round in &rounds {
+            assert_eq!(round.len(), 128);
+            assert!(round.iter().all(|&p| seen.insert(p)));
+        }
+        let steps = pairs(256, 8);
+        assert_eq!(steps.len(), 16);
+        let ordered: BTreeSet<(u32, u32)> =
+            steps.iter().flatten().map(|l| (l.src, l.dst)).collect();
+        assert_eq!(ordered.len(), 8 * 256);
+        // Within the bound, every round.
+        assert_eq!(sampled_rounds(9, 9), round_robin(9));
+        assert_eq!(pairs(4, 3), all_pairs(4));
+        assert!(sampled_rounds(256, 0).is_empty());
     }
 
     #[test]

@@ -317,7 +317,13 @@ impl Document {
                     totals_headers,
                     totals_rows,
                     outliers: f.outliers.iter().map(nodes::outlier_line).collect(),
-                    notes: f.notes.clone(),
+                    // How the pairs were sampled (by plan), then what did not go to plan.
+                    notes: f
+                        .pairs_sampled
+                        .iter()
+                        .map(|s| s.sentence())
+                        .chain(f.notes.iter().cloned())
+                        .collect(),
                     systems: f
                         .nodes
                         .iter()

@@ -334,6 +334,7 @@ mod tests {
             matrices: Vec::new(),
             notes: Vec::new(),
             hpl: None,
+            pairs_sampled: None,
         };
         // In display units, as the exporters see them.
         let display = crate::units::Display::default();

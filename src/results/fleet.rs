@@ -26,6 +26,37 @@ pub struct Fleet {
     /// `cluster run --hpl`: one HPL over the machines after the nodes' own points.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hpl: Option<FleetHpl>,
+    /// The `pairs` pattern measured some of its rounds (`--pair-rounds`); absent where it
+    /// measured all, or did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs_sampled: Option<PairsSample>,
+}
+
+/// Which part of the `pairs` pattern a large fleet measured: `measured_rounds` of its
+/// `rounds` rounds of disjoint pairs, spread evenly over them.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PairsSample {
+    pub ranks: u32,
+    pub rounds: u32,
+    pub measured_rounds: u32,
+    /// Ordered pairs of the fleet, N · (N − 1), and how many of them were measured.
+    pub ordered_pairs: u64,
+    pub measured_pairs: u64,
+}
+
+impl PairsSample {
+    /// What it says to a reader (rank 0's line, the report's notes).
+    pub fn sentence(&self) -> String {
+        format!(
+            "pairs sampled: {} ranks have {} rounds of disjoint pairs, of which --pair-rounds measured {}, spread evenly over the circle (each rank against at most {} others): {} of the {} ordered pairs",
+            self.ranks,
+            self.rounds,
+            self.measured_rounds,
+            self.measured_rounds,
+            self.measured_pairs,
+            self.ordered_pairs
+        )
+    }
 }
 
 /// One HPL job (Debian's hpcc) over the machines of the run, launched as clusters run it: by
