@@ -645,30 +645,27 @@ fn a_rank_without_a_coordinator_or_a_bad_option_is_a_one_line_error() {
 #[test]
 fn rank_0_makes_room_for_every_ranks_connection_or_says_how() {
     let _serial = serial();
-    let out = std::process::Command::new("prlimit")
-        .arg("--nofile=40:40")
-        .arg(env!("CARGO_BIN_EXE_peakbench"))
-        .args([
-            "cluster",
-            "run",
-            "--rank",
-            "0",
-            "--world-size",
-            "48",
-            "--net-only",
-        ])
-        .args([
-            "--bind",
-            "127.0.0.1",
-            "--patterns",
-            "ring",
-            "--join-timeout",
-            "2s",
-        ])
-        .env("PEAKBENCH_DB", common::test_db())
-        .env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1)
-        .output()
-        .expect("prlimit (util-linux) runs the command under a limit");
+    // Rank 0 of 48 on loopback, waiting `join` for the others, under the limit `nofile`.
+    let rank0 = |nofile: &str, join: &str| {
+        std::process::Command::new("prlimit")
+            .arg(format!("--nofile={nofile}"))
+            .arg(env!("CARGO_BIN_EXE_peakbench"))
+            .args(["cluster", "run", "--rank", "0", "--world-size", "48"])
+            .args(["--net-only", "--bind", "127.0.0.1", "--port", "0"])
+            .args([
+                "--patterns",
+                "ring",
+                "--join-timeout",
+                join,
+                "--quiet",
+                "--no-history",
+            ])
+            .env("PEAKBENCH_DB", common::test_db())
+            .env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1)
+            .output()
+            .expect("prlimit (util-linux) runs the command under a limit")
+    };
+    let out = rank0("40:40", "2s");
     let err = one_line(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
@@ -680,31 +677,7 @@ fn rank_0_makes_room_for_every_ranks_connection_or_says_how() {
     );
     // A soft limit of 40 under a hard one of 200: raised, and the run goes on to wait for the
     // ranks (none come: it ends on the join timeout, not on the limit).
-    let out = std::process::Command::new("prlimit")
-        .arg("--nofile=40:200")
-        .arg(env!("CARGO_BIN_EXE_peakbench"))
-        .args([
-            "cluster",
-            "run",
-            "--rank",
-            "0",
-            "--world-size",
-            "48",
-            "--net-only",
-        ])
-        .args([
-            "--bind",
-            "127.0.0.1",
-            "--patterns",
-            "ring",
-            "--join-timeout",
-            "1s",
-        ])
-        .args(["--port", "0", "--quiet", "--no-history"])
-        .env("PEAKBENCH_DB", common::test_db())
-        .env(common::MOCK_CLOCK.0, common::MOCK_CLOCK.1)
-        .output()
-        .unwrap();
+    let out = rank0("40:200", "1s");
     let err = one_line(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(

@@ -665,23 +665,28 @@ fn join_ranks(r: &[u32]) -> String {
 mod tests {
     use super::*;
 
+    fn plan(world_size: u32, patterns: Vec<Pattern>, pair_rounds: u32) -> Plan {
+        Plan {
+            world_size,
+            local: true,
+            patterns,
+            pair_rounds,
+            throughput: None,
+            latency: None,
+            repeat: 1,
+            join_timeout: Duration::from_secs(1),
+            local_timeout: Duration::from_secs(1),
+            rule: OutlierRule::default(),
+            log: false,
+            reference: false,
+        }
+    }
+
     #[test]
     fn the_step_count_matches_the_steps() {
+        let all = vec![Pattern::Pairs, Pattern::Ring, Pattern::Bisection];
         for (n, pair_rounds) in (1..=9).map(|n| (n, 63)).chain([(9, 4), (10, 4), (256, 8)]) {
-            let plan = Plan {
-                world_size: n,
-                local: true,
-                patterns: vec![Pattern::Pairs, Pattern::Ring, Pattern::Bisection],
-                pair_rounds,
-                throughput: None,
-                latency: None,
-                repeat: 1,
-                join_timeout: Duration::from_secs(1),
-                local_timeout: Duration::from_secs(1),
-                rule: OutlierRule::default(),
-                log: false,
-                reference: false,
-            };
+            let plan = plan(n, all.clone(), pair_rounds);
             let same = vec![String::new(); n as usize];
             assert_eq!(
                 plan.link_steps(&same).len() as u32,
@@ -692,21 +697,9 @@ mod tests {
             let sampled = plan.pairs_sampled(n);
             assert_eq!(sampled.is_some(), n - 1 + n % 2 > pair_rounds, "n={n}");
         }
-        let plan = |n| Plan {
-            world_size: n,
-            local: false,
-            patterns: vec![Pattern::Pairs],
-            pair_rounds: 8,
-            throughput: None,
-            latency: None,
-            repeat: 1,
-            join_timeout: Duration::from_secs(1),
-            local_timeout: Duration::from_secs(1),
-            rule: OutlierRule::default(),
-            log: false,
-            reference: false,
-        };
-        let sample = plan(256).pairs_sampled(256).unwrap();
+        let sample = plan(256, vec![Pattern::Pairs], 8)
+            .pairs_sampled(256)
+            .unwrap();
         assert_eq!(
             (sample.rounds, sample.measured_pairs, sample.ordered_pairs),
             (255, 2048, 65280)
@@ -716,5 +709,6 @@ mod tests {
             note.contains("255 rounds") && note.contains("2048 of the 65280 ordered pairs"),
             "{note}"
         );
+        assert_eq!(plan(256, vec![Pattern::Ring], 8).pairs_sampled(256), None);
     }
 }
