@@ -39,7 +39,7 @@ use std::collections::BTreeMap;
 pub const SCHEMA_VERSION: u32 = 4;
 
 /// The first schema version whose figures are in base units.
-const BASE_UNITS_SINCE: u32 = 4;
+pub const BASE_UNITS_SINCE: u32 = 4;
 
 /// Which unit a figure of `subsystem` in `unit` goes to, and how (`None`: it stays).
 pub type UnitMap<'a> = &'a dyn Fn(Subsystem, Unit) -> Option<units::Conversion>;

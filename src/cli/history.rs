@@ -212,21 +212,18 @@ fn trend(
     }
     let take = args.last.unwrap_or(usize::MAX).min(runs.len());
     let chosen = &runs[runs.len() - take..];
-    let loaded: Vec<(i64, crate::results::Report)> = if chosen.is_empty() {
-        Vec::new()
+    let (loaded, infos) = if chosen.is_empty() {
+        Default::default()
     } else {
-        let store = args.db.open_read_only()?;
-        chosen
-            .iter()
-            .map(|r| Ok((r.id, store.load(r.id)?)))
-            .collect::<anyhow::Result<_>>()?
+        let ids: Vec<i64> = chosen.iter().map(|r| r.id).collect();
+        args.db.open_read_only()?.trend_runs(&ids)?
     };
     let settings = crate::measure::levels::Settings {
         min_shift: args.min_shift / 100.0,
         ..Default::default()
     };
     let point = (!point.is_empty()).then_some(point);
-    let trends = crate::history::trend::trends(&loaded, point, &settings);
+    let trends = crate::history::trend::trends_of(&loaded, &infos, point, &settings);
     if trends.is_empty() {
         return Err(UsageError(match (point, loaded.is_empty()) {
             (_, true) => "no runs stored yet: every benchmark command stores its run".into(),
@@ -241,8 +238,8 @@ fn trend(
     }
     let span = (
         loaded.len(),
-        loaded.first().map_or(0, |r| r.0),
-        loaded.last().map_or(0, |r| r.0),
+        loaded.first().map_or(0, |r| r.id),
+        loaded.last().map_or(0, |r| r.id),
     );
     if let Some(path) = &args.html {
         crate::files::write_output(path, &crate::report::trend::html(&trends, span))

@@ -11,7 +11,7 @@
 //! Tables (documented in docs/history.md): `meta(key, value)` — `db_version`;
 //! `runs(id, started_at, finished_at, status, tool_version, schema_version, hostname,
 //! command_line, system)`; `points(id, run_id, seq, subsystem, workload, metric, unit, key,
-//! mean, stddev, n, record)`; `samples(point_id, idx, value)`. JSON columns hold the same
+//! mean, stddev, n, record, rerun)`; `samples(point_id, idx, value)`. JSON columns hold the same
 //! objects as the JSON document of the run (docs/json-schema.md).
 
 pub mod calibration;
@@ -19,6 +19,7 @@ pub mod compare;
 pub mod machine;
 pub mod run_noise;
 pub mod trend;
+mod trend_runs;
 
 use crate::results::point::point_key;
 use crate::results::{Report, ResultRecord, Tool};
@@ -56,7 +57,8 @@ CREATE TABLE IF NOT EXISTS points (
     mean REAL,
     stddev REAL,
     n INTEGER NOT NULL,
-    record TEXT NOT NULL
+    record TEXT NOT NULL,
+    rerun INTEGER
 );
 CREATE INDEX IF NOT EXISTS points_run ON points(run_id, seq);
 CREATE TABLE IF NOT EXISTS samples (
@@ -330,23 +332,53 @@ impl Store {
             .map_err(&mut err)?;
         conn.execute_batch(SCHEMA).map_err(&mut err)?;
         let version = stored_version(&conn).optional().map_err(&mut err)?;
-        match version {
-            None => {
-                conn.execute(
+        if let Some(v) = &version {
+            check_version(
+                v,
+                &format!("cannot open the results database {}", path.display()),
+            )?;
+        }
+        // Whether a point re-measures another (`--diagnose`), a column since this version: added
+        // to a database of the same layout that lacks it, and filled in once from the records
+        // (a version before it inserts none: `history --trend` reads the record there).
+        let store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        if !store.has_rerun_column().map_err(&mut err)? {
+            store
+                .conn
+                .execute_batch(
+                    "BEGIN;
+                     ALTER TABLE points ADD COLUMN rerun INTEGER;
+                     UPDATE points SET rerun = instr(record, '\"rerun\":') > 0;
+                     COMMIT;",
+                )
+                .map_err(&mut err)?;
+        }
+        if version.is_none() {
+            store
+                .conn
+                .execute(
                     "INSERT OR IGNORE INTO meta(key, value) VALUES ('db_version', ?1)",
                     [DB_VERSION.to_string()],
                 )
                 .map_err(&mut err)?;
-            }
-            Some(v) => check_version(
-                &v,
-                &format!("cannot open the results database {}", path.display()),
-            )?,
         }
-        Ok(Store {
-            conn,
-            path: path.to_path_buf(),
-        })
+        Ok(store)
+    }
+
+    /// Whether the `points` table has the `rerun` column (a database written by a version
+    /// before it has not, until a writer adds it).
+    fn has_rerun_column(&self) -> rusqlite::Result<bool> {
+        let mut q = self.conn.prepare("PRAGMA table_info(points)")?;
+        let names = q.query_map([], |r| r.get::<_, String>(1))?;
+        for n in names {
+            if n? == "rerun" {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// What failed, naming the database (for the errors of writes).
@@ -405,8 +437,8 @@ impl Store {
             let rec = &rec.clone().with_finite_figures();
             let finite = |v: f64| v.is_finite().then_some(v);
             tx.execute(
-                "INSERT INTO points(run_id, seq, subsystem, workload, metric, unit, key, mean, stddev, n, record)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                "INSERT INTO points(run_id, seq, subsystem, workload, metric, unit, key, mean, stddev, n, record, rerun)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 params![
                     run,
                     (first_seq + i) as i64,
@@ -419,6 +451,7 @@ impl Store {
                     finite(rec.summary.stddev),
                     rec.samples.len() as i64,
                     serde_json::to_string(rec)?,
+                    rec.rerun.is_some(),
                 ],
             )
             .map_err(&err)?;

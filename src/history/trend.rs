@@ -68,47 +68,134 @@ impl Trend {
     }
 }
 
-/// The trends of the points of `runs` (each a run's id and report, oldest first) whose label
-/// contains `point` (case-insensitive; every point where None), in the order the points were
-/// first measured; `settings` says how a level is found.
+/// A point of a run as the trends read it: its identity ([`point_key`]), its mean, and whether
+/// it measures another point again with a knob changed (`--diagnose`).
+#[derive(Debug, Clone)]
+pub struct TrendPoint {
+    pub key: String,
+    pub mean: f64,
+    pub rerun: bool,
+}
+
+/// What a point is, from one of its records.
+#[derive(Debug, Clone)]
+pub struct PointInfo {
+    pub point: String,
+    pub subsystem: Subsystem,
+    pub metric: Metric,
+    pub unit: Unit,
+}
+
+impl PointInfo {
+    /// `rec`'s identity and what it is.
+    pub fn of(rec: &crate::results::ResultRecord) -> (String, PointInfo) {
+        let info = PointInfo {
+            point: label(rec),
+            subsystem: rec.subsystem,
+            metric: rec.metric,
+            unit: rec.unit,
+        };
+        (point_key(rec), info)
+    }
+}
+
+/// A run as the trends read it: its id, whether its hardware differs from the run before's
+/// ([`Machines::hardware_differs`]), its points in the order measured. The database reads these
+/// from its columns ([`super::Store::trend_runs`]) without reading every record.
+#[derive(Debug, Clone)]
+pub struct TrendRun {
+    pub id: i64,
+    pub new_machine: bool,
+    pub points: Vec<TrendPoint>,
+}
+
+impl TrendRun {
+    /// Run `id` from its report, each point's identity put in `infos` the first time it is met.
+    pub fn of(
+        id: i64,
+        report: &Report,
+        new_machine: bool,
+        infos: &mut std::collections::HashMap<String, PointInfo>,
+    ) -> TrendRun {
+        let points = report
+            .results
+            .iter()
+            .map(|rec| {
+                let (key, info) = PointInfo::of(rec);
+                infos.entry(key.clone()).or_insert(info);
+                TrendPoint {
+                    key,
+                    mean: rec.summary.mean,
+                    rerun: rec.rerun.is_some(),
+                }
+            })
+            .collect();
+        TrendRun {
+            id,
+            new_machine,
+            points,
+        }
+    }
+}
+
+/// The trends of the points of `runs` (each a run's id and report, oldest first): see
+/// [`trends_of`].
 pub fn trends(runs: &[(i64, Report)], point: Option<&str>, settings: &Settings) -> Vec<Trend> {
-    let wanted = point.map(str::to_lowercase);
-    // The runs where the hardware differs from the run before.
-    let machine_starts: Vec<bool> = runs
+    let mut infos = std::collections::HashMap::new();
+    let lean: Vec<TrendRun> = runs
         .iter()
         .enumerate()
-        .map(|(i, (_, r))| i > 0 && Machines::hardware_differs(&runs[i - 1].1, r))
+        .map(|(i, (id, r))| {
+            let new_machine = i > 0 && Machines::hardware_differs(&runs[i - 1].1, r);
+            TrendRun::of(*id, r, new_machine, &mut infos)
+        })
         .collect();
+    trends_of(&lean, &infos, point, settings)
+}
+
+/// The trends of the points of `runs` (oldest first; `infos`: what each point is) whose label
+/// contains `point` (case-insensitive; every point where None), in the order the points were
+/// first measured; `settings` says how a level is found.
+pub fn trends_of(
+    runs: &[TrendRun],
+    infos: &std::collections::HashMap<String, PointInfo>,
+    point: Option<&str>,
+    settings: &Settings,
+) -> Vec<Trend> {
+    let wanted = point.map(str::to_lowercase);
+    let machine_starts: Vec<bool> = runs.iter().map(|r| r.new_machine).collect();
     let mut order: Vec<String> = Vec::new();
     let mut found: std::collections::HashMap<String, Trend> = std::collections::HashMap::new();
     // Per trend, the index in `runs` of each of its runs (to find the machine changes).
     let mut at: std::collections::HashMap<String, Vec<usize>> = std::collections::HashMap::new();
-    for (i, (id, report)) in runs.iter().enumerate() {
+    for (i, run) in runs.iter().enumerate() {
         let mut seen = std::collections::HashSet::new();
-        for rec in report.results.iter().filter(|r| r.rerun.is_none()) {
-            if !rec.summary.mean.is_finite() {
+        for p in run.points.iter().filter(|p| !p.rerun) {
+            if !p.mean.is_finite() {
                 continue;
             }
-            let key = point_key(rec);
             // A point measured twice in one run (verify's clean runs) counts once: its first.
-            if !seen.insert(key.clone()) {
+            if !seen.insert(p.key.as_str()) {
                 continue;
             }
-            let entry = found.entry(key.clone()).or_insert_with(|| {
-                order.push(key.clone());
+            let Some(info) = infos.get(&p.key) else {
+                continue;
+            };
+            let entry = found.entry(p.key.clone()).or_insert_with(|| {
+                order.push(p.key.clone());
                 Trend {
-                    point: label(rec),
-                    subsystem: rec.subsystem,
-                    metric: rec.metric,
-                    unit: rec.unit,
+                    point: info.point.clone(),
+                    subsystem: info.subsystem,
+                    metric: info.metric,
+                    unit: info.unit,
                     runs: Vec::new(),
                     values: Vec::new(),
                     levels: Vec::new(),
                 }
             });
-            entry.runs.push(*id);
-            entry.values.push(rec.summary.mean);
-            at.entry(key).or_default().push(i);
+            entry.runs.push(run.id);
+            entry.values.push(p.mean);
+            at.entry(p.key.clone()).or_default().push(i);
         }
     }
     order
