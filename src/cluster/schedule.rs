@@ -40,27 +40,33 @@ pub fn turns(machines: &[String]) -> Vec<Vec<u32>> {
 
 /// The rounds of all pairs among `n` ranks, each a set of disjoint unordered pairs (a < b).
 pub fn round_robin(n: u32) -> Vec<Vec<(u32, u32)>> {
-    if n < 2 {
-        return Vec::new();
-    }
+    (0..rounds(n)).map(|r| round(n, r)).collect()
+}
+
+/// How many rounds [`round_robin`] has: N − 1 for even N, N for odd N (none below 2).
+pub fn rounds(n: u32) -> u32 {
+    if n < 2 { 0 } else { n - 1 + n % 2 }
+}
+
+/// Round `r` of [`round_robin`], made alone: rank 0 stays, the others rotate `r` places.
+pub fn round(n: u32, r: u32) -> Vec<(u32, u32)> {
     // With an odd count a phantom rank `n` joins; whoever meets it sits the round out.
-    let m = n + n % 2;
-    let mut circle: Vec<u32> = (0..m).collect();
-    let mut rounds = Vec::new();
-    for _ in 0..m - 1 {
-        let mut round = Vec::new();
-        for i in 0..(m / 2) as usize {
-            let (a, b) = (circle[i], circle[m as usize - 1 - i]);
-            if a < n && b < n {
-                round.push((a.min(b), a.max(b)));
-            }
+    let m = u64::from(n + n % 2);
+    let at = |i: u64| -> u64 {
+        if i == 0 {
+            0
+        } else {
+            // The ranks 1..m after r rotations to the right.
+            (i - 1 + (m - 1) - u64::from(r) % (m - 1)) % (m - 1) + 1
         }
-        round.sort_unstable();
-        rounds.push(round);
-        // Rank 0 stays; the others rotate one place.
-        circle[1..].rotate_right(1);
-    }
-    rounds
+    };
+    let mut round: Vec<(u32, u32)> = (0..m / 2)
+        .map(|i| (at(i), at(m - 1 - i)))
+        .filter(|&(a, b)| a < u64::from(n) && b < u64::from(n))
+        .map(|(a, b)| (a.min(b) as u32, a.max(b) as u32))
+        .collect();
+    round.sort_unstable();
+    round
 }
 
 /// All ordered pairs in steps: each round of [`round_robin`] forward, then backward.
@@ -72,20 +78,14 @@ pub fn all_pairs(n: u32) -> Vec<Vec<Link>> {
 /// they fit, else `most` of them spread evenly over the whole (round ⌊i · rounds / most⌋ for i
 /// in 0..most), so that each rank meets `most` others (with an odd `n`, one round in n it sits
 /// out) spread over the circle rather than its nearest.
+/// Only the rounds kept are made (4,096 ranks have 4,095 rounds of 2,048 pairs).
 pub fn sampled_rounds(n: u32, most: u32) -> Vec<Vec<(u32, u32)>> {
-    let rounds = round_robin(n);
-    let total = rounds.len() as u64;
+    let total = u64::from(rounds(n));
     if total <= u64::from(most) {
-        return rounds;
+        return round_robin(n);
     }
-    let keep: Vec<usize> = (0..u64::from(most))
-        .map(|i| (i * total / u64::from(most)) as usize)
-        .collect();
-    rounds
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| keep.binary_search(i).is_ok())
-        .map(|(_, r)| r)
+    (0..u64::from(most))
+        .map(|i| round(n, (i * total / u64::from(most)) as u32))
         .collect()
 }
 
@@ -189,6 +189,21 @@ mod tests {
             assert_eq!(seen.len() as u32, n * (n - 1) / 2, "n={n}");
         }
         assert!(round_robin(1).is_empty() && round_robin(0).is_empty());
+        // Each round made alone is the circle's, rotated round by round.
+        for n in 2..=40u32 {
+            let m = n + n % 2;
+            let mut circle: Vec<u32> = (0..m).collect();
+            for (r, made) in round_robin(n).iter().enumerate() {
+                let mut expected: Vec<(u32, u32)> = (0..(m / 2) as usize)
+                    .map(|i| (circle[i], circle[m as usize - 1 - i]))
+                    .filter(|&(a, b)| a < n && b < n)
+                    .map(|(a, b)| (a.min(b), a.max(b)))
+                    .collect();
+                expected.sort_unstable();
+                assert_eq!(made, &expected, "n={n} round {r}");
+                circle[1..].rotate_right(1);
+            }
+        }
     }
 
     #[test]
@@ -225,6 +240,11 @@ mod tests {
         assert_eq!(sampled_rounds(9, 9), round_robin(9));
         assert_eq!(pairs(4, 3), all_pairs(4));
         assert!(sampled_rounds(256, 0).is_empty());
+        // The largest world: only the rounds kept are made.
+        let big = sampled_rounds(4096, 63);
+        assert_eq!(big.len(), 63);
+        assert!(big.iter().all(|r| r.len() == 2048));
+        assert_eq!(big[62], round(4096, 62 * 4095 / 63));
     }
 
     #[test]
