@@ -204,7 +204,8 @@ fn render_nodes(n: &NodesView, width: usize) -> String {
     for (title, lines) in n.line_sections() {
         out.push_str(&format!("{title}:\n"));
         for l in lines {
-            out.push_str(&format!("  {l}\n"));
+            out.push_str(&crate::text::wrap(&format!("  {l}"), width, "    "));
+            out.push('\n');
         }
     }
     out
