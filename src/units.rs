@@ -140,6 +140,19 @@ pub fn parse_duration(text: &str) -> Result<Duration, ParseError> {
     parse_duration_within(text, MAX_DURATION, "24 h")
 }
 
+/// A duration as a command line gives it, exactly: in the largest unit it is a whole number of
+/// ("2s", "1250ms", "40us", "7ns").
+pub fn duration_arg(d: Duration) -> String {
+    let ns = d.as_nanos();
+    match ns {
+        0 => "0s".into(),
+        n if n % 1_000_000_000 == 0 => format!("{}s", n / 1_000_000_000),
+        n if n % 1_000_000 == 0 => format!("{}ms", n / 1_000_000),
+        n if n % 1_000 == 0 => format!("{}us", n / 1_000),
+        n => format!("{n}ns"),
+    }
+}
+
 /// [`parse_duration`] bounded by `max`, which `max_text` says in the error.
 pub fn parse_duration_within(
     text: &str,

@@ -477,3 +477,50 @@ fn the_command_line_does_not_import_bench() {
         .collect();
     assert_eq!(offenders, Vec::<String>::new(), "these files import bench");
 }
+
+/// Requests are data once the command line is read: clap is entered where the process's
+/// command line is parsed (`cli/mod.rs`) and where a profile's jobs are read, each job once
+/// (`run.rs`'s `Read::of`, through `parse_job`), and nowhere else outside tests; `verify`'s
+/// checks, the budget's probes and its fits set typed settings on a command's options
+/// (`app::setting`). A call in a file's `#[cfg(test)]` module is a test's.
+#[test]
+fn clap_parses_the_command_line_and_a_profiles_jobs_only() {
+    let entries = [
+        "parse_noting(",
+        "parse_job(",
+        "try_get_matches",
+        "get_matches",
+        "try_parse_from(",
+        "parse_from(",
+        "try_parse(",
+        "::parse()",
+        "from_arg_matches(",
+    ];
+    let mut calls = Vec::new();
+    for file in rust_files(&src()) {
+        let rel = file.strip_prefix(src()).unwrap().display().to_string();
+        if rel.ends_with("/tests.rs") || rel.ends_with("_tests.rs") {
+            continue;
+        }
+        let text = code(&file);
+        let body = text.split("#[cfg(test)]\nmod ").next().unwrap_or(&text);
+        for (n, line) in body.lines().enumerate() {
+            if entries.iter().any(|e| line.contains(e)) && !line.trim_start().starts_with("pub") {
+                calls.push(format!("{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    let allowed = |c: &String| {
+        c.starts_with("cli/mod.rs:")
+            && (c.contains("try_get_matches_from(argv)")
+                || c.contains("Cli::from_arg_matches(&matches)")
+                || c.contains("Cli::parse_noting(argv"))
+            || c.starts_with("cli/run.rs:")
+                && (c.contains("parse_job(&line, &inherited)")
+                    || c.contains("Cli::parse_noting(full)"))
+    };
+    let others: Vec<&String> = calls.iter().filter(|c| !allowed(c)).collect();
+    assert!(others.is_empty(), "clap entered elsewhere: {others:#?}");
+    // Each allowed call is still there (the test would pass vacuously if one moved).
+    assert_eq!(calls.len(), 5, "{calls:#?}");
+}

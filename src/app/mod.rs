@@ -14,6 +14,7 @@ pub mod peak;
 pub mod planned;
 pub mod recorder;
 pub mod session;
+pub mod setting;
 pub mod stream;
 pub mod suite;
 pub mod workloads;

@@ -3,18 +3,15 @@
 //! is scaled by what this machine really does (a CPU below its peak, a slow disk's layout and
 //! sync, a loopback server's start) rather than by the constants the estimates assume.
 
+use super::Command;
 use crate::app::Recorder;
-use crate::app::Request;
 use crate::app::outputs::Outputs;
+use crate::app::setting::{Benchmark, Setting};
 use crate::results::Subsystem;
+use crate::results::params::{EngineKind, Proto};
 use crate::sysinfo::SystemInfo;
 use crate::units::format_duration;
-use std::path::Path;
 use std::time::{Duration, Instant};
-
-/// Makes a probe's request from its command line (the command line's own parser), None where
-/// it cannot run here.
-pub type Build<'a> = &'a dyn Fn(&[String]) -> Option<Box<dyn Request>>;
 
 /// The range of a factor. A probe far faster than its estimate says little about the timed
 /// points (their time is their duration), so a fast machine's factor stays near 1; a slow one's
@@ -80,14 +77,12 @@ impl Calibration {
     }
 
     /// Runs the probe of each of `subsystems` on this machine (about a second in all), the
-    /// disk's with `disk` added to its line (where and how the profile's disk jobs write:
-    /// [`disk_words`]).
-    /// `build` makes a probe's request from its command line.
+    /// disk's with `disk` set on it (where and how the profile's disk jobs write:
+    /// [`disk_settings`]).
     pub fn measure(
         subsystems: &[Subsystem],
         sys: &SystemInfo,
-        disk: Option<&[String]>,
-        build: Build,
+        disk: Option<&[Setting]>,
     ) -> Calibration {
         let start = Instant::now();
         let mut cal = Calibration::default();
@@ -95,7 +90,7 @@ impl Calibration {
             let probed = match (sub, disk) {
                 // A job on a device (not a file) is not probed beside it.
                 (Subsystem::Disk, None) => None,
-                (_, disk) => probe(sub, sys, disk.unwrap_or_default(), build),
+                (_, disk) => probe(sub, sys, disk.unwrap_or_default()),
             };
             match probed {
                 Some(f) => cal.factors.push((sub, f)),
@@ -111,59 +106,57 @@ impl Calibration {
 /// that is like the profiles' points (the CPU's fixed work at the rate the estimate assumes,
 /// memory's arrays first touched and a timed round, a file laid out, synced and read, a
 /// loopback server started and a stream timed).
-/// `ops` sizes the CPU's fixed work; `disk` is added to the disk's (where and how it writes).
-pub(super) fn probe_line(sub: Subsystem, ops: u64, disk: &[String]) -> Vec<String> {
-    let words: &[&str] = match sub {
-        Subsystem::Cpu => &["cpu", "--workload=DP", "--threads=1", "--warmup=0"],
-        Subsystem::Mem => &[
-            "mem",
-            "--workload=COPY",
-            "--threads=1",
-            "--array-size=64M",
-            "--duration=100ms",
-            "--warmup=0",
+/// `ops` sizes the CPU's fixed work; `disk` is set on the disk's (where and how it writes).
+pub(super) fn probe_bench(sub: Subsystem, ops: u64, disk: &[Setting]) -> Benchmark {
+    use crate::workload::{Workload as W, cpu::CpuWorkload, disk::DiskWorkload};
+    use crate::workload::{mem::MemWorkload, net::NetWorkload};
+    use Setting as S;
+    let ms = Duration::from_millis;
+    let settings = match sub {
+        Subsystem::Cpu => vec![
+            S::Workload(W::Cpu(CpuWorkload::Dp)),
+            S::Count("threads", 1),
+            S::Warmup(0),
+            S::Work("total-ops", ops),
         ],
-        Subsystem::Disk => &[
-            "disk",
-            "--workload=RS",
-            "--block-size=1M",
-            "--size=64M",
-            "--total-bytes=64M",
-            "--engine=psync",
-            "--ramp=0",
+        Subsystem::Mem => vec![
+            S::Workload(W::Mem(MemWorkload::Copy)),
+            S::Count("threads", 1),
+            S::Bytes("array-size", 64 << 20),
+            S::Time("duration", ms(100)),
+            S::Warmup(0),
         ],
-        Subsystem::Net => &[
-            "net",
-            "--workload=THROUGHPUT",
-            "--protocol=tcp",
-            "--streams=1",
-            "--duration=200ms",
-            "--omit=0",
+        Subsystem::Disk => vec![
+            S::Workload(W::Disk(DiskWorkload::Rs)),
+            S::Bytes("block-size", 1 << 20),
+            S::Bytes("size", 64 << 20),
+            S::Work("total-bytes", 64 << 20),
+            S::Engine(EngineKind::Psync),
+            S::Time("ramp", Duration::ZERO),
+        ],
+        Subsystem::Net => vec![
+            S::Workload(W::Net(NetWorkload::Throughput)),
+            S::Protocol(Proto::Tcp),
+            S::Count("streams", 1),
+            S::Time("duration", ms(200)),
+            S::Time("omit", Duration::ZERO),
         ],
     };
-    let mut line: Vec<String> = words.iter().map(|w| w.to_string()).collect();
-    line.push("--repeat=1".into());
+    let bench = Benchmark::new(sub).with_all(settings).with(S::Repeat(1));
+    // Where the job writes, and its engine in place of the probe's.
     match sub {
-        Subsystem::Cpu => line.push(format!("--total-ops={ops}")),
-        Subsystem::Disk => {
-            // The job's engine replaces the probe's.
-            if disk.iter().any(|w| w.starts_with("--engine=")) {
-                line.retain(|w| !w.starts_with("--engine="));
-            }
-            line.extend(disk.iter().cloned());
-        }
-        _ => {}
+        Subsystem::Disk => bench.with_all(disk.iter().cloned()),
+        _ => bench,
     }
-    line
 }
 
 /// About this long is what the CPU's probe is sized for at the estimate's rate.
 const CPU_PROBE: Duration = Duration::from_millis(150);
 
 /// The factor of `sub` on this machine, None where its probe cannot run here.
-fn probe(sub: Subsystem, sys: &SystemInfo, disk: &[String], make: Build) -> Option<f64> {
+fn probe(sub: Subsystem, sys: &SystemInfo, disk: &[Setting]) -> Option<f64> {
     let build = |ops| {
-        let req = make(&probe_line(sub, ops, disk))?;
+        let req = super::benchmark::request_of(&probe_bench(sub, ops, disk), sys).ok()?;
         let estimate = req.check(sys).ok()?;
         Some((req, estimate))
     };
@@ -187,40 +180,35 @@ fn probe(sub: Subsystem, sys: &SystemInfo, disk: &[String], make: Build) -> Opti
     Some((took / estimate.as_secs_f64().max(1e-3)).clamp(LEAST, MOST))
 }
 
-/// Where and how a profile's disk jobs write, from the first one's line, as the disk probe's
-/// words: `--dir=D` (also the directory of `--file=F`: the probe goes beside a named file,
-/// never onto it) and `--engine=null` where the job uses the null engine (which touches no
-/// disk, and neither does its probe); no words for a profile without a disk job (or naming
-/// neither: disk's default, the working directory). None where that job names a device (or
-/// anything but a regular file): the disk is then not probed.
-pub fn disk_words<'a>(lines: impl IntoIterator<Item = &'a [String]>) -> Option<Vec<String>> {
-    let Some(line) = lines
-        .into_iter()
-        .find(|l| l.first().map(String::as_str) == Some("disk"))
-    else {
+/// Where and how a profile's disk jobs write, from the first one's options, as the disk
+/// probe's settings: its `--dir` (or the directory of its `--file`: the probe goes beside a
+/// named file, never onto it) and the null engine where the job uses it (which touches no
+/// disk, and neither does its probe); none for a profile without a disk job. None where that
+/// job names a device (or anything but a regular file): the disk is then not probed.
+pub fn disk_settings<'a>(jobs: impl IntoIterator<Item = &'a Command>) -> Option<Vec<Setting>> {
+    let Some(args) = jobs.into_iter().find_map(|c| match c {
+        Command::Disk(a) => Some(a),
+        _ => None,
+    }) else {
         return Some(Vec::new());
     };
-    let mut words = Vec::new();
-    for word in line {
-        if let Some(d) = word.strip_prefix("--dir=") {
-            words.push(format!("--dir={d}"));
-        } else if let Some(f) = word.strip_prefix("--file=") {
-            // A block device (or anything but a file to be made or overwritten): its directory
-            // (/dev) is no place for the probe's file, and says nothing of the device.
-            if std::fs::symlink_metadata(f).is_ok_and(|m| !m.is_file()) {
-                return None;
+    let mut settings = Vec::new();
+    match &args.file {
+        // A block device (or anything but a file to be made or overwritten): its directory
+        // (/dev) is no place for the probe's file, and says nothing of the device.
+        Some(f) if std::fs::symlink_metadata(f).is_ok_and(|m| !m.is_file()) => return None,
+        Some(f) => match f.parent() {
+            Some(p) if !p.as_os_str().is_empty() => {
+                settings.push(Setting::Path("dir", p.to_path_buf()))
             }
-            match Path::new(f).parent() {
-                Some(p) if !p.as_os_str().is_empty() => {
-                    words.push(format!("--dir={}", p.display()))
-                }
-                _ => {}
-            }
-        } else if word == "--engine=null" {
-            words.push(word.clone());
-        }
+            _ => {}
+        },
+        None => settings.push(Setting::Path("dir", args.dir.clone())),
     }
-    Some(words)
+    if args.engine.0 == Some(EngineKind::Null) {
+        settings.push(Setting::Engine(EngineKind::Null));
+    }
+    Some(settings)
 }
 
 #[cfg(test)]
@@ -240,29 +228,37 @@ mod tests {
     /// job names, and touches no disk where the job uses the null engine.
     #[test]
     fn the_disk_probe_goes_where_the_disk_jobs_write() {
-        let line = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let cpu = line(&["cpu", "--dir=/nowhere"]);
-        let dir = line(&["disk", "--workload=RS", "--dir=/mnt/scratch"]);
-        let file = line(&["disk", "--file=/mnt/data/test.bin"]);
-        let null = line(&["disk", "--engine=null", "--size=4M"]);
-        let bare = line(&["disk", "--file=test.bin"]);
-        let words =
-            |ls: &[&Vec<String>]| disk_words(ls.iter().map(|l| l.as_slice())).unwrap_or_default();
-        assert_eq!(words(&[&cpu, &dir]), ["--dir=/mnt/scratch"]);
-        assert_eq!(words(&[&file, &dir]), ["--dir=/mnt/data"]);
-        assert_eq!(words(&[&null]), ["--engine=null"]);
-        assert!(words(&[&bare]).is_empty());
-        assert!(words(&[&cpu]).is_empty());
+        let parse = |w: &str| {
+            let line: Vec<String> = w.split(' ').map(String::from).collect();
+            let argv = std::iter::once("peakbench".to_string()).chain(line);
+            crate::cli::Cli::parse_noting(argv).unwrap().command
+        };
+        let dir = |d: &str| Setting::Path("dir", d.into());
+        let cpu = parse("cpu --workload=DP");
+        let on_dir = parse("disk --workload=RS --dir=/mnt/scratch");
+        let file = parse("disk --file=/mnt/data/test.bin");
+        let null = parse("disk --engine=null --size=4M");
+        let bare = parse("disk --file=test.bin");
+        let settings = |jobs: &[&Command]| disk_settings(jobs.iter().copied()).unwrap();
+        assert_eq!(settings(&[&cpu, &on_dir]), [dir("/mnt/scratch")]);
+        assert_eq!(settings(&[&file, &on_dir]), [dir("/mnt/data")]);
+        assert_eq!(
+            settings(&[&null]),
+            [dir("."), Setting::Engine(EngineKind::Null)]
+        );
+        assert!(settings(&[&bare]).is_empty());
+        assert!(settings(&[&cpu]).is_empty());
         // A device is not probed beside: /dev is no place for a file.
-        let device = line(&["disk", "--file=/dev/null", "--destructive"]);
-        assert_eq!(disk_words([device.as_slice()]), None);
-        let probe = probe_line(Subsystem::Disk, 1, &words(&[&null]));
+        let device = parse("disk --file=/dev/null --destructive");
+        assert_eq!(disk_settings([&device]), None);
+        let probe = probe_bench(Subsystem::Disk, 1, &settings(&[&null]));
         assert_eq!(
             probe
+                .settings
                 .iter()
-                .filter(|w| w.starts_with("--engine="))
+                .filter(|s| s.key() == "engine")
                 .collect::<Vec<_>>(),
-            ["--engine=null"]
+            [&Setting::Engine(EngineKind::Null)]
         );
     }
 }

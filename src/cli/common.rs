@@ -16,11 +16,14 @@ pub use crate::error::UsageError;
 pub struct Given(std::collections::BTreeSet<String>);
 
 impl Given {
-    pub fn of(m: &clap::ArgMatches) -> Given {
+    /// The options of subcommand `options` that its matches `m` took from the command line
+    /// (its options only: not the groups clap makes of each flattened set of them).
+    pub fn of(m: &clap::ArgMatches, options: &clap::Command) -> Given {
         Given(
             m.ids()
                 .filter(|id| {
                     m.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine)
+                        && options.get_arguments().any(|a| a.get_id() == *id)
                 })
                 .map(|id| id.to_string())
                 .collect(),
@@ -123,6 +126,19 @@ pub struct RunArgs {
     pub precision: PrecisionArgs,
 }
 
+/// The defaults the command line gives (`default_value` above; a test of `cli` holds them
+/// equal): a job made in code starts from them.
+impl Default for RunArgs {
+    fn default() -> RunArgs {
+        RunArgs {
+            repeat: 3,
+            warmup: 1,
+            duration: std::time::Duration::from_millis(250),
+            precision: PrecisionArgs::default(),
+        }
+    }
+}
+
 /// `--precision` and `--max-repeat`: a point's repetitions chosen from its spread.
 #[derive(Debug, Clone, Default, Args)]
 pub struct PrecisionArgs {
@@ -193,7 +209,7 @@ impl DisplayArgs {
     }
 }
 
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct OutputArgs {
     /// Write the results as JSON (schema: docs/json-schema.md) to FILE, or `-` for stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
@@ -372,19 +388,6 @@ pub fn parse_repeat(s: &str) -> Result<usize, String> {
 
 pub fn parse_warmup(s: &str) -> Result<usize, String> {
     count_in(s, 0, 100)
-}
-
-/// A duration as a command line gives it, exactly: in the largest unit it is a whole number of
-/// ("2s", "1250ms", "40us", "7ns").
-pub fn duration_arg(d: std::time::Duration) -> String {
-    let ns = d.as_nanos();
-    match ns {
-        0 => "0s".into(),
-        n if n % 1_000_000_000 == 0 => format!("{}s", n / 1_000_000_000),
-        n if n % 1_000_000 == 0 => format!("{}ms", n / 1_000_000),
-        n if n % 1_000 == 0 => format!("{}us", n / 1_000),
-        n => format!("{n}ns"),
-    }
 }
 
 /// A duration of at most 600 s (one repetition, or one wait).
@@ -616,7 +619,7 @@ pub fn parse_propagation(s: &str) -> Result<f64, String> {
 }
 
 /// Where the database is: `--db` (or PEAKBENCH_DB), else the user's data directory.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct DbArgs {
     /// The results database (SQLite). Default: $XDG_DATA_HOME/peakbench/history.db or
     /// ~/.local/share/peakbench/history.db.
@@ -716,6 +719,7 @@ pub fn load_run(input: &str, db: &DbArgs, limit: &InputArgs) -> anyhow::Result<R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::duration_arg;
 
     /// A duration as a command line gives it, exactly; a fitted time is whole milliseconds.
     #[test]

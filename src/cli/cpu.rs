@@ -5,6 +5,7 @@ use super::common::{
     workload_help,
 };
 use crate::app::cpu::{CpuRequest, CpuWorkload, LinalgWorkload, Scaling, linalg_kernels};
+use crate::app::setting::Setting;
 use crate::app::workloads::Workload;
 use crate::app::{Recorder, Request};
 use crate::results::Subsystem;
@@ -76,6 +77,32 @@ pub struct CpuArgs {
     pub run: RunArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// The defaults the command line gives (a test of `cli` holds them equal to a parse of the
+/// bare subcommand): a job made in code ([`Setting`]) starts from them.
+impl Default for CpuArgs {
+    fn default() -> CpuArgs {
+        CpuArgs {
+            workload: Vec::new(),
+            n: Vec::new(),
+            memory_fraction: None,
+            nb: None,
+            blas: None,
+            blas_library: None,
+            threads: None,
+            scaling: Scaling::Weak,
+            total_ops: None,
+            sustain: None,
+            isa: None,
+            clock_ghz: None,
+            ops_per_cycle: Vec::new(),
+            peak: Vec::new(),
+            diagnose: false,
+            run: RunArgs::default(),
+            output: OutputArgs::default(),
+        }
+    }
 }
 
 /// The engine of LINPACK and DGEMM.
@@ -243,7 +270,7 @@ pub fn fitted(
     args: &CpuArgs,
     fit: &super::fit::Fit,
     sys: &crate::sysinfo::SystemInfo,
-) -> Vec<super::fit::Fitted> {
+) -> Vec<crate::app::setting::Setting> {
     let (kernels, _) = split(args);
     let timed = kernels.iter().any(|w| Workload::from(*w).uses("scaling"));
     let amount = match args.total_ops {
@@ -264,17 +291,25 @@ pub fn fitted(
         .collect()
 }
 
-/// Sets `fitted` (from [`fitted`]) on `args`, each counted as given.
-pub fn apply_fitted(args: &mut CpuArgs, fitted: &[super::fit::Fitted]) -> Result<(), String> {
-    use super::fit::Fitted;
-    for f in fitted {
-        match *f {
-            Fitted::Time("duration", d) => args.run.duration = d,
-            Fitted::Time("sustain", d) => args.sustain = Some(d),
-            Fitted::Work("total-ops", n) => args.total_ops = Some(n),
-            Fitted::Repeat(r) => args.run.repeat = r,
-            Fitted::MaxRepeat(r) => args.run.precision.max_repeat = Some(r),
-            _ => return Err(super::fit::unknown_fitted(f)),
+/// Sets each of `settings` on `args` (a budget's fit, from [`fitted`], or a job made in code:
+/// [`Setting`]), each counted as given; an option this command does not take is an internal
+/// error.
+pub fn apply(args: &mut CpuArgs, settings: &[Setting]) -> Result<(), String> {
+    for f in settings {
+        match f {
+            Setting::Time("duration", d) => args.run.duration = *d,
+            Setting::Time("sustain", d) => args.sustain = Some(*d),
+            Setting::Work("total-ops", n) => args.total_ops = Some(*n),
+            Setting::Repeat(r) => args.run.repeat = *r,
+            Setting::MaxRepeat(r) => args.run.precision.max_repeat = Some(*r),
+            Setting::Warmup(w) => args.run.warmup = *w,
+            Setting::Workload(Workload::Cpu(w)) => args.workload = vec![CpuChoice::Kernel(*w)],
+            Setting::Workload(Workload::Linalg(w)) => args.workload = vec![CpuChoice::Linalg(*w)],
+            Setting::Count("threads", n) => args.threads = Some(Counts(vec![*n])),
+            Setting::Count("n", n) => args.n = vec![*n],
+            Setting::Isa(isa) => args.isa = Some(*isa),
+            Setting::Number("clock-ghz", g) => args.clock_ghz = Some(*g),
+            _ => return Err(super::fit::unknown_setting(f)),
         }
         args.output.given.note(f.key());
     }

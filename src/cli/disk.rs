@@ -5,6 +5,7 @@ use super::common::{
     workload_help,
 };
 use crate::app::disk::{self, DiskOptions, DiskPeaks, DiskWorkload, EngineKind, MAX_DEPTH, Place};
+use crate::app::setting::Setting;
 use crate::app::workloads::Workload;
 use crate::app::{Recorder, Request};
 use crate::results::Subsystem;
@@ -132,8 +133,44 @@ pub struct DiskArgs {
     pub output: OutputArgs,
 }
 
+/// The defaults the command line gives (a test of `cli` holds them equal to a parse of the
+/// bare subcommand): a job made in code ([`Setting`]) starts from them.
+impl Default for DiskArgs {
+    fn default() -> DiskArgs {
+        DiskArgs {
+            workload: DiskWorkload::defaults(),
+            block_size: vec![4 << 10, 64 << 10, 1 << 20, 16 << 20],
+            threads: Counts(vec![1]),
+            iodepth: Counts(vec![1]),
+            engine: EngineChoice(None),
+            file: None,
+            dir: PathBuf::from("."),
+            allow_overwrite: false,
+            destructive: false,
+            size: 1 << 30,
+            runtime: std::time::Duration::from_secs(1),
+            total_bytes: None,
+            sustain: None,
+            percentiles: None,
+            scaling: crate::results::params::Scaling::Strong,
+            ramp: std::time::Duration::from_millis(250),
+            read_percent: 70,
+            stride: 17,
+            stream_buffer: 64 << 10,
+            buffered: false,
+            sync: SyncMode::FdatasyncEnd,
+            file_per_thread: false,
+            repeat: 3,
+            precision: PrecisionArgs::default(),
+            diagnose: false,
+            rated: DiskPeakArgs::default(),
+            output: OutputArgs::default(),
+        }
+    }
+}
+
 /// A device's rated figures, for its peaks (`disk`, and `peak` for a machine not at hand).
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct DiskPeakArgs {
     /// The device's rated sequential read throughput, MB/s (0.01 to 1000000).
     #[arg(long, value_name = "MBPS", value_parser = bounds::DISK_MBPS.parser())]
@@ -293,7 +330,7 @@ fn options(args: &DiskArgs) -> anyhow::Result<DiskOptions> {
 
 /// The options of a suite's job that `fit` changes, at their fitted values: --runtime (or
 /// --total-bytes, at least 200 MB, or --sustain, 1 s at least), --ramp and --repeat.
-pub fn fitted(args: &DiskArgs, fit: &super::fit::Fit) -> Vec<super::fit::Fitted> {
+pub fn fitted(args: &DiskArgs, fit: &super::fit::Fit) -> Vec<crate::app::setting::Setting> {
     let amount = match (args.total_bytes, args.sustain) {
         (Some(_), _) => fit.work_option("total-bytes", args.total_bytes, FLOOR_BYTES),
         (None, Some(s)) => fit.time_option("sustain", s, super::common::MIN_SUSTAIN),
@@ -306,18 +343,31 @@ pub fn fitted(args: &DiskArgs, fit: &super::fit::Fit) -> Vec<super::fit::Fitted>
         .collect()
 }
 
-/// Sets `fitted` (from [`fitted`]) on `args`, each counted as given.
-pub fn apply_fitted(args: &mut DiskArgs, fitted: &[super::fit::Fitted]) -> Result<(), String> {
-    use super::fit::Fitted;
-    for f in fitted {
-        match *f {
-            Fitted::Time("runtime", d) => args.runtime = d,
-            Fitted::Time("sustain", d) => args.sustain = Some(d),
-            Fitted::Time("ramp", d) => args.ramp = d,
-            Fitted::Work("total-bytes", n) => args.total_bytes = Some(n),
-            Fitted::Repeat(r) => args.repeat = r,
-            Fitted::MaxRepeat(r) => args.precision.max_repeat = Some(r),
-            _ => return Err(super::fit::unknown_fitted(f)),
+/// Sets each of `settings` on `args` (a budget's fit, from [`fitted`], or a job made in code:
+/// [`Setting`]), each counted as given; an option this command does not take is an internal
+/// error.
+pub fn apply(args: &mut DiskArgs, settings: &[Setting]) -> Result<(), String> {
+    for f in settings {
+        match f {
+            Setting::Time("runtime", d) => args.runtime = *d,
+            Setting::Time("sustain", d) => args.sustain = Some(*d),
+            Setting::Time("ramp", d) => args.ramp = *d,
+            Setting::Work("total-bytes", n) => args.total_bytes = Some(*n),
+            Setting::Repeat(r) => args.repeat = *r,
+            Setting::MaxRepeat(r) => args.precision.max_repeat = Some(*r),
+            Setting::Workload(Workload::Disk(w)) => args.workload = vec![*w],
+            Setting::Count("threads", n) => args.threads = Counts(vec![*n]),
+            Setting::Count("iodepth", n) => args.iodepth = Counts(vec![*n]),
+            Setting::Bytes("size", n) => args.size = *n,
+            Setting::Bytes("block-size", n) => args.block_size = vec![*n],
+            Setting::Engine(e) => args.engine = EngineChoice(Some(*e)),
+            Setting::Path("dir", p) => args.dir = p.clone(),
+            Setting::Path("file", p) => args.file = Some(p.clone()),
+            Setting::Flag("destructive") => args.destructive = true,
+            Setting::Flag("buffered") => args.buffered = true,
+            Setting::Number("disk-peak-read-iops", x) => args.rated.disk_peak_read_iops = Some(*x),
+            Setting::Number("disk-peak-read-mbps", x) => args.rated.disk_peak_read_mbps = Some(*x),
+            _ => return Err(super::fit::unknown_setting(f)),
         }
         args.output.given.note(f.key());
     }

@@ -1,9 +1,9 @@
 //! How `run --budget` shortens a profile's jobs: the fit (a scale on their times, a cap on
 //! their repetitions and on the reference tools' runs, sweeps thinned, last jobs dropped) and
-//! the options it changes on a job ([`Fitted`]), set on the job's parsed options and written
+//! the options it changes on a job ([`Setting`]s), set on the job's parsed options and written
 //! into its line.
 
-use super::common::duration_arg;
+use crate::app::setting::Setting;
 
 /// How a job of `run --budget` is shortened: its durations (measured time, warm-up, ramp,
 /// omit) × `time_scale`, down to each subsystem's floor ([`POINT_FLOOR`] at least for a
@@ -101,7 +101,7 @@ impl Fit {
         key: &'static str,
         d: std::time::Duration,
         floor: std::time::Duration,
-    ) -> Option<Fitted> {
+    ) -> Option<Setting> {
         changed(key, d, self.time(d, floor))
     }
 
@@ -112,15 +112,15 @@ impl Fit {
         key: &'static str,
         d: std::time::Duration,
         floor: std::time::Duration,
-    ) -> Option<Fitted> {
+    ) -> Option<Setting> {
         changed(key, d, self.time_above(d, floor))
     }
 
     /// Option `key` (a fixed amount of work `n`) fitted, not below `floor`: where the fit
     /// changes it.
-    pub fn work_option(&self, key: &'static str, n: Option<u64>, floor: u64) -> Option<Fitted> {
+    pub fn work_option(&self, key: &'static str, n: Option<u64>, floor: u64) -> Option<Setting> {
         let fitted = self.work(n, floor)?;
-        (Some(fitted) != n).then_some(Fitted::Work(key, fitted))
+        (Some(fitted) != n).then_some(Setting::Work(key, fitted))
     }
 
     /// `--repeat` and, under `--precision`, `--max-repeat` fitted: where the fit changes
@@ -131,7 +131,7 @@ impl Fit {
         &self,
         repeat: usize,
         precision: &super::common::PrecisionArgs,
-    ) -> Vec<Fitted> {
+    ) -> Vec<Setting> {
         let Some(cap) = self.max_repeat else {
             return Vec::new();
         };
@@ -140,8 +140,8 @@ impl Fit {
             true => repeat.min(cap.max(2)),
             false => repeat.min(cap),
         };
-        let mut out: Vec<Fitted> = (fitted != repeat)
-            .then_some(Fitted::Repeat(fitted))
+        let mut out: Vec<Setting> = (fitted != repeat)
+            .then_some(Setting::Repeat(fitted))
             .into_iter()
             .collect();
         if precise {
@@ -150,7 +150,7 @@ impl Fit {
                 .unwrap_or(crate::measure::precision::DEFAULT_MAX_REPEAT);
             let capped = most.min(cap.max(fitted));
             if capped != most {
-                out.push(Fitted::MaxRepeat(capped));
+                out.push(Setting::MaxRepeat(capped));
             }
         }
         out
@@ -172,49 +172,14 @@ fn changed(
     key: &'static str,
     d: std::time::Duration,
     fitted: std::time::Duration,
-) -> Option<Fitted> {
-    (fitted != d).then_some(Fitted::Time(key, fitted))
+) -> Option<Setting> {
+    (fitted != d).then_some(Setting::Time(key, fitted))
 }
 
-/// An option a budget's fit changes (`run --budget`), at its fitted value: set on the job's
-/// parsed options by its subsystem's `apply_fitted`, and written into the job's line as the
-/// command line a user can paste.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Fitted {
-    /// A duration (`--duration`, `--runtime`, `--ramp`, `--omit`).
-    Time(&'static str, std::time::Duration),
-    /// A fixed amount of work (`--total-ops`, `--total-bytes`).
-    Work(&'static str, u64),
-    /// `--repeat`.
-    Repeat(usize),
-    /// `--max-repeat` (under `--precision`).
-    MaxRepeat(usize),
-}
-
-impl Fitted {
-    /// Its option's long name.
-    pub fn key(&self) -> &'static str {
-        match self {
-            Fitted::Time(k, _) | Fitted::Work(k, _) => k,
-            Fitted::Repeat(_) => "repeat",
-            Fitted::MaxRepeat(_) => "max-repeat",
-        }
-    }
-
-    /// Its value as the command line writes it (and parses back to the same value).
-    pub fn value(&self) -> String {
-        match self {
-            Fitted::Time(_, d) => duration_arg(*d),
-            Fitted::Work(_, n) => n.to_string(),
-            Fitted::Repeat(r) | Fitted::MaxRepeat(r) => r.to_string(),
-        }
-    }
-}
-
-/// A fitted option that its subsystem's `apply_fitted` does not know: the fit and the
+/// An option set in code that its subsystem's `apply` does not know: the code and the
 /// subsystem disagree, a defect (the job's line would say what it does not run).
-pub fn unknown_fitted(f: &Fitted) -> String {
-    format!("internal: a fit of --{} that the job cannot take", f.key())
+pub fn unknown_setting(f: &Setting) -> String {
+    format!("internal: --{} set on a job that cannot take it", f.key())
 }
 
 #[cfg(test)]
@@ -239,12 +204,12 @@ mod tests {
         assert_eq!(fit.time_above(ms(100), ms(20)), ms(31));
         assert_eq!(
             fit.time_above_option("ramp", ms(100), Duration::ZERO)
-                .map(|f| (f.key(), f.value())),
+                .map(|f| (f.key(), f.value().unwrap_or_default())),
             Some(("ramp", "31ms".to_string()))
         );
         assert_eq!(
             fit.time_option("runtime", ms(1000), ms(20))
-                .map(|f| (f.key(), f.value())),
+                .map(|f| (f.key(), f.value().unwrap_or_default())),
             Some(("runtime", "313ms".to_string()))
         );
         assert_eq!(
@@ -253,7 +218,7 @@ mod tests {
         );
         assert_eq!(
             fit.work_option("total-bytes", Some(1 << 30), 64 << 20)
-                .map(|f| (f.key(), f.value())),
+                .map(|f| (f.key(), f.value().unwrap_or_default())),
             Some(("total-bytes", "335759068".to_string()))
         );
         let none = crate::cli::common::PrecisionArgs::default();
@@ -273,11 +238,11 @@ mod tests {
             precision: Some(0.02),
             max_repeat: None,
         };
-        assert_eq!(fit(2).repeat_options(6, &none), [Fitted::Repeat(2)]);
-        assert_eq!(fit(1).repeat_options(6, &none), [Fitted::Repeat(1)]);
+        assert_eq!(fit(2).repeat_options(6, &none), [Setting::Repeat(2)]);
+        assert_eq!(fit(1).repeat_options(6, &none), [Setting::Repeat(1)]);
         assert_eq!(
             fit(1).repeat_options(6, &two),
-            [Fitted::Repeat(2), Fitted::MaxRepeat(2)]
+            [Setting::Repeat(2), Setting::MaxRepeat(2)]
         );
         assert_eq!(fit(2).repeat_options(3, &two)[1].key(), "max-repeat");
         assert_eq!(Fit::default().repeat_options(6, &two), []);

@@ -6,6 +6,7 @@ use super::common::{
 use crate::app::mem::{
     DEFAULT_LATENCY_SAMPLE, HugePages, MemOptions, MemWorkload, Stores, has_kernels,
 };
+use crate::app::setting::Setting;
 use crate::app::workloads::Workload;
 use crate::app::{Recorder, Request};
 use crate::results::Subsystem;
@@ -113,6 +114,36 @@ pub struct MemArgs {
     pub run: RunArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// The defaults the command line gives (a test of `cli` holds them equal to a parse of the
+/// bare subcommand): a job made in code ([`Setting`]) starts from them.
+impl Default for MemArgs {
+    fn default() -> MemArgs {
+        MemArgs {
+            workload: Vec::new(),
+            block_size: vec![1_000, 1_000_000, 10_000_000],
+            threads: None,
+            total_bytes: None,
+            sustain: None,
+            scaling: crate::results::params::Scaling::Strong,
+            array_size: None,
+            mix: Vec::new(),
+            stores: Stores::Auto,
+            cpus: None,
+            isa: None,
+            huge_pages: HugeArg::Both,
+            latency_max: 1 << 30,
+            mem_peak_gbs: None,
+            mem_channels: None,
+            mem_latency_ns: None,
+            mem_mts: None,
+            mem_cl: None,
+            diagnose: false,
+            run: RunArgs::default(),
+            output: OutputArgs::default(),
+        }
+    }
 }
 
 fn parse_workload(s: &str) -> Result<MemWorkload, String> {
@@ -228,7 +259,11 @@ pub fn job(args: &MemArgs, sys: &SystemInfo) -> anyhow::Result<Box<dyn Request>>
 /// bandwidth time and its latency samples alike once given: a job of latency samples only
 /// (LATENCY, C2C) gets its samples fitted (25 ms when it gives none, down to 5 ms), any other
 /// its bandwidth time (down to the floor, 50 ms), its samples then as long.
-pub fn fitted(args: &MemArgs, fit: &super::fit::Fit, sys: &SystemInfo) -> Vec<super::fit::Fitted> {
+pub fn fitted(
+    args: &MemArgs,
+    fit: &super::fit::Fit,
+    sys: &SystemInfo,
+) -> Vec<crate::app::setting::Setting> {
     let workloads = workloads(args);
     let timed = workloads
         .iter()
@@ -264,7 +299,8 @@ pub fn fitted(args: &MemArgs, fit: &super::fit::Fit, sys: &SystemInfo) -> Vec<su
                 DEFAULT_LATENCY_SAMPLE
             };
             let fitted = fit.time_above(sample, MIN_SAMPLE);
-            (fitted != args.run.duration).then_some(super::fit::Fitted::Time("duration", fitted))
+            (fitted != args.run.duration)
+                .then_some(crate::app::setting::Setting::Time("duration", fitted))
         }
         None => match args.sustain {
             Some(d) => fit.time_option("sustain", d, super::common::MIN_SUSTAIN),
@@ -277,17 +313,28 @@ pub fn fitted(args: &MemArgs, fit: &super::fit::Fit, sys: &SystemInfo) -> Vec<su
         .collect()
 }
 
-/// Sets `fitted` (from [`fitted`]) on `args`, each counted as given.
-pub fn apply_fitted(args: &mut MemArgs, fitted: &[super::fit::Fitted]) -> Result<(), String> {
-    use super::fit::Fitted;
-    for f in fitted {
-        match *f {
-            Fitted::Time("duration", d) => args.run.duration = d,
-            Fitted::Time("sustain", d) => args.sustain = Some(d),
-            Fitted::Work("total-bytes", n) => args.total_bytes = Some(n),
-            Fitted::Repeat(r) => args.run.repeat = r,
-            Fitted::MaxRepeat(r) => args.run.precision.max_repeat = Some(r),
-            _ => return Err(super::fit::unknown_fitted(f)),
+/// Sets each of `settings` on `args` (a budget's fit, from [`fitted`], or a job made in code:
+/// [`Setting`]), each counted as given; an option this command does not take is an internal
+/// error.
+pub fn apply(args: &mut MemArgs, settings: &[Setting]) -> Result<(), String> {
+    for f in settings {
+        match f {
+            Setting::Time("duration", d) => args.run.duration = *d,
+            Setting::Time("sustain", d) => args.sustain = Some(*d),
+            Setting::Work("total-bytes", n) => args.total_bytes = Some(*n),
+            Setting::Repeat(r) => args.run.repeat = *r,
+            Setting::MaxRepeat(r) => args.run.precision.max_repeat = Some(*r),
+            Setting::Warmup(w) => args.run.warmup = *w,
+            Setting::Workload(Workload::Mem(w)) => args.workload = vec![*w],
+            Setting::Count("threads", n) => args.threads = Some(Counts(vec![*n])),
+            Setting::Bytes("array-size", n) => args.array_size = Some(Sizes(vec![*n])),
+            Setting::Bytes("latency-max", n) => args.latency_max = *n,
+            Setting::HugePages(on) => {
+                args.huge_pages = if *on { HugeArg::On } else { HugeArg::Off }
+            }
+            Setting::Isa(isa) => args.isa = Some(*isa),
+            Setting::Number("mem-peak-gbs", g) => args.mem_peak_gbs = Some(*g),
+            _ => return Err(super::fit::unknown_setting(f)),
         }
         args.output.given.note(f.key());
     }

@@ -1,5 +1,6 @@
 //! The command line: clap derive structs, one per subcommand, and `run()`.
 
+mod benchmark;
 mod calibrate;
 mod calibration;
 mod card;
@@ -121,12 +122,14 @@ impl Cli {
     /// Parses `argv` (with the program's name first), noting which options it gave.
     pub fn parse_noting(argv: impl IntoIterator<Item = String>) -> Result<Cli, clap::Error> {
         use clap::FromArgMatches;
-        let matches = command().try_get_matches_from(argv)?;
+        let definition = command();
+        let matches = definition.clone().try_get_matches_from(argv)?;
         let mut cli = Cli::from_arg_matches(&matches)?;
-        if let Some((_, sub)) = matches.subcommand()
+        if let Some((name, sub)) = matches.subcommand()
             && let Some(output) = cli.command.output_mut()
+            && let Some(options) = definition.find_subcommand(name)
         {
-            output.given = common::Given::of(sub);
+            output.given = common::Given::of(sub, options);
         }
         Ok(cli)
     }

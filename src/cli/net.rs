@@ -5,6 +5,7 @@ use super::common::{
     parse_repeat, workload_help,
 };
 use crate::app::net::{self, DEFAULT_PORT, NetOptions, NetWorkload, Proto, limits};
+use crate::app::setting::Setting;
 use crate::app::workloads::Workload;
 use crate::app::{Recorder, Request};
 use crate::results::Subsystem;
@@ -145,6 +146,46 @@ pub struct ClientArgs {
     pub propagation_us: Option<f64>,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// The defaults the command line gives (a test of `cli` holds them equal to a parse of the
+/// bare subcommand): a job made in code ([`Setting`]) starts from them.
+impl Default for ClientArgs {
+    fn default() -> ClientArgs {
+        ClientArgs {
+            server: None,
+            loopback: false,
+            token: super::token::TokenArgs::default(),
+            workload: NetWorkload::defaults(),
+            protocol: vec![Proto::Tcp, Proto::Udp],
+            streams: Counts(vec![1]),
+            message_size: None,
+            duration: std::time::Duration::from_secs(4),
+            omit: std::time::Duration::from_secs(1),
+            reverse: false,
+            bidir: false,
+            window: None,
+            congestion: None,
+            mss: None,
+            no_delay: None,
+            zerocopy: false,
+            total_bytes: None,
+            sustain: None,
+            percentiles: None,
+            count: None,
+            scaling: crate::results::params::Scaling::Strong,
+            mps: None,
+            load: None,
+            rate: 0,
+            busy_poll: std::time::Duration::from_micros(50),
+            repeat: 3,
+            precision: PrecisionArgs::default(),
+            diagnose: false,
+            link_gbps: None,
+            propagation_us: None,
+            output: OutputArgs::default(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -381,18 +422,32 @@ pub fn run(args: NetArgs, argv: Vec<String>) -> anyhow::Result<()> {
     }
 }
 
-/// Sets `fitted` (from [`fitted`]) on `args`, each counted as given.
-pub fn apply_fitted(args: &mut NetArgs, fitted: &[super::fit::Fitted]) -> Result<(), String> {
-    use super::fit::Fitted;
+/// Sets each of `settings` on `args` (a budget's fit, from [`fitted`], or a job made in code:
+/// [`Setting`]), each counted as given; an option this command does not take is an internal
+/// error.
+pub fn apply(args: &mut NetArgs, settings: &[Setting]) -> Result<(), String> {
     let args = &mut args.client;
-    for f in fitted {
-        match *f {
-            Fitted::Time("duration", d) => args.duration = d,
-            Fitted::Time("sustain", d) => args.sustain = Some(d),
-            Fitted::Time("omit", d) => args.omit = d,
-            Fitted::Repeat(r) => args.repeat = r,
-            Fitted::MaxRepeat(r) => args.precision.max_repeat = Some(r),
-            _ => return Err(super::fit::unknown_fitted(f)),
+    for f in settings {
+        match f {
+            Setting::Time("duration", d) => args.duration = *d,
+            Setting::Time("sustain", d) => args.sustain = Some(*d),
+            Setting::Time("omit", d) => args.omit = *d,
+            Setting::Repeat(r) => args.repeat = *r,
+            Setting::MaxRepeat(r) => args.precision.max_repeat = Some(*r),
+            Setting::Server(s) => args.server = Some(s.clone()),
+            Setting::Workload(Workload::Net(w)) => args.workload = vec![*w],
+            Setting::Protocol(p) => args.protocol = vec![*p],
+            Setting::Count("streams", n) => args.streams = Counts(vec![*n]),
+            Setting::Bytes("message-size", n) => {
+                args.message_size = Some(vec![u32::try_from(*n).map_err(|e| e.to_string())?])
+            }
+            Setting::Bytes("window", n) => {
+                args.window = Some(u32::try_from(*n).map_err(|e| e.to_string())?)
+            }
+            Setting::Rate(r) => args.rate = *r,
+            Setting::Flag("reverse") => args.reverse = true,
+            Setting::Number("link-gbps", g) => args.link_gbps = Some(*g),
+            _ => return Err(super::fit::unknown_setting(f)),
         }
         args.output.given.note(f.key());
     }
@@ -401,7 +456,7 @@ pub fn apply_fitted(args: &mut NetArgs, fitted: &[super::fit::Fitted]) -> Result
 
 /// The options of a suite's job that `fit` changes, at their fitted values: --duration (not
 /// with --total-bytes, whose bound it would become), --omit and --repeat.
-pub fn fitted(args: &NetArgs, fit: &super::fit::Fit) -> Vec<super::fit::Fitted> {
+pub fn fitted(args: &NetArgs, fit: &super::fit::Fit) -> Vec<crate::app::setting::Setting> {
     let args = &args.client;
     let duration = match (args.total_bytes, args.sustain) {
         (Some(_), _) => None,

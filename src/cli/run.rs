@@ -1,11 +1,13 @@
 //! `peakbench run --profile quick|ci|assignment|FILE`: a whole suite in one run, one report.
 
+use super::benchmark::{NOT_A_BENCHMARK, apply, request};
 use super::calibration::Calibration;
 use super::common::{OutputArgs, UsageError};
-use super::fit::{Fit, Fitted, POINT_FLOOR};
+use super::fit::{Fit, POINT_FLOOR};
 use super::{Cli, Command, clap_message};
+use crate::app::setting::Setting;
 use crate::app::suite::{self, Job};
-use crate::app::{Recorder, Request, suite::total};
+use crate::app::{Recorder, suite::total};
 use crate::profile::{BUILT_IN, Profile};
 use crate::reference::RefContext;
 use crate::reference::plan::coverage;
@@ -152,9 +154,6 @@ struct Parsed {
     command: Command,
 }
 
-/// What a profile's job must be.
-const NOT_A_BENCHMARK: &str = "a profile job must be a benchmark (cpu, mem, disk, net)";
-
 impl Parsed {
     /// A copy (`None` for a command that is not a benchmark, which [`Read::of`] refuses).
     fn copy(&self) -> Option<Parsed> {
@@ -258,7 +257,7 @@ pub(super) fn plan(
         // set here is the job's own, as on a command line copied from it): the line printed is
         // the job that runs.
         let changed = fitted(&command, &fit, sys);
-        apply_fitted(&mut command, &changed).map_err(|e| refused(&e))?;
+        apply(&mut command, &changed).map_err(|e| refused(&e))?;
         let line = with_options(line, &changed);
         let checked = request(&command, sys).and_then(|r| Ok((r.check(sys)?, r)));
         let (estimate, request) = checked.map_err(|e| refused(&super::one_line(&e)))?;
@@ -391,7 +390,7 @@ fn dropped(read: &Read, fit: Fit, from: usize) -> String {
 
 /// The options of a job that `fit` changes, at their fitted values (none for one that is not a
 /// benchmark).
-fn fitted(command: &Command, fit: &Fit, sys: &SystemInfo) -> Vec<Fitted> {
+fn fitted(command: &Command, fit: &Fit, sys: &SystemInfo) -> Vec<Setting> {
     match command {
         Command::Cpu(a) => super::cpu::fitted(a, fit, sys),
         Command::Mem(a) => super::mem::fitted(a, fit, sys),
@@ -401,24 +400,9 @@ fn fitted(command: &Command, fit: &Fit, sys: &SystemInfo) -> Vec<Fitted> {
     }
 }
 
-/// Sets `fitted` on a job's parsed options (no parse again).
-fn apply_fitted(command: &mut Command, fitted: &[Fitted]) -> Result<(), String> {
-    match command {
-        _ if fitted.is_empty() => Ok(()),
-        Command::Cpu(a) => super::cpu::apply_fitted(a, fitted),
-        Command::Mem(a) => super::mem::apply_fitted(a, fitted),
-        Command::Disk(a) => super::disk::apply_fitted(a, fitted),
-        Command::Net(a) => super::net::apply_fitted(a, fitted),
-        _ => Err(fitted
-            .first()
-            .map(super::fit::unknown_fitted)
-            .unwrap_or_default()),
-    }
-}
-
 /// A job's line (`--key=value` words, as [`crate::profile::Job::argv`] writes them) with each
 /// of `options` set: its own word replaced, or added at the end.
-fn with_options(line: Vec<String>, options: &[Fitted]) -> Vec<String> {
+fn with_options(line: Vec<String>, options: &[Setting]) -> Vec<String> {
     let mut line: Vec<String> = line
         .into_iter()
         .filter(|word| {
@@ -429,11 +413,10 @@ fn with_options(line: Vec<String>, options: &[Fitted]) -> Vec<String> {
             })
         })
         .collect();
-    line.extend(
-        options
-            .iter()
-            .map(|f| format!("--{}={}", f.key(), f.value())),
-    );
+    line.extend(options.iter().map(|f| match f.value() {
+        Some(v) => format!("--{}={v}", f.key()),
+        None => format!("--{}", f.key()),
+    }));
     line
 }
 
@@ -446,17 +429,6 @@ fn clone_job(command: &Command) -> Option<Command> {
         Command::Net(a) => Command::Net(a.clone()),
         _ => return None,
     })
-}
-
-/// A job's request (its line already fitted).
-pub(super) fn request(command: &Command, sys: &SystemInfo) -> anyhow::Result<Box<dyn Request>> {
-    match command {
-        Command::Cpu(a) => super::cpu::job(a),
-        Command::Mem(a) => super::mem::job(a, sys),
-        Command::Disk(a) => super::disk::job(a),
-        Command::Net(a) => super::net::job(a),
-        _ => Err(UsageError(NOT_A_BENCHMARK.into()).into()),
-    }
 }
 
 /// The plan of the profile `read` that fits `budget` on this machine (`cal`): as written where it
@@ -713,19 +685,15 @@ fn refit_as_it_goes<'a>(
 /// The subsystems of the profile `read` probed on this machine (the profile checked first), the disk's
 /// where its disk jobs write.
 fn calibrate(read: &Read, sys: &SystemInfo) -> anyhow::Result<Calibration> {
-    let (profile, jobs) = plan(read, sys, Fit::default(), None, &Calibration::default())?;
+    let (profile, _) = plan(read, sys, Fit::default(), None, &Calibration::default())?;
     let mut used: Vec<Subsystem> = Vec::new();
     for job in &profile.jobs {
         if !used.contains(&job.subsystem) {
             used.push(job.subsystem);
         }
     }
-    let disk = super::calibration::disk_words(jobs.iter().map(|j| j.line.as_slice()));
-    let build = |line: &[String]| {
-        let command = parse_job(line, &[]).ok()?;
-        request(&command, sys).ok()
-    };
-    Ok(Calibration::measure(&used, sys, disk.as_deref(), &build))
+    let disk = super::calibration::disk_settings(read.written.iter().map(|p| &p.command));
+    Ok(Calibration::measure(&used, sys, disk.as_deref()))
 }
 
 /// The plan line's words on `budget` (the user's): how the plan was fitted to it and what the

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 /// The largest token file read.
 const MAX_TOKEN_FILE: u64 = 4096;
 
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct TokenArgs {
     /// Shared secret: the other side must prove it knows the same one (mutual
     /// challenge-response; the token never crosses the wire).

@@ -108,10 +108,7 @@ pub fn run(args: VerifyArgs, argv: Vec<String>) -> anyhow::Result<()> {
     let mut rec = Recorder::new(argv, args.output.outputs());
     rec.set_in_suite();
     let sys = rec.system();
-    let build = |line: &[String]| -> anyhow::Result<Box<dyn crate::app::Request>> {
-        let command = super::run::parse_job(line, &[]).map_err(UsageError)?;
-        super::run::request(&command, &sys)
-    };
+    let build = |bench: &crate::app::setting::Benchmark| super::benchmark::request_of(bench, &sys);
     let outcome = crate::verify::run(&opts, &build, &mut rec);
     rec.finish(outcome)
 }

@@ -1,6 +1,8 @@
 //! What a check is made of: the groups, the options, the run's checks so far and how one is
-//! measured (through the command line's own parser), judged, skipped or failed.
+//! measured (a benchmark made of typed settings, the line it shows a user written from them),
+//! judged, skipped or failed.
 
+use crate::app::setting::{Benchmark, Setting};
 use crate::app::{Recorder, Request};
 use crate::results::verify::{Check, Status, Verification};
 use crate::results::{ResultRecord, Subsystem, Unit};
@@ -52,9 +54,9 @@ pub struct VerifyOptions {
     pub trials: usize,
 }
 
-/// Makes a benchmark's request from its command line (without the program's name): the
-/// command line's own parser, so that each check runs exactly what a user would type.
-pub type Build<'a> = &'a dyn Fn(&[String]) -> anyhow::Result<Box<dyn Request>>;
+/// Makes a benchmark's request: its command's own options, the benchmark's settings set on
+/// them (nothing parsed), so that each check runs exactly the line it shows a user.
+pub type Build<'a> = &'a dyn Fn(&Benchmark) -> anyhow::Result<Box<dyn Request>>;
 
 /// The run's checks so far, and how to measure one.
 pub(super) struct Checks<'a> {
@@ -65,11 +67,10 @@ pub(super) struct Checks<'a> {
 }
 
 impl Checks<'_> {
-    /// Runs the benchmark of command line `line` into the recorder; the indexes of the records
-    /// it added.
-    pub(super) fn measure(&mut self, line: &[String]) -> anyhow::Result<Vec<usize>> {
+    /// Runs `bench` into the recorder; the indexes of the records it added.
+    pub(super) fn measure(&mut self, bench: &Benchmark) -> anyhow::Result<Vec<usize>> {
         let before = self.rec.results().len();
-        let request = (self.build)(line)?;
+        let request = (self.build)(bench)?;
         request.run(self.rec)?;
         Ok((before..self.rec.results().len()).collect())
     }
@@ -89,15 +90,15 @@ impl Checks<'_> {
         Ok(())
     }
 
-    /// Adds each check of `bases` as failed: `line`'s benchmark ended with `e`.
+    /// Adds each check of `bases` as failed: `bench` ended with `e`.
     pub(super) fn fail_all(
         &mut self,
         bases: impl IntoIterator<Item = Check>,
-        line: &[String],
+        bench: &Benchmark,
         e: &anyhow::Error,
     ) -> anyhow::Result<()> {
         for base in bases {
-            self.push(failed(base, line, e))?;
+            self.push(failed(base, bench, e))?;
         }
         Ok(())
     }
@@ -146,19 +147,14 @@ impl Checks<'_> {
         })
     }
 
-    /// The duration and repetition options of every benchmark line.
-    pub(super) fn timing(&self, duration_flag: &str) -> Vec<String> {
-        self.timing_at_least(duration_flag, Duration::ZERO)
+    /// The duration (option `key`: `duration`, `runtime`) and repetitions of every benchmark.
+    pub(super) fn timing(&self, key: &'static str) -> [Setting; 2] {
+        self.timing_at_least(key, Duration::ZERO)
     }
 
     /// [`Checks::timing`] with each repetition `least` long at least.
-    pub(super) fn timing_at_least(&self, duration_flag: &str, least: Duration) -> Vec<String> {
-        vec![
-            duration_flag.into(),
-            format!("{}ms", self.opts.duration.max(least).as_millis()),
-            "--repeat".into(),
-            self.opts.repeat.to_string(),
-        ]
+    pub(super) fn timing_at_least(&self, key: &'static str, least: Duration) -> [Setting; 2] {
+        timing(key, self.opts.duration.max(least), self.opts.repeat)
     }
 }
 
@@ -200,7 +196,7 @@ pub(super) struct Judge {
 /// no such record), judged by `judge`.
 pub(super) fn judged(
     base: Check,
-    line: &[String],
+    bench: &Benchmark,
     points: Vec<usize>,
     measured: Option<f64>,
     judge: Judge,
@@ -219,18 +215,18 @@ pub(super) fn judged(
         measured,
         tolerance: Some(judge.tolerance),
         tolerance_text: judge.tolerance_text,
-        commands: vec![command_line(line)],
+        commands: vec![command_line(bench)],
         points,
         ..base
     }
 }
 
 /// A check whose benchmark failed: the error is its reason.
-pub(super) fn failed(base: Check, line: &[String], e: &anyhow::Error) -> Check {
+pub(super) fn failed(base: Check, bench: &Benchmark, e: &anyhow::Error) -> Check {
     Check {
         status: Status::Fail,
         reason: format!("the benchmark failed: {e:#}"),
-        commands: vec![command_line(line)],
+        commands: vec![command_line(bench)],
         ..base
     }
 }
@@ -241,13 +237,27 @@ pub(super) fn interrupted(e: &anyhow::Error) -> bool {
 }
 
 /// "peakbench net --server …", as typed.
-pub(super) fn command_line(line: &[String]) -> String {
+pub(super) fn command_line(bench: &Benchmark) -> String {
     std::iter::once("peakbench".to_string())
-        .chain(line.iter().cloned())
+        .chain(bench.line())
         .collect::<Vec<_>>()
         .join(" ")
 }
 
-pub(super) fn strings(words: &[&str]) -> Vec<String> {
-    words.iter().map(|w| w.to_string()).collect()
+/// A repetition's time (option `key`, in whole milliseconds) and the repetitions.
+pub(super) fn timing(key: &'static str, each: Duration, repeat: usize) -> [Setting; 2] {
+    let ms = u64::try_from(each.as_millis()).unwrap_or(u64::MAX);
+    [
+        Setting::Time(key, Duration::from_millis(ms)),
+        Setting::Repeat(repeat),
+    ]
+}
+
+/// One DP thread of the CPU's kernels, the benchmark most checks slow down.
+pub(super) fn dp_thread() -> Benchmark {
+    use crate::workload::{Workload, cpu::CpuWorkload};
+    Benchmark::new(Subsystem::Cpu).with_all([
+        Setting::Workload(Workload::Cpu(CpuWorkload::Dp)),
+        Setting::Count("threads", 1),
+    ])
 }

@@ -1,6 +1,7 @@
 //! The CPU's check: one thread under a quota of half a CPU, against the same thread without it.
 
-use super::checks::{Checks, Group, Judge, failed, interrupted, judged, skipped, strings};
+use super::checks::{Checks, Group, Judge, dp_thread, failed, interrupted, judged, skipped};
+use crate::app::setting::Benchmark;
 use crate::measure::stats::Summary;
 use crate::results::verify::{Check, Status};
 use crate::results::{Metric, Subsystem, Unit};
@@ -39,18 +40,18 @@ pub(super) fn cpu(c: &mut Checks) -> anyhow::Result<()> {
             });
         }
     };
-    let mut line = strings(&["cpu", "--workload", "DP", "--threads", "1"]);
     // Ten periods at least: a repetition that is not a whole number of them gets a share of
     // one more or one less, up to ±33 % of a 150 ms repetition.
-    line.extend(c.timing_at_least("--duration", Duration::from_micros(10 * PERIOD_US)));
-    let first = attempt(c, &mut group, &line, &base)?;
+    let bench =
+        dp_thread().with_all(c.timing_at_least("duration", Duration::from_micros(10 * PERIOD_US)));
+    let first = attempt(c, &mut group, &bench, &base)?;
     // A shared host's rate can move during the limited run alone (between its unlimited
     // neighbours): a figure outside the tolerance is measured once more, and the second try
     // is the verdict, saying what the first read. A quota not applied (2 ×) or applied twice
     // (0.5 ×) reads the same both times.
     let check = match (first.status, first.ratio()) {
         (Status::Fail, Some(ratio)) if !crate::runner::stop::requested() => {
-            let second = attempt(c, &mut group, &line, &base)?;
+            let second = attempt(c, &mut group, &bench, &base)?;
             let mut points = first.points.clone();
             points.extend(&second.points);
             Check {
@@ -98,7 +99,7 @@ pub(super) fn free_group() -> Result<super::cgroups::Group, String> {
 fn attempt(
     c: &mut Checks,
     group: &mut super::cgroups::Group,
-    line: &[String],
+    bench: &Benchmark,
     base: &Check,
 ) -> anyhow::Result<Check> {
     let share = QUOTA_US as f64 / PERIOD_US as f64;
@@ -110,10 +111,10 @@ fn attempt(
             .map(|r| r.samples.clone())
             .unwrap_or_default()
     };
-    let free = match c.measure(line) {
+    let free = match c.measure(bench) {
         Ok(points) => (samples(c, &points), points),
         Err(e) if interrupted(&e) => return Err(e),
-        Err(e) => return Ok(failed(base, line, &e)),
+        Err(e) => return Ok(failed(base, bench, &e)),
     };
     if let Err(why) = group.join() {
         return Ok(Check {
@@ -121,9 +122,9 @@ fn attempt(
             ..base
         });
     }
-    let limited = c.measure(line);
+    let limited = c.measure(bench);
     group.leave().map_err(|e| anyhow::anyhow!(e))?;
-    let after = match c.measure(line) {
+    let after = match c.measure(bench) {
         Ok(points) => (samples(c, &points), points),
         Err(e) if interrupted(&e) => return Err(e),
         Err(_) => (Vec::new(), Vec::new()),
@@ -150,7 +151,7 @@ fn attempt(
             };
             judged(
                 base,
-                line,
+                bench,
                 all,
                 measured,
                 Judge {
@@ -178,7 +179,7 @@ fn attempt(
             ..base
         },
         (Err(e), _) if interrupted(&e) => return Err(e),
-        (Err(e), _) => failed(base, line, &e),
+        (Err(e), _) => failed(base, bench, &e),
     };
     Ok(check)
 }

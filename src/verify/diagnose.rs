@@ -4,7 +4,8 @@
 //! the fault took (ln(faulted / clean) / ln(faulted): the effect measured with and without
 //! it). docs/diagnosis.md lists the faults and what each proves.
 
-use super::checks::{Checks, Group, interrupted, skipped, strings};
+use super::checks::{Checks, Group, dp_thread, interrupted, skipped};
+use crate::app::setting::{Benchmark, Setting};
 use crate::results::params::Side;
 use crate::results::verify::{Check, Status};
 use crate::results::{Metric, ResultRecord, Subsystem, Unit};
@@ -91,28 +92,31 @@ pub(super) fn diagnose(c: &mut Checks) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One DP thread's line, with the run's timing (each repetition `least` long at least).
-fn one_thread(c: &mut Checks, extra: &[&str], least: Duration) -> Vec<String> {
-    let mut line = strings(&["cpu", "--workload", "DP", "--threads", "1"]);
-    line.extend(strings(extra));
-    line.extend(clock(c));
-    line.extend(c.timing_at_least("--duration", least));
-    line
+/// One DP thread with `extra` set, and the run's timing (each repetition `least` long at
+/// least).
+fn one_thread(c: &mut Checks, extra: &[Setting], least: Duration) -> Benchmark {
+    dp_thread()
+        .with_all(extra.iter().cloned())
+        .with_all(clock(c))
+        .with_all(c.timing_at_least("duration", least))
 }
 
 /// `--clock-ghz` at the run's measured one-thread clock, where it is known: the peak of every
 /// CPU point of the checks at one clock. A point's own clock probes, disturbed by the fault
 /// or by the host, would otherwise leave its peak unknown now and then (a LINPACK point on a
 /// shared host read "the probes disagree by more than 3 %", once in three runs).
-fn clock(c: &mut Checks) -> Vec<String> {
+fn clock(c: &mut Checks) -> Option<Setting> {
     let sys = c.rec.system();
     sys.cpu
         .measured_clock_ghz
         .get()
         .filter(|g| g.is_finite() && **g > 0.0)
-        .map_or(Vec::new(), |g| {
-            vec!["--clock-ghz".to_string(), format!("{g:.3}")]
-        })
+        .map(|g| Setting::Number("clock-ghz", thousandths(*g)))
+}
+
+/// `x` to three decimals, as a check's bench gives a figure.
+fn thousandths(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
 }
 
 /// The record of a run's points that a check judges: its first throughput with an efficiency
@@ -129,19 +133,19 @@ fn rated(c: &Checks, points: &[usize]) -> Option<usize> {
     with(Metric::Throughput).or_else(|| with(Metric::Latency))
 }
 
-/// A measured line: its points, or the check it ends (the benchmark failed).
+/// A measured bench: its points, or the check it ends (the benchmark failed).
 enum Measured {
     Points(Vec<usize>),
     Ended(Check),
 }
 
-fn measure(c: &mut Checks, line: &[String], base: &Check) -> anyhow::Result<Measured> {
-    match c.measure(line) {
+fn measure(c: &mut Checks, bench: &Benchmark, base: &Check) -> anyhow::Result<Measured> {
+    match c.measure(bench) {
         Ok(p) => Ok(Measured::Points(p)),
         Err(e) if interrupted(&e) => Err(e),
         Err(e) => Ok(Measured::Ended(super::checks::failed(
             base.clone(),
-            line,
+            bench,
             &e,
         ))),
     }
@@ -154,7 +158,7 @@ trait Fault {
     fn off(&mut self) -> anyhow::Result<()>;
 }
 
-/// A fault of the point's line alone (another ISA, another N): nothing to impose.
+/// A fault of the point's bench alone (another ISA, another N): nothing to impose.
 struct InTheLine;
 
 impl Fault for InTheLine {
@@ -166,22 +170,22 @@ impl Fault for InTheLine {
     }
 }
 
-/// The point's clean line just before and just after its faulted one (a shared host moves a
+/// The point's clean bench just before and just after its faulted one (a shared host moves a
 /// thread's rate from run to run: the clean figure is the mean of both); a check off its mark
 /// is measured once more, and the second try is the verdict, saying what the first read.
 fn interleaved(
     c: &mut Checks,
     base: Check,
-    (clean_line, faulted_line): (&[String], &[String]),
+    (clean_bench, faulted_bench): (&Benchmark, &Benchmark),
     fault: &mut dyn Fault,
     how: &str,
 ) -> anyhow::Result<Check> {
-    let first = attempt(c, &base, (clean_line, faulted_line), fault, how)?;
+    let first = attempt(c, &base, (clean_bench, faulted_bench), fault, how)?;
     if first.status != Status::Fail || first.measured.is_none() || crate::runner::stop::requested()
     {
         return Ok(first);
     }
-    let second = attempt(c, &base, (clean_line, faulted_line), fault, how)?;
+    let second = attempt(c, &base, (clean_bench, faulted_bench), fault, how)?;
     let mut points = first.points.clone();
     points.extend(&second.points);
     Ok(Check {
@@ -200,11 +204,11 @@ fn interleaved(
 fn attempt(
     c: &mut Checks,
     base: &Check,
-    (clean_line, faulted_line): (&[String], &[String]),
+    (clean_bench, faulted_bench): (&Benchmark, &Benchmark),
     fault: &mut dyn Fault,
     how: &str,
 ) -> anyhow::Result<Check> {
-    let before = match measure(c, clean_line, base)? {
+    let before = match measure(c, clean_bench, base)? {
         Measured::Points(p) => p,
         Measured::Ended(check) => return Ok(check),
     };
@@ -214,21 +218,21 @@ fn attempt(
             ..base.clone()
         });
     }
-    let faulted = measure(c, faulted_line, base);
+    let faulted = measure(c, faulted_bench, base);
     fault.off()?;
     let faulted = match faulted? {
         Measured::Points(p) => p,
         Measured::Ended(check) => return Ok(check),
     };
-    let after = match measure(c, clean_line, base)? {
+    let after = match measure(c, clean_bench, base)? {
         Measured::Points(p) => p,
         Measured::Ended(check) => return Ok(check),
     };
     Ok(judge(
         c,
         base.clone(),
-        (clean_line, &[&before, &after]),
-        (faulted_line, &faulted),
+        (clean_bench, &[&before, &after]),
+        (faulted_bench, &faulted),
         how,
     ))
 }
@@ -248,7 +252,7 @@ fn rate_of(c: &Checks, points: &[usize], metric: Metric, per: f64) -> Option<f64
 }
 
 /// A check whose benchmark gave no figure with an efficiency.
-fn no_figure(base: Check, lines: &[&[String]], points: Vec<usize>) -> Check {
+fn no_figure(base: Check, lines: &[&Benchmark], points: Vec<usize>) -> Check {
     Check {
         status: Status::Fail,
         reason:
@@ -269,17 +273,17 @@ fn no_figure(base: Check, lines: &[&[String]], points: Vec<usize>) -> Check {
 fn judge(
     c: &mut Checks,
     base: Check,
-    (clean_line, clean): (&[String], &[&[usize]]),
-    (faulted_line, faulted): (&[String], &[usize]),
+    (clean_bench, clean): (&Benchmark, &[&[usize]]),
+    (faulted_bench, faulted): (&Benchmark, &[usize]),
     how: &str,
 ) -> Check {
     let mut points = clean.concat();
     points.extend(faulted);
     let commands = vec![
-        super::checks::command_line(clean_line),
-        super::checks::command_line(faulted_line),
+        super::checks::command_line(clean_bench),
+        super::checks::command_line(faulted_bench),
     ];
-    // Every clean run's rated record (one per run of the clean line).
+    // Every clean run's rated record (one per run of the clean bench).
     let cleans: Vec<ResultRecord> = clean
         .iter()
         .filter_map(|run| rated(c, run))
@@ -288,7 +292,7 @@ fn judge(
     let at = rated(c, faulted);
     let faulted_rec = at.and_then(|i| c.record(i).cloned());
     let Some(faulted_rec) = faulted_rec.filter(|_| !cleans.is_empty()) else {
-        return no_figure(base, &[clean_line, faulted_line], points);
+        return no_figure(base, &[clean_bench, faulted_bench], points);
     };
     // The faulted point's other records (a disk point's latency, which Little's law reads).
     let beside: Vec<ResultRecord> = faulted

@@ -1,8 +1,12 @@
 //! The disk's checks: IOPS and bandwidth caps of the block I/O controller on a loop device over
 //! a tmpfs of the run's.
 
-use super::checks::{Checks, Group, Judge, failed, interrupted, judged, skipped, strings};
+use super::checks::{Checks, Group, Judge, failed, interrupted, judged, skipped};
+use crate::app::setting::{Benchmark, Setting};
+use crate::results::params::EngineKind;
 use crate::results::{Metric, Subsystem, Unit};
+use crate::workload::{Workload, disk::DiskWorkload};
+use std::time::Duration;
 
 /// The disk's caps and size.
 pub(super) const IOPS_CAP: u64 = 2000;
@@ -45,7 +49,6 @@ pub(super) fn disk(c: &mut Checks) -> anyhow::Result<()> {
     if let Err(why) = caps.and_then(|()| group.join()) {
         return skip_both(c, &format!("cannot cap the loop device: {why}"));
     }
-    let device = disk.device.to_string_lossy().into_owned();
     // The controller keeps what a stalled writer did not use of its slice and lets it go at
     // once when the writer resumes: a stall just before the window puts up to a slice's worth
     // more in it (a loaded runner read 1.032 × the cap over 1.5 s); three seconds at least
@@ -54,8 +57,8 @@ pub(super) fn disk(c: &mut Checks) -> anyhow::Result<()> {
     for (base, workload, block, metric, cap, least) in [
         (
             &iops_base,
-            "RR",
-            "4K",
+            DiskWorkload::Rr,
+            4 << 10,
             Metric::Iops,
             IOPS_CAP as f64,
             Default::default(),
@@ -63,8 +66,8 @@ pub(super) fn disk(c: &mut Checks) -> anyhow::Result<()> {
         // Blocks small enough that a second holds hundreds of them.
         (
             &bps_base,
-            "WS",
-            "64K",
+            DiskWorkload::Ws,
+            64 << 10,
             Metric::Throughput,
             BPS_CAP as f64,
             bps_least,
@@ -72,16 +75,16 @@ pub(super) fn disk(c: &mut Checks) -> anyhow::Result<()> {
     ] {
         // The controller lets a group start with a slice's worth at once and takes it back
         // after: past a second it runs at its cap.
-        let mut line = one_thread_line(&device, workload, block, "1s");
-        line.extend(c.timing_at_least("--runtime", least));
-        let check = match c.measure(&line) {
+        let bench = one_thread(&disk.device, workload, block, Duration::from_secs(1))
+            .with_all(c.timing_at_least("runtime", least));
+        let check = match c.measure(&bench) {
             Ok(points) => {
                 let unit = base.unit;
                 let at = c.find(&points, |r| r.metric == metric && r.unit == unit);
                 let measured = at.and_then(|i| c.record(i)).map(|r| r.summary.mean);
                 judged(
                     base.clone(),
-                    &line,
+                    &bench,
                     points,
                     measured,
                     Judge {
@@ -96,7 +99,7 @@ pub(super) fn disk(c: &mut Checks) -> anyhow::Result<()> {
                 )
             }
             Err(e) if interrupted(&e) => return Err(e),
-            Err(e) => failed(base.clone(), &line, &e),
+            Err(e) => failed(base.clone(), &bench, &e),
         };
         c.push(check)?;
     }
@@ -104,33 +107,24 @@ pub(super) fn disk(c: &mut Checks) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The command line of a point of one thread at queue depth 1 (psync) on the loop device
-/// `device`, with its ramp and without its runtime and repetitions.
-pub(super) fn one_thread_line(
-    device: &str,
-    workload: &str,
-    block: &str,
-    ramp: &str,
-) -> Vec<String> {
-    strings(&[
-        "disk",
-        "--file",
-        device,
-        "--destructive",
-        "--size",
-        "64M",
-        "--workload",
-        workload,
-        "--block-size",
-        block,
-        "--threads",
-        "1",
-        "--iodepth",
-        "1",
-        "--engine",
-        "psync",
-        "--ramp",
-        ramp,
+/// A point of one thread at queue depth 1 (psync) on the loop device `device`, with its ramp
+/// and without its runtime and repetitions.
+pub(super) fn one_thread(
+    device: &std::path::Path,
+    workload: DiskWorkload,
+    block: u64,
+    ramp: Duration,
+) -> Benchmark {
+    Benchmark::new(Subsystem::Disk).with_all([
+        Setting::Path("file", device.to_path_buf()),
+        Setting::Flag("destructive"),
+        Setting::Bytes("size", 64 << 20),
+        Setting::Workload(Workload::Disk(workload)),
+        Setting::Bytes("block-size", block),
+        Setting::Count("threads", 1),
+        Setting::Count("iodepth", 1),
+        Setting::Engine(EngineKind::Psync),
+        Setting::Time("ramp", ramp),
     ])
 }
 

@@ -12,15 +12,18 @@
 //! runs of this check).
 //!
 //! The runs are measured apart from the report (a recorder of their own, which stores
-//! nothing): the report holds the checks, each naming its command line and every trial's
+//! nothing): the report holds the checks, each naming its command bench and every trial's
 //! change.
 
-use super::checks::{Checks, Group, command_line, interrupted, skipped, strings};
+use super::checks::{Checks, Group, command_line, dp_thread, interrupted, skipped};
+use crate::app::setting::{Benchmark, Setting};
 use crate::app::{Outputs, Recorder};
 use crate::history::compare::{Criteria, Pairing, RunToRun, compare_noisy};
 use crate::history::run_noise::PointNoise;
+use crate::results::params::Proto;
 use crate::results::verify::{Check, Status};
 use crate::results::{Metric, ResultRecord, Subsystem, Unit};
+use crate::workload::disk::DiskWorkload;
 
 /// The slowdowns imposed, as fractions of the baseline's rate.
 pub(super) const SLOWDOWNS: [f64; 3] = [0.03, 0.05, 0.10];
@@ -111,10 +114,11 @@ fn cpu(c: &mut Checks) -> anyhow::Result<()> {
             &format!("cannot join a CPU control group: {why}"),
         );
     }
-    let mut line = strings(&["cpu", "--workload", "DP", "--threads", "1", "--warmup", "0"]);
     // Ten quota periods a repetition at least: a window that is not a whole number of them
     // reads one throttled slice more or less (±1 % of 500 ms at a 5 % slowdown).
-    line.extend(timing_at_least(c, "--duration", PERIOD_US * 10));
+    let bench = dp_thread()
+        .with(Setting::Warmup(0))
+        .with_all(timing_at_least(c, "duration", PERIOD_US * 10));
     let how = format!(
         "a CPU quota of (1 − slowdown) × {} ms every {} ms ({})",
         PERIOD_US / 1000,
@@ -133,26 +137,26 @@ fn cpu(c: &mut Checks) -> anyhow::Result<()> {
         };
         group.limit_cpu(quota, PERIOD_US)
     };
-    let outcome = trials(c, &line, Metric::Throughput, &mut set);
+    let outcome = trials(c, &bench, Metric::Throughput, &mut set);
     group.leave().map_err(|e| anyhow::anyhow!(e))?;
-    judge(c, Subsystem::Cpu, "CPU", &line, &how, outcome)
+    judge(c, Subsystem::Cpu, "CPU", &bench, &how, outcome)
 }
 
 /// The network's trials: one TCP stream through the namespace pair, both ends shaped by a
 /// token bucket at the verify rate for the baseline and (1 − slowdown) of it for the others.
 fn net(c: &mut Checks, pair: &super::sandbox::NetPair) -> anyhow::Result<()> {
     let rate = super::net::RATE_BPS;
-    let mut line = super::net::throughput_line("tcp");
-    line.extend(strings(&["--omit", "250ms"]));
-    line.extend(timing(c, "--duration"));
+    let bench = super::net::throughput(Proto::Tcp)
+        .with(Setting::Time("omit", std::time::Duration::from_millis(250)))
+        .with_all(timing(c, "duration"));
     let how = format!(
         "tc tbf at (1 − slowdown) × {} Mbit/s on both ends of a veth pair",
         rate / 1_000_000
     );
     let mut set = |slowdown: f64| pair.limit_rate(((1.0 - slowdown) * rate as f64) as u64);
-    let outcome = trials(c, &line, Metric::Throughput, &mut set);
+    let outcome = trials(c, &bench, Metric::Throughput, &mut set);
     let _ = pair.unlimit_rate();
-    judge(c, Subsystem::Net, "network", &line, &how, outcome)
+    judge(c, Subsystem::Net, "network", &bench, &how, outcome)
 }
 
 /// The disk's trials: 4 KiB random reads at queue depth 1 on a loop device over a tmpfs of
@@ -187,9 +191,13 @@ fn disk(c: &mut Checks) -> anyhow::Result<()> {
             &format!("cannot cap the loop device: {why}"),
         );
     }
-    let device = disk.device.to_string_lossy().into_owned();
-    let mut line = super::disk::one_thread_line(&device, "RR", "4K", "1s");
-    line.extend(timing(c, "--runtime"));
+    let bench = super::disk::one_thread(
+        &disk.device,
+        DiskWorkload::Rr,
+        4 << 10,
+        std::time::Duration::from_secs(1),
+    )
+    .with_all(timing(c, "runtime"));
     let how = format!(
         "a read IOPS cap of (1 − slowdown) × {cap} on a loop device over a tmpfs ({})",
         if group.v2 { "io.max" } else { "blkio.throttle" }
@@ -199,34 +207,29 @@ fn disk(c: &mut Checks) -> anyhow::Result<()> {
         let iops = ((1.0 - slowdown) * cap as f64).round() as u64;
         super::disk::cap(&group, &number, super::disk::Cap::ReadIops(iops))
     };
-    let outcome = trials(c, &line, Metric::Iops, &mut set);
+    let outcome = trials(c, &bench, Metric::Iops, &mut set);
     group.leave().map_err(|e| anyhow::anyhow!(e))?;
-    judge(c, Subsystem::Disk, "disk", &line, &how, outcome)
+    judge(c, Subsystem::Disk, "disk", &bench, &how, outcome)
 }
 
 /// The timing options of a gate run: --duration (or --runtime) and --repeat as given, else
 /// the gate's own (4 repetitions of 500 ms, as a ci profile's point).
-fn timing(c: &Checks, flag: &str) -> Vec<String> {
-    timing_at_least(c, flag, 0)
+fn timing(c: &Checks, key: &'static str) -> [Setting; 2] {
+    timing_at_least(c, key, 0)
 }
 
 /// [`timing`] with each repetition `least_us` microseconds long at least.
-fn timing_at_least(c: &Checks, flag: &str, least_us: u64) -> Vec<String> {
+fn timing_at_least(c: &Checks, key: &'static str, least_us: u64) -> [Setting; 2] {
     let (duration, repeat) = c.opts.gate_run;
     let duration = duration.max(std::time::Duration::from_micros(least_us));
-    vec![
-        flag.into(),
-        format!("{}ms", duration.as_millis()),
-        "--repeat".into(),
-        repeat.to_string(),
-    ]
+    super::checks::timing(key, duration, repeat)
 }
 
-/// The calibration, then the trials, of the point `line` measures (its record of `metric`),
+/// The calibration, then the trials, of the point `bench` measures (its record of `metric`),
 /// each slowdown imposed by `set`; the tally, or why there is none.
 fn trials(
     c: &mut Checks,
-    line: &[String],
+    bench: &Benchmark,
     metric: Metric,
     set: &mut dyn FnMut(f64) -> Result<(), String>,
 ) -> anyhow::Result<Result<Tally, String>> {
@@ -243,7 +246,7 @@ fn trials(
                 )));
             }
             let before = scratch.results().len();
-            let request = (c.build)(line)?;
+            let request = (c.build)(bench)?;
             match request.run(&mut scratch) {
                 Ok(()) => {}
                 Err(e) if interrupted(&e) => return Err(e),
@@ -329,7 +332,7 @@ fn judge(
     c: &mut Checks,
     subsystem: Subsystem,
     what: &str,
-    line: &[String],
+    bench: &Benchmark,
     how: &str,
     outcome: anyhow::Result<Result<Tally, String>>,
 ) -> anyhow::Result<()> {
@@ -343,7 +346,7 @@ fn judge(
                 c.push(Check {
                     status: Status::Fail,
                     reason: why.clone(),
-                    commands: vec![command_line(line)],
+                    commands: vec![command_line(bench)],
                     ..base
                 })?;
             }
@@ -411,7 +414,7 @@ fn judge(
             measured: Some(measured),
             tolerance: Some(tolerance),
             tolerance_text: text.into(),
-            commands: vec![command_line(line)],
+            commands: vec![command_line(bench)],
             ..base
         })?;
     }

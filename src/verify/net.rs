@@ -3,13 +3,16 @@
 //! for TCP and UDP, a delay (a TUN delay line: no netem needed), and a loss rate (iptables'
 //! statistic match on the server's end).
 
-use super::checks::{Checks, Group, Judge, failed, interrupted, judged, skipped, strings};
+use super::checks::{Checks, Group, Judge, failed, interrupted, judged, skipped};
 use super::delay_line::{DelayLine, open_tun};
 use super::sandbox::{Inside, NetPair, SERVER_ADDR, run};
+use crate::app::setting::{Benchmark, Setting};
 use crate::bench::net::server::{Server, ServerConfig};
+use crate::results::params::Proto;
 use crate::results::params::Side;
 use crate::results::verify::Check;
 use crate::results::{Metric, Subsystem, Unit};
+use crate::workload::{Workload, net::NetWorkload};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,7 +24,7 @@ pub(super) const RATE_BPS: u64 = 200_000_000;
 pub(super) const DELAY: Duration = Duration::from_millis(5);
 /// The share of datagrams dropped, and the rate they are sent at.
 pub(super) const LOSS: f64 = 0.01;
-pub(super) const LOSS_SEND_RATE: &str = "100M";
+pub(super) const LOSS_SEND_BPS: u64 = 100_000_000;
 /// The datagrams a loss figure needs to be within ±0.5 points (its standard error at 1 % is
 /// 0.07 points).
 const MIN_DATAGRAMS: u64 = 20_000;
@@ -143,7 +146,7 @@ impl Drop for StopOnDrop<'_> {
 fn measure_all(c: &mut Checks, pair: &NetPair, server_ns: &OwnedFd) -> anyhow::Result<()> {
     match pair.limit_rate(RATE_BPS) {
         Ok(()) => {
-            let outcome = rate(c, "tcp").and_then(|()| rate(c, "udp"));
+            let outcome = rate(c, Proto::Tcp).and_then(|()| rate(c, Proto::Udp));
             let _ = pair.unlimit_rate();
             outcome?;
         }
@@ -161,39 +164,37 @@ fn measure_all(c: &mut Checks, pair: &NetPair, server_ns: &OwnedFd) -> anyhow::R
 }
 
 /// A THROUGHPUT point of one `proto` stream to the server's end of the veth pair.
-pub(super) fn throughput_line(proto: &str) -> Vec<String> {
-    strings(&[
-        "net",
-        "--server",
-        SERVER_ADDR,
-        "--workload",
-        "THROUGHPUT",
-        "--protocol",
-        proto,
-        "--streams",
-        "1",
+pub(super) fn throughput(proto: Proto) -> Benchmark {
+    stream_to(SERVER_ADDR, proto)
+}
+
+/// A THROUGHPUT point of one `proto` stream to `server`.
+pub(super) fn stream_to(server: &str, proto: Proto) -> Benchmark {
+    Benchmark::new(Subsystem::Net).with_all([
+        Setting::Server(server.into()),
+        Setting::Workload(Workload::Net(NetWorkload::Throughput)),
+        Setting::Protocol(proto),
+        Setting::Count("streams", 1),
     ])
 }
 
 /// The rate check of `proto`: the receiver's goodput against the rate times the payload's
 /// share of each packet tbf counts.
-fn rate(c: &mut Checks, proto: &str) -> anyhow::Result<()> {
-    let base = bases()[if proto == "tcp" { 0 } else { 1 }].clone();
-    let mut line = throughput_line(proto);
-    if proto == "udp" {
+fn rate(c: &mut Checks, proto: Proto) -> anyhow::Result<()> {
+    let base = bases()[if proto == Proto::Tcp { 0 } else { 1 }].clone();
+    let mut bench = throughput(proto);
+    if proto == Proto::Udp {
         // Sent at twice the link's rate: the bucket passes its rate and drops the rest.
-        line.extend(strings(&[
-            "--message-size",
-            &UDP_PAYLOAD.to_string(),
-            "--rate",
-            &format!("{}M", 2 * RATE_BPS / 1_000_000),
-        ]));
+        bench = bench.with_all([
+            Setting::Bytes("message-size", UDP_PAYLOAD),
+            Setting::Rate(2 * RATE_BPS),
+        ]);
     }
-    line.extend(c.timing("--duration"));
-    let points = match c.measure(&line) {
+    let bench = bench.with_all(c.timing("duration"));
+    let points = match c.measure(&bench) {
         Ok(p) => p,
         Err(e) if interrupted(&e) => return Err(e),
-        Err(e) => return c.push(failed(base, &line, &e)),
+        Err(e) => return c.push(failed(base, &bench, &e)),
     };
     let at = c.find(&points, |r| {
         r.metric == Metric::Throughput
@@ -207,7 +208,7 @@ fn rate(c: &mut Checks, proto: &str) -> anyhow::Result<()> {
     let measured = rec.map(|r| r.summary.mean);
     let check = judged(
         base,
-        &line,
+        &bench,
         points,
         measured,
         Judge {
@@ -227,14 +228,14 @@ fn rate(c: &mut Checks, proto: &str) -> anyhow::Result<()> {
 /// what the payload is, for a point of `proto` measured as `rec` (its link's MTU, its MSS).
 pub(super) fn payload_of(
     rec: Option<&crate::results::ResultRecord>,
-    proto: &str,
+    proto: Proto,
 ) -> (u64, u64, &'static str) {
     let net = rec.and_then(|r| r.params.net());
     let mtu = net
         .and_then(|n| n.link.as_ref())
         .and_then(|l| l.mtu_bytes)
         .map_or(1500, u64::from);
-    if proto == "tcp" {
+    if proto == Proto::Tcp {
         // A full segment fills the MTU; its payload is the MSS the kernel used (timestamps
         // take 12 bytes of the 40 of headers beyond it).
         let mss = net
@@ -260,18 +261,14 @@ fn delay(c: &mut Checks, pair: &NetPair, server_ns: &OwnedFd) -> anyhow::Result<
             });
         }
     };
-    let mut args = strings(&[
-        "net",
-        "--server",
-        TUN_SERVER,
-        "--workload",
-        "LATENCY",
-        "--protocol",
-        "tcp",
-        "--message-size",
-        "64",
-    ]);
-    args.extend(c.timing("--duration"));
+    let args = Benchmark::new(Subsystem::Net)
+        .with_all([
+            Setting::Server(TUN_SERVER.into()),
+            Setting::Workload(Workload::Net(NetWorkload::Latency)),
+            Setting::Protocol(Proto::Tcp),
+            Setting::Bytes("message-size", 64),
+        ])
+        .with_all(c.timing("duration"));
     let mut rtts = Vec::new();
     let mut all = Vec::new();
     for d in [Duration::ZERO, DELAY] {
@@ -366,20 +363,18 @@ fn loss(c: &mut Checks, pair: &NetPair) -> anyhow::Result<()> {
             ..base
         });
     }
-    let mut line = throughput_line("udp");
-    line.extend(strings(&[
-        "--message-size",
-        &UDP_PAYLOAD.to_string(),
-        "--rate",
-        LOSS_SEND_RATE,
-    ]));
-    line.extend(c.timing("--duration"));
-    let measured = c.measure(&line);
+    let bench = throughput(Proto::Udp)
+        .with_all([
+            Setting::Bytes("message-size", UDP_PAYLOAD),
+            Setting::Rate(LOSS_SEND_BPS),
+        ])
+        .with_all(c.timing("duration"));
+    let measured = c.measure(&bench);
     let _ = pair.remove_loss(LOSS);
     let points = match measured {
         Ok(p) => p,
         Err(e) if interrupted(&e) => return Err(e),
-        Err(e) => return c.push(failed(base, &line, &e)),
+        Err(e) => return c.push(failed(base, &bench, &e)),
     };
     let at = c.find(&points, |r| r.metric == Metric::Loss);
     let rec = at.and_then(|i| c.record(i));
@@ -390,7 +385,7 @@ fn loss(c: &mut Checks, pair: &NetPair) -> anyhow::Result<()> {
         .unwrap_or(0);
     let mut check = judged(
         base,
-        &line,
+        &bench,
         points,
         rec.map(|r| r.summary.mean),
         Judge {

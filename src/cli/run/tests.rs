@@ -185,19 +185,22 @@ fn a_job_under_the_floor_as_written_is_said() {
     assert!(c3.contains("under the 50 ms floor"), "{c3}");
 }
 
-/// Every calibration probe is a valid command line (the null engine's and a directory's
-/// words added to the disk's).
+/// Every calibration probe is a benchmark its command accepts (the null engine and a
+/// directory set on the disk's), and its line parses to the options it runs with.
 #[test]
 fn every_calibration_probe_is_a_valid_command_line() {
-    let disk = ["--dir=/tmp".to_string(), "--engine=null".to_string()];
-    for sub in [
-        Subsystem::Cpu,
-        Subsystem::Mem,
-        Subsystem::Disk,
-        Subsystem::Net,
-    ] {
-        let line = super::super::calibration::probe_line(sub, 1_000_000, &disk);
-        if let Err(e) = parse_job(&line, &[]) {
+    let disk = [
+        Setting::Path("dir", "/tmp".into()),
+        Setting::Engine(crate::results::params::EngineKind::Null),
+    ];
+    let sys = tiny_sys();
+    for sub in Subsystem::ALL {
+        let bench = super::super::calibration::probe_bench(sub, 1_000_000, &disk);
+        let line = bench.line();
+        let parsed = parse_job(&line, &[]).unwrap_or_else(|e| panic!("{sub}: {line:?}: {e}"));
+        let made = super::super::benchmark::command_of(&bench).unwrap();
+        assert_eq!(format!("{made:?}"), format!("{parsed:?}"), "{line:?}");
+        if let Err(e) = request(&made, &sys).and_then(|r| r.check(&sys)) {
             panic!("{sub}: {line:?}: {e}");
         }
     }
@@ -213,8 +216,8 @@ fn fitted_options_replace_the_jobs_own() {
     let fitted = with_options(
         line,
         &[
-            Fitted::Time("duration", Duration::from_millis(250)),
-            Fitted::Time("omit", Duration::from_millis(10)),
+            Setting::Time("duration", Duration::from_millis(250)),
+            Setting::Time("omit", Duration::from_millis(10)),
         ],
     );
     assert_eq!(
@@ -242,7 +245,7 @@ fn a_jobs_fitted_options_are_those_the_fit_changes() {
     let fitted = |c: &Command, f: &Fit| -> Vec<(&str, String)> {
         fitted(c, f, &sys)
             .iter()
-            .map(|x| (x.key(), x.value()))
+            .map(|x| (x.key(), x.value().unwrap_or_default()))
             .collect()
     };
     let parse = |words: &[&str]| {
@@ -311,7 +314,7 @@ fn a_fit_set_on_the_parsed_job_is_its_fitted_line_parsed() {
             let inherited: Vec<&str> = job.inherited(&profile.defaults, accepts).collect();
             let mut applied = parse_job(&line, &inherited).unwrap();
             let changed = fitted(&applied, &fit, &sys);
-            apply_fitted(&mut applied, &changed).unwrap();
+            apply(&mut applied, &changed).unwrap();
             let still_inherited: Vec<&str> = inherited
                 .iter()
                 .copied()

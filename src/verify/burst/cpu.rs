@@ -8,10 +8,11 @@
 //! it may not exceed the quota, so it is spent within one period (1 s at most), shorter than a
 //! phase (a second and three intervals).
 
+use crate::app::setting::Setting;
 use crate::results::phases::burst;
 use crate::results::verify::Check;
 use crate::results::{Metric, Subsystem, Unit};
-use crate::verify::checks::{Checks, Group, Judge, interrupted, judged, skipped, strings};
+use crate::verify::checks::{Checks, Group, Judge, dp_thread, interrupted, judged, skipped};
 use crate::verify::cpu::{PERIOD_US, QUOTA_US, free_group};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -48,19 +49,9 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
     if let Err(why) = group.join() {
         return c.skip_all([base()], &format!("cannot join a CPU control group: {why}"));
     }
-    let line = strings(&[
-        "cpu",
-        "--workload",
-        "DP",
-        "--threads",
-        "1",
-        "--warmup",
-        "0",
-        "--duration",
-        &format!("{}ms", DURATION.as_millis()),
-        "--repeat",
-        "1",
-    ]);
+    let bench = dp_thread()
+        .with(Setting::Warmup(0))
+        .with_all(crate::verify::checks::timing("duration", DURATION, 1));
     let done = AtomicBool::new(false);
     let started = Instant::now();
     let (measured, switched) = std::thread::scope(|s| {
@@ -73,7 +64,7 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
             }
             group.limit_cpu(QUOTA_US, PERIOD_US)
         });
-        let measured = c.measure(&line);
+        let measured = c.measure(&bench);
         done.store(true, Ordering::Relaxed);
         let switched = switch
             .join()
@@ -84,11 +75,11 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
     let points = match measured {
         Ok(p) => p,
         Err(e) if interrupted(&e) => return Err(e),
-        Err(e) => return c.fail_all([base()], &line, &e),
+        Err(e) => return c.fail_all([base()], &bench, &e),
     };
     if let Err(why) = switched {
         let e = anyhow::anyhow!("the quota could not be switched on: {why}");
-        return c.fail_all([base()], &line, &e);
+        return c.fail_all([base()], &bench, &e);
     }
     let share = QUOTA_US as f64 / PERIOD_US as f64;
     let found = c
@@ -101,7 +92,7 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
     let Some((free, until, limited)) = found else {
         let e =
             anyhow::anyhow!("the point's phases show no burst: the quota's switch was not found");
-        return c.fail_all([base()], &line, &e);
+        return c.fail_all([base()], &bench, &e);
     };
     let expected = share * free;
     let how = format!(
@@ -112,7 +103,7 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
     );
     let check = judged(
         base(),
-        &line,
+        &bench,
         points,
         Some(limited),
         Judge {

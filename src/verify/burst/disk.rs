@@ -9,9 +9,10 @@
 use crate::results::phases::burst;
 use crate::results::verify::Check;
 use crate::results::{Metric, Subsystem, Unit};
-use crate::verify::checks::{Checks, Group, Judge, interrupted, judged, skipped, strings};
-use crate::verify::disk::{BPS_CAP, Cap, DISK_BYTES, cap, one_thread_line};
+use crate::verify::checks::{Checks, Group, Judge, interrupted, judged, skipped};
+use crate::verify::disk::{BPS_CAP, Cap, DISK_BYTES, cap, one_thread};
 use crate::verify::{cgroups, loop_disk::LoopDisk, names};
+use crate::workload::disk::DiskWorkload;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -81,20 +82,14 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
         Some(n) => Path::new("/sys/block").join(n).join("stat"),
         None => return skip_both(c, "the loop device has no name".into()),
     };
-    let device = disk.device.to_string_lossy().into_owned();
     // No ramp: the window begins with the first write, which the watch sees. Its own time,
     // whatever --duration says: its intervals must be short beside the burst.
-    let mut line = one_thread_line(&device, "WS", "64K", "0");
-    line.extend(strings(&[
-        "--sustain",
-        &format!("{}ms", SUSTAIN.as_millis()),
-        "--repeat",
-        "1",
-    ]));
+    let bench = one_thread(&disk.device, DiskWorkload::Ws, 64 << 10, Duration::ZERO)
+        .with_all(crate::verify::checks::timing("sustain", SUSTAIN, 1));
     let done = AtomicBool::new(false);
     let (measured, switched) = std::thread::scope(|s| {
         let watch = s.spawn(|| switch_after_first_write(&stat, &group, &disk.number, &done));
-        let measured = c.measure(&line);
+        let measured = c.measure(&bench);
         done.store(true, Ordering::Relaxed);
         let switched = watch
             .join()
@@ -105,13 +100,13 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
     let points = match measured {
         Ok(p) => p,
         Err(e) if interrupted(&e) => return Err(e),
-        Err(e) => return c.fail_all([switch, baseline, sustain], &line, &e),
+        Err(e) => return c.fail_all([switch, baseline, sustain], &bench, &e),
     };
     let switched = match switched {
         Ok(s) => s,
         Err(why) => {
             let e = anyhow::anyhow!("the cap could not be switched on: {why}");
-            return c.fail_all([switch, baseline, sustain], &line, &e);
+            return c.fail_all([switch, baseline, sustain], &bench, &e);
         }
     };
     let at = c.find(&points, |r| r.metric == Metric::Throughput);
@@ -134,7 +129,7 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
     };
     let switch_check = judged(
         switch,
-        &line,
+        &bench,
         points.clone(),
         found.as_ref().map(|(_, then)| then.start_s),
         Judge {
@@ -150,7 +145,7 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
     let cap_bps = BPS_CAP as f64;
     let baseline_check = judged(
         baseline,
-        &line,
+        &bench,
         points.clone(),
         found.as_ref().map(|(_, then)| then.value),
         Judge {
@@ -170,7 +165,7 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
     let window_s = crate::measure::steady::WINDOW as f64 * interval_s;
     let sustain_check = judged(
         sustain,
-        &line,
+        &bench,
         points,
         ran_s,
         Judge {

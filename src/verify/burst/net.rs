@@ -5,12 +5,14 @@
 //! against the bucket (±5 %), and that rate against R (±3 %), each in goodput (the payload's
 //! share of each packet tbf counts).
 
+use crate::app::setting::{Benchmark, Setting};
+use crate::results::params::Proto;
 use crate::results::params::Side;
 use crate::results::phases::burst;
 use crate::results::verify::Check;
 use crate::results::{Metric, ResultRecord, Subsystem, Unit};
-use crate::verify::checks::{Checks, Group, Judge, interrupted, judged, skipped, strings};
-use crate::verify::net::{in_pair, payload_of, throughput_line};
+use crate::verify::checks::{Checks, Group, Judge, interrupted, judged, skipped};
+use crate::verify::net::{in_pair, payload_of, throughput};
 use crate::verify::sandbox::NetPair;
 use std::os::fd::OwnedFd;
 use std::time::Duration;
@@ -76,20 +78,16 @@ fn measure(c: &mut Checks, pair: &NetPair, _server: &OwnedFd) -> anyhow::Result<
     // at the rate only. The receiver's figures: a sender's count what its socket took, and its
     // buffer grows (one read 5 % above the rate it was held to). Until steady: the server's
     // senders end once the rate after the burst is.
-    let mut line = throughput_line("tcp");
-    line.extend(strings(&[
-        "--reverse",
-        "--omit",
-        "0",
-        "--sustain",
-        &format!("{}ms", SUSTAIN.as_millis()),
-        "--repeat",
-        "1",
-    ]));
-    let points = match c.measure(&line) {
+    let bench = throughput(Proto::Tcp)
+        .with_all([
+            Setting::Flag("reverse"),
+            Setting::Time("omit", std::time::Duration::ZERO),
+        ])
+        .with_all(crate::verify::checks::timing("sustain", SUSTAIN, 1));
+    let points = match c.measure(&bench) {
         Ok(p) => p,
         Err(e) if interrupted(&e) => return Err(e),
-        Err(e) => return c.fail_all([volume, baseline, sustain], &line, &e),
+        Err(e) => return c.fail_all([volume, baseline, sustain], &bench, &e),
     };
     // The receiver's record has the client's intervals and phases.
     let at = c.find(&points, |r| {
@@ -99,7 +97,7 @@ fn measure(c: &mut Checks, pair: &NetPair, _server: &OwnedFd) -> anyhow::Result<
                 .is_some_and(|n| n.side == Some(Side::Receiver))
     });
     let rec = at.and_then(|i| c.record(i)).cloned();
-    let (payload, packet, what) = payload_of(rec.as_ref(), "tcp");
+    let (payload, packet, what) = payload_of(rec.as_ref(), Proto::Tcp);
     let share = payload as f64 / packet as f64;
     let found = rec.as_ref().and_then(found);
     let how = match &found {
@@ -113,7 +111,7 @@ fn measure(c: &mut Checks, pair: &NetPair, _server: &OwnedFd) -> anyhow::Result<
     };
     let volume_check = judged(
         volume,
-        &line,
+        &bench,
         points.clone(),
         found.as_ref().map(|f| f.excess_bytes),
         Judge {
@@ -130,7 +128,7 @@ fn measure(c: &mut Checks, pair: &NetPair, _server: &OwnedFd) -> anyhow::Result<
     let expected = RATE_BPS as f64 * share;
     let baseline_check = judged(
         baseline,
-        &line,
+        &bench,
         points.clone(),
         found.as_ref().map(|f| f.baseline_bps),
         Judge {
@@ -145,7 +143,7 @@ fn measure(c: &mut Checks, pair: &NetPair, _server: &OwnedFd) -> anyhow::Result<
     c.push(baseline_check)?;
     c.push(sustain_check(
         sustain,
-        &line,
+        &bench,
         points,
         rec.as_ref(),
         found.as_ref(),
@@ -158,7 +156,7 @@ fn measure(c: &mut Checks, pair: &NetPair, _server: &OwnedFd) -> anyhow::Result<
 /// is said beside it.
 fn sustain_check(
     base: Check,
-    line: &[String],
+    bench: &Benchmark,
     points: Vec<usize>,
     rec: Option<&ResultRecord>,
     found: Option<&Found>,
@@ -170,7 +168,7 @@ fn sustain_check(
     let end_s = found.map_or(f64::NAN, |f| f.burst_end_s);
     judged(
         base,
-        line,
+        bench,
         points,
         steady_s.filter(|_| found.is_some()),
         Judge {

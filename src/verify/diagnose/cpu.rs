@@ -4,6 +4,7 @@
 use super::*;
 use crate::sysinfo::Isa;
 use crate::verify::hog::Hog;
+use crate::workload::{Workload, linalg::LinalgWorkload, mem::MemWorkload};
 
 /// LINPACK's small and large orders: 200 is the issue's, and an order whose O(N³) work
 /// amortises the O(N²) traffic on any machine that runs the checks at all (on 2 threads of a
@@ -52,11 +53,11 @@ pub(super) fn co_runner(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
             ..base
         });
     };
-    let line = one_thread(c, &[], Duration::ZERO);
+    let bench = one_thread(c, &[], Duration::ZERO);
     interleaved(
         c,
         base,
-        (&line, &line),
+        (&bench, &bench),
         &mut Busy { cpu, hog: None },
         &format!(
             "a shell loop of the run's spinning on CPU {cpu}, the point's, while the faulted point ran"
@@ -91,11 +92,11 @@ pub(super) fn quota(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
     };
     let (quota, period) = (crate::verify::cpu::QUOTA_US, crate::verify::cpu::PERIOD_US);
     // Ten periods a repetition at least (see the CPU check).
-    let line = one_thread(c, &[], Duration::from_micros(10 * period));
+    let bench = one_thread(c, &[], Duration::from_micros(10 * period));
     interleaved(
         c,
         base,
-        (&line, &line),
+        (&bench, &bench),
         &mut Quota(group),
         &format!(
             "a control group of the run's allows {quota} µs of CPU time every {period} µs while the faulted point runs"
@@ -134,23 +135,17 @@ pub(super) fn oversubscription(c: &mut Checks, base: Check) -> anyhow::Result<Ch
             ..base
         });
     };
-    let mut line = strings(&[
-        "mem",
-        "--workload",
-        "LATENCY",
-        "--threads",
-        "2",
-        "--latency-max",
-        "128K",
-        "--huge-pages",
-        "on",
-        "--repeat",
+    let bench = Benchmark::new(Subsystem::Mem).with_all([
+        Setting::Workload(Workload::Mem(MemWorkload::Latency)),
+        Setting::Count("threads", 2),
+        Setting::Bytes("latency-max", 128 << 10),
+        Setting::HugePages(true),
+        Setting::Repeat(c.opts.repeat),
     ]);
-    line.push(c.opts.repeat.to_string());
     interleaved(
         c,
         base,
-        (&line, &line),
+        (&bench, &bench),
         &mut Narrowed {
             cpu: first,
             saved: Vec::new(),
@@ -177,12 +172,12 @@ pub(super) fn isa(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
             ..base
         });
     };
-    let clean_line = one_thread(c, &["--isa", widest.name()], Duration::ZERO);
-    let faulted_line = one_thread(c, &["--isa", narrower.name()], Duration::ZERO);
+    let clean_bench = one_thread(c, &[Setting::Isa(widest)], Duration::ZERO);
+    let faulted_bench = one_thread(c, &[Setting::Isa(narrower)], Duration::ZERO);
     interleaved(
         c,
         base,
-        (&clean_line, &faulted_line),
+        (&clean_bench, &faulted_bench),
         &mut InTheLine,
         &format!(
             "the same kernel on {} ({} bits) instead of {} ({} bits)",
@@ -201,23 +196,18 @@ pub(super) fn isa(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
 pub(super) fn problem_size(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
     let threads = crate::runner::affinity::allowed_cpus().len().max(1);
     let clock = clock(c);
-    let line = |c: &Checks, n: usize| {
-        let mut l = strings(&[
-            "cpu",
-            "--workload",
-            "LINPACK",
-            "--threads",
-            &threads.to_string(),
-            "--n",
-            &n.to_string(),
-            "--repeat",
-        ]);
-        l.push(c.opts.repeat.to_string());
-        l.extend(clock.iter().cloned());
-        l
+    let bench = |c: &Checks, n: usize| {
+        Benchmark::new(Subsystem::Cpu)
+            .with_all([
+                Setting::Workload(Workload::Linalg(LinalgWorkload::Linpack)),
+                Setting::Count("threads", threads),
+                Setting::Count("n", n),
+                Setting::Repeat(c.opts.repeat),
+            ])
+            .with_all(clock.clone())
     };
-    let faulted_line = line(c, SMALL_N);
-    let faulted = match measure(c, &faulted_line, &base)? {
+    let faulted_bench = bench(c, SMALL_N);
+    let faulted = match measure(c, &faulted_bench, &base)? {
         Measured::Points(p) => p,
         Measured::Ended(check) => return Ok(check),
     };
@@ -226,19 +216,19 @@ pub(super) fn problem_size(c: &mut Checks, base: Check) -> anyhow::Result<Check>
         .map(|r| in_base(r) / 1e9)
         .filter(|g| *g > 0.0)
     else {
-        return Ok(no_figure(base, &[&faulted_line], faulted));
+        return Ok(no_figure(base, &[&faulted_bench], faulted));
     };
     let n = large_n(gops, c.opts.duration);
-    let clean_line = line(c, n);
-    let clean = match measure(c, &clean_line, &base)? {
+    let clean_bench = bench(c, n);
+    let clean = match measure(c, &clean_bench, &base)? {
         Measured::Points(p) => p,
         Measured::Ended(check) => return Ok(check),
     };
     Ok(judge(
         c,
         base,
-        (&clean_line, &[&clean]),
-        (&faulted_line, &faulted),
+        (&clean_bench, &[&clean]),
+        (&faulted_bench, &faulted),
         &format!("LINPACK at N = {SMALL_N} instead of N = {n}"),
     ))
 }

@@ -1,28 +1,25 @@
 //! The diagnosis's faults of the disk: one I/O in flight, reads served from the page cache.
 
 use super::*;
+use crate::results::params::EngineKind;
 use crate::units::format_sig;
+use crate::workload::{Workload, disk::DiskWorkload};
 
 /// The queue-depth fault's deep queue, and the size of the disk faults' file.
 const DEEP_QUEUE: u32 = 32;
-const DISK_FILE: &str = "256M";
+const DISK_FILE: u64 = 256 << 20;
 
 /// Random 4 KiB reads of a file of the run's at queue depth 1 against queue depth 32 (io_uring
 /// both, O_DIRECT).
 pub(super) fn queue_depth(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
-    let deep = DEEP_QUEUE.to_string();
-    let line = [
-        "--workload",
-        "RR",
-        "--block-size",
-        "4K",
-        "--engine",
-        "io_uring",
+    let bench = [
+        Setting::Workload(Workload::Disk(DiskWorkload::Rr)),
+        Setting::Bytes("block-size", 4 << 10),
+        Setting::Engine(EngineKind::IoUring),
     ];
-    let mut clean: Vec<&str> = line.to_vec();
-    clean.extend(["--iodepth", &deep]);
-    let mut faulted: Vec<&str> = line.to_vec();
-    faulted.extend(["--iodepth", "1"]);
+    let depth = |n: u32| Setting::Count("iodepth", n as usize);
+    let clean = [&bench[..], &[depth(DEEP_QUEUE)]].concat();
+    let faulted = [&bench[..], &[depth(1)]].concat();
     disk_fault(
         c,
         base,
@@ -37,20 +34,16 @@ pub(super) fn queue_depth(c: &mut Checks, base: Check) -> anyhow::Result<Check> 
 /// reread) through the page cache (`--buffered`), which holds the file, against the same with
 /// O_DIRECT: the device's.
 pub(super) fn page_cache(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
-    let line = [
-        "--workload",
-        "REREAD",
-        "--block-size",
-        "1M",
-        "--engine",
-        "psync",
+    let bench = [
+        Setting::Workload(Workload::Disk(DiskWorkload::Reread)),
+        Setting::Bytes("block-size", 1 << 20),
+        Setting::Engine(EngineKind::Psync),
     ];
-    let mut faulted: Vec<&str> = line.to_vec();
-    faulted.push("--buffered");
+    let faulted = [&bench[..], &[Setting::Flag("buffered")]].concat();
     disk_fault(
         c,
         base,
-        (&line, &faulted),
+        (&bench, &faulted),
         "1 MiB sequential rereads through the page cache (--buffered) instead of O_DIRECT",
     )
 }
@@ -62,26 +55,28 @@ pub(super) fn page_cache(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
 fn disk_fault(
     c: &mut Checks,
     base: Check,
-    (clean, faulted): (&[&str], &[&str]),
+    (clean, faulted): (&[Setting], &[Setting]),
     how: &str,
 ) -> anyhow::Result<Check> {
     let dir = disk_dir();
-    let dir = dir.to_string_lossy();
-    let line = |c: &Checks, options: &[&str], peak: Option<(f64, f64)>| {
-        let mut l = strings(&["disk", "--dir", &dir, "--size", DISK_FILE, "--threads", "1"]);
-        l.extend(strings(options));
-        if let Some((iops, mbps)) = peak {
-            l.extend([
-                "--disk-peak-read-iops".to_string(),
-                format!("{iops:.0}"),
-                "--disk-peak-read-mbps".to_string(),
-                format!("{mbps:.3}"),
-            ]);
-        }
-        l.extend(c.timing("--runtime"));
-        l
+    let bench = |c: &Checks, options: &[Setting], peak: Option<(f64, f64)>| {
+        let peaks = peak.map(|(iops, mbps)| {
+            [
+                Setting::Number("disk-peak-read-iops", iops.round()),
+                Setting::Number("disk-peak-read-mbps", thousandths(mbps)),
+            ]
+        });
+        Benchmark::new(Subsystem::Disk)
+            .with_all([
+                Setting::Path("dir", dir.clone()),
+                Setting::Bytes("size", DISK_FILE),
+                Setting::Count("threads", 1),
+            ])
+            .with_all(options.iter().cloned())
+            .with_all(peaks.into_iter().flatten())
+            .with_all(c.timing("runtime"))
     };
-    let first = line(c, clean, None);
+    let first = bench(c, clean, None);
     let limit = match measure(c, &first, &base)? {
         Measured::Points(p) => p,
         Measured::Ended(check) => return Ok(check),
@@ -93,7 +88,7 @@ fn disk_fault(
         .any(|fs| matches!(fs.as_str(), "tmpfs" | "ramfs"));
     if on_tmpfs {
         return Ok(Check {
-            reason: format!("{dir} is on a tmpfs: no disk under it"),
+            reason: format!("{} is on a tmpfs: no disk under it", dir.display()),
             points: limit,
             ..base
         });
@@ -103,15 +98,16 @@ fn disk_fault(
     let Some(peak) = peak else {
         return Ok(no_figure(base, &[&first], limit));
     };
-    let clean_line = line(c, clean, Some(peak));
-    let faulted_line = line(c, faulted, Some(peak));
+    let clean_bench = bench(c, clean, Some(peak));
+    let faulted_bench = bench(c, faulted, Some(peak));
     let mut check = interleaved(
         c,
         base,
-        (&clean_line, &faulted_line),
+        (&clean_bench, &faulted_bench),
         &mut InTheLine,
         &format!(
-            "{how}, one thread, of a file of the run's in {dir}; the disk's peak given as the {:.0} IOPS and {} MB/s the clean point read just before",
+            "{how}, one thread, of a file of the run's in {}; the disk's peak given as the {:.0} IOPS and {} MB/s the clean point read just before",
+            dir.display(),
             peak.0,
             format_sig(peak.1)
         ),

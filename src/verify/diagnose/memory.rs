@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::units::{format_bytes_binary, format_sig};
+use crate::workload::{Workload, mem::MemWorkload};
 
 /// STREAM's TRIAD on one thread with arrays in memory (four times the last-level cache, 64 MiB
 /// at least) against arrays that fit in L2 (three arrays of an eighth of it each: filled to
@@ -23,27 +24,17 @@ pub(super) fn working_set(c: &mut Checks, base: Check) -> anyhow::Result<Check> 
     // Whole KiB and MiB, as --array-size is given.
     let small_bytes = (l2 / 8) & !((1 << 10) - 1);
     let large_bytes = (4 * last).max(64 << 20) & !((1 << 20) - 1);
-    let (small, large) = (
-        format!("{}K", small_bytes >> 10),
-        format!("{}M", large_bytes >> 20),
-    );
-    let line = |c: &Checks, array: &str, gbs: Option<f64>| {
-        let mut l = strings(&[
-            "mem",
-            "--workload",
-            "TRIAD",
-            "--threads",
-            "1",
-            "--array-size",
-            array,
-        ]);
-        if let Some(gbs) = gbs {
-            l.extend(["--mem-peak-gbs".to_string(), format!("{gbs:.3}")]);
-        }
-        l.extend(c.timing("--duration"));
-        l
+    let bench = |c: &Checks, array: u64, gbs: Option<f64>| {
+        Benchmark::new(Subsystem::Mem)
+            .with_all([
+                Setting::Workload(Workload::Mem(MemWorkload::Triad)),
+                Setting::Count("threads", 1),
+                Setting::Bytes("array-size", array),
+            ])
+            .with_all(gbs.map(|g| Setting::Number("mem-peak-gbs", thousandths(g))))
+            .with_all(c.timing("duration"))
     };
-    let first = line(c, &small, None);
+    let first = bench(c, small_bytes, None);
     let level = match measure(c, &first, &base)? {
         Measured::Points(p) => p,
         Measured::Ended(check) => return Ok(check),
@@ -53,12 +44,12 @@ pub(super) fn working_set(c: &mut Checks, base: Check) -> anyhow::Result<Check> 
     let Some(gbs) = gbs else {
         return Ok(no_figure(base, &[&first], level));
     };
-    let clean_line = line(c, &small, Some(gbs));
-    let faulted_line = line(c, &large, Some(gbs));
+    let clean_bench = bench(c, small_bytes, Some(gbs));
+    let faulted_bench = bench(c, large_bytes, Some(gbs));
     let mut check = interleaved(
         c,
         base,
-        (&clean_line, &faulted_line),
+        (&clean_bench, &faulted_bench),
         &mut InTheLine,
         &format!(
             "TRIAD on one thread with arrays of {} each instead of {} (L2: {}), the peak given as the {} GB/s the arrays in L2 read just before",

@@ -2,10 +2,11 @@
 //! datagrams.
 
 use super::*;
+use crate::results::params::Proto;
 
 /// The TCP window of the window's fault: a quarter of the bandwidth-delay product of the delay
 /// line's 200 Mbit/s and 10 ms round trip (250 KB).
-const WINDOW: &str = "64KiB";
+const WINDOW: u64 = 64 << 10;
 
 /// A TCP stream through the delay line (5 ms each way, shaped to 200 Mbit/s) with a window
 /// of a quarter of the bandwidth-delay product, against the same stream with the kernel's own
@@ -33,31 +34,20 @@ pub(super) fn window(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
                 });
             }
             let gbps = crate::verify::net::RATE_BPS as f64 / 1e9;
-            let mut clean_line = strings(&[
-                "net",
-                "--server",
-                crate::verify::net::TUN_SERVER,
-                "--workload",
-                "THROUGHPUT",
-                "--protocol",
-                "tcp",
-                "--streams",
-                "1",
-                "--link-gbps",
-                &gbps.to_string(),
-            ]);
-            clean_line.extend(c.timing("--duration"));
-            let mut faulted_line = clean_line.clone();
-            faulted_line.extend(strings(&["--window", WINDOW]));
+            let clean = crate::verify::net::stream_to(crate::verify::net::TUN_SERVER, Proto::Tcp)
+                .with(Setting::Number("link-gbps", gbps))
+                .with_all(c.timing("duration"));
+            let faulted = clean.clone().with(Setting::Bytes("window", WINDOW));
             let check = interleaved(
                 c,
                 base,
-                (&clean_line, &faulted_line),
+                (&clean, &faulted),
                 &mut InTheLine,
                 &format!(
-                    "a TCP stream through a delay line of the run's ({} ms each way, tc tbf {} Mbit/s) with --window {WINDOW}, against the kernel's own window",
+                    "a TCP stream through a delay line of the run's ({} ms each way, tc tbf {} Mbit/s) with --window {}K, against the kernel's own window",
                     crate::verify::net::DELAY.as_millis(),
-                    crate::verify::net::RATE_BPS / 1_000_000
+                    crate::verify::net::RATE_BPS / 1_000_000,
+                    WINDOW >> 10
                 ),
             );
             drop(line);
@@ -106,20 +96,17 @@ pub(super) fn loss(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
     crate::verify::net::in_pair(
         c,
         |c, pair, _| {
-            let mut line = crate::verify::net::throughput_line("udp");
-            line.extend(strings(&[
-                "--message-size",
-                &crate::verify::net::UDP_PAYLOAD.to_string(),
-                "--rate",
-                crate::verify::net::LOSS_SEND_RATE,
-                "--link-gbps",
-                LOSS_LINK_GBPS,
-            ]));
-            line.extend(c.timing("--duration"));
+            let bench = crate::verify::net::throughput(Proto::Udp)
+                .with_all([
+                    Setting::Bytes("message-size", crate::verify::net::UDP_PAYLOAD),
+                    Setting::Rate(crate::verify::net::LOSS_SEND_BPS),
+                    Setting::Number("link-gbps", LOSS_LINK_GBPS),
+                ])
+                .with_all(c.timing("duration"));
             interleaved(
                 c,
                 base,
-                (&line, &line),
+                (&bench, &bench),
                 &mut Dropping {
                     pair,
                     dropping: false,
@@ -141,4 +128,4 @@ pub(super) fn loss(c: &mut Checks, base: Check) -> anyhow::Result<Check> {
 
 /// The link of the loss fault's stream: 100 Mbit/s of 1472-byte payloads take 103 Mbit/s of
 /// Ethernet frames.
-const LOSS_LINK_GBPS: &str = "0.105";
+const LOSS_LINK_GBPS: f64 = 0.105;
