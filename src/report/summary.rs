@@ -119,7 +119,9 @@ pub fn render(report: &Report, width: usize) -> String {
         }
     }
     if noisy {
-        out.push_str("! noisy: coefficient of variation above 5 %\n");
+        out.push_str(
+            "! noisy: coefficient of variation above 5 % (CV %: the widest of the point's figures)\n",
+        );
     }
     if report.results.iter().any(|r| r.burst().is_some()) {
         out.push_str(&wrap(super::rows::BURST_NOTE, width, "  "));
@@ -451,10 +453,18 @@ fn row_cells(
                 .map_or_else(|| "—".into(), |e| format!("{:.1}", e * 100.0)),
         );
     }
+    // The point's widest spread, the one its mark judges (a disk point's latency may vary
+    // where its throughput does not).
     let noisy = p.records.iter().any(|r| r.summary.noisy);
+    let cv = p
+        .records
+        .iter()
+        .map(|r| r.summary.cv)
+        .filter(|cv| cv.is_finite())
+        .fold(primary.summary.cv, f64::max);
     row.push(format!(
         "{:.1}{}",
-        primary.summary.cv * 100.0,
+        cv * 100.0,
         if noisy { " !" } else { "  " }
     ));
     (row.into_iter().map(|c| printable(&c)).collect(), noisy)
@@ -512,6 +522,30 @@ mod tests {
             text.contains("from 1 to 4 threads (1.96×); best at 2"),
             "{text}"
         );
+    }
+
+    /// A point's CV is its widest figure's, the one its mark judges: a steady throughput with
+    /// a latency that varies shows the latency's spread beside the "!".
+    #[test]
+    fn a_points_cv_is_its_widest_figures() {
+        let mut report = empty_report();
+        let steady = rec(1, 50.0);
+        let varying = ResultRecord::new(
+            steady.workload,
+            steady.params.clone(),
+            Metric::Latency,
+            Unit::Nanos,
+            vec![100.0, 200.0],
+            Err("none".into()),
+        );
+        report.results = vec![steady, varying];
+        let text = render(&report.displayed(&Default::default()), 100);
+        let row = text.lines().find(|l| l.starts_with("DP")).unwrap();
+        assert!(row.trim_end().ends_with("47.1 !"), "{text}");
+        report.results.truncate(1);
+        let text = render(&report.displayed(&Default::default()), 100);
+        let row = text.lines().find(|l| l.starts_with("DP")).unwrap();
+        assert!(row.trim_end().ends_with("0.7"), "{text}");
     }
 
     /// Points that measured their CPU cost get a CPUs column (the machine's CPUs kept busy);
