@@ -357,7 +357,13 @@ impl Recorder {
         if let Some(s) = &mut self.stream {
             s.points(report.results.len(), &records);
         }
-        report.results.extend(records);
+        // A report adopted whole (a multi-node run's merge) takes the records' own list: no
+        // second list of them beside the first.
+        if report.results.is_empty() {
+            report.results = records;
+        } else {
+            report.results.extend(records);
+        }
         self.output.write_files(report)
     }
 

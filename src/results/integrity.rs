@@ -8,11 +8,22 @@ impl Report {
     /// The SHA-256, in hex, of this document's content: its compact JSON without `sha256`.
     pub fn content_sha256(&self) -> String {
         use sha2::Digest;
-        let mut bare = self.clone();
-        bare.sha256 = None;
-        // Plain numbers, strings, lists and maps: serialising cannot fail.
-        let bytes = serde_json::to_vec(&bare).unwrap_or_default();
-        sha2::Sha256::digest(&bytes)
+        // The JSON goes straight into the hash, never whole in memory; a document that has a
+        // hash (one read back) is hashed as a copy without it. Plain numbers, strings, lists
+        // and maps: serialising cannot fail.
+        let mut hasher = sha2::Sha256::new();
+        let _ = match self.sha256 {
+            None => serde_json::to_writer(&mut hasher, self),
+            Some(_) => serde_json::to_writer(
+                &mut hasher,
+                &Report {
+                    sha256: None,
+                    ..self.clone()
+                },
+            ),
+        };
+        hasher
+            .finalize()
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect()
