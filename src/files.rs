@@ -256,8 +256,15 @@ pub fn explained(e: std::io::Error, dir: &Path) -> std::io::Error {
 /// Writes `bytes` to standard output and flushes it. A full file system behind a redirection
 /// is said as such; nothing panics (as `print!` would).
 pub fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(bytes).and_then(|()| out.flush()).map_err(|e| {
+    write_stdout_with(|out| out.write_all(bytes))
+}
+
+/// [`write_stdout`] of what `write` writes, as it writes it.
+pub fn write_stdout_with(
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    write(&mut out).and_then(|()| out.flush()).map_err(|e| {
         match space_problem(&e, Path::new("standard output")) {
             Some(_) if e.kind() == std::io::ErrorKind::QuotaExceeded => std::io::Error::new(
                 e.kind(),
@@ -287,11 +294,21 @@ pub fn print(text: &str) -> anyhow::Result<()> {
 /// temporary file, and one for want of space says which file system is full and what to do;
 /// the temporary file is removed whatever fails.
 pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_output_with(path, |w| w.write_all(bytes))
+}
+
+/// [`write_output`] of what `write` writes, as it writes it (a document larger than memory
+/// would hold twice is never whole in memory).
+pub fn write_output_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     if path == Path::new("-") {
-        return write_stdout(bytes);
+        return write_stdout_with(write);
     }
-    if let Some(mut file) = open_in_place(path)? {
-        return file.write_all(bytes).and_then(|()| file.flush());
+    if let Some(file) = open_in_place(path)? {
+        let mut out = std::io::BufWriter::new(file);
+        return write(&mut out).and_then(|()| out.flush());
     }
     let dir = parent_of(path);
     let name = path
@@ -311,9 +328,11 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         })
         .map_err(|e| explained(e, dir))?;
     // On failure the temporary file is removed when `tmp` is dropped.
-    tmp.as_file_mut()
-        .write_all(bytes)
+    let mut out = std::io::BufWriter::new(tmp.as_file_mut());
+    write(&mut out)
+        .and_then(|()| out.flush())
         .map_err(|e| explained(e, dir))?;
+    drop(out);
     tmp.persist(path)
         .map(|_| ())
         .map_err(|e| explained(e.error, dir))

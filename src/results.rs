@@ -662,9 +662,13 @@ impl Report {
     /// Times are shown in the unit that suits this report's figures, unless `display` has
     /// one for them already ([`units::Display::fitted`]).
     pub fn displayed(&self, display: &units::Display) -> Report {
+        self.clone().into_displayed(display)
+    }
+
+    /// [`Report::displayed`] of a report no longer needed as it is (no copy of it).
+    pub fn into_displayed(self, display: &units::Display) -> Report {
         let display = display.fitted(self.results.iter().map(ResultRecord::figure));
-        self.clone()
-            .converted(&|subsystem, unit| display.conversion(subsystem, unit))
+        self.converted(&|subsystem, unit| display.conversion(subsystem, unit))
     }
 
     /// The report with every record's derived figures finite

@@ -8,8 +8,8 @@ use crate::units::Display;
 use anyhow::Context;
 use std::path::PathBuf;
 
-/// An exporter: a pure function from a report to bytes.
-type Exporter = fn(&Report) -> Vec<u8>;
+/// An exporter: a report written out (a pure function of it).
+type Exporter = fn(&Report, &mut dyn std::io::Write) -> std::io::Result<()>;
 
 /// The outputs of a run, as the command line chose them.
 #[derive(Debug, Clone, Default)]
@@ -110,19 +110,26 @@ impl Outputs {
     /// Each output with its exporter, and whether it prints in display units (the JSON
     /// document keeps the stored base units).
     fn outputs(&self) -> [(&Option<PathBuf>, Exporter, bool); 4] {
+        // The JSON document is written as it is made (a multi-node run's is the largest);
+        // the others are rendered, then written.
+        let csv: Exporter = if self.csv_samples {
+            |r, w| w.write_all(&report::csv::render_samples(r))
+        } else {
+            |r, w| w.write_all(&report::csv::render(r))
+        };
         [
-            (&self.json, report::json::render, false),
+            (&self.json, report::json::write, false),
+            (&self.csv, csv, true),
             (
-                &self.csv,
-                if self.csv_samples {
-                    report::csv::render_samples
-                } else {
-                    report::csv::render
-                },
+                &self.markdown,
+                |r, w| w.write_all(&report::markdown::render(r)),
                 true,
             ),
-            (&self.markdown, report::markdown::render, true),
-            (&self.html, report::html::render, true),
+            (
+                &self.html,
+                |r, w| w.write_all(&report::html::render(r)),
+                true,
+            ),
         ]
     }
 
@@ -140,12 +147,11 @@ impl Outputs {
             if !stdout && !streams && crate::files::is_stream(path) {
                 continue;
             }
-            let bytes = if displayed {
-                render(shown.get_or_insert_with(|| report.displayed(&self.display)))
-            } else {
-                render(report)
+            let doc = match displayed {
+                true => &*shown.get_or_insert_with(|| report.displayed(&self.display)),
+                false => report,
             };
-            let written = crate::files::write_output(path, &bytes);
+            let written = crate::files::write_output_with(path, |w| render(doc, w));
             if stdout {
                 written.context("cannot write to standard output")?;
             } else {
@@ -174,8 +180,8 @@ impl Outputs {
 
     /// What the terminal shows of `report`, in display units, in the terminal's width: every
     /// row with `--verbose`, else the summary (one compact table per subsystem).
-    pub fn table(&self, report: &Report) -> String {
-        let shown = report.displayed(&self.display);
+    pub fn table(&self, report: Report) -> String {
+        let shown = report.into_displayed(&self.display);
         if self.verbose {
             report::table::render(&shown, crate::text::terminal_width())
         } else {

@@ -618,10 +618,11 @@ impl Recorder {
             },
             _ => None,
         };
-        let Some(report) = self.report.as_ref() else {
+        // The run's report is the terminal's table's at the end (no copy of it beside it).
+        let Some(report) = self.report.take() else {
             return outcome;
         };
-        if let Err(e) = self.output.write_final_files(report) {
+        if let Err(e) = self.output.write_final_files(&report) {
             return outcome.and(Err(e));
         }
         // A failed run still shows what it measured; an interrupted one stops at once.
@@ -629,7 +630,7 @@ impl Recorder {
         if interrupted || (outcome.is_err() && report.results.is_empty()) {
             return outcome;
         }
-        self.output.write_stdout(report)?;
+        self.output.write_stdout(&report)?;
         let db = self.output.db_path().ok();
         let files = self.output.files();
         let written = (!files.is_empty()).then(|| format!("wrote {}", files.join(", ")));

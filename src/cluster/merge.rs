@@ -42,6 +42,15 @@ pub fn merge(
     rule: OutlierRule,
 ) -> Report {
     let mut report = Report::new(rank0_system, argv);
+    // Every record's place at once: a list grown as they come holds its old copy and its new
+    // one at each step (a record is over a kilobyte before its samples).
+    let records = nodes
+        .iter()
+        .map(|n| n.report.as_ref().map_or(0, |r| r.results.len()))
+        .sum::<usize>();
+    report
+        .results
+        .reserve_exact(records.saturating_add(links.len()));
     let mut fleet_nodes = Vec::new();
     for n in nodes {
         let system = n.report.as_ref().map(|r| r.system.clone());

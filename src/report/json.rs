@@ -12,6 +12,17 @@ use serde::ser::{Serialize, SerializeSeq, SerializeStruct, Serializer};
 /// stands, each record made so as it is written: no copy of the whole run (a multi-node run's
 /// rank 0 holds every node's records) beside it.
 pub fn render(report: &Report) -> Vec<u8> {
+    let mut out = Vec::new();
+    // A Vec takes every byte: only serialising could fail, and the document is plain numbers,
+    // strings, lists and maps.
+    if let Err(e) = write(report, &mut out) {
+        return format!("{{\"error\": \"could not serialise the report: {e}\"}}\n").into_bytes();
+    }
+    out
+}
+
+/// [`render`] into `out` as it is made: the document is never whole in memory.
+pub fn write(report: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let diagnoses = super::diagnosis::of_report(report);
     let mut document = Document {
         report,
@@ -23,7 +34,7 @@ pub fn render(report: &Report) -> Vec<u8> {
     let hash = {
         use sha2::Digest;
         let mut hasher = sha2::Sha256::new();
-        let _ = serde_json::to_writer(&mut hasher, &document);
+        serde_json::to_writer(&mut hasher, &document)?;
         hasher
             .finalize()
             .iter()
@@ -31,13 +42,8 @@ pub fn render(report: &Report) -> Vec<u8> {
             .collect::<String>()
     };
     document.sha256 = Some(&hash);
-    // Every field is a plain number, string, list or map: serialisation cannot fail, except for
-    // non-finite floats, which serde_json writes as null.
-    let mut out = serde_json::to_vec_pretty(&document).unwrap_or_else(|e| {
-        format!("{{\"error\": \"could not serialise the report: {e}\"}}").into_bytes()
-    });
-    out.push(b'\n');
-    out
+    serde_json::to_writer_pretty(&mut *out, &document)?;
+    out.write_all(b"\n")
 }
 
 /// The document of `report`: its fields in the order `Report` writes them, its records with
