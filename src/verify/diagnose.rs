@@ -114,7 +114,7 @@ fn clock(c: &mut Checks) -> Option<Setting> {
         .map(|g| Setting::Number("clock-ghz", thousandths(*g)))
 }
 
-/// `x` to three decimals, as a check's bench gives a figure.
+/// `x` to three decimals, as a check's line gives a figure.
 fn thousandths(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
@@ -133,7 +133,7 @@ fn rated(c: &Checks, points: &[usize]) -> Option<usize> {
     with(Metric::Throughput).or_else(|| with(Metric::Latency))
 }
 
-/// A measured bench: its points, or the check it ends (the benchmark failed).
+/// A measured benchmark: its points, or the check it ends (the benchmark failed).
 enum Measured {
     Points(Vec<usize>),
     Ended(Check),
@@ -158,7 +158,7 @@ trait Fault {
     fn off(&mut self) -> anyhow::Result<()>;
 }
 
-/// A fault of the point's bench alone (another ISA, another N): nothing to impose.
+/// A fault of the point's options alone (another ISA, another N): nothing to impose.
 struct InTheLine;
 
 impl Fault for InTheLine {
@@ -170,7 +170,7 @@ impl Fault for InTheLine {
     }
 }
 
-/// The point's clean bench just before and just after its faulted one (a shared host moves a
+/// The point's clean benchmark just before and just after its faulted one (a shared host moves a
 /// thread's rate from run to run: the clean figure is the mean of both); a check off its mark
 /// is measured once more, and the second try is the verdict, saying what the first read.
 fn interleaved(
@@ -283,7 +283,7 @@ fn judge(
         super::checks::command_line(clean_bench),
         super::checks::command_line(faulted_bench),
     ];
-    // Every clean run's rated record (one per run of the clean bench).
+    // Every clean run's rated record (one per run of the clean benchmark).
     let cleans: Vec<ResultRecord> = clean
         .iter()
         .filter_map(|run| rated(c, run))

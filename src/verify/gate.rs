@@ -12,7 +12,7 @@
 //! runs of this check).
 //!
 //! The runs are measured apart from the report (a recorder of their own, which stores
-//! nothing): the report holds the checks, each naming its command bench and every trial's
+//! nothing): the report holds the checks, each naming its command line and every trial's
 //! change.
 
 use super::checks::{Checks, Group, command_line, dp_thread, interrupted, skipped};
