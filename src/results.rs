@@ -3,7 +3,7 @@
 
 pub mod diagnosis;
 pub mod fleet;
-mod integrity;
+pub mod integrity;
 pub mod kinds;
 pub mod latency_params;
 pub mod levels;
@@ -669,16 +669,6 @@ impl Report {
     pub fn into_displayed(self, display: &units::Display) -> Report {
         let display = display.fitted(self.results.iter().map(ResultRecord::figure));
         self.converted(&|subsystem, unit| display.conversion(subsystem, unit))
-    }
-
-    /// The report with every record's derived figures finite
-    /// ([`ResultRecord::with_finite_figures`]).
-    pub fn with_finite_figures(mut self) -> Report {
-        self.results = std::mem::take(&mut self.results)
-            .into_iter()
-            .map(ResultRecord::with_finite_figures)
-            .collect();
-        self
     }
 
     fn converted(mut self, map: UnitMap) -> Report {

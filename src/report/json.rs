@@ -31,16 +31,7 @@ pub fn write(report: &Report, out: &mut dyn std::io::Write) -> std::io::Result<(
     };
     // The content's hash (its compact JSON without `sha256`, as `Report::content_sha256`
     // reads it back), for whoever imports it elsewhere.
-    let hash = {
-        use sha2::Digest;
-        let mut hasher = sha2::Sha256::new();
-        serde_json::to_writer(&mut hasher, &document)?;
-        hasher
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    };
+    let hash = crate::results::integrity::sha256_of(&document);
     document.sha256 = Some(&hash);
     serde_json::to_writer_pretty(&mut *out, &document)?;
     out.write_all(b"\n")
@@ -185,7 +176,12 @@ mod tests {
                 });
                 report.verification = Some(Default::default());
             }
-            let mut whole = report.clone().with_finite_figures();
+            let mut whole = report.clone();
+            whole.results = whole
+                .results
+                .into_iter()
+                .map(ResultRecord::with_finite_figures)
+                .collect();
             let diagnoses = crate::report::diagnosis::of_report(&whole);
             for (rec, d) in whole.results.iter_mut().zip(diagnoses) {
                 rec.diagnosis = d;

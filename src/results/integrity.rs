@@ -7,26 +7,14 @@ use super::Report;
 impl Report {
     /// The SHA-256, in hex, of this document's content: its compact JSON without `sha256`.
     pub fn content_sha256(&self) -> String {
-        use sha2::Digest;
-        // The JSON goes straight into the hash, never whole in memory; a document that has a
-        // hash (one read back) is hashed as a copy without it. Plain numbers, strings, lists
-        // and maps: serialising cannot fail.
-        let mut hasher = sha2::Sha256::new();
-        let _ = match self.sha256 {
-            None => serde_json::to_writer(&mut hasher, self),
-            Some(_) => serde_json::to_writer(
-                &mut hasher,
-                &Report {
-                    sha256: None,
-                    ..self.clone()
-                },
-            ),
-        };
-        hasher
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        // A document that has a hash (one read back) is hashed as a copy without it.
+        match self.sha256 {
+            None => sha256_of(self),
+            Some(_) => sha256_of(&Report {
+                sha256: None,
+                ..self.clone()
+            }),
+        }
     }
 
     /// Checks the document's `sha256` against its content: `Ok` where they match or the
@@ -40,4 +28,18 @@ impl Report {
             _ => Ok(()),
         }
     }
+}
+
+/// The SHA-256, in hex, of `value`'s compact JSON: streamed into the hash, never whole in
+/// memory. Plain numbers, strings, lists and maps: serialising cannot fail (were it to, the
+/// hash is of what was written, and the document's check fails).
+pub fn sha256_of(value: &impl serde::Serialize) -> String {
+    use sha2::Digest;
+    let mut hasher = sha2::Sha256::new();
+    let _ = serde_json::to_writer(&mut hasher, value);
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
