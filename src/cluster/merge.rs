@@ -107,12 +107,17 @@ fn flag(
     rule: OutlierRule,
     key: impl Fn(&ResultRecord) -> Option<String>,
 ) -> Vec<Outlier> {
+    // In the order each point is first met; found by its key (a fleet has many points).
     let mut groups: Vec<(String, Vec<&ResultRecord>)> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for rec in results {
         let Some(k) = key(rec) else { continue };
-        match groups.iter_mut().find(|(g, _)| *g == k) {
-            Some((_, v)) => v.push(rec),
-            None => groups.push((k, vec![rec])),
+        match index.get(&k) {
+            Some(&i) => groups[i].1.push(rec),
+            None => {
+                index.insert(k.clone(), groups.len());
+                groups.push((k, vec![rec]));
+            }
         }
     }
     let mut out = Vec::new();
