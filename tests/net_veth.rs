@@ -399,11 +399,13 @@ fn both_ways_at_once_across_a_rate_limited_veth_pair() {
     // Both ways at once, each way's link also carries the other way's acknowledgements: one
     // of 66 bytes (Ethernet, IP and TCP headers with timestamps) per two full 1514-byte frames,
     // 2.2 % of the bucket's rate that a one-way run's data had (measured here: bidir 0.958 to
-    // 0.976 × the two one-way runs, over four runs).
+    // 0.976 × the two one-way runs, over four runs). Above 1.05 the bucket would have passed
+    // more than its rate; under 0.9 a way lost (a bug halves or doubles it; a loaded host's
+    // stall in one of three runs costs a few per cent).
     let acks = 66.0 / (2.0 * 1514.0);
     let ratio = sum / ((one + reverse) * (1.0 - acks));
     assert!(
-        (0.95..=1.05).contains(&ratio),
+        (0.90..=1.05).contains(&ratio),
         "bidir {sum} against ({one} + {reverse}) × {:.3}: {ratio:.3}",
         1.0 - acks
     );
