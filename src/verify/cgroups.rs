@@ -119,6 +119,15 @@ impl Group {
         }
     }
 
+    /// Lifts the group's CPU limit (v2 `cpu.max` "max", v1 `cpu.cfs_quota_us` -1).
+    pub fn unlimit_cpu(&self) -> Result<(), String> {
+        if self.v2 {
+            self.set("cpu.max", "max")
+        } else {
+            self.set("cpu.cfs_quota_us", "-1")
+        }
+    }
+
     /// Moves this whole process (every thread) into the group.
     pub fn join(&mut self) -> Result<(), String> {
         write(

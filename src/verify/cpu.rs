@@ -1,6 +1,8 @@
 //! The CPU's check: one thread under a quota of half a CPU, against the same thread without it.
 
-use super::checks::{Checks, Group, Judge, dp_thread, failed, interrupted, judged, skipped};
+use super::checks::{
+    Checks, Group, Judge, dp_thread, failed, interrupted, judged, ratio_read, skipped, twice,
+};
 use crate::app::setting::Benchmark;
 use crate::measure::stats::Summary;
 use crate::results::verify::{Check, Status};
@@ -44,27 +46,10 @@ pub(super) fn cpu(c: &mut Checks) -> anyhow::Result<()> {
     // one more or one less, up to ±33 % of a 150 ms repetition.
     let bench =
         dp_thread().with_all(c.timing_at_least("duration", Duration::from_micros(10 * PERIOD_US)));
-    let first = attempt(c, &mut group, &bench, &base)?;
     // A shared host's rate can move during the limited run alone (between its unlimited
-    // neighbours): a figure outside the tolerance is measured once more, and the second try
-    // is the verdict, saying what the first read. A quota not applied (2 ×) or applied twice
-    // (0.5 ×) reads the same both times.
-    let check = match (first.status, first.ratio()) {
-        (Status::Fail, Some(ratio)) if !crate::runner::stop::requested() => {
-            let second = attempt(c, &mut group, &bench, &base)?;
-            let mut points = first.points.clone();
-            points.extend(&second.points);
-            Check {
-                reason: format!(
-                    "{}; measured twice, the first try read {ratio:.3} × the expected (the host's rate moved during it)",
-                    second.reason
-                ),
-                points,
-                ..second
-            }
-        }
-        _ => first,
-    };
+    // neighbours). A quota not applied (2 ×) or applied twice (0.5 ×) reads the same both
+    // times.
+    let check = twice(c, ratio_read, |c| attempt(c, &mut group, &bench, &base))?;
     c.push(check)
 }
 

@@ -4,7 +4,7 @@
 //! the fault took (ln(faulted / clean) / ln(faulted): the effect measured with and without
 //! it). docs/diagnosis.md lists the faults and what each proves.
 
-use super::checks::{Checks, Group, dp_thread, interrupted, skipped};
+use super::checks::{Checks, Group, dp_thread, interrupted, skipped, twice};
 use crate::app::setting::{Benchmark, Setting};
 use crate::results::params::Side;
 use crate::results::verify::{Check, Status};
@@ -180,23 +180,15 @@ fn interleaved(
     fault: &mut dyn Fault,
     how: &str,
 ) -> anyhow::Result<Check> {
-    let first = attempt(c, &base, (clean_bench, faulted_bench), fault, how)?;
-    if first.status != Status::Fail || first.measured.is_none() || crate::runner::stop::requested()
-    {
-        return Ok(first);
-    }
-    let second = attempt(c, &base, (clean_bench, faulted_bench), fault, how)?;
-    let mut points = first.points.clone();
-    points.extend(&second.points);
-    Ok(Check {
-        reason: format!(
-            "{}; measured twice, the first try read {} % of the gap against {} % (the host's rate moved during it)",
-            second.reason,
+    let read = |first: &Check| {
+        format!(
+            "{} % of the gap against {} %",
             first.measured.map_or("no".into(), |m| format!("{m:.0}")),
             first.expected.map_or("no".into(), |e| format!("{e:.0}"))
-        ),
-        points,
-        ..second
+        )
+    };
+    twice(c, read, |c| {
+        attempt(c, &base, (clean_bench, faulted_bench), fault, how)
     })
 }
 

@@ -3,7 +3,9 @@
 //! for TCP and UDP, a delay (a TUN delay line: no netem needed), and a loss rate (iptables'
 //! statistic match on the server's end).
 
-use super::checks::{Checks, Group, Judge, failed, interrupted, judged, skipped};
+use super::checks::{
+    Checks, Group, Judge, failed, interrupted, judged, ratio_read, skipped, twice,
+};
 use super::delay_line::{DelayLine, open_tun};
 use super::sandbox::{Inside, NetPair, SERVER_ADDR, run};
 use crate::app::setting::{Benchmark, Setting};
@@ -179,8 +181,14 @@ pub(super) fn stream_to(server: &str, proto: Proto) -> Benchmark {
 }
 
 /// The rate check of `proto`: the receiver's goodput against the rate times the payload's
-/// share of each packet tbf counts.
+/// share of each packet tbf counts (tried twice where off its mark: [`twice`]).
 fn rate(c: &mut Checks, proto: Proto) -> anyhow::Result<()> {
+    let check = twice(c, ratio_read, |c| rate_try(c, proto))?;
+    c.push(check)
+}
+
+/// One try of [`rate`].
+fn rate_try(c: &mut Checks, proto: Proto) -> anyhow::Result<Check> {
     let base = bases()[if proto == Proto::Tcp { 0 } else { 1 }].clone();
     let mut bench = throughput(proto);
     if proto == Proto::Udp {
@@ -194,7 +202,7 @@ fn rate(c: &mut Checks, proto: Proto) -> anyhow::Result<()> {
     let points = match c.measure(&bench) {
         Ok(p) => p,
         Err(e) if interrupted(&e) => return Err(e),
-        Err(e) => return c.push(failed(base, &bench, &e)),
+        Err(e) => return Ok(failed(base, &bench, &e)),
     };
     let at = c.find(&points, |r| {
         r.metric == Metric::Throughput
@@ -221,7 +229,7 @@ fn rate(c: &mut Checks, proto: Proto) -> anyhow::Result<()> {
             ),
         },
     );
-    c.push(check)
+    Ok(check)
 }
 
 /// The payload of each packet tbf counts, the packet's bytes (with its Ethernet header) and
@@ -261,6 +269,14 @@ fn delay(c: &mut Checks, pair: &NetPair, server_ns: &OwnedFd) -> anyhow::Result<
             });
         }
     };
+    let check = twice(c, ratio_read, |c| delay_try(c, &line, &base))?;
+    drop(line);
+    c.push(check)
+}
+
+/// One try of [`delay`], through `line`.
+fn delay_try(c: &mut Checks, line: &DelayLine, base: &Check) -> anyhow::Result<Check> {
+    let base = base.clone();
     let args = Benchmark::new(Subsystem::Net)
         .with_all([
             Setting::Server(TUN_SERVER.into()),
@@ -288,14 +304,13 @@ fn delay(c: &mut Checks, pair: &NetPair, server_ns: &OwnedFd) -> anyhow::Result<
                 all.extend(points);
             }
             Err(e) if interrupted(&e) => return Err(e),
-            Err(e) => return c.push(failed(base, &args, &e)),
+            Err(e) => return Ok(failed(base, &args, &e)),
         }
     }
     let dropped = line.dropped();
-    drop(line);
     let added = 2.0 * DELAY.as_secs_f64();
     let (Some(plain), measured) = (rtts[0], rtts[1]) else {
-        return c.push(Check {
+        return Ok(Check {
             status: crate::results::verify::Status::Fail,
             reason: "the round trip without the delay was not measured".into(),
             ..base
@@ -322,7 +337,7 @@ fn delay(c: &mut Checks, pair: &NetPair, server_ns: &OwnedFd) -> anyhow::Result<
             ),
         },
     );
-    c.push(check)
+    Ok(check)
 }
 
 /// The delay line between the pair's namespaces (a TUN device in each, [`TUN_SERVER`] and
@@ -354,11 +369,18 @@ pub(super) fn delay_line(pair: &NetPair, server_ns: &OwnedFd) -> Result<DelayLin
     DelayLine::start(s, cl).map_err(|e| format!("cannot start the delay line: {e}"))
 }
 
-/// The loss check: UDP datagrams at a rate the path carries whole, a share of them dropped.
+/// The loss check: UDP datagrams at a rate the path carries whole, a share of them dropped
+/// (tried twice where off its mark: [`twice`]).
 fn loss(c: &mut Checks, pair: &NetPair) -> anyhow::Result<()> {
+    let check = twice(c, ratio_read, |c| loss_try(c, pair))?;
+    c.push(check)
+}
+
+/// One try of [`loss`].
+fn loss_try(c: &mut Checks, pair: &NetPair) -> anyhow::Result<Check> {
     let base = bases()[3].clone();
     if let Err(why) = pair.add_loss(LOSS) {
-        return c.push(Check {
+        return Ok(Check {
             reason: format!("cannot drop datagrams: {why}"),
             ..base
         });
@@ -374,7 +396,7 @@ fn loss(c: &mut Checks, pair: &NetPair) -> anyhow::Result<()> {
     let points = match measured {
         Ok(p) => p,
         Err(e) if interrupted(&e) => return Err(e),
-        Err(e) => return c.push(failed(base, &bench, &e)),
+        Err(e) => return Ok(failed(base, &bench, &e)),
     };
     let at = c.find(&points, |r| r.metric == Metric::Loss);
     let rec = at.and_then(|i| c.record(i));
@@ -403,5 +425,5 @@ fn loss(c: &mut Checks, pair: &NetPair) -> anyhow::Result<()> {
             "only {sent} datagrams were sent: the check needs {MIN_DATAGRAMS} (give a longer --duration or more --repeat)"
         );
     }
-    c.push(check)
+    Ok(check)
 }
