@@ -9,6 +9,7 @@ use crate::results::params::Side;
 use crate::results::point::point_key_except;
 use crate::results::{Report, ResultRecord};
 use crate::sysinfo::SystemInfo;
+use std::collections::HashMap;
 
 /// What rank 0 knows of one node at the end.
 #[derive(Debug, Clone)]
@@ -109,7 +110,7 @@ fn flag(
 ) -> Vec<Outlier> {
     // In the order each point is first met; found by its key (a fleet has many points).
     let mut groups: Vec<(String, Vec<&ResultRecord>)> = Vec::new();
-    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
     for rec in results {
         let Some(k) = key(rec) else { continue };
         match index.get(&k) {

@@ -134,6 +134,14 @@ impl Checks<'_> {
         })
     }
 
+    /// Adds the checks `tried` kept ([`twice_all`]), then ends as it did.
+    pub(super) fn push_tried(&mut self, (checks, outcome): Tried) -> anyhow::Result<()> {
+        for check in checks {
+            self.push(check)?;
+        }
+        outcome
+    }
+
     /// The duration (option `key`: `duration`, `runtime`) and repetitions of every benchmark.
     pub(super) fn timing(&self, key: &'static str) -> [Setting; 2] {
         self.timing_at_least(key, Duration::ZERO)
@@ -208,26 +216,44 @@ pub(super) fn judged(
     }
 }
 
+/// What [`twice_all`] gives: the checks to add to the run, and how it ended (an error, such
+/// as the user's Ctrl-C, after the checks it keeps).
+pub(super) type Tried = (Vec<Check>, anyhow::Result<()>);
+
 /// `attempt`'s checks, measured once more where one failed with a figure: a shared host's
 /// rate can move during one try (a neighbour's burst, a vCPU stalled for 50 ms of a 1.5 s
 /// window), and the second try is the verdict, each check saying what its first try read
 /// (`read`: "0.961 × the expected"). A fault not imposed, or imposed twice, reads the same both
 /// times. Checks without a figure (their benchmark failed, they were skipped) are not tried
-/// again, nor those of a run the user stopped. Each try imposes its fault afresh.
+/// again, nor those of a run the user stopped; a second try cut short (Ctrl-C) leaves the
+/// first try's verdict, saying so.
 pub(super) fn twice_all<C>(
     ctx: &mut C,
     read: impl Fn(&Check) -> String,
     mut attempt: impl FnMut(&mut C) -> anyhow::Result<Vec<Check>>,
-) -> anyhow::Result<Vec<Check>> {
+) -> Tried {
     let off = |c: &Check| c.status == Status::Fail && c.measured.is_some();
-    let first = attempt(ctx)?;
+    let first = match attempt(ctx) {
+        Ok(first) => first,
+        Err(e) => return (Vec::new(), Err(e)),
+    };
     if !first.iter().any(off) || crate::runner::stop::requested() {
-        return Ok(first);
+        return (first, Ok(()));
     }
-    let second = attempt(ctx)?;
-    if second.len() != first.len() {
-        return Ok(second);
-    }
+    let second = match attempt(ctx) {
+        Ok(second) if second.len() == first.len() => second,
+        Ok(_) => {
+            let e = anyhow::anyhow!("internal: a check's two tries gave different checks");
+            return (first, Err(e));
+        }
+        Err(e) => {
+            let cut = first.into_iter().map(|c| Check {
+                reason: format!("{}; its second try was cut short", c.reason),
+                ..c
+            });
+            return (cut.collect(), Err(e));
+        }
+    };
     let both = first.into_iter().zip(second).map(|(first, second)| {
         let mut points = first.points.clone();
         points.extend(&second.points);
@@ -246,7 +272,7 @@ pub(super) fn twice_all<C>(
             ..second
         }
     });
-    Ok(both.collect())
+    (both.collect(), Ok(()))
 }
 
 /// [`twice_all`] of one check.
@@ -254,10 +280,8 @@ pub(super) fn twice<C>(
     ctx: &mut C,
     read: impl Fn(&Check) -> String,
     mut attempt: impl FnMut(&mut C) -> anyhow::Result<Check>,
-) -> anyhow::Result<Check> {
-    twice_all(ctx, read, |ctx| attempt(ctx).map(|c| vec![c]))?
-        .pop()
-        .ok_or_else(|| anyhow::anyhow!("internal: a check's try gave no check"))
+) -> Tried {
+    twice_all(ctx, read, |ctx| attempt(ctx).map(|c| vec![c]))
 }
 
 /// What a try read, against what was expected ("0.961 × the expected").
@@ -274,6 +298,25 @@ pub(super) fn failed(base: Check, bench: &Benchmark, e: &anyhow::Error) -> Check
         commands: vec![command_line(bench)],
         ..base
     }
+}
+
+/// Each check of `bases` as failed: `bench` ended with `e`.
+pub(super) fn failed_all<const N: usize>(
+    bases: [Check; N],
+    bench: &Benchmark,
+    e: &anyhow::Error,
+) -> Vec<Check> {
+    bases.map(|base| failed(base, bench, e)).into()
+}
+
+/// Each check of `bases` with `why` as its reason (not run: skipped).
+pub(super) fn with_reason<const N: usize>(bases: [Check; N], why: &str) -> Vec<Check> {
+    bases
+        .map(|base| Check {
+            reason: why.into(),
+            ..base
+        })
+        .into()
 }
 
 /// Whether `e` is the user's Ctrl-C (which ends the run), not a check's failure.
@@ -337,12 +380,13 @@ mod tests {
     fn a_check_off_its_mark_is_measured_once_more() {
         let tries = |figures: &[Option<f64>]| {
             let mut at = 0;
-            let check = twice(&mut at, ratio_read, |at: &mut usize| {
+            let (mut checks, outcome) = twice(&mut at, ratio_read, |at: &mut usize| {
                 *at += 1;
                 Ok(try_of(figures[*at - 1], *at))
-            })
-            .unwrap();
-            (check, at)
+            });
+            outcome.unwrap();
+            assert_eq!(checks.len(), 1);
+            (checks.remove(0), at)
         };
         let (c, n) = tries(&[Some(101.0)]);
         assert_eq!(
@@ -368,11 +412,11 @@ mod tests {
         // its own first try read.
         let mut at = 0;
         let figures = [[Some(100.0), Some(80.0)], [Some(98.0), Some(101.0)]];
-        let group = twice_all(&mut at, ratio_read, |at: &mut usize| {
+        let (group, outcome) = twice_all(&mut at, ratio_read, |at: &mut usize| {
             *at += 1;
             Ok(figures[*at - 1].iter().map(|f| try_of(*f, *at)).collect())
-        })
-        .unwrap();
+        });
+        outcome.unwrap();
         assert_eq!(at, 2);
         assert!(
             group
@@ -389,5 +433,22 @@ mod tests {
                 .reason
                 .ends_with("0.800 × the expected (the host's rate moved during it)")
         );
+        // A second try cut short (Ctrl-C) keeps the first try's verdict and ends as it did;
+        // a first try cut short keeps nothing.
+        let mut at = 0;
+        let (kept, outcome) = twice(&mut at, ratio_read, |at: &mut usize| {
+            *at += 1;
+            match *at {
+                1 => Ok(try_of(Some(80.0), 1)),
+                _ => Err(anyhow::anyhow!("interrupted")),
+            }
+        });
+        assert_eq!(outcome.unwrap_err().to_string(), "interrupted");
+        assert_eq!((kept.len(), kept[0].status), (1, Status::Fail));
+        assert_eq!(kept[0].reason, "the rate; its second try was cut short");
+        let (kept, outcome) = twice(&mut 0, ratio_read, |_: &mut i32| -> anyhow::Result<Check> {
+            Err(anyhow::anyhow!("interrupted"))
+        });
+        assert!(kept.is_empty() && outcome.is_err());
     }
 }

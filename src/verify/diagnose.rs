@@ -187,9 +187,19 @@ fn interleaved(
             first.expected.map_or("no".into(), |e| format!("{e:.0}"))
         )
     };
-    twice(c, read, |c| {
+    let (mut kept, outcome) = twice(c, read, |c| {
         attempt(c, &base, (clean_bench, faulted_bench), fault, how)
-    })
+    });
+    match outcome {
+        Ok(()) => kept
+            .pop()
+            .ok_or_else(|| anyhow::anyhow!("internal: a diagnosis's try gave no check")),
+        // Cut short: what the first try found is kept.
+        Err(e) => {
+            c.push_tried((kept, Ok(())))?;
+            Err(e)
+        }
+    }
 }
 
 /// One try of [`interleaved`].

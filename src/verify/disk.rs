@@ -80,7 +80,7 @@ pub(super) fn disk(c: &mut Checks) -> anyhow::Result<()> {
         let bench = one_thread(&disk.device, workload, block, Duration::from_secs(1))
             .with_all(c.timing_at_least("runtime", least));
         // Tried twice where off its mark ([`twice`]).
-        let check = twice(c, ratio_read, |c| match c.measure(&bench) {
+        let tried = twice(c, ratio_read, |c| match c.measure(&bench) {
             Ok(points) => {
                 let unit = base.unit;
                 let at = c.find(&points, |r| r.metric == metric && r.unit == unit);
@@ -103,8 +103,8 @@ pub(super) fn disk(c: &mut Checks) -> anyhow::Result<()> {
             }
             Err(e) if interrupted(&e) => Err(e),
             Err(e) => Ok(failed(base.clone(), &bench, &e)),
-        })?;
-        c.push(check)?;
+        });
+        c.push_tried(tried)?;
     }
     group.leave().map_err(|e| anyhow::anyhow!(e))?;
     Ok(())

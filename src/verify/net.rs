@@ -183,8 +183,8 @@ pub(super) fn stream_to(server: &str, proto: Proto) -> Benchmark {
 /// The rate check of `proto`: the receiver's goodput against the rate times the payload's
 /// share of each packet tbf counts (tried twice where off its mark: [`twice`]).
 fn rate(c: &mut Checks, proto: Proto) -> anyhow::Result<()> {
-    let check = twice(c, ratio_read, |c| rate_try(c, proto))?;
-    c.push(check)
+    let tried = twice(c, ratio_read, |c| rate_try(c, proto));
+    c.push_tried(tried)
 }
 
 /// One try of [`rate`].
@@ -269,14 +269,16 @@ fn delay(c: &mut Checks, pair: &NetPair, server_ns: &OwnedFd) -> anyhow::Result<
             });
         }
     };
-    let check = twice(c, ratio_read, |c| delay_try(c, &line, &base))?;
+    let tried = twice(c, ratio_read, |c| delay_try(c, &line, &base));
     drop(line);
-    c.push(check)
+    c.push_tried(tried)
 }
 
 /// One try of [`delay`], through `line`.
 fn delay_try(c: &mut Checks, line: &DelayLine, base: &Check) -> anyhow::Result<Check> {
     let base = base.clone();
+    // The line's count of packets dropped runs over both tries.
+    let dropped_before = line.dropped();
     let args = Benchmark::new(Subsystem::Net)
         .with_all([
             Setting::Server(TUN_SERVER.into()),
@@ -307,7 +309,7 @@ fn delay_try(c: &mut Checks, line: &DelayLine, base: &Check) -> anyhow::Result<C
             Err(e) => return Ok(failed(base, &args, &e)),
         }
     }
-    let dropped = line.dropped();
+    let dropped = line.dropped().saturating_sub(dropped_before);
     let added = 2.0 * DELAY.as_secs_f64();
     let (Some(plain), measured) = (rtts[0], rtts[1]) else {
         return Ok(Check {
@@ -372,12 +374,23 @@ pub(super) fn delay_line(pair: &NetPair, server_ns: &OwnedFd) -> Result<DelayLin
 /// The loss check: UDP datagrams at a rate the path carries whole, a share of them dropped
 /// (tried twice where off its mark: [`twice`]).
 fn loss(c: &mut Checks, pair: &NetPair) -> anyhow::Result<()> {
-    let check = twice(c, ratio_read, |c| loss_try(c, pair))?;
-    c.push(check)
+    let mut sent = 0;
+    let (mut checks, outcome) = twice(c, ratio_read, |c| loss_try(c, pair, &mut sent));
+    // Too few datagrams is no figure off its mark: another try sends as few.
+    if let Some(check) = checks.last_mut().filter(|c| c.measured.is_some())
+        && sent < MIN_DATAGRAMS
+    {
+        check.status = crate::results::verify::Status::Fail;
+        check.reason = format!(
+            "only {sent} datagrams were sent: the check needs {MIN_DATAGRAMS} (give a longer --duration or more --repeat)"
+        );
+    }
+    c.push_tried((checks, outcome))
 }
 
 /// One try of [`loss`].
-fn loss_try(c: &mut Checks, pair: &NetPair) -> anyhow::Result<Check> {
+/// `sent`: the datagrams it sent inside the measured windows.
+fn loss_try(c: &mut Checks, pair: &NetPair, sent: &mut u64) -> anyhow::Result<Check> {
     let base = bases()[3].clone();
     if let Err(why) = pair.add_loss(LOSS) {
         return Ok(Check {
@@ -401,11 +414,11 @@ fn loss_try(c: &mut Checks, pair: &NetPair) -> anyhow::Result<Check> {
     let at = c.find(&points, |r| r.metric == Metric::Loss);
     let rec = at.and_then(|i| c.record(i));
     // Sent inside the measured windows of all the repetitions.
-    let sent = rec
+    *sent = rec
         .and_then(|r| r.params.net())
         .and_then(|n| n.datagrams_sent)
         .unwrap_or(0);
-    let mut check = judged(
+    let check = judged(
         base,
         &bench,
         points,
@@ -419,11 +432,5 @@ fn loss_try(c: &mut Checks, pair: &NetPair) -> anyhow::Result<Check> {
             ),
         },
     );
-    if sent < MIN_DATAGRAMS {
-        check.status = crate::results::verify::Status::Fail;
-        check.reason = format!(
-            "only {sent} datagrams were sent: the check needs {MIN_DATAGRAMS} (give a longer --duration or more --repeat)"
-        );
-    }
     Ok(check)
 }

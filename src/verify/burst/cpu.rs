@@ -12,6 +12,7 @@ use crate::app::setting::Setting;
 use crate::results::phases::burst;
 use crate::results::verify::Check;
 use crate::results::{Metric, Subsystem, Unit};
+use crate::verify::cgroups;
 use crate::verify::checks::{
     Checks, Group, Judge, dp_thread, failed, interrupted, judged, ratio_read, skipped, twice,
 };
@@ -54,12 +55,12 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
     // Tried twice where off its mark (`twice`): each try begins without the quota.
     let tried = twice(c, ratio_read, |c| attempt(c, &group));
     let left = group.leave().map_err(|e| anyhow::anyhow!(e));
-    c.push(tried?)?;
+    c.push_tried(tried)?;
     left
 }
 
 /// One try of the check, in `group` (joined).
-fn attempt(c: &mut Checks, group: &super::super::cgroups::Group) -> anyhow::Result<Check> {
+fn attempt(c: &mut Checks, group: &cgroups::Group) -> anyhow::Result<Check> {
     let bench = dp_thread()
         .with(Setting::Warmup(0))
         .with_all(crate::verify::checks::timing("duration", DURATION, 1));

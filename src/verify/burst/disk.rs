@@ -10,7 +10,7 @@ use crate::results::phases::burst;
 use crate::results::verify::Check;
 use crate::results::{Metric, Subsystem, Unit};
 use crate::verify::checks::{
-    Checks, Group, Judge, failed, interrupted, judged, ratio_read, skipped, twice_all,
+    Checks, Group, Judge, failed_all, interrupted, judged, ratio_read, skipped, twice_all,
 };
 use crate::verify::disk::{BPS_CAP, Cap, DISK_BYTES, cap, one_thread, uncap_writes};
 use crate::verify::{cgroups, loop_disk::LoopDisk, names};
@@ -32,7 +32,7 @@ const SUSTAIN: Duration = Duration::from_secs(10);
 /// How long the watch waits for the point's first write before it gives up.
 const FIRST_WRITE_WAIT: Duration = Duration::from_secs(60);
 
-/// The two checks, none run yet.
+/// The three checks, none run yet.
 fn bases() -> [Check; 3] {
     let imposed = format!(
         "{} MB/s writes from {} s on",
@@ -87,9 +87,7 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
     // Tried twice where one is off its mark (`twice_all`): each try begins without the cap.
     let tried = twice_all(c, ratio_read, |c| attempt(c, &disk, &group, &stat));
     let left = group.leave().map_err(|e| anyhow::anyhow!(e));
-    for check in tried? {
-        c.push(check)?;
-    }
+    c.push_tried(tried)?;
     left
 }
 
@@ -108,9 +106,7 @@ fn attempt(
         .with_all(crate::verify::checks::timing("sustain", SUSTAIN, 1));
     if let Err(why) = uncap_writes(group, &disk.number) {
         let e = anyhow::anyhow!("the cap could not be lifted before the point: {why}");
-        return Ok([switch, baseline, sustain]
-            .map(|b| failed(b, &bench, &e))
-            .into());
+        return Ok(failed_all([switch, baseline, sustain], &bench, &e));
     }
     let done = AtomicBool::new(false);
     let (measured, switched) = std::thread::scope(|s| {
@@ -126,18 +122,14 @@ fn attempt(
         Ok(p) => p,
         Err(e) if interrupted(&e) => return Err(e),
         Err(e) => {
-            return Ok([switch, baseline, sustain]
-                .map(|b| failed(b, &bench, &e))
-                .into());
+            return Ok(failed_all([switch, baseline, sustain], &bench, &e));
         }
     };
     let switched = match switched {
         Ok(s) => s,
         Err(why) => {
             let e = anyhow::anyhow!("the cap could not be switched on: {why}");
-            return Ok([switch, baseline, sustain]
-                .map(|b| failed(b, &bench, &e))
-                .into());
+            return Ok(failed_all([switch, baseline, sustain], &bench, &e));
         }
     };
     let at = c.find(&points, |r| r.metric == Metric::Throughput);

@@ -12,7 +12,8 @@ use crate::results::phases::burst;
 use crate::results::verify::Check;
 use crate::results::{Metric, ResultRecord, Subsystem, Unit};
 use crate::verify::checks::{
-    Checks, Group, Judge, failed, interrupted, judged, ratio_read, skipped, twice_all,
+    Checks, Group, Judge, failed_all, interrupted, judged, ratio_read, skipped, twice_all,
+    with_reason,
 };
 use crate::verify::net::{in_pair, payload_of, throughput};
 use crate::verify::sandbox::NetPair;
@@ -69,12 +70,10 @@ pub(super) fn checks(c: &mut Checks) -> anyhow::Result<()> {
 }
 
 /// The three checks, tried twice where one is off its mark (`twice_all`: the bucket is set
-/// afresh, full, for each try).
+/// afresh, full, for each try: `tc qdisc replace` refills it).
 fn measure(c: &mut Checks, pair: &NetPair, _server: &OwnedFd) -> anyhow::Result<()> {
-    for check in twice_all(c, ratio_read, |c| attempt(c, pair))? {
-        c.push(check)?;
-    }
-    Ok(())
+    let tried = twice_all(c, ratio_read, |c| attempt(c, pair));
+    c.push_tried(tried)
 }
 
 /// One try of the three checks.
@@ -82,12 +81,7 @@ fn attempt(c: &mut Checks, pair: &NetPair) -> anyhow::Result<Vec<Check>> {
     let [volume, baseline, sustain] = bases();
     if let Err(why) = pair.limit_burst(RATE_BPS, PEAK_BPS, BUCKET_BYTES) {
         let why = format!("cannot shape the veth pair with a peak rate: {why}");
-        return Ok([volume, baseline, sustain]
-            .map(|base| Check {
-                reason: why.clone(),
-                ..base
-            })
-            .into());
+        return Ok(with_reason([volume, baseline, sustain], &why));
     }
     // Nothing omitted: the burst begins with the stream. One repetition: the bucket refills
     // at the rate only. The receiver's figures: a sender's count what its socket took, and its
@@ -103,9 +97,7 @@ fn attempt(c: &mut Checks, pair: &NetPair) -> anyhow::Result<Vec<Check>> {
         Ok(p) => p,
         Err(e) if interrupted(&e) => return Err(e),
         Err(e) => {
-            return Ok([volume, baseline, sustain]
-                .map(|b| failed(b, &bench, &e))
-                .into());
+            return Ok(failed_all([volume, baseline, sustain], &bench, &e));
         }
     };
     // The receiver's record has the client's intervals and phases.
