@@ -89,13 +89,13 @@ fn stderr_of(c: Child) -> (Option<i32>, String) {
 }
 
 /// Item 11: seven connections that never say anything, opened before the ranks, cost the join
-/// nothing: a three-rank run (authenticated: every rank has the token) completes well within
-/// its 20 s join timeout.
+/// nothing: a three-rank run (authenticated: every rank has the token) completes, where silent
+/// connections that held the join would fail it at its 20 s join timeout ("rank N of 3 did
+/// not join within 20s"). How long the whole run takes is the host's business.
 #[test]
 fn silent_connections_do_not_keep_ranks_from_joining() {
     let dir = tempfile::tempdir().unwrap();
     let token = ["--token", "s3cret"];
-    let t0 = Instant::now();
     let rank0 = rank(0, 3, dir.path(), &token);
     let addr = coordinator(dir.path());
     let silent: Vec<TcpStream> = (0..7).map(|_| connect(addr)).collect();
@@ -107,7 +107,6 @@ fn silent_connections_do_not_keep_ranks_from_joining() {
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("authenticated"), "{err}");
     assert!(!err.contains("no --token"), "{err}");
-    assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
     for r in others {
         let (code, err) = stderr_of(r);
         assert_eq!(code, Some(0), "{err}");
