@@ -282,13 +282,12 @@ fn compare_fits_100_columns_a_line_per_point() {
 /// names points for a person and says the correction.
 #[test]
 fn a_copy_one_percent_worse_is_no_regression_twenty_percent_is() {
-    // Its repetitions' spread decides the verdicts: the mock session's, the same on every run
-    // (what compare makes of a spread is the test, not what a shared host's is).
+    // Its repetitions' spread decides the verdicts: the mock session's (`peakbench` here
+    // selects it), the same on every run, so the test needs no machine to itself.
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     let run = dir.path().join("run.json");
     peakbench(&db)
-        .env(common::MOCK_SESSION.0, common::MOCK_SESSION.1)
         .args([
             "cpu",
             "--workload",
@@ -439,14 +438,11 @@ fn compare_is_blind_to_display_units() {
     }
 }
 
-/// Two real loopback runs (each with its own in-process server on an ephemeral port) pair every
-/// point: the port is no part of a point's identity. A copy of a paced UDP run (goodput steady
-/// at its target rate, so its repetitions decide) with the figures 20 % worse exits 3; a copy
-/// missing a point lists it as only in A.
+/// Two loopback runs (the mock session's: each its own in-process server's ephemeral port in
+/// its records) pair every point: the port is no part of a point's identity. A copy of a paced
+/// UDP run with the figures 20 % worse exits 3; a copy missing a point lists it as only in A.
 #[test]
 fn two_loopback_runs_pair_every_point_and_a_network_drop_regresses() {
-    // Its repetitions' spread decides the regression: alone.
-    let _share = common::share(true);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     let run = |name: &str, args: &[&str]| {
