@@ -79,6 +79,27 @@ fn net_with_fake_iperf3(env: &[(&str, &str)]) -> (Option<i32>, String, String, s
     )
 }
 
+/// The stored document's goodput records (there is one at least), each without a reference
+/// figure, with its one-line reason why.
+fn unreferenced_goodput(stored: &str) -> Vec<(serde_json::Value, String)> {
+    let doc: serde_json::Value =
+        serde_json::from_str(stored).unwrap_or_else(|e| panic!("{e}: {stored}"));
+    let goodput: Vec<_> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["metric"] == "throughput")
+        .map(|r| {
+            assert!(r["reference"].is_null(), "{r}");
+            let why = r["reference_unknown_reason"].as_str().unwrap_or_default();
+            assert!(!why.contains('\n'), "{why}");
+            (r.clone(), why.to_string())
+        })
+        .collect();
+    assert!(!goodput.is_empty(), "{stored}");
+    goodput
+}
+
 /// Security review, finding 6: a tool that reports 1e308 bit/s (a remote iperf3 server
 /// controls `sum_received`) gives no reference figure: the point keeps its own, the reason is
 /// stated in one line per point, and the stored document reads back with `report`.
@@ -86,22 +107,11 @@ fn net_with_fake_iperf3(env: &[(&str, &str)]) -> (Option<i32>, String, String, s
 fn an_absurd_figure_from_a_tool_is_a_failed_reference_run() {
     let (code, err, stored, dir) = net_with_fake_iperf3(&[("FAKE_FIGURE", "1e308")]);
     assert_eq!(code, Some(0), "{err}");
-    let doc: serde_json::Value =
-        serde_json::from_str(&stored).unwrap_or_else(|e| panic!("{e}: {stored}"));
-    let results = doc["results"].as_array().unwrap();
-    let goodput: Vec<_> = results
-        .iter()
-        .filter(|r| r["metric"] == "throughput")
-        .collect();
-    assert!(!goodput.is_empty(), "{stored}");
-    for r in goodput {
-        assert!(r["reference"].is_null(), "{r}");
-        let why = r["reference_unknown_reason"].as_str().unwrap_or_default();
+    for (r, why) in unreferenced_goodput(&stored) {
         assert!(
             why.contains("iperf3") && why.contains("is not a number from 0 to"),
             "{r}"
         );
-        assert!(!why.contains('\n'), "{why}");
         assert!(r["mean"].as_f64().is_some_and(|m| m > 0.0), "{r}");
     }
     assert!(!stored.contains("1e308"), "{stored}");
@@ -129,22 +139,11 @@ fn a_tool_that_prints_too_much_is_a_failed_reference_run() {
     let (code, err, stored, dir) =
         net_with_fake_iperf3(&[("FAKE_FIGURE", "1e9"), ("FAKE_BYTES", "40000000")]);
     assert_eq!(code, Some(0), "{err}");
-    let doc: serde_json::Value =
-        serde_json::from_str(&stored).unwrap_or_else(|e| panic!("{e}: {stored}"));
-    let results = doc["results"].as_array().unwrap();
-    let goodput: Vec<_> = results
-        .iter()
-        .filter(|r| r["metric"] == "throughput")
-        .collect();
-    assert!(!goodput.is_empty(), "{stored}");
-    for r in goodput {
-        assert!(r["reference"].is_null(), "{r}");
-        let why = r["reference_unknown_reason"].as_str().unwrap_or_default();
+    for (r, why) in unreferenced_goodput(&stored) {
         assert!(
             why.contains("iperf3 failed: its output was larger than 16 MiB"),
             "{r}"
         );
-        assert!(!why.contains('\n'), "{why}");
     }
     let _ = std::fs::remove_dir_all(dir);
 }
