@@ -146,6 +146,7 @@ type SetInt = unsafe extern "C" fn(c_int);
 type GetDim = unsafe extern "C" fn() -> i64;
 type SetDim = unsafe extern "C" fn(i64);
 type ArchString = unsafe extern "C" fn(c_int) -> *const c_char;
+type Init = unsafe extern "C" fn();
 type MklVersion = unsafe extern "C" fn(*mut c_char, c_int);
 type Ilaver = unsafe extern "C" fn(*mut c_int, *mut c_int, *mut c_int);
 
@@ -541,6 +542,12 @@ fn identify(
         return (format!("{files} ({config}{model})"), core, control);
     }
     if let Some(version) = call_text("bli_info_get_version_str") {
+        // BLIS reads BLIS_ARCH_TYPE (a configuration chosen by number) as it initialises, and
+        // aborts where its configurations are queried before: initialised first.
+        if let Some(init) = any_symbol::<Init>(libs, "bli_init") {
+            // SAFETY: void bli_init(void), idempotent (BLIS initialises once).
+            unsafe { init() };
+        }
         let arch = any_symbol::<GetInt>(libs, "bli_arch_query_id")
             .zip(any_symbol::<ArchString>(libs, "bli_arch_string"))
             // SAFETY: arch_t bli_arch_query_id(void) and const char *bli_arch_string(arch_t).
