@@ -823,12 +823,20 @@ fn hpcc_streams_scale_and_add_points() {
 }
 
 /// DGEMM and SGEMM points get BLIS's figure at their N and threads, through `--blas system` in a
-/// process of peakbench's own, where BLIS is installed.
+/// process of peakbench's own, where BLIS is installed; on a CPU with AVX2 never BLIS's generic
+/// code (where BLIS chose it, the point's configuration asked for with BLIS_ARCH_TYPE, in the
+/// command shown); and `--blas system` runs the configuration BLIS_ARCH_TYPE names (BLIS
+/// aborted where its configuration was queried before it initialised).
 #[test]
 fn blis_measures_the_points_multiply() {
     if !installed(Tool::Blis) {
         return;
     }
+    #[cfg(target_arch = "x86_64")]
+    let avx2 =
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
+    #[cfg(not(target_arch = "x86_64"))]
+    let avx2 = false;
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
     Command::new(env!("CARGO_BIN_EXE_peakbench"))
@@ -862,10 +870,41 @@ fn blis_measures_the_points_multiply() {
         // The configuration BLIS chose on this CPU is part of its version.
         let version = reference["version"].as_str().unwrap();
         assert!(version.contains("(BLIS "), "{version}");
-        let command = reference["commands"][0].as_str().unwrap();
+        assert!(!avx2 || !version.contains("(BLIS generic"), "{version}");
+        // The run of the figure is the last command (the first point's probes come before).
+        let commands = reference["commands"].as_array().unwrap();
+        let command = commands.last().unwrap().as_str().unwrap();
         assert!(
             command.contains("--blas system --blas-library") && command.contains("--n 256"),
             "{command}"
         );
+        let asked = version.contains("asked with BLIS_ARCH_TYPE=");
+        assert_eq!(
+            asked,
+            command.starts_with("BLIS_ARCH_TYPE="),
+            "{version}: {command}"
+        );
     }
+    if !avx2 {
+        return;
+    }
+    // BLIS's haswell configuration, its fourth (BLIS_ARCH_TYPE=3 in 0.8 and 0.9), is in every
+    // x86 build of Debian's.
+    let library = peakbench::reference::blis::library().unwrap();
+    Command::new(env!("CARGO_BIN_EXE_peakbench"))
+        .env("BLIS_ARCH_TYPE", "3")
+        .args(["cpu", "--workload", "DGEMM", "--n", "64", "--threads", "1"])
+        .args(["--repeat", "1", "--blas", "system", "--blas-library"])
+        .arg(&library)
+        .args(["--no-history", "--json"])
+        .arg(&json)
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        doc["results"][0]["params"]["micro_kernel"], "BLIS haswell",
+        "{doc}"
+    );
 }

@@ -306,16 +306,7 @@ pub fn command_line(
 /// library is not OpenBLAS. `blas_core` is the kernel the library chose
 /// ([`RefContext::blas_core`](super::RefContext::blas_core)).
 pub fn openblas_coretype(blas_core: Option<&str>) -> Option<&'static str> {
-    #[cfg(target_arch = "x86_64")]
-    let (avx512, avx2) = {
-        use std::arch::is_x86_feature_detected as has;
-        (
-            has!("avx512f") && has!("avx512bw") && has!("avx512dq") && has!("avx512vl"),
-            has!("avx2") && has!("fma"),
-        )
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let (avx512, avx2) = (false, false);
+    let (avx512, avx2) = super::x86_vectors();
     coretype_for(blas_core?, avx512, avx2)
 }
 

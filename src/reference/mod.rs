@@ -749,6 +749,22 @@ fn block_time(tool: Tool, rec: &ResultRecord, per_thread: f64) -> Result<f64, Re
 }
 
 /// An error for a record whose unit the adapter does not produce.
+/// The vector instruction sets this CPU has that the libraries' kernels are chosen by: AVX-512
+/// (F, BW, DQ and VL, as OpenBLAS's SkylakeX and BLIS's skx kernels use) and AVX2 with FMA;
+/// neither off x86.
+fn x86_vectors() -> (bool, bool) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::is_x86_feature_detected as has;
+        (
+            has!("avx512f") && has!("avx512bw") && has!("avx512dq") && has!("avx512vl"),
+            has!("avx2") && has!("fma"),
+        )
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    (false, false)
+}
+
 fn unit_error(tool: Tool, rec: &ResultRecord) -> RefError {
     RefError::unsupported(
         tool,
