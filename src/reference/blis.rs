@@ -142,8 +142,9 @@ pub fn job(rec: &ResultRecord, ctx: &RefContext) -> Option<Result<Job, RefError>
 
 /// The child's warm-up multiplies: about 0.3 s of them at a pessimistic 50 GFLOP/s a thread,
 /// one at least and 100 at most. BLIS's threads run at a fraction of their rate for the first
-/// tenth of a second or so of a process (Debian's 0.9 at N = 1000 on 2 threads of a KVM guest
-/// read 48–83 GFLOP/s for 7 multiplies, then 205–230): one warm-up measured that start.
+/// fifth of a second or so of a process (Debian's 0.9 at N = 1000 on 2 threads of a KVM guest
+/// read 48–83 GFLOP/s for 7 multiplies, about 0.2 s, then 204–230): one warm-up measured that
+/// start (48 GFLOP/s, where 15 gave 224 and 230).
 pub fn warmups(job: &Job) -> usize {
     let per_s = 50e9 * job.threads.max(1) as f64;
     let n = (0.3 * per_s / job.workload.flops(job.n).max(1.0)).ceil();
