@@ -274,10 +274,19 @@ mod arch {
             .collect()
     }
 
+    /// The steps before an AVX-512 kernel's end at which it prefetches its tile of C (twice as
+    /// many for AVX2's, of half the FMAs a step): about 400 cycles, a memory access's latency.
+    /// Prefetched at the start, as it was, the tile was evicted by the panel of A streaming
+    /// through L1 meanwhile (72 KiB of DGEMM's). On a Zen 5, medians of 4 interleaved rounds:
+    /// DGEMM N = 4000 1.028 × the rate before at 1 thread and 1.015 × at 2 (AVX2 1.025, 1.024),
+    /// SGEMM 1.011 and 1.015 (AVX2 1.014, 1.010); at N = 2000 0.985–1.035 (two thirds above 1).
+    const LATE_C: usize = 32;
+
     /// The AVX-512 kernel of one element type: MR = 3 vectors of `$lanes`, NR = 8; three zmm
     /// of Ã per step, eight broadcasts of B̃, 24 FMAs. The A panel streams from L2 and is
     /// prefetched 8 steps ahead (three cache lines a step for both types); the tile of C is
-    /// prefetched at the start, to be in L1 at the end, and the next tile a line at a time.
+    /// prefetched [`LATE_C`] steps before the end, to be in L1 then, and the next tile a line
+    /// at a time.
     macro_rules! avx512_kernel {
         ($name:ident, $t:ty, $lanes:literal, $zero:ident, $load:ident, $store:ident, $set1:ident, $fma:ident) => {
             /// # Safety
@@ -298,12 +307,9 @@ mod arch {
                 // and the MR × 8 tile of C, as the caller promises; prefetches never fault.
                 unsafe {
                     let mut acc = [[$zero(); 3]; 8];
-                    for j in 0..8 {
-                        for r in 0..3 {
-                            _mm_prefetch::<_MM_HINT_T0>(c.add(j * ldc + r * $lanes).cast());
-                        }
-                    }
                     let (mut a, mut b) = (a, b);
+                    // A multiple of 8 below kc (the loop's steps), 0 for a short panel.
+                    let late = kc.saturating_sub(LATE_C) / 8 * 8;
                     // The tile below this one, which the macro-kernel multiplies next: one of
                     // its 24 cache lines every eight steps, so that it is near when that call
                     // starts and its misses never come all at once (2–3 % of DGEMM at N = 4000
@@ -311,6 +317,13 @@ mod arch {
                     let next = c.wrapping_add(MR);
                     let mut line = 0;
                     for k in (0..kc).step_by(8) {
+                        if k == late {
+                            for j in 0..8 {
+                                for r in 0..3 {
+                                    _mm_prefetch::<_MM_HINT_T0>(c.add(j * ldc + r * $lanes).cast());
+                                }
+                            }
+                        }
                         if line < 24 {
                             let at = (line / 3) * ldc + (line % 3) * $lanes;
                             _mm_prefetch::<_MM_HINT_T0>(next.wrapping_add(at).cast());
@@ -368,7 +381,15 @@ mod arch {
                 unsafe {
                     let mut acc = [[$zero(); 2]; 6];
                     let (mut a, mut b) = (a, b);
-                    for _ in 0..kc {
+                    // Half as many FMAs a step as the AVX-512 kernel's: twice the steps.
+                    let late = kc.saturating_sub(2 * LATE_C);
+                    for k in 0..kc {
+                        if k == late {
+                            for j in 0..6 {
+                                _mm_prefetch::<_MM_HINT_T0>(c.add(j * ldc).cast());
+                                _mm_prefetch::<_MM_HINT_T0>(c.add(j * ldc + $lanes).cast());
+                            }
+                        }
                         let a0 = $load(a);
                         let a1 = $load(a.add($lanes));
                         for (j, col) in acc.iter_mut().enumerate() {
