@@ -256,6 +256,7 @@ fn subsystem_table(
                 row.insert(row.len() - 1, cell);
             }
             any_noisy |= noisy;
+            notes.extend(noisy_elsewhere(sub, p));
             row
         })
         .collect();
@@ -470,6 +471,33 @@ fn row_cells(
     (row.into_iter().map(|c| printable(&c)).collect(), noisy)
 }
 
+/// Where a point is marked noisy by a figure other than its headline (a UDP point's loss,
+/// which varies with the few datagrams it counts, where its Mbit/s does not), which one and
+/// what the headline's own spread is: the row's CV alone reads as if the headline varied.
+fn noisy_elsewhere(sub: Subsystem, p: &Point) -> Option<String> {
+    let primary = p.primary();
+    let widest = p
+        .records
+        .iter()
+        .filter(|r| r.summary.cv.is_finite())
+        .max_by(|a, b| a.summary.cv.total_cmp(&b.summary.cv))?;
+    if !widest.summary.noisy || primary.summary.noisy || widest.metric == primary.metric {
+        return None;
+    }
+    let name = |r: &ResultRecord| metric_header(sub, r.metric, r.unit);
+    let v = variant(primary);
+    Some(format!(
+        "{}{}{}: the CV of {:.1} % is its {} figure's; its {} has a CV of {:.1} %",
+        primary.workload.name(),
+        if v.is_empty() { "" } else { " " },
+        v,
+        widest.summary.cv * 100.0,
+        name(widest),
+        name(primary),
+        primary.summary.cv * 100.0
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -525,7 +553,8 @@ mod tests {
     }
 
     /// A point's CV is its widest figure's, the one its mark judges: a steady throughput with
-    /// a latency that varies shows the latency's spread beside the "!".
+    /// a latency that varies shows the latency's spread beside the "!", and a note says whose
+    /// spread it is and what the headline's is; a steady point has neither.
     #[test]
     fn a_points_cv_is_its_widest_figures() {
         let mut report = empty_report();
@@ -542,10 +571,16 @@ mod tests {
         let text = render(&report.displayed(&Default::default()), 100);
         let row = text.lines().find(|l| l.starts_with("DP")).unwrap();
         assert!(row.trim_end().ends_with("47.1 !"), "{text}");
+        assert!(
+            text.contains("DP avx2 fp64 FMA: the CV of 47.1 % is its lat ns figure's; its GOPS has a CV of 0.7 %"),
+            "{text}"
+        );
+        assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
         report.results.truncate(1);
         let text = render(&report.displayed(&Default::default()), 100);
         let row = text.lines().find(|l| l.starts_with("DP")).unwrap();
         assert!(row.trim_end().ends_with("0.7"), "{text}");
+        assert!(!text.contains("the CV of"), "{text}");
     }
 
     /// Points that measured their CPU cost get a CPUs column (the machine's CPUs kept busy);
