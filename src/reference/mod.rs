@@ -748,7 +748,6 @@ fn block_time(tool: Tool, rec: &ResultRecord, per_thread: f64) -> Result<f64, Re
     Ok(block as f64 / per_thread)
 }
 
-/// An error for a record whose unit the adapter does not produce.
 /// The vector instruction sets this CPU has that the libraries' kernels are chosen by: AVX-512
 /// (F, BW, DQ and VL, as OpenBLAS's SkylakeX and BLIS's skx kernels use) and AVX2 with FMA;
 /// neither off x86.
@@ -765,6 +764,7 @@ fn x86_vectors() -> (bool, bool) {
     (false, false)
 }
 
+/// An error for a record whose unit the adapter does not produce.
 fn unit_error(tool: Tool, rec: &ResultRecord) -> RefError {
     RefError::unsupported(
         tool,
