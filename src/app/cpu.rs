@@ -229,15 +229,13 @@ fn plan(req: &CpuRequest, sys: &SystemInfo) -> anyhow::Result<Plan> {
         crate::bench::cpu::check_work(o, cpus, &kernel_peak)
             .map_err(|e| UsageError(e.to_string()))?;
     }
-    let memory = sys.memory.available_bytes.get().copied().unwrap_or(4 << 30);
+    let memory = sys.memory.available_or_assumed();
     let mut pts = Vec::new();
     for &workload in linalg_workloads {
         let sizes = if req.n.is_empty() {
-            let n = workload.n_for_memory(memory, req.memory_fraction.unwrap_or(0.1));
-            vec![if req.memory_fraction.is_some() {
-                n
-            } else {
-                n.min(8000)
+            vec![match req.memory_fraction {
+                Some(fraction) => workload.n_for_memory(memory, fraction),
+                None => workload.default_n(memory),
             }]
         } else {
             req.n.clone()
@@ -317,10 +315,10 @@ fn run(req: CpuRequest, rec: &mut Recorder) -> anyhow::Result<()> {
 
 /// `--diagnose` ([`super::diagnose`]): the knobs of the CPU's causes — the widest instruction
 /// set of the CPU for `isa` (a kernel's, or a built-in dense solve's or multiply's), four times
-/// the order N (1000 at least, at most the default's) for `problem-size` — on the point alone.
+/// the order N ([`LinalgWorkload::larger_n`]) for `problem-size` — on the point alone.
 fn diagnose_again(req: &CpuRequest, rec: &mut Recorder, from: usize) -> anyhow::Result<()> {
     let sys = rec.system();
-    let memory = sys.memory.available_bytes.get().copied().unwrap_or(4 << 30);
+    let memory = sys.memory.available_or_assumed();
     let widest = sys.cpu.isas.iter().copied().max_by_key(|i| i.width_bits());
     let knob = |r: &crate::results::ResultRecord, cause: &str| {
         let one = CpuRequest {
@@ -356,21 +354,16 @@ fn diagnose_again(req: &CpuRequest, rec: &mut Recorder, from: usize) -> anyhow::
                 ))
             }
             ("problem-size", crate::workload::Workload::Linalg(w)) => {
-                let n = r.params.cpu()?.linalg.as_ref()?.n;
-                let larger = n
-                    .saturating_mul(4)
-                    .clamp(1000, w.n_for_memory(memory, 0.1).min(8000));
-                (larger > n).then(|| {
-                    (
-                        format!("--n {larger}"),
-                        CpuRequest {
-                            linalg: vec![w],
-                            n: vec![larger],
-                            memory_fraction: None,
-                            ..one
-                        },
-                    )
-                })
+                let larger = w.larger_n(r.params.cpu()?.linalg.as_ref()?.n, memory)?;
+                Some((
+                    format!("--n {larger}"),
+                    CpuRequest {
+                        linalg: vec![w],
+                        n: vec![larger],
+                        memory_fraction: None,
+                        ..one
+                    },
+                ))
             }
             _ => None,
         }

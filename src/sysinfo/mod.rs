@@ -172,6 +172,14 @@ pub struct MemoryInfo {
     pub devices: Fact<Vec<smbios::MemoryDevice>>,
 }
 
+impl MemoryInfo {
+    /// The bytes this process may allocate, or 4 GiB where that is unknown: what a point that
+    /// sizes itself to memory (a dense solve's N) assumes.
+    pub fn available_or_assumed(&self) -> u64 {
+        self.available_bytes.get().copied().unwrap_or(4 << 30)
+    }
+}
+
 /// The DIMMs the firmware describes, or why they are unknown.
 fn memory_devices() -> Fact<Vec<smbios::MemoryDevice>> {
     match std::fs::read(smbios::DMI_TABLE) {

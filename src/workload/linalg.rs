@@ -33,6 +33,36 @@ impl LinalgWorkload {
         }
     }
 
+    /// Matrices of N² values a point allocates.
+    pub fn matrices(self) -> u64 {
+        match self {
+            LinalgWorkload::Linpack => 1,
+            LinalgWorkload::Dgemm | LinalgWorkload::Sgemm => 3,
+        }
+    }
+
+    /// The largest N whose matrices fit `fraction` of `bytes`, in multiples of 64 (HPL's way of
+    /// choosing N from memory).
+    pub fn n_for_memory(self, bytes: u64, fraction: f64) -> usize {
+        let values = (bytes as f64 * fraction) / ((self.element_bytes() * self.matrices()) as f64);
+        ((values.max(0.0).sqrt() as usize) / 64 * 64).max(64)
+    }
+
+    /// The N of a point on a machine with `memory` bytes available where none is asked: the
+    /// N whose matrices fill a tenth of it, at most [`LARGEST_DEFAULT_N`].
+    pub fn default_n(self, memory: u64) -> usize {
+        self.n_for_memory(memory, 0.1).min(LARGEST_DEFAULT_N)
+    }
+
+    /// The order at which `--diagnose` measures a point of order `n` again for
+    /// `problem-size`: four times `n`, 1000 at least, at most the [`default_n`](Self::default_n)
+    /// of `memory`; None where that is not larger than `n`.
+    pub fn larger_n(self, n: usize, memory: u64) -> Option<usize> {
+        // Not `clamp`: a machine with under 80 MB free has a default N below 1000.
+        let larger = n.saturating_mul(4).max(1000).min(self.default_n(memory));
+        (larger > n).then_some(larger)
+    }
+
     /// What it is, everything every reader needs (see [`Spec`]).
     pub const fn spec(self) -> Spec {
         let (what, references): (_, &[Tool]) = match self {
@@ -61,6 +91,10 @@ impl LinalgWorkload {
         }
     }
 }
+
+/// The largest N a point is given where none is asked: a few seconds of a solve on a small
+/// server (2/3·8000³ operations take 1.7 s at 200 GFLOP/s).
+pub const LARGEST_DEFAULT_N: usize = 8000;
 
 /// Operations of a solve as HPL counts them: 2/3·N³ + 3/2·N² (HPL_pdtest's count).
 pub fn hpl_flops(n: usize) -> f64 {
@@ -91,4 +125,33 @@ pub const DEFAULT_NB: usize = 128;
 pub fn default_nb(n: usize) -> usize {
     let fit = (n / 12).max(1);
     (1usize << fit.ilog2()).clamp(32, DEFAULT_NB)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--diagnose`'s larger N: four times N, 1000 at least, at most the default N (8000, or
+    /// less where a tenth of memory holds less); none where it is not larger; no panic or
+    /// overflow for a machine with almost no memory or an absurd N.
+    #[test]
+    fn the_larger_n_for_problem_size() {
+        let gib: u64 = 1 << 30;
+        let w = LinalgWorkload::Linpack;
+        assert_eq!(w.default_n(24 * gib), LARGEST_DEFAULT_N);
+        assert_eq!(w.larger_n(200, 24 * gib), Some(1000));
+        assert_eq!(w.larger_n(1000, 24 * gib), Some(4000));
+        assert_eq!(w.larger_n(2000, 24 * gib), Some(8000));
+        assert_eq!(w.larger_n(8000, 24 * gib), None);
+        assert_eq!(w.larger_n(10_000, 24 * gib), None);
+        // A tenth of 1 GiB holds N = 3648 (a multiple of 64).
+        assert_eq!(w.default_n(gib), 3648);
+        assert_eq!(w.larger_n(2000, gib), Some(3648));
+        // 50 MB free: a default N below 1000, and nothing larger than 200 within it.
+        assert_eq!(w.larger_n(200, 50 << 20), Some(768));
+        assert_eq!(w.larger_n(800, 50 << 20), None);
+        assert_eq!(w.larger_n(usize::MAX, 0), None);
+        // Three matrices of DGEMM's in the same memory: a smaller default.
+        assert!(LinalgWorkload::Dgemm.default_n(gib) < w.default_n(gib));
+    }
 }

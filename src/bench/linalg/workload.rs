@@ -23,21 +23,6 @@ use std::time::Instant;
 pub use crate::workload::linalg::{DEFAULT_NB, LinalgWorkload, default_nb};
 
 impl LinalgWorkload {
-    /// Matrices of N² values a point allocates.
-    fn matrices(self) -> u64 {
-        match self {
-            LinalgWorkload::Linpack => 1,
-            LinalgWorkload::Dgemm | LinalgWorkload::Sgemm => 3,
-        }
-    }
-
-    /// The largest N whose matrices fit `fraction` of `bytes`, in multiples of 64 (HPL's way of
-    /// choosing N from memory).
-    pub fn n_for_memory(self, bytes: u64, fraction: f64) -> usize {
-        let values = (bytes as f64 * fraction) / ((self.element_bytes() * self.matrices()) as f64);
-        ((values.max(0.0).sqrt() as usize) / 64 * 64).max(64)
-    }
-
     /// Bytes a point of order `n` on `threads` threads allocates: the matrices and the
     /// workspaces (packed panels, a copy of U12), overflow-checked.
     pub fn bytes<T>(self, n: usize, nb: usize, threads: usize, g: &Gemm<T>) -> Option<u64> {
