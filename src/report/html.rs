@@ -32,7 +32,8 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 table.system td:first-child { white-space: nowrap; color: #4a5561; }
 .note { color: #4a5561; font-size: 13px; margin: 4px 0 12px; }
 ul.notes li { margin: 3px 0; }
-ul.notes code { font-size: 13px; background: #f4f6f8; padding: 0 3px; border-radius: 3px; }
+/* An option or a command in a note is not broken at its hyphens. */
+ul.notes code { font-size: 13px; background: #f4f6f8; padding: 0 3px; border-radius: 3px; white-space: nowrap; }
 .error { color: #b00020; }
 footer { margin-top: 40px; color: #6b7682; font-size: 13px; }
 @media print { .charts { grid-template-columns: 1fr 1fr; } figure.chart { break-inside: avoid; } }
