@@ -618,7 +618,7 @@ fn size_causes(r: &ResultRecord, e: f64, others: &Others, report: &Report, out: 
                 cause: "problem-size",
                 ceiling: None,
                 text: format!(
-                    "N = {n} may be too small for the peak, and the run has no larger N to tell (`--diagnose` measures N = {bn}): {why}"
+                    "N = {n} may be too small for the peak ({why}): the run has no larger N to tell, and `peakbench cpu --diagnose` measures N = {bn}"
                 ),
                 cites: vec![n as f64, bn as f64],
             });

@@ -346,7 +346,7 @@ fn a_dense_solve_below_the_default_n_suspects_its_size() {
     assert_eq!(alone.len(), 1, "{alone:?}");
     assert!(
         alone[0].ends_with(
-            "52.8 % of its peak — N = 2000 may be too small for the peak, and the run has no larger N to tell (`--diagnose` measures N = 8000): its O(N³) work does not amortise the O(N²) memory traffic and the threads' start-up"
+            "52.8 % of its peak — N = 2000 may be too small for the peak (its O(N³) work does not amortise the O(N²) memory traffic and the threads' start-up): the run has no larger N to tell, and `peakbench cpu --diagnose` measures N = 8000"
         ),
         "{alone:?}"
     );
