@@ -133,7 +133,7 @@ mod tests {
 
     /// `--diagnose`'s larger N: four times N, 1000 at least, at most the default N (8000, or
     /// less where a tenth of memory holds less); none where it is not larger; no panic or
-    /// overflow for a machine with almost no memory or an absurd N.
+    /// overflow for a machine with almost no memory, an absurd N or an absurd memory.
     #[test]
     fn the_larger_n_for_problem_size() {
         let gib: u64 = 1 << 30;
@@ -151,6 +151,8 @@ mod tests {
         assert_eq!(w.larger_n(200, 50 << 20), Some(768));
         assert_eq!(w.larger_n(800, 50 << 20), None);
         assert_eq!(w.larger_n(usize::MAX, 0), None);
+        // A hostile document's memory: the default N's cap holds.
+        assert_eq!(w.larger_n(2000, u64::MAX), Some(LARGEST_DEFAULT_N));
         // Three matrices of DGEMM's in the same memory: a smaller default.
         assert!(LinalgWorkload::Dgemm.default_n(gib) < w.default_n(gib));
     }
