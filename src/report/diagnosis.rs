@@ -584,7 +584,7 @@ fn size_causes(r: &ResultRecord, e: f64, others: &Others, report: &Report, out: 
     if let Some(n) = r.params.cpu().and_then(|c| c.linalg.as_ref()).map(|l| l.n) {
         let why =
             "its O(N³) work does not amortise the O(N²) memory traffic and the threads' start-up";
-        let sizes = others.other_sizes(r);
+        let sizes = others.other_sizes(r, n);
         let best = |keep: &dyn Fn(usize) -> bool| {
             (sizes.iter().copied())
                 .filter(|(xn, _)| keep(*xn))

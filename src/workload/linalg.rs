@@ -147,7 +147,8 @@ mod tests {
         // A tenth of 1 GiB holds N = 3648 (a multiple of 64).
         assert_eq!(w.default_n(gib), 3648);
         assert_eq!(w.larger_n(2000, gib), Some(3648));
-        // 50 MB free: a default N below 1000, and nothing larger than 200 within it.
+        // 50 MB free: a default N below 1000 (768), so 200 is measured again at 768 and 800
+        // at nothing larger.
         assert_eq!(w.larger_n(200, 50 << 20), Some(768));
         assert_eq!(w.larger_n(800, 50 << 20), None);
         assert_eq!(w.larger_n(usize::MAX, 0), None);

@@ -168,17 +168,16 @@ impl<'a> Others<'a> {
     }
 
     /// The dense solves or multiplies of `r`'s kind (the same workload, threads and engine)
-    /// at another N than `r`'s: each one's N and efficiency.
-    pub(super) fn other_sizes(&self, r: &ResultRecord) -> Vec<(usize, f64)> {
+    /// at another N than `n` (`r`'s): each one's N and efficiency.
+    pub(super) fn other_sizes(&self, r: &ResultRecord, n: usize) -> Vec<(usize, f64)> {
         let kind = what(r, &["n"]);
-        let n = r.params.cpu().and_then(|c| c.linalg.as_ref()).map(|l| l.n);
         self.solves
             .iter()
             .filter(|x| x.metric == r.metric && x.unit == r.unit && what(x, &["n"]) == kind)
             .filter_map(|x| {
                 let xn = x.params.cpu()?.linalg.as_ref()?.n;
                 let xe = x.efficiency.filter(|xe| !xe.is_nan())?;
-                (Some(xn) != n).then_some((xn, xe))
+                (xn != n).then_some((xn, xe))
             })
             .collect()
     }
