@@ -4,6 +4,7 @@
 //! KC × NR panel of B stays in L1). Threads split the columns of C; each packs its own panels.
 
 use super::kernels::{self, Element, MicroKernel};
+use super::pack::{pack_a, pack_b};
 
 /// A read-only column-major matrix: `rows × cols`, element (i, j) at `data[i + j·ld]`.
 #[derive(Debug, Clone, Copy)]
@@ -171,14 +172,14 @@ impl<T: Element> Gemm<T> {
             // On one thread, no thread: spawning one took as long as packing a LINPACK
             // step's L21 (about 0.1 ms under KVM).
             if threads == 1 {
-                pack_a(&a, 0, m, pc, kb, mr, block);
+                pack_a(a.data, a.ld, 0, m, pc, kb, mr, block);
                 continue;
             }
             std::thread::scope(|s| {
                 for (t, out) in block.chunks_mut(per * mr * kb).enumerate() {
                     let ic = t * per * mr;
                     let mb = (per * mr).min(m.saturating_sub(ic));
-                    s.spawn(move || pack_a(&a, ic, mb, pc, kb, mr, out));
+                    s.spawn(move || pack_a(a.data, a.ld, ic, mb, pc, kb, mr, out));
                 }
             });
         }
@@ -215,42 +216,85 @@ impl<T: Element> Gemm<T> {
             self.serial(alpha, a, b, beta, c);
             return Ok(());
         }
-        // Column ranges of whole NR panels, as even as possible.
+        // Column ranges of whole NR panels, as even as possible. Each thread's packing
+        // buffers are a share of this thread's scratch, kept from call to call: the threads
+        // are new each call, and buffers of their own were new pages each time (faulted in,
+        // zeroed, at times compacted into huge pages: a 1000 × 1000 multiply on 2 threads
+        // read 10–20 % below its rate in some repetitions).
         let (ld, rows) = (c.ld, c.rows);
         let mut rest = c.data;
         let mut start = 0;
-        std::thread::scope(|s| {
-            for t in 0..threads {
-                let end = ((panels * (t + 1) / threads) * nr).min(c.cols);
-                let cols = end - start;
-                let take = if t + 1 == threads {
-                    rest.len()
-                } else {
-                    (cols * ld).min(rest.len())
-                };
-                let (mine, tail) = std::mem::take(&mut rest).split_at_mut(take);
-                rest = tail;
-                let b_part = MatRef {
-                    data: &b.data[(start * b.ld).min(b.data.len())..],
-                    rows: b.rows,
-                    cols,
-                    ld: b.ld,
-                };
-                let c_part = MatMut {
-                    data: mine,
-                    rows,
-                    cols,
-                    ld,
-                };
-                s.spawn(move || self.serial(alpha, a, b_part, beta, c_part));
-                start = end;
-            }
+        let most = panels.div_ceil(threads) * nr;
+        let share = self.scratch_len(matches!(a, Src::Packed(_)), rows, most, a_cols);
+        T::with_scratch(share * threads, |scratch| {
+            let mut scratch = scratch.chunks_mut(share);
+            std::thread::scope(|s| {
+                for t in 0..threads {
+                    let end = ((panels * (t + 1) / threads) * nr).min(c.cols);
+                    let cols = end - start;
+                    let take = if t + 1 == threads {
+                        rest.len()
+                    } else {
+                        (cols * ld).min(rest.len())
+                    };
+                    let (mine, tail) = std::mem::take(&mut rest).split_at_mut(take);
+                    rest = tail;
+                    let b_part = MatRef {
+                        data: &b.data[(start * b.ld).min(b.data.len())..],
+                        rows: b.rows,
+                        cols,
+                        ld: b.ld,
+                    };
+                    let c_part = MatMut {
+                        data: mine,
+                        rows,
+                        cols,
+                        ld,
+                    };
+                    let buf = scratch.next().unwrap_or_default();
+                    s.spawn(move || self.serial_in(buf, alpha, a, b_part, beta, c_part));
+                    start = end;
+                }
+            });
         });
         Ok(())
     }
 
-    /// One thread's multiply (shapes already checked).
+    /// The scratch values one thread's multiply of an m × n × k product needs: the packed
+    /// block of B, the packed block of A (none where A is packed beforehand) and an edge tile,
+    /// each with room to start on a cache line.
+    fn scratch_len(&self, packed: bool, m: usize, n: usize, k: usize) -> usize {
+        let (mr, nr) = (self.kernel.mr, self.kernel.nr);
+        let Blocking { mc, kc, nc } = self.blocking;
+        let blen = kc.min(k) * nc.min(n).div_ceil(nr) * nr;
+        let alen = if packed {
+            0
+        } else {
+            kc.min(k) * mc.min(m).div_ceil(mr) * mr
+        };
+        mr * nr + blen + alen + 2 * (64 / std::mem::size_of::<T>())
+    }
+
+    /// One thread's multiply (shapes already checked), in this thread's scratch buffer.
     fn serial(&self, alpha: T, a: Src<T>, b: MatRef<T>, beta: T, c: MatMut<T>) {
+        // The packing buffers are the thread's scratch, only as large as this multiply needs:
+        // small multiplies (a panel's, a chunk's) are many, and allocating and zeroing
+        // buffers for each cost more than some of their work.
+        let packed = matches!(a, Src::Packed(_));
+        let len = self.scratch_len(packed, c.rows, c.cols, a.shape().1);
+        T::with_scratch(len, |scratch| self.serial_in(scratch, alpha, a, b, beta, c));
+    }
+
+    /// One thread's multiply in `scratch` (at least [`Gemm::scratch_len`] values).
+    fn serial_in(
+        &self,
+        scratch: &mut [T],
+        alpha: T,
+        a: Src<T>,
+        b: MatRef<T>,
+        beta: T,
+        c: MatMut<T>,
+    ) {
         let (m, n, k) = (c.rows, c.cols, a.shape().1);
         let ldc = c.ld;
         let data = c.data;
@@ -270,38 +314,27 @@ impl<T: Element> Gemm<T> {
         if k == 0 || alpha == T::ZERO {
             return;
         }
-        let kern = &self.kernel;
-        let (mr, nr) = (kern.mr, kern.nr);
-        let Blocking { mc, kc, nc } = self.blocking;
-        // The packing buffers are the thread's scratch, only as large as this multiply needs:
-        // small multiplies (a panel's, a chunk's) are many, and allocating and zeroing
-        // buffers for each cost more than some of their work. A packed A needs none.
+        let (mr, nr) = (self.kernel.mr, self.kernel.nr);
+        let Blocking { kc, nc, .. } = self.blocking;
         let blen = kc.min(k) * nc.min(n).div_ceil(nr) * nr;
-        let alen = match a {
-            Src::Plain(_) => kc.min(k) * mc.min(m).div_ceil(mr) * mr,
-            Src::Packed(_) => 0,
-        };
         let extra = 64 / std::mem::size_of::<T>();
-        let edge = mr * nr;
-        T::with_scratch(edge + blen + alen + 2 * extra, |scratch| {
-            let (edge, rest) = scratch.split_at_mut(edge);
-            let (bs, as_) = rest.split_at_mut(blen + extra);
-            let (bbuf, abuf) = (aligned(bs), aligned(as_));
-            self.blocks(
-                alpha,
-                a,
-                b,
-                MatMut {
-                    data,
-                    rows: m,
-                    cols: n,
-                    ld: ldc,
-                },
-                bbuf,
-                abuf,
-                edge,
-            );
-        });
+        let (edge, rest) = scratch.split_at_mut(mr * nr);
+        let (bs, as_) = rest.split_at_mut(blen + extra);
+        let (bbuf, abuf) = (aligned(bs), aligned(as_));
+        self.blocks(
+            alpha,
+            a,
+            b,
+            MatMut {
+                data,
+                rows: m,
+                cols: n,
+                ld: ldc,
+            },
+            bbuf,
+            abuf,
+            edge,
+        );
     }
 
     /// The blocked loops of [`Gemm::serial`], packing B into `bbuf` and A into `abuf`; the
@@ -328,14 +361,14 @@ impl<T: Element> Gemm<T> {
             for pc in (0..k).step_by(kc) {
                 let kb = kc.min(k - pc);
                 let bp = &mut bbuf[..kb * nb.div_ceil(nr) * nr];
-                pack_b(&b, pc, kb, jc, nb, nr, bp);
+                pack_b(b.data, b.ld, pc, kb, jc, nb, nr, bp);
                 for ic in (0..m).step_by(mc) {
                     let mb = mc.min(m - ic);
                     let len = kb * mb.div_ceil(mr) * mr;
                     let ap: &[T] = match a {
                         Src::Plain(a) => {
                             let ap = &mut abuf[..len];
-                            pack_a(&a, ic, mb, pc, kb, mr, ap);
+                            pack_a(a.data, a.ld, ic, mb, pc, kb, mr, ap);
                             ap
                         }
                         // The packed blocks of depth kb start at pc · padded rows.
@@ -428,76 +461,6 @@ pub struct PackedA<T = f64> {
 impl<T> PackedA<T> {
     pub fn rows(&self) -> usize {
         self.rows
-    }
-}
-
-/// Packs A[ic..ic+mb, pc..pc+kb] into MR-row panels: panel i, step p holds rows
-/// ic + i·MR .. + MR of column pc + p (zeros past the matrix).
-fn pack_a<T: Element>(
-    a: &MatRef<T>,
-    ic: usize,
-    mb: usize,
-    pc: usize,
-    kb: usize,
-    mr: usize,
-    out: &mut [T],
-) {
-    // Column by column: each column's mb rows are read in one run (the panels' steps are
-    // written at a stride, in the cache the packed block lives in); panel by panel, each
-    // column would be visited once a panel, a new page each time.
-    let panels = out.len() / (kb * mr).max(1);
-    for p in 0..kb {
-        let col = &a.data[ic + (pc + p) * a.ld..][..mb];
-        for i in 0..panels {
-            let step = &mut out[(i * kb + p) * mr..][..mr];
-            let r0 = i * mr;
-            let rows = mr.min(mb.saturating_sub(r0));
-            let (to, zeros) = step.split_at_mut(rows);
-            // Whole groups of eight as fixed-size copies: a call to memmove a step cost
-            // more than the copy.
-            let (to, to_rest) = to.as_chunks_mut::<8>();
-            let (from, from_rest) = col[r0..r0 + rows].as_chunks::<8>();
-            for (t, f) in to.iter_mut().zip(from) {
-                *t = *f;
-            }
-            to_rest.copy_from_slice(from_rest);
-            zeros.fill(T::ZERO);
-        }
-    }
-}
-
-/// Packs B[pc..pc+kb, jc..jc+nb] into NR-column panels: panel j, step p holds row pc + p of
-/// columns jc + j·NR .. + NR (zeros past the matrix).
-fn pack_b<T: Element>(
-    b: &MatRef<T>,
-    pc: usize,
-    kb: usize,
-    jc: usize,
-    nb: usize,
-    nr: usize,
-    out: &mut [T],
-) {
-    for (j, panel) in out.chunks_exact_mut(kb * nr).enumerate() {
-        let c0 = jc + j * nr;
-        let cols = nr.min(jc + nb - c0);
-        // Eight steps at a time, so that the strided writes of each column stay in the same
-        // few cache lines while the column is read in order.
-        for (g, rows) in panel.chunks_mut(8 * nr).enumerate() {
-            let p0 = pc + 8 * g;
-            let depth = rows.len() / nr;
-            for c in 0..nr {
-                if c < cols {
-                    let col = &b.data[p0 + (c0 + c) * b.ld..][..depth];
-                    for (q, v) in col.iter().enumerate() {
-                        rows[q * nr + c] = *v;
-                    }
-                } else {
-                    for q in 0..depth {
-                        rows[q * nr + c] = T::ZERO;
-                    }
-                }
-            }
-        }
     }
 }
 

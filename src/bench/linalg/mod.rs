@@ -10,5 +10,6 @@ pub mod hpl;
 pub mod kernels;
 pub mod lu;
 pub mod lu_team;
+mod pack;
 pub mod system_blas;
 pub mod workload;
