@@ -265,14 +265,19 @@ impl<T: Element> Gemm<T> {
     /// each with room to start on a cache line.
     fn scratch_len(&self, packed: bool, m: usize, n: usize, k: usize) -> usize {
         let (mr, nr) = (self.kernel.mr, self.kernel.nr);
-        let Blocking { mc, kc, nc } = self.blocking;
-        let blen = kc.min(k) * nc.min(n).div_ceil(nr) * nr;
+        let Blocking { mc, kc, .. } = self.blocking;
         let alen = if packed {
             0
         } else {
             kc.min(k) * mc.min(m).div_ceil(mr) * mr
         };
-        mr * nr + blen + alen + 2 * (64 / std::mem::size_of::<T>())
+        mr * nr + self.b_block_len(n, k) + alen + 2 * (64 / std::mem::size_of::<T>())
+    }
+
+    /// The values of the largest packed block of B of an n-column, k-deep B.
+    fn b_block_len(&self, n: usize, k: usize) -> usize {
+        let Blocking { kc, nc, .. } = self.blocking;
+        kc.min(k) * nc.min(n).div_ceil(self.kernel.nr) * self.kernel.nr
     }
 
     /// One thread's multiply (shapes already checked), in this thread's scratch buffer.
@@ -314,11 +319,9 @@ impl<T: Element> Gemm<T> {
         if k == 0 || alpha == T::ZERO {
             return;
         }
-        let (mr, nr) = (self.kernel.mr, self.kernel.nr);
-        let Blocking { kc, nc, .. } = self.blocking;
-        let blen = kc.min(k) * nc.min(n).div_ceil(nr) * nr;
+        let blen = self.b_block_len(n, k);
         let extra = 64 / std::mem::size_of::<T>();
-        let (edge, rest) = scratch.split_at_mut(mr * nr);
+        let (edge, rest) = scratch.split_at_mut(self.kernel.mr * self.kernel.nr);
         let (bs, as_) = rest.split_at_mut(blen + extra);
         let (bbuf, abuf) = (aligned(bs), aligned(as_));
         self.blocks(
