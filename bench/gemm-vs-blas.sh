@@ -11,9 +11,11 @@
 # Prints every round's GFLOP/s and ratio (peakbench / library) and the median ratio of each
 # point; exits 1 where a median is below 1.0 (the library faster), 2 where something is missing.
 # Needs: apt-get install libblis4-pthread (or libopenblas0-pthread) python3
-# Usage: [ISA=avx512] [LIBRARY=blis] [CONFIG=skx] bench/gemm-vs-blas.sh [ROUNDS] [N] [THREADS]
+# Usage: [ISA=avx512] [LIBRARY=blis] [CONFIG=skx] [BLAS_LIB=FILE] bench/gemm-vs-blas.sh [ROUNDS] [N]
+#   [THREADS]
 #   ROUNDS (default 3), N (default 4000), THREADS (default 1,2); ISA avx512 by default, CONFIG
-#   by default the ISA's: skx or haswell for BLIS, SkylakeX or Haswell for OpenBLAS.
+#   by default the ISA's: skx or haswell for BLIS, SkylakeX or Haswell for OpenBLAS; BLAS_LIB the
+#   library's file where it is not installed (one carried: bench/many-core.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
@@ -29,7 +31,7 @@ case "$library:$isa" in
   *) echo "LIBRARY is blis or openblas, not $library" >&2; exit 2 ;;
 esac
 if [ "$library" = blis ]; then
-  lib=$(ls /usr/lib/*/libblis.so.4 2> /dev/null | head -1 || true)
+  lib=${BLAS_LIB:-$(ls /usr/lib/*/libblis.so.4 2> /dev/null | head -1 || true)}
   # arch_t's order in BLIS 0.8 and 0.9 (bli_type_defs.h); checked below by the name BLIS reports.
   case "$config" in
     skx) env=(BLIS_ARCH_TYPE=0) ;;
@@ -41,12 +43,12 @@ if [ "$library" = blis ]; then
   expect="BLIS $config"
   install=libblis4-pthread
 else
-  lib=$(ls /usr/lib/*/openblas-pthread/libopenblas.so.0 2> /dev/null | head -1 || true)
+  lib=${BLAS_LIB:-$(ls /usr/lib/*/openblas-pthread/libopenblas.so.0 2> /dev/null | head -1 || true)}
   env=(OPENBLAS_CORETYPE="$config")
   expect=""
   install=libopenblas0-pthread
 fi
-if [ -z "$lib" ] || ! command -v python3 > /dev/null; then
+if [ -z "$lib" ] || [ ! -e "$lib" ] || ! command -v python3 > /dev/null; then
   echo "needs $library and python3: apt-get install $install python3" >&2
   exit 2
 fi
