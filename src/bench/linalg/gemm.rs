@@ -1,10 +1,11 @@
 //! C = α·A·B + β·C in double precision, BLIS-style: B is packed in KC × NC blocks (kept in the
 //! last-level cache), A in MC × KC blocks (kept in L2), and the micro-kernel multiplies an MR-row
 //! panel of the one by an NR-column panel of the other with the tile of C in registers (the
-//! KC × NR panel of B stays in L1). Threads split the columns of C; each packs its own panels.
+//! KC × NR panel of B stays in L1). Threads share the work in a grid ([`super::grid`]).
 
 use super::kernels::{self, Element, MicroKernel};
 use super::pack::{pack_a, pack_b};
+use super::tiles::Tiles;
 
 /// A read-only column-major matrix: `rows × cols`, element (i, j) at `data[i + j·ld]`.
 #[derive(Debug, Clone, Copy)]
@@ -82,9 +83,12 @@ pub struct Blocking {
 
 impl Blocking {
     /// From the cache sizes one thread may use (bytes; None: unknown, a common size is
-    /// assumed): the KC × NR panel of B in half of L1, the MC × KC block of A in three quarters
-    /// of L2 (measured on Zen 4: 3–4 % faster than half), the KC × NC block of B in half of the
-    /// thread's share of the last-level cache.
+    /// assumed): the KC × NR panel of B in half of L1, the MC × KC block of A in half of L2
+    /// (as BLIS's skx and zen3 blocks, 47 and 56 %: the rest of L2 holds the panels of B and
+    /// tiles of C on their way; with three quarters, a 16-core Emerald Rapids multiplied at
+    /// 0.65 of its rate with half on 16 threads, while 1 or 2 threads of a Zen 5 read the same
+    /// with either), the KC × NC block of B in half of the thread's share of the last-level
+    /// cache.
     pub fn for_caches<T>(
         k: &MicroKernel<T>,
         l1: Option<u64>,
@@ -96,7 +100,7 @@ impl Blocking {
         let l3 = l3_share.unwrap_or(4 << 20) as usize;
         let size = std::mem::size_of::<T>();
         let kc = (l1 / 2 / (size * k.nr)).clamp(64, 512) / 8 * 8;
-        let mc = ((l2 * 3 / 4 / (size * kc)) / k.mr).clamp(1, 64) * k.mr;
+        let mc = ((l2 / 2 / (size * kc)) / k.mr).clamp(1, 64) * k.mr;
         let nc = ((l3 / 2 / (size * kc)) / k.nr).clamp(1, 1024) * k.nr;
         Blocking { mc, kc, nc }
     }
@@ -121,7 +125,7 @@ impl<T: Element> Gemm<T> {
         }
     }
 
-    /// C = α·A·B + β·C. The threads split C's columns (in multiples of NR).
+    /// C = α·A·B + β·C. The threads share C's columns and rows ([`super::grid::Grid`]).
     pub fn run(
         &self,
         alpha: T,
@@ -209,61 +213,20 @@ impl<T: Element> Gemm<T> {
                 a_rows, a_cols, b.rows, b.cols, c.rows, c.cols,
             ));
         }
-        let nr = self.kernel.nr;
-        let panels = c.cols.div_ceil(nr);
-        let threads = self.threads.clamp(1, panels.max(1));
+        let tiles = c.rows.div_ceil(self.kernel.mr) * c.cols.div_ceil(self.kernel.nr);
+        let threads = self.threads.clamp(1, tiles.max(1));
         if threads == 1 {
             self.serial(alpha, a, b, beta, c);
-            return Ok(());
+        } else {
+            self.run_grid(alpha, a, b, beta, c, threads);
         }
-        // Column ranges of whole NR panels, as even as possible. Each thread's packing
-        // buffers are a share of this thread's scratch, kept from call to call: the threads
-        // are new each call, and buffers of their own were new pages each time (faulted in,
-        // zeroed, at times compacted into huge pages: a 1000 × 1000 multiply on 2 threads
-        // read 10–20 % below its rate in some repetitions).
-        let (ld, rows) = (c.ld, c.rows);
-        let mut rest = c.data;
-        let mut start = 0;
-        let most = panels.div_ceil(threads) * nr;
-        let share = self.scratch_len(matches!(a, Src::Packed(_)), rows, most, a_cols);
-        T::with_scratch(share * threads, |scratch| {
-            let mut scratch = scratch.chunks_mut(share);
-            std::thread::scope(|s| {
-                for t in 0..threads {
-                    let end = ((panels * (t + 1) / threads) * nr).min(c.cols);
-                    let cols = end - start;
-                    let take = if t + 1 == threads {
-                        rest.len()
-                    } else {
-                        (cols * ld).min(rest.len())
-                    };
-                    let (mine, tail) = std::mem::take(&mut rest).split_at_mut(take);
-                    rest = tail;
-                    let b_part = MatRef {
-                        data: &b.data[(start * b.ld).min(b.data.len())..],
-                        rows: b.rows,
-                        cols,
-                        ld: b.ld,
-                    };
-                    let c_part = MatMut {
-                        data: mine,
-                        rows,
-                        cols,
-                        ld,
-                    };
-                    let buf = scratch.next().unwrap_or_default();
-                    s.spawn(move || self.serial_in(buf, alpha, a, b_part, beta, c_part));
-                    start = end;
-                }
-            });
-        });
         Ok(())
     }
 
     /// The scratch values one thread's multiply of an m × n × k product needs: the packed
     /// block of B, the packed block of A (none where A is packed beforehand) and an edge tile,
     /// each with room to start on a cache line.
-    fn scratch_len(&self, packed: bool, m: usize, n: usize, k: usize) -> usize {
+    pub(super) fn scratch_len(&self, packed: bool, m: usize, n: usize, k: usize) -> usize {
         let (mr, nr) = (self.kernel.mr, self.kernel.nr);
         let Blocking { mc, kc, .. } = self.blocking;
         let alen = if packed {
@@ -275,7 +238,7 @@ impl<T: Element> Gemm<T> {
     }
 
     /// The values of the largest packed block of B of an n-column, k-deep B.
-    fn b_block_len(&self, n: usize, k: usize) -> usize {
+    pub(super) fn b_block_len(&self, n: usize, k: usize) -> usize {
         let Blocking { kc, nc, .. } = self.blocking;
         kc.min(k) * nc.min(n).div_ceil(self.kernel.nr) * self.kernel.nr
     }
@@ -354,78 +317,93 @@ impl<T: Element> Gemm<T> {
         edge: &mut [T],
     ) {
         let (m, n, k) = (c.rows, c.cols, a.shape().1);
-        let ldc = c.ld;
-        let data = c.data;
-        let kern = &self.kernel;
-        let (mr, nr) = (kern.mr, kern.nr);
-        let Blocking { mc, kc, nc } = self.blocking;
+        let nr = self.kernel.nr;
+        let Blocking { kc, nc, .. } = self.blocking;
+        let tiles = Tiles::new(c.data, c.ld);
         for jc in (0..n).step_by(nc) {
             let nb = nc.min(n - jc);
             for pc in (0..k).step_by(kc) {
                 let kb = kc.min(k - pc);
                 let bp = &mut bbuf[..kb * nb.div_ceil(nr) * nr];
                 pack_b(b.data, b.ld, pc, kb, jc, nb, nr, bp);
-                for ic in (0..m).step_by(mc) {
-                    let mb = mc.min(m - ic);
-                    let len = kb * mb.div_ceil(mr) * mr;
-                    let ap: &[T] = match a {
-                        Src::Plain(a) => {
-                            let ap = &mut abuf[..len];
-                            pack_a(a.data, a.ld, ic, mb, pc, kb, mr, ap);
-                            ap
-                        }
-                        // The packed blocks of depth kb start at pc · padded rows.
-                        Src::Packed(p) => {
-                            let at = pc * p.rows.div_ceil(mr) * mr + ic * kb;
-                            &p.data.get()[at..at + len]
-                        }
-                    };
-                    let calls = mb.div_ceil(mr);
-                    for jr in (0..nb).step_by(nr) {
-                        let nrr = nr.min(nb - jr);
-                        let bpanel = &bp[jr * kb..(jr + nr) * kb];
-                        // The next panel of B, a share of it before each tile: it comes from
-                        // the last-level cache, and the first tile that reads it would wait.
-                        let bnext = bp.get((jr + nr) * kb..(jr + 2 * nr) * kb).unwrap_or(&[]);
-                        for ir in (0..mb).step_by(mr) {
-                            let mrr = mr.min(mb - ir);
-                            prefetch_part(bnext, ir / mr, calls);
-                            let apanel = &ap[ir * kb..(ir + mr) * kb];
-                            let at = (ic + ir) + (jc + jr) * ldc;
-                            if mrr == mr && nrr == nr {
-                                let tile = &mut data[at..at + (nr - 1) * ldc + mr];
-                                // SAFETY: the panels hold kb·mr and kb·nr values, the tile is
-                                // mr × nr with leading dimension ldc inside `tile`, and the
-                                // kernel is the CPU's own (kernels::best).
-                                unsafe {
-                                    kern.run(
-                                        kb,
-                                        apanel.as_ptr(),
-                                        bpanel.as_ptr(),
-                                        tile.as_mut_ptr(),
-                                        ldc,
-                                        alpha,
-                                    )
-                                };
-                            } else {
-                                edge.fill(T::ZERO);
-                                // SAFETY: as above, into the mr × nr buffer `edge` (ld = mr).
-                                unsafe {
-                                    kern.run(
-                                        kb,
-                                        apanel.as_ptr(),
-                                        bpanel.as_ptr(),
-                                        edge.as_mut_ptr(),
-                                        mr,
-                                        alpha,
-                                    )
-                                };
-                                for jj in 0..nrr {
-                                    let col = &mut data[at + jj * ldc..at + jj * ldc + mrr];
-                                    for (x, e) in col.iter_mut().zip(&edge[jj * mr..]) {
-                                        *x += *e;
-                                    }
-                                }
+                self.row_blocks(alpha, a, (pc, kb), (jc, nb), bp, (0, m), &tiles, abuf, edge);
+            }
+        }
+    }
+
+    /// C's rows r0..r1 (whole MR panels from r0) of columns jc..jc+nb += α · A's same rows of
+    /// columns pc..pc+kb · the block of B packed in `bp` (those kb rows of B, those nb columns),
+    /// A's blocks packed into `abuf`; the kernel writes edge tiles into `edge`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn row_blocks(
+        &self,
+        alpha: T,
+        a: Src<T>,
+        (pc, kb): (usize, usize),
+        (jc, nb): (usize, usize),
+        bp: &[T],
+        (r0, r1): (usize, usize),
+        c: &Tiles<T>,
+        abuf: &mut [T],
+        edge: &mut [T],
+    ) {
+        let kern = &self.kernel;
+        let (mr, nr) = (kern.mr, kern.nr);
+        let ldc = c.ld;
+        for ic in (r0..r1).step_by(self.blocking.mc) {
+            let mb = self.blocking.mc.min(r1 - ic);
+            let len = kb * mb.div_ceil(mr) * mr;
+            let ap: &[T] = match a {
+                Src::Plain(a) => {
+                    let ap = &mut abuf[..len];
+                    pack_a(a.data, a.ld, ic, mb, pc, kb, mr, ap);
+                    ap
+                }
+                // The packed blocks of depth kb start at pc · padded rows.
+                Src::Packed(p) => {
+                    let at = pc * p.rows.div_ceil(mr) * mr + ic * kb;
+                    &p.data.get()[at..at + len]
+                }
+            };
+            let calls = mb.div_ceil(mr);
+            for jr in (0..nb).step_by(nr) {
+                let nrr = nr.min(nb - jr);
+                let bpanel = &bp[jr * kb..(jr + nr) * kb];
+                // The next panel of B, a share of it before each tile: it comes from the
+                // last-level cache, and the first tile that reads it would wait.
+                let bnext = bp.get((jr + nr) * kb..(jr + 2 * nr) * kb).unwrap_or(&[]);
+                for ir in (0..mb).step_by(mr) {
+                    let mrr = mr.min(mb - ir);
+                    prefetch_part(bnext, ir / mr, calls);
+                    let apanel = &ap[ir * kb..(ir + mr) * kb];
+                    let (i, j) = (ic + ir, jc + jr);
+                    if mrr == mr && nrr == nr {
+                        // SAFETY: the panels hold kb·mr and kb·nr values, the tile is mr × nr
+                        // with leading dimension ldc inside C (checked by `part`), this
+                        // thread's alone (its rows of its columns), and the kernel is the
+                        // CPU's own (kernels::best).
+                        unsafe {
+                            let tile = c.part(i + j * ldc, mr, nr);
+                            kern.run(kb, apanel.as_ptr(), bpanel.as_ptr(), tile, ldc, alpha)
+                        };
+                    } else {
+                        edge.fill(T::ZERO);
+                        // SAFETY: as above, into the mr × nr buffer `edge` (ld = mr).
+                        unsafe {
+                            kern.run(
+                                kb,
+                                apanel.as_ptr(),
+                                bpanel.as_ptr(),
+                                edge.as_mut_ptr(),
+                                mr,
+                                alpha,
+                            )
+                        };
+                        for jj in 0..nrr {
+                            // SAFETY: this thread's rows of its columns (as above).
+                            let col = unsafe { c.column(i, j + jj, mrr) };
+                            for (x, e) in col.iter_mut().zip(&edge[jj * mr..]) {
+                                *x += *e;
                             }
                         }
                     }
@@ -437,13 +415,13 @@ impl<T: Element> Gemm<T> {
 
 /// The A operand of a multiply: as it is, or packed once for several multiplies.
 #[derive(Clone, Copy)]
-enum Src<'a, T> {
+pub(super) enum Src<'a, T> {
     Plain(MatRef<'a, T>),
     Packed(&'a PackedA<T>),
 }
 
 impl<T> Src<'_, T> {
-    fn shape(&self) -> (usize, usize) {
+    pub(super) fn shape(&self) -> (usize, usize) {
         match self {
             Src::Plain(a) => (a.rows, a.cols),
             Src::Packed(p) => (p.rows, p.cols),
@@ -490,7 +468,7 @@ fn prefetch_part<T>(data: &[T], part: usize, parts: usize) {
 }
 
 /// `buf` from its first value on a 64-byte boundary (within its first 64 bytes).
-fn aligned<T>(buf: &mut [T]) -> &mut [T] {
+pub(super) fn aligned<T>(buf: &mut [T]) -> &mut [T] {
     let len = buf.len();
     let offset = buf
         .as_ptr()
@@ -818,6 +796,10 @@ mod tests {
             assert!(b.mc % k.mr == 0 && b.nc % k.nr == 0 && b.kc >= 64, "{b:?}");
             // The KC × NR panel of B fits half of L1.
             assert!(b.kc * k.nr * 8 <= 48 << 10);
+        }
+        // The MC × KC block of A fits half of L2.
+        for (b, l2) in [(small, 512 << 10), (big, 2 << 20)] {
+            assert!(b.mc * b.kc * 8 <= l2 / 2, "{b:?}");
         }
     }
 

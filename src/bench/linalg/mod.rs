@@ -6,10 +6,12 @@
 //! dimension `ld` is at `i + j·ld`.
 
 pub mod gemm;
+pub mod grid;
 pub mod hpl;
 pub mod kernels;
 pub mod lu;
 pub mod lu_team;
 mod pack;
 pub mod system_blas;
+mod tiles;
 pub mod workload;
