@@ -641,11 +641,12 @@ fn three_machines_side_by_side() {
     );
     let dp = row(&text, "DP");
     assert!(dp.contains("×0.8") && dp.contains("×3"), "{dp}\n{text}");
-    // Per core: A's 58.07 GOPS on 2 cores, C's 174.2 on 96.
+    // Per core: each figure over the cores its 2 threads ran on, however many the machine
+    // has: A's 116.1 GOPS 58.07, C's 348.4 (of 96 cores) 174.2.
     let text = String::from_utf8_lossy(&compare(&["--per", "core"]).stdout).into_owned();
     let dp = row(&text, "DP");
     assert!(
-        dp.contains("GOPS per core") && dp.contains("29.03") && dp.contains("1.81 ×"),
+        dp.contains("GOPS per core") && dp.contains("58.07") && dp.contains("174.2 ×3.00"),
         "{dp}\n{text}"
     );
     let text = String::from_utf8_lossy(&compare(&["--per", "ghz"]).stdout).into_owned();
@@ -688,6 +689,118 @@ fn three_machines_side_by_side() {
     assert_eq!(section.matches("class=\"bar\"").count(), 6, "{section}");
     assert_eq!(section.matches("class=\"peak\"").count(), 6, "{section}");
     assert!(section.contains("174.2 ×3.00 · 100 % of peak"), "{section}");
+}
+
+/// The recorded cards of three machines (tests/fixtures/machines/: a 2-vCPU Zen 5, a 2-vCPU
+/// Sapphire Rapids and a 16-vCPU Emerald Rapids) side by side: exit 0, the machines' differences
+/// first, every line within 100 columns; `--per core` leaves a one-thread figure as it is and
+/// divides an all-thread one by the machine's cores; `--per peak` gives each card's own
+/// efficiencies.
+#[test]
+fn three_recorded_machines_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let machines = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/machines");
+    let cards: Vec<std::path::PathBuf> = [
+        "zen5-kvm-2cpu.json",
+        "sapphire-rapids-kvm-2cpu.json",
+        "emerald-rapids-kvm-16cpu.json",
+    ]
+    .iter()
+    .map(|f| machines.join(f))
+    .collect();
+    let compare = |extra: &[&str]| {
+        let out = peakbench(&db)
+            .env("COLUMNS", "100")
+            .arg("compare")
+            .args(&cards)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let text = String::from_utf8(compare(&[])).unwrap();
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "{line}\n{text}");
+    }
+    let diff = text
+        .find("microarchitecture")
+        .expect("the machines' differences");
+    assert!(diff < text.find("Point").unwrap(), "{text}");
+    assert!(
+        text.contains("AMD Zen 5") && text.contains("1 socket, 16 cores, 16"),
+        "{text}"
+    );
+    // Each row's figures: as they are, per core, per peak.
+    let rows = |extra: &[&str]| -> Vec<serde_json::Value> {
+        let mut args = vec!["--json", "-"];
+        args.extend_from_slice(extra);
+        let doc: serde_json::Value = serde_json::from_slice(&compare(&args)).unwrap();
+        doc["rows"].as_array().unwrap().clone()
+    };
+    let (plain, core, peak) = (
+        rows(&[]),
+        rows(&["--per", "core"]),
+        rows(&["--per", "peak"]),
+    );
+    let find = |rows: &[serde_json::Value], start: &str, end: &str| -> Vec<f64> {
+        let row = rows
+            .iter()
+            .find(|r| {
+                let l = r["label"].as_str().unwrap();
+                l.starts_with(start) && l.ends_with(end)
+            })
+            .unwrap_or_else(|| panic!("no {start} … {end} row"));
+        row["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    };
+    let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * y.abs();
+    // One thread: the figure itself, in GOPS, per core.
+    let (one, one_core) = (
+        find(&plain, "DP · 1 thread", "weak scaling"),
+        find(&core, "DP · 1 thread", "weak scaling"),
+    );
+    assert!(
+        one.iter().zip(&one_core).all(|(x, y)| close(*x, *y)),
+        "{one:?} {one_core:?}"
+    );
+    // All threads (A's 2 pair with C's 16): over 2, 2 and 16 cores.
+    let (all, all_core) = (
+        find(&plain, "DP · 2 threads", "weak scaling"),
+        find(&core, "DP · 2 threads", "weak scaling"),
+    );
+    for ((x, y), cores) in all.iter().zip(&all_core).zip([2.0, 2.0, 16.0]) {
+        assert!(close(x / cores, *y), "{all:?} {all_core:?}");
+    }
+    // Per peak: the efficiency C's card recorded for its 16-thread DP point.
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&cards[2]).unwrap()).unwrap();
+    let dp16 = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["workload"] == "DP" && r["params"]["threads"] == 16)
+        .expect("C's 16-thread DP point");
+    let efficiency = dp16["efficiency"].as_f64().unwrap();
+    let all_peak = find(&peak, "DP · 2 threads", "weak scaling");
+    assert!(
+        close(all_peak[2], efficiency * 100.0),
+        "{all_peak:?} {efficiency}"
+    );
+    assert!(
+        all_peak.iter().all(|e| *e > 0.0 && *e <= 105.0),
+        "{all_peak:?}"
+    );
 }
 
 /// `compare --junit FILE`: a test case per paired point, the 20 % DP regression the one failure

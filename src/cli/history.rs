@@ -58,8 +58,8 @@ pub struct CompareArgs {
     /// machines side by side, each figure's ratio to A's.
     #[arg(value_name = "RUN", num_args = 2.., required = true)]
     pub runs: Vec<String>,
-    /// Side by side: each figure per core (CPU and memory rates), per GHz of the measured clock
-    /// (CPU rates: operations per cycle) or as a percentage of its peak.
+    /// Side by side: each figure per core its threads ran on (CPU and memory rates), per GHz
+    /// of the measured clock (CPU rates: operations per cycle) or as a percentage of its peak.
     #[arg(long, value_enum)]
     pub per: Option<crate::report::side_by_side::Per>,
     /// Side by side: a machine's price per hour, NAME=PRICE (NAME its letter, A, B…, or its

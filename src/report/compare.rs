@@ -41,6 +41,9 @@ pub struct Row {
     pub efficiencies: Vec<Option<f64>>,
     /// The baseline point's threads.
     pub threads: usize,
+    /// Each run's point's threads (None where the run lacks the point): all of a machine's
+    /// pair with all of another's.
+    pub run_threads: Vec<Option<usize>>,
     /// Each later run against the baseline (index 0 is the baseline's own, None).
     pub changes: Vec<Option<Change>>,
 }
@@ -153,6 +156,11 @@ impl Comparison {
                         .map(|p| p.and_then(|r| r.efficiency))
                         .collect(),
                     threads: rec.params.threads(),
+                    run_threads: a
+                        .points
+                        .iter()
+                        .map(|p| p.map(|r| r.params.threads()))
+                        .collect(),
                     changes: std::iter::once(None)
                         .chain(
                             changes

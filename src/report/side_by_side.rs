@@ -12,8 +12,9 @@ use crate::units::format_sig;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Per {
-    /// A CPU or memory rate per physical core of the machine (its cores, or its hardware
-    /// threads where the cores are unknown).
+    /// A CPU or memory rate per physical core its threads ran on: the point's threads, at
+    /// most the machine's cores (its hardware threads where the cores are unknown); a
+    /// one-thread figure is its own.
     Core,
     /// A CPU rate per GHz of the machine's measured clock (with one thread for a one-thread
     /// point, with all for the others): operations per cycle.
@@ -58,8 +59,9 @@ pub fn rows(
                 format!("{} per core", row.unit),
                 row.values
                     .iter()
+                    .zip(&row.run_threads)
                     .zip(runs)
-                    .map(|(v, r)| Some(v.as_ref()? / cores(r)?))
+                    .map(|((v, t), r)| Some(v.as_ref()? / point_cores(r, (*t)?)?))
                     .collect(),
             ),
             Some(Per::Ghz) if rate && row.subsystem == Subsystem::Cpu => (
@@ -99,10 +101,11 @@ pub fn rows(
     out
 }
 
-/// The machine's physical cores (its hardware threads where they are unknown).
-fn cores(r: &Report) -> Option<f64> {
+/// The physical cores a point's `threads` ran on: as many as its threads, at most the
+/// machine's (its hardware threads where its cores are unknown).
+fn point_cores(r: &Report, threads: usize) -> Option<f64> {
     let c = &r.system.cpu;
-    let n = c.cores.get().copied().unwrap_or(c.threads);
+    let n = (c.cores.get().copied().unwrap_or(c.threads) as usize).min(threads);
     (n > 0).then_some(n as f64)
 }
 
