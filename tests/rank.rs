@@ -163,6 +163,70 @@ fn a_recorded_card_ranks_among_other_machines() {
     );
 }
 
+/// The recorded card of the 16-vCPU Emerald Rapids among the cards of the other two recorded
+/// machines: its all-thread DP beats both, its one-thread DP one of the two and the other of
+/// its microarchitecture (the 2-vCPU Sapphire Rapids); no run is of its kind, so no outlier is
+/// judged.
+#[test]
+fn a_recorded_card_ranks_among_the_other_recorded_machines() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let machines = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/machines");
+    let others = dir.path().join("others");
+    std::fs::create_dir(&others).unwrap();
+    for card in ["zen5-kvm-2cpu.json", "sapphire-rapids-kvm-2cpu.json"] {
+        std::fs::copy(machines.join(card), others.join(card)).unwrap();
+    }
+    let out = peakbench(&db)
+        .arg("rank")
+        .arg(machines.join("emerald-rapids-kvm-16cpu.json"))
+        .arg(&others)
+        .args(["--json", "-"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["others"].as_array().unwrap().len(), 2, "{doc}");
+    let row = |label: &str| {
+        doc["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["label"] == label)
+            .unwrap_or_else(|| panic!("no {label} row: {doc}"))
+            .clone()
+    };
+    let all = row("DP · weak scaling · all threads");
+    assert_eq!(all["runs"], 2, "{all}");
+    assert_eq!(all["better_than"], 1.0, "{all}");
+    let one = row("DP · weak scaling · 1 thread");
+    assert_eq!(one["better_than"], 0.5, "{one}");
+    assert_eq!(one["runs_same_microarchitecture"], 1, "{one}");
+    assert_eq!(one["better_than_same_microarchitecture"], 1.0, "{one}");
+    assert_eq!(one["kind_runs"], 1, "{one}");
+    assert!(one["outliers"].as_array().unwrap().is_empty(), "{one}");
+    let out = peakbench(&db)
+        .env("COLUMNS", "100")
+        .arg("rank")
+        .arg(machines.join("emerald-rapids-kvm-16cpu.json"))
+        .arg(&others)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Among 2 other run(s): 0 of its kind")
+            && text.contains("Outliers of its kind: not judged"),
+        "{text}"
+    );
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "{line}\n{text}");
+    }
+}
+
 /// What rank refuses, each in one line with exit 2: more documents than it reads, a document
 /// changed since peakbench wrote it, nothing else to rank among, a directory without
 /// documents.
