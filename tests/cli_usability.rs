@@ -319,3 +319,33 @@ fn the_help_names_every_tool_and_profile() {
     assert!(flat.contains("memory, disk and network"), "{help}");
     assert!(help.lines().all(|l| l.chars().count() <= 100), "{help}");
 }
+
+/// The notes on reference tools while a run goes on (here: no tool measures NULL) keep to the
+/// terminal's width on standard error, wrapped, not cut: a note of 99 columns at 40.
+#[test]
+fn reference_notes_keep_to_the_terminal_width() {
+    let out = peakbench()
+        .args(["cpu", "--workload", "NULL", "--reference", "--repeat", "1"])
+        .args(["--no-history", "--quiet"])
+        .env("COLUMNS", "40")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let note = err
+        .lines()
+        .skip_while(|l| !l.starts_with("peakbench: reference:"))
+        .take_while(|l| l.starts_with("peakbench: reference:") || l.starts_with("  "))
+        .collect::<Vec<_>>();
+    assert!(note.len() >= 2, "{err}");
+    for line in &note {
+        assert!(line.chars().count() <= 40, "{line}\n{err}");
+    }
+    let words: Vec<&str> = note.iter().flat_map(|l| l.split_whitespace()).collect();
+    assert!(
+        words
+            .join(" ")
+            .contains("no reference tool measures cpu NULL latency (its reference"),
+        "{err}"
+    );
+}

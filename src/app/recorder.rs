@@ -296,7 +296,7 @@ impl Recorder {
                         r.subsystem, r.workload, r.metric
                     );
                     if self.reference_notes.insert(note.clone()) {
-                        eprintln!("peakbench: reference: {}", crate::text::printable(&note));
+                        reference_note(&note);
                     }
                     r.reference_unknown_reason = Some(why);
                 }
@@ -309,10 +309,7 @@ impl Recorder {
                             Err(e) => {
                                 let e = e.to_string();
                                 if self.reference_notes.insert(e.clone()) {
-                                    eprintln!(
-                                        "peakbench: reference: {}",
-                                        crate::text::printable(&e)
-                                    );
+                                    reference_note(&e);
                                 }
                             }
                         }
@@ -320,7 +317,7 @@ impl Recorder {
                 }
                 Some(Err(e)) => {
                     if self.reference_notes.insert(e.clone()) {
-                        eprintln!("peakbench: reference: {}", crate::text::printable(&e));
+                        reference_note(&e);
                     }
                     r.reference_unknown_reason = Some(e);
                 }
@@ -712,6 +709,15 @@ pub fn references() -> crate::reference::RefContext {
     ctx
 }
 
+/// A note on the reference tools while the run goes on (a tool missing, failed or without the
+/// point), on standard error in the terminal's width.
+fn reference_note(note: &str) {
+    let line = format!("peakbench: reference: {}", crate::text::printable(note));
+    eprintln!(
+        "{}",
+        crate::text::wrap(&line, crate::text::terminal_width(), "  ")
+    );
+}
 #[cfg(test)]
 mod tests {
     use super::*;
