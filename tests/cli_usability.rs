@@ -321,7 +321,7 @@ fn the_help_names_every_tool_and_profile() {
 }
 
 /// The notes on reference tools while a run goes on (here: no tool measures NULL) keep to the
-/// terminal's width on standard error, wrapped, not cut: a note of 99 columns at 40.
+/// terminal's width on standard error, wrapped, not cut: a note of 100 columns at 40.
 #[test]
 fn reference_notes_keep_to_the_terminal_width() {
     let out = peakbench()
