@@ -4,9 +4,11 @@
 //! An output is written to a new temporary file in the target's directory, created with
 //! O_CREAT|O_EXCL and an unpredictable name (a symlink planted there is never followed), then
 //! renamed over the target (a symlink at the target is replaced, never written through). A
-//! target that is a character device or a pipe (`/dev/null`, `/dev/stdout`, a FIFO) is written
-//! into, never replaced — renaming over `/dev/null` as root would leave a regular file there for
-//! every program after — and a block device is refused. An input must be a regular file of
+//! target that is a character device or a pipe (`/dev/null`, a FIFO) is written into, never
+//! replaced — renaming over `/dev/null` as root would leave a regular file there for every
+//! program after — and so is a name of one of peakbench's own descriptors (`/dev/stdout`,
+//! `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`), whatever it is open on: through the
+//! descriptor itself, a redirection to a file included. A block device is refused. An input must be a regular file of
 //! bounded size and is read through a bounded reader.
 //!
 //! One rule for where outputs go, checked before anything runs ([`check_output_file`],
@@ -59,6 +61,16 @@ pub fn check_output_file(path: &Path) -> Result<(), UsageError> {
     if path.as_os_str() == "-" {
         return Ok(());
     }
+    if let Some(fd) = descriptor(path) {
+        // SAFETY: F_GETFD on a descriptor number reads its flags and touches no memory.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+            return Err(UsageError(format!(
+                "cannot write {}: descriptor {fd} is not open; give a file name or -",
+                path.display()
+            )));
+        }
+        return Ok(());
+    }
     check_parent(path)?;
     if path.is_dir() {
         return Err(UsageError(format!(
@@ -96,6 +108,9 @@ const FIFO_READER: std::time::Duration = std::time::Duration::from_secs(5);
 fn open_in_place(path: &Path) -> std::io::Result<Option<std::fs::File>> {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::FileTypeExt;
+    if let Some(fd) = descriptor(path) {
+        return own_descriptor(fd, path).map(Some);
+    }
     let special = |t: std::fs::FileType| t.is_char_device() || t.is_fifo();
     match std::fs::metadata(path) {
         Ok(m) if m.file_type().is_block_device() => Err(std::io::Error::new(
@@ -148,11 +163,50 @@ fn open_in_place(path: &Path) -> std::io::Result<Option<std::fs::File>> {
     }
 }
 
-/// Whether `path` is (or links to) a pipe or a character device: an output written into in
-/// place ([`write_output`]), which takes each write as more of its stream.
+/// The descriptor of this process that `path` names (`/dev/stdout`, `/dev/stderr`,
+/// `/dev/fd/N`, `/proc/self/fd/N`), whatever it is open on. Renamed over as any file, as root
+/// with standard output redirected to a file, `/dev/stdout` became a regular file for every
+/// program after, and the output went there instead of to the redirection.
+fn descriptor(path: &Path) -> Option<libc::c_int> {
+    let name = path.to_str()?;
+    match name {
+        "/dev/stdout" => Some(1),
+        "/dev/stderr" => Some(2),
+        _ => name
+            .strip_prefix("/dev/fd/")
+            .or_else(|| name.strip_prefix("/proc/self/fd/"))?
+            .parse()
+            .ok(),
+    }
+}
+
+/// A new descriptor for this process's descriptor `fd` (named by `path`), written at its
+/// offset as the descriptor is: what the shell redirected it to gets the output.
+fn own_descriptor(fd: libc::c_int, path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    // What peakbench printed to standard output comes first.
+    std::io::stdout().flush()?;
+    // SAFETY: dup takes a descriptor number and touches no memory; a number that is not an
+    // open descriptor fails with EBADF.
+    let copy = unsafe { libc::dup(fd) };
+    if copy < 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(std::io::Error::new(
+            e.kind(),
+            format!("{}: descriptor {fd} is not open ({e})", path.display()),
+        ));
+    }
+    // SAFETY: `copy` is a descriptor dup just opened for this File alone, which closes it.
+    Ok(unsafe { std::fs::File::from_raw_fd(copy) })
+}
+
+/// Whether `path` is (or links to) a pipe or a character device, or names one of this
+/// process's descriptors: an output written into in place ([`write_output`]), which takes each
+/// write as more of its stream.
 pub fn is_stream(path: &Path) -> bool {
     use std::os::unix::fs::FileTypeExt;
     path == Path::new("-")
+        || descriptor(path).is_some()
         || std::fs::metadata(path)
             .is_ok_and(|m| m.file_type().is_char_device() || m.file_type().is_fifo())
 }

@@ -341,3 +341,39 @@ fn the_event_stream_is_read_line_by_line_while_the_run_goes_on() {
     );
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
 }
+
+/// An output named by one of peakbench's own descriptors, with standard output redirected to a
+/// file, goes to that file through the descriptor — `/dev/fd/1` and `/proc/self/fd/1`, then
+/// `/dev/stdout` — and `/dev/stdout` stays the link it was (renamed over as a file, as root,
+/// it became a regular file for every program after, and the output went there instead); a
+/// descriptor that is not open is one line and exit 2.
+#[test]
+fn own_descriptors_are_written_through_never_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let stdout_was = std::fs::read_link("/dev/stdout").ok();
+    for name in ["/dev/fd/1", "/proc/self/fd/1", "/dev/stdout"] {
+        let file = dir.path().join("out.json");
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("exec \"$0\" cpu --workload NULL --repeat 2 --quiet --no-history --json \"$1\" > \"$2\"")
+            .arg(env!("CARGO_BIN_EXE_peakbench"))
+            .arg(name)
+            .arg(&file)
+            .env("PEAKBENCH_DB", dir.path().join("h.db"))
+            .status()
+            .unwrap();
+        assert!(status.success(), "{name}");
+        let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap())
+            .unwrap_or_else(|e| panic!("{name}: not one JSON document in the file ({e})"));
+        assert!(
+            doc["results"].as_array().is_some_and(|r| !r.is_empty()),
+            "{name}: {doc}"
+        );
+        assert_eq!(std::fs::read_link("/dev/stdout").ok(), stdout_was, "{name}");
+    }
+    common::one_line_exit(
+        &["cpu", "--workload", "NULL", "--json", "/dev/fd/9"],
+        2,
+        &["descriptor 9 is not open"],
+    );
+}
