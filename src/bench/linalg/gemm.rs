@@ -519,11 +519,12 @@ pub fn naive<T: Element>(alpha: T, a: MatRef<T>, b: MatRef<T>, beta: T, c: &mut 
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn random(len: usize, seed: u64) -> Vec<f64> {
+    /// `len` values in [-0.5, 0.5) from `seed` (xorshift): the tests' matrices.
+    pub(in crate::bench::linalg) fn random(len: usize, seed: u64) -> Vec<f64> {
         let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         (0..len)
             .map(|_| {

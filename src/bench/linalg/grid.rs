@@ -238,6 +238,7 @@ impl<T: Element> Gemm<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::linalg::gemm::tests::random;
     use crate::bench::linalg::gemm::{Blocking, naive};
     use crate::bench::linalg::kernels;
 
@@ -257,18 +258,6 @@ mod tests {
         assert_eq!(g(4, 1, 1), grid(1, 1));
         // A prime count on a square product: all of them, across the columns.
         assert_eq!(g(7, 4000, 4000), grid(7, 1));
-    }
-
-    fn random(len: usize, seed: u64) -> Vec<f64> {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-            })
-            .collect()
     }
 
     /// Every grid, of more threads than tiles too, gives the plain product: blocks small enough
