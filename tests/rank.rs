@@ -40,6 +40,23 @@ fn fleet(dir: &Path) -> PathBuf {
     fleet
 }
 
+/// `peakbench rank RUN DIR --json -`, which must succeed: its document.
+fn rank_json(db: &Path, run: &Path, dir: &Path) -> serde_json::Value {
+    let out = peakbench(db)
+        .arg("rank")
+        .arg(run)
+        .arg(dir)
+        .args(["--json", "-"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// Ranked among six others: its DP figure beats 3.5 of them (58 %), 3.5 of the 5 of its
 /// microarchitecture (70 %); of its kind (itself and four of its hardware) the one at 0.6 × is the
 /// outlier on both figures and the others are not; the ranked run's own document in the
@@ -81,14 +98,7 @@ fn a_run_among_a_fleet_and_its_outlier() {
     assert!(text.contains("g.json (node-g): 2 of 2 figure(s), their median deviation -40.0 %"));
     assert!(!text.contains("d.json (node-d):"), "{text}");
 
-    let out = peakbench(&db)
-        .arg("rank")
-        .arg(fleet.join("a.json"))
-        .arg(&fleet)
-        .args(["--json", "-"])
-        .output()
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = rank_json(&db, &fleet.join("a.json"), &fleet);
     assert_eq!(doc["others"].as_array().unwrap().len(), 6, "{doc}");
     let dp = &doc["rows"][0];
     assert_eq!(dp["runs"], 6, "{dp}");
@@ -117,19 +127,7 @@ fn a_recorded_card_ranks_among_other_machines() {
     let fleet = fleet(dir.path());
     let card = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/machines/sapphire-rapids-kvm-2cpu.json");
-    let out = peakbench(&db)
-        .arg("rank")
-        .arg(&card)
-        .arg(&fleet)
-        .args(["--json", "-"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = rank_json(&db, &card, &fleet);
     assert_eq!(doc["others"].as_array().unwrap().len(), 7, "{doc}");
     assert!(
         doc["others"]
@@ -177,19 +175,11 @@ fn a_recorded_card_ranks_among_the_other_recorded_machines() {
     for card in ["zen5-kvm-2cpu.json", "sapphire-rapids-kvm-2cpu.json"] {
         std::fs::copy(machines.join(card), others.join(card)).unwrap();
     }
-    let out = peakbench(&db)
-        .arg("rank")
-        .arg(machines.join("emerald-rapids-kvm-16cpu.json"))
-        .arg(&others)
-        .args(["--json", "-"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let doc = rank_json(
+        &db,
+        &machines.join("emerald-rapids-kvm-16cpu.json"),
+        &others,
     );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["others"].as_array().unwrap().len(), 2, "{doc}");
     let row = |label: &str| {
         doc["rows"]
