@@ -5,7 +5,7 @@
 
 use super::kernels::{self, Element, MicroKernel};
 use super::pack::{pack_a, pack_b};
-use super::tiles::Tiles;
+use super::tiles::{Tiles, scale_column};
 
 /// A read-only column-major matrix: `rows × cols`, element (i, j) at `data[i + j·ld]`.
 #[derive(Debug, Clone, Copy)]
@@ -245,62 +245,27 @@ impl<T: Element> Gemm<T> {
 
     /// One thread's multiply (shapes already checked), in this thread's scratch buffer.
     fn serial(&self, alpha: T, a: Src<T>, b: MatRef<T>, beta: T, c: MatMut<T>) {
-        // The packing buffers are the thread's scratch, only as large as this multiply needs:
-        // small multiplies (a panel's, a chunk's) are many, and allocating and zeroing
-        // buffers for each cost more than some of their work.
-        let packed = matches!(a, Src::Packed(_));
-        let len = self.scratch_len(packed, c.rows, c.cols, a.shape().1);
-        T::with_scratch(len, |scratch| self.serial_in(scratch, alpha, a, b, beta, c));
-    }
-
-    /// One thread's multiply in `scratch` (at least [`Gemm::scratch_len`] values).
-    fn serial_in(
-        &self,
-        scratch: &mut [T],
-        alpha: T,
-        a: Src<T>,
-        b: MatRef<T>,
-        beta: T,
-        c: MatMut<T>,
-    ) {
         let (m, n, k) = (c.rows, c.cols, a.shape().1);
-        let ldc = c.ld;
-        let data = c.data;
         if m == 0 || n == 0 {
             return;
         }
-        if beta != T::ONE {
-            for j in 0..n {
-                let col = &mut data[j * ldc..j * ldc + m];
-                if beta == T::ZERO {
-                    col.fill(T::ZERO);
-                } else {
-                    col.iter_mut().for_each(|x| *x *= beta);
-                }
-            }
+        for j in 0..n {
+            scale_column(&mut c.data[j * c.ld..j * c.ld + m], beta);
         }
         if k == 0 || alpha == T::ZERO {
             return;
         }
-        let blen = self.b_block_len(n, k);
-        let extra = 64 / std::mem::size_of::<T>();
-        let (edge, rest) = scratch.split_at_mut(self.kernel.mr * self.kernel.nr);
-        let (bs, as_) = rest.split_at_mut(blen + extra);
-        let (bbuf, abuf) = (aligned(bs), aligned(as_));
-        self.blocks(
-            alpha,
-            a,
-            b,
-            MatMut {
-                data,
-                rows: m,
-                cols: n,
-                ld: ldc,
-            },
-            bbuf,
-            abuf,
-            edge,
-        );
+        // The packing buffers are the thread's scratch, only as large as this multiply needs:
+        // small multiplies (a panel's, a chunk's) are many, and allocating and zeroing
+        // buffers for each cost more than some of their work.
+        let len = self.scratch_len(matches!(a, Src::Packed(_)), m, n, k);
+        T::with_scratch(len, |scratch| {
+            let extra = 64 / std::mem::size_of::<T>();
+            let (edge, rest) = scratch.split_at_mut(self.kernel.mr * self.kernel.nr);
+            let (bs, as_) = rest.split_at_mut(self.b_block_len(n, k) + extra);
+            let (bbuf, abuf) = (aligned(bs), aligned(as_));
+            self.blocks(alpha, a, b, c, bbuf, abuf, edge);
+        });
     }
 
     /// The blocked loops of [`Gemm::serial`], packing B into `bbuf` and A into `abuf`; the

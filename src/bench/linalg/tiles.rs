@@ -67,12 +67,17 @@ impl<'a, T: Element> Tiles<'a, T> {
         }
         for j in c0..c1 {
             // SAFETY: the caller's part.
-            let col = unsafe { self.column(r0, j, r1 - r0) };
-            if beta == T::ZERO {
-                col.fill(T::ZERO);
-            } else {
-                col.iter_mut().for_each(|x| *x *= beta);
-            }
+            scale_column(unsafe { self.column(r0, j, r1 - r0) }, beta);
         }
+    }
+}
+
+/// `col` times β (zeros where β is zero, whatever it held: a NaN of an unset C too); nothing
+/// done where β is one.
+pub(super) fn scale_column<T: Element>(col: &mut [T], beta: T) {
+    if beta == T::ZERO {
+        col.fill(T::ZERO);
+    } else if beta != T::ONE {
+        col.iter_mut().for_each(|x| *x *= beta);
     }
 }
