@@ -7,10 +7,9 @@
 use super::charts;
 use super::plot::{Chart, Plot};
 use crate::history::compare::{
-    Alignment, Change, Criteria, Unpaired, Verdict, compare_paired, only_in_paired,
+    Alignment, Change, Criteria, Pairing, Unpaired, Verdict, compare_paired, only_in_paired,
 };
 use crate::history::machine::Machines;
-use crate::results::point::label;
 use crate::results::{Metric, Report, Subsystem, Unit};
 use crate::units::{Display, format_sig};
 use std::collections::BTreeMap;
@@ -111,6 +110,13 @@ impl Comparison {
         let refs: Vec<&Report> = runs.iter().collect();
         let aligned = Alignment::of(&refs);
         let pairings = &aligned.pairings;
+        // A point in the words of a pairing across machines where any run is another machine:
+        // its threads as "all threads" where they are all of each machine's.
+        let labelling = pairings
+            .iter()
+            .map(|&(p, _)| p)
+            .find(|p| matches!(p, Pairing::Machines { .. }))
+            .unwrap_or(Pairing::Identity);
         // Each later run's changes against the baseline, by the baseline point's key.
         let changes: Vec<BTreeMap<String, Change>> = runs[1..]
             .iter()
@@ -142,7 +148,7 @@ impl Comparison {
                 let shown = |v: f64| conv.map_or(v, |c| c.apply(v));
                 Some(Row {
                     subsystem: rec.subsystem,
-                    label: label(rec),
+                    label: labelling.label(rec, true),
                     metric: rec.metric,
                     unit: conv.map_or(rec.unit, |c| c.unit),
                     values: a
