@@ -83,7 +83,8 @@ pub struct Blocking {
 
 impl Blocking {
     /// From the cache sizes one thread may use (bytes; None: unknown, a common size is
-    /// assumed): the KC × NR panel of B in half of L1, the MC × KC block of A in half of L2
+    /// assumed): the KC × NR panel of B in half of L1 (KC at most the kernel's
+    /// [`MicroKernel::kc_max`]), the MC × KC block of A in half of L2
     /// (as BLIS's skx and zen3 blocks, 47 and 56 %: the rest of L2 holds the panels of B and
     /// tiles of C on their way; with three quarters, a 16-core Emerald Rapids multiplied at
     /// 0.65 of its rate with half on 16 threads, while 1 or 2 threads of a Zen 5 read the same
@@ -99,7 +100,7 @@ impl Blocking {
         let l2 = l2.unwrap_or(1 << 20) as usize;
         let l3 = l3_share.unwrap_or(4 << 20) as usize;
         let size = std::mem::size_of::<T>();
-        let kc = (l1 / 2 / (size * k.nr)).clamp(64, 512) / 8 * 8;
+        let kc = (l1 / 2 / (size * k.nr)).clamp(64, k.kc_max.max(64)) / 8 * 8;
         let mc = ((l2 / 2 / (size * kc)) / k.mr).clamp(1, 64) * k.mr;
         let nc = ((l3 / 2 / (size * kc)) / k.nr).clamp(1, 1024) * k.nr;
         Blocking { mc, kc, nc }
@@ -767,6 +768,16 @@ pub(super) mod tests {
         for (b, l2) in [(small, 512 << 10), (big, 2 << 20)] {
             assert!(b.mc * b.kc * 8 <= l2 / 2, "{b:?}");
         }
+        // A kernel's longest panels bound KC where L1 has room for longer ones (the AVX2
+        // tiles' 256), and the A block grows into the room left in L2.
+        let mut narrow = kernels::portable::<f64>();
+        let caches = (Some(48 << 10), Some(1 << 20), Some(16 << 20));
+        narrow.kc_max = 512;
+        let long = Blocking::for_caches(&narrow, caches.0, caches.1, caches.2);
+        narrow.kc_max = 256;
+        let short = Blocking::for_caches(&narrow, caches.0, caches.1, caches.2);
+        assert_eq!((long.kc, short.kc), (512, 256));
+        assert!(short.mc > long.mc, "{short:?} {long:?}");
     }
 
     /// The single-precision multiply, every kernel and threads, against the product computed

@@ -73,6 +73,12 @@ pub struct MicroKernel<T = f64> {
     pub isa: &'static str,
     /// The instruction set as `--isa` names it (`scalar` for the portable kernel).
     pub kind: crate::sysinfo::Isa,
+    /// The longest panels (KC) the kernel is given, whatever room L1 leaves: 256 for the
+    /// AVX2 tiles, as BLIS's haswell and zen3 configurations (on a Zen 5 with `--isa avx2`,
+    /// N = 4000, 6 rounds of 2 sweeps interleaved: 2 threads 1.037 × the rate of the 512 that
+    /// half of its L1 gave, SGEMM 1.01 ×, 1 thread 1.007 and 1.008 ×; 192 and 320 no better),
+    /// 512 for the others (AVX-512's 384 and 512 as good as 256–448 there).
+    pub kc_max: usize,
     /// `(kc, a, b, c, ldc, alpha)`: see the module's documentation.
     run: unsafe fn(usize, *const T, *const T, *mut T, usize, T),
 }
@@ -119,6 +125,7 @@ pub fn portable<T: Element>() -> MicroKernel<T> {
         nr: 4,
         isa: "portable",
         kind: crate::sysinfo::Isa::Scalar,
+        kc_max: 512,
         run: portable_8x4::<T>,
     }
 }
@@ -236,6 +243,7 @@ mod arch {
             nr: 8,
             isa: "AVX-512",
             kind: crate::sysinfo::Isa::Avx512,
+            kc_max: 512,
             run: dgemm_24x8_avx512,
         };
         let narrow = MicroKernel {
@@ -243,6 +251,7 @@ mod arch {
             nr: 6,
             isa: "AVX2+FMA",
             kind: crate::sysinfo::Isa::Avx2,
+            kc_max: 256,
             run: dgemm_8x6_avx2,
         };
         [avx512.then_some(wide), avx2.then_some(narrow)]
@@ -259,6 +268,7 @@ mod arch {
             nr: 8,
             isa: "AVX-512",
             kind: crate::sysinfo::Isa::Avx512,
+            kc_max: 512,
             run: sgemm_48x8_avx512,
         };
         let narrow = MicroKernel {
@@ -266,6 +276,7 @@ mod arch {
             nr: 6,
             isa: "AVX2+FMA",
             kind: crate::sysinfo::Isa::Avx2,
+            kc_max: 256,
             run: sgemm_16x6_avx2,
         };
         [avx512.then_some(wide), avx2.then_some(narrow)]
@@ -362,7 +373,11 @@ mod arch {
     }
 
     /// The AVX2 kernel of one element type: MR = 2 vectors of `$lanes`, NR = 6; two ymm of Ã
-    /// per step, six broadcasts of B̃, 12 FMAs.
+    /// per step, six broadcasts of B̃, 12 FMAs. Ã is prefetched 8 steps ahead (its one cache
+    /// line a step), the tile of C late and the next tile a line every eight steps, as the
+    /// AVX-512 kernel does (on a Zen 5 with `--isa avx2`, N = 4000, medians of 3 interleaved
+    /// rounds against the kernel without: 1.008 × at 1 thread and 1.014 × at 2, SGEMM 1.007
+    /// and 1.020).
     macro_rules! avx2_kernel {
         ($name:ident, $t:ty, $lanes:literal, $zero:ident, $load:ident, $store:ident, $set1:ident, $bcast:ident, $fma:ident) => {
             /// # Safety
@@ -379,26 +394,38 @@ mod arch {
             ) {
                 // SAFETY: as the AVX-512 kernel, with MR- and 6-value steps and an MR × 6 tile.
                 unsafe {
+                    const MR: usize = 2 * $lanes;
+                    const PREFETCH_A: usize = 8 * MR;
                     let mut acc = [[$zero(); 2]; 6];
                     let (mut a, mut b) = (a, b);
                     // Half as many FMAs a step as the AVX-512 kernel's: twice the steps.
-                    let late = kc.saturating_sub(2 * LATE_C);
-                    for k in 0..kc {
+                    let late = kc.saturating_sub(2 * LATE_C) / 8 * 8;
+                    let next = c.wrapping_add(MR);
+                    let mut line = 0;
+                    for k in (0..kc).step_by(8) {
                         if k == late {
                             for j in 0..6 {
                                 _mm_prefetch::<_MM_HINT_T0>(c.add(j * ldc).cast());
                                 _mm_prefetch::<_MM_HINT_T0>(c.add(j * ldc + $lanes).cast());
                             }
                         }
-                        let a0 = $load(a);
-                        let a1 = $load(a.add($lanes));
-                        for (j, col) in acc.iter_mut().enumerate() {
-                            let bj = $bcast(&*b.add(j));
-                            col[0] = $fma(a0, bj, col[0]);
-                            col[1] = $fma(a1, bj, col[1]);
+                        if line < 12 {
+                            let at = (line / 2) * ldc + (line % 2) * $lanes;
+                            _mm_prefetch::<_MM_HINT_T0>(next.wrapping_add(at).cast());
+                            line += 1;
                         }
-                        a = a.add(2 * $lanes);
-                        b = b.add(6);
+                        for _ in k..(k + 8).min(kc) {
+                            _mm_prefetch::<_MM_HINT_T0>(a.wrapping_add(PREFETCH_A).cast());
+                            let a0 = $load(a);
+                            let a1 = $load(a.add($lanes));
+                            for (j, col) in acc.iter_mut().enumerate() {
+                                let bj = $bcast(&*b.add(j));
+                                col[0] = $fma(a0, bj, col[0]);
+                                col[1] = $fma(a1, bj, col[1]);
+                            }
+                            a = a.add(MR);
+                            b = b.add(6);
+                        }
                     }
                     let al = $set1(alpha);
                     for (j, col) in acc.iter().enumerate() {
