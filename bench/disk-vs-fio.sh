@@ -9,11 +9,16 @@
 # Both tools use O_DIRECT, a 1 s ramp and RUNTIME seconds, on the same CPU (peakbench puts its
 # I/O thread on the CPU that takes the disk's interrupts; fio is pinned there with
 # --cpus_allowed); writes end with a sync (fio end_fsync=1). The file (SIZE, default 1G) is
-# created here by fio, used by both, and removed.
-# Usage: [DIR=.] [SIZE=1G] [RUNTIME=5] [ROUNDS=7] bench/disk-vs-fio.sh
+# created here by fio, used by both, and removed. fio's buffers are on transparent huge pages,
+# as peakbench's and as `--reference` runs it (GLIBC_TUNABLES=glibc.malloc.hugetlb=1; on 4 KiB
+# pages a 1 MiB block is split in two requests by a queue of fewer than 256 segments, and fio
+# read half as fast here); FIO_HUGE=0 runs fio with its malloc'd buffers as they come.
+# Usage: [DIR=.] [SIZE=1G] [RUNTIME=5] [ROUNDS=7] [FIO_HUGE=1] bench/disk-vs-fio.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${DIR:-.}; size=${SIZE:-1G}; runtime=${RUNTIME:-5}; rounds=${ROUNDS:-7}
+tunables=${GLIBC_TUNABLES:-}
+[ "${FIO_HUGE:-1}" = 0 ] || tunables=${tunables:+$tunables:}glibc.malloc.hugetlb=1
 command -v fio >/dev/null || { echo "fio not found: apt-get install fio" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "python3 not found: apt-get install python3" >&2; exit 2; }
 cargo build --release --quiet
@@ -39,7 +44,7 @@ run() { # label rw pbworkload bs engine depth metric
       cpus=$(python3 -c "import json,sys; print(','.join(map(str, json.load(open(sys.argv[1]))['results'][0]['params']['cpus'])))" "$tmp/pb.json")
     }
     run_fio() {
-      fio --name=cmp --filename="$file" --size="$size" --rw="$rw" --bs="$bs" --ioengine="$engine" --cpus_allowed="$cpus" \
+      GLIBC_TUNABLES=$tunables fio --name=cmp --filename="$file" --size="$size" --rw="$rw" --bs="$bs" --ioengine="$engine" --cpus_allowed="$cpus" \
         --iodepth="$depth" --direct=1 --time_based --runtime="$runtime" --ramp_time=1 \
         --end_fsync=1 --output-format=json --output="$tmp/fio.json"
     }

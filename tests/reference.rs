@@ -207,6 +207,14 @@ fn fio_measures_a_disk_point_and_removes_its_file() {
     assert_eq!(r.tool, "fio");
     assert!(r.mean > 0.0, "{r:?}");
     assert_eq!(r.efficiency, Some(r.mean / 1e9));
+    // Its buffers asked on huge pages as peakbench's are, and the command says so.
+    assert!(
+        r.commands
+            .iter()
+            .all(|c| c.contains("GLIBC_TUNABLES=glibc.malloc.hugetlb=1")),
+        "{:?}",
+        r.commands
+    );
     // The same point's latency comes from the same run.
     let lat = record("disk", "RR", "latency", "us", params, 100.0, None);
     let l = measure(&lat, &ctx).unwrap().unwrap();
