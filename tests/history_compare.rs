@@ -737,6 +737,22 @@ fn three_recorded_machines_side_by_side() {
         text.contains("AMD Zen 5") && text.contains("1 socket, 16 cores, 16"),
         "{text}"
     );
+    // The page counts another machine's lower figures as slower, never as worse.
+    let page = dir.path().join("cmp.html");
+    let out = peakbench(&db)
+        .arg("report")
+        .args(&cards)
+        .arg("--html")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let page = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        page.contains("of another machine slower than A") && !page.contains("worse beyond"),
+        "{}",
+        &page[..page.len().min(4000)]
+    );
     // Each row's figures: as they are, per core, per peak.
     let rows = |extra: &[&str]| -> Vec<serde_json::Value> {
         let mut args = vec!["--json", "-"];

@@ -182,6 +182,10 @@ fn report_compares_runs_side_by_side() {
     assert!(page.contains("peakbench comparison") && page.contains("B / A"));
     assert!(page.contains("class=\"worse\""), "a 20 % drop is worse");
     assert!(
+        page.contains("point(s) worse beyond the threshold") && !page.contains("another machine"),
+        "the same machine's drop is a regression"
+    );
+    assert!(
         page.contains("CPU DP · 2 threads"),
         "points named for a person"
     );

@@ -200,14 +200,22 @@ impl Comparison {
         }
     }
 
-    /// Points of any later run worse than the baseline's beyond the threshold: regressions on
-    /// the same machine, slower figures on another.
-    pub fn worse(&self) -> usize {
-        self.rows
-            .iter()
-            .flat_map(|r| r.changes.iter().flatten())
-            .filter(|c| c.slower)
-            .count()
+    /// How many points of the later runs are worse than the baseline's beyond the threshold,
+    /// in words: "worse" for runs of the baseline's hardware (regressions), "slower than A's"
+    /// for other machines' (never a regression).
+    pub fn worse_line(&self) -> String {
+        let changes = || self.rows.iter().flat_map(|r| r.changes.iter().flatten());
+        let regressions = changes().filter(|c| c.regression).count();
+        let slower = changes().filter(|c| c.slower && !c.regression).count();
+        match (regressions, slower) {
+            (r, 0) => format!("{r} point(s) worse beyond the threshold."),
+            (0, s) => {
+                format!("{s} point(s) of another machine slower than A's beyond the threshold.")
+            }
+            (r, s) => format!(
+                "{r} point(s) worse beyond the threshold; {s} of another machine slower than A's."
+            ),
+        }
     }
 
     /// The properties in which the runs' machines differ, as a table's header (the runs'

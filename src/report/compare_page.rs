@@ -43,9 +43,9 @@ impl Comparison {
             out.push_str(&table("machines", &header, rows, usize::MAX));
         }
         out.push_str(&format!(
-            "<p class=\"meta\">{}</p>\n<p class=\"meta\">{} point(s) worse beyond the threshold.</p>\n</header>\n",
+            "<p class=\"meta\">{}</p>\n<p class=\"meta\">{}</p>\n</header>\n",
             xml_escape(&self.method()),
-            self.worse()
+            xml_escape(&self.worse_line())
         ));
         // Machines side by side: three runs or more, or another machine's.
         if self.runs.len() >= 3 || !self.machines.hardware_differences().is_empty() {
