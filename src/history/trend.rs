@@ -72,7 +72,8 @@ impl Trend {
 /// it measures another point again with a knob changed (`--diagnose`).
 #[derive(Debug, Clone)]
 pub struct TrendPoint {
-    pub key: String,
+    /// Shared by every run's point of the same identity (10,000 runs: one string, not 10,000).
+    pub key: std::rc::Rc<str>,
     pub mean: f64,
     pub rerun: bool,
 }
@@ -122,7 +123,8 @@ impl TrendRun {
             .iter()
             .map(|rec| {
                 let (key, info) = PointInfo::of(rec);
-                infos.entry(key.clone()).or_insert(info);
+                let key: std::rc::Rc<str> = key.into();
+                infos.entry(key.to_string()).or_insert(info);
                 TrendPoint {
                     key,
                     mean: rec.summary.mean,
@@ -164,51 +166,56 @@ pub fn trends_of(
 ) -> Vec<Trend> {
     let wanted = point.map(str::to_lowercase);
     let machine_starts: Vec<bool> = runs.iter().map(|r| r.new_machine).collect();
-    let mut order: Vec<String> = Vec::new();
-    let mut found: std::collections::HashMap<String, Trend> = std::collections::HashMap::new();
-    // Per trend, the index in `runs` of each of its runs (to find the machine changes).
-    let mut at: std::collections::HashMap<String, Vec<usize>> = std::collections::HashMap::new();
+    // The trends in the order their points were first measured, each with the index in `runs`
+    // of each of its runs (to find the machine changes) and the last run that gave it a value;
+    // a point's trend found by one lookup of its key.
+    let mut found: Vec<(Trend, Vec<usize>, Option<usize>)> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (i, run) in runs.iter().enumerate() {
-        let mut seen = std::collections::HashSet::new();
         for p in run.points.iter().filter(|p| !p.rerun) {
             if !p.mean.is_finite() {
                 continue;
             }
+            let t = match index.get(&*p.key) {
+                Some(&t) => t,
+                None => {
+                    let Some(info) = infos.get(&*p.key) else {
+                        continue;
+                    };
+                    let trend = Trend {
+                        point: info.point.clone(),
+                        subsystem: info.subsystem,
+                        metric: info.metric,
+                        unit: info.unit,
+                        runs: Vec::new(),
+                        values: Vec::new(),
+                        levels: Vec::new(),
+                    };
+                    found.push((trend, Vec::new(), None));
+                    index.insert(&p.key, found.len() - 1);
+                    found.len() - 1
+                }
+            };
+            let (trend, at, last) = &mut found[t];
             // A point measured twice in one run (verify's clean runs) counts once: its first.
-            if !seen.insert(p.key.as_str()) {
+            if *last == Some(i) {
                 continue;
             }
-            let Some(info) = infos.get(&p.key) else {
-                continue;
-            };
-            let entry = found.entry(p.key.clone()).or_insert_with(|| {
-                order.push(p.key.clone());
-                Trend {
-                    point: info.point.clone(),
-                    subsystem: info.subsystem,
-                    metric: info.metric,
-                    unit: info.unit,
-                    runs: Vec::new(),
-                    values: Vec::new(),
-                    levels: Vec::new(),
-                }
-            });
-            entry.runs.push(run.id);
-            entry.values.push(p.mean);
-            at.entry(p.key.clone()).or_default().push(i);
+            *last = Some(i);
+            trend.runs.push(run.id);
+            trend.values.push(p.mean);
+            at.push(i);
         }
     }
-    order
+    found
         .into_iter()
-        .filter_map(|key| {
-            let mut t = found.remove(&key)?;
+        .filter_map(|(mut t, idx, _)| {
             if let Some(w) = &wanted
                 && !t.point.to_lowercase().contains(w)
             {
                 return None;
             }
-            let idx = &at[&key];
-            t.levels = levels_of(&t, idx, &machine_starts, settings);
+            t.levels = levels_of(&t, &idx, &machine_starts, settings);
             Some(t)
         })
         .collect()

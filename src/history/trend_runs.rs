@@ -83,7 +83,7 @@ impl Store {
         }
         // The stored identity of a point (as the version that stored it computed it) to this
         // version's, from one of its records.
-        let mut current: HashMap<String, Option<String>> = HashMap::new();
+        let mut current: HashMap<String, Option<std::rc::Rc<str>>> = HashMap::new();
         let mut out = Vec::with_capacity(ids.len());
         let mut previous: Option<(String, Report)> = None;
         for &id in ids {
@@ -125,17 +125,21 @@ impl Store {
                 rerun,
             } in points.remove(&id).unwrap_or_default()
             {
-                if !current.contains_key(&stored) {
-                    let key = self.point_info(id, seq)?.map(|rec| {
-                        let (key, info) = PointInfo::of(&rec);
-                        infos.entry(key.clone()).or_insert(info);
+                let key = match current.get(&stored) {
+                    Some(key) => key.clone(),
+                    None => {
+                        let key = self.point_info(id, seq)?.map(|rec| {
+                            let (key, info) = PointInfo::of(&rec);
+                            infos.entry(key.clone()).or_insert(info);
+                            std::rc::Rc::<str>::from(key)
+                        });
+                        current.insert(stored, key.clone());
                         key
-                    });
-                    current.insert(stored.clone(), key);
-                }
-                if let Some(Some(key)) = current.get(&stored) {
+                    }
+                };
+                if let Some(key) = key {
                     run.points.push(TrendPoint {
-                        key: key.clone(),
+                        key,
                         mean: mean.unwrap_or(f64::NAN),
                         rerun,
                     });
