@@ -510,11 +510,16 @@ pub fn figure(r: &FioResult, rec: &ResultRecord) -> Result<f64, RefError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{fixture, record};
+    use super::*;
+    use crate::results::params::Params;
+    use serde_json::json;
+
     /// fio's tunables ask for huge pages, keep the caller's, and leave a caller's own choice
     /// of them as it is.
     #[test]
     fn fio_asks_for_huge_pages_and_keeps_the_callers_tunables() {
-        use super::huge_page_tunables as t;
+        let t = huge_page_tunables;
         assert_eq!(t(None), "glibc.malloc.hugetlb=1");
         assert_eq!(t(Some(" ")), "glibc.malloc.hugetlb=1");
         assert_eq!(
@@ -523,11 +528,6 @@ mod tests {
         );
         assert_eq!(t(Some("glibc.malloc.hugetlb=0")), "glibc.malloc.hugetlb=0");
     }
-
-    use super::super::testing::{fixture, record};
-    use super::*;
-    use crate::results::params::Params;
-    use serde_json::json;
 
     fn disk(
         metric: &str,
