@@ -40,6 +40,17 @@ fn fleet(dir: &Path) -> PathBuf {
     fleet
 }
 
+/// `peakbench rank RUN DIR` on a terminal of 100 columns: what it printed and its status.
+fn rank_text(db: &Path, run: &Path, dir: &Path) -> std::process::Output {
+    peakbench(db)
+        .env("COLUMNS", "100")
+        .arg("rank")
+        .arg(run)
+        .arg(dir)
+        .output()
+        .unwrap()
+}
+
 /// `peakbench rank RUN DIR --json -`, which must succeed: its document.
 fn rank_json(db: &Path, run: &Path, dir: &Path) -> serde_json::Value {
     let out = peakbench(db)
@@ -66,13 +77,7 @@ fn a_run_among_a_fleet_and_its_outlier() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     let fleet = fleet(dir.path());
-    let out = peakbench(&db)
-        .env("COLUMNS", "100")
-        .arg("rank")
-        .arg(fleet.join("a.json"))
-        .arg(&fleet)
-        .output()
-        .unwrap();
+    let out = rank_text(&db, &fleet.join("a.json"), &fleet);
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -199,13 +204,11 @@ fn a_recorded_card_ranks_among_the_other_recorded_machines() {
     assert_eq!(one["better_than_same_microarchitecture"], 1.0, "{one}");
     assert_eq!(one["kind_runs"], 1, "{one}");
     assert!(one["outliers"].as_array().unwrap().is_empty(), "{one}");
-    let out = peakbench(&db)
-        .env("COLUMNS", "100")
-        .arg("rank")
-        .arg(machines.join("emerald-rapids-kvm-16cpu.json"))
-        .arg(&others)
-        .output()
-        .unwrap();
+    let out = rank_text(
+        &db,
+        &machines.join("emerald-rapids-kvm-16cpu.json"),
+        &others,
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("Among 2 other run(s): 0 of its kind")
