@@ -293,6 +293,43 @@ mod arch {
     /// SGEMM 1.011 and 1.015 (AVX2 1.014, 1.010); at N = 2000 0.985–1.035 (two thirds above 1).
     const LATE_C: usize = 32;
 
+    /// A tile of C as a kernel prefetches it: `vectors` vectors of `lanes` values down each of
+    /// its `cols` columns, `ldc` values apart.
+    #[derive(Clone, Copy)]
+    struct TileLines {
+        ldc: usize,
+        lanes: usize,
+        vectors: usize,
+        cols: usize,
+    }
+
+    impl TileLines {
+        /// Every line of the tile at `c`.
+        #[inline(always)]
+        fn all<T>(self, c: *const T) {
+            for j in 0..self.cols {
+                for r in 0..self.vectors {
+                    let at = c.wrapping_add(j * self.ldc + r * self.lanes);
+                    // SAFETY: a prefetch never faults, whatever the address.
+                    unsafe { _mm_prefetch::<_MM_HINT_T0>(at.cast()) };
+                }
+            }
+        }
+
+        /// Line `line` of the tile at `c`, then the next at the next call, until the tile's
+        /// lines are all asked for.
+        #[inline(always)]
+        fn next<T>(self, c: *const T, line: &mut usize) {
+            if *line < self.cols * self.vectors {
+                let (j, r) = (*line / self.vectors, *line % self.vectors);
+                let at = c.wrapping_add(j * self.ldc + r * self.lanes);
+                // SAFETY: a prefetch never faults, whatever the address.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(at.cast()) };
+                *line += 1;
+            }
+        }
+    }
+
     /// The AVX-512 kernel of one element type: MR = 3 vectors of `$lanes`, NR = 8; three zmm
     /// of Ã per step, eight broadcasts of B̃, 24 FMAs. The A panel streams from L2 and is
     /// prefetched 8 steps ahead (three cache lines a step for both types); the tile of C is
@@ -326,20 +363,18 @@ mod arch {
                     // starts and its misses never come all at once (2–3 % of DGEMM at N = 4000
                     // on Zen 4, where C comes from memory).
                     let next = c.wrapping_add(MR);
+                    let tile = TileLines {
+                        ldc,
+                        lanes: $lanes,
+                        vectors: 3,
+                        cols: 8,
+                    };
                     let mut line = 0;
                     for k in (0..kc).step_by(8) {
                         if k == late {
-                            for j in 0..8 {
-                                for r in 0..3 {
-                                    _mm_prefetch::<_MM_HINT_T0>(c.add(j * ldc + r * $lanes).cast());
-                                }
-                            }
+                            tile.all(c);
                         }
-                        if line < 24 {
-                            let at = (line / 3) * ldc + (line % 3) * $lanes;
-                            _mm_prefetch::<_MM_HINT_T0>(next.wrapping_add(at).cast());
-                            line += 1;
-                        }
+                        tile.next(next, &mut line);
                         for _ in k..(k + 8).min(kc) {
                             _mm_prefetch::<_MM_HINT_T0>(a.wrapping_add(PREFETCH_A).cast());
                             _mm_prefetch::<_MM_HINT_T0>(a.wrapping_add(PREFETCH_A + $lanes).cast());
@@ -401,19 +436,18 @@ mod arch {
                     // Half as many FMAs a step as the AVX-512 kernel's: twice the steps.
                     let late = kc.saturating_sub(2 * LATE_C) / 8 * 8;
                     let next = c.wrapping_add(MR);
+                    let tile = TileLines {
+                        ldc,
+                        lanes: $lanes,
+                        vectors: 2,
+                        cols: 6,
+                    };
                     let mut line = 0;
                     for k in (0..kc).step_by(8) {
                         if k == late {
-                            for j in 0..6 {
-                                _mm_prefetch::<_MM_HINT_T0>(c.add(j * ldc).cast());
-                                _mm_prefetch::<_MM_HINT_T0>(c.add(j * ldc + $lanes).cast());
-                            }
+                            tile.all(c);
                         }
-                        if line < 12 {
-                            let at = (line / 2) * ldc + (line % 2) * $lanes;
-                            _mm_prefetch::<_MM_HINT_T0>(next.wrapping_add(at).cast());
-                            line += 1;
-                        }
+                        tile.next(next, &mut line);
                         for _ in k..(k + 8).min(kc) {
                             _mm_prefetch::<_MM_HINT_T0>(a.wrapping_add(PREFETCH_A).cast());
                             let a0 = $load(a);
